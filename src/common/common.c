@@ -1,0 +1,93 @@
+/* The error table's strings and the growable buffer. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/common.h"
+
+const char *tb_strerror(int rc)
+{
+#define X(name, value, msg)                                                 \
+    case value:                                                             \
+        return msg;
+    switch (rc) { TB_ERRORS(X) }
+#undef X
+    return "unknown error";
+}
+
+const char *tb_errname(int rc)
+{
+#define X(name, value, msg)                                                 \
+    case value:                                                             \
+        return #name;
+    switch (rc) { TB_ERRORS(X) }
+#undef X
+    return "UNKNOWN";
+}
+
+void tb_wbuf_init(struct tb_wbuf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void tb_wbuf_free(struct tb_wbuf *b)
+{
+    free(b->base);
+    tb_wbuf_init(b);
+}
+
+int tb_wbuf_reserve(struct tb_wbuf *b, size_t extra)
+{
+    size_t cap;
+    uint8_t *p;
+
+    if (b->oom)
+        return TB_ENOMEM;
+    if (b->len + extra < b->cap)
+        return 0;
+    cap = b->cap ? b->cap : 64;
+    while (cap <= b->len + extra)
+        cap *= 2;
+    p = realloc(b->base, cap);
+    if (p == NULL) {
+        b->oom = 1;
+        return TB_ENOMEM;
+    }
+    b->base = p;
+    b->cap = cap;
+    return 0;
+}
+
+void tb_wbuf_put(struct tb_wbuf *b, const void *p, size_t n)
+{
+    if (n == 0 || tb_wbuf_reserve(b, n) != 0)
+        return;
+    memcpy(b->base + b->len, p, n);
+    b->len += n;
+}
+
+void tb_wbuf_printf(struct tb_wbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || tb_wbuf_reserve(b, (size_t)n + 1) != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf((char *)b->base + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+uint8_t *tb_wbuf_take(struct tb_wbuf *b, size_t *len)
+{
+    uint8_t *p = b->base;
+
+    if (len)
+        *len = b->len;
+    tb_wbuf_init(b);
+    return p;
+}

@@ -1,0 +1,114 @@
+/* Small shared types: length-explicit views, a growable byte buffer, an
+ * intrusive queue and big-endian loads/stores.  No I/O, no clock. */
+#ifndef TB_COMMON_H
+#define TB_COMMON_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tumbler/errors.h"
+
+/* A borrowed view of bytes; never assumed NUL-terminated.  `ptr == NULL`
+ * stands for the jute null (length -1), which differs from empty. */
+struct tb_str {
+    const char *ptr;
+    size_t len;
+};
+
+#define TB_STR(lit) ((struct tb_str){(lit), sizeof(lit) - 1})
+#define TB_STR_NULL ((struct tb_str){NULL, 0})
+
+static inline struct tb_str tb_str_c(const char *s)
+{
+    return (struct tb_str){s, s ? strlen(s) : 0};
+}
+
+static inline int tb_str_eq(struct tb_str a, struct tb_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+/* A growable, owned byte buffer.  At all times len <= cap and, when cap > 0,
+ * base[len] is addressable (one spare byte for a terminating NUL). */
+struct tb_wbuf {
+    uint8_t *base;
+    size_t len;
+    size_t cap;
+    int oom; /* sticky: an allocation failed, contents are incomplete */
+};
+
+void tb_wbuf_init(struct tb_wbuf *b);
+void tb_wbuf_free(struct tb_wbuf *b);
+int tb_wbuf_reserve(struct tb_wbuf *b, size_t extra);
+void tb_wbuf_put(struct tb_wbuf *b, const void *p, size_t n);
+void tb_wbuf_printf(struct tb_wbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Hands the bytes to the caller (free() them) and resets the buffer. */
+uint8_t *tb_wbuf_take(struct tb_wbuf *b, size_t *len);
+
+/* Intrusive circular doubly-linked queue. */
+struct tb_queue {
+    struct tb_queue *next, *prev;
+};
+
+#define TB_CONTAINER_OF(p, type, field)                                     \
+    ((type *)(void *)((char *)(p)-offsetof(type, field)))
+#define TB_QUEUE_FOREACH(q, h) for ((q) = (h)->next; (q) != (h); (q) = (q)->next)
+
+static inline void tb_queue_init(struct tb_queue *q)
+{
+    q->next = q->prev = q;
+}
+static inline int tb_queue_empty(const struct tb_queue *q)
+{
+    return q->next == q;
+}
+static inline void tb_queue_insert_tail(struct tb_queue *h, struct tb_queue *q)
+{
+    q->next = h;
+    q->prev = h->prev;
+    h->prev->next = q;
+    h->prev = q;
+}
+static inline void tb_queue_remove(struct tb_queue *q)
+{
+    q->prev->next = q->next;
+    q->next->prev = q->prev;
+    q->next = q->prev = q;
+}
+static inline struct tb_queue *tb_queue_head(const struct tb_queue *h)
+{
+    return h->next;
+}
+
+static inline uint32_t tb_load_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           (uint32_t)p[3];
+}
+static inline uint64_t tb_load_be64(const uint8_t *p)
+{
+    return (uint64_t)tb_load_be32(p) << 32 | tb_load_be32(p + 4);
+}
+static inline void tb_store_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline void tb_store_be64(uint8_t *p, uint64_t v)
+{
+    tb_store_be32(p, (uint32_t)(v >> 32));
+    tb_store_be32(p + 4, (uint32_t)v);
+}
+
+#ifndef NDEBUG
+#define TB_NEVER(x) ((x) ? (assert(0), 1) : 0)
+#else
+#define TB_NEVER(x) (x)
+#endif
+
+#endif
