@@ -201,7 +201,11 @@ typedef struct tb_vec tb__IDS;  /* vector<Id> (whoAmI's ClientInfo) */
     R(count_resp, F(I32, count))                                            \
     R(whoami_resp, F(IDS, clients))                                         \
     R(error_resp, F(I32, err))                                              \
-    R(watcher_event, F(I32, type) F(I32, state) F(STR, path))
+    R(watcher_event, F(I32, type) F(I32, state) F(STR, path))              \
+    R(txn, F(I32, type) F(I64, session) F(I32, xid) F(I64, time)            \
+               F(I64, origin) F(BOOL, super) F(IDS, ids) F(BUF, body))      \
+    R(create_session_txn, F(I32, timeout) F(BUF, passwd))                   \
+    R(session_resp, F(I64, session) F(I32, timeout) F(BUF, passwd))
 
 #define TB__REC_FIELD(T, name) tb__##T name;
 #define TB__REC_DECL(rec, fields)                                           \
@@ -213,6 +217,16 @@ typedef struct tb_vec tb__IDS;  /* vector<Id> (whoAmI's ClientInfo) */
 #define F TB__REC_FIELD
 TB_RECORDS(TB__REC_DECL)
 #undef F
+
+/* A txn is one raft log entry: the client's request record (`body`, exactly
+ * the bytes the client sent after its RequestHeader) plus what the leader
+ * decides once for every replica: `time` (leader wall clock, ms), the
+ * caller's identities `ids` (vector<Id>, for ACL checks and `auth` ACL
+ * expansion) and `super`.  `type` is the request opcode, or createSession
+ * (body create_session_txn), closeSession (empty body; also used for
+ * expiry) or deleteContainer (body path_req; container and TTL cleanup).
+ * `origin` routes the reply back to the connection that asked and has no
+ * effect on the state.  The result of createSession is a session_resp. */
 
 /* ConnectRequest/Response: the trailing readOnly byte is optional and its
  * presence is mirrored, so these two are written by hand. */

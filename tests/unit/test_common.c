@@ -1,0 +1,115 @@
+/* Unit tests: error table, growable buffer, path rules, digest ids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+
+#include "common/common.h"
+#include "common/digest.h"
+#include "common/path.h"
+
+static void test_errors(void **state)
+{
+    (void)state;
+    assert_string_equal(tb_strerror(TB_ENONODE), "node does not exist");
+    assert_string_equal(tb_errname(TB_EBADVERSION), "EBADVERSION");
+    assert_int_equal(TB_ENONODE, -101);
+    assert_int_equal(TB_ENOWATCHER, -121);
+    assert_string_equal(tb_errname(12345), "UNKNOWN");
+}
+
+static void test_wbuf(void **state)
+{
+    struct tb_wbuf b;
+    size_t n;
+    uint8_t *p;
+    int i;
+
+    (void)state;
+    tb_wbuf_init(&b);
+    for (i = 0; i < 1000; i++)
+        tb_wbuf_put(&b, "abc", 3);
+    tb_wbuf_printf(&b, "%d-%s", 42, "x");
+    assert_int_equal(b.len, 3004);
+    assert_memory_equal(b.base + 3000, "42-x", 4);
+    p = tb_wbuf_take(&b, &n);
+    assert_int_equal(n, 3004);
+    assert_null(b.base);
+    free(p);
+}
+
+static int valid(const char *p)
+{
+    return tb_path_validate(tb_str_c(p)) == 0;
+}
+
+static void test_path_validate(void **state)
+{
+    (void)state;
+    assert_true(valid("/"));
+    assert_true(valid("/a"));
+    assert_true(valid("/a/b.c/.d/e./..."));
+    assert_true(valid("/t/\xc3\xa9"));    /* é */
+    assert_true(valid("/with space"));
+    assert_false(valid(""));
+    assert_false(valid("a"));
+    assert_false(valid("/a/"));
+    assert_false(valid("//"));
+    assert_false(valid("/a//b"));
+    assert_false(valid("/a/."));
+    assert_false(valid("/a/../b"));
+    assert_false(valid("/a\x01"));
+    assert_false(valid("/a\x7f"));
+    assert_false(valid("/a\xc2\x85"));          /* U+0085, C1 */
+    assert_false(valid("/e\xf0\x9f\x98\x80"));  /* emoji: outside the BMP */
+    assert_false(valid("/p\xee\x80\x80"));      /* U+E000 private use */
+    assert_false(valid("/s\xef\xbf\xb0"));      /* U+FFF0 */
+    assert_false(valid("/bad\xc3"));            /* truncated UTF-8 */
+    assert_int_equal(tb_path_validate((struct tb_str){"/a\0b", 4}),
+                     TB_EBADARGUMENTS);
+    assert_int_equal(tb_path_validate(TB_STR_NULL), TB_EBADARGUMENTS);
+}
+
+static void test_path_parts(void **state)
+{
+    struct tb_str p;
+
+    (void)state;
+    p = tb_path_parent(TB_STR("/a/b/c"));
+    assert_int_equal(p.len, 4);
+    assert_memory_equal(p.ptr, "/a/b", 4);
+    p = tb_path_parent(TB_STR("/a"));
+    assert_true(tb_str_eq(p, TB_STR("/")));
+    p = tb_path_basename(TB_STR("/a/bcd"));
+    assert_true(tb_str_eq(p, TB_STR("bcd")));
+}
+
+static void test_digest(void **state)
+{
+    char out[128];
+    int n;
+
+    (void)state;
+    /* The value ZooKeeper 3.8 computes for alice:secret. */
+    n = tb_digest_id(TB_STR("alice:secret"), out, sizeof out);
+    assert_int_equal(n, (int)strlen("alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E="));
+    assert_string_equal(out, "alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=");
+    n = tb_digest_id(TB_STR("nocolon"), out, sizeof out);
+    assert_true(n > 8);
+    assert_memory_equal(out, "nocolon:", 8);
+    assert_int_equal(tb_digest_id(TB_STR("u:p"), out, 10), TB_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_wbuf),
+        cmocka_unit_test(test_path_validate),
+        cmocka_unit_test(test_path_parts),
+        cmocka_unit_test(test_digest),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
