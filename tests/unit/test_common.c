@@ -8,6 +8,7 @@
 
 #include "common/common.h"
 #include "common/digest.h"
+#include "common/map.h"
 #include "common/path.h"
 
 static void test_errors(void **state)
@@ -102,6 +103,33 @@ static void test_digest(void **state)
     assert_int_equal(tb_digest_id(TB_STR("u:p"), out, 10), TB_EINVAL);
 }
 
+static void test_map(void **state)
+{
+    struct tb_map m;
+    uint64_t k, key;
+    void *v;
+    size_t i, n;
+    (void)state;
+
+    tb_map_init(&m);
+    assert_null(tb_map_get(&m, 5));
+    for (k = 1; k <= 5000; k++)
+        assert_int_equal(tb_map_put(&m, k * 7919, (void *)(uintptr_t)k), 0);
+    assert_int_equal(m.count, 5000);
+    for (k = 1; k <= 5000; k += 2)
+        assert_ptr_equal(tb_map_del(&m, k * 7919), (void *)(uintptr_t)k);
+    assert_null(tb_map_del(&m, 7919));
+    for (k = 1; k <= 5000; k++)
+        assert_ptr_equal(tb_map_get(&m, k * 7919),
+                         k % 2 ? NULL : (void *)(uintptr_t)k);
+    n = 0;
+    for (i = 0; tb_map_next(&m, &i, &key, &v);)
+        n++, assert_int_equal(key / 7919, (uintptr_t)v);
+    assert_int_equal(n, 2500);
+    assert_int_equal(tb_map_put(&m, 0, NULL), TB_EINVAL);
+    tb_map_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -110,6 +138,7 @@ int main(void)
         cmocka_unit_test(test_path_validate),
         cmocka_unit_test(test_path_parts),
         cmocka_unit_test(test_digest),
+        cmocka_unit_test(test_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

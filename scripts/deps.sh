@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing Tumbler needs, from Debian 12's packages.
+#   scripts/deps.sh          build dependencies only
+#   scripts/deps.sh --test   also the test peers: Apache ZooKeeper 3.8 (server,
+#                            zkCli.sh, the C client, Curator) and clang
+set -euo pipefail
+
+pkgs=(build-essential cmake ninja-build pkg-config
+      libuv1-dev libraft-dev libssl-dev libreadline-dev)
+if [ "${1:-}" = "--test" ]; then
+    pkgs+=(libcmocka-dev zookeeper zookeeper-bin libzookeeper-mt-dev
+           libcurator-recipes-java default-jdk-headless netcat-openbsd
+           clang libclang-rt-14-dev python3)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+        missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# zookeeper's package starts no service by itself in a container, but keep
+# any post-install start from claiming port 2181.
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
