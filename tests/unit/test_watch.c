@@ -48,11 +48,11 @@ void *__wrap_calloc(size_t n, size_t size)
 
 /* ---- fixture ---------------------------------------------------------- */
 
-#define NCONN 6
-#define K_DATA WATCH_DATA
+#define NCONN   6
+#define K_DATA  WATCH_DATA
 #define K_CHILD WATCH_CHILD
-#define K_PERS WATCH_PERSISTENT
-#define K_REC WATCH_PERSISTENT_RECURSIVE
+#define K_PERS  WATCH_PERSISTENT
+#define K_REC   WATCH_PERSISTENT_RECURSIVE
 
 struct conn {
     int id;
@@ -106,8 +106,8 @@ static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
 
     assert_int_equal(type, f->type);
     assert_true(tb_str_eq(path, tb_str_c(f->path)));
-    snprintf(f->log + used, sizeof(f->log) - used, "%s%d", used ? " " : "",
-             c->id);
+    (void)snprintf(f->log + used, sizeof(f->log) - used, "%s%d",
+                   used ? " " : "", c->id);
     if (f->hook != NULL)
         f->hook(f, c);
 }
@@ -118,8 +118,7 @@ static void add(struct fx *f, int conn, enum watch_kind kind, const char *path)
 }
 
 /* Triggers one change; returns the connections told, in delivery order. */
-static const char *fire(struct fx *f, enum tb_event_type type,
-                        const char *path)
+static const char *fire(struct fx *f, enum tb_event_type type, const char *path)
 {
     int n;
 
@@ -469,15 +468,15 @@ static void test_invalid_arguments(void **state)
                      TB_EINVAL);
     assert_int_equal(watch_add(&f->m, K_DATA, TB_STR_NULL, w), TB_EINVAL);
     assert_int_equal(watch_add(&f->m, K_DATA, TB_STR("x/y"), w), TB_EINVAL);
-    assert_int_equal(watch_trigger(&f->m, TB_EVENT_NONE, TB_STR("/a"),
-                                   deliver, f),
-                     TB_EINVAL);
+    assert_int_equal(
+        watch_trigger(&f->m, TB_EVENT_NONE, TB_STR("/a"), deliver, f),
+        TB_EINVAL);
     assert_int_equal(watch_trigger(&f->m, TB_EVENT_DATA_WATCH_REMOVED,
                                    TB_STR("/a"), deliver, f),
                      TB_EINVAL);
-    assert_int_equal(watch_trigger(&f->m, TB_EVENT_CREATED, TB_STR(""),
-                                   deliver, f),
-                     TB_EINVAL);
+    assert_int_equal(
+        watch_trigger(&f->m, TB_EVENT_CREATED, TB_STR(""), deliver, f),
+        TB_EINVAL);
     assert_int_equal(stats(f).watches, 1);
 }
 
@@ -519,7 +518,7 @@ static void test_many_watches_grow_and_shrink(void **state)
     enum { N = 5000 };
 
     for (int i = 0; i < N; i++) {
-        snprintf(p, sizeof(p), "/n/%d", i);
+        (void)snprintf(p, sizeof(p), "/n/%d", i);
         add(f, 0, K_DATA, p);
         add(f, 0, K_CHILD, p);
         if (i % 2)
@@ -530,7 +529,7 @@ static void test_many_watches_grow_and_shrink(void **state)
     assert_int_equal(watch_remove_watcher(&f->m, &f->c[0].w), 2 * N);
     assert_int_equal(stats(f).paths, N / 2);
     for (int i = 0; i < N; i++) {
-        snprintf(p, sizeof(p), "/n/%d", i);
+        (void)snprintf(p, sizeof(p), "/n/%d", i);
         assert_string_equal(fire(f, TB_EVENT_DELETED, p), i % 2 ? "1" : "");
     }
     assert_false(watch_any(&f->m));
@@ -598,9 +597,9 @@ static void test_deliver_may_drop_itself(void **state)
 static void hook_nested(struct fx *f, struct conn *c)
 {
     (void)c;
-    assert_int_equal(watch_trigger(&f->m, TB_EVENT_CREATED, TB_STR("/b"),
-                                   deliver, f),
-                     TB_EINVAL);
+    assert_int_equal(
+        watch_trigger(&f->m, TB_EVENT_CREATED, TB_STR("/b"), deliver, f),
+        TB_EINVAL);
 }
 
 static void test_nested_trigger_refused(void **state)
@@ -627,23 +626,23 @@ struct walk {
 static int walk_note(struct walk *wk, const char *name, unsigned kinds)
 {
     size_t used = strlen(wk->out);
-    snprintf(wk->out + used, sizeof(wk->out) - used, "%s%s=%u",
-             used ? " " : "", name, kinds);
+    (void)snprintf(wk->out + used, sizeof(wk->out) - used, "%s%s=%u",
+                   used ? " " : "", name, kinds);
     return ++wk->calls == wk->stop_after ? 7 : 0;
 }
 
 static int on_path(void *arg, struct tb_str path, unsigned kinds)
 {
     char name[64];
-    snprintf(name, sizeof(name), "%.*s", (int)path.len, path.ptr);
+    (void)snprintf(name, sizeof(name), "%.*s", (int)path.len, path.ptr);
     return walk_note(arg, name, kinds);
 }
 
 static int on_owner(void *arg, struct watch_owner *w, unsigned kinds)
 {
     char name[16];
-    snprintf(name, sizeof(name), "%d",
-             TB_CONTAINER_OF(w, struct conn, w)->id);
+    (void)snprintf(name, sizeof(name), "%d",
+                   TB_CONTAINER_OF(w, struct conn, w)->id);
     return walk_note(arg, name, kinds);
 }
 
@@ -684,19 +683,16 @@ static void test_stats_and_walks(void **state)
     assert_int_equal(watch_foreach_owner(&f->m, on_owner, &wk), 0);
     assert_string_equal(wk.out, "0=7 1=9");
     wk = (struct walk){0};
-    assert_int_equal(watch_path_foreach_owner(&f->m, TB_STR("/b"), on_owner,
-                                              &wk),
-                     0);
+    assert_int_equal(
+        watch_path_foreach_owner(&f->m, TB_STR("/b"), on_owner, &wk), 0);
     assert_string_equal(wk.out, "1=1 0=4");
     wk = (struct walk){0};
-    assert_int_equal(watch_path_foreach_owner(&f->m, TB_STR("/a"), on_owner,
-                                              &wk),
-                     0);
+    assert_int_equal(
+        watch_path_foreach_owner(&f->m, TB_STR("/a"), on_owner, &wk), 0);
     assert_string_equal(wk.out, "0=3");
     wk = (struct walk){0};
-    assert_int_equal(watch_path_foreach_owner(&f->m, TB_STR("/zz"), on_owner,
-                                              &wk),
-                     0);
+    assert_int_equal(
+        watch_path_foreach_owner(&f->m, TB_STR("/zz"), on_owner, &wk), 0);
     assert_string_equal(wk.out, "");
 
     /* A nonzero return stops the walk and is passed back. */
@@ -709,9 +705,8 @@ static void test_stats_and_walks(void **state)
     assert_int_equal(watch_owner_foreach_path(&f->c[0].w, on_path, &wk), 7);
     assert_string_equal(wk.out, "/a=3 /b=4");
     wk = (struct walk){.stop_after = 1};
-    assert_int_equal(watch_path_foreach_owner(&f->m, TB_STR("/b"), on_owner,
-                                              &wk),
-                     7);
+    assert_int_equal(
+        watch_path_foreach_owner(&f->m, TB_STR("/b"), on_owner, &wk), 7);
     assert_string_equal(wk.out, "1=1");
 
     /* Grouping survives removal from the middle of a group. */
@@ -752,8 +747,7 @@ static int add_under_failures(struct fx *f, enum watch_kind kind,
             assert_int_equal(after.paths, before.paths);
             assert_int_equal(after.owners, before.owners);
             assert_int_equal(watch_owner_count(&f->c[conn].w), held);
-            assert_int_equal(chk(f, conn, path, type_of[kind]),
-                             TB_ENOWATCHER);
+            assert_int_equal(chk(f, conn, path, type_of[kind]), TB_ENOWATCHER);
             continue;
         }
         assert_int_equal(rc, 0);
@@ -778,7 +772,7 @@ static void test_add_allocation_failures(void **state)
     assert_int_equal(add_under_failures(f, K_DATA, "/first", 0), 0);
     assert_int_equal(add_under_failures(f, K_CHILD, "/first", 1), 0);
     for (int i = 0; i < 15; i++) {
-        snprintf(p, sizeof(p), "/fill/%d", i);
+        (void)snprintf(p, sizeof(p), "/fill/%d", i);
         add(f, 2, K_DATA, p);
     }
     /* Both tables now sit at their growth threshold. */
@@ -794,16 +788,16 @@ static void test_trigger_never_allocates(void **state)
     long before;
 
     for (int i = 0; i < 100; i++) {
-        snprintf(p, sizeof(p), "/t/%d", i);
+        (void)snprintf(p, sizeof(p), "/t/%d", i);
         add(f, i % NCONN, K_DATA, p);
         add(f, (i + 1) % NCONN, K_CHILD, p);
     }
     add(f, 0, K_REC, "/t");
     before = n_allocs;
     for (int i = 0; i < 1000; i++) {
-        snprintf(p, sizeof(p), "/u/%d", i); /* nobody watches */
+        (void)snprintf(p, sizeof(p), "/u/%d", i); /* nobody watches */
         fire(f, TB_EVENT_DATA_CHANGED, p);
-        snprintf(p, sizeof(p), "/t/%d", i % 100);
+        (void)snprintf(p, sizeof(p), "/t/%d", i % 100);
         fire(f, TB_EVENT_DELETED, p); /* fires, removes entries */
     }
     assert_int_equal(n_allocs, before);
@@ -843,8 +837,7 @@ static double mix_cost(struct watch_mgr *m, struct watch_owner *w,
             int len = snprintf(p, sizeof(p), "/hot/%d", i % 64);
             struct tb_str s = {p, (size_t)len};
             assert_int_equal(watch_add(m, WATCH_DATA, s, w), 0);
-            watch_trigger(m, TB_EVENT_DATA_CHANGED, s, noop_deliver,
-                          delivered);
+            watch_trigger(m, TB_EVENT_DATA_CHANGED, s, noop_deliver, delivered);
             len = snprintf(p, sizeof(p), "/cold/%d/x/y", i);
             s.len = (size_t)len;
             watch_trigger(m, TB_EVENT_CREATED, s, noop_deliver, delivered);

@@ -91,7 +91,7 @@ static size_t htab_nbuckets(const struct watch__htab *t)
 
 static int htab_resize(struct watch__htab *t, size_t nb)
 {
-    struct watch__hlink **b = calloc(nb, sizeof(*b));
+    struct watch__hlink **b = calloc(nb, sizeof(struct watch__hlink *));
     if (b == NULL)
         return TB_ENOMEM;
     for (size_t i = 0; i < htab_nbuckets(t); i++) {
@@ -184,8 +184,7 @@ static struct wpath *path_lookup(const struct watch_mgr *m, struct tb_str path)
 {
     if (m->nwatches == 0)
         return NULL;
-    return path_find(m, path.ptr, path.len,
-                     path_hash(m, path.ptr, path.len));
+    return path_find(m, path.ptr, path.len, path_hash(m, path.ptr, path.len));
 }
 
 static struct wentry *entry_find(const struct watch_mgr *m,
@@ -260,7 +259,7 @@ static struct wentry *owner_sibling(const struct watch_mgr *m,
 static void entry_link(struct watch_mgr *m, struct wentry *e)
 {
     struct watch_owner *w = e->owner;
-    struct wentry *sib = owner_sibling(m, e);
+    struct wentry *sib = e->path->nentries ? owner_sibling(m, e) : NULL;
 
     if (sib != NULL)
         tb_queue_insert_tail(sib->owner_link.next, &e->owner_link);
@@ -307,25 +306,27 @@ void watch_mgr_init(struct watch_mgr *m, uint64_t seed)
 
 void watch_mgr_close(struct watch_mgr *m)
 {
+    struct tb_queue *q, *qnext;
+
     while (!tb_queue_empty(&m->owner_list)) {
-        struct tb_queue *q = tb_queue_head(&m->owner_list);
-        struct watch_owner *w = TB_CONTAINER_OF(q, struct watch_owner,
-                                                mgr_link);
+        q = tb_queue_head(&m->owner_list);
+        struct watch_owner *w =
+            TB_CONTAINER_OF(q, struct watch_owner, mgr_link);
         tb_queue_remove(q);
         tb_queue_init(&w->entries);
         w->count = 0;
     }
-    while (!tb_queue_empty(&m->path_list)) {
-        struct tb_queue *q = tb_queue_head(&m->path_list);
+    /* Everything goes, so nothing needs unlinking. */
+    for (q = m->path_list.next; q != &m->path_list; q = qnext) {
         struct wpath *pn = TB_CONTAINER_OF(q, struct wpath, mgr_link);
+        qnext = q->next;
         for (int k = 0; k < WATCH_NKINDS; k++) {
-            while (!tb_queue_empty(&pn->lists[k])) {
-                struct tb_queue *eq = tb_queue_head(&pn->lists[k]);
-                tb_queue_remove(eq);
+            struct tb_queue *eq, *enext;
+            for (eq = pn->lists[k].next; eq != &pn->lists[k]; eq = enext) {
+                enext = eq->next;
                 free(TB_CONTAINER_OF(eq, struct wentry, path_link));
             }
         }
-        tb_queue_remove(q);
         free(pn);
     }
     free(m->paths.buckets);
@@ -415,8 +416,8 @@ int watch_check(const struct watch_mgr *m, struct tb_str path,
     return TB_ENOWATCHER;
 }
 
-int watch_remove(struct watch_mgr *m, struct tb_str path,
-                 struct watch_owner *w, enum tb_watcher_type type)
+int watch_remove(struct watch_mgr *m, struct tb_str path, struct watch_owner *w,
+                 enum tb_watcher_type type)
 {
     unsigned kinds = type_kinds(type);
     struct wpath *pn;
@@ -443,13 +444,14 @@ int watch_remove(struct watch_mgr *m, struct tb_str path,
 
 size_t watch_remove_watcher(struct watch_mgr *m, struct watch_owner *w)
 {
+    struct tb_queue *q, *next;
     size_t n = 0;
 
     tb_queue_remove(&w->fire_link); /* cancels a pending delivery */
-    while (!tb_queue_empty(&w->entries)) {
-        struct tb_queue *q = tb_queue_head(&w->entries);
+    for (q = w->entries.next; q != &w->entries; q = next) {
         struct wentry *e = TB_CONTAINER_OF(q, struct wentry, owner_link);
         struct wpath *pn = e->path;
+        next = q->next;
         entry_drop(m, e);
         path_release(m, pn);
         n++;
@@ -587,21 +589,18 @@ size_t watch_owner_count(const struct watch_owner *w)
     return w->count;
 }
 
-int watch_foreach_owner(const struct watch_mgr *m, watch_owner_cb cb,
-                        void *arg)
+int watch_foreach_owner(const struct watch_mgr *m, watch_owner_cb cb, void *arg)
 {
     struct tb_queue *q, *eq;
     int rc;
 
-    TB_QUEUE_FOREACH(q, &m->owner_list)
-    {
-        struct watch_owner *w = TB_CONTAINER_OF(q, struct watch_owner,
-                                                mgr_link);
+    TB_QUEUE_FOREACH (q, &m->owner_list) {
+        struct watch_owner *w =
+            TB_CONTAINER_OF(q, struct watch_owner, mgr_link);
         unsigned kinds = 0;
-        TB_QUEUE_FOREACH(eq, &w->entries)
-        {
-            kinds |= WATCH_BIT(
-                TB_CONTAINER_OF(eq, struct wentry, owner_link)->kind);
+        TB_QUEUE_FOREACH (eq, &w->entries) {
+            kinds |=
+                WATCH_BIT(TB_CONTAINER_OF(eq, struct wentry, owner_link)->kind);
         }
         if ((rc = cb(arg, w, kinds)) != 0)
             return rc;
@@ -614,8 +613,7 @@ int watch_foreach_path(const struct watch_mgr *m, watch_path_cb cb, void *arg)
     struct tb_queue *q;
     int rc;
 
-    TB_QUEUE_FOREACH(q, &m->path_list)
-    {
+    TB_QUEUE_FOREACH (q, &m->path_list) {
         struct wpath *pn = TB_CONTAINER_OF(q, struct wpath, mgr_link);
         unsigned kinds = 0;
         for (int k = 0; k < WATCH_NKINDS; k++) {
@@ -661,8 +659,7 @@ static unsigned group_kinds(const struct wentry *e)
     unsigned kinds = 0;
 
     while (q->prev != head &&
-           TB_CONTAINER_OF(q->prev, struct wentry, owner_link)->path ==
-               e->path)
+           TB_CONTAINER_OF(q->prev, struct wentry, owner_link)->path == e->path)
         q = q->prev;
     for (; q != head; q = q->next) {
         const struct wentry *x = TB_CONTAINER_OF(q, struct wentry, owner_link);
@@ -684,8 +681,7 @@ int watch_path_foreach_owner(struct watch_mgr *m, struct tb_str path,
         return 0;
     m->stamp++;
     for (int k = 0; k < WATCH_NKINDS; k++) {
-        TB_QUEUE_FOREACH(q, &pn->lists[k])
-        {
+        TB_QUEUE_FOREACH (q, &pn->lists[k]) {
             struct wentry *e = TB_CONTAINER_OF(q, struct wentry, path_link);
             if (e->owner->stamp == m->stamp)
                 continue;

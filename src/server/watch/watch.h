@@ -9,15 +9,15 @@
  *
  * Tables follow ZooKeeper (wire protocol doc §10.3, §10.5):
  *
- *   kind                        set by                    fires on
- *   WATCH_DATA                  getData, exists (also on  NodeCreated, NodeDataChanged,
- *                               a missing node)           NodeDeleted of the path
- *   WATCH_CHILD                 getChildren(2)            NodeChildrenChanged, NodeDeleted
- *                                                         of the path
- *   WATCH_PERSISTENT            addWatch mode 0           all four events of the path
- *   WATCH_PERSISTENT_RECURSIVE  addWatch mode 1           NodeCreated, NodeDataChanged,
- *                                                         NodeDeleted of the path and of
- *                                                         every descendant
+ *   kind            set by                  fires on (C/D/DC/CC = NodeCreated,
+ *                                           NodeDeleted, NodeDataChanged,
+ *                                           NodeChildrenChanged)
+ *   DATA            getData; exists, also   C, D, DC of the path
+ *                   on a missing node
+ *   CHILD           getChildren(2)          D, CC of the path
+ *   PERSISTENT      addWatch mode 0         C, D, DC, CC of the path
+ *   PERSISTENT_     addWatch mode 1         C, D, DC of the path and of every
+ *   RECURSIVE                               descendant; never CC
  *
  * DATA and CHILD entries are one-shot: they are removed as they fire.  The
  * persistent kinds stay until removed.  One watcher holds at most one entry
@@ -92,8 +92,8 @@ struct watch_mgr {
     int delivering;
 };
 
-/* `seed` keys the path hash so clients cannot choose colliding paths;
- * pass a random value.  Allocates nothing. */
+/* `seed` perturbs the path hash so that paths colliding on one server do
+ * not collide on every server; pass a random value.  Allocates nothing. */
 void watch_mgr_init(struct watch_mgr *m, uint64_t seed);
 /* Drops every watch and leaves every owner empty (still initialized). */
 void watch_mgr_close(struct watch_mgr *m);
@@ -114,8 +114,8 @@ int watch_add(struct watch_mgr *m, enum watch_kind kind, struct tb_str path,
  * a server copying 3.8 answers MarshallingError before calling).
  * Returns 0 if anything was dropped, TB_ENOWATCHER if nothing matched,
  * TB_EINVAL for another type or a bad path. */
-int watch_remove(struct watch_mgr *m, struct tb_str path,
-                 struct watch_owner *w, enum tb_watcher_type type);
+int watch_remove(struct watch_mgr *m, struct tb_str path, struct watch_owner *w,
+                 enum tb_watcher_type type);
 /* checkWatches: as watch_remove, but removes nothing. */
 int watch_check(const struct watch_mgr *m, struct tb_str path,
                 const struct watch_owner *w, enum tb_watcher_type type);
@@ -174,8 +174,7 @@ size_t watch_owner_count(const struct watch_owner *w);
 /* Iteration for wchc / wchp.  A callback returning nonzero stops the walk,
  * and the walk returns that value; otherwise it returns 0.  Callbacks must
  * not change the manager.  `kinds` is a set of WATCH_BIT(). */
-typedef int (*watch_owner_cb)(void *arg, struct watch_owner *w,
-                              unsigned kinds);
+typedef int (*watch_owner_cb)(void *arg, struct watch_owner *w, unsigned kinds);
 typedef int (*watch_path_cb)(void *arg, struct tb_str path, unsigned kinds);
 
 /* Owners holding watches, in the order they first registered one; `kinds`
