@@ -1,0 +1,261 @@
+# Shared helpers for the integration tests: start Apache ZooKeeper or tumblerd on a free
+# loopback port, wait until it serves, stop it, and clean everything up on exit.
+#
+# Sourced (not executed) by the test scripts.  Every server started here is recorded, and the EXIT
+# trap installed by it_init stops them all, so a failing or interrupted test never leaves a server
+# behind.  All waits are bounded.
+#
+# Apache ZooKeeper is started the way Debian's zkServer.sh start-foreground does it (java with
+# zookeeper.jar, whose manifest Class-Path pulls in the other jars), but with ZooKeeperServerMain
+# (standalone, no quorum code path), a private zoo.cfg and slf4j-simple logging to a file instead
+# of the package's NOP logger, plus JVM flags that cut start-up time (C1 only, serial GC, CDS).
+#
+# Environment:
+#   TUMBLERD      path of the tumblerd binary (start_tumblerd)
+#   TUMBLERD_ARGS extra --key=value arguments for tumblerd (word-split)
+#   ZK_JAVA       java binary (default: java on PATH)
+#   IT_KEEP=1     keep the temporary directories (logs, data) after the run
+#   IT_VERBOSE=1  echo what the helpers do
+
+IT_PIDS=()
+IT_TMPROOT=""
+IT_FAILED_HINT=0
+
+it_log()
+{
+    if [ "${IT_VERBOSE:-0}" = 1 ]; then echo "[it] $*" >&2; fi
+}
+
+it_die()
+{
+    echo "FATAL: $*" >&2
+    exit 1
+}
+
+# it_init: create the run's temp root and install the cleanup trap.  Call once per script.
+it_init()
+{
+    IT_TMPROOT=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-it.XXXXXX") || it_die "mktemp failed"
+    trap it_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+# it_tmpdir NAME: a fresh directory under the run's temp root.
+it_tmpdir()
+{
+    local d="$IT_TMPROOT/$1"
+    mkdir -p "$d" || it_die "cannot create $d"
+    echo "$d"
+}
+
+# it_cleanup: stop every server started by this script, show their logs if the script failed,
+# and remove the temp root (unless IT_KEEP=1).
+it_cleanup()
+{
+    local rc=$?
+    local pid
+    for pid in "${IT_PIDS[@]}"; do
+        stop_server "$pid" 10
+    done
+    IT_PIDS=()
+    if [ "$rc" != 0 ] && [ -n "$IT_TMPROOT" ] && [ -d "$IT_TMPROOT" ]; then
+        local f
+        for f in "$IT_TMPROOT"/*/server.log; do
+            [ -f "$f" ] || continue
+            echo "---- last lines of $f ----" >&2
+            tail -n 30 "$f" >&2
+        done
+    fi
+    if [ -n "$IT_TMPROOT" ] && [ -d "$IT_TMPROOT" ]; then
+        if [ "${IT_KEEP:-0}" = 1 ]; then
+            echo "kept $IT_TMPROOT" >&2
+        else
+            rm -rf "$IT_TMPROOT"
+        fi
+    fi
+    return "$rc"
+}
+
+# port_in_use PORT: true if a local TCP socket (any state, v4 or v6) has that port.  Checks the
+# kernel tables rather than connecting, so a port held by an outgoing connection counts too.
+port_in_use()
+{
+    local hex
+    hex=$(printf '%04X' "$1")
+    awk -v h=":$hex" 'NR > 1 && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
+        /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# free_port: print a TCP port that nothing on this machine uses now.  Ports come from below the
+# kernel's ephemeral range so outgoing connections cannot take them between check and bind.
+free_port()
+{
+    local lo=20000 hi=32000 i p
+    read -r eph_lo _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph_lo=32768
+    if [ "$eph_lo" -le "$hi" ]; then hi=$((eph_lo - 1)); fi
+    for i in $(seq 1 200); do
+        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
+        if ! port_in_use "$p"; then
+            echo "$p"
+            return 0
+        fi
+    done
+    it_die "no free port found"
+}
+
+# four_letter PORT WORD: send a four-letter word to 127.0.0.1:PORT and print the answer
+# (bounded to 3 s).
+four_letter()
+{
+    timeout 3 bash -c '
+        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+        printf "%s" "$1" >&3
+        cat <&3
+    ' "$1" "$2" 2>/dev/null
+}
+
+# zk_classpath: the jars needed to run Apache ZooKeeper with quiet file logging.
+zk_classpath()
+{
+    local j=/usr/share/java
+    [ -f "$j/zookeeper.jar" ] || it_die "Apache ZooKeeper jars not found in $j"
+    echo "$j/zookeeper.jar:$j/zookeeper-jute.jar:$j/slf4j-api.jar:$j/slf4j-simple.jar"
+}
+
+# zk_jvm_flags LOGFILE: JVM options shared by the server and zkCli: fast start, small heap,
+# warnings only, to LOGFILE.
+zk_jvm_flags()
+{
+    echo "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Xms32m -Xmx256m" \
+         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn" \
+         "-Dorg.slf4j.simpleLogger.logFile=$1" \
+         "-Dorg.slf4j.simpleLogger.showDateTime=true"
+}
+
+# start_zk DIR PORT: start a standalone Apache ZooKeeper with its own zoo.cfg and data in DIR,
+# listening on 127.0.0.1:PORT.  Sets SERVER_PID (also written to DIR/server.pid).  Does not wait.
+# Runs in the calling shell (not in $(...)) so the server stays this shell's child.
+start_zk()
+{
+    local dir=$1 port=$2
+    local java=${ZK_JAVA:-java}
+    mkdir -p "$dir/data" || it_die "cannot create $dir/data"
+    cat > "$dir/zoo.cfg" <<EOF
+tickTime=2000
+dataDir=$dir/data
+clientPort=$port
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+forceSync=yes
+4lw.commands.whitelist=*
+admin.enableServer=false
+EOF
+    # shellcheck disable=SC2046
+    "$java" $(zk_jvm_flags "$dir/server.log") \
+        -Dzookeeper.extendedTypesEnabled=true \
+        -Dznode.container.checkIntervalMs=1000 \
+        -Dzookeeper.admin.enableServer=false \
+        -Dzookeeper.jmx.log4j.disable=true \
+        -cp "$(zk_classpath)" \
+        org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
+        >> "$dir/server.log" 2>&1 < /dev/null &
+    SERVER_PID=$!
+    IT_PIDS+=("$SERVER_PID")
+    echo "$SERVER_PID" > "$dir/server.pid"
+    it_log "started zookeeper pid $SERVER_PID on port $port in $dir"
+}
+
+# start_tumblerd DIR PORT [--key=value ...]: start $TUMBLERD with data in DIR on
+# 127.0.0.1:PORT, same tick and container interval as start_zk.  Sets SERVER_PID.  Does not wait.
+start_tumblerd()
+{
+    local dir=$1 port=$2
+    shift 2
+    [ -n "${TUMBLERD:-}" ] || it_die "TUMBLERD is not set"
+    [ -x "$TUMBLERD" ] || it_die "TUMBLERD=$TUMBLERD is not executable"
+    mkdir -p "$dir/data" || it_die "cannot create $dir/data"
+    # shellcheck disable=SC2086
+    "$TUMBLERD" --clientPort="$port" --clientPortAddress=127.0.0.1 --dataDir="$dir/data" \
+        --tickTime=2000 --4lw.commands.whitelist='*' \
+        --znode.container.checkIntervalMs=1000 \
+        ${TUMBLERD_ARGS:-} "$@" \
+        >> "$dir/server.log" 2>&1 < /dev/null &
+    SERVER_PID=$!
+    IT_PIDS+=("$SERVER_PID")
+    echo "$SERVER_PID" > "$dir/server.pid"
+    it_log "started tumblerd pid $SERVER_PID on port $port in $dir"
+}
+
+# start_server KIND DIR PORT: KIND is "zk" or "tumblerd".
+start_server()
+{
+    case "$1" in
+        zk) start_zk "$2" "$3" ;;
+        tumblerd) start_tumblerd "$2" "$3" ;;
+        *) it_die "unknown server kind '$1'" ;;
+    esac
+}
+
+# wait_serving PORT TIMEOUT_S [PID]: wait until 127.0.0.1:PORT answers ruok with imok.  Fails
+# early if PID is given and that process has exited.
+wait_serving()
+{
+    local port=$1 limit=$2 pid=${3:-}
+    local deadline=$((SECONDS + limit))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if [ "$(four_letter "$port" ruok)" = imok ]; then
+            return 0
+        fi
+        if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+            echo "server pid $pid exited before serving on port $port" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "server on port $port did not answer ruok within ${limit}s" >&2
+    return 1
+}
+
+# stop_server PID [TIMEOUT_S]: SIGTERM, then SIGKILL if it is still running after TIMEOUT_S
+# (default 10).  Reaps the process if it is our child.
+stop_server()
+{
+    local pid=$1 limit=${2:-10}
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    kill -TERM "$pid" 2>/dev/null
+    local deadline=$((SECONDS + limit))
+    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 0.1
+        # A reaped zombie still answers kill -0 until waited for; wait -n is not selective, so
+        # probe the process state instead.
+        if [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = Z ]; then break; fi
+    done
+    if kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" != Z ]; then
+        echo "pid $pid ignored SIGTERM for ${limit}s; sending SIGKILL" >&2
+        kill -KILL "$pid" 2>/dev/null
+    fi
+    wait "$pid" 2>/dev/null
+    return 0
+}
+
+# launch KIND NAME: start a server of KIND in a fresh dir NAME on a free port and wait until it
+# serves.  Sets LAUNCH_PORT, LAUNCH_PID and LAUNCH_DIR.  Retries on another port if the first
+# choice was taken in the meantime.
+launch()
+{
+    local kind=$1 name=$2 attempt
+    for attempt in 1 2 3; do
+        LAUNCH_DIR=$(it_tmpdir "$name-$attempt")
+        LAUNCH_PORT=$(free_port)
+        start_server "$kind" "$LAUNCH_DIR" "$LAUNCH_PORT"
+        LAUNCH_PID=$SERVER_PID
+        if wait_serving "$LAUNCH_PORT" 60 "$LAUNCH_PID"; then
+            it_log "$kind serving on 127.0.0.1:$LAUNCH_PORT"
+            return 0
+        fi
+        stop_server "$LAUNCH_PID" 5
+        if [ -f "$LAUNCH_DIR/server.log" ]; then tail -n 20 "$LAUNCH_DIR/server.log" >&2; fi
+    done
+    it_die "could not start $kind"
+}
