@@ -1,0 +1,280 @@
+/* tumblerd: start-up and shutdown.
+ *
+ * One libuv loop thread hosts everything: the client listener, the raft
+ * log and the timers.  Start: configuration, the fsm, the log (which
+ * restores the newest snapshot and replays the rest), then every known
+ * session gets a fresh timeout, then the listener opens.  SIGTERM/SIGINT:
+ * stop accepting, close the connections, close the log (entries already
+ * acknowledged are durable), exit 0. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "server/config/config.h"
+#include "server/config/log.h"
+#include "server/fsm/fsm.h"
+#include "server/raft/replog.h"
+#include "server/server.h"
+
+static void on_event(void *data, int type, struct tb_str path,
+                     struct tb_vec acl);
+
+static void hook_result(void *data, const struct tb_txn *t, int64_t zxid,
+                        int rc, const uint8_t *body, size_t len)
+{
+    proc_result(data, t, zxid, rc, body, len);
+}
+
+static void hook_session(void *data, int64_t id, int32_t timeout, int opened)
+{
+    if (opened)
+        session_opened(data, id, timeout);
+    else
+        session_closed(data, id);
+}
+
+struct deliver {
+    struct tbd *srv;
+    struct tb_vec acl;
+};
+
+/* Sends one notification; a watcher without READ on the node is not told
+ * (ZooKeeper 3.8.4+, CVE-2024-23944). */
+static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
+                    struct tb_str path)
+{
+    struct deliver *d = arg;
+    struct conn *c = TB_CONTAINER_OF(w, struct conn, watch);
+    struct tb_watcher_event ev = {type, TB_STATE_SYNC_CONNECTED, path};
+    struct tb_wbuf *b = &d->srv->scratch;
+    size_t start;
+
+    if (auth_check(c, d->acl, TB_PERM_READ) != 0)
+        return;
+    b->len = 0;
+    start = tb_frame_begin(b);
+    tb_put_I32(b, TB_XID_NOTIFICATION);
+    tb_put_I64(b, -1);
+    tb_put_I32(b, 0);
+    tb_watcher_event_encode(b, &ev);
+    tb_frame_end(b, start);
+    if (!b->oom)
+        conn_send(c, b->base, b->len);
+}
+
+static void on_event(void *data, int type, struct tb_str path,
+                     struct tb_vec acl)
+{
+    struct tbd *s = data;
+    struct deliver d = {s, acl};
+
+    if (watch_any(&s->watches))
+        watch_trigger(&s->watches, type, path, deliver, &d);
+}
+
+static void replog_apply(void *data, int64_t index, const void *p, size_t n)
+{
+    struct tbd *s = data;
+
+    if (fsm_apply(s->fsm, index, p, n) != 0) {
+        /* Skipping the entry would fork this replica from the others. */
+        tb_log(TB_LOG_ERROR, "out of memory applying entry %lld; stopping",
+               (long long)index);
+        abort();
+    }
+}
+
+static int replog_snapshot(void *data, struct tb_wbuf *out)
+{
+    struct tbd *s = data;
+    return fsm_snapshot(s->fsm, out);
+}
+
+static int replog_restore(void *data, const void *buf, size_t len)
+{
+    struct tbd *s = data;
+    return fsm_restore(s->fsm, buf, len);
+}
+
+static void replog_logger(void *data, int level, const char *msg)
+{
+    (void)data;
+    tb_log(level <= REPLOG_LOG_ERROR  ? TB_LOG_ERROR
+           : level <= REPLOG_LOG_WARN ? TB_LOG_WARN
+           : level <= REPLOG_LOG_INFO ? TB_LOG_INFO
+                                      : TB_LOG_DEBUG,
+           "raft: %s", msg);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    session_tick(t->data);
+}
+
+struct cleanup {
+    struct tbd *srv;
+    unsigned budget;
+};
+
+static int propose_cleanup(void *arg, struct tree_node *n)
+{
+    struct cleanup *cl = arg;
+    struct tbd *s = cl->srv;
+    struct tb_path_req r = {tree_node_path(n)};
+
+    if (cl->budget == 0)
+        return 1;
+    cl->budget--;
+    s->scratch2.len = 0;
+    tb_path_req_encode(&s->scratch2, &r);
+    if (!s->scratch2.oom)
+        proc_propose(s, TB_OP_DELETECONTAINER, 0, 0, 0, NULL,
+                     (struct tb_str){(const char *)s->scratch2.base,
+                                     s->scratch2.len});
+    return 0;
+}
+
+/* Containers emptied and TTL nodes past their time are deleted by txns
+ * the leader proposes; the fsm re-checks each one when it applies. */
+static void on_cleanup(uv_timer_t *t)
+{
+    struct tbd *s = t->data;
+    struct cleanup cl = {s, 0};
+
+    /* znode.container.maxPerMinute, spread over the check interval. */
+    cl.budget = (unsigned)((uint64_t)s->cfg->container_max_per_minute *
+                           (uint64_t)s->cfg->container_check_interval_ms /
+                           60000);
+    if (cl.budget == 0)
+        cl.budget = 1;
+    tree_candidates(fsm_tree(s->fsm), tbd_wall_ms(), propose_cleanup, &cl);
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void on_log_closed(void *arg)
+{
+    struct tbd *s = arg;
+    uv_walk(s->loop, close_walk, NULL);
+}
+
+static void stop(struct tbd *s)
+{
+    struct tb_queue *q;
+
+    if (s->stopping)
+        return;
+    s->stopping = 1;
+    tb_log(TB_LOG_INFO, "shutting down");
+    uv_close((uv_handle_t *)&s->listener, NULL);
+    while (!tb_queue_empty(&s->conns)) {
+        q = tb_queue_head(&s->conns);
+        conn_close(TB_CONTAINER_OF(q, struct conn, link));
+    }
+    uv_timer_stop(&s->ticker);
+    uv_timer_stop(&s->cleaner);
+    replog_close(s->log, on_log_closed, s);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    stop(h->data);
+}
+
+static int refresh_session(void *arg, const struct fsm_session_info *si)
+{
+    session_opened(arg, si->id, si->timeout_ms);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct tbd srv;
+    struct tbd *s = &srv;
+    struct tb_config cfg;
+    struct fsm_hooks hooks;
+    struct replog_config rc;
+    struct replog_fsm rf;
+    char err[512];
+    int rv;
+
+    signal(SIGPIPE, SIG_IGN);
+    tb_config_init(&cfg);
+    rv = tb_config_parse_args(&cfg, argc, argv, err, sizeof err);
+    if (rv == TB_CONFIG_EXIT)
+        return 0;
+    if (rv != 0) {
+        fprintf(stderr, "tumblerd: %s\n", err);
+        return 2;
+    }
+    tb_log_set_level(cfg.log_level);
+
+    s->loop = uv_default_loop();
+    s->cfg = &cfg;
+    s->server_id = cfg.server_id;
+    tb_queue_init(&s->conns);
+    tb_queue_init(&s->dirty);
+    tb_map_init(&s->conn_by_id);
+    tb_map_init(&s->conn_by_session);
+    tb_map_init(&s->sessions);
+    tb_map_init(&s->ip_count);
+    tb_wbuf_init(&s->scratch);
+    tb_wbuf_init(&s->scratch2);
+    watch_mgr_init(&s->watches, (uint64_t)uv_hrtime() ^ (uint64_t)getpid());
+    s->started_ms = uv_now(s->loop);
+
+    hooks = (struct fsm_hooks){s, on_event, hook_result, hook_session};
+    if (fsm_init(&s->fsm, &hooks) != 0) {
+        fprintf(stderr, "tumblerd: out of memory\n");
+        return 1;
+    }
+    memset(&rc, 0, sizeof rc);
+    rc.dir = cfg.data_dir;
+    rc.server_id = cfg.server_id;
+    rc.min_free_bytes = (uint64_t)cfg.min_free_disk_bytes;
+    rc.snapshot_min_threshold = (unsigned)cfg.snap_count;
+    rc.log = replog_logger;
+    rf = (struct replog_fsm){s, replog_apply, replog_snapshot, replog_restore};
+    rv = replog_open(&s->log, s->loop, &rc, &rf);
+    if (rv != 0) {
+        tb_log(TB_LOG_ERROR, "cannot open the log in %s: %s", cfg.data_dir,
+               tb_strerror(rv));
+        uv_run(s->loop, UV_RUN_NOWAIT);
+        return 1;
+    }
+    fsm_session_foreach(s->fsm, refresh_session, s);
+
+    if (conn_listen(s) != 0)
+        return 1;
+    uv_timer_init(s->loop, &s->ticker);
+    s->ticker.data = s;
+    uv_timer_start(&s->ticker, on_tick, (uint64_t)cfg.tick_time / 2,
+                   (uint64_t)cfg.tick_time / 2);
+    uv_timer_init(s->loop, &s->cleaner);
+    s->cleaner.data = s;
+    uv_timer_start(&s->cleaner, on_cleanup,
+                   (uint64_t)cfg.container_check_interval_ms,
+                   (uint64_t)cfg.container_check_interval_ms);
+    uv_signal_init(s->loop, &s->sigterm);
+    s->sigterm.data = s;
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_init(s->loop, &s->sigint);
+    s->sigint.data = s;
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+
+    tb_log(TB_LOG_INFO, "tumblerd %s serving %s:%d, data in %s, zxid 0x%llx",
+           tb_config_version(), cfg.client_port_address, cfg.client_port,
+           cfg.data_dir, (unsigned long long)proc_zxid(s));
+    uv_run(s->loop, UV_RUN_DEFAULT);
+    tb_log(TB_LOG_INFO, "stopped");
+    fsm_close(s->fsm);
+    watch_mgr_close(&s->watches);
+    tb_config_free(&cfg);
+    return 0;
+}

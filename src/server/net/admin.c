@@ -1,0 +1,313 @@
+/* Four-letter words on the client port: the first four bytes of a fresh
+ * connection may name one; the answer is written and the connection
+ * closed.  The texts are rendered by config/fourlw.c from what this file
+ * reads off the server. */
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "server/config/config.h"
+#include "server/config/fourlw.h"
+#include "server/fsm/fsm.h"
+#include "server/raft/replog.h"
+#include "server/server.h"
+#include "tree/tree.h"
+
+static uint64_t outstanding(const struct tbd *s)
+{
+    struct tb_queue *q;
+    uint64_t n = 0;
+
+    TB_QUEUE_FOREACH(q, &s->conns)
+    n += TB_CONTAINER_OF(q, struct conn, link)->nreqs;
+    return n;
+}
+
+static void stats(void *data, struct fourlw_stats *out)
+{
+    struct tbd *s = data;
+    struct tb_queue *q;
+    uint64_t n = 0;
+
+    TB_QUEUE_FOREACH(q, &s->conns)
+    n++;
+    memset(out, 0, sizeof *out);
+    out->latency = (struct fourlw_latency){s->lat.min_ms, s->lat.max_ms,
+                                           s->lat.total_ms, s->lat.count};
+    out->packets_received = s->packets_received;
+    out->packets_sent = s->packets_sent;
+    out->connections = n;
+    out->outstanding = outstanding(s);
+    out->zxid = (uint64_t)proc_zxid(s);
+    /* ZooKeeper counts the root twice (as "" and "/"). */
+    out->node_count = tree_count(fsm_tree(s->fsm)) + 1;
+}
+
+static void mntr(void *data, struct fourlw_mntr *out)
+{
+    struct tbd *s = data;
+    struct watch_stats ws;
+
+    watch_get_stats(&s->watches, &ws);
+    memset(out, 0, sizeof *out);
+    out->watch_count = ws.watches;
+    out->ephemerals_count = fsm_ephemeral_count(s->fsm);
+    out->approximate_data_size = tree_data_size(fsm_tree(s->fsm));
+    fourlw_fd_counts(&out->open_fds, &out->max_fds);
+    out->global_sessions = fsm_session_count(s->fsm);
+    out->uptime_ms = uv_now(s->loop) - s->started_ms;
+}
+
+static void mntr_extra(void *data, struct fourlw_emit *e)
+{
+    struct tbd *s = data;
+    struct replog_stats rs;
+
+    replog_get_stats(s->log, &rs);
+    fourlw_emit_metric_int(e, "tumbler_snapshots_taken",
+                           (int64_t)rs.snapshots_taken);
+    fourlw_emit_metric_double(e, "tumbler_snapshot_stall_max_ms",
+                              rs.snapshot_stall_max_ms);
+    fourlw_emit_metric_int(e, "tumbler_snapshot_threshold",
+                           (int64_t)rs.snapshot_threshold);
+    fourlw_emit_metric_int(e, "tumbler_free_disk_bytes",
+                           (int64_t)rs.free_bytes);
+    fourlw_emit_metric_int(e, "tumbler_writes_refused_low_disk",
+                           (int64_t)rs.proposals_refused_disk);
+}
+
+static void conn_info(const struct conn *c, struct fourlw_conn *f)
+{
+    memset(f, 0, sizeof *f);
+    f->addr = c->peer;
+    f->port = c->peer_port;
+    f->interest = c->reading ? 1 : 0;
+    f->queued = c->nreqs;
+    f->recved = c->received;
+    f->sent = c->sent;
+    f->sid = c->session_id;
+    f->lop = fourlw_op_name(c->last_op);
+    f->est = (int64_t)c->established_ms;
+    f->to = c->timeout_ms;
+    f->lcxid = c->last_cxid;
+    f->lzxid = c->last_zxid ? c->last_zxid : -1;
+    f->lresp = (int64_t)c->last_resp_ms;
+    f->latency = (struct fourlw_latency){c->lat.min_ms, c->lat.max_ms,
+                                         c->lat.total_ms, c->lat.count};
+}
+
+static void conns(void *data, struct fourlw_emit *e)
+{
+    struct tbd *s = data;
+    struct tb_queue *q;
+    struct fourlw_conn f;
+
+    TB_QUEUE_FOREACH(q, &s->conns)
+    {
+        conn_info(TB_CONTAINER_OF(q, struct conn, link), &f);
+        fourlw_emit_conn(e, &f);
+    }
+}
+
+static void watch_summary(void *data, struct fourlw_watch_summary *out)
+{
+    struct tbd *s = data;
+    struct watch_stats ws;
+
+    watch_get_stats(&s->watches, &ws);
+    out->connections = ws.owners;
+    out->paths = ws.paths;
+    out->watches = ws.watches;
+}
+
+static int emit_path(void *arg, struct tb_str path, unsigned kinds)
+{
+    (void)kinds;
+    fourlw_emit_path(arg, path.ptr, path.len);
+    return 0;
+}
+
+static int emit_owner_paths(void *arg, struct watch_owner *w, unsigned kinds)
+{
+    struct conn *c = TB_CONTAINER_OF(w, struct conn, watch);
+
+    (void)kinds;
+    fourlw_emit_session(arg, c->session_id);
+    watch_owner_foreach_path(w, emit_path, arg);
+    return 0;
+}
+
+static void by_session(void *data, struct fourlw_emit *e)
+{
+    struct tbd *s = data;
+    watch_foreach_owner(&s->watches, emit_owner_paths, e);
+}
+
+static int emit_session(void *arg, struct watch_owner *w, unsigned kinds)
+{
+    (void)kinds;
+    fourlw_emit_session(arg, TB_CONTAINER_OF(w, struct conn, watch)->session_id);
+    return 0;
+}
+
+struct path_walk {
+    struct tbd *srv;
+    struct fourlw_emit *e;
+};
+
+static int emit_path_owners(void *arg, struct tb_str path, unsigned kinds)
+{
+    struct path_walk *p = arg;
+
+    (void)kinds;
+    fourlw_emit_path(p->e, path.ptr, path.len);
+    watch_path_foreach_owner(&p->srv->watches, path, emit_session, p->e);
+    return 0;
+}
+
+static void by_path(void *data, struct fourlw_emit *e)
+{
+    struct path_walk p = {data, e};
+    watch_foreach_path(&p.srv->watches, emit_path_owners, &p);
+}
+
+static int emit_eph(void *arg, struct tree_node *n)
+{
+    struct tb_str p = tree_node_path(n);
+    fourlw_emit_path(arg, p.ptr, p.len);
+    return 0;
+}
+
+struct eph_walk {
+    struct tbd *srv;
+    struct fourlw_emit *e;
+};
+
+static int emit_session_ephs(void *arg, const struct fsm_session_info *si)
+{
+    struct eph_walk *w = arg;
+
+    if (tree_ephemerals_count(fsm_tree(w->srv->fsm), si->id) == 0)
+        return 0;
+    fourlw_emit_session(w->e, si->id);
+    fsm_session_ephemerals(w->srv->fsm, si->id, emit_eph, w->e);
+    return 0;
+}
+
+static void ephemerals(void *data, struct fourlw_emit *e)
+{
+    struct eph_walk w = {data, e};
+    fsm_session_foreach(w.srv->fsm, emit_session_ephs, &w);
+}
+
+/* Sessions grouped by their deadline, rounded up to a tick as
+ * ZooKeeper's expiry buckets are. */
+static void session_buckets(void *data, struct fourlw_emit *e)
+{
+    struct tbd *s = data;
+    int64_t tick = s->cfg->tick_time, offset = tbd_wall_ms() -
+                                               (int64_t)uv_now(s->loop);
+    uint64_t key;
+    void *v;
+    size_t i;
+
+    for (i = 0; tb_map_next(&s->sessions, &i, &key, &v);) {
+        struct sess *se = v;
+        int64_t at = ((int64_t)se->deadline_ms + offset + tick - 1) / tick *
+                     tick;
+        fourlw_emit_bucket(e, at);
+        fourlw_emit_session(e, se->id);
+    }
+}
+
+static uint64_t dir_size(const char *dir)
+{
+    char path[4096];
+    uv_fs_t req;
+    uv_dirent_t ent;
+    struct stat st;
+    uint64_t total = 0;
+
+    if (uv_fs_scandir(NULL, &req, dir, 0, NULL) < 0) {
+        uv_fs_req_cleanup(&req);
+        return 0;
+    }
+    while (uv_fs_scandir_next(&req, &ent) != UV_EOF) {
+        snprintf(path, sizeof path, "%s/%s", dir, ent.name);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            total += (uint64_t)st.st_size;
+    }
+    uv_fs_req_cleanup(&req);
+    return total;
+}
+
+static void dir_sizes(void *data, uint64_t *data_dir, uint64_t *log_dir)
+{
+    struct tbd *s = data;
+
+    *data_dir = dir_size(s->cfg->data_dir);
+    *log_dir = *data_dir;
+}
+
+static void reset_conn_stats(void *data)
+{
+    struct tbd *s = data;
+    struct tb_queue *q;
+
+    TB_QUEUE_FOREACH(q, &s->conns)
+    {
+        struct conn *c = TB_CONTAINER_OF(q, struct conn, link);
+        c->received = c->sent = 0;
+        memset(&c->lat, 0, sizeof c->lat);
+    }
+}
+
+static void reset_server_stats(void *data)
+{
+    struct tbd *s = data;
+
+    s->packets_received = s->packets_sent = 0;
+    memset(&s->lat, 0, sizeof s->lat);
+}
+
+/* If the connection opened with a four-letter word, answers it and returns
+ * 1; else 0 and the bytes are a frame length. */
+int admin_try(struct conn *c)
+{
+    struct fourlw_source src;
+    struct tb_wbuf out;
+    uint64_t arg = 0;
+    int cmd = fourlw_lookup(c->in);
+
+    if (cmd < 0)
+        return 0;
+    if (cmd == FOURLW_STMK) {
+        if (c->in_len < 12)
+            return 1; /* wait for the mask */
+        arg = tb_load_be64(c->in + 4);
+    }
+    memset(&src, 0, sizeof src);
+    src.data = c->srv;
+    src.cfg = c->srv->cfg;
+    src.stats = stats;
+    src.mntr = mntr;
+    src.mntr_extra = mntr_extra;
+    src.conns = conns;
+    src.watch_summary = watch_summary;
+    src.watches_by_session = by_session;
+    src.watches_by_path = by_path;
+    src.session_buckets = session_buckets;
+    src.ephemerals = ephemerals;
+    src.dir_sizes = dir_sizes;
+    src.reset_conn_stats = reset_conn_stats;
+    src.reset_server_stats = reset_server_stats;
+    tb_wbuf_init(&out);
+    fourlw_execute(&src, cmd, arg, &out);
+    c->state = CONN_OPEN; /* so the reply is written, then the close */
+    conn_pause(c);
+    if (out.len > 0)
+        conn_send(c, out.base, out.len);
+    tb_wbuf_free(&out);
+    conn_close_after_flush(c);
+    c->in_len = 0;
+    return 1;
+}

@@ -1,0 +1,397 @@
+/* Client connections: accept, read and split frames, queue replies, and
+ * write each connection's output once per loop turn with one uv_write.
+ *
+ * Limits live here: connections per client address (maxClientCnxns), the
+ * frame size (jute.maxbuffer, checked on the 4-byte prefix before anything
+ * more is buffered), and backpressure: a connection stops being read while
+ * it has too many requests queued or too much output its peer has not
+ * taken; one whose unsent output passes a hard cap is closed, so a client
+ * that stops reading cannot make the server's memory grow without bound. */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <sys/time.h>
+
+#include "server/config/config.h"
+#include "server/config/log.h"
+#include "server/server.h"
+
+#define OUT_PAUSE (4u << 20)  /* stop reading requests above this */
+#define OUT_LIMIT (64u << 20) /* close a peer that lets this much pile up */
+#define IN_CHUNK 65536
+
+struct write_req {
+    uv_write_t req;
+    uint8_t *base;
+};
+
+uint64_t tbd_now_ms(const struct tbd *s)
+{
+    return uv_now(s->loop);
+}
+
+static void process_input(struct conn *c);
+
+static void mark_dirty(struct conn *c)
+{
+    if (tb_queue_empty(&c->dirty_link))
+        tb_queue_insert_tail(&c->srv->dirty, &c->dirty_link);
+}
+
+void conn_send(struct conn *c, const void *frame, size_t len)
+{
+    if (c->state == CONN_CLOSING && c->tcp.data == NULL)
+        return;
+    tb_wbuf_put(&c->out, frame, len);
+    c->sent++;
+    c->srv->packets_sent++;
+    if (c->out.oom || c->out.len + c->writing > OUT_LIMIT) {
+        tb_log(TB_LOG_WARN, "closing 0x%llx from %s:%d: %zu bytes of replies "
+               "unread", (unsigned long long)c->session_id, c->peer,
+               c->peer_port, c->out.len + c->writing);
+        conn_close(c);
+        return;
+    }
+    mark_dirty(c);
+}
+
+void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
+                const void *body, size_t len)
+{
+    uint8_t hdr[20];
+
+    tb_store_be32(hdr, (uint32_t)(16 + (err == 0 ? len : 0)));
+    tb_store_be32(hdr + 4, (uint32_t)xid);
+    tb_store_be64(hdr + 8, (uint64_t)zxid);
+    tb_store_be32(hdr + 16, (uint32_t)err);
+    if (err != 0 || len == 0) {
+        conn_send(c, hdr, sizeof hdr);
+        return;
+    }
+    /* One logical packet: the header and the body. */
+    tb_wbuf_put(&c->out, hdr, sizeof hdr);
+    conn_send(c, body, len);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    struct conn *c = TB_CONTAINER_OF(h, struct conn, tcp);
+
+    tb_wbuf_free(&c->out);
+    tb_wbuf_free(&c->ids);
+    free(c->in);
+    free(c);
+}
+
+void conn_close(struct conn *c)
+{
+    struct tbd *s = c->srv;
+    uintptr_t n;
+
+    if (c->state == CONN_CLOSING && c->tcp.data == NULL)
+        return;
+    c->state = CONN_CLOSING;
+    tb_queue_remove(&c->link);
+    tb_queue_remove(&c->dirty_link);
+    tb_map_del(&s->conn_by_id, c->id);
+    if (c->session_id != 0 && tb_map_get(&s->conn_by_session,
+                                         (uint64_t)c->session_id) == c)
+        tb_map_del(&s->conn_by_session, (uint64_t)c->session_id);
+    if (c->peer_ip4 != 0) {
+        n = (uintptr_t)tb_map_get(&s->ip_count, c->peer_ip4);
+        if (n <= 1)
+            tb_map_del(&s->ip_count, c->peer_ip4);
+        else
+            tb_map_put(&s->ip_count, c->peer_ip4, (void *)(n - 1));
+    }
+    proc_conn_closed(c);
+    c->tcp.data = NULL; /* marks "closed" for late callers */
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+void conn_close_after_flush(struct conn *c)
+{
+    if (c->state == CONN_CLOSING)
+        return;
+    c->state = CONN_CLOSING;
+    conn_pause(c);
+    if (c->out.len == 0 && c->writing == 0)
+        conn_close(c);
+    else
+        mark_dirty(c);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct conn *c = req->handle->data;
+
+    free(w->base);
+    free(w);
+    if (c == NULL)
+        return; /* closed meanwhile */
+    c->writing = 0;
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->out.len > 0) {
+        mark_dirty(c);
+    } else if (c->state == CONN_CLOSING) {
+        conn_close(c);
+        return;
+    }
+    if (c->state == CONN_OPEN && !c->reading)
+        process_input(c);
+}
+
+static void flush_one(struct conn *c)
+{
+    struct write_req *w;
+    uv_buf_t buf;
+
+    if (c->writing || c->out.len == 0)
+        return;
+    w = malloc(sizeof *w);
+    if (w == NULL) {
+        conn_close(c);
+        return;
+    }
+    c->writing = c->out.len;
+    w->base = tb_wbuf_take(&c->out, &buf.len);
+    buf.base = (char *)w->base;
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_write) != 0) {
+        free(w->base);
+        free(w);
+        c->writing = 0;
+        conn_close(c);
+    }
+}
+
+void conn_flush_all(struct tbd *s)
+{
+    struct tb_queue *q;
+    struct conn *c;
+
+    while (!tb_queue_empty(&s->dirty)) {
+        q = tb_queue_head(&s->dirty);
+        tb_queue_remove(q);
+        c = TB_CONTAINER_OF(q, struct conn, dirty_link);
+        flush_one(c);
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    struct conn *c = h->data;
+    size_t cap;
+    uint8_t *p;
+
+    (void)hint;
+    if (c->in_cap - c->in_len < IN_CHUNK) {
+        cap = c->in_cap ? c->in_cap * 2 : IN_CHUNK;
+        while (cap - c->in_len < IN_CHUNK)
+            cap *= 2;
+        p = realloc(c->in, cap);
+        if (p == NULL) {
+            buf->base = NULL;
+            buf->len = 0;
+            return;
+        }
+        c->in = p;
+        c->in_cap = cap;
+    }
+    buf->base = (char *)c->in + c->in_len;
+    buf->len = c->in_cap - c->in_len;
+}
+
+void conn_pause(struct conn *c)
+{
+    if (c->reading && c->tcp.data != NULL) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = 0;
+    }
+}
+
+static int should_pause(const struct conn *c)
+{
+    unsigned cap = (unsigned)c->srv->cfg->max_outstanding;
+
+    return c->nreqs >= cap || c->out.len + c->writing > OUT_PAUSE;
+}
+
+static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf);
+
+void conn_resume(struct conn *c)
+{
+    if (c->state == CONN_CLOSING || c->tcp.data == NULL || should_pause(c))
+        return;
+    process_input(c);
+}
+
+/* Runs every complete frame in the input buffer, in order, unless the
+ * connection must wait (backpressure, or a handshake in the log). */
+static void process_input(struct conn *c)
+{
+    size_t off = 0, used;
+    struct tb_str frame;
+    int rv;
+
+    while (c->state != CONN_CLOSING && c->state != CONN_SESSION &&
+           !should_pause(c)) {
+        if (c->state == CONN_NEW && c->in_len - off >= 4 && off == 0 &&
+            admin_try(c))
+            return;
+        rv = tb_frame_split(c->in + off, c->in_len - off,
+                            c->srv->cfg->jute_maxbuffer, &frame, &used);
+        if (rv == TB_EAGAIN)
+            break;
+        if (rv != 0) {
+            tb_log(TB_LOG_WARN, "closing connection from %s:%d: frame "
+                   "length %d outside 0..%zu", c->peer, c->peer_port,
+                   (int32_t)tb_load_be32(c->in + off),
+                   (size_t)c->srv->cfg->jute_maxbuffer);
+            conn_close(c);
+            return;
+        }
+        c->received++;
+        c->srv->packets_received++;
+        proc_frame(c, frame);
+        off += used;
+        if (c->tcp.data == NULL)
+            return; /* the frame closed the connection */
+    }
+    if (off > 0) {
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+    }
+    if (c->state == CONN_CLOSING)
+        return;
+    if (should_pause(c) || c->state == CONN_SESSION) {
+        conn_pause(c);
+    } else if (!c->reading) {
+        if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+            c->reading = 1;
+    }
+}
+
+static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
+{
+    struct conn *c = stream->data;
+
+    (void)buf;
+    if (n < 0) {
+        conn_close(c);
+        return;
+    }
+    c->in_len += (size_t)n;
+    process_input(c);
+}
+
+static int peer_allowed(struct tbd *s, struct conn *c)
+{
+    uintptr_t n;
+
+    if (c->peer_ip4 == 0 || s->cfg->max_client_cnxns <= 0)
+        return 1;
+    n = (uintptr_t)tb_map_get(&s->ip_count, c->peer_ip4);
+    if (n >= (uintptr_t)s->cfg->max_client_cnxns)
+        return 0;
+    tb_map_put(&s->ip_count, c->peer_ip4, (void *)(n + 1));
+    return 1;
+}
+
+static void read_peer(struct conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+
+    strcpy(c->peer, "unknown");
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
+        return;
+    if (ss.ss_family == AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+        uv_ip4_name(in, c->peer, sizeof c->peer);
+        c->peer_port = ntohs(in->sin_port);
+        c->peer_ip4 = ntohl(in->sin_addr.s_addr);
+    } else if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        uv_ip6_name(in6, c->peer, sizeof c->peer);
+        c->peer_port = ntohs(in6->sin6_port);
+    }
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    struct tbd *s = server->data;
+    struct conn *c;
+
+    if (status < 0)
+        return;
+    c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return;
+    uv_tcp_init(s->loop, &c->tcp);
+    c->tcp.data = c;
+    c->srv = s;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        c->tcp.data = NULL;
+        uv_close((uv_handle_t *)&c->tcp, on_closed);
+        return;
+    }
+    read_peer(c);
+    if (s->stopping || !peer_allowed(s, c)) {
+        tb_log(TB_LOG_WARN, "too many connections from %s (maxClientCnxns "
+               "%d); closing", c->peer, s->cfg->max_client_cnxns);
+        c->peer_ip4 = 0;
+        c->tcp.data = NULL;
+        uv_close((uv_handle_t *)&c->tcp, on_closed);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    c->id = ++s->next_conn_id;
+    c->state = CONN_NEW;
+    c->established_ms = tbd_now_ms(s);
+    tb_wbuf_init(&c->out);
+    tb_wbuf_init(&c->ids);
+    tb_queue_init(&c->reqs);
+    tb_queue_init(&c->dirty_link);
+    tb_queue_insert_tail(&s->conns, &c->link);
+    tb_map_put(&s->conn_by_id, c->id, c);
+    auth_init_conn(c);
+    process_input(c);
+}
+
+static void on_check(uv_check_t *h)
+{
+    conn_flush_all(h->data);
+}
+
+int conn_listen(struct tbd *s)
+{
+    const struct tb_config *cfg = s->cfg;
+    struct sockaddr_storage addr;
+    int rv;
+
+    if (uv_ip4_addr(cfg->client_port_address, cfg->client_port,
+                    (struct sockaddr_in *)&addr) != 0 &&
+        uv_ip6_addr(cfg->client_port_address, cfg->client_port,
+                    (struct sockaddr_in6 *)&addr) != 0) {
+        tb_log(TB_LOG_ERROR, "bad clientPortAddress '%s'",
+               cfg->client_port_address);
+        return TB_EINVAL;
+    }
+    uv_tcp_init(s->loop, &s->listener);
+    s->listener.data = s;
+    rv = uv_tcp_bind(&s->listener, (struct sockaddr *)&addr, 0);
+    if (rv == 0)
+        rv = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
+    if (rv != 0) {
+        tb_log(TB_LOG_ERROR, "cannot listen on %s:%d: %s",
+               cfg->client_port_address, cfg->client_port, uv_strerror(rv));
+        return TB_EIO;
+    }
+    uv_check_init(s->loop, &s->flusher);
+    s->flusher.data = s;
+    uv_check_start(&s->flusher, on_check);
+    return 0;
+}

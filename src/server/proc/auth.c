@@ -1,0 +1,76 @@
+/* Connection identities: every connection is ip:<peer>; setAuth adds
+ * digest identities (or makes it the superuser).  Credentials belong to
+ * the connection, not the session, as in ZooKeeper: clients replay them
+ * after every reconnect.  Writes carry the identities in their txn so the
+ * fsm checks ACLs deterministically; reads check them here. */
+#include "common/digest.h"
+#include "server/config/config.h"
+#include "server/config/log.h"
+#include "server/server.h"
+#include "tree/acl.h"
+
+static int has_id(const struct conn *c, struct tb_str scheme, struct tb_str id)
+{
+    struct tb_rd it = tb_vec_reader(tb_vec_view(&c->ids, c->nids));
+    struct tb_id x;
+
+    while (tb_vec_next_id(&it, &x) == 1)
+        if (tb_str_eq(x.scheme, scheme) && tb_str_eq(x.id, id))
+            return 1;
+    return 0;
+}
+
+static void add_id(struct conn *c, struct tb_str scheme, struct tb_str id)
+{
+    struct tb_id x = {scheme, id};
+
+    if (has_id(c, scheme, id))
+        return;
+    tb_put_id(&c->ids, &x);
+    c->nids++;
+}
+
+void auth_init_conn(struct conn *c)
+{
+    watch_owner_init(&c->watch);
+    add_id(c, TB_STR("ip"), tb_str_c(c->peer));
+}
+
+void auth_request(struct conn *c, int32_t xid, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    const char *super = c->srv->cfg->super_digest;
+    struct tb_auth_req a;
+    char id[1100];
+    int n;
+
+    if (tb_auth_req_decode(&rd, &a) != 0) {
+        conn_reply(c, xid, 0, TB_EMARSHALLING, NULL, 0);
+        return;
+    }
+    if (tb_str_eq(a.scheme, TB_STR("digest")) && a.auth.len < 1024) {
+        n = tb_digest_id(a.auth.ptr ? a.auth : TB_STR(""), id, sizeof id);
+        if (n > 0) {
+            if (super != NULL && super[0] != '\0' && strcmp(super, id) == 0)
+                c->super = 1;
+            add_id(c, TB_STR("digest"), (struct tb_str){id, (size_t)n});
+            conn_reply(c, xid, 0, 0, NULL, 0);
+            return;
+        }
+    } else if (tb_str_eq(a.scheme, TB_STR("ip"))) {
+        add_id(c, TB_STR("ip"), tb_str_c(c->peer));
+        conn_reply(c, xid, 0, 0, NULL, 0);
+        return;
+    }
+    tb_log(TB_LOG_INFO, "authentication failed for 0x%llx from %s (scheme "
+           "'%.*s')", (unsigned long long)c->session_id, c->peer,
+           (int)(a.scheme.len < 32 ? a.scheme.len : 32),
+           a.scheme.ptr ? a.scheme.ptr : "");
+    conn_reply(c, xid, 0, TB_EAUTHFAILED, NULL, 0);
+    conn_close_after_flush(c);
+}
+
+int auth_check(const struct conn *c, struct tb_vec acl, int perm)
+{
+    return tb_acl_check(acl, tb_vec_view(&c->ids, c->nids), c->super, perm);
+}

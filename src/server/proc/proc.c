@@ -1,0 +1,317 @@
+/* Request processing: every frame after the handshake comes here.
+ *
+ * Per-connection order is kept with one queue of struct req: a write is
+ * turned into a txn and proposed at once (writes pipeline into the log),
+ * a read is answered at once when nothing is queued, else it waits behind
+ * this connection's writes still in the log, so a client always reads its
+ * own writes.  Replies therefore leave in request order. */
+#include <stdlib.h>
+#include <sys/time.h>
+
+#include "server/config/config.h"
+#include "server/config/log.h"
+#include "server/fsm/fsm.h"
+#include "server/raft/replog.h"
+#include "server/server.h"
+
+int64_t proc_zxid(const struct tbd *s)
+{
+    return fsm_last_zxid(s->fsm);
+}
+
+int64_t tbd_wall_ms(void)
+{
+    struct timeval tv;
+
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static void note_latency(struct latency *l, uint64_t ms)
+{
+    if (l->count == 0 || ms < l->min_ms)
+        l->min_ms = ms;
+    if (ms > l->max_ms)
+        l->max_ms = ms;
+    l->count++;
+    l->total_ms += ms;
+}
+
+static void request_done(struct conn *c, const struct req *r)
+{
+    uint64_t ms = tbd_now_ms(c->srv) - r->start_ms;
+
+    note_latency(&c->lat, ms);
+    note_latency(&c->srv->lat, ms);
+    c->last_resp_ms = tbd_now_ms(c->srv);
+}
+
+static void req_free(struct conn *c, struct req *r)
+{
+    tb_queue_remove(&r->link);
+    c->nreqs--;
+    free(r->reply);
+    free((void *)r->body.ptr);
+    free(r);
+}
+
+static struct req *req_push(struct conn *c, enum req_state st, int32_t xid,
+                            int32_t type)
+{
+    struct req *r = calloc(1, sizeof *r);
+
+    if (r == NULL)
+        return NULL;
+    r->state = st;
+    r->xid = xid;
+    r->type = type;
+    r->start_ms = tbd_now_ms(c->srv);
+    tb_queue_insert_tail(&c->reqs, &r->link);
+    c->nreqs++;
+    return r;
+}
+
+/* Sends every finished reply at the head of the queue and serves the reads
+ * that no longer wait for a write. */
+void proc_drain(struct conn *c)
+{
+    struct req *r;
+    int close_after;
+
+    while (!tb_queue_empty(&c->reqs) && c->tcp.data != NULL) {
+        r = TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req, link);
+        if (r->state == REQ_WRITE)
+            break;
+        if (r->state == REQ_DONE)
+            conn_send(c, r->reply, r->reply_len);
+        else
+            read_serve(c, r->xid, r->type, r->body);
+        close_after = r->close_after;
+        request_done(c, r);
+        req_free(c, r);
+        if (close_after) {
+            conn_close_after_flush(c);
+            return;
+        }
+    }
+    conn_resume(c);
+}
+
+/* A reply decided now for a request that must still keep its place. */
+static void reply_in_order(struct conn *c, int32_t xid, int32_t type,
+                           int64_t zxid, int err)
+{
+    struct req *r;
+    uint8_t *frame;
+
+    if (tb_queue_empty(&c->reqs)) {
+        conn_reply(c, xid, zxid, err, NULL, 0);
+        return;
+    }
+    r = req_push(c, REQ_DONE, xid, type);
+    frame = malloc(20);
+    if (r == NULL || frame == NULL) {
+        free(frame);
+        conn_close(c);
+        return;
+    }
+    tb_store_be32(frame, 16);
+    tb_store_be32(frame + 4, (uint32_t)xid);
+    tb_store_be64(frame + 8, (uint64_t)zxid);
+    tb_store_be32(frame + 16, (uint32_t)err);
+    r->reply = frame;
+    r->reply_len = 20;
+}
+
+static void on_proposed(void *arg, int status, int64_t index)
+{
+    (void)arg;
+    (void)index;
+    if (status != 0)
+        tb_log(TB_LOG_WARN, "a write did not complete: %s",
+               tb_strerror(status));
+}
+
+/* Encodes and proposes one txn; the reply comes from the fsm result hook. */
+int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
+                 uint64_t origin, const struct conn *c, struct tb_str body)
+{
+    struct tb_txn t;
+    int rv;
+
+    t.type = type;
+    t.session = session;
+    t.xid = xid;
+    t.time = tbd_wall_ms();
+    t.origin = (int64_t)origin;
+    t.super = c ? (uint8_t)c->super : 1;
+    t.ids = c ? tb_vec_view(&c->ids, c->nids) : (struct tb_vec){0, NULL, 0};
+    t.body = body.ptr ? body : TB_STR("");
+    s->scratch.len = 0;
+    tb_txn_encode(&s->scratch, &t);
+    if (s->scratch.oom)
+        return TB_ENOMEM;
+    rv = replog_propose(s->log, s->scratch.base, s->scratch.len, on_proposed,
+                        NULL);
+    return rv;
+}
+
+static int is_write(int32_t type)
+{
+    switch (type) {
+    case TB_OP_CREATE:
+    case TB_OP_DELETE:
+    case TB_OP_SETDATA:
+    case TB_OP_SETACL:
+    case TB_OP_MULTI:
+    case TB_OP_CREATE2:
+    case TB_OP_CREATECONTAINER:
+    case TB_OP_CREATETTL:
+    case TB_OP_CLOSESESSION:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void write_request(struct conn *c, int32_t xid, int32_t type,
+                          struct tb_str body)
+{
+    struct tbd *s = c->srv;
+    struct req *r;
+    int rv;
+
+    if (type == TB_OP_CREATETTL && !s->cfg->extended_types_enabled) {
+        reply_in_order(c, xid, type, proc_zxid(s), TB_EUNIMPLEMENTED);
+        return;
+    }
+    rv = proc_propose(s, type, c->session_id, xid, c->id, c, body);
+    if (rv != 0) {
+        if (rv != TB_ENOTREADONLY)
+            tb_log(TB_LOG_ERROR, "cannot log a write: %s", tb_strerror(rv));
+        reply_in_order(c, xid, type, proc_zxid(s),
+                       rv == TB_ENOTREADONLY ? TB_ENOTREADONLY : TB_ESYSTEM);
+        return;
+    }
+    r = req_push(c, REQ_WRITE, xid, type);
+    if (r == NULL) {
+        conn_close(c);
+        return;
+    }
+    c->writes_in_flight++;
+}
+
+static void read_request(struct conn *c, int32_t xid, int32_t type,
+                         struct tb_str body)
+{
+    struct req *r;
+    char *copy;
+
+    if (tb_queue_empty(&c->reqs)) {
+        uint64_t start = tbd_now_ms(c->srv);
+        struct req tmp = {.start_ms = start};
+        read_serve(c, xid, type, body);
+        request_done(c, &tmp);
+        return;
+    }
+    r = req_push(c, REQ_READ, xid, type);
+    copy = malloc(body.len ? body.len : 1);
+    if (r == NULL || copy == NULL) {
+        free(copy);
+        conn_close(c);
+        return;
+    }
+    memcpy(copy, body.ptr, body.len);
+    r->body = (struct tb_str){copy, body.len};
+}
+
+void proc_frame(struct conn *c, struct tb_str frame)
+{
+    struct tb_rd rd = tb_rd_make(frame.ptr, frame.len);
+    struct tb_request_header h;
+    struct tb_str body;
+
+    if (c->state == CONN_NEW) {
+        session_connect(c, frame);
+        return;
+    }
+    if (tb_request_header_decode(&rd, &h) != 0) {
+        tb_log(TB_LOG_WARN, "closing 0x%llx: truncated request header",
+               (unsigned long long)c->session_id);
+        conn_close(c);
+        return;
+    }
+    body = (struct tb_str){(const char *)rd.pos, (size_t)(rd.end - rd.pos)};
+    session_touch(c->srv, c->session_id);
+    c->last_op = h.type;
+    c->last_cxid = h.xid;
+    if (h.type == TB_OP_AUTH) {
+        auth_request(c, h.xid, body);
+        return;
+    }
+    if (is_write(h.type))
+        write_request(c, h.xid, h.type, body);
+    else
+        read_request(c, h.xid, h.type, body);
+}
+
+/* The fsm's result hook: route a txn's outcome to the connection that
+ * proposed it, if it is still here and still that session's. */
+void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
+                 const uint8_t *body, size_t len)
+{
+    struct conn *c = tb_map_get(&s->conn_by_id, (uint64_t)t->origin);
+    struct tb_queue *q;
+    struct req *r = NULL;
+    struct tb_wbuf w;
+    size_t start;
+
+    if (c == NULL || c->tcp.data == NULL)
+        return;
+    if (t->type == TB_OP_CREATESESSION) {
+        if (c->state == CONN_SESSION)
+            session_result(c, rc, body, len);
+        return;
+    }
+    if (c->session_id != t->session)
+        return;
+    TB_QUEUE_FOREACH(q, &c->reqs)
+    {
+        r = TB_CONTAINER_OF(q, struct req, link);
+        if (r->state == REQ_WRITE)
+            break;
+        r = NULL;
+    }
+    if (r == NULL || r->xid != t->xid) {
+        tb_log(TB_LOG_ERROR, "reply for xid %d out of order on 0x%llx",
+               t->xid, (unsigned long long)c->session_id);
+        conn_close(c);
+        return;
+    }
+    c->writes_in_flight--;
+    c->last_zxid = zxid;
+    tb_wbuf_init(&w);
+    start = tb_frame_begin(&w);
+    tb_put_I32(&w, t->xid);
+    tb_put_I64(&w, zxid);
+    tb_put_I32(&w, rc);
+    if (rc == 0)
+        tb_wbuf_put(&w, body, len);
+    tb_frame_end(&w, start);
+    if (w.oom) {
+        conn_close(c);
+        return;
+    }
+    r->reply = tb_wbuf_take(&w, &r->reply_len);
+    r->state = REQ_DONE;
+    r->close_after = t->type == TB_OP_CLOSESESSION;
+    proc_drain(c);
+}
+
+void proc_conn_closed(struct conn *c)
+{
+    while (!tb_queue_empty(&c->reqs))
+        req_free(c, TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req,
+                                    link));
+    watch_remove_watcher(&c->srv->watches, &c->watch);
+}

@@ -1,0 +1,518 @@
+/* Requests answered without the log: reads of the tree, watch
+ * registration, and the few requests ZooKeeper answers locally.  They run
+ * in this connection's order (proc.c), against the tree as applied. */
+#include "common/path.h"
+#include "server/config/config.h"
+#include "server/fsm/fsm.h"
+#include "server/server.h"
+#include "tree/acl.h"
+#include "tree/tree.h"
+
+/* Starts a reply frame with a success header in the scratch buffer. */
+static struct tb_wbuf *begin(struct conn *c, int32_t xid, size_t *start)
+{
+    struct tb_wbuf *w = &c->srv->scratch;
+
+    w->len = 0;
+    *start = tb_frame_begin(w);
+    tb_put_I32(w, xid);
+    tb_put_I64(w, proc_zxid(c->srv));
+    tb_put_I32(w, 0);
+    return w;
+}
+
+static void finish(struct conn *c, struct tb_wbuf *w, size_t start)
+{
+    tb_frame_end(w, start);
+    if (w->oom) {
+        conn_close(c);
+        return;
+    }
+    conn_send(c, w->base, w->len);
+}
+
+static void fail(struct conn *c, int32_t xid, int err)
+{
+    conn_reply(c, xid, proc_zxid(c->srv), err, NULL, 0);
+}
+
+static void notify(struct conn *c, int type, struct tb_str path)
+{
+    struct tb_watcher_event ev = {type, TB_STATE_SYNC_CONNECTED, path};
+    struct tb_wbuf *w = &c->srv->scratch;
+    size_t start;
+
+    w->len = 0;
+    start = tb_frame_begin(w);
+    tb_put_I32(w, TB_XID_NOTIFICATION);
+    tb_put_I64(w, -1);
+    tb_put_I32(w, 0);
+    tb_watcher_event_encode(w, &ev);
+    finish(c, w, start);
+}
+
+static struct tree *tree(const struct conn *c)
+{
+    return fsm_tree(c->srv->fsm);
+}
+
+/* Finds a readable node: NoNode, then NoAuth, as ZooKeeper orders them. */
+static int lookup(struct conn *c, struct tb_str path, int perm,
+                  struct tree_node **out)
+{
+    struct tree_node *n;
+
+    if (tb_path_validate(path) != 0)
+        return TB_EBADARGUMENTS;
+    n = tree_find(tree(c), path);
+    if (n == NULL)
+        return TB_ENONODE;
+    if (perm != 0 && auth_check(c, tree_node_acl(n), perm) != 0)
+        return TB_ENOAUTH;
+    *out = n;
+    return 0;
+}
+
+static void put_children(struct tb_wbuf *w, const struct tree_node *n)
+{
+    uint32_t i, k = tree_node_nchildren(n);
+
+    tb_put_I32(w, (int32_t)k);
+    for (i = 0; i < k; i++)
+        tb_put_STR(w, tree_node_name(tree_node_child(n, i)));
+}
+
+static void get_node(struct conn *c, int32_t xid, int32_t type,
+                     struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_path_watch_req r;
+    struct tree_node *n = NULL;
+    struct tb_wbuf *w;
+    struct tb_stat st;
+    size_t start;
+    int rv;
+
+    if (tb_path_watch_req_decode(&rd, &r) != 0) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    rv = lookup(c, r.path, type == TB_OP_EXISTS ? 0 : TB_PERM_READ, &n);
+    if (type == TB_OP_EXISTS && rv == 0 &&
+        auth_check(c, tree_node_acl(n), TB_PERM_READ) != 0)
+        rv = TB_ENOAUTH;
+    /* exists leaves its watch on a missing node: it fires on creation. */
+    if (r.watch && (rv == 0 || (rv == TB_ENONODE && type == TB_OP_EXISTS)))
+        watch_add(&c->srv->watches,
+                  type == TB_OP_GETCHILDREN || type == TB_OP_GETCHILDREN2
+                      ? WATCH_CHILD
+                      : WATCH_DATA,
+                  r.path, &c->watch);
+    if (rv != 0) {
+        fail(c, xid, rv);
+        return;
+    }
+    w = begin(c, xid, &start);
+    tree_node_stat(n, &st);
+    switch (type) {
+    case TB_OP_GETDATA:
+        tb_put_BUF(w, tree_node_data(n));
+        tb_put_STAT(w, &st);
+        break;
+    case TB_OP_GETCHILDREN:
+        put_children(w, n);
+        break;
+    case TB_OP_GETCHILDREN2:
+        put_children(w, n);
+        tb_put_STAT(w, &st);
+        break;
+    default: /* exists */
+        tb_put_STAT(w, &st);
+        break;
+    }
+    finish(c, w, start);
+}
+
+/* getACL: READ or ADMIN; without ADMIN, digest ids are shown as user:x. */
+static void get_acl(struct conn *c, int32_t xid, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len), it;
+    struct tb_path_req r;
+    struct tree_node *n = NULL;
+    struct tb_wbuf *w;
+    struct tb_stat st;
+    struct tb_acl a;
+    struct tb_vec acl;
+    size_t start, colon;
+    int rv, admin;
+
+    if (tb_path_req_decode(&rd, &r) != 0) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    rv = lookup(c, r.path, 0, &n);
+    if (rv == 0) {
+        acl = tree_node_acl(n);
+        admin = auth_check(c, acl, TB_PERM_ADMIN) == 0;
+        if (!admin && auth_check(c, acl, TB_PERM_READ) != 0)
+            rv = TB_ENOAUTH;
+    }
+    if (rv != 0) {
+        fail(c, xid, rv);
+        return;
+    }
+    w = begin(c, xid, &start);
+    tree_node_stat(n, &st);
+    if (admin) {
+        tb_put_VEC(w, acl);
+    } else {
+        tb_put_I32(w, acl.n);
+        it = tb_vec_reader(acl);
+        while (tb_vec_next_acl(&it, &a) == 1) {
+            if (tb_str_eq(a.id.scheme, TB_STR("digest"))) {
+                for (colon = 0; colon < a.id.id.len; colon++)
+                    if (a.id.id.ptr[colon] == ':')
+                        break;
+                tb_put_I32(w, a.perms);
+                tb_put_STR(w, a.id.scheme);
+                tb_put_I32(w, (int32_t)colon + 2);
+                tb_wbuf_put(w, a.id.id.ptr, colon);
+                tb_wbuf_put(w, ":x", 2);
+            } else {
+                tb_put_acl(w, &a);
+            }
+        }
+    }
+    tb_put_STAT(w, &st);
+    finish(c, w, start);
+}
+
+static void all_children(struct conn *c, int32_t xid, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_path_req r;
+    struct tree_node *n = NULL;
+    struct tb_wbuf *w;
+    size_t start;
+    int rv;
+
+    if (tb_path_req_decode(&rd, &r) != 0) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    if ((rv = lookup(c, r.path, TB_PERM_READ, &n)) != 0) {
+        fail(c, xid, rv);
+        return;
+    }
+    w = begin(c, xid, &start);
+    tb_put_I32(w, (int32_t)tree_count_descendants(n));
+    finish(c, w, start);
+}
+
+struct eph_walk {
+    struct tb_wbuf *w;
+    struct tb_str prefix;
+    int32_t n;
+};
+
+static int eph_one(void *data, struct tree_node *n)
+{
+    struct eph_walk *e = data;
+    struct tb_str p = tree_node_path(n);
+
+    if (p.len >= e->prefix.len &&
+        memcmp(p.ptr, e->prefix.ptr, e->prefix.len) == 0) {
+        tb_put_STR(e->w, p);
+        e->n++;
+    }
+    return 0;
+}
+
+/* getEphemerals: a plain string-prefix match; "" and "/" mean all. */
+static void ephemerals(struct conn *c, int32_t xid, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_path_req r;
+    struct eph_walk e;
+    size_t start, count_at;
+
+    if (tb_path_req_decode(&rd, &r) != 0) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    e.w = begin(c, xid, &start);
+    e.prefix = r.path.ptr == NULL || tb_str_eq(r.path, TB_STR("/"))
+                   ? TB_STR("")
+                   : r.path;
+    e.n = 0;
+    count_at = e.w->len;
+    tb_put_I32(e.w, 0);
+    fsm_session_ephemerals(c->srv->fsm, c->session_id, eph_one, &e);
+    if (!e.w->oom)
+        tb_store_be32(e.w->base + count_at, (uint32_t)e.n);
+    finish(c, e.w, start);
+}
+
+/* whoAmI: authenticated identities first, then the address; digest
+ * identities show only their user. */
+static void who_am_i(struct conn *c, int32_t xid)
+{
+    struct tb_rd it = tb_vec_reader(tb_vec_view(&c->ids, c->nids));
+    struct tb_wbuf *w;
+    struct tb_id id;
+    size_t start = 0, user;
+    int pass;
+
+    w = begin(c, xid, &start);
+    tb_put_I32(w, c->nids);
+    for (pass = 0; pass < 2; pass++) {
+        it = tb_vec_reader(tb_vec_view(&c->ids, c->nids));
+        while (tb_vec_next_id(&it, &id) == 1) {
+            if ((pass == 0) == tb_str_eq(id.scheme, TB_STR("ip")))
+                continue;
+            for (user = 0; user < id.id.len && id.id.ptr[user] != ':'; user++)
+                ;
+            tb_put_STR(w, id.scheme);
+            tb_put_STR(w, tb_str_eq(id.scheme, TB_STR("digest"))
+                              ? (struct tb_str){id.id.ptr, user}
+                              : id.id);
+        }
+    }
+    finish(c, w, start);
+}
+
+static void sync_path(struct conn *c, int32_t xid, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_path_req r;
+    struct tb_wbuf *w;
+    size_t start;
+
+    if (tb_path_req_decode(&rd, &r) != 0) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    w = begin(c, xid, &start);
+    tb_path_resp_encode(w, &(struct tb_path_resp){r.path});
+    finish(c, w, start);
+}
+
+/* multiRead: each getData / getChildren answered on its own; a failure
+ * gives that op an error result and the others still run. */
+static void multi_read(struct conn *c, int32_t xid, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_multi_op op;
+    struct tree_node *n;
+    struct tb_wbuf *w;
+    struct tb_stat st;
+    size_t start;
+    int rv;
+
+    /* Validate the whole request first: a malformed one gets one error. */
+    while ((rv = tb_multi_next(&rd, TB_OP_MULTIREAD, &op)) == 1)
+        ;
+    if (rv != 0) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    rd = tb_rd_make(body.ptr, body.len);
+    w = begin(c, xid, &start);
+    while (tb_multi_next(&rd, TB_OP_MULTIREAD, &op) == 1) {
+        n = NULL;
+        rv = lookup(c, op.u.read.path, TB_PERM_READ, &n);
+        if (rv != 0) {
+            tb_multi_header_encode(w, &(struct tb_multi_header){-1, 0, rv});
+            tb_put_I32(w, rv);
+            continue;
+        }
+        tb_multi_header_encode(w, &(struct tb_multi_header){op.type, 0, 0});
+        if (op.type == TB_OP_GETDATA) {
+            tree_node_stat(n, &st);
+            tb_put_BUF(w, tree_node_data(n));
+            tb_put_STAT(w, &st);
+        } else {
+            put_children(w, n);
+        }
+    }
+    tb_multi_end_encode(w);
+    finish(c, w, start);
+}
+
+/* setWatches(2) after a reconnect: report what changed since the client's
+ * last zxid (those watches are used up), register the rest. */
+static void set_watches(struct conn *c, int32_t xid, int32_t type,
+                        struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len), it;
+    struct tb_set_watches2_req r;
+    struct tb_set_watches_req r1;
+    struct watch_mgr *m = &c->srv->watches;
+    struct tree_node *n;
+    struct tb_stat st;
+    struct tb_str p;
+    int list, rv;
+
+    if (type == TB_OP_SETWATCHES2) {
+        rv = tb_set_watches2_req_decode(&rd, &r);
+    } else {
+        rv = tb_set_watches_req_decode(&rd, &r1);
+        r = (struct tb_set_watches2_req){r1.relative_zxid, r1.data, r1.exist,
+                                         r1.child, {0, NULL, 0},
+                                         {0, NULL, 0}};
+    }
+    if (rv != 0) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    for (list = 0; list < 5; list++) {
+        struct tb_vec v = list == 0   ? r.data
+                          : list == 1 ? r.exist
+                          : list == 2 ? r.child
+                          : list == 3 ? r.persistent
+                                      : r.recursive;
+        it = tb_vec_reader(v);
+        while (tb_vec_next_str(&it, &p) == 1) {
+            if (tb_path_validate(p) != 0)
+                continue;
+            n = tree_find(tree(c), p);
+            if (n != NULL)
+                tree_node_stat(n, &st);
+            switch (list) {
+            case 0:
+                if (n == NULL)
+                    notify(c, TB_EVENT_DELETED, p);
+                else if (st.mzxid > r.relative_zxid)
+                    notify(c, TB_EVENT_DATA_CHANGED, p);
+                else
+                    watch_add(m, WATCH_DATA, p, &c->watch);
+                break;
+            case 1:
+                if (n != NULL)
+                    notify(c, TB_EVENT_CREATED, p);
+                else
+                    watch_add(m, WATCH_DATA, p, &c->watch);
+                break;
+            case 2:
+                if (n == NULL)
+                    notify(c, TB_EVENT_DELETED, p);
+                else if (st.pzxid > r.relative_zxid)
+                    notify(c, TB_EVENT_CHILDREN_CHANGED, p);
+                else
+                    watch_add(m, WATCH_CHILD, p, &c->watch);
+                break;
+            case 3:
+                watch_add(m, WATCH_PERSISTENT, p, &c->watch);
+                break;
+            default:
+                watch_add(m, WATCH_PERSISTENT_RECURSIVE, p, &c->watch);
+                break;
+            }
+        }
+    }
+    conn_reply(c, xid, proc_zxid(c->srv), 0, NULL, 0);
+}
+
+static void add_watch(struct conn *c, int32_t xid, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_add_watch_req r;
+    struct tb_wbuf *w;
+    size_t start;
+
+    if (tb_add_watch_req_decode(&rd, &r) != 0 ||
+        (r.mode != TB_ADDWATCH_PERSISTENT &&
+         r.mode != TB_ADDWATCH_PERSISTENT_RECURSIVE)) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    if (tb_path_validate(r.path) != 0) {
+        fail(c, xid, TB_EBADARGUMENTS);
+        return;
+    }
+    watch_add(&c->srv->watches,
+              r.mode == TB_ADDWATCH_PERSISTENT ? WATCH_PERSISTENT
+                                               : WATCH_PERSISTENT_RECURSIVE,
+              r.path, &c->watch);
+    w = begin(c, xid, &start);
+    tb_put_I32(w, 0);
+    finish(c, w, start);
+}
+
+/* checkWatches / removeWatches.  Like 3.8, only types 1-3 exist (3 also
+ * removes persistent watches); 4 and 5 are a MarshallingError. */
+static void remove_watches(struct conn *c, int32_t xid, int32_t type,
+                           struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_watches_req r;
+    int rv;
+
+    if (tb_watches_req_decode(&rd, &r) != 0 || r.type < TB_WATCHER_CHILDREN ||
+        r.type > TB_WATCHER_ANY) {
+        fail(c, xid, TB_EMARSHALLING);
+        return;
+    }
+    if (tb_path_validate(r.path) != 0) {
+        fail(c, xid, TB_EBADARGUMENTS);
+        return;
+    }
+    if (type == TB_OP_REMOVEWATCHES)
+        rv = watch_remove(&c->srv->watches, r.path, &c->watch, r.type);
+    else
+        rv = watch_check(&c->srv->watches, r.path, &c->watch, r.type);
+    conn_reply(c, xid, proc_zxid(c->srv), rv, NULL, 0);
+}
+
+void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body)
+{
+    switch (type) {
+    case TB_OP_PING:
+        conn_reply(c, TB_XID_PING, proc_zxid(c->srv), 0, NULL, 0);
+        break;
+    case TB_OP_EXISTS:
+    case TB_OP_GETDATA:
+    case TB_OP_GETCHILDREN:
+    case TB_OP_GETCHILDREN2:
+        get_node(c, xid, type, body);
+        break;
+    case TB_OP_GETACL:
+        get_acl(c, xid, body);
+        break;
+    case TB_OP_SYNC:
+        sync_path(c, xid, body);
+        break;
+    case TB_OP_GETALLCHILDRENNUMBER:
+        all_children(c, xid, body);
+        break;
+    case TB_OP_GETEPHEMERALS:
+        ephemerals(c, xid, body);
+        break;
+    case TB_OP_WHOAMI:
+        who_am_i(c, xid);
+        break;
+    case TB_OP_MULTIREAD:
+        multi_read(c, xid, body);
+        break;
+    case TB_OP_SETWATCHES:
+    case TB_OP_SETWATCHES2:
+        set_watches(c, xid, type, body);
+        break;
+    case TB_OP_ADDWATCH:
+        add_watch(c, xid, body);
+        break;
+    case TB_OP_CHECKWATCHES:
+    case TB_OP_REMOVEWATCHES:
+        remove_watches(c, xid, type, body);
+        break;
+    case TB_OP_RECONFIG:
+        /* As a standalone ZooKeeper with reconfigEnabled=false. */
+        fail(c, xid, TB_ERECONFIGDISABLED);
+        break;
+    default:
+        /* Unknown opcodes, a standalone check, sasl, and the internal
+         * createSession / deleteContainer: refused, connection kept. */
+        conn_reply(c, xid, -1, TB_EUNIMPLEMENTED, NULL, 0);
+        break;
+    }
+}

@@ -1,0 +1,209 @@
+/* Sessions: the handshake, and expiry.
+ *
+ * Creating and closing a session are txns, so every replica agrees on the
+ * session table (it lives in the fsm).  Liveness is not replicated: only
+ * the leader keeps deadlines here, touched by every request, and it alone
+ * proposes the close of a session whose deadline passed — expiry is
+ * decided in one place.  After a restart or a leader change every session
+ * starts with a fresh timeout. */
+#include <openssl/rand.h>
+#include <stdlib.h>
+
+#include "server/config/config.h"
+#include "server/config/log.h"
+#include "server/fsm/fsm.h"
+#include "server/server.h"
+
+static void reply_connect(struct conn *c, int32_t timeout, int64_t id,
+                          struct tb_str passwd)
+{
+    struct tb_connect_resp r = {0, timeout, id, passwd, c->has_readonly, 0};
+    struct tb_wbuf w;
+    size_t start;
+
+    tb_wbuf_init(&w);
+    start = tb_frame_begin(&w);
+    tb_connect_resp_encode(&w, &r);
+    tb_frame_end(&w, start);
+    conn_send(c, w.base, w.len);
+    tb_wbuf_free(&w);
+}
+
+static void refuse(struct conn *c)
+{
+    static const char zeros[16];
+
+    reply_connect(c, 0, 0, (struct tb_str){zeros, 16});
+    conn_close_after_flush(c);
+}
+
+static int32_t negotiate(const struct tb_config *cfg, int32_t asked)
+{
+    if (asked < cfg->min_session_timeout)
+        return cfg->min_session_timeout;
+    if (asked > cfg->max_session_timeout)
+        return cfg->max_session_timeout;
+    return asked;
+}
+
+static void attach(struct conn *c, int64_t id, int32_t timeout)
+{
+    struct tbd *s = c->srv;
+    struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
+
+    c->session_id = id;
+    c->timeout_ms = timeout;
+    c->state = CONN_OPEN;
+    tb_map_put(&s->conn_by_session, (uint64_t)id, c);
+    if (se != NULL) {
+        se->timeout_ms = timeout;
+        se->deadline_ms = tbd_now_ms(s) + (uint64_t)timeout;
+    }
+}
+
+void session_connect(struct conn *c, struct tb_str frame)
+{
+    struct tbd *s = c->srv;
+    struct tb_rd rd = tb_rd_make(frame.ptr, frame.len);
+    struct tb_connect_req req;
+    struct tb_create_session_txn st;
+    struct conn *old;
+    uint8_t pw[16];
+    int32_t timeout;
+    struct fsm_session_info fs;
+    struct tb_wbuf body;
+    int rv;
+
+    if (tb_connect_req_decode(&rd, &req) != 0) {
+        tb_log(TB_LOG_WARN, "closing %s:%d: malformed ConnectRequest",
+               c->peer, c->peer_port);
+        conn_close(c);
+        return;
+    }
+    if (req.last_zxid > proc_zxid(s)) {
+        tb_log(TB_LOG_WARN, "refusing %s:%d: client has seen zxid 0x%llx, "
+               "this server only 0x%llx", c->peer, c->peer_port,
+               (unsigned long long)req.last_zxid,
+               (unsigned long long)proc_zxid(s));
+        conn_close(c);
+        return;
+    }
+    c->has_readonly = req.has_readonly;
+    timeout = negotiate(s->cfg, req.timeout);
+    if (req.session_id != 0) {
+        /* Whoever held the session loses it first, as ZooKeeper does. */
+        old = tb_map_get(&s->conn_by_session, (uint64_t)req.session_id);
+        if (old != NULL && old != c)
+            conn_close(old);
+        if (!fsm_session_get(s->fsm, req.session_id, &fs) ||
+            req.passwd.len != 16 ||
+            memcmp(req.passwd.ptr, fs.passwd, 16) != 0) {
+            refuse(c);
+            return;
+        }
+        attach(c, req.session_id, timeout);
+        reply_connect(c, timeout, req.session_id,
+                      (struct tb_str){(const char *)fs.passwd, 16});
+        return;
+    }
+    if (RAND_bytes(pw, sizeof pw) != 1) {
+        conn_close(c);
+        return;
+    }
+    st.timeout = timeout;
+    st.passwd = (struct tb_str){(const char *)pw, sizeof pw};
+    tb_wbuf_init(&body);
+    tb_create_session_txn_encode(&body, &st);
+    rv = proc_propose(s, TB_OP_CREATESESSION, 0, 0, c->id, c,
+                      (struct tb_str){(const char *)body.base, body.len});
+    tb_wbuf_free(&body);
+    if (rv != 0) {
+        tb_log(TB_LOG_WARN, "cannot create a session for %s:%d: %s",
+               c->peer, c->peer_port, tb_strerror(rv));
+        conn_close(c);
+        return;
+    }
+    c->state = CONN_SESSION;
+}
+
+void session_result(struct conn *c, int rc, const uint8_t *body, size_t len)
+{
+    struct tb_rd rd = tb_rd_make(body, len);
+    struct tb_session_resp r;
+
+    if (rc != 0 || tb_session_resp_decode(&rd, &r) != 0) {
+        conn_close(c);
+        return;
+    }
+    attach(c, r.session, r.timeout);
+    reply_connect(c, r.timeout, r.session, r.passwd);
+    conn_resume(c);
+}
+
+void session_touch(struct tbd *s, int64_t id)
+{
+    struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
+
+    if (se != NULL)
+        se->deadline_ms = tbd_now_ms(s) + (uint64_t)se->timeout_ms;
+}
+
+void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms)
+{
+    struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
+
+    if (se == NULL) {
+        se = calloc(1, sizeof *se);
+        if (se == NULL || tb_map_put(&s->sessions, (uint64_t)id, se) != 0) {
+            free(se);
+            tb_log(TB_LOG_ERROR, "out of memory tracking session 0x%llx",
+                   (unsigned long long)id);
+            return;
+        }
+    }
+    se->id = id;
+    se->timeout_ms = timeout_ms;
+    se->deadline_ms = tbd_now_ms(s) + (uint64_t)timeout_ms;
+    se->closing = 0;
+}
+
+void session_closed(struct tbd *s, int64_t id)
+{
+    struct conn *c = tb_map_get(&s->conn_by_session, (uint64_t)id);
+    struct req *r;
+
+    free(tb_map_del(&s->sessions, (uint64_t)id));
+    if (c == NULL)
+        return;
+    /* A client's own closeSession is answered before its socket closes. */
+    if (!tb_queue_empty(&c->reqs)) {
+        r = TB_CONTAINER_OF(c->reqs.prev, struct req, link);
+        if (r->type == TB_OP_CLOSESESSION)
+            return;
+    }
+    tb_map_del(&s->conn_by_session, (uint64_t)id);
+    conn_close_after_flush(c);
+}
+
+/* Once per tick: propose the close of every session past its deadline. */
+void session_tick(struct tbd *s)
+{
+    uint64_t now = tbd_now_ms(s), key;
+    struct sess *se;
+    void *v;
+    size_t i;
+    int rv;
+
+    for (i = 0; tb_map_next(&s->sessions, &i, &key, &v);) {
+        se = v;
+        if (se->closing || se->deadline_ms > now)
+            continue;
+        rv = proc_propose(s, TB_OP_CLOSESESSION, se->id, 0, 0, NULL,
+                          TB_STR(""));
+        if (rv == 0) {
+            se->closing = 1;
+            tb_log(TB_LOG_INFO, "expiring session 0x%llx (timeout %d ms)",
+                   (unsigned long long)se->id, se->timeout_ms);
+        }
+    }
+}

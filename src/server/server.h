@@ -1,0 +1,171 @@
+/* The server's shared state: one libuv loop thread owns everything here.
+ *
+ * A request's path: net/ reads bytes and splits frames (conn.c), proc/
+ * answers reads from the tree and turns writes into txns (proc.c, read.c),
+ * raft/ makes each txn durable and hands it to fsm/ in log order, whose
+ * hooks fire watches (watch/) and route the result back to the connection
+ * that asked (result.c).  Replies leave once per loop turn (conn_flush). */
+#ifndef TBD_SERVER_H
+#define TBD_SERVER_H
+
+#include <uv.h>
+
+#include "common/common.h"
+#include "common/map.h"
+#include "proto/proto.h"
+#include "server/watch/watch.h"
+
+struct tb_config;
+struct fsm;
+struct replog;
+
+/* Counters shown by srvr/stat/mntr/cons. */
+struct latency {
+    uint64_t count, total_ms, min_ms, max_ms;
+};
+
+struct tbd {
+    uv_loop_t *loop;
+    const struct tb_config *cfg;
+    struct fsm *fsm;
+    struct replog *log;
+    struct watch_mgr watches;
+    struct tb_wbuf scratch; /* txn and notification encoding, reused */
+    struct tb_wbuf scratch2;
+
+    uv_tcp_t listener;
+    uv_check_t flusher;   /* writes out every dirty connection per turn */
+    uv_timer_t ticker;    /* session expiry, once per tick */
+    uv_timer_t cleaner;   /* container and TTL cleanup */
+    uv_signal_t sigterm, sigint;
+
+    struct tb_queue conns; /* every open connection */
+    struct tb_queue dirty; /* connections with output to flush */
+    struct tb_map conn_by_id;
+    struct tb_map conn_by_session;
+    struct tb_map sessions; /* session id -> struct sess (expiry) */
+    struct tb_map ip_count; /* IPv4 address -> open connections */
+    uint64_t next_conn_id;
+    int64_t server_id;
+
+    uint64_t started_ms;
+    uint64_t packets_received, packets_sent;
+    struct latency lat;
+    int stopping;
+};
+
+/* Liveness of one session, known to the leader only: the replicated part
+ * (timeout, password, ephemerals) lives in the fsm.  At all times
+ * deadline_ms = last touch + timeout, and `closing` is set once a close
+ * txn has been proposed so it is proposed once. */
+struct sess {
+    int64_t id;
+    int32_t timeout_ms;
+    uint64_t deadline_ms;
+    int closing;
+};
+
+enum conn_state {
+    CONN_NEW,       /* waiting for ConnectRequest or a four-letter word */
+    CONN_SESSION,   /* createSession in the log */
+    CONN_OPEN,      /* session attached */
+    CONN_CLOSING,   /* output drains, then the socket closes */
+};
+
+/* One queued request: served in arrival order, reads behind this
+ * connection's writes still in the log. */
+enum req_state { REQ_READ, REQ_WRITE, REQ_DONE };
+struct req {
+    struct tb_queue link;
+    enum req_state state;
+    int32_t xid;
+    int32_t type;
+    uint64_t start_ms;
+    struct tb_str body;  /* REQ_READ: a copy of the request record */
+    uint8_t *reply;      /* REQ_DONE: the framed reply */
+    size_t reply_len;
+    int close_after;     /* close the connection after this reply */
+};
+
+struct conn {
+    uv_tcp_t tcp;
+    struct tbd *srv;
+    struct tb_queue link;       /* in srv->conns */
+    struct tb_queue dirty_link; /* in srv->dirty while it has output */
+    uint64_t id;
+    enum conn_state state;
+    char peer[64];              /* "a.b.c.d" */
+    int peer_port;
+    uint32_t peer_ip4;          /* host order; 0 if not IPv4 */
+
+    uint8_t *in;                /* unprocessed input */
+    size_t in_len, in_cap;
+    int reading;
+
+    struct tb_wbuf out;         /* frames not yet handed to the kernel */
+    size_t writing;             /* bytes in the uv_write in flight */
+
+    int64_t session_id;
+    int32_t timeout_ms;
+    uint8_t has_readonly;
+    struct tb_wbuf ids;         /* encoded vector<Id> elements */
+    int32_t nids;
+    int super;
+
+    struct tb_queue reqs;       /* struct req, oldest first */
+    unsigned nreqs;
+    unsigned writes_in_flight;
+
+    struct watch_owner watch;
+
+    /* statistics */
+    uint64_t received, sent, established_ms, last_resp_ms;
+    int32_t last_op, last_cxid;
+    int64_t last_zxid;
+    struct latency lat;
+};
+
+/* net/conn.c */
+int conn_listen(struct tbd *s);
+void conn_send(struct conn *c, const void *frame, size_t len);
+void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
+                const void *body, size_t len);
+void conn_close(struct conn *c);
+void conn_close_after_flush(struct conn *c);
+void conn_pause(struct conn *c);
+void conn_resume(struct conn *c);
+void conn_flush_all(struct tbd *s);
+uint64_t tbd_now_ms(const struct tbd *s);
+int64_t tbd_wall_ms(void);
+
+/* proc/proc.c */
+void proc_frame(struct conn *c, struct tb_str frame);
+void proc_drain(struct conn *c);
+void proc_conn_closed(struct conn *c);
+int64_t proc_zxid(const struct tbd *s);
+int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
+                 uint64_t origin, const struct conn *c, struct tb_str body);
+struct tb_txn;
+void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
+                 const uint8_t *body, size_t len);
+
+/* proc/session.c */
+void session_connect(struct conn *c, struct tb_str frame);
+void session_touch(struct tbd *s, int64_t id);
+void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms);
+void session_closed(struct tbd *s, int64_t id);
+void session_tick(struct tbd *s);
+void session_result(struct conn *c, int rc, const uint8_t *body, size_t len);
+
+/* proc/read.c */
+void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body);
+
+/* proc/auth.c */
+void auth_init_conn(struct conn *c);
+void auth_request(struct conn *c, int32_t xid, struct tb_str body);
+int auth_check(const struct conn *c, struct tb_vec acl, int perm);
+
+/* net/admin.c: four-letter words */
+int admin_try(struct conn *c);
+
+#endif
