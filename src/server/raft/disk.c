@@ -1,0 +1,73 @@
+/* Free-disk guard (G3).  libraft 0.15 can crash inside its own code when the
+ * data directory runs out of space with writes in flight, so we refuse new
+ * writes ourselves, well before that.  Free space is measured with statvfs,
+ * cached, refreshed by the tick timer, and measured again on every proposal
+ * while the estimate is near the limit. */
+#include <errno.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "server/raft/internal.h"
+
+/* Raft keeps the previous snapshot on disk until the next one is complete,
+ * and the next one is about as big as the state: two snapshots must fit on
+ * top of the configured minimum. */
+uint64_t replog__disk_limit(const struct replog *l)
+{
+    uint64_t reserve = 2 * l->stats.last_snapshot_bytes;
+
+    if (l->min_free > UINT64_MAX - reserve)
+        return UINT64_MAX;
+    return l->min_free + reserve;
+}
+
+void replog__disk_refresh(struct replog *l)
+{
+    struct statvfs st;
+
+    l->stats.disk_checks++;
+    l->bytes_since = 0;
+    l->last_check_ms = uv_now(l->loop);
+    if (statvfs(l->dir, &st) != 0) {
+        /* Unknown free space: fail safe, refuse writes until it is known. */
+        if (l->free_cached != 0)
+            replog__logf(l, REPLOG_LOG_ERROR, "statvfs %s: %s", l->dir,
+                         strerror(errno));
+        l->free_cached = 0;
+    } else {
+        l->free_cached = (uint64_t)st.f_bavail * st.f_frsize;
+    }
+    l->stats.free_bytes = l->free_cached;
+    l->stats.free_limit = replog__disk_limit(l);
+}
+
+int replog__disk_admit(struct replog *l, size_t n)
+{
+    uint64_t limit = replog__disk_limit(l);
+    uint64_t est;
+
+    est = l->free_cached > l->bytes_since ? l->free_cached - l->bytes_since : 0;
+    if (est < limit || est - limit < REPLOG_DISK_NEAR_MARGIN) {
+        replog__disk_refresh(l);
+        est = l->free_cached;
+    }
+    if (est < limit) {
+        l->stats.proposals_refused_disk++;
+        /* Log transitions only, not every refused request. */
+        if (!l->disk_refusing)
+            replog__logf(l, REPLOG_LOG_WARN,
+                         "refusing writes: %llu bytes free in %s, minimum %llu",
+                         (unsigned long long)est, l->dir,
+                         (unsigned long long)limit);
+        l->disk_refusing = 1;
+        return TB_ENOTREADONLY;
+    }
+    if (l->disk_refusing)
+        replog__logf(l, REPLOG_LOG_INFO,
+                     "accepting writes again: %llu bytes free in %s",
+                     (unsigned long long)est, l->dir);
+    l->disk_refusing = 0;
+    /* Every write is at least one synced 4 KiB block. */
+    l->bytes_since += n < 4096 ? 4096 : n;
+    return 0;
+}

@@ -1,0 +1,58 @@
+/* On-disk envelopes of the replicated log: one around every log entry and
+ * one around every snapshot.  Internal to src/server/raft.
+ *
+ * Why the entry envelope exists (G1): libraft 0.15 pads each entry to 8
+ * bytes when writing a segment but sums the unpadded lengths when loading
+ * it, so an entry whose length is not a multiple of 8 makes the segment
+ * unreadable at the next start and, with auto-recovery, silently drops
+ * acknowledged entries.  We therefore only ever hand raft buffers whose
+ * length is a multiple of 8 and carry the real payload length inside.
+ *
+ * Entry, version 1 (big endian):
+ *
+ *   OFFSET  SIZE  DESCRIPTION
+ *        0     4  payload length L
+ *        4     1  envelope version (1)
+ *        5     3  zero
+ *        8     L  payload
+ *      8+L     P  zero padding, P = (8 - L % 8) % 8
+ *
+ *   Invariant: total length 8 + L + P is a multiple of 8 (and >= 8).
+ *
+ * Snapshot, version 1 (big endian).  raft_uv compresses the file (LZ4) and
+ * hands restore one buffer holding exactly these bytes:
+ *
+ *   OFFSET  SIZE  DESCRIPTION
+ *        0     8  magic "TBRLSNAP"
+ *        8     4  envelope version (1)
+ *       12     4  zero
+ *       16     8  raft index of the last entry the state includes
+ *       24     8  state length L
+ *       32     L  the state machine's serialized state
+ */
+#ifndef TB_SERVER_RAFT_ENVELOPE_H
+#define TB_SERVER_RAFT_ENVELOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REPLOG_ENTRY_HDR 8
+#define REPLOG_ENTRY_VERSION 1
+#define REPLOG_SNAP_HDR 32
+#define REPLOG_SNAP_VERSION 1
+
+/* Bytes of the envelope around a payload of `len` bytes (len <= 2^32 - 16). */
+size_t replog__entry_size(size_t len);
+/* Writes the envelope of `len` payload bytes to dst[0..entry_size(len)). */
+void replog__entry_encode(void *dst, const void *payload, size_t len);
+/* Finds the payload inside an envelope; 0 or TB_EMARSHALLING. */
+int replog__entry_decode(const void *buf, size_t buf_len,
+                         const void **payload, size_t *len);
+
+void replog__snap_header_encode(uint8_t hdr[REPLOG_SNAP_HDR], uint64_t index,
+                                uint64_t state_len);
+/* Checks a whole snapshot buffer; 0 or TB_EMARSHALLING. */
+int replog__snap_decode(const void *buf, size_t buf_len, uint64_t *index,
+                        const void **state, size_t *state_len);
+
+#endif

@@ -1,0 +1,105 @@
+/* The replog handle and the helpers its files share.  Internal to
+ * src/server/raft: nothing outside this folder includes raft.h. */
+#ifndef TB_SERVER_RAFT_INTERNAL_H
+#define TB_SERVER_RAFT_INTERNAL_H
+
+#include <raft.h>
+#include <raft/uv.h>
+
+#include "server/raft/envelope.h"
+#include "server/raft/replog.h"
+
+/* When the estimated free space is within this much of the limit, every
+ * proposal measures again instead of trusting the cached figure (G3). */
+#define REPLOG_DISK_NEAR_MARGIN ((uint64_t)64 << 20)
+/* How often the cached free-space figure is refreshed. */
+#define REPLOG_DISK_REFRESH_MS 250
+/* replog_close waits at most this long for appends to reach the disk. */
+#define REPLOG_CLOSE_DRAIN_MS 10000
+/* State poll period when someone listens for leadership changes (G6). */
+#define REPLOG_STATE_POLL_MS 10
+
+/* A proposal raft has accepted and not yet answered.  At all times it is on
+ * replog.pending exactly while its done has not fired. */
+struct replog_req {
+    struct raft_apply raft_req; /* raft_req.index: the entry's index */
+    struct tb_queue link;
+    replog_done_cb done;
+    void *arg;
+};
+
+struct replog {
+    uv_loop_t *loop;
+    struct raft raft;
+    struct raft_io io;
+    struct raft_uv_transport transport;
+    struct raft_fsm raft_fsm; /* raft's view of `fsm`, version 2 */
+    struct replog_fsm fsm;
+
+    char *dir;
+    char *address;
+    int server_id;
+    void (*log)(void *data, int level, const char *msg);
+    void *log_data;
+    void (*on_leader)(void *data, int is_leader);
+    void *on_leader_data;
+    unsigned snap_min_threshold;
+    unsigned snap_trailing;
+    unsigned snap_bytes_per_entry;
+
+    struct tb_queue pending; /* struct replog_req, in proposal order */
+    int64_t applied_index;   /* last index given to fsm.apply or restore */
+    int was_leader;
+    int cb_depth; /* > 0 while a user callback is on the stack */
+
+    /* Free-disk guard (G3).  free_cached is exact right after a statvfs;
+     * bytes_since counts what was proposed since, so the estimate
+     * free_cached - bytes_since errs on the low side. */
+    uv_timer_t tick;
+    uint64_t min_free;
+    uint64_t free_cached;
+    uint64_t bytes_since;
+    uint64_t last_check_ms;
+    int disk_refusing; /* last admit refused: log transitions only */
+
+    /* The snapshot raft is writing: valid from fsm snapshot to finalize. */
+    int snap_active;
+    struct tb_wbuf snap_state;
+    uint8_t snap_hdr[REPLOG_SNAP_HDR];
+    struct raft_buffer snap_bufs[2];
+
+    struct replog_stats stats;
+
+    /* Closing: raft first, then our handles, then the user's cb. */
+    int closing;
+    int raft_started; /* raft_init succeeded: raft_close is needed */
+    int raft_closed;
+    unsigned handles_open;
+    uv_timer_t close_timer; /* drains appends, then raft_close */
+    uint64_t close_started_ms;
+    void (*close_cb)(void *arg);
+    void *close_arg;
+};
+
+void replog__logf(struct replog *l, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Maps a raft error code to a TB_E* code. */
+int replog__err(int raft_rv);
+
+/* disk.c */
+void replog__disk_refresh(struct replog *l);
+uint64_t replog__disk_limit(const struct replog *l);
+/* 0 if a write of `n` bytes may go ahead, else TB_ENOTREADONLY. */
+int replog__disk_admit(struct replog *l, size_t n);
+
+/* fsm.c: raft_fsm callbacks over struct replog_fsm, and the G5 policy. */
+void replog__fsm_init(struct replog *l);
+/* raft `result` of an entry whose envelope apply could not read. */
+extern void *const replog__malformed;
+void replog__snapshot_policy(struct replog *l, uint64_t state_bytes);
+
+/* transport.c */
+void replog__local_transport_init(struct raft_uv_transport *t);
+
+#endif

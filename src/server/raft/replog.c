@@ -1,0 +1,494 @@
+/* replog handle: open (bootstrap, restore, replay), propose, close, and the
+ * tick that refreshes the free-disk figure and polls leadership.  The state
+ * machine glue is in fsm.c, the disk guard in disk.c, the entry format in
+ * envelope.c. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "server/raft/internal.h"
+
+#define DEFAULT_ADDRESS "127.0.0.1:0"
+#define DEFAULT_SNAP_MIN_THRESHOLD 16384
+#define DEFAULT_SNAP_TRAILING 8192
+#define DEFAULT_SNAP_BYTES_PER_ENTRY 1024
+/* On a LAN, 300-500 ms keeps failover near 1-1.5 s (libraft-notes.md
+ * measured 2.5-3.4x the election timeout) while tolerating loop stalls of a
+ * few hundred ms from snapshots of a large state. */
+#define DEFAULT_ELECTION_MS 500
+#define DEFAULT_HEARTBEAT_MS 50
+
+void replog__logf(struct replog *l, int level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (l->log != NULL)
+        l->log(l->log_data, level, msg);
+    else if (level <= REPLOG_LOG_WARN)
+        fprintf(stderr, "replog: %s\n", msg);
+}
+
+int replog__err(int raft_rv)
+{
+    switch (raft_rv) {
+    case 0:
+        return 0;
+    case RAFT_NOMEM:
+        return TB_ENOMEM;
+    case RAFT_CORRUPT:
+    case RAFT_MALFORMED:
+        return TB_EDATAINCONSISTENCY;
+    case RAFT_IOERR:
+    case RAFT_NOSPACE:
+        return TB_EIO;
+    case RAFT_SHUTDOWN:
+    case RAFT_CANCELED:
+        return TB_ECLOSING;
+    case RAFT_LEADERSHIPLOST:
+        return TB_ECONNECTIONLOSS;
+    case RAFT_TOOBIG:
+        return TB_ETOOBIG;
+    case RAFT_NAMETOOLONG:
+    case RAFT_INVALID:
+    case RAFT_NOTFOUND:
+    case RAFT_BADID:
+        return TB_EINVAL;
+    default:
+        return TB_ESYSTEM;
+    }
+}
+
+/* ---- proposals ---------------------------------------------------------- */
+
+static void finish_req(struct replog *l, struct replog_req *req, int status,
+                       int64_t index)
+{
+    if (req->done != NULL) {
+        l->cb_depth++;
+        req->done(req->arg, status, index);
+        l->cb_depth--;
+    }
+    free(req);
+}
+
+static void apply_cb(struct raft_apply *rreq, int status, void *result)
+{
+    struct replog_req *req = TB_CONTAINER_OF(rreq, struct replog_req, raft_req);
+    struct replog *l = rreq->data;
+    int rc = 0;
+
+    tb_queue_remove(&req->link);
+    if (status != 0) {
+        rc = l->closing ? TB_ECLOSING : replog__err(status);
+        if (!l->closing)
+            replog__logf(l, REPLOG_LOG_WARN, "entry %llu failed: %s (%s)",
+                         (unsigned long long)rreq->index,
+                         raft_strerror(status), raft_errmsg(&l->raft));
+    } else if (result == replog__malformed) {
+        rc = TB_EDATAINCONSISTENCY;
+    }
+    finish_req(l, req, rc, (int64_t)rreq->index);
+}
+
+static int refuse_not_leader(struct replog *l)
+{
+    raft_id id = 0;
+    const char *addr = NULL;
+
+    raft_leader(&l->raft, &id, &addr);
+    replog__logf(l, REPLOG_LOG_WARN,
+                 "write refused: server %d is not the leader (state %d, "
+                 "leader %llu at %s)",
+                 l->server_id, raft_state(&l->raft), (unsigned long long)id,
+                 addr != NULL ? addr : "unknown");
+    return TB_ESYSTEM;
+}
+
+int replog_propose(struct replog *l, const void *payload, size_t len,
+                   replog_done_cb done, void *arg)
+{
+    struct replog_req *req;
+    struct raft_buffer buf;
+    int rv;
+
+    if (l->closing)
+        return TB_ECLOSING;
+    if (payload == NULL && len > 0)
+        return TB_EINVAL;
+    if (len > REPLOG_MAX_PAYLOAD)
+        return TB_ETOOBIG;
+    buf.len = replog__entry_size(len);
+    if ((rv = replog__disk_admit(l, buf.len)) != 0)
+        return rv;
+    if (raft_state(&l->raft) != RAFT_LEADER)
+        return refuse_not_leader(l);
+
+    req = malloc(sizeof *req);
+    if (req == NULL)
+        return TB_ENOMEM;
+    /* raft frees accepted entries with raft_free. */
+    buf.base = raft_malloc(buf.len);
+    if (buf.base == NULL) {
+        free(req);
+        return TB_ENOMEM;
+    }
+    replog__entry_encode(buf.base, payload, len);
+    memset(&req->raft_req, 0, sizeof req->raft_req);
+    req->raft_req.data = l;
+    req->done = done;
+    req->arg = arg;
+    tb_queue_insert_tail(&l->pending, &req->link);
+    rv = raft_apply(&l->raft, &req->raft_req, &buf, 1, apply_cb);
+    if (rv != 0) {
+        tb_queue_remove(&req->link);
+        raft_free(buf.base); /* still ours when raft_apply fails */
+        free(req);
+        if (rv == RAFT_NOTLEADER)
+            return refuse_not_leader(l);
+        replog__logf(l, REPLOG_LOG_WARN, "write refused: %s (%s)",
+                     raft_strerror(rv), raft_errmsg(&l->raft));
+        return rv == RAFT_NOMEM ? TB_ENOMEM : TB_ESYSTEM;
+    }
+    return 0;
+}
+
+/* ---- queries ------------------------------------------------------------ */
+
+int64_t replog_last_applied(struct replog *l)
+{
+    int64_t r = (int64_t)raft_last_applied(&l->raft);
+
+    /* Inside apply and done, raft has not advanced last_applied yet. */
+    return r > l->applied_index ? r : l->applied_index;
+}
+
+int replog_is_leader(struct replog *l)
+{
+    return !l->closing && raft_state(&l->raft) == RAFT_LEADER;
+}
+
+void replog_set_min_free(struct replog *l, uint64_t bytes)
+{
+    l->min_free = bytes;
+    replog__disk_refresh(l);
+}
+
+void replog_get_stats(struct replog *l, struct replog_stats *out)
+{
+    *out = l->stats;
+    out->last_applied = replog_last_applied(l);
+    out->free_limit = replog__disk_limit(l);
+}
+
+/* ---- tick: disk refresh and leadership poll ----------------------------- */
+
+static void poll_leader(struct replog *l)
+{
+    int lead = replog_is_leader(l);
+
+    if (lead == l->was_leader)
+        return;
+    l->was_leader = lead;
+    replog__logf(l, REPLOG_LOG_INFO, "server %d %s leadership", l->server_id,
+                 lead ? "took" : "lost");
+    if (l->on_leader != NULL) {
+        l->cb_depth++;
+        l->on_leader(l->on_leader_data, lead);
+        l->cb_depth--;
+    }
+}
+
+static void tick_cb(uv_timer_t *t)
+{
+    struct replog *l = t->data;
+
+    if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
+        replog__disk_refresh(l);
+    poll_leader(l);
+}
+
+/* ---- close -------------------------------------------------------------- */
+
+static void free_handle(struct replog *l)
+{
+    void (*cb)(void *) = l->close_cb;
+    void *arg = l->close_arg;
+
+    if (l->snap_active) /* raft always finalizes first; belt and braces */
+        tb_wbuf_free(&l->snap_state);
+    free(l->dir);
+    free(l->address);
+    free(l);
+    if (cb != NULL)
+        cb(arg);
+}
+
+static void maybe_finish(struct replog *l)
+{
+    if (l->raft_closed && l->handles_open == 0)
+        free_handle(l);
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    struct replog *l = h->data;
+
+    l->handles_open--;
+    maybe_finish(l);
+}
+
+static void raft_closed(struct raft *r)
+{
+    struct replog *l = r->data;
+    struct tb_queue *q;
+
+    raft_uv_close(&l->io);
+    /* raft fails the requests it knows of while closing; anything it did
+     * not answer is answered here, so done fires exactly once. */
+    while (!tb_queue_empty(&l->pending)) {
+        q = tb_queue_head(&l->pending);
+        tb_queue_remove(q);
+        finish_req(l, TB_CONTAINER_OF(q, struct replog_req, link),
+                   TB_ECLOSING, 0);
+    }
+    l->raft_closed = 1;
+    maybe_finish(l);
+}
+
+static void start_close(struct replog *l)
+{
+    if (l->handles_open > 0) {
+        uv_close((uv_handle_t *)&l->tick, handle_closed);
+        uv_close((uv_handle_t *)&l->close_timer, handle_closed);
+    }
+    raft_close(&l->raft, raft_closed);
+}
+
+/* libraft 0.15 crashes in raft_close when appends are still queued in
+ * raft_uv: it cancels them, and the leader's append callback then walks
+ * request state that raft_close has already torn down.  So close waits
+ * until every entry appended to the log is on disk.  A lone voter commits
+ * and applies an entry as soon as it is on disk, so this also answers
+ * every accepted proposal with its real outcome.  A snapshot being written
+ * is waited for too: raft_close drops it, and the next start would then
+ * replay the log it was meant to replace. */
+static void drain_cb(uv_timer_t *t)
+{
+    struct replog *l = t->data;
+    raft_index last = raft_last_index(&l->raft);
+    int busy = l->raft.last_stored < last || l->snap_active;
+
+    if (busy && uv_now(l->loop) - l->close_started_ms < REPLOG_CLOSE_DRAIN_MS)
+        return;
+    if (busy)
+        replog__logf(l, REPLOG_LOG_WARN,
+                     "closing with entries %llu..%llu not yet on disk%s",
+                     (unsigned long long)l->raft.last_stored + 1,
+                     (unsigned long long)last,
+                     l->snap_active ? ", snapshot being written" : "");
+    uv_timer_stop(t);
+    start_close(l);
+}
+
+void replog_close(struct replog *l, void (*cb)(void *arg), void *arg)
+{
+    if (TB_NEVER(l->closing))
+        return;
+    l->closing = 1;
+    l->close_cb = cb;
+    l->close_arg = arg;
+    l->close_started_ms = uv_now(l->loop);
+    /* Always from the timer: raft_close must not run inside a raft
+     * callback that called us, nor before the appends have drained. */
+    uv_timer_start(&l->close_timer, drain_cb, 0, 1);
+}
+
+/* ---- open --------------------------------------------------------------- */
+
+static int mkdir_p(const char *dir)
+{
+    char path[4096];
+    size_t i, n = strlen(dir);
+
+    if (n == 0 || n >= sizeof path)
+        return ENAMETOOLONG;
+    memcpy(path, dir, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        path[i] = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return errno;
+        path[i] = dir[i];
+    }
+    return 0;
+}
+
+static int bootstrap(struct replog *l)
+{
+    struct raft_configuration conf;
+    int rv;
+
+    /* A lone voter.  An ensemble bootstraps every initial voter with the
+     * same list (libraft-notes.md G8). */
+    raft_configuration_init(&conf);
+    rv = raft_configuration_add(&conf, (raft_id)l->server_id, l->address,
+                                RAFT_VOTER);
+    if (rv == 0)
+        rv = raft_bootstrap(&l->raft, &conf);
+    raft_configuration_close(&conf);
+    if (rv == RAFT_CANTBOOTSTRAP) /* already initialised: the usual case */
+        return 0;
+    if (rv == 0)
+        replog__logf(l, REPLOG_LOG_INFO, "bootstrapped %s as server %d",
+                     l->dir, l->server_id);
+    return rv;
+}
+
+/* The settings raft needs after raft_init. */
+static void copy_config(struct replog *l, const struct replog_config *cfg)
+{
+    l->server_id = cfg->server_id;
+    l->min_free = cfg->min_free_bytes;
+    l->log = cfg->log;
+    l->log_data = cfg->log_data;
+    l->on_leader = cfg->on_leader;
+    l->on_leader_data = cfg->on_leader_data;
+#define OR(v, d) ((v) != 0 ? (v) : (d))
+    l->snap_min_threshold =
+        OR(cfg->snapshot_min_threshold, DEFAULT_SNAP_MIN_THRESHOLD);
+    l->snap_trailing = OR(cfg->snapshot_trailing, DEFAULT_SNAP_TRAILING);
+    l->snap_bytes_per_entry =
+        OR(cfg->snapshot_bytes_per_entry, DEFAULT_SNAP_BYTES_PER_ENTRY);
+    raft_set_election_timeout(&l->raft,
+                              OR(cfg->election_timeout_ms, DEFAULT_ELECTION_MS));
+    raft_set_heartbeat_timeout(
+        &l->raft, OR(cfg->heartbeat_timeout_ms, DEFAULT_HEARTBEAT_MS));
+#undef OR
+    raft_set_snapshot_trailing(&l->raft, l->snap_trailing);
+    replog__snapshot_policy(l, 0);
+}
+
+static int check_args(const struct replog_config *cfg,
+                      const struct replog_fsm *fsm)
+{
+    if (cfg == NULL || fsm == NULL || cfg->dir == NULL || cfg->dir[0] == '\0')
+        return TB_EINVAL;
+    if (cfg->server_id <= 0 || fsm->apply == NULL || fsm->snapshot == NULL ||
+        fsm->restore == NULL)
+        return TB_EINVAL;
+    if (cfg->heartbeat_timeout_ms != 0 && cfg->election_timeout_ms != 0 &&
+        cfg->heartbeat_timeout_ms >= cfg->election_timeout_ms)
+        return TB_EINVAL;
+    return 0;
+}
+
+/* Called once raft_init succeeded and a later step failed: raft must be
+ * closed, which completes on the loop. */
+static int abandon(struct replog *l, const char *step, int rv)
+{
+    replog__logf(l, REPLOG_LOG_ERROR, "open %s: %s: %s (%s)", l->dir, step,
+                 raft_strerror(rv), raft_errmsg(&l->raft));
+    l->closing = 1;
+    raft_close(&l->raft, raft_closed);
+    return replog__err(rv);
+}
+
+static void start_ticking(struct replog *l)
+{
+    uint64_t ms = l->on_leader != NULL ? REPLOG_STATE_POLL_MS
+                                        : REPLOG_DISK_REFRESH_MS;
+
+    uv_timer_init(l->loop, &l->tick);
+    uv_timer_init(l->loop, &l->close_timer);
+    l->tick.data = l->close_timer.data = l;
+    l->handles_open = 2;
+    uv_timer_start(&l->tick, tick_cb, ms, ms);
+    /* The tick must not keep a loop alive on its own. */
+    uv_unref((uv_handle_t *)&l->tick);
+}
+
+int replog_open(struct replog **out, uv_loop_t *loop,
+                const struct replog_config *cfg, const struct replog_fsm *fsm)
+{
+    struct replog *l;
+    int rv;
+
+    *out = NULL;
+    if ((rv = check_args(cfg, fsm)) != 0)
+        return rv;
+    l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return TB_ENOMEM;
+    l->loop = loop;
+    l->fsm = *fsm;
+    tb_queue_init(&l->pending);
+    l->log = cfg->log; /* so that early failures are reported */
+    l->log_data = cfg->log_data;
+    l->dir = strdup(cfg->dir);
+    l->address = strdup(cfg->address != NULL ? cfg->address : DEFAULT_ADDRESS);
+    if (l->dir == NULL || l->address == NULL) {
+        rv = TB_ENOMEM;
+        goto err;
+    }
+    if ((rv = mkdir_p(cfg->dir)) != 0) {
+        replog__logf(l, REPLOG_LOG_ERROR, "open %s: mkdir: %s", cfg->dir,
+                     strerror(rv));
+        rv = TB_EIO;
+        goto err;
+    }
+    replog__fsm_init(l);
+    replog__local_transport_init(&l->transport);
+    rv = raft_uv_init(&l->io, loop, l->dir, &l->transport);
+    if (rv != 0) {
+        replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_uv_init: %s (%s)",
+                     l->dir, raft_strerror(rv), l->io.errmsg);
+        rv = replog__err(rv);
+        goto err;
+    }
+    /* G2: a damaged log must stop the server, not silently shorten it. */
+    raft_uv_set_auto_recovery(&l->io, false);
+    if (raft_uv_set_snapshot_compression(&l->io, true) != 0)
+        replog__logf(l, REPLOG_LOG_WARN, "snapshot compression unavailable");
+    rv = raft_init(&l->raft, &l->io, &l->raft_fsm, (raft_id)cfg->server_id,
+                   l->address);
+    if (rv != 0) {
+        replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_init: %s (%s)",
+                     l->dir, raft_strerror(rv), l->io.errmsg);
+        raft_uv_close(&l->io);
+        rv = replog__err(rv);
+        goto err;
+    }
+    l->raft.data = l;
+    copy_config(l, cfg);
+    if ((rv = bootstrap(l)) != 0)
+        return abandon(l, "bootstrap", rv);
+    /* Loads term, vote, snapshot (fsm restore) and log; a lone voter
+     * elects itself and applies the whole log (fsm apply) right here. */
+    if ((rv = raft_start(&l->raft)) != 0)
+        return abandon(l, "start", rv);
+    replog__disk_refresh(l);
+    start_ticking(l);
+    l->was_leader = replog_is_leader(l);
+    replog__logf(l, REPLOG_LOG_INFO,
+                 "opened %s: server %d, last index %llu, applied %lld, %s",
+                 l->dir, l->server_id,
+                 (unsigned long long)raft_last_index(&l->raft),
+                 (long long)replog_last_applied(l),
+                 l->was_leader ? "leader" : "not leader");
+    *out = l;
+    return 0;
+
+err:
+    free(l->dir);
+    free(l->address);
+    free(l);
+    return rv;
+}

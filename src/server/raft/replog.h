@@ -1,0 +1,151 @@
+/* replog: the server's replicated log, a thin layer over libraft 0.15.
+ *
+ * The rest of the server sees an ordered, durable log of opaque payloads and
+ * a state machine that consumes them; it never includes raft.h.  Keeping the
+ * surface this small is what lets us swap the library (cowsql/raft, or our
+ * own) later, and it is the one place where the defects of libraft 0.15 that
+ * lose data silently are guarded (see libraft-notes.md, G1-G5):
+ *
+ *   G1  every entry is padded to a multiple of 8 bytes and carries its real
+ *       length inside (format drawn in envelope.h);
+ *   G2  raft_uv auto-recovery is off: a damaged log makes replog_open fail;
+ *   G3  writes are refused with TB_ENOTREADONLY before the disk fills up;
+ *   G4  the state machine's apply has no failure return;
+ *   G5  the snapshot threshold grows with the state size, and the time the
+ *       loop spends serializing a snapshot is measured.
+ *
+ * Today the log has a single voter, which is leader as soon as replog_open
+ * returns.  An ensemble is an extension: a peer list in the config, the TCP
+ * transport instead of the local one, and leadership changes reported
+ * through on_leader (already polled here).
+ *
+ * Threading: everything here, and every callback it makes, runs on the
+ * thread that runs `loop`.  Nothing is thread-safe. */
+#ifndef TB_SERVER_REPLOG_H
+#define TB_SERVER_REPLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "common/common.h"
+
+/* Log severities, syslog(3) numbering, so a shared logger can map them. */
+enum {
+    REPLOG_LOG_ERROR = 3,
+    REPLOG_LOG_WARN = 4,
+    REPLOG_LOG_INFO = 6,
+    REPLOG_LOG_DEBUG = 7,
+};
+
+/* Largest payload replog_propose accepts. */
+#define REPLOG_MAX_PAYLOAD ((size_t)1 << 30)
+
+/* The replicated state machine.  All callbacks run on the loop thread. */
+struct replog_fsm {
+    void *data;
+    /* Applies the committed entry at `index` (strictly increasing, gaps are
+     * entries that are not commands).  `payload` is borrowed: valid only
+     * during the call.  Must be deterministic and cannot fail: a business
+     * error (no node, bad version) is a result of the entry, not a failure
+     * of apply.  Also runs during replog_open to replay the log. */
+    void (*apply)(void *data, int64_t index, const void *payload, size_t len);
+    /* Serializes the whole state into `out` (initialized and empty); returns
+     * 0 or a negative TB_E* code.  Runs on the loop thread: its duration is
+     * the loop stall recorded in the stats. */
+    int (*snapshot)(void *data, struct tb_wbuf *out);
+    /* Replaces the whole state with a serialized one (borrowed buffer);
+     * returns 0 or a negative TB_E* code.  Runs during replog_open, and in an
+     * ensemble when the leader installs a snapshot. */
+    int (*restore)(void *data, const void *buf, size_t len);
+};
+
+struct replog_config {
+    const char *dir;     /* data directory; created if missing */
+    int server_id;       /* > 0, stable for the life of the data dir */
+    const char *address; /* "ip:port" identity for raft peers; unused by a
+                            lone voter; NULL means "127.0.0.1:0" */
+    uint64_t min_free_bytes; /* refuse writes below this much free disk
+                                (plus twice the last snapshot, see G3) */
+    /* Snapshot policy (G5); 0 picks the default in brackets. */
+    unsigned snapshot_min_threshold;   /* entries [16384] */
+    unsigned snapshot_trailing;        /* entries kept after one [8192] */
+    unsigned snapshot_bytes_per_entry; /* threshold = max(min, size / this),
+                                          bounds snapshot bytes written per
+                                          applied entry [1024] */
+    /* Raft timing, for ensembles; 0 picks the default in brackets. */
+    unsigned election_timeout_ms;  /* [500] */
+    unsigned heartbeat_timeout_ms; /* [50] */
+    /* Log sink; NULL prints warnings and errors to stderr. `msg` has no
+     * trailing newline and is valid only during the call. */
+    void (*log)(void *data, int level, const char *msg);
+    void *log_data;
+    /* Optional: called from a timer when this server gains or loses
+     * leadership (libraft 0.15 has no state callback, G6). */
+    void (*on_leader)(void *data, int is_leader);
+    void *on_leader_data;
+};
+
+struct replog_stats {
+    int64_t last_applied;            /* same as replog_last_applied */
+    uint64_t entries_applied;        /* fsm apply calls, replay included */
+    uint64_t entries_malformed;      /* skipped: bad envelope (logged) */
+    uint64_t proposals_refused_disk; /* TB_ENOTREADONLY answers */
+    uint64_t snapshots_taken;        /* fsm snapshot calls that succeeded */
+    uint64_t snapshots_failed;       /* fsm snapshot calls that failed */
+    double snapshot_stall_max_ms;    /* longest fsm snapshot call */
+    double snapshot_stall_last_ms;   /* latest fsm snapshot call */
+    uint64_t last_snapshot_bytes;    /* serialized state size (uncompressed),
+                                        taken or restored */
+    unsigned snapshot_threshold;     /* entries between snapshots, now */
+    uint64_t free_bytes;             /* last measured free disk space */
+    uint64_t free_limit;             /* writes are refused below this */
+    uint64_t disk_checks;            /* statvfs calls */
+};
+
+struct replog;
+
+/* Called exactly once per accepted proposal: status 0 once the entry is
+ * durable, committed and applied (fsm apply for `index` ran just before,
+ * with no other apply in between), else a negative TB_E* code and the
+ * outcome is unknown: the entry may still be committed and applied, now or
+ * after a restart.  TB_ECLOSING when the log closed first,
+ * TB_ECONNECTIONLOSS when leadership was lost.  `index` is the entry's log
+ * index (0 if it never got one). */
+typedef void (*replog_done_cb)(void *arg, int status, int64_t index);
+
+/* Opens (bootstrapping a pristine dir), restores the newest snapshot and
+ * replays the log through fsm->apply before returning; a lone voter is then
+ * leader.  `cfg` and `fsm` are copied.  On failure returns a negative
+ * TB_E* code after logging the reason (TB_EDATAINCONSISTENCY for a damaged
+ * log or snapshot); some cleanup may then still be pending on the loop, so
+ * run the loop before uv_loop_close. */
+int replog_open(struct replog **out, uv_loop_t *loop,
+                const struct replog_config *cfg, const struct replog_fsm *fsm);
+
+/* Appends a copy of `payload`.  Returns 0 (done will fire exactly once) or,
+ * without calling done: TB_ENOTREADONLY when free disk is below the limit,
+ * TB_ECLOSING after replog_close, TB_ETOOBIG above REPLOG_MAX_PAYLOAD,
+ * TB_ENOMEM, TB_EINVAL, or TB_ESYSTEM (not leader and the like; logged).
+ * May be called from inside done and apply callbacks. */
+int replog_propose(struct replog *l, const void *payload, size_t len,
+                   replog_done_cb done, void *arg);
+
+/* Index of the newest entry whose effect is in the state machine. */
+int64_t replog_last_applied(struct replog *l);
+int replog_is_leader(struct replog *l);
+
+/* Changes the free-disk minimum and re-measures at once. */
+void replog_set_min_free(struct replog *l, uint64_t bytes);
+
+void replog_get_stats(struct replog *l, struct replog_stats *out);
+
+/* Stops the log.  Every pending done fires (TB_ECLOSING unless it completed
+ * first) before `cb`, which fires exactly once, from the loop, after which
+ * `l` is freed.  Entries already durable will be replayed by the next open.
+ * Safe to call from inside callbacks (the close then starts on the next loop
+ * iteration, and apply may run until it does).  Call at most once. */
+void replog_close(struct replog *l, void (*cb)(void *arg), void *arg);
+
+#endif
