@@ -1,0 +1,555 @@
+/* The configuration keys, their defaults and checks, and the `conf` text.
+ *
+ * One table drives everything: tb_config_init() applies each key's default
+ * text through the same setter a zoo.cfg line goes through, and --help
+ * prints the same defaults, so the three cannot disagree.  Reading files
+ * and the command line is in config_args.c. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server/config/config.h"
+#include "server/config/fourlw.h"
+#include "server/config/log.h"
+
+#ifndef TB_VERSION
+#define TB_VERSION "0.0.0"
+#endif
+
+enum key_type {
+    K_INT,    /* int field, range checked */
+    K_I64,    /* int64_t field, range checked */
+    K_BOOL,   /* int field: true/false */
+    K_DIR,    /* owned string, not empty */
+    K_ADDR,   /* owned string, an IP literal ("localhost" = 127.0.0.1) */
+    K_LEVEL,  /* int field: a log level name */
+    K_4LW,    /* owned string + the parsed mask */
+    K_DIGEST, /* owned string or NULL: "user:base64(sha1)" */
+};
+
+/* X(key, type, field, min, max, default, help).  Keys are ZooKeeper's
+ * spelling, without the "zookeeper." prefix of system properties. */
+#define MiB64 "67108864"
+#define CONFIG_KEYS(X)                                                      \
+    X("tickTime", K_INT, tick_time, 1, 100000000, "2000",                   \
+      "ms; the session expiry granularity")                                 \
+    X("dataDir", K_DIR, data_dir, 0, 0, "./data",                           \
+      "raft log and snapshots (relative to the working directory)")         \
+    X("clientPort", K_INT, client_port, 0, 65535, "2181",                   \
+      "client port; 0 lets the system pick one")                            \
+    X("clientPortAddress", K_ADDR, client_port_address, 0, 0, "127.0.0.1",  \
+      "address to listen on (0.0.0.0 or :: for all)")                       \
+    X("clientPortListenBacklog", K_INT, client_port_listen_backlog, -1,     \
+      65535, "-1", "listen(2) backlog; -1: the system's")                   \
+    X("maxClientCnxns", K_INT, max_client_cnxns, 0, 2147483647, "60",       \
+      "connections per client IP; 0: unlimited")                            \
+    X("minSessionTimeout", K_INT, min_session_timeout, -1, 2147483647,      \
+      "-1", "ms; -1: 2 x tickTime")                                         \
+    X("maxSessionTimeout", K_INT, max_session_timeout, -1, 2147483647,      \
+      "-1", "ms; -1: 20 x tickTime")                                        \
+    X("4lw.commands.whitelist", K_4LW, fourlw_whitelist, 0, 0, "srvr",      \
+      "four-letter words allowed, comma separated; * for all")              \
+    X("jute.maxbuffer", K_INT, jute_maxbuffer, 1024, 2147483647, "1048575", \
+      "bytes; largest request frame accepted")                              \
+    X("globalOutstandingLimit", K_INT, max_outstanding, 1, 2147483647,      \
+      "1000", "requests in flight per connection before reading pauses")    \
+    X("snapCount", K_INT, snap_count, 2, 2147483647, "100000",              \
+      "log entries between snapshots, at least")                            \
+    X("extendedTypesEnabled", K_BOOL, extended_types_enabled, 0, 1, "true", \
+      "allow TTL nodes")                                                    \
+    X("znode.container.checkIntervalMs", K_INT,                             \
+      container_check_interval_ms, 1, 2147483647, "60000",                  \
+      "ms between sweeps for empty containers and expired TTL nodes")       \
+    X("znode.container.maxPerMinute", K_INT, container_max_per_minute, 1,   \
+      2147483647, "10000", "container/TTL deletions per minute, at most")   \
+    X("DigestAuthenticationProvider.superDigest", K_DIGEST, super_digest,   \
+      0, 0, "", "super user as user:base64(sha1(user:password)); empty: none") \
+    X("serverId", K_INT, server_id, 1, 254, "1",                            \
+      "this server's id (ZooKeeper's myid)")                                \
+    X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
+      "writes are refused when dataDir has less free; 0: no check")         \
+    X("logLevel", K_LEVEL, log_level, 0, 0, "info",                         \
+      "error, warn, info or debug")
+
+struct key_def {
+    const char *name;
+    enum key_type type;
+    size_t off;
+    int64_t min, max;
+    const char *def;
+    const char *help;
+};
+
+#define KEY_DEF(name, type, field, min, max, def, help)                     \
+    {name, type, offsetof(struct tb_config, field), min, max, def, help},
+static const struct key_def keys[] = {CONFIG_KEYS(KEY_DEF)};
+#undef KEY_DEF
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+/* ZooKeeper keys that only a Java quorum or its tooling reads: harmless in
+ * a zoo.cfg, ignored without a warning.  A trailing '*' matches a prefix. */
+static const char *const quiet_keys[] = {
+    "initLimit", "syncLimit", "electionAlg", "peerType",
+    "standaloneEnabled", "reconfigEnabled", "quorumListenOnAllIPs",
+    "syncEnabled", "preAllocSize", "forceSync", "fsync.warningthresholdms",
+    "admin.*", "autopurge.*", "metricsProvider.*", "jvm.pause.*",
+};
+
+const char *tb_config_version(void)
+{
+    return TB_VERSION;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* "zoo.cfg:7: tickTime" or "--tickTime": the start of every message. */
+static void where(char *buf, size_t cap, const struct tb_config_origin *o,
+                  const char *key)
+{
+    if (o != NULL && o->file != NULL)
+        snprintf(buf, cap, "%s:%d: %s", o->file, o->line, key);
+    else if (o != NULL && o->line < 0)
+        snprintf(buf, cap, "default %s", key);
+    else
+        snprintf(buf, cap, "--%s", key);
+}
+
+static const struct key_def *find_key(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static int is_quiet_key(const char *name)
+{
+    size_t i, n;
+
+    for (i = 0; i < sizeof quiet_keys / sizeof quiet_keys[0]; i++) {
+        n = strlen(quiet_keys[i]);
+        if (quiet_keys[i][n - 1] == '*') {
+            if (strncmp(name, quiet_keys[i], n - 1) == 0)
+                return 1;
+        } else if (strcmp(name, quiet_keys[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int parse_i64(const char *s, int64_t *v)
+{
+    char *end;
+    long long x;
+
+    if (*s == '\0')
+        return TB_EINVAL;
+    errno = 0;
+    x = strtoll(s, &end, 10);
+    if (*end != '\0' || end == s)
+        return TB_EINVAL;
+    if (errno == ERANGE)
+        return TB_ETOOBIG;
+    *v = (int64_t)x;
+    return 0;
+}
+
+static int parse_bool(const char *s, int *v)
+{
+    if (strcasecmp(s, "true") == 0 || strcasecmp(s, "yes") == 0 ||
+        strcmp(s, "1") == 0) {
+        *v = 1;
+        return 0;
+    }
+    if (strcasecmp(s, "false") == 0 || strcasecmp(s, "no") == 0 ||
+        strcmp(s, "0") == 0) {
+        *v = 0;
+        return 0;
+    }
+    return TB_EINVAL;
+}
+
+static int is_ip_literal(const char *s)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+static int is_base64_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+/* "user:" + base64 of a 20-byte SHA-1: 27 base64 characters and one '='. */
+static int is_digest(const char *s)
+{
+    const char *colon = strchr(s, ':');
+    int i;
+
+    if (colon == NULL || colon == s || strlen(colon + 1) != 28)
+        return 0;
+    for (i = 0; i < 27; i++)
+        if (!is_base64_char(colon[1 + i]))
+            return 0;
+    return colon[28] == '=';
+}
+
+static int replace_str(char **slot, const char *value)
+{
+    char *copy = NULL;
+
+    if (value != NULL && (copy = strdup(value)) == NULL)
+        return TB_ENOMEM;
+    free(*slot);
+    *slot = copy;
+    return 0;
+}
+
+static int set_int(const struct key_def *k, void *field, const char *value,
+                   const char *at, char *err, size_t errlen)
+{
+    int64_t v;
+    int rv = parse_i64(value, &v);
+
+    if (rv == TB_EINVAL) {
+        set_err(err, errlen, "%s: expected an integer, got \"%s\"", at, value);
+        return TB_EINVAL;
+    }
+    if (rv != 0 || v < k->min || v > k->max) {
+        set_err(err, errlen, "%s: %s is out of range (%" PRId64 "..%" PRId64
+                ")", at, value, k->min, k->max);
+        return TB_EINVAL;
+    }
+    if (k->type == K_I64)
+        *(int64_t *)field = v;
+    else
+        *(int *)field = (int)v;
+    return 0;
+}
+
+static int set_whitelist(struct tb_config *cfg, const char *value,
+                         const char *at)
+{
+    char first[32];
+    int unknown = 0;
+
+    cfg->fourlw_allowed = fourlw_whitelist_parse(value, &unknown, first,
+                                                 sizeof first);
+    if (unknown > 0)
+        tb_log(TB_LOG_WARN, "%s: %d unknown four-letter word(s) ignored, "
+               "the first \"%s\"", at, unknown, first);
+    return replace_str(&cfg->fourlw_whitelist, value);
+}
+
+static int set_key(struct tb_config *cfg, const struct key_def *k,
+                   const char *value, const char *at, char *err, size_t errlen)
+{
+    void *field = (char *)cfg + k->off;
+    int v;
+
+    switch (k->type) {
+    case K_INT:
+    case K_I64:
+        return set_int(k, field, value, at, err, errlen);
+    case K_BOOL:
+        if (parse_bool(value, &v) != 0) {
+            set_err(err, errlen, "%s: expected true or false, got \"%s\"", at,
+                    value);
+            return TB_EINVAL;
+        }
+        *(int *)field = v;
+        return 0;
+    case K_LEVEL:
+        if (tb_log_level_parse(value, &v) != 0) {
+            set_err(err, errlen, "%s: expected error, warn, info or debug, "
+                    "got \"%s\"", at, value);
+            return TB_EINVAL;
+        }
+        *(int *)field = v;
+        return 0;
+    case K_DIR:
+        if (*value == '\0') {
+            set_err(err, errlen, "%s: must not be empty", at);
+            return TB_EINVAL;
+        }
+        return replace_str(field, value);
+    case K_ADDR:
+        if (strcmp(value, "localhost") == 0)
+            value = "127.0.0.1";
+        if (!is_ip_literal(value)) {
+            set_err(err, errlen, "%s: expected an IP address such as "
+                    "127.0.0.1, 0.0.0.0 or ::1, got \"%s\"", at, value);
+            return TB_EINVAL;
+        }
+        return replace_str(field, value);
+    case K_4LW:
+        return set_whitelist(cfg, value, at);
+    case K_DIGEST:
+        if (*value == '\0')
+            return replace_str(field, NULL);
+        if (!is_digest(value)) {
+            set_err(err, errlen, "%s: expected user:base64(sha1), such as "
+                    "super:D/InIHSb7yEEbrWz8b9l71RjZJU=, got \"%s\"", at,
+                    value);
+            return TB_EINVAL;
+        }
+        return replace_str(field, value);
+    }
+    (void)TB_NEVER(1);
+    return TB_EINVAL;
+}
+
+/* "server.N": kept for the ensemble; N replaces an earlier line. */
+static int set_server(struct tb_config *cfg, const char *key,
+                      const char *value, const char *at, char *err,
+                      size_t errlen)
+{
+    struct tb_config_server *grown;
+    int64_t id;
+    size_t i;
+    char *spec;
+
+    if (parse_i64(key + 7, &id) != 0 || id < 1 || id > 254 ||
+        key[7] == '+' || key[7] == '-') {
+        set_err(err, errlen, "%s: the server id must be 1..254", at);
+        return TB_EINVAL;
+    }
+    if (*value == '\0') {
+        set_err(err, errlen, "%s: must not be empty", at);
+        return TB_EINVAL;
+    }
+    if ((spec = strdup(value)) == NULL)
+        return TB_ENOMEM;
+    for (i = 0; i < cfg->nservers; i++) {
+        if (cfg->servers[i].id == (int)id) {
+            free(cfg->servers[i].spec);
+            cfg->servers[i].spec = spec;
+            return 0;
+        }
+    }
+    grown = realloc(cfg->servers, (cfg->nservers + 1) * sizeof *grown);
+    if (grown == NULL) {
+        free(spec);
+        return TB_ENOMEM;
+    }
+    cfg->servers = grown;
+    cfg->servers[cfg->nservers].id = (int)id;
+    cfg->servers[cfg->nservers].spec = spec;
+    cfg->nservers++;
+    return 0;
+}
+
+/* Remembers where a session timeout was set, for tb_config_finish()'s
+ * message; the file name is copied, the caller's may not outlive us. */
+static int keep_origin(struct tb_config_origin *slot,
+                       const struct tb_config_origin *o)
+{
+    char *file = NULL;
+
+    if (o != NULL && o->file != NULL && (file = strdup(o->file)) == NULL)
+        return TB_ENOMEM;
+    free((char *)slot->file);
+    slot->file = file;
+    slot->line = o != NULL ? o->line : 0;
+    return 0;
+}
+
+static int note_origin(struct tb_config *cfg, const struct key_def *k,
+                       const struct tb_config_origin *o)
+{
+    if (k->off == offsetof(struct tb_config, min_session_timeout)) {
+        cfg->min_session_timeout_set = cfg->min_session_timeout != -1;
+        return keep_origin(&cfg->origin_min_to, o);
+    }
+    if (k->off == offsetof(struct tb_config, max_session_timeout)) {
+        cfg->max_session_timeout_set = cfg->max_session_timeout != -1;
+        return keep_origin(&cfg->origin_max_to, o);
+    }
+    return 0;
+}
+
+int tb_config_has_key(const char *key)
+{
+    if (strncmp(key, "zookeeper.", 10) == 0)
+        key += 10;
+    return strncmp(key, "server.", 7) == 0 || find_key(key) != NULL;
+}
+
+int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
+                  const struct tb_config_origin *origin, char *err,
+                  size_t errlen)
+{
+    const struct key_def *k;
+    char at[512];
+    int rv;
+
+    if (strncmp(key, "zookeeper.", 10) == 0)
+        key += 10;
+    where(at, sizeof at, origin, key);
+    if (strncmp(key, "server.", 7) == 0)
+        return set_server(cfg, key, value, at, err, errlen);
+    k = find_key(key);
+    if (k == NULL) {
+        if (is_quiet_key(key)) {
+            tb_log(TB_LOG_DEBUG, "%s: a ZooKeeper quorum setting; ignored",
+                   at);
+        } else {
+            tb_log(TB_LOG_WARN, "%s: unknown or unsupported key; ignored", at);
+        }
+        return 1;
+    }
+    rv = set_key(cfg, k, value, at, err, errlen);
+    if (rv == 0)
+        rv = note_origin(cfg, k, origin);
+    if (rv == TB_ENOMEM)
+        set_err(err, errlen, "%s: out of memory", at);
+    return rv;
+}
+
+void tb_config_init(struct tb_config *cfg)
+{
+    struct tb_config_origin def = {NULL, -1};
+    size_t i;
+    int rv;
+
+    memset(cfg, 0, sizeof *cfg);
+    /* The defaults are valid, so only memory can fail here; a string left
+     * NULL is reported by tb_config_finish(). */
+    for (i = 0; i < NKEYS; i++) {
+        rv = set_key(cfg, &keys[i], keys[i].def, keys[i].name, NULL, 0);
+        assert(rv == 0 || rv == TB_ENOMEM);
+        if (rv == 0)
+            rv = note_origin(cfg, &keys[i], &def);
+        (void)rv;
+    }
+}
+
+void tb_config_free(struct tb_config *cfg)
+{
+    size_t i;
+
+    free(cfg->data_dir);
+    free(cfg->client_port_address);
+    free(cfg->fourlw_whitelist);
+    free(cfg->super_digest);
+    free(cfg->config_file);
+    free((char *)cfg->origin_min_to.file);
+    free((char *)cfg->origin_max_to.file);
+    for (i = 0; i < cfg->nservers; i++)
+        free(cfg->servers[i].spec);
+    free(cfg->servers);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+static void timeout_text(char *buf, size_t cap, int value, int set,
+                         int factor)
+{
+    if (set)
+        snprintf(buf, cap, "%d", value);
+    else
+        snprintf(buf, cap, "%d, %d x tickTime", value, factor);
+}
+
+int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
+{
+    const struct tb_config_origin *o;
+    char at[512], min_txt[64], max_txt[64];
+    const char *key;
+
+    if (cfg->data_dir == NULL || cfg->client_port_address == NULL ||
+        cfg->fourlw_whitelist == NULL) {
+        set_err(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    if (!cfg->min_session_timeout_set)
+        cfg->min_session_timeout = 2 * cfg->tick_time;
+    if (!cfg->max_session_timeout_set)
+        cfg->max_session_timeout = 20 * cfg->tick_time;
+    if (cfg->min_session_timeout <= cfg->max_session_timeout)
+        return 0;
+    /* Blame the key that was written down; min if both were. */
+    if (cfg->min_session_timeout_set) {
+        o = &cfg->origin_min_to;
+        key = "minSessionTimeout";
+    } else {
+        o = &cfg->origin_max_to;
+        key = "maxSessionTimeout";
+    }
+    where(at, sizeof at, o, key);
+    timeout_text(min_txt, sizeof min_txt, cfg->min_session_timeout,
+                 cfg->min_session_timeout_set, 2);
+    timeout_text(max_txt, sizeof max_txt, cfg->max_session_timeout,
+                 cfg->max_session_timeout_set, 20);
+    set_err(err, errlen, "%s: minSessionTimeout (%s) must not be larger than "
+            "maxSessionTimeout (%s)", at, min_txt, max_txt);
+    return TB_EINVAL;
+}
+
+int tb_config_session_timeout(const struct tb_config *cfg, int requested)
+{
+    if (requested < cfg->min_session_timeout)
+        return cfg->min_session_timeout;
+    if (requested > cfg->max_session_timeout)
+        return cfg->max_session_timeout;
+    return requested;
+}
+
+void tb_config_usage(struct tb_wbuf *out)
+{
+    size_t i;
+
+    tb_wbuf_printf(out,
+        "Usage: tumblerd [-c FILE | --config=FILE | FILE] [--KEY=VALUE ...]\n"
+        "       tumblerd --help | --version\n"
+        "\n"
+        "A ZooKeeper-compatible coordination server.  FILE is a zoo.cfg\n"
+        "(key=value lines, # comments); each --KEY=VALUE then overrides the\n"
+        "key of the same name.  Keys and their defaults:\n\n");
+    for (i = 0; i < NKEYS; i++)
+        tb_wbuf_printf(out, "  %s=%s\n      %s\n", keys[i].name, keys[i].def,
+                       keys[i].help);
+    tb_wbuf_printf(out,
+        "  server.N=host:peerPort:electionPort\n"
+        "      ensemble members (kept for a multi-server setup)\n"
+        "\nOther ZooKeeper keys (initLimit, syncLimit, admin.*, ...) are\n"
+        "accepted and ignored.\n");
+}
+
+void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
+                           uint64_t data_log_size, struct tb_wbuf *out)
+{
+    tb_wbuf_printf(out, "clientPort=%d\n", cfg->client_port);
+    tb_wbuf_printf(out, "secureClientPort=-1\n");
+    tb_wbuf_printf(out, "dataDir=%s\n", cfg->data_dir);
+    tb_wbuf_printf(out, "dataDirSize=%" PRIu64 "\n", data_dir_size);
+    tb_wbuf_printf(out, "dataLogDir=%s\n", cfg->data_dir);
+    tb_wbuf_printf(out, "dataLogSize=%" PRIu64 "\n", data_log_size);
+    tb_wbuf_printf(out, "tickTime=%d\n", cfg->tick_time);
+    tb_wbuf_printf(out, "maxClientCnxns=%d\n", cfg->max_client_cnxns);
+    tb_wbuf_printf(out, "minSessionTimeout=%d\n", cfg->min_session_timeout);
+    tb_wbuf_printf(out, "maxSessionTimeout=%d\n", cfg->max_session_timeout);
+    tb_wbuf_printf(out, "clientPortListenBacklog=%d\n",
+                   cfg->client_port_listen_backlog);
+    tb_wbuf_printf(out, "serverId=%d\n", cfg->server_id);
+}

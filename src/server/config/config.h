@@ -1,0 +1,142 @@
+/* tumblerd's configuration: ZooKeeper zoo.cfg keys where they mean the same
+ * thing, Tumbler's own keys beside them, and the command line on top.
+ *
+ * A zoo.cfg written for Apache ZooKeeper 3.8 works unchanged: keys that
+ * ZooKeeper reads as Java system properties are accepted with or without
+ * their "zookeeper." prefix, keys that only matter to a Java quorum
+ * (initLimit, syncLimit, admin.*, autopurge.* ...) are ignored quietly, and
+ * anything unknown is ignored with a warning.  Command-line overrides use
+ * the same key names (`--tickTime=2000`); an unknown one there is an error,
+ * because a typo on the command line is almost never intended.
+ *
+ * Defaults (ZooKeeper's where a key is ZooKeeper's; see tb_config_usage()):
+ *   tickTime 2000 ms  (ZooKeeper's code says 3000, every sample zoo.cfg and
+ *                      the doc's measurements use 2000; we use 2000)
+ *   min/maxSessionTimeout  2 x / 20 x tickTime unless set
+ *   extendedTypesEnabled   true  (ZooKeeper: false; TTL nodes allowed)
+ * Nothing here does network I/O; parsing reads only the named file. */
+#ifndef TB_CONFIG_H
+#define TB_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+/* The text of this build's version, e.g. "0.1.0". */
+const char *tb_config_version(void);
+
+/* One `server.N=...` line, kept verbatim for the ensemble. */
+struct tb_config_server {
+    int id;      /* N, 1..254 */
+    char *spec;  /* "host:peerPort:electionPort[:role][;clientAddr:port]" */
+};
+
+/* Where a key got its value: "file:line", or the command line (line 0,
+ * file NULL), or its default (line -1).  Used for error messages about
+ * combinations of keys found only after everything is read. */
+struct tb_config_origin {
+    const char *file; /* borrowed when passed in; owned inside tb_config */
+    int line;
+};
+
+/* All of tumblerd's settings.  After tb_config_init() every field holds its
+ * default; after a successful tb_config_finish() (which
+ * tb_config_parse_args() calls) the derived fields are resolved and at all
+ * times 0 < min_session_timeout <= max_session_timeout.  Strings are owned
+ * (tb_config_free()). */
+struct tb_config {
+    /* ZooKeeper keys */
+    int tick_time;                 /* tickTime, ms */
+    char *data_dir;                /* dataDir: raft log and snapshots */
+    int client_port;               /* clientPort; 0: the OS picks one */
+    char *client_port_address;     /* clientPortAddress, an IP literal */
+    int client_port_listen_backlog;/* clientPortListenBacklog; -1: default */
+    int max_client_cnxns;          /* maxClientCnxns per client IP; 0: no cap */
+    int min_session_timeout;       /* minSessionTimeout, ms */
+    int max_session_timeout;       /* maxSessionTimeout, ms */
+    char *fourlw_whitelist;        /* 4lw.commands.whitelist, as written */
+    uint32_t fourlw_allowed;       /* ... parsed: bit (1 << FOURLW_x) */
+    int jute_maxbuffer;            /* jute.maxbuffer: largest request frame */
+    int max_outstanding;           /* globalOutstandingLimit, per connection */
+    int snap_count;                /* snapCount: entries between snapshots
+                                      (a floor; raft grows it with state) */
+    int extended_types_enabled;    /* extendedTypesEnabled: TTL nodes */
+    int container_check_interval_ms; /* znode.container.checkIntervalMs */
+    int container_max_per_minute;  /* znode.container.maxPerMinute */
+    char *super_digest;            /* DigestAuthenticationProvider.superDigest
+                                      "user:base64(sha1)", or NULL */
+    /* Tumbler keys */
+    int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */
+    int64_t min_free_disk_bytes;   /* minFreeDiskBytes: refuse writes below;
+                                      0 turns the check off */
+    int log_level;                 /* logLevel: enum tb_log_level */
+
+    struct tb_config_server *servers; /* server.N lines, in file order */
+    size_t nservers;
+
+    char *config_file;             /* the file loaded, or NULL */
+    int min_session_timeout_set;   /* explicitly set (not -1) */
+    int max_session_timeout_set;
+    struct tb_config_origin origin_min_to, origin_max_to;
+};
+
+/* Exit status hints from tb_config_parse_args(). */
+enum {
+    TB_CONFIG_RUN = 0,  /* start the server */
+    TB_CONFIG_EXIT = 1, /* --help or --version was printed; exit 0 */
+};
+
+/* Fills every field with its default. */
+void tb_config_init(struct tb_config *cfg);
+void tb_config_free(struct tb_config *cfg);
+
+/* Reads a zoo.cfg: `key=value` lines, whitespace around both trimmed, lines
+ * starting with '#' or '!' and blank lines skipped, the last of repeated
+ * keys winning.  On error returns TB_EINVAL (TB_EIO if the file cannot be
+ * read) and writes "FILE:LINE: key: problem" into err. */
+int tb_config_load_file(struct tb_config *cfg, const char *path, char *err,
+                        size_t errlen);
+
+/* Sets one key as if read at `origin` (file:line, or the command line when
+ * origin is NULL or its file is NULL).  Returns 0; 1 if the key was ignored
+ * (unknown or unused ZooKeeper key; a warning was logged for unknown ones);
+ * TB_EINVAL with a message in err for a bad value. */
+int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
+                  const struct tb_config_origin *origin, char *err,
+                  size_t errlen);
+
+/* Whether tumblerd uses `key` (with or without "zookeeper."; server.N
+ * included), as opposed to ignoring it. */
+int tb_config_has_key(const char *key);
+
+/* Resolves derived defaults (session timeouts from tickTime) and checks
+ * combinations.  Returns 0 or TB_EINVAL with the message in err, naming
+ * the key and where it was set. */
+int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen);
+
+/* The command line:  tumblerd [-c FILE | --config FILE | --config=FILE |
+ * FILE] [--key=value ...] [--help] [--version].  The file is read first,
+ * then every override in order, then tb_config_finish().  --help and
+ * --version print to stdout and return TB_CONFIG_EXIT.  On error returns
+ * TB_EINVAL (or TB_EIO) with a one-line message in err.  argv[0] is the
+ * program name and is skipped. */
+int tb_config_parse_args(struct tb_config *cfg, int argc, char **argv,
+                         char *err, size_t errlen);
+
+/* The --help text: usage, then every key with its default. */
+void tb_config_usage(struct tb_wbuf *out);
+
+/* The `conf` four-letter word, in ZooKeeper 3.8's layout: clientPort,
+ * secureClientPort, dataDir, dataDirSize, dataLogDir, dataLogSize,
+ * tickTime, maxClientCnxns, minSessionTimeout, maxSessionTimeout,
+ * clientPortListenBacklog, serverId, one `key=value` line each.  The raft
+ * log lives in dataDir, so dataLogDir repeats it.  Sizes are in bytes, as
+ * measured by the caller. */
+void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
+                           uint64_t data_log_size, struct tb_wbuf *out);
+
+/* clamp(requested, min, max), as ZooKeeper negotiates a session timeout. */
+int tb_config_session_timeout(const struct tb_config *cfg, int requested);
+
+#endif

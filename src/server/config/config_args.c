@@ -1,0 +1,200 @@
+/* Reading a zoo.cfg and the command line into struct tb_config.
+ *
+ * The file format is the subset of Java properties that zoo.cfg files use:
+ * one key=value per line, '#' or '!' starting a comment line, whitespace
+ * around key and value dropped.  As in ZooKeeper, a '#' after a value is
+ * part of the value (and then usually fails its check with a clear
+ * message), and the last of repeated keys wins. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/config/config.h"
+#include "server/config/log.h"
+
+static char *trim(char *s)
+{
+    char *end;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    end = s + strlen(s);
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' ||
+                       end[-1] == '\r' || end[-1] == '\n'))
+        *--end = '\0';
+    return s;
+}
+
+/* One line of the file: 0 (set or skipped), or a negative code with err. */
+static int load_line(struct tb_config *cfg, char *line,
+                     const struct tb_config_origin *at, char *err,
+                     size_t errlen)
+{
+    char *key, *eq, *value;
+    int rv;
+
+    key = trim(line);
+    if (*key == '\0' || *key == '#' || *key == '!')
+        return 0;
+    eq = strchr(key, '=');
+    if (eq == NULL || eq == key) {
+        snprintf(err, errlen, "%s:%d: expected key=value, got \"%s\"",
+                 at->file, at->line, key);
+        return TB_EINVAL;
+    }
+    *eq = '\0';
+    key = trim(key);
+    value = trim(eq + 1);
+    rv = tb_config_set(cfg, key, value, at, err, errlen);
+    return rv < 0 ? rv : 0;
+}
+
+int tb_config_load_file(struct tb_config *cfg, const char *path, char *err,
+                        size_t errlen)
+{
+    struct tb_config_origin at = {path, 0};
+    char *line = NULL;
+    size_t cap = 0;
+    FILE *f;
+    int rv = 0;
+
+    f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return TB_EIO;
+    }
+    while (rv == 0 && getline(&line, &cap, f) >= 0) {
+        at.line++;
+        rv = load_line(cfg, line, &at, err, errlen);
+    }
+    if (rv == 0 && ferror(f)) {
+        snprintf(err, errlen, "%s:%d: read error", path, at.line);
+        rv = TB_EIO;
+    }
+    free(line);
+    fclose(f);
+    if (rv == 0) {
+        free(cfg->config_file);
+        if ((cfg->config_file = strdup(path)) == NULL) {
+            snprintf(err, errlen, "out of memory");
+            rv = TB_ENOMEM;
+        }
+    }
+    return rv;
+}
+
+static int is_opt(const char *a, const char *name)
+{
+    return strcmp(a, name) == 0;
+}
+
+static void print_usage(void)
+{
+    struct tb_wbuf b;
+
+    tb_wbuf_init(&b);
+    tb_config_usage(&b);
+    if (b.len > 0)
+        fwrite(b.base, 1, b.len, stdout);
+    tb_wbuf_free(&b);
+}
+
+/* First pass: --help/--version, the file's name, and a check that every
+ * other argument is --key=value, so nothing is applied from a command line
+ * that is wrong further on. */
+static int scan_args(int argc, char **argv, const char **file, char *err,
+                     size_t errlen)
+{
+    const char *a, *name;
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        a = argv[i];
+        name = NULL;
+        if (is_opt(a, "--help") || is_opt(a, "-h")) {
+            print_usage();
+            return TB_CONFIG_EXIT;
+        }
+        if (is_opt(a, "--version") || is_opt(a, "-V")) {
+            printf("tumblerd %s (ZooKeeper 3.8 client protocol)\n",
+                   tb_config_version());
+            return TB_CONFIG_EXIT;
+        }
+        if (is_opt(a, "-c") || is_opt(a, "--config")) {
+            if (i + 1 >= argc) {
+                snprintf(err, errlen, "%s: expected a file name", a);
+                return TB_EINVAL;
+            }
+            name = argv[++i];
+        } else if (strncmp(a, "--config=", 9) == 0) {
+            name = a + 9;
+        } else if (a[0] != '-') {
+            name = a;
+        } else if (strncmp(a, "--", 2) != 0 || strchr(a, '=') == NULL) {
+            snprintf(err, errlen, "%s: unknown option; expected --key=value "
+                     "(see --help)", a);
+            return TB_EINVAL;
+        }
+        if (name != NULL && *file != NULL) {
+            snprintf(err, errlen, "two configuration files: \"%s\" and \"%s\"",
+                     *file, name);
+            return TB_EINVAL;
+        }
+        if (name != NULL)
+            *file = name;
+    }
+    return TB_CONFIG_RUN;
+}
+
+/* Second pass: every --key=value, in order. */
+static int apply_overrides(struct tb_config *cfg, int argc, char **argv,
+                           char *err, size_t errlen)
+{
+    char key[256];
+    const char *a, *eq;
+    size_t n;
+    int i, rv;
+
+    for (i = 1; i < argc; i++) {
+        a = argv[i];
+        if (is_opt(a, "-c") || is_opt(a, "--config")) {
+            i++;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0 || strncmp(a, "--config=", 9) == 0)
+            continue;
+        eq = strchr(a, '=');
+        n = (size_t)(eq - (a + 2));
+        if (n == 0 || n >= sizeof key) {
+            snprintf(err, errlen, "%s: expected --key=value", a);
+            return TB_EINVAL;
+        }
+        memcpy(key, a + 2, n);
+        key[n] = '\0';
+        if (!tb_config_has_key(key)) {
+            snprintf(err, errlen, "--%s: unknown key (see --help)", key);
+            return TB_EINVAL;
+        }
+        rv = tb_config_set(cfg, key, eq + 1, NULL, err, errlen);
+        if (rv < 0)
+            return rv;
+    }
+    return 0;
+}
+
+int tb_config_parse_args(struct tb_config *cfg, int argc, char **argv,
+                         char *err, size_t errlen)
+{
+    const char *file = NULL;
+    int rv;
+
+    rv = scan_args(argc, argv, &file, err, errlen);
+    if (rv != TB_CONFIG_RUN)
+        return rv;
+    if (file != NULL && (rv = tb_config_load_file(cfg, file, err, errlen)))
+        return rv;
+    if ((rv = apply_overrides(cfg, argc, argv, err, errlen)) != 0)
+        return rv;
+    return tb_config_finish(cfg, err, errlen);
+}

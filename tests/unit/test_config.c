@@ -1,0 +1,617 @@
+/* Unit tests for the configuration (defaults, zoo.cfg files, command-line
+ * overrides, error messages naming file:line), the `conf` text and the
+ * server's logger. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "server/config/config.h"
+#include "server/config/fourlw.h"
+#include "server/config/log.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* A temporary zoo.cfg holding `text`; returns its path (static buffer). */
+static const char *write_cfg(const char *text)
+{
+    static char path[64];
+    int fd;
+
+    snprintf(path, sizeof path, "/tmp/tb_test_cfg_XXXXXX");
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+/* Captures what the logger writes while a test runs. */
+struct capture {
+    int fd;
+    char path[64];
+};
+
+static void capture_start(struct capture *c)
+{
+    snprintf(c->path, sizeof c->path, "/tmp/tb_test_log_XXXXXX");
+    c->fd = mkstemp(c->path);
+    assert_true(c->fd >= 0);
+    tb_log_set_fd(c->fd);
+}
+
+/* Returns what was logged (free() it) and restores stderr. */
+static char *capture_end(struct capture *c)
+{
+    off_t n = lseek(c->fd, 0, SEEK_END);
+    char *text = calloc(1, (size_t)n + 1);
+
+    assert_non_null(text);
+    assert_int_equal(pread(c->fd, text, (size_t)n, 0), (ssize_t)n);
+    tb_log_set_fd(2);
+    close(c->fd);
+    unlink(c->path);
+    return text;
+}
+
+static int parse(struct tb_config *cfg, char *err, size_t errlen, ...)
+{
+    char *argv[32];
+    va_list ap;
+    int argc = 0;
+
+    argv[argc++] = "tumblerd";
+    va_start(ap, errlen);
+    while ((argv[argc] = va_arg(ap, char *)) != NULL)
+        argc++;
+    va_end(ap);
+    return tb_config_parse_args(cfg, argc, argv, err, errlen);
+}
+
+/* ---- defaults ----------------------------------------------------------- */
+
+static void test_defaults(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, NULL), TB_CONFIG_RUN);
+    assert_int_equal(cfg.tick_time, 2000);
+    assert_string_equal(cfg.data_dir, "./data");
+    assert_int_equal(cfg.client_port, 2181);
+    assert_string_equal(cfg.client_port_address, "127.0.0.1");
+    assert_int_equal(cfg.client_port_listen_backlog, -1);
+    assert_int_equal(cfg.max_client_cnxns, 60);
+    assert_int_equal(cfg.min_session_timeout, 4000);
+    assert_int_equal(cfg.max_session_timeout, 40000);
+    assert_string_equal(cfg.fourlw_whitelist, "srvr");
+    assert_int_equal(cfg.fourlw_allowed, FOURLW_BIT(FOURLW_SRVR));
+    assert_int_equal(cfg.jute_maxbuffer, 1048575);
+    assert_int_equal(cfg.max_outstanding, 1000);
+    assert_int_equal(cfg.snap_count, 100000);
+    assert_int_equal(cfg.extended_types_enabled, 1);
+    assert_int_equal(cfg.container_check_interval_ms, 60000);
+    assert_int_equal(cfg.container_max_per_minute, 10000);
+    assert_null(cfg.super_digest);
+    assert_int_equal(cfg.server_id, 1);
+    assert_int_equal(cfg.min_free_disk_bytes, 64 * 1024 * 1024);
+    assert_int_equal(cfg.log_level, TB_LOG_INFO);
+    assert_int_equal(cfg.nservers, 0);
+    assert_null(cfg.config_file);
+    tb_config_free(&cfg);
+}
+
+static void test_timeouts_follow_tick(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "--tickTime=3000", NULL), 0);
+    assert_int_equal(cfg.min_session_timeout, 6000);
+    assert_int_equal(cfg.max_session_timeout, 60000);
+    tb_config_free(&cfg);
+
+    /* only max set: min still follows tickTime; -1 means "derive" */
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "--tickTime=500",
+                           "--maxSessionTimeout=9000",
+                           "--minSessionTimeout=-1", NULL), 0);
+    assert_int_equal(cfg.min_session_timeout, 1000);
+    assert_int_equal(cfg.max_session_timeout, 9000);
+    tb_config_free(&cfg);
+}
+
+static void test_session_timeout_clamp(void **state)
+{
+    struct tb_config cfg;
+    char err[256];
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(tb_config_finish(&cfg, err, sizeof err), 0);
+    /* the doc's wire table for tickTime=2000 */
+    assert_int_equal(tb_config_session_timeout(&cfg, 1000), 4000);
+    assert_int_equal(tb_config_session_timeout(&cfg, 0), 4000);
+    assert_int_equal(tb_config_session_timeout(&cfg, -5), 4000);
+    assert_int_equal(tb_config_session_timeout(&cfg, 10000), 10000);
+    assert_int_equal(tb_config_session_timeout(&cfg, 100000), 40000);
+    tb_config_free(&cfg);
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+static void test_file(void **state)
+{
+    struct tb_config cfg;
+    struct capture cap;
+    char err[256] = "", *logged;
+    const char *path = write_cfg(
+        "# a ZooKeeper sample\n"
+        "tickTime=2500\n"
+        "   initLimit=10\n"
+        "syncLimit = 5\n"
+        "\n"
+        "! properties comment\n"
+        "dataDir = /var/lib/tumbler  \n"
+        "clientPort=2999\r\n"
+        "clientPortAddress=0.0.0.0\n"
+        "maxClientCnxns=0\n"
+        "4lw.commands.whitelist = stat, ruok ,, mntr\n"
+        "zookeeper.extendedTypesEnabled=false\n"
+        "znode.container.checkIntervalMs=100\n"
+        "DigestAuthenticationProvider.superDigest="
+        "super:D/InIHSb7yEEbrWz8b9l71RjZJU=\n"
+        "jute.maxbuffer=4096\n"
+        "globalOutstandingLimit=7\n"
+        "serverId=3\n"
+        "minFreeDiskBytes=0\n"
+        "logLevel=DEBUG\n"
+        "server.1=10.0.0.1:2888:3888\n"
+        "server.2=10.0.0.2:2888:3888\n"
+        "server.1=10.0.0.9:2888:3888;2181\n"
+        "tickTime=2000\n"
+        "someNewKey=1\n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    tb_log_set_level(TB_LOG_DEBUG);
+    capture_start(&cap);
+    assert_int_equal(parse(&cfg, err, sizeof err, "-c", path, NULL), 0);
+    logged = capture_end(&cap);
+    tb_log_set_level(TB_LOG_INFO);
+    assert_string_equal(err, "");
+
+    assert_int_equal(cfg.tick_time, 2000); /* the last line wins */
+    assert_int_equal(cfg.min_session_timeout, 4000);
+    assert_string_equal(cfg.data_dir, "/var/lib/tumbler");
+    assert_int_equal(cfg.client_port, 2999);
+    assert_string_equal(cfg.client_port_address, "0.0.0.0");
+    assert_int_equal(cfg.max_client_cnxns, 0);
+    assert_int_equal(cfg.fourlw_allowed,
+                     FOURLW_BIT(FOURLW_SRVR) | FOURLW_BIT(FOURLW_STAT) |
+                         FOURLW_BIT(FOURLW_RUOK) | FOURLW_BIT(FOURLW_MNTR));
+    assert_int_equal(cfg.extended_types_enabled, 0);
+    assert_int_equal(cfg.container_check_interval_ms, 100);
+    assert_string_equal(cfg.super_digest, "super:D/InIHSb7yEEbrWz8b9l71RjZJU=");
+    assert_int_equal(cfg.jute_maxbuffer, 4096);
+    assert_int_equal(cfg.max_outstanding, 7);
+    assert_int_equal(cfg.server_id, 3);
+    assert_int_equal(cfg.min_free_disk_bytes, 0);
+    assert_int_equal(cfg.log_level, TB_LOG_DEBUG);
+    assert_int_equal(cfg.nservers, 2);
+    assert_int_equal(cfg.servers[0].id, 1);
+    assert_string_equal(cfg.servers[0].spec, "10.0.0.9:2888:3888;2181");
+    assert_int_equal(cfg.servers[1].id, 2);
+    assert_string_equal(cfg.config_file, path);
+
+    /* the unknown key is warned about with its line; quorum keys are only
+     * mentioned at debug level */
+    assert_non_null(strstr(logged, ":24: someNewKey: unknown or unsupported"));
+    assert_non_null(strstr(logged, " WARN  /tmp/"));
+    assert_non_null(strstr(logged, ":3: initLimit: a ZooKeeper quorum "
+                                   "setting; ignored"));
+    assert_non_null(strstr(logged, " DEBUG /tmp/"));
+    {
+        /* exactly one warning: the unknown key */
+        const char *w = strstr(logged, " WARN ");
+        assert_null(strstr(w + 1, " WARN "));
+    }
+    free(logged);
+    tb_config_free(&cfg);
+    unlink(path);
+}
+
+static void test_overrides_after_file(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+    const char *path = write_cfg("tickTime=3000\nclientPort=3000\n"
+                                 "dataDir=/from/file\n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    /* an override before -c still applies after the file */
+    assert_int_equal(parse(&cfg, err, sizeof err, "--clientPort=0",
+                           "--config", path, "--dataDir=/from/args",
+                           "--zookeeper.4lw.commands.whitelist=*", NULL), 0);
+    assert_int_equal(cfg.tick_time, 3000);
+    assert_int_equal(cfg.client_port, 0);
+    assert_string_equal(cfg.data_dir, "/from/args");
+    assert_int_equal(cfg.fourlw_allowed, FOURLW_ALL);
+    tb_config_free(&cfg);
+
+    /* --config=FILE and a bare FILE are the same */
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, path, NULL), 0);
+    assert_int_equal(cfg.client_port, 3000);
+    tb_config_free(&cfg);
+    tb_config_init(&cfg);
+    {
+        char arg[128];
+        snprintf(arg, sizeof arg, "--config=%s", path);
+        assert_int_equal(parse(&cfg, err, sizeof err, arg, NULL), 0);
+    }
+    assert_int_equal(cfg.client_port, 3000);
+    tb_config_free(&cfg);
+    unlink(path);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* Loads `text` as a file and expects failure with `msg` after "PATH:". */
+static void expect_file_error(const char *text, const char *msg)
+{
+    struct tb_config cfg;
+    char err[512] = "", want[512];
+    const char *path = write_cfg(text);
+
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "-c", path, NULL),
+                     TB_EINVAL);
+    snprintf(want, sizeof want, "%s:%s", path, msg);
+    assert_string_equal(err, want);
+    tb_config_free(&cfg);
+    unlink(path);
+}
+
+static void test_file_errors(void **state)
+{
+    (void)state;
+    expect_file_error("# x\n\ntickTime=2s\n",
+                      "3: tickTime: expected an integer, got \"2s\"");
+    expect_file_error("tickTime=2000 # comment\n",
+                      "1: tickTime: expected an integer, got \"2000 # "
+                      "comment\"");
+    expect_file_error("clientPort=70000\n",
+                      "1: clientPort: 70000 is out of range (0..65535)");
+    expect_file_error("tickTime=0\n",
+                      "1: tickTime: 0 is out of range (1..100000000)");
+    expect_file_error("maxClientCnxns=99999999999999999999\n",
+                      "1: maxClientCnxns: 99999999999999999999 is out of "
+                      "range (0..2147483647)");
+    expect_file_error("tickTime=\n",
+                      "1: tickTime: expected an integer, got \"\"");
+    expect_file_error("a\nfoo\n", "1: expected key=value, got \"a\"");
+    expect_file_error("=5\n", "1: expected key=value, got \"=5\"");
+    expect_file_error("extendedTypesEnabled=maybe\n",
+                      "1: extendedTypesEnabled: expected true or false, got "
+                      "\"maybe\"");
+    expect_file_error("logLevel=loud\n",
+                      "1: logLevel: expected error, warn, info or debug, got "
+                      "\"loud\"");
+    expect_file_error("clientPortAddress=example.com\n",
+                      "1: clientPortAddress: expected an IP address such as "
+                      "127.0.0.1, 0.0.0.0 or ::1, got \"example.com\"");
+    expect_file_error("dataDir=\n", "1: dataDir: must not be empty");
+    expect_file_error("DigestAuthenticationProvider.superDigest=super:pw\n",
+                      "1: DigestAuthenticationProvider.superDigest: expected "
+                      "user:base64(sha1), such as "
+                      "super:D/InIHSb7yEEbrWz8b9l71RjZJU=, got \"super:pw\"");
+    expect_file_error("server.0=a:1:2\n",
+                      "1: server.0: the server id must be 1..254");
+    expect_file_error("server.x=a:1:2\n",
+                      "1: server.x: the server id must be 1..254");
+    expect_file_error("serverId=255\n",
+                      "1: serverId: 255 is out of range (1..254)");
+    /* a combination: blamed on the line that set minSessionTimeout */
+    expect_file_error("tickTime=2000\nminSessionTimeout=50000\n"
+                      "maxSessionTimeout=40000\n",
+                      "2: minSessionTimeout: minSessionTimeout (50000) must "
+                      "not be larger than maxSessionTimeout (40000)");
+    /* min derived from tickTime, max written down: blame max's line */
+    expect_file_error("tickTime=2000\n\nmaxSessionTimeout=3000\n",
+                      "3: maxSessionTimeout: minSessionTimeout (4000, 2 x "
+                      "tickTime) must not be larger than maxSessionTimeout "
+                      "(3000)");
+}
+
+static void expect_args_error(const char *msg, ...)
+{
+    struct tb_config cfg;
+    char *argv[16], err[512] = "";
+    va_list ap;
+    int argc = 0;
+
+    argv[argc++] = "tumblerd";
+    va_start(ap, msg);
+    while ((argv[argc] = va_arg(ap, char *)) != NULL)
+        argc++;
+    va_end(ap);
+    tb_config_init(&cfg);
+    assert_true(tb_config_parse_args(&cfg, argc, argv, err, sizeof err) < 0);
+    assert_string_equal(err, msg);
+    tb_config_free(&cfg);
+}
+
+static void test_args_errors(void **state)
+{
+    (void)state;
+    expect_args_error("--tickTime: expected an integer, got \"fast\"",
+                      "--tickTime=fast", NULL);
+    expect_args_error("--tikTime: unknown key (see --help)", "--tikTime=1",
+                      NULL);
+    /* a quorum key is fine in a file but not worth typing on a command line */
+    expect_args_error("--initLimit: unknown key (see --help)",
+                      "--initLimit=5", NULL);
+    expect_args_error("--tickTime: unknown option; expected --key=value "
+                      "(see --help)", "--tickTime", "2000", NULL);
+    expect_args_error("-x: unknown option; expected --key=value (see --help)",
+                      "-x", NULL);
+    expect_args_error("-c: expected a file name", "-c", NULL);
+    expect_args_error("two configuration files: \"a.cfg\" and \"b.cfg\"",
+                      "a.cfg", "-c", "b.cfg", NULL);
+    expect_args_error("/nonexistent/zoo.cfg: cannot read: No such file or "
+                      "directory", "-c", "/nonexistent/zoo.cfg", NULL);
+    expect_args_error("--maxSessionTimeout: minSessionTimeout (4000, 2 x "
+                      "tickTime) must not be larger than maxSessionTimeout "
+                      "(1000)", "--maxSessionTimeout=1000", NULL);
+    /* a bad override after a good file: nothing half-applied matters,
+     * the error names the flag */
+    expect_args_error("--clientPort: -1 is out of range (0..65535)",
+                      "--clientPort=-1", NULL);
+}
+
+/* ---- help, version, tb_config_set --------------------------------------- */
+
+/* Runs parse_args with stdout sent to a file; returns what was printed. */
+static char *stdout_of(int *rv, const char *arg)
+{
+    struct tb_config cfg;
+    char path[] = "/tmp/tb_test_out_XXXXXX", err[128];
+    int fd = mkstemp(path), saved;
+    char *argv[] = {"tumblerd", (char *)arg, NULL}, *text;
+    off_t n;
+
+    assert_true(fd >= 0);
+    fflush(stdout);
+    saved = dup(1);
+    dup2(fd, 1);
+    tb_config_init(&cfg);
+    *rv = tb_config_parse_args(&cfg, 2, argv, err, sizeof err);
+    tb_config_free(&cfg);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    n = lseek(fd, 0, SEEK_END);
+    text = calloc(1, (size_t)n + 1);
+    assert_int_equal(pread(fd, text, (size_t)n, 0), (ssize_t)n);
+    close(fd);
+    unlink(path);
+    return text;
+}
+
+static void test_help_and_version(void **state)
+{
+    char *text;
+    int rv;
+
+    (void)state;
+    text = stdout_of(&rv, "--help");
+    assert_int_equal(rv, TB_CONFIG_EXIT);
+    assert_true(strncmp(text, "Usage: tumblerd ", 16) == 0);
+    assert_non_null(strstr(text, "\n  tickTime=2000\n"));
+    assert_non_null(strstr(text, "\n  clientPort=2181\n"));
+    assert_non_null(strstr(text, "\n  clientPortAddress=127.0.0.1\n"));
+    assert_non_null(strstr(text, "\n  dataDir=./data\n"));
+    assert_non_null(strstr(text, "\n  4lw.commands.whitelist=srvr\n"));
+    assert_non_null(strstr(text, "\n  minFreeDiskBytes=67108864\n"));
+    assert_non_null(strstr(text, "\n  logLevel=info\n"));
+    free(text);
+
+    text = stdout_of(&rv, "--version");
+    assert_int_equal(rv, TB_CONFIG_EXIT);
+    assert_true(strncmp(text, "tumblerd ", 9) == 0);
+    assert_non_null(strstr(text, tb_config_version()));
+    free(text);
+}
+
+static void test_set(void **state)
+{
+    struct tb_config cfg;
+    struct tb_config_origin at = {"x.cfg", 9};
+    struct capture cap;
+    char err[256] = "", *logged;
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(tb_config_set(&cfg, "zookeeper.snapCount", "5000", &at,
+                                   err, sizeof err), 0);
+    assert_int_equal(cfg.snap_count, 5000);
+    assert_int_equal(tb_config_set(&cfg, "clientPortAddress", "localhost",
+                                   NULL, err, sizeof err), 0);
+    assert_string_equal(cfg.client_port_address, "127.0.0.1");
+    assert_int_equal(tb_config_set(&cfg, "clientPortAddress", "::1", NULL,
+                                   err, sizeof err), 0);
+    assert_string_equal(cfg.client_port_address, "::1");
+    assert_int_equal(tb_config_set(&cfg, "DigestAuthenticationProvider."
+                                   "superDigest", "", NULL, err, sizeof err),
+                     0);
+    assert_null(cfg.super_digest);
+
+    capture_start(&cap);
+    assert_int_equal(tb_config_set(&cfg, "autopurge.purgeInterval", "1", &at,
+                                   err, sizeof err), 1);
+    assert_int_equal(tb_config_set(&cfg, "4lw.commands.whitelist",
+                                   "ruok, hash", &at, err, sizeof err), 0);
+    logged = capture_end(&cap);
+    assert_int_equal(cfg.fourlw_allowed,
+                     FOURLW_BIT(FOURLW_SRVR) | FOURLW_BIT(FOURLW_RUOK));
+    assert_null(strstr(logged, "autopurge"));
+    assert_non_null(strstr(logged, "x.cfg:9: 4lw.commands.whitelist: 1 "
+                                   "unknown four-letter word(s) ignored, the "
+                                   "first \"hash\""));
+    free(logged);
+
+    assert_true(tb_config_has_key("tickTime"));
+    assert_true(tb_config_has_key("zookeeper.jute.maxbuffer"));
+    assert_true(tb_config_has_key("server.3"));
+    assert_false(tb_config_has_key("initLimit"));
+    tb_config_free(&cfg);
+}
+
+/* ---- conf --------------------------------------------------------------- */
+
+static void test_render_conf(void **state)
+{
+    struct tb_config cfg;
+    struct tb_wbuf b;
+    char err[256];
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(tb_config_set(&cfg, "clientPort", "52137", NULL, err,
+                                   sizeof err), 0);
+    assert_int_equal(tb_config_set(&cfg, "dataDir", "/tmp/zk/data", NULL,
+                                   err, sizeof err), 0);
+    assert_int_equal(tb_config_finish(&cfg, err, sizeof err), 0);
+    tb_wbuf_init(&b);
+    tb_config_render_conf(&cfg, 457, 1234, &b);
+    tb_wbuf_put(&b, "", 1);
+    assert_string_equal((char *)b.base,
+                        "clientPort=52137\n"
+                        "secureClientPort=-1\n"
+                        "dataDir=/tmp/zk/data\n"
+                        "dataDirSize=457\n"
+                        "dataLogDir=/tmp/zk/data\n"
+                        "dataLogSize=1234\n"
+                        "tickTime=2000\n"
+                        "maxClientCnxns=60\n"
+                        "minSessionTimeout=4000\n"
+                        "maxSessionTimeout=40000\n"
+                        "clientPortListenBacklog=-1\n"
+                        "serverId=1\n");
+    tb_wbuf_free(&b);
+    tb_config_free(&cfg);
+}
+
+/* ---- log ---------------------------------------------------------------- */
+
+static void test_log_time(void **state)
+{
+    char buf[32];
+
+    (void)state;
+    assert_int_equal(tb_log_format_time(buf, sizeof buf, 0), 24);
+    assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
+    assert_int_equal(tb_log_format_time(buf, sizeof buf, 1795321607305), 24);
+    assert_string_equal(buf, "2026-11-22T04:26:47.305Z");
+    assert_int_equal(tb_log_format_time(buf, sizeof buf, -1), 24);
+    assert_string_equal(buf, "1969-12-31T23:59:59.999Z");
+    assert_int_equal(tb_log_format_time(buf, 24, 0), 0); /* no room for NUL */
+}
+
+static void test_log_levels(void **state)
+{
+    int level = -1;
+
+    (void)state;
+    assert_int_equal(tb_log_level_parse("error", &level), 0);
+    assert_int_equal(level, TB_LOG_ERROR);
+    assert_int_equal(tb_log_level_parse("WARN", &level), 0);
+    assert_int_equal(level, TB_LOG_WARN);
+    assert_int_equal(tb_log_level_parse("warning", &level), 0);
+    assert_int_equal(level, TB_LOG_WARN);
+    assert_int_equal(tb_log_level_parse("Info", &level), 0);
+    assert_int_equal(level, TB_LOG_INFO);
+    assert_int_equal(tb_log_level_parse("debug", &level), 0);
+    assert_int_equal(level, TB_LOG_DEBUG);
+    assert_int_equal(tb_log_level_parse("trace", &level), TB_EINVAL);
+    assert_string_equal(tb_log_level_name(TB_LOG_WARN), "WARN");
+    assert_string_equal(tb_log_level_name(9), "?");
+}
+
+static void test_log_lines(void **state)
+{
+    struct capture cap;
+    char *text, stamp[32], level[8], msg[64];
+    char big[3000];
+
+    (void)state;
+    tb_log_set_level(TB_LOG_INFO);
+    capture_start(&cap);
+    tb_log(TB_LOG_INFO, "listening on %s:%d", "127.0.0.1", 2181);
+    tb_log(TB_LOG_DEBUG, "dropped");
+    tb_log(TB_LOG_ERROR, "ends in a newline\n");
+    tb_log_set_level(TB_LOG_ERROR);
+    tb_log(TB_LOG_WARN, "dropped too");
+    assert_false(tb_log_enabled(TB_LOG_WARN));
+    assert_true(tb_log_enabled(TB_LOG_ERROR));
+    text = capture_end(&cap);
+    tb_log_set_level(TB_LOG_INFO);
+
+    /* "YYYY-MM-DDTHH:MM:SS.mmmZ LEVEL message\n", two lines */
+    assert_int_equal(sscanf(text, "%31s %7s %63[^\n]", stamp, level, msg), 3);
+    assert_int_equal(strlen(stamp), 24);
+    assert_int_equal(stamp[10], 'T');
+    assert_int_equal(stamp[19], '.');
+    assert_int_equal(stamp[23], 'Z');
+    assert_string_equal(level, "INFO");
+    assert_string_equal(msg, "listening on 127.0.0.1:2181");
+    assert_int_equal(text[24], ' ');
+    assert_memory_equal(text + 25, "INFO  listening", 15);
+    assert_non_null(strstr(text, " ERROR ends in a newline\n"));
+    assert_null(strstr(text, "newline\n\n"));
+    assert_null(strstr(text, "dropped"));
+    assert_int_equal(strchr(strchr(text, '\n') + 1, '\n')[1], '\0');
+    free(text);
+
+    /* a long message is cut to one line of 2048 bytes ending "...\n" */
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    capture_start(&cap);
+    tb_log(TB_LOG_WARN, "%s", big);
+    text = capture_end(&cap);
+    assert_int_equal(strlen(text), 2048);
+    assert_string_equal(text + 2044, "...\n");
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_timeouts_follow_tick),
+        cmocka_unit_test(test_session_timeout_clamp),
+        cmocka_unit_test(test_file),
+        cmocka_unit_test(test_overrides_after_file),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_args_errors),
+        cmocka_unit_test(test_help_and_version),
+        cmocka_unit_test(test_set),
+        cmocka_unit_test(test_render_conf),
+        cmocka_unit_test(test_log_time),
+        cmocka_unit_test(test_log_levels),
+        cmocka_unit_test(test_log_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
