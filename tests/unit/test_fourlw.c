@@ -751,6 +751,9 @@ static void test_java_numbers(void **state)
     assert_string_equal(avg(1, 3), "0.3333");
     assert_string_equal(avg(2, 3), "0.6667");
     assert_string_equal(avg(33, 32), "1.0313"); /* 1.03125, half up */
+    /* Java rounds the double, which for 3/800 lies just below 0.00375 */
+    assert_string_equal(avg(3, 800), "0.0037");
+    assert_string_equal(avg(27662, 320), "86.4437");
     assert_string_equal(avg(1, 1000), "0.001");
     assert_string_equal(avg(1, 10000), "1.0E-4"); /* Java: below 1e-3 */
     assert_string_equal(avg(1, 100000), "0.0");

@@ -200,23 +200,36 @@ static void format_double(char *buf, size_t cap, double v)
              nd > 1 ? digits + 1 : "0", exp);
 }
 
+/* BigDecimal(x).setScale(4, HALF_UP) for 0 <= x < 1e14, as q / 10000.
+ * Java rounds the double's exact binary value, not total/count: 3/800 is
+ * stored just below 0.00375 and so becomes 0.0037.  printf with enough
+ * digits shows that exact value (every double has at most 1074 fractional
+ * digits), and the fifth decimal then decides. */
+static uint64_t round4_half_up(double x)
+{
+    char digits[1500], *p;
+    uint64_t q = 0;
+    int i;
+
+    snprintf(digits, sizeof digits, "%.1100f", x);
+    for (p = digits; *p >= '0' && *p <= '9'; p++)
+        q = q * 10 + (uint64_t)(*p - '0');
+    if (*p == '.')
+        p++;
+    for (i = 0; i < 4; i++) {
+        q = q * 10 + (uint64_t)(*p >= '0' && *p <= '9' ? *p - '0' : 0);
+        if (*p != '\0')
+            p++;
+    }
+    return q + (*p >= '5' && *p <= '9');
+}
+
 char *fourlw_format_avg(char *buf, size_t cap, uint64_t total, uint64_t count)
 {
-    double avg;
-    uint64_t q;
+    double avg = count > 0 ? (double)total / (double)count : 0.0;
 
-    if (count == 0) {
-        format_double(buf, cap, 0.0);
-        return buf;
-    }
-    /* BigDecimal(total/count).setScale(4, HALF_UP), done on integers so the
-     * last digit does not depend on how the quotient was rounded */
-    if (total <= UINT64_MAX / 20000) {
-        q = (total * 20000 + count) / (2 * count);
-        avg = (double)q / 10000.0;
-    } else {
-        avg = round((double)total / (double)count * 10000.0) / 10000.0;
-    }
+    if (avg < 1e14)
+        avg = (double)round4_half_up(avg) / 10000.0;
     format_double(buf, cap, avg);
     return buf;
 }

@@ -257,12 +257,13 @@ void fourlw_render_dirs(struct tb_wbuf *out, uint64_t data_dir_size,
                         uint64_t log_dir_size);
 void fourlw_render_not_allowed(struct tb_wbuf *out, int cmd);
 void fourlw_render_not_serving(struct tb_wbuf *out);
-/* Java's Double.toString for a latency average: total/count rounded half
- * up to 4 decimals, then without trailing zeros but one ("2.1818", "0.0",
- * "3.5").  Writes into buf (cap >= 32); returns buf. */
+/* ZooKeeper's average latency: the double total/count rounded half up to
+ * 4 decimals (BigDecimal), printed by Double.toString ("2.1818", "0.0",
+ * "3.5", "1.0E-4").  Writes into buf (cap >= 32); returns buf. */
 char *fourlw_format_avg(char *buf, size_t cap, uint64_t total, uint64_t count);
 /* Java's Double.toString: shortest digits that read back, plain between
- * 1e-3 and 1e7 ("0.5", "12.0"), scientific outside ("1.0E-4"). */
+ * 1e-3 and 1e7 ("0.5", "12.0"), scientific outside ("1.0E-4").  (Java 17
+ * sometimes prints one digit more than needed above 1e16; we do not.) */
 void fourlw_format_double(char *buf, size_t cap, double v);
 /* Java's Date.toString in UTC: "Sun Nov 22 04:26:58 UTC 2026". */
 size_t fourlw_format_date(char *buf, size_t cap, int64_t wall_ms);
