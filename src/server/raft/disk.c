@@ -9,16 +9,20 @@
 
 #include "server/raft/internal.h"
 
-/* Raft keeps the previous snapshot on disk until the next one is complete,
- * and the next one is about as big as the state: two snapshots must fit on
- * top of the configured minimum. */
+/* The configured minimum never goes below REPLOG_DISK_FLOOR: raft_uv
+ * allocates 8 MiB open segments ahead of need (one being written, one
+ * prepared, one being created).  And raft keeps the previous snapshot on
+ * disk until the next one is complete, the next one being about as big as
+ * the state: two snapshots must fit on top. */
 uint64_t replog__disk_limit(const struct replog *l)
 {
     uint64_t reserve = 2 * l->stats.last_snapshot_bytes;
+    uint64_t min = l->min_free > REPLOG_DISK_FLOOR ? l->min_free
+                                                   : REPLOG_DISK_FLOOR;
 
-    if (l->min_free > UINT64_MAX - reserve)
+    if (min > UINT64_MAX - reserve)
         return UINT64_MAX;
-    return l->min_free + reserve;
+    return min + reserve;
 }
 
 void replog__disk_refresh(struct replog *l)

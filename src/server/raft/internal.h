@@ -12,6 +12,8 @@
 /* When the estimated free space is within this much of the limit, every
  * proposal measures again instead of trusting the cached figure (G3). */
 #define REPLOG_DISK_NEAR_MARGIN ((uint64_t)64 << 20)
+/* Free space that is never given to writes: three 8 MiB open segments. */
+#define REPLOG_DISK_FLOOR ((uint64_t)24 << 20)
 /* How often the cached free-space figure is refreshed. */
 #define REPLOG_DISK_REFRESH_MS 250
 /* replog_close waits at most this long for appends to reach the disk. */

@@ -66,8 +66,8 @@ struct replog_config {
     int server_id;       /* > 0, stable for the life of the data dir */
     const char *address; /* "ip:port" identity for raft peers; unused by a
                             lone voter; NULL means "127.0.0.1:0" */
-    uint64_t min_free_bytes; /* refuse writes below this much free disk
-                                (plus twice the last snapshot, see G3) */
+    uint64_t min_free_bytes; /* refuse writes when free disk is below
+                                max(this, 24 MiB) + 2 x last snapshot (G3) */
     /* Snapshot policy (G5); 0 picks the default in brackets. */
     unsigned snapshot_min_threshold;   /* entries [16384] */
     unsigned snapshot_trailing;        /* entries kept after one [8192] */
