@@ -115,8 +115,7 @@ static double pct(const uint64_t *v, size_t n, double p)
     return (double)v[i] / 1e3;
 }
 
-static void run(struct bench *b, const char *name, unsigned conc,
-                size_t total)
+static void run(struct bench *b, const char *name, unsigned conc, size_t total)
 {
     struct replog_stats s0, s1;
     uint64_t t0, dt;
@@ -225,8 +224,8 @@ int main(int argc, char **argv)
     printf("snapshot: %llu taken, last %llu bytes, loop stall max %.1f ms, "
            "last %.1f ms\n",
            (unsigned long long)st.snapshots_taken,
-           (unsigned long long)st.last_snapshot_bytes,
-           st.snapshot_stall_max_ms, st.snapshot_stall_last_ms);
+           (unsigned long long)st.last_snapshot_bytes, st.snapshot_stall_max_ms,
+           st.snapshot_stall_last_ms);
     t0 = uv_hrtime();
     b_close(&b);
     printf("close (drain + final snapshot write): %.0f ms\n",

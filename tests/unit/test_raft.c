@@ -405,8 +405,7 @@ static void test_envelope_entry(void **state)
     buf[6] = 1; /* reserved byte */
     assert_int_equal(replog__entry_decode(buf, 16, &out, &len),
                      TB_EMARSHALLING);
-    assert_int_equal(replog__entry_decode(buf, 4, &out, &len),
-                     TB_EMARSHALLING);
+    assert_int_equal(replog__entry_decode(buf, 4, &out, &len), TB_EMARSHALLING);
 }
 
 static void test_envelope_snapshot(void **state)
@@ -591,7 +590,8 @@ static void test_g1_every_length_close_reopen(void **state)
     check_g1_state(&f->fsm, p, G1_COUNT + 10);
 }
 
-/* ---- G1: kill -9 ----------------------------------------------------------- */
+/* ---- G1: kill -9 -----------------------------------------------------------
+ */
 
 /* Lengths cycle through 0..300, with a large odd-sized entry now and then. */
 static size_t crash_len(uint64_t seq)
@@ -662,7 +662,7 @@ static void crash_child(struct fx *f, int fd)
     struct replog_config c = churn_config(f);
     struct writer w;
 
-    alarm(120); /* never outlive a parent that failed */
+    alarm(120);              /* never outlive a parent that failed */
     uv_loop_close(&f->loop); /* the parent's; ours is fresh */
     if (uv_loop_init(&f->loop) != 0)
         _exit(1);
@@ -743,9 +743,8 @@ static void test_g1_kill9_reopen(void **state)
         }
         close(fds[1]);
         before = n_acks;
-        n_acks = read_acks(fds[0], acks, n_acks,
-                           sizeof acks / sizeof acks[0], before + PER_ROUND,
-                           WAIT_MS);
+        n_acks = read_acks(fds[0], acks, n_acks, sizeof acks / sizeof acks[0],
+                           before + PER_ROUND, WAIT_MS);
         assert_int_equal(n_acks, before + PER_ROUND);
         kill(pid, SIGKILL);
         assert_int_equal(waitpid(pid, &wst, 0), pid);
@@ -764,7 +763,8 @@ static void test_g1_kill9_reopen(void **state)
     }
 }
 
-/* ---- G2 ------------------------------------------------------------------- */
+/* ---- G2 -------------------------------------------------------------------
+ */
 
 /* The closed segment ("first-last") with the highest first index. */
 static int last_closed_segment(const char *dir, char *out, size_t n)
@@ -890,7 +890,8 @@ static void test_g2_corrupt_segment_fails_open(void **state)
     assert_true(last < (unsigned long long)p[199].index);
 }
 
-/* ---- G3 ------------------------------------------------------------------- */
+/* ---- G3 -------------------------------------------------------------------
+ */
 
 static void test_g3_refuses_below_min_free(void **state)
 {
@@ -1025,7 +1026,8 @@ static void test_g3_small_filesystem(void **state)
     assert_int_equal(f->fsm.n, (size_t)k.acked);
 }
 
-/* ---- G5 ------------------------------------------------------------------- */
+/* ---- G5 -------------------------------------------------------------------
+ */
 
 static void test_g5_threshold_follows_state_size(void **state)
 {
@@ -1097,11 +1099,9 @@ static void test_close_fires_every_done_once(void **state)
 
     assert_int_equal(fx_open(f, &c), 0);
     for (i = 0; i < 200; i++)
-        assert_int_equal(replog_propose(f->l, "abcdefg", 7, count_done, &k),
-                         0);
+        assert_int_equal(replog_propose(f->l, "abcdefg", 7, count_done, &k), 0);
     replog_close(f->l, close_cb, f);
-    assert_int_equal(replog_propose(f->l, "x", 1, count_done, &k),
-                     TB_ECLOSING);
+    assert_int_equal(replog_propose(f->l, "x", 1, count_done, &k), TB_ECLOSING);
     assert_true(run_until(&f->loop, &f->closed, 1));
     f->l = NULL;
     assert_int_equal(k.fired, 200);
@@ -1169,9 +1169,8 @@ static void chain_done(void *arg, int status, int64_t index)
     assert_true(index > k->last_index);
     k->last_index = index;
     if (++k->n < 100) /* propose the next one from inside done */
-        assert_int_equal(replog_propose(k->f->l, &k->n, sizeof k->n,
-                                        chain_done, k),
-                         0);
+        assert_int_equal(
+            replog_propose(k->f->l, &k->n, sizeof k->n, chain_done, k), 0);
 }
 
 static void test_propose_from_done(void **state)
@@ -1181,14 +1180,14 @@ static void test_propose_from_done(void **state)
     struct chain k = {f, 0, 0};
 
     assert_int_equal(fx_open(f, &c), 0);
-    assert_int_equal(replog_propose(f->l, &k.n, sizeof k.n, chain_done, &k),
-                     0);
+    assert_int_equal(replog_propose(f->l, &k.n, sizeof k.n, chain_done, &k), 0);
     assert_true(run_until(&f->loop, &k.n, 100));
     assert_int_equal(f->fsm.n, 100);
     assert_int_equal(replog_last_applied(f->l), k.last_index);
 }
 
-/* ---- failures at open ----------------------------------------------------- */
+/* ---- failures at open -----------------------------------------------------
+ */
 
 static void test_restore_failure_fails_open(void **state)
 {
@@ -1228,8 +1227,7 @@ static void test_not_a_voter_refuses_writes(void **state)
     c.server_id = 2;
     assert_int_equal(fx_open(f, &c), 0);
     assert_false(replog_is_leader(f->l));
-    assert_int_equal(replog_propose(f->l, "abc", 3, prop_done, &p),
-                     TB_ESYSTEM);
+    assert_int_equal(replog_propose(f->l, "abc", 3, prop_done, &p), TB_ESYSTEM);
     assert_non_null(strstr(f->logbuf, "not the leader"));
     assert_int_equal(p.fired, 0);
 }
@@ -1241,15 +1239,14 @@ int main(void)
         cmocka_unit_test(test_envelope_snapshot),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_open_rejects_bad_config, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_propose_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_g1_every_length_close_reopen,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_g1_kill9_reopen, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_g1_kill9_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_g2_corrupt_segment_fails_open,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_g3_refuses_below_min_free, setup,
@@ -1258,16 +1255,16 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_g5_threshold_follows_state_size,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_close_fires_every_done_once,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_fires_every_done_once, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_close_from_inside_done, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_propose_from_done, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_restore_failure_fails_open,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_not_a_voter_refuses_writes,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_failure_fails_open, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_not_a_voter_refuses_writes, setup,
+                                        teardown),
     };
 
     if (getenv("TB_TEST_FILTER")) /* e.g. TB_TEST_FILTER='test_g1*' */

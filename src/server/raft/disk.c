@@ -17,8 +17,8 @@
 uint64_t replog__disk_limit(const struct replog *l)
 {
     uint64_t reserve = 2 * l->stats.last_snapshot_bytes;
-    uint64_t min = l->min_free > REPLOG_DISK_FLOOR ? l->min_free
-                                                   : REPLOG_DISK_FLOOR;
+    uint64_t min =
+        l->min_free > REPLOG_DISK_FLOOR ? l->min_free : REPLOG_DISK_FLOOR;
 
     if (min > UINT64_MAX - reserve)
         return UINT64_MAX;

@@ -27,8 +27,8 @@ void replog__entry_encode(void *dst, const void *payload, size_t len)
     memset(p + REPLOG_ENTRY_HDR + len, 0, size - REPLOG_ENTRY_HDR - len);
 }
 
-int replog__entry_decode(const void *buf, size_t buf_len,
-                         const void **payload, size_t *len)
+int replog__entry_decode(const void *buf, size_t buf_len, const void **payload,
+                         size_t *len)
 {
     const uint8_t *p = buf;
     uint32_t n;

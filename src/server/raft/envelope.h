@@ -36,18 +36,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REPLOG_ENTRY_HDR 8
+#define REPLOG_ENTRY_HDR     8
 #define REPLOG_ENTRY_VERSION 1
-#define REPLOG_SNAP_HDR 32
-#define REPLOG_SNAP_VERSION 1
+#define REPLOG_SNAP_HDR      32
+#define REPLOG_SNAP_VERSION  1
 
 /* Bytes of the envelope around a payload of `len` bytes (len <= 2^32 - 16). */
 size_t replog__entry_size(size_t len);
 /* Writes the envelope of `len` payload bytes to dst[0..entry_size(len)). */
 void replog__entry_encode(void *dst, const void *payload, size_t len);
 /* Finds the payload inside an envelope; 0 or TB_EMARSHALLING. */
-int replog__entry_decode(const void *buf, size_t buf_len,
-                         const void **payload, size_t *len);
+int replog__entry_decode(const void *buf, size_t buf_len, const void **payload,
+                         size_t *len);
 
 void replog__snap_header_encode(uint8_t hdr[REPLOG_SNAP_HDR], uint64_t index,
                                 uint64_t state_len);

@@ -46,9 +46,7 @@ static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
         return 0;
     }
     l->stats.entries_applied++;
-    l->cb_depth++;
     l->fsm.apply(l->fsm.data, index, payload, len);
-    l->cb_depth--;
     return 0;
 }
 
@@ -82,9 +80,7 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
         return RAFT_BUSY; /* raft retries later */
     tb_wbuf_init(&l->snap_state);
     t0 = uv_hrtime();
-    l->cb_depth++;
     rv = l->fsm.snapshot(l->fsm.data, &l->snap_state);
-    l->cb_depth--;
     dt = uv_hrtime() - t0;
     ms = (double)dt / 1e6;
     l->stats.snapshot_stall_last_ms = ms;
@@ -112,8 +108,7 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
     l->stats.snapshots_taken++;
     replog__logf(l, REPLOG_LOG_DEBUG,
                  "snapshot at %lld: %zu bytes, loop stalled %.1f ms",
-                 (long long)raft_last_applied(&l->raft), l->snap_state.len,
-                 ms);
+                 (long long)raft_last_applied(&l->raft), l->snap_state.len, ms);
     replog__snapshot_policy(l, l->snap_state.len);
     return 0;
 }
@@ -146,9 +141,7 @@ static int fsm_restore(struct raft_fsm *rf, struct raft_buffer *buf)
                      buf->len);
         return RAFT_CORRUPT;
     }
-    l->cb_depth++;
     rv = l->fsm.restore(l->fsm.data, state, len);
-    l->cb_depth--;
     if (rv != 0) {
         replog__logf(l, REPLOG_LOG_ERROR,
                      "restore: state machine rejected snapshot at %llu: %s",

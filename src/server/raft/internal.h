@@ -52,7 +52,6 @@ struct replog {
     struct tb_queue pending; /* struct replog_req, in proposal order */
     int64_t applied_index;   /* last index given to fsm.apply or restore */
     int was_leader;
-    int cb_depth; /* > 0 while a user callback is on the stack */
 
     /* Free-disk guard (G3).  free_cached is exact right after a statvfs;
      * bytes_since counts what was proposed since, so the estimate

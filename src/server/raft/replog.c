@@ -11,14 +11,14 @@
 
 #include "server/raft/internal.h"
 
-#define DEFAULT_ADDRESS "127.0.0.1:0"
-#define DEFAULT_SNAP_MIN_THRESHOLD 16384
-#define DEFAULT_SNAP_TRAILING 8192
+#define DEFAULT_ADDRESS              "127.0.0.1:0"
+#define DEFAULT_SNAP_MIN_THRESHOLD   16384
+#define DEFAULT_SNAP_TRAILING        8192
 #define DEFAULT_SNAP_BYTES_PER_ENTRY 1024
 /* On a LAN, 300-500 ms keeps failover near 1-1.5 s (libraft-notes.md
  * measured 2.5-3.4x the election timeout) while tolerating loop stalls of a
  * few hundred ms from snapshots of a large state. */
-#define DEFAULT_ELECTION_MS 500
+#define DEFAULT_ELECTION_MS  500
 #define DEFAULT_HEARTBEAT_MS 50
 
 void replog__logf(struct replog *l, int level, const char *fmt, ...)
@@ -67,14 +67,10 @@ int replog__err(int raft_rv)
 
 /* ---- proposals ---------------------------------------------------------- */
 
-static void finish_req(struct replog *l, struct replog_req *req, int status,
-                       int64_t index)
+static void finish_req(struct replog_req *req, int status, int64_t index)
 {
-    if (req->done != NULL) {
-        l->cb_depth++;
+    if (req->done != NULL)
         req->done(req->arg, status, index);
-        l->cb_depth--;
-    }
     free(req);
 }
 
@@ -89,12 +85,26 @@ static void apply_cb(struct raft_apply *rreq, int status, void *result)
         rc = l->closing ? TB_ECLOSING : replog__err(status);
         if (!l->closing)
             replog__logf(l, REPLOG_LOG_WARN, "entry %llu failed: %s (%s)",
-                         (unsigned long long)rreq->index,
-                         raft_strerror(status), raft_errmsg(&l->raft));
+                         (unsigned long long)rreq->index, raft_strerror(status),
+                         raft_errmsg(&l->raft));
     } else if (result == replog__malformed) {
         rc = TB_EDATAINCONSISTENCY;
     }
-    finish_req(l, req, rc, (int64_t)rreq->index);
+    finish_req(req, rc, (int64_t)rreq->index);
+}
+
+static const char *state_name(int state)
+{
+    switch (state) {
+    case RAFT_FOLLOWER:
+        return "follower";
+    case RAFT_CANDIDATE:
+        return "candidate";
+    case RAFT_LEADER:
+        return "leader";
+    default:
+        return "unavailable";
+    }
 }
 
 static int refuse_not_leader(struct replog *l)
@@ -104,10 +114,10 @@ static int refuse_not_leader(struct replog *l)
 
     raft_leader(&l->raft, &id, &addr);
     replog__logf(l, REPLOG_LOG_WARN,
-                 "write refused: server %d is not the leader (state %d, "
-                 "leader %llu at %s)",
-                 l->server_id, raft_state(&l->raft), (unsigned long long)id,
-                 addr != NULL ? addr : "unknown");
+                 "write refused: server %d is not the leader (%s, leader "
+                 "%llu at %s)",
+                 l->server_id, state_name(raft_state(&l->raft)),
+                 (unsigned long long)id, addr != NULL ? addr : "unknown");
     return TB_ESYSTEM;
 }
 
@@ -199,9 +209,7 @@ static void poll_leader(struct replog *l)
     replog__logf(l, REPLOG_LOG_INFO, "server %d %s leadership", l->server_id,
                  lead ? "took" : "lost");
     if (l->on_leader != NULL) {
-        l->cb_depth++;
         l->on_leader(l->on_leader_data, lead);
-        l->cb_depth--;
     }
 }
 
@@ -255,8 +263,7 @@ static void raft_closed(struct raft *r)
     while (!tb_queue_empty(&l->pending)) {
         q = tb_queue_head(&l->pending);
         tb_queue_remove(q);
-        finish_req(l, TB_CONTAINER_OF(q, struct replog_req, link),
-                   TB_ECLOSING, 0);
+        finish_req(TB_CONTAINER_OF(q, struct replog_req, link), TB_ECLOSING, 0);
     }
     l->raft_closed = 1;
     maybe_finish(l);
@@ -347,8 +354,8 @@ static int bootstrap(struct replog *l)
     if (rv == RAFT_CANTBOOTSTRAP) /* already initialised: the usual case */
         return 0;
     if (rv == 0)
-        replog__logf(l, REPLOG_LOG_INFO, "bootstrapped %s as server %d",
-                     l->dir, l->server_id);
+        replog__logf(l, REPLOG_LOG_INFO, "bootstrapped %s as server %d", l->dir,
+                     l->server_id);
     return rv;
 }
 
@@ -367,8 +374,8 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->snap_trailing = OR(cfg->snapshot_trailing, DEFAULT_SNAP_TRAILING);
     l->snap_bytes_per_entry =
         OR(cfg->snapshot_bytes_per_entry, DEFAULT_SNAP_BYTES_PER_ENTRY);
-    raft_set_election_timeout(&l->raft,
-                              OR(cfg->election_timeout_ms, DEFAULT_ELECTION_MS));
+    raft_set_election_timeout(
+        &l->raft, OR(cfg->election_timeout_ms, DEFAULT_ELECTION_MS));
     raft_set_heartbeat_timeout(
         &l->raft, OR(cfg->heartbeat_timeout_ms, DEFAULT_HEARTBEAT_MS));
 #undef OR
@@ -403,8 +410,8 @@ static int abandon(struct replog *l, const char *step, int rv)
 
 static void start_ticking(struct replog *l)
 {
-    uint64_t ms = l->on_leader != NULL ? REPLOG_STATE_POLL_MS
-                                        : REPLOG_DISK_REFRESH_MS;
+    uint64_t ms =
+        l->on_leader != NULL ? REPLOG_STATE_POLL_MS : REPLOG_DISK_REFRESH_MS;
 
     uv_timer_init(l->loop, &l->tick);
     uv_timer_init(l->loop, &l->close_timer);
@@ -460,8 +467,8 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     rv = raft_init(&l->raft, &l->io, &l->raft_fsm, (raft_id)cfg->server_id,
                    l->address);
     if (rv != 0) {
-        replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_init: %s (%s)",
-                     l->dir, raft_strerror(rv), l->io.errmsg);
+        replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_init: %s (%s)", l->dir,
+                     raft_strerror(rv), l->io.errmsg);
         raft_uv_close(&l->io);
         rv = replog__err(rv);
         goto err;

@@ -62,10 +62,10 @@ struct replog_fsm {
 };
 
 struct replog_config {
-    const char *dir;     /* data directory; created if missing */
-    int server_id;       /* > 0, stable for the life of the data dir */
-    const char *address; /* "ip:port" identity for raft peers; unused by a
-                            lone voter; NULL means "127.0.0.1:0" */
+    const char *dir;         /* data directory; created if missing */
+    int server_id;           /* > 0, stable for the life of the data dir */
+    const char *address;     /* "ip:port" identity for raft peers; unused by a
+                                lone voter; NULL means "127.0.0.1:0" */
     uint64_t min_free_bytes; /* refuse writes when free disk is below
                                 max(this, 24 MiB) + 2 x last snapshot (G3) */
     /* Snapshot policy (G5); 0 picks the default in brackets. */
