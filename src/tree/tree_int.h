@@ -1,0 +1,134 @@
+/* The tree's private structures, shared by its files (tree.c, tree_acl.c,
+ * tree_undo.c, tree_snap.c, tree_check.c) and nobody else. */
+#ifndef TB_TREE_INT_H
+#define TB_TREE_INT_H
+
+#include "common/map.h"
+#include "tree/tree.h"
+
+/* One deduplicated ACL list.  At all times refs counts the nodes, undo
+ * records and outside holders that point here; the entry is freed at 0. */
+struct tree_acl {
+    struct tree_acl *hnext;
+    uint32_t hash;
+    uint32_t refs;
+    uint32_t snap_id; /* scratch numbering while a snapshot is written */
+    int32_t n;        /* element count of the vector */
+    uint32_t len;     /* bytes in raw */
+    uint8_t raw[];
+};
+
+/* A znode.  At all times, for a live node:
+ *   - it is in the hash table under path, with hash = hash of path;
+ *   - parent->kids[slot] == this (root: parent NULL, slot 0);
+ *   - path[name_off..] is its last component, path is NUL-terminated;
+ *   - data == NULL iff data_len == 0; data_null says null vs empty;
+ *   - link is on its owner's list (ephemeral) or the tree's special list
+ *     (container, TTL), else self-linked.
+ * A node deleted inside a transaction is `dead`: out of the hash table and
+ * its parent's children, but still on its owner/special list until commit,
+ * so that a rollback needs no allocation. */
+struct tree_node {
+    struct tree_node *hnext;
+    struct tree_node *parent;
+    struct tree_node **kids;
+    uint8_t *data;
+    struct tree_acl *acl;
+    struct tb_queue link;
+    int64_t czxid;
+    int64_t mzxid;
+    int64_t ctime;
+    int64_t mtime;
+    int64_t pzxid;
+    int64_t owner;
+    uint32_t hash;
+    uint32_t slot;
+    uint32_t nkids;
+    uint32_t kcap;
+    uint32_t data_len;
+    uint32_t path_len;
+    uint32_t name_off;
+    int32_t version;
+    int32_t aversion;
+    int32_t ccount;
+    uint8_t data_null;
+    uint8_t dead;
+    char path[];
+};
+
+/* The ephemeral nodes of one session. */
+struct tree_owner {
+    struct tb_queue nodes;
+    uint64_t count;
+};
+
+enum tree_undo_kind { UNDO_CREATE, UNDO_DELETE, UNDO_DATA, UNDO_ACL };
+
+struct tree_undo {
+    enum tree_undo_kind kind;
+    struct tree_node *node;
+    union {
+        struct {
+            int64_t pzxid; /* parent's before */
+            int32_t ccount;
+        } create;
+        struct {
+            int64_t pzxid; /* parent's before */
+            uint32_t slot;
+        } del;
+        struct {
+            uint8_t *data;
+            uint32_t len;
+            uint8_t null;
+            int32_t version;
+            int64_t mzxid;
+            int64_t mtime;
+        } data;
+        struct {
+            struct tree_acl *acl;
+            int32_t aversion;
+        } acl;
+    } u;
+};
+
+struct tree {
+    struct tree_node **buckets; /* power-of-two count */
+    size_t nbuckets;
+    uint64_t count;
+    uint64_t data_size;
+    struct tree_node *root;
+
+    struct tree_acl **abuckets;
+    size_t nabuckets;
+    size_t nacl;
+
+    struct tb_map owners; /* session id -> struct tree_owner */
+    uint64_t n_ephemeral;
+    struct tb_queue special; /* container and TTL nodes */
+
+    struct tree_undo *undo;
+    size_t nundo;
+    size_t undo_cap;
+    int in_txn;
+};
+
+uint32_t tree__hash(const void *p, size_t n);
+/* Inserts a node into the hash table (never fails; grows when it can). */
+void tree__hash_insert(struct tree *t, struct tree_node *n);
+void tree__hash_remove(struct tree *t, struct tree_node *n);
+/* Allocates a node for `path` (no links), or NULL. */
+struct tree_node *tree__node_alloc(struct tb_str path);
+void tree__node_free(struct tree *t, struct tree_node *n);
+/* Adds n to parent's children (capacity must be there: tree__kids_reserve). */
+int tree__kids_reserve(struct tree_node *parent);
+void tree__kids_add(struct tree_node *parent, struct tree_node *n);
+void tree__kids_shrink(struct tree_node *parent);
+/* Links n on its owner's or the special list; owner entry must exist. */
+int tree__owner_prepare(struct tree *t, int64_t owner);
+void tree__link(struct tree *t, struct tree_node *n);
+void tree__unlink(struct tree *t, struct tree_node *n);
+/* The tree without its system nodes (for restore). */
+int tree__alloc(struct tree **out);
+void tree__acl_free_all(struct tree *t);
+
+#endif
