@@ -270,7 +270,8 @@ static void reset_server_stats(void *data)
 }
 
 /* If the connection opened with a four-letter word, answers it and returns
- * 1; else 0 and the bytes are a frame length. */
+ * 1 (2 while its argument is still arriving); else 0 and the bytes are a
+ * frame length. */
 int admin_try(struct conn *c)
 {
     struct fourlw_source src;
@@ -282,7 +283,7 @@ int admin_try(struct conn *c)
         return 0;
     if (cmd == FOURLW_STMK) {
         if (c->in_len < 12)
-            return 1; /* wait for the mask */
+            return 2; /* wait for the mask */
         arg = tb_load_be64(c->in + 4);
     }
     memset(&src, 0, sizeof src);

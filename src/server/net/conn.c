@@ -238,9 +238,13 @@ static void process_input(struct conn *c)
 
     while (c->state != CONN_CLOSING && c->state != CONN_SESSION &&
            !should_pause(c)) {
-        if (c->state == CONN_NEW && c->in_len - off >= 4 && off == 0 &&
-            admin_try(c))
-            return;
+        if (c->state == CONN_NEW && c->in_len - off >= 4 && off == 0) {
+            rv = admin_try(c);
+            if (rv == 1)
+                return;
+            if (rv == 2)
+                break; /* a word whose argument has not all arrived */
+        }
         rv = tb_frame_split(c->in + off, c->in_len - off,
                             c->srv->cfg->jute_maxbuffer, &frame, &used);
         if (rv == TB_EAGAIN)

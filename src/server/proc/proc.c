@@ -86,6 +86,8 @@ void proc_drain(struct conn *c)
             conn_send(c, r->reply, r->reply_len);
         else
             read_serve(c, r->xid, r->type, r->body);
+        if (c->tcp.data == NULL)
+            return; /* the reply closed the connection; reqs are freed */
         close_after = r->close_after;
         request_done(c, r);
         req_free(c, r);

@@ -372,7 +372,7 @@ static void set_watches(struct conn *c, int32_t xid, int32_t type,
                           : list == 3 ? r.persistent
                                       : r.recursive;
         it = tb_vec_reader(v);
-        while (tb_vec_next_str(&it, &p) == 1) {
+        while (tb_vec_next_str(&it, &p) == 1 && c->tcp.data != NULL) {
             if (tb_path_validate(p) != 0)
                 continue;
             n = tree_find(tree(c), p);
@@ -410,7 +410,8 @@ static void set_watches(struct conn *c, int32_t xid, int32_t type,
             }
         }
     }
-    conn_reply(c, xid, proc_zxid(c->srv), 0, NULL, 0);
+    if (c->tcp.data != NULL)
+        conn_reply(c, xid, proc_zxid(c->srv), 0, NULL, 0);
 }
 
 static void add_watch(struct conn *c, int32_t xid, struct tb_str body)
