@@ -31,10 +31,13 @@ total=0
 for round in $(seq "$rounds"); do
     "$writer" write "127.0.0.1:$port" "/crash$round" 200000 >"$dir/acked$round" 2>/dev/null &
     wpid=$!
-    sleep "0.$((RANDOM % 9 + 1))"
+    # Kill at a random moment once writes are being acknowledged.
+    for _ in $(seq 100); do [ -s "$dir/acked$round" ] && break; sleep 0.05; done
+    sleep "$((RANDOM % 2)).$((RANDOM % 10))"
     kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
     wait "$wpid" || true
     acked=$(grep -c . "$dir/acked$round" || true)
+    [ "$acked" -gt 0 ] || { echo "round $round: no write was acknowledged"; exit 1; }
     start
     "$writer" verify "127.0.0.1:$port" <"$dir/acked$round"
     z=$(( $(zxid) ))
