@@ -141,11 +141,14 @@ void replog_set_min_free(struct replog *l, uint64_t bytes);
 
 void replog_get_stats(struct replog *l, struct replog_stats *out);
 
-/* Stops the log.  Every pending done fires (TB_ECLOSING unless it completed
- * first) before `cb`, which fires exactly once, from the loop, after which
- * `l` is freed.  Entries already durable will be replayed by the next open.
- * Safe to call from inside callbacks (the close then starts on the next loop
- * iteration, and apply may run until it does).  Call at most once. */
+/* Stops the log; returns at once, the work happens on the loop.  New
+ * proposals are refused from now on.  Appends already accepted are first
+ * drained to disk, and a snapshot being written is finished (up to 10 s;
+ * libraft 0.15 crashes when closed with appends queued), so apply and done
+ * keep firing meanwhile: with a lone voter every pending done gets its real
+ * outcome.  Whatever is still pending then gets TB_ECLOSING.  `cb` fires
+ * exactly once, after every done, and `l` is freed right before it.  Safe
+ * to call from inside callbacks.  Call at most once. */
 void replog_close(struct replog *l, void (*cb)(void *arg), void *arg);
 
 #endif
