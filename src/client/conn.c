@@ -1,0 +1,428 @@
+/* The connection: non-blocking TCP connect, the handshake, reading and
+ * splitting frames, writing, and the timers (wire doc 11.4).
+ *
+ * Nothing here blocks or sleeps: the driver (driver.c) asks tb__interest
+ * what to wait for and calls tb__process when it happened.  Timers, with T
+ * the negotiated session timeout:
+ *   - connect / handshake: connect_timeout_ms per attempt;
+ *   - ping when nothing was sent for T/3, so a busy application keeps its
+ *     session as long as the driver runs;
+ *   - drop the connection when nothing was received for 2T/3;
+ *   - declare the session expired when no server was heard from for T
+ *     while disconnected: the server cannot have kept it longer (its own
+ *     expiry runs from our last packet), and a lock holder must stop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client/client.h"
+
+#define READ_CHUNK 65536
+
+static void on_connected(struct tb_client *c)
+{
+    struct tb_connect_req r;
+    size_t start;
+    int64_t now = c->now();
+
+    r.protocol_version = 0;
+    r.last_zxid = c->last_zxid;
+    r.timeout = c->o.session_timeout_ms;
+    r.session_id = c->session_id;
+    r.passwd = (struct tb_str){(const char *)c->passwd, sizeof c->passwd};
+    r.has_readonly = 1;
+    r.readonly = c->o.readonly_allowed ? 1 : 0;
+    c->out.len = 0;
+    c->out_off = 0;
+    start = tb_frame_begin(&c->out);
+    tb_connect_req_encode(&c->out, &r);
+    tb_frame_end(&c->out, start);
+    c->phase = PH_HANDSHAKE;
+    c->deadline = now + c->o.connect_timeout_ms;
+    c->last_send = c->last_recv = now;
+    tb__log(c, TB_LOG_DEBUG, "connected to %s:%s, handshake",
+            c->hosts[c->host_idx].name, c->hosts[c->host_idx].port);
+}
+
+static int resolve(struct tb_client *c)
+{
+    struct addrinfo hints;
+    const struct host *h = &c->hosts[c->host_idx];
+    int rv;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rv = getaddrinfo(h->name, h->port, &hints, &c->ai);
+    if (rv != 0) {
+        tb__log(c, TB_LOG_WARN, "cannot resolve %s: %s", h->name,
+                gai_strerror(rv));
+        c->ai = NULL;
+        return -1;
+    }
+    c->ai_next = c->ai;
+    return 0;
+}
+
+/* One attempt at the current host's next address. */
+static void attempt(struct tb_client *c)
+{
+    struct addrinfo *a;
+    int fd, one = 1;
+
+    if (c->connect_hook != NULL) {
+        fd = c->connect_hook(c, &c->hosts[c->host_idx]);
+        if (fd < 0) {
+            tb__conn_failed(c, "connect hook refused");
+            return;
+        }
+        c->fd = fd;
+        on_connected(c);
+        return;
+    }
+    if (c->ai == NULL && resolve(c) != 0) {
+        tb__conn_failed(c, "resolve");
+        return;
+    }
+    a = c->ai_next;
+    c->ai_next = a->ai_next;
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                a->ai_protocol);
+    if (fd < 0) {
+        tb__conn_failed(c, "socket");
+        return;
+    }
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->fd = fd;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        on_connected(c);
+        return;
+    }
+    if (errno != EINPROGRESS) {
+        tb__conn_failed(c, strerror(errno));
+        return;
+    }
+    c->phase = PH_CONNECTING;
+    c->deadline = c->now() + c->o.connect_timeout_ms;
+}
+
+static int backoff_ms(struct tb_client *c)
+{
+    c->rng = c->rng * 6364136223846793005ull + 1442695040888963407ull;
+    return 100 + (int)((c->rng >> 33) % 400);
+}
+
+void tb__next_attempt(struct tb_client *c)
+{
+    if (c->ai_next != NULL) { /* another address of the same host */
+        attempt(c);
+        return;
+    }
+    if (c->ai != NULL) {
+        freeaddrinfo(c->ai);
+        c->ai = NULL;
+    }
+    c->host_idx = (c->host_idx + 1) % c->nhosts;
+    if (++c->failed_in_round >= (int)c->nhosts) {
+        /* Every host failed once: pause before the next round. */
+        c->failed_in_round = 0;
+        c->phase = PH_BACKOFF;
+        c->deadline = c->now() + backoff_ms(c);
+        return;
+    }
+    attempt(c);
+}
+
+void tb__start(struct tb_client *c)
+{
+    if (c->phase != PH_IDLE)
+        return;
+    c->host_idx = 0;
+    c->failed_in_round = 0;
+    attempt(c);
+}
+
+void tb__conn_close_fd(struct tb_client *c)
+{
+    if (c->fd < 0)
+        return;
+    if (c->ev_set && c->ev_last.fd == c->fd) {
+        /* The loop must stop polling before the descriptor goes. */
+        c->ev_last = (struct tb_interest){-1, 0, -1};
+        c->ev_deadline = -1;
+        c->ev.update(c->ev.data, &c->ev_last);
+    }
+    close(c->fd);
+    c->fd = -1;
+    c->conn_gen++;
+    c->in_len = 0;
+    if (c->out.oom)
+        tb_wbuf_free(&c->out); /* clears the sticky failure */
+    c->out.len = 0;
+    c->out_off = 0;
+    c->ping_inflight = 0;
+    c->setwatches_inflight = 0;
+    c->auth_unanswered = 0;
+    c->auth_next = NULL;
+}
+
+static void io_error(struct tb_client *c, const char *why)
+{
+    if (c->phase == PH_OPEN)
+        tb__conn_lost(c, TB_ECONNECTIONLOSS, why);
+    else
+        tb__conn_failed(c, why);
+}
+
+static void do_write(struct tb_client *c)
+{
+    ssize_t n;
+
+    while (c->out_off < c->out.len) {
+        n = send(c->fd, c->out.base + c->out_off, c->out.len - c->out_off,
+                 MSG_NOSIGNAL);
+        if (n > 0) {
+            c->out_off += (size_t)n;
+            c->last_send = c->now();
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        io_error(c, n < 0 ? strerror(errno) : "send");
+        return;
+    }
+    c->out.len = 0;
+    c->out_off = 0;
+}
+
+/* Makes room for at least `need` more bytes (within the frame limit). */
+static int in_reserve(struct tb_client *c, size_t need)
+{
+    size_t cap = c->in_cap ? c->in_cap : READ_CHUNK;
+    uint8_t *p;
+
+    if (c->in_cap - c->in_len >= need)
+        return 0;
+    while (cap - c->in_len < need)
+        cap *= 2;
+    p = tb__malloc(cap);
+    if (p == NULL)
+        return TB_ENOMEM;
+    if (c->in_len)
+        memcpy(p, c->in, c->in_len);
+    tb__free(c->in);
+    c->in = p;
+    c->in_cap = cap;
+    return 0;
+}
+
+/* Splits and handles every whole frame buffered; stops if the connection
+ * went away while handling one. */
+static void parse_frames(struct tb_client *c)
+{
+    unsigned gen = c->conn_gen;
+    size_t off = 0, used;
+    struct tb_str payload;
+    int rv;
+
+    for (;;) {
+        rv = tb_frame_split(c->in + off, c->in_len - off,
+                            c->o.max_frame_bytes, &payload, &used);
+        if (rv == TB_EAGAIN)
+            break;
+        if (rv != 0) {
+            io_error(c, "frame too large");
+            return;
+        }
+        off += used;
+        tb__on_frame(c, (const uint8_t *)payload.ptr, payload.len);
+        if (c->conn_gen != gen)
+            return; /* the buffer was reset with the connection */
+    }
+    if (off > 0) {
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+    }
+}
+
+static void do_read(struct tb_client *c)
+{
+    unsigned gen = c->conn_gen;
+    ssize_t n;
+    int rounds;
+
+    for (rounds = 0; rounds < 16 && c->conn_gen == gen; rounds++) {
+        if (in_reserve(c, 4096) != 0) {
+            io_error(c, "out of memory");
+            return;
+        }
+        n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            c->last_recv = c->now();
+            parse_frames(c);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        io_error(c, n == 0 ? "connection closed by server" : strerror(errno));
+        return;
+    }
+}
+
+static void check_connect(struct tb_client *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        err = errno;
+    if (err == 0) {
+        on_connected(c);
+        do_write(c);
+    } else if (err != EINPROGRESS && err != EALREADY) {
+        tb__conn_failed(c, strerror(err));
+    }
+}
+
+static void send_ping(struct tb_client *c)
+{
+    struct tb_request_header h = {TB_XID_PING, TB_OP_PING};
+    size_t start = tb_frame_begin(&c->out);
+
+    tb_request_header_encode(&c->out, &h);
+    tb_frame_end(&c->out, start);
+    c->ping_inflight = 1;
+    do_write(c);
+}
+
+void tb__timers(struct tb_client *c, int64_t now)
+{
+    int t = c->timeout;
+
+    if (c->closing && !c->closed && now >= c->close_deadline) {
+        tb__log(c, TB_LOG_INFO, "no reply to closeSession in time");
+        tb__finish_close(c);
+        return;
+    }
+    switch (c->phase) {
+    case PH_BACKOFF:
+        if (now >= c->deadline)
+            attempt(c);
+        break;
+    case PH_CONNECTING:
+    case PH_HANDSHAKE:
+        if (now >= c->deadline)
+            tb__conn_failed(c, "timed out");
+        break;
+    case PH_OPEN:
+        if (now - c->last_recv >= t * 2 / 3)
+            tb__conn_lost(c, TB_ECONNECTIONLOSS, "no reply within 2/3 of "
+                                                 "the session timeout");
+        else if (!c->ping_inflight && now - c->last_send >= t / 3)
+            send_ping(c);
+        break;
+    default:
+        break;
+    }
+    if (c->session_id != 0 && c->timeout > 0 && c->phase != PH_OPEN &&
+        c->phase != PH_DEAD && now - c->last_heard >= c->timeout) {
+        tb__log(c, TB_LOG_WARN, "no server heard from for %d ms: expired",
+                c->timeout);
+        tb__terminate(c, TB_SESSION_EXPIRED, TB_ESESSIONEXPIRED);
+    }
+}
+
+void tb__process(struct tb_client *c, int events)
+{
+    if (c->phase == PH_IDLE)
+        tb__start(c);
+    if (c->phase == PH_CONNECTING && events)
+        check_connect(c);
+    if ((c->phase == PH_HANDSHAKE || c->phase == PH_OPEN) &&
+        (events & TB_EV_READ))
+        do_read(c);
+    if ((c->phase == PH_HANDSHAKE || c->phase == PH_OPEN) &&
+        c->out_off < c->out.len)
+        do_write(c);
+    tb__timers(c, c->now());
+    tb__flush(c);
+}
+
+static int64_t min_deadline(int64_t a, int64_t b)
+{
+    return a < 0 ? b : (b < 0 || a < b ? a : b);
+}
+
+void tb__interest(struct tb_client *c, struct tb_interest *in)
+{
+    int64_t now = c->now(), d = -1;
+    int t = c->timeout;
+
+    in->fd = -1;
+    in->events = 0;
+    switch (c->phase) {
+    case PH_BACKOFF:
+        d = c->deadline;
+        break;
+    case PH_CONNECTING:
+        in->fd = c->fd;
+        in->events = TB_EV_WRITE;
+        d = c->deadline;
+        break;
+    case PH_HANDSHAKE:
+    case PH_OPEN:
+        in->fd = c->fd;
+        in->events = TB_EV_READ;
+        if (c->out_off < c->out.len)
+            in->events |= TB_EV_WRITE;
+        if (c->phase == PH_HANDSHAKE) {
+            d = c->deadline;
+            break;
+        }
+        d = c->last_recv + t * 2 / 3;
+        if (!c->ping_inflight)
+            d = min_deadline(d, c->last_send + t / 3);
+        break;
+    default:
+        break;
+    }
+    if (c->closing && !c->closed)
+        d = min_deadline(d, c->close_deadline);
+    if (c->session_id != 0 && c->timeout > 0 && c->phase != PH_OPEN &&
+        c->phase != PH_DEAD)
+        d = min_deadline(d, c->last_heard + c->timeout);
+    if (!tb_queue_empty(&c->doneq))
+        d = now;
+    in->timeout_ms = d < 0 ? -1 : (int)(d > now ? (d - now < INT32_MAX ? d - now : INT32_MAX) : 0);
+}
+
+void tb__flush(struct tb_client *c)
+{
+    struct tb_queue *q;
+
+    if (c->phase != PH_OPEN)
+        return;
+    while (!tb_queue_empty(&c->outq)) {
+        struct req *r;
+        q = tb_queue_head(&c->outq);
+        r = TB_CONTAINER_OF(q, struct req, it.q);
+        tb_queue_remove(q);
+        tb_wbuf_put(&c->out, r->fw.base, r->fw.len);
+        tb_wbuf_free(&r->fw);
+        tb_queue_insert_tail(&c->pendq, q);
+    }
+    if (c->out.oom) {
+        tb__conn_lost(c, TB_ECONNECTIONLOSS, "out of memory");
+        return;
+    }
+    do_write(c);
+}
