@@ -197,14 +197,17 @@ start_server()
     esac
 }
 
-# wait_serving PORT TIMEOUT_S [PID]: wait until 127.0.0.1:PORT answers ruok with imok.  Fails
+# wait_serving PORT TIMEOUT_S [PID]: wait until 127.0.0.1:PORT answers ruok with imok and srvr
+# does not say it is "not currently serving requests".  ZooKeeper answers imok as soon as its
+# listener is up, a few hundred ms before it serves sessions; srvr tells the difference.  Fails
 # early if PID is given and that process has exited.
 wait_serving()
 {
     local port=$1 limit=$2 pid=${3:-}
     local deadline=$((SECONDS + limit))
     while [ "$SECONDS" -lt "$deadline" ]; do
-        if [ "$(four_letter "$port" ruok)" = imok ]; then
+        if [ "$(four_letter "$port" ruok)" = imok ] &&
+            ! four_letter "$port" srvr | grep -q "not currently serving"; then
             return 0
         fi
         if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then

@@ -228,6 +228,7 @@ void rz_init(struct rz *z)
 int rz_dial(struct rz *z, const char *hostport)
 {
     char host[256];
+    rz_drop(z); /* a handle is reusable: forget any previous connection */
     const char *colon = strrchr(hostport, ':');
     if (colon == NULL || (size_t)(colon - hostport) >= sizeof host)
         return -1;

@@ -1,0 +1,1056 @@
+/* raw_proto: wire-level compatibility tests with a raw socket client (rawzk), for behaviour
+ * the official C client cannot send or hides: the handshake with and without the trailing
+ * readOnly byte, lastZxidSeen ahead of the server, the frame-size limit, unknown opcodes,
+ * undecodable records, zxid accounting, exact multi result layouts, multiRead, the 3.6+ opcodes
+ * (getEphemerals, getAllChildrenNumber, whoAmI), server-side path checks, and four-letter
+ * words.  Watch-related wire tests are in raw_proto_watch.c.
+ *
+ * Every assertion here was checked against Apache ZooKeeper 3.8; cases where 3.8.0 itself is
+ * documented as broken (standalone check, op 1 with container flags, createTTL with a non-TTL
+ * flag and ttl -1) are not exercised.  Usage: raw_proto HOST:PORT [NAME-SUBSTRING ...] */
+#include "raw_proto.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+const char *rsub(const char *base, const char *name)
+{
+    static char bufs[8][600];
+    static int slot;
+    char *b = bufs[slot++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", base, name);
+    return b;
+}
+
+int rmk(struct rz *z, const char *path)
+{
+    return rz_create(z, RZ_OP_CREATE, path, "", 0, 0, 0, NULL, 0, NULL);
+}
+
+/* Multi header: {int type, boolean done, int err}. */
+static void mh(struct rz_w *w, int32_t type, int done, int32_t err)
+{
+    rz_w_i32(w, type);
+    rz_w_bool(w, done);
+    rz_w_i32(w, err);
+}
+
+static void create_rec(struct rz_w *w, const char *path, int32_t flags)
+{
+    rz_w_str(w, path);
+    rz_w_buf(w, "", 0);
+    rz_w_acl_open(w);
+    rz_w_i32(w, flags);
+}
+
+/* --- zxid accounting (first: it needs a server with no other writes going on) ------------ */
+
+static void t_zxid_accounting(void)
+{
+    struct rz a, b;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    struct rz_stat st;
+    const char *p = it_path("raw", "zxid");
+    int64_t z0, z;
+    rz_init(&a);
+    rz_init(&b);
+    ROPEN(a);
+    IT_EQ(rz_ping_read(&a, &z0), 0);
+    IT_EQ(rz_ping_read(&a, &z), 0);
+    IT_EQ(z, z0); /* reads consume nothing */
+    /* a failed write consumes a zxid, and its reply carries it */
+    IT_EQ(rmk(&a, rsub(p, "no/parent")), -101);
+    IT_EQ(a.last_zxid, z0 + 1);
+    IT_EQ(rz_ping_read(&a, &z), 0);
+    IT_EQ(z, z0 + 1);
+    IT_EQ(rmk(&a, p), 0);
+    IT_EQ(a.last_zxid, z0 + 2);
+    IT_EQ(rz_exists(&a, p, 0, &st), 0);
+    IT_EQ(st.czxid, z0 + 2);
+    IT_EQ(rz_delete(&a, rsub(p, "missing"), -1), -101);
+    IT_EQ(a.last_zxid, z0 + 3);
+    IT_EQ(rz_set(&a, p, "x", 1, 9, NULL), -103);
+    IT_EQ(a.last_zxid, z0 + 4);
+    /* an empty multi is a transaction too */
+    mh(&w, -1, 1, -1);
+    IT_EQ(rz_call(&a, RZ_OP_MULTI, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rep.zxid, z0 + 5);
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_EQ(rz_r_bool(&rep.body), 1);
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    /* creating and closing a session each take one */
+    ROPEN(b);
+    IT_EQ(rz_ping_read(&a, &z), 0);
+    IT_EQ(z, z0 + 6);
+    rz_close(&b);
+    IT_EQ(b.last_zxid, z0 + 7);
+    IT_EQ(rz_ping_read(&a, &z), 0);
+    IT_EQ(z, z0 + 7);
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+    rz_close(&b);
+}
+
+/* --- handshake ----------------------------------------------------------------------------- */
+
+static void t_handshake_forms(void)
+{
+    struct rz a;
+    struct rz_hello h = {0, 0, 10000, 0, NULL, 0};
+    static const unsigned char zero[16];
+    rz_init(&a);
+    /* with the readOnly byte: 37-byte reply */
+    IT_EQ(rz_dial(&a, it_hostport), 0);
+    IT_EQ(rz_hello(&a, &h), 1);
+    IT_EQ(a.connect_len, 37);
+    IT_EQ(a.timeout, 10000);
+    IT_CHECK(a.sid != 0);
+    IT_CHECK(memcmp(a.pw, zero, 16) != 0);
+    IT_EQ(a.frame[36], 0); /* a standalone server is read-write */
+    IT_EQ(rmk(&a, it_path("raw", "hs45")), 0);
+    rz_close(&a);
+    /* without it (an "old client"): 36-byte reply, and the session works the same */
+    h.readonly = -1;
+    IT_EQ(rz_dial(&a, it_hostport), 0);
+    IT_EQ(rz_hello(&a, &h), 1);
+    IT_EQ(a.connect_len, 36);
+    IT_EQ(a.timeout, 10000);
+    IT_EQ(rmk(&a, it_path("raw", "hs44")), 0);
+    rz_close(&a);
+    /* readOnly=1 is accepted by a read-write server, which answers 0 */
+    h.readonly = 1;
+    IT_EQ(rz_dial(&a, it_hostport), 0);
+    IT_EQ(rz_hello(&a, &h), 1);
+    IT_EQ(a.connect_len, 37);
+    IT_EQ(a.frame[36], 0);
+done:
+    rz_close(&a);
+}
+
+static void t_handshake_timeout_clamp(void)
+{
+    struct rz a;
+    static const int32_t cases[][2] = {
+        {1000, 4000}, {0, 4000}, {-5, 4000}, {4000, 4000},
+        {10000, 10000}, {40000, 40000}, {100000, 40000},
+    };
+    rz_init(&a);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct rz_hello h = {0, 0, cases[i][0], 0, NULL, 0};
+        IT_EQ(rz_dial(&a, it_hostport), 0);
+        IT_EQ(rz_hello(&a, &h), 1);
+        IT_CHECKF(a.timeout == cases[i][1], "requested %d: got %d, want %d", cases[i][0],
+                  a.timeout, cases[i][1]);
+        rz_close(&a);
+    }
+done:
+    rz_close(&a);
+}
+
+static void t_handshake_lastzxid_ahead(void)
+{
+    struct rz a, b;
+    int64_t cur;
+    rz_init(&a);
+    rz_init(&b);
+    ROPEN(a);
+    IT_EQ(rz_ping_read(&a, &cur), 0);
+    /* a client that has seen the server's own zxid is fine */
+    {
+        struct rz_hello h = {0, cur, 10000, 0, NULL, 0};
+        IT_EQ(rz_dial(&b, it_hostport), 0);
+        IT_EQ(rz_hello(&b, &h), 1);
+        rz_close(&b);
+    }
+    /* one that has seen more than this server has is refused with no reply */
+    {
+        struct rz_hello h = {0, cur + 1000, 10000, 0, NULL, 0};
+        IT_EQ(rz_dial(&b, it_hostport), 0);
+        IT_EQ(rz_hello(&b, &h), -1);
+        rz_drop(&b);
+        h.last_zxid = 0x7fffffff00LL;
+        IT_EQ(rz_dial(&b, it_hostport), 0);
+        IT_EQ(rz_hello(&b, &h), -1);
+    }
+    /* the server keeps serving */
+    IT_EQ(rz_ping_read(&a, NULL), 0);
+done:
+    rz_drop(&b);
+    rz_close(&a);
+}
+
+static void t_handshake_truncated(void)
+{
+    struct rz a, b;
+    static const unsigned char four[4] = {0, 0, 0, 0};
+    rz_init(&a);
+    rz_init(&b);
+    IT_EQ(rz_dial(&a, it_hostport), 0);
+    IT_EQ(rz_send_frame(&a, four, sizeof four), 0);
+    IT_EQ(rz_expect_close(&a, 5000), 1);
+    ROPEN(b);
+    IT_EQ(rz_ping_read(&b, NULL), 0);
+done:
+    rz_drop(&a);
+    rz_close(&b);
+}
+
+static void t_session_resume(void)
+{
+    struct rz a, b, c;
+    static const unsigned char zero[16];
+    unsigned char wrong[16];
+    const char *p = it_path("raw", "resume");
+    struct rz_stat st;
+    int64_t sid;
+    rz_init(&a);
+    rz_init(&b);
+    rz_init(&c);
+    ROPEN(a);
+    sid = a.sid;
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, p, "", 0, 1, 0, NULL, 0, NULL), 0);
+    /* resuming from a second connection: same id and password; the old connection is closed */
+    {
+        struct rz_hello h = {0, a.last_zxid, 10000, sid, a.pw, 0};
+        IT_EQ(rz_dial(&b, it_hostport), 0);
+        IT_EQ(rz_hello(&b, &h), 1);
+        IT_EQ(b.sid, sid);
+        IT_CHECK(memcmp(b.pw, a.pw, 16) == 0);
+        IT_EQ(b.connect_len, 37);
+        IT_EQ(rz_expect_close(&a, 5000), 1);
+        IT_EQ(rz_exists(&b, p, 0, &st), 0);
+        IT_EQ(st.ephemeral_owner, sid);
+    }
+    /* a wrong password: {timeout 0, id 0, 16 zero bytes}, then close */
+    memcpy(wrong, b.pw, 16);
+    wrong[3] ^= 0x55;
+    {
+        struct rz_hello h = {0, 0, 10000, sid, wrong, 0};
+        IT_EQ(rz_dial(&c, it_hostport), 0);
+        IT_EQ(rz_hello(&c, &h), 0);
+        IT_EQ(c.connect_len, 37);
+        IT_EQ(c.sid, 0);
+        IT_CHECK(memcmp(c.pw, zero, 16) == 0);
+        IT_EQ(rz_expect_close(&c, 5000), 1);
+        rz_drop(&c);
+    }
+    /* the session survived it */
+    rz_drop(&b);
+    {
+        struct rz_hello h = {0, 0, 10000, sid, a.pw, 0};
+        IT_EQ(rz_dial(&b, it_hostport), 0);
+        IT_EQ(rz_hello(&b, &h), 1);
+        IT_EQ(b.sid, sid);
+    }
+    /* closed sessions cannot be resumed; the refusal mirrors the request form (36 bytes) */
+    rz_close(&b);
+    {
+        struct rz_hello h = {0, 0, 10000, sid, a.pw, -1};
+        IT_EQ(rz_dial(&c, it_hostport), 0);
+        IT_EQ(rz_hello(&c, &h), 0);
+        IT_EQ(c.connect_len, 36);
+        IT_EQ(c.timeout, 0);
+        IT_EQ(rz_expect_close(&c, 5000), 1);
+    }
+    /* an unknown session id is refused the same way */
+    rz_drop(&c);
+    {
+        struct rz_hello h = {0, 0, 10000, 0x0123456789abLL, a.pw, 0};
+        IT_EQ(rz_dial(&c, it_hostport), 0);
+        IT_EQ(rz_hello(&c, &h), 0);
+        IT_EQ(c.connect_len, 37);
+    }
+    ROPEN(a);
+    IT_EQ(rz_exists(&a, p, 0, &st), -101);
+done:
+    rz_close(&a);
+    rz_drop(&b);
+    rz_drop(&c);
+}
+
+/* --- framing and undecodable input ------------------------------------------------------------ */
+
+static void t_frame_limit(void)
+{
+    struct rz a, b;
+    const char *p = it_path("raw", "maxframe");
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    char *data = NULL;
+    static const unsigned char big[8] = {0x00, 0x10, 0x00, 0x00, 0, 0, 0, 1}; /* 1,048,576 */
+    static const unsigned char neg[8] = {0xff, 0xff, 0xff, 0xfb, 0, 0, 0, 1}; /* -5 */
+    rz_init(&a);
+    rz_init(&b);
+    /* the largest allowed frame, 1,048,575 bytes, is served */
+    ROPEN(a);
+    {
+        /* header 8 + path (4 + n) + data (4 + n) + OPEN_ACL 27 + flags 4 */
+        size_t plen = strlen(p);
+        int32_t dlen = (int32_t)(1048575 - 47 - plen);
+        data = malloc((size_t)dlen);
+        IT_CHECK(data != NULL);
+        memset(data, 'z', (size_t)dlen);
+        rz_w_i32(&w, 7);
+        rz_w_i32(&w, RZ_OP_CREATE);
+        rz_w_str(&w, p);
+        rz_w_buf(&w, data, dlen);
+        rz_w_acl_open(&w);
+        rz_w_i32(&w, 0);
+        IT_EQ(w.len, 1048575);
+        IT_EQ(rz_send_frame(&a, w.p, w.len), 0);
+        IT_EQ(rz_read_reply(&a, &rep, 10000), 0);
+        IT_EQ(rep.xid, 7);
+        IT_EQ(rep.err, 0);
+    }
+    /* one byte more: the connection is closed without a reply */
+    IT_EQ(rz_send(&a, big, sizeof big), 0);
+    IT_EQ(rz_expect_close(&a, 5000), 1);
+    rz_drop(&a);
+    /* a negative length likewise */
+    ROPEN(a);
+    IT_EQ(rz_send(&a, neg, sizeof neg), 0);
+    IT_EQ(rz_expect_close(&a, 5000), 1);
+    /* other clients are served */
+    ROPEN(b);
+    IT_EQ(rz_exists(&b, p, 0, NULL), 0);
+    IT_EQ(rmk(&b, rsub(p, "after")), 0);
+done:
+    free(data);
+    rz_w_free(&w);
+    rz_drop(&a);
+    rz_close(&b);
+}
+
+static void t_unknown_opcode(void)
+{
+    struct rz a, b;
+    struct rz_reply rep;
+    rz_init(&a);
+    rz_init(&b);
+    ROPEN(a);
+    IT_EQ(rz_send_req(&a, 42, 50, NULL), 0);
+    IT_EQ(rz_read_reply(&a, &rep, 5000), 0);
+    IT_EQ(rep.xid, 42);
+    IT_EQ(rep.zxid, -1);
+    IT_EQ(rep.err, -6);
+    IT_EQ(rep.len, 16);
+    IT_EQ(rz_expect_close(&a, 5000), 1);
+    ROPEN(b);
+    IT_EQ(rz_ping_read(&b, NULL), 0);
+done:
+    rz_drop(&a);
+    rz_close(&b);
+}
+
+static void t_truncated_record(void)
+{
+    struct rz a, b;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    rz_init(&a);
+    rz_init(&b);
+    ROPEN(a);
+    /* getData whose path claims 100 bytes but carries 3, and no watch flag */
+    rz_w_i32(&w, 100);
+    rz_w_raw(&w, "abc", 3);
+    IT_EQ(rz_send_req(&a, 9, RZ_OP_GETDATA, &w), 0);
+    {
+        int r = rz_read_reply(&a, &rep, 5000);
+        if (r == 0) {
+            /* answered: MarshallingError, header only */
+            printf("  note: the server answered the truncated record\n");
+            IT_EQ(rep.xid, 9);
+            IT_EQ(rep.err, -5);
+            IT_EQ(rep.len, 16);
+        } else {
+            /* or the connection was closed */
+            printf("  note: the server closed on the truncated record\n");
+            IT_EQ(rz_expect_close(&a, 1000), 1);
+        }
+    }
+    ROPEN(b);
+    IT_EQ(rz_ping_read(&b, NULL), 0);
+done:
+    rz_w_free(&w);
+    rz_drop(&a);
+    rz_close(&b);
+}
+
+static void t_trailing_bytes_and_headers(void)
+{
+    struct rz a;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    const char *p = it_path("raw", "hdr");
+    rz_init(&a);
+    ROPEN(a);
+    /* bytes after a complete record are ignored */
+    rz_w_str(&w, "/");
+    rz_w_bool(&w, 0);
+    rz_w_raw(&w, "junk!!!", 7);
+    IT_EQ(rz_call(&a, RZ_OP_EXISTS, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rep.len, 16 + 68);
+    /* error replies are the 16-byte header alone */
+    rz_w_free(&w);
+    rz_w_str(&w, rsub(p, "missing"));
+    rz_w_bool(&w, 0);
+    IT_EQ(rz_call(&a, RZ_OP_GETDATA, &w, &rep), 0);
+    IT_EQ(rep.err, -101);
+    IT_EQ(rep.len, 16);
+    /* delete's success reply has no body either */
+    IT_EQ(rmk(&a, p), 0);
+    rz_w_free(&w);
+    rz_w_str(&w, p);
+    rz_w_i32(&w, -1);
+    IT_EQ(rz_call(&a, RZ_OP_DELETE, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rep.len, 16);
+    /* ping: xid -2, header-only reply carrying the last zxid */
+    IT_EQ(rz_send_req(&a, -2, RZ_OP_PING, NULL), 0);
+    IT_EQ(rz_read_reply(&a, &rep, 5000), 0);
+    IT_EQ(rep.xid, -2);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rep.len, 16);
+    IT_EQ(rep.zxid, a.last_zxid);
+    /* sync echoes the path */
+    rz_w_free(&w);
+    rz_w_str(&w, p);
+    IT_EQ(rz_call(&a, RZ_OP_SYNC, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    {
+        char echo[600];
+        rz_r_str(&rep.body, echo, sizeof echo);
+        IT_EQ_STR(echo, p);
+    }
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+}
+
+static void t_pipelining(void)
+{
+    struct rz a;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    const char *p = it_path("raw", "pipe");
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    /* 40 requests sent back to back; replies come in request order */
+    for (int i = 0; i < 40; i++) {
+        char name[16];
+        rz_w_free(&w);
+        snprintf(name, sizeof name, "n%02d", i / 2);
+        if (i % 2 == 0) {
+            create_rec(&w, rsub(p, name), 0);
+            IT_EQ(rz_send_req(&a, 1000 + i, RZ_OP_CREATE, &w), 0);
+        } else {
+            rz_w_str(&w, rsub(p, name));
+            rz_w_bool(&w, 0);
+            IT_EQ(rz_send_req(&a, 1000 + i, RZ_OP_EXISTS, &w), 0);
+        }
+    }
+    for (int i = 0; i < 40; i++) {
+        IT_EQ(rz_read_reply(&a, &rep, 10000), 0);
+        IT_EQ(rep.xid, 1000 + i);
+        IT_EQ(rep.err, 0);
+    }
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+}
+
+/* --- auth, whoAmI, getEphemerals, getAllChildrenNumber ---------------------------------- */
+
+static int whoami(struct rz *z, char *out, size_t cap)
+{
+    struct rz_reply rep;
+    char entries[8][128];
+    char *ptrs[8];
+    if (rz_call(z, RZ_OP_WHOAMI, NULL, &rep) != 0)
+        return RZ_ETRANSPORT;
+    if (rep.err != 0)
+        return rep.err;
+    int32_t n = rz_r_i32(&rep.body);
+    if (n < 0 || n > 8)
+        return RZ_ETRANSPORT;
+    for (int i = 0; i < n; i++) {
+        char scheme[64], user[64];
+        rz_r_str(&rep.body, scheme, sizeof scheme);
+        rz_r_str(&rep.body, user, sizeof user);
+        snprintf(entries[i], sizeof entries[i], "%s:%s", scheme, user);
+        ptrs[i] = entries[i];
+    }
+    /* order is not part of the contract */
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(ptrs[i], ptrs[j]) > 0) {
+                char *t = ptrs[i];
+                ptrs[i] = ptrs[j];
+                ptrs[j] = t;
+            }
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n; i++)
+        used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s",
+                                 i ? "," : "", ptrs[i]);
+    return rep.body.bad ? RZ_ETRANSPORT : 0;
+}
+
+static void t_auth_and_whoami(void)
+{
+    struct rz a, b;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    char who[512];
+    rz_init(&a);
+    rz_init(&b);
+    ROPEN(a);
+    IT_EQ(whoami(&a, who, sizeof who), 0);
+    IT_EQ_STR(who, "ip:127.0.0.1");
+    /* auth reply: the request's xid, zxid 0 */
+    rz_w_i32(&w, 0);
+    rz_w_str(&w, "digest");
+    rz_w_buf(&w, "bob:pw", 6);
+    IT_EQ(rz_send_req(&a, -4, RZ_OP_AUTH, &w), 0);
+    IT_EQ(rz_read_reply(&a, &rep, 5000), 0);
+    IT_EQ(rep.xid, -4);
+    IT_EQ(rep.zxid, 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rep.len, 16);
+    IT_EQ(whoami(&a, who, sizeof who), 0);
+    IT_EQ_STR(who, "digest:bob,ip:127.0.0.1");
+    /* digest accepts a credential without a colon */
+    IT_EQ(rz_auth(&a, "digest", "nocolon"), 0);
+    /* an unknown scheme: AuthFailed, then the connection is closed */
+    ROPEN(b);
+    IT_EQ(rz_auth(&b, "nosuch", "x"), -115);
+    IT_EQ(rz_expect_close(&b, 5000), 1);
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+    rz_drop(&b);
+}
+
+static int get_ephemerals(struct rz *z, const char *prefix, char *out, size_t cap)
+{
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    rz_w_str(&w, prefix);
+    int rc = rz_call(z, RZ_OP_GETEPHEMERALS, &w, &rep);
+    rz_w_free(&w);
+    if (rc != 0)
+        return RZ_ETRANSPORT;
+    if (rep.err == 0 && rz_r_strvec_joined(&rep.body, out, cap) != 0)
+        return RZ_ETRANSPORT;
+    return rep.err;
+}
+
+static void t_get_ephemerals(void)
+{
+    struct rz a, b;
+    const char *p = it_path("raw", "eph");
+    char got[1024], want[1024];
+    rz_init(&a);
+    rz_init(&b);
+    ROPEN(a);
+    ROPEN(b);
+    IT_EQ(rmk(&a, p), 0);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, rsub(p, "e1"), "", 0, 1, 0, NULL, 0, NULL), 0);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, rsub(p, "e2"), "", 0, 1, 0, NULL, 0, NULL), 0);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, rsub(p, "x1"), "", 0, 1, 0, NULL, 0, NULL), 0);
+    IT_EQ(rz_create(&b, RZ_OP_CREATE, rsub(p, "e3"), "", 0, 1, 0, NULL, 0, NULL), 0);
+    IT_EQ(rmk(&a, rsub(p, "e4")), 0); /* persistent: never listed */
+    /* plain string prefix, own session only, full paths */
+    IT_EQ(get_ephemerals(&a, rsub(p, "e"), got, sizeof got), 0);
+    snprintf(want, sizeof want, "%s/e1,%s/e2", p, p);
+    IT_EQ_STR(got, want);
+    IT_EQ(get_ephemerals(&a, p, got, sizeof got), 0);
+    snprintf(want, sizeof want, "%s/e1,%s/e2,%s/x1", p, p, p);
+    IT_EQ_STR(got, want);
+    IT_EQ(get_ephemerals(&a, "/", got, sizeof got), 0);
+    IT_EQ_STR(got, want);
+    IT_EQ(get_ephemerals(&b, "/", got, sizeof got), 0);
+    snprintf(want, sizeof want, "%s/e3", p);
+    IT_EQ_STR(got, want);
+    IT_EQ(get_ephemerals(&b, "/nothing-here", got, sizeof got), 0);
+    IT_EQ_STR(got, "");
+done:
+    rz_close(&a);
+    rz_close(&b);
+}
+
+static int all_children(struct rz *z, const char *path, int32_t *n)
+{
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    rz_w_str(&w, path);
+    int rc = rz_call(z, RZ_OP_GETALLCHILDRENNUMBER, &w, &rep);
+    rz_w_free(&w);
+    if (rc != 0)
+        return RZ_ETRANSPORT;
+    if (rep.err == 0)
+        *n = rz_r_i32(&rep.body);
+    return rep.err;
+}
+
+static void t_all_children_number(void)
+{
+    struct rz a;
+    const char *p = it_path("raw", "allkids");
+    int32_t n = -1;
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    IT_EQ(all_children(&a, p, &n), 0);
+    IT_EQ(n, 0);
+    IT_EQ(rmk(&a, rsub(p, "a")), 0);
+    IT_EQ(rmk(&a, rsub(p, "b")), 0);
+    IT_EQ(rmk(&a, rsub(p, "a/c")), 0);
+    IT_EQ(rmk(&a, rsub(p, "a/c/d")), 0);
+    IT_EQ(all_children(&a, p, &n), 0);
+    IT_EQ(n, 4); /* all descendants, not the node itself */
+    IT_EQ(all_children(&a, rsub(p, "a"), &n), 0);
+    IT_EQ(n, 2);
+    IT_EQ(all_children(&a, rsub(p, "missing"), &n), -101);
+done:
+    rz_close(&a);
+}
+
+/* --- multi and multiRead result layouts ------------------------------------------------- */
+
+static void t_multi_wire_failure(void)
+{
+    struct rz a;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    const char *p = it_path("raw", "mfail");
+    static const int32_t want[3] = {0, -101, -2};
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    mh(&w, RZ_OP_CREATE, 0, -1);
+    create_rec(&w, rsub(p, "m2"), 0);
+    mh(&w, RZ_OP_DELETE, 0, -1);
+    rz_w_str(&w, rsub(p, "nonexistent"));
+    rz_w_i32(&w, -1);
+    mh(&w, RZ_OP_CREATE, 0, -1);
+    create_rec(&w, rsub(p, "m3"), 0);
+    mh(&w, -1, 1, -1);
+    IT_EQ(rz_call(&a, RZ_OP_MULTI, &w, &rep), 0);
+    IT_EQ(rep.err, 0); /* a failed multi is reported in its results only */
+    for (int i = 0; i < 3; i++) {
+        IT_EQ(rz_r_i32(&rep.body), -1);
+        IT_EQ(rz_r_bool(&rep.body), 0);
+        IT_EQ(rz_r_i32(&rep.body), want[i]);
+        IT_EQ(rz_r_i32(&rep.body), want[i]);
+    }
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_EQ(rz_r_bool(&rep.body), 1);
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_CHECK(!rep.body.bad);
+    IT_EQ(rz_exists(&a, rsub(p, "m2"), 0, NULL), -101);
+    /* a read op inside multi fails the whole request */
+    rz_w_free(&w);
+    mh(&w, RZ_OP_GETDATA, 0, -1);
+    rz_w_str(&w, p);
+    rz_w_bool(&w, 0);
+    mh(&w, -1, 1, -1);
+    IT_EQ(rz_call(&a, RZ_OP_MULTI, &w, &rep), 0);
+    IT_EQ(rep.err, -5);
+    IT_EQ(rz_ping_read(&a, NULL), 0);
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+}
+
+static void t_multi_wire_success(void)
+{
+    struct rz a;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    struct rz_stat st;
+    char path[600];
+    const char *p = it_path("raw", "mok");
+    int32_t type;
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    mh(&w, RZ_OP_CREATE2, 0, -1);
+    create_rec(&w, rsub(p, "a"), 0);
+    mh(&w, RZ_OP_CREATECONTAINER, 0, -1);
+    create_rec(&w, rsub(p, "c"), 4);
+    mh(&w, RZ_OP_CREATETTL, 0, -1);
+    create_rec(&w, rsub(p, "t"), 5);
+    rz_w_i64(&w, 600000);
+    mh(&w, RZ_OP_SETDATA, 0, -1);
+    rz_w_str(&w, rsub(p, "a"));
+    rz_w_buf(&w, "xyz", 3);
+    rz_w_i32(&w, 0);
+    mh(&w, RZ_OP_CHECK, 0, -1);
+    rz_w_str(&w, rsub(p, "a"));
+    rz_w_i32(&w, 1);
+    mh(&w, RZ_OP_CREATE, 0, -1);
+    create_rec(&w, rsub(p, "d"), 2);
+    mh(&w, RZ_OP_DELETE, 0, -1);
+    rz_w_str(&w, rsub(p, "d0000000003"));
+    rz_w_i32(&w, 0);
+    mh(&w, -1, 1, -1);
+    IT_EQ(rz_call(&a, RZ_OP_MULTI, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    /* create2: a create result (3.5-3.8) or a create2 result (3.9+) */
+    type = rz_r_i32(&rep.body);
+    IT_CHECKF(type == 1 || type == 15, "create2 result type %d", type);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), 0);
+    rz_r_str(&rep.body, path, sizeof path);
+    IT_EQ_STR(path, rsub(p, "a"));
+    if (type == 15)
+        rz_r_stat(&rep.body, &st);
+    /* createContainer and createTTL: create2 results with a Stat */
+    for (int i = 0; i < 2; i++) {
+        IT_EQ(rz_r_i32(&rep.body), 15);
+        IT_EQ(rz_r_bool(&rep.body), 0);
+        IT_EQ(rz_r_i32(&rep.body), 0);
+        rz_r_str(&rep.body, path, sizeof path);
+        IT_EQ_STR(path, rsub(p, i == 0 ? "c" : "t"));
+        rz_r_stat(&rep.body, &st);
+        IT_EQ(st.ephemeral_owner, 0);
+        IT_EQ(st.version, 0);
+    }
+    /* setData: the new Stat */
+    IT_EQ(rz_r_i32(&rep.body), 5);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), 0);
+    rz_r_stat(&rep.body, &st);
+    IT_EQ(st.version, 1);
+    IT_EQ(st.data_length, 3);
+    /* check: no body */
+    IT_EQ(rz_r_i32(&rep.body), 13);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), 0);
+    /* sequential create inside multi: the 4th child gets suffix 3 */
+    IT_EQ(rz_r_i32(&rep.body), 1);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), 0);
+    rz_r_str(&rep.body, path, sizeof path);
+    IT_EQ_STR(path, rsub(p, "d0000000003"));
+    /* delete: no body */
+    IT_EQ(rz_r_i32(&rep.body), 2);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_EQ(rz_r_bool(&rep.body), 1);
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_CHECK(!rep.body.bad);
+    IT_EQ(rz_r_left(&rep.body), 0);
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+}
+
+static void t_multi_read(void)
+{
+    struct rz a;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    struct rz_stat st;
+    char buf[600];
+    const char *p = it_path("raw", "mread");
+    int64_t z0, z1;
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, p, "data", 4, 0, 0, NULL, 0, NULL), 0);
+    IT_EQ(rmk(&a, rsub(p, "k2")), 0);
+    IT_EQ(rmk(&a, rsub(p, "k1")), 0);
+    IT_EQ(rz_ping_read(&a, &z0), 0);
+    mh(&w, RZ_OP_GETDATA, 0, -1);
+    rz_w_str(&w, p);
+    rz_w_bool(&w, 0);
+    mh(&w, RZ_OP_GETCHILDREN, 0, -1);
+    rz_w_str(&w, p);
+    rz_w_bool(&w, 0);
+    mh(&w, RZ_OP_GETDATA, 0, -1);
+    rz_w_str(&w, rsub(p, "missing"));
+    rz_w_bool(&w, 0);
+    mh(&w, -1, 1, -1);
+    IT_EQ(rz_call(&a, RZ_OP_MULTIREAD, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rep.zxid, z0); /* not a transaction */
+    IT_EQ(rz_r_i32(&rep.body), 4);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), 0);
+    IT_EQ(rz_r_str(&rep.body, buf, sizeof buf), 4);
+    IT_EQ_STR(buf, "data");
+    rz_r_stat(&rep.body, &st);
+    IT_EQ(st.num_children, 2);
+    IT_EQ(rz_r_i32(&rep.body), 8);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), 0);
+    IT_EQ(rz_r_strvec_joined(&rep.body, buf, sizeof buf), 0);
+    IT_EQ_STR(buf, "k1,k2");
+    /* each read fails on its own */
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_EQ(rz_r_bool(&rep.body), 0);
+    IT_EQ(rz_r_i32(&rep.body), -101);
+    IT_EQ(rz_r_i32(&rep.body), -101);
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_EQ(rz_r_bool(&rep.body), 1);
+    IT_EQ(rz_r_i32(&rep.body), -1);
+    IT_CHECK(!rep.body.bad);
+    IT_EQ(rz_ping_read(&a, &z1), 0);
+    IT_EQ(z1, z0);
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+}
+
+/* --- server-side validation of create ----------------------------------------------------- */
+
+static int create_raw_path(struct rz *z, const char *path, size_t plen, int32_t flags,
+                           char *out, size_t cap)
+{
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    rz_w_i32(&w, (int32_t)plen);
+    rz_w_raw(&w, path, plen);
+    rz_w_buf(&w, "", 0);
+    rz_w_acl_open(&w);
+    rz_w_i32(&w, flags);
+    int rc = rz_call(z, RZ_OP_CREATE, &w, &rep);
+    rz_w_free(&w);
+    if (rc != 0)
+        return RZ_ETRANSPORT;
+    if (rep.err == 0 && out != NULL)
+        rz_r_str(&rep.body, out, cap);
+    return rep.err;
+}
+
+static void t_create_path_checks(void)
+{
+    struct rz a;
+    const char *p = it_path("raw", "paths");
+    char out[600], tmp[600];
+    struct {
+        const char *suffix; /* appended to p; NULL: the path is `abs` */
+        const char *abs;
+        int32_t flags;
+        int want;
+    } cases[] = {
+        {NULL, "t", 0, -8},          {NULL, "", 0, -8},          {NULL, "/", 0, -110},
+        {"/", NULL, 0, -8},          {"//x", NULL, 0, -101},     {"/./x", NULL, 0, -101},
+        {"/.", NULL, 0, -8},         {"/..", NULL, 0, -8},       {"/a\x01", NULL, 0, -8},
+        {"/missing/", NULL, 0, -101}, {"/a\x7f", NULL, 2, -8},
+    };
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *path = cases[i].abs;
+        if (path == NULL) {
+            snprintf(tmp, sizeof tmp, "%s%s", p, cases[i].suffix);
+            path = tmp;
+        }
+        int rc = create_raw_path(&a, path, strlen(path), cases[i].flags, NULL, 0);
+        IT_CHECKF(rc == cases[i].want, "create case %zu: rc %d, want %d", i, rc,
+                  cases[i].want);
+    }
+    /* a NUL inside the path */
+    snprintf(tmp, sizeof tmp, "%s/a", p);
+    {
+        size_t n = strlen(tmp);
+        tmp[n] = '\0';
+        tmp[n + 1] = 'b';
+        IT_EQ(create_raw_path(&a, tmp, n + 2, 0, NULL, 0), -8);
+    }
+    /* "parent/" with a sequential flag gets the suffix and is then valid */
+    snprintf(tmp, sizeof tmp, "%s/", p);
+    IT_EQ(create_raw_path(&a, tmp, strlen(tmp), 2, out, sizeof out), 0);
+    snprintf(tmp, sizeof tmp, "%s/0000000000", p);
+    IT_EQ_STR(out, tmp);
+    /* setData validates the whole path */
+    IT_EQ(rz_set(&a, "t", "x", 1, -1, NULL), -8);
+    snprintf(tmp, sizeof tmp, "%s/", p);
+    IT_EQ(rz_set(&a, tmp, "x", 1, -1, NULL), -8);
+    snprintf(tmp, sizeof tmp, "%s//x", p);
+    IT_EQ(rz_set(&a, tmp, "x", 1, -1, NULL), -8);
+    /* delete refuses the system nodes */
+    IT_EQ(rz_delete(&a, "/", -1), -8);
+    IT_EQ(rz_delete(&a, "/zookeeper", -1), -8);
+    IT_EQ(rz_delete(&a, "t", -1), -8);
+done:
+    rz_close(&a);
+}
+
+static void t_create_mode_checks(void)
+{
+    struct rz a;
+    const char *p = it_path("raw", "modes");
+    char out[600];
+    struct rz_stat st;
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, rsub(p, "f7"), "", 0, 7, 0, NULL, 0, NULL), -8);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, rsub(p, "f-1"), "", 0, -1, 0, NULL, 0, NULL), -8);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE2, rsub(p, "f9"), "", 0, 9, 0, NULL, 0, NULL), -8);
+    /* TTL range is 1 .. 2^40-1 */
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "t0"), "", 0, 5, 0, NULL, 0, NULL), -8);
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "tbig"), "", 0, 5, 1099511627776LL, NULL, 0,
+                    NULL), -8);
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "tneg"), "", 0, 6, -1, NULL, 0, NULL), -8);
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "tmax"), "", 0, 5, 1099511627775LL, out,
+                    sizeof out, &st), 0);
+    IT_EQ_STR(out, rsub(p, "tmax"));
+    IT_EQ(st.ephemeral_owner, 0);
+    /* createTTL with a non-TTL mode and a valid ttl */
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "n0"), "", 0, 0, 100, NULL, 0, NULL), -8);
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "n1"), "", 0, 1, 100, NULL, 0, NULL), -8);
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "n2"), "", 0, 2, 100, NULL, 0, NULL), -8);
+    /* sequential TTL */
+    IT_EQ(rz_create(&a, RZ_OP_CREATETTL, rsub(p, "ts-"), "", 0, 6, 600000, out, sizeof out,
+                    &st), 0);
+    IT_EQ_STR(out, rsub(p, "ts-0000000001"));
+    /* createContainer */
+    IT_EQ(rz_create(&a, RZ_OP_CREATECONTAINER, rsub(p, "c"), "", 0, 4, 0, out, sizeof out,
+                    &st), 0);
+    IT_EQ_STR(out, rsub(p, "c"));
+    IT_EQ(st.ephemeral_owner, 0);
+    IT_EQ(st.czxid, st.pzxid);
+    /* nothing of the failures was created */
+    IT_EQ(rz_children(&a, p, 0, out, sizeof out), 0);
+    IT_EQ_STR(out, "c,tmax,ts-0000000001");
+done:
+    rz_close(&a);
+}
+
+/* --- closeSession ----------------------------------------------------------------------- */
+
+static void t_close_session_wire(void)
+{
+    struct rz a, b;
+    struct rz_reply rep;
+    const char *p = it_path("raw", "close");
+    rz_init(&a);
+    rz_init(&b);
+    ROPEN(a);
+    ROPEN(b);
+    IT_EQ(rz_create(&a, RZ_OP_CREATE, p, "", 0, 1, 0, NULL, 0, NULL), 0);
+    IT_EQ(rz_send_req(&a, 77, RZ_OP_CLOSE, NULL), 0);
+    IT_EQ(rz_read_reply(&a, &rep, 5000), 0);
+    IT_EQ(rep.xid, 77);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rep.len, 16);
+    IT_CHECK(rep.zxid > 0);
+    IT_EQ(rz_expect_close(&a, 5000), 1);
+    IT_EQ(rz_exists(&b, p, 0, NULL), -101);
+done:
+    rz_drop(&a);
+    rz_close(&b);
+}
+
+/* --- four-letter words ------------------------------------------------------------------- */
+
+/* Send a 4lw on a fresh connection; read until EOF (5 s bound).  Returns bytes read or -1. */
+static int four_letter(const char *word, char *out, size_t cap)
+{
+    struct rz z;
+    size_t used = 0;
+    rz_init(&z);
+    if (rz_dial(&z, it_hostport) != 0)
+        return -1;
+    if (rz_send(&z, word, 4) != 0) {
+        rz_drop(&z);
+        return -1;
+    }
+    int64_t deadline = it_now_ms() + 5000;
+    for (;;) {
+        struct pollfd pfd = {z.fd, POLLIN, 0};
+        int left = (int)(deadline - it_now_ms());
+        if (left <= 0 || poll(&pfd, 1, left) <= 0)
+            break;
+        ssize_t k = recv(z.fd, out + used, cap - 1 - used, 0);
+        if (k <= 0)
+            break;
+        used += (size_t)k;
+        if (used + 1 >= cap)
+            break;
+    }
+    out[used] = '\0';
+    rz_drop(&z);
+    return (int)used;
+}
+
+static void t_four_letter_words(void)
+{
+    static char out[65536];
+    IT_CHECK(four_letter("ruok", out, sizeof out) == 4);
+    IT_EQ_STR(out, "imok");
+    IT_CHECK(four_letter("srvr", out, sizeof out) > 0);
+    IT_CHECKF(strstr(out, "Zxid: 0x") != NULL && strstr(out, "Mode: ") != NULL &&
+                  strstr(out, "Node count: ") != NULL,
+              "srvr output lacks Zxid/Mode/Node count: %s", out);
+    IT_CHECK(four_letter("mntr", out, sizeof out) > 0);
+    IT_CHECKF(strncmp(out, "zk_version\t", 11) == 0, "mntr starts with: %.40s", out);
+    {
+        const char *second = strchr(out, '\n');
+        IT_CHECK(second != NULL);
+        IT_CHECKF(strncmp(second + 1, "zk_server_state\t", 16) == 0, "mntr line 2: %.40s",
+                  second + 1);
+        IT_CHECK(strstr(out, "\nzk_znode_count\t") != NULL);
+    }
+    /* an unknown word is taken as an oversized frame length: closed, no output */
+    IT_EQ(four_letter("xyzw", out, sizeof out), 0);
+done:
+    return;
+}
+
+static const struct it_test tests[] = {
+    {"zxid_accounting", t_zxid_accounting, 0},
+    {"handshake_forms", t_handshake_forms, 0},
+    {"handshake_timeout_clamp", t_handshake_timeout_clamp, 0},
+    {"handshake_lastzxid_ahead", t_handshake_lastzxid_ahead, 0},
+    {"handshake_truncated", t_handshake_truncated, 0},
+    {"session_resume", t_session_resume, 0},
+    {"frame_limit", t_frame_limit, 0},
+    {"unknown_opcode", t_unknown_opcode, 0},
+    {"truncated_record", t_truncated_record, 0},
+    {"trailing_bytes_and_headers", t_trailing_bytes_and_headers, 0},
+    {"pipelining", t_pipelining, 0},
+    {"auth_and_whoami", t_auth_and_whoami, 0},
+    {"get_ephemerals", t_get_ephemerals, 0},
+    {"all_children_number", t_all_children_number, 0},
+    {"multi_wire_failure", t_multi_wire_failure, 0},
+    {"multi_wire_success", t_multi_wire_success, 0},
+    {"multi_read", t_multi_read, 0},
+    {"create_path_checks", t_create_path_checks, 0},
+    {"create_mode_checks", t_create_mode_checks, 0},
+    {"close_session_wire", t_close_session_wire, 0},
+    {"four_letter_words", t_four_letter_words, 0},
+    {"notify_before_reply", t_notify_before_reply, 0},
+    {"exists_watch_missing", t_exists_watch_missing, 0},
+    {"watch_dedup", t_watch_dedup, 0},
+    {"delete_events", t_delete_events, 0},
+    {"persistent_watch", t_persistent_watch, 0},
+    {"recursive_watch", t_recursive_watch, 0},
+    {"persistent_plus_standard", t_persistent_plus_standard, 0},
+    {"remove_check_watches", t_remove_check_watches, 0},
+    {"setwatches_catchup", t_setwatches_catchup, 0},
+    {"setwatches2_persistent", t_setwatches2_persistent, 0},
+    {"close_session_events", t_close_session_events, 0},
+    {"session_expiry_raw", t_session_expiry_raw, 0},
+};
+
+int main(int argc, char **argv)
+{
+    return it_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
