@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# A scripted session of Apache's own CLI (ZooKeeperMain, what zkCli.sh runs) against
+# HOST:PORT, with its printed output compared to what Apache ZooKeeper 3.8 answers.
+#
+#   zkcli_session.sh HOST:PORT
+#
+# The CLI reads the commands from stdin (Debian ships no jline, so it reads plain lines).  The
+# output is normalized before the comparison: zxids, times and session ids vary between runs;
+# lists whose order the server does not define are sorted; watch notifications, which the CLI
+# prints from another thread at no fixed place, are moved (in arrival order) to the end.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+[ $# = 1 ] || it_die "usage: $0 HOST:PORT"
+hostport=$1
+it_init
+work=$(it_tmpdir zkcli)
+
+cat > "$work/commands" <<'EOF'
+create /S hello
+create -e /S/eph e
+create -s /S/seq- a
+create -s -e /S/es- b
+create /S/child
+create /S hello
+create /nope/x
+create /S/eph/kid x
+ls /S
+ls -s /S
+get /S
+get -s /S
+stat /S
+stat /S/eph
+stat /nope
+set -v 0 /S world
+set -v 0 /S again
+set -s /S/child data
+get /S
+get /nope
+delete /S
+delete -v 5 /S/child
+delete /S/child
+delete /zookeeper
+getAcl /S
+addauth digest alice:secret
+create /S/secret s auth::cdrwa
+getAcl /S/secret
+create /S/open o world:anyone:ra
+getAcl /S/open
+setAcl -v 0 /S/open world:anyone:cdrwa,digest:alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=:a
+setAcl -v 0 /S/open world:anyone:cdrwa
+getAcl -s /S/open
+create /S/badacl x world:foo:r
+sync /S
+getAllChildrenNumber /S
+getEphemerals /S
+whoami
+create /T
+create /T/a
+create /T/a/b
+ls -R /T
+get -w /S
+set /S watched
+stat -w /S/nothere
+create /S/nothere
+ls -w /T
+create /T/c
+addWatch /T/a
+create /T/a/p1
+set /T/a x
+set /T/a y
+removewatches /T/a
+set /T/a z
+deleteall /S
+ls /S
+stat /S
+deleteall /T
+ls /
+quit
+EOF
+
+cat > "$work/expected" <<'EOF'
+Created /S
+Created /S/eph
+Created /S/seq-0000000001
+Created /S/es-0000000002
+Created /S/child
+Node already exists: /S
+Node does not exist: /nope/x
+Ephemerals cannot have children: /S/eph/kid
+[child, eph, es-0000000002, seq-0000000001]
+[child, eph, es-0000000002, seq-0000000001]
+cZxid = 0xZXID
+ctime = DATE
+mZxid = 0xZXID
+mtime = DATE
+pZxid = 0xZXID
+cversion = 4
+dataVersion = 0
+aclVersion = 0
+ephemeralOwner = 0x0
+dataLength = 5
+numChildren = 4
+hello
+hello
+cZxid = 0xZXID
+ctime = DATE
+mZxid = 0xZXID
+mtime = DATE
+pZxid = 0xZXID
+cversion = 4
+dataVersion = 0
+aclVersion = 0
+ephemeralOwner = 0x0
+dataLength = 5
+numChildren = 4
+cZxid = 0xZXID
+ctime = DATE
+mZxid = 0xZXID
+mtime = DATE
+pZxid = 0xZXID
+cversion = 4
+dataVersion = 0
+aclVersion = 0
+ephemeralOwner = 0x0
+dataLength = 5
+numChildren = 4
+cZxid = 0xZXID
+ctime = DATE
+mZxid = 0xZXID
+mtime = DATE
+pZxid = 0xZXID
+cversion = 0
+dataVersion = 0
+aclVersion = 0
+ephemeralOwner = 0xSESSION
+dataLength = 1
+numChildren = 0
+Node does not exist: /nope
+version No is not valid : /S
+cZxid = 0xZXID
+ctime = DATE
+mZxid = 0xZXID
+mtime = DATE
+pZxid = 0xZXID
+cversion = 0
+dataVersion = 1
+aclVersion = 0
+ephemeralOwner = 0x0
+dataLength = 4
+numChildren = 0
+world
+Node does not exist: /nope
+Node not empty: /S
+version No is not valid : /S/child
+Arguments are not valid : /zookeeper
+'world,'anyone
+: cdrwa
+Created /S/secret
+'digest,'alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=
+: cdrwa
+Created /S/open
+'world,'anyone
+: ra
+version No is not valid : /S/open
+'world,'anyone
+: cdrwa
+'digest,'alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=
+: a
+cZxid = 0xZXID
+ctime = DATE
+mZxid = 0xZXID
+mtime = DATE
+pZxid = 0xZXID
+cversion = 0
+dataVersion = 0
+aclVersion = 1
+ephemeralOwner = 0x0
+dataLength = 1
+numChildren = 0
+KeeperErrorCode = InvalidACL for /S/badacl
+Acl is not valid : /S/badacl
+Sync is OK
+5
+[/S/eph, /S/es-0000000002]
+Auth scheme: User
+digest: alice
+ip: 127.0.0.1
+Created /T
+Created /T/a
+Created /T/a/b
+/T
+/T/a
+/T/a/b
+world
+Node does not exist: /S/nothere
+Created /S/nothere
+[a]
+Created /T/c
+Created /T/a/p1
+Node does not exist: /S
+Node does not exist: /S
+[zookeeper]
+--- events ---
+WatchedEvent state:SyncConnected type:NodeDataChanged path:/S
+WatchedEvent state:SyncConnected type:NodeCreated path:/S/nothere
+WatchedEvent state:SyncConnected type:NodeChildrenChanged path:/T
+WatchedEvent state:SyncConnected type:NodeCreated path:/T/a/p1
+WatchedEvent state:SyncConnected type:NodeDataChanged path:/T/a
+WatchedEvent state:SyncConnected type:NodeDataChanged path:/T/a
+WatchedEvent state:SyncConnected type:PersistentWatchRemoved path:/T/a
+EOF
+
+# shellcheck disable=SC2046
+timeout 90 "${ZK_JAVA:-java}" $(zk_jvm_flags "$work/cli.log") -cp "$(zk_classpath)" \
+    org.apache.zookeeper.ZooKeeperMain -server "$hostport" \
+    < "$work/commands" > "$work/raw" 2>&1
+rc=$?
+if [ "$rc" != 0 ]; then
+    echo "zkCli exited with $rc" >&2
+    cat "$work/raw" >&2
+    exit 1
+fi
+
+normalize()
+{
+    awk '
+    function flush_ids(   i, j, t) {
+        # sort the "scheme: user" lines of whoami
+        for (i = 1; i <= nid; i++)
+            for (j = i + 1; j <= nid; j++)
+                if (ids[j] < ids[i]) { t = ids[i]; ids[i] = ids[j]; ids[j] = t }
+        for (i = 1; i <= nid; i++) print ids[i]
+        nid = 0
+    }
+    function sort_list(s,   inner, n, a, i, j, t, out) {
+        inner = substr(s, 2, length(s) - 2)
+        if (inner == "") return s
+        n = split(inner, a, ", ")
+        for (i = 1; i <= n; i++)
+            for (j = i + 1; j <= n; j++)
+                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        out = a[1]
+        for (i = 2; i <= n; i++) out = out ", " a[i]
+        return "[" out "]"
+    }
+    /^(digest|ip|sasl|x509|super|world): / { ids[++nid] = $0; next }
+    { if (nid) flush_ids() }
+    /^$/ || /^WATCHER::$/ || /^Connecting to / || /^Welcome to ZooKeeper!$/ { next }
+    /^JLine support is / { next }
+    /^WatchedEvent .*type:None/ { next }
+    /^WatchedEvent / { ev[++nev] = $0; next }
+    /^[cmp]Zxid = 0x/ { sub(/0x[0-9a-f]+$/, "0xZXID"); print; next }
+    /^[cm]time = / { sub(/= .*/, "= DATE"); print; next }
+    /^ephemeralOwner = 0x/ { if ($3 != "0x0") $3 = "0xSESSION"; print; next }
+    /^\[.*\]$/ { print sort_list($0); next }
+    { print }
+    END {
+        if (nid) flush_ids()
+        print "--- events ---"
+        for (i = 1; i <= nev; i++) print ev[i]
+    }'
+}
+
+normalize < "$work/raw" > "$work/got"
+if diff -u "$work/expected" "$work/got"; then
+    echo "zkcli session output matches ($(wc -l < "$work/expected") lines)"
+    exit 0
+fi
+echo "zkcli session output differs from Apache ZooKeeper's (see diff above)" >&2
+exit 1
