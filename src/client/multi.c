@@ -271,10 +271,11 @@ struct mres {
     struct tb_stat *stats;
     struct tb_strings *kids;
     struct tb_str *paths; /* NUL-terminated once everything is decoded */
+    struct tb_vec *vecs;  /* children lists, likewise */
     int n;
 };
 
-static int decode_one(struct tb_client *c, struct tb_rd *rd,
+static int decode_one(struct tb_rd *rd,
                       const struct tb_multi_header *h, struct mres *m)
 {
     struct tb_op_result *o = &m->v[m->n];
@@ -313,8 +314,7 @@ static int decode_one(struct tb_client *c, struct tb_rd *rd,
     case TB_OP_GETCHILDREN: {
         struct tb_children_resp cr;
         rv = tb_children_resp_decode(rd, &cr);
-        if (rv == 0)
-            rv = tb__decode_strings(cr.children, c, 0, &m->kids[m->n]);
+        m->vecs[m->n] = cr.children;
         o->children = &m->kids[m->n];
         break;
     }
@@ -344,7 +344,8 @@ void tb__multi_fire(struct tb_client *c, struct req *r, struct tb_rd *rd)
         m.stats = tb__calloc(cap, sizeof *m.stats);
         m.kids = tb__calloc(cap, sizeof *m.kids);
         m.paths = tb__calloc(cap, sizeof *m.paths);
-        if (!m.v || !m.stats || !m.kids || !m.paths)
+        m.vecs = tb__calloc(cap, sizeof *m.vecs);
+        if (!m.v || !m.stats || !m.kids || !m.paths || !m.vecs)
             rc = TB_ENOMEM;
     }
     while (rc == 0) {
@@ -354,10 +355,14 @@ void tb__multi_fire(struct tb_client *c, struct req *r, struct tb_rd *rd)
             rc = TB_EMARSHALLING;
             break;
         }
-        rc = decode_one(c, rd, &h, &m);
+        rc = decode_one(rd, &h, &m);
     }
+    /* Strings are terminated in place only now: a NUL written earlier
+     * would have overwritten the next record's first byte. */
     for (i = 0; rc == 0 && i < m.n; i++) {
         size_t n;
+        if (m.v[i].children != NULL)
+            rc = tb__decode_strings(m.vecs[i], c, 0, &m.kids[i]);
         if (m.paths[i].ptr != NULL) {
             char *p = (char *)m.paths[i].ptr;
             p[m.paths[i].len] = '\0';
@@ -381,4 +386,5 @@ void tb__multi_fire(struct tb_client *c, struct req *r, struct tb_rd *rd)
     tb__free(m.stats);
     tb__free(m.kids);
     tb__free(m.paths);
+    tb__free(m.vecs);
 }

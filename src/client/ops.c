@@ -165,7 +165,8 @@ static int path_watch_op(struct tb_client *c, int32_t opcode, int kind,
     if (op_start(&op, c, opcode, kind, path, 0) == 0 &&
         op_watch(&op, watch, wdata) == 0) {
         struct tb_path_watch_req rq = {op.path, watch != NULL};
-        if (opcode == TB_OP_GETCHILDREN || opcode == TB_OP_GETCHILDREN2)
+        if (watch != NULL && (opcode == TB_OP_GETCHILDREN ||
+                              opcode == TB_OP_GETCHILDREN2))
             op.r->w->set_kind = WK_CHILD;
         tb_path_watch_req_encode(&op.r->fw, &rq);
     }

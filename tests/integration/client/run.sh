@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the client integration tests (it_client) against one freshly started
+# server: "zk" (Apache ZooKeeper 3.8) or "tumblerd" ($TUMBLERD).
+#   run.sh KIND IT_CLIENT_BINARY [TEST-NAME-SUBSTRING ...]
+# The tests may stop and restart the server through srvctl.sh; whatever
+# server process is recorded in the run's directory is stopped on exit.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+
+[ $# -ge 2 ] || it_die "usage: $0 zk|tumblerd IT_CLIENT [NAME ...]"
+kind=$1
+bin=$2
+shift 2
+it_init
+stop_recorded()
+{
+    local f pid
+    for f in "$IT_TMPROOT"/*/server.pid; do
+        [ -f "$f" ] || continue
+        pid=$(cat "$f")
+        kill -0 "$pid" 2>/dev/null && stop_server "$pid" 10
+    done
+    it_cleanup
+}
+trap stop_recorded EXIT
+launch "$kind" "$kind"
+export IT_KIND=$kind IT_DIR=$LAUNCH_DIR IT_PORT=$LAUNCH_PORT
+export IT_CTL="$here/srvctl.sh"
+timeout --kill-after=5 "${IT_TIMEOUT:-900}" "$bin" "127.0.0.1:$LAUNCH_PORT" "$@"
