@@ -103,10 +103,12 @@ struct tree_node *tree__node_alloc(struct tb_str path)
 
     if (path.len > UINT32_MAX - 1)
         return NULL;
-    n = malloc(sizeof *n + path.len + 1);
+    /* Sized to the path, not to sizeof: the struct's tail padding would
+     * push many nodes into the next malloc size class. */
+    n = malloc(offsetof(struct tree_node, path) + path.len + 1);
     if (n == NULL)
         return NULL;
-    memset(n, 0, sizeof *n);
+    memset(n, 0, offsetof(struct tree_node, path));
     memcpy(n->path, path.ptr, path.len);
     n->path[path.len] = '\0';
     n->path_len = (uint32_t)path.len;
@@ -305,8 +307,7 @@ int tree_init(struct tree **out)
      * DataTree constructor; the counters stay 0 although / and /zookeeper
      * have children, which is what makes their visible cversion negative. */
     if (add_system_node(t, NULL, "/", tb_acl_open_unsafe, 0) != 0 ||
-        add_system_node(t, t->root, "/zookeeper", tb_acl_open_unsafe, 0) !=
-            0)
+        add_system_node(t, t->root, "/zookeeper", tb_acl_open_unsafe, 0) != 0)
         goto err;
     zk = tree_find(t, TB_STR("/zookeeper"));
     if (add_system_node(t, zk, "/zookeeper/quota", tb_acl_open_unsafe, 0) !=

@@ -29,8 +29,8 @@ struct tree_acl;
 
 /* ephemeralOwner encodings (wire doc §7.4). */
 #define TREE_CONTAINER_OWNER INT64_MIN
-#define TREE_EXTENDED_MASK ((int64_t)0xFF00000000000000ULL)
-#define TREE_TTL_MAX ((int64_t)0xFFFFFFFFFFLL) /* 2^40 - 1 ms */
+#define TREE_EXTENDED_MASK   ((int64_t)0xFF00000000000000ULL)
+#define TREE_TTL_MAX         ((int64_t)0xFFFFFFFFFFLL) /* 2^40 - 1 ms */
 
 enum tree_kind {
     TREE_PERSISTENT,

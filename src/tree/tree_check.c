@@ -46,8 +46,8 @@ static int check_links(struct check *c, const struct tree_node *n)
             return fail(c, "%s: parent is not its path's parent", n->path);
         if (n->slot >= n->parent->nkids || n->parent->kids[n->slot] != n)
             return fail(c, "%s: not in its parent's children", n->path);
-        if (n->name_off != tb_path_parent(path).len + (path.len > 1 &&
-                                                        n->parent != t->root))
+        if (n->name_off !=
+            tb_path_parent(path).len + (path.len > 1 && n->parent != t->root))
             return fail(c, "%s: bad name offset", n->path);
     }
     if (n->nkids > n->kcap)
@@ -110,16 +110,14 @@ static int check_acls(struct check *c)
                 n = n->parent ? n->parent->kids[n->slot + 1] : NULL;
             }
             if (uses != a->refs)
-                return fail(c, "ACL has %u references but %llu users",
-                            a->refs, (unsigned long long)uses);
+                return fail(c, "ACL has %u references but %llu users", a->refs,
+                            (unsigned long long)uses);
         }
     }
-    return nacl == t->nacl ? 0 : fail(c, "ACL count %zu != %zu", nacl,
-                                      t->nacl);
+    return nacl == t->nacl ? 0 : fail(c, "ACL count %zu != %zu", nacl, t->nacl);
 }
 
-static int check_owners(struct check *c, uint64_t ephemerals,
-                        uint64_t special)
+static int check_owners(struct check *c, uint64_t ephemerals, uint64_t special)
 {
     const struct tree *t = c->t;
     size_t i;
@@ -132,8 +130,7 @@ static int check_owners(struct check *c, uint64_t ephemerals,
     for (i = 0; tb_map_next(&t->owners, &i, &key, &val);) {
         o = val;
         k = 0;
-        TB_QUEUE_FOREACH(q, &o->nodes)
-        {
+        TB_QUEUE_FOREACH (q, &o->nodes) {
             n = TB_CONTAINER_OF(q, struct tree_node, link);
             if (n->owner != (int64_t)key || n->dead)
                 return fail(c, "%s: on the wrong owner list", n->path);
@@ -141,18 +138,16 @@ static int check_owners(struct check *c, uint64_t ephemerals,
         }
         if (k != o->count || k == 0)
             return fail(c, "owner %llx: count %llu, listed %llu",
-                        (unsigned long long)key,
-                        (unsigned long long)o->count, (unsigned long long)k);
+                        (unsigned long long)key, (unsigned long long)o->count,
+                        (unsigned long long)k);
         total += k;
     }
     if (total != ephemerals || total != t->n_ephemeral)
         return fail(c, "ephemeral count: %llu listed, %llu in tree, %llu kept",
-                    (unsigned long long)total,
-                    (unsigned long long)ephemerals,
+                    (unsigned long long)total, (unsigned long long)ephemerals,
                     (unsigned long long)t->n_ephemeral);
     k = 0;
-    TB_QUEUE_FOREACH(q, &t->special)
-    {
+    TB_QUEUE_FOREACH (q, &t->special) {
         n = TB_CONTAINER_OF(q, struct tree_node, link);
         if (tree_owner_kind(n->owner) != TREE_CONTAINER &&
             tree_owner_kind(n->owner) != TREE_TTL)
@@ -192,8 +187,7 @@ int tree_check(const struct tree *t, char *why, size_t cap)
                     (unsigned long long)count, (unsigned long long)t->count,
                     (unsigned long long)kids);
     if (size != t->data_size)
-        return fail(&c, "data size %llu != kept %llu",
-                    (unsigned long long)size,
+        return fail(&c, "data size %llu != kept %llu", (unsigned long long)size,
                     (unsigned long long)t->data_size);
     if ((rv = check_owners(&c, eph, special)) != 0)
         return rv;

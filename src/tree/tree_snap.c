@@ -182,12 +182,9 @@ static int read_fields(struct restore *s, struct tree_node *n)
 {
     uint32_t acl;
 
-    if (tb_get_I64(s->r, &n->czxid) != 0 ||
-        tb_get_I64(s->r, &n->mzxid) != 0 ||
-        tb_get_I64(s->r, &n->ctime) != 0 ||
-        tb_get_I64(s->r, &n->mtime) != 0 ||
-        tb_get_I64(s->r, &n->pzxid) != 0 ||
-        tb_get_I64(s->r, &n->owner) != 0 ||
+    if (tb_get_I64(s->r, &n->czxid) != 0 || tb_get_I64(s->r, &n->mzxid) != 0 ||
+        tb_get_I64(s->r, &n->ctime) != 0 || tb_get_I64(s->r, &n->mtime) != 0 ||
+        tb_get_I64(s->r, &n->pzxid) != 0 || tb_get_I64(s->r, &n->owner) != 0 ||
         tb_get_I32(s->r, &n->version) != 0 ||
         tb_get_I32(s->r, &n->aversion) != 0 ||
         tb_get_I32(s->r, &n->ccount) != 0 || get_u32(s->r, &acl) != 0 ||
@@ -210,8 +207,7 @@ static int find_parent(struct restore *s, struct tb_str path,
     if (path.len == 1)
         return CORRUPT;
     *parent = tree_find(s->t, tb_path_parent(path));
-    if (*parent == NULL ||
-        tree_owner_kind((*parent)->owner) == TREE_EPHEMERAL)
+    if (*parent == NULL || tree_owner_kind((*parent)->owner) == TREE_EPHEMERAL)
         return CORRUPT;
     return 0;
 }

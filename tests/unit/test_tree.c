@@ -7,9 +7,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* cmocka needs the headers above first. */
+#include <cmocka.h>
 
 #include "tree/acl.h"
 #include "tree/tree.h"
@@ -129,8 +131,8 @@ static void test_system_nodes(void **state)
     assert_int_equal(tree_node_acl(cfg).len, tb_acl_read_unsafe.len);
     assert_memory_equal(tree_node_acl(cfg).raw, tb_acl_read_unsafe.raw,
                         tb_acl_read_unsafe.len);
-    assert_memory_equal(tree_node_acl(find(t, "/")).raw,
-                        tb_acl_open_unsafe.raw, tb_acl_open_unsafe.len);
+    assert_memory_equal(tree_node_acl(find(t, "/")).raw, tb_acl_open_unsafe.raw,
+                        tb_acl_open_unsafe.len);
     assert_int_equal(tree_acl_count(t), 2);
     assert_null(find(t, ""));
     assert_null(find(t, "/zookeeper/"));
@@ -286,12 +288,10 @@ static void test_deep_path(void **state)
     tb_wbuf_init(&path);
     for (i = 0; i < 20000; i++) {
         tb_wbuf_put(&path, "/d", 2);
-        assert_int_equal(tree_create(t, parent,
-                                     (struct tb_str){(char *)path.base,
-                                                     path.len},
-                                     TB_STR_NULL, open_acl(t), 0, i + 1, 0,
-                                     &n),
-                         0);
+        assert_int_equal(
+            tree_create(t, parent, (struct tb_str){(char *)path.base, path.len},
+                        TB_STR_NULL, open_acl(t), 0, i + 1, 0, &n),
+            0);
         parent = n;
     }
     assert_int_equal(tree_count_descendants(tree_root(t)), 20000 + 3);
@@ -361,9 +361,9 @@ static void test_containers_and_ttl(void **state)
     struct tb_stat st;
 
     (void)state;
-    mk(t, "/c", "", TREE_CONTAINER_OWNER, 2);       /* time 2000 */
-    mk(t, "/ttl", "", tree_ttl_owner(1000), 3);     /* mtime 3000 */
-    mk(t, "/ttlk", "", tree_ttl_owner(1000), 4);    /* mtime 4000 */
+    mk(t, "/c", "", TREE_CONTAINER_OWNER, 2);    /* time 2000 */
+    mk(t, "/ttl", "", tree_ttl_owner(1000), 3);  /* mtime 3000 */
+    mk(t, "/ttlk", "", tree_ttl_owner(1000), 4); /* mtime 4000 */
     mk(t, "/ttlk/k", "", 0, 5);
     st = stat_of(t, "/c");
     assert_int_equal(st.ephemeral_owner, 0); /* hidden from clients */
@@ -458,8 +458,8 @@ static void test_rollback_exact(void **state)
     tb_put_acl(&w, &a);
     assert_int_equal(tree_acl_intern(t, tb_vec_view(&w, 1), &acl), 0);
     assert_int_equal(tree_set_acl(t, find(t, "/a/z"), acl, 1), 0);
-    assert_int_equal(tree_create(t, find(t, "/c"), TB_STR("/c/k"),
-                                 TB_STR_NULL, open_acl(t), 0, 7, 7, &n),
+    assert_int_equal(tree_create(t, find(t, "/c"), TB_STR("/c/k"), TB_STR_NULL,
+                                 open_acl(t), 0, 7, 7, &n),
                      0);
     assert_int_equal(tree_delete(t, n, 7), 0);
     assert_int_equal(tree_delete(t, find(t, "/a/x"), 7), 0);
@@ -499,8 +499,8 @@ static struct tree *sample_tree(void)
     mk(t, "/a/c", "gamma", 0, 4);
     mk(t, "/c", "", TREE_CONTAINER_OWNER, 5);
     mk(t, "/ttl", "t", tree_ttl_owner(5000), 6);
-    assert_int_equal(tree_create(t, tree_root(t), TB_STR("/null"),
-                                 TB_STR_NULL, open_acl(t), 0, 7, 7, NULL),
+    assert_int_equal(tree_create(t, tree_root(t), TB_STR("/null"), TB_STR_NULL,
+                                 open_acl(t), 0, 7, 7, NULL),
                      0);
     tb_wbuf_init(&w);
     tb_put_acl(&w, &a);
@@ -656,8 +656,9 @@ static void test_snapshot_invariants(void **state)
     const char *bad[] = {"/", "/zookeeper", "/zookeeper/quota",
                          "/zookeeper/config", "/a/"};
     const char *no_sys[] = {"/", "/zookeeper", "/zookeeper/quota"};
-    const char *eph_kid[] = {"/", "/zookeeper", "/zookeeper/quota",
-                             "/zookeeper/config", "/e", "/e/k"};
+    const char *eph_kid[] = {
+        "/",  "/zookeeper", "/zookeeper/quota", "/zookeeper/config",
+        "/e", "/e/k"};
 
     (void)state;
     assert_int_equal(section_rc(ok, 5, 0, 0, 0), 0);
@@ -683,8 +684,9 @@ static void test_snapshot_invariants(void **state)
 static void test_ephemeral_parent_refused(void **state)
 {
     struct tb_wbuf w;
-    const char *paths[] = {"/", "/zookeeper", "/zookeeper/quota",
-                           "/zookeeper/config", "/e", "/e/k"};
+    const char *paths[] = {
+        "/",  "/zookeeper", "/zookeeper/quota", "/zookeeper/config",
+        "/e", "/e/k"};
     size_t i;
 
     (void)state;
@@ -748,24 +750,20 @@ static void test_acl_check(void **state)
     assert_int_equal(tb_acl_check((struct tb_vec){0, NULL, 0}, ids_vec(&none),
                                   0, TB_PERM_ADMIN),
                      0);
-    assert_int_equal(tb_acl_check((struct tb_vec){-1, NULL, 0},
-                                  ids_vec(&none), 0, TB_PERM_ADMIN),
+    assert_int_equal(tb_acl_check((struct tb_vec){-1, NULL, 0}, ids_vec(&none),
+                                  0, TB_PERM_ADMIN),
                      0);
-    assert_int_equal(tb_acl_check(tb_acl_open_unsafe, ids_vec(&none), 0,
-                                  TB_PERM_ALL),
-                     0);
-    assert_int_equal(tb_acl_check(tb_acl_read_unsafe, ids_vec(&none), 0,
-                                  TB_PERM_READ),
-                     0);
-    assert_int_equal(tb_acl_check(tb_acl_read_unsafe, ids_vec(&none), 0,
-                                  TB_PERM_WRITE),
-                     TB_ENOAUTH);
-    assert_int_equal(tb_acl_check(tb_acl_read_unsafe, ids_vec(&none), 1,
-                                  TB_PERM_WRITE),
-                     0);
-    assert_int_equal(tb_acl_check(tb_acl_read_unsafe, ids_vec(&sup), 0,
-                                  TB_PERM_WRITE),
-                     0);
+    assert_int_equal(
+        tb_acl_check(tb_acl_open_unsafe, ids_vec(&none), 0, TB_PERM_ALL), 0);
+    assert_int_equal(
+        tb_acl_check(tb_acl_read_unsafe, ids_vec(&none), 0, TB_PERM_READ), 0);
+    assert_int_equal(
+        tb_acl_check(tb_acl_read_unsafe, ids_vec(&none), 0, TB_PERM_WRITE),
+        TB_ENOAUTH);
+    assert_int_equal(
+        tb_acl_check(tb_acl_read_unsafe, ids_vec(&none), 1, TB_PERM_WRITE), 0);
+    assert_int_equal(
+        tb_acl_check(tb_acl_read_unsafe, ids_vec(&sup), 0, TB_PERM_WRITE), 0);
 
     acl = acl1(&w, TB_PERM_READ | TB_PERM_WRITE, "digest", "bob:hash=");
     assert_int_equal(tb_acl_check(acl, ids_vec(&bob), 0, TB_PERM_WRITE), 0);
@@ -817,12 +815,12 @@ static void test_acl_ip_rules(void **state)
     assert_false(tb_acl_ip_valid(TB_STR("1..3.4")));
     assert_false(tb_acl_ip_valid(TB_STR("::1")));
     assert_false(tb_acl_ip_valid(TB_STR("")));
-    assert_true(tb_acl_ip_match(TB_STR("192.168.1.0/24"),
-                                TB_STR("192.168.1.77")));
-    assert_false(tb_acl_ip_match(TB_STR("192.168.1.0/24"),
-                                 TB_STR("192.168.2.77")));
-    assert_true(tb_acl_ip_match(TB_STR("192.168.1.0/23"),
-                                TB_STR("192.168.0.1")));
+    assert_true(
+        tb_acl_ip_match(TB_STR("192.168.1.0/24"), TB_STR("192.168.1.77")));
+    assert_false(
+        tb_acl_ip_match(TB_STR("192.168.1.0/24"), TB_STR("192.168.2.77")));
+    assert_true(
+        tb_acl_ip_match(TB_STR("192.168.1.0/23"), TB_STR("192.168.0.1")));
     assert_true(tb_acl_ip_match(TB_STR("0.0.0.0/0"), TB_STR("8.8.8.8")));
     assert_true(tb_acl_ip_match(TB_STR("10.0.0.1/31"), TB_STR("10.0.0.0")));
     assert_false(tb_acl_ip_match(TB_STR("10.0.0.1"), TB_STR("10.0.0.0")));
@@ -860,13 +858,13 @@ static void test_acl_fixup(void **state)
     ids_add(&bob, "digest", "al:h2=");
     ids_add(&iponly, "ip", "127.0.0.1");
 
-    assert_int_equal(fixup_rc((struct tb_vec){0, NULL, 0}, ids_vec(&bob), &out,
-                              &n),
-                     TB_EINVALIDACL);
+    assert_int_equal(
+        fixup_rc((struct tb_vec){0, NULL, 0}, ids_vec(&bob), &out, &n),
+        TB_EINVALIDACL);
     tb_wbuf_free(&out);
-    assert_int_equal(fixup_rc((struct tb_vec){-1, NULL, 0}, ids_vec(&bob),
-                              &out, &n),
-                     TB_EINVALIDACL);
+    assert_int_equal(
+        fixup_rc((struct tb_vec){-1, NULL, 0}, ids_vec(&bob), &out, &n),
+        TB_EINVALIDACL);
     tb_wbuf_free(&out);
     assert_int_equal(fixup_rc(tb_acl_open_unsafe, ids_vec(&iponly), &out, &n),
                      0);
@@ -901,9 +899,9 @@ static void test_acl_fixup(void **state)
             tb_wbuf_put(&in, tb_acl_open_unsafe.raw, tb_acl_open_unsafe.len);
             a = (struct tb_acl){1, {tb_str_c(bad[i][0]), tb_str_c(bad[i][1])}};
             tb_put_acl(&in, &a);
-            assert_int_equal(fixup_rc(tb_vec_view(&in, 2), ids_vec(&bob), &out,
-                                      &n),
-                             TB_EINVALIDACL);
+            assert_int_equal(
+                fixup_rc(tb_vec_view(&in, 2), ids_vec(&bob), &out, &n),
+                TB_EINVALIDACL);
             tb_wbuf_free(&out);
             tb_wbuf_free(&in);
         }
@@ -929,9 +927,8 @@ static void test_acl_fixup(void **state)
             tb_put_acl(&in, &a);
             tb_wbuf_put(&in, tb_acl_open_unsafe.raw, tb_acl_open_unsafe.len);
         }
-        assert_int_equal(fixup_rc(tb_vec_view(&in, 3 * copies),
-                                  ids_vec(&bob), &out, &n),
-                         0);
+        assert_int_equal(
+            fixup_rc(tb_vec_view(&in, 3 * copies), ids_vec(&bob), &out, &n), 0);
         assert_int_equal(n, 3);
         assert_int_equal(out.len, in.len / (size_t)copies);
         assert_memory_equal(out.base, in.base, out.len);

@@ -36,8 +36,8 @@ struct fsm_hooks {
      * Stat, MultiResponse, session_resp, or empty); empty when rc != 0,
      * except for multi, whose rc is 0 and whose body lists per-op results.
      * An entry that is not even a txn reports a zeroed txn. */
-    void (*result)(void *data, const struct tb_txn *txn, int64_t zxid,
-                   int rc, const uint8_t *body, size_t len);
+    void (*result)(void *data, const struct tb_txn *txn, int64_t zxid, int rc,
+                   const uint8_t *body, size_t len);
     /* A session was created (opened = 1) or closed (opened = 0). */
     void (*session)(void *data, int64_t session_id, int32_t timeout_ms,
                     int opened);

@@ -33,9 +33,9 @@ struct fsm {
      * next so that a steady state allocates only what the tree keeps. */
     const struct tb_txn *txn;
     int64_t zxid;
-    int oom;                 /* an allocation failed: abandon the apply */
-    struct tb_wbuf body;     /* the result record */
-    struct tb_wbuf acl;      /* a fixed-up ACL list's elements */
+    int oom;             /* an allocation failed: abandon the apply */
+    struct tb_wbuf body; /* the result record */
+    struct tb_wbuf acl;  /* a fixed-up ACL list's elements */
     int32_t acl_n;
     struct tb_wbuf path;     /* a sequential node's full path */
     struct tb_wbuf ev_paths; /* event paths, back to back */

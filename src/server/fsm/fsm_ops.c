@@ -149,8 +149,8 @@ static int do_create(struct fsm *f, struct tree_node *parent,
     if (intern_fixed(f, &acl) != 0)
         return TB_ENOMEM;
     rv = tree_create(f->tree, parent, path, req->data, acl,
-                     owner_for(f, req->flags, req->ttl), f->zxid,
-                     f->txn->time, node);
+                     owner_for(f, req->flags, req->ttl), f->zxid, f->txn->time,
+                     node);
     if (rv != 0) {
         tree_acl_unref(f->tree, acl);
         return rv;

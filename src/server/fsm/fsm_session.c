@@ -30,8 +30,8 @@ int fsm__create_session(struct fsm *f, struct tb_str body)
     struct fsm_session *s;
     int64_t id = fsm_session_id_for(f->zxid);
 
-    if (tb_create_session_txn_decode(&r, &req) != 0 ||
-        req.passwd.ptr == NULL || req.passwd.len != sizeof s->passwd)
+    if (tb_create_session_txn_decode(&r, &req) != 0 || req.passwd.ptr == NULL ||
+        req.passwd.len != sizeof s->passwd)
         return TB_EMARSHALLING;
     if (fsm__session(f, id) != NULL)
         return TB_ESYSTEM; /* only if zxids wrapped past 2^56 */
@@ -137,8 +137,7 @@ int fsm_session_foreach(const struct fsm *f,
     struct fsm_session_info info;
     int rv;
 
-    TB_QUEUE_FOREACH(q, &f->sessions_list)
-    {
+    TB_QUEUE_FOREACH (q, &f->sessions_list) {
         s = TB_CONTAINER_OF(q, struct fsm_session, link);
         info.id = s->id;
         info.timeout_ms = s->timeout;

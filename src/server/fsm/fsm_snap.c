@@ -28,9 +28,9 @@
 
 #include "server/fsm/fsm_int.h"
 
-#define SNAP_MAGIC "TBSNAP\r\n"
+#define SNAP_MAGIC   "TBSNAP\r\n"
 #define SNAP_VERSION 1
-#define HEADER_SIZE 40
+#define HEADER_SIZE  40
 #define SESSION_SIZE 28
 
 /* A 64-bit multiply-xorshift over big-endian words: fast (a snapshot can
@@ -67,8 +67,7 @@ int fsm_snapshot(const struct fsm *f, struct tb_wbuf *w)
     tb_put_I64(w, 0); /* body length, patched below */
     body = w->len;
     tb_put_I32(w, (int32_t)f->sessions.count);
-    TB_QUEUE_FOREACH(q, &f->sessions_list)
-    {
+    TB_QUEUE_FOREACH (q, &f->sessions_list) {
         s = TB_CONTAINER_OF(q, struct fsm_session, link);
         tb_put_I64(w, s->id);
         tb_put_I32(w, s->timeout);
