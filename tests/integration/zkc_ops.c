@@ -43,8 +43,11 @@ const char *sub(const char *base, const char *name)
 {
     static char bufs[8][600];
     static int slot;
+    char tmp[600];
     char *b = bufs[slot++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", base, name);
+    /* base may be an earlier result of sub() itself: copy before writing */
+    snprintf(tmp, sizeof tmp, "%s/%s", base, name);
+    memcpy(b, tmp, sizeof tmp);
     return b;
 }
 
