@@ -220,6 +220,18 @@ static void reset_buffers(struct fsm *f)
             tb_wbuf_free(b[i]);
         b[i]->len = 0;
     }
+    /* A session closing with a million ephemerals must not pin the
+     * arrays it needed for good. */
+    if (f->ev_cap > 4096) {
+        free(f->ev);
+        f->ev = NULL;
+        f->ev_cap = 0;
+    }
+    if (f->sorted_cap > 4096) {
+        free(f->sorted);
+        f->sorted = NULL;
+        f->sorted_cap = 0;
+    }
     f->oom = 0;
 }
 
