@@ -28,10 +28,10 @@ cand_pid=$LAUNCH_PID
 out=$(it_tmpdir transcripts)
 
 # Both scripts run at once; each has its own server, so they cannot disturb each other.
-timeout 150 "$zkdiff" "127.0.0.1:$ref_port" > "$out/reference.txt" 2> "$out/reference.err" &
-ref_run=$!
-timeout 150 "$zkdiff" "127.0.0.1:$cand_port" > "$out/$kind.txt" 2> "$out/$kind.err" &
-cand_run=$!
+run_bg 150 "$zkdiff" "127.0.0.1:$ref_port" > "$out/reference.txt" 2> "$out/reference.err"
+ref_run=$BG_PID
+run_bg 150 "$zkdiff" "127.0.0.1:$cand_port" > "$out/$kind.txt" 2> "$out/$kind.err"
+cand_run=$BG_PID
 wait "$ref_run"
 ref_rc=$?
 wait "$cand_run"

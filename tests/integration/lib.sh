@@ -17,9 +17,9 @@
 #   IT_KEEP=1     keep the temporary directories (logs, data) after the run
 #   IT_VERBOSE=1  echo what the helpers do
 
-IT_PIDS=()
+IT_PIDS=()   # servers started by this shell
+IT_JOBS=()   # other background commands started by run_bg
 IT_TMPROOT=""
-IT_FAILED_HINT=0
 
 it_log()
 {
@@ -55,6 +55,11 @@ it_cleanup()
 {
     local rc=$?
     local pid
+    # Test commands first (they may still talk to the servers), then the servers.
+    for pid in "${IT_JOBS[@]}"; do
+        stop_server "$pid" 5
+    done
+    IT_JOBS=()
     for pid in "${IT_PIDS[@]}"; do
         stop_server "$pid" 10
     done
@@ -75,6 +80,31 @@ it_cleanup()
         fi
     fi
     return "$rc"
+}
+
+# run_bg LIMIT_S COMMAND [ARG ...]: start COMMAND in the background under timeout(1) and set
+# BG_PID.  Running test commands in the background and waiting for them keeps this shell able
+# to act on SIGTERM/SIGINT at once (bash runs traps only between foreground commands), and the
+# EXIT trap stops what is still running.
+run_bg()
+{
+    local limit=$1
+    shift
+    timeout --kill-after=5 "$limit" "$@" &
+    BG_PID=$!
+    IT_JOBS+=("$BG_PID")
+}
+
+# run_bounded LIMIT_S COMMAND [ARG ...]: run COMMAND (bounded) and return its exit status
+# (124 on timeout).  Its stdin is this shell's stdin.
+run_bounded()
+{
+    local limit=$1
+    shift
+    timeout --kill-after=5 "$limit" "$@" <&0 &
+    BG_PID=$!
+    IT_JOBS+=("$BG_PID")
+    wait "$BG_PID"
 }
 
 # port_in_use PORT: true if a local TCP socket (any state, v4 or v6) has that port.  Checks the

@@ -190,29 +190,28 @@ int rz_r_strvec_joined(struct rz_r *r, char *out, size_t cap)
 {
     int32_t n = rz_r_i32(r);
     out[0] = '\0';
-    if (r->bad || n < 0 || n > 100000)
+    if (r->bad || n < 0 || n > 10000)
         return -1;
-    char **v = calloc((size_t)n + 1, sizeof *v);
-    if (v == NULL)
+    char (*v)[1024] = calloc((size_t)n + 1, sizeof *v);
+    char **ptrs = calloc((size_t)n + 1, sizeof *ptrs);
+    if (v == NULL || ptrs == NULL) {
+        free(v);
+        free(ptrs);
         return -1;
-    for (int32_t i = 0; i < n; i++) {
-        v[i] = malloc(1024);
-        if (v[i] == NULL || rz_r_str(r, v[i], 1024) < 0) {
-            n = i + (v[i] != NULL);
-            r->bad = 1;
-            break;
-        }
+    }
+    for (int32_t i = 0; i < n && !r->bad; i++) {
+        rz_r_str(r, v[i], sizeof v[i]);
+        ptrs[i] = v[i];
     }
     if (!r->bad) {
-        qsort(v, (size_t)n, sizeof *v, cmpstr);
+        qsort(ptrs, (size_t)n, sizeof *ptrs, cmpstr);
         size_t used = 0;
         for (int32_t i = 0; i < n; i++)
             used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s",
-                                     i ? "," : "", v[i]);
+                                     i ? "," : "", ptrs[i]);
     }
-    for (int32_t i = 0; i < n; i++)
-        free(v[i]);
     free(v);
+    free(ptrs);
     return r->bad ? -1 : 0;
 }
 

@@ -28,7 +28,7 @@ for a in "$@"; do
     args+=("${a//@HOSTPORT@/$IT_HOSTPORT}")
 done
 
-timeout --kill-after=5 "${IT_TIMEOUT:-150}" "${args[@]}"
+run_bounded "${IT_TIMEOUT:-150}" "${args[@]}"
 rc=$?
 if [ "$rc" = 124 ]; then
     echo "test command timed out after ${IT_TIMEOUT:-150}s" >&2

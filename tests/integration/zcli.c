@@ -166,9 +166,7 @@ static void waiter_finish(struct waiter *w, int rc, const char *value)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Waits at most wait_ms; on timeout returns ZOPERATIONTIMEOUT and leaks nothing because the
- * waiter then stays alive (static storage in callers is not needed: we wait for the library to
- * fire the completion at close, which it always does). */
+/* Waits at most wait_ms; ZOPERATIONTIMEOUT if the completion has not fired by then. */
 static int waiter_wait(struct waiter *w, int wait_ms)
 {
     struct timespec ts;

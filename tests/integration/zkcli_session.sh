@@ -214,7 +214,7 @@ WatchedEvent state:SyncConnected type:PersistentWatchRemoved path:/T/a
 EOF
 
 # shellcheck disable=SC2046
-timeout 90 "${ZK_JAVA:-java}" $(zk_jvm_flags "$work/cli.log") -cp "$(zk_classpath)" \
+run_bounded 90 "${ZK_JAVA:-java}" $(zk_jvm_flags "$work/cli.log") -cp "$(zk_classpath)" \
     org.apache.zookeeper.ZooKeeperMain -server "$hostport" \
     < "$work/commands" > "$work/raw" 2>&1
 rc=$?
