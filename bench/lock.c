@@ -42,7 +42,9 @@ struct lk {
     int released;
     uint64_t t_last_grant;
     uint64_t grants; /* measured */
-    struct bn_hist interval;
+    /* grant-to-grant minus the hold: kept apart from the interval so a
+     * 500 ms hold does not blur a sub-millisecond overhead */
+    struct bn_hist overhead;
 };
 
 struct lrun;
@@ -138,8 +140,10 @@ static void grant(struct cl *k)
         bn_hist_add(&r->acq, now - k->t_req);
         if (lk->released && lk->t_release >= k->t_req)
             bn_hist_add(&r->handoff, now - lk->t_release);
-        if (lk->t_last_grant >= r->t_start && lk->t_last_grant != 0)
-            bn_hist_add(&lk->interval, now - lk->t_last_grant);
+        if (lk->t_last_grant >= r->t_start && lk->t_last_grant != 0) {
+            uint64_t iv = now - lk->t_last_grant;
+            bn_hist_add(&lk->overhead, iv > r->hold_ns ? iv - r->hold_ns : 0);
+        }
         lk->grants++;
     }
     lk->t_last_grant = now;
@@ -482,7 +486,7 @@ static int setup(struct lrun *r, struct bn_conn *admin)
         if (r->v != V_NONFAIR &&
             (rc = bn_ensure_path(r->e, admin, lk->path)) != 0)
             return rc;
-        bn_hist_reset(&lk->interval);
+        bn_hist_reset(&lk->overhead);
     }
     for (i = 0; i < r->n; i++) {
         struct cl *k = &r->cls[i];
@@ -569,7 +573,7 @@ static void report_once(struct lrun *r)
 {
     struct bn_result res;
     struct bn_hist all;
-    double hold_us = (double)r->hold_ns / 1e3;
+    double hold_ms = (double)r->hold_ns / 1e6;
     int i;
 
     bn_hist_reset(&all);
@@ -580,40 +584,45 @@ static void report_once(struct lrun *r)
     bn_result_add(&res, "hold_ms", "%g", r->o->hold_ms);
     for (i = 0; i < r->o->locks; i++) {
         struct lk *lk = &r->locks[i];
-        char key[32];
-        double mean = bn_hist_mean(&lk->interval) / 1e3;
+        const struct bn_hist *h = &lk->overhead;
+        char key[48];
         unsigned b;
-        bn_say("articles key %d: %llu grants, interval mean %.2f ms p50 %.2f "
-               "ms p99 %.2f ms max %.2f ms, overhead per handoff mean %.2f ms",
-               i, (unsigned long long)lk->grants, mean / 1e3,
-               bn_hist_q(&lk->interval, 0.5) / 1e6,
-               bn_hist_q(&lk->interval, 0.99) / 1e6,
-               (double)lk->interval.max / 1e6, (mean - hold_us) / 1e3);
-        snprintf(key, sizeof(key), "key%d_interval_mean_ms", i);
-        bn_result_add(&res, key, "%.3f", mean / 1e3);
+        bn_say("articles key %d: %llu grants, interval mean %.3f ms (p50 "
+               "%.3f, p99 %.3f, max %.3f); overhead per handoff mean %.3f ms",
+               i, (unsigned long long)lk->grants,
+               hold_ms + bn_hist_mean(h) / 1e6,
+               hold_ms + (double)bn_hist_q(h, 0.5) / 1e6,
+               hold_ms + (double)bn_hist_q(h, 0.99) / 1e6,
+               hold_ms + (double)h->max / 1e6, bn_hist_mean(h) / 1e6);
         snprintf(key, sizeof(key), "key%d_grants", i);
         bn_result_add(&res, key, "%llu", (unsigned long long)lk->grants);
+        snprintf(key, sizeof(key), "key%d_interval_mean_ms", i);
+        bn_result_add(&res, key, "%.3f", hold_ms + bn_hist_mean(h) / 1e6);
+        snprintf(key, sizeof(key), "key%d_overhead_mean_ms", i);
+        bn_result_add(&res, key, "%.3f", bn_hist_mean(h) / 1e6);
         for (b = 0; b < BN_HIST_EXP * BN_HIST_SUB; b++)
-            all.b[b] += lk->interval.b[b];
-        all.n += lk->interval.n;
-        all.sum += lk->interval.sum;
-        if (lk->interval.n && (all.min == 0 || lk->interval.min < all.min))
-            all.min = lk->interval.min;
-        if (lk->interval.max > all.max)
-            all.max = lk->interval.max;
+            all.b[b] += h->b[b];
+        if (h->n && (all.n == 0 || h->min < all.min))
+            all.min = h->min;
+        if (h->max > all.max)
+            all.max = h->max;
+        all.n += h->n;
+        all.sum += h->sum;
     }
     bn_result_add(&res, "intervals", "%llu", (unsigned long long)all.n);
-    bn_result_add(&res, "interval_mean_ms", "%.3f", bn_hist_mean(&all) / 1e6);
-    bn_result_add(&res, "interval_p50_ms", "%.3f", bn_hist_q(&all, 0.5) / 1e6);
+    bn_result_add(&res, "interval_mean_ms", "%.3f",
+                  hold_ms + bn_hist_mean(&all) / 1e6);
+    bn_result_add(&res, "interval_p50_ms", "%.3f",
+                  hold_ms + (double)bn_hist_q(&all, 0.5) / 1e6);
     bn_result_add(&res, "interval_p99_ms", "%.3f",
-                  bn_hist_q(&all, 0.99) / 1e6);
-    bn_result_add(&res, "interval_max_ms", "%.3f", (double)all.max / 1e6);
-    bn_result_add(&res, "overhead_mean_ms", "%.3f",
-                  (bn_hist_mean(&all) / 1e3 - hold_us) / 1e3);
+                  hold_ms + (double)bn_hist_q(&all, 0.99) / 1e6);
+    bn_result_add(&res, "interval_max_ms", "%.3f",
+                  hold_ms + (double)all.max / 1e6);
+    bn_result_add(&res, "overhead_mean_ms", "%.3f", bn_hist_mean(&all) / 1e6);
     bn_result_add(&res, "overhead_p50_ms", "%.3f",
-                  ((double)bn_hist_q(&all, 0.5) / 1e3 - hold_us) / 1e3);
+                  (double)bn_hist_q(&all, 0.5) / 1e6);
     bn_result_add(&res, "overhead_p99_ms", "%.3f",
-                  ((double)bn_hist_q(&all, 0.99) / 1e3 - hold_us) / 1e3);
+                  (double)bn_hist_q(&all, 0.99) / 1e6);
     report_common(r, &res);
     bn_result_end(&res);
 }
@@ -647,17 +656,17 @@ static int run(struct lrun *r)
     uint64_t limit;
     int i;
 
+    bn_timer_init(&r->t_measure, measure_timer, r);
+    bn_timer_init(&r->t_stop, stop_timer, r);
     for (i = 0; i < r->n; i++)
         acquire(&r->cls[i]);
     if (o->once) {
         wait_queued(r, bn_now_ns() + 120000000000ull);
         measure_start(r);
     } else {
-        bn_timer_init(&r->t_measure, measure_timer, r);
         bn_timer_start(r->e->loop, &r->t_measure,
                        (uint64_t)(o->warmup_s * 1e9));
     }
-    bn_timer_init(&r->t_stop, stop_timer, r);
     if (o->duration_s > 0)
         bn_timer_start(r->e->loop, &r->t_stop,
                        (uint64_t)(((o->once ? 0 : o->warmup_s) +

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Tumbler against Apache ZooKeeper 3.8, side by side, with one command:
+#
+#   bench/compare.sh [REPEATS]        (default 3; environment: BUILD_DIR, QUICK=1)
+#
+# Builds tumblerd and tbbench, then REPEATS times:
+#   A. for each server on a fresh data directory: start-up time (exec to first served request),
+#      idle RSS two seconds later, then 100,000 znodes of 100 bytes and the RSS after;
+#   B. both servers up on fresh data directories; every scenario runs against one, then the
+#      other (the order flips every repetition, so drift on this shared machine hits both).
+# The medians and the tumbler/zookeeper ratios go into docs/BENCHMARKS.md, between the markers
+# of its generated section (text outside them is kept), with the machine facts and the commands.
+# QUICK=1 shortens every scenario, for trying the script itself; its figures are not results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+REPEATS=${1:-3}
+BUILD_DIR=${BUILD_DIR:-$ROOT/build-bench}
+QUICK=${QUICK:-0}
+
+command -v java >/dev/null || { echo "compare.sh: java not found (scripts/deps.sh --test)" >&2; exit 1; }
+[ -f /usr/share/java/zookeeper.jar ] ||
+    { echo "compare.sh: Apache ZooKeeper not installed (scripts/deps.sh --test)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "compare.sh: python3 needed for the report" >&2; exit 1; }
+
+cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+ninja -C "$BUILD_DIR" tumblerd tbbench > /dev/null
+TUMBLERD=$BUILD_DIR/src/server/tumblerd
+TBBENCH=$BUILD_DIR/bench/tbbench
+
+# 10,000 sessions need 10,000 descriptors on both sides; the servers inherit this limit.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+BS_TMPDIR=${BS_TMPDIR:-/var/tmp}
+# shellcheck source=servers.sh
+. "$ROOT/bench/servers.sh"
+bs_init
+RESULTS=$BS_ROOT/results.txt
+META=$BS_ROOT/meta.txt
+: > "$RESULTS"
+: > "$META"
+
+if [ "$QUICK" = 1 ]; then
+    D=2; W=1; RD=1; RW=0.5; ZN=20000; SESS=2000; ART=200; ARTD=3
+else
+    D=10; W=2; RD=5; RW=1; ZN=100000; SESS=10000; ART=2000; ARTD=10
+fi
+
+# The scenarios of part B: NAME|tbbench arguments.
+SCENARIOS=(
+    "lock_fair_1|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W"
+    "lock_fair_10|lock --variant fair --clients 100 --locks 10 --duration $D --warmup $W"
+    "lock_herd_1|lock --variant herd --clients 100 --locks 1 --duration $D --warmup $W"
+    "lock_nonfair_1|lock --variant nonfair --clients 100 --locks 1 --duration $D --warmup $W"
+    "raw|raw --clients 16 --outstanding 64 --data-bytes 100 --duration $RD --warmup $RW"
+    "articles|articles --clients $ART --locks 2 --hold-ms 500 --duration $ARTD"
+    "sessions|sessions --clients $SESS --hold-s 5"
+)
+
+# bench REP KIND PORT PID ARGS...: one tbbench run; RESULT lines go to $RESULTS tagged with REP.
+bench()
+{
+    local rep=$1 kind=$2 port=$3 pid=$4
+    shift 4
+    echo "  [$rep] $kind: tbbench $*" >&2
+    local out rc=0
+    out=$(timeout 900 "$TBBENCH" "$@" --server "127.0.0.1:$port" --pid "$pid" \
+        --label "$kind") || rc=$?
+    printf '%s\n' "$out" | grep -v '^RESULT' | sed 's/^/      /' >&2
+    printf '%s\n' "$out" | grep '^RESULT' | sed "s/^RESULT /RESULT rep=$rep rc=$rc /" >> "$RESULTS"
+}
+
+order()
+{
+    if [ $(($1 % 2)) = 1 ]; then echo "tumbler zookeeper"; else echo "zookeeper tumbler"; fi
+}
+
+# Part A: start-up, idle RSS, memory, each on a fresh server.
+part_a()
+{
+    local rep=$1 kind port pid
+    for kind in $(order "$rep"); do
+        port=$(bs_free_port)
+        bs_start "$kind" "a$rep-$kind" "$port"
+        pid=$BS_PID
+        bench "$rep" "$kind" "$port" "$pid" serving --duration 120 --since "$BS_EXEC_US"
+        sleep 2
+        bench "$rep" "$kind" "$port" "$pid" idle
+        bench "$rep" "$kind" "$port" "$pid" memory --znodes "$ZN" --data-bytes 100 \
+            --clients 16 --outstanding 64 --no-cleanup
+        bs_stop "$pid"
+    done
+}
+
+# Part B: both servers up; each scenario against one, then the other.
+part_b()
+{
+    local rep=$1 kind s name args
+    declare -A port pid
+    for kind in tumbler zookeeper; do
+        port[$kind]=$(bs_free_port)
+        bs_start "$kind" "b$rep-$kind" "${port[$kind]}"
+        pid[$kind]=$BS_PID
+        "$TBBENCH" serving --server "127.0.0.1:${port[$kind]}" --duration 120 > /dev/null
+    done
+    for s in "${SCENARIOS[@]}"; do
+        name=${s%%|*}
+        args=${s#*|}
+        for kind in $(order "$rep"); do
+            # shellcheck disable=SC2086
+            bench "$rep" "$kind" "${port[$kind]}" "${pid[$kind]}" $args
+        done
+    done
+    for kind in tumbler zookeeper; do bs_stop "${pid[$kind]}"; done
+}
+
+machine_facts()
+{
+    local dev
+    dev=$(df --output=source "$BS_ROOT" | tail -1)
+    {
+        echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "nproc=$(nproc)"
+        echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+        echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+        echo "kernel=$(uname -sr)"
+        echo "disk=$dev ($(df -h --output=fstype,size "$BS_ROOT" | tail -1 | xargs)," \
+             "rotational=$(cat "/sys/block/$(basename "$dev" | sed 's/[0-9]*$//')/queue/rotational" 2>/dev/null || echo '?'))"
+        echo "datadir=$BS_ROOT (both servers)"
+        echo "java=$(java -version 2>&1 | head -1)"
+        echo "zookeeper=$(basename "$(readlink -f /usr/share/java/zookeeper.jar)" .jar)"
+        echo "tumbler=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+local changes')"
+        echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "repeats=$REPEATS"
+        echo "quick=$QUICK"
+    } >> "$META"
+    for s in "${SCENARIOS[@]}"; do echo "scenario=${s%%|*}|tbbench ${s#*|}" >> "$META"; done
+    echo "scenario=memory|tbbench memory --znodes $ZN --data-bytes 100 --clients 16 --outstanding 64" >> "$META"
+}
+
+machine_facts
+start=$SECONDS
+for rep in $(seq 1 "$REPEATS"); do
+    echo "== repetition $rep of $REPEATS" >&2
+    part_a "$rep"
+    part_b "$rep"
+done
+echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$META"
+echo "elapsed_s=$((SECONDS - start))" >> "$META"
+
+mkdir -p "$ROOT/docs"
+cp "$RESULTS" "$ROOT/bench/last-results.txt"
+python3 "$ROOT/bench/report.py" "$RESULTS" "$META" "$ROOT/docs/BENCHMARKS.md"
+echo "wrote docs/BENCHMARKS.md (raw results in bench/last-results.txt)" >&2

@@ -1,0 +1,126 @@
+# Starting and stopping the servers under test, for bench/smoke.sh and bench/compare.sh (sourced).
+#
+# Both servers get the same durability (every write synced before it is acknowledged: tumblerd's
+# raft log is opened O_DSYNC, Apache ZooKeeper runs with its default forceSync=yes), listen on
+# 127.0.0.1, accept any number of connections per address, and keep their data in a fresh directory
+# on the same disk.  ZooKeeper runs on the JVM's defaults plus the heap limit of Apache's own
+# zkEnv.sh (-Xmx1000m); the only other change is logging at WARN to a file, so it does not spend
+# time logging every session.
+#
+# Every server started here is remembered and stopped by bs_cleanup (installed as the EXIT trap by
+# bs_init).  All waits are bounded.
+
+BS_PIDS=()
+BS_ROOT=""
+
+bs_init()
+{
+    BS_ROOT=$(mktemp -d "${BS_TMPDIR:-/var/tmp}/tbbench.XXXXXX") || exit 1
+    trap bs_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+bs_cleanup()
+{
+    local rc=$? pid
+    for pid in "${BS_PIDS[@]}"; do
+        bs_stop "$pid"
+    done
+    BS_PIDS=()
+    if [ -n "$BS_ROOT" ] && [ -d "$BS_ROOT" ]; then
+        if [ "$rc" != 0 ]; then
+            for f in "$BS_ROOT"/*/server.log; do
+                [ -f "$f" ] && { echo "---- $f" >&2; tail -n 20 "$f" >&2; }
+            done
+        fi
+        [ "${BS_KEEP:-0}" = 1 ] && echo "kept $BS_ROOT" >&2 || rm -rf "$BS_ROOT"
+    fi
+    return "$rc"
+}
+
+# bs_port_free PORT: true if no local TCP socket uses PORT.
+bs_port_free()
+{
+    local hex
+    hex=$(printf ':%04X' "$1")
+    ! awk -v h="$hex" 'NR > 1 && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
+        /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# bs_free_port: a port below the kernel's ephemeral range that nothing uses now.
+bs_free_port()
+{
+    local lo=20000 hi=32000 eph p i
+    read -r eph _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
+    [ "$eph" -le "$hi" ] && hi=$((eph - 1))
+    for i in $(seq 1 200); do
+        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
+        if bs_port_free "$p"; then echo "$p"; return 0; fi
+    done
+    echo "no free port" >&2
+    return 1
+}
+
+# bs_start KIND NAME PORT: start tumblerd ($TUMBLERD) or zookeeper in $BS_ROOT/NAME on PORT,
+# in the background, without waiting.  Sets BS_PID and BS_EXEC_US (wall clock of the start,
+# microseconds, taken just before the fork).
+bs_start()
+{
+    local kind=$1 dir=$BS_ROOT/$2 port=$3
+    mkdir -p "$dir/data"
+    case "$kind" in
+        tumbler)
+            BS_EXEC_US=${EPOCHREALTIME/./}
+            "$TUMBLERD" --clientPort="$port" --clientPortAddress=127.0.0.1 \
+                --dataDir="$dir/data" --maxClientCnxns=0 --tickTime=2000 \
+                --4lw.commands.whitelist='*' --logLevel=warn \
+                > "$dir/server.log" 2>&1 < /dev/null &
+            ;;
+        zookeeper)
+            cat > "$dir/zoo.cfg" <<EOF
+tickTime=2000
+dataDir=$dir/data
+clientPort=$port
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+forceSync=yes
+4lw.commands.whitelist=*
+admin.enableServer=false
+EOF
+            local j=/usr/share/java
+            BS_EXEC_US=${EPOCHREALTIME/./}
+            java -Xmx1000m \
+                -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+                -Dorg.slf4j.simpleLogger.logFile="$dir/server.log" \
+                -Dzookeeper.admin.enableServer=false \
+                -Dzookeeper.jmx.log4j.disable=true \
+                -cp "$j/zookeeper.jar:$j/zookeeper-jute.jar:$j/slf4j-api.jar:$j/slf4j-simple.jar" \
+                org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
+                >> "$dir/server.log" 2>&1 < /dev/null &
+            ;;
+        *) echo "unknown server kind $kind" >&2; return 1 ;;
+    esac
+    BS_PID=$!
+    BS_PIDS+=("$BS_PID")
+}
+
+# bs_stop PID: SIGTERM, SIGKILL after 10 s; reaps it.
+bs_stop()
+{
+    local pid=$1 i
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    kill -TERM "$pid" 2>/dev/null
+    for i in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = Z ] && break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ] &&
+        kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    local keep=() p
+    for p in "${BS_PIDS[@]}"; do [ "$p" != "$pid" ] && keep+=("$p"); done
+    BS_PIDS=("${keep[@]}")
+    return 0
+}

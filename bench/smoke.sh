@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Smoke run of the benchmark against tumblerd, registered in ctest so the benchmark cannot rot:
+# starts tumblerd on a free loopback port, runs every scenario for a second or two with small
+# numbers, and fails unless each completes, prints its RESULT line, and reports no errors and no
+# mutual-exclusion violations.  It measures nothing worth quoting.
+#   bench/smoke.sh TUMBLERD TBBENCH
+set -euo pipefail
+TUMBLERD=${1:?usage: smoke.sh TUMBLERD TBBENCH}
+TBBENCH=${2:?usage: smoke.sh TUMBLERD TBBENCH}
+BS_TMPDIR=${TMPDIR:-/tmp}
+# shellcheck source=servers.sh
+. "$(dirname "$0")/servers.sh"
+bs_init
+
+port=$(bs_free_port)
+bs_start tumbler smoke "$port"
+pid=$BS_PID
+out=$BS_ROOT/out.txt
+: > "$out"
+fail=0
+
+# run NAME ARGS...: one tbbench run; its output is kept for the checks below.
+run()
+{
+    local name=$1
+    shift
+    echo "== $name"
+    if ! timeout 120 "$TBBENCH" "$@" --server "127.0.0.1:$port" --pid "$pid" \
+        --label tumbler | tee -a "$out"; then
+        echo "FAIL: $name exited non-zero" >&2
+        fail=1
+    fi
+}
+
+run serving serving --duration 20 --since "$BS_EXEC_US"
+run idle idle
+run lock-fair lock --variant fair --clients 20 --locks 2 --duration 1 --warmup 0.2
+run lock-herd lock --variant herd --clients 10 --locks 1 --duration 1 --warmup 0.2
+run lock-nonfair lock --variant nonfair --clients 10 --locks 2 --hold-ms 1 --duration 1 \
+    --warmup 0.2
+run articles articles --clients 40 --locks 2 --hold-ms 20 --duration 1
+run raw raw --clients 4 --outstanding 8 --duration 0.3 --warmup 0.1
+run sessions sessions --clients 300 --hold-s 1
+run memory memory --znodes 3000 --clients 4
+
+# Every scenario must have printed its RESULT line(s), with work done and nothing wrong.
+expect()
+{
+    local pattern=$1 n
+    n=$(grep -c "^RESULT scenario=$pattern" "$out" || true)
+    if [ "$n" -lt "${2:-1}" ]; then
+        echo "FAIL: expected ${2:-1} RESULT line(s) for '$pattern', got $n" >&2
+        fail=1
+    fi
+}
+expect startup
+expect idle
+expect "lock .*variant=fair" 1
+expect "lock .*variant=herd" 1
+expect "lock .*variant=nonfair" 1
+expect articles
+expect "raw " 5
+expect sessions
+expect memory
+if grep '^RESULT' "$out" | grep -Eq ' (violations|errors)=[1-9]'; then
+    echo "FAIL: a scenario reported violations or errors" >&2
+    fail=1
+fi
+if grep '^RESULT scenario=lock' "$out" | grep -q ' acquisitions=0 '; then
+    echo "FAIL: a lock scenario made no acquisitions" >&2
+    fail=1
+fi
+if ! grep '^RESULT scenario=sessions' "$out" | grep -q ' connected=300 alive=300 '; then
+    echo "FAIL: sessions were not all connected and alive" >&2
+    fail=1
+fi
+[ "$fail" = 0 ] && echo "bench smoke: all scenarios completed, 0 violations"
+exit "$fail"
