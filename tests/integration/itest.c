@@ -111,3 +111,10 @@ int it_main(int argc, char **argv, const struct it_test *tests, size_t n)
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 && passed > 0 ? 0 : 1;
 }
+
+int it_server_is_tumblerd(void)
+{
+    const char *kind = getenv("IT_SERVER_KIND");
+
+    return kind != NULL && strcmp(kind, "tumblerd") == 0;
+}

@@ -44,6 +44,10 @@ void it_sleep_ms(int ms);
  * not collide.  Returns a static buffer per call slot (4 slots rotate). */
 const char *it_path(const char *prefix, const char *name);
 
+/* Whether the server under test is tumblerd (with_server.sh exports
+ * IT_SERVER_KIND), for the few checks where it differs on purpose. */
+int it_server_is_tumblerd(void);
+
 #define IT_CHECK(cond)                                                    \
     do {                                                                  \
         if (!(cond)) {                                                    \
