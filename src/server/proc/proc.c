@@ -153,8 +153,14 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     tb_txn_encode(&s->scratch, &t);
     if (s->scratch.oom)
         return TB_ENOMEM;
-    rv = replog_propose(s->log, s->scratch.base, s->scratch.len, on_proposed,
-                        NULL);
+    /* Sessions open and close even while low disk refuses other writes:
+     * a close is what releases a dead client's ephemeral nodes. */
+    if (type == TB_OP_CREATESESSION || type == TB_OP_CLOSESESSION)
+        rv = replog_propose_reserved(s->log, s->scratch.base,
+                                     s->scratch.len, on_proposed, NULL);
+    else
+        rv = replog_propose(s->log, s->scratch.base, s->scratch.len,
+                            on_proposed, NULL);
     return rv;
 }
 

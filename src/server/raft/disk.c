@@ -45,15 +45,19 @@ void replog__disk_refresh(struct replog *l)
     l->stats.free_limit = replog__disk_limit(l);
 }
 
-int replog__disk_admit(struct replog *l, size_t n)
+int replog__disk_admit(struct replog *l, size_t n, int reserved)
 {
-    uint64_t limit = replog__disk_limit(l);
+    uint64_t limit = reserved ? REPLOG_DISK_FLOOR : replog__disk_limit(l);
     uint64_t est;
 
     est = l->free_cached > l->bytes_since ? l->free_cached - l->bytes_since : 0;
     if (est < limit || est - limit < REPLOG_DISK_NEAR_MARGIN) {
         replog__disk_refresh(l);
         est = l->free_cached;
+    }
+    if (reserved && est >= limit) {
+        l->bytes_since += n < 4096 ? 4096 : n;
+        return 0; /* the reserve is used; the refusing state stays */
     }
     if (est < limit) {
         l->stats.proposals_refused_disk++;

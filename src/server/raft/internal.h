@@ -91,8 +91,9 @@ int replog__err(int raft_rv);
 /* disk.c */
 void replog__disk_refresh(struct replog *l);
 uint64_t replog__disk_limit(const struct replog *l);
-/* 0 if a write of `n` bytes may go ahead, else TB_ENOTREADONLY. */
-int replog__disk_admit(struct replog *l, size_t n);
+/* 0 if a write of `n` bytes may go ahead, else TB_ENOTREADONLY.  A
+ * reserved write may use the space down to REPLOG_DISK_FLOOR. */
+int replog__disk_admit(struct replog *l, size_t n, int reserved);
 
 /* fsm.c: raft_fsm callbacks over struct replog_fsm, and the G5 policy. */
 void replog__fsm_init(struct replog *l);

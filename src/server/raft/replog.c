@@ -121,8 +121,8 @@ static int refuse_not_leader(struct replog *l)
     return TB_ESYSTEM;
 }
 
-int replog_propose(struct replog *l, const void *payload, size_t len,
-                   replog_done_cb done, void *arg)
+static int propose(struct replog *l, const void *payload, size_t len,
+                   int reserved, replog_done_cb done, void *arg)
 {
     struct replog_req *req;
     struct raft_buffer buf;
@@ -135,7 +135,7 @@ int replog_propose(struct replog *l, const void *payload, size_t len,
     if (len > REPLOG_MAX_PAYLOAD)
         return TB_ETOOBIG;
     buf.len = replog__entry_size(len);
-    if ((rv = replog__disk_admit(l, buf.len)) != 0)
+    if ((rv = replog__disk_admit(l, buf.len, reserved)) != 0)
         return rv;
     if (raft_state(&l->raft) != RAFT_LEADER)
         return refuse_not_leader(l);
@@ -167,6 +167,18 @@ int replog_propose(struct replog *l, const void *payload, size_t len,
         return rv == RAFT_NOMEM ? TB_ENOMEM : TB_ESYSTEM;
     }
     return 0;
+}
+
+int replog_propose(struct replog *l, const void *payload, size_t len,
+                   replog_done_cb done, void *arg)
+{
+    return propose(l, payload, len, 0, done, arg);
+}
+
+int replog_propose_reserved(struct replog *l, const void *payload, size_t len,
+                            replog_done_cb done, void *arg)
+{
+    return propose(l, payload, len, 1, done, arg);
 }
 
 /* ---- queries ------------------------------------------------------------ */

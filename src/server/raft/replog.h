@@ -132,6 +132,14 @@ int replog_open(struct replog **out, uv_loop_t *loop,
 int replog_propose(struct replog *l, const void *payload, size_t len,
                    replog_done_cb done, void *arg);
 
+/* As replog_propose, for the few entries that must get through while
+ * ordinary writes are refused for low disk (opening and closing sessions:
+ * a closed session releases its ephemeral nodes and locks).  They may use
+ * the disk down to the hard floor the log itself needs, which the
+ * configured minimum always stays above. */
+int replog_propose_reserved(struct replog *l, const void *payload,
+                            size_t len, replog_done_cb done, void *arg);
+
 /* Index of the newest entry whose effect is in the state machine. */
 int64_t replog_last_applied(struct replog *l);
 int replog_is_leader(struct replog *l);

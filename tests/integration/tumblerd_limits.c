@@ -1,0 +1,244 @@
+/* tumblerd_limits: tumblerd's own limits and settings, each run against a
+ * server started with the setting under test (see CMakeLists.txt):
+ *   max_cnxns     --maxClientCnxns=5: the 6th connection from one address is
+ *                 closed at once, the others keep being served
+ *   outstanding   --globalOutstandingLimit=8: 2000 pipelined requests are all
+ *                 answered, in order (reading pauses; nothing is dropped)
+ *   slow_reader   a client that stops reading 200 MB of replies: the server
+ *                 stops reading it, others are served, memory stays bounded,
+ *                 and every reply still arrives once it reads again
+ *   whitelist     --4lw.commands.whitelist=ruok: other words are refused
+ *   low_disk      --minFreeDiskBytes above the free space: writes answer
+ *                 NotReadOnly, reads work, the server stays up
+ *   super_digest  the superuser digest bypasses every ACL
+ * Usage: tumblerd_limits HOST:PORT NAME (IT_SERVER_PID names the server). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "itest.h"
+#include "rawzk.h"
+
+#define OP_EXISTS 3
+#define OP_GETDATA 4
+
+static int open_session(struct rz *z)
+{
+    rz_init(z);
+    return rz_open(z, it_hostport, 10000);
+}
+
+static void t_max_cnxns(void)
+{
+    struct rz z[6];
+    int i;
+
+    for (i = 0; i < 5; i++)
+        IT_EQ(open_session(&z[i]), 0);
+    rz_init(&z[5]);
+    /* Accepted by the kernel, then closed before any handshake. */
+    IT_EQ(rz_dial(&z[5], it_hostport), 0);
+    IT_EQ(rz_hello(&z[5], &(struct rz_hello){0, 0, 10000, 0, NULL, 0}), -1);
+    rz_drop(&z[5]);
+    for (i = 0; i < 5; i++)
+        IT_EQ(rz_ping_read(&z[i], NULL), 0);
+    rz_close(&z[0]);
+    usleep(200000);
+    IT_EQ(open_session(&z[0]), 0); /* a slot came back */
+done:
+    for (i = 0; i < 5; i++)
+        rz_close(&z[i]);
+}
+
+static void exists_body(struct rz_w *w, const char *path)
+{
+    rz_w_str(w, path);
+    rz_w_bool(w, 0);
+}
+
+static void t_outstanding(void)
+{
+    struct rz z;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    int i, n = 2000;
+
+    IT_EQ(open_session(&z), 0);
+    exists_body(&w, "/");
+    for (i = 0; i < n; i++)
+        IT_EQ(rz_send_req(&z, 1000 + i, OP_EXISTS, &w), 0);
+    for (i = 0; i < n; i++) {
+        IT_EQ(rz_read_reply(&z, &rep, 10000), 0);
+        IT_EQ(rep.xid, 1000 + i);
+        IT_EQ(rep.err, 0);
+    }
+done:
+    rz_w_free(&w);
+    rz_close(&z);
+}
+
+static long server_rss_kb(void)
+{
+    const char *pid = getenv("IT_SERVER_PID");
+    char path[64], line[256];
+    long kb = -1;
+    FILE *f;
+
+    if (pid == NULL)
+        return -1;
+    snprintf(path, sizeof path, "/proc/%s/status", pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+static void t_slow_reader(void)
+{
+    struct rz a, b;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    char *big = malloc(1000000);
+    int64_t t0, worst = 0, dt;
+    long rss;
+    int i, n = 200, rcv = 1 << 16;
+
+    rz_init(&a);
+    rz_init(&b);
+    IT_EQ(big != NULL, 1);
+    memset(big, 'x', 1000000);
+    IT_EQ(open_session(&a), 0);
+    IT_EQ(open_session(&b), 0);
+    IT_EQ(rz_create(&b, 1, "/big", big, 1000000, 0, -1, NULL, 0, NULL), 0);
+    setsockopt(a.fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    rz_w_str(&w, "/big");
+    rz_w_bool(&w, 0);
+    for (i = 0; i < n; i++)
+        IT_EQ(rz_send_req(&a, 1 + i, OP_GETDATA, &w), 0);
+    /* a reads nothing for a while; b must still be served promptly. */
+    for (i = 0; i < 50; i++) {
+        t0 = it_now_ms();
+        IT_EQ(rz_ping_read(&b, NULL), 0);
+        dt = it_now_ms() - t0;
+        if (dt > worst)
+            worst = dt;
+        usleep(20000);
+    }
+    rss = server_rss_kb();
+    printf("  other client's worst round trip %lld ms; server RSS %ld kB with "
+           "%d MB of replies requested and unread\n",
+           (long long)worst, rss, n);
+    IT_EQ(worst < 1000, 1);
+    IT_EQ(rss > 0 && rss < 150 * 1024, 1);
+    for (i = 0; i < n; i++) {
+        IT_EQ(rz_read_reply(&a, &rep, 10000), 0);
+        IT_EQ(rep.xid, 1 + i);
+        IT_EQ(rep.err, 0);
+        IT_EQ(rep.len, 16 + 4 + 1000000 + 68);
+    }
+done:
+    free(big);
+    rz_w_free(&w);
+    rz_close(&a);
+    rz_close(&b);
+}
+
+/* Sends a four-letter word and reads the answer until the server closes. */
+static int four_letter(const char *word, char *out, size_t cap)
+{
+    struct rz z;
+    size_t len = 0;
+    ssize_t n;
+
+    rz_init(&z);
+    if (rz_dial(&z, it_hostport) != 0 || rz_send(&z, word, 4) != 0)
+        return -1;
+    while (len + 1 < cap && (n = read(z.fd, out + len, cap - 1 - len)) > 0)
+        len += (size_t)n;
+    out[len] = '\0';
+    rz_drop(&z);
+    return 0;
+}
+
+static void t_whitelist(void)
+{
+    char buf[4096];
+
+    IT_EQ(four_letter("ruok", buf, sizeof buf), 0);
+    IT_EQ_STR(buf, "imok");
+    IT_EQ(four_letter("mntr", buf, sizeof buf), 0);
+    IT_EQ_STR(buf, "mntr is not executed because it is not in the whitelist.\n");
+    IT_EQ(four_letter("srvr", buf, sizeof buf), 0); /* always allowed */
+    IT_EQ(strncmp(buf, "Zookeeper version: ", 19), 0);
+done:
+    return;
+}
+
+static void t_low_disk(void)
+{
+    struct rz z;
+    struct rz_stat st;
+
+    IT_EQ(open_session(&z), 0);
+    IT_EQ(rz_create(&z, 1, "/refused", "x", 1, 0, -1, NULL, 0, NULL), -119);
+    IT_EQ(rz_set(&z, "/", "x", 1, -1, &st), -119);
+    IT_EQ(rz_exists(&z, "/zookeeper", 0, &st), 0);
+    IT_EQ(rz_exists(&z, "/refused", 0, &st), -101);
+done:
+    rz_close(&z);
+}
+
+static void t_super_digest(void)
+{
+    struct rz owner, other, super;
+    struct rz_stat st;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+
+    rz_init(&owner);
+    rz_init(&other);
+    rz_init(&super);
+    IT_EQ(open_session(&owner), 0);
+    IT_EQ(open_session(&other), 0);
+    IT_EQ(open_session(&super), 0);
+    IT_EQ(rz_auth(&owner, "digest", "alice:secret"), 0);
+    /* create /private with ACL digest:alice:...:ALL */
+    rz_w_str(&w, "/private");
+    rz_w_buf(&w, "p", 1);
+    rz_w_i32(&w, 1);
+    rz_w_i32(&w, 31);
+    rz_w_str(&w, "digest");
+    rz_w_str(&w, "alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E=");
+    rz_w_i32(&w, 0);
+    IT_EQ(rz_call(&owner, 1, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rz_get(&other, "/private", 0, &st), -102);
+    IT_EQ(rz_auth(&super, "digest", "super:secret"), 0);
+    IT_EQ(rz_get(&super, "/private", 0, &st), 0);
+    IT_EQ(rz_delete(&super, "/private", -1), 0);
+done:
+    rz_w_free(&w);
+    rz_close(&owner);
+    rz_close(&other);
+    rz_close(&super);
+}
+
+static const struct it_test tests[] = {
+    {"max_cnxns", t_max_cnxns, 0},
+    {"outstanding", t_outstanding, 0},
+    {"slow_reader", t_slow_reader, 0},
+    {"whitelist", t_whitelist, 0},
+    {"low_disk", t_low_disk, 0},
+    {"super_digest", t_super_digest, 0},
+};
+
+int main(int argc, char **argv)
+{
+    return it_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
