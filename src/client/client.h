@@ -276,6 +276,8 @@ void tb__push_state(struct tb_client *c, int state);
 /* Runs every queued callback, with the lock released around each. */
 void tb__fire_done(struct tb_client *c);
 void tb__fire_req(struct tb_client *c, struct req *r);
+/* 0 if a successful reply body of that kind decodes. */
+int tb__reply_check(int kind, const uint8_t *p, size_t n);
 void tb__multi_fire(struct tb_client *c, struct req *r, struct tb_rd *rd);
 int tb__decode_strings(struct tb_vec v, struct tb_client *c, int strip,
                        struct tb_strings *out);

@@ -176,6 +176,94 @@ static void fire_whoami(struct tb_client *c, struct req *r, struct tb_rd *rd)
     tb__free(ids);
 }
 
+static int check_multi(struct tb_rd *rd)
+{
+    struct tb_multi_header h;
+    struct tb_create2_resp cr;
+    struct tb_get_data_resp dr;
+    struct tb_vec v;
+    struct tb_str s;
+    struct tb_stat st;
+    int32_t e;
+
+    for (;;) {
+        if (tb_multi_header_decode(rd, &h) != 0)
+            return TB_EMARSHALLING;
+        if (h.done)
+            return 0;
+        switch (h.type) {
+        case TB_OP_CREATE:
+            if (tb_get_STR(rd, &s) != 0)
+                return TB_EMARSHALLING;
+            break;
+        case TB_OP_CREATE2:
+            if (tb_create2_resp_decode(rd, &cr) != 0)
+                return TB_EMARSHALLING;
+            break;
+        case TB_OP_SETDATA:
+            if (tb_get_STAT(rd, &st) != 0)
+                return TB_EMARSHALLING;
+            break;
+        case TB_OP_GETDATA:
+            if (tb_get_data_resp_decode(rd, &dr) != 0)
+                return TB_EMARSHALLING;
+            break;
+        case TB_OP_GETCHILDREN:
+            if (tb_get_STRS(rd, &v) != 0)
+                return TB_EMARSHALLING;
+            break;
+        case TB_OP_ERROR:
+            if (tb_get_I32(rd, &e) != 0)
+                return TB_EMARSHALLING;
+            break;
+        case TB_OP_DELETE:
+        case TB_OP_CHECK:
+            break;
+        default:
+            return TB_EMARSHALLING;
+        }
+    }
+}
+
+int tb__reply_check(int kind, const uint8_t *p, size_t n)
+{
+    struct tb_rd rd = tb_rd_make(p, n);
+    union {
+        struct tb_stat_resp stat;
+        struct tb_create2_resp create;
+        struct tb_get_data_resp data;
+        struct tb_children2_resp kids;
+        struct tb_get_acl_resp acl;
+        struct tb_count_resp count;
+        struct tb_whoami_resp who;
+        struct tb_vec v;
+    } u;
+
+    switch (kind) {
+    case R_STAT:
+        return tb_stat_resp_decode(&rd, &u.stat);
+    case R_CREATE:
+        return tb_create2_resp_decode(&rd, &u.create);
+    case R_DATA:
+        return tb_get_data_resp_decode(&rd, &u.data);
+    case R_CHILDREN:
+    case R_EPHEMERALS:
+        return tb_get_STRS(&rd, &u.v);
+    case R_CHILDREN2:
+        return tb_children2_resp_decode(&rd, &u.kids);
+    case R_ACL:
+        return tb_get_acl_resp_decode(&rd, &u.acl);
+    case R_COUNT:
+        return tb_count_resp_decode(&rd, &u.count);
+    case R_WHOAMI:
+        return tb_whoami_resp_decode(&rd, &u.who);
+    case R_MULTI:
+        return check_multi(&rd);
+    default:
+        return 0;
+    }
+}
+
 void tb__fire_req(struct tb_client *c, struct req *r)
 {
     struct tb_rd rd = tb_rd_make(r->body, r->body_len);

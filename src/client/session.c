@@ -144,6 +144,13 @@ static void on_reply(struct tb_client *c, const struct tb_reply_header *h,
         tb__finish_close(c);
         return;
     }
+    if (h->err == 0 &&
+        tb__reply_check(r->kind, rd->pos, (size_t)(rd->end - rd->pos)) != 0) {
+        /* A server that sends what it cannot mean is not to be trusted
+         * with the rest of the stream (nor with the watch it may set). */
+        tb__conn_lost(c, TB_ECONNECTIONLOSS, "malformed reply");
+        return;
+    }
     tb__req_complete(c, r, h->err, h->err == 0 ? rd->pos : NULL,
                      (size_t)(rd->end - rd->pos));
 }

@@ -1,0 +1,903 @@
+/* Unit tests of the client core against a scripted server on a socketpair,
+ * with a fake clock: the bytes of the handshake and of requests, replies
+ * and events reaching the right callbacks, reconnects that replay auth and
+ * watches, pings and the read timeout, expiry, close, and allocation
+ * failures at every step leaving no leak and no callback twice or never. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client/client.h"
+
+/* ---- fake clock and connection ---- */
+
+static int64_t fake_now;
+static int server_fd = -1; /* the test's end of the current connection */
+static int connects;       /* how many times the client connected */
+static int refuse;         /* make the next connects fail */
+
+static int64_t clock_fn(void)
+{
+    return __atomic_load_n(&fake_now, __ATOMIC_SEQ_CST);
+}
+
+static void *advance_later(void *arg)
+{
+    (void)arg;
+    usleep(100000);
+    __atomic_add_fetch(&fake_now, 5000, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static int hook(struct tb_client *c, const struct host *h)
+{
+    int sv[2];
+
+    (void)c;
+    (void)h;
+    if (refuse)
+        return -1;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    if (server_fd >= 0)
+        close(server_fd);
+    server_fd = sv[1];
+    connects++;
+    return sv[0];
+}
+
+/* Reads one frame from the client (bounded wait); returns its length. */
+static size_t srv_read(uint8_t *buf, size_t cap)
+{
+    struct pollfd p = {server_fd, POLLIN, 0};
+    uint8_t hdr[4];
+    size_t len, got = 0;
+
+    assert_true(poll(&p, 1, 2000) == 1);
+    assert_int_equal(read(server_fd, hdr, 4), 4);
+    len = tb_load_be32(hdr);
+    assert_true(len <= cap);
+    while (got < len) {
+        ssize_t n = read(server_fd, buf + got, len - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    return len;
+}
+
+static int srv_has_data(void)
+{
+    struct pollfd p = {server_fd, POLLIN, 0};
+    return poll(&p, 1, 0) == 1;
+}
+
+static int soft_mode; /* the allocation-failure scenario: peer may be gone */
+
+static void srv_send(struct tb_wbuf *w)
+{
+    ssize_t n;
+
+    assert_false(w->oom);
+    n = server_fd >= 0 ? write(server_fd, w->base, w->len) : -1;
+    if (!soft_mode)
+        assert_int_equal(n, (ssize_t)w->len);
+    tb_wbuf_free(w);
+}
+
+static void srv_handshake(int64_t sid, int32_t timeout)
+{
+    uint8_t buf[128];
+    struct tb_rd rd;
+    struct tb_connect_req rq;
+    struct tb_connect_resp rs = {0, timeout, sid, {"0123456789abcdef", 16},
+                                 1, 0};
+    struct tb_wbuf w;
+    size_t start, n = srv_read(buf, sizeof buf);
+
+    assert_int_equal(n, 45);
+    rd = tb_rd_make(buf, n);
+    assert_int_equal(tb_connect_req_decode(&rd, &rq), 0);
+    assert_true(rq.has_readonly);
+    tb_wbuf_init(&w);
+    start = tb_frame_begin(&w);
+    tb_connect_resp_encode(&w, &rs);
+    tb_frame_end(&w, start);
+    srv_send(&w);
+}
+
+/* A reply frame: header then `body` bytes. */
+static void srv_reply(int32_t xid, int64_t zxid, int32_t err,
+                      const struct tb_wbuf *body)
+{
+    struct tb_wbuf w;
+    struct tb_reply_header h = {xid, zxid, err};
+    size_t start;
+
+    tb_wbuf_init(&w);
+    start = tb_frame_begin(&w);
+    tb_reply_header_encode(&w, &h);
+    if (body)
+        tb_wbuf_put(&w, body->base, body->len);
+    tb_frame_end(&w, start);
+    srv_send(&w);
+}
+
+static void srv_event(int type, const char *path)
+{
+    struct tb_wbuf b;
+    struct tb_watcher_event ev = {type, 3, tb_str_c(path)};
+
+    tb_wbuf_init(&b);
+    tb_watcher_event_encode(&b, &ev);
+    srv_reply(-1, -1, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+/* Closes a connected handle, the closeSession reply written beforehand
+ * (close waits for it; its xid is the next one). */
+static void close_replied(struct tb_client *c)
+{
+    if (server_fd >= 0 && c->phase == PH_OPEN)
+        srv_reply(c->next_xid, 99, 0, NULL);
+    tb_client_close(c);
+}
+
+/* Reads a request: its header, and the body in `body` (a view). */
+static struct tb_request_header srv_request(uint8_t *buf, size_t cap,
+                                            struct tb_rd *body)
+{
+    struct tb_request_header h;
+    size_t n = srv_read(buf, cap);
+
+    *body = tb_rd_make(buf, n);
+    assert_int_equal(tb_request_header_decode(body, &h), 0);
+    return h;
+}
+
+static void pump(struct tb_client *c)
+{
+    int i;
+
+    for (i = 0; i < 5; i++)
+        tb_client_process(c, TB_EV_READ | TB_EV_WRITE);
+}
+
+static struct tb_client *make(const char *hosts, int timeout)
+{
+    struct tb_options o = {0};
+    struct tb_client *c;
+
+    o.hosts = hosts;
+    o.session_timeout_ms = timeout;
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    c->now = clock_fn;
+    c->connect_hook = hook;
+    return c;
+}
+
+static struct tb_client *connected(const char *hosts, int64_t sid)
+{
+    struct tb_client *c = make(hosts, 6000);
+
+    pump(c);
+    srv_handshake(sid, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    return c;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_now = 1000000;
+    connects = 0;
+    refuse = 0;
+    server_fd = -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (server_fd >= 0)
+        close(server_fd);
+    server_fd = -1;
+    tb_heap_set(NULL);
+    return 0;
+}
+
+/* ---- callback recorders ---- */
+
+struct rec {
+    int calls, rc;
+    char path[256];
+    char value[256];
+    int events, ev_type, ev_rc, ev_final;
+    char ev_path[256];
+};
+
+static void rec_stat(struct tb_client *c, int rc, const struct tb_stat *st,
+                     void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    (void)st;
+    r->calls++;
+    r->rc = rc;
+}
+
+static void rec_data(struct tb_client *c, int rc, const void *v, size_t len,
+                     const struct tb_stat *st, void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    (void)st;
+    r->calls++;
+    r->rc = rc;
+    if (rc == 0)
+        snprintf(r->value, sizeof r->value, "%.*s", (int)len, (const char *)v);
+}
+
+static void rec_strings(struct tb_client *c, int rc,
+                        const struct tb_strings *v, const struct tb_stat *st,
+                        void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    (void)v;
+    (void)st;
+    r->calls++;
+    r->rc = rc;
+}
+
+static void rec_void(struct tb_client *c, int rc, void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    r->calls++;
+    r->rc = rc;
+}
+
+static void rec_watch(struct tb_client *c, const struct tb_event *ev,
+                      void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    r->events++;
+    r->ev_type = ev->type;
+    r->ev_rc = ev->rc;
+    r->ev_final = ev->final;
+    snprintf(r->ev_path, sizeof r->ev_path, "%s", ev->path);
+}
+
+/* ---- tests ---- */
+
+static void test_hosts(void **state)
+{
+    struct tb_options o = {0};
+    struct tb_client *c;
+    size_t i;
+    int seen = 0;
+
+    (void)state;
+    o.hosts = "a:1,b,[::1]:3/app/x";
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    assert_int_equal(c->nhosts, 3);
+    assert_string_equal(c->chroot, "/app/x");
+    for (i = 0; i < 3; i++) {
+        if (strcmp(c->hosts[i].name, "a") == 0)
+            seen |= 1, assert_string_equal(c->hosts[i].port, "1");
+        if (strcmp(c->hosts[i].name, "b") == 0)
+            seen |= 2, assert_string_equal(c->hosts[i].port, "2181");
+        if (strcmp(c->hosts[i].name, "::1") == 0)
+            seen |= 4, assert_string_equal(c->hosts[i].port, "3");
+    }
+    assert_int_equal(seen, 7);
+    tb_client_close(c);
+    o.hosts = "a:1/";
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    assert_null(c->chroot);
+    tb_client_close(c);
+    static const char *bad[] = {"", "a:", "a:x", "a:1/bad/", "[::1",
+                                "a:1,,b", "a:123456", NULL};
+    for (i = 0; bad[i]; i++) {
+        o.hosts = bad[i];
+        assert_int_equal(tb_client_init(&c, &o), TB_EINVAL);
+    }
+}
+
+static void test_handshake_and_get(void **state)
+{
+    struct tb_client *c = make("h:1/root", 6000);
+    uint8_t buf[512];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct tb_path_watch_req rq;
+    struct tb_get_data_resp rs = {TB_STR("val"), {0}};
+    struct tb_wbuf w;
+    struct rec r = {0}, wr = {0};
+
+    (void)state;
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTING);
+    /* submitted before connecting: queued, sent after the handshake */
+    assert_int_equal(tb_get_data(c, "/n", rec_watch, &wr, rec_data, &r), 0);
+    pump(c);
+    srv_handshake(0x42, 5000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(tb_client_session(c, NULL), 0x42);
+    assert_int_equal(tb_client_session_timeout(c), 5000);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_GETDATA);
+    assert_true(h.xid > 0);
+    assert_int_equal(tb_path_watch_req_decode(&body, &rq), 0);
+    assert_true(tb_str_eq(rq.path, TB_STR("/root/n"))); /* chroot added */
+    assert_int_equal(rq.watch, 1);
+    tb_wbuf_init(&w);
+    tb_get_data_resp_encode(&w, &rs);
+    srv_reply(h.xid, 7, 0, &w);
+    tb_wbuf_free(&w);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.value, "val");
+    assert_int_equal(c->last_zxid, 7);
+    assert_int_equal(wr.events, 0);
+    srv_event(TB_EVENT_DATA_CHANGED, "/root/n");
+    pump(c);
+    assert_int_equal(wr.events, 1);
+    assert_int_equal(wr.ev_type, TB_EVENT_DATA_CHANGED);
+    assert_string_equal(wr.ev_path, "/n"); /* chroot stripped */
+    assert_int_equal(wr.ev_final, 1);
+    srv_event(TB_EVENT_DATA_CHANGED, "/root/n"); /* one-shot: consumed */
+    pump(c);
+    assert_int_equal(wr.events, 1);
+    close_replied(c);
+}
+
+static void test_failed_call_sets_no_watch(void **state)
+{
+    struct tb_client *c = connected("h:1", 1);
+    uint8_t buf[512];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct rec r = {0}, wr = {0}, er = {0}, e2 = {0};
+
+    (void)state;
+    assert_int_equal(tb_get_data(c, "/a", rec_watch, &wr, rec_data, &r), 0);
+    assert_int_equal(tb_exists(c, "/b", rec_watch, &er, rec_stat, &e2), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    srv_reply(h.xid, 3, TB_ENONODE, NULL);
+    h = srv_request(buf, sizeof buf, &body);
+    srv_reply(h.xid, 3, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(r.rc, TB_ENONODE);
+    assert_int_equal(e2.rc, TB_ENONODE);
+    assert_int_equal(c->nwatchers, 1); /* only the exists watch */
+    close_replied(c);
+    assert_int_equal(wr.events, 0);     /* never set: never called */
+    assert_int_equal(er.events, 1);     /* set: ended by the close */
+    assert_int_equal(er.ev_type, TB_EVENT_NONE);
+    assert_int_equal(er.ev_rc, TB_ECLOSING);
+}
+
+static void test_reconnect_replays(void **state)
+{
+    struct tb_client *c = connected("h:1,g:2", 0x77);
+    uint8_t buf[4096];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct tb_auth_req ar;
+    struct tb_set_watches_req sw;
+    struct tb_str s;
+    struct tb_rd it;
+    struct tb_connect_req cr;
+    struct rec a = {0}, w = {0}, g = {0}, late = {0};
+    struct it_state { int n; } st = {0};
+    size_t n;
+
+    (void)state;
+    (void)st;
+    assert_int_equal(tb_add_auth(c, "digest", "u:p", 3, rec_void, &a), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.xid, TB_XID_AUTH);
+    srv_reply(TB_XID_AUTH, 0, 0, NULL);
+    assert_int_equal(tb_exists(c, "/w", rec_watch, &w, rec_stat, &g), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    {
+        struct tb_wbuf sb;
+        struct tb_stat st0 = {0};
+        tb_wbuf_init(&sb);
+        tb_put_STAT(&sb, &st0);
+        srv_reply(h.xid, 9, 0, &sb);
+        tb_wbuf_free(&sb);
+    }
+    pump(c);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(c->nwatchers, 1);
+    /* a request in flight, then a reply with the wrong xid */
+    assert_int_equal(tb_get_data(c, "/x", NULL, NULL, rec_data, &g), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    srv_reply(h.xid + 5, 10, 0, NULL);
+    /* queued while the connection is broken: goes on the next one */
+    pump(c);
+    assert_int_equal(g.calls, 2);
+    assert_int_equal(g.rc, TB_ECONNECTIONLOSS);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    assert_int_equal(tb_exists(c, "/late", NULL, NULL, rec_stat, &late), 0);
+    fake_now += 600; /* past any backoff */
+    pump(c);
+    assert_int_equal(connects, 2);
+    n = srv_read(buf, sizeof buf);
+    body = tb_rd_make(buf, n);
+    assert_int_equal(tb_connect_req_decode(&body, &cr), 0);
+    assert_int_equal(cr.session_id, 0x77);
+    assert_int_equal(cr.last_zxid, 9);
+    {
+        struct tb_connect_resp rs = {0, 6000, 0x77, {"0123456789abcdef", 16},
+                                     1, 0};
+        struct tb_wbuf wb;
+        size_t start;
+        tb_wbuf_init(&wb);
+        start = tb_frame_begin(&wb);
+        tb_connect_resp_encode(&wb, &rs);
+        tb_frame_end(&wb, start);
+        srv_send(&wb);
+    }
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    /* auth first, then setWatches, then the queued request */
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.xid, TB_XID_AUTH);
+    assert_int_equal(tb_auth_req_decode(&body, &ar), 0);
+    assert_true(tb_str_eq(ar.auth, TB_STR("u:p")));
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_SETWATCHES);
+    assert_int_equal(tb_set_watches_req_decode(&body, &sw), 0);
+    assert_int_equal(sw.relative_zxid, 9);
+    assert_int_equal(sw.data.n, 1); /* exists on an existing node */
+    it = tb_vec_reader(sw.data);
+    assert_int_equal(tb_vec_next_str(&it, &s), 1);
+    assert_true(tb_str_eq(s, TB_STR("/w")));
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_EXISTS);
+    srv_reply(TB_XID_AUTH, 0, 0, NULL); /* auth replies may overtake */
+    srv_event(TB_EVENT_DELETED, "/w");  /* catch-up before the reply */
+    srv_reply(TB_XID_SETWATCHES, 11, 0, NULL);
+    srv_reply(h.xid, 11, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(w.events, 1);
+    assert_int_equal(w.ev_type, TB_EVENT_DELETED);
+    assert_int_equal(late.rc, TB_ENONODE);
+    assert_int_equal(a.calls, 1);
+    close_replied(c);
+}
+
+static void test_ping_and_read_timeout(void **state)
+{
+    struct tb_client *c = connected("h:1", 5);
+    uint8_t buf[256];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct tb_interest in;
+
+    (void)state;
+    tb_client_interest(c, &in);
+    assert_int_equal(in.timeout_ms, 2000); /* T/3 */
+    fake_now += 1999;
+    pump(c);
+    assert_false(srv_has_data());
+    fake_now += 1;
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.xid, TB_XID_PING);
+    assert_int_equal(h.type, TB_OP_PING);
+    srv_reply(TB_XID_PING, 5, 0, NULL);
+    pump(c);
+    /* no more replies: dropped 2T/3 after the last byte received */
+    fake_now += 2000;
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.xid, TB_XID_PING);
+    fake_now += 1999;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    refuse = 1;
+    fake_now += 1;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    /* no server for T since the last one was heard: expired */
+    fake_now += 1999;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    fake_now += 1;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    assert_int_equal(tb_exists(c, "/", NULL, NULL, rec_stat, NULL),
+                     TB_ESESSIONEXPIRED);
+    /* a new session on the same handle */
+    refuse = 0;
+    assert_int_equal(tb_client_new_session(c), 0);
+    pump(c);
+    srv_handshake(0x99, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(tb_client_session(c, NULL), 0x99);
+    close_replied(c);
+}
+
+static void test_server_says_expired(void **state)
+{
+    struct tb_client *c = connected("h:1", 5);
+    uint8_t buf[256];
+    struct tb_rd body;
+    struct rec r = {0}, w = {0}, q = {0};
+    struct tb_request_header h;
+
+    (void)state;
+    assert_int_equal(tb_exists(c, "/p", rec_watch, &w, rec_stat, &r), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    srv_reply(h.xid, 4, 0, NULL);
+    pump(c);
+    /* a reply without its Stat: the stream is not trusted any more */
+    assert_int_equal(r.rc, TB_ECONNECTIONLOSS);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    assert_int_equal(tb_exists(c, "/q", NULL, NULL, rec_stat, &q), 0);
+    fake_now += 600;
+    pump(c);
+    srv_handshake(0, 0); /* timeOut 0: the session is gone */
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    assert_int_equal(q.calls, 1);
+    assert_int_equal(q.rc, TB_ESESSIONEXPIRED);
+    close_replied(c);
+    assert_int_equal(w.events, 0); /* the call failed: no watch */
+}
+
+static void test_close(void **state)
+{
+    struct tb_client *c = connected("h:1", 5);
+    uint8_t buf[256];
+    struct tb_rd body;
+    struct tb_request_header h, h2;
+    struct rec a = {0}, b = {0};
+
+    (void)state;
+    assert_int_equal(tb_exists(c, "/a", NULL, NULL, rec_stat, &a), 0);
+    assert_int_equal(tb_exists(c, "/b", NULL, NULL, rec_stat, &b), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    h2 = srv_request(buf, sizeof buf, &body);
+    (void)h2;
+    /* the first is answered before close; the close waits its turn */
+    {
+        struct tb_wbuf w;
+        struct tb_stat st = {0};
+        tb_wbuf_init(&w);
+        tb_put_STAT(&w, &st);
+        srv_reply(h.xid, 4, 0, &w);
+        tb_wbuf_free(&w);
+    }
+    {
+        /* no closeSession reply: done when close_timeout_ms passed */
+        pthread_t th;
+        pthread_create(&th, NULL, advance_later, NULL);
+        tb_client_close(c);
+        pthread_join(th, NULL);
+    }
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.rc, TB_ECLOSING);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_CLOSESESSION);
+}
+
+static void test_setwatches_batches(void **state)
+{
+    struct tb_client *c = connected("h:1", 5);
+    uint8_t *buf = malloc(1 << 20);
+    char path[1100];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct tb_set_watches2_req sw;
+    int i, frames = 0, paths = 0, v2 = 0;
+    static struct rec sink;
+
+    (void)state;
+    memset(path, 'x', sizeof path);
+    path[0] = '/';
+    for (i = 0; i < 300; i++) { /* 300 x ~1 KB: three batches */
+        struct tb_str p;
+        struct watcher *w;
+        snprintf(path + 1000, 20, "%d", i);
+        p = tb_str_c(path);
+        w = tb__watcher_new(p, rec_watch, &sink, i == 7 ? WK_PERSISTENT
+                                                       : WK_CHILD);
+        pthread_mutex_lock(&c->mu);
+        tb__watch_register(c, w);
+        pthread_mutex_unlock(&c->mu);
+    }
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_handshake(5, 6000);
+    pump(c);
+    while (srv_has_data()) {
+        h = srv_request(buf, 1 << 20, &body);
+        frames++;
+        if (h.type == TB_OP_SETWATCHES2) {
+            v2++;
+            assert_int_equal(tb_set_watches2_req_decode(&body, &sw), 0);
+            paths += sw.persistent.n;
+        } else {
+            assert_int_equal(h.type, TB_OP_SETWATCHES);
+            assert_int_equal(tb_set_watches_req_decode(
+                                 &body, (struct tb_set_watches_req *)&sw),
+                             0);
+        }
+        paths += sw.child.n;
+        pump(c);
+    }
+    assert_int_equal(frames, 3);
+    assert_int_equal(v2, 1);
+    assert_int_equal(paths, 300);
+    free(buf);
+    close_replied(c);
+}
+
+static void test_multi_results(void **state)
+{
+    struct tb_client *c = connected("h:1/ch", 5);
+    struct tb_multi *m = tb_multi_new();
+    uint8_t buf[1024];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct tb_multi_op op;
+    struct tb_wbuf w;
+    struct tb_multi_header mh;
+    struct tb_error_resp er;
+    struct tb_path_resp pr = {TB_STR("/ch/a")};
+    struct tb_multi_results res;
+    int n = 0, rc;
+
+    (void)state;
+    assert_int_equal(tb_multi_create(m, "/a", "x", 1, NULL, TB_PERSISTENT, 0),
+                     0);
+    assert_int_equal(tb_multi_delete(m, "/b", -1), 0);
+    assert_int_equal(tb_multi_get_data(m, "/a"), TB_EBADARGUMENTS);
+    assert_int_equal(tb_multi_exec(c, m, NULL, NULL), 0); /* fire & forget */
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_MULTI);
+    while ((rc = tb_multi_next(&body, TB_OP_MULTI, &op)) == 1)
+        n++;
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, 2);
+    /* create OK then delete failed: a multi result, header err 0 */
+    tb_wbuf_init(&w);
+    mh = (struct tb_multi_header){TB_OP_ERROR, 0, 0};
+    tb_multi_header_encode(&w, &mh);
+    er.err = 0;
+    tb_error_resp_encode(&w, &er);
+    mh = (struct tb_multi_header){TB_OP_ERROR, 0, TB_ENONODE};
+    tb_multi_header_encode(&w, &mh);
+    er.err = TB_ENONODE;
+    tb_error_resp_encode(&w, &er);
+    tb_multi_end_encode(&w);
+    srv_reply(h.xid, 8, 0, &w);
+    tb_wbuf_free(&w);
+    pump(c);
+    /* and a successful one, synchronously in loop mode */
+    tb_wbuf_init(&w);
+    mh = (struct tb_multi_header){TB_OP_CREATE, 0, 0};
+    tb_multi_header_encode(&w, &mh);
+    tb_path_resp_encode(&w, &pr);
+    mh = (struct tb_multi_header){TB_OP_DELETE, 0, 0};
+    tb_multi_header_encode(&w, &mh);
+    tb_multi_end_encode(&w);
+    /* the reply is written before the call: the call reads it */
+    srv_reply(c->next_xid, 9, 0, &w);
+    tb_wbuf_free(&w);
+    assert_int_equal(tb_multi_exec_sync(c, m, &res), 0);
+    assert_int_equal(res.count, 2);
+    assert_string_equal(res.v[0].path, "/a");
+    assert_int_equal(res.v[1].op, TB_OP_DELETE);
+    tb_multi_results_free(&res);
+    tb_multi_free(m);
+    close_replied(c);
+}
+
+/* ---- allocation failures ---- */
+
+static int fail_at, allocs;
+
+static void *failing_malloc(void *data, size_t n)
+{
+    (void)data;
+    if (++allocs == fail_at)
+        return NULL;
+    return malloc(n);
+}
+
+static void failing_free(void *data, void *p)
+{
+    (void)data;
+    free(p);
+}
+
+/* Reads a frame if one comes within 100 ms: its length, or -1. */
+static ssize_t soft_read(uint8_t *buf, size_t cap)
+{
+    struct pollfd p = {server_fd, POLLIN, 0};
+    uint8_t hdr[4];
+    size_t len, got = 0;
+
+    if (server_fd < 0 || poll(&p, 1, 100) != 1 ||
+        read(server_fd, hdr, 4) != 4)
+        return -1;
+    len = tb_load_be32(hdr);
+    if (len > cap)
+        return -1;
+    while (got < len) {
+        ssize_t n = read(server_fd, buf + got, len - got);
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return (ssize_t)len;
+}
+
+static void soft_handshake(void)
+{
+    uint8_t buf[128];
+    struct tb_connect_resp rs = {0, 6000, 1, {"0123456789abcdef", 16}, 1, 0};
+    struct tb_wbuf w;
+    size_t start;
+
+    if (soft_read(buf, sizeof buf) != 45)
+        return;
+    tb_wbuf_init(&w);
+    start = tb_frame_begin(&w);
+    tb_connect_resp_encode(&w, &rs);
+    tb_frame_end(&w, start);
+    srv_send(&w);
+}
+
+/* One scenario: connect, three requests with watches, events, a lost
+ * connection, reconnect, close.  Every accepted request must complete
+ * exactly once and every watch end at most once, whatever fails. */
+static int scenario(void)
+{
+    struct tb_options o = {0};
+    struct tb_client *c;
+    struct rec r[3] = {{0}}, w[3] = {{0}};
+    int ok[3], i, rv;
+    uint8_t buf[512];
+    struct tb_rd body;
+    struct tb_request_header h;
+    ssize_t n;
+
+    o.hosts = "h:1/r";
+    o.session_timeout_ms = 6000;
+    if ((rv = tb_client_init(&c, &o)) != 0)
+        return rv == TB_ENOMEM ? 0 : -1;
+    c->now = clock_fn;
+    c->connect_hook = hook;
+    pump(c);
+    soft_handshake();
+    pump(c);
+    for (i = 0; i < 3; i++)
+        ok[i] = tb_get_children(c, "/p", rec_watch, &w[i], rec_strings,
+                                &r[i]) == 0;
+    pump(c);
+    while ((n = soft_read(buf, sizeof buf)) > 0) {
+        struct tb_wbuf b;
+        struct tb_children_resp cr = {{0, NULL, 0}};
+        body = tb_rd_make(buf, (size_t)n);
+        if (tb_request_header_decode(&body, &h) != 0 || h.xid < 0)
+            continue;
+        tb_wbuf_init(&b);
+        tb_children_resp_encode(&b, &cr);
+        srv_reply(h.xid, 2, 0, &b);
+        tb_wbuf_free(&b);
+        pump(c);
+    }
+    if (server_fd >= 0) {
+        srv_event(TB_EVENT_CHILDREN_CHANGED, "/r/p");
+        pump(c);
+        close(server_fd);
+        server_fd = -1;
+    }
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    soft_handshake();
+    pump(c);
+    {
+        /* ...for closeSession's reply: let fake time run out instead */
+        pthread_t th;
+        pthread_create(&th, NULL, advance_later, NULL);
+        tb_client_close(c);
+        pthread_join(th, NULL);
+    }
+    for (i = 0; i < 3; i++) {
+        if (r[i].calls != ok[i])
+            return -1;
+        if (w[i].events > 1)
+            return -1;
+    }
+    return 0;
+}
+
+static void test_alloc_failures(void **state)
+{
+    struct tb_heap heap = {NULL, failing_malloc, failing_free};
+    int n;
+
+    (void)state;
+    tb_heap_set(&heap);
+    soft_mode = 1;
+    fail_at = 0;
+    allocs = 0;
+    assert_int_equal(scenario(), 0);
+    n = allocs;
+    assert_true(n > 5);
+    for (fail_at = 1; fail_at <= n + 2; fail_at++) {
+        allocs = 0;
+        fake_now = 1000000;
+        if (server_fd >= 0)
+            close(server_fd);
+        server_fd = -1;
+        assert_int_equal(scenario(), 0);
+    }
+    soft_mode = 0;
+    tb_heap_set(NULL);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_hosts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handshake_and_get, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failed_call_sets_no_watch, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reconnect_replays, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_ping_and_read_timeout, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_server_says_expired, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_setwatches_batches, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_multi_results, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
