@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Sessions survive a restart of tumblerd, also after kill -9, with a fresh
+# timeout: a session opened before the crash is resumed afterwards with its
+# id and password and still owns its ephemeral node; a session nobody
+# resumes expires after its timeout counted from the restart, and its
+# ephemeral node goes with it.  Uses the raw client (session_tool).
+#   session_restart.sh SESSION_TOOL     (TUMBLERD names the server binary)
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+tool=$1
+it_init
+dir=$(it_tmpdir srv)
+port=$(free_port)
+hp=127.0.0.1:$port
+
+fail() { echo "FAIL: $*"; tail -n 20 "$dir/server.log"; exit 1; }
+
+start_tumblerd "$dir" "$port"
+pid=$SERVER_PID
+wait_serving "$port" 30 "$pid" || fail "tumblerd did not start"
+
+read -r sid1 pw1 z1 < <("$tool" open "$hp" /kept 6000) || fail "open 1"
+read -r sid2 pw2 z2 < <("$tool" open "$hp" /abandoned 6000) || fail "open 2"
+[ -n "$sid1" ] && [ -n "$sid2" ] || fail "no session ids"
+
+kill -9 "$pid"; wait "$pid" 2>/dev/null
+start_tumblerd "$dir" "$port"
+pid=$SERVER_PID
+wait_serving "$port" 30 "$pid" || fail "tumblerd did not restart"
+
+# Resumed within the (fresh) timeout: same session, ephemeral still there.
+"$tool" resume "$hp" "$sid1" "$pw1" "$z1" /kept || fail "session 1 not resumed after kill -9"
+"$tool" exists "$hp" /abandoned || fail "session 2's node vanished before its timeout"
+# Session 2 is never resumed: it expires 6 s (+ a tick) after the restart.
+for _ in $(seq 150); do
+    "$tool" exists "$hp" /abandoned || break
+    sleep 0.1
+done
+"$tool" exists "$hp" /abandoned && fail "session 2's ephemeral outlived its timeout"
+"$tool" resume "$hp" "$sid2" "$pw2" "$z2" /abandoned
+[ $? = 3 ] || fail "an expired session was resumed"
+# A wrong password is refused.
+"$tool" resume "$hp" "$sid1" "00000000000000000000000000000000" "$z1" /kept
+[ $? = 3 ] || fail "a wrong password was accepted"
+echo "1 passed, 0 failed"
