@@ -11,6 +11,7 @@
 
 struct worker {
     struct tb_client *c;
+    const char *root;
     int id, errors;
 };
 
@@ -23,8 +24,7 @@ static void *work(void *arg)
     int i;
 
     for (i = 0; i < NOPS; i++) {
-        snprintf(path, sizeof path, "%s/t%d-%d", it_root("threads"), w->id,
-                 i);
+        snprintf(path, sizeof path, "%s/t%d-%d", w->root, w->id, i);
         if (tb_create_sync(w->c, path, "v", 1, NULL, TB_PERSISTENT, 0, NULL,
                            0, NULL) != 0 ||
             tb_set_data_sync(w->c, path, "w", 1, 0, &st) != 0 ||
@@ -44,16 +44,17 @@ static void *work(void *arg)
 static void test_threads(void)
 {
     struct tb_client *c = it_connect(it_hostport, 10000, NULL);
+    const char *root = it_root("threads");
     struct worker w[NTHREADS];
     pthread_t th[NTHREADS];
     int i, errors = 0;
 
     CHECK(c != NULL);
-    CHECK_RC(tb_create_sync(c, it_root("threads"), "", 0, NULL,
+    CHECK_RC(tb_create_sync(c, root, "", 0, NULL,
                             TB_PERSISTENT, 0, NULL, 0, NULL),
              0);
     for (i = 0; i < NTHREADS; i++) {
-        w[i] = (struct worker){c, i, 0};
+        w[i] = (struct worker){c, root, i, 0};
         pthread_create(&th[i], NULL, work, &w[i]);
     }
     for (i = 0; i < NTHREADS; i++) {
@@ -63,7 +64,7 @@ static void test_threads(void)
     CHECK(errors == 0);
 done:
     if (c) {
-        it_rmr(c, it_root("threads"));
+        it_rmr(c, root);
         tb_client_close(c);
     }
 }
@@ -300,7 +301,7 @@ static void close_in_cb(struct tb_client *c, int rc, const struct tb_stat *st,
 {
     (void)rc;
     (void)st;
-    *(int *)data += 1;
+    __atomic_add_fetch((int *)data, 1, __ATOMIC_SEQ_CST);
     tb_client_close(c);
 }
 
@@ -316,7 +317,7 @@ static void test_close_from_callback(void)
     end = it_now() + 5000;
     while (__atomic_load_n(&n, __ATOMIC_SEQ_CST) == 0 && it_now() < end)
         it_sleep(10);
-    CHECK(n == 1);
+    CHECK(__atomic_load_n(&n, __ATOMIC_SEQ_CST) == 1);
     it_sleep(100); /* the I/O thread finishes the close and frees */
 done:;
 }

@@ -213,6 +213,50 @@ done:
     it_proxy_stop(px);
 }
 
+/* Close while the server does not answer: after close_timeout_ms every
+ * outstanding request completes with TB_ECLOSING, exactly once. */
+static void test_close_unanswered(void)
+{
+    struct it_proxy *px = it_proxy_start(it_server_port());
+    static struct counter k;
+    struct it_rec w;
+    struct tb_options o = {0};
+    struct tb_client *c = NULL;
+    char hosts[64];
+    int64_t t0;
+    int i;
+
+    it_rec_init(&w);
+    CHECK(px != NULL);
+    pthread_mutex_init(&k.mu, NULL);
+    memset(k.calls, 0, sizeof k.calls);
+    k.total = 0;
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
+    o.data = &k;
+    o.close_timeout_ms = 500;
+    c = it_connect(hosts, 10000, &o);
+    CHECK(c != NULL);
+    CHECK_RC(tb_exists_sync(c, "/", it_rec_watch, &w, NULL), 0);
+    it_proxy_stall(px, 1);
+    for (i = 0; i < 100; i++)
+        CHECK_RC(tb_exists(c, "/", NULL, NULL, count_stat,
+                           (void *)(intptr_t)i),
+                 0);
+    t0 = it_now();
+    tb_client_close(c);
+    c = NULL;
+    CHECK(it_now() - t0 >= 450 && it_now() - t0 < 3000);
+    CHECK(k.total == 100);
+    for (i = 0; i < 100; i++)
+        CHECK(k.calls[i] == 1 && k.rc[i] == TB_ECLOSING);
+    CHECK(w.n == 1 && w.ev[0].type == TB_EVENT_NONE &&
+          w.ev[0].rc == TB_ECLOSING);
+done:
+    if (c)
+        tb_client_close(c);
+    it_proxy_stop(px);
+}
+
 /* A silent network: the handle notices within 2T/3 and reconnects. */
 static void test_stalled_network(void)
 {
@@ -273,6 +317,7 @@ const struct it_test it_session_tests[] = {
     {"session_first_host_down", test_first_host_down},
     {"session_cut_mid_requests", test_cut_mid_requests},
     {"session_stalled_network", test_stalled_network},
+    {"session_close_unanswered", test_close_unanswered},
     {"session_idle_keeps_session", test_idle_keeps_session},
     {"session_restart_within_timeout", test_restart_within_timeout},
     {"session_expired_past_timeout", test_expired_past_timeout},
