@@ -11,7 +11,8 @@
 # The medians and the tumbler/zookeeper ratios go into docs/BENCHMARKS.md, between the markers
 # of its generated section (text outside them is kept), with the machine facts and the commands.
 # QUICK=1 shortens every scenario, for trying the script itself; its figures are not results.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "compare.sh: line $LINENO: command failed" >&2' ERR
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 REPEATS=${1:-3}
@@ -128,7 +129,7 @@ machine_facts()
              "rotational=$(cat "/sys/block/$(basename "$dev" | sed 's/[0-9]*$//')/queue/rotational" 2>/dev/null || echo '?'))"
         echo "datadir=$BS_ROOT (both servers)"
         echo "java=$(java -version 2>&1 | head -1)"
-        echo "zookeeper=$(basename "$(readlink -f /usr/share/java/zookeeper.jar)" .jar)"
+        echo "zookeeper=$(basename "$(ls /usr/share/java/zookeeper-3*.jar | head -1)" .jar)"
         echo "tumbler=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+local changes')"
         echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "repeats=$REPEATS"

@@ -42,9 +42,13 @@ struct lk {
     int released;
     uint64_t t_last_grant;
     uint64_t grants; /* measured */
-    /* grant-to-grant minus the hold: kept apart from the interval so a
-     * 500 ms hold does not blur a sub-millisecond overhead */
-    struct bn_hist overhead;
+    /* Grant-to-grant minus the nominal hold ("excess"), and minus the hold
+     * as it really was ("overhead": release to next grant, the server's
+     * part).  They differ by how late the holder's timer fired, which
+     * belongs to the client.  Kept apart from the interval itself so a
+     * 500 ms hold does not blur sub-millisecond figures. */
+    struct bn_hist excess, overhead;
+    uint64_t late_sum;
 };
 
 struct lrun;
@@ -140,9 +144,13 @@ static void grant(struct cl *k)
         bn_hist_add(&r->acq, now - k->t_req);
         if (lk->released && lk->t_release >= k->t_req)
             bn_hist_add(&r->handoff, now - lk->t_release);
-        if (lk->t_last_grant >= r->t_start && lk->t_last_grant != 0) {
+        if (lk->t_last_grant >= r->t_start && lk->t_last_grant != 0 &&
+            lk->released && lk->t_release >= lk->t_last_grant) {
             uint64_t iv = now - lk->t_last_grant;
-            bn_hist_add(&lk->overhead, iv > r->hold_ns ? iv - r->hold_ns : 0);
+            uint64_t held = lk->t_release - lk->t_last_grant;
+            bn_hist_add(&lk->excess, iv > r->hold_ns ? iv - r->hold_ns : 0);
+            bn_hist_add(&lk->overhead, now - lk->t_release);
+            lk->late_sum += held > r->hold_ns ? held - r->hold_ns : 0;
         }
         lk->grants++;
     }
@@ -486,6 +494,7 @@ static int setup(struct lrun *r, struct bn_conn *admin)
         if (r->v != V_NONFAIR &&
             (rc = bn_ensure_path(r->e, admin, lk->path)) != 0)
             return rc;
+        bn_hist_reset(&lk->excess);
         bn_hist_reset(&lk->overhead);
     }
     for (i = 0; i < r->n; i++) {
@@ -567,16 +576,37 @@ static void report_loop(struct lrun *r)
     bn_result_end(&res);
 }
 
+static void hist_merge(struct bn_hist *into, const struct bn_hist *h)
+{
+    unsigned b;
+
+    for (b = 0; b < BN_HIST_EXP * BN_HIST_SUB; b++)
+        into->b[b] += h->b[b];
+    if (h->n && (into->n == 0 || h->min < into->min))
+        into->min = h->min;
+    if (h->max > into->max)
+        into->max = h->max;
+    into->n += h->n;
+    into->sum += h->sum;
+}
+
+static double ms(double ns)
+{
+    return ns / 1e6;
+}
+
 /* The articles' view: per key, the interval between successive grants and
- * the overhead per handoff (interval minus hold). */
+ * the overhead per handoff (interval minus the hold). */
 static void report_once(struct lrun *r)
 {
     struct bn_result res;
-    struct bn_hist all;
-    double hold_ms = (double)r->hold_ns / 1e6;
+    struct bn_hist *ex = calloc(2, sizeof(*ex)), *ov = ex + 1;
+    double hold = (double)r->hold_ns;
+    uint64_t late = 0;
     int i;
 
-    bn_hist_reset(&all);
+    if (ex == NULL)
+        return;
     bn_result_begin(&res, "articles");
     bn_result_add(&res, "variant", "%s", r->o->variant);
     bn_result_add(&res, "clients", "%d", r->n);
@@ -584,47 +614,50 @@ static void report_once(struct lrun *r)
     bn_result_add(&res, "hold_ms", "%g", r->o->hold_ms);
     for (i = 0; i < r->o->locks; i++) {
         struct lk *lk = &r->locks[i];
-        const struct bn_hist *h = &lk->overhead;
         char key[48];
-        unsigned b;
         bn_say("articles key %d: %llu grants, interval mean %.3f ms (p50 "
-               "%.3f, p99 %.3f, max %.3f); overhead per handoff mean %.3f ms",
+               "%.3f, p99 %.3f, max %.3f); overhead per handoff (release to "
+               "next grant) mean %.3f ms, p99 %.3f ms",
                i, (unsigned long long)lk->grants,
-               hold_ms + bn_hist_mean(h) / 1e6,
-               hold_ms + (double)bn_hist_q(h, 0.5) / 1e6,
-               hold_ms + (double)bn_hist_q(h, 0.99) / 1e6,
-               hold_ms + (double)h->max / 1e6, bn_hist_mean(h) / 1e6);
+               ms(hold + bn_hist_mean(&lk->excess)),
+               ms(hold + (double)bn_hist_q(&lk->excess, 0.5)),
+               ms(hold + (double)bn_hist_q(&lk->excess, 0.99)),
+               ms(hold + (double)lk->excess.max),
+               ms(bn_hist_mean(&lk->overhead)),
+               ms((double)bn_hist_q(&lk->overhead, 0.99)));
         snprintf(key, sizeof(key), "key%d_grants", i);
         bn_result_add(&res, key, "%llu", (unsigned long long)lk->grants);
         snprintf(key, sizeof(key), "key%d_interval_mean_ms", i);
-        bn_result_add(&res, key, "%.3f", hold_ms + bn_hist_mean(h) / 1e6);
+        bn_result_add(&res, key, "%.3f", ms(hold + bn_hist_mean(&lk->excess)));
         snprintf(key, sizeof(key), "key%d_overhead_mean_ms", i);
-        bn_result_add(&res, key, "%.3f", bn_hist_mean(h) / 1e6);
-        for (b = 0; b < BN_HIST_EXP * BN_HIST_SUB; b++)
-            all.b[b] += h->b[b];
-        if (h->n && (all.n == 0 || h->min < all.min))
-            all.min = h->min;
-        if (h->max > all.max)
-            all.max = h->max;
-        all.n += h->n;
-        all.sum += h->sum;
+        bn_result_add(&res, key, "%.3f", ms(bn_hist_mean(&lk->overhead)));
+        hist_merge(ex, &lk->excess);
+        hist_merge(ov, &lk->overhead);
+        late += lk->late_sum;
     }
-    bn_result_add(&res, "intervals", "%llu", (unsigned long long)all.n);
+    bn_result_add(&res, "intervals", "%llu", (unsigned long long)ex->n);
     bn_result_add(&res, "interval_mean_ms", "%.3f",
-                  hold_ms + bn_hist_mean(&all) / 1e6);
+                  ms(hold + bn_hist_mean(ex)));
     bn_result_add(&res, "interval_p50_ms", "%.3f",
-                  hold_ms + (double)bn_hist_q(&all, 0.5) / 1e6);
+                  ms(hold + (double)bn_hist_q(ex, 0.5)));
     bn_result_add(&res, "interval_p99_ms", "%.3f",
-                  hold_ms + (double)bn_hist_q(&all, 0.99) / 1e6);
-    bn_result_add(&res, "interval_max_ms", "%.3f",
-                  hold_ms + (double)all.max / 1e6);
-    bn_result_add(&res, "overhead_mean_ms", "%.3f", bn_hist_mean(&all) / 1e6);
+                  ms(hold + (double)bn_hist_q(ex, 0.99)));
+    bn_result_add(&res, "interval_max_ms", "%.3f", ms(hold + (double)ex->max));
+    bn_result_add(&res, "excess_mean_ms", "%.3f", ms(bn_hist_mean(ex)));
+    bn_result_add(&res, "excess_p99_ms", "%.3f",
+                  ms((double)bn_hist_q(ex, 0.99)));
+    bn_result_add(&res, "overhead_mean_ms", "%.3f", ms(bn_hist_mean(ov)));
     bn_result_add(&res, "overhead_p50_ms", "%.3f",
-                  (double)bn_hist_q(&all, 0.5) / 1e6);
+                  ms((double)bn_hist_q(ov, 0.5)));
     bn_result_add(&res, "overhead_p99_ms", "%.3f",
-                  (double)bn_hist_q(&all, 0.99) / 1e6);
+                  ms((double)bn_hist_q(ov, 0.99)));
+    bn_result_add(&res, "overhead_max_ms", "%.3f", ms((double)ov->max));
+    /* how late the holders' timers fired: the client's share of the excess */
+    bn_result_add(&res, "timer_late_mean_ms", "%.3f",
+                  ex->n ? ms((double)late / (double)ex->n) : 0.0);
     report_common(r, &res);
     bn_result_end(&res);
+    free(ex);
 }
 
 static int parse_variant(const char *s, enum variant *v)

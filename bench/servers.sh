@@ -109,7 +109,7 @@ EOF
 bs_stop()
 {
     local pid=$1 i
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
     kill -TERM "$pid" 2>/dev/null
     for i in $(seq 1 100); do
         kill -0 "$pid" 2>/dev/null || break
@@ -118,7 +118,7 @@ bs_stop()
     done
     kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ] &&
         kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || true
     local keep=() p
     for p in "${BS_PIDS[@]}"; do [ "$p" != "$pid" ] && keep+=("$p"); done
     BS_PIDS=("${keep[@]}")

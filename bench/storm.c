@@ -254,43 +254,62 @@ int bn_run_idle(struct bn_env *e)
     return 0;
 }
 
-/* ---- serving ---- */
+/* ---- serving ----
+ *
+ * A server may accept connections before it serves them (ZooKeeper's
+ * listener opens first and leaves early connections waiting), so a single
+ * probe with a timeout would measure the timeout.  Instead a new probe
+ * starts every 2 ms while earlier ones are still waiting, and the first
+ * request answered ends the measurement. */
 
-struct probe {
-    int done;
-    int32_t err;
+#define PROBES 64
+
+struct prober {
+    struct bn_env *e;
+    struct bn_conn c[PROBES];
+    uint64_t started[PROBES];
+    struct bn_timer tick;
+    int done, attempts;
 };
 
-static void probe_cb(struct bn_conn *c, int32_t err, struct tb_rd *body,
-                     uint64_t arg, uint64_t sent_ns)
+static void probe_reply(struct bn_conn *c, int32_t err, struct tb_rd *body,
+                        uint64_t arg, uint64_t sent_ns)
 {
-    struct probe *p = (struct probe *)(uintptr_t)arg;
+    struct prober *p = c->data;
 
-    (void)c;
     (void)body;
+    (void)arg;
     (void)sent_ns;
-    p->err = err;
-    p->done = 1;
+    if (err == 0)
+        p->done = 1;
 }
 
-/* One attempt: connect, handshake, exists "/".  0 when served. */
-static int probe_once(struct bn_env *e)
+static void probe_ready(struct bn_conn *c)
 {
-    struct bn_conn c, *pc = &c;
-    struct probe p = {0};
-    int rc = -1;
+    bn_exists(c, TB_STR("/"), 0, probe_reply, 0);
+}
 
-    bn_conn_init(&c, e->loop, &plain_ops, NULL);
-    if (bn_connect_all(e, &pc, 1, 1, 2.0) == 1) {
-        bn_exists(&c, TB_STR("/"), 0, probe_cb, (uintptr_t)&p);
-        (void)bn_loop_run(e->loop, &p.done, bn_now_ns() + 2000000000ull);
-        if (p.done && p.err == 0)
-            rc = 0;
+static const struct bn_conn_ops probe_ops = {probe_ready, NULL, NULL};
+
+static void probe_tick(struct bn_timer *t)
+{
+    struct prober *p = t->data;
+    uint64_t now = bn_now_ns();
+    int i, started = 0;
+
+    for (i = 0; i < PROBES; i++) {
+        struct bn_conn *c = &p->c[i];
+        if (c->state != BN_CLOSED && now - p->started[i] > 5000000000ull)
+            bn_conn_abort(c, TB_EOPTIMEOUT);
+        if (c->state == BN_CLOSED && !started) {
+            started = 1;
+            p->attempts++;
+            p->started[i] = now;
+            (void)bn_conn_start(c, (struct sockaddr *)&p->e->addr,
+                                p->e->addrlen, p->e->o->session_timeout);
+        }
     }
-    /* close the probe's session so it does not linger until expiry */
-    bn_close_all(e, &pc, 1, 2.0);
-    bn_conn_free(&c);
-    return rc;
+    bn_timer_start(p->e->loop, &p->tick, 2000000);
 }
 
 static uint64_t realtime_us(void)
@@ -304,26 +323,37 @@ static uint64_t realtime_us(void)
 int bn_run_serving(struct bn_env *e)
 {
     const struct bn_opts *o = e->o;
-    uint64_t t0 = bn_now_ns(), served;
-    uint64_t limit = t0 + (uint64_t)(o->duration_s * 1e9);
+    struct prober *p = calloc(1, sizeof(*p));
+    struct bn_conn *pc[PROBES];
     struct bn_result res;
-    int attempts = 0;
-    struct timespec pause = {0, 1000000};
+    uint64_t served;
+    int i;
 
-    for (;;) {
-        attempts++;
-        if (probe_once(e) == 0)
-            break;
-        if (bn_now_ns() > limit) {
-            fprintf(stderr, "tbbench: %s not serving after %.0f s\n",
-                    o->server, o->duration_s);
-            return 1;
-        }
-        nanosleep(&pause, NULL);
+    if (p == NULL)
+        return -1;
+    p->e = e;
+    for (i = 0; i < PROBES; i++) {
+        bn_conn_init(&p->c[i], e->loop, &probe_ops, p);
+        pc[i] = &p->c[i];
     }
+    bn_timer_init(&p->tick, probe_tick, p);
+    probe_tick(&p->tick);
+    (void)bn_loop_run(e->loop, &p->done,
+                      bn_now_ns() + (uint64_t)(o->duration_s * 1e9));
     served = realtime_us();
+    bn_timer_stop(e->loop, &p->tick);
+    /* close the sessions that did open so they do not linger to expiry */
+    bn_close_all(e, pc, PROBES, 2.0);
+    for (i = 0; i < PROBES; i++)
+        bn_conn_free(&p->c[i]);
+    if (!p->done) {
+        fprintf(stderr, "tbbench: %s not serving after %.0f s\n", o->server,
+                o->duration_s);
+        free(p);
+        return 1;
+    }
     bn_result_begin(&res, "startup");
-    bn_result_add(&res, "attempts", "%d", attempts);
+    bn_result_add(&res, "attempts", "%d", p->attempts);
     bn_result_add(&res, "served_realtime_us", "%" PRIu64, served);
     if (o->since_us > 0) {
         double ms = ((double)served - (double)o->since_us) / 1e3;
@@ -331,5 +361,6 @@ int bn_run_serving(struct bn_env *e)
         bn_result_add(&res, "startup_ms", "%.1f", ms);
     }
     bn_result_end(&res);
+    free(p);
     return 0;
 }
