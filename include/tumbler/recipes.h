@@ -1,0 +1,301 @@
+/* libtumbler recipes: locks, read-write locks, semaphores, multi-locks and
+ * leader election on top of the client API of <tumbler/tumbler.h>.
+ *
+ * Every recipe keeps its state in znodes laid out as Apache Curator 5 lays
+ * them out, so a libtumbler client and a Curator client using the same
+ * path cooperate (docs/recipes.md draws each layout):
+ *
+ *   fair mutex   PATH/_c_<uuid>-lock-<seq>        EPHEMERAL_SEQUENTIAL
+ *   rw lock      PATH/_c_<uuid>-__READ__<seq>, PATH/_c_<uuid>-__WRIT__<seq>
+ *   semaphore    PATH/locks/_c_<uuid>-lock-<seq>, PATH/leases/_c_<uuid>-lease-<seq>
+ *   election     PATH/_c_<uuid>-latch-<seq>
+ *   non-fair     PATH itself, EPHEMERAL (data starts with _c_<uuid>)
+ *
+ * Parents are created as container nodes, which the server removes once
+ * they are empty again.  The uuid in each name lets a client find its own
+ * node when the reply to its create was lost with the connection, so a
+ * lost reply leaves neither an orphan node nor a deadlock.
+ *
+ * Herd freedom: a waiter of a fair recipe watches only the node it queues
+ * behind (exists), so a release wakes one waiter.  The non-fair mutex and
+ * the non-fair election are the exception: every waiter watches the one
+ * node, and a release wakes them all (the "herd"); they exist for low
+ * contention and for comparison.
+ *
+ * Fencing token: every acquisition yields the czxid of the node that won.
+ * It is strictly larger than the token of every earlier holder of the same
+ * lock, also across server restarts, so a resource that remembers the
+ * largest token it has seen can refuse a stale holder.
+ *
+ * Ownership and reentrancy: the owner of a lock is its handle (struct
+ * tb_mutex, ...), not a thread.  Acquiring again through a handle that
+ * already holds the lock only increments its hold count; as many releases
+ * give it up.  Two threads that must exclude each other use two handles
+ * (they may share one struct tb_client, i.e. one session).
+ *
+ * Lock lost: a holder's state (tb_mutex_state) moves from TB_LOCK_HELD to
+ * TB_LOCK_SUSPENDED when the connection is lost (the session, and the lock,
+ * may still live) and back to TB_LOCK_HELD when the same session is
+ * reconnected, or to TB_LOCK_LOST when the session expires, the handle is
+ * closed or the lock node is deleted by someone else.  The state callback
+ * of the options is told each change.  Releasing a lost lock reports
+ * TB_ELOCKLOST.  The library sees connection-state changes only if the
+ * application forwards them: install tb_recipes_state_cb as the client's
+ * state_cb, or call it from yours.  Without it, a holder still learns of
+ * expiry and node deletion (through a watch on its own node), and
+ * tb_mutex_state still answers from the client's live state, but the
+ * SUSPENDED callback cannot come.
+ *
+ * Threads and callbacks, following the client: with the I/O thread
+ * (tb_client_start) every function may be called from any thread and
+ * every recipe callback runs on the I/O thread; in loop mode everything
+ * happens on the loop's thread.  Asynchronous calls return 0 and fire
+ * their callback exactly once, or return a negative TB_E* code and never
+ * fire it.  A callback never runs inside the call that started it.
+ *
+ * Timeouts: timeout_ms < 0 waits for ever, 0 tries once without waiting
+ * (try-lock: TB_ETIMEDOUT if the lock is taken), > 0 gives up after that
+ * many milliseconds with TB_ETIMEDOUT.  Asynchronous forms with a positive
+ * timeout need the I/O thread (a private timer thread starts the
+ * give-up); in loop mode they return TB_EINVAL, and the application uses
+ * its own timer and the cancel function instead.  Synchronous forms
+ * accept every timeout in both modes.  Giving up, cancelling, an error and
+ * expiry all remove the waiter's node.
+ *
+ * Synchronous forms block the calling thread.  With the I/O thread they
+ * must not be called from a libtumbler callback (TB_EINVAL when the library
+ * can tell); in loop mode they drive the handle themselves.
+ *
+ * Memory: recipe objects use the C library's allocator, not tb_heap_set's
+ * hooks. */
+#ifndef TUMBLER_RECIPES_H
+#define TUMBLER_RECIPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tumbler/tumbler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Common                                                              */
+
+/* Forward the client's session-state changes to the recipes: install it
+ * as tb_options.state_cb, or call it from your own state callback with the
+ * same arguments.  `data` is not used. */
+TB_API void tb_recipes_state_cb(struct tb_client *c, int state, void *data);
+
+enum tb_lock_state {
+    TB_LOCK_UNLOCKED = 0,  /* not held, not waiting */
+    TB_LOCK_ACQUIRING = 1, /* waiting in the queue */
+    TB_LOCK_HELD = 2,      /* held; for an election: leading */
+    TB_LOCK_SUSPENDED = 3, /* held, but the connection is lost: the lock
+                              may be lost; stop writing to fenced resources
+                              until HELD again */
+    TB_LOCK_LOST = 4,      /* held once, no longer: stop, then release */
+};
+TB_API const char *tb_lock_state_name(int state);
+
+/* An acquisition finished: rc 0 with the fencing token, or an error
+ * (TB_ETIMEDOUT, TB_ECANCELED, TB_ESESSIONEXPIRED, TB_ECLOSING, ...). */
+typedef void (*tb_acquire_cb)(int rc, int64_t token, void *data);
+typedef void (*tb_done_cb)(int rc, void *data);
+/* A held lock's state changed (TB_LOCK_SUSPENDED, TB_LOCK_HELD again,
+ * TB_LOCK_LOST).  `token` names the hold that changed. */
+typedef void (*tb_lock_state_cb)(int state, int64_t token, void *data);
+
+enum tb_lock_kind {
+    TB_LOCK_FAIR = 0,    /* queue of sequential nodes; herd-free */
+    TB_LOCK_NONFAIR = 1, /* one ephemeral node everyone races for */
+};
+
+/* Options of every recipe; NULL or zero fields mean the defaults. */
+struct tb_lock_options {
+    int kind;                  /* enum tb_lock_kind (mutex, election) */
+    tb_lock_state_cb state_cb; /* hold state changes; NULL: none */
+    void *data;                /* for state_cb */
+    /* Data stored in the recipe's nodes; NULL: "<hostname>:<pid>". */
+    const void *value;
+    size_t len;
+};
+
+/* Counters of one recipe object, for monitoring and for the tests that
+ * measure the herd effect. */
+struct tb_recipe_stats {
+    uint64_t acquisitions;   /* acquisitions that took a node (not reentry) */
+    uint64_t creates;        /* lock nodes created */
+    uint64_t children_reads; /* getChildren calls */
+    uint64_t watches_set;    /* watches set on other nodes or the parent */
+    uint64_t wakeups;        /* node events those watches delivered */
+    uint64_t recoveries;     /* lost create replies resolved by the uuid */
+    uint64_t restarts;       /* attempts restarted because a node vanished */
+};
+
+/* ------------------------------------------------------------------ */
+/* Mutex                                                               */
+
+struct tb_mutex;
+
+/* A handle for the lock at `path` (absolute; for a fair lock the parent of
+ * the queue's nodes, for a non-fair lock the node itself).  No I/O. */
+TB_API int tb_mutex_new(struct tb_mutex **out, struct tb_client *c,
+                        const char *path, const struct tb_lock_options *o);
+/* Gives the lock up if held and cancels a pending acquisition (its
+ * callback fires with TB_ECANCELED); node removal finishes in the
+ * background.  Free every handle before closing its client.  Handles of a
+ * read-write lock are freed with it, not with this. */
+TB_API void tb_mutex_free(struct tb_mutex *m);
+
+/* Acquires (see Timeouts above).  Reentrant: if the handle holds the lock,
+ * the hold count goes up and `cb` fires with the same token.  TB_EINVAL if
+ * an acquisition is already pending on the handle; TB_ELOCKLOST if the
+ * handle holds a lost lock (release it first). */
+TB_API int tb_mutex_lock(struct tb_mutex *m, int timeout_ms,
+                         tb_acquire_cb cb, void *data);
+TB_API int tb_mutex_trylock(struct tb_mutex *m, tb_acquire_cb cb, void *data);
+/* Decrements the hold count; at zero deletes the node.  `cb` gets 0, or
+ * TB_ELOCKLOST if the session expired before the node was deleted.
+ * Returns TB_ENOTHELD if not held, and TB_ELOCKLOST (no callback; the
+ * hold is gone) if the lock was already known to be lost. */
+TB_API int tb_mutex_unlock(struct tb_mutex *m, tb_done_cb cb, void *data);
+/* Ends a pending acquisition: its callback fires with TB_ECANCELED once
+ * the waiter's node is removed.  TB_EINVAL if none is pending. */
+TB_API int tb_mutex_cancel(struct tb_mutex *m);
+
+TB_API int tb_mutex_lock_sync(struct tb_mutex *m, int timeout_ms,
+                              int64_t *token);
+TB_API int tb_mutex_trylock_sync(struct tb_mutex *m, int64_t *token);
+TB_API int tb_mutex_unlock_sync(struct tb_mutex *m);
+
+/* enum tb_lock_state, read from the handle and the client's live state. */
+TB_API int tb_mutex_state(struct tb_mutex *m);
+TB_API int64_t tb_mutex_token(struct tb_mutex *m); /* 0 unless held */
+TB_API int tb_mutex_holds(struct tb_mutex *m);     /* the hold count */
+/* The path of the handle's current node (held or queued), NUL-terminated
+ * in `buf`; TB_ENONODE if it has none now. */
+TB_API int tb_mutex_node(struct tb_mutex *m, char *buf, size_t cap);
+TB_API void tb_mutex_stats(struct tb_mutex *m, struct tb_recipe_stats *out);
+
+/* Runs fn while holding the fair lock at `path`: acquires (waiting for
+ * ever), calls fn(arg, token), releases.  Returns fn's result, or the
+ * acquisition's error, or TB_ELOCKLOST if the lock was lost before it was
+ * released (fn's work may then not have been exclusive). */
+typedef int (*tb_lock_fn)(void *arg, int64_t token);
+TB_API int tb_lock_run(struct tb_client *c, const char *path, tb_lock_fn fn,
+                       void *arg);
+/* The same, asynchronous: fn runs on the callback thread (it must not
+ * block), then `cb` gets what tb_lock_run would return. */
+TB_API int tb_lock_run_async(struct tb_client *c, const char *path,
+                             int timeout_ms, tb_lock_fn fn, void *arg,
+                             tb_done_cb cb, void *data);
+
+/* ------------------------------------------------------------------ */
+/* Read-write lock                                                     */
+
+/* Curator's InterProcessReadWriteLock: readers share, a writer excludes
+ * everyone, in queue order.  Both sides are reentrant.  The holder of the
+ * write lock may take the read lock and then release the write lock
+ * (downgrade); taking the write lock while holding only the read lock
+ * would deadlock and is refused with TB_EINVAL.  Always fair. */
+struct tb_rwlock;
+TB_API int tb_rwlock_new(struct tb_rwlock **out, struct tb_client *c,
+                         const char *path, const struct tb_lock_options *o);
+TB_API void tb_rwlock_free(struct tb_rwlock *l);
+/* The two sides, used with the tb_mutex_* functions (not tb_mutex_free). */
+TB_API struct tb_mutex *tb_rwlock_read(struct tb_rwlock *l);
+TB_API struct tb_mutex *tb_rwlock_write(struct tb_rwlock *l);
+
+/* ------------------------------------------------------------------ */
+/* Counting semaphore                                                  */
+
+/* Curator's InterProcessSemaphoreV2: at most `max_leases` leases exist at
+ * any time.  A waiter first takes the fair mutex PATH/locks, creates its
+ * lease node under PATH/leases, waits while there are more than
+ * max_leases lease nodes (only the mutex holder watches, so releases wake
+ * one client), then gives the mutex back.  Every semaphore using a path
+ * must agree on max_leases. */
+struct tb_semaphore;
+struct tb_lease;
+TB_API int tb_semaphore_new(struct tb_semaphore **out, struct tb_client *c,
+                            const char *path, int max_leases,
+                            const struct tb_lock_options *o);
+/* Cancels pending acquisitions and returns the leases still held. */
+TB_API void tb_semaphore_free(struct tb_semaphore *s);
+/* `lease` is NULL unless rc == 0; then it is the caller's until
+ * tb_lease_release.  A handle may hold several leases. */
+typedef void (*tb_lease_cb)(int rc, struct tb_lease *lease, void *data);
+TB_API int tb_semaphore_acquire(struct tb_semaphore *s, int timeout_ms,
+                                tb_lease_cb cb, void *data);
+TB_API int tb_semaphore_acquire_sync(struct tb_semaphore *s, int timeout_ms,
+                                     struct tb_lease **out);
+/* Cancels every pending acquisition of the handle (TB_ECANCELED). */
+TB_API int tb_semaphore_cancel(struct tb_semaphore *s);
+/* Returns the lease and frees it (after `cb`, when given).  `cb` gets 0 or
+ * TB_ELOCKLOST. */
+TB_API int tb_lease_release(struct tb_lease *l, tb_done_cb cb, void *data);
+TB_API int tb_lease_release_sync(struct tb_lease *l);
+TB_API int64_t tb_lease_token(struct tb_lease *l);
+TB_API int tb_lease_state(struct tb_lease *l);
+TB_API void tb_semaphore_stats(struct tb_semaphore *s,
+                               struct tb_recipe_stats *out);
+
+/* ------------------------------------------------------------------ */
+/* Multi-lock                                                          */
+
+/* Several fair mutexes taken all or nothing, always in the order of their
+ * sorted paths (so two multi-locks over overlapping sets cannot deadlock),
+ * released together.  If one cannot be had, those taken are released. */
+struct tb_multilock;
+TB_API int tb_multilock_new(struct tb_multilock **out, struct tb_client *c,
+                            const char *const *paths, int n,
+                            const struct tb_lock_options *o);
+TB_API void tb_multilock_free(struct tb_multilock *ml);
+TB_API int tb_multilock_lock(struct tb_multilock *ml, int timeout_ms,
+                             tb_done_cb cb, void *data);
+TB_API int tb_multilock_unlock(struct tb_multilock *ml, tb_done_cb cb,
+                               void *data);
+TB_API int tb_multilock_cancel(struct tb_multilock *ml);
+TB_API int tb_multilock_lock_sync(struct tb_multilock *ml, int timeout_ms);
+TB_API int tb_multilock_unlock_sync(struct tb_multilock *ml);
+/* The fencing token of paths[i] (as given to tb_multilock_new). */
+TB_API int64_t tb_multilock_token(struct tb_multilock *ml, int i);
+/* The weakest state of the member locks. */
+TB_API int tb_multilock_state(struct tb_multilock *ml);
+
+/* ------------------------------------------------------------------ */
+/* Leader election                                                     */
+
+/* Fair: Curator's LeaderLatch, leadership in the order candidates joined.
+ * Non-fair: candidates race to create PATH.  The state callback of the
+ * options reports TB_LOCK_HELD (leading, with the leader's fencing
+ * token), TB_LOCK_SUSPENDED (connection lost: leadership may be lost) and
+ * TB_LOCK_LOST (leadership ended; the candidate queues again at once if
+ * its session lives, else as soon as the client has a new session).  A
+ * leader keeps leading until it leaves, closes or its session dies. */
+struct tb_election;
+TB_API int tb_election_new(struct tb_election **out, struct tb_client *c,
+                           const char *path, const struct tb_lock_options *o);
+/* Leaves the election (if joined) and frees the handle. */
+TB_API void tb_election_free(struct tb_election *e);
+/* Joins; TB_EINVAL if already joined. */
+TB_API int tb_election_join(struct tb_election *e);
+/* Resigns or stops waiting; `cb` once the node is gone. */
+TB_API int tb_election_leave(struct tb_election *e, tb_done_cb cb,
+                             void *data);
+TB_API int tb_election_leave_sync(struct tb_election *e);
+/* Waits until this candidate leads (0 and the token) or the timeout. */
+TB_API int tb_election_await_sync(struct tb_election *e, int timeout_ms,
+                                  int64_t *token);
+TB_API int tb_election_state(struct tb_election *e);
+TB_API int64_t tb_election_token(struct tb_election *e);
+TB_API int tb_election_is_leader(struct tb_election *e);
+TB_API void tb_election_stats(struct tb_election *e,
+                              struct tb_recipe_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,291 @@
+/* The recipes' internals (prefix rcp_), shared by the files of
+ * src/recipes.  Everything here is built on the public client API only.
+ *
+ * The engine (lk.c, lk_hold.c) is one state machine, struct tb_mutex,
+ * that puts one node of its own into a parent and waits until a predicate
+ * over the parent's sorted children says it holds.  With different names
+ * and predicates it is the fair mutex, both sides of the read-write lock,
+ * a semaphore lease and the election latch; with fair == 0 it is the
+ * non-fair mutex (one ephemeral node).  Composites (rwlock.c,
+ * semaphore.c, multilock.c, election.c) are built from engines.
+ *
+ * Life of an acquisition (phase):
+ *
+ *   IDLE --lock--> CREATING --ok--> CHECKING --holds--> HELD --unlock--> IDLE
+ *                   |  ^  |            |  ^                (node to reaper)
+ *     no parent --> PARENTS |   not first |  | pred deleted
+ *     lost reply --> FINDING (by uuid)    v  |
+ *                                  WATCHING --> WAITING
+ *
+ *   Give-up (timeout, cancel, error, free) in any phase: when the node is
+ *   known it goes to the reaper (reaper.c: deletes it, retrying across
+ *   reconnects) and the callback fires after the reaper's first attempt;
+ *   while a create is in flight the give-up waits for its reply, and a
+ *   lost reply sends the uuid prefix to the reaper, which finds and
+ *   deletes whatever the create made.
+ *
+ * Callbacks of client operations carry a small context with the
+ * attempt number they belong to; `attempt` is bumped whenever an
+ * acquisition ends or restarts, so replies to an older attempt are
+ * recognised and dropped.  Watches carry `gen` the same way.
+ *
+ * Locking: each engine has a mutex (the two sides of a read-write lock
+ * share one).  Client calls are made with it held (the client never calls
+ * back from inside a call); user callbacks are collected in a struct
+ * rcp_out and fired after it is released.  Lock order: engine mutex, then
+ * the client's, then the registry's or the timer's. */
+#ifndef TB_RCP_H
+#define TB_RCP_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "common/common.h"
+#include "tumbler/recipes.h"
+
+#define RCP_UUID_LEN 36
+#define RCP_PREFIX "_c_"
+
+/* ---- util.c ---- */
+void rcp_uuid(char out[RCP_UUID_LEN + 1]);
+int64_t rcp_now_ms(void);
+char *rcp_strdup(const char *s);
+char *rcp_join(const char *parent, const char *name);
+/* The parent of an absolute path ("/" for "/a"), allocated. */
+char *rcp_dirname(const char *path);
+/* Default node data: "<hostname>:<pid>". */
+void rcp_default_value(char *buf, size_t cap, size_t *len);
+int rcp_path_ok(const char *path);
+
+/* One child of a lock's parent, parsed. */
+struct rcp_child {
+    const char *name;
+    int64_t seq;
+};
+/* Keeps the children whose name contains `name` or `other` (may be NULL)
+ * and ends in a sequence number, sorted by that number.  `out` has room
+ * for v->count entries; returns how many were kept. */
+int rcp_children_sort(const struct tb_strings *v, const char *name,
+                      const char *other, struct rcp_child *out);
+
+/* ---- registry.c: state forwarding and the callback thread ---- */
+struct rcp_client;
+struct rcp_reg {
+    struct tb_queue q;         /* in the client's list */
+    struct rcp_client *client; /* NULL when not registered */
+    void (*on_state)(struct rcp_reg *r, int state);
+    void (*ref)(struct rcp_reg *r);
+    void (*unref)(struct rcp_reg *r);
+};
+int rcp_reg_attach(struct rcp_reg *r, struct tb_client *c);
+void rcp_reg_detach(struct rcp_reg *r);
+/* Call at the start of every client callback: remembers the thread. */
+void rcp_note_cb_thread(struct tb_client *c);
+/* 1 if called on the thread that runs this client's callbacks. */
+int rcp_on_cb_thread(struct tb_client *c);
+
+/* ---- timer.c: one thread for asynchronous timeouts ---- */
+struct rcp_timer {
+    struct tb_queue q;
+    int64_t deadline;
+    int armed;
+    void (*fn)(struct rcp_timer *t); /* runs on the timer thread */
+};
+int rcp_timer_arm(struct rcp_timer *t, int64_t deadline);
+/* 1 if it was disarmed before firing (fn will not run). */
+int rcp_timer_disarm(struct rcp_timer *t);
+
+/* ---- wait.c: synchronous forms ---- */
+struct rcp_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    int rc;
+    int64_t token;
+    void *ptr;
+};
+void rcp_wait_init(struct rcp_wait *w);
+void rcp_wait_destroy(struct rcp_wait *w);
+/* Completes a wait (from a callback). */
+void rcp_wait_done(struct rcp_wait *w, int rc, int64_t token, void *ptr);
+/* Ready-made callbacks whose data is a struct rcp_wait. */
+void rcp_wait_acquire_cb(int rc, int64_t token, void *data);
+void rcp_wait_done_cb(int rc, void *data);
+/* Blocks until done.  At `deadline` (ms, rcp_now_ms clock; < 0: none),
+ * calls give_up(arg) once and keeps waiting for the completion it
+ * causes.  Call rcp_sync_check before starting the operation. */
+int rcp_wait(struct tb_client *c, struct rcp_wait *w, int64_t deadline,
+             void (*give_up)(void *arg), void *arg);
+/* 0 if a sync call may block here; TB_EINVAL on the callback thread. */
+int rcp_sync_check(struct tb_client *c);
+/* TB_EINVAL if an asynchronous positive timeout cannot be timed here
+ * (loop mode). */
+int rcp_async_timeout_check(struct tb_client *c, int timeout_ms);
+
+/* ---- reaper.c: deletes nodes, retrying across reconnects ---- */
+/* `done` (may be NULL) fires once: with wait_final 0 after the first
+ * attempt (the reaper keeps retrying on connection loss), else with the
+ * final outcome: 0 when the node is gone by our delete, TB_ENONODE if it
+ * was already gone, or the session's end (TB_ESESSIONEXPIRED,
+ * TB_ECLOSING).  With `prefix`, deletes every child of `path` whose name
+ * starts with it. */
+int rcp_reap(struct tb_client *c, const char *path, const char *prefix,
+             int wait_final, tb_done_cb done, void *data);
+/* Creates `path` and its missing ancestors as containers (pipelined);
+ * `done` gets 0 or the first error other than TB_ENODEEXISTS. */
+int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
+                  void *data);
+
+/* ---- the engine ---- */
+enum rcp_phase {
+    LK_IDLE,
+    LK_CREATING,
+    LK_PARENTS,
+    LK_FINDING,
+    LK_CHECKING,
+    LK_WATCHING,
+    LK_WAITING,
+    LK_HELD,
+    LK_ABORTING, /* the node is with the reaper; the callback is due */
+};
+
+struct tb_mutex;
+/* Given the sorted children and our index, 1 if we hold; else *watch is
+ * the index of the node to wait for, or -1 to wait for any change of the
+ * parent's children. */
+typedef int (*rcp_pred)(struct tb_mutex *m, const struct rcp_child *v,
+                        int n, int me, int *watch);
+
+struct rcp_cfg {
+    const char *name;  /* node name after the uuid: "lock-", "latch-" ... */
+    const char *other; /* another name sharing the parent (rw lock) */
+    int fair;          /* 0: the non-fair single node */
+    rcp_pred pred;
+    int children_watch; /* wait by watching the parent's children */
+};
+extern const struct rcp_cfg rcp_cfg_mutex, rcp_cfg_nonfair, rcp_cfg_read,
+    rcp_cfg_write, rcp_cfg_latch, rcp_cfg_lease;
+
+/* User callbacks decided under the engine's mutex, fired after it. */
+struct rcp_out {
+    tb_acquire_cb acb;
+    void *adata;
+    int arc;
+    int64_t atoken;
+    tb_done_cb dcb;
+    void *ddata;
+    int drc;
+    int nstates;
+    int states[4];
+    int64_t stoken;
+    tb_lock_state_cb scb;
+    void *sdata;
+    void (*session_cb)(void *data);
+    void *session_data;
+};
+
+struct tb_mutex {
+    pthread_mutex_t own_mu;
+    pthread_mutex_t *mu; /* &own_mu, or the read-write lock's shared one */
+    int refs;            /* user + each callback context + timer */
+    int user_freed;
+    struct rcp_reg reg;
+    struct tb_client *c;
+    int c_closed; /* the client is closing or gone: no calls into it */
+    const struct rcp_cfg *cfg;
+    struct tb_mutex *peer; /* rw lock: the other side */
+    int is_read;
+    int max_leases;
+    int embedded; /* part of a composite: tb_mutex_free refuses */
+    char *path;   /* fair: parent of the nodes; non-fair: the node */
+    char *parent; /* where parents are created from (fair: path) */
+    void *uvalue; /* the user's node data */
+    size_t ulen;
+    void *value; /* what is created: uvalue (non-fair: prefix first) */
+    size_t len;
+    tb_lock_state_cb scb;
+    void *sdata;
+    void (*session_cb)(void *data); /* a new session connected */
+    void *session_data;
+    int64_t seen_session;
+
+    /* The acquisition. */
+    int phase;
+    unsigned acq_id;    /* bumped per acquisition */
+    unsigned timer_acq; /* the acquisition the timer is armed for */
+    unsigned attempt;
+    unsigned gen;
+    char uuid[RCP_UUID_LEN + 1];
+    char *prefix; /* "_c_<uuid>-<name>" (fair) or "_c_<uuid>" (data) */
+    char *node;   /* our node's full path, NULL if unknown */
+    struct rcp_ctx *own_w;  /* our node's watch, until its final call */
+    struct rcp_ctx *pred_w; /* the watch we wait on, until its final call */
+    char *pred_path;
+    int pred_children; /* pred_w watches pred_path's children */
+    int64_t czxid;
+    int try_only;
+    int abort_rc;
+    int parent_tries;
+    int restarts;
+    tb_acquire_cb acb;
+    void *adata;
+    struct rcp_timer timer;
+
+    /* The hold. */
+    int holds;
+    int lstate;
+    int64_t token;
+    int64_t session;
+
+    struct tb_recipe_stats st;
+};
+
+int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
+               const struct rcp_cfg *cfg, const struct tb_lock_options *o);
+void rcp_lk_ref(struct tb_mutex *m);
+void rcp_lk_unref(struct tb_mutex *m);
+/* Frees as tb_mutex_free does (also embedded engines). */
+void rcp_lk_free(struct tb_mutex *m);
+int rcp_lk_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
+                void *data);
+int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data);
+/* Gives a pending acquisition up with `rc`; TB_EINVAL if none. */
+int rcp_lk_abort(struct tb_mutex *m, int rc);
+void rcp_out_fire(struct rcp_out *o);
+
+/* lk.c internals used by lk_hold.c */
+struct rcp_ctx {
+    struct tb_mutex *m;
+    unsigned attempt;
+    unsigned gen;
+    struct rcp_ctx *w; /* the watch this operation sets, if any */
+};
+struct rcp_ctx *rcp_ctx_new(struct tb_mutex *m);
+/* Takes the engine lock for a callback; 0 if the context is stale. */
+int rcp_ctx_enter(struct rcp_ctx *x);
+void rcp_ctx_leave(struct rcp_ctx *x, struct rcp_out *o);
+void rcp_ctx_free_locked(struct rcp_ctx *x);
+/* After an operation that carried x->w: frees the watch context unless
+ * the server set the watch (then its final call frees it). */
+void rcp_lk_settle_watch(struct rcp_ctx *x, int set);
+int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
+                 void *data);
+void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o);
+void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o);
+void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o);
+void rcp_lk_on_timer(struct rcp_timer *t);
+void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o);
+int rcp_lk_state(struct tb_mutex *m);
+void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o);
+void rcp_lk_finish(struct tb_mutex *m, int rc, struct rcp_out *o);
+void rcp_lk_drop_pred_watch(struct tb_mutex *m);
+void rcp_lk_on_state(struct rcp_reg *r, int state);
+int rcp_lk_watch_own(struct tb_mutex *m);
+void rcp_lk_drop_own_watch(struct tb_mutex *m);
+void rcp_lk_note_session_end(struct tb_mutex *m, int rc);
+int rcp_lk_session_over(int rc);
+void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
+                      void *wdata);
+
+#endif

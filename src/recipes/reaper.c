@@ -1,0 +1,261 @@
+/* The reaper: deletes a recipe's node until it is really gone, and
+ * creates a lock's parents as containers.
+ *
+ * Why it exists: a waiter that gives up, or a holder that releases, must
+ * not leave its node behind, or every later waiter queues behind a node
+ * nobody will delete until the session ends.  A delete whose reply is
+ * lost with the connection may or may not have happened, so the reaper
+ * sends it again (the client holds it until the next connection) until
+ * the answer is conclusive: deleted, no such node, or the session is over
+ * (its ephemeral nodes are gone with it).  It is Curator's "guaranteed
+ * delete".  With a uuid prefix instead of a node, it first lists the
+ * parent to find what a create with a lost reply made.
+ *
+ * A reaper holds no reference to the recipe that started it: the recipe
+ * may be freed, and may even start a new attempt, while the old node is
+ * still being deleted. */
+#include <string.h>
+
+#include "recipes/rcp.h"
+
+struct reap {
+    struct tb_client *c;
+    char *path;   /* the node, or the parent in prefix mode */
+    char *prefix; /* NULL: delete `path` */
+    int wait_final;
+    tb_done_cb done; /* NULL once fired */
+    void *data;
+    int retried; /* a delete was sent again after a connection loss */
+    int pending; /* prefix mode: deletes in flight */
+    int relist;  /* prefix mode: list again when they are done */
+    int worst;
+};
+
+static void reap_free(struct reap *r)
+{
+    free(r->path);
+    free(r->prefix);
+    free(r);
+}
+
+static void notify(struct reap *r, int rc)
+{
+    tb_done_cb cb = r->done;
+
+    r->done = NULL;
+    if (cb != NULL)
+        cb(rc, r->data);
+}
+
+static void finish(struct reap *r, int rc)
+{
+    notify(r, rc);
+    reap_free(r);
+}
+
+static void on_delete(struct tb_client *c, int rc, void *data);
+static void list(struct reap *r);
+
+static void send_delete(struct reap *r)
+{
+    int rv = tb_delete(r->c, r->path, -1, on_delete, r);
+
+    if (rv != 0)
+        finish(r, rv);
+}
+
+static void on_delete(struct tb_client *c, int rc, void *data)
+{
+    struct reap *r = data;
+
+    rcp_note_cb_thread(c);
+    switch (rc) {
+    case TB_OK:
+        finish(r, 0);
+        break;
+    case TB_ENONODE: /* after a lost reply: most likely our own delete */
+        finish(r, r->retried ? 0 : TB_ENONODE);
+        break;
+    case TB_ECONNECTIONLOSS:
+        r->retried = 1;
+        if (!r->wait_final)
+            notify(r, rc);
+        send_delete(r);
+        break;
+    default: /* session over, or a refusal no retry can change */
+        finish(r, rc);
+    }
+}
+
+/* ---- prefix mode ---- */
+
+static void prefix_done(struct reap *r)
+{
+    if (r->pending > 0)
+        return;
+    if (r->relist) {
+        if (!r->wait_final)
+            notify(r, TB_ECONNECTIONLOSS);
+        list(r);
+        return;
+    }
+    finish(r, r->worst);
+}
+
+static void on_child_delete(struct tb_client *c, int rc, void *data)
+{
+    struct reap *r = data;
+
+    rcp_note_cb_thread(c);
+    r->pending--;
+    if (rc == TB_ECONNECTIONLOSS)
+        r->relist = 1;
+    else if (rc == TB_ESESSIONEXPIRED || rc == TB_ECLOSING)
+        r->worst = rc;
+    if (r->worst != 0)
+        r->relist = 0;
+    prefix_done(r);
+}
+
+static void on_list(struct tb_client *c, int rc, const struct tb_strings *v,
+                    const struct tb_stat *st, void *data)
+{
+    struct reap *r = data;
+    size_t plen = strlen(r->prefix);
+    int i;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    if (rc == TB_ECONNECTIONLOSS) {
+        if (!r->wait_final)
+            notify(r, rc);
+        list(r);
+        return;
+    }
+    if (rc != 0) { /* no parent: nothing was created */
+        finish(r, rc == TB_ENONODE ? 0 : rc);
+        return;
+    }
+    r->relist = 0;
+    r->pending = 1; /* held while sending, so none finishes early */
+    for (i = 0; i < v->count; i++) {
+        char *p;
+        if (strncmp(v->v[i], r->prefix, plen) != 0)
+            continue;
+        p = rcp_join(r->path, v->v[i]);
+        if (p == NULL)
+            continue;
+        r->pending++;
+        if (tb_delete(r->c, p, -1, on_child_delete, r) != 0)
+            r->pending--;
+        free(p);
+    }
+    r->pending--;
+    prefix_done(r);
+}
+
+static void list(struct reap *r)
+{
+    int rv = tb_get_children(r->c, r->path, NULL, NULL, on_list, r);
+
+    if (rv != 0)
+        finish(r, rv);
+}
+
+int rcp_reap(struct tb_client *c, const char *path, const char *prefix,
+             int wait_final, tb_done_cb done, void *data)
+{
+    struct reap *r = calloc(1, sizeof *r);
+
+    if (r == NULL)
+        return TB_ENOMEM;
+    r->c = c;
+    r->wait_final = wait_final;
+    r->done = done;
+    r->data = data;
+    r->path = rcp_strdup(path);
+    r->prefix = prefix != NULL ? rcp_strdup(prefix) : NULL;
+    if (r->path == NULL || (prefix != NULL && r->prefix == NULL)) {
+        reap_free(r);
+        return TB_ENOMEM;
+    }
+    if (prefix != NULL) {
+        int rv = tb_get_children(c, r->path, NULL, NULL, on_list, r);
+        if (rv != 0)
+            reap_free(r);
+        return rv;
+    } else {
+        int rv = tb_delete(c, r->path, -1, on_delete, r);
+        if (rv != 0)
+            reap_free(r);
+        return rv;
+    }
+}
+
+/* ---- parents as containers ---- */
+
+struct mkp {
+    int pending;
+    int rc;
+    tb_done_cb done;
+    void *data;
+};
+
+static void on_mkp(struct tb_client *c, int rc, const char *path,
+                   const struct tb_stat *st, void *data)
+{
+    struct mkp *k = data;
+
+    (void)path;
+    (void)st;
+    rcp_note_cb_thread(c);
+    if (rc != 0 && rc != TB_ENODEEXISTS && k->rc == 0)
+        k->rc = rc;
+    if (--k->pending == 0) {
+        k->done(k->rc, k->data);
+        free(k);
+    }
+}
+
+/* Creates "/a", "/a/b", ... "/a/b/c" in one pipeline: the server handles
+ * one connection's requests in order, so each finds its parent made. */
+int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
+                  void *data)
+{
+    struct mkp *k;
+    char *p;
+    size_t i, n = strlen(path);
+    int rv = 0;
+
+    if (n <= 1) /* the root always exists */
+        return TB_EINVAL;
+    k = calloc(1, sizeof *k);
+    p = rcp_strdup(path);
+    if (k == NULL || p == NULL) {
+        free(k);
+        free(p);
+        return TB_ENOMEM;
+    }
+    k->done = done;
+    k->data = data;
+    k->pending = 1;
+    for (i = 1; i <= n && rv == 0; i++) {
+        if (i < n && p[i] != '/')
+            continue;
+        p[i] = '\0';
+        k->pending++;
+        rv = tb_create(c, p, NULL, 0, NULL, TB_CONTAINER, 0, on_mkp, k);
+        if (rv != 0)
+            k->pending--;
+        if (i < n)
+            p[i] = '/';
+    }
+    free(p);
+    if (--k->pending == 0) { /* nothing in flight: report directly */
+        free(k);
+        return rv != 0 ? rv : TB_EINVAL;
+    }
+    if (rv != 0)
+        k->rc = rv;
+    return 0;
+}

@@ -1,0 +1,53 @@
+/* The recipe tests' driver: `recipes_it HOST:PORT TEST [ARGS...]`.
+ *
+ * Each TEST is a function that talks to the server at HOST:PORT (tumblerd
+ * or Apache ZooKeeper, started by the calling script) and exits non-zero
+ * with a message on the first failed check.  Some tests are building
+ * blocks the scripts combine across processes (worker, holder, waiter). */
+#include <string.h>
+
+#include "rt.h"
+#include "tests.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *usage;
+} tests[] = {
+    {"basic", t_basic, ""},
+    {"nonfair", t_nonfair, ""},
+    {"threads", t_threads, "KIND NTHREADS ITERS"},
+    {"worker", t_worker, "PATH KIND ITERS HOLD_MS LOGFILE WHO"},
+    {"checklog", t_checklog, "LOGFILE MIN_HOLDS"},
+    {"herd", t_herd, "KIND NWAITERS"},
+    {"holder", t_holder, "PATH"},
+    {"waiter", t_waiter, "PATH"},
+    {"connloss", t_connloss, "PORT"},
+    {"token_before", t_token_before, "PATH FILE"},
+    {"token_after", t_token_after, "PATH FILE"},
+    {"rwlock", t_rwlock, ""},
+    {"semaphore", t_semaphore, "NTHREADS MAX"},
+    {"multilock", t_multilock, ""},
+    {"election", t_election, ""},
+    {"candidate", t_candidate, "PATH KIND"},
+    {"leader_watch", t_leader_watch, "PATH"},
+    {"interop_hold", t_interop_hold, "PATH HOLD_MS LOGFILE WHO"},
+    {"children", t_children, "PATH"},
+};
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc >= 3) {
+        rt_hosts = argv[1];
+        for (i = 0; i < sizeof tests / sizeof tests[0]; i++)
+            if (strcmp(argv[2], tests[i].name) == 0)
+                return tests[i].fn(argc - 3, argv + 3);
+    }
+    fprintf(stderr, "usage: %s HOST:PORT TEST [ARGS]\n", argv[0]);
+    for (i = 0; i < sizeof tests / sizeof tests[0]; i++)
+        fprintf(stderr, "  %s %s\n", tests[i].name, tests[i].usage);
+    return 2;
+}

@@ -1,0 +1,25 @@
+/* The tests of recipes_it; argv holds the test's own arguments. */
+#ifndef TB_RT_TESTS_H
+#define TB_RT_TESTS_H
+
+int t_basic(int argc, char **argv);
+int t_nonfair(int argc, char **argv);
+int t_threads(int argc, char **argv);
+int t_worker(int argc, char **argv);
+int t_checklog(int argc, char **argv);
+int t_herd(int argc, char **argv);
+int t_holder(int argc, char **argv);
+int t_waiter(int argc, char **argv);
+int t_connloss(int argc, char **argv);
+int t_token_before(int argc, char **argv);
+int t_token_after(int argc, char **argv);
+int t_rwlock(int argc, char **argv);
+int t_semaphore(int argc, char **argv);
+int t_multilock(int argc, char **argv);
+int t_election(int argc, char **argv);
+int t_candidate(int argc, char **argv);
+int t_leader_watch(int argc, char **argv);
+int t_interop_hold(int argc, char **argv);
+int t_children(int argc, char **argv);
+
+#endif
