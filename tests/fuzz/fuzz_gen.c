@@ -14,6 +14,8 @@ void fz_log_init(struct fz_log *l)
     memset(l, 0, sizeof *l);
     tb_wbuf_init(&l->all);
     tb_wbuf_init(&l->body);
+    /* Readers make cursors over body: never a NULL base (NULL + 0 is UB). */
+    FZ_CHECK(tb_wbuf_reserve(&l->body, 1) == 0, "out of memory");
 }
 
 void fz_log_reset(struct fz_log *l)
@@ -70,7 +72,9 @@ static void on_result(void *data, const struct tb_txn *txn, int64_t zxid,
     tb_put_I32(&l->all, txn->type);
     tb_put_I64(&l->all, zxid);
     tb_put_I32(&l->all, rc);
-    tb_put_BUF(&l->all, (struct tb_str){(const char *)body, len});
+    /* An empty body may come as NULL or not, depending on buffer history. */
+    tb_put_I32(&l->all, (int32_t)len);
+    tb_wbuf_put(&l->all, body, len);
 }
 
 struct fsm_hooks fz_log_hooks(struct fz_log *l)
@@ -109,39 +113,61 @@ void fz_txn_entry(const struct fz_txn *t, struct tb_wbuf *out)
 }
 
 /* Pre-order walk with an explicit stack: restored trees can be deep. */
-struct tree_node *fz_node_at(const struct tree *t, uint32_t i)
+int fz_tree_walk(const struct tree *t, tree_node_cb cb, void *data)
 {
     struct frame {
         struct tree_node *n;
         uint32_t next;
-    } *st = NULL;
+    } *st = NULL, *grown;
     size_t depth = 0, cap = 0;
-    struct tree_node *n = tree_root(t), *found = NULL;
-    uint64_t count = tree_count(t), k = 0, want = i % count;
+    struct tree_node *n = tree_root(t);
+    int rv;
 
     for (;;) {
-        if (k++ == want) {
-            found = n;
+        if ((rv = cb(data, n)) != 0)
             break;
-        }
         if (depth == cap) {
             cap = cap ? cap * 2 : 32;
-            st = realloc(st, cap * sizeof *st);
-            FZ_CHECK(st != NULL, "out of memory");
+            grown = realloc(st, cap * sizeof *st);
+            FZ_CHECK(grown != NULL, "out of memory");
+            st = grown;
         }
         st[depth++] = (struct frame){n, 0};
         /* The next node: first unvisited child of the deepest frame. */
-        while (depth > 0 && st[depth - 1].next >= tree_node_nchildren(
-                                                      st[depth - 1].n))
+        while (depth > 0 &&
+               st[depth - 1].next >= tree_node_nchildren(st[depth - 1].n))
             depth--;
         if (depth == 0)
             break;
         n = tree_node_child(st[depth - 1].n, st[depth - 1].next++);
     }
     free(st);
-    FZ_CHECK(found != NULL, "pre-order walk found %llu of %llu nodes",
-             (unsigned long long)k, (unsigned long long)count);
-    return found;
+    return rv;
+}
+
+struct node_at {
+    uint64_t want, k;
+    struct tree_node *found;
+};
+
+static int node_at_cb(void *data, struct tree_node *n)
+{
+    struct node_at *a = data;
+
+    if (a->k++ != a->want)
+        return 0;
+    a->found = n;
+    return 1;
+}
+
+struct tree_node *fz_node_at(const struct tree *t, uint32_t i)
+{
+    struct node_at a = {i % tree_count(t), 0, NULL};
+
+    fz_tree_walk(t, node_at_cb, &a);
+    FZ_CHECK(a.found != NULL, "pre-order walk found %llu of %llu nodes",
+             (unsigned long long)a.k, (unsigned long long)tree_count(t));
+    return a.found;
 }
 
 static const char *const names[] = {"a", "b", "c", "d", "n-", "x",

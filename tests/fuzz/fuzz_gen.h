@@ -46,6 +46,8 @@ struct fz_txn {
 /* Encodes `t` as a log entry into `out` (reset first). */
 void fz_txn_entry(const struct fz_txn *t, struct tb_wbuf *out);
 
+/* Calls cb on every node in pre-order until it returns non-zero. */
+int fz_tree_walk(const struct tree *t, tree_node_cb cb, void *data);
 /* The node with pre-order index i % count (count = tree_count). */
 struct tree_node *fz_node_at(const struct tree *t, uint32_t i);
 

@@ -55,13 +55,20 @@ static inline int fz_eq_stat(const struct tb_stat *a, const struct tb_stat *b)
 /* The iterator must find exactly n elements in exactly len bytes. */
 static inline void fz_walk_vec(struct tb_vec v, int kind)
 {
-    struct tb_rd it = tb_vec_reader(v);
+    struct tb_rd it;
     struct tb_acl a;
     struct tb_str s;
     struct tb_id id;
     int32_t count = 0;
     int rv;
 
+    FZ_CHECK(v.n >= -1 && (v.n > 0 || v.len == 0), "vector n %d len %zu",
+             v.n, v.len);
+    if (v.raw == NULL) { /* a null vector: nothing to walk (NULL + 0 is UB) */
+        FZ_CHECK(v.n == -1, "vector of %d without bytes", v.n);
+        return;
+    }
+    it = tb_vec_reader(v);
     for (;;) {
         rv = kind == 0   ? tb_vec_next_acl(&it, &a)
              : kind == 1 ? tb_vec_next_str(&it, &s)
@@ -73,8 +80,6 @@ static inline void fz_walk_vec(struct tb_vec v, int kind)
     FZ_CHECK(rv == 0, "iterator failed (%d) on an accepted vector", rv);
     FZ_CHECK(it.pos == it.end, "iterator stopped short");
     FZ_CHECK(count == (v.n < 0 ? 0 : v.n), "iterated %d of %d", count, v.n);
-    FZ_CHECK(v.n >= -1 && (v.n > 0 || v.len == 0), "vector n %d len %zu",
-             v.n, v.len);
 }
 
 #define fz_walk_I32(x) ((void)0)

@@ -185,7 +185,7 @@ static void exercise(struct pair *p)
     p->t.time = INT64_MAX / 2;
     tb_wbuf_init(&due);
     tree_candidates(fsm_tree(p->f[0]), p->t.time, collect_due, &due);
-    r = tb_rd_make(due.base, due.len);
+    r = tb_rd_make(due.base ? due.base : (const uint8_t *)"", due.len);
     while (tb_get_STR(&r, &path) == 0) {
         p->t.type = TB_OP_DELETECONTAINER;
         p->t.body.len = 0;
@@ -205,6 +205,21 @@ static void exercise(struct pair *p)
     }
 }
 
+/* A snapshot taken after zxid Z holds no node changed later than Z. */
+static int not_from_future(void *data, struct tree_node *n)
+{
+    const int64_t *last = data;
+    struct tb_stat st;
+
+    tree_node_stat(n, &st);
+    FZ_CHECK(st.czxid <= *last && st.mzxid <= *last && st.pzxid <= *last,
+             "restored %s has zxids %lld/%lld/%lld after the snapshot's "
+             "last zxid %lld",
+             tree_node_path(n).ptr, (long long)st.czxid, (long long)st.mzxid,
+             (long long)st.pzxid, (long long)*last);
+    return 0;
+}
+
 static void accepted(struct fsm *f, int64_t zxid)
 {
     struct pair p;
@@ -215,6 +230,7 @@ static void accepted(struct fsm *f, int64_t zxid)
     fz_tree_check(f, "restored");
     FZ_CHECK(fsm_last_zxid(f) == zxid, "zxid %lld, header says %lld",
              (long long)fsm_last_zxid(f), (long long)zxid);
+    fz_tree_walk(fsm_tree(f), not_from_future, &zxid);
     tb_wbuf_init(&s1);
     tb_wbuf_init(&s2);
     snap(f, &s1);

@@ -26,6 +26,7 @@ struct mnode {
     size_t dlen;
     int dnull;
     int32_t version, aversion, ccount, nkids;
+    int readonly;  /* ACL world:anyone READ (only /zookeeper/config) */
     int64_t owner; /* session id (ephemeral), ttl (TTL), else 0 */
     enum m_kind kind;
     int64_t czxid, mzxid, pzxid, ctime, mtime;
@@ -82,11 +83,15 @@ static struct mnode *m_add(struct model *m, const char *p)
 
 static void m_init(struct model *m)
 {
+    struct mnode *x;
+
     memset(m, 0, sizeof *m);
     m_add(m, "/")->nkids = 1;
     m_add(m, "/zookeeper")->nkids = 2;
     m_add(m, "/zookeeper/quota");
-    m_add(m, "/zookeeper/config")->aversion = -1;
+    x = m_add(m, "/zookeeper/config");
+    x->aversion = -1;
+    x->readonly = 1;
 }
 
 static int m_has_session(const struct model *m, int64_t id)
@@ -218,6 +223,8 @@ static int m_create(struct ctx *c, struct model *m, const struct mreq *q)
         return TB_EINVALIDACL;
     if ((p = m_parent(m, q)) == NULL)
         return TB_ENONODE;
+    if (p->readonly)
+        return TB_ENOAUTH;
     memcpy(c->name, q->path, q->plen);
     c->name_len = q->plen;
     if (q->flags == 2 || q->flags == 3 || q->flags == 6) {
@@ -263,8 +270,10 @@ static int m_delete(struct ctx *c, struct model *m, const struct mreq *q)
         return TB_ESESSIONEXPIRED;
     if (!m_cheap_ok(q) || m_special(q))
         return TB_EBADARGUMENTS;
-    if (m_parent(m, q) == NULL)
+    if ((x = m_parent(m, q)) == NULL)
         return TB_ENONODE;
+    if (x->readonly)
+        return TB_ENOAUTH;
     if ((x = m_find(m, q->path, q->plen)) == NULL)
         return TB_ENONODE;
     if (q->version != -1 && q->version != x->version)
@@ -287,6 +296,8 @@ static int m_set(struct ctx *c, struct model *m, const struct mreq *q,
         return TB_EBADARGUMENTS;
     if ((x = m_find(m, q->path, q->plen)) == NULL)
         return TB_ENONODE;
+    if (set && x->readonly)
+        return TB_ENOAUTH;
     if (q->version != -1 && q->version != x->version)
         return TB_EBADVERSION;
     if (!set)

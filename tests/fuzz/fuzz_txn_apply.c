@@ -481,8 +481,10 @@ static void apply_step(struct ctx *c)
         fz_tree_check(r->f, "after apply");
         FZ_CHECK(r->log.all.len == l0->all.len &&
                      memcmp(r->log.all.base, l0->all.base, l0->all.len) == 0,
-                 "replica %d reported differently (type %d rc %d)", i,
-                 l0->type, l0->rc);
+                 "replica %d reported differently: type %d rc %d, %d events,"
+                 " %zu bytes / type %d rc %d, %d events, %zu bytes",
+                 i, l0->type, l0->rc, l0->events, l0->all.len, r->log.type,
+                 r->log.rc, r->log.events, r->log.all.len);
     }
     if (trace < 0)
         trace = getenv("FUZZ_TRACE") != NULL;
