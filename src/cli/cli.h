@@ -1,0 +1,205 @@
+/* tumbler, the command-line tool: what the command files share.
+ *
+ * One process runs one command (or, with no command, the interactive
+ * shell, which runs many).  Every command is a function from its argv to
+ * an exit status; the status table below is the tool's contract with the
+ * scripts that call it and is documented in docs/cli.md.  The tool uses
+ * only the public headers of libtumbler. */
+#ifndef TB_CLI_H
+#define TB_CLI_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include <tumbler/tumbler.h>
+
+/* Exit statuses.  Server-side errors (ZooKeeper codes -1..-127) exit with
+ * the code's absolute value (101: no node, 110: node exists ...), so a
+ * script can tell them apart; the ones below never collide with those. */
+enum {
+    CLI_OK = 0,
+    CLI_CONFLICT = 1,     /* lock: not acquired now (-n) or within -w */
+    CLI_USAGE = 64,       /* EX_USAGE: bad command line */
+    CLI_UNREACHABLE = 69, /* EX_UNAVAILABLE: no server answered */
+    CLI_SOFTWARE = 70,    /* EX_SOFTWARE: unexpected client error */
+    CLI_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
+    CLI_LOST = 75,        /* lock or leadership lost while CMD ran */
+    CLI_NOEXEC = 126,     /* CMD found but not executable */
+    CLI_NOTFOUND = 127,   /* CMD not found */
+};
+
+/* A credential to add to every session (-a SCHEME:CRED, addauth). */
+struct cli_auth {
+    struct cli_auth *next;
+    char *scheme;
+    char *cred;
+};
+
+/* The state of one tumbler process.  At all times `c` is NULL or a
+ * started handle whose session was established once. */
+struct cli {
+    char *hosts;            /* connection string (owned) */
+    int session_timeout_ms; /* requested of the server */
+    int connect_timeout_ms; /* how long to wait for the first session */
+    int json_default;       /* --json before the command */
+    int json;               /* this command prints JSON */
+    int verbose;            /* library log to stderr */
+    int shell;              /* inside the interactive shell */
+    struct cli_auth *auth;
+    struct tb_client *c;
+    pthread_mutex_t mu;   /* guards `tried`: written on the I/O thread */
+    char tried[2048];     /* connection failures seen while connecting */
+    size_t tried_len;
+};
+
+/* A command.  `run` returns the exit status. */
+struct cli_cmd {
+    const char *name;
+    int (*run)(struct cli *cli, const struct cli_cmd *cmd, int argc,
+               char **argv);
+    const char *usage;   /* after "tumbler [GLOBAL] " */
+    const char *summary; /* one line */
+    const char *help;    /* the options, one per line */
+    int flags;           /* CLI_NO_SHELL | CLI_NO_JSON */
+};
+enum {
+    CLI_NO_SHELL = 1, /* not offered inside the shell */
+    CLI_NO_JSON = 2,  /* takes no --json */
+};
+
+/* main.c */
+const struct cli_cmd *cli_find(const char *name);
+const struct cli_cmd *const *cli_commands(int *count);
+int cli_run(struct cli *cli, int argc, char **argv);
+int cli_help(struct cli *cli, const struct cli_cmd *cmd);
+/* Reports a bad command line ("tumbler ls: ..."), returns CLI_USAGE. */
+int cli_usage(struct cli *cli, const struct cli_cmd *cmd, const char *fmt,
+              ...) __attribute__((format(printf, 3, 4)));
+/* Resets getopt for a new argv (getopt_long is used with opterr = 0, a
+ * leading ':' in the short options and the messages below). */
+void cli_opt_reset(void);
+/* Reports the option getopt_long refused (`ch` is '?' or ':'). */
+int cli_opt_error(struct cli *cli, const struct cli_cmd *cmd, int ch,
+                  char **argv);
+/* Shared long options: --help ('h') and --json ('J'). */
+#define CLI_COMMON_LONGOPTS                                                 \
+    {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'J'}
+
+/* conn.c */
+/* Connects if not connected yet: 0, or the exit status after printing
+ * which servers were tried. */
+int cli_connect(struct cli *cli);
+void cli_disconnect(struct cli *cli);
+int cli_auth_add(struct cli *cli, const char *scheme, const char *cred);
+void cli_auth_free(struct cli *cli);
+
+/* out.c: errors and the shared output forms */
+/* Maps a TB_E* code to an exit status (see the enum above). */
+int cli_status(int rc);
+/* Prints "tumbler: WHAT WHERE: message (ENAME)" (and a JSON error object
+ * on stdout with --json); returns cli_status(rc). */
+int cli_fail(struct cli *cli, const char *what, const char *where, int rc);
+/* Prints a message for a local failure; returns `status`. */
+int cli_err(struct cli *cli, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void cli_print_stat(FILE *f, const struct tb_stat *st);
+const char *cli_event_name(int type);
+const char *cli_perms_str(int32_t perms, char buf[6]);
+/* Formats ms since the epoch as local time. */
+void cli_time_str(int64_t ms, char *buf, size_t cap);
+/* A strict decimal parser: 0 or -1. */
+int cli_parse_i64(const char *s, int64_t *out);
+/* Seconds with an optional fraction ("2.5") into ms: 0 or -1. */
+int cli_parse_seconds(const char *s, int64_t *ms);
+/* Checks that `path` is absolute; prints a usage error if not. */
+int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
+                   const char *path);
+
+/* json.c: a small streaming JSON writer */
+struct jw {
+    FILE *f;
+    int depth;
+    unsigned char need_comma[32];
+};
+void jw_init(struct jw *w, FILE *f);
+void jw_obj(struct jw *w);
+void jw_end_obj(struct jw *w);
+void jw_arr(struct jw *w);
+void jw_end_arr(struct jw *w);
+void jw_key(struct jw *w, const char *k);
+void jw_str(struct jw *w, const char *s);
+void jw_strn(struct jw *w, const char *s, size_t n);
+void jw_int(struct jw *w, int64_t v);
+void jw_null(struct jw *w);
+void jw_bool(struct jw *w, int v);
+void jw_hex(struct jw *w, int64_t v); /* "0x..." string */
+/* Ends the top-level value with a newline and flushes. */
+void jw_done(struct jw *w);
+void jw_stat(struct jw *w, const struct tb_stat *st);
+/* Bytes as "data" when they are printable UTF-8, else as "data_base64". */
+void jw_data(struct jw *w, const char *v, size_t len);
+
+/* events.c: the one place where signals and other threads reach the main
+ * thread.  Signal handlers and callbacks on the library's I/O thread only
+ * queue a message and write a byte to a pipe; the main thread waits on it. */
+enum cli_msg_kind {
+    CLI_MSG_TEXT = 1, /* a line to print (watch events) */
+    CLI_MSG_LOST,     /* a lock or leadership was lost */
+    CLI_MSG_STATE,    /* session state change; `code` is the state */
+    CLI_MSG_END,      /* a watcher got its final call */
+    CLI_MSG_ACQUIRED, /* an acquisition ended: `code` rc, text the token */
+};
+struct cli_msg {
+    struct cli_msg *next;
+    int kind;
+    int code;
+    char text[];
+};
+enum { CLI_EV_TIMEOUT = 0, CLI_EV_SIGNAL, CLI_EV_MSG, CLI_EV_FD };
+/* Installs the handlers of SIGINT, SIGTERM, SIGHUP, SIGCHLD; 0 or -1. */
+int cli_ev_init(void);
+/* Routes one more signal through the pipe; 0 or -1. */
+int cli_ev_catch(int sig);
+/* Whether the signal cli_ev_wait returned last came from the kernel only
+ * (a terminal's ^C or hang-up, sent to the whole process group) rather
+ * than from kill(2). */
+int cli_ev_from_kernel(void);
+/* Thread-safe: queues a message and wakes the main thread. */
+void cli_ev_post(int kind, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Waits up to `timeout_ms` (-1: no limit) for a signal, a message, or
+ * `fd` (-1: none) readable.  Signals come first; *sig is set for them. */
+int cli_ev_wait(int fd, int timeout_ms, int *sig);
+/* Takes the oldest queued message (free() it), or NULL. */
+struct cli_msg *cli_ev_take(void);
+/* Signals seen and not yet taken by cli_ev_wait, without waiting. */
+int cli_ev_pending_signal(void);
+/* Blocks (how=SIG_BLOCK) or unblocks the handled signals in this thread,
+ * so that threads created meanwhile never run the handlers. */
+void cli_ev_mask(int how);
+
+/* watchev.c: watch callbacks that print through the message queue */
+void cli_watch_cb(struct tb_client *c, const struct tb_event *ev,
+                  void *data);
+/* A watcher context; `json` picks the line format. */
+struct cli_watch {
+    int json;
+};
+extern struct cli_watch cli_watch_text, cli_watch_json;
+/* Waits for the next watch event line and prints it (one-shot -w outside
+ * the shell).  Returns 0, or 128+signal when interrupted. */
+int cli_wait_event(struct cli *cli);
+
+/* The commands, each defined next to its code. */
+extern const struct cli_cmd cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
+    cli_cmd_create, cli_cmd_set, cli_cmd_delete, cli_cmd_deleteall,
+    cli_cmd_sync, cli_cmd_getacl, cli_cmd_setacl, cli_cmd_addauth,
+    cli_cmd_whoami, cli_cmd_watch, cli_cmd_lock, cli_cmd_elect,
+    cli_cmd_locks;
+
+/* shell.c */
+int cli_shell(struct cli *cli);
+
+#endif

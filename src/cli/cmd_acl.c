@@ -1,0 +1,358 @@
+/* Access control: getacl, setacl, addauth, whoami.
+ *
+ * ACLs are written as zkCli writes them: comma-separated SCHEME:ID:PERMS
+ * entries, PERMS a subset of "cdrwa".  The id may itself hold colons
+ * (digest:user:hash, ip:10.0.0.0/8 has none, ip6 would), so the scheme is
+ * up to the first colon and the permissions after the last one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* ---- getacl ---- */
+
+static void print_acl_json(const char *path, const struct tb_acl_list *acl,
+                           const struct tb_stat *st)
+{
+    struct jw w;
+    char perms[6];
+    int32_t i;
+
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    jw_key(&w, "path");
+    jw_str(&w, path);
+    jw_key(&w, "acl");
+    jw_arr(&w);
+    for (i = 0; i < acl->count; i++) {
+        jw_obj(&w);
+        jw_key(&w, "scheme");
+        jw_str(&w, acl->v[i].scheme);
+        jw_key(&w, "id");
+        jw_str(&w, acl->v[i].id);
+        jw_key(&w, "perms");
+        jw_str(&w, cli_perms_str(acl->v[i].perms, perms));
+        jw_end_obj(&w);
+    }
+    jw_end_arr(&w);
+    if (st != NULL) {
+        jw_key(&w, "stat");
+        jw_stat(&w, st);
+    }
+    jw_end_obj(&w);
+    jw_done(&w);
+}
+
+static int run_getacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                      char **argv)
+{
+    static const struct option lo[] = {
+        {"stat", no_argument, NULL, 's'},
+        CLI_COMMON_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+    struct tb_acl_list acl;
+    struct tb_stat st;
+    char perms[6];
+    int ch, rc, with_stat = 0;
+    int32_t i;
+
+    cli_opt_reset();
+    while ((ch = getopt_long(argc, argv, ":sh", lo, NULL)) != -1) {
+        if (ch == 's')
+            with_stat = 1;
+        else if (ch == 'J')
+            cli->json = 1;
+        else if (ch == 'h')
+            return cli_help(cli, cmd);
+        else
+            return cli_opt_error(cli, cmd, ch, argv);
+    }
+    if (argc - optind != 1)
+        return cli_usage(cli, cmd, "expected one PATH");
+    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
+        (rc = cli_connect(cli)) != 0)
+        return rc;
+    if ((rc = tb_get_acl_sync(cli->c, argv[optind], &acl, &st)) != 0)
+        return cli_fail(cli, "getacl", argv[optind], rc);
+    if (cli->json) {
+        print_acl_json(argv[optind], &acl, with_stat ? &st : NULL);
+    } else {
+        for (i = 0; i < acl.count; i++)
+            printf("%s:%s:%s\n", acl.v[i].scheme, acl.v[i].id,
+                   cli_perms_str(acl.v[i].perms, perms));
+        if (with_stat)
+            cli_print_stat(stdout, &st);
+        fflush(stdout);
+    }
+    tb_acl_list_free(&acl);
+    return CLI_OK;
+}
+
+const struct cli_cmd cli_cmd_getacl = {
+    "getacl", run_getacl, "getacl [-s] PATH",
+    "Print the ACL of PATH, one SCHEME:ID:PERMS entry per line.",
+    "  -s, --stat          also print the stat\n", 0};
+
+/* ---- setacl ---- */
+
+static int parse_perms(const char *s, int32_t *out)
+{
+    int32_t p = 0;
+
+    for (; *s; s++) {
+        switch (*s) {
+        case 'c':
+            p |= TB_PERM_CREATE;
+            break;
+        case 'd':
+            p |= TB_PERM_DELETE;
+            break;
+        case 'r':
+            p |= TB_PERM_READ;
+            break;
+        case 'w':
+            p |= TB_PERM_WRITE;
+            break;
+        case 'a':
+            p |= TB_PERM_ADMIN;
+            break;
+        default:
+            return -1;
+        }
+    }
+    *out = p;
+    return 0;
+}
+
+/* Parses "s:id:perms,..." into `acl`, whose strings point into `buf` (a
+ * copy of the text the parser cuts up).  0 or -1. */
+static int parse_acl(char *buf, struct tb_acl_entry **out, int32_t *count)
+{
+    struct tb_acl_entry *v;
+    int32_t n = 1, i = 0;
+    char *p, *save = NULL, *tok;
+
+    for (p = buf; *p; p++)
+        n += *p == ',';
+    if ((v = calloc((size_t)n, sizeof *v)) == NULL)
+        return -1;
+    for (tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *first = strchr(tok, ':'), *last = strrchr(tok, ':');
+        if (first == NULL || first == last || first == tok ||
+            parse_perms(last + 1, &v[i].perms) != 0) {
+            free(v);
+            return -1;
+        }
+        *first = '\0';
+        *last = '\0';
+        v[i].scheme = tok;
+        v[i].id = first + 1;
+        i++;
+    }
+    if (i == 0) {
+        free(v);
+        return -1;
+    }
+    *out = v;
+    *count = i;
+    return 0;
+}
+
+static int setacl_tree(struct cli *cli, const char *path,
+                       const struct tb_acl_list *acl, int32_t version,
+                       int recursive, struct tb_stat *st)
+{
+    struct tb_strings ch;
+    int32_t i;
+    int rc;
+
+    rc = tb_set_acl_sync(cli->c, path, acl, version, st);
+    if (rc != 0)
+        return cli_fail(cli, "setacl", path, rc);
+    if (!recursive)
+        return 0;
+    if ((rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch)) != 0)
+        return rc == TB_ENONODE ? 0 : cli_fail(cli, "setacl", path, rc);
+    for (i = 0; i < ch.count && rc == 0; i++) {
+        size_t a = strlen(path), b = strlen(ch.v[i]);
+        char *p = malloc(a + b + 2);
+        struct tb_stat cst;
+        if (p == NULL) {
+            rc = CLI_OSERR;
+            break;
+        }
+        snprintf(p, a + b + 2, "%s/%s", a > 1 ? path : "", ch.v[i]);
+        rc = setacl_tree(cli, p, acl, -1, 1, &cst);
+        free(p);
+    }
+    tb_strings_free(&ch);
+    return rc;
+}
+
+static int run_setacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                      char **argv)
+{
+    static const struct option lo[] = {
+        {"version", required_argument, NULL, 'v'},
+        {"recursive", no_argument, NULL, 'R'},
+        {"stat", no_argument, NULL, 's'},
+        CLI_COMMON_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+    int64_t version = -1;
+    int ch, rc, recursive = 0, with_stat = 0;
+    struct tb_acl_entry *entries;
+    struct tb_acl_list acl;
+    struct tb_stat st;
+    char *buf;
+
+    cli_opt_reset();
+    while ((ch = getopt_long(argc, argv, ":v:Rsh", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'v':
+            if (cli_parse_i64(optarg, &version) != 0 || version < -1 ||
+                version > INT32_MAX)
+                return cli_usage(cli, cmd, "bad version '%s'", optarg);
+            break;
+        case 'R':
+            recursive = 1;
+            break;
+        case 's':
+            with_stat = 1;
+            break;
+        case 'J':
+            cli->json = 1;
+            break;
+        case 'h':
+            return cli_help(cli, cmd);
+        default:
+            return cli_opt_error(cli, cmd, ch, argv);
+        }
+    }
+    if (argc - optind != 2)
+        return cli_usage(cli, cmd, "expected PATH and ACL");
+    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0)
+        return rc;
+    if ((buf = strdup(argv[optind + 1])) == NULL)
+        return CLI_OSERR;
+    if (parse_acl(buf, &entries, &acl.count) != 0) {
+        free(buf);
+        return cli_usage(cli, cmd, "bad ACL '%s' (expected SCHEME:ID:PERMS"
+                         "[,...], PERMS from cdrwa)", argv[optind + 1]);
+    }
+    acl.v = entries;
+    if ((rc = cli_connect(cli)) == 0)
+        rc = setacl_tree(cli, argv[optind], &acl, (int32_t)version, recursive,
+                         &st);
+    if (rc == 0 && cli->json)
+        print_acl_json(argv[optind], &acl, &st);
+    else if (rc == 0 && with_stat)
+        cli_print_stat(stdout, &st);
+    free(entries);
+    free(buf);
+    return rc;
+}
+
+const struct cli_cmd cli_cmd_setacl = {
+    "setacl", run_setacl, "setacl [-v VERSION] [-R] [-s] PATH ACL",
+    "Replace the ACL of PATH; ACL is SCHEME:ID:PERMS[,...] "
+    "(world:anyone:cdrwa).",
+    "  -v, --version N     only if the ACL version is N (else exit 103)\n"
+    "  -R, --recursive     also every node under PATH\n"
+    "  -s, --stat          print the new stat\n",
+    0};
+
+/* ---- addauth ---- */
+
+static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                       char **argv)
+{
+    static const struct option lo[] = {CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
+    int ch, rc;
+
+    cli_opt_reset();
+    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        if (ch == 'J')
+            cli->json = 1;
+        else if (ch == 'h')
+            return cli_help(cli, cmd);
+        else
+            return cli_opt_error(cli, cmd, ch, argv);
+    }
+    if (argc - optind != 2)
+        return cli_usage(cli, cmd, "expected SCHEME and CREDENTIAL");
+    /* Connect first: a new session replays the list, so the credential is
+     * added to it only once the server has accepted it. */
+    if ((rc = cli_connect(cli)) != 0)
+        return rc;
+    rc = tb_add_auth_sync(cli->c, argv[optind], argv[optind + 1],
+                          strlen(argv[optind + 1]));
+    if (rc != 0)
+        return cli_fail(cli, "addauth", argv[optind], rc);
+    if (cli_auth_add(cli, argv[optind], argv[optind + 1]) != 0)
+        return CLI_OSERR;
+    if (cli->json)
+        printf("{\"added\":true}\n");
+    return CLI_OK;
+}
+
+const struct cli_cmd cli_cmd_addauth = {
+    "addauth", run_addauth, "addauth SCHEME CREDENTIAL",
+    "Add a credential (digest user:password) to the session.",
+    "Outside the shell this only checks that the server accepts it; use\n"
+    "the global -a SCHEME:CREDENTIAL to act with it.\n",
+    0};
+
+/* ---- whoami ---- */
+
+static int run_whoami(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                      char **argv)
+{
+    static const struct option lo[] = {CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
+    struct tb_strings ids;
+    int ch, rc;
+    int32_t i;
+
+    cli_opt_reset();
+    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        if (ch == 'J')
+            cli->json = 1;
+        else if (ch == 'h')
+            return cli_help(cli, cmd);
+        else
+            return cli_opt_error(cli, cmd, ch, argv);
+    }
+    if (argc - optind != 0)
+        return cli_usage(cli, cmd, "no arguments expected");
+    if ((rc = cli_connect(cli)) != 0)
+        return rc;
+    if ((rc = tb_whoami_sync(cli->c, &ids)) != 0)
+        return cli_fail(cli, "whoami", NULL, rc);
+    if (cli->json) {
+        struct jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w);
+        jw_key(&w, "session");
+        jw_hex(&w, tb_client_session(cli->c, NULL));
+        jw_key(&w, "ids");
+        jw_arr(&w);
+        for (i = 0; i < ids.count; i++)
+            jw_str(&w, ids.v[i]);
+        jw_end_arr(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    } else {
+        for (i = 0; i < ids.count; i++)
+            printf("%s\n", ids.v[i]);
+        fflush(stdout);
+    }
+    tb_strings_free(&ids);
+    return CLI_OK;
+}
+
+const struct cli_cmd cli_cmd_whoami = {
+    "whoami", run_whoami, "whoami",
+    "Print the identities (SCHEME:USER) the server knows this session by.",
+    "", 0};

@@ -1,0 +1,353 @@
+/* tumbler lock PATH -- CMD: a distributed flock(1).  tumbler elect PATH --
+ * CMD: run CMD only while this process leads.
+ *
+ * The options and exit statuses are flock's: CMD's status (128+N if a
+ * signal N ended it); 1, or -E's code, when the lock cannot be had at once
+ * (-n) or within -w seconds.  What flock never needs: if the lock (or the
+ * leadership) is lost while CMD runs, CMD gets SIGTERM, SIGKILL after the
+ * grace period, and tumbler exits with 75 (CLI_LOST); if it is found lost
+ * only when released after CMD ended, CMD's work may not have been
+ * exclusive, so that too exits with 75.  See docs/cli.md for the table. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/child.h"
+#include "cli/hold.h"
+
+struct lock_opts {
+    struct hold h;
+    int64_t wait_ms; /* -1: for ever */
+    int conflict;    /* -E */
+    int64_t grace_ms;
+    int verbose;
+    const char *shell_cmd; /* -c */
+    char **argv;           /* CMD ARGS, NULL-ended */
+};
+
+enum {
+    OPT_SEM = 256,
+    OPT_NONFAIR,
+    OPT_LOST_DISC,
+    OPT_DATA,
+    OPT_VERBOSE,
+};
+
+static const struct option lock_lo[] = {
+    {"wait", required_argument, NULL, 'w'},
+    {"timeout", required_argument, NULL, 'w'},
+    {"nonblock", no_argument, NULL, 'n'},
+    {"no-wait", no_argument, NULL, 'n'},
+    {"conflict-exit-code", required_argument, NULL, 'E'},
+    {"shared", no_argument, NULL, 's'},
+    {"exclusive", no_argument, NULL, 'x'},
+    {"semaphore", required_argument, NULL, OPT_SEM},
+    {"non-fair", no_argument, NULL, OPT_NONFAIR},
+    {"command", required_argument, NULL, 'c'},
+    {"kill-after", required_argument, NULL, 'k'},
+    {"lost-on-disconnect", no_argument, NULL, OPT_LOST_DISC},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One option; returns 0, or the status to exit with (-1: --help done). */
+static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
+                    struct lock_opts *o, int ch, char **argv)
+{
+    int64_t v;
+    int is_elect = o->h.kind == HOLD_ELECT;
+
+    switch (ch) {
+    case 'w':
+        if (cli_parse_seconds(optarg, &o->wait_ms) != 0 ||
+            o->wait_ms > INT32_MAX)
+            return cli_usage(cli, cmd, "bad -w '%s' (seconds)", optarg);
+        return 0;
+    case 'n':
+        if (is_elect)
+            break;
+        o->wait_ms = 0;
+        return 0;
+    case 'E':
+        if (cli_parse_i64(optarg, &v) != 0 || v < 0 || v > 255)
+            return cli_usage(cli, cmd, "bad -E '%s' (0..255)", optarg);
+        o->conflict = (int)v;
+        return 0;
+    case 's':
+    case 'x':
+        if (is_elect)
+            break;
+        o->h.kind = ch == 's' ? HOLD_READ : HOLD_WRITE;
+        return 0;
+    case OPT_SEM:
+        if (is_elect)
+            break;
+        if (cli_parse_i64(optarg, &v) != 0 || v < 1 || v > 1000000)
+            return cli_usage(cli, cmd, "bad --semaphore '%s' (1..1000000)",
+                             optarg);
+        o->h.kind = HOLD_SEM;
+        o->h.max_leases = (int)v;
+        return 0;
+    case OPT_NONFAIR:
+        o->h.nonfair = 1;
+        return 0;
+    case 'c':
+        o->shell_cmd = optarg;
+        return 0;
+    case 'k':
+        if (cli_parse_seconds(optarg, &o->grace_ms) != 0 ||
+            o->grace_ms > 3600000)
+            return cli_usage(cli, cmd, "bad --kill-after '%s' (seconds)",
+                             optarg);
+        return 0;
+    case OPT_LOST_DISC:
+        o->h.lost_on_disconnect = 1;
+        return 0;
+    case OPT_DATA:
+        o->h.value = optarg;
+        return 0;
+    case OPT_VERBOSE:
+        o->verbose = 1;
+        return 0;
+    case 'h':
+        return cli_help(cli, cmd) - 1;
+    case '?':
+    case ':':
+        return cli_opt_error(cli, cmd, ch, argv);
+    default:
+        break;
+    }
+    return cli_opt_error(cli, cmd, '?', argv);
+}
+
+/* PATH [--] CMD [ARGS], or PATH -c CMDSTRING (flock's form too). */
+static int lock_operands(struct cli *cli, const struct cli_cmd *cmd,
+                         struct lock_opts *o, int argc, char **argv)
+{
+    static char sh[] = "/bin/sh", dash_c[] = "-c";
+    static char *shv[4];
+    int i = optind;
+
+    if (i >= argc)
+        return cli_usage(cli, cmd, "expected PATH and a command");
+    o->h.path = argv[i++];
+    if (i < argc && (strcmp(argv[i], "-c") == 0 ||
+                     strcmp(argv[i], "--command") == 0)) {
+        if (i + 2 != argc || o->shell_cmd != NULL)
+            return cli_usage(cli, cmd, "-c takes one command string");
+        o->shell_cmd = argv[i + 1];
+        i = argc;
+    }
+    if (i < argc && strcmp(argv[i], "--") == 0)
+        i++;
+    if (o->shell_cmd != NULL) {
+        if (i < argc)
+            return cli_usage(cli, cmd, "both -c and a command given");
+        shv[0] = sh;
+        shv[1] = dash_c;
+        shv[2] = (char *)o->shell_cmd;
+        shv[3] = NULL;
+        o->argv = shv;
+    } else if (i < argc) {
+        o->argv = argv + i;
+    } else {
+        return cli_usage(cli, cmd, "no command to run");
+    }
+    if (o->h.nonfair && (o->h.kind == HOLD_READ || o->h.kind == HOLD_WRITE ||
+                         o->h.kind == HOLD_SEM))
+        return cli_usage(cli, cmd, "--non-fair is for the plain mutex only");
+    return cli_check_path(cli, cmd, o->h.path);
+}
+
+static int parse_lock(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                      char **argv, struct lock_opts *o)
+{
+    int ch, rv;
+    const char *shortopts =
+        o->h.kind == HOLD_ELECT ? "+:w:E:c:k:h" : "+:w:nE:sxc:k:h";
+
+    o->wait_ms = -1;
+    o->conflict = CLI_CONFLICT;
+    o->grace_ms = 10000;
+    cli_opt_reset();
+    while ((ch = getopt_long(argc, argv, shortopts, lock_lo, NULL)) != -1)
+        if ((rv = lock_opt(cli, cmd, o, ch, argv)) != 0)
+            return rv;
+    return lock_operands(cli, cmd, o, argc, argv);
+}
+
+/* Waits for the acquisition.  0 once held (*token), else the status. */
+static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
+{
+    int64_t deadline = o->wait_ms >= 0 ? now_ms() + o->wait_ms : -1;
+    const char *what = o->h.kind == HOLD_ELECT ? "elect" : "lock";
+    struct cli_msg *m;
+    int rc, sig, ev, timeout;
+
+    if ((rc = hold_start(&o->h, o->wait_ms < 0 ? -1 : (int)o->wait_ms)) != 0)
+        return cli_fail(cli, what, o->h.path, rc);
+    for (;;) {
+        timeout = -1;
+        if (o->h.kind == HOLD_ELECT && deadline >= 0) {
+            int64_t left = deadline - now_ms();
+            if (left <= 0)
+                return o->conflict; /* the caller leaves the election */
+            timeout = (int)left;
+        }
+        ev = cli_ev_wait(-1, timeout, &sig);
+        if (ev == CLI_EV_SIGNAL && sig != SIGCHLD)
+            return 128 + sig; /* the caller cancels */
+        while ((m = cli_ev_take()) != NULL) {
+            int kind = m->kind, code = m->code;
+            if (kind == CLI_MSG_ACQUIRED)
+                *token = strtoll(m->text, NULL, 10);
+            else if (kind == CLI_MSG_TEXT && o->verbose)
+                fprintf(stderr, "tumbler: %s\n", m->text);
+            free(m);
+            if (kind != CLI_MSG_ACQUIRED)
+                continue;
+            if (code == TB_ETIMEDOUT)
+                return o->conflict;
+            return code == 0 ? 0 : cli_fail(cli, what, o->h.path, code);
+        }
+    }
+}
+
+static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
+                    int64_t waited_ms)
+{
+    char e_path[1100], e_token[64], e_node[1100], e_servers[1100], node[1024];
+    char *env[5];
+    struct cli_supervise s;
+    int n = 0, status, rc;
+    pid_t pid;
+
+    snprintf(e_path, sizeof e_path, "TUMBLER_LOCK_PATH=%s", o->h.path);
+    snprintf(e_token, sizeof e_token, "TUMBLER_LOCK_TOKEN=%" PRId64, token);
+    snprintf(e_servers, sizeof e_servers, "TUMBLER_SERVERS=%s", cli->hosts);
+    env[n++] = e_path;
+    env[n++] = e_token;
+    env[n++] = e_servers;
+    if (hold_node(&o->h, node, sizeof node) == 0) {
+        snprintf(e_node, sizeof e_node, "TUMBLER_LOCK_NODE=%s", node);
+        env[n++] = e_node;
+    }
+    env[n] = NULL;
+    if (o->verbose)
+        fprintf(stderr, "tumbler: %s %s (token %" PRId64 ") after %.3f s; "
+                        "running %s\n",
+                o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
+                token, waited_ms / 1000.0, o->argv[0]);
+    if ((status = cli_child_spawn(o->argv, env, &pid)) != 0)
+        return status;
+    memset(&s, 0, sizeof s);
+    s.what = o->argv[0];
+    s.grace_ms = (int)o->grace_ms;
+    status = cli_child_supervise(&s, pid);
+    if (s.lost)
+        return CLI_LOST;
+    rc = hold_release(&o->h);
+    if (rc == TB_ELOCKLOST) {
+        fprintf(stderr, "tumbler: %s was lost before it was released: %s "
+                        "(status %d) may not have run alone\n",
+                o->h.path, o->argv[0], status);
+        return CLI_LOST;
+    }
+    if (rc != 0) /* the session's end removes the node anyway */
+        fprintf(stderr, "tumbler: releasing %s: %s; it goes with the "
+                        "session\n", o->h.path, tb_strerror(rc));
+    return status;
+}
+
+static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd,
+                           int argc, char **argv, int kind)
+{
+    struct lock_opts o;
+    int64_t token = 0, start;
+    int rv;
+
+    memset(&o, 0, sizeof o);
+    o.h.kind = kind;
+    if ((rv = parse_lock(cli, cmd, argc, argv, &o)) != 0)
+        return rv < 0 ? CLI_OK : rv;
+    (void)cli_ev_catch(SIGUSR1);
+    (void)cli_ev_catch(SIGUSR2);
+    if ((rv = cli_connect(cli)) != 0)
+        return rv;
+    if ((rv = hold_new(&o.h, cli->c)) != 0)
+        return cli_fail(cli, cmd->name, o.h.path, rv);
+    start = now_ms();
+    rv = acquire(cli, &o, &token);
+    if (rv == 0)
+        rv = run_held(cli, &o, token, now_ms() - start);
+    else if (o.verbose && rv == o.conflict)
+        fprintf(stderr, "tumbler: %s: not acquired\n", o.h.path);
+    hold_free(&o.h);
+    cli_disconnect(cli); /* closing the session removes any node left */
+    return rv;
+}
+
+static int run_lock(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                    char **argv)
+{
+    return run_lock_common(cli, cmd, argc, argv, HOLD_MUTEX);
+}
+
+static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                     char **argv)
+{
+    return run_lock_common(cli, cmd, argc, argv, HOLD_ELECT);
+}
+
+#define LOCK_COMMON_HELP                                                    \
+    "  -w, --wait, --timeout S  give up after S seconds (fractions allowed)\n" \
+    "  -E, --conflict-exit-code N  exit with N (0..255), not 1, when not\n"   \
+    "                      acquired\n"                                        \
+    "      --non-fair      one ephemeral node that every waiter races for\n"  \
+    "                      (herds; for low contention)\n"                     \
+    "  -c, --command STR   run STR with /bin/sh -c\n"                         \
+    "  -k, --kill-after S  once the lock is lost, SIGKILL the command S\n"    \
+    "                      seconds after SIGTERM (default 10)\n"              \
+    "      --lost-on-disconnect  treat a dropped connection as lost at\n"     \
+    "                      once (default: only when the session expires)\n"   \
+    "      --data TEXT     data of the lock node (default HOST:PID)\n"        \
+    "      --verbose       say when the lock was acquired and what runs\n"    \
+    "\n"                                                                      \
+    "Exit status: CMD's (128+N if signal N ended it); 1 (or -E's) when not\n" \
+    "acquired in time; 75 if lost while CMD ran (CMD was terminated); 69\n"   \
+    "server unreachable; 126/127 CMD not executable / not found; 64 usage.\n" \
+    "CMD's environment: TUMBLER_LOCK_PATH, TUMBLER_LOCK_TOKEN (the fencing\n" \
+    "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  SIGINT, SIGTERM, SIGHUP,\n" \
+    "SIGUSR1 and SIGUSR2 sent to tumbler are forwarded to CMD.\n"
+
+const struct cli_cmd cli_cmd_lock = {
+    "lock", run_lock,
+    "lock [-w S] [-n] [-E N] [-s|-x|--semaphore N] [--non-fair] PATH "
+    "[--] CMD [ARG...]",
+    "Run CMD while holding the lock PATH (a distributed flock).",
+    "  -n, --nonblock      fail at once if the lock is taken\n"
+    "  -s, --shared        a read lock (read-write layout): shared with\n"
+    "                      other --shared holders, excluded by --exclusive\n"
+    "  -x, --exclusive     the write lock of the read-write layout\n"
+    "      --semaphore N   one of N leases of a counting semaphore\n"
+    "                      (every user of PATH must give the same N)\n"
+    "  (none of -s, -x, --semaphore: a fair mutex, Curator's layout)\n"
+    LOCK_COMMON_HELP,
+    CLI_NO_SHELL | CLI_NO_JSON};
+
+const struct cli_cmd cli_cmd_elect = {
+    "elect", run_elect,
+    "elect [-w S] [-E N] [--non-fair] PATH [--] CMD [ARG...]",
+    "Run CMD only while this process leads the election at PATH.",
+    LOCK_COMMON_HELP, CLI_NO_SHELL | CLI_NO_JSON};

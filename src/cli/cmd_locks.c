@@ -1,0 +1,450 @@
+/* tumbler locks PATH: who holds the lock at PATH and who waits, in order.
+ *
+ * It reads the tree only, so it works for locks taken by any client that
+ * uses Curator's layouts (recipes.h draws them):
+ *
+ *   mutex       PATH/_c_<uuid>-lock-<seq>           lowest seq holds
+ *   read-write  PATH/_c_<uuid>-__READ__<seq> / __WRIT__<seq>: a writer
+ *               holds if first; readers hold while no writer is before them
+ *   semaphore   PATH/leases/..-lease-<seq>: the first N leases hold (N is
+ *               not stored: --semaphore N); PATH/locks/..-lock-<seq> queue
+ *               for the right to take a lease
+ *   election    PATH/_c_<uuid>-latch-<seq>           lowest seq leads
+ *   non-fair    PATH itself, ephemeral; waiters only watch it, unseen
+ *
+ * For each node: its session (ephemeralOwner), its fencing token (czxid:
+ * the token its owner gets, or got, on acquiring), since when it exists
+ * (ctime: the time it joined the queue), and its data (by default the
+ * owner's HOST:PID). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+enum layout { L_NONE, L_MUTEX, L_RW, L_SEM, L_ELECT, L_NONFAIR };
+static const char *const layout_names[] = {
+    "none", "mutex", "read-write", "semaphore", "election", "non-fair"};
+
+struct entry {
+    char *rel;        /* name under PATH ("leases/_c_...") */
+    const char *kind; /* "lock", "read", "write", "lease", "latch" */
+    int64_t seq;
+    int holds;
+    struct tb_stat st;
+    char *data;
+    size_t len;
+};
+
+struct listing {
+    const char *path;
+    int layout;
+    int max_leases; /* 0: unknown */
+    struct entry *v;
+    int n, cap;
+};
+
+/* The trailing 10-digit sequence number, or -1. */
+static int64_t seq_of(const char *name)
+{
+    size_t n = strlen(name), i;
+    int64_t v = 0;
+
+    if (n < 10)
+        return -1;
+    for (i = n - 10; i < n; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return v;
+}
+
+static const char *kind_of(const char *name)
+{
+    if (strstr(name, "__READ__") != NULL)
+        return "read";
+    if (strstr(name, "__WRIT__") != NULL)
+        return "write";
+    if (strstr(name, "-lease-") != NULL)
+        return "lease";
+    if (strstr(name, "-latch-") != NULL)
+        return "latch";
+    if (strstr(name, "-lock-") != NULL)
+        return "lock";
+    return NULL;
+}
+
+/* Reads the node `full` into the listing under the name `rel` (taken
+ * over); a node gone meanwhile is skipped. */
+static int add_path(struct cli *cli, struct listing *l, const char *full,
+                    char *rel, const char *kind, int64_t seq)
+{
+    struct entry *e;
+    int rc;
+
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 16;
+        struct entry *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (v == NULL) {
+            free(rel);
+            return CLI_OSERR;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    e = &l->v[l->n];
+    memset(e, 0, sizeof *e);
+    rc = tb_get_data_sync(cli->c, full, NULL, NULL, &e->data, &e->len,
+                          &e->st);
+    if (rc != 0) {
+        free(rel);
+        return rc == TB_ENONODE ? 0 : cli_fail(cli, "locks", l->path, rc);
+    }
+    e->rel = rel;
+    e->kind = kind;
+    e->seq = seq;
+    l->n++;
+    return 0;
+}
+
+static int add_node(struct cli *cli, struct listing *l, const char *sub,
+                    const char *name, const char *kind)
+{
+    size_t n = strlen(l->path) + strlen(sub) + strlen(name) + 3;
+    char *full = malloc(n), *rel = malloc(n);
+    int rc;
+
+    if (full == NULL || rel == NULL) {
+        free(full);
+        free(rel);
+        return CLI_OSERR;
+    }
+    snprintf(rel, n, "%s%s%s", sub, *sub ? "/" : "", name);
+    snprintf(full, n, "%s/%s", strcmp(l->path, "/") ? l->path : "", rel);
+    rc = add_path(cli, l, full, rel, kind, seq_of(name));
+    free(full);
+    return rc;
+}
+
+/* Adds the children of PATH/sub that belong to the layout. */
+static int add_children(struct cli *cli, struct listing *l, const char *sub,
+                        const char *want)
+{
+    size_t n = strlen(l->path) + strlen(sub) + 2;
+    char *dir = malloc(n);
+    struct tb_strings ch;
+    int32_t i;
+    int rc;
+
+    if (dir == NULL)
+        return CLI_OSERR;
+    snprintf(dir, n, "%s%s%s", l->path,
+             *sub && strcmp(l->path, "/") ? "/" : "", sub);
+    rc = tb_get_children_sync(cli->c, dir, NULL, NULL, &ch);
+    free(dir);
+    if (rc == TB_ENONODE)
+        return 0;
+    if (rc != 0)
+        return cli_fail(cli, "locks", l->path, rc);
+    for (i = 0; i < ch.count && rc == 0; i++) {
+        const char *k = kind_of(ch.v[i]);
+        if (k == NULL || seq_of(ch.v[i]) < 0)
+            continue;
+        if (want != NULL && strcmp(k, want) != 0 &&
+            !(strcmp(want, "rw") == 0 &&
+              (strcmp(k, "read") == 0 || strcmp(k, "write") == 0)))
+            continue;
+        rc = add_node(cli, l, sub, ch.v[i], k);
+    }
+    tb_strings_free(&ch);
+    return rc;
+}
+
+static int detect(const struct tb_strings *ch, const struct tb_stat *st)
+{
+    int32_t i;
+    int rw = 0, lock = 0, latch = 0, sem = 0;
+
+    for (i = 0; i < ch->count; i++) {
+        const char *k = kind_of(ch->v[i]);
+        if (strcmp(ch->v[i], "leases") == 0 || strcmp(ch->v[i], "locks") == 0)
+            sem = 1;
+        else if (k != NULL && seq_of(ch->v[i]) >= 0)
+            rw |= !strcmp(k, "read") || !strcmp(k, "write"),
+                lock |= !strcmp(k, "lock"), latch |= !strcmp(k, "latch");
+    }
+    if (sem)
+        return L_SEM;
+    if (rw)
+        return L_RW;
+    if (lock)
+        return L_MUTEX;
+    if (latch)
+        return L_ELECT;
+    if (st->ephemeral_owner != 0)
+        return L_NONFAIR;
+    return L_NONE;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    /* Semaphore: leases before the locks/ queue. */
+    int gx = strcmp(x->kind, "lock") == 0, gy = strcmp(y->kind, "lock") == 0;
+
+    if (gx != gy)
+        return gx - gy;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Marks the holders, per layout. */
+static void assign_roles(struct listing *l)
+{
+    int i, writer_seen = 0, leases = 0;
+
+    for (i = 0; i < l->n; i++) {
+        struct entry *e = &l->v[i];
+        switch (l->layout) {
+        case L_RW:
+            if (strcmp(e->kind, "write") == 0) {
+                e->holds = i == 0;
+                writer_seen = 1;
+            } else {
+                e->holds = !writer_seen;
+            }
+            break;
+        case L_SEM:
+            if (strcmp(e->kind, "lease") == 0) {
+                e->holds = l->max_leases == 0 || leases < l->max_leases;
+                leases++;
+            }
+            break;
+        default:
+            e->holds = i == 0;
+        }
+    }
+}
+
+/* Node data for display: the non-fair layout prefixes it with the
+ * holder's "_c_<uuid>" (and a '-'); that is an id, not the owner. */
+static void owner_of(const struct entry *e, int layout, const char **p,
+                     size_t *n)
+{
+    *p = e->data;
+    *n = e->data ? e->len : 0;
+    if (layout == L_NONFAIR && *n >= 39 && memcmp(*p, "_c_", 3) == 0) {
+        *p += 39;
+        *n -= 39;
+        if (*n > 0 && **p == '-') {
+            (*p)++;
+            (*n)--;
+        }
+    }
+}
+
+static void print_text(const struct listing *l)
+{
+    char since[64];
+    int i, nh = 0;
+
+    for (i = 0; i < l->n; i++)
+        nh += l->v[i].holds;
+    printf("%s: %s, %d holding, %d waiting\n", l->path,
+           layout_names[l->layout], nh, l->n - nh);
+    if (l->layout == L_SEM && l->max_leases == 0)
+        printf("(limit unknown: every lease is shown as holding; give "
+               "--semaphore N)\n");
+    if (l->layout == L_NONFAIR)
+        printf("(waiters of a non-fair lock only watch it: they are not "
+               "listed)\n");
+    if (l->n == 0)
+        return;
+    printf("%-4s %-8s %-6s %-18s %-12s %-20s %-20s %s\n", "POS", "ROLE",
+           "KIND", "SESSION", "TOKEN", "SINCE", "OWNER", "NODE");
+    for (i = 0; i < l->n; i++) {
+        const struct entry *e = &l->v[i];
+        const char *o;
+        size_t on;
+        time_t t = (time_t)(e->st.ctime / 1000);
+        struct tm tm;
+
+        owner_of(e, l->layout, &o, &on);
+        if (localtime_r(&t, &tm) == NULL ||
+            strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+            snprintf(since, sizeof since, "%lld", (long long)e->st.ctime);
+        printf("%-4d %-8s %-6s 0x%016llx %-12lld %-20s %-20.*s %s\n", i + 1,
+               e->holds ? (l->layout == L_ELECT ? "leader" : "holder")
+                        : "waiting",
+               e->kind, (unsigned long long)e->st.ephemeral_owner,
+               (long long)e->st.czxid, since, (int)(on > 40 ? 40 : on),
+               on ? o : "-", e->rel);
+    }
+}
+
+static void print_entry_json(struct jw *w, const struct listing *l,
+                             const struct entry *e)
+{
+    const char *o;
+    size_t on;
+    size_t n = strlen(l->path) + strlen(e->rel) + 2;
+    char *full = malloc(n);
+
+    jw_obj(w);
+    jw_key(w, "node");
+    jw_str(w, e->rel);
+    if (full != NULL) {
+        snprintf(full, n, "%s/%s", strcmp(l->path, "/") ? l->path : "",
+                 e->rel);
+        jw_key(w, "path");
+        jw_str(w, full);
+        free(full);
+    }
+    jw_key(w, "kind");
+    jw_str(w, e->kind);
+    jw_key(w, "session");
+    jw_hex(w, e->st.ephemeral_owner);
+    jw_key(w, "token");
+    jw_int(w, e->st.czxid);
+    jw_key(w, "since");
+    jw_int(w, e->st.ctime);
+    owner_of(e, l->layout, &o, &on);
+    jw_key(w, "owner");
+    if (o != NULL)
+        jw_strn(w, o, on);
+    else
+        jw_null(w);
+    jw_end_obj(w);
+}
+
+static void print_json(const struct listing *l)
+{
+    struct jw w;
+    int i, pass;
+
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    jw_key(&w, "path");
+    jw_str(&w, l->path);
+    jw_key(&w, "layout");
+    jw_str(&w, layout_names[l->layout]);
+    if (l->layout == L_SEM) {
+        jw_key(&w, "max_leases");
+        if (l->max_leases)
+            jw_int(&w, l->max_leases);
+        else
+            jw_null(&w);
+    }
+    for (pass = 1; pass >= 0; pass--) {
+        jw_key(&w, pass ? "holders" : "waiting");
+        jw_arr(&w);
+        for (i = 0; i < l->n; i++)
+            if (l->v[i].holds == pass)
+                print_entry_json(&w, l, &l->v[i]);
+        jw_end_arr(&w);
+    }
+    jw_end_obj(&w);
+    jw_done(&w);
+}
+
+static int collect(struct cli *cli, struct listing *l)
+{
+    struct tb_strings ch;
+    struct tb_stat st;
+    int rc;
+
+    rc = tb_get_children2_sync(cli->c, l->path, NULL, NULL, &ch, &st);
+    if (rc == TB_ENONODE) {
+        l->layout = L_NONE; /* containers vanish once free */
+        return 0;
+    }
+    if (rc != 0)
+        return cli_fail(cli, "locks", l->path, rc);
+    l->layout = detect(&ch, &st);
+    tb_strings_free(&ch);
+    switch (l->layout) {
+    case L_SEM:
+        if ((rc = add_children(cli, l, "leases", "lease")) == 0)
+            rc = add_children(cli, l, "locks", "lock");
+        break;
+    case L_RW:
+        rc = add_children(cli, l, "", "rw");
+        break;
+    case L_MUTEX:
+        rc = add_children(cli, l, "", "lock");
+        break;
+    case L_ELECT:
+        rc = add_children(cli, l, "", "latch");
+        break;
+    case L_NONFAIR:
+        {
+            char *rel = strdup(".");
+            rc = rel ? add_path(cli, l, l->path, rel, "lock", 0) : CLI_OSERR;
+        }
+        break;
+    default:
+        break;
+    }
+    if (rc == 0 && l->n > 1)
+        qsort(l->v, (size_t)l->n, sizeof l->v[0], cmp_entry);
+    assign_roles(l);
+    return rc;
+}
+
+static int run_locks(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                     char **argv)
+{
+    static const struct option lo[] = {
+        {"semaphore", required_argument, NULL, 'S'},
+        CLI_COMMON_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+    struct listing l;
+    int ch, rc, i;
+    int64_t v;
+
+    memset(&l, 0, sizeof l);
+    cli_opt_reset();
+    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        if (ch == 'S') {
+            if (cli_parse_i64(optarg, &v) != 0 || v < 1 || v > 1000000)
+                return cli_usage(cli, cmd, "bad --semaphore '%s'", optarg);
+            l.max_leases = (int)v;
+        } else if (ch == 'J') {
+            cli->json = 1;
+        } else if (ch == 'h') {
+            return cli_help(cli, cmd);
+        } else {
+            return cli_opt_error(cli, cmd, ch, argv);
+        }
+    }
+    if (argc - optind != 1)
+        return cli_usage(cli, cmd, "expected one PATH");
+    l.path = argv[optind];
+    if ((rc = cli_check_path(cli, cmd, l.path)) != 0 ||
+        (rc = cli_connect(cli)) != 0)
+        return rc;
+    if ((rc = collect(cli, &l)) == 0) {
+        if (cli->json)
+            print_json(&l);
+        else
+            print_text(&l);
+        fflush(stdout);
+    }
+    for (i = 0; i < l.n; i++) {
+        free(l.v[i].rel);
+        tb_free(l.v[i].data);
+    }
+    free(l.v);
+    return rc;
+}
+
+const struct cli_cmd cli_cmd_locks = {
+    "locks", run_locks, "locks [--semaphore N] PATH",
+    "Show who holds the lock at PATH and who waits, in queue order.",
+    "  --semaphore N       the semaphore's lease limit (not stored in the\n"
+    "                      tree): the first N leases hold, later ones wait\n"
+    "Layouts recognised: mutex, read-write, semaphore, election, non-fair.\n"
+    "Columns: queue position, role, node kind, owning session, fencing\n"
+    "token (the node's czxid), since (when the node was created), owner\n"
+    "(node data, by default HOST:PID), node name.\n",
+    0};

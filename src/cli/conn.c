@@ -1,0 +1,183 @@
+/* Opening the session, lazily: a command that fails on its arguments never
+ * touches the network, and the shell connects on its first command.
+ *
+ * When no server answers, the user must learn which addresses were tried
+ * and why each failed.  The library reports every failed attempt through
+ * its log callback; those lines are kept (once each) until the first
+ * session is up and printed if the wait ends without one. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tumbler/recipes.h>
+
+#include "cli/cli.h"
+
+static const char *level_name(int level)
+{
+    switch (level) {
+    case TB_LOG_ERROR:
+        return "error";
+    case TB_LOG_WARN:
+        return "warning";
+    case TB_LOG_INFO:
+        return "info";
+    default:
+        return "debug";
+    }
+}
+
+/* Runs on the I/O thread. */
+static void on_log(void *data, int level, const char *msg)
+{
+    struct cli *cli = data;
+    size_t n = strlen(msg);
+
+    if (cli->verbose)
+        fprintf(stderr, "tumbler: [%s] %s\n", level_name(level), msg);
+    if (level > TB_LOG_INFO)
+        return;
+    pthread_mutex_lock(&cli->mu);
+    cli->tried[cli->tried_len] = '\0';
+    if (strstr(cli->tried, msg) == NULL &&
+        cli->tried_len + n + 4 < sizeof cli->tried) {
+        memcpy(cli->tried + cli->tried_len, "  ", 2);
+        memcpy(cli->tried + cli->tried_len + 2, msg, n);
+        cli->tried[cli->tried_len + 2 + n] = '\n';
+        cli->tried_len += n + 3;
+    }
+    pthread_mutex_unlock(&cli->mu);
+}
+
+/* Runs on the I/O thread; the shell prints these between commands.  The
+ * recipes must see every change too: that is how a lock holder learns
+ * that its connection is gone. */
+static void on_state(struct tb_client *c, int state, void *data)
+{
+    (void)data;
+    tb_recipes_state_cb(c, state, NULL);
+    cli_ev_post(CLI_MSG_STATE, state, "%s", tb_session_state_name(state));
+}
+
+static int add_auths(struct cli *cli)
+{
+    struct cli_auth *a;
+    int rc;
+
+    for (a = cli->auth; a != NULL; a = a->next) {
+        rc = tb_add_auth_sync(cli->c, a->scheme, a->cred, strlen(a->cred));
+        if (rc != 0)
+            return cli_fail(cli, "addauth", a->scheme, rc);
+    }
+    return 0;
+}
+
+static int report_unreachable(struct cli *cli, int rc)
+{
+    (void)rc;
+    fprintf(stderr, "tumbler: cannot connect to %s: no session within "
+                    "%.1f s\n",
+            cli->hosts, cli->connect_timeout_ms / 1000.0);
+    pthread_mutex_lock(&cli->mu);
+    if (cli->tried_len > 0)
+        fprintf(stderr, "tumbler: attempts:\n%.*s", (int)cli->tried_len,
+                cli->tried);
+    else
+        fprintf(stderr, "tumbler: no attempt got an answer (no route, or "
+                        "packets dropped)\n");
+    pthread_mutex_unlock(&cli->mu);
+    return CLI_UNREACHABLE;
+}
+
+/* Waits in short slices so that ^C ends the wait at once. */
+static int wait_connected(struct cli *cli)
+{
+    int waited = 0, rc, sig;
+
+    for (;;) {
+        int slice = cli->connect_timeout_ms - waited;
+        if (slice > 100)
+            slice = 100;
+        rc = tb_client_wait_connected(cli->c, slice < 0 ? 0 : slice);
+        if (rc != TB_ETIMEDOUT)
+            return rc == 0 ? 0 : cli_fail(cli, "connect", cli->hosts, rc);
+        waited += slice;
+        if ((sig = cli_ev_pending_signal()) != 0 && sig != SIGCHLD)
+            return 128 + sig;
+        if (waited >= cli->connect_timeout_ms)
+            return report_unreachable(cli, rc);
+    }
+}
+
+int cli_connect(struct cli *cli)
+{
+    struct tb_options o;
+    int rc;
+
+    if (cli->c != NULL)
+        return 0;
+    memset(&o, 0, sizeof o);
+    o.hosts = cli->hosts;
+    o.session_timeout_ms = cli->session_timeout_ms;
+    o.log_cb = on_log;
+    o.log_level = cli->verbose ? TB_LOG_DEBUG : TB_LOG_INFO;
+    o.state_cb = on_state;
+    o.data = cli;
+    cli->tried_len = 0;
+    rc = tb_client_init(&cli->c, &o);
+    if (rc == TB_EINVAL)
+        return cli_err(cli, CLI_USAGE, "invalid server list '%s' (expected "
+                       "HOST[:PORT][,HOST[:PORT]...][/CHROOT])", cli->hosts);
+    if (rc != 0)
+        return cli_fail(cli, "connect", cli->hosts, rc);
+    /* The I/O thread inherits this mask: signals stay with the main
+     * thread, whose readline and waits handle them. */
+    cli_ev_mask(SIG_BLOCK);
+    rc = tb_client_start(cli->c);
+    cli_ev_mask(SIG_UNBLOCK);
+    if (rc == 0)
+        rc = wait_connected(cli);
+    else
+        rc = cli_fail(cli, "connect", cli->hosts, rc);
+    if (rc == 0)
+        rc = add_auths(cli);
+    if (rc != 0)
+        cli_disconnect(cli);
+    return rc;
+}
+
+void cli_disconnect(struct cli *cli)
+{
+    if (cli->c != NULL) {
+        tb_client_close(cli->c);
+        cli->c = NULL;
+    }
+}
+
+int cli_auth_add(struct cli *cli, const char *scheme, const char *cred)
+{
+    struct cli_auth *a = calloc(1, sizeof *a), **p;
+
+    if (a == NULL || (a->scheme = strdup(scheme)) == NULL ||
+        (a->cred = strdup(cred)) == NULL) {
+        if (a != NULL)
+            free(a->scheme);
+        free(a);
+        return -1;
+    }
+    for (p = &cli->auth; *p != NULL; p = &(*p)->next)
+        ;
+    *p = a;
+    return 0;
+}
+
+void cli_auth_free(struct cli *cli)
+{
+    while (cli->auth != NULL) {
+        struct cli_auth *a = cli->auth;
+        cli->auth = a->next;
+        free(a->scheme);
+        free(a->cred);
+        free(a);
+    }
+}

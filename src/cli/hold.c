@@ -1,0 +1,175 @@
+/* One lock of any kind behind one interface, for tumbler lock and tumbler
+ * elect: fair or non-fair mutex, either side of a read-write lock, a
+ * semaphore lease, or leadership of an election.
+ *
+ * Acquisition is asynchronous so that the main thread stays free to act
+ * on signals while it waits: the recipe's callback (on the library's I/O
+ * thread) queues a CLI_MSG_ACQUIRED message; its state callback queues
+ * CLI_MSG_LOST when the hold is gone, or a line for stderr when the
+ * connection drops or comes back. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/hold.h"
+
+static void on_acquired(int rc, int64_t token, void *data)
+{
+    (void)data;
+    cli_ev_post(CLI_MSG_ACQUIRED, rc, "%" PRId64, token);
+}
+
+static void on_lease(int rc, struct tb_lease *lease, void *data)
+{
+    struct hold *h = data;
+
+    /* Published to the main thread by the queue's mutex. */
+    h->lease = lease;
+    if (rc == 0)
+        h->io_held = 1;
+    cli_ev_post(CLI_MSG_ACQUIRED, rc, "%" PRId64,
+                lease != NULL ? tb_lease_token(lease) : (int64_t)0);
+}
+
+/* Runs on the I/O thread, the only thread that touches `io_held`. */
+static void on_state(int state, int64_t token, void *data)
+{
+    struct hold *h = data;
+    const char *what = h->kind == HOLD_ELECT ? "leadership" : "lock";
+
+    switch (state) {
+    case TB_LOCK_HELD:
+        if (h->kind == HOLD_ELECT && !h->io_held) {
+            h->io_held = 1;
+            on_acquired(0, token, h);
+        } else if (h->io_held) {
+            cli_ev_post(CLI_MSG_TEXT, 0, "connection back: %s of %s kept",
+                        what, h->path);
+        }
+        break;
+    case TB_LOCK_SUSPENDED:
+        if (h->lost_on_disconnect)
+            cli_ev_post(CLI_MSG_LOST, 0,
+                        "connection lost: %s of %s may be lost", what,
+                        h->path);
+        else
+            cli_ev_post(CLI_MSG_TEXT, 0,
+                        "connection lost: %s of %s is kept only if the "
+                        "session is back within its timeout", what, h->path);
+        break;
+    case TB_LOCK_LOST:
+        cli_ev_post(CLI_MSG_LOST, 0, "%s of %s lost", what, h->path);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Mutex and read-write sides report HELD only after a suspension; mark
+ * the hold as held on the I/O thread's side before it can be suspended. */
+static void on_acquired_mark(int rc, int64_t token, void *data)
+{
+    struct hold *h = data;
+
+    if (rc == 0)
+        h->io_held = 1;
+    on_acquired(rc, token, data);
+}
+
+#ifdef TB_CLI_MUTEX_ONLY
+/* Built before the other recipes were in the library: only the mutex. */
+#define tb_rwlock_new(a, b, c, d) TB_EUNIMPLEMENTED
+#define tb_rwlock_read(l) NULL
+#define tb_rwlock_write(l) NULL
+#define tb_rwlock_free(l) (void)(l)
+#define tb_semaphore_new(a, b, c, d, e) TB_EUNIMPLEMENTED
+#define tb_semaphore_acquire(a, b, c, d) ((void)(c), TB_EUNIMPLEMENTED)
+#define tb_semaphore_free(s) (void)(s)
+#define tb_lease_release_sync(l) TB_EUNIMPLEMENTED
+#define tb_lease_token(l) ((void)(l), (int64_t)0)
+#define tb_election_new(a, b, c, d) TB_EUNIMPLEMENTED
+#define tb_election_join(e) TB_EUNIMPLEMENTED
+#define tb_election_leave_sync(e) TB_EUNIMPLEMENTED
+#define tb_election_free(e) (void)(e)
+#endif
+
+int hold_new(struct hold *h, struct tb_client *c)
+{
+    struct tb_lock_options o;
+    int rv;
+
+    memset(&o, 0, sizeof o);
+    o.kind = h->nonfair ? TB_LOCK_NONFAIR : TB_LOCK_FAIR;
+    o.state_cb = on_state;
+    o.data = h;
+    o.value = h->value;
+    o.len = h->value ? strlen(h->value) : 0;
+    switch (h->kind) {
+    case HOLD_MUTEX:
+        return tb_mutex_new(&h->m, c, h->path, &o);
+    case HOLD_READ:
+    case HOLD_WRITE:
+        if ((rv = tb_rwlock_new(&h->rw, c, h->path, &o)) != 0)
+            return rv;
+        h->m = h->kind == HOLD_READ ? tb_rwlock_read(h->rw)
+                                    : tb_rwlock_write(h->rw);
+        return 0;
+    case HOLD_SEM:
+        return tb_semaphore_new(&h->sem, c, h->path, h->max_leases, &o);
+    case HOLD_ELECT:
+        return tb_election_new(&h->el, c, h->path, &o);
+    default:
+        return TB_EINVAL;
+    }
+}
+
+int hold_start(struct hold *h, int timeout_ms)
+{
+    switch (h->kind) {
+    case HOLD_SEM:
+        return tb_semaphore_acquire(h->sem, timeout_ms, on_lease, h);
+    case HOLD_ELECT:
+        return tb_election_join(h->el);
+    default:
+        return tb_mutex_lock(h->m, timeout_ms, on_acquired_mark, h);
+    }
+}
+
+int hold_release(struct hold *h)
+{
+    struct tb_lease *l = h->lease;
+
+    switch (h->kind) {
+    case HOLD_SEM:
+        h->lease = NULL;
+        return l != NULL ? tb_lease_release_sync(l) : TB_ENOTHELD;
+    case HOLD_ELECT:
+        return tb_election_leave_sync(h->el);
+    default:
+        return tb_mutex_unlock_sync(h->m);
+    }
+}
+
+void hold_free(struct hold *h)
+{
+    if (h->sem != NULL)
+        tb_semaphore_free(h->sem); /* returns a lease still held */
+    if (h->el != NULL)
+        tb_election_free(h->el);
+    if (h->rw != NULL)
+        tb_rwlock_free(h->rw);
+    else if (h->m != NULL)
+        tb_mutex_free(h->m);
+    h->sem = NULL;
+    h->el = NULL;
+    h->rw = NULL;
+    h->m = NULL;
+    h->lease = NULL;
+}
+
+int hold_node(struct hold *h, char *buf, size_t cap)
+{
+    if (h->m != NULL)
+        return tb_mutex_node(h->m, buf, cap);
+    return TB_ENONODE;
+}

@@ -1,0 +1,187 @@
+/* Error reporting and the output forms several commands share: the exit
+ * status of an error code, the error line (text on stderr, and an object
+ * on stdout with --json so a script reading stdout sees the failure), the
+ * Stat block in zkCli's layout, and number parsing. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+int cli_status(int rc)
+{
+    if (rc == 0)
+        return CLI_OK;
+    switch (rc) {
+    case TB_ECONNECTIONLOSS:
+    case TB_ETIMEDOUT:
+    case TB_ECLOSING:
+        return CLI_UNREACHABLE;
+    case TB_ELOCKLOST:
+        return CLI_LOST;
+    case TB_ENOMEM:
+        return CLI_OSERR;
+    case TB_ESYSTEM: /* 1 would read as "lock not acquired" */
+        return CLI_SOFTWARE;
+    default:
+        break;
+    }
+    if (rc < 0 && rc >= -127)
+        return -rc;
+    return CLI_SOFTWARE;
+}
+
+int cli_fail(struct cli *cli, const char *what, const char *where, int rc)
+{
+    fprintf(stderr, "tumbler: %s%s%s: %s (%s)\n", what, where ? " " : "",
+            where ? where : "", tb_strerror(rc), tb_errname(rc));
+    if (cli->json) {
+        struct jw w;
+
+        jw_init(&w, stdout);
+        jw_obj(&w);
+        jw_key(&w, "error");
+        jw_obj(&w);
+        jw_key(&w, "command");
+        jw_str(&w, what);
+        if (where != NULL) {
+            jw_key(&w, "path");
+            jw_str(&w, where);
+        }
+        jw_key(&w, "code");
+        jw_int(&w, rc);
+        jw_key(&w, "name");
+        jw_str(&w, tb_errname(rc));
+        jw_key(&w, "message");
+        jw_str(&w, tb_strerror(rc));
+        jw_end_obj(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    }
+    return cli_status(rc);
+}
+
+int cli_err(struct cli *cli, int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    (void)cli;
+    fputs("tumbler: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return status;
+}
+
+void cli_time_str(int64_t ms, char *buf, size_t cap)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (localtime_r(&t, &tm) == NULL ||
+        strftime(buf, cap, "%a %b %d %H:%M:%S %Z %Y", &tm) == 0)
+        snprintf(buf, cap, "%lld", (long long)ms);
+}
+
+/* The layout of zkCli's stat, so that eyes and scripts used to it work. */
+void cli_print_stat(FILE *f, const struct tb_stat *st)
+{
+    char ct[64], mt[64];
+
+    cli_time_str(st->ctime, ct, sizeof ct);
+    cli_time_str(st->mtime, mt, sizeof mt);
+    fprintf(f,
+            "cZxid = 0x%llx\nctime = %s\nmZxid = 0x%llx\nmtime = %s\n"
+            "pZxid = 0x%llx\ncversion = %d\ndataVersion = %d\n"
+            "aclVersion = %d\nephemeralOwner = 0x%llx\ndataLength = %d\n"
+            "numChildren = %d\n",
+            (unsigned long long)st->czxid, ct, (unsigned long long)st->mzxid,
+            mt, (unsigned long long)st->pzxid, st->cversion, st->version,
+            st->aversion, (unsigned long long)st->ephemeral_owner,
+            st->data_length, st->num_children);
+}
+
+const char *cli_event_name(int type)
+{
+    switch (type) {
+    case TB_EVENT_NONE:
+        return "None";
+    case TB_EVENT_CREATED:
+        return "NodeCreated";
+    case TB_EVENT_DELETED:
+        return "NodeDeleted";
+    case TB_EVENT_DATA_CHANGED:
+        return "NodeDataChanged";
+    case TB_EVENT_CHILDREN_CHANGED:
+        return "NodeChildrenChanged";
+    case TB_EVENT_DATA_WATCH_REMOVED:
+        return "DataWatchRemoved";
+    case TB_EVENT_CHILD_WATCH_REMOVED:
+        return "ChildWatchRemoved";
+    case TB_EVENT_PERSISTENT_WATCH_REMOVED:
+        return "PersistentWatchRemoved";
+    default:
+        return "Unknown";
+    }
+}
+
+/* zkCli's letters, in its order. */
+const char *cli_perms_str(int32_t perms, char buf[6])
+{
+    char *p = buf;
+
+    if (perms & TB_PERM_CREATE)
+        *p++ = 'c';
+    if (perms & TB_PERM_DELETE)
+        *p++ = 'd';
+    if (perms & TB_PERM_READ)
+        *p++ = 'r';
+    if (perms & TB_PERM_WRITE)
+        *p++ = 'w';
+    if (perms & TB_PERM_ADMIN)
+        *p++ = 'a';
+    *p = '\0';
+    return buf;
+}
+
+int cli_parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    if (s == NULL || *s == '\0')
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_seconds(const char *s, int64_t *ms)
+{
+    char *end;
+    double v;
+
+    if (s == NULL || *s == '\0')
+        return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || *end != '\0' || !(v >= 0) || v > 1e9)
+        return -1;
+    *ms = (int64_t)(v * 1000.0 + 0.5);
+    return 0;
+}
+
+int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
+                   const char *path)
+{
+    if (path == NULL || path[0] != '/')
+        return cli_usage(cli, cmd, "'%s' is not an absolute path",
+                         path ? path : "");
+    return 0;
+}

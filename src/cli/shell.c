@@ -1,0 +1,381 @@
+/* The interactive shell: tumbler with no command.
+ *
+ * On a terminal it reads lines with GNU readline (editing, history kept in
+ * ~/.tumbler_history or $TUMBLER_HISTFILE, completion of command names and
+ * of paths from the live tree).  Readline runs in its callback form so the
+ * main thread can wait on the terminal and on the event pipe at once:
+ * watch events and session state changes print as they come, above the
+ * line being edited, and ^C clears that line instead of ending the shell.
+ *
+ * From a pipe or a file it runs one command per line, no prompt, and exits
+ * with the status of the last command, so a script of commands behaves
+ * like a shell script.  Lines are split as a shell would split them
+ * (quotes, backslashes); '#' starts a comment line. */
+#include <ctype.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "cli/cli.h"
+
+/* readline's callbacks take no context pointer. */
+static struct cli *g_cli;
+static char *g_line;
+static int g_have_line;
+static int g_interactive;    /* a terminal: prompt, session changes */
+static int g_was_suspended;  /* "connected" is news only after this */
+
+/* ---- splitting a line into words ---- */
+
+static void free_words(char **v, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Splits `line` with sh-like quoting: '...' literal, "..." with \" \\,
+ * backslash outside quotes.  Returns the word count (argv NULL-ended), or
+ * -1 on an unterminated quote or out of memory. */
+static int split(const char *line, char ***out)
+{
+    size_t cap = 8, len = strlen(line);
+    char **v = calloc(cap + 1, sizeof *v), *w = NULL;
+    int n = 0;
+    size_t wl = 0;
+    const char *p = line;
+
+    if (v == NULL)
+        return -1;
+    while (*p) {
+        int in_word = 0;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        if ((w = malloc(len + 1)) == NULL)
+            goto fail;
+        wl = 0;
+        while (*p && !isspace((unsigned char)*p)) {
+            in_word = 1;
+            if (*p == '\'') {
+                const char *e = strchr(p + 1, '\'');
+                if (e == NULL)
+                    goto fail;
+                memcpy(w + wl, p + 1, (size_t)(e - p - 1));
+                wl += (size_t)(e - p - 1);
+                p = e + 1;
+            } else if (*p == '"') {
+                for (p++; *p && *p != '"'; p++) {
+                    if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+                        p++;
+                    w[wl++] = *p;
+                }
+                if (*p != '"')
+                    goto fail;
+                p++;
+            } else if (*p == '\\' && p[1]) {
+                w[wl++] = p[1];
+                p += 2;
+            } else {
+                w[wl++] = *p++;
+            }
+        }
+        (void)in_word;
+        w[wl] = '\0';
+        if ((size_t)n == cap) {
+            char **nv = realloc(v, (cap * 2 + 1) * sizeof *v);
+            if (nv == NULL)
+                goto fail;
+            v = nv;
+            cap *= 2;
+        }
+        v[n++] = w;
+        v[n] = NULL;
+        w = NULL;
+    }
+    *out = v;
+    return n;
+fail:
+    free(w);
+    free_words(v, n);
+    return -1;
+}
+
+/* ---- running one line ---- */
+
+/* Returns -1 to leave the shell, else the command's status. */
+static int run_line(struct cli *cli, const char *line)
+{
+    char **argv;
+    int argc, rv;
+
+    while (isspace((unsigned char)*line))
+        line++;
+    if (*line == '\0' || *line == '#')
+        return CLI_OK;
+    if ((argc = split(line, &argv)) < 0) {
+        fprintf(stderr, "tumbler: unterminated quote\n");
+        return CLI_USAGE;
+    }
+    if (argc == 0) {
+        free_words(argv, 0);
+        return CLI_OK;
+    }
+    if (strcmp(argv[0], "quit") == 0 || strcmp(argv[0], "exit") == 0) {
+        rv = -1;
+    } else if (strcmp(argv[0], "connect") == 0) {
+        /* connect HOSTS: a new session, maybe on other servers. */
+        cli_disconnect(cli);
+        if (argc > 1) {
+            free(cli->hosts);
+            cli->hosts = strdup(argv[1]);
+        }
+        rv = cli->hosts ? cli_connect(cli) : CLI_OSERR;
+    } else {
+        rv = cli_run(cli, argc, argv);
+    }
+    free_words(argv, argc);
+    fflush(stdout);
+    return rv;
+}
+
+/* Prints queued events.  An expired session is dropped here, so the next
+ * command starts a new one (credentials from addauth are replayed). */
+static void print_messages(struct cli *cli)
+{
+    struct cli_msg *m;
+
+    while ((m = cli_ev_take()) != NULL) {
+        if (m->kind == CLI_MSG_TEXT || m->kind == CLI_MSG_END) {
+            printf("%s\n", m->text);
+        } else if (m->kind == CLI_MSG_STATE) {
+            if (g_interactive && m->code != TB_SESSION_CLOSED &&
+                m->code != TB_SESSION_CONNECTING &&
+                (m->code != TB_SESSION_CONNECTED || g_was_suspended))
+                printf("[session %s]\n", m->text);
+            g_was_suspended = m->code == TB_SESSION_SUSPENDED;
+            if (m->code == TB_SESSION_EXPIRED ||
+                m->code == TB_SESSION_AUTH_FAILED) {
+                fprintf(stderr, "tumbler: session %s; the next command "
+                                "opens a new one\n", m->text);
+                cli_disconnect(cli);
+            }
+        }
+        free(m);
+    }
+    fflush(stdout);
+}
+
+/* ---- scripts on stdin ---- */
+
+static int run_script(struct cli *cli)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int rv = CLI_OK, r;
+
+    while (getline(&line, &cap, stdin) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        if ((r = run_line(cli, line)) < 0)
+            break;
+        rv = r;
+        print_messages(cli);
+    }
+    free(line);
+    return rv;
+}
+
+/* ---- the terminal ---- */
+
+static char *completion_cmd(const char *text, int state)
+{
+    static int i;
+    int n;
+    const struct cli_cmd *const *v = cli_commands(&n);
+
+    if (state == 0)
+        i = 0;
+    while (i < n) {
+        const struct cli_cmd *c = v[i++];
+        if (!(c->flags & CLI_NO_SHELL) && strncmp(c->name, text, strlen(text)) == 0)
+            return strdup(c->name);
+    }
+    return NULL;
+}
+
+static char *completion_path(const char *text, int state)
+{
+    static struct tb_strings ch;
+    static int32_t i;
+    static char dir[1024];
+    static const char *base;
+    size_t dl;
+
+    if (state == 0) {
+        const char *slash = strrchr(text, '/');
+        tb_strings_free(&ch);
+        memset(&ch, 0, sizeof ch);
+        i = 0;
+        if (slash == NULL || g_cli->c == NULL ||
+            (size_t)(slash - text) >= sizeof dir)
+            return NULL;
+        dl = slash == text ? 1 : (size_t)(slash - text);
+        memcpy(dir, text, dl);
+        dir[dl] = '\0';
+        base = slash + 1;
+        if (tb_get_children_sync(g_cli->c, dir, NULL, NULL, &ch) != 0)
+            memset(&ch, 0, sizeof ch);
+    }
+    while (i < ch.count) {
+        const char *name = ch.v[i++];
+        if (strncmp(name, base, strlen(base)) == 0) {
+            size_t n = strlen(dir) + strlen(name) + 2;
+            char *r = malloc(n);
+            if (r != NULL)
+                snprintf(r, n, "%s%s%s", strcmp(dir, "/") ? dir : "",
+                         "/", name);
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+    (void)end;
+    rl_attempted_completion_over = 1; /* never complete file names */
+    if (start == 0)
+        return rl_completion_matches(text, completion_cmd);
+    if (text[0] == '/') {
+        rl_completion_append_character = '\0';
+        return rl_completion_matches(text, completion_path);
+    }
+    return NULL;
+}
+
+/* Removing the handler here, inside it, is what stops readline from
+ * drawing a fresh prompt before the command has run. */
+static void on_line(char *line)
+{
+    g_line = line;
+    g_have_line = 1;
+    rl_callback_handler_remove();
+}
+
+static void make_prompt(struct cli *cli, char *buf, size_t cap)
+{
+    const char *st = cli->c ? tb_session_state_name(tb_client_state(cli->c))
+                            : "not connected";
+    snprintf(buf, cap, "[tumbler %s %s] ", cli->hosts, st);
+}
+
+/* Prints queued events above the line being edited, then redraws it. */
+static void print_above(struct cli *cli)
+{
+    char *saved = rl_copy_text(0, rl_end);
+    int point = rl_point;
+
+    rl_save_prompt();
+    rl_replace_line("", 0);
+    rl_redisplay();
+    print_messages(cli);
+    rl_restore_prompt();
+    rl_replace_line(saved ? saved : "", 0);
+    rl_point = point;
+    rl_forced_update_display();
+    free(saved);
+}
+
+static char *history_path(void)
+{
+    const char *h = getenv("TUMBLER_HISTFILE"), *home = getenv("HOME");
+    char *p;
+
+    if (h != NULL)
+        return *h ? strdup(h) : NULL;
+    if (home == NULL || (p = malloc(strlen(home) + 20)) == NULL)
+        return NULL;
+    sprintf(p, "%s/.tumbler_history", home);
+    return p;
+}
+
+/* Handles one wake-up; returns 1 when the shell must end. */
+static int step(struct cli *cli, char *prompt, size_t cap)
+{
+    int sig, ev = cli_ev_wait(STDIN_FILENO, -1, &sig);
+
+    if (ev == CLI_EV_FD) {
+        rl_callback_read_char();
+    } else if (ev == CLI_EV_MSG) {
+        print_above(cli);
+    } else if (ev == CLI_EV_SIGNAL && sig == SIGINT) {
+        /* Like bash: drop the line, fresh prompt. */
+        rl_replace_line("", 0);
+        rl_crlf();
+        rl_on_new_line();
+        rl_redisplay();
+    } else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
+        return 1;
+    }
+    if (!g_have_line)
+        return 0;
+    g_have_line = 0;
+    if (g_line == NULL) { /* ^D */
+        putchar('\n');
+        return 1;
+    }
+    if (*g_line != '\0')
+        add_history(g_line);
+    if (run_line(cli, g_line) < 0) {
+        free(g_line);
+        return 1;
+    }
+    free(g_line);
+    print_messages(cli);
+    make_prompt(cli, prompt, cap);
+    rl_callback_handler_install(prompt, on_line);
+    return 0;
+}
+
+static int run_terminal(struct cli *cli)
+{
+    char prompt[512], *hist = history_path();
+
+    g_cli = cli;
+    rl_readline_name = "tumbler";
+    rl_catch_signals = 0; /* ours go through the event pipe */
+    rl_attempted_completion_function = complete;
+    using_history();
+    stifle_history(1000);
+    if (hist != NULL)
+        (void)read_history(hist);
+    printf("tumbler shell on %s; 'help' lists the commands, ^D leaves.\n",
+           cli->hosts);
+    (void)cli_connect(cli);
+    print_messages(cli);
+    make_prompt(cli, prompt, sizeof prompt);
+    rl_callback_handler_install(prompt, on_line);
+    while (!step(cli, prompt, sizeof prompt))
+        ;
+    rl_callback_handler_remove();
+    if (hist != NULL)
+        (void)write_history(hist);
+    free(hist);
+    return CLI_OK;
+}
+
+int cli_shell(struct cli *cli)
+{
+    if (isatty(STDIN_FILENO)) {
+        g_interactive = 1;
+        return run_terminal(cli);
+    }
+    return run_script(cli);
+}
