@@ -220,7 +220,9 @@ struct tb_options {
     const unsigned char *session_passwd;
     size_t max_frame_bytes;  /* largest reply accepted; default 4 MiB */
     size_t max_request_bytes; /* largest request sent; default 1048575 */
-    tb_log_cb log_cb;        /* NULL: silent */
+    /* NULL: silent.  Called with the handle's lock held, from any thread
+     * that drives or calls the handle: it must not call the library. */
+    tb_log_cb log_cb;
     int log_level;           /* messages up to this level are passed */
     tb_state_cb state_cb;    /* every state change, in order */
     tb_watch_cb watch_cb;    /* the default watcher (tb_watch_default) */

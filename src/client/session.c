@@ -211,9 +211,10 @@ void tb__conn_lost(struct tb_client *c, int rc, const char *why)
         tb__finish_close(c);
         return;
     }
-    tb__req_fail_queue(c, &c->pendq, rc);
+    /* The application hears "suspended" before the losses it explains. */
     if (c->state == TB_SESSION_CONNECTED || c->state == TB_SESSION_READONLY)
         tb__set_state(c, TB_SESSION_SUSPENDED);
+    tb__req_fail_queue(c, &c->pendq, rc);
     c->phase = PH_BACKOFF; /* placeholder until the next attempt starts */
     c->failed_in_round = 0;
     if (c->ai != NULL)
@@ -236,11 +237,16 @@ void tb__conn_failed(struct tb_client *c, const char *why)
     tb__next_attempt(c);
 }
 
+/* Ends the session.  EXPIRED and AUTH_FAILED are reported first (a lock
+ * holder must stop before anything else); CLOSED last, as the handle's
+ * final callback. */
 void tb__terminate(struct tb_client *c, int state, int rc)
 {
     struct tb_queue *q;
 
     tb__conn_close_fd(c);
+    if (state != TB_SESSION_CLOSED)
+        tb__set_state(c, state);
     c->phase = PH_DEAD;
     if (c->ai != NULL) {
         freeaddrinfo(c->ai);
@@ -257,7 +263,8 @@ void tb__terminate(struct tb_client *c, int state, int rc)
         }
     }
     tb__watch_end_all(c, rc);
-    tb__set_state(c, state);
+    if (state == TB_SESSION_CLOSED)
+        tb__set_state(c, state);
 }
 
 void tb__begin_close(struct tb_client *c)

@@ -366,6 +366,22 @@ static void test_handshake_and_get(void **state)
     srv_event(TB_EVENT_DATA_CHANGED, "/root/n"); /* one-shot: consumed */
     pump(c);
     assert_int_equal(wr.events, 1);
+    {
+        /* larger than the server takes: refused here, never sent */
+        char *big = calloc(1, 1 << 20);
+        assert_int_equal(tb_set_data(c, "/n", big, 1 << 20, -1, rec_stat,
+                                     &r),
+                         TB_ETOOBIG);
+        free(big);
+        assert_int_equal(tb_create(c, "/x", NULL, 0, NULL, 7, 0, NULL, NULL),
+                         TB_EBADARGUMENTS);
+        assert_int_equal(tb_create(c, "/x", NULL, 0, NULL, TB_CONTAINER, 5,
+                                   NULL, NULL),
+                         TB_EBADARGUMENTS);
+        assert_int_equal(tb_get_data(c, "/a/", NULL, NULL, rec_data, &r),
+                         TB_EBADARGUMENTS);
+        assert_int_equal(r.calls, 1);
+    }
     close_replied(c);
 }
 
