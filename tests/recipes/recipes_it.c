@@ -17,7 +17,7 @@ static const struct {
     {"basic", t_basic, ""},
     {"nonfair", t_nonfair, ""},
     {"threads", t_threads, "KIND NTHREADS ITERS"},
-    {"worker", t_worker, "PATH KIND ITERS HOLD_MS LOGFILE WHO"},
+    {"worker", t_worker, "PATH KIND ITERS HOLD_MS LOGFILE WHO NTHREADS"},
     {"checklog", t_checklog, "LOGFILE MIN_HOLDS"},
     {"herd", t_herd, "KIND NWAITERS"},
     {"holder", t_holder, "PATH"},

@@ -308,32 +308,59 @@ int t_threads(int argc, char **argv)
 
 /* ---- one process of the multi-process exclusion test ---- */
 
-int t_worker(int argc, char **argv)
-{
-    struct tb_lock_options o = {0};
-    struct tb_client *c;
-    struct tb_mutex *m;
-    int i, iters, hold_ms;
+struct wargs {
+    const char *path, *log;
+    int kind, iters, hold_ms;
+    long who;
+};
 
-    CHECK(argc >= 6);
-    o.kind = strcmp(argv[1], "nonfair") == 0 ? TB_LOCK_NONFAIR : TB_LOCK_FAIR;
-    iters = atoi(argv[2]);
-    hold_ms = atoi(argv[3]);
-    c = rt_connect(rt_hosts, RT_SESSION_MS);
-    CHECK_RC(tb_mutex_new(&m, c, argv[0], &o), 0);
-    for (i = 0; i < iters; i++) {
-        struct rt_hold h = {.who = atol(argv[5])};
+/* One session per thread; every hold is appended to the shared log. */
+static void *worker_thread(void *arg)
+{
+    struct wargs *a = arg;
+    struct tb_lock_options o = {.kind = a->kind};
+    struct tb_client *c = rt_connect(rt_hosts, RT_SESSION_MS);
+    struct tb_mutex *m;
+    int i;
+
+    CHECK_RC(tb_mutex_new(&m, c, a->path, &o), 0);
+    for (i = 0; i < a->iters; i++) {
+        struct rt_hold h = {.who = a->who};
         CHECK_RC(tb_mutex_lock_sync(m, 60000, &h.token), 0);
         h.t0 = rt_now_ns();
-        if (hold_ms > 0)
-            rt_sleep_ms(hold_ms);
+        if (a->hold_ms > 0)
+            rt_sleep_ms(a->hold_ms);
         h.t1 = rt_now_ns();
         CHECK_RC(tb_mutex_state(m), TB_LOCK_HELD);
         CHECK_RC(tb_mutex_unlock_sync(m), 0);
-        rt_hold_log(argv[4], &h);
+        rt_hold_log(a->log, &h);
     }
     tb_mutex_free(m);
     tb_client_close(c);
+    return NULL;
+}
+
+int t_worker(int argc, char **argv)
+{
+    struct wargs a[16];
+    pthread_t th[16];
+    int i, n;
+
+    CHECK(argc >= 7);
+    n = atoi(argv[6]);
+    CHECK(n > 0 && n <= 16);
+    for (i = 0; i < n; i++) {
+        a[i].path = argv[0];
+        a[i].kind = strcmp(argv[1], "nonfair") == 0 ? TB_LOCK_NONFAIR
+                                                    : TB_LOCK_FAIR;
+        a[i].iters = atoi(argv[2]);
+        a[i].hold_ms = atoi(argv[3]);
+        a[i].log = argv[4];
+        a[i].who = atol(argv[5]) * 100 + i;
+        CHECK(pthread_create(&th[i], NULL, worker_thread, &a[i]) == 0);
+    }
+    for (i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
     return 0;
 }
 

@@ -1,4 +1,3 @@
 #include "tests.h"
 #define S(n) int n(int argc, char **argv) { (void)argc; (void)argv; return 77; }
-S(t_herd) S(t_holder) S(t_waiter) S(t_connloss) S(t_token_before) S(t_token_after)
 S(t_rwlock) S(t_semaphore) S(t_multilock) S(t_election) S(t_candidate) S(t_leader_watch) S(t_interop_hold)

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Recipe tests against a real server: run.sh KIND SCENARIO RECIPES_IT [ARGS]
+#
+# KIND is "tumblerd" (needs TUMBLERD) or "zk" (Apache ZooKeeper 3.8).
+# Starts the server on a free loopback port (tests/integration/lib.sh),
+# runs the scenario, and always stops the server.  Scenarios that need
+# several processes (kill -9, SIGSTOP, a server restart, many contending
+# processes, Curator) are orchestrated here; the others are one call of
+# recipes_it.  Every wait is bounded.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../integration/lib.sh
+source "$here/../integration/lib.sh"
+
+kind=$1 scenario=$2 bin=$3
+shift 3
+it_init
+launch "$kind" server
+port=$LAUNCH_PORT
+hosts="127.0.0.1:$port"
+tmp=$(it_tmpdir run)
+CHILDREN=()
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Kills what the scenario started (its own children only, by pid).
+reap_children()
+{
+    local p
+    for p in "${CHILDREN[@]}"; do
+        kill -CONT "$p" 2>/dev/null
+        kill -KILL "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    CHILDREN=()
+}
+trap 'rc=$?; reap_children; (exit $rc); it_cleanup' EXIT
+
+# wait_line FILE REGEX SECONDS: until a line of FILE matches.
+wait_line()
+{
+    local deadline=$((SECONDS + $3))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        grep -Eq "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "no line matching '$2' in $1 within $3 s:" >&2
+    cat "$1" >&2
+    return 1
+}
+
+# wait_pid PID SECONDS: until it exits; its status.
+wait_pid()
+{
+    local deadline=$((SECONDS + $2))
+    while kill -0 "$1" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+        if [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]; then break; fi
+        sleep 0.05
+    done
+    if kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" | cut -c1)" != Z ]; then
+        echo "pid $1 still running after $2 s" >&2
+        return 124
+    fi
+    wait "$1"
+}
+
+# wait_children PATH N SECONDS
+wait_children()
+{
+    local deadline=$((SECONDS + $3)) n
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        n=$("$bin" "$hosts" children "$1" | wc -l)
+        [ "$n" = "$2" ] && return 0
+        sleep 0.1
+    done
+    echo "$1 has $n children, want $2" >&2
+    return 1
+}
+
+field() { awk -v w="$2" '$1 == w { print $'"$3"'; exit }' "$1"; }
+
+case "$scenario" in
+processes)
+    # Mutual exclusion between 4 processes of 3 threads each, every thread
+    # its own session, all on one lock: every hold logged with its token;
+    # no two holds overlap and tokens rise in hold order.
+    kindlock=${1:-fair}
+    log=$tmp/holds.log
+    : > "$log"
+    pids=()
+    for w in 0 1 2 3; do
+        "$bin" "$hosts" worker /rt/proc/lock "$kindlock" 8 2 "$log" "$w" 3 &
+        pids+=($!)
+        CHILDREN+=($!)
+    done
+    for p in "${pids[@]}"; do wait_pid "$p" 90 || fail "worker $p failed"; done
+    "$bin" "$hosts" checklog "$log" 96 || fail "holds of the processes"
+    ;;
+kill9)
+    # The holder dies without a word: the waiter gets the lock once the
+    # server expires the holder's session (4 s), not before.
+    "$bin" "$hosts" holder /rt/k9/lock > "$tmp/holder.out" 2>&1 &
+    hpid=$!
+    CHILDREN+=($hpid)
+    wait_line "$tmp/holder.out" '^HELD ' 20 || fail "holder"
+    "$bin" "$hosts" waiter /rt/k9/lock > "$tmp/waiter.out" 2>&1 &
+    wpid=$!
+    CHILDREN+=($wpid)
+    wait_children /rt/k9/lock 2 20 || fail "waiter did not queue"
+    killed=$(date +%s%3N)
+    kill -KILL "$hpid"
+    wait_pid "$wpid" 30 || fail "waiter: $(cat "$tmp/waiter.out")"
+    got=$(field "$tmp/waiter.out" ACQUIRED 3)
+    t1=$(field "$tmp/holder.out" HELD 2)
+    t2=$(field "$tmp/waiter.out" ACQUIRED 2)
+    after=$((got - killed))
+    echo "kill -9: waiter got the lock $after ms after the holder died" \
+         "(session timeout 4000 ms); tokens $t1 -> $t2"
+    [ "$after" -ge 2500 ] || fail "lock free before the session expired"
+    [ "$after" -le 15000 ] || fail "lock not free long after expiry"
+    [ "$t2" -gt "$t1" ] || fail "token did not rise"
+    ;;
+sigstop)
+    # The holder is paused past its session timeout: the waiter gets the
+    # lock with a larger token; on resume the holder is told LOST (by its
+    # callback and its state) and its release reports ELOCKLOST.
+    "$bin" "$hosts" holder /rt/stop/lock > "$tmp/holder.out" 2>&1 &
+    hpid=$!
+    CHILDREN+=($hpid)
+    wait_line "$tmp/holder.out" '^HELD ' 20 || fail "holder"
+    "$bin" "$hosts" waiter /rt/stop/lock > "$tmp/waiter.out" 2>&1 &
+    wpid=$!
+    CHILDREN+=($wpid)
+    wait_children /rt/stop/lock 2 20 || fail "waiter did not queue"
+    stopped=$(date +%s%3N)
+    kill -STOP "$hpid"
+    wait_pid "$wpid" 30 || fail "waiter: $(cat "$tmp/waiter.out")"
+    got=$(field "$tmp/waiter.out" ACQUIRED 3)
+    resumed=$(date +%s%3N)
+    kill -CONT "$hpid"
+    wait_pid "$hpid" 20 || fail "holder did not end: $(cat "$tmp/holder.out")"
+    cat "$tmp/holder.out"
+    t1=$(field "$tmp/holder.out" HELD 2)
+    t2=$(field "$tmp/waiter.out" ACQUIRED 2)
+    lost=$(awk '$1 == "STATE" && $2 == "LOST" { print $4; exit }' "$tmp/holder.out")
+    [ -n "$lost" ] || fail "holder was not told LOST by its callback"
+    grep -q '^POLL LOST' "$tmp/holder.out" || fail "state did not read LOST"
+    grep -q '^RELEASE ELOCKLOST' "$tmp/holder.out" || fail "release did not report ELOCKLOST"
+    [ "$t2" -gt "$t1" ] || fail "token did not rise ($t1 -> $t2)"
+    echo "SIGSTOP: waiter got the lock $((got - stopped)) ms after the pause;" \
+         "holder told LOST $((lost - resumed)) ms after SIGCONT; tokens $t1 -> $t2"
+    [ $((got - stopped)) -ge 2500 ] || fail "lock free before the session expired"
+    [ $((lost - resumed)) -le 3000 ] || fail "holder told too late"
+    ;;
+restart)
+    # Fencing tokens keep rising across a server restart.
+    "$bin" "$hosts" token_before /rt/restart/lock "$tmp/token" || fail "before"
+    stop_server "$LAUNCH_PID" 20
+    start_server "$kind" "$LAUNCH_DIR" "$port"
+    wait_serving "$port" 60 "$SERVER_PID" || fail "server did not restart"
+    "$bin" "$hosts" token_after /rt/restart/lock "$tmp/token" || fail "after"
+    ;;
+connloss)
+    "$bin" "$hosts" connloss "$port"
+    ;;
+*)
+    "$bin" "$hosts" "$scenario" "$@"
+    ;;
+esac
