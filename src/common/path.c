@@ -28,6 +28,11 @@ static size_t utf8_next(const unsigned char *p, size_t n, uint32_t *cp)
             return 0;
         c = c << 6 | (p[i] & 0x3f);
     }
+    /* An overlong form (0xc0 0x80 for NUL) decodes, in Java, to U+FFFD,
+     * which the rules refuse anyway: refuse it here too. */
+    if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) ||
+        (len == 4 && c < 0x10000))
+        return 0;
     *cp = c;
     return len;
 }

@@ -68,6 +68,8 @@ static void test_path_validate(void **state)
     assert_false(valid("/p\xee\x80\x80"));      /* U+E000 private use */
     assert_false(valid("/s\xef\xbf\xb0"));      /* U+FFF0 */
     assert_false(valid("/bad\xc3"));            /* truncated UTF-8 */
+    assert_false(valid("/n\xc0\x80"));          /* overlong NUL */
+    assert_false(valid("/s\xe0\x80\xaf"));      /* overlong '/' */
     assert_int_equal(tb_path_validate((struct tb_str){"/a\0b", 4}),
                      TB_EBADARGUMENTS);
     assert_int_equal(tb_path_validate(TB_STR_NULL), TB_EBADARGUMENTS);
