@@ -289,6 +289,9 @@ TB_API int tb_election_leave_sync(struct tb_election *e);
 /* Waits until this candidate leads (0 and the token) or the timeout. */
 TB_API int tb_election_await_sync(struct tb_election *e, int timeout_ms,
                                   int64_t *token);
+/* TB_LOCK_UNLOCKED (not joined), TB_LOCK_ACQUIRING (queued),
+ * TB_LOCK_HELD / TB_LOCK_SUSPENDED (leading), TB_LOCK_LOST (joined but
+ * out of the race until the client has a new session). */
 TB_API int tb_election_state(struct tb_election *e);
 TB_API int64_t tb_election_token(struct tb_election *e);
 TB_API int tb_election_is_leader(struct tb_election *e);

@@ -103,6 +103,8 @@ void rcp_lk_ref(struct tb_mutex *m)
 static void destroy(struct tb_mutex *m)
 {
     struct tb_mutex *peer_ref = m->is_read ? m->peer : NULL;
+    void (*hook)(void *) = m->on_destroy;
+    void *hook_data = m->destroy_data;
 
     free(m->path);
     free(m->parent);
@@ -116,6 +118,8 @@ static void destroy(struct tb_mutex *m)
     free(m);
     if (peer_ref != NULL) /* the read side kept the shared mutex alive */
         rcp_lk_unref(peer_ref);
+    if (hook != NULL)
+        hook(hook_data);
 }
 
 void rcp_lk_unref(struct tb_mutex *m)

@@ -208,6 +208,10 @@ struct tb_mutex {
     void *sdata;
     void (*session_cb)(void *data); /* a new session connected */
     void *session_data;
+    /* Called when the last reference goes, after every callback: lets a
+     * composite free what its callbacks use. */
+    void (*on_destroy)(void *data);
+    void *destroy_data;
     int64_t seen_session;
 
     /* The acquisition. */

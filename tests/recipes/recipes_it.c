@@ -18,7 +18,7 @@ static const struct {
     {"nonfair", t_nonfair, ""},
     {"threads", t_threads, "KIND NTHREADS ITERS"},
     {"worker", t_worker, "PATH KIND ITERS HOLD_MS LOGFILE WHO NTHREADS"},
-    {"checklog", t_checklog, "LOGFILE MIN_HOLDS"},
+    {"checklog", t_checklog, "LOGFILE MIN_HOLDS [ordered]"},
     {"herd", t_herd, "KIND NWAITERS"},
     {"holder", t_holder, "PATH"},
     {"waiter", t_waiter, "PATH"},
@@ -30,8 +30,7 @@ static const struct {
     {"multilock", t_multilock, ""},
     {"election", t_election, ""},
     {"candidate", t_candidate, "PATH KIND"},
-    {"leader_watch", t_leader_watch, "PATH"},
-    {"interop_hold", t_interop_hold, "PATH HOLD_MS LOGFILE WHO"},
+    {"interop_hold", t_interop_hold, "PATH HOLD_MS LOGFILE WHO ITERS"},
     {"children", t_children, "PATH"},
 };
 

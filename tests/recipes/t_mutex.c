@@ -367,7 +367,7 @@ int t_worker(int argc, char **argv)
 int t_checklog(int argc, char **argv)
 {
     struct rt_hold *v;
-    int n;
+    int n, i, rc;
 
     CHECK(argc >= 2);
     n = rt_hold_read(argv[0], &v);
@@ -375,9 +375,20 @@ int t_checklog(int argc, char **argv)
         fprintf(stderr, "only %d holds logged, want %s\n", n, argv[1]);
         return 1;
     }
-    n = rt_hold_check(v, n, argv[0]);
+    rc = rt_hold_check(v, n, argv[0]);
+    if (argc >= 3 && strcmp(argv[2], "ordered") == 0) {
+        /* Holds came in the order of the holders' numbers (the order in
+         * which the test queued them). */
+        for (i = 1; i < n; i++)
+            if (v[i].who <= v[i - 1].who) {
+                fprintf(stderr, "hold %d by %ld came after one by %ld\n", i,
+                        v[i].who, v[i - 1].who);
+                rc = 1;
+            }
+        printf("%s: holds in queue order: %s\n", argv[0], rc ? "NO" : "yes");
+    }
     free(v);
-    return n;
+    return rc;
 }
 
 /* Prints the children of PATH, one per line (for the scripts). */

@@ -18,7 +18,6 @@ int t_semaphore(int argc, char **argv);
 int t_multilock(int argc, char **argv);
 int t_election(int argc, char **argv);
 int t_candidate(int argc, char **argv);
-int t_leader_watch(int argc, char **argv);
 int t_interop_hold(int argc, char **argv);
 int t_children(int argc, char **argv);
 

@@ -1,0 +1,407 @@
+/* The counting semaphore, in Curator's InterProcessSemaphoreV2 layout:
+ *
+ *   PATH/locks/_c_<uuid>-lock-<seq>     the gate: a fair mutex
+ *   PATH/leases/_c_<uuid>-lease-<seq>   one per lease (held or wanted)
+ *
+ * An acquisition takes the gate, creates its lease node, and waits while
+ * PATH/leases has more than max_leases children, watching those children;
+ * then it gives the gate back.  Only the gate's holder ever waits on the
+ * leases, so a returned lease wakes one client, and the others queue on
+ * the gate herd-free.  At most max_leases lease nodes can belong to
+ * holders: a node is only ever created by the gate's holder, who proceeds
+ * only once the count, its own node included, is within the limit.
+ *
+ * Each acquisition has its own two engines (gate and lease), so one
+ * handle may hold several leases and wait for more at once. */
+#include <string.h>
+
+#include "recipes/rcp.h"
+
+enum { L_GATE, L_LEASE, L_HELD };
+
+struct tb_semaphore {
+    pthread_mutex_t mu;
+    int refs;
+    struct tb_client *c;
+    char *locks, *leases;
+    int max;
+    struct tb_lock_options o;
+    struct tb_queue all; /* struct tb_lease, pending and held */
+    struct tb_recipe_stats st;
+};
+
+struct tb_lease {
+    struct tb_queue q;
+    struct tb_semaphore *s;
+    struct tb_mutex *gate, *lease;
+    int phase;
+    int abort_rc;
+    int result; /* of the acquisition, while the gate goes back */
+    int timer;        /* the engines time out themselves (async form) */
+    int64_t deadline; /* < 0: none */
+    tb_lease_cb cb;
+    void *data;
+};
+
+static void sem_unref(struct tb_semaphore *s)
+{
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    free(s->locks);
+    free(s->leases);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+int tb_semaphore_new(struct tb_semaphore **out, struct tb_client *c,
+                     const char *path, int max_leases,
+                     const struct tb_lock_options *o)
+{
+    struct tb_semaphore *s;
+
+    if (out == NULL || c == NULL || max_leases < 1 || !rcp_path_ok(path) ||
+        strlen(path) < 2)
+        return TB_EINVAL;
+    s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return TB_ENOMEM;
+    pthread_mutex_init(&s->mu, NULL);
+    s->refs = 1;
+    s->c = c;
+    s->max = max_leases;
+    if (o != NULL)
+        s->o = *o;
+    s->o.kind = TB_LOCK_FAIR;
+    tb_queue_init(&s->all);
+    s->locks = rcp_join(path, "locks");
+    s->leases = rcp_join(path, "leases");
+    if (s->locks == NULL || s->leases == NULL) {
+        sem_unref(s);
+        return TB_ENOMEM;
+    }
+    *out = s;
+    return 0;
+}
+
+static void add_stats(struct tb_recipe_stats *a, struct tb_mutex *m)
+{
+    struct tb_recipe_stats b;
+
+    tb_mutex_stats(m, &b);
+    a->acquisitions += b.acquisitions;
+    a->creates += b.creates;
+    a->children_reads += b.children_reads;
+    a->watches_set += b.watches_set;
+    a->wakeups += b.wakeups;
+    a->recoveries += b.recoveries;
+    a->restarts += b.restarts;
+}
+
+/* The gate is back (or was never held): report the acquisition. */
+static void lease_report(struct tb_lease *l, int rc)
+{
+    struct tb_semaphore *s = l->s;
+    tb_lease_cb cb = l->cb;
+    void *data = l->data;
+
+    pthread_mutex_lock(&s->mu);
+    add_stats(&s->st, l->gate);
+    if (rc != 0) {
+        add_stats(&s->st, l->lease);
+        tb_queue_remove(&l->q);
+    } else {
+        l->phase = L_HELD;
+    }
+    pthread_mutex_unlock(&s->mu);
+    rcp_lk_free(l->gate);
+    l->gate = NULL;
+    if (rc != 0) {
+        rcp_lk_free(l->lease);
+        free(l);
+        sem_unref(s);
+        l = NULL;
+    }
+    if (cb != NULL)
+        cb(rc, l, data);
+}
+
+static void on_gate_released(int rc, void *data)
+{
+    struct tb_lease *l = data;
+
+    (void)rc; /* a lost gate is gone anyway */
+    lease_report(l, l->result);
+}
+
+/* The acquisition ended: the gate goes back first, so that when the
+ * caller hears of it the gate's node is gone (or with the reaper while
+ * disconnected) and the next waiter is on its way. */
+static void lease_end(struct tb_lease *l, int rc)
+{
+    l->result = rc;
+    if (rcp_lk_unlock(l->gate, on_gate_released, l) != 0)
+        lease_report(l, rc); /* not held: nothing to give back */
+}
+
+/* The lease engine's timeout: what is left of the acquisition's, or, in
+ * the synchronous form (whose wait gives up itself), none or one try. */
+static int remaining(const struct tb_lease *l)
+{
+    int64_t left;
+
+    if (l->deadline < 0 || (!l->timer && l->deadline > 0))
+        return -1;
+    left = l->deadline - rcp_now_ms();
+    return left > 0 ? (int)left : 0; /* past it: one try */
+}
+
+static void on_lease(int rc, int64_t token, void *data)
+{
+    (void)token;
+    lease_end(data, rc);
+}
+
+static void on_gate(int rc, int64_t token, void *data)
+{
+    struct tb_lease *l = data;
+    struct tb_semaphore *s = l->s;
+
+    (void)token;
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        rc = l->abort_rc;
+        if (rc == 0) {
+            l->phase = L_LEASE;
+            rc = rcp_lk_lock(l->lease, remaining(l), on_lease, l);
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (rc == 0)
+            return;
+    }
+    lease_end(l, rc);
+}
+
+/* Starts an acquisition; *out is the lease object (for a give-up). */
+static int start(struct tb_semaphore *s, int timeout_ms, int timer,
+                 tb_lease_cb cb, void *data, struct tb_lease **out)
+{
+    struct tb_lock_options go = {0};
+    struct tb_lease *l;
+    int rv;
+
+    l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return TB_ENOMEM;
+    l->s = s;
+    l->cb = cb;
+    l->data = data;
+    l->timer = timer;
+    l->deadline = timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1;
+    if (timeout_ms == 0)
+        l->deadline = 0;
+    go.value = s->o.value;
+    go.len = s->o.len;
+    if ((rv = rcp_lk_new(&l->gate, s->c, s->locks, &rcp_cfg_mutex, &go)))
+        goto err;
+    if ((rv = rcp_lk_new(&l->lease, s->c, s->leases, &rcp_cfg_lease,
+                         &s->o)))
+        goto err_gate;
+    l->gate->embedded = l->lease->embedded = 1;
+    l->lease->max_leases = s->max;
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&s->mu);
+    tb_queue_insert_tail(&s->all, &l->q);
+    pthread_mutex_unlock(&s->mu);
+    rv = rcp_lk_lock(l->gate, timer ? timeout_ms : (timeout_ms == 0 ? 0 : -1),
+                     on_gate, l);
+    if (rv != 0) {
+        pthread_mutex_lock(&s->mu);
+        tb_queue_remove(&l->q);
+        pthread_mutex_unlock(&s->mu);
+        sem_unref(s);
+        rcp_lk_free(l->lease);
+        goto err_gate;
+    }
+    if (out != NULL)
+        *out = l;
+    return 0;
+err_gate:
+    rcp_lk_free(l->gate);
+err:
+    free(l);
+    return rv;
+}
+
+int tb_semaphore_acquire(struct tb_semaphore *s, int timeout_ms,
+                         tb_lease_cb cb, void *data)
+{
+    int rv = rcp_async_timeout_check(s->c, timeout_ms);
+
+    return rv != 0 ? rv : start(s, timeout_ms, 1, cb, data, NULL);
+}
+
+static int abort_lease(struct tb_lease *l, int rc)
+{
+    struct tb_mutex *m;
+
+    pthread_mutex_lock(&l->s->mu);
+    if (l->phase == L_HELD || l->abort_rc != 0) {
+        pthread_mutex_unlock(&l->s->mu);
+        return TB_EINVAL;
+    }
+    l->abort_rc = rc;
+    m = l->phase == L_GATE ? l->gate : l->lease;
+    pthread_mutex_unlock(&l->s->mu);
+    /* EINVAL: between the engines; on_gate sees abort_rc. */
+    rcp_lk_abort(m, rc);
+    return 0;
+}
+
+int tb_semaphore_cancel(struct tb_semaphore *s)
+{
+    struct tb_lease *v[64];
+    struct tb_queue *q;
+    int n = 0, i, found = 0;
+
+    do { /* in rounds: an abort may end a lease, unlinking it */
+        pthread_mutex_lock(&s->mu);
+        n = 0;
+        TB_QUEUE_FOREACH(q, &s->all) {
+            struct tb_lease *l = TB_CONTAINER_OF(q, struct tb_lease, q);
+            if (l->phase != L_HELD && l->abort_rc == 0 && n < 64)
+                v[n++] = l;
+        }
+        for (i = 0; i < n; i++)
+            v[i]->abort_rc = TB_ECANCELED;
+        pthread_mutex_unlock(&s->mu);
+        for (i = 0; i < n; i++) {
+            rcp_lk_abort(v[i]->phase == L_GATE ? v[i]->gate : v[i]->lease,
+                         TB_ECANCELED);
+            found = 1;
+        }
+    } while (n == 64);
+    return found ? 0 : TB_EINVAL;
+}
+
+static void give_up(void *arg)
+{
+    abort_lease(arg, TB_ETIMEDOUT);
+}
+
+static void on_sync_lease(int rc, struct tb_lease *l, void *data)
+{
+    rcp_wait_done(data, rc, 0, l);
+}
+
+int tb_semaphore_acquire_sync(struct tb_semaphore *s, int timeout_ms,
+                              struct tb_lease **out)
+{
+    struct tb_lease *l = NULL;
+    struct rcp_wait w;
+    int rv;
+
+    if (out != NULL)
+        *out = NULL;
+    if ((rv = rcp_sync_check(s->c)) != 0)
+        return rv;
+    rcp_wait_init(&w);
+    rv = start(s, timeout_ms, 0, on_sync_lease, &w, &l);
+    if (rv == 0) {
+        rcp_wait(s->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
+                 give_up, l);
+        rv = w.rc;
+        if (out != NULL)
+            *out = w.ptr;
+    }
+    rcp_wait_destroy(&w);
+    return rv;
+}
+
+static void lease_free(struct tb_lease *l)
+{
+    struct tb_semaphore *s = l->s;
+
+    pthread_mutex_lock(&s->mu);
+    add_stats(&s->st, l->lease);
+    tb_queue_remove(&l->q);
+    pthread_mutex_unlock(&s->mu);
+    rcp_lk_free(l->lease);
+    free(l);
+    sem_unref(s);
+}
+
+int tb_lease_release(struct tb_lease *l, tb_done_cb cb, void *data)
+{
+    int rv;
+
+    if (l == NULL || l->phase != L_HELD)
+        return TB_EINVAL;
+    rv = rcp_lk_unlock(l->lease, cb, data);
+    if (rv == 0 || rv == TB_ELOCKLOST || rv == TB_ENOTHELD)
+        lease_free(l); /* the node is with the reaper */
+    return rv;
+}
+
+int tb_lease_release_sync(struct tb_lease *l)
+{
+    struct rcp_wait w;
+    struct tb_client *c;
+    int rv;
+
+    if (l == NULL || l->phase != L_HELD)
+        return TB_EINVAL;
+    c = l->s->c;
+    if ((rv = rcp_sync_check(c)) != 0)
+        return rv;
+    rcp_wait_init(&w);
+    rv = tb_lease_release(l, rcp_wait_done_cb, &w);
+    if (rv == 0) {
+        rcp_wait(c, &w, -1, NULL, NULL);
+        rv = w.rc;
+    }
+    rcp_wait_destroy(&w);
+    return rv;
+}
+
+int64_t tb_lease_token(struct tb_lease *l)
+{
+    return tb_mutex_token(l->lease);
+}
+
+int tb_lease_state(struct tb_lease *l)
+{
+    return rcp_lk_state(l->lease);
+}
+
+void tb_semaphore_stats(struct tb_semaphore *s, struct tb_recipe_stats *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->st;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void tb_semaphore_free(struct tb_semaphore *s)
+{
+    struct tb_queue *q;
+
+    if (s == NULL)
+        return;
+    tb_semaphore_cancel(s);
+    for (;;) { /* leases still held go back */
+        struct tb_lease *l = NULL;
+        pthread_mutex_lock(&s->mu);
+        TB_QUEUE_FOREACH(q, &s->all) {
+            struct tb_lease *x = TB_CONTAINER_OF(q, struct tb_lease, q);
+            if (x->phase == L_HELD) {
+                l = x;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (l == NULL)
+            break;
+        rcp_lk_unlock(l->lease, NULL, NULL);
+        lease_free(l);
+    }
+    sem_unref(s);
+}
