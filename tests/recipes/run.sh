@@ -163,6 +163,81 @@ restart)
 connloss)
     "$bin" "$hosts" connloss "$port"
     ;;
+election_kill)
+    # Three candidate processes; the leader is killed with kill -9: the
+    # next in line leads once the server expires the dead one's session,
+    # with a larger token.
+    for i in 0 1 2; do
+        "$bin" "$hosts" candidate /rt/elk fair > "$tmp/cand$i.out" 2>&1 &
+        CHILDREN+=($!)
+        eval "cpid$i=$!"
+        wait_line "$tmp/cand$i.out" '^JOINED ' 20 || fail "candidate $i"
+    done
+    wait_line "$tmp/cand0.out" '^LEADER ' 20 || fail "first candidate does not lead"
+    t0=$(field "$tmp/cand0.out" LEADER 2)
+    for i in 1 2; do
+        if grep -q '^LEADER ' "$tmp/cand$i.out"; then fail "two leaders"; fi
+    done
+    killed=$(date +%s%3N)
+    kill -KILL "$cpid0"
+    wait_line "$tmp/cand1.out" '^LEADER ' 30 || fail "no new leader"
+    t1=$(field "$tmp/cand1.out" LEADER 2)
+    at=$(field "$tmp/cand1.out" LEADER 3)
+    if grep -q '^LEADER ' "$tmp/cand2.out"; then fail "two leaders"; fi
+    echo "election: leader killed; candidate 1 leads $((at - killed)) ms later;" \
+         "tokens $t0 -> $t1"
+    [ "$t1" -gt "$t0" ] || fail "token did not rise"
+    [ $((at - killed)) -ge 2500 ] || fail "led before the session expired"
+    ;;
+interop)
+    # libtumbler and Apache Curator (InterProcessMutex, Debian's jars) on
+    # one path: first a queue built in a known order, alternating the two
+    # libraries, must be served in that order; then both contend freely.
+    # Every hold is logged with its token: no overlap, tokens rising.
+    classes=$1
+    cp="$classes"
+    for j in curator-framework curator-client curator-recipes zookeeper \
+             zookeeper-jute guava slf4j-api slf4j-nop; do
+        cp="$cp:/usr/share/java/$j.jar"
+    done
+    java_lock() {
+        java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Xmx128m \
+             -cp "$cp" CuratorLock "$@"
+    }
+    log=$tmp/queue.log
+    : > "$log"
+    lock=/rt/interop/lock
+    "$bin" "$hosts" interop_hold $lock 2500 "$log" 0 1 > "$tmp/q0.out" 2>&1 &
+    CHILDREN+=($!)
+    wait_line "$tmp/q0.out" '^HELD ' 20 || fail "first holder"
+    n=1
+    for who in 1 2 3 4; do
+        if [ $((who % 2)) = 1 ]; then
+            java_lock "$hosts" $lock 200 "$log" $who 1 > "$tmp/q$who.out" 2>&1 &
+        else
+            "$bin" "$hosts" interop_hold $lock 200 "$log" $who 1 > "$tmp/q$who.out" 2>&1 &
+        fi
+        CHILDREN+=($!)
+        n=$((n + 1))
+        wait_children $lock $n 30 || fail "holder $who did not queue"
+    done
+    for p in "${CHILDREN[@]}"; do wait_pid "$p" 60 || fail "queue member $p"; done
+    CHILDREN=()
+    cat "$tmp"/q*.out
+    "$bin" "$hosts" checklog "$log" 5 ordered || fail "queue order"
+    log=$tmp/mixed.log
+    : > "$log"
+    for who in 10 11; do
+        java_lock "$hosts" $lock 5 "$log" $who 10 > "$tmp/j$who.out" 2>&1 &
+        CHILDREN+=($!)
+        "$bin" "$hosts" interop_hold $lock 5 "$log" $((who + 10)) 10 > "$tmp/c$who.out" 2>&1 &
+        CHILDREN+=($!)
+    done
+    for p in "${CHILDREN[@]}"; do wait_pid "$p" 90 || fail "contender $p"; done
+    CHILDREN=()
+    "$bin" "$hosts" checklog "$log" 40 || fail "mixed contention"
+    wait_children $lock 0 5 || fail "nodes left behind"
+    ;;
 *)
     "$bin" "$hosts" "$scenario" "$@"
     ;;
