@@ -88,6 +88,9 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
     case 'x':
         if (is_elect)
             break;
+        if (o->h.kind != HOLD_MUTEX)
+            return cli_usage(cli, cmd, "-s, -x and --semaphore exclude "
+                                       "each other");
         o->h.kind = ch == 's' ? HOLD_READ : HOLD_WRITE;
         return 0;
     case OPT_SEM:
@@ -96,6 +99,9 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
         if (cli_parse_i64(optarg, &v) != 0 || v < 1 || v > 1000000)
             return cli_usage(cli, cmd, "bad --semaphore '%s' (1..1000000)",
                              optarg);
+        if (o->h.kind != HOLD_MUTEX)
+            return cli_usage(cli, cmd, "-s, -x and --semaphore exclude "
+                                       "each other");
         o->h.kind = HOLD_SEM;
         o->h.max_leases = (int)v;
         return 0;
@@ -187,7 +193,8 @@ static int parse_lock(struct cli *cli, const struct cli_cmd *cmd, int argc,
     return lock_operands(cli, cmd, o, argc, argv);
 }
 
-/* Waits for the acquisition.  0 once held (*token), else the status. */
+/* Waits for the acquisition.  -1 once held (*token), else the status to
+ * exit with (which -E may make 0). */
 static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
 {
     int64_t deadline = o->wait_ms >= 0 ? now_ms() + o->wait_ms : -1;
@@ -219,7 +226,7 @@ static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
                 continue;
             if (code == TB_ETIMEDOUT)
                 return o->conflict;
-            return code == 0 ? 0 : cli_fail(cli, what, o->h.path, code);
+            return code == 0 ? -1 : cli_fail(cli, what, o->h.path, code);
         }
     }
 }
@@ -289,7 +296,7 @@ static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd,
         return cli_fail(cli, cmd->name, o.h.path, rv);
     start = now_ms();
     rv = acquire(cli, &o, &token);
-    if (rv == 0)
+    if (rv < 0)
         rv = run_held(cli, &o, token, now_ms() - start);
     else if (o.verbose && rv == o.conflict)
         fprintf(stderr, "tumbler: %s: not acquired\n", o.h.path);

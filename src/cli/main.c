@@ -151,6 +151,8 @@ static int run_help(struct cli *cli, const struct cli_cmd *cmd, int argc,
         print_overview(stdout);
         return CLI_OK;
     }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cli_help(cli, cmd);
     if ((c = cli_find(argv[1])) == NULL)
         return cli_usage(cli, cmd, "unknown command '%s'", argv[1]);
     return cli_help(cli, c);

@@ -1,0 +1,202 @@
+# Helpers of the tumbler CLI end-to-end tests (sourced, not executed).
+#
+# Every script is called as  SCRIPT TUMBLER TUMBLERD  and starts its own
+# tumblerd on a free 127.0.0.1 port, in a temporary directory removed at
+# exit.  The EXIT trap stops the server and every background command the
+# script started, so a failing or interrupted test leaves nothing behind.
+# Every wait is bounded.  Checks count failures; t_end prints
+# "N passed, N failed" and gives the exit status.
+#
+# Environment: CLI_KEEP=1 keeps the temporary directory, CLI_VERBOSE=1
+# echoes each check.
+
+set -u
+TUMBLER=${1:?usage: $0 TUMBLER TUMBLERD}
+TUMBLERD=${2:?usage: $0 TUMBLER TUMBLERD}
+T_PASS=0
+T_FAIL=0
+T_BG=()
+SRV_PID=""
+T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-cli.XXXXXX") || exit 1
+export TUMBLER_HISTFILE=""  # never touch the user's history
+
+t_cleanup()
+{
+    local rc=$? p
+    for p in "${T_BG[@]}"; do
+        kill -KILL "$p" 2>/dev/null
+    done
+    srv_stop
+    if [ "$rc" != 0 ] && [ -f "$T_DIR/server.log" ]; then
+        echo "---- last lines of the server log ----" >&2
+        tail -n 20 "$T_DIR/server.log" >&2
+    fi
+    if [ "${CLI_KEEP:-0}" = 1 ]; then echo "kept $T_DIR" >&2; else rm -rf "$T_DIR"; fi
+    return "$rc"
+}
+trap t_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+ok()
+{
+    T_PASS=$((T_PASS + 1))
+    if [ "${CLI_VERBOSE:-0}" = 1 ]; then echo "ok: $*"; fi
+}
+
+fail()
+{
+    T_FAIL=$((T_FAIL + 1))
+    echo "FAIL: $*" >&2
+}
+
+# check_eq WHAT EXPECTED ACTUAL
+check_eq()
+{
+    if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected [$2], got [$3]"; fi
+}
+
+# check_match WHAT REGEX TEXT  (grep -E, on any line)
+check_match()
+{
+    if printf '%s\n' "$3" | grep -Eq -- "$2"; then ok "$1"
+    else fail "$1: [$3] does not match /$2/"; fi
+}
+
+t_end()
+{
+    echo "$T_PASS passed, $T_FAIL failed"
+    [ "$T_FAIL" = 0 ]
+}
+
+# A TCP port nothing uses now, below the kernel's ephemeral range.
+free_port()
+{
+    local lo=20000 hi=32000 p hex i eph
+    read -r eph _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
+    [ "$eph" -le "$hi" ] && hi=$((eph - 1))
+    for i in $(seq 1 200); do
+        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
+        hex=$(printf ':%04X' "$p")
+        if ! awk -v h="$hex" 'NR > 1 && substr($2, length($2) - 4) == h { f = 1 }
+                 END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
+            echo "$p"
+            return 0
+        fi
+    done
+    echo "no free port" >&2
+    return 1
+}
+
+ruok()
+{
+    timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf ruok >&3 && cat <&3' \
+        "$1" 2>/dev/null
+}
+
+# srv_start: tumblerd on a free port (SRV_PORT), data in $T_DIR/data;
+# exports TUMBLER_SERVERS for the commands under test.
+srv_start()
+{
+    local attempt i
+    for attempt in 1 2 3; do
+        SRV_PORT=$(free_port) || return 1
+        mkdir -p "$T_DIR/data"
+        "$TUMBLERD" --clientPort="$SRV_PORT" --clientPortAddress=127.0.0.1 \
+            --dataDir="$T_DIR/data" --tickTime=2000 '--4lw.commands.whitelist=*' \
+            >> "$T_DIR/server.log" 2>&1 < /dev/null &
+        SRV_PID=$!
+        for i in $(seq 1 100); do
+            if [ "$(ruok "$SRV_PORT")" = imok ]; then
+                export TUMBLER_SERVERS=127.0.0.1:$SRV_PORT
+                return 0
+            fi
+            kill -0 "$SRV_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        srv_stop
+    done
+    echo "could not start tumblerd" >&2
+    exit 1
+}
+
+srv_stop()
+{
+    local i
+    [ -n "$SRV_PID" ] || return 0
+    kill -TERM "$SRV_PID" 2>/dev/null
+    for i in $(seq 1 100); do
+        kill -0 "$SRV_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$SRV_PID" 2>/dev/null
+    wait "$SRV_PID" 2>/dev/null
+    SRV_PID=""
+}
+
+# tb ARGS...: the tool under test, bounded to 60 s.
+tb()
+{
+    timeout -k 5 60 "$TUMBLER" "$@"
+}
+
+# bg LIMIT_S COMMAND...: runs COMMAND in the background (BG_PID), bounded.
+bg()
+{
+    local limit=$1
+    shift
+    timeout -k 5 "$limit" "$@" &
+    BG_PID=$!
+    T_BG+=("$BG_PID")
+}
+
+# wait_for LIMIT_S COMMAND...: polls COMMAND every 0.1 s until it
+# succeeds; false after LIMIT_S seconds.
+wait_for()
+{
+    local limit=$1 end
+    shift
+    end=$((SECONDS + limit))
+    while ! "$@" 2>/dev/null; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.1
+    done
+    return 0
+}
+
+# wait_st PID: waits for a background command of this shell; its status
+# in ST.  (Not in $(...): a subshell cannot wait for its parent's jobs.)
+wait_st()
+{
+    wait "$1"
+    ST=$?
+}
+
+have_python()
+{
+    command -v python3 > /dev/null
+}
+
+# json_get EXPR < JSON: evaluates the Python expression EXPR on the parsed
+# document `d` and prints the result (proves the output is valid JSON).
+json_get()
+{
+    python3 -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+
+# bgp LIMIT_S PIDFILE COMMAND...: like bg, and COMMAND's own pid (not the
+# timeout wrapper's) is written to PIDFILE, for tests that signal it.
+bgp()
+{
+    local limit=$1 pidfile=$2
+    shift 2
+    timeout -k 5 "$limit" bash -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@" &
+    BG_PID=$!
+    T_BG+=("$BG_PID")
+}
+
+# pid_in FILE: waits (bounded) for a pid file and prints the pid.
+pid_in()
+{
+    wait_for 10 test -s "$1" && cat "$1"
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# tumbler with no command: commands from a pipe (one per line, sh-like
+# quoting, status of the last command), and the interactive shell on a
+# pseudo-terminal (readline line editing, history file, completion, watch
+# events printed while at the prompt, ^C clearing the line).
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+srv_start
+
+# ---- script on stdin ----
+out=$(printf '%s\n' 'create /s "two words"' '# a comment' '' 'get /s' \
+    "set /s 'single quoted'" 'get /s' 'get /missing' 'ls /s' | tb 2>"$T_DIR/err"); rc=$?
+check_eq "script: output" "$(printf 'Created /s\ntwo words\nsingle quoted')" "$out"
+check_eq "script: status of the last command" 0 "$rc"
+check_match "script: an error does not stop it" "get /missing: node does not exist" \
+    "$(cat "$T_DIR/err")"
+printf 'ls /\nget /missing\n' | tb > /dev/null 2>&1
+check_eq "script: the last command's status" 101 "$?"
+out=$(printf 'get /s\nquit\nget /missing\n' | tb 2>&1)
+check_eq "script: quit ends it" "single quoted" "$out"
+printf 'get "/s\n' | tb > /dev/null 2>&1
+check_eq "script: unterminated quote is a usage error" 64 "$?"
+printf 'lock /l -- true\n' | tb > /dev/null 2>&1
+check_eq "script: lock is not offered in the shell" 64 "$?"
+out=$(printf 'create -e /eph\nstat /eph\n' | tb 2>&1)
+check_match "script: one session for all the lines" "^ephemeralOwner = 0x[0-9a-f]+$" "$out"
+
+# ---- interactive, on a pseudo-terminal ----
+if ! have_python; then
+    echo "python3 not found: terminal checks skipped"
+    t_end
+    exit
+fi
+tb create /w 1 > /dev/null
+export TUMBLER_HISTFILE=$T_DIR/history
+# Steps: text to type (\r ends a line, \x03 is ^C, \t completes), or
+# "!cmd" to run a shell command meanwhile, or "?text" to wait until the
+# terminal has shown text.
+timeout -k 5 60 python3 - "$TUMBLER" "$T_DIR/pty.out" <<'EOF'
+import os, pty, select, sys, time
+tumbler, log = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(tumbler, [tumbler])
+buf = b""
+def pump(until=None, limit=10.0):
+    global buf
+    end = time.time() + limit
+    while time.time() < end:
+        if until is not None and until.encode() in buf:
+            return True
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                buf += os.read(fd, 4096)
+            except OSError:
+                break
+    return until is None
+steps = [
+    "?] ", "ls /\r", "?zookeeper",
+    "get -w /w\r", "?1\r\n",
+    "!set", "?NodeDataChanged /w",
+    "half a line\x03", "?] ",
+    "get /zoo", "\t", "?get /zookeeper", "\r",
+    "lock /l -- true\r", "?not available in the shell",
+    "\x04",
+]
+ok = True
+for s in steps:
+    if s.startswith("?"):
+        if not pump(s[1:]):
+            print("terminal never showed %r" % s[1:], file=sys.stderr)
+            ok = False
+            break
+    elif s == "!set":
+        os.system(tumbler + " set /w 2")
+    else:
+        pump(None, 0.2)
+        os.write(fd, s.encode())
+pump(None, 1.0)
+if not ok:
+    os.kill(pid, 9)
+_, st = os.waitpid(pid, 0)
+open(log, "wb").write(buf)
+sys.exit(0 if ok and os.WEXITSTATUS(st) == 0 else 1)
+EOF
+check_eq "terminal session ran to ^D" 0 "$?"
+# What a terminal would show: "\r ESC[K" clears the line, then codes go.
+screen=$(sed 's/\x0d\x1b\[K/\n/g' "$T_DIR/pty.out" | tr -d '\r' |
+         sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g')
+check_match "terminal: prompt names the servers and the state" \
+    "^\[tumbler 127.0.0.1:$SRV_PORT connected\] " "$screen"
+check_match "terminal: event printed at the prompt" "^NodeDataChanged /w$" "$screen"
+check_match "terminal: completion of a path" "get /zookeeper$" "$screen"
+if printf '%s\n' "$screen" | grep -q "unknown command 'half'"; then
+    fail "terminal: ^C must drop the line being typed"
+else
+    ok "terminal: ^C dropped the line"
+fi
+check_match "terminal: history written" "^ls /$" "$(cat "$T_DIR/history" 2>/dev/null)"
+
+t_end

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tumbler lock and signals: SIGINT, SIGTERM, SIGHUP, SIGUSR1 sent to
+# tumbler reach the child; the lock is released as the child exits,
+# whether it exits by itself, is killed, or tumbler is interrupted while
+# still waiting in the queue.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+srv_start
+D=$T_DIR
+
+# The child: records its pid, then each signal it gets (exiting 0 on the
+# terminating ones), until 20 s pass.
+CHILD='echo $$ > "$0/child.pid"
+trap "echo USR1 >> \"\$0/got\"" USR1
+for s in INT TERM HUP; do trap "echo $s >> \"\$0/got\"; exit 0" $s; done
+i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done; exit 5'
+
+for sig in INT TERM HUP; do
+    rm -f "$D/got" "$D/child.pid" "$D/tb.pid"
+    bgp 60 "$D/tb.pid" "$TUMBLER" lock /sig -- sh -c "$CHILD" "$D"
+    job=$BG_PID
+    wait_for 10 test -s "$D/child.pid"
+    tbpid=$(pid_in "$D/tb.pid")
+    if [ "$sig" = INT ]; then
+        kill -USR1 "$tbpid"
+        wait_for 10 grep -q USR1 "$D/got"; check_eq "SIGUSR1 forwarded" 0 "$?"
+    fi
+    kill -"$sig" "$tbpid"
+    wait_st "$job"
+    check_eq "SIG$sig: tumbler exits with the child's status" 0 "$ST"
+    check_eq "SIG$sig reached the child, once" "$sig" "$(grep -v USR1 "$D/got")"
+    tb lock -n /sig -- true; check_eq "SIG$sig: lock free afterwards" 0 "$?"
+done
+
+# A child that does not catch the signal dies of it: 128 + N.
+bgp 60 "$D/tb.pid" "$TUMBLER" lock /sig -- sleep 30
+job=$BG_PID
+wait_for 10 sh -c '"$0" locks /sig | grep -q "1 holding"' "$TUMBLER"
+kill -TERM "$(pid_in "$D/tb.pid")"
+wait_st "$job"; check_eq "child killed by the forwarded SIGTERM: 143" 143 "$ST"
+
+# The child killed behind tumbler's back: the lock goes at once.
+rm -f "$D/child.pid"
+bg 60 "$TUMBLER" lock /sig -- sh -c 'echo $$ > "$0/child.pid"; exec sleep 30' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+tb lock -n /sig -- true; check_eq "held while the child runs" 1 "$?"
+kill -KILL "$(cat "$D/child.pid")"
+wait_st "$job"; check_eq "child killed by SIGKILL: 137" 137 "$ST"
+check_match "no holder, no waiter left" "0 holding, 0 waiting" "$(tb locks /sig)"
+tb lock -n /sig -- true; check_eq "lock free after the kill" 0 "$?"
+
+# Interrupted while waiting: 128+2, and its queue node is gone.
+rm -f "$D/child.pid"
+bg 60 "$TUMBLER" lock /sig -- sh -c 'echo $$ > "$0/child.pid"; exec sleep 30' "$D"
+holder=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+bgp 60 "$D/w.pid" "$TUMBLER" lock /sig -- echo never
+waiter=$BG_PID
+wait_for 10 sh -c '"$0" locks /sig | grep -q "1 waiting"' "$TUMBLER"
+check_eq "the waiter is queued" 0 "$?"
+kill -INT "$(pid_in "$D/w.pid")"
+wait_st "$waiter"; check_eq "SIGINT while waiting: 130" 130 "$ST"
+check_match "the waiter's node is gone" "1 holding, 0 waiting" "$(tb locks /sig)"
+kill -TERM "$(cat "$D/child.pid")"
+wait_st "$holder"; check_eq "holder's child ended by SIGTERM: 143" 143 "$ST"
+
+t_end

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# The tree commands of tumbler against a real tumblerd: output, exit
+# statuses, --json, watches, ACLs, --help everywhere, and the message when
+# no server can be reached.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+srv_start
+
+# ---- create, get, set, stat ----
+out=$(tb create /t hello); rc=$?
+check_eq "create status" 0 "$rc"
+check_eq "create output" "Created /t" "$out"
+err=$(tb create /t again 2>&1 >/dev/null); rc=$?
+check_eq "create existing: status 110" 110 "$rc"
+check_match "create existing: message says what and where" \
+    "^tumbler: create /t: node already exists \(ENODEEXISTS\)$" "$err"
+check_eq "create seq 1" "Created /t/s-0000000000" "$(tb create -s /t/s- a)"
+check_eq "create seq 2" "Created /t/s-0000000001" "$(tb create -s /t/s- b)"
+check_eq "get" "hello" "$(tb get /t)"
+check_match "get -s shows the stat" "^dataVersion = 0$" "$(tb get -s /t)"
+tb set -v 7 /t x 2>/dev/null; check_eq "set with a wrong version: 103" 103 "$?"
+tb set -v 0 /t world; check_eq "set with the right version" 0 "$?"
+check_eq "get after set" "world" "$(tb get /t)"
+check_match "set -s prints the new stat" "^dataVersion = 2$" "$(tb set -s /t again)"
+check_match "stat" "^numChildren = 2$" "$(tb stat /t)"
+tb stat /none 2>/dev/null; check_eq "stat of a missing node: 101" 101 "$?"
+tb get /none 2>/dev/null; check_eq "get of a missing node: 101" 101 "$?"
+tb create /none/child 2>/dev/null; check_eq "create under a missing parent: 101" 101 "$?"
+check_eq "create without data, get prints nothing" "Created /t/empty" "$(tb create /t/empty)"
+check_eq "empty data" "" "$(tb get /t/empty)"
+
+# ---- modes ----
+check_eq "create -e" "Created /t/eph" "$(tb create -e /t/eph)"
+tb stat /t/eph > /dev/null 2>&1
+check_eq "an ephemeral node goes with the one-shot session" 101 "$?"
+check_eq "create -c" "Created /t/cont" "$(tb create -c /t/cont)"
+check_eq "create -t" "Created /t/ttl" "$(tb create -t 600000 /t/ttl x)"
+check_match "create -s -e" "^Created /t/es-[0-9]{10}$" "$(tb create -s -e /t/es-)"
+tb create -c -e /t/bad 2>/dev/null; check_eq "-c with -e: usage 64" 64 "$?"
+tb create -e -t 5 /t/bad 2>/dev/null; check_eq "-t with -e: usage 64" 64 "$?"
+tb create t/rel 2>/dev/null; check_eq "relative path: usage 64" 64 "$?"
+
+# ---- ls ----
+check_eq "ls sorted, one per line" "$(printf 'cont\nempty\ns-0000000000\ns-0000000001\nttl')" \
+    "$(tb ls /t)"
+tb create /t/s-0000000000/deep x > /dev/null
+check_eq "ls -R: pre-order full paths" \
+    "$(printf '/t\n/t/cont\n/t/empty\n/t/s-0000000000\n/t/s-0000000000/deep\n/t/s-0000000001\n/t/ttl')" \
+    "$(tb ls -R /t)"
+check_match "ls -s prints the stat after the names" "^numChildren = 5$" "$(tb ls -s /t)"
+check_match "ls with no path lists /" "^t$" "$(tb ls)"
+tb ls /none 2>/dev/null; check_eq "ls of a missing node: 101" 101 "$?"
+
+# ---- delete, deleteall, sync ----
+tb delete /t 2>/dev/null; check_eq "delete with children: 111" 111 "$?"
+tb delete -v 3 /t/s-0000000001 2>/dev/null; check_eq "delete -v wrong: 103" 103 "$?"
+tb delete -v 0 /t/s-0000000001; check_eq "delete -v right" 0 "$?"
+tb sync /t; check_eq "sync" 0 "$?"
+
+# ---- data from a file, binary data in JSON ----
+printf 'a\000b\377' > "$T_DIR/bin"
+tb set -f "$T_DIR/bin" /t/empty; check_eq "set -f" 0 "$?"
+tb get /t/empty > "$T_DIR/bin.out"
+cmp -s <(printf 'a\000b\377\n') "$T_DIR/bin.out"; check_eq "get prints the bytes" 0 "$?"
+echo piped | tb create -f - /t/stdin > /dev/null
+check_eq "create -f -" "piped" "$(tb get /t/stdin)"
+
+if have_python; then
+    j=$(tb --json get /t/empty)
+    check_eq "json: binary data as base64" "YQBi/w==" "$(json_get 'd["data_base64"]' <<< "$j")"
+    j=$(tb get --json /t)
+    check_eq "json get data" "again" "$(json_get 'd["data"]' <<< "$j")"
+    check_eq "json get stat" "2" "$(json_get 'd["stat"]["version"]' <<< "$j")"
+    j=$(tb --json ls /t)
+    check_eq "json ls" "['cont', 'empty', 's-0000000000', 'stdin', 'ttl']" \
+        "$(json_get 'd["children"]' <<< "$j")"
+    j=$(tb --json ls -R /t/s-0000000000)
+    check_eq "json ls -R" "['/t/s-0000000000', '/t/s-0000000000/deep']" \
+        "$(json_get 'd["nodes"]' <<< "$j")"
+    j=$(tb --json create -s /t/j-)
+    check_match "json create" "^/t/j-[0-9]{10}$" "$(json_get 'd["path"]' <<< "$j")"
+    j=$(tb --json stat /t)
+    check_eq "json stat" "0x0" "$(json_get 'd["stat"]["ephemeralOwner"]' <<< "$j")"
+    j=$(tb --json stat /none 2>/dev/null)
+    check_eq "json error object" "ENONODE -101 /none" \
+        "$(json_get '" ".join([d["error"]["name"], str(d["error"]["code"]), d["error"]["path"]])' <<< "$j")"
+    j=$(tb --json getacl /t)
+    check_eq "json getacl" "world anyone cdrwa" \
+        "$(json_get '" ".join(d["acl"][0][k] for k in ("scheme", "id", "perms"))' <<< "$j")"
+else
+    echo "python3 not found: JSON checks skipped"
+fi
+
+tb deleteall /t; check_eq "deleteall" 0 "$?"
+tb stat /t > /dev/null 2>&1; check_eq "deleteall removed the subtree" 101 "$?"
+tb deleteall /t 2>/dev/null; check_eq "deleteall of a missing node: 101" 101 "$?"
+tb deleteall / 2>/dev/null; check_eq "deleteall /: refused" 64 "$?"
+
+# ---- ACLs and credentials ----
+tb create /acl x > /dev/null
+check_eq "getacl" "world:anyone:cdrwa" "$(tb getacl /acl)"
+tb setacl /acl world:anyone:r; check_eq "setacl" 0 "$?"
+check_eq "getacl after setacl" "world:anyone:r" "$(tb getacl /acl)"
+tb set /acl y 2>/dev/null; check_eq "write refused by the ACL: 102" 102 "$?"
+tb setacl /acl bogus 2>/dev/null; check_eq "malformed ACL: usage 64" 64 "$?"
+tb create /sec x > /dev/null
+tb -a digest:alice:secret setacl /sec auth::cdrwa; check_eq "setacl auth:: with -a" 0 "$?"
+tb get /sec 2>/dev/null; check_eq "read without the credential: 102" 102 "$?"
+check_eq "read with -a" "x" "$(tb -a digest:alice:secret get /sec)"
+check_match "getacl shows the digest id" "^digest:alice:[A-Za-z0-9+/=]+:cdrwa$" \
+    "$(tb -a digest:alice:secret getacl /sec)"
+check_match "whoami with -a" "^digest:alice$" "$(tb -a digest:alice:secret whoami)"
+tb addauth digest bob:pw; check_eq "addauth" 0 "$?"
+tb -a nocolon ls / 2>/dev/null; check_eq "-a without a colon: 64" 64 "$?"
+
+# ---- watches ----
+tb create /w 1 > /dev/null
+bg 30 bash -c '"$0" watch -r -c 3 /w > "$1" 2> "$1.err"' "$TUMBLER" "$T_DIR/watch.out"
+watch_pid=$BG_PID
+bg 30 bash -c '"$0" get -w /w > "$1" 2>&1' "$TUMBLER" "$T_DIR/getw.out"
+getw_pid=$BG_PID
+wait_for 10 grep -q "watching /w" "$T_DIR/watch.out.err"
+check_eq "watch says when it is set" 0 "$?"
+wait_for 10 grep -q '^1$' "$T_DIR/getw.out"
+tb set /w 2
+tb create /w/c > /dev/null
+tb delete /w/c
+wait_st "$watch_pid"; check_eq "watch -c 3 exits 0" 0 "$ST"
+check_eq "watch prints the events in order" \
+    "$(printf 'NodeDataChanged /w\nNodeCreated /w/c\nNodeDeleted /w/c')" "$(cat "$T_DIR/watch.out")"
+wait_st "$getw_pid"; check_eq "get -w exits once the watch fired" 0 "$ST"
+check_eq "get -w prints the data, then the event" "$(printf '1\nNodeDataChanged /w')" \
+    "$(cat "$T_DIR/getw.out")"
+bgp 30 "$T_DIR/w.pid" bash -c '"$0" watch /w > "$1" 2>&1' "$TUMBLER" "$T_DIR/w2.out"
+w2=$BG_PID
+wait_for 10 grep -q "watching" "$T_DIR/w2.out"
+kill -INT "$(pgrep -P "$(cat "$T_DIR/w.pid")")" 2>/dev/null
+wait_st "$w2"; check_eq "watch ends with status 0 on SIGINT" 0 "$ST"
+
+# ---- help and usage ----
+for c in ls get stat create set delete deleteall sync getacl setacl addauth whoami \
+         watch lock elect locks help; do
+    out=$(tb "$c" --help); rc=$?
+    if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q "^Usage: tumbler"; then ok "$c --help"
+    else fail "$c --help: status $rc, output [$out]"; fi
+done
+check_match "tumbler --help lists the commands" "^  lock " "$(tb --help)"
+tb frobnicate 2>/dev/null; check_eq "unknown command: 64" 64 "$?"
+tb ls -Q / 2>/dev/null; check_eq "unknown option: 64" 64 "$?"
+tb get 2>/dev/null; check_eq "missing operand: 64" 64 "$?"
+
+# ---- unreachable servers ----
+p1=$(free_port); p2=$(free_port)
+err=$(TUMBLER_SERVERS=127.0.0.1:$p1,127.0.0.1:$p2 tb --connect-timeout 1.5 ls / 2>&1); rc=$?
+check_eq "unreachable: 69" 69 "$rc"
+check_match "unreachable: says so" "cannot connect to 127.0.0.1:$p1,127.0.0.1:$p2" "$err"
+check_match "unreachable: lists the first address tried" "127.0.0.1:$p1 failed: Connection refused" "$err"
+check_match "unreachable: lists the second address tried" "127.0.0.1:$p2 failed: Connection refused" "$err"
+check_match "-s overrides TUMBLER_SERVERS" "^zookeeper$" \
+    "$(TUMBLER_SERVERS=127.0.0.1:$p1 tb -s "127.0.0.1:$SRV_PORT" ls /)"
+tb -s 'no port:x' ls / 2>/dev/null; check_eq "bad server list: 64" 64 "$?"
+check_match "a chroot in the server list" "^w$" "$(tb -s "127.0.0.1:$SRV_PORT/" ls)"
+
+t_end
