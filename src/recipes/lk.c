@@ -838,12 +838,12 @@ void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o)
 
 /* ---- starting and giving up ---- */
 
-void rcp_lk_on_timer(struct rcp_timer *t)
+void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag)
 {
     struct tb_mutex *m = TB_CONTAINER_OF(t, struct tb_mutex, timer);
 
     pthread_mutex_lock(m->mu);
-    if (m->acb != NULL && m->timer_acq == m->acq_id) {
+    if (m->acb != NULL && tag == m->acq_id) {
         pthread_mutex_unlock(m->mu);
         rcp_lk_abort(m, TB_ETIMEDOUT);
     } else {
@@ -888,10 +888,12 @@ int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
         return o.arc != 0 ? o.arc : TB_ESYSTEM;
     }
     if (timeout_ms > 0) {
-        m->timer_acq = m->acq_id;
         rcp_lk_ref(m);
-        if (rcp_timer_arm(&m->timer, rcp_now_ms() + timeout_ms) != 0)
-            unref_locked(m); /* no timer thread: waits for ever */
+        if (rcp_timer_arm(&m->timer, rcp_now_ms() + timeout_ms, m->acq_id)) {
+            unref_locked(m);
+            m->abort_rc = TB_ESYSTEM; /* no timer thread: the reply to
+                                         the create ends it */
+        }
     }
     return 0;
 }

@@ -90,9 +90,12 @@ struct rcp_timer {
     struct tb_queue q;
     int64_t deadline;
     int armed;
-    void (*fn)(struct rcp_timer *t); /* runs on the timer thread */
+    unsigned tag;
+    /* Runs on the timer thread with the tag of the arming that fired
+     * (the timer may be armed again meanwhile). */
+    void (*fn)(struct rcp_timer *t, unsigned tag);
 };
-int rcp_timer_arm(struct rcp_timer *t, int64_t deadline);
+int rcp_timer_arm(struct rcp_timer *t, int64_t deadline, unsigned tag);
 /* 1 if it was disarmed before firing (fn will not run). */
 int rcp_timer_disarm(struct rcp_timer *t);
 
@@ -216,8 +219,7 @@ struct tb_mutex {
 
     /* The acquisition. */
     int phase;
-    unsigned acq_id;    /* bumped per acquisition */
-    unsigned timer_acq; /* the acquisition the timer is armed for */
+    unsigned acq_id; /* bumped per acquisition; the timer's tag */
     unsigned attempt;
     unsigned gen;
     char uuid[RCP_UUID_LEN + 1];
@@ -278,7 +280,7 @@ int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
 void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o);
 void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o);
 void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o);
-void rcp_lk_on_timer(struct rcp_timer *t);
+void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag);
 void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o);
 int rcp_lk_state(struct tb_mutex *m);
 void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o);

@@ -50,6 +50,7 @@ static void *timer_main(void *arg)
     pthread_mutex_lock(&tm_mu);
     for (;;) {
         struct rcp_timer *t;
+        unsigned tag;
         int64_t now = rcp_now_ms();
         if (tb_queue_empty(&timers)) {
             pthread_cond_wait(&tm_cv, &tm_mu);
@@ -65,14 +66,15 @@ static void *timer_main(void *arg)
         }
         tb_queue_remove(&t->q);
         t->armed = 0;
+        tag = t->tag;
         pthread_mutex_unlock(&tm_mu);
-        t->fn(t); /* owns the reference the arming took */
+        t->fn(t, tag); /* owns the reference the arming took */
         pthread_mutex_lock(&tm_mu);
     }
     return NULL;
 }
 
-int rcp_timer_arm(struct rcp_timer *t, int64_t deadline)
+int rcp_timer_arm(struct rcp_timer *t, int64_t deadline, unsigned tag)
 {
     struct tb_queue *q;
 
@@ -92,6 +94,7 @@ int rcp_timer_arm(struct rcp_timer *t, int64_t deadline)
         started = 1;
     }
     t->deadline = deadline;
+    t->tag = tag;
     t->armed = 1;
     for (q = timers.next; q != &timers; q = q->next) {
         struct rcp_timer *o = TB_CONTAINER_OF(q, struct rcp_timer, q);

@@ -32,6 +32,7 @@ static const struct {
     {"candidate", t_candidate, "PATH KIND"},
     {"interop_hold", t_interop_hold, "PATH HOLD_MS LOGFILE WHO ITERS"},
     {"children", t_children, "PATH"},
+    {"loop", t_loop, ""},
 };
 
 int main(int argc, char **argv)

@@ -20,5 +20,6 @@ int t_election(int argc, char **argv);
 int t_candidate(int argc, char **argv);
 int t_interop_hold(int argc, char **argv);
 int t_children(int argc, char **argv);
+int t_loop(int argc, char **argv);
 
 #endif
