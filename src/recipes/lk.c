@@ -264,7 +264,7 @@ void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o)
     m->phase = LK_ABORTING;
     x = rcp_ctx_new(m);
     if (x == NULL ||
-        rcp_reap(m->c, m->node, NULL, 0, on_abort_reaped, x) != 0) {
+        rcp_reap(m->c, m->node, 0, on_abort_reaped, x) != 0) {
         if (x != NULL)
             rcp_ctx_free_locked(x);
         rcp_lk_finish(m, m->abort_rc, o);
@@ -332,7 +332,7 @@ static void on_create(struct tb_client *c, int rc, const char *path,
     (void)c;
     if (!rcp_ctx_enter(x)) {
         if (rc == 0) /* cannot happen: a give-up waits for this reply */
-            rcp_reap(m->c, path, NULL, 0, NULL, NULL);
+            rcp_reap(m->c, path, 0, NULL, NULL);
         rcp_ctx_leave(x, &o);
         return;
     }
@@ -341,7 +341,7 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         m->node = rcp_strdup(path);
         m->czxid = st->czxid;
         if (m->node == NULL)
-            rcp_reap(m->c, path, NULL, 0, NULL, NULL);
+            rcp_reap(m->c, path, 0, NULL, NULL);
         if (m->node == NULL || m->abort_rc != 0)
             rcp_lk_fail(m, m->node == NULL ? TB_ENOMEM : m->abort_rc, &o);
         else
@@ -408,7 +408,7 @@ static void found(struct tb_mutex *m, const char *path, struct rcp_out *o)
     m->st.recoveries++;
     m->node = rcp_strdup(path);
     if (m->node == NULL) {
-        rcp_reap(m->c, path, NULL, 0, NULL, NULL);
+        rcp_reap(m->c, path, 0, NULL, NULL);
         rcp_lk_fail(m, TB_ENOMEM, o);
     } else if (m->abort_rc != 0) {
         rcp_lk_fail(m, m->abort_rc, o);
@@ -532,7 +532,7 @@ static void reap_twins(struct tb_mutex *m, const struct tb_strings *v,
             continue;
         p = rcp_join(m->parent, v->v[i]);
         if (p != NULL)
-            rcp_reap(m->c, p, NULL, 0, NULL, NULL);
+            rcp_reap(m->c, p, 0, NULL, NULL);
         free(p);
     }
 }
@@ -642,6 +642,8 @@ static void send_check(struct tb_mutex *m, struct rcp_out *o)
         free(m->pred_path);
         m->pred_path = pp;
         m->pred_children = 1;
+        m->gen++;
+        x->w->gen = m->gen;
         m->pred_w = x->w;
         m->st.watches_set++;
         rv = tb_get_children(m->c, m->parent, children_watch_cb, x->w,

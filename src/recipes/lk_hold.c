@@ -289,7 +289,7 @@ static int release_node(struct tb_mutex *m, tb_done_cb cb, void *data)
     r->cb = cb;
     r->data = data;
     rcp_lk_drop_own_watch(m);
-    rv = rcp_reap(m->c, m->node, NULL, 1, on_released, r);
+    rv = rcp_reap(m->c, m->node, 1, on_released, r);
     if (rv != 0) {
         free(r);
         return rcp_lk_session_over(rv) ? TB_ELOCKLOST : rv;
@@ -306,7 +306,7 @@ int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
         rv = TB_ENOTHELD;
     } else if (m->lstate == TB_LOCK_LOST || m->c_closed) {
         if (!m->c_closed && m->node != NULL) /* in case it still exists */
-            rcp_reap(m->c, m->node, NULL, 0, NULL, NULL);
+            rcp_reap(m->c, m->node, 0, NULL, NULL);
         reset_hold(m);
         rv = TB_ELOCKLOST;
     } else if (m->holds > 1) {

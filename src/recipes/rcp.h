@@ -131,10 +131,9 @@ int rcp_async_timeout_check(struct tb_client *c, int timeout_ms);
  * attempt (the reaper keeps retrying on connection loss), else with the
  * final outcome: 0 when the node is gone by our delete, TB_ENONODE if it
  * was already gone, or the session's end (TB_ESESSIONEXPIRED,
- * TB_ECLOSING).  With `prefix`, deletes every child of `path` whose name
- * starts with it. */
-int rcp_reap(struct tb_client *c, const char *path, const char *prefix,
-             int wait_final, tb_done_cb done, void *data);
+ * TB_ECLOSING). */
+int rcp_reap(struct tb_client *c, const char *path, int wait_final,
+             tb_done_cb done, void *data);
 /* Creates `path` and its missing ancestors as containers (pipelined);
  * `done` gets 0 or the first error other than TB_ENODEEXISTS. */
 int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,

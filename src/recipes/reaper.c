@@ -8,8 +8,7 @@
  * sends it again (the client holds it until the next connection) until
  * the answer is conclusive: deleted, no such node, or the session is over
  * (its ephemeral nodes are gone with it).  It is Curator's "guaranteed
- * delete".  With a uuid prefix instead of a node, it first lists the
- * parent to find what a create with a lost reply made.
+ * delete".
  *
  * A reaper holds no reference to the recipe that started it: the recipe
  * may be freed, and may even start a new attempt, while the old node is
@@ -20,21 +19,16 @@
 
 struct reap {
     struct tb_client *c;
-    char *path;   /* the node, or the parent in prefix mode */
-    char *prefix; /* NULL: delete `path` */
+    char *path;
     int wait_final;
     tb_done_cb done; /* NULL once fired */
     void *data;
     int retried; /* a delete was sent again after a connection loss */
-    int pending; /* prefix mode: deletes in flight */
-    int relist;  /* prefix mode: list again when they are done */
-    int worst;
 };
 
 static void reap_free(struct reap *r)
 {
     free(r->path);
-    free(r->prefix);
     free(r);
 }
 
@@ -54,7 +48,6 @@ static void finish(struct reap *r, int rc)
 }
 
 static void on_delete(struct tb_client *c, int rc, void *data);
-static void list(struct reap *r);
 
 static void send_delete(struct reap *r)
 {
@@ -87,85 +80,11 @@ static void on_delete(struct tb_client *c, int rc, void *data)
     }
 }
 
-/* ---- prefix mode ---- */
-
-static void prefix_done(struct reap *r)
-{
-    if (r->pending > 0)
-        return;
-    if (r->relist) {
-        if (!r->wait_final)
-            notify(r, TB_ECONNECTIONLOSS);
-        list(r);
-        return;
-    }
-    finish(r, r->worst);
-}
-
-static void on_child_delete(struct tb_client *c, int rc, void *data)
-{
-    struct reap *r = data;
-
-    rcp_note_cb_thread(c);
-    r->pending--;
-    if (rc == TB_ECONNECTIONLOSS)
-        r->relist = 1;
-    else if (rc == TB_ESESSIONEXPIRED || rc == TB_ECLOSING)
-        r->worst = rc;
-    if (r->worst != 0)
-        r->relist = 0;
-    prefix_done(r);
-}
-
-static void on_list(struct tb_client *c, int rc, const struct tb_strings *v,
-                    const struct tb_stat *st, void *data)
-{
-    struct reap *r = data;
-    size_t plen = strlen(r->prefix);
-    int i;
-
-    (void)st;
-    rcp_note_cb_thread(c);
-    if (rc == TB_ECONNECTIONLOSS) {
-        if (!r->wait_final)
-            notify(r, rc);
-        list(r);
-        return;
-    }
-    if (rc != 0) { /* no parent: nothing was created */
-        finish(r, rc == TB_ENONODE ? 0 : rc);
-        return;
-    }
-    r->relist = 0;
-    r->pending = 1; /* held while sending, so none finishes early */
-    for (i = 0; i < v->count; i++) {
-        char *p;
-        if (strncmp(v->v[i], r->prefix, plen) != 0)
-            continue;
-        p = rcp_join(r->path, v->v[i]);
-        if (p == NULL)
-            continue;
-        r->pending++;
-        if (tb_delete(r->c, p, -1, on_child_delete, r) != 0)
-            r->pending--;
-        free(p);
-    }
-    r->pending--;
-    prefix_done(r);
-}
-
-static void list(struct reap *r)
-{
-    int rv = tb_get_children(r->c, r->path, NULL, NULL, on_list, r);
-
-    if (rv != 0)
-        finish(r, rv);
-}
-
-int rcp_reap(struct tb_client *c, const char *path, const char *prefix,
-             int wait_final, tb_done_cb done, void *data)
+int rcp_reap(struct tb_client *c, const char *path, int wait_final,
+             tb_done_cb done, void *data)
 {
     struct reap *r = calloc(1, sizeof *r);
+    int rv;
 
     if (r == NULL)
         return TB_ENOMEM;
@@ -174,22 +93,14 @@ int rcp_reap(struct tb_client *c, const char *path, const char *prefix,
     r->done = done;
     r->data = data;
     r->path = rcp_strdup(path);
-    r->prefix = prefix != NULL ? rcp_strdup(prefix) : NULL;
-    if (r->path == NULL || (prefix != NULL && r->prefix == NULL)) {
-        reap_free(r);
+    if (r->path == NULL) {
+        free(r);
         return TB_ENOMEM;
     }
-    if (prefix != NULL) {
-        int rv = tb_get_children(c, r->path, NULL, NULL, on_list, r);
-        if (rv != 0)
-            reap_free(r);
-        return rv;
-    } else {
-        int rv = tb_delete(c, r->path, -1, on_delete, r);
-        if (rv != 0)
-            reap_free(r);
-        return rv;
-    }
+    rv = tb_delete(c, r->path, -1, on_delete, r);
+    if (rv != 0)
+        reap_free(r);
+    return rv;
 }
 
 /* ---- parents as containers ---- */
