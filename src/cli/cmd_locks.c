@@ -294,8 +294,11 @@ static void print_entry_json(struct jw *w, const struct listing *l,
     jw_key(w, "node");
     jw_str(w, e->rel);
     if (full != NULL) {
-        snprintf(full, n, "%s/%s", strcmp(l->path, "/") ? l->path : "",
-                 e->rel);
+        if (strcmp(e->rel, ".") == 0) /* non-fair: PATH itself */
+            snprintf(full, n, "%s", l->path);
+        else
+            snprintf(full, n, "%s/%s", strcmp(l->path, "/") ? l->path : "",
+                     e->rel);
         jw_key(w, "path");
         jw_str(w, full);
         free(full);

@@ -76,23 +76,6 @@ static void on_acquired_mark(int rc, int64_t token, void *data)
     on_acquired(rc, token, data);
 }
 
-#ifdef TB_CLI_MUTEX_ONLY
-/* Built before the other recipes were in the library: only the mutex. */
-#define tb_rwlock_new(a, b, c, d) TB_EUNIMPLEMENTED
-#define tb_rwlock_read(l) NULL
-#define tb_rwlock_write(l) NULL
-#define tb_rwlock_free(l) (void)(l)
-#define tb_semaphore_new(a, b, c, d, e) TB_EUNIMPLEMENTED
-#define tb_semaphore_acquire(a, b, c, d) ((void)(c), TB_EUNIMPLEMENTED)
-#define tb_semaphore_free(s) (void)(s)
-#define tb_lease_release_sync(l) TB_EUNIMPLEMENTED
-#define tb_lease_token(l) ((void)(l), (int64_t)0)
-#define tb_election_new(a, b, c, d) TB_EUNIMPLEMENTED
-#define tb_election_join(e) TB_EUNIMPLEMENTED
-#define tb_election_leave_sync(e) TB_EUNIMPLEMENTED
-#define tb_election_free(e) (void)(e)
-#endif
-
 int hold_new(struct hold *h, struct tb_client *c)
 {
     struct tb_lock_options o;

@@ -200,3 +200,16 @@ pid_in()
 {
     wait_for 10 test -s "$1" && cat "$1"
 }
+
+# queue_len PATH: how many hold or wait for the lock at PATH.
+queue_len()
+{
+    "$TUMBLER" locks "$1" |
+        sed -n '1s/.*, \([0-9]*\) holding, \([0-9]*\) waiting$/\1 \2/p' |
+        awk '{ print $1 + $2 }'
+}
+
+queue_at_least()
+{
+    [ "$(queue_len "$1")" -ge "$2" ]
+}

@@ -121,15 +121,20 @@ if [ "$rc" = 6 ]; then
     echo "read-write lock not in the library yet: checks skipped ($out)"
 else
     check_eq "--shared alone" 0 "$rc"
-    # Two shared holders hold at the same time: each waits for the other.
+    # Two shared holders hold at the same time: each waits for the other
+    # (proof that they overlap), then for the release.
     for i in a b; do
-        bg 30 "$TUMBLER" lock --shared /rw -- sh -c \
-            'touch "$0/r.$1"; for k in $(seq 100); do [ -e "$0/r.$2" ] && exit 0; sleep 0.1; done; exit 9' \
+        bg 30 "$TUMBLER" lock --shared /rw -- sh -c '
+            touch "$0/r.$1"
+            for k in $(seq 100); do [ -e "$0/r.$2" ] && break; sleep 0.1; done
+            [ -e "$0/r.$2" ] || exit 9
+            while [ ! -e "$0/release.rw" ]; do sleep 0.05; done' \
             "$D" "$i" "$([ $i = a ] && echo b || echo a)"
         eval "pid_$i=\$BG_PID"
     done
     wait_for 10 test -e "$D/r.a" -a -e "$D/r.b"
     tb lock -n --exclusive /rw -- true; check_eq "--exclusive while shared: 1" 1 "$?"
+    touch "$D/release.rw"
     wait_st "$pid_a"; check_eq "shared a held with b" 0 "$ST"
     wait_st "$pid_b"; check_eq "shared b held with a" 0 "$ST"
     hold_until 2 --exclusive /rw

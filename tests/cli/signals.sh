@@ -58,7 +58,7 @@ holder=$BG_PID
 wait_for 10 test -s "$D/child.pid"
 bgp 60 "$D/w.pid" "$TUMBLER" lock /sig -- echo never
 waiter=$BG_PID
-wait_for 10 sh -c '"$0" locks /sig | grep -q "1 waiting"' "$TUMBLER"
+wait_for 10 queue_at_least /sig 2
 check_eq "the waiter is queued" 0 "$?"
 kill -INT "$(pid_in "$D/w.pid")"
 wait_st "$waiter"; check_eq "SIGINT while waiting: 130" 130 "$ST"

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# tumbler elect: of several candidates exactly one runs its command; when
+# it exits, the next one takes over, in the order they joined; -w gives
+# up with 1 (or -E's code); the non-fair election elects one too.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+srv_start
+D=$T_DIR
+
+# A leader: appends its name to $D/leaders, records its token, and runs
+# until $D/stop.NAME exists (at most 60 s).
+LEADER='echo "$1" >> "$0/leaders"; echo "$TUMBLER_LOCK_TOKEN" >> "$0/tokens"
+i=0; while [ ! -e "$0/stop.$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done'
+
+nleaders() { if [ -e "$D/leaders" ]; then wc -l < "$D/leaders"; else echo 0; fi; }
+leaders_at_least() { [ "$(nleaders)" -ge "$1" ]; }
+
+# Probe: is the election in the library yet?
+out=$(tb elect -w 5 /probe -- true 2>&1); rc=$?
+if [ "$rc" = 6 ]; then
+    echo "election not in the library yet: checks skipped ($out)"
+    t_end
+    exit
+fi
+check_eq "a lone candidate leads at once" 0 "$rc"
+
+# ---- three candidates, joining in order a, b, c ----
+pids=()
+for n in a b c; do
+    bg 120 "$TUMBLER" elect /e -- sh -c "$LEADER" "$D" "$n"
+    pids+=("$BG_PID")
+    # Join one after the other, so the order is known.
+    wait_for 10 queue_at_least /e "${#pids[@]}" || fail "candidate $n never queued"
+done
+wait_for 10 leaders_at_least 1
+sleep 1  # time for a wrong second leader to show up
+check_eq "exactly one leader" "a" "$(cat "$D/leaders")"
+check_match "locks: the leader and two candidates in order" \
+    "election, 1 holding, 2 waiting" "$(tb locks /e)"
+tb elect -w 0.5 /e -- echo never > "$D/never"; check_eq "-w while another leads: 1" 1 "$?"
+tb elect -w 0.5 -E 9 /e -- true; check_eq "-w -E 9: 9" 9 "$?"
+check_eq "the command of a candidate that gave up never ran" "" "$(cat "$D/never")"
+
+touch "$D/stop.a"
+wait_st "${pids[0]}"; check_eq "leader a exits with its command's status" 0 "$ST"
+wait_for 10 leaders_at_least 2
+sleep 1
+check_eq "b takes over, alone" "$(printf 'a\nb')" "$(cat "$D/leaders")"
+touch "$D/stop.b"
+wait_st "${pids[1]}"; check_eq "leader b exits 0" 0 "$ST"
+wait_for 10 leaders_at_least 3
+check_eq "then c" "$(printf 'a\nb\nc')" "$(cat "$D/leaders")"
+touch "$D/stop.c"
+wait_st "${pids[2]}"; check_eq "leader c exits 0" 0 "$ST"
+check_eq "leaders' tokens rise" "$(cat "$D/tokens")" "$(sort -n "$D/tokens")"
+check_eq "three different tokens" 3 "$(sort -u "$D/tokens" | wc -l)"
+
+# ---- a leader killed: the next one leads ----
+rm -f "$D/leaders" "$D"/stop.*
+bgp 60 "$D/x.pid" "$TUMBLER" elect /e2 -- sh -c "$LEADER" "$D" x
+x=$BG_PID
+wait_for 10 leaders_at_least 1
+bg 60 "$TUMBLER" elect /e2 -- sh -c "$LEADER" "$D" y
+y=$BG_PID
+wait_for 10 queue_at_least /e2 2
+kill -TERM "$(pid_in "$D/x.pid")"
+wait_st "$x"; check_eq "SIGTERM forwarded to the leader's command: 143" 143 "$ST"
+wait_for 10 leaders_at_least 2
+check_eq "y leads once x is gone" "$(printf 'x\ny')" "$(cat "$D/leaders")"
+touch "$D/stop.y"; wait_st "$y"
+
+# ---- non-fair ----
+rm -f "$D/leaders" "$D"/stop.*
+pids=()
+for n in p q; do
+    bg 60 "$TUMBLER" elect --non-fair /nf -- sh -c "$LEADER" "$D" "$n"
+    pids+=("$BG_PID")
+done
+wait_for 10 leaders_at_least 1
+sleep 1
+check_eq "non-fair: exactly one leader" 1 "$(nleaders)"
+first=$(cat "$D/leaders")
+touch "$D/stop.$first"
+wait_for 10 leaders_at_least 2
+check_eq "non-fair: the other one next" 2 "$(sort -u "$D/leaders" | wc -l)"
+touch "$D/stop.p" "$D/stop.q"
+for p in "${pids[@]}"; do wait "$p"; done
+
+t_end

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The lock lost while CMD runs: the server is stopped for longer than the
+# session timeout, so the session can only be gone.  CMD must get SIGTERM
+# (SIGKILL after the grace period if it ignores it) and tumbler must exit
+# with 75.  Also: --lost-on-disconnect acts as soon as the connection
+# drops, and a server back within the timeout keeps the lock.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+D=$T_DIR
+# tickTime 2000 makes 4 s the shortest session timeout the server grants.
+TO=4
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# A child that records SIGTERM and then exits 0 (or, with "ignore",
+# ignores it), running at most 60 s.
+child()
+{
+    if [ "$1" = ignore ]; then
+        echo 'echo $$ > "$0/child.pid"; trap "echo TERM >> \"\$0/got\"" TERM
+              i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done'
+    else
+        echo 'echo $$ > "$0/child.pid"; trap "echo TERM >> \"\$0/got\"; exit 0" TERM
+              i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done'
+    fi
+}
+
+# run_lost NAME EXTRA-ARGS... : starts a holder, stops the server once it
+# holds, sets ST (status) and MS (ms from the stop to tumbler's exit).
+run_lost()
+{
+    local mode=$1
+    shift
+    rm -f "$D/got" "$D/child.pid"
+    srv_start
+    bg 90 "$TUMBLER" --session-timeout "$TO" lock "$@" /lost -- sh -c "$(child "$mode")" "$D"
+    local job=$BG_PID
+    wait_for 10 test -s "$D/child.pid" || fail "holder never ran its child"
+    local t0
+    t0=$(now_ms)
+    srv_stop
+    wait_st "$job"
+    MS=$(($(now_ms) - t0))
+    CHILD_PID=$(cat "$D/child.pid")
+}
+
+# ---- SIGTERM, exit 75 ----
+run_lost term -k 5
+check_eq "lock lost: 75" 75 "$ST"
+check_eq "the child got SIGTERM" "TERM" "$(cat "$D/got" 2>/dev/null)"
+if [ "$MS" -ge $((TO * 1000 * 2 / 3)) ] && [ "$MS" -lt $((TO * 1000 + 6000)) ]; then
+    ok "acted ${MS} ms after the server stopped (session timeout ${TO} s)"
+else
+    fail "acted ${MS} ms after the server stopped (session timeout ${TO} s)"
+fi
+if kill -0 "$CHILD_PID" 2>/dev/null; then fail "child still running"; else ok "child gone"; fi
+
+# ---- a child that ignores SIGTERM gets SIGKILL after -k ----
+run_lost ignore -k 1
+check_eq "lock lost, child killed: 75" 75 "$ST"
+check_eq "the child saw SIGTERM first" "TERM" "$(cat "$D/got" 2>/dev/null)"
+sleep 0.2
+if kill -0 "$CHILD_PID" 2>/dev/null; then fail "child survived SIGKILL"
+else ok "child killed after the grace period"; fi
+
+# ---- --lost-on-disconnect: at the first sign of trouble ----
+run_lost term --lost-on-disconnect
+check_eq "--lost-on-disconnect: 75" 75 "$ST"
+check_eq "--lost-on-disconnect: the child got SIGTERM" "TERM" "$(cat "$D/got" 2>/dev/null)"
+if [ "$MS" -lt $((TO * 1000 * 2 / 3)) ]; then
+    ok "--lost-on-disconnect acted after ${MS} ms"
+else
+    fail "--lost-on-disconnect acted after ${MS} ms, not before the session timeout"
+fi
+
+# ---- the server back within the timeout: the lock is kept ----
+rm -f "$D/got" "$D/child.pid" "$D/done"
+srv_start
+port=$SRV_PORT
+bg 90 "$TUMBLER" --session-timeout 8 lock /kept -- sh -c \
+    'echo $$ > "$0/child.pid"; while [ ! -e "$0/done" ]; do sleep 0.1; done; exit 4' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+kill -STOP "$SRV_PID"
+sleep 2
+kill -CONT "$SRV_PID"
+sleep 1
+touch "$D/done"
+wait_st "$job"
+check_eq "server paused 2 s of an 8 s session: CMD's own status" 4 "$ST"
+srv_stop
+
+# ---- elect: leadership lost the same way ----
+rm -f "$D/got" "$D/child.pid"
+srv_start
+bg 90 "$TUMBLER" --session-timeout "$TO" elect -k 5 /leader -- sh -c "$(child term)" "$D"
+job=$BG_PID
+if wait_for 10 test -s "$D/child.pid"; then
+    srv_stop
+    wait_st "$job"
+    check_eq "leadership lost: 75" 75 "$ST"
+    check_eq "the leader's child got SIGTERM" "TERM" "$(cat "$D/got" 2>/dev/null)"
+else
+    wait_st "$job"
+    if [ "$ST" = 6 ]; then echo "election not in the library yet: check skipped"
+    else fail "elect never ran its child (status $ST)"; fi
+fi
+
+t_end
