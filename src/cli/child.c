@@ -1,11 +1,5 @@
-/* Running CMD while a lock is held (tumbler lock, tumbler elect).
- *
- * The child is started with posix_spawnp, so nothing unsafe runs between
- * fork and exec in this multi-threaded process (the library's I/O thread),
- * and a CMD that cannot be executed is reported as 127 or 126 as env(1)
- * and the shells do.  The child gets default signal dispositions and an
- * empty mask whatever tumbler itself set up, and inherits no descriptor
- * of the library (they are close-on-exec).
+/* Supervising CMD while a lock is held (tumbler lock, tumbler elect); it
+ * is started by spawn.c.
  *
  * While it runs, tumbler waits on the event pipe for three things:
  *  - the child's exit (SIGCHLD, plus a periodic waitpid in case a SIGCHLD
@@ -18,79 +12,12 @@
  *    period, and the supervision ends with CLI_LOST. */
 #include <errno.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "cli/child.h"
-
-extern char **environ;
-
-/* environ without any earlier value of our variables, plus `extra`. */
-static char **make_env(char *const *extra)
-{
-    size_t n = 0, k = 0, i, j;
-    char **env;
-
-    while (environ[n] != NULL)
-        n++;
-    while (extra[k] != NULL)
-        k++;
-    if ((env = calloc(n + k + 1, sizeof *env)) == NULL)
-        return NULL;
-    for (i = 0, j = 0; i < n; i++) {
-        size_t e;
-        int dup = 0;
-        for (e = 0; e < k && !dup; e++) {
-            size_t name = strcspn(extra[e], "=") + 1;
-            dup = strncmp(environ[i], extra[e], name) == 0;
-        }
-        if (!dup)
-            env[j++] = environ[i];
-    }
-    for (i = 0; i < k; i++)
-        env[j++] = extra[i];
-    env[j] = NULL;
-    return env;
-}
-
-int cli_child_spawn(char *const *argv, char *const *extra_env, pid_t *pid)
-{
-    static const int reset[] = {SIGINT,  SIGTERM, SIGHUP,  SIGCHLD,
-                                SIGPIPE, SIGUSR1, SIGUSR2, SIGQUIT};
-    posix_spawnattr_t at;
-    sigset_t def, none;
-    char **env = make_env(extra_env);
-    size_t i;
-    int rv;
-
-    if (env == NULL)
-        return cli_err(NULL, CLI_OSERR, "out of memory");
-    sigemptyset(&def);
-    for (i = 0; i < sizeof reset / sizeof reset[0]; i++)
-        sigaddset(&def, reset[i]);
-    sigemptyset(&none);
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETSIGMASK);
-    rv = posix_spawnp(pid, argv[0], NULL, &at, argv, env);
-    posix_spawnattr_destroy(&at);
-    free(env);
-    if (rv == 0)
-        return CLI_OK;
-    if (rv == ENOENT)
-        return cli_err(NULL, CLI_NOTFOUND, "cannot run %s: %s", argv[0],
-                       strerror(rv));
-    if (rv == EACCES || rv == ENOEXEC || rv == EPERM || rv == EISDIR)
-        return cli_err(NULL, CLI_NOEXEC, "cannot run %s: %s", argv[0],
-                       strerror(rv));
-    return cli_err(NULL, CLI_OSERR, "cannot run %s: %s", argv[0],
-                   strerror(rv));
-}
 
 static int64_t now_ms(void)
 {

@@ -51,6 +51,17 @@ wait_st "$job"; check_eq "child killed by SIGKILL: 137" 137 "$ST"
 check_match "no holder, no waiter left" "0 holding, 0 waiting" "$(tb locks /sig)"
 tb lock -n /sig -- true; check_eq "lock free after the kill" 0 "$?"
 
+# tumbler itself killed with SIGKILL: nobody keeps the lock, so the child
+# must not run on.
+rm -f "$D/child.pid" "$D/tb.pid"
+bgp 60 "$D/tb.pid" "$TUMBLER" lock /sigk -- sh -c 'echo $$ > "$0/child.pid"; exec sleep 30' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+kill -KILL "$(pid_in "$D/tb.pid")"
+wait_st "$job" 2>/dev/null
+child_gone() { ! kill -0 "$(cat "$D/child.pid")" 2>/dev/null; }
+wait_for 5 child_gone; check_eq "the child dies with tumbler" 0 "$?"
+
 # Interrupted while waiting: 128+2, and its queue node is gone.
 rm -f "$D/child.pid"
 bg 60 "$TUMBLER" lock /sig -- sh -c 'echo $$ > "$0/child.pid"; exec sleep 30' "$D"
