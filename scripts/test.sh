@@ -1,12 +1,34 @@
 #!/usr/bin/env bash
 # Builds everything and runs the whole test suite: unit tests, integration
-# tests against real tumblerd processes, and compatibility tests with Apache
-# ZooKeeper 3.8's own clients and server.
+# tests against real tumblerd processes, compatibility tests with Apache
+# ZooKeeper 3.8's own clients and server, fuzz-corpus replays; then the same
+# suite (less the runs against ZooKeeper itself) again under AddressSanitizer
+# and UndefinedBehaviorSanitizer, and the client's threaded parts under
+# ThreadSanitizer.  Extra arguments go to every ctest run.
+#   TB_TEST_SANITIZERS=0 skips the sanitizer builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
+jobs=$(nproc)
+
+echo "== build and test (RelWithDebInfo, -Werror)"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DTB_WERROR=ON >/dev/null
 ninja -C build-test
-cd build-test
-ctest --output-on-failure --timeout 600 "$@"
+(cd build-test && ctest --output-on-failure --timeout 600 -j "$jobs" "$@")
+
+if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
+    echo "== ASan + UBSan (tumblerd, libtumbler, recipes, CLI; not the ZooKeeper-only runs)"
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+          -DTB_SANITIZE=ON -DTB_WERROR=ON >/dev/null
+    ninja -C build-asan
+    # Not here: the runs against ZooKeeper itself, the packaging checks
+    # (install tree, exported symbols), and the kill -9 rounds (replaying a
+    # large log under ASan's allocator takes minutes).
+    (cd build-asan &&
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+        LSAN_OPTIONS=suppressions=$PWD/../tests/sanitizers/lsan.supp \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --output-on-failure --timeout 900 -j "$jobs" -LE zk \
+              -E 'client_install|client_symbols|crash_kill9' "$@")
+fi

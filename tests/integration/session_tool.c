@@ -21,12 +21,12 @@ static int do_open(const char *hp, const char *path, int timeout)
     int i;
 
     rz_init(&z);
-    if (rz_open(&z, hp, timeout) != 0)
+    if (rz_open(&z, hp, timeout) != 0 ||
+        rz_create(&z, RZ_OP_CREATE, path, "e", 1, 1, -1, NULL, 0, NULL) != 0 ||
+        rz_exists(&z, path, 0, &st) != 0) {
+        rz_drop(&z);
         return 2;
-    if (rz_create(&z, RZ_OP_CREATE, path, "e", 1, 1, -1, NULL, 0, NULL) != 0)
-        return 2;
-    if (rz_exists(&z, path, 0, &st) != 0)
-        return 2;
+    }
     printf("%llx ", (unsigned long long)z.sid);
     for (i = 0; i < 16; i++)
         printf("%02x", z.pw[i]);
@@ -56,10 +56,10 @@ static int do_resume(const char *hp, const char *sid, const char *hex,
     if (rz_dial(&z, hp) != 0)
         return 2;
     rv = rz_hello(&z, &h);
-    if (rv == 0)
-        return 3;
-    if (rv < 0 || z.sid != h.sid)
-        return 2;
+    if (rv <= 0 || z.sid != h.sid) {
+        rz_drop(&z);
+        return rv == 0 ? 3 : 2;
+    }
     rv = rz_exists(&z, path, 0, &st);
     printf("resumed session %llx; %s %s\n", (unsigned long long)z.sid, path,
            rv == 0 ? "present" : "missing");
@@ -74,8 +74,10 @@ static int do_exists(const char *hp, const char *path)
     int rv;
 
     rz_init(&z);
-    if (rz_open(&z, hp, 10000) != 0)
+    if (rz_open(&z, hp, 10000) != 0) {
+        rz_drop(&z);
         return 2;
+    }
     rv = rz_exists(&z, path, 0, &st);
     rz_close(&z);
     return rv == 0 ? 0 : 1;
