@@ -86,8 +86,9 @@ int cli_child_supervise(struct cli_supervise *s, pid_t pid)
         if (s->lost && !s->killed) {
             int64_t left = s->kill_at - now_ms();
             if (left <= 0) {
-                fprintf(stderr, "tumbler: %s still running after %.1f s; "
-                                "sending SIGKILL\n",
+                fprintf(stderr,
+                        "tumbler: %s still running after %.1f s; "
+                        "sending SIGKILL\n",
                         s->what, s->grace_ms / 1000.0);
                 kill(pid, SIGKILL);
                 s->killed = 1;

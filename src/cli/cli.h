@@ -8,9 +8,9 @@
 #ifndef TB_CLI_H
 #define TB_CLI_H
 
+#include <getopt.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <getopt.h>
 #include <stdio.h>
 
 #include <tumbler/tumbler.h>
@@ -49,8 +49,8 @@ struct cli {
     int shell;              /* inside the interactive shell */
     struct cli_auth *auth;
     struct tb_client *c;
-    pthread_mutex_t mu;   /* guards `tried`: written on the I/O thread */
-    char tried[2048];     /* connection failures seen while connecting */
+    pthread_mutex_t mu; /* guards `tried`: written on the I/O thread */
+    char tried[2048];   /* connection failures seen while connecting */
     size_t tried_len;
 };
 
@@ -63,6 +63,7 @@ struct cli_cmd {
     const char *summary; /* one line */
     const char *help;    /* the options, one per line */
     int flags;           /* CLI_NO_SHELL | CLI_NO_JSON */
+    const char *notes;   /* after the options; may be NULL */
 };
 enum {
     CLI_NO_SHELL = 1, /* not offered inside the shell */
@@ -75,8 +76,8 @@ const struct cli_cmd *const *cli_commands(int *count);
 int cli_run(struct cli *cli, int argc, char **argv);
 int cli_help(struct cli *cli, const struct cli_cmd *cmd);
 /* Reports a bad command line ("tumbler ls: ..."), returns CLI_USAGE. */
-int cli_usage(struct cli *cli, const struct cli_cmd *cmd, const char *fmt,
-              ...) __attribute__((format(printf, 3, 4)));
+int cli_usage(struct cli *cli, const struct cli_cmd *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Resets getopt for a new argv (getopt_long is used with opterr = 0, a
  * leading ':' in the short options and the messages below). */
 void cli_opt_reset(void);
@@ -84,8 +85,11 @@ void cli_opt_reset(void);
 int cli_opt_error(struct cli *cli, const struct cli_cmd *cmd, int ch,
                   char **argv);
 /* Shared long options: --help ('h') and --json ('J'). */
-#define CLI_COMMON_LONGOPTS                                                 \
-    {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'J'}
+#define CLI_COMMON_LONGOPTS                                                    \
+    {"help", no_argument, NULL, 'h'},                                          \
+    {                                                                          \
+        "json", no_argument, NULL, 'J'                                         \
+    }
 
 /* conn.c */
 /* Connects if not connected yet: 0, or the exit status after printing
@@ -181,8 +185,7 @@ int cli_ev_pending_signal(void);
 void cli_ev_mask(int how);
 
 /* watchev.c: watch callbacks that print through the message queue */
-void cli_watch_cb(struct tb_client *c, const struct tb_event *ev,
-                  void *data);
+void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data);
 /* A watcher context; `json` picks the line format. */
 struct cli_watch {
     int json;
@@ -196,8 +199,7 @@ int cli_wait_event(struct cli *cli);
 extern const struct cli_cmd cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
     cli_cmd_create, cli_cmd_set, cli_cmd_delete, cli_cmd_deleteall,
     cli_cmd_sync, cli_cmd_getacl, cli_cmd_setacl, cli_cmd_addauth,
-    cli_cmd_whoami, cli_cmd_watch, cli_cmd_lock, cli_cmd_elect,
-    cli_cmd_locks;
+    cli_cmd_whoami, cli_cmd_watch, cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
 
 /* shell.c */
 int cli_shell(struct cli *cli);

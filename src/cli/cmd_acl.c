@@ -46,10 +46,9 @@ static void print_acl_json(const char *path, const struct tb_acl_list *acl,
 static int run_getacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
                       char **argv)
 {
-    static const struct option lo[] = {
-        {"stat", no_argument, NULL, 's'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"stat", no_argument, NULL, 's'},
+                                       CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
     struct tb_acl_list acl;
     struct tb_stat st;
     char perms[6];
@@ -89,9 +88,13 @@ static int run_getacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_getacl = {
-    "getacl", run_getacl, "getacl [-s] PATH",
+    "getacl",
+    run_getacl,
+    "getacl [-s] PATH",
     "Print the ACL of PATH, one SCHEME:ID:PERMS entry per line.",
-    "  -s, --stat          also print the stat\n", 0};
+    "  -s, --stat          also print the stat\n",
+    0,
+    NULL};
 
 /* ---- setacl ---- */
 
@@ -237,8 +240,10 @@ static int run_setacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
         return CLI_OSERR;
     if (parse_acl(buf, &entries, &acl.count) != 0) {
         free(buf);
-        return cli_usage(cli, cmd, "bad ACL '%s' (expected SCHEME:ID:PERMS"
-                         "[,...], PERMS from cdrwa)", argv[optind + 1]);
+        return cli_usage(cli, cmd,
+                         "bad ACL '%s' (expected SCHEME:ID:PERMS"
+                         "[,...], PERMS from cdrwa)",
+                         argv[optind + 1]);
     }
     acl.v = entries;
     if ((rc = cli_connect(cli)) == 0)
@@ -254,21 +259,23 @@ static int run_setacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_setacl = {
-    "setacl", run_setacl, "setacl [-v VERSION] [-R] [-s] PATH ACL",
+    "setacl",
+    run_setacl,
+    "setacl [-v VERSION] [-R] [-s] PATH ACL",
     "Replace the ACL of PATH; ACL is SCHEME:ID:PERMS[,...] "
     "(world:anyone:cdrwa).",
     "  -v, --version N     only if the ACL version is N (else exit 103)\n"
     "  -R, --recursive     also every node under PATH\n"
     "  -s, --stat          print the new stat\n",
-    0};
+    0,
+    NULL};
 
 /* ---- addauth ---- */
 
 static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
                        char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     int ch, rc;
 
     cli_opt_reset();
@@ -298,19 +305,21 @@ static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_addauth = {
-    "addauth", run_addauth, "addauth SCHEME CREDENTIAL",
+    "addauth",
+    run_addauth,
+    "addauth SCHEME CREDENTIAL",
     "Add a credential (digest user:password) to the session.",
+    "",
+    0,
     "Outside the shell this only checks that the server accepts it; use\n"
-    "the global -a SCHEME:CREDENTIAL to act with it.\n",
-    0};
+    "the global -a SCHEME:CREDENTIAL to act with it.\n"};
 
 /* ---- whoami ---- */
 
 static int run_whoami(struct cli *cli, const struct cli_cmd *cmd, int argc,
                       char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     struct tb_strings ids;
     int ch, rc;
     int32_t i;
@@ -353,6 +362,10 @@ static int run_whoami(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_whoami = {
-    "whoami", run_whoami, "whoami",
+    "whoami",
+    run_whoami,
+    "whoami",
     "Print the identities (SCHEME:USER) the server knows this session by.",
-    "", 0};
+    "",
+    0,
+    NULL};

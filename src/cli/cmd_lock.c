@@ -89,8 +89,9 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
         if (is_elect)
             break;
         if (o->h.kind != HOLD_MUTEX)
-            return cli_usage(cli, cmd, "-s, -x and --semaphore exclude "
-                                       "each other");
+            return cli_usage(cli, cmd,
+                             "-s, -x and --semaphore exclude "
+                             "each other");
         o->h.kind = ch == 's' ? HOLD_READ : HOLD_WRITE;
         return 0;
     case OPT_SEM:
@@ -100,8 +101,9 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
             return cli_usage(cli, cmd, "bad --semaphore '%s' (1..1000000)",
                              optarg);
         if (o->h.kind != HOLD_MUTEX)
-            return cli_usage(cli, cmd, "-s, -x and --semaphore exclude "
-                                       "each other");
+            return cli_usage(cli, cmd,
+                             "-s, -x and --semaphore exclude "
+                             "each other");
         o->h.kind = HOLD_SEM;
         o->h.max_leases = (int)v;
         return 0;
@@ -148,8 +150,8 @@ static int lock_operands(struct cli *cli, const struct cli_cmd *cmd,
     if (i >= argc)
         return cli_usage(cli, cmd, "expected PATH and a command");
     o->h.path = argv[i++];
-    if (i < argc && (strcmp(argv[i], "-c") == 0 ||
-                     strcmp(argv[i], "--command") == 0)) {
+    if (i < argc &&
+        (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--command") == 0)) {
         if (i + 2 != argc || o->shell_cmd != NULL)
             return cli_usage(cli, cmd, "-c takes one command string");
         o->shell_cmd = argv[i + 1];
@@ -252,8 +254,9 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     }
     env[n] = NULL;
     if (o->verbose)
-        fprintf(stderr, "tumbler: %s %s (token %" PRId64 ") after %.3f s; "
-                        "running %s\n",
+        fprintf(stderr,
+                "tumbler: %s %s (token %" PRId64 ") after %.3f s; "
+                "running %s\n",
                 o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
                 token, waited_ms / 1000.0, o->argv[0]);
     if ((status = cli_child_spawn(o->argv, env, &pid)) != 0)
@@ -266,19 +269,22 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
         return CLI_LOST;
     rc = hold_release(&o->h);
     if (rc == TB_ELOCKLOST) {
-        fprintf(stderr, "tumbler: %s was lost before it was released: %s "
-                        "(status %d) may not have run alone\n",
+        fprintf(stderr,
+                "tumbler: %s was lost before it was released: %s "
+                "(status %d) may not have run alone\n",
                 o->h.path, o->argv[0], status);
         return CLI_LOST;
     }
     if (rc != 0) /* the session's end removes the node anyway */
-        fprintf(stderr, "tumbler: releasing %s: %s; it goes with the "
-                        "session\n", o->h.path, tb_strerror(rc));
+        fprintf(stderr,
+                "tumbler: releasing %s: %s; it goes with the "
+                "session\n",
+                o->h.path, tb_strerror(rc));
     return status;
 }
 
-static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd,
-                           int argc, char **argv, int kind)
+static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                           char **argv, int kind)
 {
     struct lock_opts o;
     int64_t token = 0, start;
@@ -317,29 +323,33 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
     return run_lock_common(cli, cmd, argc, argv, HOLD_ELECT);
 }
 
-#define LOCK_COMMON_HELP                                                    \
-    "  -w, --wait, --timeout S  give up after S seconds (fractions allowed)\n" \
-    "  -E, --conflict-exit-code N  exit with N (0..255), not 1, when not\n"   \
-    "                      acquired\n"                                        \
-    "      --non-fair      one ephemeral node that every waiter races for\n"  \
-    "                      (herds; for low contention)\n"                     \
-    "  -c, --command STR   run STR with /bin/sh -c\n"                         \
-    "  -k, --kill-after S  once the lock is lost, SIGKILL the command S\n"    \
-    "                      seconds after SIGTERM (default 10)\n"              \
-    "      --lost-on-disconnect  treat a dropped connection as lost at\n"     \
-    "                      once (default: only when the session expires)\n"   \
-    "      --data TEXT     data of the lock node (default HOST:PID)\n"        \
-    "      --verbose       say when the lock was acquired and what runs\n"    \
-    "\n"                                                                      \
-    "Exit status: CMD's (128+N if signal N ended it); 1 (or -E's) when not\n" \
-    "acquired in time; 75 if lost while CMD ran (CMD was terminated); 69\n"   \
-    "server unreachable; 126/127 CMD not executable / not found; 64 usage.\n" \
-    "CMD's environment: TUMBLER_LOCK_PATH, TUMBLER_LOCK_TOKEN (the fencing\n" \
-    "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  SIGINT, SIGTERM, SIGHUP,\n" \
-    "SIGUSR1 and SIGUSR2 sent to tumbler are forwarded to CMD.\n"
+#define LOCK_COMMON_HELP                                                       \
+    "  -w, --wait S        give up after S seconds (fractions allowed)\n"      \
+    "  -E, --conflict-exit-code N\n"                                           \
+    "                      exit with N (0..255), not 1, when not acquired\n"   \
+    "      --non-fair      one ephemeral node every waiter races for\n"        \
+    "                      (wakes them all: for low contention)\n"             \
+    "  -c, --command STR   run STR with /bin/sh -c\n"                          \
+    "  -k, --kill-after S  once lost, SIGKILL CMD S seconds after SIGTERM\n"   \
+    "                      (default 10)\n"                                     \
+    "      --lost-on-disconnect\n"                                             \
+    "                      a dropped connection counts as lost at once\n"      \
+    "                      (default: only once the session has expired)\n"     \
+    "      --data TEXT     data of the node (default HOST:PID)\n"              \
+    "      --verbose       say when it was acquired and what runs\n"
+
+#define LOCK_NOTES                                                             \
+    "Exit status: CMD's (128+N if signal N ended it); 1, or -E's, when not\n"  \
+    "acquired in time; 75 if lost while CMD ran (CMD is terminated); 69\n"     \
+    "no server reachable; 126/127 CMD not executable / not found; 64 usage.\n" \
+    "CMD's environment: TUMBLER_LOCK_PATH, TUMBLER_LOCK_TOKEN (the fencing\n"  \
+    "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  SIGINT, SIGTERM, SIGHUP,\n"  \
+    "SIGUSR1 and SIGUSR2 sent to tumbler are passed on to CMD; CMD dies\n"     \
+    "with tumbler.\n"
 
 const struct cli_cmd cli_cmd_lock = {
-    "lock", run_lock,
+    "lock",
+    run_lock,
     "lock [-w S] [-n] [-E N] [-s|-x|--semaphore N] [--non-fair] PATH "
     "[--] CMD [ARG...]",
     "Run CMD while holding the lock PATH (a distributed flock).",
@@ -349,12 +359,16 @@ const struct cli_cmd cli_cmd_lock = {
     "  -x, --exclusive     the write lock of the read-write layout\n"
     "      --semaphore N   one of N leases of a counting semaphore\n"
     "                      (every user of PATH must give the same N)\n"
-    "  (none of -s, -x, --semaphore: a fair mutex, Curator's layout)\n"
-    LOCK_COMMON_HELP,
-    CLI_NO_SHELL | CLI_NO_JSON};
+    "                      Without -s, -x, --semaphore: a fair "
+    "mutex.\n" LOCK_COMMON_HELP,
+    CLI_NO_SHELL | CLI_NO_JSON,
+    LOCK_NOTES};
 
 const struct cli_cmd cli_cmd_elect = {
-    "elect", run_elect,
+    "elect",
+    run_elect,
     "elect [-w S] [-E N] [--non-fair] PATH [--] CMD [ARG...]",
     "Run CMD only while this process leads the election at PATH.",
-    LOCK_COMMON_HELP, CLI_NO_SHELL | CLI_NO_JSON};
+    LOCK_COMMON_HELP,
+    CLI_NO_SHELL | CLI_NO_JSON,
+    LOCK_NOTES};

@@ -95,8 +95,7 @@ static int add_path(struct cli *cli, struct listing *l, const char *full,
     }
     e = &l->v[l->n];
     memset(e, 0, sizeof *e);
-    rc = tb_get_data_sync(cli->c, full, NULL, NULL, &e->data, &e->len,
-                          &e->st);
+    rc = tb_get_data_sync(cli->c, full, NULL, NULL, &e->data, &e->len, &e->st);
     if (rc != 0) {
         free(rel);
         return rc == TB_ENONODE ? 0 : cli_fail(cli, "locks", l->path, rc);
@@ -139,8 +138,8 @@ static int add_children(struct cli *cli, struct listing *l, const char *sub,
 
     if (dir == NULL)
         return CLI_OSERR;
-    snprintf(dir, n, "%s%s%s", l->path,
-             *sub && strcmp(l->path, "/") ? "/" : "", sub);
+    snprintf(dir, n, "%s%s%s", l->path, *sub && strcmp(l->path, "/") ? "/" : "",
+             sub);
     rc = tb_get_children_sync(cli->c, dir, NULL, NULL, &ch);
     free(dir);
     if (rc == TB_ENONODE)
@@ -250,8 +249,8 @@ static void print_text(const struct listing *l)
 
     for (i = 0; i < l->n; i++)
         nh += l->v[i].holds;
-    printf("%s: %s, %d holding, %d waiting\n", l->path,
-           layout_names[l->layout], nh, l->n - nh);
+    printf("%s: %s, %d holding, %d waiting\n", l->path, layout_names[l->layout],
+           nh, l->n - nh);
     if (l->layout == L_SEM && l->max_leases == 0)
         printf("(limit unknown: every lease is shown as holding; give "
                "--semaphore N)\n");
@@ -260,8 +259,8 @@ static void print_text(const struct listing *l)
                "listed)\n");
     if (l->n == 0)
         return;
-    printf("%-4s %-8s %-6s %-18s %-12s %-20s %-20s %s\n", "POS", "ROLE",
-           "KIND", "SESSION", "TOKEN", "SINCE", "OWNER", "NODE");
+    printf("%-4s %-8s %-6s %-18s %-12s %-20s %-20s %s\n", "POS", "ROLE", "KIND",
+           "SESSION", "TOKEN", "SINCE", "OWNER", "NODE");
     for (i = 0; i < l->n; i++) {
         const struct entry *e = &l->v[i];
         const char *o;
@@ -379,12 +378,10 @@ static int collect(struct cli *cli, struct listing *l)
     case L_ELECT:
         rc = add_children(cli, l, "", "latch");
         break;
-    case L_NONFAIR:
-        {
-            char *rel = strdup(".");
-            rc = rel ? add_path(cli, l, l->path, rel, "lock", 0) : CLI_OSERR;
-        }
-        break;
+    case L_NONFAIR: {
+        char *rel = strdup(".");
+        rc = rel ? add_path(cli, l, l->path, rel, "lock", 0) : CLI_OSERR;
+    } break;
     default:
         break;
     }
@@ -442,12 +439,14 @@ static int run_locks(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_locks = {
-    "locks", run_locks, "locks [--semaphore N] PATH",
+    "locks",
+    run_locks,
+    "locks [--semaphore N] PATH",
     "Show who holds the lock at PATH and who waits, in queue order.",
-    "  --semaphore N       the semaphore's lease limit (not stored in the\n"
-    "                      tree): the first N leases hold, later ones wait\n"
-    "Layouts recognised: mutex, read-write, semaphore, election, non-fair.\n"
-    "Columns: queue position, role, node kind, owning session, fencing\n"
-    "token (the node's czxid), since (when the node was created), owner\n"
-    "(node data, by default HOST:PID), node name.\n",
-    0};
+    "      --semaphore N   the semaphore's lease limit (not stored in the\n"
+    "                      tree): the first N leases hold, later ones wait\n",
+    0,
+    "Layouts: mutex, read-write, semaphore, election, non-fair (found from\n"
+    "the node names).  Columns: queue position, role, node kind, owning\n"
+    "session, fencing token (the node's czxid), since (when the node was\n"
+    "created), owner (the node's data, by default HOST:PID), node name.\n"};

@@ -109,9 +109,8 @@ static int ls_one(struct cli *cli, const char *path, const struct ls_opts *o)
     int32_t i;
     int rc;
 
-    rc = tb_get_children2_sync(cli->c, path,
-                               o->watch ? cli_watch_cb : NULL, watcher(cli),
-                               &ch, &st);
+    rc = tb_get_children2_sync(cli->c, path, o->watch ? cli_watch_cb : NULL,
+                               watcher(cli), &ch, &st);
     if (rc != 0)
         return cli_fail(cli, "ls", path, rc);
     sort_strings(&ch);
@@ -146,12 +145,11 @@ static int ls_one(struct cli *cli, const char *path, const struct ls_opts *o)
 static int run_ls(struct cli *cli, const struct cli_cmd *cmd, int argc,
                   char **argv)
 {
-    static const struct option lo[] = {
-        {"recursive", no_argument, NULL, 'R'},
-        {"stat", no_argument, NULL, 's'},
-        {"watch", no_argument, NULL, 'w'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"recursive", no_argument, NULL, 'R'},
+                                       {"stat", no_argument, NULL, 's'},
+                                       {"watch", no_argument, NULL, 'w'},
+                                       CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
     struct ls_opts o = {0, 0, 0};
     const char *path;
     int ch, rc;
@@ -193,24 +191,26 @@ static int run_ls(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_ls = {
-    "ls", run_ls, "ls [-R] [-s] [-w] [PATH]",
+    "ls",
+    run_ls,
+    "ls [-R] [-s] [-w] [PATH]",
     "List the children of PATH (default /), one per line, sorted.",
     "  -R, --recursive     list the whole subtree, one full path per line\n"
     "  -s, --stat          also print PATH's stat\n"
     "  -w, --watch         set a child watch; outside the shell, wait for it\n"
     "                      to fire and print the event\n",
-    0};
+    0,
+    NULL};
 
 /* ---- get ---- */
 
 static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
                    char **argv)
 {
-    static const struct option lo[] = {
-        {"stat", no_argument, NULL, 's'},
-        {"watch", no_argument, NULL, 'w'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"stat", no_argument, NULL, 's'},
+                                       {"watch", no_argument, NULL, 'w'},
+                                       CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
     int ch, rc, with_stat = 0, watch = 0;
     struct tb_stat st;
     char *value;
@@ -271,22 +271,24 @@ static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_get = {
-    "get", run_get, "get [-s] [-w] PATH",
+    "get",
+    run_get,
+    "get [-s] [-w] PATH",
     "Print the data of PATH (nothing for empty or null data).",
     "  -s, --stat          also print the stat\n"
     "  -w, --watch         set a data watch; outside the shell, wait for it\n"
     "                      to fire and print the event\n",
-    0};
+    0,
+    NULL};
 
 /* ---- stat ---- */
 
 static int run_stat(struct cli *cli, const struct cli_cmd *cmd, int argc,
                     char **argv)
 {
-    static const struct option lo[] = {
-        {"watch", no_argument, NULL, 'w'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"watch", no_argument, NULL, 'w'},
+                                       CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
     int ch, rc, watch = 0;
     struct tb_stat st;
 
@@ -335,19 +337,21 @@ static int run_stat(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_stat = {
-    "stat", run_stat, "stat [-w] PATH",
+    "stat",
+    run_stat,
+    "stat [-w] PATH",
     "Print the stat of PATH; exit status 101 if it does not exist.",
     "  -w, --watch         set an exists watch (fires on create, change or\n"
     "                      delete); outside the shell, wait for it\n",
-    0};
+    0,
+    NULL};
 
 /* ---- sync ---- */
 
 static int run_sync(struct cli *cli, const struct cli_cmd *cmd, int argc,
                     char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     int ch, rc;
 
     cli_opt_reset();
@@ -381,5 +385,7 @@ static int run_sync(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_sync = {
-    "sync", run_sync, "sync PATH",
-    "Make the server this session is on catch up with the leader.", "", 0};
+    "sync",      run_sync,
+    "sync PATH", "Make the server this session is on catch up with the leader.",
+    "",          0,
+    NULL};

@@ -46,11 +46,10 @@ static int print_events(struct cli *cli, int64_t max)
 static int run_watch(struct cli *cli, const struct cli_cmd *cmd, int argc,
                      char **argv)
 {
-    static const struct option lo[] = {
-        {"recursive", no_argument, NULL, 'r'},
-        {"count", required_argument, NULL, 'c'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"recursive", no_argument, NULL, 'r'},
+                                       {"count", required_argument, NULL, 'c'},
+                                       CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
     int ch, rc, mode = TB_ADDWATCH_PERSISTENT;
     int64_t count = 0;
     struct cli_watch *w;
@@ -88,17 +87,20 @@ static int run_watch(struct cli *cli, const struct cli_cmd *cmd, int argc,
     rc = print_events(cli, count);
     /* The shell goes on with the session: take the watch off it. */
     if (cli->shell)
-        (void)tb_remove_watches_sync(
-            cli->c, argv[optind],
-            mode == TB_ADDWATCH_PERSISTENT ? TB_WATCHER_PERSISTENT
-                                           : TB_WATCHER_PERSISTENT_RECURSIVE,
-            cli_watch_cb, w, 1);
+        (void)tb_remove_watches_sync(cli->c, argv[optind],
+                                     mode == TB_ADDWATCH_PERSISTENT
+                                         ? TB_WATCHER_PERSISTENT
+                                         : TB_WATCHER_PERSISTENT_RECURSIVE,
+                                     cli_watch_cb, w, 1);
     return rc;
 }
 
 const struct cli_cmd cli_cmd_watch = {
-    "watch", run_watch, "watch [-r] [-c COUNT] PATH",
+    "watch",
+    run_watch,
+    "watch [-r] [-c COUNT] PATH",
     "Print the events on PATH (which need not exist) until interrupted.",
     "  -r, --recursive     also the events of every node below PATH\n"
     "  -c, --count N       exit after N events\n",
-    0};
+    0,
+    NULL};

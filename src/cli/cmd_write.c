@@ -13,8 +13,7 @@
 #define MAX_DATA (1024 * 1024)
 
 /* Reads FILE (or stdin for "-") into *out (malloc'd). */
-static int read_file(struct cli *cli, const char *name, char **out,
-                     size_t *len)
+static int read_file(struct cli *cli, const char *name, char **out, size_t *len)
 {
     FILE *f = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
     char *buf;
@@ -33,8 +32,8 @@ static int read_file(struct cli *cli, const char *name, char **out,
         if (f != stdin)
             fclose(f);
         free(buf);
-        return big ? cli_err(cli, CLI_USAGE, "%s is larger than %d bytes",
-                             name, MAX_DATA)
+        return big ? cli_err(cli, CLI_USAGE, "%s is larger than %d bytes", name,
+                             MAX_DATA)
                    : cli_err(cli, 66, "cannot read %s", name);
     }
     if (f != stdin)
@@ -84,8 +83,8 @@ static int create_mode(struct cli *cli, const struct cli_cmd *cmd,
     if (o->container)
         *mode = TB_CONTAINER;
     else if (o->ttl)
-        *mode = o->seq ? TB_PERSISTENT_SEQUENTIAL_WITH_TTL
-                       : TB_PERSISTENT_WITH_TTL;
+        *mode =
+            o->seq ? TB_PERSISTENT_SEQUENTIAL_WITH_TTL : TB_PERSISTENT_WITH_TTL;
     else
         *mode = (o->eph ? TB_EPHEMERAL : TB_PERSISTENT) |
                 (o->seq ? TB_PERSISTENT_SEQUENTIAL : 0);
@@ -95,14 +94,13 @@ static int create_mode(struct cli *cli, const struct cli_cmd *cmd,
 static int parse_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
                         char **argv, struct create_opts *o)
 {
-    static const struct option lo[] = {
-        {"sequential", no_argument, NULL, 's'},
-        {"ephemeral", no_argument, NULL, 'e'},
-        {"container", no_argument, NULL, 'c'},
-        {"ttl", required_argument, NULL, 't'},
-        {"file", required_argument, NULL, 'f'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"sequential", no_argument, NULL, 's'},
+                                       {"ephemeral", no_argument, NULL, 'e'},
+                                       {"container", no_argument, NULL, 'c'},
+                                       {"ttl", required_argument, NULL, 't'},
+                                       {"file", required_argument, NULL, 'f'},
+                                       CLI_COMMON_LONGOPTS,
+                                       {NULL, 0, NULL, 0}};
     int ch;
 
     cli_opt_reset();
@@ -152,8 +150,9 @@ static int run_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
         return rc < 0 ? CLI_OK : rc;
     nargs = argc - optind;
     if (nargs < 1 || nargs > 2 || (nargs == 2 && o.file != NULL))
-        return cli_usage(cli, cmd, "expected PATH and at most one DATA "
-                                   "(or -f FILE)");
+        return cli_usage(cli, cmd,
+                         "expected PATH and at most one DATA "
+                         "(or -f FILE)");
     if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
         (rc = create_mode(cli, cmd, &o, &mode)) != 0)
         return rc;
@@ -166,8 +165,8 @@ static int run_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
         data = fdata;
     }
     if ((rc = cli_connect(cli)) == 0) {
-        rc = tb_create_sync(cli->c, argv[optind], data, len, NULL, mode,
-                            o.ttl, created, sizeof created, &st);
+        rc = tb_create_sync(cli->c, argv[optind], data, len, NULL, mode, o.ttl,
+                            created, sizeof created, &st);
         if (rc != 0) {
             rc = cli_fail(cli, "create", argv[optind], rc);
         } else {
@@ -181,7 +180,8 @@ static int run_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_create = {
-    "create", run_create,
+    "create",
+    run_create,
     "create [-s] [-e] [-c] [-t TTL] [-f FILE] PATH [DATA]",
     "Create PATH with DATA (none: null data); print the name created.",
     "  -s, --sequential    append a 10-digit sequence number to the name\n"
@@ -192,7 +192,8 @@ const struct cli_cmd cli_cmd_create = {
     "  -t, --ttl TTL       persistent with a time-to-live in milliseconds\n"
     "                      (deleted once unchanged and childless that long)\n"
     "  -f, --file FILE     take the data from FILE ('-': standard input)\n",
-    0};
+    0,
+    NULL};
 
 /* ---- set ---- */
 
@@ -249,8 +250,8 @@ static int run_set(struct cli *cli, const struct cli_cmd *cmd, int argc,
         len = strlen(data);
     }
     if ((rc = cli_connect(cli)) == 0) {
-        rc = tb_set_data_sync(cli->c, argv[optind], data, len,
-                              (int32_t)version, &st);
+        rc = tb_set_data_sync(cli->c, argv[optind], data, len, (int32_t)version,
+                              &st);
         if (rc != 0)
             rc = cli_fail(cli, "set", argv[optind], rc);
         else
@@ -261,12 +262,15 @@ static int run_set(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_set = {
-    "set", run_set, "set [-v VERSION] [-s] [-f FILE] PATH [DATA]",
+    "set",
+    run_set,
+    "set [-v VERSION] [-s] [-f FILE] PATH [DATA]",
     "Replace the data of PATH.",
     "  -v, --version N     only if the data version is N (else exit 103)\n"
     "  -s, --stat          print the new stat\n"
     "  -f, --file FILE     take the data from FILE ('-': standard input)\n",
-    0};
+    0,
+    NULL};
 
 /* ---- delete ---- */
 
@@ -310,10 +314,13 @@ static int run_delete(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 const struct cli_cmd cli_cmd_delete = {
-    "delete", run_delete, "delete [-v VERSION] PATH",
+    "delete",
+    run_delete,
+    "delete [-v VERSION] PATH",
     "Delete PATH, which must have no children (else exit 111).",
     "  -v, --version N     only if the data version is N (else exit 103)\n",
-    0};
+    0,
+    NULL};
 
 /* ---- deleteall ---- */
 
@@ -359,11 +366,10 @@ static int delete_tree(struct cli *cli, const char *path, int *count)
     return cli_fail(cli, "deleteall", path, TB_ENOTEMPTY);
 }
 
-static int run_deleteall(struct cli *cli, const struct cli_cmd *cmd,
-                         int argc, char **argv)
+static int run_deleteall(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                         char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     int ch, rc, count = 0;
     struct tb_stat st;
 
@@ -405,5 +411,10 @@ static int run_deleteall(struct cli *cli, const struct cli_cmd *cmd,
 }
 
 const struct cli_cmd cli_cmd_deleteall = {
-    "deleteall", run_deleteall, "deleteall PATH",
-    "Delete PATH and everything under it.", "", 0};
+    "deleteall",
+    run_deleteall,
+    "deleteall PATH",
+    "Delete PATH and everything under it.",
+    "",
+    0,
+    NULL};

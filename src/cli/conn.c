@@ -75,8 +75,9 @@ static int add_auths(struct cli *cli)
 static int report_unreachable(struct cli *cli, int rc)
 {
     (void)rc;
-    fprintf(stderr, "tumbler: cannot connect to %s: no session within "
-                    "%.1f s\n",
+    fprintf(stderr,
+            "tumbler: cannot connect to %s: no session within "
+            "%.1f s\n",
             cli->hosts, cli->connect_timeout_ms / 1000.0);
     pthread_mutex_lock(&cli->mu);
     if (cli->tried_len > 0)
@@ -126,8 +127,10 @@ int cli_connect(struct cli *cli)
     cli->tried_len = 0;
     rc = tb_client_init(&cli->c, &o);
     if (rc == TB_EINVAL)
-        return cli_err(cli, CLI_USAGE, "invalid server list '%s' (expected "
-                       "HOST[:PORT][,HOST[:PORT]...][/CHROOT])", cli->hosts);
+        return cli_err(cli, CLI_USAGE,
+                       "invalid server list '%s' (expected "
+                       "HOST[:PORT][,HOST[:PORT]...][/CHROOT])",
+                       cli->hosts);
     if (rc != 0)
         return cli_fail(cli, "connect", cli->hosts, rc);
     /* The I/O thread inherits this mask: signals stay with the main

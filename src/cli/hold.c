@@ -43,19 +43,19 @@ static void on_state(int state, int64_t token, void *data)
             h->io_held = 1;
             on_acquired(0, token, h);
         } else if (h->io_held) {
-            cli_ev_post(CLI_MSG_TEXT, 0, "connection back: %s of %s kept",
-                        what, h->path);
+            cli_ev_post(CLI_MSG_TEXT, 0, "connection back: %s of %s kept", what,
+                        h->path);
         }
         break;
     case TB_LOCK_SUSPENDED:
         if (h->lost_on_disconnect)
             cli_ev_post(CLI_MSG_LOST, 0,
-                        "connection lost: %s of %s may be lost", what,
-                        h->path);
+                        "connection lost: %s of %s may be lost", what, h->path);
         else
             cli_ev_post(CLI_MSG_TEXT, 0,
                         "connection lost: %s of %s is kept only if the "
-                        "session is back within its timeout", what, h->path);
+                        "session is back within its timeout",
+                        what, h->path);
         break;
     case TB_LOCK_LOST:
         cli_ev_post(CLI_MSG_LOST, 0, "%s of %s lost", what, h->path);

@@ -265,5 +265,5 @@ void jw_data(struct jw *w, const char *v, size_t len)
         jw_key(w, "data_base64");
         sep(w);
         put_base64(w->f, (const unsigned char *)v, len);
-        }
+    }
 }

@@ -20,17 +20,18 @@
 static const struct cli_cmd cli_cmd_help;
 
 static const struct cli_cmd *const commands[] = {
-    &cli_cmd_ls,      &cli_cmd_get,     &cli_cmd_stat,      &cli_cmd_create,
-    &cli_cmd_set,     &cli_cmd_delete,  &cli_cmd_deleteall, &cli_cmd_sync,
-    &cli_cmd_getacl,  &cli_cmd_setacl,  &cli_cmd_addauth,   &cli_cmd_whoami,
-    &cli_cmd_watch,   &cli_cmd_lock,    &cli_cmd_elect,     &cli_cmd_locks,
+    &cli_cmd_ls,     &cli_cmd_get,    &cli_cmd_stat,      &cli_cmd_create,
+    &cli_cmd_set,    &cli_cmd_delete, &cli_cmd_deleteall, &cli_cmd_sync,
+    &cli_cmd_getacl, &cli_cmd_setacl, &cli_cmd_addauth,   &cli_cmd_whoami,
+    &cli_cmd_watch,  &cli_cmd_lock,   &cli_cmd_elect,     &cli_cmd_locks,
     &cli_cmd_help,
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
 static const char global_help[] =
     "Global options (before COMMAND):\n"
-    "  -s, --server HOSTS        servers, HOST[:PORT][,HOST[:PORT]...][/CHROOT]\n"
+    "  -s, --server HOSTS        servers, "
+    "HOST[:PORT][,HOST[:PORT]...][/CHROOT]\n"
     "                            (default: $TUMBLER_SERVERS, else "
     "127.0.0.1:2181)\n"
     "  -a, --auth SCHEME:CRED    add a credential to the session "
@@ -85,12 +86,13 @@ int cli_help(struct cli *cli, const struct cli_cmd *cmd)
     if (!(cmd->flags & CLI_NO_JSON))
         printf("      --json          machine-readable output\n");
     printf("  -h, --help          this help\n");
+    if (cmd->notes != NULL)
+        printf("\n%s", cmd->notes);
     fflush(stdout);
     return CLI_OK;
 }
 
-int cli_usage(struct cli *cli, const struct cli_cmd *cmd, const char *fmt,
-              ...)
+int cli_usage(struct cli *cli, const struct cli_cmd *cmd, const char *fmt, ...)
 {
     va_list ap;
 
@@ -128,8 +130,10 @@ int cli_run(struct cli *cli, int argc, char **argv)
 
     cli->json = cli->json_default;
     if (cmd == NULL) {
-        fprintf(stderr, "tumbler: unknown command '%s'; try 'tumbler "
-                        "--help'\n", argv[0]);
+        fprintf(stderr,
+                "tumbler: unknown command '%s'; try 'tumbler "
+                "--help'\n",
+                argv[0]);
         return CLI_USAGE;
     }
     if (cli->shell && (cmd->flags & CLI_NO_SHELL)) {
@@ -159,8 +163,13 @@ static int run_help(struct cli *cli, const struct cli_cmd *cmd, int argc,
 }
 
 static const struct cli_cmd cli_cmd_help = {
-    "help", run_help, "help [COMMAND]", "Show the commands, or one's options.",
-    "", 0};
+    "help",
+    run_help,
+    "help [COMMAND]",
+    "Show the commands, or one's options.",
+    "",
+    0,
+    NULL};
 
 /* ---- global options ---- */
 
@@ -198,8 +207,7 @@ static int add_auth_arg(struct cli *cli, const char *arg)
     char scheme[64];
     size_t n;
 
-    if (colon == NULL || (n = (size_t)(colon - arg)) == 0 ||
-        n >= sizeof scheme)
+    if (colon == NULL || (n = (size_t)(colon - arg)) == 0 || n >= sizeof scheme)
         return global_usage("--auth wants SCHEME:CREDENTIAL, got '%s'", arg);
     memcpy(scheme, arg, n);
     scheme[n] = '\0';
@@ -259,8 +267,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
             printf("tumbler %s\n", TB_VERSION);
             return CLI_OK;
         case ':':
-            return global_usage("option '%s' needs a value",
-                                argv[optind - 1]);
+            return global_usage("option '%s' needs a value", argv[optind - 1]);
         default:
             return global_usage("unknown option '%s'", argv[optind - 1]);
         }

@@ -177,8 +177,7 @@ int cli_parse_seconds(const char *s, int64_t *ms)
     return 0;
 }
 
-int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
-                   const char *path)
+int cli_check_path(struct cli *cli, const struct cli_cmd *cmd, const char *path)
 {
     if (path == NULL || path[0] != '/')
         return cli_usage(cli, cmd, "'%s' is not an absolute path",

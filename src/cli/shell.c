@@ -26,8 +26,8 @@
 static struct cli *g_cli;
 static char *g_line;
 static int g_have_line;
-static int g_interactive;    /* a terminal: prompt, session changes */
-static int g_was_suspended;  /* "connected" is news only after this */
+static int g_interactive;   /* a terminal: prompt, session changes */
+static int g_was_suspended; /* "connected" is news only after this */
 
 /* ---- splitting a line into words ---- */
 
@@ -163,8 +163,10 @@ static void print_messages(struct cli *cli)
             g_was_suspended = m->code == TB_SESSION_SUSPENDED;
             if (m->code == TB_SESSION_EXPIRED ||
                 m->code == TB_SESSION_AUTH_FAILED) {
-                fprintf(stderr, "tumbler: session %s; the next command "
-                                "opens a new one\n", m->text);
+                fprintf(stderr,
+                        "tumbler: session %s; the next command "
+                        "opens a new one\n",
+                        m->text);
                 cli_disconnect(cli);
             }
         }
@@ -204,7 +206,8 @@ static char *completion_cmd(const char *text, int state)
         i = 0;
     while (i < n) {
         const struct cli_cmd *c = v[i++];
-        if (!(c->flags & CLI_NO_SHELL) && strncmp(c->name, text, strlen(text)) == 0)
+        if (!(c->flags & CLI_NO_SHELL) &&
+            strncmp(c->name, text, strlen(text)) == 0)
             return strdup(c->name);
     }
     return NULL;
@@ -239,8 +242,8 @@ static char *completion_path(const char *text, int state)
             size_t n = strlen(dir) + strlen(name) + 2;
             char *r = malloc(n);
             if (r != NULL)
-                snprintf(r, n, "%s%s%s", strcmp(dir, "/") ? dir : "",
-                         "/", name);
+                snprintf(r, n, "%s%s%s", strcmp(dir, "/") ? dir : "", "/",
+                         name);
             return r;
         }
     }

@@ -132,11 +132,11 @@ static void child(char *const *argv, char **files, char **env, int errfd,
 
 static int spawn_error(const char *name, int err)
 {
-    int status = err == ENOENT    ? CLI_NOTFOUND
-                 : err == EACCES || err == ENOEXEC || err == EPERM ||
-                         err == EISDIR
-                     ? CLI_NOEXEC
-                     : CLI_OSERR;
+    int status =
+        err == ENOENT ? CLI_NOTFOUND
+        : err == EACCES || err == ENOEXEC || err == EPERM || err == EISDIR
+            ? CLI_NOEXEC
+            : CLI_OSERR;
 
     return cli_err(NULL, status, "cannot run %s: %s", name, strerror(err));
 }

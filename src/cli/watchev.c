@@ -12,8 +12,7 @@
 
 struct cli_watch cli_watch_text = {0}, cli_watch_json = {1};
 
-void cli_watch_cb(struct tb_client *c, const struct tb_event *ev,
-                  void *data)
+void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data)
 {
     const struct cli_watch *w = data;
     const char *type = cli_event_name(ev->type);
@@ -25,8 +24,8 @@ void cli_watch_cb(struct tb_client *c, const struct tb_event *ev,
         /* The watch ended without firing: close (nobody waits any more),
          * expiry or auth failure (the waiter must learn). */
         if (ev->rc != TB_ECLOSING)
-            cli_ev_post(CLI_MSG_END, ev->rc, "watch on %s ended: %s",
-                        ev->path, tb_strerror(ev->rc));
+            cli_ev_post(CLI_MSG_END, ev->rc, "watch on %s ended: %s", ev->path,
+                        tb_strerror(ev->rc));
         return;
     }
     if (w->json) {
@@ -47,8 +46,7 @@ void cli_watch_cb(struct tb_client *c, const struct tb_event *ev,
         fclose(f);
         cli_ev_post(CLI_MSG_TEXT, ev->type, "%s", buf ? buf : "");
         free(buf);
-    }
-    else
+    } else
         cli_ev_post(CLI_MSG_TEXT, ev->type, "%s %s", type, ev->path);
 }
 
