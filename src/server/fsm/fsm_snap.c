@@ -127,6 +127,43 @@ static int owner_known(void *data, int64_t owner)
     return tb_map_get(&s->sessions, (uint64_t)owner) ? 0 : CORRUPT;
 }
 
+/* No node may carry a zxid after the snapshot's own: a replica restoring
+ * it would later reuse those zxids for other changes. */
+static int zxids_within(const struct tree *t, int64_t zxid)
+{
+    struct tree_node **stack = NULL, **grown, *n;
+    size_t depth = 0, cap = 0;
+    struct tb_stat st;
+    uint32_t i, k;
+    int rv = 0;
+
+    n = tree_root(t);
+    for (;;) {
+        tree_node_stat(n, &st);
+        if (st.czxid > zxid || st.mzxid > zxid || st.pzxid > zxid) {
+            rv = CORRUPT;
+            break;
+        }
+        k = tree_node_nchildren(n);
+        if (depth + k > cap) {
+            cap = (depth + k) * 2;
+            grown = realloc(stack, cap * sizeof *stack);
+            if (grown == NULL) {
+                rv = TB_ENOMEM;
+                break;
+            }
+            stack = grown;
+        }
+        for (i = 0; i < k; i++)
+            stack[depth++] = tree_node_child(n, i);
+        if (depth == 0)
+            break;
+        n = stack[--depth];
+    }
+    free(stack);
+    return rv;
+}
+
 static int parse(struct restored *s, const uint8_t *p, size_t len,
                  int64_t *zxid)
 {
@@ -151,8 +188,8 @@ static int parse(struct restored *s, const uint8_t *p, size_t len,
     if ((rv = restore_sessions(s, &r)) != 0 ||
         (rv = tree_restore(&s->tree, &r)) != 0)
         return rv;
-    if (r.pos != r.end)
-        return CORRUPT;
+    if (r.pos != r.end || (rv = zxids_within(s->tree, *zxid)) != 0)
+        return rv ? rv : CORRUPT;
     return tree_owners_foreach(s->tree, owner_known, s);
 }
 
