@@ -2,7 +2,9 @@
  *   acked_writer write HOST:PORT PREFIX COUNT   creates PREFIX/n-<i> with
  *       up to 64 requests in flight and prints each path the server
  *       acknowledged, one per line, as soon as it is acknowledged; stops at
- *       COUNT or at the first failure (the server was killed).
+ *       COUNT or at the first failure (the server was killed, or refused
+ *       the write), whose error code it prints on stderr.
+ *       (ACKED_WRITER_DATA=N sets the data size; default 7 bytes)
  *   acked_writer verify HOST:PORT < paths       checks that every listed
  *       path exists; prints the missing ones and exits 1 if any.
  * An acknowledged write must survive kill -9 of the server. */
@@ -15,7 +17,7 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int in_flight, failed, connected;
+static int in_flight, failed, connected, first_error;
 
 static void watcher(zhandle_t *zh, int type, int state, const char *path,
                     void *ctx)
@@ -40,6 +42,8 @@ static void created(int rc, const char *value, const void *data)
         printf("%s\n", value);
         fflush(stdout);
     } else {
+        if (!failed)
+            first_error = rc;
         failed = 1;
     }
     in_flight--;
@@ -70,13 +74,17 @@ static zhandle_t *open_session(const char *hosts)
 static int do_write(const char *hosts, const char *prefix, int count)
 {
     zhandle_t *zh = open_session(hosts);
+    const char *size = getenv("ACKED_WRITER_DATA");
+    int payload_len = size ? atoi(size) : 7;
+    char *payload = calloc(1, (size_t)payload_len + 1);
     char path[512];
     int i;
 
-    if (zh == NULL) {
+    if (zh == NULL || payload == NULL) {
         fprintf(stderr, "cannot connect to %s\n", hosts);
         return 2;
     }
+    memset(payload, 'p', (size_t)payload_len);
     zoo_create(zh, prefix, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
     for (i = 0; i < count; i++) {
         pthread_mutex_lock(&mu);
@@ -89,8 +97,8 @@ static int do_write(const char *hosts, const char *prefix, int count)
         in_flight++;
         pthread_mutex_unlock(&mu);
         snprintf(path, sizeof path, "%s/n-%d", prefix, i);
-        if (zoo_acreate(zh, path, "payload", 7, &ZOO_OPEN_ACL_UNSAFE, 0,
-                        created, NULL) != ZOK) {
+        if (zoo_acreate(zh, path, payload, payload_len, &ZOO_OPEN_ACL_UNSAFE,
+                        0, created, NULL) != ZOK) {
             pthread_mutex_lock(&mu);
             in_flight--;
             pthread_mutex_unlock(&mu);
@@ -103,6 +111,9 @@ static int do_write(const char *hosts, const char *prefix, int count)
     pthread_mutex_unlock(&mu);
     /* Pending callbacks of a broken connection fire with an error. */
     zookeeper_close(zh);
+    if (first_error != 0)
+        fprintf(stderr, "stopped at the first error: %d\n", first_error);
+    free(payload);
     return 0;
 }
 
