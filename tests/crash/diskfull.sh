@@ -12,7 +12,10 @@ dir=$(mktemp -d /tmp/tumbler-diskfull.XXXXXX)
 pid=""
 cleanup() {
     local rc=$?
-    if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; fi
+    if [ -n "$pid" ]; then
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
     umount "$dir/fs" 2>/dev/null || umount -l "$dir/fs" 2>/dev/null || true
     rm -rf "$dir" 2>/dev/null || true
     exit "$rc"
