@@ -135,8 +135,8 @@ void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
     } else if (ev->type == TB_EVENT_DELETED) {
         if (holding(m))
             rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
-        else if (m->phase == LK_WAITING) /* our queued node was deleted */
-            rcp_lk_restart(m, &o);
+        else if (m->phase == LK_WAITING || m->phase == LK_WATCHING)
+            rcp_lk_restart(m, &o); /* our queued node was deleted */
     } else if (ev->type > 0 && ev->type <= TB_EVENT_CHILDREN_CHANGED) {
         if (m->node != NULL && (m->holds > 0 || m->acb != NULL))
             rcp_lk_watch_own(m); /* data changed: keep watching */
