@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Disk full: tumblerd's data directory on a small filesystem this test
-# mounts (a 96 MiB tmpfs, 40 MiB of it taken by a ballast file).  Pipelined
+# mounts (a 128 MiB tmpfs, 40 MiB of it taken by a ballast file).  Pipelined
 # creates of 64 KiB fill it until the server refuses writes with
-# NotReadOnly (-119); the server stays up and serves reads; once the
+# NotReadOnly (-119) at minFreeDiskBytes (40 MB); the server stays up,
+# serves reads and still opens sessions (they may use the space down to the
+# log's own floor, 24 MiB); once the
 # ballast is removed, writes are accepted again; after kill -9 and a
 # restart every acknowledged write is there.  Needs root (mount).
 #   diskfull.sh TUMBLERD ACKED_WRITER
@@ -22,12 +24,12 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$dir/fs"
-mount -t tmpfs -o size=96m tmpfs "$dir/fs"
+mount -t tmpfs -o size=128m tmpfs "$dir/fs"
 dd if=/dev/zero of="$dir/fs/ballast" bs=1M count=40 status=none
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 start() {
-    "$tumblerd" --clientPort="$port" --dataDir="$dir/fs/data" --minFreeDiskBytes=0 \
+    "$tumblerd" --clientPort="$port" --dataDir="$dir/fs/data" --minFreeDiskBytes=40000000 \
         --4lw.commands.whitelist='*' 2>>"$dir/server.log" &
     pid=$!
     for _ in $(seq 100); do
