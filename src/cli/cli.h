@@ -70,8 +70,9 @@ enum {
     CLI_NO_JSON = 2,  /* takes no --json */
 };
 
-/* main.c */
+/* commands.c */
 const struct cli_cmd *cli_find(const char *name);
+void cli_print_overview(FILE *f);
 const struct cli_cmd *const *cli_commands(int *count);
 int cli_run(struct cli *cli, int argc, char **argv);
 int cli_help(struct cli *cli, const struct cli_cmd *cmd);
@@ -200,6 +201,16 @@ extern const struct cli_cmd cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
     cli_cmd_create, cli_cmd_set, cli_cmd_delete, cli_cmd_deleteall,
     cli_cmd_sync, cli_cmd_getacl, cli_cmd_setacl, cli_cmd_addauth,
     cli_cmd_whoami, cli_cmd_watch, cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
+
+/* words.c: splits a line with sh-like quoting; returns the word count
+ * (*out NULL-ended, free with cli_words_free) or -1 on an unterminated
+ * quote or out of memory. */
+int cli_words_split(const char *line, char ***out);
+void cli_words_free(char **v, int n);
+
+/* cmd_acl.c: parses "SCHEME:ID:PERMS[,...]" in place (the entries point
+ * into `buf`); *out is malloc'd.  0 or -1. */
+int cli_acl_parse(char *buf, struct tb_acl_entry **out, int32_t *count);
 
 /* shell.c */
 int cli_shell(struct cli *cli);

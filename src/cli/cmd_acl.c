@@ -129,7 +129,7 @@ static int parse_perms(const char *s, int32_t *out)
 
 /* Parses "s:id:perms,..." into `acl`, whose strings point into `buf` (a
  * copy of the text the parser cuts up).  0 or -1. */
-static int parse_acl(char *buf, struct tb_acl_entry **out, int32_t *count)
+int cli_acl_parse(char *buf, struct tb_acl_entry **out, int32_t *count)
 {
     struct tb_acl_entry *v;
     int32_t n = 1, i = 0;
@@ -238,7 +238,7 @@ static int run_setacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
         return rc;
     if ((buf = strdup(argv[optind + 1])) == NULL)
         return CLI_OSERR;
-    if (parse_acl(buf, &entries, &acl.count) != 0) {
+    if (cli_acl_parse(buf, &entries, &acl.count) != 0) {
         free(buf);
         return cli_usage(cli, cmd,
                          "bad ACL '%s' (expected SCHEME:ID:PERMS"

@@ -9,8 +9,8 @@
  *
  * From a pipe or a file it runs one command per line, no prompt, and exits
  * with the status of the last command, so a script of commands behaves
- * like a shell script.  Lines are split as a shell would split them
- * (quotes, backslashes); '#' starts a comment line. */
+ * like a shell script.  Lines are split into words by words.c; '#' starts
+ * a comment line. */
 #include <ctype.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -29,85 +29,6 @@ static int g_have_line;
 static int g_interactive;   /* a terminal: prompt, session changes */
 static int g_was_suspended; /* "connected" is news only after this */
 
-/* ---- splitting a line into words ---- */
-
-static void free_words(char **v, int n)
-{
-    int i;
-
-    for (i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-/* Splits `line` with sh-like quoting: '...' literal, "..." with \" \\,
- * backslash outside quotes.  Returns the word count (argv NULL-ended), or
- * -1 on an unterminated quote or out of memory. */
-static int split(const char *line, char ***out)
-{
-    size_t cap = 8, len = strlen(line);
-    char **v = calloc(cap + 1, sizeof *v), *w = NULL;
-    int n = 0;
-    size_t wl = 0;
-    const char *p = line;
-
-    if (v == NULL)
-        return -1;
-    while (*p) {
-        int in_word = 0;
-        while (isspace((unsigned char)*p))
-            p++;
-        if (!*p)
-            break;
-        if ((w = malloc(len + 1)) == NULL)
-            goto fail;
-        wl = 0;
-        while (*p && !isspace((unsigned char)*p)) {
-            in_word = 1;
-            if (*p == '\'') {
-                const char *e = strchr(p + 1, '\'');
-                if (e == NULL)
-                    goto fail;
-                memcpy(w + wl, p + 1, (size_t)(e - p - 1));
-                wl += (size_t)(e - p - 1);
-                p = e + 1;
-            } else if (*p == '"') {
-                for (p++; *p && *p != '"'; p++) {
-                    if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
-                        p++;
-                    w[wl++] = *p;
-                }
-                if (*p != '"')
-                    goto fail;
-                p++;
-            } else if (*p == '\\' && p[1]) {
-                w[wl++] = p[1];
-                p += 2;
-            } else {
-                w[wl++] = *p++;
-            }
-        }
-        (void)in_word;
-        w[wl] = '\0';
-        if ((size_t)n == cap) {
-            char **nv = realloc(v, (cap * 2 + 1) * sizeof *v);
-            if (nv == NULL)
-                goto fail;
-            v = nv;
-            cap *= 2;
-        }
-        v[n++] = w;
-        v[n] = NULL;
-        w = NULL;
-    }
-    *out = v;
-    return n;
-fail:
-    free(w);
-    free_words(v, n);
-    return -1;
-}
-
 /* ---- running one line ---- */
 
 /* Returns -1 to leave the shell, else the command's status. */
@@ -120,12 +41,12 @@ static int run_line(struct cli *cli, const char *line)
         line++;
     if (*line == '\0' || *line == '#')
         return CLI_OK;
-    if ((argc = split(line, &argv)) < 0) {
+    if ((argc = cli_words_split(line, &argv)) < 0) {
         fprintf(stderr, "tumbler: unterminated quote\n");
         return CLI_USAGE;
     }
     if (argc == 0) {
-        free_words(argv, 0);
+        cli_words_free(argv, 0);
         return CLI_OK;
     }
     if (strcmp(argv[0], "quit") == 0 || strcmp(argv[0], "exit") == 0) {
@@ -141,7 +62,7 @@ static int run_line(struct cli *cli, const char *line)
     } else {
         rv = cli_run(cli, argc, argv);
     }
-    free_words(argv, argc);
+    cli_words_free(argv, argc);
     fflush(stdout);
     return rv;
 }

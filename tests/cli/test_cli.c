@@ -1,0 +1,339 @@
+/* Unit tests of the tumbler CLI's pure parts: shell word splitting, ACL
+ * parsing, the JSON writer (escaping, UTF-8 check, base64), number and
+ * duration parsing, the exit-status map, the command table, and the event
+ * pipe that carries signals and other threads' messages to the main
+ * thread.  No server: the scripts beside this file cover the commands end
+ * to end. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/cli.h"
+
+/* ---- words ---- */
+
+static void check_words(const char *line, int n, ...)
+{
+    char **v;
+    va_list ap;
+    int i, got = cli_words_split(line, &v);
+
+    assert_int_equal(got, n);
+    va_start(ap, n);
+    for (i = 0; i < n; i++)
+        assert_string_equal(v[i], va_arg(ap, const char *));
+    va_end(ap);
+    assert_null(v[n]);
+    cli_words_free(v, n);
+}
+
+static void test_words(void **state)
+{
+    char **v;
+
+    (void)state;
+    check_words("", 0);
+    check_words("   \t ", 0);
+    check_words("ls /a", 2, "ls", "/a");
+    check_words("  create  /a   'two words' ", 3, "create", "/a", "two words");
+    check_words("set /a \"say \\\"hi\\\" \\\\o/\"", 3, "set", "/a",
+                "say \"hi\" \\o/");
+    check_words("a\\ b c", 2, "a b", "c");
+    check_words("x'y'\"z\" ''", 2, "xyz", "");
+    check_words("one two three four five six seven eight nine ten", 10, "one",
+                "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten");
+    assert_int_equal(cli_words_split("get 'open", &v), -1);
+    assert_int_equal(cli_words_split("get \"open", &v), -1);
+}
+
+/* ---- ACLs ---- */
+
+static void test_acl(void **state)
+{
+    char buf[128];
+    struct tb_acl_entry *v;
+    int32_t n;
+
+    (void)state;
+    strcpy(buf, "world:anyone:cdrwa");
+    assert_int_equal(cli_acl_parse(buf, &v, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0].scheme, "world");
+    assert_string_equal(v[0].id, "anyone");
+    assert_int_equal(v[0].perms, TB_PERM_ALL);
+    free(v);
+
+    strcpy(buf, "digest:alice:abc=:r,ip:10.0.0.0/8:rw,auth::a");
+    assert_int_equal(cli_acl_parse(buf, &v, &n), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(v[0].scheme, "digest");
+    assert_string_equal(v[0].id, "alice:abc=");
+    assert_int_equal(v[0].perms, TB_PERM_READ);
+    assert_string_equal(v[1].id, "10.0.0.0/8");
+    assert_int_equal(v[1].perms, TB_PERM_READ | TB_PERM_WRITE);
+    assert_string_equal(v[2].scheme, "auth");
+    assert_string_equal(v[2].id, "");
+    assert_int_equal(v[2].perms, TB_PERM_ADMIN);
+    free(v);
+
+    strcpy(buf, "world:anyone");
+    assert_int_equal(cli_acl_parse(buf, &v, &n), -1);
+    strcpy(buf, "world:anyone:rx");
+    assert_int_equal(cli_acl_parse(buf, &v, &n), -1);
+    strcpy(buf, ":anyone:r");
+    assert_int_equal(cli_acl_parse(buf, &v, &n), -1);
+    strcpy(buf, ",");
+    assert_int_equal(cli_acl_parse(buf, &v, &n), -1);
+}
+
+static void test_perms(void **state)
+{
+    char b[6];
+
+    (void)state;
+    assert_string_equal(cli_perms_str(TB_PERM_ALL, b), "cdrwa");
+    assert_string_equal(cli_perms_str(TB_PERM_READ, b), "r");
+    assert_string_equal(cli_perms_str(0, b), "");
+}
+
+/* ---- JSON ---- */
+
+/* Runs `fill` on a writer over a memory stream; returns the text. */
+static char *json_of(void (*fill)(struct jw *))
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    struct jw w;
+
+    assert_non_null(f);
+    jw_init(&w, f);
+    fill(&w);
+    fclose(f);
+    return buf;
+}
+
+static void fill_nested(struct jw *w)
+{
+    jw_obj(w);
+    jw_key(w, "s");
+    jw_str(w, "q\"\\\n\t\x01");
+    jw_key(w, "a");
+    jw_arr(w);
+    jw_int(w, 1);
+    jw_int(w, -2);
+    jw_obj(w);
+    jw_end_obj(w);
+    jw_null(w);
+    jw_end_arr(w);
+    jw_key(w, "b");
+    jw_bool(w, 1);
+    jw_key(w, "h");
+    jw_hex(w, (int64_t)0x0100000000000002LL);
+    jw_end_obj(w);
+}
+
+static void fill_text(struct jw *w)
+{
+    jw_obj(w);
+    jw_data(w, "h\xc3\xa9llo", 6);
+    jw_end_obj(w);
+}
+
+static void fill_binary(struct jw *w)
+{
+    jw_obj(w);
+    jw_data(w, "a\0b\xff", 4);
+    jw_end_obj(w);
+}
+
+static void fill_overlong(struct jw *w)
+{
+    jw_obj(w);
+    jw_data(w, "\xc0\x80", 2); /* overlong NUL: not text */
+    jw_end_obj(w);
+}
+
+static void fill_surrogate(struct jw *w)
+{
+    jw_obj(w);
+    jw_data(w, "\xed\xa0\x80", 3); /* U+D800 */
+    jw_end_obj(w);
+}
+
+static void fill_null(struct jw *w)
+{
+    jw_obj(w);
+    jw_data(w, NULL, 0);
+    jw_key(w, "x");
+    jw_int(w, 0);
+    jw_end_obj(w);
+}
+
+static void fill_b64(struct jw *w)
+{
+    jw_arr(w);
+    jw_obj(w);
+    jw_data(w, "\x80", 1);
+    jw_end_obj(w);
+    jw_obj(w);
+    jw_data(w, "\x80\x81", 2);
+    jw_end_obj(w);
+    jw_obj(w);
+    jw_data(w, "\x80\x81\x82", 3);
+    jw_end_obj(w);
+    jw_end_arr(w);
+}
+
+static void test_json(void **state)
+{
+    char *s;
+
+    (void)state;
+    s = json_of(fill_nested);
+    assert_string_equal(s, "{\"s\":\"q\\\"\\\\\\n\\t\\u0001\",\"a\":[1,-2,{},"
+                           "null],\"b\":true,\"h\":\"0x100000000000002\"}");
+    free(s);
+    s = json_of(fill_text);
+    assert_string_equal(s, "{\"data\":\"h\xc3\xa9llo\"}");
+    free(s);
+    s = json_of(fill_binary);
+    assert_string_equal(s, "{\"data_base64\":\"YQBi/w==\"}");
+    free(s);
+    s = json_of(fill_overlong);
+    assert_string_equal(s, "{\"data_base64\":\"wIA=\"}");
+    free(s);
+    s = json_of(fill_surrogate);
+    assert_string_equal(s, "{\"data_base64\":\"7aCA\"}");
+    free(s);
+    s = json_of(fill_null);
+    assert_string_equal(s, "{\"data\":null,\"x\":0}");
+    free(s);
+    s = json_of(fill_b64);
+    assert_string_equal(s, "[{\"data_base64\":\"gA==\"},"
+                           "{\"data_base64\":\"gIE=\"},"
+                           "{\"data_base64\":\"gIGC\"}]");
+    free(s);
+}
+
+/* ---- numbers, statuses, the command table ---- */
+
+static void test_numbers(void **state)
+{
+    int64_t v;
+
+    (void)state;
+    assert_int_equal(cli_parse_seconds("2.5", &v), 0);
+    assert_int_equal(v, 2500);
+    assert_int_equal(cli_parse_seconds("0", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(cli_parse_seconds("0.0004", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(cli_parse_seconds("-1", &v), -1);
+    assert_int_equal(cli_parse_seconds("1s", &v), -1);
+    assert_int_equal(cli_parse_seconds("", &v), -1);
+    assert_int_equal(cli_parse_seconds("nan", &v), -1);
+    assert_int_equal(cli_parse_i64("-1", &v), 0);
+    assert_int_equal(v, -1);
+    assert_int_equal(cli_parse_i64("12x", &v), -1);
+    assert_int_equal(cli_parse_i64("99999999999999999999", &v), -1);
+}
+
+static void test_status(void **state)
+{
+    (void)state;
+    assert_int_equal(cli_status(0), CLI_OK);
+    assert_int_equal(cli_status(TB_ENONODE), 101);
+    assert_int_equal(cli_status(TB_ENODEEXISTS), 110);
+    assert_int_equal(cli_status(TB_EBADVERSION), 103);
+    assert_int_equal(cli_status(TB_ECONNECTIONLOSS), CLI_UNREACHABLE);
+    assert_int_equal(cli_status(TB_ETIMEDOUT), CLI_UNREACHABLE);
+    assert_int_equal(cli_status(TB_ELOCKLOST), CLI_LOST);
+    assert_int_equal(cli_status(TB_ESYSTEM), CLI_SOFTWARE);
+    assert_int_equal(cli_status(TB_ENOMEM), CLI_OSERR);
+    assert_int_equal(cli_status(TB_EINVAL), CLI_SOFTWARE);
+}
+
+static void test_table(void **state)
+{
+    int n, i;
+    const struct cli_cmd *const *v = cli_commands(&n);
+
+    (void)state;
+    assert_true(n >= 17);
+    for (i = 0; i < n; i++) {
+        size_t len = strlen(v[i]->name);
+        assert_non_null(v[i]->run);
+        assert_non_null(v[i]->summary);
+        assert_non_null(v[i]->help);
+        /* The usage line starts with the command's own name. */
+        assert_int_equal(strncmp(v[i]->usage, v[i]->name, len), 0);
+        assert_true(cli_find(v[i]->name) == v[i]);
+    }
+    assert_null(cli_find("nope"));
+    assert_true(cli_find("lock")->flags & CLI_NO_SHELL);
+    assert_false(cli_find("ls")->flags & CLI_NO_SHELL);
+}
+
+/* ---- the event pipe ---- */
+
+static void *poster(void *arg)
+{
+    (void)arg;
+    cli_ev_post(CLI_MSG_TEXT, 7, "from %s", "a thread");
+    return NULL;
+}
+
+static void test_events(void **state)
+{
+    pthread_t t;
+    struct cli_msg *m;
+    int sig = 0;
+
+    (void)state;
+    assert_int_equal(cli_ev_init(), 0);
+    assert_int_equal(cli_ev_catch(SIGUSR1), 0);
+    assert_int_equal(cli_ev_wait(-1, 0, &sig), CLI_EV_TIMEOUT);
+
+    assert_int_equal(pthread_create(&t, NULL, poster, NULL), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(cli_ev_wait(-1, 1000, &sig), CLI_EV_MSG);
+    m = cli_ev_take();
+    assert_non_null(m);
+    assert_int_equal(m->kind, CLI_MSG_TEXT);
+    assert_int_equal(m->code, 7);
+    assert_string_equal(m->text, "from a thread");
+    free(m);
+    assert_null(cli_ev_take());
+
+    /* A signal comes before queued messages, and raise() is not the
+     * kernel's (terminal) kind. */
+    cli_ev_post(CLI_MSG_LOST, 0, "lost");
+    raise(SIGUSR1);
+    assert_int_equal(cli_ev_wait(-1, 1000, &sig), CLI_EV_SIGNAL);
+    assert_int_equal(sig, SIGUSR1);
+    assert_false(cli_ev_from_kernel());
+    assert_int_equal(cli_ev_wait(-1, 1000, &sig), CLI_EV_MSG);
+    m = cli_ev_take();
+    assert_int_equal(m->kind, CLI_MSG_LOST);
+    free(m);
+    assert_int_equal(cli_ev_wait(-1, 0, &sig), CLI_EV_TIMEOUT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_words),   cmocka_unit_test(test_acl),
+        cmocka_unit_test(test_perms),   cmocka_unit_test(test_json),
+        cmocka_unit_test(test_numbers), cmocka_unit_test(test_status),
+        cmocka_unit_test(test_table),   cmocka_unit_test(test_events),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
