@@ -7,8 +7,8 @@
  *
  *   fair mutex   PATH/_c_<uuid>-lock-<seq>        EPHEMERAL_SEQUENTIAL
  *   rw lock      PATH/_c_<uuid>-__READ__<seq>, PATH/_c_<uuid>-__WRIT__<seq>
- *   semaphore    PATH/locks/_c_<uuid>-lock-<seq>, PATH/leases/_c_<uuid>-lease-<seq>
- *   election     PATH/_c_<uuid>-latch-<seq>
+ *   semaphore    PATH/locks/_c_<uuid>-lock-<seq>,
+ * PATH/leases/_c_<uuid>-lease-<seq> election     PATH/_c_<uuid>-latch-<seq>
  *   non-fair     PATH itself, EPHEMERAL (data starts with _c_<uuid>)
  *
  * Parents are created as container nodes, which the server removes once
@@ -153,8 +153,8 @@ TB_API void tb_mutex_free(struct tb_mutex *m);
  * the hold count goes up and `cb` fires with the same token.  TB_EINVAL if
  * an acquisition is already pending on the handle; TB_ELOCKLOST if the
  * handle holds a lost lock (release it first). */
-TB_API int tb_mutex_lock(struct tb_mutex *m, int timeout_ms,
-                         tb_acquire_cb cb, void *data);
+TB_API int tb_mutex_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
+                         void *data);
 TB_API int tb_mutex_trylock(struct tb_mutex *m, tb_acquire_cb cb, void *data);
 /* Decrements the hold count; at zero deletes the node.  `cb` gets 0, or
  * TB_ELOCKLOST if the session expired before the node was deleted.
@@ -283,8 +283,7 @@ TB_API void tb_election_free(struct tb_election *e);
 /* Joins; TB_EINVAL if already joined. */
 TB_API int tb_election_join(struct tb_election *e);
 /* Resigns or stops waiting; `cb` once the node is gone. */
-TB_API int tb_election_leave(struct tb_election *e, tb_done_cb cb,
-                             void *data);
+TB_API int tb_election_leave(struct tb_election *e, tb_done_cb cb, void *data);
 TB_API int tb_election_leave_sync(struct tb_election *e);
 /* Waits until this candidate leads (0 and the token) or the timeout. */
 TB_API int tb_election_await_sync(struct tb_election *e, int timeout_ms,

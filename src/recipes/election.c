@@ -168,10 +168,9 @@ int tb_election_new(struct tb_election **out, struct tb_client *c,
     }
     eo.state_cb = on_hold_state;
     eo.data = e;
-    rv = rcp_lk_new(&e->m, c, path,
-                    eo.kind == TB_LOCK_NONFAIR ? &rcp_cfg_nonfair
-                                               : &rcp_cfg_latch,
-                    &eo);
+    rv = rcp_lk_new(
+        &e->m, c, path,
+        eo.kind == TB_LOCK_NONFAIR ? &rcp_cfg_nonfair : &rcp_cfg_latch, &eo);
     if (rv != 0) {
         free(e);
         return rv;

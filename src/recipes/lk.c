@@ -25,7 +25,7 @@
 #include "recipes/rcp.h"
 
 #define MAX_PARENT_TRIES 10
-#define MAX_RESTARTS 20
+#define MAX_RESTARTS     20
 
 static int pred_leases(struct tb_mutex *m, const struct rcp_child *v, int n,
                        int me, int *watch)
@@ -75,8 +75,7 @@ static int pred_count(struct tb_mutex *m, const struct rcp_child *v, int n,
 
 const struct rcp_cfg rcp_cfg_mutex = {"lock-", NULL, 1, pred_leases, 0};
 const struct rcp_cfg rcp_cfg_nonfair = {"", NULL, 0, NULL, 0};
-const struct rcp_cfg rcp_cfg_read = {"__READ__", "__WRIT__", 1, pred_read,
-                                     0};
+const struct rcp_cfg rcp_cfg_read = {"__READ__", "__WRIT__", 1, pred_read, 0};
 const struct rcp_cfg rcp_cfg_write = {"__WRIT__", "__READ__", 1, pred_leases,
                                       0};
 const struct rcp_cfg rcp_cfg_latch = {"latch-", NULL, 1, pred_leases, 0};
@@ -89,8 +88,7 @@ static void children_watch_cb(struct tb_client *c, const struct tb_event *ev,
 static void send_check(struct tb_mutex *m, struct rcp_out *o);
 static void send_create(struct tb_mutex *m, struct rcp_out *o);
 static void send_find(struct tb_mutex *m, struct rcp_out *o);
-static void watch_pred(struct tb_mutex *m, const char *name,
-                       struct rcp_out *o);
+static void watch_pred(struct tb_mutex *m, const char *name, struct rcp_out *o);
 static void wait_holder(struct tb_mutex *m, struct rcp_out *o);
 
 /* ---- references and callback contexts ---- */
@@ -198,10 +196,8 @@ void rcp_lk_drop_pred_watch(struct tb_mutex *m)
      * context); the server is told unless another local watcher of this
      * client still needs the watch. */
     tb_remove_watches(m->c, m->pred_path,
-                      m->pred_children ? TB_WATCHER_CHILDREN
-                                       : TB_WATCHER_DATA,
-                      m->pred_children ? children_watch_cb
-                                       : pred_watch_cb,
+                      m->pred_children ? TB_WATCHER_CHILDREN : TB_WATCHER_DATA,
+                      m->pred_children ? children_watch_cb : pred_watch_cb,
                       m->pred_w, 1, NULL, NULL);
     m->pred_w = NULL;
 }
@@ -263,8 +259,7 @@ void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o)
     rcp_lk_drop_own_watch(m);
     m->phase = LK_ABORTING;
     x = rcp_ctx_new(m);
-    if (x == NULL ||
-        rcp_reap(m->c, m->node, 0, on_abort_reaped, x) != 0) {
+    if (x == NULL || rcp_reap(m->c, m->node, 0, on_abort_reaped, x) != 0) {
         if (x != NULL)
             rcp_ctx_free_locked(x);
         rcp_lk_finish(m, m->abort_rc, o);
@@ -355,8 +350,8 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         }
         m->phase = LK_PARENTS;
         y = rcp_ctx_new(m);
-        submitted(m, y ? rcp_mkparents(m->c, m->parent, on_parents, y)
-                       : TB_ENOMEM,
+        submitted(m,
+                  y ? rcp_mkparents(m->c, m->parent, on_parents, y) : TB_ENOMEM,
                   y, &o);
         break;
     }
@@ -391,12 +386,11 @@ static void send_create(struct tb_mutex *m, struct rcp_out *o)
         path = rcp_join(m->parent, m->prefix);
         rv = path == NULL ? TB_ENOMEM
                           : tb_create(m->c, path, m->value, m->len, NULL,
-                                      TB_EPHEMERAL_SEQUENTIAL, 0, on_create,
-                                      x);
+                                      TB_EPHEMERAL_SEQUENTIAL, 0, on_create, x);
         free(path);
     } else {
-        rv = tb_create(m->c, m->path, m->value, m->len, NULL, TB_EPHEMERAL,
-                       0, on_create, x);
+        rv = tb_create(m->c, m->path, m->value, m->len, NULL, TB_EPHEMERAL, 0,
+                       on_create, x);
     }
     submitted(m, rv, x, o);
 }
@@ -508,8 +502,7 @@ static void send_find(struct tb_mutex *m, struct rcp_out *o)
         return;
     }
     if (m->cfg->fair)
-        rv = tb_get_children(m->c, m->parent, NULL, NULL, on_find_children,
-                             x);
+        rv = tb_get_children(m->c, m->parent, NULL, NULL, on_find_children, x);
     else
         rv = tb_get_data(m->c, m->path, NULL, NULL, on_find_data, x);
     submitted(m, rv, x, o);
@@ -580,9 +573,8 @@ static void decide(struct tb_mutex *m, const struct tb_strings *v,
     free(kids);
 }
 
-static void on_children(struct tb_client *c, int rc,
-                        const struct tb_strings *v, const struct tb_stat *st,
-                        void *data)
+static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
+                        const struct tb_stat *st, void *data)
 {
     struct rcp_ctx *x = data;
     struct tb_mutex *m = x->m;
@@ -687,8 +679,8 @@ static void recheck(struct tb_mutex *m, struct rcp_out *o)
         send_create(m, o);
 }
 
-static void on_pred_stat(struct tb_client *c, int rc,
-                         const struct tb_stat *st, void *data)
+static void on_pred_stat(struct tb_client *c, int rc, const struct tb_stat *st,
+                         void *data)
 {
     struct rcp_ctx *x = data;
     struct tb_mutex *m = x->m;
@@ -746,8 +738,7 @@ static void send_watch(struct tb_mutex *m, char *path, struct rcp_out *o)
     submitted(m, rv, x, o);
 }
 
-static void watch_pred(struct tb_mutex *m, const char *name,
-                       struct rcp_out *o)
+static void watch_pred(struct tb_mutex *m, const char *name, struct rcp_out *o)
 {
     char *path = rcp_join(m->parent, name);
 
@@ -769,7 +760,8 @@ static void wait_holder(struct tb_mutex *m, struct rcp_out *o)
 
 static int node_event(const struct tb_event *ev)
 {
-    return ev->type >= TB_EVENT_CREATED && ev->type <= TB_EVENT_CHILDREN_CHANGED;
+    return ev->type >= TB_EVENT_CREATED &&
+           ev->type <= TB_EVENT_CHILDREN_CHANGED;
 }
 
 /* Every call of a one-shot watcher is its last: the context ends here. */
@@ -783,8 +775,8 @@ static void wait_event(struct rcp_ctx *x, const struct tb_event *ev)
     pthread_mutex_lock(m->mu);
     if (m->pred_w == x)
         m->pred_w = NULL;
-    current = x->attempt == m->attempt && x->gen == m->gen &&
-              m->phase == LK_WAITING;
+    current =
+        x->attempt == m->attempt && x->gen == m->gen && m->phase == LK_WAITING;
     if (node_event(ev))
         m->st.wakeups++; /* stale ones too: the server sent them */
     if (current && node_event(ev)) {

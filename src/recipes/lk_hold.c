@@ -32,8 +32,8 @@ void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o)
 
 static int holding(const struct tb_mutex *m)
 {
-    return m->holds > 0 && (m->lstate == TB_LOCK_HELD ||
-                            m->lstate == TB_LOCK_SUSPENDED);
+    return m->holds > 0 &&
+           (m->lstate == TB_LOCK_HELD || m->lstate == TB_LOCK_SUSPENDED);
 }
 
 void rcp_lk_note_session_end(struct tb_mutex *m, int rc)
@@ -53,8 +53,8 @@ void rcp_lk_drop_own_watch(struct tb_mutex *m)
         return;
     /* Sent before the delete on the same connection: the server drops the
      * watch first, so our own delete notifies nobody but real waiters. */
-    tb_remove_watches(m->c, m->node, TB_WATCHER_DATA, rcp_lk_own_watch, w,
-                      1, NULL, NULL);
+    tb_remove_watches(m->c, m->node, TB_WATCHER_DATA, rcp_lk_own_watch, w, 1,
+                      NULL, NULL);
 }
 
 static void on_own_stat(struct tb_client *c, int rc, const struct tb_stat *st,
@@ -140,8 +140,7 @@ void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
     } else if (ev->type > 0 && ev->type <= TB_EVENT_CHILDREN_CHANGED) {
         if (m->node != NULL && (m->holds > 0 || m->acb != NULL))
             rcp_lk_watch_own(m); /* data changed: keep watching */
-    } else if (ev->type == TB_EVENT_NONE &&
-               rcp_lk_session_over(ev->rc)) {
+    } else if (ev->type == TB_EVENT_NONE && rcp_lk_session_over(ev->rc)) {
         rcp_lk_note_session_end(m, ev->rc);
         if (holding(m))
             rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
@@ -268,9 +267,9 @@ static void on_released(int rc, void *data)
     struct release *r = data;
 
     if (r->cb != NULL)
-        r->cb(rc == 0 ? 0 : (rc == TB_ENONODE || rcp_lk_session_over(rc))
-                                ? TB_ELOCKLOST
-                                : rc,
+        r->cb(rc == 0                                         ? 0
+              : (rc == TB_ENONODE || rcp_lk_session_over(rc)) ? TB_ELOCKLOST
+                                                              : rc,
               r->data);
     free(r);
 }
@@ -340,9 +339,8 @@ void rcp_lk_on_state(struct rcp_reg *r, int state)
             break;
         sid = tb_client_session(m->c, NULL);
         if (holding(m))
-            rcp_lk_set_lstate(m, sid != m->session ? TB_LOCK_LOST
-                                                   : TB_LOCK_HELD,
-                              &o);
+            rcp_lk_set_lstate(
+                m, sid != m->session ? TB_LOCK_LOST : TB_LOCK_HELD, &o);
         if (sid != m->seen_session) {
             if (m->seen_session != 0) {
                 o.session_cb = m->session_cb;

@@ -185,7 +185,7 @@ void tb_multilock_free(struct tb_multilock *ml)
     pthread_mutex_unlock(&ml->mu);
     for (i = ml->n - 1; i >= 0; i--)
         tb_mutex_free(ml->m[i]); /* cancels or releases */
-    ml_unref(ml); /* the rest goes with the last member engine */
+    ml_unref(ml);                /* the rest goes with the last member engine */
 }
 
 /* ---- locking ---- */
@@ -301,7 +301,7 @@ static int start(struct tb_multilock *ml, int timeout_ms, int timer,
     ml->next = 0;
     ml->abort_rc = 0;
     ml->timer = timer;
-    ml->deadline = timeout_ms < 0 ? -1
+    ml->deadline = timeout_ms < 0    ? -1
                    : timeout_ms == 0 ? 0
                                      : rcp_now_ms() + timeout_ms;
     ml->cb = cb;
@@ -360,9 +360,8 @@ int tb_multilock_lock_sync(struct tb_multilock *ml, int timeout_ms)
     rcp_wait_init(&w);
     rv = start(ml, timeout_ms, 0, rcp_wait_done_cb, &w);
     if (rv == 0) {
-        rcp_wait(ml->c, &w,
-                 timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1, give_up,
-                 ml);
+        rcp_wait(ml->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
+                 give_up, ml);
         rv = w.rc;
     }
     rcp_wait_destroy(&w);

@@ -10,8 +10,8 @@
 
 #include "recipes/rcp.h"
 
-int tb_mutex_new(struct tb_mutex **out, struct tb_client *c,
-                 const char *path, const struct tb_lock_options *o)
+int tb_mutex_new(struct tb_mutex **out, struct tb_client *c, const char *path,
+                 const struct tb_lock_options *o)
 {
     const struct rcp_cfg *cfg = &rcp_cfg_mutex;
 
@@ -89,9 +89,8 @@ int tb_mutex_lock_sync(struct tb_mutex *m, int timeout_ms, int64_t *token)
     rcp_wait_init(&w);
     rv = rcp_lk_lock(m, timeout_ms == 0 ? 0 : -1, rcp_wait_acquire_cb, &w);
     if (rv == 0) {
-        rcp_wait(m->c, &w,
-                 timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1, give_up,
-                 m);
+        rcp_wait(m->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
+                 give_up, m);
         rv = w.rc;
         if (token != NULL)
             *token = w.token;
@@ -187,8 +186,7 @@ static int run_result(int fn_rc, int unlock_rc)
     return fn_rc != 0 ? fn_rc : unlock_rc;
 }
 
-int tb_lock_run(struct tb_client *c, const char *path, tb_lock_fn fn,
-                void *arg)
+int tb_lock_run(struct tb_client *c, const char *path, tb_lock_fn fn, void *arg)
 {
     struct tb_mutex *m;
     int64_t token;

@@ -45,7 +45,7 @@
 #include "tumbler/recipes.h"
 
 #define RCP_UUID_LEN 36
-#define RCP_PREFIX "_c_"
+#define RCP_PREFIX   "_c_"
 
 /* ---- util.c ---- */
 void rcp_uuid(char out[RCP_UUID_LEN + 1]);
@@ -156,8 +156,8 @@ struct tb_mutex;
 /* Given the sorted children and our index, 1 if we hold; else *watch is
  * the index of the node to wait for, or -1 to wait for any change of the
  * parent's children. */
-typedef int (*rcp_pred)(struct tb_mutex *m, const struct rcp_child *v,
-                        int n, int me, int *watch);
+typedef int (*rcp_pred)(struct tb_mutex *m, const struct rcp_child *v, int n,
+                        int me, int *watch);
 
 struct rcp_cfg {
     const char *name;  /* node name after the uuid: "lock-", "latch-" ... */
@@ -222,9 +222,9 @@ struct tb_mutex {
     unsigned attempt;
     unsigned gen;
     char uuid[RCP_UUID_LEN + 1];
-    char *prefix; /* "_c_<uuid>-<name>" (fair) or "_c_<uuid>" (data) */
-    char *node;   /* our node's full path, NULL if unknown */
-    struct rcp_ctx *own_w;  /* our node's watch, until its final call */
+    char *prefix;          /* "_c_<uuid>-<name>" (fair) or "_c_<uuid>" (data) */
+    char *node;            /* our node's full path, NULL if unknown */
+    struct rcp_ctx *own_w; /* our node's watch, until its final call */
     struct rcp_ctx *pred_w; /* the watch we wait on, until its final call */
     char *pred_path;
     int pred_children; /* pred_w watches pred_path's children */

@@ -129,8 +129,8 @@ static int collect(struct tb_client *c, struct rcp_reg ***out, int closing)
     }
     if (closing) { /* the handle goes away: forget it */
         while (!tb_queue_empty(&e->objs)) {
-            struct rcp_reg *r = TB_CONTAINER_OF(tb_queue_head(&e->objs),
-                                                struct rcp_reg, q);
+            struct rcp_reg *r =
+                TB_CONTAINER_OF(tb_queue_head(&e->objs), struct rcp_reg, q);
             tb_queue_remove(&r->q);
             r->client = NULL;
         }

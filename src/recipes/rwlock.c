@@ -19,8 +19,8 @@ struct tb_rwlock {
     struct tb_mutex *rd, *wr;
 };
 
-int tb_rwlock_new(struct tb_rwlock **out, struct tb_client *c,
-                  const char *path, const struct tb_lock_options *o)
+int tb_rwlock_new(struct tb_rwlock **out, struct tb_client *c, const char *path,
+                  const struct tb_lock_options *o)
 {
     struct tb_rwlock *l;
     int rv;

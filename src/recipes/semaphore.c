@@ -36,7 +36,7 @@ struct tb_lease {
     struct tb_mutex *gate, *lease;
     int phase;
     int abort_rc;
-    int result; /* of the acquisition, while the gate goes back */
+    int result;       /* of the acquisition, while the gate goes back */
     int timer;        /* the engines time out themselves (async form) */
     int64_t deadline; /* < 0: none */
     tb_lease_cb cb;
@@ -203,8 +203,7 @@ static int start(struct tb_semaphore *s, int timeout_ms, int timer,
     go.len = s->o.len;
     if ((rv = rcp_lk_new(&l->gate, s->c, s->locks, &rcp_cfg_mutex, &go)))
         goto err;
-    if ((rv = rcp_lk_new(&l->lease, s->c, s->leases, &rcp_cfg_lease,
-                         &s->o)))
+    if ((rv = rcp_lk_new(&l->lease, s->c, s->leases, &rcp_cfg_lease, &s->o)))
         goto err_gate;
     l->gate->embedded = l->lease->embedded = 1;
     l->lease->max_leases = s->max;
@@ -232,8 +231,8 @@ err:
     return rv;
 }
 
-int tb_semaphore_acquire(struct tb_semaphore *s, int timeout_ms,
-                         tb_lease_cb cb, void *data)
+int tb_semaphore_acquire(struct tb_semaphore *s, int timeout_ms, tb_lease_cb cb,
+                         void *data)
 {
     int rv = rcp_async_timeout_check(s->c, timeout_ms);
 
@@ -266,7 +265,7 @@ int tb_semaphore_cancel(struct tb_semaphore *s)
     do { /* in rounds: an abort may end a lease, unlinking it */
         pthread_mutex_lock(&s->mu);
         n = 0;
-        TB_QUEUE_FOREACH(q, &s->all) {
+        TB_QUEUE_FOREACH (q, &s->all) {
             struct tb_lease *l = TB_CONTAINER_OF(q, struct tb_lease, q);
             if (l->phase != L_HELD && l->abort_rc == 0 && n < 64)
                 v[n++] = l;
@@ -390,7 +389,7 @@ void tb_semaphore_free(struct tb_semaphore *s)
     for (;;) { /* leases still held go back */
         struct tb_lease *l = NULL;
         pthread_mutex_lock(&s->mu);
-        TB_QUEUE_FOREACH(q, &s->all) {
+        TB_QUEUE_FOREACH (q, &s->all) {
             struct tb_lease *x = TB_CONTAINER_OF(q, struct tb_lease, q);
             if (x->phase == L_HELD) {
                 l = x;

@@ -123,8 +123,8 @@ static int from_poll(short re)
            ((re & (POLLOUT | POLLERR)) ? TB_EV_WRITE : 0);
 }
 
-static void wait_loop(struct tb_client *c, struct rcp_wait *w,
-                      int64_t deadline, void (*give_up)(void *), void *arg)
+static void wait_loop(struct tb_client *c, struct rcp_wait *w, int64_t deadline,
+                      void (*give_up)(void *), void *arg)
 {
     while (!is_done(w)) {
         struct tb_interest in;
@@ -138,8 +138,8 @@ static void wait_loop(struct tb_client *c, struct rcp_wait *w,
         }
         if (tb_client_interest(c, &in) != 0)
             break;
-        timeout = in.timeout_ms < 0 || in.timeout_ms > 1000 ? 1000
-                                                             : in.timeout_ms;
+        timeout =
+            in.timeout_ms < 0 || in.timeout_ms > 1000 ? 1000 : in.timeout_ms;
         if (deadline >= 0 && deadline - rcp_now_ms() < timeout)
             timeout = (int)(deadline - rcp_now_ms());
         if (timeout < 0)

@@ -119,9 +119,8 @@ void rt_hold_log(const char *file, const struct rt_hold *h)
     int n, fd = open(file, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
     CHECK(fd >= 0);
-    n = snprintf(line, sizeof line, "%lld %lld %lld %ld\n",
-                 (long long)h->token, (long long)h->t0, (long long)h->t1,
-                 h->who);
+    n = snprintf(line, sizeof line, "%lld %lld %lld %ld\n", (long long)h->token,
+                 (long long)h->t0, (long long)h->t1, h->who);
     CHECK(write(fd, line, (size_t)n) == n);
     close(fd);
 }
@@ -170,8 +169,9 @@ int rt_hold_check(struct rt_hold *v, int n, const char *what)
         if (i == 0)
             continue;
         if (v[i].t0 < v[i - 1].t1) {
-            fprintf(stderr, "%s: holds overlap: token %lld [%lld, %lld] "
-                            "and token %lld [%lld, %lld]\n",
+            fprintf(stderr,
+                    "%s: holds overlap: token %lld [%lld, %lld] "
+                    "and token %lld [%lld, %lld]\n",
                     what, (long long)v[i - 1].token, (long long)v[i - 1].t0,
                     (long long)v[i - 1].t1, (long long)v[i].token,
                     (long long)v[i].t0, (long long)v[i].t1);

@@ -15,24 +15,23 @@
 
 #define RT_SESSION_MS 4000
 
-#define CHECK(cond)                                                         \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,          \
-                    __LINE__, #cond);                                       \
-            exit(1);                                                        \
-        }                                                                   \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
-#define CHECK_RC(expr, want)                                                \
-    do {                                                                    \
-        int rc_ = (expr);                                                   \
-        if (rc_ != (want)) {                                                \
-            fprintf(stderr, "%s:%d: %s = %s (%d), want %s\n", __FILE__,     \
-                    __LINE__, #expr, tb_errname(rc_), rc_,                  \
-                    tb_errname(want));                                      \
-            exit(1);                                                        \
-        }                                                                   \
+#define CHECK_RC(expr, want)                                                   \
+    do {                                                                       \
+        int rc_ = (expr);                                                      \
+        if (rc_ != (want)) {                                                   \
+            fprintf(stderr, "%s:%d: %s = %s (%d), want %s\n", __FILE__,        \
+                    __LINE__, #expr, tb_errname(rc_), rc_, tb_errname(want));  \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
 extern const char *rt_hosts; /* set by main */

@@ -122,8 +122,8 @@ static void on_accept(struct rt_proxy *p)
 
 static uint32_t be32(const uint8_t *b)
 {
-    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-           (uint32_t)b[2] << 8 | b[3];
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 |
+           b[3];
 }
 
 /* Client bytes: forward whole frames, cutting where armed.  Returns -1 if
@@ -143,8 +143,7 @@ static int from_client(struct rt_proxy *p, struct pair *x)
             return -1;
         if (x->len - off < flen)
             break;
-        op = x->handshake_seen && flen >= 12 ? (int)be32(x->buf + off + 8)
-                                             : -1;
+        op = x->handshake_seen && flen >= 12 ? (int)be32(x->buf + off + 8) : -1;
         x->handshake_seen = 1;
         pthread_mutex_lock(&p->mu);
         if (p->cut_armed && op == p->cut_op) {

@@ -13,8 +13,8 @@
 #include "tests.h"
 
 #define OP_GETCHILDREN 8
-#define OP_CREATE2 15
-#define PATH "/rt/connloss/lock"
+#define OP_CREATE2     15
+#define PATH           "/rt/connloss/lock"
 
 static struct tb_client *direct, *proxied;
 static struct rt_proxy *px;
@@ -208,8 +208,8 @@ int t_connloss(int argc, char **argv)
     CHECK_RC(tb_create_sync(direct, "/rt/connloss", NULL, 0, NULL,
                             TB_PERSISTENT, 0, NULL, 0, NULL),
              0);
-    CHECK_RC(tb_create_sync(direct, PATH, NULL, 0, NULL, TB_PERSISTENT, 0,
-                            NULL, 0, NULL),
+    CHECK_RC(tb_create_sync(direct, PATH, NULL, 0, NULL, TB_PERSISTENT, 0, NULL,
+                            0, NULL),
              0);
     case_lost_reply(0);
     case_lost_reply(1);

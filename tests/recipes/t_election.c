@@ -115,8 +115,8 @@ static void fair(void)
         CHECK_RC(tb_get_children_sync(admin, "/rt/el", NULL, NULL, &v), 0);
         CHECK(v.count == 2);
         /* The lower sequence is candidate 1's. */
-        j = strcmp(v.v[0] + strlen(v.v[0]) - 10,
-                   v.v[1] + strlen(v.v[1]) - 10) < 0
+        j = strcmp(v.v[0] + strlen(v.v[0]) - 10, v.v[1] + strlen(v.v[1]) - 10) <
+                    0
                 ? 0
                 : 1;
         snprintf(node, sizeof node, "/rt/el/%s", v.v[j]);

@@ -46,9 +46,9 @@ static void drive(struct tb_client *c, const int *done, int ms)
         p.events = (short)((in.events & TB_EV_READ ? POLLIN : 0) |
                            (in.events & TB_EV_WRITE ? POLLOUT : 0));
         p.revents = 0;
-        if (poll(&p, in.fd >= 0, in.timeout_ms < 0 || in.timeout_ms > 20
-                                      ? 20
-                                      : in.timeout_ms) > 0)
+        if (poll(&p, in.fd >= 0,
+                 in.timeout_ms < 0 || in.timeout_ms > 20 ? 20 : in.timeout_ms) >
+            0)
             ev = (p.revents & (POLLIN | POLLHUP | POLLERR) ? TB_EV_READ : 0) |
                  (p.revents & (POLLOUT | POLLERR) ? TB_EV_WRITE : 0);
         tb_client_process(c, ev);

@@ -194,9 +194,8 @@ int t_basic(int argc, char **argv)
     CHECK_RC(tb_lock_run(c1, "/rt/basic/run", add_one, &n), 7);
     CHECK(n == 1);
     rt_done_init(&d);
-    CHECK_RC(tb_lock_run_async(c2, "/rt/basic/run", -1, add_one, &n, on_run,
-                               &d),
-             0);
+    CHECK_RC(
+        tb_lock_run_async(c2, "/rt/basic/run", -1, add_one, &n, on_run, &d), 0);
     CHECK_RC(rt_done_wait(&d, 5000), 7);
     CHECK(n == 2);
     CHECK(rt_nchildren(c1, "/rt/basic/run") == 0);
@@ -351,8 +350,8 @@ int t_worker(int argc, char **argv)
     CHECK(n > 0 && n <= 16);
     for (i = 0; i < n; i++) {
         a[i].path = argv[0];
-        a[i].kind = strcmp(argv[1], "nonfair") == 0 ? TB_LOCK_NONFAIR
-                                                    : TB_LOCK_FAIR;
+        a[i].kind =
+            strcmp(argv[1], "nonfair") == 0 ? TB_LOCK_NONFAIR : TB_LOCK_FAIR;
         a[i].iters = atoi(argv[2]);
         a[i].hold_ms = atoi(argv[3]);
         a[i].log = argv[4];

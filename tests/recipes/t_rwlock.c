@@ -106,8 +106,8 @@ static void *mix_thread(void *arg)
             if (__atomic_load_n(&mix.writers, __ATOMIC_SEQ_CST) != 0)
                 __atomic_add_fetch(&mix.bad, 1, __ATOMIC_SEQ_CST);
             while (r > mx && !__atomic_compare_exchange_n(
-                                 &mix.max_readers, &mx, r, 0,
-                                 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                                 &mix.max_readers, &mx, r, 0, __ATOMIC_SEQ_CST,
+                                 __ATOMIC_SEQ_CST))
                 ;
             __atomic_add_fetch(&mix.reads, 1, __ATOMIC_SEQ_CST);
             rt_sleep_ms(4);

@@ -30,9 +30,9 @@ static void *sem_thread(void *arg)
         if (n > max_leases)
             __atomic_add_fetch(&bad, 1, __ATOMIC_SEQ_CST);
         p = __atomic_load_n(&peak, __ATOMIC_SEQ_CST);
-        while (n > p && !__atomic_compare_exchange_n(&peak, &p, n, 0,
-                                                     __ATOMIC_SEQ_CST,
-                                                     __ATOMIC_SEQ_CST))
+        while (n > p &&
+               !__atomic_compare_exchange_n(&peak, &p, n, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
             ;
         rt_sleep_ms(10);
         __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);

@@ -23,8 +23,8 @@ static int told_lost;
 static void on_state(int state, int64_t token, void *data)
 {
     (void)data;
-    printf("STATE %s %lld %lld\n", tb_lock_state_name(state),
-           (long long)token, wall_ms());
+    printf("STATE %s %lld %lld\n", tb_lock_state_name(state), (long long)token,
+           wall_ms());
     if (state == TB_LOCK_LOST)
         __atomic_store_n(&told_lost, 1, __ATOMIC_SEQ_CST);
 }
@@ -124,8 +124,7 @@ int t_token_after(int argc, char **argv)
     c = rt_connect(rt_hosts, RT_SESSION_MS);
     CHECK_RC(tb_mutex_new(&m, c, argv[0], NULL), 0);
     CHECK_RC(tb_mutex_lock_sync(m, 10000, &t), 0);
-    printf("token after restart: %lld (before: %lld)\n", (long long)t,
-           before);
+    printf("token after restart: %lld (before: %lld)\n", (long long)t, before);
     CHECK(t > before);
     CHECK_RC(tb_mutex_unlock_sync(m), 0);
     tb_mutex_free(m);
