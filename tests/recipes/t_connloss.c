@@ -136,6 +136,33 @@ static void case_queued(void)
     tb_mutex_free(m);
 }
 
+/* Non-fair: the node is PATH itself; after a lost reply it is recognised
+ * by the uuid at the start of its data. */
+static void case_nonfair(int forward)
+{
+    struct tb_lock_options o = {.kind = TB_LOCK_NONFAIR};
+    struct tb_mutex *m;
+    struct tb_recipe_stats st;
+    struct tb_stat ns;
+    int cuts = rt_proxy_cuts(px);
+    int64_t t;
+
+    CHECK_RC(tb_mutex_new(&m, proxied, "/rt/connloss/nf", &o), 0);
+    rt_proxy_cut_on(px, OP_CREATE2, forward, 300);
+    CHECK_RC(tb_mutex_lock_sync(m, 15000, &t), 0);
+    CHECK(rt_proxy_cuts(px) == cuts + 1);
+    tb_mutex_stats(m, &st);
+    CHECK(st.recoveries == (uint64_t)forward);
+    CHECK_RC(tb_exists_sync(direct, "/rt/connloss/nf", NULL, NULL, &ns), 0);
+    CHECK(ns.czxid == t);
+    CHECK_RC(tb_mutex_unlock_sync(m), 0);
+    CHECK_RC(tb_exists_sync(direct, "/rt/connloss/nf", NULL, NULL, NULL),
+             TB_ENONODE);
+    tb_mutex_free(m);
+    printf("non-fair, create %s: %s\n", forward ? "applied" : "not sent",
+           forward ? "our node recognised by its data" : "created again");
+}
+
 struct states {
     pthread_mutex_t mu;
     int v[16];
@@ -215,6 +242,8 @@ int t_connloss(int argc, char **argv)
     case_lost_reply(1);
     case_not_sent();
     case_queued();
+    case_nonfair(1);
+    case_nonfair(0);
     case_suspended();
     tb_client_close(proxied);
     tb_client_close(direct);
