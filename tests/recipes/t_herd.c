@@ -134,14 +134,15 @@ int t_herd(int argc, char **argv)
         cs[i] = rt_connect(rt_hosts, 10000);
     snprintf(path, sizeof path, "/rt/herd/%s", argv[0]);
     rt_rmr(cs[0], "/rt/herd");
-    printf("%-8s %8s %12s %14s %18s\n", "lock", "waiters", "acquisitions",
-           "notifications", "per acquisition");
+    printf("%-8s %8s %12s %13s %14s %16s\n", "lock", "waiters",
+           "acquisitions", "watches set", "notifications", "per acquisition");
     for (i = 0; i < ns; i++) {
         uint64_t watches;
         uint64_t w = round_of(cs, sizes[i], kind, path, &watches);
         double per = (double)w / sizes[i];
-        printf("%-8s %8d %12d %14llu %18.2f\n", argv[0], sizes[i], sizes[i],
-               (unsigned long long)w, per);
+        printf("%-8s %8d %12d %13llu %14llu %16.2f\n", argv[0], sizes[i],
+               sizes[i], (unsigned long long)watches, (unsigned long long)w,
+               per);
         if (i == 0)
             first = per;
         last = per;
