@@ -17,15 +17,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FZ_CHECK(cond, ...)                                                 \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__,          \
-                    __LINE__, #cond);                                       \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                            \
-            abort();                                                        \
-        }                                                                   \
+#define FZ_CHECK(cond, ...)                                                    \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            abort();                                                           \
+        }                                                                      \
     } while (0)
 
 struct fz_in {
@@ -77,8 +77,7 @@ static inline struct tb_str fz_bytes(struct fz_in *in, size_t max)
 }
 
 /* A printable dump of a few bytes for failure messages. */
-static inline const char *fz_hex(const void *p, size_t n, char *out,
-                                 size_t cap)
+static inline const char *fz_hex(const void *p, size_t n, char *out, size_t cap)
 {
     const uint8_t *b = p;
     size_t i, o = 0;

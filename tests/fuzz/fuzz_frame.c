@@ -26,23 +26,35 @@
 #endif
 #ifdef FZ_ASAN
 #include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define POISON(p, n)   ASAN_POISON_MEMORY_REGION(p, n)
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
-#define POISON(p, n) ((void)(p), (void)(n))
+#define POISON(p, n)   ((void)(p), (void)(n))
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
 static const size_t limits[] = {
-    0, 1, 3, 4, 15, 16, 255, 256, 4096, 65535, TB_DEFAULT_MAXBUFFER,
-    0x7fffffff, 0x80000000u, SIZE_MAX,
+    0,
+    1,
+    3,
+    4,
+    15,
+    16,
+    255,
+    256,
+    4096,
+    65535,
+    TB_DEFAULT_MAXBUFFER,
+    0x7fffffff,
+    0x80000000u,
+    SIZE_MAX,
 };
 
 /* The reference: where each whole frame of `s` ends, as the protocol
  * defines it; stops at the first bad length (sets *toobig) or at an
  * incomplete frame. */
-static size_t ref_split(const uint8_t *s, size_t n, size_t max,
-                        size_t *ends, size_t cap, int *toobig)
+static size_t ref_split(const uint8_t *s, size_t n, size_t max, size_t *ends,
+                        size_t cap, int *toobig)
 {
     size_t pos = 0, k = 0;
     int64_t len;
@@ -106,12 +118,12 @@ static long split_once(const uint8_t *p, size_t n, size_t max)
         return -1;
     }
     if (n - 4 < (uint64_t)len) {
-        FZ_CHECK(rc == TB_EAGAIN, "length %lld of %zu gave %d",
-                 (long long)len, n, rc);
+        FZ_CHECK(rc == TB_EAGAIN, "length %lld of %zu gave %d", (long long)len,
+                 n, rc);
         return 0;
     }
-    FZ_CHECK(rc == 0, "a whole frame (%lld of %zu) gave %d", (long long)len,
-             n, rc);
+    FZ_CHECK(rc == 0, "a whole frame (%lld of %zu) gave %d", (long long)len, n,
+             rc);
     FZ_CHECK(consumed == 4 + (size_t)len && consumed <= n,
              "consumed %zu for length %lld", consumed, (long long)len);
     FZ_CHECK((const uint8_t *)payload.ptr == p + 4 &&

@@ -170,8 +170,8 @@ struct tree_node *fz_node_at(const struct tree *t, uint32_t i)
     return a.found;
 }
 
-static const char *const names[] = {"a", "b", "c", "d", "n-", "x",
-                                    "zookeeper", "config"};
+static const char *const names[] = {"a",  "b", "c",         "d",
+                                    "n-", "x", "zookeeper", "config"};
 #define NNAMES (sizeof names / sizeof names[0])
 
 static const struct tb_str awkward[] = {

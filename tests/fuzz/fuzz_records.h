@@ -42,15 +42,15 @@ static inline int fz_eq_stat(const struct tb_stat *a, const struct tb_stat *b)
            a->num_children == b->num_children && a->pzxid == b->pzxid;
 }
 
-#define fz_eq_I32(a, b) ((a) == (b))
-#define fz_eq_I64(a, b) ((a) == (b))
+#define fz_eq_I32(a, b)  ((a) == (b))
+#define fz_eq_I64(a, b)  ((a) == (b))
 #define fz_eq_BOOL(a, b) ((a) == (b))
-#define fz_eq_STR(a, b) fz_eq_str(a, b)
-#define fz_eq_BUF(a, b) fz_eq_str(a, b)
+#define fz_eq_STR(a, b)  fz_eq_str(a, b)
+#define fz_eq_BUF(a, b)  fz_eq_str(a, b)
 #define fz_eq_STAT(a, b) fz_eq_stat(&(a), &(b))
 #define fz_eq_ACLS(a, b) fz_eq_vec(a, b)
 #define fz_eq_STRS(a, b) fz_eq_vec(a, b)
-#define fz_eq_IDS(a, b) fz_eq_vec(a, b)
+#define fz_eq_IDS(a, b)  fz_eq_vec(a, b)
 
 /* The iterator must find exactly n elements in exactly len bytes. */
 static inline void fz_walk_vec(struct tb_vec v, int kind)
@@ -62,8 +62,8 @@ static inline void fz_walk_vec(struct tb_vec v, int kind)
     int32_t count = 0;
     int rv;
 
-    FZ_CHECK(v.n >= -1 && (v.n > 0 || v.len == 0), "vector n %d len %zu",
-             v.n, v.len);
+    FZ_CHECK(v.n >= -1 && (v.n > 0 || v.len == 0), "vector n %d len %zu", v.n,
+             v.len);
     if (v.raw == NULL) { /* a null vector: nothing to walk (NULL + 0 is UB) */
         FZ_CHECK(v.n == -1, "vector of %d without bytes", v.n);
         return;
@@ -82,30 +82,56 @@ static inline void fz_walk_vec(struct tb_vec v, int kind)
     FZ_CHECK(count == (v.n < 0 ? 0 : v.n), "iterated %d of %d", count, v.n);
 }
 
-#define fz_walk_I32(x) ((void)0)
-#define fz_walk_I64(x) ((void)0)
+#define fz_walk_I32(x)  ((void)0)
+#define fz_walk_I64(x)  ((void)0)
 #define fz_walk_BOOL(x) FZ_CHECK((x) <= 1, "boolean decoded as %u", (x))
-#define fz_walk_STR(x) ((void)0)
-#define fz_walk_BUF(x) ((void)0)
+#define fz_walk_STR(x)  ((void)0)
+#define fz_walk_BUF(x)  ((void)0)
 #define fz_walk_STAT(x) ((void)0)
 #define fz_walk_ACLS(x) fz_walk_vec(x, 0)
 #define fz_walk_STRS(x) fz_walk_vec(x, 1)
-#define fz_walk_IDS(x) fz_walk_vec(x, 2)
+#define fz_walk_IDS(x)  fz_walk_vec(x, 2)
 
 /* The selector (first input byte) of the request and reply targets, so
  * that the seed generator and the targets agree. */
 enum fz_req_sel {
-    FZ_REQ_HEADER, FZ_REQ_CREATE, FZ_REQ_CREATE_TTL, FZ_REQ_DELETE,
-    FZ_REQ_PATH_WATCH, FZ_REQ_PATH, FZ_REQ_SET_DATA, FZ_REQ_SET_ACL,
-    FZ_REQ_CHECK, FZ_REQ_AUTH, FZ_REQ_SET_WATCHES, FZ_REQ_SET_WATCHES2,
-    FZ_REQ_ADD_WATCH, FZ_REQ_WATCHES, FZ_REQ_RECONFIG, FZ_REQ_CONNECT,
-    FZ_REQ_MULTI, FZ_REQ_MULTIREAD, FZ_REQ_COUNT
+    FZ_REQ_HEADER,
+    FZ_REQ_CREATE,
+    FZ_REQ_CREATE_TTL,
+    FZ_REQ_DELETE,
+    FZ_REQ_PATH_WATCH,
+    FZ_REQ_PATH,
+    FZ_REQ_SET_DATA,
+    FZ_REQ_SET_ACL,
+    FZ_REQ_CHECK,
+    FZ_REQ_AUTH,
+    FZ_REQ_SET_WATCHES,
+    FZ_REQ_SET_WATCHES2,
+    FZ_REQ_ADD_WATCH,
+    FZ_REQ_WATCHES,
+    FZ_REQ_RECONFIG,
+    FZ_REQ_CONNECT,
+    FZ_REQ_MULTI,
+    FZ_REQ_MULTIREAD,
+    FZ_REQ_COUNT
 };
 enum fz_reply_sel {
-    FZ_REP_HEADER, FZ_REP_PATH, FZ_REP_CREATE2, FZ_REP_STAT, FZ_REP_DATA,
-    FZ_REP_ACL, FZ_REP_CHILDREN, FZ_REP_CHILDREN2, FZ_REP_COUNT_RESP,
-    FZ_REP_WHOAMI, FZ_REP_ERROR, FZ_REP_EVENT, FZ_REP_MULTI_HEADER,
-    FZ_REP_CONNECT, FZ_REP_MULTI, FZ_REP_COUNT
+    FZ_REP_HEADER,
+    FZ_REP_PATH,
+    FZ_REP_CREATE2,
+    FZ_REP_STAT,
+    FZ_REP_DATA,
+    FZ_REP_ACL,
+    FZ_REP_CHILDREN,
+    FZ_REP_CHILDREN2,
+    FZ_REP_COUNT_RESP,
+    FZ_REP_WHOAMI,
+    FZ_REP_ERROR,
+    FZ_REP_EVENT,
+    FZ_REP_MULTI_HEADER,
+    FZ_REP_CONNECT,
+    FZ_REP_MULTI,
+    FZ_REP_COUNT
 };
 
 typedef int (*fz_dec_fn)(struct tb_rd *, void *);
@@ -125,30 +151,29 @@ struct fz_rec {
 /* Three passes over TB_RECORDS, each with its own meaning of F: the
  * fields of a record are expanded when the record's macro is, so one pass
  * cannot give F two meanings. */
-#define FZ__GEN_CODEC(rec, fields)                                          \
-    __attribute__((unused)) static int fz_dec_##rec(struct tb_rd *r,        \
-                                                    void *o)                \
-    {                                                                       \
-        return tb_##rec##_decode(r, o);                                     \
-    }                                                                       \
-    __attribute__((unused)) static void fz_enc_##rec(struct tb_wbuf *w,     \
-                                                     const void *o)         \
-    {                                                                       \
-        tb_##rec##_encode(w, o);                                            \
+#define FZ__GEN_CODEC(rec, fields)                                             \
+    __attribute__((unused)) static int fz_dec_##rec(struct tb_rd *r, void *o)  \
+    {                                                                          \
+        return tb_##rec##_decode(r, o);                                        \
+    }                                                                          \
+    __attribute__((unused)) static void fz_enc_##rec(struct tb_wbuf *w,        \
+                                                     const void *o)            \
+    {                                                                          \
+        tb_##rec##_encode(w, o);                                               \
     }
-#define FZ__GEN_EQ(rec, fields)                                             \
-    __attribute__((unused)) static int fz_eq_##rec(const void *a,           \
-                                                   const void *b)           \
-    {                                                                       \
-        const struct tb_##rec *x = a, *y = b;                               \
-        return 1 fields;                                                    \
+#define FZ__GEN_EQ(rec, fields)                                                \
+    __attribute__((unused)) static int fz_eq_##rec(const void *a,              \
+                                                   const void *b)              \
+    {                                                                          \
+        const struct tb_##rec *x = a, *y = b;                                  \
+        return 1 fields;                                                       \
     }
-#define FZ__GEN_WALK(rec, fields)                                           \
-    __attribute__((unused)) static void fz_walk_##rec(const void *a)        \
-    {                                                                       \
-        const struct tb_##rec *x = a;                                       \
-        (void)x;                                                            \
-        fields                                                              \
+#define FZ__GEN_WALK(rec, fields)                                              \
+    __attribute__((unused)) static void fz_walk_##rec(const void *a)           \
+    {                                                                          \
+        const struct tb_##rec *x = a;                                          \
+        (void)x;                                                               \
+        fields                                                                 \
     }
 
 #define F(T, f)
@@ -161,10 +186,10 @@ TB_RECORDS(FZ__GEN_EQ)
 TB_RECORDS(FZ__GEN_WALK)
 #undef F
 
-#define FZ_REC(rec)                                                         \
-    {                                                                       \
-        #rec, sizeof(struct tb_##rec), fz_dec_##rec, fz_enc_##rec,          \
-            fz_eq_##rec, fz_walk_##rec                                      \
+#define FZ_REC(rec)                                                            \
+    {                                                                          \
+#rec, sizeof(struct tb_##rec), fz_dec_##rec, fz_enc_##rec,             \
+            fz_eq_##rec, fz_walk_##rec                                         \
     }
 
 /* Bytes of `want` (what was decoded) and `got` (its encoding) agree, but
@@ -208,9 +233,8 @@ static inline int fz_roundtrip(const struct fz_rec *rec, const uint8_t *p,
     rec->enc(&e1, x);
     FZ_CHECK(!e1.oom, "out of memory");
     FZ_CHECK(e1.len == used && fz_same_but_bools(p, e1.base, used),
-             "%s: decoded %zu bytes, encoded %zu: %s", rec->name, used,
-             e1.len, fz_hex(e1.base, e1.len < 24 ? e1.len : 24, hex,
-                            sizeof hex));
+             "%s: decoded %zu bytes, encoded %zu: %s", rec->name, used, e1.len,
+             fz_hex(e1.base, e1.len < 24 ? e1.len : 24, hex, sizeof hex));
     memset(x2, 0x5a, sizeof x2);
     r2 = tb_rd_make(e1.base, e1.len);
     rv = rec->dec(&r2, x2);

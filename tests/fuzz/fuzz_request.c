@@ -65,8 +65,7 @@ static int op_allowed(int32_t kind, int32_t type)
         return type == TB_OP_GETDATA || type == TB_OP_GETCHILDREN;
     return type == TB_OP_CREATE || type == TB_OP_CREATE2 ||
            type == TB_OP_CREATECONTAINER || type == TB_OP_CREATETTL ||
-           type == TB_OP_DELETE || type == TB_OP_SETDATA ||
-           type == TB_OP_CHECK;
+           type == TB_OP_DELETE || type == TB_OP_SETDATA || type == TB_OP_CHECK;
 }
 
 static int op_eq(const struct tb_multi_op *a, const struct tb_multi_op *b)
@@ -97,8 +96,8 @@ struct span {
 
 /* Walks a MultiRequest; returns the op count, or -1 if it is refused. */
 static long walk_multi(const uint8_t *p, size_t n, int32_t kind,
-                       struct tb_multi_op *ops, struct span *spans,
-                       size_t cap, size_t *used)
+                       struct tb_multi_op *ops, struct span *spans, size_t cap,
+                       size_t *used)
 {
     struct tb_rd r = tb_rd_make(p, n);
     const uint8_t *at;
@@ -156,14 +155,12 @@ static void multi_roundtrip(const uint8_t *p, size_t n, int32_t kind)
         tb_multi_op_encode(&e1, &ops[i]);
     tb_multi_end_encode(&e1);
     FZ_CHECK(!e1.oom, "out of memory");
-    k2 = walk_multi(e1.base, e1.len, kind, ops2, sp2, e1.len / 9 + 1,
-                    &used2);
+    k2 = walk_multi(e1.base, e1.len, kind, ops2, sp2, e1.len / 9 + 1, &used2);
     FZ_CHECK(k2 == k && used2 == e1.len,
              "re-encoded multi walks as %ld ops (%zu of %zu bytes), not %ld",
              k2, used2, e1.len, k);
     for (i = 0; i < (size_t)k; i++) {
-        FZ_CHECK(op_eq(&ops[i], &ops2[i]), "op %zu differs after encoding",
-                 i);
+        FZ_CHECK(op_eq(&ops[i], &ops2[i]), "op %zu differs after encoding", i);
         /* The sub-op record bytes come back unchanged (the header's done
          * and err fields are rewritten as requests carry them). */
         FZ_CHECK(sp[i].end - sp[i].rec == sp2[i].end - sp2[i].rec &&
@@ -174,9 +171,9 @@ static void multi_roundtrip(const uint8_t *p, size_t n, int32_t kind)
                      tb_load_be32(e1.base + sp2[i].rec - 9),
                  "op %zu header type differs", i);
     }
-    FZ_CHECK(e1.len >= 9 && memcmp(e1.base + e1.len - 9,
-                                   "\xff\xff\xff\xff\x01\xff\xff\xff\xff",
-                                   9) == 0,
+    FZ_CHECK(e1.len >= 9 &&
+                 memcmp(e1.base + e1.len - 9,
+                        "\xff\xff\xff\xff\x01\xff\xff\xff\xff", 9) == 0,
              "terminator not {-1, true, -1}");
     for (i = 0; i < (size_t)k; i++)
         tb_multi_op_encode(&e2, &ops2[i]);

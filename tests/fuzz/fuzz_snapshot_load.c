@@ -101,8 +101,7 @@ static void apply_both(struct pair *p)
     fz_txn_entry(&p->t, &p->entry);
     for (i = 0; i < 2; i++) {
         fz_log_reset(&p->log[i]);
-        FZ_CHECK(fsm_apply(p->f[i], p->zxid, p->entry.base, p->entry.len) ==
-                     0,
+        FZ_CHECK(fsm_apply(p->f[i], p->zxid, p->entry.base, p->entry.len) == 0,
                  "fsm_apply failed");
         FZ_CHECK(p->log[i].results == 1, "%d results", p->log[i].results);
         fz_tree_check(p->f[i], "after apply on a restored tree");
@@ -147,8 +146,8 @@ static void exercise(struct pair *p)
     p->t.type = TB_OP_CREATESESSION;
     p->t.body.len = 0;
     tb_create_session_txn_encode(
-        &p->t.body, &(struct tb_create_session_txn){
-                        5000, {(const char *)pw, sizeof pw}});
+        &p->t.body,
+        &(struct tb_create_session_txn){5000, {(const char *)pw, sizeof pw}});
     apply_both(p);
     session = fsm_session_id_for(p->zxid);
     p->t.session = session;
@@ -157,22 +156,22 @@ static void exercise(struct pair *p)
         p->scratch.len = 0;
         path = tree_node_path(n);
         tb_wbuf_put(&p->scratch, path.ptr, path.len);
-        tb_wbuf_put(&p->scratch, path.len > 1 ? "/s" : "s", path.len > 1 ? 2 : 1);
+        tb_wbuf_put(&p->scratch, path.len > 1 ? "/s" : "s",
+                    path.len > 1 ? 2 : 1);
         path = (struct tb_str){(const char *)p->scratch.base, p->scratch.len};
         p->t.type = TB_OP_CREATE2;
         p->t.body.len = 0;
-        tb_create_req_encode(&p->t.body,
-                             &(struct tb_create_req){
-                                 path, TB_STR("d"), tb_acl_open_unsafe,
-                                 i % 2 ? TB_EPHEMERAL_SEQUENTIAL
-                                       : TB_PERSISTENT_SEQUENTIAL});
+        tb_create_req_encode(
+            &p->t.body,
+            &(struct tb_create_req){path, TB_STR("d"), tb_acl_open_unsafe,
+                                    i % 2 ? TB_EPHEMERAL_SEQUENTIAL
+                                          : TB_PERSISTENT_SEQUENTIAL});
         apply_both(p);
         path = tree_node_path(fz_node_at(fsm_tree(p->f[0]), i * 3 + 1));
         p->t.type = TB_OP_SETDATA;
         p->t.body.len = 0;
-        tb_set_data_req_encode(&p->t.body,
-                               &(struct tb_set_data_req){path, TB_STR_NULL,
-                                                         -1});
+        tb_set_data_req_encode(
+            &p->t.body, &(struct tb_set_data_req){path, TB_STR_NULL, -1});
         apply_both(p);
         path = tree_node_path(fz_node_at(fsm_tree(p->f[0]), i * 11 + 2));
         p->t.type = TB_OP_DELETE;
@@ -283,10 +282,9 @@ static struct fsm *prepared(void)
     t.session = fsm_session_id_for(1);
     t.type = TB_OP_CREATE;
     t.body.len = 0;
-    tb_create_req_encode(&t.body,
-                         &(struct tb_create_req){TB_STR("/p"), TB_STR("x"),
-                                                 tb_acl_open_unsafe,
-                                                 TB_EPHEMERAL});
+    tb_create_req_encode(
+        &t.body, &(struct tb_create_req){TB_STR("/p"), TB_STR("x"),
+                                         tb_acl_open_unsafe, TB_EPHEMERAL});
     fz_txn_entry(&t, &entry);
     FZ_CHECK(fsm_apply(f, 2, entry.base, entry.len) == 0, "apply failed");
     tb_wbuf_free(&entry);

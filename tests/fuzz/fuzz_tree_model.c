@@ -15,7 +15,7 @@
 
 #define MAX_STEPS 64
 #define MAX_NODES 400
-#define MPATH 160
+#define MPATH     160
 
 enum m_kind { K_PERSISTENT, K_EPHEMERAL, K_CONTAINER, K_TTL };
 
@@ -185,8 +185,7 @@ static int m_mode_ok(int32_t type, int32_t flags, int64_t ttl)
         return 0;
     if (type == TB_OP_CREATETTL && !is_ttl)
         return 0;
-    if ((type == TB_OP_CREATE || type == TB_OP_CREATE2) &&
-        (is_ttl || is_cont))
+    if ((type == TB_OP_CREATE || type == TB_OP_CREATE2) && (is_ttl || is_cont))
         return 0;
     return is_ttl ? ttl >= 1 && ttl <= TREE_TTL_MAX : ttl < 0;
 }
@@ -285,8 +284,7 @@ static int m_delete(struct ctx *c, struct model *m, const struct mreq *q)
 }
 
 /* setData (set = 1) or check (set = 0). */
-static int m_set(struct ctx *c, struct model *m, const struct mreq *q,
-                 int set)
+static int m_set(struct ctx *c, struct model *m, const struct mreq *q, int set)
 {
     struct mnode *x;
 
@@ -326,8 +324,8 @@ static int m_delete_container(struct ctx *c, struct model *m,
         return TB_ENOTEMPTY;
     if (x->kind != K_CONTAINER && x->kind != K_TTL)
         return TB_EBADVERSION;
-    due = x->kind == K_CONTAINER ? x->ccount > 0
-                                 : c->time - x->mtime > x->owner;
+    due =
+        x->kind == K_CONTAINER ? x->ccount > 0 : c->time - x->mtime > x->owner;
     if (!due)
         return TB_ENOTEMPTY;
     m_remove(m, x, c->zxid);
@@ -356,9 +354,20 @@ static int m_close(struct ctx *c, struct model *m)
 
 static const char *const names[] = {"a", "b", "c", "s-"};
 static const char *const awkward[] = {
-    "",   "a",          "/a/",         "//a",   "/a/.",
-    "/a/..", "/zookeeper", "/zookeeper/quota", "/zookeeper/config",
-    "/",  "/.",         "/a//b",       "/zookeeper/config/c", "/\x01",
+    "",
+    "a",
+    "/a/",
+    "//a",
+    "/a/.",
+    "/a/..",
+    "/zookeeper",
+    "/zookeeper/quota",
+    "/zookeeper/config",
+    "/",
+    "/.",
+    "/a//b",
+    "/zookeeper/config/c",
+    "/\x01",
 };
 
 /* Mode byte bits 0-2: 0-1 the node itself, 2-4 a child named by bits 3-4,
@@ -465,29 +474,27 @@ static struct tb_str req_path(const struct mreq *q)
 static void encode_req(struct ctx *c, const struct mreq *q)
 {
     struct tb_str p = req_path(q);
-    struct tb_vec acl = q->bad_acl ? (struct tb_vec){0, NULL, 0}
-                                   : tb_acl_open_unsafe;
+    struct tb_vec acl =
+        q->bad_acl ? (struct tb_vec){0, NULL, 0} : tb_acl_open_unsafe;
 
     switch (q->type) {
     case TB_OP_CREATETTL:
-        tb_create_ttl_req_encode(&c->body, &(struct tb_create_ttl_req){
-                                               p, q->data, acl, q->flags,
-                                               q->ttl});
+        tb_create_ttl_req_encode(
+            &c->body,
+            &(struct tb_create_ttl_req){p, q->data, acl, q->flags, q->ttl});
         break;
     case TB_OP_CREATE:
     case TB_OP_CREATE2:
     case TB_OP_CREATECONTAINER:
-        tb_create_req_encode(&c->body,
-                             &(struct tb_create_req){p, q->data, acl,
-                                                    q->flags});
+        tb_create_req_encode(
+            &c->body, &(struct tb_create_req){p, q->data, acl, q->flags});
         break;
     case TB_OP_DELETE:
-        tb_delete_req_encode(&c->body,
-                             &(struct tb_delete_req){p, q->version});
+        tb_delete_req_encode(&c->body, &(struct tb_delete_req){p, q->version});
         break;
     case TB_OP_SETDATA:
-        tb_set_data_req_encode(&c->body, &(struct tb_set_data_req){
-                                             p, q->data, q->version});
+        tb_set_data_req_encode(
+            &c->body, &(struct tb_set_data_req){p, q->data, q->version});
         break;
     case TB_OP_CHECK:
         tb_check_req_encode(&c->body, &(struct tb_check_req){p, q->version});
@@ -517,8 +524,8 @@ static void expect_stat(const struct mnode *x, const struct tb_stat *st,
     FZ_CHECK(st->version == x->version && st->aversion == x->aversion &&
                  st->cversion == cv && st->num_children == x->nkids,
              "%s %.*s: version %d/%d cversion %d/%d children %d/%d", what,
-             (int)x->plen, x->path, st->version, x->version, st->cversion,
-             cv, st->num_children, x->nkids);
+             (int)x->plen, x->path, st->version, x->version, st->cversion, cv,
+             st->num_children, x->nkids);
     FZ_CHECK(st->ephemeral_owner == eo && st->data_length == (int32_t)x->dlen,
              "%s %.*s: owner %llx/%llx length %d/%zu", what, (int)x->plen,
              x->path, (unsigned long long)st->ephemeral_owner,
@@ -559,8 +566,7 @@ static void compare(struct ctx *c)
         tree_node_stat(n, &st);
         expect_stat(x, &st, "node");
         FZ_CHECK(tree_node_owner(n) == stored_owner(x), "%.*s: owner %llx",
-                 (int)x->plen, x->path,
-                 (unsigned long long)tree_node_owner(n));
+                 (int)x->plen, x->path, (unsigned long long)tree_node_owner(n));
         FZ_CHECK(tree_node_ccount(n) == x->ccount, "%.*s: counter %d/%d",
                  (int)x->plen, x->path, tree_node_ccount(n), x->ccount);
         d = tree_node_data(n);
@@ -643,10 +649,11 @@ static int submit(struct ctx *c, int32_t type)
     if (trace < 0)
         trace = getenv("FUZZ_TRACE") != NULL;
     if (trace)
-        fprintf(stderr, "zxid %lld: type %d session %llx -> rc %d, %zu body "
-                "bytes, %d events\n", (long long)c->zxid, type,
-                (unsigned long long)c->session, c->log.rc, c->log.body.len,
-                c->log.events);
+        fprintf(stderr,
+                "zxid %lld: type %d session %llx -> rc %d, %zu body "
+                "bytes, %d events\n",
+                (long long)c->zxid, type, (unsigned long long)c->session,
+                c->log.rc, c->log.body.len, c->log.events);
     return c->log.rc;
 }
 
@@ -665,10 +672,11 @@ static void single(struct ctx *c, const struct mreq *q)
              (int)q->plen, q->path, got, want);
     r = tb_rd_make(c->log.body.base, c->log.body.len);
     if (want == 0) {
-        expect_body(c, q->type == TB_OP_CREATECONTAINER ||
-                               q->type == TB_OP_CREATETTL
-                           ? TB_OP_CREATE2
-                           : q->type,
+        expect_body(c,
+                    q->type == TB_OP_CREATECONTAINER ||
+                            q->type == TB_OP_CREATETTL
+                        ? TB_OP_CREATE2
+                        : q->type,
                     &r);
         c->m = c->work;
     }
@@ -705,8 +713,8 @@ static void check_sub_result(struct ctx *c, const struct mreq *q,
         want_type = TB_OP_CREATE;
     if (q->type == TB_OP_CREATECONTAINER || q->type == TB_OP_CREATETTL)
         want_type = TB_OP_CREATE2;
-    FZ_CHECK(h.type == want_type, "multi op %u: type %d, model %d", i,
-             h.type, want_type);
+    FZ_CHECK(h.type == want_type, "multi op %u: type %d, model %d", i, h.type,
+             want_type);
     switch (h.type) {
     case TB_OP_CREATE:
         FZ_CHECK(tb_path_resp_decode(r, &pr) == 0, "result cut");
@@ -783,13 +791,14 @@ static void multi(struct ctx *c, struct fz_in *in)
             check_sub_result(c, &q[i], &ex[i], &r, i);
             continue;
         }
-        want = (int)i < failed ? 0 : (int)i == failed ? code : TB_ERUNTIMEINCONSISTENCY;
+        want = (int)i < failed    ? 0
+               : (int)i == failed ? code
+                                  : TB_ERUNTIMEINCONSISTENCY;
         FZ_CHECK(tb_multi_header_decode(&r, &h) == 0 && !h.done &&
                      h.type == TB_OP_ERROR && h.err == want &&
                      tb_error_resp_decode(&r, &e) == 0 && e.err == want,
-                 "multi op %u (type %d on %.*s): type %d err %d, model %d",
-                 i, q[i].type, (int)q[i].plen, q[i].path, h.type, h.err,
-                 want);
+                 "multi op %u (type %d on %.*s): type %d err %d, model %d", i,
+                 q[i].type, (int)q[i].plen, q[i].path, h.type, h.err, want);
     }
     FZ_CHECK(tb_multi_header_decode(&r, &h) == 0 && h.done && r.pos == r.end,
              "multi terminator");
@@ -815,8 +824,8 @@ static void pick_session(struct ctx *c, uint8_t b)
 
 static void step(struct ctx *c, struct fz_in *in)
 {
-    static const int32_t counters[] = {2147483646, 2147483647, -1,
-                                       -1000000000, 999999999, 2147483600};
+    static const int32_t counters[] = {2147483646,  2147483647, -1,
+                                       -1000000000, 999999999,  2147483600};
     unsigned op = fz_u8(in) % FZ_M_OP_COUNT;
     struct mreq q;
 
@@ -844,9 +853,9 @@ static void step(struct ctx *c, struct fz_in *in)
         static const uint8_t pw[16] = "tree-model-pw-16";
         c->zxid++;
         c->body.len = 0;
-        tb_create_session_txn_encode(
-            &c->body, &(struct tb_create_session_txn){
-                          3000, {(const char *)pw, sizeof pw}});
+        tb_create_session_txn_encode(&c->body,
+                                     &(struct tb_create_session_txn){
+                                         3000, {(const char *)pw, sizeof pw}});
         FZ_CHECK(submit(c, TB_OP_CREATESESSION) == 0, "createSession rc %d",
                  c->log.rc);
         FZ_CHECK(c->m.nsess < 64, "too many sessions");

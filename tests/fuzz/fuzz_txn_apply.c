@@ -33,21 +33,38 @@ struct ctx {
     int64_t zxid;
     int64_t time;
     struct fz_txn t;
-    int raw; /* the entry is raw bytes, not t */
+    int raw;        /* the entry is raw bytes, not t */
     long multi_ops; /* sub-ops of a well-formed multi, else -1 */
     struct tb_wbuf entry, path, acl, ids, before, after;
 };
 
 static const int32_t raw_types[] = {
-    TB_OP_CREATE,       TB_OP_DELETE,          TB_OP_EXISTS,
-    TB_OP_GETDATA,      TB_OP_SETDATA,         TB_OP_GETACL,
-    TB_OP_SETACL,       TB_OP_GETCHILDREN,     TB_OP_SYNC,
-    TB_OP_PING,         TB_OP_CHECK,           TB_OP_MULTI,
-    TB_OP_CREATE2,      TB_OP_RECONFIG,        TB_OP_CREATECONTAINER,
-    TB_OP_DELETECONTAINER, TB_OP_CREATETTL,    TB_OP_MULTIREAD,
-    TB_OP_AUTH,         TB_OP_SETWATCHES,      TB_OP_CREATESESSION,
-    TB_OP_CLOSESESSION, TB_OP_NOTIFICATION,    TB_OP_ERROR,
-    TB_OP_ADDWATCH,     TB_OP_WHOAMI,
+    TB_OP_CREATE,
+    TB_OP_DELETE,
+    TB_OP_EXISTS,
+    TB_OP_GETDATA,
+    TB_OP_SETDATA,
+    TB_OP_GETACL,
+    TB_OP_SETACL,
+    TB_OP_GETCHILDREN,
+    TB_OP_SYNC,
+    TB_OP_PING,
+    TB_OP_CHECK,
+    TB_OP_MULTI,
+    TB_OP_CREATE2,
+    TB_OP_RECONFIG,
+    TB_OP_CREATECONTAINER,
+    TB_OP_DELETECONTAINER,
+    TB_OP_CREATETTL,
+    TB_OP_MULTIREAD,
+    TB_OP_AUTH,
+    TB_OP_SETWATCHES,
+    TB_OP_CREATESESSION,
+    TB_OP_CLOSESESSION,
+    TB_OP_NOTIFICATION,
+    TB_OP_ERROR,
+    TB_OP_ADDWATCH,
+    TB_OP_WHOAMI,
 };
 #define NRAW_TYPES (sizeof raw_types / sizeof raw_types[0])
 
@@ -56,8 +73,8 @@ static const int32_t create_ops[] = {TB_OP_CREATE, TB_OP_CREATE2,
 
 static int64_t pick_ttl(struct fz_in *in, unsigned sel)
 {
-    static const int64_t ttls[] = {-1, 0, 1, 1000, TREE_TTL_MAX,
-                                   TREE_TTL_MAX + 1, -5};
+    static const int64_t ttls[] = {
+        -1, 0, 1, 1000, TREE_TTL_MAX, TREE_TTL_MAX + 1, -5};
 
     return sel < 7 ? ttls[sel] : (int64_t)fz_u64(in);
 }
@@ -223,8 +240,7 @@ static void put_container(struct ctx *c, struct fz_in *in)
 
     if (b & 1)
         tree_candidates(tree_of(c), c->t.time, due_cb, &d);
-    q.path = d.found ? (struct tb_str){(const char *)c->path.base,
-                                       c->path.len}
+    q.path = d.found ? (struct tb_str){(const char *)c->path.base, c->path.len}
                      : fz_gen_path(in, tree_of(c), &c->path);
     tb_path_req_encode(&c->t.body, &q);
 }
@@ -313,7 +329,7 @@ static int build(struct ctx *c, struct fz_in *in)
     case FZ_OP_SYNC:
         c->t.type = TB_OP_SYNC;
         tb_path_req_encode(&c->t.body, &(struct tb_path_req){fz_gen_path(
-                                            in, tree_of(c), &c->path)});
+                                           in, tree_of(c), &c->path)});
         break;
     case FZ_OP_RAW_ENTRY: {
         struct tb_str b = fz_bytes(in, fz_u8(in));
@@ -448,8 +464,8 @@ static void check_create_result(struct ctx *c, const struct fz_log *l)
     FZ_CHECK(tree_node_version(n) == 0 && tree_node_nchildren(n) == 0 &&
                  (tree_owner_kind(tree_node_owner(n)) != TREE_EPHEMERAL ||
                   tree_node_owner(n) == c->t.session),
-             "created node has version %d, owner %llx",
-             tree_node_version(n), (unsigned long long)tree_node_owner(n));
+             "created node has version %d, owner %llx", tree_node_version(n),
+             (unsigned long long)tree_node_owner(n));
     tree_node_stat(n, &st);
     FZ_CHECK(st.czxid == c->zxid && st.mzxid == c->zxid &&
                  st.pzxid == c->zxid && st.ctime == c->t.time,
@@ -476,8 +492,7 @@ static void apply_step(struct ctx *c)
                  "replica %d: fsm_apply failed", i);
         FZ_CHECK(r->log.results == 1, "replica %d: %d results", i,
                  r->log.results);
-        FZ_CHECK(fsm_last_zxid(r->f) == c->zxid, "replica %d: last zxid",
-                 i);
+        FZ_CHECK(fsm_last_zxid(r->f) == c->zxid, "replica %d: last zxid", i);
         fz_tree_check(r->f, "after apply");
         FZ_CHECK(r->log.all.len == l0->all.len &&
                      memcmp(r->log.all.base, l0->all.base, l0->all.len) == 0,
@@ -489,9 +504,11 @@ static void apply_step(struct ctx *c)
     if (trace < 0)
         trace = getenv("FUZZ_TRACE") != NULL;
     if (trace)
-        fprintf(stderr, "zxid %lld: type %d%s -> rc %d, %zu body bytes, %d "
-                "events\n", (long long)c->zxid, l0->type, c->raw ? " (raw)" : "",
-                l0->rc, l0->body.len, l0->events);
+        fprintf(stderr,
+                "zxid %lld: type %d%s -> rc %d, %zu body bytes, %d "
+                "events\n",
+                (long long)c->zxid, l0->type, c->raw ? " (raw)" : "", l0->rc,
+                l0->body.len, l0->events);
     if (l0->rc == 0 && l0->type == TB_OP_MULTI)
         check_multi_body(l0, c->multi_ops, &failed);
     if (l0->rc == 0 && !c->raw &&
@@ -516,10 +533,10 @@ static void apply_step(struct ctx *c)
         FZ_CHECK(fsm_session_count(c->r[0].f) == sessions,
                  "a failed txn changed the sessions");
     else if (l0->type == TB_OP_CREATESESSION)
-        FZ_CHECK(fsm_session_count(c->r[0].f) == sessions + 1 &&
-                     fsm_session_get(c->r[0].f,
-                                     fsm_session_id_for(c->zxid), NULL),
-                 "createSession did not add its session");
+        FZ_CHECK(
+            fsm_session_count(c->r[0].f) == sessions + 1 &&
+                fsm_session_get(c->r[0].f, fsm_session_id_for(c->zxid), NULL),
+            "createSession did not add its session");
     else if (l0->type == TB_OP_CLOSESESSION && !c->raw)
         FZ_CHECK(fsm_session_count(c->r[0].f) == sessions - 1 &&
                      !fsm_session_get(c->r[0].f, c->t.session, NULL) &&

@@ -16,8 +16,7 @@
 static const char *outdir;
 static unsigned long written;
 
-static void save(const char *target, const char *name, const void *p,
-                 size_t n)
+static void save(const char *target, const char *name, const void *p, size_t n)
 {
     char path[1024];
     FILE *fp;
@@ -56,13 +55,22 @@ static void put_u16(struct tb_wbuf *w, uint16_t v)
 
 /* ---- codec records ---- */
 
-static const struct tb_stat some_stat = {0x100000003, 0x100000007, 1700000000123,
-                                         1700000000456, 3, 5, 1, 0x0100000000000002,
-                                         4, 2, 0x100000009};
+static const struct tb_stat some_stat = {0x100000003,
+                                         0x100000007,
+                                         1700000000123,
+                                         1700000000456,
+                                         3,
+                                         5,
+                                         1,
+                                         0x0100000000000002,
+                                         4,
+                                         2,
+                                         0x100000009};
 
 static struct tb_vec acl_list(struct tb_wbuf *w)
 {
-    struct tb_acl a = {TB_PERM_ALL, {TB_STR("digest"), tb_str_c(fz_alice_digest)}};
+    struct tb_acl a = {TB_PERM_ALL,
+                       {TB_STR("digest"), tb_str_c(fz_alice_digest)}};
     struct tb_acl b = {TB_PERM_READ, {TB_STR("world"), TB_STR("anyone")}};
 
     w->len = 0;
@@ -89,11 +97,11 @@ static void requests(void)
 
     tb_wbuf_init(&w);
     tb_wbuf_init(&v);
-#define REQ(sel, name, rec, ...)                                            \
-    do {                                                                    \
-        put_u8(&w, sel);                                                    \
-        tb_##rec##_encode(&w, &(struct tb_##rec){__VA_ARGS__});             \
-        save_w("request", name, &w);                                        \
+#define REQ(sel, name, rec, ...)                                               \
+    do {                                                                       \
+        put_u8(&w, sel);                                                       \
+        tb_##rec##_encode(&w, &(struct tb_##rec){__VA_ARGS__});                \
+        save_w("request", name, &w);                                           \
     } while (0)
     REQ(FZ_REQ_HEADER, "header_ping", request_header, -2, TB_OP_PING);
     REQ(FZ_REQ_CREATE, "create", create_req, TB_STR("/a/b"), TB_STR("data"),
@@ -107,8 +115,7 @@ static void requests(void)
     REQ(FZ_REQ_PATH, "sync", path_req, TB_STR("/"));
     REQ(FZ_REQ_SET_DATA, "set_data", set_data_req, TB_STR("/a"),
         TB_STR("\x00\x01\xff"), 7);
-    REQ(FZ_REQ_SET_ACL, "set_acl", set_acl_req, TB_STR("/a"), acl_list(&v),
-        2);
+    REQ(FZ_REQ_SET_ACL, "set_acl", set_acl_req, TB_STR("/a"), acl_list(&v), 2);
     REQ(FZ_REQ_CHECK, "check", check_req, TB_STR("/a"), 0);
     REQ(FZ_REQ_AUTH, "auth_digest", auth_req, 0, TB_STR("digest"),
         TB_STR("alice:secret"));
@@ -131,15 +138,19 @@ static void requests(void)
         TB_STR("server.1=127.0.0.1:2888:3888"), TB_STR_NULL, -1);
 #undef REQ
     put_u8(&w, FZ_REQ_CONNECT);
-    tb_connect_req_encode(&w, &(struct tb_connect_req){
-                                  0, 0, 30000, 0,
-                                  {"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16},
-                                  1, 0});
+    tb_connect_req_encode(
+        &w,
+        &(struct tb_connect_req){
+            0, 0, 30000, 0, {"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16}, 1, 0});
     save_w("request", "connect_45", &w);
     put_u8(&w, FZ_REQ_CONNECT);
-    tb_connect_req_encode(&w, &(struct tb_connect_req){
-                                  0, 0x10000002a, 4000, 0x0100000000000001,
-                                  {"0123456789abcdef", 16}, 0, 0});
+    tb_connect_req_encode(&w, &(struct tb_connect_req){0,
+                                                       0x10000002a,
+                                                       4000,
+                                                       0x0100000000000001,
+                                                       {"0123456789abcdef", 16},
+                                                       0,
+                                                       0});
     save_w("request", "connect_44", &w);
 
     put_u8(&w, FZ_REQ_MULTI);
@@ -184,11 +195,11 @@ static void replies(void)
 
     tb_wbuf_init(&w);
     tb_wbuf_init(&v);
-#define REP(sel, name, rec, ...)                                            \
-    do {                                                                    \
-        put_u8(&w, sel);                                                    \
-        tb_##rec##_encode(&w, &(struct tb_##rec){__VA_ARGS__});             \
-        save_w("reply", name, &w);                                          \
+#define REP(sel, name, rec, ...)                                               \
+    do {                                                                       \
+        put_u8(&w, sel);                                                       \
+        tb_##rec##_encode(&w, &(struct tb_##rec){__VA_ARGS__});                \
+        save_w("reply", name, &w);                                             \
     } while (0)
     REP(FZ_REP_HEADER, "header", reply_header, 5, 0x100000007, TB_ENONODE);
     REP(FZ_REP_PATH, "path", path_resp, TB_STR("/a/n-0000000003"));
@@ -211,15 +222,14 @@ static void replies(void)
     REP(FZ_REP_MULTI_HEADER, "multi_header", multi_header, -1, 1, -1);
 #undef REP
     put_u8(&w, FZ_REP_CONNECT);
-    tb_connect_resp_encode(&w, &(struct tb_connect_resp){
-                                   0, 30000, 0x0100000000000001,
-                                   {"0123456789abcdef", 16}, 1, 0});
+    tb_connect_resp_encode(
+        &w, &(struct tb_connect_resp){
+                0, 30000, 0x0100000000000001, {"0123456789abcdef", 16}, 1, 0});
     save_w("reply", "connect_37", &w);
     put_u8(&w, FZ_REP_CONNECT);
-    tb_connect_resp_encode(&w, &(struct tb_connect_resp){
-                                   0, 0, 0,
-                                   {"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16},
-                                   0, 0});
+    tb_connect_resp_encode(
+        &w, &(struct tb_connect_resp){
+                0, 0, 0, {"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16}, 0, 0});
     save_w("reply", "connect_36_expired", &w);
 
     /* A successful multi (3.8 result types) and a failed one. */
@@ -229,8 +239,8 @@ static void replies(void)
     tb_path_resp_encode(&w, &(struct tb_path_resp){TB_STR("/m")});
     h.type = TB_OP_CREATE2;
     tb_multi_header_encode(&w, &h);
-    tb_create2_resp_encode(&w, &(struct tb_create2_resp){TB_STR("/c"),
-                                                         some_stat});
+    tb_create2_resp_encode(&w,
+                           &(struct tb_create2_resp){TB_STR("/c"), some_stat});
     h.type = TB_OP_SETDATA;
     tb_multi_header_encode(&w, &h);
     tb_stat_resp_encode(&w, &(struct tb_stat_resp){some_stat});
@@ -249,15 +259,14 @@ static void replies(void)
     tb_error_resp_encode(&w, &(struct tb_error_resp){TB_EBADVERSION});
     h.err = TB_ERUNTIMEINCONSISTENCY;
     tb_multi_header_encode(&w, &h);
-    tb_error_resp_encode(&w,
-                         &(struct tb_error_resp){TB_ERUNTIMEINCONSISTENCY});
+    tb_error_resp_encode(&w, &(struct tb_error_resp){TB_ERUNTIMEINCONSISTENCY});
     tb_multi_end_encode(&w);
     save_w("reply", "multi_failed", &w);
     put_u8(&w, FZ_REP_MULTI);
     h = (struct tb_multi_header){TB_OP_GETDATA, 0, 0};
     tb_multi_header_encode(&w, &h);
-    tb_get_data_resp_encode(&w, &(struct tb_get_data_resp){TB_STR("v"),
-                                                           some_stat});
+    tb_get_data_resp_encode(&w,
+                            &(struct tb_get_data_resp){TB_STR("v"), some_stat});
     h.type = TB_OP_GETCHILDREN;
     tb_multi_header_encode(&w, &h);
     tb_children_resp_encode(&w, &(struct tb_children_resp){str_list(&v, 2)});
@@ -283,10 +292,10 @@ static void frames(void)
     put_u16(&w, 0x1234);
     put_u8(&w, 7);
     at = tb_frame_begin(&w);
-    tb_connect_req_encode(&w, &(struct tb_connect_req){
-                                  0, 0, 30000, 0,
-                                  {"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16},
-                                  1, 0});
+    tb_connect_req_encode(
+        &w,
+        &(struct tb_connect_req){
+            0, 0, 30000, 0, {"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16}, 1, 0});
     tb_frame_end(&w, at);
     at = tb_frame_begin(&w);
     tb_request_header_encode(&w, &(struct tb_request_header){-2, 11});
@@ -605,8 +614,8 @@ static void mpath(struct tb_wbuf *w, uint8_t mode, uint8_t node)
 }
 
 #define M_CHILD(name) ((uint8_t)(2 | (name) << 3)) /* a b c s- */
-#define M_SEQ 5
-#define M_NODE 0
+#define M_SEQ         5
+#define M_NODE        0
 
 static void m_step(struct tb_wbuf *w, enum fz_model_op op, uint8_t session)
 {
@@ -632,10 +641,10 @@ static void model_scripts(void)
 
     tb_wbuf_init(&w);
     m_step(&w, FZ_M_SESSION, 0);
-    m_create(&w, 0, 0, 0, M_CHILD(0), 0, "a");      /* /a = node 4 */
+    m_create(&w, 0, 0, 0, M_CHILD(0), 0, "a"); /* /a = node 4 */
     for (i = 0; i < 5; i++)
-        m_create(&w, 0, 2, i & 1, M_SEQ, 4, NULL);  /* /a/0000000000.. */
-    m_create(&w, 0, 0, 1, M_CHILD(1), 4, "b");      /* /a/b */
+        m_create(&w, 0, 2, i & 1, M_SEQ, 4, NULL); /* /a/0000000000.. */
+    m_create(&w, 0, 0, 1, M_CHILD(1), 4, "b");     /* /a/b */
     m_step(&w, FZ_M_DELETE, 0);
     mpath(&w, M_NODE, 6);
     put_u8(&w, 0);
@@ -652,17 +661,17 @@ static void model_scripts(void)
 
     m_step(&w, FZ_M_SESSION, 0);
     m_step(&w, FZ_M_SESSION, 0);
-    m_create(&w, 0, 0, 0, M_CHILD(0), 0, NULL);     /* /a */
-    m_create(&w, 1, 3, 0, M_CHILD(3), 4, "e1");     /* /a/s-.. */
-    m_create(&w, 1, 1, 1, M_CHILD(1), 4, "e2");     /* /a/b */
-    m_create(&w, 0, 1, 0, M_CHILD(2), 4, "e3");     /* /a/c */
-    m_create(&w, 0, 0, 0, M_CHILD(0), 6, NULL);     /* under an ephemeral */
+    m_create(&w, 0, 0, 0, M_CHILD(0), 0, NULL); /* /a */
+    m_create(&w, 1, 3, 0, M_CHILD(3), 4, "e1"); /* /a/s-.. */
+    m_create(&w, 1, 1, 1, M_CHILD(1), 4, "e2"); /* /a/b */
+    m_create(&w, 0, 1, 0, M_CHILD(2), 4, "e3"); /* /a/c */
+    m_create(&w, 0, 0, 0, M_CHILD(0), 6, NULL); /* under an ephemeral */
     m_step(&w, FZ_M_DELETE, 0);
-    mpath(&w, M_NODE, 4);                           /* not empty */
+    mpath(&w, M_NODE, 4); /* not empty */
     put_u8(&w, 0);
     m_step(&w, FZ_M_CLOSE, 1);
-    m_step(&w, FZ_M_CLOSE, 1);                      /* already gone */
-    m_step(&w, FZ_M_CLOSE, 6);                      /* no session */
+    m_step(&w, FZ_M_CLOSE, 1); /* already gone */
+    m_step(&w, FZ_M_CLOSE, 6); /* no session */
     save_w("tree_model", "ephemeral", &w);
 
     m_step(&w, FZ_M_SESSION, 0);
@@ -691,7 +700,7 @@ static void model_scripts(void)
     mpath(&w, M_NODE, 4);
     put_u8(&w, 0);
     put_u8(&w, 1);
-    mpath(&w, M_NODE, 4);                           /* deleted twice */
+    mpath(&w, M_NODE, 4); /* deleted twice */
     put_u8(&w, 0);
     put_u8(&w, 2);
     mpath(&w, M_NODE, 0);
@@ -700,8 +709,8 @@ static void model_scripts(void)
     save_w("tree_model", "multi", &w);
 
     m_step(&w, FZ_M_SESSION, 0);
-    m_create(&w, 0, 4, 0, M_CHILD(2), 0, NULL);     /* container /c */
-    m_create(&w, 0, 0, 0, M_CHILD(0), 4, NULL);     /* /c/a */
+    m_create(&w, 0, 4, 0, M_CHILD(2), 0, NULL); /* container /c */
+    m_create(&w, 0, 0, 0, M_CHILD(0), 4, NULL); /* /c/a */
     m_step(&w, FZ_M_CONTAINER, 0);
     mpath(&w, M_NODE, 4);
     m_step(&w, FZ_M_DELETE, 0);
@@ -709,7 +718,7 @@ static void model_scripts(void)
     put_u8(&w, 0);
     m_step(&w, FZ_M_CONTAINER, 0);
     mpath(&w, M_NODE, 4);
-    m_create(&w, 0, 5, 0, M_CHILD(1), 0, "ttl");    /* ttl 0: refused */
+    m_create(&w, 0, 5, 0, M_CHILD(1), 0, "ttl"); /* ttl 0: refused */
     m_create(&w, 0, 5 | 1 << 3, 0, M_CHILD(1), 0, "ttl");
     m_step(&w, FZ_M_CONTAINER, 0);
     mpath(&w, M_NODE, 4);
@@ -724,12 +733,12 @@ static void model_scripts(void)
     m_create(&w, 0, 0, 0, M_CHILD(0), 0, NULL);
     m_step(&w, FZ_M_COUNTER, 0);
     put_u8(&w, 4);
-    put_u8(&w, 0);                                  /* 2147483646 */
+    put_u8(&w, 0); /* 2147483646 */
     for (i = 0; i < 4; i++)
         m_create(&w, 0, 2, 0, M_SEQ, 4, NULL);
     m_step(&w, FZ_M_COUNTER, 0);
     put_u8(&w, 4);
-    put_u8(&w, 3);                                  /* -1000000000 */
+    put_u8(&w, 3); /* -1000000000 */
     m_create(&w, 0, 2, 0, M_SEQ, 4, NULL);
     save_w("tree_model", "counter_wrap", &w);
     tb_wbuf_free(&w);
@@ -757,13 +766,13 @@ static void b_create(struct builder *b, const char *path, const char *d,
                      struct tb_vec acl, int32_t flags, int32_t op, int64_t ttl)
 {
     if (op == TB_OP_CREATETTL)
-        tb_create_ttl_req_encode(&b->t.body, &(struct tb_create_ttl_req){
-                                                 tb_str_c(path), tb_str_c(d),
-                                                 acl, flags, ttl});
+        tb_create_ttl_req_encode(
+            &b->t.body, &(struct tb_create_ttl_req){tb_str_c(path), tb_str_c(d),
+                                                    acl, flags, ttl});
     else
-        tb_create_req_encode(&b->t.body,
-                             &(struct tb_create_req){tb_str_c(path),
-                                                     tb_str_c(d), acl, flags});
+        tb_create_req_encode(
+            &b->t.body,
+            &(struct tb_create_req){tb_str_c(path), tb_str_c(d), acl, flags});
     b_apply(b, op);
 }
 
@@ -810,9 +819,9 @@ static void snapshots(void)
     save_snapshot(&b, "session_ephemerals");
 
     tb_wbuf_init(&acl);
-    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
-                                      {TB_STR("digest"),
-                                       tb_str_c(fz_alice_digest)}});
+    tb_put_acl(&acl,
+               &(struct tb_acl){TB_PERM_ALL,
+                                {TB_STR("digest"), tb_str_c(fz_alice_digest)}});
     tb_put_acl(&acl, &(struct tb_acl){TB_PERM_READ,
                                       {TB_STR("ip"), TB_STR("10.0.0.0/8")}});
     b_create(&b, "/secure", "s", tb_vec_view(&acl, 2), 0, TB_OP_CREATE, -1);
@@ -827,8 +836,8 @@ static void snapshots(void)
     b_session(&b);
     b_create(&b, "/c/e", "second session", tb_acl_open_unsafe, TB_EPHEMERAL,
              TB_OP_CREATE, -1);
-    tb_set_data_req_encode(&b.t.body, &(struct tb_set_data_req){
-                                          TB_STR("/app"), TB_STR_NULL, -1});
+    tb_set_data_req_encode(
+        &b.t.body, &(struct tb_set_data_req){TB_STR("/app"), TB_STR_NULL, -1});
     b_apply(&b, TB_OP_SETDATA);
     tb_delete_req_encode(&b.t.body,
                          &(struct tb_delete_req){TB_STR("/c/q-0000000000"), 0});
