@@ -18,10 +18,12 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 child()
 {
     if [ "$1" = ignore ]; then
-        echo 'echo $$ > "$0/child.pid"; trap "echo TERM >> \"\$0/got\"" TERM
+        echo 'echo "$TUMBLER_LOCK_TOKEN" > "$0/token"; echo $$ > "$0/child.pid"
+              trap "echo TERM >> \"\$0/got\"" TERM
               i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done'
     else
-        echo 'echo $$ > "$0/child.pid"; trap "echo TERM >> \"\$0/got\"; exit 0" TERM
+        echo 'echo "$TUMBLER_LOCK_TOKEN" > "$0/token"; echo $$ > "$0/child.pid"
+              trap "echo TERM >> \"\$0/got\"; exit 0" TERM
               i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done'
     fi
 }
@@ -89,6 +91,34 @@ sleep 1
 touch "$D/done"
 wait_st "$job"
 check_eq "server paused 2 s of an 8 s session: CMD's own status" 4 "$ST"
+srv_stop
+
+# ---- tumbler itself paused past the timeout (a stalled holder) ----
+# While it is stopped its session expires and a waiter takes the lock
+# with a larger token; on resume it must stop its child at once.
+rm -f "$D/got" "$D/child.pid" "$D/tb.pid" "$D/next"
+srv_start
+bgp 90 "$D/tb.pid" "$TUMBLER" --session-timeout "$TO" lock -k 5 /paused -- \
+    sh -c "$(child term)" "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+tbpid=$(pid_in "$D/tb.pid")
+bg 60 "$TUMBLER" lock /paused -- sh -c 'echo "$TUMBLER_LOCK_TOKEN" > "$0/next"' "$D"
+next=$BG_PID
+kill -STOP "$tbpid"
+wait_for $((TO + 10)) test -s "$D/next"
+check_eq "a waiter got the lock while the holder was stopped" 0 "$?"
+if [ "$(cat "$D/next")" -gt "$(cat "$D/token")" ]; then ok "the next holder's token is larger"
+else fail "tokens: stalled $(cat "$D/token"), next $(cat "$D/next")"; fi
+wait_st "$next"
+t0=$(now_ms)
+kill -CONT "$tbpid"
+wait_st "$job"
+MS=$(($(now_ms) - t0))
+check_eq "stalled holder resumed: 75" 75 "$ST"
+check_eq "stalled holder's child got SIGTERM" "TERM" "$(cat "$D/got" 2>/dev/null)"
+if [ "$MS" -lt 3000 ]; then ok "acted ${MS} ms after resuming"
+else fail "acted ${MS} ms after resuming"; fi
 srv_stop
 
 # ---- elect: leadership lost the same way ----
