@@ -14,8 +14,9 @@ trap cleanup EXIT
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 start() {
+    # Snapshots every 5000 entries, so that some kills land during one.
     "$tumblerd" --clientPort="$port" --dataDir="$dir/data" --tickTime=1000 \
-        --4lw.commands.whitelist='*' 2>>"$dir/server.log" &
+        --snapCount=5000 --4lw.commands.whitelist='*' 2>>"$dir/server.log" &
     pid=$!
     for _ in $(seq 100); do
         [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && return 0
