@@ -31,4 +31,12 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --output-on-failure --timeout 900 -j "$jobs" -LE zk \
               -E 'client_install|client_symbols|crash_kill9' "$@")
+
+    echo "== ThreadSanitizer (clang): the client library and the recipes' threads"
+    CC=clang cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DTB_TSAN=ON -DTB_WERROR=ON >/dev/null
+    ninja -C build-tsan
+    (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        ctest --output-on-failure --timeout 900 -j "$jobs" \
+              -R 'unit_client|it_client_tumblerd|unit_recipes|recipes_(threads|loop|processes|mutex|connloss)_tumblerd' "$@")
 fi
