@@ -502,7 +502,8 @@ static int keep_rest(struct bn_conn *c, const uint8_t *p, size_t n)
         c->in = b;
         c->in_cap = cap;
     }
-    memmove(c->in, p, n);
+    if (n > 0)
+        memmove(c->in, p, n);
     c->in_len = n;
     return 0;
 }
