@@ -73,19 +73,23 @@ int32_t fz_gen_version(struct fz_in *in, int32_t current);
  * bits 3-5 the caller's ids (fz_gen_ids), bit 6 `super`, bit 7 a time
  * step of 100 ms x the next 2 bytes instead of 1 ms. */
 enum fz_txn_op {
-    FZ_OP_CREATE,    /* byte: opcode (bits 0-1) flags (2-4) ttl (5-7);
-                        path, data, acl */
-    FZ_OP_DELETE,    /* path, version */
-    FZ_OP_SETDATA,   /* path, data, version */
-    FZ_OP_SETACL,    /* path, acl, version */
-    FZ_OP_MULTI,     /* count byte, then per sub-op a kind byte + args */
-    FZ_OP_SESSION,   /* createSession: timeout (2), password kind (1) */
-    FZ_OP_CLOSE,     /* closeSession of the header's session */
-    FZ_OP_CONTAINER, /* deleteContainer: byte (odd: a due node), path */
-    FZ_OP_SYNC,      /* path */
-    FZ_OP_RAW_ENTRY, /* length byte, then that many raw entry bytes */
-    FZ_OP_RAW_BODY,  /* opcode byte, length byte, raw body */
-    FZ_OP_RESTORE,   /* a replica restored from a snapshot joins here */
+    FZ_OP_CREATE,      /* byte: opcode (bits 0-1) flags (2-4) ttl (5-7);
+                          path, data, acl */
+    FZ_OP_DELETE,      /* path, version */
+    FZ_OP_SETDATA,     /* path, data, version */
+    FZ_OP_SETACL,      /* path, acl, version */
+    FZ_OP_MULTI,       /* count byte, then per sub-op a kind byte + args */
+    FZ_OP_SESSION,     /* createSession: timeout (2), password kind (1) */
+    FZ_OP_CLOSE,       /* closeSession of the header's session */
+    FZ_OP_CONTAINER,   /* deleteContainer: byte (odd: a due node), path */
+    FZ_OP_SYNC,        /* path */
+    FZ_OP_RAW_ENTRY,   /* length byte, then that many raw entry bytes */
+    FZ_OP_RAW_BODY,    /* opcode byte, length byte, raw body */
+    FZ_OP_RESTORE,     /* a replica restored from a snapshot joins here */
+    FZ_OP_BULK_CREATE, /* count byte (8-71), flags byte, path: a multi of
+                          that many creates of one path, sequential mostly */
+    FZ_OP_BULK_DELETE, /* node byte, first-child byte, count byte: a multi
+                          deleting that many of the node's children */
     FZ_OP_COUNT
 };
 

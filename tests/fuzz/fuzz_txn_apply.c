@@ -281,6 +281,44 @@ static void put_header(struct ctx *c, struct fz_in *in)
     c->t.time = c->time;
 }
 
+/* Wide nodes: many children at once grow the hash table and the children
+ * arrays, and deleting many shrinks them (paths a few creates never
+ * reach). */
+static void put_bulk_create(struct ctx *c, struct fz_in *in)
+{
+    unsigned n = 8 + fz_u8(in) % 64, i;
+    uint8_t f = fz_u8(in);
+    struct tb_create_req q;
+
+    q.flags = f & 4 ? (int32_t)(f & 3) : TB_PERSISTENT_SEQUENTIAL + (f & 1);
+    q.path = fz_gen_path(in, tree_of(c), &c->path);
+    q.data = TB_STR("bulk");
+    q.acl = tb_acl_open_unsafe;
+    c->multi_ops = n;
+    for (i = 0; i < n; i++) {
+        put_multi_header(c, TB_OP_CREATE);
+        tb_create_req_encode(&c->t.body, &q);
+    }
+    tb_multi_end_encode(&c->t.body);
+}
+
+static void put_bulk_delete(struct ctx *c, struct fz_in *in)
+{
+    struct tree_node *p = fz_node_at(tree_of(c), fz_u8(in));
+    uint32_t k = tree_node_nchildren(p), first = fz_u8(in), n = fz_u8(in);
+    uint32_t i;
+
+    c->multi_ops = 0;
+    for (i = 0; k > 0 && i < n % 72 && i < k; i++) {
+        struct tree_node *x = tree_node_child(p, (first + i) % k);
+        put_multi_header(c, TB_OP_DELETE);
+        tb_delete_req_encode(&c->t.body,
+                             &(struct tb_delete_req){tree_node_path(x), -1});
+        c->multi_ops++;
+    }
+    tb_multi_end_encode(&c->t.body);
+}
+
 /* Builds the step's entry; returns 0, or 1 for a restore step. */
 static int build(struct ctx *c, struct fz_in *in)
 {
@@ -345,6 +383,14 @@ static int build(struct ctx *c, struct fz_in *in)
         tb_wbuf_put(&c->t.body, b.ptr, b.len);
         break;
     }
+    case FZ_OP_BULK_CREATE:
+        c->t.type = TB_OP_MULTI;
+        put_bulk_create(c, in);
+        break;
+    case FZ_OP_BULK_DELETE:
+        c->t.type = TB_OP_MULTI;
+        put_bulk_delete(c, in);
+        break;
     default:
         return 1;
     }

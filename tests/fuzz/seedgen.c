@@ -589,6 +589,25 @@ static void txn_scripts(void)
     t_step(&w, FZ_OP_CLOSE, 0);
     save_w("txn_apply", "restore_then_follow", &w);
 
+    /* A wide node: the hash table and a children array grow, then
+     * shrink. */
+    t_session(&w);
+    t_create(&w, 0, cbyte(0, 0, 0), 1, A, NULL, 0);
+    t_step(&w, FZ_OP_BULK_CREATE, 0);
+    put_u8(&w, 56); /* 64 creates */
+    put_u8(&w, 0);  /* persistent sequential */
+    awkward(&w, 3); /* "/a/" */
+    t_step(&w, FZ_OP_BULK_CREATE, 0);
+    put_u8(&w, 2); /* 10 creates */
+    put_u8(&w, 1); /* ephemeral sequential */
+    awkward(&w, 3);
+    t_step(&w, FZ_OP_BULK_DELETE, 0);
+    put_u8(&w, 4); /* /a, in pre-order after the system nodes */
+    put_u8(&w, 3);
+    put_u8(&w, 66);
+    t_step(&w, FZ_OP_CLOSE, 0);
+    save_w("txn_apply", "wide_node", &w);
+
     /* Raw entries and raw bodies. */
     t_step(&w, FZ_OP_RAW_ENTRY, 0);
     put_u8(&w, 5);
