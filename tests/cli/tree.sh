@@ -160,6 +160,8 @@ check_match "unreachable: lists the second address tried" "127.0.0.1:$p2 failed:
 check_match "-s overrides TUMBLER_SERVERS" "^zookeeper$" \
     "$(TUMBLER_SERVERS=127.0.0.1:$p1 tb -s "127.0.0.1:$SRV_PORT" ls /)"
 tb -s 'no port:x' ls / 2>/dev/null; check_eq "bad server list: 64" 64 "$?"
-check_match "a chroot in the server list" "^w$" "$(tb -s "127.0.0.1:$SRV_PORT/" ls)"
+tb create /chr x > /dev/null && tb create /chr/inner y > /dev/null
+check_eq "a chroot in the server list: ls" "inner" "$(tb -s "127.0.0.1:$SRV_PORT/chr" ls /)"
+check_eq "a chroot in the server list: get" "y" "$(tb -s "127.0.0.1:$SRV_PORT/chr" get /inner)"
 
 t_end
