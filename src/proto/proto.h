@@ -121,6 +121,9 @@ struct tb_rd {
 
 static inline struct tb_rd tb_rd_make(const void *p, size_t n)
 {
+    /* A null vector has no bytes: NULL + 0 is undefined in C. */
+    if (p == NULL)
+        return (struct tb_rd){NULL, NULL};
     return (struct tb_rd){(const uint8_t *)p, (const uint8_t *)p + n};
 }
 
