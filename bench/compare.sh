@@ -42,19 +42,20 @@ META=$BS_ROOT/meta.txt
 : > "$META"
 
 if [ "$QUICK" = 1 ]; then
-    D=2; W=1; RD=1; RW=0.5; ZN=20000; SESS=2000; ART=200; ARTD=3
+    D=2; W=1; RD=1; RW=0.5; SD=1; ZN=20000; SESS=2000; ART=200; ARTD=3
 else
-    D=10; W=2; RD=5; RW=1; ZN=100000; SESS=10000; ART=2000; ARTD=10
+    D=10; W=2; RD=5; RW=1; SD=3; ZN=100000; SESS=10000; ART=2000; ARTD=10
 fi
 
 # The scenarios of part B: NAME|tbbench arguments.
 SCENARIOS=(
+    "single|raw --clients 1 --outstanding 1 --ops create,get,delete --data-bytes 100 --duration $SD --warmup $RW --tag single"
     "lock_fair_1|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W"
     "lock_fair_10|lock --variant fair --clients 100 --locks 10 --duration $D --warmup $W"
     "lock_herd_1|lock --variant herd --clients 100 --locks 1 --duration $D --warmup $W"
     "lock_nonfair_1|lock --variant nonfair --clients 100 --locks 1 --duration $D --warmup $W"
-    "raw|raw --clients 16 --outstanding 64 --data-bytes 100 --duration $RD --warmup $RW"
     "articles|articles --clients $ART --locks 2 --hold-ms 500 --duration $ARTD"
+    "raw|raw --clients 16 --outstanding 64 --data-bytes 100 --duration $RD --warmup $RW"
     "sessions|sessions --clients $SESS --hold-s 5"
 )
 
@@ -67,8 +68,10 @@ bench()
     local out rc=0
     out=$(timeout 900 "$TBBENCH" "$@" --server "127.0.0.1:$port" --pid "$pid" \
         --label "$kind") || rc=$?
-    printf '%s\n' "$out" | grep -v '^RESULT' | sed 's/^/      /' >&2
-    printf '%s\n' "$out" | grep '^RESULT' | sed "s/^RESULT /RESULT rep=$rep rc=$rc /" >> "$RESULTS"
+    printf '%s\n' "$out" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
+    printf '%s\n' "$out" | { grep '^RESULT' || true; } |
+        sed "s/^RESULT /RESULT rep=$rep rc=$rc /" >> "$RESULTS"
+    [ "$rc" = 0 ] || echo "  [$rep] $kind: tbbench exited with $rc" >&2
 }
 
 order()
@@ -76,10 +79,13 @@ order()
     if [ $(($1 % 2)) = 1 ]; then echo "tumbler zookeeper"; else echo "zookeeper tumbler"; fi
 }
 
-# Part A: start-up, idle RSS, memory, each on a fresh server.
+# Part A: the disk's floor; then start-up, idle RSS, memory, each on a fresh server.
 part_a()
 {
     local rep=$1 kind port pid
+    echo "  [$rep] tbbench disk" >&2
+    "$TBBENCH" disk --dir "$BS_ROOT" --label machine | sed "s/^RESULT /RESULT rep=$rep rc=0 /" |
+        tee -a "$RESULTS" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
     for kind in $(order "$rep"); do
         port=$(bs_free_port)
         bs_start "$kind" "a$rep-$kind" "$port"

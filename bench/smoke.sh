@@ -42,6 +42,7 @@ run articles articles --clients 40 --locks 2 --hold-ms 20 --duration 1
 run raw raw --clients 4 --outstanding 8 --duration 0.3 --warmup 0.1
 run sessions sessions --clients 300 --hold-s 1
 run memory memory --znodes 3000 --clients 4
+run disk disk --dir "$BS_ROOT"
 
 # Every scenario must have printed its RESULT line(s), with work done and nothing wrong.
 expect()
@@ -62,6 +63,7 @@ expect articles
 expect "raw " 5
 expect sessions
 expect memory
+expect disk
 if grep '^RESULT' "$out" | grep -Eq ' (violations|errors)=[1-9]'; then
     echo "FAIL: a scenario reported violations or errors" >&2
     fail=1

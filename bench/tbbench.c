@@ -16,6 +16,7 @@
 #include "tbbench.h"
 
 static const char *g_label = "server";
+static const char *g_tag;
 
 void bn_say(const char *fmt, ...)
 {
@@ -34,6 +35,8 @@ void bn_result_begin(struct bn_result *r, const char *scenario)
     r->buf[0] = '\0';
     bn_result_add(r, "scenario", "%s", scenario);
     bn_result_add(r, "server", "%s", g_label);
+    if (g_tag != NULL)
+        bn_result_add(r, "tag", "%s", g_tag);
 }
 
 void bn_result_add(struct bn_result *r, const char *key, const char *fmt, ...)
@@ -96,6 +99,7 @@ static void usage(FILE *f)
         "  memory    K znodes of B bytes, then the server's RSS\n"
         "  idle      the server's RSS and CPU time now\n"
         "  serving   wait until the server serves a request (--since US)\n"
+        "  disk      synced 4 KiB writes in --dir (no server): the disk's floor\n"
         "options:\n"
         "  --server HOST:PORT   (127.0.0.1:2181)   --label NAME (server)\n"
         "  --pid PID            server pid (default: found by port)\n"
@@ -103,14 +107,16 @@ static void usage(FILE *f)
         "  --duration S --warmup S --outstanding K --data-bytes B\n"
         "  --ops LIST --znodes K --window W (handshakes in flight)\n"
         "  --session-timeout MS --hold-s S --root PATH --no-cleanup\n"
-        "  --since US (serving: wall clock of the exec, microseconds)\n",
+        "  --since US (serving: wall clock of the exec, microseconds)\n"
+        "  --dir DIR (disk)  --tag NAME (added to RESULT lines)\n",
         f);
 }
 
 enum {
     O_SERVER = 256, O_LABEL, O_PID, O_CLIENTS, O_LOCKS, O_HOLD_MS, O_VARIANT,
     O_ONCE, O_DURATION, O_WARMUP, O_OUTSTANDING, O_DATA, O_OPS, O_ZNODES,
-    O_WINDOW, O_STIMEOUT, O_HOLD_S, O_ROOT, O_NOCLEAN, O_SINCE, O_HELP,
+    O_WINDOW, O_STIMEOUT, O_HOLD_S, O_ROOT, O_NOCLEAN, O_SINCE, O_DIR, O_TAG,
+    O_HELP,
 };
 
 static const struct option longopts[] = {
@@ -134,6 +140,8 @@ static const struct option longopts[] = {
     {"root", required_argument, NULL, O_ROOT},
     {"no-cleanup", no_argument, NULL, O_NOCLEAN},
     {"since", required_argument, NULL, O_SINCE},
+    {"dir", required_argument, NULL, O_DIR},
+    {"tag", required_argument, NULL, O_TAG},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -223,6 +231,8 @@ static int parse_args(int argc, char **argv, struct bn_opts *o, int *noclean)
         case O_ROOT: o->root = optarg; break;
         case O_NOCLEAN: *noclean = 1; break;
         case O_SINCE: o->since_us = strtoull(optarg, NULL, 10); break;
+        case O_DIR: o->dir = optarg; break;
+        case O_TAG: g_tag = optarg; break;
         case 'v': o->verbose = 1; break;
         case 'h':
         case O_HELP: usage(stdout); exit(0);
@@ -256,6 +266,8 @@ int main(int argc, char **argv)
                  (long)time(NULL));
         o.root = root;
     }
+    if (strcmp(scenario, "disk") == 0)
+        return bn_run_disk(&o);
     if (bn_env_init(&e, &o) != 0)
         return 2;
     if (strcmp(scenario, "lock") == 0 || strcmp(scenario, "articles") == 0)

@@ -9,7 +9,8 @@
  * Pieces: loop.c (epoll + timer heap + clock), conn.c (one session over one
  * socket), hist.c (latency histograms), sysinfo.c (server pid, RSS, CPU from
  * /proc), lock.c (lock recipes), raw.c (pipelined operations), storm.c
- * (session storm, memory, serving probe), tbbench.c (options, output). */
+ * (session storm, memory, serving probe), disk.c (the disk's synced-write
+ * floor), setup.c (shared scenario plumbing), tbbench.c (options, output). */
 #ifndef TBBENCH_H
 #define TBBENCH_H
 
@@ -224,6 +225,7 @@ struct bn_opts {
     int once;             /* lock: each client acquires once */
     const char *root;     /* root znode for this run */
     int cleanup;          /* delete the root's subtree at the end */
+    const char *dir;      /* disk: where to write the probe file */
     uint64_t since_us;    /* serving: wall clock (us) of the server's exec */
     int verbose;
 };
@@ -257,6 +259,7 @@ int bn_run_raw(struct bn_env *e);
 int bn_run_sessions(struct bn_env *e);
 int bn_run_memory(struct bn_env *e);
 int bn_run_idle(struct bn_env *e);
+int bn_run_disk(const struct bn_opts *o);
 int bn_run_serving(struct bn_env *e);
 
 #endif
