@@ -11,6 +11,9 @@
  *   low_disk      --minFreeDiskBytes above the free space: writes answer
  *                 NotReadOnly, reads work, the server stays up
  *   super_digest  the superuser digest bypasses every ACL
+ *   wide_children getChildren of 10,000 children
+ *   watch_burst   100,000 notifications at once: 100 sessions watching a
+ *                 subtree recursively while 1,000 nodes are created
  * Usage: tumblerd_limits HOST:PORT NAME (IT_SERVER_PID names the server). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +232,99 @@ done:
     rz_close(&super);
 }
 
+static void create_body(struct rz_w *w, const char *path)
+{
+    rz_w_str(w, path);
+    rz_w_buf(w, "", 0);
+    rz_w_acl_open(w);
+    rz_w_i32(w, 0);
+}
+
+/* Pipelines `n` creates of PARENT/c-<i> and reads every reply. */
+static int create_many(struct rz *z, const char *parent, int n)
+{
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    char path[128];
+    int i, bad = 0;
+
+    for (i = 0; i < n; i++) {
+        w.len = 0;
+        snprintf(path, sizeof path, "%s/c-%d", parent, i);
+        create_body(&w, path);
+        if (rz_send_req(z, 100000 + i, 1, &w) != 0)
+            bad++;
+    }
+    for (i = 0; i < n; i++)
+        if (rz_read_reply(z, &rep, 20000) != 0 || rep.err != 0)
+            bad++;
+    rz_w_free(&w);
+    return bad;
+}
+
+static void t_wide_children(void)
+{
+    struct rz z;
+    char *names = malloc(1 << 20);
+    int64_t t0;
+    size_t i, n = 0;
+
+    rz_init(&z);
+    IT_EQ(names != NULL, 1);
+    IT_EQ(open_session(&z), 0);
+    IT_EQ(rz_create(&z, 1, "/wide", "", 0, 0, -1, NULL, 0, NULL), 0);
+    IT_EQ(create_many(&z, "/wide", 10000), 0);
+    t0 = it_now_ms();
+    IT_EQ(rz_children(&z, "/wide", 0, names, 1 << 20), 0);
+    for (i = 0; names[i] != '\0'; i++)
+        n += names[i] == ',';
+    printf("  getChildren of %zu children in %lld ms\n", n + 1,
+           (long long)(it_now_ms() - t0));
+    IT_EQ(n + 1, 10000);
+done:
+    free(names);
+    rz_close(&z);
+}
+
+static void t_watch_burst(void)
+{
+    enum { WATCHERS = 100, NODES = 1000 };
+    static struct rz w[WATCHERS];
+    struct rz writer;
+    struct rz_event ev;
+    int64_t t0;
+    long rss;
+    int i, k, got = 0;
+
+    rz_init(&writer);
+    for (i = 0; i < WATCHERS; i++)
+        rz_init(&w[i]);
+    IT_EQ(open_session(&writer), 0);
+    IT_EQ(rz_create(&writer, 1, "/burst", "", 0, 0, -1, NULL, 0, NULL), 0);
+    for (i = 0; i < WATCHERS; i++) {
+        IT_EQ(open_session(&w[i]), 0);
+        IT_EQ(rz_add_watch(&w[i], "/burst", 1), 0);
+    }
+    t0 = it_now_ms();
+    IT_EQ(create_many(&writer, "/burst", NODES), 0);
+    for (i = 0; i < WATCHERS; i++) {
+        for (k = 0; k < NODES; k++) {
+            if (rz_next_event(&w[i], 20000, &ev) != 1 || ev.type != 1)
+                break;
+            got++;
+        }
+    }
+    rss = server_rss_kb();
+    printf("  %d notifications delivered in %lld ms; server RSS %ld kB\n",
+           got, (long long)(it_now_ms() - t0), rss);
+    IT_EQ(got, WATCHERS * NODES);
+    IT_EQ(rz_ping_read(&writer, NULL), 0);
+done:
+    for (i = 0; i < WATCHERS; i++)
+        rz_close(&w[i]);
+    rz_close(&writer);
+}
+
 static const struct it_test tests[] = {
     {"max_cnxns", t_max_cnxns, 0},
     {"outstanding", t_outstanding, 0},
@@ -236,6 +332,8 @@ static const struct it_test tests[] = {
     {"whitelist", t_whitelist, 0},
     {"low_disk", t_low_disk, 0},
     {"super_digest", t_super_digest, 0},
+    {"wide_children", t_wide_children, 0},
+    {"watch_burst", t_watch_burst, 0},
 };
 
 int main(int argc, char **argv)
