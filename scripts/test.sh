@@ -5,7 +5,8 @@
 # suite (less the runs against ZooKeeper itself) again under AddressSanitizer
 # and UndefinedBehaviorSanitizer, and the client's threaded parts under
 # ThreadSanitizer.  Extra arguments go to every ctest run.
-#   TB_TEST_SANITIZERS=0 skips the sanitizer builds.
+# Last, every fuzz target runs for TB_TEST_FUZZ_SECONDS (default 20) each.
+#   TB_TEST_SANITIZERS=0 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
@@ -39,4 +40,7 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         ctest --output-on-failure --timeout 900 -j "$jobs" \
               -R 'unit_client|it_client_tumblerd|unit_recipes|recipes_(threads|loop|processes|mutex|connloss)_tumblerd' "$@")
+
+    echo "== fuzzing (libFuzzer, clang): ${TB_TEST_FUZZ_SECONDS:-20} s per target"
+    FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "${TB_TEST_FUZZ_SECONDS:-20}"
 fi

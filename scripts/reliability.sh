@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The longer reliability runs, in one command (the test command runs short
+# versions of the same on every change):
+#   scripts/reliability.sh [CRASH_ROUNDS] [FUZZ_SECONDS_PER_TARGET]
+# defaults 50 and 300: kill -9 crash rounds under write load, the disk-full
+# test (mounts a tmpfs: needs root), the load tests, then every fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-50} fuzz_s=${2:-300}
+scripts/deps.sh --test
+cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build-test tumblerd acked_writer tumblerd_limits
+
+echo "== crash loop: $rounds rounds of kill -9"
+bash tests/crash/kill9.sh build-test/src/server/tumblerd \
+    build-test/tests/crash/acked_writer "$rounds" | grep -v '^verified'
+echo "== disk full"
+bash tests/crash/diskfull.sh build-test/src/server/tumblerd \
+    build-test/tests/crash/acked_writer
+echo "== load"
+(cd build-test && ctest --output-on-failure -V \
+    -R 'limits_(slow_reader|outstanding|wide_children|watch_burst)' |
+    grep -E '^[0-9]+:   |tests passed')
+echo "== fuzzing: $fuzz_s s per target"
+FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "$fuzz_s"
