@@ -14,6 +14,7 @@
 #define TB_PROTO_H
 
 #include "common/common.h"
+#include "tumbler/wire.h"
 
 #define TB_DEFAULT_MAXBUFFER 1048575
 
@@ -61,36 +62,6 @@ enum {
     TB_XID_SETWATCHES = -8,
 };
 
-enum tb_perm {
-    TB_PERM_READ = 1,
-    TB_PERM_WRITE = 2,
-    TB_PERM_CREATE = 4,
-    TB_PERM_DELETE = 8,
-    TB_PERM_ADMIN = 16,
-    TB_PERM_ALL = 31,
-};
-
-enum tb_create_mode {
-    TB_PERSISTENT = 0,
-    TB_EPHEMERAL = 1,
-    TB_PERSISTENT_SEQUENTIAL = 2,
-    TB_EPHEMERAL_SEQUENTIAL = 3,
-    TB_CONTAINER = 4,
-    TB_PERSISTENT_WITH_TTL = 5,
-    TB_PERSISTENT_SEQUENTIAL_WITH_TTL = 6,
-};
-
-enum tb_event_type {
-    TB_EVENT_NONE = -1,
-    TB_EVENT_CREATED = 1,
-    TB_EVENT_DELETED = 2,
-    TB_EVENT_DATA_CHANGED = 3,
-    TB_EVENT_CHILDREN_CHANGED = 4,
-    TB_EVENT_DATA_WATCH_REMOVED = 5,
-    TB_EVENT_CHILD_WATCH_REMOVED = 6,
-    TB_EVENT_PERSISTENT_WATCH_REMOVED = 7,
-};
-
 enum tb_keeper_state {
     TB_STATE_DISCONNECTED = 0,
     TB_STATE_SYNC_CONNECTED = 3,
@@ -98,19 +69,6 @@ enum tb_keeper_state {
     TB_STATE_CONNECTED_READONLY = 5,
     TB_STATE_EXPIRED = -112,
     TB_STATE_CLOSED = 7,
-};
-
-enum tb_watcher_type {
-    TB_WATCHER_CHILDREN = 1,
-    TB_WATCHER_DATA = 2,
-    TB_WATCHER_ANY = 3,
-    TB_WATCHER_PERSISTENT = 4,
-    TB_WATCHER_PERSISTENT_RECURSIVE = 5,
-};
-
-enum tb_add_watch_mode {
-    TB_ADDWATCH_PERSISTENT = 0,
-    TB_ADDWATCH_PERSISTENT_RECURSIVE = 1,
 };
 
 /* Decoding cursor.  At all times pos <= end. */
@@ -133,20 +91,6 @@ struct tb_vec {
     int32_t n;
     const uint8_t *raw;
     size_t len;
-};
-
-struct tb_stat {
-    int64_t czxid;
-    int64_t mzxid;
-    int64_t ctime;
-    int64_t mtime;
-    int32_t version;
-    int32_t cversion;
-    int32_t aversion;
-    int64_t ephemeral_owner;
-    int32_t data_length;
-    int32_t num_children;
-    int64_t pzxid;
 };
 
 struct tb_id {
