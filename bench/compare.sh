@@ -47,7 +47,8 @@ else
     D=10; W=2; RD=5; RW=1; SD=3; ZN=100000; SESS=10000; ART=2000; ARTD=10
 fi
 
-# The scenarios of part B: NAME|tbbench arguments.
+# The scenarios of part B: NAME|tbbench arguments.  The bulk writes of "raw" come last: they grow
+# both servers' memory for good, which would blur the RSS figures of the scenarios after them.
 SCENARIOS=(
     "single|raw --clients 1 --outstanding 1 --ops create,get,delete --data-bytes 100 --duration $SD --warmup $RW --tag single"
     "lock_fair_1|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W"
@@ -55,8 +56,8 @@ SCENARIOS=(
     "lock_herd_1|lock --variant herd --clients 100 --locks 1 --duration $D --warmup $W"
     "lock_nonfair_1|lock --variant nonfair --clients 100 --locks 1 --duration $D --warmup $W"
     "articles|articles --clients $ART --locks 2 --hold-ms 500 --duration $ARTD"
-    "raw|raw --clients 16 --outstanding 64 --data-bytes 100 --duration $RD --warmup $RW"
     "sessions|sessions --clients $SESS --hold-s 5"
+    "raw|raw --clients 16 --outstanding 64 --data-bytes 100 --duration $RD --warmup $RW"
 )
 
 # bench REP KIND PORT PID ARGS...: one tbbench run; RESULT lines go to $RESULTS tagged with REP.
