@@ -23,7 +23,7 @@
 #include "tbbench.h"
 
 #define SCRATCH_SIZE (256 * 1024)
-#define MAX_FRAME (16 * 1024 * 1024)
+#define MAX_FRAME    (16 * 1024 * 1024)
 
 static uint8_t scratch[SCRATCH_SIZE];
 
@@ -111,8 +111,7 @@ void bn_conn_abort(struct bn_conn *c, int err)
         c->ops->on_closed(c);
 }
 
-int bn_resolve(const char *hostport, struct sockaddr_storage *ss,
-               unsigned *len)
+int bn_resolve(const char *hostport, struct sockaddr_storage *ss, unsigned *len)
 {
     char host[256];
     const char *colon = strrchr(hostport, ':');
@@ -166,8 +165,7 @@ int bn_conn_start(struct bn_conn *c, const struct sockaddr *addr,
 {
     int fd, one = 1, rc;
 
-    fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                0);
+    fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -298,8 +296,8 @@ static void path_watch(struct bn_conn *c, int32_t op, struct tb_str path,
     req_end(c, s, xid, op, cb, arg);
 }
 
-void bn_exists(struct bn_conn *c, struct tb_str path, int watch,
-               bn_reply_cb cb, uint64_t arg)
+void bn_exists(struct bn_conn *c, struct tb_str path, int watch, bn_reply_cb cb,
+               uint64_t arg)
 {
     path_watch(c, TB_OP_EXISTS, path, watch, cb, arg);
 }
@@ -367,8 +365,7 @@ static void ping_fire(struct bn_timer *t)
     tb_request_header_encode(&c->out, &h);
     tb_frame_end(&c->out, s);
     schedule_flush(c);
-    bn_timer_start(c->loop, &c->ping,
-                   (uint64_t)c->timeout_ms * 1000000u / 3);
+    bn_timer_start(c->loop, &c->ping, (uint64_t)c->timeout_ms * 1000000u / 3);
 }
 
 /* ---- output ---- */

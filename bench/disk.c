@@ -13,7 +13,7 @@
 
 #include "tbbench.h"
 
-#define BLOCK 4096
+#define BLOCK  4096
 #define WRITES 2000
 
 int bn_run_disk(const struct bn_opts *o)

@@ -286,8 +286,7 @@ static void listed(struct bn_conn *c, int32_t err, struct tb_rd *body,
 static void fair_check(struct cl *k)
 {
     k->st = C_LISTING;
-    bn_get_children(&k->c, tb_str_c(k->lk->path), k->r->v == V_HERD, listed,
-                    0);
+    bn_get_children(&k->c, tb_str_c(k->lk->path), k->r->v == V_HERD, listed, 0);
 }
 
 static void created(struct bn_conn *c, int32_t err, struct tb_rd *body,
@@ -301,8 +300,7 @@ static void created(struct bn_conn *c, int32_t err, struct tb_rd *body,
     if (k->st != C_CREATING)
         return;
     if (err != 0 || tb_path_resp_decode(body, &resp) != 0 ||
-        resp.path.len >= sizeof(k->mine) ||
-        !parse_seq(resp.path, &k->myseq)) {
+        resp.path.len >= sizeof(k->mine) || !parse_seq(resp.path, &k->myseq)) {
         fail(k, err ? err : TB_EMARSHALLING);
         return;
     }
@@ -529,8 +527,7 @@ static void report_common(struct lrun *r, struct bn_result *res)
     uint64_t req = r->req1 - r->req0, ev = r->ev1 - r->ev0;
     double acq = (double)(r->acquisitions ? r->acquisitions : 1);
 
-    bn_result_add(res, "violations", "%llu",
-                  (unsigned long long)r->violations);
+    bn_result_add(res, "violations", "%llu", (unsigned long long)r->violations);
     bn_result_add(res, "errors", "%llu", (unsigned long long)r->errors);
     bn_result_add(res, "measured_s", "%.2f", (double)ns / 1e9);
     bn_result_add(res, "acquisitions", "%llu",
@@ -543,8 +540,7 @@ static void report_common(struct lrun *r, struct bn_result *res)
     if (r->p0.ok && r->p1.ok) {
         double s = bn_ticks_to_s(r->p1.cpu_ticks - r->p0.cpu_ticks);
         bn_result_add(res, "server_cpu_s", "%.2f", s);
-        bn_result_add(res, "server_cpu_ms_per_1k_acq", "%.1f",
-                      1e6 * s / acq);
+        bn_result_add(res, "server_cpu_ms_per_1k_acq", "%.1f", 1e6 * s / acq);
         bn_result_add(res, "server_cpu_ms_per_1k_req", "%.1f",
                       1e6 * s / (double)(req ? req : 1));
         bn_result_add(res, "server_rss_kb", "%llu",
@@ -678,8 +674,7 @@ static void wait_queued(struct lrun *r, uint64_t deadline)
 {
     int never = 0;
 
-    while (r->queued < (uint64_t)r->n && !r->finished &&
-           bn_now_ns() < deadline)
+    while (r->queued < (uint64_t)r->n && !r->finished && bn_now_ns() < deadline)
         (void)bn_loop_run(r->e->loop, &never, bn_now_ns() + 2000000);
 }
 
@@ -701,11 +696,11 @@ static int run(struct lrun *r)
                        (uint64_t)(o->warmup_s * 1e9));
     }
     if (o->duration_s > 0)
-        bn_timer_start(r->e->loop, &r->t_stop,
-                       (uint64_t)(((o->once ? 0 : o->warmup_s) +
-                                   o->duration_s) * 1e9));
-    limit = bn_now_ns() + (uint64_t)((o->warmup_s + o->duration_s + 3600) *
-                                     1e9);
+        bn_timer_start(
+            r->e->loop, &r->t_stop,
+            (uint64_t)(((o->once ? 0 : o->warmup_s) + o->duration_s) * 1e9));
+    limit =
+        bn_now_ns() + (uint64_t)((o->warmup_s + o->duration_s + 3600) * 1e9);
     (void)bn_loop_run(r->e->loop, &r->finished, limit);
     bn_timer_stop(r->e->loop, &r->t_measure);
     bn_timer_stop(r->e->loop, &r->t_stop);

@@ -215,8 +215,7 @@ static uint64_t wait_ns(struct bn_loop *l, uint64_t now, uint64_t deadline)
 static int poll_events(struct bn_loop *l, struct epoll_event *ev, int max,
                        uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000u),
-                          (long)(ns % 1000000000u)};
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     int n;
 
     if (!l->no_pwait2) {

@@ -174,9 +174,8 @@ static void report(struct rrun *r)
            "= %.0f/s; latency p50 %.0f us p99 %.0f us p999 %.0f us; %" PRIu64
            " errors",
            op_names[r->op], r->n, o->outstanding, r->ops, (double)ns / 1e9,
-           rate, bn_hist_q(&r->lat, 0.5) / 1e3,
-           bn_hist_q(&r->lat, 0.99) / 1e3, bn_hist_q(&r->lat, 0.999) / 1e3,
-           r->errors);
+           rate, bn_hist_q(&r->lat, 0.5) / 1e3, bn_hist_q(&r->lat, 0.99) / 1e3,
+           bn_hist_q(&r->lat, 0.999) / 1e3, r->errors);
     bn_result_begin(&res, "raw");
     bn_result_add(&res, "op", "%s", op_names[r->op]);
     bn_result_add(&res, "clients", "%d", r->n);
@@ -195,14 +194,12 @@ static void report(struct rrun *r)
         bn_result_add(&res, "server_rss_kb", "%llu",
                       (unsigned long long)r->p1.rss_kb);
     }
-    bn_result_add(&res, "client_cpu_s", "%.2f",
-                  (double)(r->ru1.ru_utime.tv_sec - r->ru0.ru_utime.tv_sec) +
-                      (double)(r->ru1.ru_stime.tv_sec -
-                               r->ru0.ru_stime.tv_sec) +
-                      (double)(r->ru1.ru_utime.tv_usec -
-                               r->ru0.ru_utime.tv_usec) / 1e6 +
-                      (double)(r->ru1.ru_stime.tv_usec -
-                               r->ru0.ru_stime.tv_usec) / 1e6);
+    bn_result_add(
+        &res, "client_cpu_s", "%.2f",
+        (double)(r->ru1.ru_utime.tv_sec - r->ru0.ru_utime.tv_sec) +
+            (double)(r->ru1.ru_stime.tv_sec - r->ru0.ru_stime.tv_sec) +
+            (double)(r->ru1.ru_utime.tv_usec - r->ru0.ru_utime.tv_usec) / 1e6 +
+            (double)(r->ru1.ru_stime.tv_usec - r->ru0.ru_stime.tv_usec) / 1e6);
     bn_result_end(&res);
 }
 
@@ -315,8 +312,7 @@ int bn_run_raw(struct bn_env *e)
     }
     for (i = 0; i < r.n; i++)
         if (bn_ensure_path(e, pc[i], r.cls[i].base) != 0) {
-            fprintf(stderr, "tbbench: raw: cannot create %s\n",
-                    r.cls[i].base);
+            fprintf(stderr, "tbbench: raw: cannot create %s\n", r.cls[i].base);
             goto out;
         }
     rc = 0;

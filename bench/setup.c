@@ -83,15 +83,14 @@ static void gate_fill(struct gate *g)
         g->done = 1;
 }
 
-int bn_connect_all(struct bn_env *e, struct bn_conn **conns, int n,
-                   int window, double timeout_s)
+int bn_connect_all(struct bn_env *e, struct bn_conn **conns, int n, int window,
+                   double timeout_s)
 {
     struct gate g = {e, conns, n, 0, 0, 0, 0, 0, window > 0 ? window : 1};
     int i;
 
     gate_fill(&g);
-    bn_loop_run(e->loop, &g.done,
-                bn_now_ns() + (uint64_t)(timeout_s * 1e9));
+    bn_loop_run(e->loop, &g.done, bn_now_ns() + (uint64_t)(timeout_s * 1e9));
     for (i = 0; i < n; i++)
         conns[i]->settle = NULL;
     return g.ready;

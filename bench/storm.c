@@ -65,8 +65,8 @@ int bn_run_sessions(struct bn_env *e)
     t_conn = since_s(t0);
     run_for(e, 0.5); /* let the server settle before reading its RSS */
     (void)bn_proc_sample(e->pid, &p1);
-    bn_say("sessions: %d of %d connected in %.2f s (%.0f/s)", ready, n,
-           t_conn, t_conn > 0 ? ready / t_conn : 0);
+    bn_say("sessions: %d of %d connected in %.2f s (%.0f/s)", ready, n, t_conn,
+           t_conn > 0 ? ready / t_conn : 0);
     run_for(e, o->hold_s);
     for (i = 0; i < n; i++)
         alive += cs[i].state == BN_READY;
@@ -124,8 +124,7 @@ static void mem_done(struct bn_conn *c, int32_t err, struct tb_rd *body,
     (void)sent_ns;
     m->done++;
     if (err != 0 && ++m->errors <= 5)
-        fprintf(stderr, "tbbench: memory create failed: %s\n",
-                tb_errname(err));
+        fprintf(stderr, "tbbench: memory create failed: %s\n", tb_errname(err));
     if (c->state == BN_READY)
         mem_issue(c, m);
 }
@@ -145,8 +144,7 @@ static void mem_issue(struct bn_conn *c, struct mem *m)
 
 /* One session makes the directories, then `clients` sessions keep
  * `outstanding` creates each in flight. */
-static int mem_fill(struct bn_env *e, struct bn_conn **pc, int n,
-                    struct mem *m)
+static int mem_fill(struct bn_env *e, struct bn_conn **pc, int n, struct mem *m)
 {
     long d, dirs = (m->target + 999) / 1000;
     int i, j, rc, never = 0;
@@ -245,10 +243,8 @@ int bn_run_idle(struct bn_env *e)
     bn_say("idle: server pid %ld RSS %llu kB, CPU so far %.2f s", e->pid,
            (unsigned long long)p.rss_kb, bn_ticks_to_s(p.cpu_ticks));
     bn_result_begin(&res, "idle");
-    bn_result_add(&res, "server_rss_kb", "%llu",
-                  (unsigned long long)p.rss_kb);
-    bn_result_add(&res, "server_hwm_kb", "%llu",
-                  (unsigned long long)p.hwm_kb);
+    bn_result_add(&res, "server_rss_kb", "%llu", (unsigned long long)p.rss_kb);
+    bn_result_add(&res, "server_hwm_kb", "%llu", (unsigned long long)p.hwm_kb);
     bn_result_add(&res, "server_cpu_s", "%.2f", bn_ticks_to_s(p.cpu_ticks));
     bn_result_end(&res);
     return 0;

@@ -88,34 +88,54 @@ void bn_result_end(struct bn_result *r)
 
 static void usage(FILE *f)
 {
-    fputs(
-        "usage: tbbench SCENARIO [options]\n"
-        "scenarios:\n"
-        "  lock      N clients x M locks, hold H (--variant fair|herd|nonfair)\n"
-        "  articles  the articles' test: 1,000 clients on each of two keys,\n"
-        "            each acquiring once and holding 500 ms\n"
-        "  raw       pipelined --ops create,set,get,exists,delete\n"
-        "  sessions  N sessions connect and are held (--hold-s)\n"
-        "  memory    K znodes of B bytes, then the server's RSS\n"
-        "  idle      the server's RSS and CPU time now\n"
-        "  serving   wait until the server serves a request (--since US)\n"
-        "  disk      synced 4 KiB writes in --dir (no server): the disk's floor\n"
-        "options:\n"
-        "  --server HOST:PORT   (127.0.0.1:2181)   --label NAME (server)\n"
-        "  --pid PID            server pid (default: found by port)\n"
-        "  --clients N --locks M --hold-ms H --variant V --once\n"
-        "  --duration S --warmup S --outstanding K --data-bytes B\n"
-        "  --ops LIST --znodes K --window W (handshakes in flight)\n"
-        "  --session-timeout MS --hold-s S --root PATH --no-cleanup\n"
-        "  --since US (serving: wall clock of the exec, microseconds)\n"
-        "  --dir DIR (disk)  --tag NAME (added to RESULT lines)\n",
-        f);
+    fputs("usage: tbbench SCENARIO [options]\n"
+          "scenarios:\n"
+          "  lock      N clients x M locks, hold H (--variant "
+          "fair|herd|nonfair)\n"
+          "  articles  the articles' test: 1,000 clients on each of two keys,\n"
+          "            each acquiring once and holding 500 ms\n"
+          "  raw       pipelined --ops create,set,get,exists,delete\n"
+          "  sessions  N sessions connect and are held (--hold-s)\n"
+          "  memory    K znodes of B bytes, then the server's RSS\n"
+          "  idle      the server's RSS and CPU time now\n"
+          "  serving   wait until the server serves a request (--since US)\n"
+          "  disk      synced 4 KiB writes in --dir (no server): the disk's "
+          "floor\n"
+          "options:\n"
+          "  --server HOST:PORT   (127.0.0.1:2181)   --label NAME (server)\n"
+          "  --pid PID            server pid (default: found by port)\n"
+          "  --clients N --locks M --hold-ms H --variant V --once\n"
+          "  --duration S --warmup S --outstanding K --data-bytes B\n"
+          "  --ops LIST --znodes K --window W (handshakes in flight)\n"
+          "  --session-timeout MS --hold-s S --root PATH --no-cleanup\n"
+          "  --since US (serving: wall clock of the exec, microseconds)\n"
+          "  --dir DIR (disk)  --tag NAME (added to RESULT lines)\n",
+          f);
 }
 
 enum {
-    O_SERVER = 256, O_LABEL, O_PID, O_CLIENTS, O_LOCKS, O_HOLD_MS, O_VARIANT,
-    O_ONCE, O_DURATION, O_WARMUP, O_OUTSTANDING, O_DATA, O_OPS, O_ZNODES,
-    O_WINDOW, O_STIMEOUT, O_HOLD_S, O_ROOT, O_NOCLEAN, O_SINCE, O_DIR, O_TAG,
+    O_SERVER = 256,
+    O_LABEL,
+    O_PID,
+    O_CLIENTS,
+    O_LOCKS,
+    O_HOLD_MS,
+    O_VARIANT,
+    O_ONCE,
+    O_DURATION,
+    O_WARMUP,
+    O_OUTSTANDING,
+    O_DATA,
+    O_OPS,
+    O_ZNODES,
+    O_WINDOW,
+    O_STIMEOUT,
+    O_HOLD_S,
+    O_ROOT,
+    O_NOCLEAN,
+    O_SINCE,
+    O_DIR,
+    O_TAG,
     O_HELP,
 };
 
@@ -157,10 +177,10 @@ static void opts_unset(struct bn_opts *o)
     o->znodes = -1;
 }
 
-#define DEF(field, v)                                                       \
-    do {                                                                    \
-        if (o->field < 0)                                                   \
-            o->field = (v);                                                 \
+#define DEF(field, v)                                                          \
+    do {                                                                       \
+        if (o->field < 0)                                                      \
+            o->field = (v);                                                    \
     } while (0)
 
 static void opts_defaults(struct bn_opts *o, const char *scenario)
@@ -211,32 +231,83 @@ static int parse_args(int argc, char **argv, struct bn_opts *o, int *noclean)
 
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
-        case O_SERVER: o->server = optarg; break;
-        case O_LABEL: g_label = optarg; o->label = optarg; break;
-        case O_PID: o->pid = atol(optarg); break;
-        case O_CLIENTS: o->clients = atoi(optarg); break;
-        case O_LOCKS: o->locks = atoi(optarg); break;
-        case O_HOLD_MS: o->hold_ms = atof(optarg); break;
-        case O_VARIANT: o->variant = optarg; break;
-        case O_ONCE: o->once = 1; break;
-        case O_DURATION: o->duration_s = atof(optarg); break;
-        case O_WARMUP: o->warmup_s = atof(optarg); break;
-        case O_OUTSTANDING: o->outstanding = atoi(optarg); break;
-        case O_DATA: o->data_bytes = atoi(optarg); break;
-        case O_OPS: o->ops = optarg; break;
-        case O_ZNODES: o->znodes = atol(optarg); break;
-        case O_WINDOW: o->connect_window = atoi(optarg); break;
-        case O_STIMEOUT: o->session_timeout = atoi(optarg); break;
-        case O_HOLD_S: o->hold_s = atof(optarg); break;
-        case O_ROOT: o->root = optarg; break;
-        case O_NOCLEAN: *noclean = 1; break;
-        case O_SINCE: o->since_us = strtoull(optarg, NULL, 10); break;
-        case O_DIR: o->dir = optarg; break;
-        case O_TAG: g_tag = optarg; break;
-        case 'v': o->verbose = 1; break;
+        case O_SERVER:
+            o->server = optarg;
+            break;
+        case O_LABEL:
+            g_label = optarg;
+            o->label = optarg;
+            break;
+        case O_PID:
+            o->pid = atol(optarg);
+            break;
+        case O_CLIENTS:
+            o->clients = atoi(optarg);
+            break;
+        case O_LOCKS:
+            o->locks = atoi(optarg);
+            break;
+        case O_HOLD_MS:
+            o->hold_ms = atof(optarg);
+            break;
+        case O_VARIANT:
+            o->variant = optarg;
+            break;
+        case O_ONCE:
+            o->once = 1;
+            break;
+        case O_DURATION:
+            o->duration_s = atof(optarg);
+            break;
+        case O_WARMUP:
+            o->warmup_s = atof(optarg);
+            break;
+        case O_OUTSTANDING:
+            o->outstanding = atoi(optarg);
+            break;
+        case O_DATA:
+            o->data_bytes = atoi(optarg);
+            break;
+        case O_OPS:
+            o->ops = optarg;
+            break;
+        case O_ZNODES:
+            o->znodes = atol(optarg);
+            break;
+        case O_WINDOW:
+            o->connect_window = atoi(optarg);
+            break;
+        case O_STIMEOUT:
+            o->session_timeout = atoi(optarg);
+            break;
+        case O_HOLD_S:
+            o->hold_s = atof(optarg);
+            break;
+        case O_ROOT:
+            o->root = optarg;
+            break;
+        case O_NOCLEAN:
+            *noclean = 1;
+            break;
+        case O_SINCE:
+            o->since_us = strtoull(optarg, NULL, 10);
+            break;
+        case O_DIR:
+            o->dir = optarg;
+            break;
+        case O_TAG:
+            g_tag = optarg;
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
         case 'h':
-        case O_HELP: usage(stdout); exit(0);
-        default: usage(stderr); return -1;
+        case O_HELP:
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            return -1;
         }
     }
     return 0;

@@ -139,8 +139,8 @@ void bn_create(struct bn_conn *c, struct tb_str path, struct tb_str data,
                int32_t flags, bn_reply_cb cb, uint64_t arg);
 void bn_delete(struct bn_conn *c, struct tb_str path, int32_t version,
                bn_reply_cb cb, uint64_t arg);
-void bn_exists(struct bn_conn *c, struct tb_str path, int watch,
-               bn_reply_cb cb, uint64_t arg);
+void bn_exists(struct bn_conn *c, struct tb_str path, int watch, bn_reply_cb cb,
+               uint64_t arg);
 void bn_get_data(struct bn_conn *c, struct tb_str path, int watch,
                  bn_reply_cb cb, uint64_t arg);
 void bn_set_data(struct bn_conn *c, struct tb_str path, struct tb_str data,
@@ -206,27 +206,27 @@ void bn_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- scenarios ------------------------------------------------------- */
 
 struct bn_opts {
-    const char *server;   /* host:port */
-    const char *label;    /* server name in RESULT lines */
-    long pid;             /* server pid, or 0: find it by port */
-    int clients;          /* N */
-    int locks;            /* M */
-    double hold_ms;       /* H */
-    double duration_s;    /* measured time */
-    double warmup_s;      /* unmeasured time before it */
-    int outstanding;      /* K: pipelined requests per client */
-    int data_bytes;       /* B */
-    long znodes;          /* K for memory */
-    int connect_window;   /* handshakes in flight during a storm */
-    int session_timeout;  /* ms */
-    double hold_s;        /* sessions: how long to hold them */
-    const char *variant;  /* lock: fair, herd, nonfair */
-    const char *ops;      /* raw: comma list */
-    int once;             /* lock: each client acquires once */
-    const char *root;     /* root znode for this run */
-    int cleanup;          /* delete the root's subtree at the end */
-    const char *dir;      /* disk: where to write the probe file */
-    uint64_t since_us;    /* serving: wall clock (us) of the server's exec */
+    const char *server;  /* host:port */
+    const char *label;   /* server name in RESULT lines */
+    long pid;            /* server pid, or 0: find it by port */
+    int clients;         /* N */
+    int locks;           /* M */
+    double hold_ms;      /* H */
+    double duration_s;   /* measured time */
+    double warmup_s;     /* unmeasured time before it */
+    int outstanding;     /* K: pipelined requests per client */
+    int data_bytes;      /* B */
+    long znodes;         /* K for memory */
+    int connect_window;  /* handshakes in flight during a storm */
+    int session_timeout; /* ms */
+    double hold_s;       /* sessions: how long to hold them */
+    const char *variant; /* lock: fair, herd, nonfair */
+    const char *ops;     /* raw: comma list */
+    int once;            /* lock: each client acquires once */
+    const char *root;    /* root znode for this run */
+    int cleanup;         /* delete the root's subtree at the end */
+    const char *dir;     /* disk: where to write the probe file */
+    uint64_t since_us;   /* serving: wall clock (us) of the server's exec */
     int verbose;
 };
 
@@ -244,8 +244,8 @@ void bn_env_fini(struct bn_env *e);
 
 /* Opens `n` sessions with at most `window` handshakes in flight; returns
  * how many are ready.  `conns` must be initialised by the caller. */
-int bn_connect_all(struct bn_env *e, struct bn_conn **conns, int n,
-                   int window, double timeout_s);
+int bn_connect_all(struct bn_env *e, struct bn_conn **conns, int n, int window,
+                   double timeout_s);
 /* Sends closeSession on every ready session and waits (bounded). */
 void bn_close_all(struct bn_env *e, struct bn_conn **conns, int n,
                   double timeout_s);
