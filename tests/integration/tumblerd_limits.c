@@ -14,10 +14,13 @@
  *   wide_children getChildren of 10,000 children
  *   watch_burst   100,000 notifications at once: 100 sessions watching a
  *                 subtree recursively while 1,000 nodes are created
+ *   many_sessions 10,000 concurrent sessions, each with a watch, all
+ *                 notified by one create; memory reported
  * Usage: tumblerd_limits HOST:PORT NAME (IT_SERVER_PID names the server). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -325,6 +328,61 @@ done:
     rz_close(&writer);
 }
 
+static void t_many_sessions(void)
+{
+    enum { N = 10000 };
+    struct rz *z = calloc(N, sizeof *z);
+    struct rz writer;
+    struct rz_stat st;
+    struct rz_event ev;
+    struct rlimit rl;
+    int64_t t0;
+    long rss_idle, rss_held, rss_after;
+    int i, opened = 0, got = 0;
+
+    rz_init(&writer);
+    IT_EQ(z != NULL, 1);
+    /* One descriptor per session here too. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    IT_EQ(open_session(&writer), 0);
+    IT_EQ(rz_create(&writer, 1, "/many", "", 0, 0, -1, NULL, 0, NULL), 0);
+    rss_idle = server_rss_kb();
+    t0 = it_now_ms();
+    for (i = 0; i < N; i++) {
+        rz_init(&z[i]);
+        if (rz_open(&z[i], it_hostport, 30000) != 0)
+            break;
+        opened++;
+        if (rz_exists(&z[i], "/many/x", 1, &st) != -101)
+            break;
+    }
+    IT_EQ(opened, N);
+    rss_held = server_rss_kb();
+    printf("  %d sessions opened, each with a watch, in %lld ms\n", opened,
+           (long long)(it_now_ms() - t0));
+    t0 = it_now_ms();
+    IT_EQ(rz_create(&writer, 1, "/many/x", "", 0, 0, -1, NULL, 0, NULL), 0);
+    for (i = 0; i < N; i++)
+        if (rz_next_event(&z[i], 20000, &ev) == 1 && ev.type == 1)
+            got++;
+    rss_after = server_rss_kb();
+    printf("  %d notifications in %lld ms; server RSS %ld kB idle, %ld kB "
+           "with the sessions, %ld kB after the notifications\n",
+           got, (long long)(it_now_ms() - t0), rss_idle, rss_held, rss_after);
+    IT_EQ(got, N);
+    IT_EQ(rss_after > 0 && rss_after < 512 * 1024, 1);
+    IT_EQ(rz_ping_read(&z[0], NULL), 0);
+    IT_EQ(rz_ping_read(&z[N - 1], NULL), 0);
+done:
+    for (i = 0; i < opened; i++)
+        rz_drop(&z[i]);
+    free(z);
+    rz_close(&writer);
+}
+
 static const struct it_test tests[] = {
     {"max_cnxns", t_max_cnxns, 0},
     {"outstanding", t_outstanding, 0},
@@ -334,6 +392,7 @@ static const struct it_test tests[] = {
     {"super_digest", t_super_digest, 0},
     {"wide_children", t_wide_children, 0},
     {"watch_burst", t_watch_burst, 0},
+    {"many_sessions", t_many_sessions, 120},
 };
 
 int main(int argc, char **argv)
