@@ -30,6 +30,7 @@ uint64_t tbd_now_ms(const struct tbd *s)
 }
 
 static void process_input(struct conn *c);
+static void output_drained(struct conn *c);
 
 static void mark_dirty(struct conn *c)
 {
@@ -134,13 +135,19 @@ static void on_write(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
-    if (c->out.len > 0) {
+    if (c->out.len > 0)
         mark_dirty(c);
-    } else if (c->state == CONN_CLOSING) {
+    else
+        output_drained(c);
+}
+
+/* After everything queued reached the kernel: a closing connection closes,
+ * an open one paused for its output reads again. */
+static void output_drained(struct conn *c)
+{
+    if (c->state == CONN_CLOSING)
         conn_close(c);
-        return;
-    }
-    if (c->state == CONN_OPEN && !c->reading)
+    else if (c->state == CONN_OPEN && !c->reading)
         process_input(c);
 }
 
@@ -148,9 +155,27 @@ static void flush_one(struct conn *c)
 {
     struct write_req *w;
     uv_buf_t buf;
+    int n;
 
     if (c->writing || c->out.len == 0)
         return;
+    /* Most flushes fit in the socket buffer: write them at once, without
+     * a write request and its callback on the next loop turn. */
+    buf = uv_buf_init((char *)c->out.base, (unsigned)c->out.len);
+    n = uv_try_write((uv_stream_t *)&c->tcp, &buf, 1);
+    if (n < 0 && n != UV_EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    if (n > 0 && (size_t)n == c->out.len) {
+        c->out.len = 0;
+        output_drained(c);
+        return;
+    }
+    if (n > 0) {
+        memmove(c->out.base, c->out.base + n, c->out.len - (size_t)n);
+        c->out.len -= (size_t)n;
+    }
     w = malloc(sizeof *w);
     if (w == NULL) {
         conn_close(c);

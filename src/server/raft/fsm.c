@@ -8,6 +8,7 @@
  * Version 3 (snapshot_async) would move serialization off the loop, but the
  * state cannot be read safely from another thread without a copy-on-write
  * view, so serialization stays on the loop and its duration is recorded. */
+#include <malloc.h>
 #include <string.h>
 
 #include "server/raft/internal.h"
@@ -120,6 +121,10 @@ static int fsm_snapshot_finalize(struct raft_fsm *rf,
     struct replog *l = rf->data;
 
     tb_wbuf_free(&l->snap_state);
+    /* The snapshot buffer, as big as the state, and the log entries raft
+     * just compacted away were freed; give the pages back to the system
+     * instead of keeping them resident until the next snapshot. */
+    malloc_trim(0);
     l->snap_active = 0;
     *bufs = NULL;
     *n_bufs = 0;
