@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "server/config/config.h"
 #include "server/config/log.h"
@@ -193,6 +194,17 @@ static int refresh_session(void *arg, const struct fsm_session_info *si)
     return 0;
 }
 
+/* Every session holds a descriptor: take all the process may have. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static struct tbd srv;
@@ -205,6 +217,7 @@ int main(int argc, char **argv)
     int rv;
 
     signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit();
     tb_config_init(&cfg);
     rv = tb_config_parse_args(&cfg, argc, argv, err, sizeof err);
     if (rv == TB_CONFIG_EXIT)
