@@ -1,5 +1,5 @@
 /* Encoding and checking of the log entry and snapshot envelopes drawn in
- * envelope.h.  Pure functions: no I/O, no allocation. */
+ * envelope.h.  No I/O. */
 #include "server/raft/envelope.h"
 
 #include <string.h>
@@ -48,30 +48,76 @@ int replog__entry_decode(const void *buf, size_t buf_len, const void **payload,
 }
 
 void replog__snap_header_encode(uint8_t hdr[REPLOG_SNAP_HDR], uint64_t index,
-                                uint64_t state_len)
+                                uint64_t state_len, uint64_t base_index,
+                                uint64_t delta_len)
 {
     memcpy(hdr, snap_magic, sizeof snap_magic);
     tb_store_be32(hdr + 8, REPLOG_SNAP_VERSION);
     tb_store_be32(hdr + 12, 0);
     tb_store_be64(hdr + 16, index);
     tb_store_be64(hdr + 24, state_len);
+    tb_store_be64(hdr + 32, base_index);
+    tb_store_be64(hdr + 40, delta_len);
 }
 
-int replog__snap_decode(const void *buf, size_t buf_len, uint64_t *index,
-                        const void **state, size_t *state_len)
+int replog__snap_decode(const void *buf, size_t buf_len,
+                        struct replog_snap *out)
 {
     const uint8_t *p = buf;
-    uint64_t n;
+    uint64_t state_len, delta_len, rest;
 
     if (buf_len < REPLOG_SNAP_HDR || memcmp(p, snap_magic, 8) != 0)
         return TB_EMARSHALLING;
     if (tb_load_be32(p + 8) != REPLOG_SNAP_VERSION || tb_load_be32(p + 12) != 0)
         return TB_EMARSHALLING;
-    n = tb_load_be64(p + 24);
-    if (n != buf_len - REPLOG_SNAP_HDR)
+    state_len = tb_load_be64(p + 24);
+    delta_len = tb_load_be64(p + 40);
+    rest = buf_len - REPLOG_SNAP_HDR;
+    if (state_len > rest || delta_len != rest - state_len)
         return TB_EMARSHALLING;
-    *index = tb_load_be64(p + 16);
-    *state = p + REPLOG_SNAP_HDR;
-    *state_len = (size_t)n;
+    out->index = tb_load_be64(p + 16);
+    out->base_index = tb_load_be64(p + 32);
+    if (out->base_index > out->index)
+        return TB_EMARSHALLING;
+    out->state = p + REPLOG_SNAP_HDR;
+    out->state_len = (size_t)state_len;
+    out->delta = out->state + state_len;
+    out->delta_len = (size_t)delta_len;
     return 0;
+}
+
+void replog__delta_put(struct tb_wbuf *w, int64_t index, const void *payload,
+                       size_t len)
+{
+    uint8_t hdr[REPLOG_DELTA_HDR];
+
+    tb_store_be64(hdr, (uint64_t)index);
+    tb_store_be32(hdr + 8, (uint32_t)len);
+    tb_wbuf_put(w, hdr, sizeof hdr);
+    tb_wbuf_put(w, payload, len);
+}
+
+int replog__delta_next(struct replog_snap *s, int64_t *index,
+                       const void **payload, size_t *len)
+{
+    uint64_t i;
+    uint32_t n;
+
+    if (s->delta_len == 0)
+        return 0;
+    if (s->delta_len < REPLOG_DELTA_HDR)
+        return TB_EMARSHALLING;
+    i = tb_load_be64(s->delta);
+    n = tb_load_be32(s->delta + 8);
+    /* Each record moves base_index on, so order and range are one check. */
+    if (i <= s->base_index || i > s->index ||
+        n > s->delta_len - REPLOG_DELTA_HDR)
+        return TB_EMARSHALLING;
+    *index = (int64_t)i;
+    *payload = s->delta + REPLOG_DELTA_HDR;
+    *len = n;
+    s->base_index = i;
+    s->delta += REPLOG_DELTA_HDR + n;
+    s->delta_len -= REPLOG_DELTA_HDR + n;
+    return 1;
 }

@@ -3,6 +3,8 @@
 #ifndef TB_SERVER_RAFT_INTERNAL_H
 #define TB_SERVER_RAFT_INTERNAL_H
 
+#include <sys/types.h>
+
 #include <raft.h>
 #include <raft/uv.h>
 
@@ -63,11 +65,24 @@ struct replog {
     uint64_t last_check_ms;
     int disk_refusing; /* last admit refused: log transitions only */
 
-    /* The snapshot raft is writing: valid from fsm snapshot to finalize. */
+    /* Snapshots (snapshot.c).  While snap_pid > 0 a child serializes the
+     * state at snap_base into snap_fd and apply copies every entry into
+     * snap_delta.  snap_active: raft is writing snap_bufs, whose state is
+     * snap_map (the child's) or snap_state (serialized on the loop), until
+     * finalize. */
+    int snap_in_loop; /* never fork */
+    pid_t snap_pid;
+    int snap_fd;
+    int64_t snap_base;
+    struct tb_wbuf snap_delta;
+    void *snap_map;
+    size_t snap_map_len;
+    struct raft_barrier snap_barrier; /* see replog__snapshot_poke */
+    int snap_barrier_busy;
     int snap_active;
     struct tb_wbuf snap_state;
     uint8_t snap_hdr[REPLOG_SNAP_HDR];
-    struct raft_buffer snap_bufs[2];
+    struct raft_buffer snap_bufs[3];
 
     struct replog_stats stats;
 
@@ -100,6 +115,18 @@ void replog__fsm_init(struct replog *l);
 /* raft `result` of an entry whose envelope apply could not read. */
 extern void *const replog__malformed;
 void replog__snapshot_policy(struct replog *l, uint64_t state_bytes);
+
+/* snapshot.c: raft_fsm snapshot and finalize, by a forked child. */
+void replog__snapshot_init(struct replog *l);
+void replog__snapshot_record(struct replog *l, int64_t index,
+                             const void *payload, size_t len);
+void replog__snapshot_discard(struct replog *l);
+void replog__snapshot_poke(struct replog *l);
+
+/* arena.c: log entries' memory, given back once raft frees them all. */
+void replog__arena_init(void);
+/* For a buffer raft will own; NULL when out of memory. */
+void *replog__entry_alloc(size_t size);
 
 /* transport.c */
 void replog__local_transport_init(struct raft_uv_transport *t);

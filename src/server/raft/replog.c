@@ -143,8 +143,8 @@ static int propose(struct replog *l, const void *payload, size_t len,
     req = malloc(sizeof *req);
     if (req == NULL)
         return TB_ENOMEM;
-    /* raft frees accepted entries with raft_free. */
-    buf.base = raft_malloc(buf.len);
+    /* raft frees accepted entries with raft_free (arena.c). */
+    buf.base = replog__entry_alloc(buf.len);
     if (buf.base == NULL) {
         free(req);
         return TB_ENOMEM;
@@ -232,6 +232,7 @@ static void tick_cb(uv_timer_t *t)
     if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
         replog__disk_refresh(l);
     poll_leader(l);
+    replog__snapshot_poke(l);
 }
 
 /* ---- close -------------------------------------------------------------- */
@@ -241,8 +242,9 @@ static void free_handle(struct replog *l)
     void (*cb)(void *) = l->close_cb;
     void *arg = l->close_arg;
 
-    if (l->snap_active) /* raft always finalizes first; belt and braces */
-        tb_wbuf_free(&l->snap_state);
+    /* raft finalizes a snapshot it was given; a child may still run. */
+    replog__snapshot_discard(l);
+    tb_wbuf_free(&l->snap_state);
     free(l->dir);
     free(l->address);
     free(l);
@@ -296,13 +298,13 @@ static void start_close(struct replog *l)
  * until every entry appended to the log is on disk.  A lone voter commits
  * and applies an entry as soon as it is on disk, so this also answers
  * every accepted proposal with its real outcome.  A snapshot being written
- * is waited for too: raft_close drops it, and the next start would then
- * replay the log it was meant to replace. */
+ * is waited for too, as is a child serializing one: raft_close drops it,
+ * and the next start would then replay the log it was meant to replace. */
 static void drain_cb(uv_timer_t *t)
 {
     struct replog *l = t->data;
     raft_index last = raft_last_index(&l->raft);
-    int busy = l->raft.last_stored < last || l->snap_active;
+    int busy = l->raft.last_stored < last || l->snap_active || l->snap_pid > 0;
 
     if (busy && uv_now(l->loop) - l->close_started_ms < REPLOG_CLOSE_DRAIN_MS)
         return;
@@ -311,7 +313,9 @@ static void drain_cb(uv_timer_t *t)
                      "closing with entries %llu..%llu not yet on disk%s",
                      (unsigned long long)l->raft.last_stored + 1,
                      (unsigned long long)last,
-                     l->snap_active ? ", snapshot being written" : "");
+                     l->snap_active || l->snap_pid > 0
+                         ? ", snapshot being written"
+                         : "");
     uv_timer_stop(t);
     start_close(l);
 }
@@ -380,6 +384,7 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->log_data = cfg->log_data;
     l->on_leader = cfg->on_leader;
     l->on_leader_data = cfg->on_leader_data;
+    l->snap_in_loop = cfg->snapshot_in_loop;
 #define OR(v, d) ((v) != 0 ? (v) : (d))
     l->snap_min_threshold =
         OR(cfg->snapshot_min_threshold, DEFAULT_SNAP_MIN_THRESHOLD);
@@ -443,11 +448,13 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     *out = NULL;
     if ((rv = check_args(cfg, fsm)) != 0)
         return rv;
+    replog__arena_init();
     l = calloc(1, sizeof *l);
     if (l == NULL)
         return TB_ENOMEM;
     l->loop = loop;
     l->fsm = *fsm;
+    l->snap_fd = -1;
     tb_queue_init(&l->pending);
     l->log = cfg->log; /* so that early failures are reported */
     l->log_data = cfg->log_data;
@@ -506,6 +513,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     return 0;
 
 err:
+    replog__snapshot_discard(l);
     free(l->dir);
     free(l->address);
     free(l);

@@ -74,6 +74,9 @@ struct replog_config {
     unsigned snapshot_bytes_per_entry; /* threshold = max(min, size / this),
                                           bounds snapshot bytes written per
                                           applied entry [1024] */
+    /* Serialize snapshots on the loop rather than in a forked child (what
+     * is done anyway when fork fails). */
+    int snapshot_in_loop;
     /* Raft timing, for ensembles; 0 picks the default in brackets. */
     unsigned election_timeout_ms;  /* [500] */
     unsigned heartbeat_timeout_ms; /* [50] */
@@ -94,7 +97,11 @@ struct replog_stats {
     uint64_t proposals_refused_disk; /* TB_ENOTREADONLY answers */
     uint64_t snapshots_taken;        /* fsm snapshot calls that succeeded */
     uint64_t snapshots_failed;       /* fsm snapshot calls that failed */
-    double snapshot_stall_max_ms;    /* longest fsm snapshot call */
+    uint64_t snapshots_in_loop;      /* of those, serialized on the loop */
+    uint64_t snapshot_delta_last;    /* entries applied while the latest
+                                        snapshot's child ran */
+    double snapshot_stall_max_ms;    /* longest fsm snapshot call (a fork,
+                                        or a serialization on the loop) */
     double snapshot_stall_last_ms;   /* latest fsm snapshot call */
     uint64_t last_snapshot_bytes;    /* serialized state size (uncompressed),
                                         taken or restored */
@@ -137,8 +144,8 @@ int replog_propose(struct replog *l, const void *payload, size_t len,
  * a closed session releases its ephemeral nodes and locks).  They may use
  * the disk down to the hard floor the log itself needs, which the
  * configured minimum always stays above. */
-int replog_propose_reserved(struct replog *l, const void *payload,
-                            size_t len, replog_done_cb done, void *arg);
+int replog_propose_reserved(struct replog *l, const void *payload, size_t len,
+                            replog_done_cb done, void *arg);
 
 /* Index of the newest entry whose effect is in the state machine. */
 int64_t replog_last_applied(struct replog *l);

@@ -1,0 +1,306 @@
+/* Taking snapshots (G5, G9).  The state is serialized by a forked child,
+ * which sees a copy-on-write image of the process as it was at the fork, so
+ * the loop stalls for the fork (copying page tables) instead of for the
+ * whole serialization, which takes hundreds of ms at a million znodes.
+ *
+ * libraft 0.15 calls fsm snapshot on the loop, records the snapshot at its
+ * last_applied, and calls again after the next applied batch when we answer
+ * RAFT_BUSY.  So the first call forks and answers busy; the loop goes on
+ * applying and keeps a copy of each entry it applies (the delta); the first
+ * call after the child has exited gives raft the child's state followed by
+ * the delta, and restore applies the delta on top of the state (fsm.c).
+ *
+ * The child writes into a memfd that the parent maps read-only for raft to
+ * compress and write, so the state is never copied on the loop.  Should
+ * fork or the child fail, the state is serialized on the loop instead. */
+#include <errno.h>
+#include <malloc.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "server/raft/internal.h"
+
+/* ---- the child ------------------------------------------------------------
+ */
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    ssize_t w;
+
+    while (n > 0) {
+        w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static __attribute__((noreturn)) void child_main(struct replog *l, int fd,
+                                                 pid_t parent)
+{
+    struct tb_wbuf w;
+    int sig;
+
+    /* Die with the server, and keep none of its descriptors: a socket the
+     * server closes must not stay open in here. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(3);
+    for (sig = 1; sig < NSIG; sig++)
+        signal(sig, SIG_DFL);
+    if (fd > 3)
+        close_range(3, (unsigned)fd - 1, 0);
+    close_range((unsigned)fd + 1, ~0u, 0);
+
+    tb_wbuf_init(&w);
+    if (l->fsm.snapshot(l->fsm.data, &w) != 0 || w.oom)
+        _exit(1);
+    if (write_all(fd, w.base, w.len) != 0)
+        _exit(2);
+    _exit(0);
+}
+
+/* ---- the parent -----------------------------------------------------------
+ */
+
+static int fork_child(struct replog *l)
+{
+    pid_t parent = getpid(), pid;
+    int fd;
+
+    fd = memfd_create("tumblerd-snapshot", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    if (pid == 0)
+        child_main(l, fd, parent);
+    l->snap_pid = pid;
+    l->snap_fd = fd;
+    l->snap_base = raft_last_applied(&l->raft);
+    tb_wbuf_init(&l->snap_delta);
+    return 0;
+}
+
+/* Keeps what fsm.c's apply hands us while the child runs. */
+void replog__snapshot_record(struct replog *l, int64_t index,
+                             const void *payload, size_t len)
+{
+    if (l->snap_pid > 0)
+        replog__delta_put(&l->snap_delta, index, payload, len);
+}
+
+static void barrier_cb(struct raft_barrier *req, int status)
+{
+    struct replog *l = req->data;
+
+    (void)status;
+    l->snap_barrier_busy = 0;
+}
+
+/* From the tick.  Raft asks for a snapshot only after applying entries, so
+ * when the child is done and nothing is being written, a barrier entry
+ * makes raft ask, and the snapshot lands without waiting for a write. */
+void replog__snapshot_poke(struct replog *l)
+{
+    siginfo_t si;
+
+    if (l->snap_pid <= 0 || l->snap_barrier_busy ||
+        raft_state(&l->raft) != RAFT_LEADER)
+        return;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)l->snap_pid, &si, WEXITED | WNOHANG | WNOWAIT) !=
+            0 ||
+        si.si_pid == 0)
+        return;
+    l->snap_barrier.data = l;
+    if (raft_barrier(&l->raft, &l->snap_barrier, barrier_cb) == 0)
+        l->snap_barrier_busy = 1;
+}
+
+/* Drops a child and what was kept for it. */
+void replog__snapshot_discard(struct replog *l)
+{
+    int status;
+
+    if (l->snap_pid > 0) {
+        kill(l->snap_pid, SIGKILL);
+        while (waitpid(l->snap_pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        l->snap_pid = 0;
+    }
+    if (l->snap_map != NULL)
+        munmap(l->snap_map, l->snap_map_len);
+    l->snap_map = NULL;
+    if (l->snap_fd >= 0)
+        close(l->snap_fd);
+    l->snap_fd = -1;
+    tb_wbuf_free(&l->snap_delta);
+}
+
+/* 1: the child is done and its state is mapped at snap_map; 0: it is still
+ * working; a negative TB_E* code: it failed (logged). */
+static int collect_child(struct replog *l)
+{
+    struct stat st;
+    int status, rv = TB_EIO;
+    pid_t r;
+    void *p;
+
+    r = waitpid(l->snap_pid, &status, WNOHANG);
+    if (r == 0)
+        return 0;
+    l->snap_pid = 0;
+    if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        replog__logf(l, REPLOG_LOG_ERROR,
+                     "snapshot child failed (%s %d); serializing on the loop",
+                     r > 0 && WIFSIGNALED(status) ? "signal" : "status",
+                     r > 0 && WIFSIGNALED(status) ? WTERMSIG(status)
+                                                  : WEXITSTATUS(status));
+        return TB_EIO;
+    }
+    if (l->snap_delta.oom)
+        rv = TB_ENOMEM;
+    else if (fstat(l->snap_fd, &st) == 0 && st.st_size > 0) {
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, l->snap_fd,
+                 0);
+        if (p != MAP_FAILED) {
+            l->snap_map = p;
+            l->snap_map_len = (size_t)st.st_size;
+            return 1;
+        }
+        rv = TB_ENOMEM;
+    }
+    replog__logf(l, REPLOG_LOG_ERROR,
+                 "snapshot child's state unusable (%s); serializing on the"
+                 " loop",
+                 tb_strerror(rv));
+    return rv;
+}
+
+static int serialize_in_loop(struct replog *l)
+{
+    int rv;
+
+    replog__snapshot_discard(l);
+    tb_wbuf_init(&l->snap_state);
+    rv = l->fsm.snapshot(l->fsm.data, &l->snap_state);
+    if (rv == 0 && l->snap_state.oom)
+        rv = TB_ENOMEM;
+    if (rv != 0) {
+        tb_wbuf_free(&l->snap_state);
+        l->stats.snapshots_failed++;
+        replog__logf(l, REPLOG_LOG_ERROR, "snapshot at %lld failed: %s",
+                     (long long)raft_last_applied(&l->raft), tb_strerror(rv));
+        return rv;
+    }
+    l->stats.snapshots_in_loop++;
+    return 0;
+}
+
+static void record_stall(struct replog *l, uint64_t t0)
+{
+    double ms = (double)(uv_hrtime() - t0) / 1e6;
+
+    l->stats.snapshot_stall_last_ms = ms;
+    if (ms > l->stats.snapshot_stall_max_ms)
+        l->stats.snapshot_stall_max_ms = ms;
+}
+
+static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
+                        unsigned *n_bufs)
+{
+    struct replog *l = rf->data;
+    uint64_t t0 = uv_hrtime();
+    const uint8_t *state;
+    size_t state_len;
+    unsigned n = 0;
+    int rv;
+
+    if (TB_NEVER(l->snap_active))
+        return RAFT_BUSY;
+    if (l->snap_pid == 0 && !l->snap_in_loop) {
+        rv = fork_child(l);
+        if (rv == 0) {
+            record_stall(l, t0);
+            return RAFT_BUSY;
+        }
+        replog__logf(l, REPLOG_LOG_WARN,
+                     "snapshot: cannot fork (%s); serializing on the loop",
+                     strerror(-rv));
+    }
+    rv = l->snap_pid > 0 ? collect_child(l) : TB_EIO;
+    if (rv == 0)
+        return RAFT_BUSY;
+    if (rv < 0 && serialize_in_loop(l) != 0)
+        return RAFT_NOMEM;
+    if (l->snap_map != NULL) {
+        state = l->snap_map;
+        state_len = l->snap_map_len;
+    } else {
+        l->snap_base = raft_last_applied(&l->raft);
+        state = l->snap_state.base;
+        state_len = l->snap_state.len;
+    }
+    replog__snap_header_encode(l->snap_hdr, raft_last_applied(&l->raft),
+                               state_len, l->snap_base, l->snap_delta.len);
+    l->snap_bufs[n].base = l->snap_hdr;
+    l->snap_bufs[n++].len = REPLOG_SNAP_HDR;
+    if (state_len > 0) {
+        l->snap_bufs[n].base = (void *)state;
+        l->snap_bufs[n++].len = state_len;
+    }
+    if (l->snap_delta.len > 0) {
+        l->snap_bufs[n].base = l->snap_delta.base;
+        l->snap_bufs[n++].len = l->snap_delta.len;
+    }
+    *bufs = l->snap_bufs;
+    *n_bufs = n;
+    record_stall(l, t0);
+    l->snap_active = 1;
+    l->stats.snapshots_taken++;
+    l->stats.snapshot_delta_last = raft_last_applied(&l->raft) - l->snap_base;
+    replog__logf(l, REPLOG_LOG_DEBUG,
+                 "snapshot at %lld: state at %lld, %zu bytes, then %zu bytes"
+                 " of entries",
+                 (long long)raft_last_applied(&l->raft),
+                 (long long)l->snap_base, state_len, l->snap_delta.len);
+    replog__snapshot_policy(l, state_len);
+    return 0;
+}
+
+/* Raft is done with the buffers (written or not). */
+static int fsm_snapshot_finalize(struct raft_fsm *rf,
+                                 struct raft_buffer *bufs[], unsigned *n_bufs)
+{
+    struct replog *l = rf->data;
+
+    replog__snapshot_discard(l);
+    tb_wbuf_free(&l->snap_state);
+    /* The log entries raft just compacted away were freed: give the pages
+     * back to the system instead of keeping them until the next snapshot. */
+    malloc_trim(0);
+    l->snap_active = 0;
+    *bufs = NULL;
+    *n_bufs = 0;
+    return 0;
+}
+
+void replog__snapshot_init(struct replog *l)
+{
+    l->raft_fsm.snapshot = fsm_snapshot;
+    l->raft_fsm.snapshot_finalize = fsm_snapshot_finalize;
+}
