@@ -374,13 +374,14 @@ static void wait_props(struct fx *f, struct prop *p, size_t n)
     }
 }
 
-/* Snapshots complete after the child serializing them exits. */
+/* Snapshots complete after the child serializing them exits; waits until
+ * n were taken and the latest is on disk. */
 static void wait_snapshots(struct fx *f, uint64_t n, struct replog_stats *s)
 {
     uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000;
 
     replog_get_stats(f->l, s);
-    while (s->snapshots_taken < n) {
+    while (s->snapshots_taken < n || s->snapshot_busy) {
         assert_true(uv_hrtime() < end);
         uv_run(&f->loop, UV_RUN_NOWAIT);
         uv_sleep(1);
@@ -595,6 +596,7 @@ static void g1_close_reopen(struct fx *f, int in_loop)
     struct replog_config c = churn_config(f);
     struct prop p[G1_COUNT + 10];
     struct replog_stats s;
+    int64_t last;
     size_t i;
 
     memset(p, 0, sizeof p);
@@ -604,6 +606,10 @@ static void g1_close_reopen(struct fx *f, int in_loop)
         propose_seq(f, &p[i], i, g1_len(i));
         if (i % 40 == 39) /* in waves, so that several snapshots happen */
             wait_props(f, p, i + 1);
+        /* Raft starts a snapshot only on an apply that finds none in
+         * progress, and writing one waits for a pause in appends. */
+        if (i % 100 == 99)
+            wait_snapshots(f, (i + 1) / 100, &s);
     }
     wait_props(f, p, G1_COUNT);
     /* Then a few more in a later batch, so that the log holds entries past
@@ -624,6 +630,9 @@ static void g1_close_reopen(struct fx *f, int in_loop)
     assert_int_equal(s.snapshots_in_loop, in_loop ? s.snapshots_taken : 0);
     assert_int_equal(s.entries_applied, G1_COUNT + 10);
     assert_int_equal(s.entries_malformed, 0);
+    /* Past the last entry when a barrier made raft take a snapshot. */
+    last = replog_last_applied(f->l);
+    assert_true(last >= p[G1_COUNT + 9].index);
     fx_close(f);
 
     assert_int_equal(fx_open(f, &c), 0);
@@ -632,7 +641,7 @@ static void g1_close_reopen(struct fx *f, int in_loop)
     assert_true(f->fsm.n_restored > 0);
     assert_true(f->fsm.n_applied > 0);
     assert_int_equal(f->fsm.n_restored + f->fsm.n_applied, G1_COUNT + 10);
-    assert_int_equal(replog_last_applied(f->l), p[G1_COUNT + 9].index);
+    assert_int_equal(replog_last_applied(f->l), last);
     assert_true(replog_is_leader(f->l));
     fx_close(f);
 

@@ -207,6 +207,7 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
     *out = l->stats;
     out->last_applied = replog_last_applied(l);
     out->free_limit = replog__disk_limit(l);
+    out->snapshot_busy = l->snap_pid > 0 || l->snap_active;
 }
 
 /* ---- tick: disk refresh and leadership poll ----------------------------- */

@@ -106,6 +106,8 @@ struct replog_stats {
     uint64_t last_snapshot_bytes;    /* serialized state size (uncompressed),
                                         taken or restored */
     unsigned snapshot_threshold;     /* entries between snapshots, now */
+    int snapshot_busy;               /* a snapshot is being serialized or
+                                        written: raft starts no other */
     uint64_t free_bytes;             /* last measured free disk space */
     uint64_t free_limit;             /* writes are refused below this */
     uint64_t disk_checks;            /* statvfs calls */
