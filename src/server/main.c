@@ -251,7 +251,7 @@ int main(int argc, char **argv)
     rc.dir = cfg.data_dir;
     rc.server_id = cfg.server_id;
     rc.min_free_bytes = (uint64_t)cfg.min_free_disk_bytes;
-    rc.snapshot_min_threshold = (unsigned)cfg.snap_count;
+    rc.snapshot_max_entries = (unsigned)cfg.snap_count;
     rc.log = replog_logger;
     rf = (struct replog_fsm){s, replog_apply, replog_snapshot, replog_restore};
     rv = replog_open(&s->log, s->loop, &rc, &rf);

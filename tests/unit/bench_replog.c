@@ -202,7 +202,7 @@ int main(int argc, char **argv)
     c.server_id = 1;
     c.log = b_log;
 
-    /* 1 MiB state, default snapshot policy (threshold 16384). */
+    /* 1 MiB state, default snapshot policy (every 4 MiB of log). */
     snprintf(sub, sizeof sub, "%s/small", dir);
     c.dir = sub;
     fill_state(&b, 1u << 20);
@@ -214,8 +214,7 @@ int main(int argc, char **argv)
     /* ~100 MiB state, a snapshot every 20000 entries. */
     snprintf(sub, sizeof sub, "%s/big", dir);
     c.dir = sub;
-    c.snapshot_min_threshold = 20000;
-    c.snapshot_bytes_per_entry = 1u << 30;
+    c.snapshot_max_entries = 20000;
     fill_state(&b, 100u << 20);
     b_open(&b, &c);
     run(&b, "100 MiB state, every 20000", 1, (size_t)(25000 * scale));
@@ -241,12 +240,11 @@ int main(int argc, char **argv)
            (long long)st.last_applied, (double)(uv_hrtime() - t0) / 1e6);
     b_close(&b);
 
-    /* The same state under the default policy: a snapshot every
-     * 100 MiB / 1 KiB = 102400 entries. */
+    /* The same state under the default policy: a snapshot every 100000
+     * entries (their bytes stay below the state's). */
     snprintf(sub, sizeof sub, "%s/big-default", dir);
     c.dir = sub;
-    c.snapshot_min_threshold = 0;
-    c.snapshot_bytes_per_entry = 0;
+    c.snapshot_max_entries = 0;
     b_open(&b, &c);
     run(&b, "100 MiB state, default policy", 64, (size_t)(250000 * scale));
     b_close(&b);

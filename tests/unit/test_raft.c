@@ -7,7 +7,8 @@
  *   G2  test_g2_*: a damaged closed segment makes replog_open fail;
  *   G3  test_g3_*: the free-disk guard refuses, re-measures, recovers;
  *   G4  test_g4_*: apply has no failure return (checked at compile time);
- *   G5  test_g5_*: the snapshot threshold follows the state size. */
+ *   G5  test_g5_*: the log kept between snapshots is bounded by the state's
+ *       size in bytes. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -269,14 +270,13 @@ static struct replog_config base_config(struct fx *f)
     return c;
 }
 
-/* Small snapshot threshold that does not grow with the state. */
+/* A snapshot every 64 entries (bytes permitting). */
 static struct replog_config churn_config(struct fx *f)
 {
     struct replog_config c = base_config(f);
 
-    c.snapshot_min_threshold = 64;
+    c.snapshot_max_entries = 64;
     c.snapshot_trailing = 16;
-    c.snapshot_bytes_per_entry = 1u << 30;
     return c;
 }
 
@@ -531,7 +531,8 @@ static void test_open_creates_dir_and_leads(void **state)
     assert_int_equal(replog_last_applied(f->l), 1);
     replog_get_stats(f->l, &s);
     assert_int_equal(s.entries_applied, 0);
-    assert_int_equal(s.snapshot_threshold, 16384);
+    assert_int_equal(s.snapshot_threshold, 100000);
+    assert_int_equal(s.snapshot_log_limit, 4u << 20);
     assert_true(s.free_bytes > 0);
     assert_int_equal(s.disk_checks >= 1, 1);
     fx_close(f);
@@ -1155,17 +1156,16 @@ static void test_g3_small_filesystem(void **state)
 /* ---- G5 -------------------------------------------------------------------
  */
 
-static void test_g5_threshold_follows_state_size(void **state)
+static void test_g5_log_bounded_by_state_size(void **state)
 {
     struct fx *f = *state;
     struct replog_config c = base_config(f);
     struct replog_stats s;
-    struct prop p[300];
+    struct prop p[340];
     size_t i, ballast = 2u << 20;
 
     memset(p, 0, sizeof p);
-    c.snapshot_min_threshold = 32;
-    c.snapshot_bytes_per_entry = 1024;
+    c.snapshot_log_bytes = 1024;
     c.snapshot_trailing = 8;
     assert_int_equal(fx_open(f, &c), 0);
     f->fsm.ballast = ballast;
@@ -1176,24 +1176,36 @@ static void test_g5_threshold_follows_state_size(void **state)
     }
     wait_props(f, p, 300);
     wait_snapshots(f, 1, &s);
-    /* One snapshot at ~32 entries; then ~2 MiB / 1 KiB = 2048 entries. A
-     * fixed threshold of 32 would have taken nine. */
+    /* One snapshot once the log held 1 KiB; then the state's 2 MiB is the
+     * limit: a fixed 1 KiB would have taken several. */
     assert_int_equal(s.snapshots_taken, 1);
     assert_true(s.last_snapshot_bytes > ballast);
-    assert_int_equal(s.snapshot_threshold, s.last_snapshot_bytes / 1024);
+    assert_int_equal(s.snapshot_log_limit, s.last_snapshot_bytes);
+    assert_true(s.snapshot_log_bytes > 0 && s.snapshot_log_bytes < 1024 * 20);
+    assert_int_equal(s.snapshot_threshold, 100000);
     assert_true(s.snapshot_stall_max_ms > 0);
     assert_true(s.snapshot_stall_max_ms >= s.snapshot_stall_last_ms);
     /* Two snapshots' worth of disk is reserved on top of the minimum,
      * itself never below three 8 MiB segments. */
     assert_int_equal(s.free_limit, (24u << 20) + 2 * s.last_snapshot_bytes);
+
+    /* Large entries reach the state's size in bytes long before the entry
+     * count would call a snapshot: 2 MiB of 64 KiB entries is 32. */
+    for (i = 300; i < 340; i++) {
+        propose_seq(f, &p[i], i, 64u << 10);
+        wait_props(f, p, i + 1);
+    }
+    wait_snapshots(f, 2, &s);
+    assert_int_equal(s.snapshots_taken, 2);
+    assert_true(s.snapshot_log_bytes < 9 * (64u << 10));
     fx_close(f);
 
     /* After a restart the policy starts from the restored state's size. */
     assert_int_equal(fx_open(f, &c), 0);
     replog_get_stats(f->l, &s);
     assert_int_equal(f->fsm.ballast, ballast);
-    assert_true(s.snapshot_threshold >= ballast / 1024);
-    assert_int_equal(f->fsm.n, 300);
+    assert_true(s.snapshot_log_limit > ballast);
+    assert_int_equal(f->fsm.n, 340);
 }
 
 /* ---- close semantics ----------------------------------------------------- */
@@ -1383,7 +1395,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_g3_small_filesystem, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_g5_threshold_follows_state_size,
+        cmocka_unit_test_setup_teardown(test_g5_log_bounded_by_state_size,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_fires_every_done_once, setup,
                                         teardown),

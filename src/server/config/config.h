@@ -59,8 +59,9 @@ struct tb_config {
     uint32_t fourlw_allowed;       /* ... parsed: bit (1 << FOURLW_x) */
     int jute_maxbuffer;            /* jute.maxbuffer: largest request frame */
     int max_outstanding;           /* globalOutstandingLimit, per connection */
-    int snap_count;                /* snapCount: entries between snapshots
-                                      (a floor; raft grows it with state) */
+    int snap_count;                /* snapCount: most entries between
+                                      snapshots (the log's size in bytes
+                                      may call one sooner) */
     int extended_types_enabled;    /* extendedTypesEnabled: TTL nodes */
     int container_check_interval_ms; /* znode.container.checkIntervalMs */
     int container_max_per_minute;  /* znode.container.maxPerMinute */

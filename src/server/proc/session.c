@@ -6,8 +6,8 @@
  * proposes the close of a session whose deadline passed — expiry is
  * decided in one place.  After a restart or a leader change every session
  * starts with a fresh timeout. */
-#include <openssl/rand.h>
 #include <stdlib.h>
+#include <sys/random.h>
 
 #include "server/config/config.h"
 #include "server/config/log.h"
@@ -106,7 +106,9 @@ void session_connect(struct conn *c, struct tb_str frame)
                       (struct tb_str){(const char *)fs.passwd, 16});
         return;
     }
-    if (RAND_bytes(pw, sizeof pw) != 1) {
+    /* The kernel's generator: OpenSSL's would load its providers, a few
+     * MiB of libcrypto made resident for 16 bytes. */
+    if (getrandom(pw, sizeof pw, 0) != (ssize_t)sizeof pw) {
         conn_close(c);
         return;
     }

@@ -1,7 +1,7 @@
 /* raft_fsm (version 2) over the server's struct replog_fsm: unwraps the
  * entry envelope before apply (G1), never reports an apply failure to raft
- * (G4), restores snapshots with their delta, and scales the snapshot
- * threshold with the state size (G5).  Taking snapshots is snapshot.c.
+ * (G4), restores snapshots with their delta, and calls a snapshot when
+ * the log kept in memory since the last one outgrows the state (G5).  Taking snapshots is snapshot.c.
  *
  * Version 2 (snapshot_finalize) lets raft write the state machine's own
  * buffer without copying it: we keep ownership and free it in finalize.
@@ -14,6 +14,17 @@
  * the entry's envelope was unreadable and apply skipped it. */
 static char malformed_marker;
 void *const replog__malformed = &malformed_marker;
+
+/* Raft keeps every entry since the last snapshot in memory and counts
+ * them, not their bytes: apply lowers raft's threshold once the bytes are
+ * reached, so that the next apply takes a snapshot. */
+static void count_for_snapshot(struct replog *l, size_t len)
+{
+    l->stats.snapshot_log_bytes += len;
+    l->snap_log_entries++;
+    if (l->stats.snapshot_log_bytes >= l->stats.snapshot_log_limit)
+        raft_set_snapshot_threshold(&l->raft, 1);
+}
 
 static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
                      void **result)
@@ -31,6 +42,7 @@ static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
         replog__logf(l, REPLOG_LOG_ERROR, "apply: index %lld after %lld",
                      (long long)index, (long long)l->applied_index);
     l->applied_index = index;
+    count_for_snapshot(l, buf->len);
     if (replog__entry_decode(buf->base, buf->len, &payload, &len) != 0) {
         /* Returning non-zero would make raft retry this entry forever (G4).
          * Skipping it is deterministic: every replica reads the same bytes
@@ -49,22 +61,36 @@ static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
     return 0;
 }
 
+/* A snapshot was taken or restored (at open, an empty state). */
 void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
 {
-    uint64_t n = state_bytes / l->snap_bytes_per_entry;
+    struct replog_stats *s = &l->stats;
+    uint64_t limit = state_bytes > l->snap_log_floor ? state_bytes
+                                                     : l->snap_log_floor;
+    uint64_t trailing = l->snap_trailing, fit;
 
-    if (n < l->snap_min_threshold)
-        n = l->snap_min_threshold;
-    if (n > (1u << 30))
-        n = 1u << 30;
-    l->stats.last_snapshot_bytes = state_bytes;
-    l->stats.free_limit = replog__disk_limit(l);
-    if (l->stats.snapshot_threshold != (unsigned)n && state_bytes > 0)
+    /* The trailing entries stay in memory as well: no more of them than
+     * the floor holds at the mean size seen since the previous snapshot. */
+    if (l->snap_log_entries > 0) {
+        fit = l->snap_log_floor /
+              (s->snapshot_log_bytes / l->snap_log_entries + 1);
+        if (fit < trailing)
+            trailing = fit > 0 ? fit : 1;
+    }
+    raft_set_snapshot_trailing(&l->raft, (unsigned)trailing);
+    if (limit != s->snapshot_log_limit)
         replog__logf(l, REPLOG_LOG_DEBUG,
-                     "snapshot every %llu entries (state %llu bytes)",
-                     (unsigned long long)n, (unsigned long long)state_bytes);
-    l->stats.snapshot_threshold = (unsigned)n;
-    raft_set_snapshot_threshold(&l->raft, (unsigned)n);
+                     "next snapshot after %llu bytes or %u entries of log"
+                     " (state %llu bytes)",
+                     (unsigned long long)limit, l->snap_max_entries,
+                     (unsigned long long)state_bytes);
+    s->last_snapshot_bytes = state_bytes;
+    s->free_limit = replog__disk_limit(l);
+    s->snapshot_threshold = l->snap_max_entries;
+    s->snapshot_log_limit = limit;
+    s->snapshot_log_bytes = 0;
+    l->snap_log_entries = 0;
+    raft_set_snapshot_threshold(&l->raft, l->snap_max_entries);
 }
 
 /* On success we own buf->base and free it; on failure raft frees it. */

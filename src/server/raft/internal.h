@@ -47,9 +47,10 @@ struct replog {
     void *log_data;
     void (*on_leader)(void *data, int is_leader);
     void *on_leader_data;
-    unsigned snap_min_threshold;
+    unsigned snap_max_entries;
     unsigned snap_trailing;
-    unsigned snap_bytes_per_entry;
+    uint64_t snap_log_floor;
+    uint64_t snap_log_entries; /* applied since the latest snapshot */
 
     struct tb_queue pending; /* struct replog_req, in proposal order */
     int64_t applied_index;   /* last index given to fsm.apply or restore */

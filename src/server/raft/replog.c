@@ -12,9 +12,9 @@
 #include "server/raft/internal.h"
 
 #define DEFAULT_ADDRESS              "127.0.0.1:0"
-#define DEFAULT_SNAP_MIN_THRESHOLD   16384
-#define DEFAULT_SNAP_TRAILING        8192
-#define DEFAULT_SNAP_BYTES_PER_ENTRY 1024
+#define DEFAULT_SNAP_MAX_ENTRIES 100000
+#define DEFAULT_SNAP_TRAILING    8192
+#define DEFAULT_SNAP_LOG_BYTES   (4u << 20)
 /* On a LAN, 300-500 ms keeps failover near 1-1.5 s (libraft-notes.md
  * measured 2.5-3.4x the election timeout) while tolerating loop stalls of a
  * few hundred ms from snapshots of a large state. */
@@ -387,17 +387,14 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->on_leader_data = cfg->on_leader_data;
     l->snap_in_loop = cfg->snapshot_in_loop;
 #define OR(v, d) ((v) != 0 ? (v) : (d))
-    l->snap_min_threshold =
-        OR(cfg->snapshot_min_threshold, DEFAULT_SNAP_MIN_THRESHOLD);
+    l->snap_max_entries = OR(cfg->snapshot_max_entries, DEFAULT_SNAP_MAX_ENTRIES);
     l->snap_trailing = OR(cfg->snapshot_trailing, DEFAULT_SNAP_TRAILING);
-    l->snap_bytes_per_entry =
-        OR(cfg->snapshot_bytes_per_entry, DEFAULT_SNAP_BYTES_PER_ENTRY);
+    l->snap_log_floor = OR(cfg->snapshot_log_bytes, DEFAULT_SNAP_LOG_BYTES);
     raft_set_election_timeout(
         &l->raft, OR(cfg->election_timeout_ms, DEFAULT_ELECTION_MS));
     raft_set_heartbeat_timeout(
         &l->raft, OR(cfg->heartbeat_timeout_ms, DEFAULT_HEARTBEAT_MS));
 #undef OR
-    raft_set_snapshot_trailing(&l->raft, l->snap_trailing);
     replog__snapshot_policy(l, 0);
 }
 

@@ -68,12 +68,14 @@ struct replog_config {
                                 lone voter; NULL means "127.0.0.1:0" */
     uint64_t min_free_bytes; /* refuse writes when free disk is below
                                 max(this, 24 MiB) + 2 x last snapshot (G3) */
-    /* Snapshot policy (G5); 0 picks the default in brackets. */
-    unsigned snapshot_min_threshold;   /* entries [16384] */
-    unsigned snapshot_trailing;        /* entries kept after one [8192] */
-    unsigned snapshot_bytes_per_entry; /* threshold = max(min, size / this),
-                                          bounds snapshot bytes written per
-                                          applied entry [1024] */
+    /* Snapshot policy (G5); 0 picks the default in brackets.  A snapshot
+     * is due when the log since the last one holds as many bytes as the
+     * state (so snapshots never write more than the log did), at least
+     * snapshot_log_bytes, or snapshot_max_entries entries. */
+    unsigned snapshot_max_entries; /* [100000] */
+    uint64_t snapshot_log_bytes;   /* [4 MiB] */
+    unsigned snapshot_trailing;    /* entries kept after one, at most
+                                      snapshot_log_bytes of them [8192] */
     /* Serialize snapshots on the loop rather than in a forked child (what
      * is done anyway when fork fails). */
     int snapshot_in_loop;
@@ -105,7 +107,10 @@ struct replog_stats {
     double snapshot_stall_last_ms;   /* latest fsm snapshot call */
     uint64_t last_snapshot_bytes;    /* serialized state size (uncompressed),
                                         taken or restored */
-    unsigned snapshot_threshold;     /* entries between snapshots, now */
+    unsigned snapshot_threshold;     /* at most this many entries between
+                                        snapshots */
+    uint64_t snapshot_log_limit;     /* ... or this many bytes of them */
+    uint64_t snapshot_log_bytes;     /* bytes applied since the latest */
     int snapshot_busy;               /* a snapshot is being serialized or
                                         written: raft starts no other */
     uint64_t free_bytes;             /* last measured free disk space */
