@@ -1,7 +1,8 @@
 /* raft_fsm (version 2) over the server's struct replog_fsm: unwraps the
  * entry envelope before apply (G1), never reports an apply failure to raft
  * (G4), restores snapshots with their delta, and calls a snapshot when
- * the log kept in memory since the last one outgrows the state (G5).  Taking snapshots is snapshot.c.
+ * the log kept in memory since the last one outgrows the state (G5).  Taking
+ * snapshots is snapshot.c.
  *
  * Version 2 (snapshot_finalize) lets raft write the state machine's own
  * buffer without copying it: we keep ownership and free it in finalize.
@@ -65,8 +66,8 @@ static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
 void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
 {
     struct replog_stats *s = &l->stats;
-    uint64_t limit = state_bytes > l->snap_log_floor ? state_bytes
-                                                     : l->snap_log_floor;
+    uint64_t limit =
+        state_bytes > l->snap_log_floor ? state_bytes : l->snap_log_floor;
     uint64_t trailing = l->snap_trailing, fit;
 
     /* The trailing entries stay in memory as well: no more of them than
