@@ -6,6 +6,7 @@
  * session gets a fresh timeout, then the listener opens.  SIGTERM/SIGINT:
  * stop accepting, close the connections, close the log (entries already
  * acknowledged are durable), exit 0. */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,13 @@ int main(int argc, char **argv)
     char err[512];
     int rv;
 
+    /* Large buffers (snapshots, compression, growing arrays) straight from
+     * mmap, so that each goes back to the system when freed: glibc would
+     * otherwise raise the threshold after the first such free and keep
+     * them in the heap.  One arena: libuv's workers allocate little, and
+     * an arena of their own kept megabytes of freed buffers resident. */
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
+    mallopt(M_ARENA_MAX, 1);
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     tb_config_init(&cfg);

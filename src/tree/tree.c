@@ -96,22 +96,28 @@ struct tree_node *tree_find(const struct tree *t, struct tb_str path)
     return NULL;
 }
 
-struct tree_node *tree__node_alloc(struct tb_str path)
+struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data)
 {
     struct tree_node *n;
     size_t i = path.len;
 
-    if (path.len > UINT32_MAX - 1)
+    if (path.len > UINT32_MAX - 1 || data.len > INT32_MAX)
         return NULL;
-    /* Sized to the path, not to sizeof: the struct's tail padding would
-     * push many nodes into the next malloc size class. */
-    n = malloc(offsetof(struct tree_node, path) + path.len + 1);
+    /* Sized to the path and data, not to sizeof: the struct's tail padding
+     * would push many nodes into the next malloc size class. */
+    n = malloc(offsetof(struct tree_node, path) + path.len + 1 + data.len);
     if (n == NULL)
         return NULL;
     memset(n, 0, offsetof(struct tree_node, path));
     memcpy(n->path, path.ptr, path.len);
     n->path[path.len] = '\0';
     n->path_len = (uint32_t)path.len;
+    if (data.len > 0) {
+        n->data = (uint8_t *)n->path + path.len + 1;
+        memcpy(n->data, data.ptr, data.len);
+    }
+    n->data_len = (uint32_t)data.len;
+    n->data_null = data.ptr == NULL;
     n->hash = tree__hash(path.ptr, path.len);
     while (i > 0 && path.ptr[i - 1] != '/')
         i--;
@@ -120,11 +126,17 @@ struct tree_node *tree__node_alloc(struct tb_str path)
     return n;
 }
 
+void tree__data_free(struct tree_node *n, uint8_t *data)
+{
+    if (data != (uint8_t *)n->path + n->path_len + 1)
+        free(data);
+}
+
 void tree__node_free(struct tree *t, struct tree_node *n)
 {
     if (n->acl != NULL)
         tree_acl_unref(t, n->acl);
-    free(n->data);
+    tree__data_free(n, n->data);
     free(n->kids);
     free(n);
 }
@@ -279,7 +291,7 @@ static int add_system_node(struct tree *t, struct tree_node *parent,
                            const char *path, struct tb_vec acl,
                            int32_t aversion)
 {
-    struct tree_node *n = tree__node_alloc(tb_str_c(path));
+    struct tree_node *n = tree__node_alloc(tb_str_c(path), tb_str_c(""));
 
     if (n == NULL || (parent && tree__kids_reserve(parent) != 0) ||
         tree_acl_intern(t, acl, &n->acl) != 0) {
@@ -575,22 +587,14 @@ int tree_create(struct tree *t, struct tree_node *parent, struct tb_str path,
     struct tree_node *n;
     struct tree_undo *u;
 
-    if (data.len > INT32_MAX)
-        return TB_ENOMEM;
-    n = tree__node_alloc(path);
+    n = tree__node_alloc(path, data);
     if (n == NULL)
         return TB_ENOMEM;
-    if (data.len > 0) {
-        n->data = malloc(data.len);
-        if (n->data == NULL)
-            goto err;
-        memcpy(n->data, data.ptr, data.len);
-    }
-    n->data_len = (uint32_t)data.len;
-    n->data_null = data.ptr == NULL;
     if (tree__kids_reserve(parent) != 0 || tree__undo_reserve(t) != 0 ||
-        tree__owner_prepare(t, owner) != 0)
-        goto err;
+        tree__owner_prepare(t, owner) != 0) {
+        free(n);
+        return TB_ENOMEM;
+    }
 
     if (t->in_txn) {
         u = tree__undo_push(t, UNDO_CREATE, n);
@@ -609,10 +613,6 @@ int tree_create(struct tree *t, struct tree_node *parent, struct tb_str path,
     if (out)
         *out = n;
     return 0;
-err:
-    free(n->data);
-    free(n);
-    return TB_ENOMEM;
 }
 
 int tree_delete(struct tree *t, struct tree_node *n, int64_t zxid)
@@ -670,7 +670,7 @@ int tree_set_data(struct tree *t, struct tree_node *n, struct tb_str data,
         u->u.data.mzxid = n->mzxid;
         u->u.data.mtime = n->mtime;
     } else {
-        free(n->data);
+        tree__data_free(n, n->data);
     }
     t->data_size = t->data_size - n->data_len + data.len;
     n->data = copy;

@@ -22,7 +22,9 @@ struct tree_acl {
  *   - it is in the hash table under path, with hash = hash of path;
  *   - parent->kids[slot] == this (root: parent NULL, slot 0);
  *   - path[name_off..] is its last component, path is NUL-terminated;
- *   - data == NULL iff data_len == 0; data_null says null vs empty;
+ *   - data == NULL iff data_len == 0; data_null says null vs empty; the
+ *     data given at creation lives after path in the same allocation, a
+ *     later setData's in its own;
  *   - link is on its owner's list (ephemeral) or the tree's special list
  *     (container, TTL), else self-linked.
  * A node deleted inside a transaction is `dead`: out of the hash table and
@@ -116,8 +118,10 @@ uint32_t tree__hash(const void *p, size_t n);
 /* Inserts a node into the hash table (never fails; grows when it can). */
 void tree__hash_insert(struct tree *t, struct tree_node *n);
 void tree__hash_remove(struct tree *t, struct tree_node *n);
-/* Allocates a node for `path` (no links), or NULL. */
-struct tree_node *tree__node_alloc(struct tb_str path);
+/* Allocates a node for `path` holding `data` (no links), or NULL. */
+struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data);
+/* Frees `data`, n's now or formerly, unless it is n's own tail. */
+void tree__data_free(struct tree_node *n, uint8_t *data);
 void tree__node_free(struct tree *t, struct tree_node *n);
 /* Adds n to parent's children (capacity must be there: tree__kids_reserve). */
 int tree__kids_reserve(struct tree_node *parent);

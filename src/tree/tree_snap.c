@@ -217,6 +217,7 @@ static int restore_node(struct restore *s)
     uint32_t plen;
     int32_t dlen;
     const uint8_t *p, *d = NULL;
+    struct tb_str data = {"", 0};
     struct tree_node *n, *parent;
     int rv;
 
@@ -228,13 +229,15 @@ static int restore_node(struct restore *s)
     if (tb_get_I32(s->r, &dlen) != 0 || dlen < -1 ||
         (dlen > 0 && get_bytes(s->r, (size_t)dlen, &d) != 0))
         return CORRUPT;
-    n = tree__node_alloc((struct tb_str){(const char *)p, plen});
+    if (dlen == -1)
+        data.ptr = NULL;
+    else if (dlen > 0)
+        data = (struct tb_str){(const char *)d, (size_t)dlen};
+    n = tree__node_alloc((struct tb_str){(const char *)p, plen}, data);
     if (n == NULL)
         return TB_ENOMEM;
-    if (dlen > 0 && (n->data = malloc((size_t)dlen)) == NULL)
-        rv = TB_ENOMEM;
-    else if ((rv = read_fields(s, n)) == 0 &&
-             (rv = parent ? tree__kids_reserve(parent) : 0) == 0)
+    if ((rv = read_fields(s, n)) == 0 &&
+        (rv = parent ? tree__kids_reserve(parent) : 0) == 0)
         rv = tree__owner_prepare(s->t, n->owner);
     if (rv == 0 && parent && n->czxid > parent->pzxid)
         rv = CORRUPT;
@@ -242,10 +245,6 @@ static int restore_node(struct restore *s)
         tree__node_free(s->t, n);
         return rv;
     }
-    if (dlen > 0)
-        memcpy(n->data, d, (size_t)dlen);
-    n->data_len = dlen > 0 ? (uint32_t)dlen : 0;
-    n->data_null = dlen == -1;
     if (parent)
         tree__kids_add(parent, n);
     else

@@ -85,7 +85,7 @@ static void undo_data(struct tree *t, struct tree_undo *u)
 {
     struct tree_node *n = u->node;
 
-    free(n->data);
+    tree__data_free(n, n->data);
     t->data_size = t->data_size - n->data_len + u->u.data.len;
     n->data = u->u.data.data;
     n->data_len = u->u.data.len;
@@ -149,7 +149,7 @@ void tree_commit(struct tree *t)
             tree__node_free(t, u->node);
             break;
         case UNDO_DATA:
-            free(u->u.data.data);
+            tree__data_free(u->node, u->u.data.data);
             break;
         case UNDO_ACL:
             tree_acl_unref(t, u->u.acl.acl);

@@ -73,6 +73,10 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                               rs.snapshot_stall_max_ms);
     fourlw_emit_metric_int(e, "tumbler_snapshot_threshold",
                            (int64_t)rs.snapshot_threshold);
+    fourlw_emit_metric_int(e, "tumbler_snapshot_log_limit",
+                           (int64_t)rs.snapshot_log_limit);
+    fourlw_emit_metric_int(e, "tumbler_snapshot_log_bytes",
+                           (int64_t)rs.snapshot_log_bytes);
     fourlw_emit_metric_int(e, "tumbler_free_disk_bytes",
                            (int64_t)rs.free_bytes);
     fourlw_emit_metric_int(e, "tumbler_writes_refused_low_disk",

@@ -62,6 +62,8 @@ static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
     return 0;
 }
 
+#define LONE_TRAILING 64
+
 /* A snapshot was taken or restored (at open, an empty state). */
 void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
 {
@@ -70,8 +72,11 @@ void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
         state_bytes > l->snap_log_floor ? state_bytes : l->snap_log_floor;
     uint64_t trailing = l->snap_trailing, fit;
 
-    /* The trailing entries stay in memory as well: no more of them than
-     * the floor holds at the mean size seen since the previous snapshot. */
+    /* The trailing entries, kept for followers that lag, stay in memory as
+     * well: a lone server keeps few, and no server more than the floor
+     * holds at the mean size seen since the previous snapshot. */
+    if (l->raft.configuration.n <= 1 && trailing > LONE_TRAILING)
+        trailing = LONE_TRAILING;
     if (l->snap_log_entries > 0) {
         fit = l->snap_log_floor /
               (s->snapshot_log_bytes / l->snap_log_entries + 1);
