@@ -96,19 +96,29 @@ struct tree_node *tree_find(const struct tree *t, struct tb_str path)
     return NULL;
 }
 
-struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data)
+struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data,
+                                   int64_t owner)
 {
+    size_t ext = owner != 0 ? sizeof(struct tree_node_ext) : 0;
     struct tree_node *n;
     size_t i = path.len;
+    char *p;
 
     if (path.len > UINT32_MAX - 1 || data.len > INT32_MAX)
         return NULL;
     /* Sized to the path and data, not to sizeof: the struct's tail padding
      * would push many nodes into the next malloc size class. */
-    n = malloc(offsetof(struct tree_node, path) + path.len + 1 + data.len);
-    if (n == NULL)
+    p = malloc(ext + offsetof(struct tree_node, path) + path.len + 1 +
+               data.len);
+    if (p == NULL)
         return NULL;
+    n = (struct tree_node *)(p + ext);
     memset(n, 0, offsetof(struct tree_node, path));
+    if (ext > 0) {
+        n->has_ext = 1;
+        tree__ext(n)->owner = owner;
+        tb_queue_init(&tree__ext(n)->link);
+    }
     memcpy(n->path, path.ptr, path.len);
     n->path[path.len] = '\0';
     n->path_len = (uint32_t)path.len;
@@ -122,7 +132,6 @@ struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data)
     while (i > 0 && path.ptr[i - 1] != '/')
         i--;
     n->name_off = (uint32_t)i;
-    tb_queue_init(&n->link);
     return n;
 }
 
@@ -138,7 +147,7 @@ void tree__node_free(struct tree *t, struct tree_node *n)
         tree_acl_unref(t, n->acl);
     tree__data_free(n, n->data);
     free(n->kids);
-    free(n);
+    free(n->has_ext ? (void *)tree__ext(n) : (void *)n);
 }
 
 int tree__kids_reserve(struct tree_node *p)
@@ -232,17 +241,17 @@ void tree__link(struct tree *t, struct tree_node *n)
 {
     struct tree_owner *o;
 
-    switch (tree_owner_kind(n->owner)) {
+    switch (tree_owner_kind(tree__owner(n))) {
     case TREE_EPHEMERAL:
-        o = tb_map_get(&t->owners, (uint64_t)n->owner);
+        o = tb_map_get(&t->owners, (uint64_t)tree__owner(n));
         assert(o != NULL);
-        tb_queue_insert_tail(&o->nodes, &n->link);
+        tb_queue_insert_tail(&o->nodes, &tree__ext(n)->link);
         o->count++;
         t->n_ephemeral++;
         break;
     case TREE_CONTAINER:
     case TREE_TTL:
-        tb_queue_insert_tail(&t->special, &n->link);
+        tb_queue_insert_tail(&t->special, &tree__ext(n)->link);
         break;
     case TREE_PERSISTENT:
         break;
@@ -253,14 +262,14 @@ void tree__unlink(struct tree *t, struct tree_node *n)
 {
     struct tree_owner *o;
 
-    if (tb_queue_empty(&n->link))
+    if (!n->has_ext || tb_queue_empty(&tree__ext(n)->link))
         return;
-    tb_queue_remove(&n->link);
-    if (tree_owner_kind(n->owner) == TREE_EPHEMERAL) {
-        o = tb_map_get(&t->owners, (uint64_t)n->owner);
+    tb_queue_remove(&tree__ext(n)->link);
+    if (tree_owner_kind(tree__owner(n)) == TREE_EPHEMERAL) {
+        o = tb_map_get(&t->owners, (uint64_t)tree__owner(n));
         o->count--;
         t->n_ephemeral--;
-        owner_drop_if_empty(t, n->owner);
+        owner_drop_if_empty(t, tree__owner(n));
     }
 }
 
@@ -291,7 +300,7 @@ static int add_system_node(struct tree *t, struct tree_node *parent,
                            const char *path, struct tb_vec acl,
                            int32_t aversion)
 {
-    struct tree_node *n = tree__node_alloc(tb_str_c(path), tb_str_c(""));
+    struct tree_node *n = tree__node_alloc(tb_str_c(path), tb_str_c(""), 0);
 
     if (n == NULL || (parent && tree__kids_reserve(parent) != 0) ||
         tree_acl_intern(t, acl, &n->acl) != 0) {
@@ -383,7 +392,7 @@ void tree_node_stat(const struct tree_node *n, struct tb_stat *st)
     st->cversion = (int32_t)(2u * (uint32_t)n->ccount - n->nkids);
     st->aversion = n->aversion;
     st->ephemeral_owner =
-        tree_owner_kind(n->owner) == TREE_EPHEMERAL ? n->owner : 0;
+        tree_owner_kind(tree__owner(n)) == TREE_EPHEMERAL ? tree__owner(n) : 0;
     st->data_length = (int32_t)n->data_len;
     st->num_children = (int32_t)n->nkids;
     st->pzxid = n->pzxid;
@@ -435,7 +444,7 @@ struct tree_node *tree_node_child(const struct tree_node *n, uint32_t i)
 
 int64_t tree_node_owner(const struct tree_node *n)
 {
-    return n->owner;
+    return tree__owner(n);
 }
 
 int32_t tree_node_ccount(const struct tree_node *n)
@@ -515,7 +524,7 @@ int tree_ephemerals_foreach(const struct tree *t, int64_t owner,
         return 0;
     for (q = o->nodes.next; q != &o->nodes; q = next) {
         next = q->next; /* cb may delete the node */
-        n = TB_CONTAINER_OF(q, struct tree_node, link);
+        n = tree__node_of(q);
         if (!n->dead && (rv = cb(data, n)) != 0)
             return rv;
     }
@@ -549,11 +558,11 @@ int tree_node_expired(const struct tree_node *n, int64_t now)
 
     if (n->dead || n->nkids > 0)
         return 0;
-    switch (tree_owner_kind(n->owner)) {
+    switch (tree_owner_kind(tree__owner(n))) {
     case TREE_CONTAINER:
         return n->ccount > 0;
     case TREE_TTL:
-        ttl = tree_owner_ttl(n->owner);
+        ttl = tree_owner_ttl(tree__owner(n));
         if (__builtin_sub_overflow(now, n->mtime, &elapsed))
             return ttl != 0 && now > n->mtime;
         return ttl != 0 && elapsed > ttl;
@@ -571,7 +580,7 @@ int tree_candidates(const struct tree *t, int64_t now, tree_node_cb cb,
 
     for (q = t->special.next; q != &t->special; q = next) {
         next = q->next;
-        n = TB_CONTAINER_OF(q, struct tree_node, link);
+        n = tree__node_of(q);
         if (tree_node_expired(n, now) && (rv = cb(data, n)) != 0)
             return rv;
     }
@@ -587,12 +596,12 @@ int tree_create(struct tree *t, struct tree_node *parent, struct tb_str path,
     struct tree_node *n;
     struct tree_undo *u;
 
-    n = tree__node_alloc(path, data);
+    n = tree__node_alloc(path, data, owner);
     if (n == NULL)
         return TB_ENOMEM;
     if (tree__kids_reserve(parent) != 0 || tree__undo_reserve(t) != 0 ||
         tree__owner_prepare(t, owner) != 0) {
-        free(n);
+        tree__node_free(t, n);
         return TB_ENOMEM;
     }
 
@@ -604,7 +613,6 @@ int tree_create(struct tree *t, struct tree_node *parent, struct tb_str path,
     n->acl = acl;
     n->czxid = n->mzxid = n->pzxid = zxid;
     n->ctime = n->mtime = time;
-    n->owner = owner;
     tree__kids_add(parent, n);
     parent->ccount = (int32_t)((uint32_t)parent->ccount + 1);
     parent->pzxid = zxid;

@@ -63,7 +63,7 @@ static int check_links(struct check *c, const struct tree_node *n)
 
 static int check_fields(struct check *c, const struct tree_node *n)
 {
-    enum tree_kind k = tree_owner_kind(n->owner);
+    enum tree_kind k = tree_owner_kind(tree__owner(n));
 
     if ((n->data == NULL) != (n->data_len == 0))
         return fail(c, "%s: data pointer and length disagree", n->path);
@@ -73,7 +73,8 @@ static int check_fields(struct check *c, const struct tree_node *n)
         return fail(c, "%s: pzxid below czxid", n->path);
     if (k == TREE_EPHEMERAL && n->nkids > 0)
         return fail(c, "%s: ephemeral node with children", n->path);
-    if ((k == TREE_PERSISTENT) != tb_queue_empty(&n->link))
+    if ((k == TREE_PERSISTENT) !=
+        (!n->has_ext || tb_queue_empty(&tree__ext(n)->link)))
         return fail(c, "%s: owner list membership", n->path);
     if (n->acl == NULL || n->acl->refs == 0)
         return fail(c, "%s: no ACL", n->path);
@@ -131,8 +132,8 @@ static int check_owners(struct check *c, uint64_t ephemerals, uint64_t special)
         o = val;
         k = 0;
         TB_QUEUE_FOREACH (q, &o->nodes) {
-            n = TB_CONTAINER_OF(q, struct tree_node, link);
-            if (n->owner != (int64_t)key || n->dead)
+            n = tree__node_of(q);
+            if (tree__owner(n) != (int64_t)key || n->dead)
                 return fail(c, "%s: on the wrong owner list", n->path);
             k++;
         }
@@ -148,9 +149,9 @@ static int check_owners(struct check *c, uint64_t ephemerals, uint64_t special)
                     (unsigned long long)t->n_ephemeral);
     k = 0;
     TB_QUEUE_FOREACH (q, &t->special) {
-        n = TB_CONTAINER_OF(q, struct tree_node, link);
-        if (tree_owner_kind(n->owner) != TREE_CONTAINER &&
-            tree_owner_kind(n->owner) != TREE_TTL)
+        n = tree__node_of(q);
+        if (tree_owner_kind(tree__owner(n)) != TREE_CONTAINER &&
+            tree_owner_kind(tree__owner(n)) != TREE_TTL)
             return fail(c, "%s: on the container list", n->path);
         k++;
     }
@@ -177,9 +178,9 @@ int tree_check(const struct tree *t, char *why, size_t cap)
             count++;
             kids += n->nkids;
             size += n->path_len + n->data_len;
-            eph += tree_owner_kind(n->owner) == TREE_EPHEMERAL;
-            special += tree_owner_kind(n->owner) == TREE_CONTAINER ||
-                       tree_owner_kind(n->owner) == TREE_TTL;
+            eph += tree_owner_kind(tree__owner(n)) == TREE_EPHEMERAL;
+            special += tree_owner_kind(tree__owner(n)) == TREE_CONTAINER ||
+                       tree_owner_kind(tree__owner(n)) == TREE_TTL;
         }
     }
     if (count != t->count || kids + 1 != count)

@@ -25,8 +25,9 @@ struct tree_acl {
  *   - data == NULL iff data_len == 0; data_null says null vs empty; the
  *     data given at creation lives after path in the same allocation, a
  *     later setData's in its own;
- *   - link is on its owner's list (ephemeral) or the tree's special list
- *     (container, TTL), else self-linked.
+ *   - an ephemeral, container or TTL node has an ext (has_ext) whose link
+ *     is on its owner's list (ephemeral) or the tree's special list
+ *     (container, TTL); a persistent node has none.
  * A node deleted inside a transaction is `dead`: out of the hash table and
  * its parent's children, but still on its owner/special list until commit,
  * so that a rollback needs no allocation. */
@@ -36,13 +37,11 @@ struct tree_node {
     struct tree_node **kids;
     uint8_t *data;
     struct tree_acl *acl;
-    struct tb_queue link;
     int64_t czxid;
     int64_t mzxid;
     int64_t ctime;
     int64_t mtime;
     int64_t pzxid;
-    int64_t owner;
     uint32_t hash;
     uint32_t slot;
     uint32_t nkids;
@@ -55,8 +54,34 @@ struct tree_node {
     int32_t ccount;
     uint8_t data_null;
     uint8_t dead;
+    uint8_t has_ext;
     char path[];
 };
+
+/* What only ephemeral, container and TTL nodes need, just before the node
+ * in the same allocation: most nodes are persistent and do without. */
+struct tree_node_ext {
+    int64_t owner;
+    struct tb_queue link;
+};
+
+static inline struct tree_node_ext *tree__ext(const struct tree_node *n)
+{
+    return (struct tree_node_ext *)((uintptr_t)n -
+                                    sizeof(struct tree_node_ext));
+}
+
+static inline int64_t tree__owner(const struct tree_node *n)
+{
+    return n->has_ext ? tree__ext(n)->owner : 0;
+}
+
+static inline struct tree_node *tree__node_of(const struct tb_queue *link)
+{
+    return (struct tree_node *)((uintptr_t)link -
+                                offsetof(struct tree_node_ext, link) +
+                                sizeof(struct tree_node_ext));
+}
 
 /* The ephemeral nodes of one session. */
 struct tree_owner {
@@ -118,8 +143,10 @@ uint32_t tree__hash(const void *p, size_t n);
 /* Inserts a node into the hash table (never fails; grows when it can). */
 void tree__hash_insert(struct tree *t, struct tree_node *n);
 void tree__hash_remove(struct tree *t, struct tree_node *n);
-/* Allocates a node for `path` holding `data` (no links), or NULL. */
-struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data);
+/* Allocates a node for `path` holding `data`, owned by `owner` (not linked
+ * anywhere yet), or NULL. */
+struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data,
+                                   int64_t owner);
 /* Frees `data`, n's now or formerly, unless it is n's own tail. */
 void tree__data_free(struct tree_node *n, uint8_t *data);
 void tree__node_free(struct tree *t, struct tree_node *n);

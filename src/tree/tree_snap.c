@@ -74,7 +74,7 @@ static void put_node(struct tb_wbuf *w, const struct tree_node *n)
     tb_put_I64(w, n->ctime);
     tb_put_I64(w, n->mtime);
     tb_put_I64(w, n->pzxid);
-    tb_put_I64(w, n->owner);
+    tb_put_I64(w, tree__owner(n));
     tb_put_I32(w, n->version);
     tb_put_I32(w, n->aversion);
     tb_put_I32(w, n->ccount);
@@ -178,20 +178,19 @@ static int owner_ok(int64_t owner)
     return (owner & 0x00FFFF0000000000LL) == 0 && tree_owner_ttl(owner) > 0;
 }
 
-static int read_fields(struct restore *s, struct tree_node *n)
+/* Reads the fields after path and data into f (a node's stats; its owner
+ * and ACL index in owner and acl). */
+static int read_fields(struct restore *s, struct tree_node *f, int64_t *owner,
+                       uint32_t *acl)
 {
-    uint32_t acl;
-
-    if (tb_get_I64(s->r, &n->czxid) != 0 || tb_get_I64(s->r, &n->mzxid) != 0 ||
-        tb_get_I64(s->r, &n->ctime) != 0 || tb_get_I64(s->r, &n->mtime) != 0 ||
-        tb_get_I64(s->r, &n->pzxid) != 0 || tb_get_I64(s->r, &n->owner) != 0 ||
-        tb_get_I32(s->r, &n->version) != 0 ||
-        tb_get_I32(s->r, &n->aversion) != 0 ||
-        tb_get_I32(s->r, &n->ccount) != 0 || get_u32(s->r, &acl) != 0 ||
-        acl >= s->nacl || !owner_ok(n->owner) || n->pzxid < n->czxid)
+    if (tb_get_I64(s->r, &f->czxid) != 0 || tb_get_I64(s->r, &f->mzxid) != 0 ||
+        tb_get_I64(s->r, &f->ctime) != 0 || tb_get_I64(s->r, &f->mtime) != 0 ||
+        tb_get_I64(s->r, &f->pzxid) != 0 || tb_get_I64(s->r, owner) != 0 ||
+        tb_get_I32(s->r, &f->version) != 0 ||
+        tb_get_I32(s->r, &f->aversion) != 0 ||
+        tb_get_I32(s->r, &f->ccount) != 0 || get_u32(s->r, acl) != 0 ||
+        *acl >= s->nacl || !owner_ok(*owner) || f->pzxid < f->czxid)
         return CORRUPT;
-    n->acl = s->acls[acl];
-    tree_acl_ref(n->acl);
     return 0;
 }
 
@@ -207,7 +206,8 @@ static int find_parent(struct restore *s, struct tb_str path,
     if (path.len == 1)
         return CORRUPT;
     *parent = tree_find(s->t, tb_path_parent(path));
-    if (*parent == NULL || tree_owner_kind((*parent)->owner) == TREE_EPHEMERAL)
+    if (*parent == NULL ||
+        tree_owner_kind(tree__owner(*parent)) == TREE_EPHEMERAL)
         return CORRUPT;
     return 0;
 }
@@ -218,7 +218,9 @@ static int restore_node(struct restore *s)
     int32_t dlen;
     const uint8_t *p, *d = NULL;
     struct tb_str data = {"", 0};
-    struct tree_node *n, *parent;
+    struct tree_node *n, *parent, f;
+    int64_t owner;
+    uint32_t acl;
     int rv;
 
     if (get_u32(s->r, &plen) != 0 || get_bytes(s->r, plen, &p) != 0)
@@ -233,18 +235,27 @@ static int restore_node(struct restore *s)
         data.ptr = NULL;
     else if (dlen > 0)
         data = (struct tb_str){(const char *)d, (size_t)dlen};
-    n = tree__node_alloc((struct tb_str){(const char *)p, plen}, data);
+    if (read_fields(s, &f, &owner, &acl) != 0 ||
+        (parent && f.czxid > parent->pzxid))
+        return CORRUPT;
+    n = tree__node_alloc((struct tb_str){(const char *)p, plen}, data, owner);
     if (n == NULL)
         return TB_ENOMEM;
-    if ((rv = read_fields(s, n)) == 0 &&
-        (rv = parent ? tree__kids_reserve(parent) : 0) == 0)
-        rv = tree__owner_prepare(s->t, n->owner);
-    if (rv == 0 && parent && n->czxid > parent->pzxid)
-        rv = CORRUPT;
-    if (rv != 0) {
+    if ((rv = parent ? tree__kids_reserve(parent) : 0) != 0 ||
+        (rv = tree__owner_prepare(s->t, owner)) != 0) {
         tree__node_free(s->t, n);
         return rv;
     }
+    n->czxid = f.czxid;
+    n->mzxid = f.mzxid;
+    n->ctime = f.ctime;
+    n->mtime = f.mtime;
+    n->pzxid = f.pzxid;
+    n->version = f.version;
+    n->aversion = f.aversion;
+    n->ccount = f.ccount;
+    n->acl = s->acls[acl];
+    tree_acl_ref(n->acl);
     if (parent)
         tree__kids_add(parent, n);
     else
