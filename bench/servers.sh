@@ -116,8 +116,10 @@ bs_stop()
         [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = Z ] && break
         sleep 0.1
     done
-    kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ] &&
-        kill -KILL "$pid" 2>/dev/null
+    # (It may exit between the checks: then kill fails, and that is fine.)
+    if kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ]; then
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
     wait "$pid" 2>/dev/null || true
     local keep=() p
     for p in "${BS_PIDS[@]}"; do [ "$p" != "$pid" ] && keep+=("$p"); done
