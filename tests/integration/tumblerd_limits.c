@@ -244,16 +244,18 @@ static void create_body(struct rz_w *w, const char *path)
 }
 
 /* Pipelines `n` creates of PARENT/c-<i> and reads every reply. */
-static int create_many(struct rz *z, const char *parent, int n)
+/* Creates parent/<name>-0 .. parent/<name>-(n-1), pipelined. */
+static int create_many(struct rz *z, const char *parent, const char *name,
+                       int n)
 {
     struct rz_w w = {0};
     struct rz_reply rep;
-    char path[128];
+    char path[512];
     int i, bad = 0;
 
     for (i = 0; i < n; i++) {
         w.len = 0;
-        snprintf(path, sizeof path, "%s/c-%d", parent, i);
+        snprintf(path, sizeof path, "%s/%s-%d", parent, name, i);
         create_body(&w, path);
         if (rz_send_req(z, 100000 + i, 1, &w) != 0)
             bad++;
@@ -267,16 +269,21 @@ static int create_many(struct rz *z, const char *parent, int n)
 
 static void t_wide_children(void)
 {
+    enum { READERS = 50 }; /* maxClientCnxns is 60 here */
+    static struct rz r[READERS];
     struct rz z;
-    char *names = malloc(1 << 20);
+    char *names = malloc(1 << 20), long_name[200];
     int64_t t0;
+    long rss0, rss1;
     size_t i, n = 0;
 
     rz_init(&z);
+    for (i = 0; i < READERS; i++)
+        rz_init(&r[i]);
     IT_EQ(names != NULL, 1);
     IT_EQ(open_session(&z), 0);
     IT_EQ(rz_create(&z, 1, "/wide", "", 0, 0, -1, NULL, 0, NULL), 0);
-    IT_EQ(create_many(&z, "/wide", 10000), 0);
+    IT_EQ(create_many(&z, "/wide", "c", 10000), 0);
     t0 = it_now_ms();
     IT_EQ(rz_children(&z, "/wide", 0, names, 1 << 20), 0);
     for (i = 0; names[i] != '\0'; i++)
@@ -284,7 +291,28 @@ static void t_wide_children(void)
     printf("  getChildren of %zu children in %lld ms\n", n + 1,
            (long long)(it_now_ms() - t0));
     IT_EQ(n + 1, 10000);
+
+    /* A large reply (here 400 kB) must not stay allocated for each
+     * connection it was sent on. */
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    IT_EQ(rz_create(&z, 1, "/long", "", 0, 0, -1, NULL, 0, NULL), 0);
+    IT_EQ(create_many(&z, "/long", long_name, 2000), 0);
+    rss0 = server_rss_kb();
+    for (i = 0; i < READERS; i++) {
+        IT_EQ(open_session(&r[i]), 0);
+        IT_EQ(rz_children(&r[i], "/long", 0, names, 1 << 20), 0);
+    }
+    rss1 = server_rss_kb();
+    printf("  %d sessions read them: server RSS %ld kB -> %ld kB\n", READERS,
+           rss0, rss1);
+    IT_EQ(rss0 > 0 && rss1 > 0, 1);
+#ifndef __SANITIZE_ADDRESS__ /* ASan's quarantine keeps freed memory */
+    IT_EQ(rss1 - rss0 < 10 * 1024, 1);
+#endif
 done:
+    for (i = 0; i < READERS; i++)
+        rz_close(&r[i]);
     free(names);
     rz_close(&z);
 }
@@ -309,7 +337,7 @@ static void t_watch_burst(void)
         IT_EQ(rz_add_watch(&w[i], "/burst", 1), 0);
     }
     t0 = it_now_ms();
-    IT_EQ(create_many(&writer, "/burst", NODES), 0);
+    IT_EQ(create_many(&writer, "/burst", "c", NODES), 0);
     for (i = 0; i < WATCHERS; i++) {
         for (k = 0; k < NODES; k++) {
             if (rz_next_event(&w[i], 20000, &ev) != 1 || ev.type != 1)

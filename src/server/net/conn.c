@@ -18,6 +18,7 @@
 #define OUT_PAUSE (4u << 20)  /* stop reading requests above this */
 #define OUT_LIMIT (64u << 20) /* close a peer that lets this much pile up */
 #define IN_CHUNK 65536
+#define OUT_KEEP (16u << 10) /* a drained output buffer larger is freed */
 
 struct write_req {
     uv_write_t req;
@@ -169,6 +170,10 @@ static void flush_one(struct conn *c)
     }
     if (n > 0 && (size_t)n == c->out.len) {
         c->out.len = 0;
+        /* One large reply (a getChildren of thousands) must not leave every
+         * connection that saw one holding its buffer. */
+        if (c->out.cap > OUT_KEEP)
+            tb_wbuf_free(&c->out);
         output_drained(c);
         return;
     }
