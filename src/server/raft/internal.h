@@ -81,6 +81,7 @@ struct replog {
     struct raft_barrier snap_barrier; /* see replog__snapshot_poke */
     int snap_barrier_busy;
     int snap_active;
+    uint64_t trim_high; /* largest state since the heap was last trimmed */
     struct tb_wbuf snap_state;
     uint8_t snap_hdr[REPLOG_SNAP_HDR];
     struct raft_buffer snap_bufs[3];
