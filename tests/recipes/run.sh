@@ -207,7 +207,9 @@ interop)
     log=$tmp/queue.log
     : > "$log"
     lock=/rt/interop/lock
-    "$bin" "$hosts" interop_hold $lock 2500 "$log" 0 1 > "$tmp/q0.out" 2>&1 &
+    # The first holder keeps the lock until the queue is complete: a JVM
+    # may take seconds to start on a loaded machine.
+    "$bin" "$hosts" interop_hold $lock -1 "$log" 0 1 > "$tmp/q0.out" 2>&1 &
     CHILDREN+=($!)
     wait_line "$tmp/q0.out" '^HELD ' 20 || fail "first holder"
     n=1
@@ -221,6 +223,7 @@ interop)
         n=$((n + 1))
         wait_children $lock $n 30 || fail "holder $who did not queue"
     done
+    touch "$log.go"
     for p in "${CHILDREN[@]}"; do wait_pid "$p" 60 || fail "queue member $p"; done
     CHILDREN=()
     cat "$tmp"/q*.out

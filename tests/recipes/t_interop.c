@@ -1,6 +1,9 @@
 /* The libtumbler side of the Curator interoperability test: takes the
- * fair mutex ITERS times, holding it HOLD_MS, and logs every hold in the
- * format CuratorLock.java logs Curator's, to one shared file. */
+ * fair mutex ITERS times, holding it HOLD_MS (negative: until the file
+ * LOG.go exists), and logs every hold in the format CuratorLock.java logs
+ * Curator's, to one shared file. */
+#include <unistd.h>
+
 #include "rt.h"
 #include "tests.h"
 
@@ -8,6 +11,7 @@ int t_interop_hold(int argc, char **argv)
 {
     struct tb_client *c;
     struct tb_mutex *m;
+    char go[4096];
     int i, iters, hold_ms;
 
     CHECK(argc >= 5);
@@ -22,6 +26,9 @@ int t_interop_hold(int argc, char **argv)
         printf("HELD %lld\n", (long long)h.token);
         if (hold_ms > 0)
             rt_sleep_ms(hold_ms);
+        snprintf(go, sizeof go, "%s.go", argv[2]);
+        while (hold_ms < 0 && access(go, F_OK) != 0)
+            rt_sleep_ms(10);
         h.t1 = rt_now_ns();
         CHECK_RC(tb_mutex_state(m), TB_LOCK_HELD);
         CHECK_RC(tb_mutex_unlock_sync(m), 0);

@@ -70,8 +70,9 @@ struct replog_config {
                                 max(this, 24 MiB) + 2 x last snapshot (G3) */
     /* Snapshot policy (G5); 0 picks the default in brackets.  A snapshot
      * is due when the log since the last one holds as many bytes as the
-     * state (so snapshots never write more than the log did), at least
-     * snapshot_log_bytes, or snapshot_max_entries entries. */
+     * state, at least snapshot_log_bytes (the memory raft keeps it in is
+     * bounded so, and snapshots write no more than the log did), or after
+     * snapshot_max_entries entries. */
     unsigned snapshot_max_entries; /* [100000] */
     uint64_t snapshot_log_bytes;   /* [4 MiB] */
     unsigned snapshot_trailing;    /* entries kept after one, at most
