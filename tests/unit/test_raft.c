@@ -47,7 +47,8 @@ struct tfsm {
     size_t n_restored;      /* records that came from the latest restore */
     size_t n_applied;       /* apply calls since open */
     size_t ballast;         /* extra state bytes, to make snapshots big */
-    unsigned snap_delay_ms; /* a slow serializer: the loop goes on */
+    const char *snap_gate;  /* a slow serializer, waiting for this file to
+                               exist (the loop goes on meanwhile) */
     int fail_restore;
 };
 
@@ -102,8 +103,11 @@ static int tfsm_snapshot(void *data, struct tb_wbuf *out)
     struct tfsm *f = data;
     size_t i;
 
-    if (f->snap_delay_ms > 0)
-        uv_sleep(f->snap_delay_ms);
+    for (i = 0; f->snap_gate && access(f->snap_gate, F_OK) != 0; i++) {
+        if (i == WAIT_MS)
+            return TB_EIO;
+        uv_sleep(1);
+    }
     put64(out, f->n);
     put64(out, f->ballast);
     if (f->ballast > 0 && tb_wbuf_reserve(out, f->ballast) == 0) {
@@ -671,10 +675,13 @@ static void test_snapshot_delta_restores(void **state)
     struct replog_config c = churn_config(f);
     struct prop p[200];
     struct replog_stats s;
+    char gate[300];
     size_t i;
+    int fd;
 
     memset(p, 0, sizeof p);
-    f->fsm.snap_delay_ms = 400;
+    snprintf(gate, sizeof gate, "%s.gate", f->dir);
+    f->fsm.snap_gate = gate;
     assert_int_equal(fx_open(f, &c), 0);
     for (i = 0; i < 70; i++)
         propose_seq(f, &p[i], i, g1_len(i));
@@ -684,16 +691,20 @@ static void test_snapshot_delta_restores(void **state)
         wait_props(f, p, i + 1);
     }
     replog_get_stats(f->l, &s);
-    assert_int_equal(s.snapshots_taken, 0); /* the child still sleeps */
+    assert_int_equal(s.snapshots_taken, 0); /* the child still waits */
     assert_true(s.snapshot_stall_max_ms < 400);
-    /* No more writes: the tick notices the child is done and a barrier
-     * makes raft take the snapshot. */
+    /* Let the child finish.  No more writes: the tick notices the child is
+     * done and a barrier makes raft take the snapshot. */
+    fd = open(gate, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    close(fd);
     wait_snapshots(f, 1, &s);
+    f->fsm.snap_gate = NULL;
+    unlink(gate);
     assert_int_equal(s.snapshots_in_loop, 0);
     assert_true(s.snapshot_delta_last >= 130);
     fx_close(f);
 
-    f->fsm.snap_delay_ms = 0;
     assert_int_equal(fx_open(f, &c), 0);
     check_g1_state(&f->fsm, p, 200);
     /* The child's state held the entries up to the fork; the rest were
