@@ -1,6 +1,7 @@
 /* Shared declarations of the raw_proto test program: wire-level tests with rawzk, for what the
  * official C client cannot send or cannot show.  raw_proto.c holds the runner and the session,
- * framing, opcode and error tests; raw_proto_watch.c the watch tests (ordering, persistent and
+ * framing and error tests; raw_proto_ops.c the 3.6+ opcodes, multi and create checks;
+ * raw_proto_watch.c the watch tests (ordering, persistent and
  * recursive watches, setWatches catch-up, removal). */
 #ifndef TB_RAW_PROTO_H
 #define TB_RAW_PROTO_H
@@ -44,6 +45,19 @@
 const char *rsub(const char *base, const char *name);
 /* Create a persistent node with empty data; returns the error code. */
 int rmk(struct rz *z, const char *path);
+/* Multi header: {int type, boolean done, int err}. */
+void mh(struct rz_w *w, int32_t type, int done, int32_t err);
+/* A create record: path, empty data, open ACL, flags. */
+void create_rec(struct rz_w *w, const char *path, int32_t flags);
+
+void t_auth_and_whoami(void);
+void t_get_ephemerals(void);
+void t_all_children_number(void);
+void t_multi_wire_failure(void);
+void t_multi_wire_success(void);
+void t_multi_read(void);
+void t_create_path_checks(void);
+void t_create_mode_checks(void);
 
 void t_notify_before_reply(void);
 void t_exists_watch_missing(void);
