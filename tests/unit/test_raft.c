@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/aio_abi.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include <raft/uv.h>
 
 #include "server/raft/envelope.h"
+#include "server/raft/internal.h"
 #include "server/raft/replog.h"
 
 #include "raft_fixture.h"
@@ -377,11 +380,38 @@ static void test_not_a_voter_refuses_writes(void **state)
     assert_int_equal(p.fired, 0);
 }
 
+/* raft_uv's io_destroy(2) goes through syscall(2): ours returns at once and
+ * a reaper thread destroys the context; every other call reaches the
+ * kernel unchanged. */
+static void test_aio_destroy_off_the_caller(void **state)
+{
+    aio_context_t ctx = 0;
+    struct iocb cb, *cbs[1] = {&cb};
+    uint64_t before = replog__aio_reaped();
+    int i;
+
+    (void)state;
+    assert_int_equal(syscall(SYS_getpid), getpid());
+    assert_int_equal(syscall(SYS_io_setup, 1, &ctx), 0);
+    assert_int_equal(syscall(SYS_io_destroy, ctx), 0);
+    for (i = 0; i < 5000 && replog__aio_reaped() == before; i++)
+        usleep(1000);
+    assert_int_equal(replog__aio_reaped(), before + 1);
+    /* The context is gone: the kernel no longer knows it. */
+    memset(&cb, 0, sizeof cb);
+    cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+    cb.aio_fildes = -1;
+    errno = 0;
+    assert_int_equal(syscall(SYS_io_submit, ctx, 1, cbs), -1);
+    assert_int_equal(errno, EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_envelope_entry),
         cmocka_unit_test(test_envelope_snapshot),
+        cmocka_unit_test(test_aio_destroy_off_the_caller),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads, setup,

@@ -77,6 +77,8 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)rs.snapshot_log_limit);
     fourlw_emit_metric_int(e, "tumbler_snapshot_log_bytes",
                            (int64_t)rs.snapshot_log_bytes);
+    fourlw_emit_metric_int(e, "tumbler_aio_contexts_reaped",
+                           (int64_t)rs.aio_contexts_reaped);
     fourlw_emit_metric_int(e, "tumbler_free_disk_bytes",
                            (int64_t)rs.free_bytes);
     fourlw_emit_metric_int(e, "tumbler_writes_refused_low_disk",
