@@ -96,7 +96,7 @@ static void test_defaults(void **state)
     assert_int_equal(cfg.fourlw_allowed, FOURLW_BIT(FOURLW_SRVR));
     assert_int_equal(cfg.jute_maxbuffer, 1048575);
     assert_int_equal(cfg.max_outstanding, 1000);
-    assert_int_equal(cfg.snap_count, 100000);
+    assert_int_equal(cfg.snap_count, 0);
     assert_int_equal(cfg.extended_types_enabled, 1);
     assert_int_equal(cfg.container_check_interval_ms, 60000);
     assert_int_equal(cfg.container_max_per_minute, 10000);

@@ -172,7 +172,7 @@ static void test_open_creates_dir_and_leads(void **state)
     assert_int_equal(replog_last_applied(f->l), 1);
     replog_get_stats(f->l, &s);
     assert_int_equal(s.entries_applied, 0);
-    assert_int_equal(s.snapshot_threshold, 100000);
+    assert_int_equal(s.snapshot_threshold, 0);
     assert_int_equal(s.snapshot_log_limit, 4u << 20);
     assert_true(s.free_bytes > 0);
     assert_int_equal(s.disk_checks >= 1, 1);

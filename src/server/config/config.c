@@ -58,8 +58,9 @@ enum key_type {
       "bytes; largest request frame accepted")                              \
     X("globalOutstandingLimit", K_INT, max_outstanding, 1, 2147483647,      \
       "1000", "requests in flight per connection before reading pauses")    \
-    X("snapCount", K_INT, snap_count, 2, 2147483647, "100000",              \
-      "log entries between snapshots, at least")                            \
+    X("snapCount", K_INT, snap_count, 0, 2147483647, "0",                   \
+      "log entries between snapshots, at most; 0: as many as the log's "    \
+      "bytes allow (a snapshot is due once they reach the state's size)")   \
     X("extendedTypesEnabled", K_BOOL, extended_types_enabled, 0, 1, "true", \
       "allow TTL nodes")                                                    \
     X("znode.container.checkIntervalMs", K_INT,                             \

@@ -7,6 +7,7 @@
  * Version 2 (snapshot_finalize) lets raft write the state machine's own
  * buffer without copying it: we keep ownership and free it in finalize.
  * Version 3 (snapshot_async) is refused by libraft 0.15's raft_init. */
+#include <limits.h>
 #include <string.h>
 
 #include "server/raft/internal.h"
@@ -18,10 +19,15 @@ void *const replog__malformed = &malformed_marker;
 
 /* Raft keeps every entry since the last snapshot in memory and counts
  * them, not their bytes: apply lowers raft's threshold once the bytes are
- * reached, so that the next apply takes a snapshot. */
+ * reached, so that the next apply takes a snapshot.  Besides its payload,
+ * an entry costs raft its struct raft_entry in the log's ring and its
+ * reference count: small entries (a delete is about 60 bytes) would
+ * otherwise hold twice the memory the policy allows. */
+#define ENTRY_OVERHEAD 64
+
 static void count_for_snapshot(struct replog *l, size_t len)
 {
-    l->stats.snapshot_log_bytes += len;
+    l->stats.snapshot_log_bytes += len + ENTRY_OVERHEAD;
     l->snap_log_entries++;
     if (l->stats.snapshot_log_bytes >= l->stats.snapshot_log_limit)
         raft_set_snapshot_threshold(&l->raft, 1);
@@ -92,7 +98,8 @@ void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
                      (unsigned long long)state_bytes);
     s->last_snapshot_bytes = state_bytes;
     s->free_limit = replog__disk_limit(l);
-    s->snapshot_threshold = l->snap_max_entries;
+    s->snapshot_threshold =
+        l->snap_max_entries == UINT_MAX ? 0 : l->snap_max_entries;
     s->snapshot_log_limit = limit;
     s->snapshot_log_bytes = 0;
     l->snap_log_entries = 0;

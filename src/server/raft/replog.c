@@ -3,6 +3,7 @@
  * machine glue is in fsm.c, the disk guard in disk.c, the entry format in
  * envelope.c. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,6 @@
 #include "server/raft/internal.h"
 
 #define DEFAULT_ADDRESS          "127.0.0.1:0"
-#define DEFAULT_SNAP_MAX_ENTRIES 100000
 #define DEFAULT_SNAP_TRAILING    8192
 #define DEFAULT_SNAP_LOG_BYTES   (4u << 20)
 /* On a LAN, 300-500 ms keeps failover near 1-1.5 s (libraft-notes.md
@@ -388,8 +388,7 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->on_leader_data = cfg->on_leader_data;
     l->snap_in_loop = cfg->snapshot_in_loop;
 #define OR(v, d) ((v) != 0 ? (v) : (d))
-    l->snap_max_entries =
-        OR(cfg->snapshot_max_entries, DEFAULT_SNAP_MAX_ENTRIES);
+    l->snap_max_entries = OR(cfg->snapshot_max_entries, UINT_MAX);
     l->snap_trailing = OR(cfg->snapshot_trailing, DEFAULT_SNAP_TRAILING);
     l->snap_log_floor = OR(cfg->snapshot_log_bytes, DEFAULT_SNAP_LOG_BYTES);
     raft_set_election_timeout(

@@ -72,8 +72,9 @@ struct replog_config {
      * is due when the log since the last one holds as many bytes as the
      * state, at least snapshot_log_bytes (the memory raft keeps it in is
      * bounded so, and snapshots write no more than the log did), or after
-     * snapshot_max_entries entries. */
-    unsigned snapshot_max_entries; /* [100000] */
+     * snapshot_max_entries entries.  An entry counts its payload and what
+     * raft keeps per entry besides. */
+    unsigned snapshot_max_entries; /* [no limit] */
     uint64_t snapshot_log_bytes;   /* [4 MiB] */
     unsigned snapshot_trailing;    /* entries kept after one, at most
                                       snapshot_log_bytes of them [8192] */
@@ -109,7 +110,7 @@ struct replog_stats {
     uint64_t last_snapshot_bytes;    /* serialized state size (uncompressed),
                                         taken or restored */
     unsigned snapshot_threshold;     /* at most this many entries between
-                                        snapshots */
+                                        snapshots; 0: no limit */
     uint64_t snapshot_log_limit;     /* ... or this many bytes of them */
     uint64_t snapshot_log_bytes;     /* bytes applied since the latest */
     int snapshot_busy;               /* a snapshot is being serialized or
