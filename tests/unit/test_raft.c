@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/aio_abi.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -14,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/aio_abi.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -406,12 +409,75 @@ static void test_aio_destroy_off_the_caller(void **state)
     assert_int_equal(errno, EINVAL);
 }
 
+/* Extents of `fd` flagged unwritten, or -1 if the file system cannot say
+ * (tmpfs has no FIEMAP). */
+static int unwritten_extents(int fd)
+{
+    union {
+        struct fiemap m;
+        char raw[sizeof(struct fiemap) + 32 * sizeof(struct fiemap_extent)];
+    } u;
+    int n = 0;
+
+    memset(&u, 0, sizeof u);
+    u.m.fm_length = FIEMAP_MAX_OFFSET;
+    u.m.fm_flags = FIEMAP_FLAG_SYNC;
+    u.m.fm_extent_count = 32;
+    if (ioctl(fd, FS_IOC_FIEMAP, &u.m) != 0)
+        return -1;
+    for (unsigned i = 0; i < u.m.fm_mapped_extents; i++)
+        n += (u.m.fm_extents[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN) != 0;
+    return n;
+}
+
+/* raft_uv allocates each segment with posix_fallocate(3): past the end of
+ * the file ours writes zeros, so no block is left unwritten; inside the
+ * file's data it is libc's, and the data stay. */
+static void test_fallocate_writes_zeros(void **state)
+{
+    struct fx *f = *state;
+    char path[300], buf[4096];
+    struct stat st;
+    int fd, i;
+
+    snprintf(path, sizeof path, "%s/seg", f->dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(posix_fallocate(fd, 0, 3 << 20), 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 3 << 20);
+    assert_true(st.st_blocks * 512 >= 3 << 20);
+    if (unwritten_extents(fd) >= 0)
+        assert_int_equal(unwritten_extents(fd), 0);
+    assert_int_equal(pwrite(fd, "abc", 3, 100), 3);
+    assert_int_equal(posix_fallocate(fd, 0, 4 << 20), 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 4 << 20);
+    close(fd);
+
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    for (i = 0; i < 3 << 8; i++) {
+        assert_int_equal(pread(fd, buf, sizeof buf, (off_t)i * 4096),
+                         sizeof buf);
+        if (i == 0) {
+            assert_memory_equal(buf + 100, "abc", 3);
+            memset(buf + 100, 0, 3);
+        }
+        for (size_t j = 0; j < sizeof buf; j++)
+            assert_int_equal(buf[j], 0);
+    }
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_envelope_entry),
         cmocka_unit_test(test_envelope_snapshot),
         cmocka_unit_test(test_aio_destroy_off_the_caller),
+        cmocka_unit_test_setup_teardown(test_fallocate_writes_zeros, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads, setup,

@@ -109,7 +109,7 @@ int replog__err(int raft_rv);
 void replog__disk_refresh(struct replog *l);
 uint64_t replog__disk_limit(const struct replog *l);
 
-/* AIO contexts destroyed off the loop so far, process-wide (aio_reap.c). */
+/* AIO contexts destroyed off the loop so far, process-wide (sys_hooks.c). */
 uint64_t replog__aio_reaped(void);
 /* 0 if a write of `n` bytes may go ahead, else TB_ENOTREADONLY.  A
  * reserved write may use the space down to REPLOG_DISK_FLOOR. */
