@@ -27,13 +27,17 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "server/raft/internal.h"
 
 #define QUEUE 64 /* contexts waiting; beyond that the caller waits */
 
-#define ZEROS (1u << 20) /* read only: all of it maps the zero page */
+/* One page of zeros repeated by pwritev: even zero-page mappings of a
+ * larger buffer count in the process's RSS. */
+#define ZEROS     4096
+#define ZERO_IOVS 256 /* 1 MiB a call */
 
 typedef long (*syscall_fn)(long, ...);
 typedef int (*fallocate_fn)(int, off_t, off_t);
@@ -134,13 +138,18 @@ uint64_t replog__aio_reaped(void)
  * file is cut back to `size`. */
 static int zero_fill(int fd, off_t size, off_t off, off_t len)
 {
-    off_t end = off + len, pos = off;
+    struct iovec iov[ZERO_IOVS];
+    off_t end = off + len, pos = off, left;
     ssize_t n;
-    int err;
+    int i, err;
 
     while (pos < end) {
-        n = pwrite(fd, zeros, (size_t)(end - pos < ZEROS ? end - pos : ZEROS),
-                   pos);
+        for (i = 0, left = end - pos; i < ZERO_IOVS && left > 0; i++) {
+            iov[i].iov_base = (void *)zeros;
+            iov[i].iov_len = left < ZEROS ? (size_t)left : ZEROS;
+            left -= (off_t)iov[i].iov_len;
+        }
+        n = pwritev(fd, iov, i, pos);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
