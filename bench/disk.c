@@ -20,50 +20,49 @@
 #define BLOCK  4096
 #define WRITES 2000
 
-/* Zeros over the whole file through the page cache, then synced. */
-static int zero_fill(int fd)
+/* The file prepared with zeros written or blocks reserved, then synced,
+ * through a plain descriptor: only the timed writes are synced ones. */
+static int prepare(const char *path, int zeroed)
 {
     static const char zeros[BLOCK];
-    int i;
+    int fd, i, rv = 0;
 
-    for (i = 0; i < WRITES; i++)
-        if (pwrite(fd, zeros, BLOCK, (off_t)i * BLOCK) != BLOCK)
-            return -1;
-    return fsync(fd);
+    fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd < 0)
+        return -1;
+    if (zeroed) {
+        for (i = 0; i < WRITES && rv == 0; i++)
+            if (pwrite(fd, zeros, BLOCK, (off_t)i * BLOCK) != BLOCK)
+                rv = -1;
+    } else if (posix_fallocate(fd, 0, (off_t)BLOCK * WRITES) != 0) {
+        rv = -1;
+    }
+    if (fsync(fd) != 0)
+        rv = -1;
+    close(fd);
+    return rv;
 }
 
-/* WRITES timed writes into a file prepared with fallocate or with zeros;
+/* WRITES timed writes into a file prepared with zeros or with fallocate;
  * -1 when the file cannot be prepared, else how many were written. */
 static int timed_writes(const char *dir, int zeroed, const void *buf,
                         struct bn_hist *h, int *direct)
 {
     char path[512];
-    int fd, i, flags = O_CREAT | O_EXCL | O_WRONLY | O_DSYNC;
+    int fd, i;
 
     snprintf(path, sizeof(path), "%s/tbbench-disk-probe.%ld", dir,
              (long)getpid());
-    /* Zeros go through the page cache, then O_DIRECT for the timed part. */
-    fd = open(path, flags | (zeroed ? 0 : O_DIRECT), 0600);
-    if (fd < 0 && errno == EINVAL) /* a filesystem without O_DIRECT */
-        fd = open(path, flags, 0600);
-    if (fd < 0)
-        return -1;
-    if ((zeroed ? zero_fill(fd)
-                : posix_fallocate(fd, 0, (off_t)BLOCK * WRITES)) != 0 ||
-        fsync(fd) != 0) {
-        close(fd);
+    if (prepare(path, zeroed) != 0) {
         unlink(path);
         return -1;
     }
-    if (zeroed) {
-        close(fd);
-        fd = open(path, O_WRONLY | O_DSYNC | O_DIRECT);
-        if (fd < 0 && errno == EINVAL)
-            fd = open(path, O_WRONLY | O_DSYNC);
-        if (fd < 0) {
-            unlink(path);
-            return -1;
-        }
+    fd = open(path, O_WRONLY | O_DSYNC | O_DIRECT);
+    if (fd < 0 && errno == EINVAL) /* a filesystem without O_DIRECT */
+        fd = open(path, O_WRONLY | O_DSYNC);
+    if (fd < 0) {
+        unlink(path);
+        return -1;
     }
     *direct = (fcntl(fd, F_GETFL) & O_DIRECT) != 0;
     for (i = 0; i < WRITES; i++) {

@@ -453,6 +453,10 @@ static void test_fallocate_writes_zeros(void **state)
     assert_int_equal(posix_fallocate(fd, 0, 4 << 20), 0);
     assert_int_equal(fstat(fd, &st), 0);
     assert_int_equal(st.st_size, 4 << 20);
+    /* Past the end again, by less than a page. */
+    assert_int_equal(posix_fallocate(fd, 4 << 20, 1000), 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, (4 << 20) + 1000);
     close(fd);
 
     fd = open(path, O_RDONLY);
@@ -467,6 +471,10 @@ static void test_fallocate_writes_zeros(void **state)
         for (size_t j = 0; j < sizeof buf; j++)
             assert_int_equal(buf[j], 0);
     }
+    memset(buf, 0xff, sizeof buf);
+    assert_int_equal(pread(fd, buf, sizeof buf, 4 << 20), 1000);
+    for (i = 0; i < 1000; i++)
+        assert_int_equal(buf[i], 0);
     close(fd);
 }
 
