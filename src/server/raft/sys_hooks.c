@@ -152,6 +152,8 @@ static int zero_fill(int fd, off_t size, off_t off, off_t len)
         n = pwritev(fd, iov, i, pos);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n == 0)
+            errno = EIO; /* no progress and no error: not worth a retry */
         if (n <= 0)
             goto fail;
         pos += n;
@@ -159,7 +161,7 @@ static int zero_fill(int fd, off_t size, off_t off, off_t len)
     if (fdatasync(fd) == 0)
         return 0;
 fail:
-    err = errno != 0 ? errno : EIO;
+    err = errno;
     if (ftruncate(fd, size) != 0) {
         /* The file keeps some zeros past its old end; the error stands. */
     }
