@@ -4,6 +4,7 @@
  * Every wait is bounded.  The durability guards are test_raft_durability.c;
  * here:
  *   G4  test_g4_*: apply has no failure return (checked at compile time). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -478,6 +479,76 @@ static void test_fallocate_writes_zeros(void **state)
     close(fd);
 }
 
+/* The file in `dir` whose inode is `ino`, into `name`; 0 if none. */
+static int name_of_inode(const char *dir, ino_t ino, char *name, size_t n)
+{
+    char path[600];
+    struct dirent *e;
+    struct stat st;
+    DIR *d = opendir(dir);
+    int found = 0;
+
+    assert_non_null(d);
+    while (!found && (e = readdir(d)) != NULL) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) == 0 && st.st_ino == ino) {
+            snprintf(name, n, "%s", e->d_name);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* raft_uv's first segment is the spare filled while the log opened: a
+ * whole one left by an earlier start is taken as it is (same inode), and
+ * the entries written into it are there after a reopen. */
+static void test_first_segment_is_the_spare(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct prop p[3];
+    char spare[300], name[300];
+    static const char page[4096];
+    struct stat st;
+    int fd;
+    off_t off;
+
+    memset(p, 0, sizeof p);
+    snprintf(spare, sizeof spare, "%s/spare-segment", f->dir);
+    fd = open(spare, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    for (off = 0; off < REPLOG_SEGMENT_BYTES; off += sizeof page)
+        assert_int_equal(pwrite(fd, page, sizeof page, off), sizeof page);
+    assert_int_equal(fsync(fd), 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    close(fd);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_seq(f, &p[0], 0, 100);
+    propose_seq(f, &p[1], 1, 5000);
+    wait_props(f, p, 2);
+    assert_int_equal(p[0].status, 0);
+    assert_int_equal(p[1].status, 0);
+    assert_int_equal(stat(spare, &(struct stat){0}), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_true(name_of_inode(f->dir, st.st_ino, name, sizeof name));
+    assert_int_equal(strncmp(name, "open-", 5), 0);
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 2);
+    assert_true(rec_matches(&f->fsm.recs[0], 0, 100));
+    assert_true(rec_matches(&f->fsm.recs[1], 1, 5000));
+    /* This start filled a new spare, taken in turn. */
+    propose_seq(f, &p[2], 2, 10);
+    wait_props(f, &p[2], 1);
+    assert_int_equal(p[2].status, 0);
+    assert_int_equal(stat(spare, &(struct stat){0}), -1);
+    snprintf(name, sizeof name, "%s/spare-segment.tmp", f->dir);
+    assert_int_equal(stat(name, &(struct stat){0}), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +556,8 @@ int main(void)
         cmocka_unit_test(test_envelope_snapshot),
         cmocka_unit_test(test_aio_destroy_off_the_caller),
         cmocka_unit_test_setup_teardown(test_fallocate_writes_zeros, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_first_segment_is_the_spare, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),

@@ -95,7 +95,11 @@ static void g1_close_reopen(struct fx *f, int in_loop)
     assert_true(f->fsm.n_restored > 0);
     assert_true(f->fsm.n_applied > 0);
     assert_int_equal(f->fsm.n_restored + f->fsm.n_applied, G1_COUNT + 10);
-    assert_int_equal(replog_last_applied(f->l), last);
+    /* The tick may have appended one more barrier for a snapshot child
+     * that finished after `last` was read (snapshot.c); it changes no
+     * state. */
+    assert_true(replog_last_applied(f->l) >= last);
+    assert_true(replog_last_applied(f->l) <= last + 1);
     assert_true(replog_is_leader(f->l));
     fx_close(f);
 

@@ -14,6 +14,8 @@
 /* When the estimated free space is within this much of the limit, every
  * proposal measures again instead of trusting the cached figure (G3). */
 #define REPLOG_DISK_NEAR_MARGIN ((uint64_t)64 << 20)
+/* raft_uv's segment size (libraft 0.15 has no setting for it). */
+#define REPLOG_SEGMENT_BYTES ((off_t)8 << 20)
 /* Free space that is never given to writes: three 8 MiB open segments. */
 #define REPLOG_DISK_FLOOR ((uint64_t)24 << 20)
 /* How often the cached free-space figure is refreshed. */
@@ -111,6 +113,9 @@ uint64_t replog__disk_limit(const struct replog *l);
 
 /* AIO contexts destroyed off the loop so far, process-wide (sys_hooks.c). */
 uint64_t replog__aio_reaped(void);
+/* Starts preparing, on a thread of its own, the file the first segment
+ * raft_uv creates in `dir` will be (segment_fill.c). */
+void replog__spare_segment(const char *dir);
 /* 0 if a write of `n` bytes may go ahead, else TB_ENOTREADONLY.  A
  * reserved write may use the space down to REPLOG_DISK_FLOOR. */
 int replog__disk_admit(struct replog *l, size_t n, int reserved);

@@ -469,6 +469,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
         rv = TB_EIO;
         goto err;
     }
+    replog__spare_segment(l->dir);
     replog__fsm_init(l);
     replog__local_transport_init(&l->transport);
     rv = raft_uv_init(&l->io, loop, l->dir, &l->transport);

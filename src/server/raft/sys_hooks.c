@@ -1,6 +1,7 @@
-/* Two of raft_uv's calls into libc are taken over here, by defining them
- * in the server: the dynamic linker gives libraft these definitions instead
- * of libc's (libraft 0.15 has no option for either behaviour).
+/* One of raft_uv's calls into libc is taken over here, by defining it in
+ * the server: the dynamic linker gives libraft this definition instead of
+ * libc's (libraft 0.15 has no option for the behaviour; segment_fill.c
+ * takes over another).
  *
  * io_destroy(2), through syscall(2).  raft_uv writes the log with kernel
  * AIO and destroys its AIO context on the loop thread: once in its I/O
@@ -10,37 +11,20 @@
  * every segment and start-up took twice as long as its work.  raft_uv calls
  * it only after the context's last write has completed, so nothing waits
  * on the destruction itself: it returns 0 at once and a reaper thread does
- * the waiting.  Every other system call goes to libc.
- *
- * posix_fallocate(3), for a range past the end of the file (raft_uv
- * allocates each new segment so, on its threadpool).  Allocated but never
- * written blocks are "unwritten" to ext4 and xfs: the first synced write
- * into each of them also commits the journal, 280 us instead of 190 us
- * for a 4 KiB O_DSYNC write here.  The range is written with zeros and
- * synced instead, so every log write is a plain overwrite.  Disk full is
- * still ENOSPC, from the write. */
+ * the waiting.  Every other system call goes to libc. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "server/raft/internal.h"
 
 #define QUEUE 64 /* contexts waiting; beyond that the caller waits */
 
-/* One page of zeros repeated by pwritev: even zero-page mappings of a
- * larger buffer count in the process's RSS. */
-#define ZEROS     4096
-#define ZERO_IOVS 256 /* 1 MiB a call */
-
 typedef long (*syscall_fn)(long, ...);
-typedef int (*fallocate_fn)(int, off_t, off_t);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -50,13 +34,35 @@ static int reaper_state; /* 0 none, 1 running, -1 could not start */
 static atomic_ulong reaped;
 static pthread_once_t resolved = PTHREAD_ONCE_INIT;
 static syscall_fn real_syscall;
-static fallocate_fn real_fallocate;
-static const char zeros[ZEROS];
+
+/* A child of fork(2) has no reaper, and none of its parent's AIO
+ * contexts: the replog tests open logs in forked children. */
+static void before_fork(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void after_fork_child(void)
+{
+    reaper_state = 0;
+    queued = 0;
+    pthread_cond_init(&wake, NULL);
+    pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void sys_hooks_init(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
 
 static void resolve(void)
 {
     real_syscall = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
-    real_fallocate = (fallocate_fn)dlsym(RTLD_NEXT, "posix_fallocate");
 }
 
 static syscall_fn libc_syscall(void)
@@ -132,54 +138,4 @@ long syscall(long number, ...)
 uint64_t replog__aio_reaped(void)
 {
     return atomic_load(&reaped);
-}
-
-/* Zeros over [off, off + len), synced; 0 or an errno value, and then the
- * file is cut back to `size`. */
-static int zero_fill(int fd, off_t size, off_t off, off_t len)
-{
-    struct iovec iov[ZERO_IOVS];
-    off_t end = off + len, pos = off, left;
-    ssize_t n;
-    int i, err;
-
-    while (pos < end) {
-        for (i = 0, left = end - pos; i < ZERO_IOVS && left > 0; i++) {
-            iov[i].iov_base = (void *)zeros;
-            iov[i].iov_len = left < ZEROS ? (size_t)left : ZEROS;
-            left -= (off_t)iov[i].iov_len;
-        }
-        n = pwritev(fd, iov, i, pos);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0)
-            errno = EIO; /* no progress and no error: not worth a retry */
-        if (n <= 0)
-            goto fail;
-        pos += n;
-    }
-    if (fdatasync(fd) == 0)
-        return 0;
-fail:
-    err = errno;
-    if (ftruncate(fd, size) != 0) {
-        /* The file keeps some zeros past its old end; the error stands. */
-    }
-    return err;
-}
-
-int posix_fallocate(int fd, off_t off, off_t len)
-{
-    struct stat st;
-    int fl;
-
-    pthread_once(&resolved, resolve);
-    if (off < 0 || len <= 0 || off > INT64_MAX - len || fstat(fd, &st) != 0 ||
-        !S_ISREG(st.st_mode) || st.st_size > off)
-        return real_fallocate(fd, off, len);
-    fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || (fl & (O_DIRECT | O_APPEND)) != 0 ||
-        (fl & O_ACCMODE) == O_RDONLY)
-        return real_fallocate(fd, off, len);
-    return zero_fill(fd, st.st_size, off, len);
 }
