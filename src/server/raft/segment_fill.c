@@ -1,17 +1,18 @@
 /* posix_fallocate(3), taken over for raft_uv by defining it in the server
  * (as sys_hooks.c does io_destroy): raft_uv allocates each new segment so,
- * for a range past the end of the file, on its threadpool.  Allocated but never
- * written blocks are "unwritten" to ext4 and xfs: the first synced write
- * into each of them also commits the journal, 280 us instead of 190 us
- * for a 4 KiB O_DSYNC write here.  The range is written with zeros and
- * synced instead, so every log write is a plain overwrite.  Disk full is
- * still ENOSPC, from the write.
+ * past the end of the file, on its threadpool.  Allocated but never written
+ * blocks are "unwritten" to ext4 and xfs: the first synced write into each
+ * of them also commits the journal, 280 us instead of 190 us for a 4 KiB
+ * O_DSYNC write here.  The range is written with zeros and synced instead,
+ * so every log write is a plain overwrite.  Disk full is still ENOSPC,
+ * from the write.
  *
  * raft_uv prepares its first segment only when the first entry is
  * appended, so the first request after a start waited for 8 MiB of zeros
- * to reach the disk: a third of the start-up.  A thread fills a spare file
- * in the data directory from the moment the log is opened, alongside
- * raft's own start, and the first allocation of a whole segment in that
+ * to reach the disk: a third of the start-up.  A thread fills a spare,
+ * "spare-segment" in the data directory, from the moment the log is opened,
+ * alongside raft's own start (a whole one left by an earlier start is used
+ * as it is), and the first allocation of a whole segment in that
  * directory takes it over: the spare is renamed over the new, empty
  * segment and dup3(2) puts it behind raft's descriptor.  raft then syncs
  * the directory as it does for every segment it creates; if a crash comes
