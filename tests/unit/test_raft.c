@@ -11,6 +11,7 @@
 #include <linux/aio_abi.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -19,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -431,6 +434,25 @@ static int unwritten_extents(int fd)
     return n;
 }
 
+/* Pages of the first `len` bytes of `path` in the page cache. */
+static size_t cached_pages(const char *path, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0, i;
+    unsigned char vec[1024];
+    int fd = open(path, O_RDONLY);
+    void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+
+    assert_true(fd >= 0);
+    assert_true(p != MAP_FAILED);
+    close(fd);
+    assert_true(len / page <= sizeof vec);
+    assert_int_equal(mincore(p, len, vec), 0);
+    for (i = 0; i < len / page; i++)
+        n += vec[i] & 1;
+    munmap(p, len);
+    return n;
+}
+
 /* raft_uv allocates each segment with posix_fallocate(3): past the end of
  * the file ours writes zeros, so no block is left unwritten; inside the
  * file's data it is libc's, and the data stay. */
@@ -439,6 +461,7 @@ static void test_fallocate_writes_zeros(void **state)
     struct fx *f = *state;
     char path[300], buf[4096];
     struct stat st;
+    struct statfs sf;
     int fd, i;
 
     snprintf(path, sizeof path, "%s/seg", f->dir);
@@ -450,6 +473,9 @@ static void test_fallocate_writes_zeros(void **state)
     assert_true(st.st_blocks * 512 >= 3 << 20);
     if (unwritten_extents(fd) >= 0)
         assert_int_equal(unwritten_extents(fd), 0);
+    /* Nothing of it left in the page cache (tmpfs is nothing else). */
+    if (fstatfs(fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC)
+        assert_int_equal(cached_pages(path, 3 << 20), 0);
     assert_int_equal(pwrite(fd, "abc", 3, 100), 3);
     assert_int_equal(posix_fallocate(fd, 0, 4 << 20), 0);
     assert_int_equal(fstat(fd, &st), 0);
