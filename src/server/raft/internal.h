@@ -16,8 +16,8 @@
 #define REPLOG_DISK_NEAR_MARGIN ((uint64_t)64 << 20)
 /* raft_uv's segment size (libraft 0.15 has no setting for it). */
 #define REPLOG_SEGMENT_BYTES ((off_t)8 << 20)
-/* Free space that is never given to writes: three 8 MiB open segments. */
-#define REPLOG_DISK_FLOOR ((uint64_t)24 << 20)
+/* Free space that is never given to writes: three open segments. */
+#define REPLOG_DISK_FLOOR ((uint64_t)3 * REPLOG_SEGMENT_BYTES)
 /* How often the cached free-space figure is refreshed. */
 #define REPLOG_DISK_REFRESH_MS 250
 /* replog_close waits at most this long for appends to reach the disk. */

@@ -144,6 +144,13 @@ static void threadpool_start(void)
     uv_loop_close(&loop);
 }
 
+/* A segment's size, every block of it allocated. */
+static int whole(const struct stat *st)
+{
+    return st->st_size == REPLOG_SEGMENT_BYTES &&
+           (off_t)st->st_blocks * 512 >= REPLOG_SEGMENT_BYTES;
+}
+
 static void *spare_fill(void *arg)
 {
     char tmp[sizeof spare.path + 4];
@@ -154,8 +161,7 @@ static void *spare_fill(void *arg)
     threadpool_start();
     /* A spare left by an earlier run was renamed into place only once it
      * was whole and synced. */
-    if (stat(spare.path, &st) != 0 || st.st_size != REPLOG_SEGMENT_BYTES ||
-        (off_t)st.st_blocks * 512 < REPLOG_SEGMENT_BYTES) {
+    if (stat(spare.path, &st) != 0 || !whole(&st)) {
         snprintf(tmp, sizeof tmp, "%s.tmp", spare.path);
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         err = fd < 0 ? errno : zero_fill(fd, 0, 0, REPLOG_SEGMENT_BYTES);
@@ -233,8 +239,7 @@ static int spare_take(int fd, int fl, const struct stat *st)
         goto out;
     /* Whole, as it was when renamed into place (another process on the
      * same directory could have been filling it too). */
-    if (fstat(sfd, &named) != 0 || named.st_size != REPLOG_SEGMENT_BYTES ||
-        (off_t)named.st_blocks * 512 < REPLOG_SEGMENT_BYTES ||
+    if (fstat(sfd, &named) != 0 || !whole(&named) ||
         rename(spare.path, path) != 0) {
         close(sfd);
         goto out;
