@@ -10,7 +10,7 @@ int tree__undo_reserve(struct tree *t);
 struct tree_undo *tree__undo_push(struct tree *t, enum tree_undo_kind kind,
                                   struct tree_node *n);
 
-#define INITIAL_BUCKETS 64
+#define INITIAL_SLOTS 64
 
 /* A word-at-a-time multiplicative hash.  Only the in-memory layout depends
  * on it, never anything a client or a snapshot can observe. */
@@ -36,47 +36,91 @@ uint32_t tree__hash(const void *p, size_t n)
     return (uint32_t)h;
 }
 
-static void hash_grow(struct tree *t)
+/* Slots and their hashes in one allocation. */
+static int slots_alloc(size_t n, struct tree_node ***slots, uint32_t **hashes)
 {
-    size_t nb = t->nbuckets * 2, i;
-    struct tree_node **b = calloc(nb, sizeof *b);
-    struct tree_node *n, *next;
+    *slots = calloc(n, sizeof **slots + sizeof **hashes);
+    if (*slots == NULL)
+        return TB_ENOMEM;
+    *hashes = (uint32_t *)(*slots + n);
+    return 0;
+}
 
-    if (b == NULL)
-        return; /* a longer chain is slower, not wrong */
-    for (i = 0; i < t->nbuckets; i++) {
-        for (n = t->buckets[i]; n != NULL; n = next) {
-            next = n->hnext;
-            n->hnext = b[n->hash & (nb - 1)];
-            b[n->hash & (nb - 1)] = n;
-        }
+/* Where n is, or the empty slot that ends its probe. */
+static size_t slot_of(const struct tree *t, uint32_t h, struct tb_str path)
+{
+    size_t mask = t->nslots - 1, i = h & mask;
+    const struct tree_node *n;
+
+    for (; (n = t->slots[i]) != NULL; i = (i + 1) & mask)
+        if (t->hashes[i] == h && n->path_len == path.len &&
+            memcmp(n->path, path.ptr, path.len) == 0)
+            break;
+    return i;
+}
+
+/* Growing reads the old table alone: nodes are neither read nor written. */
+static int hash_grow(struct tree *t)
+{
+    size_t nn = t->nslots * 2, mask = nn - 1, i, j;
+    struct tree_node **slots;
+    uint32_t *hashes;
+
+    if (slots_alloc(nn, &slots, &hashes) != 0)
+        return TB_ENOMEM;
+    for (i = 0; i < t->nslots; i++) {
+        if (t->slots[i] == NULL)
+            continue;
+        for (j = t->hashes[i] & mask; slots[j] != NULL; j = (j + 1) & mask)
+            ;
+        slots[j] = t->slots[i];
+        hashes[j] = t->hashes[i];
     }
-    free(t->buckets);
-    t->buckets = b;
-    t->nbuckets = nb;
+    free(t->slots);
+    t->slots = slots;
+    t->hashes = hashes;
+    t->nslots = nn;
+    return 0;
+}
+
+int tree__hash_reserve(struct tree *t)
+{
+    if ((t->count + 1) * 4 <= t->nslots * 3 || hash_grow(t) == 0)
+        return 0;
+    /* Fuller than planned still works while one slot stays empty. */
+    return t->count + 2 <= t->nslots ? 0 : TB_ENOMEM;
 }
 
 void tree__hash_insert(struct tree *t, struct tree_node *n)
 {
-    struct tree_node **head;
+    size_t mask = t->nslots - 1, i = n->hash & mask;
 
-    if (t->count >= t->nbuckets)
-        hash_grow(t);
-    head = &t->buckets[n->hash & (t->nbuckets - 1)];
-    n->hnext = *head;
-    *head = n;
+    assert(t->count + 2 <= t->nslots);
+    while (t->slots[i] != NULL)
+        i = (i + 1) & mask;
+    t->slots[i] = n;
+    t->hashes[i] = n->hash;
     t->count++;
     t->data_size += n->path_len + n->data_len;
 }
 
+/* Backward-shift deletion: each later entry of the run that may move into
+ * the hole does, so that no probe ever passes an empty slot it should not. */
 void tree__hash_remove(struct tree *t, struct tree_node *n)
 {
-    struct tree_node **pp = &t->buckets[n->hash & (t->nbuckets - 1)];
+    size_t mask = t->nslots - 1, i = n->hash & mask, j, home;
 
-    while (*pp != n)
-        pp = &(*pp)->hnext;
-    *pp = n->hnext;
-    n->hnext = NULL;
+    while (t->slots[i] != n)
+        i = (i + 1) & mask;
+    for (j = (i + 1) & mask; t->slots[j] != NULL; j = (j + 1) & mask) {
+        home = t->hashes[j] & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            t->slots[i] = t->slots[j];
+            t->hashes[i] = t->hashes[j];
+            i = j;
+        }
+    }
+    t->slots[i] = NULL;
     t->count--;
     t->data_size -= n->path_len + n->data_len;
 }
@@ -84,16 +128,11 @@ void tree__hash_remove(struct tree *t, struct tree_node *n)
 struct tree_node *tree_find(const struct tree *t, struct tb_str path)
 {
     uint32_t h;
-    struct tree_node *n;
 
     if (path.ptr == NULL || path.len == 0 || path.len > UINT32_MAX)
         return NULL;
     h = tree__hash(path.ptr, path.len);
-    for (n = t->buckets[h & (t->nbuckets - 1)]; n != NULL; n = n->hnext)
-        if (n->hash == h && n->path_len == path.len &&
-            memcmp(n->path, path.ptr, path.len) == 0)
-            return n;
-    return NULL;
+    return t->slots[slot_of(t, h, path)];
 }
 
 struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data,
@@ -279,12 +318,12 @@ int tree__alloc(struct tree **out)
 
     if (t == NULL)
         return TB_ENOMEM;
-    t->nbuckets = INITIAL_BUCKETS;
-    t->buckets = calloc(t->nbuckets, sizeof *t->buckets);
+    t->nslots = INITIAL_SLOTS;
+    slots_alloc(t->nslots, &t->slots, &t->hashes);
     t->nabuckets = 16;
     t->abuckets = calloc(t->nabuckets, sizeof *t->abuckets);
-    if (t->buckets == NULL || t->abuckets == NULL) {
-        free(t->buckets);
+    if (t->slots == NULL || t->abuckets == NULL) {
+        free(t->slots);
         free(t->abuckets);
         free(t);
         return TB_ENOMEM;
@@ -303,7 +342,7 @@ static int add_system_node(struct tree *t, struct tree_node *parent,
     struct tree_node *n = tree__node_alloc(tb_str_c(path), tb_str_c(""), 0);
 
     if (n == NULL || (parent && tree__kids_reserve(parent) != 0) ||
-        tree_acl_intern(t, acl, &n->acl) != 0) {
+        tree__hash_reserve(t) != 0 || tree_acl_intern(t, acl, &n->acl) != 0) {
         free(n);
         return TB_ENOMEM;
     }
@@ -346,7 +385,6 @@ err:
 void tree_close(struct tree *t)
 {
     size_t i;
-    struct tree_node *n, *next;
     struct tree_owner *o;
     uint64_t key;
     void *val;
@@ -355,19 +393,16 @@ void tree_close(struct tree *t)
         return;
     if (t->in_txn)
         tree_rollback(t);
-    for (i = 0; i < t->nbuckets; i++) {
-        for (n = t->buckets[i]; n != NULL; n = next) {
-            next = n->hnext;
-            tree__node_free(t, n);
-        }
-    }
+    for (i = 0; i < t->nslots; i++)
+        if (t->slots[i] != NULL)
+            tree__node_free(t, t->slots[i]);
     for (i = 0; tb_map_next(&t->owners, &i, &key, &val);) {
         o = val;
         free(o);
     }
     tb_map_free(&t->owners);
     tree__acl_free_all(t);
-    free(t->buckets);
+    free(t->slots);
     free(t->abuckets);
     free(t->undo);
     free(t);
@@ -600,7 +635,7 @@ int tree_create(struct tree *t, struct tree_node *parent, struct tb_str path,
     if (n == NULL)
         return TB_ENOMEM;
     if (tree__kids_reserve(parent) != 0 || tree__undo_reserve(t) != 0 ||
-        tree__owner_prepare(t, owner) != 0) {
+        tree__hash_reserve(t) != 0 || tree__owner_prepare(t, owner) != 0) {
         tree__node_free(t, n);
         return TB_ENOMEM;
     }

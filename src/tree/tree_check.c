@@ -163,25 +163,29 @@ int tree_check(const struct tree *t, char *why, size_t cap)
     struct check c = {t, why, cap};
     const struct tree_node *n;
     uint64_t count = 0, kids = 0, size = 0, eph = 0, special = 0;
-    size_t i;
+    size_t i, j;
     int rv;
 
     if (t->in_txn || t->nundo != 0)
         return fail(&c, "transaction left open");
-    for (i = 0; i < t->nbuckets; i++) {
-        for (n = t->buckets[i]; n != NULL; n = n->hnext) {
-            if ((n->hash & (t->nbuckets - 1)) != i)
-                return fail(&c, "%s: in the wrong bucket", n->path);
-            if ((rv = check_links(&c, n)) != 0 ||
-                (rv = check_fields(&c, n)) != 0)
-                return rv;
-            count++;
-            kids += n->nkids;
-            size += n->path_len + n->data_len;
-            eph += tree_owner_kind(tree__owner(n)) == TREE_EPHEMERAL;
-            special += tree_owner_kind(tree__owner(n)) == TREE_CONTAINER ||
-                       tree_owner_kind(tree__owner(n)) == TREE_TTL;
-        }
+    for (i = 0; i < t->nslots; i++) {
+        if ((n = t->slots[i]) == NULL)
+            continue;
+        if (t->hashes[i] != n->hash)
+            return fail(&c, "%s: hash %08x in its slot", n->path,
+                        (unsigned)t->hashes[i]);
+        for (j = n->hash & (t->nslots - 1); j != i;
+             j = (j + 1) & (t->nslots - 1))
+            if (t->slots[j] == NULL)
+                return fail(&c, "%s: an empty slot before it", n->path);
+        if ((rv = check_links(&c, n)) != 0 || (rv = check_fields(&c, n)) != 0)
+            return rv;
+        count++;
+        kids += n->nkids;
+        size += n->path_len + n->data_len;
+        eph += tree_owner_kind(tree__owner(n)) == TREE_EPHEMERAL;
+        special += tree_owner_kind(tree__owner(n)) == TREE_CONTAINER ||
+                   tree_owner_kind(tree__owner(n)) == TREE_TTL;
     }
     if (count != t->count || kids + 1 != count)
         return fail(&c, "node count %llu, kept %llu, children %llu",

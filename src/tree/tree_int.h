@@ -32,7 +32,6 @@ struct tree_acl {
  * its parent's children, but still on its owner/special list until commit,
  * so that a rollback needs no allocation. */
 struct tree_node {
-    struct tree_node *hnext;
     struct tree_node *parent;
     struct tree_node **kids;
     uint8_t *data;
@@ -119,8 +118,13 @@ struct tree_undo {
 };
 
 struct tree {
-    struct tree_node **buckets; /* power-of-two count */
-    size_t nbuckets;
+    /* Open addressing, linear probing: a node's hash is kept beside it in
+     * the table, so that growing it or removing from it never touches a
+     * node.  After a snapshot's fork the first write to each page of the
+     * heap is a page fault; a chained table's doubling wrote to every node. */
+    struct tree_node **slots; /* power-of-two count, at most 3/4 used */
+    uint32_t *hashes;         /* in the same allocation as slots */
+    size_t nslots;
     uint64_t count;
     uint64_t data_size;
     struct tree_node *root;
@@ -140,7 +144,10 @@ struct tree {
 };
 
 uint32_t tree__hash(const void *p, size_t n);
-/* Inserts a node into the hash table (never fails; grows when it can). */
+/* Makes room for one more node in the hash table, or TB_ENOMEM. */
+int tree__hash_reserve(struct tree *t);
+/* Inserts a node: room must be there (tree__hash_reserve), or the node
+ * was removed in the transaction being rolled back. */
 void tree__hash_insert(struct tree *t, struct tree_node *n);
 void tree__hash_remove(struct tree *t, struct tree_node *n);
 /* Allocates a node for `path` holding `data`, owned by `owner` (not linked

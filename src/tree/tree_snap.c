@@ -242,6 +242,7 @@ static int restore_node(struct restore *s)
     if (n == NULL)
         return TB_ENOMEM;
     if ((rv = parent ? tree__kids_reserve(parent) : 0) != 0 ||
+        (rv = tree__hash_reserve(s->t)) != 0 ||
         (rv = tree__owner_prepare(s->t, owner)) != 0) {
         tree__node_free(s->t, n);
         return rv;

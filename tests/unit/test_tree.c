@@ -275,6 +275,53 @@ static void test_many_nodes(void **state)
     tree_close(t);
 }
 
+/* Creates and deletes in a random order, the table hovering around each
+ * size it grows to: removal must keep every other node reachable (runs
+ * that wrap around the end of the table included) and find nothing it
+ * removed. */
+static void test_hash_churn(void **state)
+{
+    enum { NAMES = 3000, STEPS = 60000 };
+    static uint8_t present[NAMES];
+    struct tree *t = new_tree();
+    struct tree_node *root = tree_root(t), *n;
+    uint64_t x = 88172645463325252ULL;
+    uint64_t live = 0;
+    char path[32];
+    int i, k;
+
+    (void)state;
+    for (i = 0; i < STEPS; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        /* Grow towards NAMES early on, then churn around two thirds. */
+        k = (int)(x % (uint64_t)(i < STEPS / 4 ? NAMES * 2 / 3 : NAMES));
+        snprintf(path, sizeof path, "/h%d", k);
+        n = find(t, path);
+        assert_int_equal(n != NULL, present[k]);
+        if (present[k]) {
+            assert_int_equal(tree_delete(t, n, i + 1), 0);
+            live--;
+        } else {
+            assert_int_equal(tree_create(t, root, tb_str_c(path), TB_STR("d"),
+                                         open_acl(t), 0, i + 1, 0, NULL),
+                             0);
+            live++;
+        }
+        present[k] ^= 1;
+        if (i % 512 == 0)
+            chk(t);
+    }
+    chk(t);
+    for (k = 0; k < NAMES; k++) {
+        snprintf(path, sizeof path, "/h%d", k);
+        assert_int_equal(find(t, path) != NULL, present[k]);
+    }
+    assert_int_equal(tree_count(t), live + 4);
+    tree_close(t);
+}
+
 /* Paths nest far deeper than any recursion could follow. */
 static void test_deep_path(void **state)
 {
@@ -947,6 +994,7 @@ int main(void)
         cmocka_unit_test(test_null_and_empty_data),
         cmocka_unit_test(test_children_bookkeeping),
         cmocka_unit_test(test_many_nodes),
+        cmocka_unit_test(test_hash_churn),
         cmocka_unit_test(test_deep_path),
         cmocka_unit_test(test_ephemeral_index),
         cmocka_unit_test(test_containers_and_ttl),
