@@ -2,6 +2,7 @@
  * four mutations (create, delete, setData, setACL) with their undo records.
  * Every operation is O(1) apart from hashing the path. */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "tree/tree_int.h"
 
@@ -36,14 +37,41 @@ uint32_t tree__hash(const void *p, size_t n)
     return (uint32_t)h;
 }
 
+#define SLOT_BYTES (sizeof(struct tree_node *) + sizeof(uint32_t))
+/* Above this, the table is a mapping of its own, left out of forked
+ * children (MADV_DONTFORK).  A snapshot's child walks the tree by its
+ * children arrays and never looks a path up; the loop's inserts would
+ * otherwise copy the table, page by page, after every fork. */
+#define SLOTS_MAPPED ((size_t)64 << 10)
+
 /* Slots and their hashes in one allocation. */
 static int slots_alloc(size_t n, struct tree_node ***slots, uint32_t **hashes)
 {
-    *slots = calloc(n, sizeof **slots + sizeof **hashes);
-    if (*slots == NULL)
+    void *p;
+
+    if (n * SLOT_BYTES < SLOTS_MAPPED) {
+        p = calloc(n, SLOT_BYTES);
+    } else {
+        p = mmap(NULL, n * SLOT_BYTES, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            p = NULL;
+        else
+            madvise(p, n * SLOT_BYTES, MADV_DONTFORK);
+    }
+    if (p == NULL)
         return TB_ENOMEM;
+    *slots = p;
     *hashes = (uint32_t *)(*slots + n);
     return 0;
+}
+
+static void slots_free(struct tree_node **slots, size_t n)
+{
+    if (n * SLOT_BYTES < SLOTS_MAPPED)
+        free(slots);
+    else
+        munmap(slots, n * SLOT_BYTES);
 }
 
 /* Where n is, or the empty slot that ends its probe. */
@@ -76,7 +104,7 @@ static int hash_grow(struct tree *t)
         slots[j] = t->slots[i];
         hashes[j] = t->hashes[i];
     }
-    free(t->slots);
+    slots_free(t->slots, t->nslots);
     t->slots = slots;
     t->hashes = hashes;
     t->nslots = nn;
@@ -323,7 +351,7 @@ int tree__alloc(struct tree **out)
     t->nabuckets = 16;
     t->abuckets = calloc(t->nabuckets, sizeof *t->abuckets);
     if (t->slots == NULL || t->abuckets == NULL) {
-        free(t->slots);
+        slots_free(t->slots, t->nslots);
         free(t->abuckets);
         free(t);
         return TB_ENOMEM;
@@ -402,7 +430,7 @@ void tree_close(struct tree *t)
     }
     tb_map_free(&t->owners);
     tree__acl_free_all(t);
-    free(t->slots);
+    slots_free(t->slots, t->nslots);
     free(t->abuckets);
     free(t->undo);
     free(t);

@@ -67,7 +67,9 @@ static inline int64_t tree_owner_ttl(int64_t owner)
 int tree_init(struct tree **out);
 void tree_close(struct tree *t);
 
-/* Reads.  Views returned here stay valid until the next mutation. */
+/* Reads.  Views returned here stay valid until the next mutation.
+ * tree_find is not for a forked child: a large path table is not inherited
+ * (tree_snapshot and walking the children are). */
 struct tree_node *tree_find(const struct tree *t, struct tb_str path);
 struct tree_node *tree_root(const struct tree *t);
 void tree_node_stat(const struct tree_node *n, struct tb_stat *st);

@@ -526,6 +526,50 @@ static int name_of_inode(const char *dir, ino_t ino, char *name, size_t n)
     return found;
 }
 
+/* 1: the page holding p is resident; 0: mapped, not resident; -1: not
+ * mapped at all. */
+static int resident(const void *p)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char v = 0;
+
+    if (mincore((void *)((uintptr_t)p & ~(uintptr_t)(page - 1)), 1, &v) != 0)
+        return errno == ENOMEM ? -1 : -2;
+    return v & 1;
+}
+
+/* Log entries and raft_uv's write buffers are resident before they are
+ * first written (populated in one call, not page by page), are not
+ * inherited by a forked child, and a freed write buffer is handed out
+ * again for the next request it fits. */
+static void test_log_memory(void **state)
+{
+    uint8_t *e, *b, *b2;
+    pid_t pid;
+    int status;
+
+    (void)state;
+    replog__arena_init();
+    e = replog__entry_alloc(200);
+    b = raft_aligned_alloc(4096, 10000);
+    assert_non_null(e);
+    assert_non_null(b);
+    assert_int_equal((uintptr_t)b % 4096, 0);
+    assert_int_equal(resident(e + 4096), 1);
+    assert_int_equal(resident(b + 8192), 1);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(resident(e) == -1 && resident(b) == -1 ? 0 : 1);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    raft_aligned_free(4096, b);
+    b2 = raft_aligned_alloc(4096, 30000);
+    assert_ptr_equal(b2, b);
+    raft_aligned_free(4096, b2);
+    raft_free(e);
+}
+
 /* raft_uv's first segment is the spare filled while the log opened: a
  * whole one left by an earlier start is taken as it is (same inode), and
  * the entries written into it are there after a reopen. */
@@ -581,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_envelope_entry),
         cmocka_unit_test(test_envelope_snapshot),
         cmocka_unit_test(test_aio_destroy_off_the_caller),
+        cmocka_unit_test(test_log_memory),
         cmocka_unit_test_setup_teardown(test_fallocate_writes_zeros, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_first_segment_is_the_spare, setup,

@@ -3,18 +3,23 @@
  * every mutation, snapshots (round trip, truncation, corruption), and the
  * ACL check and fix-up rules.  The consistency checker runs after every
  * operation. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* cmocka needs the headers above first. */
 #include <cmocka.h>
 
 #include "tree/acl.h"
 #include "tree/tree.h"
+#include "tree/tree_int.h"
 
 #define SID1 ((int64_t)0x0100000000000001LL)
 #define SID2 ((int64_t)0x0100000000000002LL)
@@ -591,6 +596,51 @@ static void test_snapshot_round_trip(void **state)
     tree_close(t);
 }
 
+/* A snapshot's forked child walks the tree without its path table, which
+ * a large tree keeps out of children: the child's snapshot is the
+ * parent's, byte for byte. */
+static void test_snapshot_in_forked_child(void **state)
+{
+    struct tree *t = new_tree();
+    struct tree_node *root = tree_root(t);
+    struct tb_wbuf w, got;
+    unsigned char v;
+    char path[32], buf[65536];
+    int fds[2], i, status;
+    ssize_t n;
+    pid_t pid;
+
+    (void)state;
+    for (i = 0; i < 20000; i++) {
+        snprintf(path, sizeof path, "/f%d", i);
+        assert_int_equal(tree_create(t, root, tb_str_c(path), TB_STR("data"),
+                                     open_acl(t), 0, i + 1, 0, NULL),
+                         0);
+    }
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        /* Not mapped here at all: mincore fails with ENOMEM. */
+        if (mincore(t->slots, 1, &v) == 0 || errno != ENOMEM)
+            _exit(2);
+        snap(t, &w);
+        _exit(write(fds[1], w.base, w.len) == (ssize_t)w.len ? 0 : 1);
+    }
+    close(fds[1]);
+    tb_wbuf_init(&got);
+    while ((n = read(fds[0], buf, sizeof buf)) > 0)
+        tb_wbuf_put(&got, buf, (size_t)n);
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_same_snapshot(t, &got);
+    tb_wbuf_free(&got);
+    tree_close(t);
+}
+
 static int restore_rc(const uint8_t *p, size_t n)
 {
     struct tree *r;
@@ -1001,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_acl_cache),
         cmocka_unit_test(test_rollback_exact),
         cmocka_unit_test(test_snapshot_round_trip),
+        cmocka_unit_test(test_snapshot_in_forked_child),
         cmocka_unit_test(test_snapshot_truncated),
         cmocka_unit_test(test_snapshot_corrupt),
         cmocka_unit_test(test_snapshot_invariants),

@@ -7,13 +7,26 @@
  * snapshot, against 41 MB for the same state after a restart.
  *
  * So entries are carved in order out of 1 MiB chunks, and a chunk is
- * unmapped when the last entry in it is freed.  Raft frees through its
- * heap hooks, installed here once per process: a pointer inside one of our
- * chunks is counted down, anything else goes to free().  The hooks can be
- * called from raft_uv's threadpool, hence the lock. */
+ * unmapped when the last entry in it is freed, but for one kept as the
+ * next.  A chunk is populated in one call, not page by page on first
+ * touch, and is left out of a snapshot's forked child, which never reads
+ * the log: after a fork, the first write to every page the child shares
+ * is a page fault.
+ *
+ * raft_uv encodes each batch into an aligned buffer that it grows to the
+ * exact size whenever a batch is larger than any since its segment began,
+ * and drops with the segment.  Its aligned allocations come from a few
+ * mappings sized in powers of two, populated and left out of children as
+ * chunks are, and kept once freed for the next request they fit.
+ *
+ * Raft frees through its heap hooks, installed here once per process: a
+ * pointer inside one of our chunks is counted down, anything else goes to
+ * free().  The hooks can be called from raft_uv's threadpool, hence the
+ * lock. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/map.h"
 #include "server/raft/internal.h"
@@ -28,14 +41,34 @@ struct chunk {
     size_t live; /* entries not yet freed */
 };
 
+#define BUF_MIN   ((size_t)64 << 10)
+#define BUF_SLOTS 8
+#define BUF_KEEP  2 /* free buffers kept mapped */
+
+struct buf {
+    uint8_t *base; /* NULL: slot unused */
+    size_t cap;
+    int busy;
+};
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct tb_map chunks; /* chunk address -> chunk */
 static struct chunk *current;
+static struct chunk *spare; /* emptied, still mapped and populated */
+static struct buf bufs[BUF_SLOTS];
 
 static struct chunk *chunk_of(void *p)
 {
     return tb_map_get(&chunks, (uintptr_t)p & ~(uintptr_t)(CHUNK - 1));
+}
+
+/* Left out of forked children, and populated in one call.  Both are only
+ * faster: an older kernel refuses them, harmlessly. */
+static void keep_from_children(void *p, size_t len)
+{
+    madvise(p, len, MADV_DONTFORK);
+    madvise(p, len, MADV_POPULATE_WRITE);
 }
 
 /* A CHUNK-aligned mapping of CHUNK bytes. */
@@ -44,6 +77,11 @@ static struct chunk *chunk_new(void)
     uint8_t *p, *a;
     size_t head;
 
+    if (spare != NULL) {
+        a = (uint8_t *)spare;
+        spare = NULL;
+        goto out;
+    }
     p = mmap(NULL, 2 * CHUNK, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
@@ -57,12 +95,18 @@ static struct chunk *chunk_new(void)
         munmap(a, CHUNK);
         return NULL;
     }
+    keep_from_children(a, CHUNK);
+out:
     ((struct chunk *)a)->used = CHUNK_HDR;
     return (struct chunk *)a;
 }
 
 static void chunk_drop(struct chunk *c)
 {
+    if (spare == NULL) {
+        spare = c;
+        return;
+    }
     tb_map_del(&chunks, (uintptr_t)c);
     munmap(c, CHUNK);
 }
@@ -129,16 +173,91 @@ static void *heap_realloc(void *data, void *ptr, size_t size)
     return realloc(ptr, size);
 }
 
+static void *map_populated(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED)
+        return NULL;
+    keep_from_children(p, len);
+    return p;
+}
+
+/* The smallest free buffer that fits, or a new one in an unused slot. */
+static struct buf *buf_get(size_t size)
+{
+    struct buf *b, *fit = NULL, *unused = NULL;
+    size_t cap = BUF_MIN;
+
+    for (b = bufs; b < bufs + BUF_SLOTS; b++) {
+        if (b->base == NULL)
+            unused = unused ? unused : b;
+        else if (!b->busy && b->cap >= size && (!fit || b->cap < fit->cap))
+            fit = b;
+    }
+    if (fit != NULL || unused == NULL)
+        return fit;
+    while (cap < size)
+        cap *= 2;
+    if ((unused->base = map_populated(cap)) == NULL)
+        return NULL;
+    unused->cap = cap;
+    return unused;
+}
+
+/* Unmaps the smallest free buffers beyond BUF_KEEP. */
+static void buf_trim(void)
+{
+    struct buf *b, *small;
+    int nfree;
+
+    for (;;) {
+        nfree = 0;
+        small = NULL;
+        for (b = bufs; b < bufs + BUF_SLOTS; b++) {
+            if (b->base == NULL || b->busy)
+                continue;
+            nfree++;
+            if (small == NULL || b->cap < small->cap)
+                small = b;
+        }
+        if (nfree <= BUF_KEEP)
+            return;
+        munmap(small->base, small->cap);
+        small->base = NULL;
+    }
+}
+
 static void *heap_aligned_alloc(void *data, size_t alignment, size_t size)
 {
+    struct buf *b = NULL;
+
     (void)data;
-    return aligned_alloc(alignment, size);
+    pthread_mutex_lock(&lock);
+    if (alignment <= (size_t)sysconf(_SC_PAGESIZE) &&
+        (b = buf_get(size)) != NULL)
+        b->busy = 1;
+    pthread_mutex_unlock(&lock);
+    return b != NULL ? b->base : aligned_alloc(alignment, size);
 }
 
 static void heap_aligned_free(void *data, size_t alignment, void *ptr)
 {
+    struct buf *b;
+
     (void)data;
     (void)alignment;
+    pthread_mutex_lock(&lock);
+    for (b = bufs; b < bufs + BUF_SLOTS; b++) {
+        if (b->base != NULL && b->base == ptr) {
+            b->busy = 0;
+            buf_trim();
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+    }
+    pthread_mutex_unlock(&lock);
     free(ptr);
 }
 
@@ -147,10 +266,21 @@ static struct raft_heap heap = {
     heap_realloc, heap_aligned_alloc, heap_aligned_free,
 };
 
+/* A forked child has none of the chunks (MADV_DONTFORK): one that opens a
+ * log of its own starts from nothing. */
+static void forget_chunks(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    tb_map_free(&chunks);
+    current = spare = NULL;
+    memset(bufs, 0, sizeof bufs);
+}
+
 static void install(void)
 {
     tb_map_init(&chunks);
     raft_heap_set(&heap);
+    pthread_atfork(NULL, NULL, forget_chunks);
 }
 
 void replog__arena_init(void)
