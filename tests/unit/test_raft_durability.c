@@ -681,11 +681,55 @@ static void test_g5_log_bounded_by_state_size(void **state)
     assert_int_equal(f->fsm.n, 340);
 }
 
+/* Once writes pause, a log of a quarter of the limit is snapshotted and
+ * given back; less is left alone, and so is an emptied log. */
+static void test_g5_idle_snapshot(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct replog_stats s;
+    struct prop p[40];
+    size_t i;
+    uint64_t end;
+
+    memset(p, 0, sizeof p);
+    c.snapshot_log_bytes = 64u << 10;
+    c.snapshot_idle_ms = 20;
+    assert_int_equal(fx_open(f, &c), 0);
+    /* 10 x (1 KiB + 64) is below a quarter of 64 KiB. */
+    for (i = 0; i < 10; i++)
+        propose_seq(f, &p[i], i, 1024);
+    wait_props(f, p, 10);
+    end = uv_now(&f->loop) + 600;
+    while (uv_now(&f->loop) < end)
+        uv_run(&f->loop, UV_RUN_ONCE);
+    replog_get_stats(f->l, &s);
+    assert_int_equal(s.snapshots_taken, 0);
+    assert_true(s.snapshot_log_bytes >= 10 * 1024);
+    /* 20 KiB is past it, far below the limit itself. */
+    for (i = 10; i < 20; i++)
+        propose_seq(f, &p[i], i, 1024);
+    wait_props(f, p, 20);
+    wait_snapshots(f, 1, &s);
+    assert_int_equal(s.snapshots_taken, 1);
+    assert_true(s.snapshot_log_bytes < 1024);
+    end = uv_now(&f->loop) + 600;
+    while (uv_now(&f->loop) < end)
+        uv_run(&f->loop, UV_RUN_ONCE);
+    replog_get_stats(f->l, &s);
+    assert_int_equal(s.snapshots_taken, 1);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_g1_every_length_close_reopen,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_g5_idle_snapshot, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_g1_every_length_in_loop, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_delta_restores, setup,

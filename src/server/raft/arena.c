@@ -7,9 +7,8 @@
  * snapshot, against 41 MB for the same state after a restart.
  *
  * So entries are carved in order out of 1 MiB chunks, and a chunk is
- * unmapped when the last entry in it is freed, but for one kept as the
- * next.  A chunk is populated in one call, not page by page on first
- * touch, and is left out of a snapshot's forked child, which never reads
+ * unmapped when the last entry in it is freed.  A chunk is populated in
+ * one call, not page by page on first touch, and is left out of a snapshot's forked child, which never reads
  * the log: after a fork, the first write to every page the child shares
  * is a page fault.
  *
@@ -43,7 +42,7 @@ struct chunk {
 
 #define BUF_MIN   ((size_t)64 << 10)
 #define BUF_SLOTS 8
-#define BUF_KEEP  2 /* free buffers kept mapped */
+#define BUF_KEEP  1 /* free buffers kept mapped: raft_uv grows by copying */
 
 struct buf {
     uint8_t *base; /* NULL: slot unused */
@@ -55,7 +54,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct tb_map chunks; /* chunk address -> chunk */
 static struct chunk *current;
-static struct chunk *spare; /* emptied, still mapped and populated */
 static struct buf bufs[BUF_SLOTS];
 
 static struct chunk *chunk_of(void *p)
@@ -77,11 +75,6 @@ static struct chunk *chunk_new(void)
     uint8_t *p, *a;
     size_t head;
 
-    if (spare != NULL) {
-        a = (uint8_t *)spare;
-        spare = NULL;
-        goto out;
-    }
     p = mmap(NULL, 2 * CHUNK, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
@@ -96,17 +89,12 @@ static struct chunk *chunk_new(void)
         return NULL;
     }
     keep_from_children(a, CHUNK);
-out:
     ((struct chunk *)a)->used = CHUNK_HDR;
     return (struct chunk *)a;
 }
 
 static void chunk_drop(struct chunk *c)
 {
-    if (spare == NULL) {
-        spare = c;
-        return;
-    }
     tb_map_del(&chunks, (uintptr_t)c);
     munmap(c, CHUNK);
 }
@@ -272,7 +260,7 @@ static void forget_chunks(void)
 {
     pthread_mutex_init(&lock, NULL);
     tb_map_free(&chunks);
-    current = spare = NULL;
+    current = NULL;
     memset(bufs, 0, sizeof bufs);
 }
 

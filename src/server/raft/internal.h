@@ -53,6 +53,7 @@ struct replog {
     unsigned snap_trailing;
     uint64_t snap_log_floor;
     uint64_t snap_log_entries; /* applied since the latest snapshot */
+    unsigned snap_idle_ms;
 
     struct tb_queue pending; /* struct replog_req, in proposal order */
     int64_t applied_index;   /* last index given to fsm.apply or restore */
@@ -82,6 +83,8 @@ struct replog {
     size_t snap_map_len;
     struct raft_barrier snap_barrier; /* see replog__snapshot_poke */
     int snap_barrier_busy;
+    int64_t idle_index;   /* applied_index when the tick last saw it move */
+    uint64_t idle_since;  /* uv_now then */
     int snap_active;
     uint64_t trim_high; /* largest state since the heap was last trimmed */
     struct tb_wbuf snap_state;

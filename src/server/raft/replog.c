@@ -15,6 +15,7 @@
 #define DEFAULT_ADDRESS          "127.0.0.1:0"
 #define DEFAULT_SNAP_TRAILING    8192
 #define DEFAULT_SNAP_LOG_BYTES   (4u << 20)
+#define DEFAULT_SNAP_IDLE_MS     100
 /* On a LAN, 300-500 ms keeps failover near 1-1.5 s (libraft-notes.md
  * measured 2.5-3.4x the election timeout) while tolerating loop stalls of a
  * few hundred ms from snapshots of a large state. */
@@ -391,6 +392,7 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->snap_max_entries = OR(cfg->snapshot_max_entries, UINT_MAX);
     l->snap_trailing = OR(cfg->snapshot_trailing, DEFAULT_SNAP_TRAILING);
     l->snap_log_floor = OR(cfg->snapshot_log_bytes, DEFAULT_SNAP_LOG_BYTES);
+    l->snap_idle_ms = OR(cfg->snapshot_idle_ms, DEFAULT_SNAP_IDLE_MS);
     raft_set_election_timeout(
         &l->raft, OR(cfg->election_timeout_ms, DEFAULT_ELECTION_MS));
     raft_set_heartbeat_timeout(

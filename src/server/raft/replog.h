@@ -78,6 +78,10 @@ struct replog_config {
     uint64_t snapshot_log_bytes;   /* [4 MiB] */
     unsigned snapshot_trailing;    /* entries kept after one, at most
                                       snapshot_log_bytes of them [8192] */
+    /* Once no write has been proposed or applied for this long, a snapshot
+     * is also taken if the log holds a quarter of what would make one due:
+     * the memory a burst of writes left is given back. */
+    unsigned snapshot_idle_ms; /* [100] */
     /* Serialize snapshots on the loop rather than in a forked child (what
      * is done anyway when fork fails). */
     int snapshot_in_loop;

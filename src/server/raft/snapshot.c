@@ -111,21 +111,49 @@ static void barrier_cb(struct raft_barrier *req, int status)
     l->snap_barrier_busy = 0;
 }
 
-/* From the tick.  Raft asks for a snapshot only after applying entries, so
- * when the child is done and nothing is being written, a barrier entry
- * makes raft ask, and the snapshot lands without waiting for a write. */
-void replog__snapshot_poke(struct replog *l)
+/* Writes have paused, and the log kept in memory since the last snapshot
+ * is worth giving back: without this it would stay until the next burst
+ * of writes took the log to the policy's limit (fsm.c).  A write waiting
+ * on a slow disk is no pause. */
+static int idle_with_log(struct replog *l)
+{
+    const struct replog_stats *s = &l->stats;
+    uint64_t now = uv_now(l->loop);
+
+    if (l->applied_index != l->idle_index || !tb_queue_empty(&l->pending)) {
+        l->idle_index = l->applied_index;
+        l->idle_since = now;
+        return 0;
+    }
+    return now - l->idle_since >= l->snap_idle_ms &&
+           s->snapshot_log_bytes >= s->snapshot_log_limit / 4;
+}
+
+/* The child has exited (not reaped: collect_child does that). */
+static int child_done(struct replog *l)
 {
     siginfo_t si;
 
-    if (l->snap_pid <= 0 || l->snap_barrier_busy ||
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)l->snap_pid, &si,
+                  WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           si.si_pid != 0;
+}
+
+/* From the tick.  Raft asks for a snapshot only after applying entries, so
+ * a barrier entry makes raft ask: when the child is done and nothing is
+ * being written, so that the snapshot lands without waiting for a write;
+ * and when writes have paused with a log worth a snapshot, which raft
+ * takes once its threshold is down to one entry. */
+void replog__snapshot_poke(struct replog *l)
+{
+    if (l->snap_barrier_busy || l->snap_active ||
         raft_state(&l->raft) != RAFT_LEADER)
         return;
-    memset(&si, 0, sizeof si);
-    if (waitid(P_PID, (id_t)l->snap_pid, &si, WEXITED | WNOHANG | WNOWAIT) !=
-            0 ||
-        si.si_pid == 0)
+    if (l->snap_pid > 0 ? !child_done(l) : !idle_with_log(l))
         return;
+    if (l->snap_pid <= 0)
+        raft_set_snapshot_threshold(&l->raft, 1);
     l->snap_barrier.data = l;
     if (raft_barrier(&l->raft, &l->snap_barrier, barrier_cb) == 0)
         l->snap_barrier_busy = 1;
