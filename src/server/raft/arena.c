@@ -7,16 +7,19 @@
  * snapshot, against 41 MB for the same state after a restart.
  *
  * So entries are carved in order out of 1 MiB chunks, and a chunk is
- * unmapped when the last entry in it is freed.  A chunk is populated in
- * one call, not page by page on first touch, and is left out of a snapshot's forked child, which never reads
- * the log: after a fork, the first write to every page the child shares
- * is a page fault.
+ * unmapped when the last entry in it is freed.  A chunk is populated 64 KiB
+ * at a time ahead of the entries, not page by page on first touch, and is
+ * left out of a snapshot's forked child, which never reads the log: after
+ * a fork, the first write to every page the child shares is a page fault.
+ * (An older kernel refuses either madvise, harmlessly: both only save
+ * time.)
  *
  * raft_uv encodes each batch into an aligned buffer that it grows to the
  * exact size whenever a batch is larger than any since its segment began,
- * and drops with the segment.  Its aligned allocations come from a few
- * mappings sized in powers of two, populated and left out of children as
- * chunks are, and kept once freed for the next request they fit.
+ * and drops with the segment.  Its aligned allocations up to BUF_MAX come
+ * from a few mappings sized in powers of two, populated and left out of
+ * children as chunks are, and kept once freed for the next request they
+ * fit.
  *
  * Raft frees through its heap hooks, installed here once per process: a
  * pointer inside one of our chunks is counted down, anything else goes to
@@ -36,11 +39,15 @@
 #define ARENA_MAX (CHUNK / 8)
 
 struct chunk {
-    size_t used; /* bytes handed out, header included */
-    size_t live; /* entries not yet freed */
+    size_t used;      /* bytes handed out, header included */
+    size_t live;      /* entries not yet freed */
+    size_t populated; /* bytes from the start populated */
 };
 
+#define POPULATE_STEP ((size_t)64 << 10)
+
 #define BUF_MIN   ((size_t)64 << 10)
+#define BUF_MAX   ((size_t)1 << 20)
 #define BUF_SLOTS 8
 #define BUF_KEEP  1 /* free buffers kept mapped: raft_uv grows by copying */
 
@@ -59,14 +66,6 @@ static struct buf bufs[BUF_SLOTS];
 static struct chunk *chunk_of(void *p)
 {
     return tb_map_get(&chunks, (uintptr_t)p & ~(uintptr_t)(CHUNK - 1));
-}
-
-/* Left out of forked children, and populated in one call.  Both are only
- * faster: an older kernel refuses them, harmlessly. */
-static void keep_from_children(void *p, size_t len)
-{
-    madvise(p, len, MADV_DONTFORK);
-    madvise(p, len, MADV_POPULATE_WRITE);
 }
 
 /* A CHUNK-aligned mapping of CHUNK bytes. */
@@ -88,8 +87,10 @@ static struct chunk *chunk_new(void)
         munmap(a, CHUNK);
         return NULL;
     }
-    keep_from_children(a, CHUNK);
+    madvise(a, CHUNK, MADV_DONTFORK);
+    madvise(a, POPULATE_STEP, MADV_POPULATE_WRITE);
     ((struct chunk *)a)->used = CHUNK_HDR;
+    ((struct chunk *)a)->populated = POPULATE_STEP;
     return (struct chunk *)a;
 }
 
@@ -117,6 +118,11 @@ void *replog__entry_alloc(size_t size)
         p = (uint8_t *)c + c->used;
         c->used += size;
         c->live++;
+        while (c->populated < c->used) {
+            madvise((uint8_t *)c + c->populated, POPULATE_STEP,
+                    MADV_POPULATE_WRITE);
+            c->populated += POPULATE_STEP;
+        }
     }
     pthread_mutex_unlock(&lock);
     return p;
@@ -168,7 +174,8 @@ static void *map_populated(size_t len)
 
     if (p == MAP_FAILED)
         return NULL;
-    keep_from_children(p, len);
+    madvise(p, len, MADV_DONTFORK);
+    madvise(p, len, MADV_POPULATE_WRITE);
     return p;
 }
 
@@ -223,7 +230,7 @@ static void *heap_aligned_alloc(void *data, size_t alignment, size_t size)
 
     (void)data;
     pthread_mutex_lock(&lock);
-    if (alignment <= (size_t)sysconf(_SC_PAGESIZE) &&
+    if (alignment <= (size_t)sysconf(_SC_PAGESIZE) && size <= BUF_MAX &&
         (b = buf_get(size)) != NULL)
         b->busy = 1;
     pthread_mutex_unlock(&lock);

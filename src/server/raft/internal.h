@@ -83,8 +83,8 @@ struct replog {
     size_t snap_map_len;
     struct raft_barrier snap_barrier; /* see replog__snapshot_poke */
     int snap_barrier_busy;
-    int64_t idle_index;   /* applied_index when the tick last saw it move */
-    uint64_t idle_since;  /* uv_now then */
+    int64_t idle_index;  /* applied_index when the tick last saw it move */
+    uint64_t idle_since; /* uv_now then */
     int snap_active;
     uint64_t trim_high; /* largest state since the heap was last trimmed */
     struct tb_wbuf snap_state;

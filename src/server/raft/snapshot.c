@@ -135,8 +135,8 @@ static int child_done(struct replog *l)
     siginfo_t si;
 
     memset(&si, 0, sizeof si);
-    return waitid(P_PID, (id_t)l->snap_pid, &si,
-                  WEXITED | WNOHANG | WNOWAIT) == 0 &&
+    return waitid(P_PID, (id_t)l->snap_pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+               0 &&
            si.si_pid != 0;
 }
 
