@@ -76,6 +76,7 @@ struct replog {
      * finalize. */
     int snap_in_loop; /* never fork */
     pid_t snap_pid;
+    uint64_t snap_polled; /* uv_now when the child was last looked at */
     int snap_fd;
     int64_t snap_base;
     struct tb_wbuf snap_delta;

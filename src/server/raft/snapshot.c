@@ -260,6 +260,11 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
 
     if (TB_NEVER(l->snap_active))
         return RAFT_BUSY;
+    /* Raft asks after every entry it applies while we answer busy: the
+     * child is looked at once per turn of the loop. */
+    if (l->snap_pid > 0 && uv_now(l->loop) == l->snap_polled)
+        return RAFT_BUSY;
+    l->snap_polled = uv_now(l->loop);
     if (l->snap_pid == 0 && !l->snap_in_loop) {
         rv = fork_child(l);
         if (rv == 0) {
