@@ -74,7 +74,7 @@ static void slots_free(struct tree_node **slots, size_t n)
         munmap(slots, n * SLOT_BYTES);
 }
 
-/* Where n is, or the empty slot that ends its probe. */
+/* The slot holding path, or the empty one that ends its probe. */
 static size_t slot_of(const struct tree *t, uint32_t h, struct tb_str path)
 {
     size_t mask = t->nslots - 1, i = h & mask;
