@@ -18,8 +18,8 @@
  * exact size whenever a batch is larger than any since its segment began,
  * and drops with the segment.  Its aligned allocations up to BUF_MAX come
  * from a few mappings sized in powers of two, populated and left out of
- * children as chunks are, and kept once freed for the next request they
- * fit.
+ * children as chunks are; the largest one freed is kept for the next
+ * request it fits.
  *
  * Raft frees through its heap hooks, installed here once per process: a
  * pointer inside one of our chunks is counted down, anything else goes to
