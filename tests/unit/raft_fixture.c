@@ -199,6 +199,14 @@ int run_until(uv_loop_t *loop, const int *flag, int want)
     return 1;
 }
 
+void run_for(struct fx *f, uint64_t ms)
+{
+    uint64_t end = uv_now(&f->loop) + ms;
+
+    while (uv_now(&f->loop) < end)
+        uv_run(&f->loop, UV_RUN_ONCE);
+}
+
 void fx_close(struct fx *f)
 {
     int before = f->closed;

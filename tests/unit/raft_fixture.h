@@ -80,6 +80,9 @@ void close_cb(void *arg);
 /* Runs the loop until *flag reaches want or WAIT_MS pass. */
 int run_until(uv_loop_t *loop, const int *flag, int want);
 
+/* Runs f's loop for `ms`, the tick included. */
+void run_for(struct fx *f, uint64_t ms);
+
 void fx_close(struct fx *f);
 
 int teardown(void **state);

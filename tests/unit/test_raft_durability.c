@@ -690,7 +690,6 @@ static void test_g5_idle_snapshot(void **state)
     struct replog_stats s;
     struct prop p[40];
     size_t i;
-    uint64_t end;
 
     memset(p, 0, sizeof p);
     c.snapshot_log_bytes = 64u << 10;
@@ -700,9 +699,7 @@ static void test_g5_idle_snapshot(void **state)
     for (i = 0; i < 10; i++)
         propose_seq(f, &p[i], i, 1024);
     wait_props(f, p, 10);
-    end = uv_now(&f->loop) + 600;
-    while (uv_now(&f->loop) < end)
-        uv_run(&f->loop, UV_RUN_ONCE);
+    run_for(f, 600);
     replog_get_stats(f->l, &s);
     assert_int_equal(s.snapshots_taken, 0);
     assert_true(s.snapshot_log_bytes >= 10 * 1024);
@@ -713,9 +710,7 @@ static void test_g5_idle_snapshot(void **state)
     wait_snapshots(f, 1, &s);
     assert_int_equal(s.snapshots_taken, 1);
     assert_true(s.snapshot_log_bytes < 1024);
-    end = uv_now(&f->loop) + 600;
-    while (uv_now(&f->loop) < end)
-        uv_run(&f->loop, UV_RUN_ONCE);
+    run_for(f, 600);
     replog_get_stats(f->l, &s);
     assert_int_equal(s.snapshots_taken, 1);
     fx_close(f);
