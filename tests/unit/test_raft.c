@@ -9,9 +9,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/aio_abi.h>
-#include <linux/fiemap.h>
 #include <linux/fs.h>
-#include <linux/magic.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -22,7 +20,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -413,119 +410,6 @@ static void test_aio_destroy_off_the_caller(void **state)
     assert_int_equal(errno, EINVAL);
 }
 
-/* Extents of `fd` flagged unwritten, or -1 if the file system cannot say
- * (tmpfs has no FIEMAP). */
-static int unwritten_extents(int fd)
-{
-    union {
-        struct fiemap m;
-        char raw[sizeof(struct fiemap) + 32 * sizeof(struct fiemap_extent)];
-    } u;
-    int n = 0;
-
-    memset(&u, 0, sizeof u);
-    u.m.fm_length = FIEMAP_MAX_OFFSET;
-    u.m.fm_flags = FIEMAP_FLAG_SYNC;
-    u.m.fm_extent_count = 32;
-    if (ioctl(fd, FS_IOC_FIEMAP, &u.m) != 0)
-        return -1;
-    for (unsigned i = 0; i < u.m.fm_mapped_extents; i++)
-        n += (u.m.fm_extents[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN) != 0;
-    return n;
-}
-
-/* Pages of the first `len` bytes of `path` in the page cache. */
-static size_t cached_pages(const char *path, size_t len)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0, i;
-    unsigned char vec[1024];
-    int fd = open(path, O_RDONLY);
-    void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-
-    assert_true(fd >= 0);
-    assert_true(p != MAP_FAILED);
-    close(fd);
-    assert_true(len / page <= sizeof vec);
-    assert_int_equal(mincore(p, len, vec), 0);
-    for (i = 0; i < len / page; i++)
-        n += vec[i] & 1;
-    munmap(p, len);
-    return n;
-}
-
-/* raft_uv allocates each segment with posix_fallocate(3): past the end of
- * the file ours writes zeros, so no block is left unwritten; inside the
- * file's data it is libc's, and the data stay. */
-static void test_fallocate_writes_zeros(void **state)
-{
-    struct fx *f = *state;
-    char path[300], buf[4096];
-    struct stat st;
-    struct statfs sf;
-    int fd, i;
-
-    snprintf(path, sizeof path, "%s/seg", f->dir);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
-    assert_int_equal(posix_fallocate(fd, 0, 3 << 20), 0);
-    assert_int_equal(fstat(fd, &st), 0);
-    assert_int_equal(st.st_size, 3 << 20);
-    assert_true(st.st_blocks * 512 >= 3 << 20);
-    if (unwritten_extents(fd) >= 0)
-        assert_int_equal(unwritten_extents(fd), 0);
-    /* Nothing of it left in the page cache (tmpfs is nothing else). */
-    if (fstatfs(fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC)
-        assert_int_equal(cached_pages(path, 3 << 20), 0);
-    assert_int_equal(pwrite(fd, "abc", 3, 100), 3);
-    assert_int_equal(posix_fallocate(fd, 0, 4 << 20), 0);
-    assert_int_equal(fstat(fd, &st), 0);
-    assert_int_equal(st.st_size, 4 << 20);
-    /* Past the end again, by less than a page. */
-    assert_int_equal(posix_fallocate(fd, 4 << 20, 1000), 0);
-    assert_int_equal(fstat(fd, &st), 0);
-    assert_int_equal(st.st_size, (4 << 20) + 1000);
-    close(fd);
-
-    fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    for (i = 0; i < 3 << 8; i++) {
-        assert_int_equal(pread(fd, buf, sizeof buf, (off_t)i * 4096),
-                         sizeof buf);
-        if (i == 0) {
-            assert_memory_equal(buf + 100, "abc", 3);
-            memset(buf + 100, 0, 3);
-        }
-        for (size_t j = 0; j < sizeof buf; j++)
-            assert_int_equal(buf[j], 0);
-    }
-    memset(buf, 0xff, sizeof buf);
-    assert_int_equal(pread(fd, buf, sizeof buf, 4 << 20), 1000);
-    for (i = 0; i < 1000; i++)
-        assert_int_equal(buf[i], 0);
-    close(fd);
-}
-
-/* The file in `dir` whose inode is `ino`, into `name`; 0 if none. */
-static int name_of_inode(const char *dir, ino_t ino, char *name, size_t n)
-{
-    char path[600];
-    struct dirent *e;
-    struct stat st;
-    DIR *d = opendir(dir);
-    int found = 0;
-
-    assert_non_null(d);
-    while (!found && (e = readdir(d)) != NULL) {
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (stat(path, &st) == 0 && st.st_ino == ino) {
-            snprintf(name, n, "%s", e->d_name);
-            found = 1;
-        }
-    }
-    closedir(d);
-    return found;
-}
-
 /* 1: the page holding p is resident; 0: mapped, not resident; -1: not
  * mapped at all. */
 static int resident(const void *p)
@@ -570,55 +454,6 @@ static void test_log_memory(void **state)
     raft_free(e);
 }
 
-/* raft_uv's first segment is the spare filled while the log opened: a
- * whole one left by an earlier start is taken as it is (same inode), and
- * the entries written into it are there after a reopen. */
-static void test_first_segment_is_the_spare(void **state)
-{
-    struct fx *f = *state;
-    struct replog_config c = base_config(f);
-    struct prop p[3];
-    char spare[300], name[300];
-    static const char page[4096];
-    struct stat st;
-    int fd;
-    off_t off;
-
-    memset(p, 0, sizeof p);
-    snprintf(spare, sizeof spare, "%s/spare-segment", f->dir);
-    fd = open(spare, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
-    for (off = 0; off < REPLOG_SEGMENT_BYTES; off += sizeof page)
-        assert_int_equal(pwrite(fd, page, sizeof page, off), sizeof page);
-    assert_int_equal(fsync(fd), 0);
-    assert_int_equal(fstat(fd, &st), 0);
-    close(fd);
-
-    assert_int_equal(fx_open(f, &c), 0);
-    propose_seq(f, &p[0], 0, 100);
-    propose_seq(f, &p[1], 1, 5000);
-    wait_props(f, p, 2);
-    assert_int_equal(p[0].status, 0);
-    assert_int_equal(p[1].status, 0);
-    assert_int_equal(stat(spare, &(struct stat){0}), -1);
-    assert_int_equal(errno, ENOENT);
-    assert_true(name_of_inode(f->dir, st.st_ino, name, sizeof name));
-    assert_int_equal(strncmp(name, "open-", 5), 0);
-    fx_close(f);
-
-    assert_int_equal(fx_open(f, &c), 0);
-    assert_int_equal(f->fsm.n, 2);
-    assert_true(rec_matches(&f->fsm.recs[0], 0, 100));
-    assert_true(rec_matches(&f->fsm.recs[1], 1, 5000));
-    /* This start filled a new spare, taken in turn. */
-    propose_seq(f, &p[2], 2, 10);
-    wait_props(f, &p[2], 1);
-    assert_int_equal(p[2].status, 0);
-    assert_int_equal(stat(spare, &(struct stat){0}), -1);
-    snprintf(name, sizeof name, "%s/spare-segment.tmp", f->dir);
-    assert_int_equal(stat(name, &(struct stat){0}), -1);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,10 +461,6 @@ int main(void)
         cmocka_unit_test(test_envelope_snapshot),
         cmocka_unit_test(test_aio_destroy_off_the_caller),
         cmocka_unit_test(test_log_memory),
-        cmocka_unit_test_setup_teardown(test_fallocate_writes_zeros, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_first_segment_is_the_spare, setup,
-                                        teardown),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads, setup,

@@ -14,7 +14,7 @@
 /* When the estimated free space is within this much of the limit, every
  * proposal measures again instead of trusting the cached figure (G3). */
 #define REPLOG_DISK_NEAR_MARGIN ((uint64_t)64 << 20)
-/* raft_uv's segment size (libraft 0.15 has no setting for it). */
+/* The log's segment size (wal.c). */
 #define REPLOG_SEGMENT_BYTES ((off_t)8 << 20)
 /* Free space that is never given to writes: three open segments. */
 #define REPLOG_DISK_FLOOR ((uint64_t)3 * REPLOG_SEGMENT_BYTES)
@@ -37,7 +37,8 @@ struct replog_req {
 struct replog {
     uv_loop_t *loop;
     struct raft raft;
-    struct raft_io io;
+    struct raft_io io; /* wal.c's, in front of uv */
+    struct raft_io uv; /* raft_uv: term, vote, snapshots */
     struct raft_uv_transport transport;
     struct raft_fsm raft_fsm; /* raft's view of `fsm`, version 2 */
     struct replog_fsm fsm;
@@ -117,9 +118,6 @@ uint64_t replog__disk_limit(const struct replog *l);
 
 /* AIO contexts destroyed off the loop so far, process-wide (sys_hooks.c). */
 uint64_t replog__aio_reaped(void);
-/* Starts preparing, on a thread of its own, the file the first segment
- * raft_uv creates in `dir` will be (segment_fill.c). */
-void replog__spare_segment(const char *dir);
 /* 0 if a write of `n` bytes may go ahead, else TB_ENOTREADONLY.  A
  * reserved write may use the space down to REPLOG_DISK_FLOOR. */
 int replog__disk_admit(struct replog *l, size_t n, int reserved);
@@ -141,6 +139,13 @@ void replog__snapshot_poke(struct replog *l);
 void replog__arena_init(void);
 /* For a buffer raft will own; NULL when out of memory. */
 void *replog__entry_alloc(size_t size);
+
+/* wal.c: the log's files, in front of l->uv as l->io. */
+int replog__wal_init(struct replog *l, off_t segment_bytes);
+/* After the io is closed, or when raft_init failed. */
+void replog__wal_free(struct raft_io *io);
+/* Writes submitted while another was still on its way. */
+uint64_t replog__wal_overlapped(struct raft_io *io);
 
 /* transport.c */
 void replog__local_transport_init(struct raft_uv_transport *t);

@@ -274,7 +274,8 @@ static void raft_closed(struct raft *r)
     struct replog *l = r->data;
     struct tb_queue *q;
 
-    raft_uv_close(&l->io);
+    replog__wal_free(&l->io);
+    raft_uv_close(&l->uv);
     /* raft fails the requests it knows of while closing; anything it did
      * not answer is answered here, so done fires exactly once. */
     while (!tb_queue_empty(&l->pending)) {
@@ -471,26 +472,31 @@ int replog_open(struct replog **out, uv_loop_t *loop,
         rv = TB_EIO;
         goto err;
     }
-    replog__spare_segment(l->dir);
     replog__fsm_init(l);
     replog__local_transport_init(&l->transport);
-    rv = raft_uv_init(&l->io, loop, l->dir, &l->transport);
+    rv = raft_uv_init(&l->uv, loop, l->dir, &l->transport);
     if (rv != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_uv_init: %s (%s)",
-                     l->dir, raft_strerror(rv), l->io.errmsg);
+                     l->dir, raft_strerror(rv), l->uv.errmsg);
         rv = replog__err(rv);
         goto err;
     }
     /* G2: a damaged log must stop the server, not silently shorten it. */
-    raft_uv_set_auto_recovery(&l->io, false);
-    if (raft_uv_set_snapshot_compression(&l->io, true) != 0)
+    raft_uv_set_auto_recovery(&l->uv, false);
+    if (raft_uv_set_snapshot_compression(&l->uv, true) != 0)
         replog__logf(l, REPLOG_LOG_WARN, "snapshot compression unavailable");
+    if ((rv = replog__wal_init(l, REPLOG_SEGMENT_BYTES)) != 0) {
+        raft_uv_close(&l->uv);
+        rv = replog__err(rv);
+        goto err;
+    }
     rv = raft_init(&l->raft, &l->io, &l->raft_fsm, (raft_id)cfg->server_id,
                    l->address);
     if (rv != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_init: %s (%s)", l->dir,
                      raft_strerror(rv), l->io.errmsg);
-        raft_uv_close(&l->io);
+        replog__wal_free(&l->io);
+        raft_uv_close(&l->uv);
         rv = replog__err(rv);
         goto err;
     }

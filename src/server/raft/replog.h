@@ -8,7 +8,9 @@
  *
  *   G1  every entry is padded to a multiple of 8 bytes and carries its real
  *       length inside (format drawn in envelope.h);
- *   G2  raft_uv auto-recovery is off: a damaged log makes replog_open fail;
+ *   G2  raft_uv auto-recovery is off, and the log's own segments may end
+ *       early only in the last one (wal_load.c): a damaged log makes
+ *       replog_open fail;
  *   G3  writes are refused with TB_ENOTREADONLY before the disk fills up;
  *   G4  the state machine's apply has no failure return;
  *   G5  the snapshot threshold grows with the state size, and the time the

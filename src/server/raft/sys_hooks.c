@@ -1,17 +1,13 @@
 /* One of raft_uv's calls into libc is taken over here, by defining it in
  * the server: the dynamic linker gives libraft this definition instead of
- * libc's (libraft 0.15 has no option for the behaviour; segment_fill.c
- * takes over another).
+ * libc's (libraft 0.15 has no option for the behaviour).
  *
- * io_destroy(2), through syscall(2).  raft_uv writes the log with kernel
- * AIO and destroys its AIO context on the loop thread: once in its I/O
- * probe at start-up, and each time an open segment is finalized (every
- * 8 MiB of log).  io_destroy waits for an RCU grace period before it
- * returns, 28-46 ms here, so the whole server stood still for that long at
- * every segment and start-up took twice as long as its work.  raft_uv calls
- * it only after the context's last write has completed, so nothing waits
- * on the destruction itself: it returns 0 at once and a reaper thread does
- * the waiting.  Every other system call goes to libc. */
+ * io_destroy(2), through syscall(2).  raft_uv destroys the AIO context of
+ * its I/O probe on the loop thread at start-up (wal.c its own at close).
+ * io_destroy waits for an RCU grace period before it returns, 28-46 ms
+ * here, so start-up took twice as long as its work.  The context's writes
+ * have all completed by then, so nothing waits on the destruction itself:
+ * it returns 0 at once and a reaper thread does the waiting.  Every other system call goes to libc. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>

@@ -1,0 +1,139 @@
+/* The log's own files, behind raft_io: raft_uv keeps the term, the vote and
+ * the snapshots, and the entries go to `wal-<seq>` files written here.
+ * raft_uv writes one batch at a time, so an entry proposed while a batch is
+ * on its way to the disk waited for that batch and then for its own; here
+ * WAL_INFLIGHT writes may be on their way at once, each its own records,
+ * and raft hears of them in the order they were submitted.
+ *
+ * A record is a header and its payload, padded to WAL_BLOCK so that no two
+ * writes share a block.  Each header holds the CRC of the record before it
+ * in the log (`prev`), so a record counts only if it follows the last one
+ * that counted: what a crash leaves of a write beyond the first lost one,
+ * or of an earlier run, never joins the log. */
+#ifndef TB_SERVER_RAFT_WAL_H
+#define TB_SERVER_RAFT_WAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/aio_abi.h>
+#include <raft.h>
+#include <uv.h>
+
+#include "common/common.h"
+
+#define WAL_BLOCK    4096
+#define WAL_HDR      48
+#define WAL_INFLIGHT 2
+#define WAL_MAGIC    0x31574254u /* "TBW1" */
+/* A batch is written once it holds this much, even with a write free. */
+#define WAL_BATCH_MAX ((size_t)1 << 20)
+
+enum wal_kind {
+    WAL_ENTRIES = 1,  /* n entries from `index` on */
+    WAL_TRUNCATE = 2, /* entries from `index` on are void */
+    WAL_RESET = 3,    /* every entry is void; the next is `index` */
+};
+
+/* Header layout, big-endian: magic u32, crc u32 (of what follows it,
+ * payload included), prev u32, kind u32, index u64, nonce u64, n u32,
+ * reserved u32, len u64 (payload bytes).  An entry in the payload: term
+ * u64, type u32, size u32, then its bytes padded to 8. */
+struct wal_rec {
+    uint32_t crc, prev, kind, n;
+    uint64_t index, len;
+    const uint8_t *payload;
+};
+
+struct wal_seg {
+    uint64_t seq;
+    uint64_t last_index; /* of the entries written in it; 0: none */
+    off_t end;           /* where its next record goes */
+    int fd;              /* -1 once closed */
+    int direct;          /* 0 not known yet, 1 O_DIRECT, 2 not */
+    unsigned writing;    /* writes not yet completed */
+};
+
+/* Records waiting for a write: one aligned buffer, and who to answer. */
+struct wal_batch {
+    uint8_t *buf;
+    size_t len, cap;
+    size_t open; /* offset of the ENTRIES record still growing, or SIZE_MAX */
+    struct wal_ack {
+        struct raft_io_append *req;
+        raft_io_append_cb cb;
+    } * acks;
+    unsigned n_acks, cap_acks;
+    uint64_t last_index; /* of its entries; 0: none */
+};
+
+struct wal_write {
+    struct iocb iocb; /* written by kernel AIO */
+    uv_work_t work;   /* or on the threadpool */
+    struct wal *w;
+    struct wal_seg *seg;
+    off_t off;
+    struct wal_batch b;
+    int status; /* errno value from the thread */
+    int done;
+    struct wal_write *next;
+};
+
+struct wal {
+    struct replog *l;
+    struct raft_io *io, *uv;
+    uv_loop_t *loop;
+    char *dir;
+    off_t seg_bytes;
+    uint64_t nonce;        /* this run's, in every header it writes */
+    raft_index next_index; /* of the next entry appended */
+    uint32_t last_crc;     /* of the last record submitted */
+    int errored;           /* a write failed: every append fails */
+    struct wal_batch pending;
+    struct wal_write *head, *tail; /* submitted, in order */
+    aio_context_t aio;             /* 0: writes go to the threadpool */
+    int aio_fd;                    /* eventfd the AIO completions signal */
+    uv_poll_t aio_poll;
+    unsigned inflight;
+    struct wal_seg **segs; /* ascending; the last one is written to */
+    unsigned n_segs, cap_segs;
+    uint64_t next_seq;
+    struct wal_seg *ready; /* prepared, not yet written to */
+    uv_work_t prep;
+    struct wal_seg *prep_seg; /* being prepared */
+    int prep_err;
+    uv_work_t removal;
+    int removal_busy;
+    char **doomed; /* paths the removal work unlinks */
+    unsigned n_doomed;
+    raft_io_tick_cb tick;
+    raft_io_recv_cb recv;
+    raft_io_close_cb close_cb;
+    int closing;
+    struct raft_io_snapshot_put *put_req;
+    raft_io_snapshot_put_cb put_cb;
+    struct raft_io_snapshot_put put;
+    raft_index put_index;
+    unsigned put_trailing;
+    struct {
+        uint8_t *buf;
+        size_t cap;
+    } spare[WAL_INFLIGHT + 1]; /* write buffers kept for reuse */
+    unsigned n_spare;
+    uint64_t records, overlapped;
+};
+
+void replog__wal_path(const struct wal *w, uint64_t seq, char *buf, size_t n);
+/* A segment opened for writing records, or -1 (errno). */
+int replog__wal_open(const char *path);
+/* Makes `s` the segment written to. */
+int replog__wal_add_seg(struct wal *w, struct wal_seg *s);
+
+/* wal_load.c */
+int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r);
+/* Scans the files of `w` and merges them after raft_uv's entries. */
+int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
+                     raft_index *start, struct raft_entry **entries, size_t *n);
+uint32_t replog__wal_crc(uint32_t crc, const void *p, size_t n);
+
+#endif

@@ -1,0 +1,322 @@
+/* Unit tests of the log's own files (src/server/raft/wal.c, wal_load.c)
+ * through replog, on a temporary directory and a real libuv loop: segments
+ * prepared ahead, two writes in flight, what a crash can leave at the end
+ * of the log, segments filled and removed after snapshots. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "server/raft/internal.h"
+#include "server/raft/wal.h"
+
+#include "raft_fixture.h"
+
+static void seg_name(const struct fx *f, uint64_t seq, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/wal-%016llx", f->dir, (unsigned long long)seq);
+}
+
+/* Extents of `fd` flagged unwritten, or -1 if the file system cannot say
+ * (tmpfs has no FIEMAP). */
+static int unwritten_extents(int fd)
+{
+    union {
+        struct fiemap m;
+        char raw[sizeof(struct fiemap) + 32 * sizeof(struct fiemap_extent)];
+    } u;
+    int n = 0;
+
+    memset(&u, 0, sizeof u);
+    u.m.fm_length = FIEMAP_MAX_OFFSET;
+    u.m.fm_flags = FIEMAP_FLAG_SYNC;
+    u.m.fm_extent_count = 32;
+    if (ioctl(fd, FS_IOC_FIEMAP, &u.m) != 0)
+        return -1;
+    for (unsigned i = 0; i < u.m.fm_mapped_extents; i++)
+        n += (u.m.fm_extents[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN) != 0;
+    return n;
+}
+
+/* Pages of `path` in the page cache. */
+static size_t cached_pages(const char *path, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0, i;
+    unsigned char *vec = malloc(len / page);
+    int fd = open(path, O_RDONLY);
+    void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+
+    assert_true(fd >= 0);
+    assert_true(p != MAP_FAILED);
+    assert_non_null(vec);
+    close(fd);
+    assert_int_equal(mincore(p, len, vec), 0);
+    for (i = 0; i < len / page; i++)
+        n += vec[i] & 1;
+    munmap(p, len);
+    free(vec);
+    return n;
+}
+
+/* Offsets of the records of segment `seq` that join one after another. */
+static size_t record_offsets(const struct fx *f, uint64_t seq, off_t *out,
+                             size_t max)
+{
+    char path[300];
+    struct wal_rec r;
+    struct stat st;
+    uint8_t *buf;
+    size_t n = 0, off = 0;
+    int fd;
+
+    seg_name(f, seq, path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    buf = malloc((size_t)st.st_size);
+    assert_non_null(buf);
+    assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+    close(fd);
+    while (off < (size_t)st.st_size && n < max &&
+           replog__wal_decode(buf + off, (size_t)st.st_size - off, &r) == 0) {
+        out[n++] = (off_t)off;
+        off += (WAL_HDR + r.len + WAL_BLOCK - 1) & ~(size_t)(WAL_BLOCK - 1);
+    }
+    free(buf);
+    return n;
+}
+
+static void overwrite(const struct fx *f, uint64_t seq, off_t off,
+                      const void *p, size_t n)
+{
+    char path[300];
+    int fd;
+
+    seg_name(f, seq, path, sizeof path);
+    fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, p, n, off), (ssize_t)n);
+    assert_int_equal(fsync(fd), 0);
+    close(fd);
+}
+
+static void propose_one(struct fx *f, uint64_t seq, size_t len)
+{
+    struct prop p;
+
+    memset(&p, 0, sizeof p);
+    propose_seq(f, &p, seq, len);
+    wait_props(f, &p, 1);
+    assert_int_equal(p.status, 0);
+}
+
+/* The first segment is zero-filled and synced before a record goes in (no
+ * unwritten extent, nothing left in the page cache), and the next one is
+ * prepared while the first is in use. */
+static void test_segments_prepared_ahead(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    char path[300];
+    struct stat st;
+    struct statfs sf;
+    int fd, i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 0, 100);
+    seg_name(f, 2, path, sizeof path);
+    for (i = 0; i < 3000 && stat(path, &st) != 0; i++)
+        run_for(f, 10);
+    assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
+    seg_name(f, 1, path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
+    assert_true(st.st_blocks * 512 >= REPLOG_SEGMENT_BYTES);
+    if (unwritten_extents(fd) >= 0)
+        assert_int_equal(unwritten_extents(fd), 0);
+    if (fstatfs(fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC)
+        assert_int_equal(cached_pages(path, REPLOG_SEGMENT_BYTES), 0);
+    close(fd);
+}
+
+/* Proposals made in one turn of the loop go to the disk as two writes at
+ * once, and both are there after a reopen, in order. */
+static void test_two_writes_in_flight(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct prop p[5];
+    int i;
+
+    memset(p, 0, sizeof p);
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 0, 10);
+    for (i = 1; i < 5; i++)
+        propose_seq(f, &p[i], (uint64_t)i, 1000);
+    wait_props(f, p + 1, 4);
+    for (i = 1; i < 5; i++)
+        assert_int_equal(p[i].status, 0);
+    assert_true(replog__wal_overlapped(&f->l->io) >= 1);
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 5);
+    for (i = 0; i < 5; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, i ? 1000 : 10));
+}
+
+/* A crash can leave a later write on the disk and an earlier one not.  A
+ * record whose predecessor is missing does not join the log, though it is
+ * whole and its index would fit: the log ends at the gap. */
+static void test_gap_ends_the_log(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static const uint8_t zero[WAL_BLOCK];
+    off_t off[64];
+    size_t n;
+    int i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 4; i++)
+        propose_one(f, (uint64_t)i, 200);
+    fx_close(f);
+    n = record_offsets(f, 1, off, 64);
+    assert_true(n >= 4);
+    /* The third proposal's record goes; the fourth's stays. */
+    overwrite(f, 1, off[n - 2], zero, sizeof zero);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 2);
+    assert_true(rec_matches(&f->fsm.recs[1], 1, 200));
+    /* The log goes on from the gap, and the old record stays out. */
+    propose_one(f, 7, 300);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 3);
+    assert_true(rec_matches(&f->fsm.recs[2], 7, 300));
+}
+
+/* A torn write (garbage where the next record would be) ends the log; the
+ * next write overwrites it. */
+static void test_torn_tail(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    uint8_t junk[WAL_BLOCK];
+    off_t off[64];
+    size_t n;
+    int i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 3; i++)
+        propose_one(f, (uint64_t)i, 5000);
+    fx_close(f);
+    n = record_offsets(f, 1, off, 64);
+    assert_true(n >= 3);
+    /* A header that decodes, with a CRC that does not match. */
+    memset(junk, 0x5a, sizeof junk);
+    memcpy(junk, (uint8_t[]){0x31, 0x57, 0x42, 0x54}, 4);
+    overwrite(f, 1, off[n - 1] + 2 * WAL_BLOCK, junk, sizeof junk);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 3);
+    propose_one(f, 3, 10);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 4);
+    for (i = 0; i < 3; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, 5000));
+    assert_true(rec_matches(&f->fsm.recs[3], 3, 10));
+}
+
+/* Past a segment's size the log goes on in the next one; once snapshots
+ * cover a segment (and the trailing entries kept), it is removed; the
+ * state survives a reopen. */
+static void test_rollover_and_removal(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct replog_stats s;
+    char path[300];
+    struct stat st;
+    int i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 400; i++)
+        propose_one(f, (uint64_t)i, 60000);
+    seg_name(f, 3, path, sizeof path);
+    assert_int_equal(stat(path, &st), 0); /* 24 MB of records */
+    seg_name(f, 1, path, sizeof path);
+    for (i = 0; i < 3000 && stat(path, &st) == 0; i++)
+        run_for(f, 10);
+    assert_int_equal(stat(path, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    wait_snapshots(f, 1, &s);
+    assert_true(s.snapshots_taken >= 2);
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 400);
+    for (i = 0; i < 400; i += 57)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, 60000));
+    assert_true(rec_matches(&f->fsm.recs[399], 399, 60000));
+}
+
+/* Only the last segment may end early: a gap in an earlier one is damage,
+ * and the log does not open (G2) rather than lose what follows. */
+static void test_gap_before_last_segment_fails_open(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static const uint8_t zero[WAL_BLOCK];
+    off_t off[256];
+    size_t n;
+    int i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 150; i++)
+        propose_one(f, (uint64_t)i, 60000);
+    fx_close(f);
+    assert_true(record_offsets(f, 2, off, 256) > 0);
+    n = record_offsets(f, 1, off, 256);
+    assert_true(n > 100);
+    overwrite(f, 1, off[n / 2], zero, sizeof zero);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "does not follow"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_segments_prepared_ahead, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_gap_ends_the_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rollover_and_removal, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_gap_before_last_segment_fails_open,
+                                        setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
