@@ -7,7 +7,8 @@
  * io_destroy waits for an RCU grace period before it returns, 28-46 ms
  * here, so start-up took twice as long as its work.  The context's writes
  * have all completed by then, so nothing waits on the destruction itself:
- * it returns 0 at once and a reaper thread does the waiting.  Every other system call goes to libc. */
+ * it returns 0 at once and a reaper thread does the waiting.  Every other
+ * system call goes to libc. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
