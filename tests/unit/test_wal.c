@@ -126,23 +126,19 @@ static void propose_one(struct fx *f, uint64_t seq, size_t len)
 }
 
 /* The first segment is zero-filled and synced before a record goes in (no
- * unwritten extent, nothing left in the page cache), and the next one is
- * prepared while the first is in use. */
+ * unwritten extent, nothing left in the page cache); the next one is
+ * prepared once the first is half full, not before. */
 static void test_segments_prepared_ahead(void **state)
 {
     struct fx *f = *state;
     struct replog_config c = base_config(f);
-    char path[300];
+    char path[300], next[300];
     struct stat st;
     struct statfs sf;
     int fd, i;
 
     assert_int_equal(fx_open(f, &c), 0);
     propose_one(f, 0, 100);
-    seg_name(f, 2, path, sizeof path);
-    for (i = 0; i < 3000 && stat(path, &st) != 0; i++)
-        run_for(f, 10);
-    assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
     seg_name(f, 1, path, sizeof path);
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
@@ -154,6 +150,15 @@ static void test_segments_prepared_ahead(void **state)
     if (fstatfs(fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC)
         assert_int_equal(cached_pages(path, REPLOG_SEGMENT_BYTES), 0);
     close(fd);
+
+    seg_name(f, 2, next, sizeof next);
+    run_for(f, 100);
+    assert_int_equal(stat(next, &st), -1);
+    for (i = 1; i <= 70; i++) /* 4.2 MB */
+        propose_one(f, (uint64_t)i, 60000);
+    for (i = 0; i < 3000 && stat(next, &st) != 0; i++)
+        run_for(f, 10);
+    assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
 }
 
 /* Proposals made in one turn of the loop go to the disk as two writes at

@@ -501,8 +501,17 @@ static struct wal_seg *seg_for(struct wal *w, size_t len)
     }
     s = w->ready;
     w->ready = NULL;
-    start_prep(w);
     return s;
+}
+
+/* The next segment is prepared once this one is half full: its 8 MiB of
+ * zeros then compete with no write that waits, at start-up least of all. */
+static void maybe_prep(struct wal *w)
+{
+    struct wal_seg *s = current_seg(w);
+
+    if (s == NULL || s->fd < 0 || s->end >= w->seg_bytes / 2)
+        start_prep(w);
 }
 
 static void flush(struct wal *w)
@@ -545,6 +554,7 @@ static void flush(struct wal *w)
     else
         w->head = wr;
     w->tail = wr;
+    maybe_prep(w);
 }
 
 /* ---- raft_io: the log ---- */
@@ -739,7 +749,7 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
     if (rv == 0)
         rv = replog__wal_load(w, *snap, start, entries, n);
     if (rv == 0)
-        start_prep(w);
+        maybe_prep(w);
     return rv;
 }
 
