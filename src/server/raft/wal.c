@@ -736,6 +736,22 @@ static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
     return rv;
 }
 
+/* raft owns what load returns only when it succeeds. */
+static void snapshot_free(struct raft_snapshot **snap)
+{
+    struct raft_snapshot *s = *snap;
+    unsigned i;
+
+    if (s == NULL)
+        return;
+    for (i = 0; i < s->n_bufs; i++)
+        raft_free(s->bufs[i].base);
+    raft_free(s->bufs);
+    raft_configuration_close(&s->configuration);
+    raft_free(s);
+    *snap = NULL;
+}
+
 static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
                     struct raft_snapshot **snap, raft_index *start,
                     struct raft_entry **entries, size_t *n)
@@ -746,8 +762,8 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
     UV_ERR(w, rv);
     if (rv == 0)
         aio_init(w);
-    if (rv == 0)
-        rv = replog__wal_load(w, *snap, start, entries, n);
+    if (rv == 0 && (rv = replog__wal_load(w, *snap, start, entries, n)) != 0)
+        snapshot_free(snap);
     if (rv == 0)
         maybe_prep(w);
     return rv;
