@@ -285,6 +285,40 @@ static void test_rollover_and_removal(void **state)
     assert_true(rec_matches(&f->fsm.recs[399], 399, 60000));
 }
 
+/* A truncation is a record of its own: entries from its index on are void
+ * when the log is read back, and the next append takes that index. */
+static void test_truncate_record(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct prop p[3];
+    struct raft_io *io;
+    int i;
+
+    memset(p, 0, sizeof p);
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 3; i++) {
+        propose_seq(f, &p[i], (uint64_t)i, 100);
+        wait_props(f, &p[i], 1);
+        assert_int_equal(p[i].status, 0);
+    }
+    /* As a follower's raft would, under a log it no longer trusts. */
+    io = &f->l->io;
+    assert_int_equal(io->truncate(io, (raft_index)p[1].index), 0);
+    run_for(f, 50);
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 1);
+    assert_true(rec_matches(&f->fsm.recs[0], 0, 100));
+    propose_one(f, 9, 100);
+    assert_int_equal(f->fsm.recs[1].index, p[1].index);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 2);
+    assert_true(rec_matches(&f->fsm.recs[1], 9, 100));
+}
+
 /* Only the last segment may end early: a gap in an earlier one is damage,
  * and the log does not open (G2) rather than lose what follows. */
 static void test_gap_before_last_segment_fails_open(void **state)
@@ -319,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rollover_and_removal, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_truncate_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_before_last_segment_fails_open,
                                         setup, teardown),
     };
