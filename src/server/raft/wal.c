@@ -1,22 +1,21 @@
-/* The log's writes (wal.h says why the log is ours).  Appends and
- * truncations become records in `pending`; while fewer than WAL_INFLIGHT
- * writes are on their way, pending goes to the disk as one write, on
- * libuv's threadpool, with O_DIRECT and O_DSYNC.  Completions are handed to
- * raft in submission order, and after a failed write every later one
- * fails too: its records follow a gap.
+/* The log's records, writes and segments (wal.h says why the log is
+ * ours).  Appends and truncations become records in `pending`; while fewer
+ * than WAL_INFLIGHT writes are on their way, pending goes to the disk as
+ * one write with O_DIRECT and RWF_DSYNC, submitted from the loop with
+ * kernel AIO (libuv's threadpool where that cannot be had).  Completions
+ * are handed to raft in submission order, and after a failed write every
+ * later one fails too: its records follow a gap.
  *
  * Segments are zero-filled and synced ahead of use, one at a time, so that
  * every log write overwrites allocated blocks: a synced write into an
  * unallocated or unwritten block also commits the file system's journal,
  * 280 us instead of 190 us for 4 KiB here. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -50,7 +49,7 @@ int replog__wal_open(const char *path)
     return fd;
 }
 
-static int sync_dir(const char *dir)
+int replog__wal_sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rv;
 
@@ -148,7 +147,7 @@ static void buf_put(struct wal *w, uint8_t *buf, size_t cap)
     free(buf);
 }
 
-static void batch_free(struct wal *w, struct wal_batch *b)
+void replog__wal_batch_free(struct wal *w, struct wal_batch *b)
 {
     if (b->buf != NULL)
         buf_put(w, b->buf, b->cap);
@@ -210,13 +209,11 @@ static void record_close(struct wal *w)
     memset(b->buf + b->len, 0, end - b->len);
     b->len = end;
     b->open = SIZE_MAX;
-    w->records++;
 }
 
 /* ---- writes ---- */
 
 static void flush(struct wal *w);
-static void maybe_closed(struct wal *w);
 
 static int raft_status(int err)
 {
@@ -286,11 +283,11 @@ static void write_finish(struct wal_write *wr, int err)
                          strerror(head->status));
         }
         answer(&head->b, w->errored ? raft_status(w->errored) : 0);
-        batch_free(w, &head->b);
+        replog__wal_batch_free(w, &head->b);
         free(head);
     }
     flush(w);
-    maybe_closed(w);
+    replog__wal_maybe_closed(w);
 }
 
 static void write_done(uv_work_t *work, int status)
@@ -357,7 +354,7 @@ static void aio_ready(uv_poll_t *h, int status, int events)
     }
 }
 
-static void aio_init(struct wal *w)
+void replog__wal_aio_init(struct wal *w)
 {
     if (syscall(__NR_io_setup, (long)WAL_INFLIGHT, &w->aio) != 0) {
         w->aio = 0;
@@ -399,7 +396,7 @@ static void prep_work(uv_work_t *work)
     if (err == 0 && rename(tmp, path) != 0)
         err = errno;
     if (err == 0)
-        err = sync_dir(w->dir);
+        err = replog__wal_sync_dir(w->dir);
     if (err == 0 && (s->fd = replog__wal_open(path)) < 0)
         err = errno;
     if (err != 0)
@@ -407,14 +404,14 @@ static void prep_work(uv_work_t *work)
     w->prep_err = err;
 }
 
-static void fail_pending(struct wal *w, int status)
+void replog__wal_fail_pending(struct wal *w, int status)
 {
     struct wal_batch b = w->pending;
 
     memset(&w->pending, 0, sizeof w->pending);
     w->pending.open = SIZE_MAX;
     answer(&b, status);
-    batch_free(w, &b);
+    replog__wal_batch_free(w, &b);
 }
 
 static void prep_done(uv_work_t *work, int status)
@@ -433,7 +430,7 @@ static void prep_done(uv_work_t *work, int status)
         if (!w->errored)
             w->errored = w->prep_err;
         free(s);
-        fail_pending(w, raft_status(w->errored));
+        replog__wal_fail_pending(w, raft_status(w->errored));
     } else if (w->closing) {
         close(s->fd);
         free(s);
@@ -441,10 +438,10 @@ static void prep_done(uv_work_t *work, int status)
         w->ready = s;
         flush(w);
     }
-    maybe_closed(w);
+    replog__wal_maybe_closed(w);
 }
 
-static void start_prep(struct wal *w)
+void replog__wal_start_prep(struct wal *w)
 {
     struct wal_seg *s;
 
@@ -496,7 +493,7 @@ static struct wal_seg *seg_for(struct wal *w, size_t len)
     if (s != NULL && s->writing > 0)
         return NULL;
     if (w->ready == NULL || replog__wal_add_seg(w, w->ready) != 0) {
-        start_prep(w);
+        replog__wal_start_prep(w);
         return NULL;
     }
     s = w->ready;
@@ -506,12 +503,12 @@ static struct wal_seg *seg_for(struct wal *w, size_t len)
 
 /* The next segment is prepared once this one is half full: its 8 MiB of
  * zeros then compete with no write that waits, at start-up least of all. */
-static void maybe_prep(struct wal *w)
+void replog__wal_maybe_prep(struct wal *w)
 {
     struct wal_seg *s = current_seg(w);
 
     if (s == NULL || s->fd < 0 || s->end >= w->seg_bytes / 2)
-        start_prep(w);
+        replog__wal_start_prep(w);
 }
 
 static void flush(struct wal *w)
@@ -522,7 +519,7 @@ static void flush(struct wal *w)
     if (w->pending.len == 0 && w->pending.open == SIZE_MAX)
         return;
     if (w->errored) {
-        fail_pending(w, raft_status(w->errored));
+        replog__wal_fail_pending(w, raft_status(w->errored));
         return;
     }
     if (w->inflight >= WAL_INFLIGHT)
@@ -554,14 +551,14 @@ static void flush(struct wal *w)
     else
         w->head = wr;
     w->tail = wr;
-    maybe_prep(w);
+    replog__wal_maybe_prep(w);
 }
 
 /* ---- raft_io: the log ---- */
 
-static int wal_append(struct raft_io *io, struct raft_io_append *req,
-                      const struct raft_entry entries[], unsigned n,
-                      raft_io_append_cb cb)
+int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
+                       const struct raft_entry entries[], unsigned n,
+                       raft_io_append_cb cb)
 {
     struct wal *w = io->impl;
     struct wal_batch *b = &w->pending;
@@ -599,421 +596,27 @@ static int wal_append(struct raft_io *io, struct raft_io_append *req,
     return 0;
 }
 
-static int wal_truncate(struct raft_io *io, raft_index index)
+/* A record of its own: a truncation, or the reset after an installed
+ * snapshot.  The next entry appended is `index`. */
+int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index)
 {
-    struct wal *w = io->impl;
     int rv;
 
-    if (w->errored || w->closing)
-        return RAFT_IOERR;
     if ((rv = batch_reserve(w, &w->pending, WAL_HDR + 2 * WAL_BLOCK)) != 0)
         return rv;
     record_close(w);
-    record_open(w, WAL_TRUNCATE, index);
+    record_open(w, kind, index);
     record_close(w);
     w->next_index = index;
     flush(w);
     return 0;
 }
 
-/* ---- raft_io: snapshots, and the segments they make obsolete ---- */
-
-static void removal_work(uv_work_t *work)
-{
-    struct wal *w = work->data;
-    unsigned i;
-
-    /* Oldest first: the log's start is its oldest remaining segment. */
-    for (i = 0; i < w->n_doomed; i++)
-        unlink(w->doomed[i]);
-    (void)sync_dir(w->dir);
-}
-
-static void removal_done(uv_work_t *work, int status)
-{
-    struct wal *w = work->data;
-    unsigned i;
-
-    (void)status;
-    for (i = 0; i < w->n_doomed; i++)
-        free(w->doomed[i]);
-    free(w->doomed);
-    w->doomed = NULL;
-    w->n_doomed = 0;
-    w->removal_busy = 0;
-    maybe_closed(w);
-}
-
-/* Removes the segments holding only entries up to `upto`, never the one
- * being written.  One removal at a time; a later snapshot catches up. */
-static void remove_upto(struct wal *w, raft_index upto)
-{
-    char path[PATH_MAX];
-    unsigned i, k = 0;
-
-    if (w->removal_busy || w->closing)
-        return;
-    while (k + 1 < w->n_segs && w->segs[k]->last_index <= upto &&
-           w->segs[k]->writing == 0)
-        k++;
-    if (k == 0 || (w->doomed = calloc(k, sizeof *w->doomed)) == NULL)
-        return;
-    for (i = 0; i < k; i++) {
-        replog__wal_path(w, w->segs[i]->seq, path, sizeof path);
-        w->doomed[w->n_doomed] = strdup(path);
-        if (w->doomed[w->n_doomed] != NULL)
-            w->n_doomed++;
-        if (w->segs[i]->fd >= 0)
-            close(w->segs[i]->fd);
-        free(w->segs[i]);
-    }
-    memmove(w->segs, w->segs + k, (w->n_segs - k) * sizeof *w->segs);
-    w->n_segs -= k;
-    w->removal_busy = 1;
-    w->removal.data = w;
-    if (uv_queue_work(w->loop, &w->removal, removal_work, removal_done) != 0)
-        removal_done(&w->removal, 0);
-}
-
-static void put_done(struct raft_io_snapshot_put *put, int status)
-{
-    struct wal *w = put->data;
-    struct raft_io_snapshot_put *req = w->put_req;
-
-    w->put_req = NULL;
-    /* An installed snapshot (trailing 0) replaces the whole log, once it
-     * is safely stored itself. */
-    if (status == 0 && w->put_trailing == 0 &&
-        batch_reserve(w, &w->pending, WAL_HDR + 2 * WAL_BLOCK) == 0) {
-        record_close(w);
-        record_open(w, WAL_RESET, w->put_index + 1);
-        record_close(w);
-        w->next_index = w->put_index + 1;
-        flush(w);
-    }
-    if (status == 0 && w->put_trailing > 0 && w->put_index > w->put_trailing)
-        remove_upto(w, w->put_index - w->put_trailing);
-    w->put_cb(req, status);
-}
-
-static int wal_snapshot_put(struct raft_io *io, unsigned trailing,
-                            struct raft_io_snapshot_put *req,
-                            const struct raft_snapshot *snap,
-                            raft_io_snapshot_put_cb cb)
-{
-    struct wal *w = io->impl;
-    int rv;
-
-    if (w->put_req != NULL)
-        return RAFT_BUSY;
-    w->put_req = req;
-    w->put_cb = cb;
-    w->put_index = snap->index;
-    w->put_trailing = trailing;
-    w->put.data = w;
-    rv = w->uv->snapshot_put(w->uv, trailing, &w->put, snap, put_done);
-    if (rv != 0) {
-        w->put_req = NULL;
-        memcpy(io->errmsg, w->uv->errmsg, sizeof io->errmsg);
-    }
-    return rv;
-}
-
-/* ---- raft_io: the rest is raft_uv's ---- */
-
-#define UV_ERR(w, rv)                                                          \
-    do {                                                                       \
-        if ((rv) != 0)                                                         \
-            memcpy((w)->io->errmsg, (w)->uv->errmsg, sizeof(w)->io->errmsg);   \
-    } while (0)
-
-static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->init(w->uv, id, address);
-
-    UV_ERR(w, rv);
-    return rv;
-}
-
-/* raft owns what load returns only when it succeeds. */
-static void snapshot_free(struct raft_snapshot **snap)
-{
-    struct raft_snapshot *s = *snap;
-    unsigned i;
-
-    if (s == NULL)
-        return;
-    for (i = 0; i < s->n_bufs; i++)
-        raft_free(s->bufs[i].base);
-    raft_free(s->bufs);
-    raft_configuration_close(&s->configuration);
-    raft_free(s);
-    *snap = NULL;
-}
-
-static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
-                    struct raft_snapshot **snap, raft_index *start,
-                    struct raft_entry **entries, size_t *n)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->load(w->uv, term, vote, snap, start, entries, n);
-
-    UV_ERR(w, rv);
-    if (rv == 0)
-        aio_init(w);
-    if (rv == 0 && (rv = replog__wal_load(w, *snap, start, entries, n)) != 0)
-        snapshot_free(snap);
-    if (rv == 0)
-        maybe_prep(w);
-    return rv;
-}
-
-static void wal_tick(struct raft_io *uv)
-{
-    struct wal *w = uv->data;
-
-    w->tick(w->io);
-}
-
-static void wal_recv(struct raft_io *uv, struct raft_message *msg)
-{
-    struct wal *w = uv->data;
-
-    w->recv(w->io, msg);
-}
-
-static int wal_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
-                     raft_io_recv_cb recv)
-{
-    struct wal *w = io->impl;
-    int rv;
-
-    w->tick = tick;
-    w->recv = recv;
-    rv = w->uv->start(w->uv, msecs, wal_tick, wal_recv);
-    UV_ERR(w, rv);
-    return rv;
-}
-
-static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->bootstrap(w->uv, c);
-
-    UV_ERR(w, rv);
-    return rv;
-}
-
-/* raft_uv would write the configuration after its own entries only. */
-static int wal_recover(struct raft_io *io, const struct raft_configuration *c)
-{
-    (void)c;
-    snprintf(io->errmsg, sizeof io->errmsg, "recover: not supported");
-    return RAFT_NOTFOUND;
-}
-
-static int wal_set_term(struct raft_io *io, raft_term term)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->set_term(w->uv, term);
-
-    UV_ERR(w, rv);
-    return rv;
-}
-
-static int wal_set_vote(struct raft_io *io, raft_id id)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->set_vote(w->uv, id);
-
-    UV_ERR(w, rv);
-    return rv;
-}
-
-static int wal_send(struct raft_io *io, struct raft_io_send *req,
-                    const struct raft_message *msg, raft_io_send_cb cb)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->send(w->uv, req, msg, cb);
-
-    UV_ERR(w, rv);
-    return rv;
-}
-
-static int wal_snapshot_get(struct raft_io *io,
-                            struct raft_io_snapshot_get *req,
-                            raft_io_snapshot_get_cb cb)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->snapshot_get(w->uv, req, cb);
-
-    UV_ERR(w, rv);
-    return rv;
-}
-
-static raft_time wal_time(struct raft_io *io)
+int replog__wal_truncate(struct raft_io *io, raft_index index)
 {
     struct wal *w = io->impl;
 
-    return w->uv->time(w->uv);
-}
-
-static int wal_random(struct raft_io *io, int min, int max)
-{
-    struct wal *w = io->impl;
-
-    return w->uv->random(w->uv, min, max);
-}
-
-static int wal_async_work(struct raft_io *io, struct raft_io_async_work *req,
-                          raft_io_async_work_cb cb)
-{
-    struct wal *w = io->impl;
-
-    return w->uv->async_work(w->uv, req, cb);
-}
-
-/* ---- closing ---- */
-
-static void uv_closed(struct raft_io *uv)
-{
-    struct wal *w = uv->data;
-
-    w->close_cb(w->io);
-}
-
-static void aio_closed(uv_handle_t *h)
-{
-    struct wal *w = h->data;
-
-    close(w->aio_fd);
-    syscall(__NR_io_destroy, w->aio);
-    w->aio = 0;
-    w->uv->close(w->uv, uv_closed);
-}
-
-/* raft_uv closes once no write, preparation or removal is running: their
- * threads use the files and `w`. */
-static void maybe_closed(struct wal *w)
-{
-    unsigned i;
-
-    if (w->closing != 1 || w->inflight > 0 || w->prep_seg != NULL ||
-        w->removal_busy)
-        return;
-    w->closing = 2;
-    fail_pending(w, RAFT_CANCELED);
-    for (i = 0; i < w->n_segs; i++)
-        if (w->segs[i]->fd >= 0) {
-            close(w->segs[i]->fd);
-            w->segs[i]->fd = -1;
-        }
-    if (w->ready != NULL) {
-        close(w->ready->fd);
-        free(w->ready);
-        w->ready = NULL;
-    }
-    if (w->aio != 0)
-        uv_close((uv_handle_t *)&w->aio_poll, aio_closed);
-    else
-        w->uv->close(w->uv, uv_closed);
-}
-
-static void wal_close(struct raft_io *io, raft_io_close_cb cb)
-{
-    struct wal *w = io->impl;
-
-    w->closing = 1;
-    w->close_cb = cb;
-    maybe_closed(w);
-}
-
-void replog__wal_free(struct raft_io *io)
-{
-    struct wal *w = io->impl;
-    unsigned i;
-
-    if (w == NULL)
-        return;
-    for (i = 0; i < w->n_segs; i++) {
-        if (w->segs[i]->fd >= 0)
-            close(w->segs[i]->fd);
-        free(w->segs[i]);
-    }
-    free(w->segs);
-    batch_free(w, &w->pending);
-    while (w->n_spare > 0)
-        free(w->spare[--w->n_spare].buf);
-    free(w->dir);
-    free(w);
-    io->impl = NULL;
-}
-
-uint64_t replog__wal_overlapped(struct raft_io *io)
-{
-    struct wal *w = io->impl;
-
-    return w->overlapped;
-}
-
-static int has_segments(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int found = 0;
-
-    if (d == NULL)
-        return 0;
-    while (!found && (de = readdir(d)) != NULL)
-        found = strncmp(de->d_name, "wal-", 4) == 0 &&
-                strcmp(de->d_name, "wal-tmp") != 0;
-    closedir(d);
-    return found;
-}
-
-int replog__wal_init(struct replog *l, off_t segment_bytes)
-{
-    struct raft_io *io = &l->io;
-    struct wal *w = calloc(1, sizeof *w);
-
-    if (w == NULL || (w->dir = strdup(l->dir)) == NULL) {
-        free(w);
-        return RAFT_NOMEM;
-    }
-    w->l = l;
-    w->io = io;
-    w->uv = &l->uv;
-    w->loop = l->loop;
-    w->seg_bytes = segment_bytes;
-    w->next_index = 1;
-    w->next_seq = 1;
-    w->pending.open = SIZE_MAX;
-    if (getrandom(&w->nonce, sizeof w->nonce, 0) != sizeof w->nonce)
-        w->nonce = (uint64_t)uv_hrtime() ^ (uint64_t)getpid();
-    l->uv.data = w;
-    /* A new log's first segment is prepared while raft opens. */
-    if (!has_segments(w->dir))
-        start_prep(w);
-    memset(io, 0, sizeof *io);
-    io->version = l->uv.version;
-    io->impl = w;
-    io->init = wal_init_io;
-    io->close = wal_close;
-    io->load = wal_load;
-    io->start = wal_start;
-    io->bootstrap = wal_bootstrap;
-    io->recover = wal_recover;
-    io->set_term = wal_set_term;
-    io->set_vote = wal_set_vote;
-    io->send = wal_send;
-    io->append = wal_append;
-    io->truncate = wal_truncate;
-    io->snapshot_put = wal_snapshot_put;
-    io->snapshot_get = wal_snapshot_get;
-    io->time = wal_time;
-    io->random = wal_random;
-    if (l->uv.version >= 2)
-        io->async_work = wal_async_work;
-    return 0;
+    if (w->errored || w->closing)
+        return RAFT_IOERR;
+    return replog__wal_mark(w, WAL_TRUNCATE, index);
 }

@@ -26,8 +26,6 @@
 #define WAL_HDR      48
 #define WAL_INFLIGHT 2
 #define WAL_MAGIC    0x31574254u /* "TBW1" */
-/* A batch is written once it holds this much, even with a write free. */
-#define WAL_BATCH_MAX ((size_t)1 << 20)
 
 enum wal_kind {
     WAL_ENTRIES = 1,  /* n entries from `index` on */
@@ -120,10 +118,26 @@ struct wal {
         size_t cap;
     } spare[WAL_INFLIGHT + 1]; /* write buffers kept for reuse */
     unsigned n_spare;
-    uint64_t records, overlapped;
+    uint64_t overlapped;
 };
 
+/* wal.c: records, writes and segments. */
 void replog__wal_path(const struct wal *w, uint64_t seq, char *buf, size_t n);
+int replog__wal_sync_dir(const char *dir);
+int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
+                       const struct raft_entry entries[], unsigned n,
+                       raft_io_append_cb cb);
+int replog__wal_truncate(struct raft_io *io, raft_index index);
+int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index);
+void replog__wal_batch_free(struct wal *w, struct wal_batch *b);
+void replog__wal_fail_pending(struct wal *w, int status);
+void replog__wal_start_prep(struct wal *w);
+void replog__wal_maybe_prep(struct wal *w);
+void replog__wal_aio_init(struct wal *w);
+
+/* wal_io.c: raft_uv's calls, snapshots, closing. */
+void replog__wal_maybe_closed(struct wal *w);
+
 /* A segment opened for writing records, or -1 (errno). */
 int replog__wal_open(const char *path);
 /* Makes `s` the segment written to. */
