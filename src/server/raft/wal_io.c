@@ -53,15 +53,18 @@ static void remove_upto(struct wal *w, raft_index upto)
         k++;
     if (k == 0 || (w->doomed = calloc(k, sizeof *w->doomed)) == NULL)
         return;
+    /* Only a prefix may go: a segment left behind a removed one would
+     * start a log the next segment does not follow. */
     for (i = 0; i < k; i++) {
         replog__wal_path(w, w->segs[i]->seq, path, sizeof path);
-        w->doomed[w->n_doomed] = strdup(path);
-        if (w->doomed[w->n_doomed] != NULL)
-            w->n_doomed++;
+        if ((w->doomed[i] = strdup(path)) == NULL)
+            break;
+        w->n_doomed++;
         if (w->segs[i]->fd >= 0)
             close(w->segs[i]->fd);
         free(w->segs[i]);
     }
+    k = i;
     memmove(w->segs, w->segs + k, (w->n_segs - k) * sizeof *w->segs);
     w->n_segs -= k;
     w->removal_busy = 1;
