@@ -25,7 +25,7 @@
 #define WAL_BLOCK    4096
 #define WAL_HDR      48
 #define WAL_INFLIGHT 2
-#define WAL_MAGIC    0x31574254u /* "TBW1" */
+#define WAL_MAGIC    0x31574254u /* "1WBT" on disk */
 
 enum wal_kind {
     WAL_ENTRIES = 1,  /* n entries from `index` on */
