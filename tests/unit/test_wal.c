@@ -95,7 +95,7 @@ static size_t record_offsets(const struct fx *f, uint64_t seq, off_t *out,
     while (off < (size_t)st.st_size && n < max &&
            replog__wal_decode(buf + off, (size_t)st.st_size - off, &r) == 0) {
         out[n++] = (off_t)off;
-        off += (WAL_HDR + r.len + WAL_BLOCK - 1) & ~(size_t)(WAL_BLOCK - 1);
+        off += wal_aligned(WAL_HDR + r.len);
     }
     free(buf);
     return n;

@@ -29,11 +29,6 @@
 
 static const uint8_t zeros[WAL_BLOCK];
 
-static size_t align_up(size_t n)
-{
-    return (n + WAL_BLOCK - 1) & ~(size_t)(WAL_BLOCK - 1);
-}
-
 void replog__wal_path(const struct wal *w, uint64_t seq, char *buf, size_t n)
 {
     snprintf(buf, n, "%s/wal-%016llx", w->dir, (unsigned long long)seq);
@@ -205,7 +200,7 @@ static void record_close(struct wal *w)
     crc = replog__wal_crc(0, h + 8, WAL_HDR - 8 + len);
     tb_store_be32(h + 4, crc);
     w->last_crc = crc;
-    end = align_up(b->len);
+    end = wal_aligned(b->len);
     memset(b->buf + b->len, 0, end - b->len);
     b->len = end;
     b->open = SIZE_MAX;

@@ -43,6 +43,12 @@ struct wal_rec {
     const uint8_t *payload;
 };
 
+/* A record's size on disk: header and payload, padded to the block. */
+static inline size_t wal_aligned(size_t n)
+{
+    return (n + WAL_BLOCK - 1) & ~(size_t)(WAL_BLOCK - 1);
+}
+
 struct wal_seg {
     uint64_t seq;
     uint64_t last_index; /* of the entries written in it; 0: none */

@@ -287,7 +287,7 @@ static int load_segment(struct wal *w, uint64_t seq, struct list *l,
         w->last_crc = r.crc;
         if (r.kind == WAL_ENTRIES && r.n > 0)
             s->last_index = r.index + r.n - 1;
-        off += (WAL_HDR + r.len + WAL_BLOCK - 1) & ~(size_t)(WAL_BLOCK - 1);
+        off += wal_aligned(WAL_HDR + r.len);
     }
     /* A segment is written only once the one before it is complete. */
     if (off == 0 && *chained && replog__wal_decode(buf, len, &r) == 0) {
