@@ -41,7 +41,10 @@ uint32_t tree__hash(const void *p, size_t n)
 /* Above this, the table is a mapping of its own, left out of forked
  * children (MADV_DONTFORK).  A snapshot's child walks the tree by its
  * children arrays and never looks a path up; the loop's inserts would
- * otherwise copy the table, page by page, after every fork. */
+ * otherwise copy the table, page by page, after every fork.  It is
+ * populated at once: the hashes spread over every page of it anyway, and
+ * faulting pages in one by one (a lookup's read, then an insert's write)
+ * costs ten times as much. */
 #define SLOTS_MAPPED ((size_t)64 << 10)
 
 /* Slots and their hashes in one allocation. */
@@ -56,8 +59,10 @@ static int slots_alloc(size_t n, struct tree_node ***slots, uint32_t **hashes)
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             p = NULL;
-        else
+        else {
             madvise(p, n * SLOT_BYTES, MADV_DONTFORK);
+            madvise(p, n * SLOT_BYTES, MADV_POPULATE_WRITE);
+        }
     }
     if (p == NULL)
         return TB_ENOMEM;

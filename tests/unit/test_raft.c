@@ -425,12 +425,14 @@ static int resident(const void *p)
 /* Log entries and raft_uv's write buffers are resident before they are
  * first written (populated in one call, not page by page), are not
  * inherited by a forked child, and a freed write buffer is handed out
- * again for the next request it fits. */
+ * again for the next request it fits.  Entries are written as they are
+ * handed out, as the log does: writing one must not stop the populating
+ * of the pages after it. */
 static void test_log_memory(void **state)
 {
-    uint8_t *e, *b, *b2;
+    uint8_t *e, *b, *b2, *more[256];
     pid_t pid;
-    int status;
+    int status, i;
 
     (void)state;
     replog__arena_init();
@@ -438,9 +440,18 @@ static void test_log_memory(void **state)
     b = raft_aligned_alloc(4096, 10000);
     assert_non_null(e);
     assert_non_null(b);
+    memset(e, 0xff, 200);
     assert_int_equal((uintptr_t)b % 4096, 0);
     assert_int_equal(resident(e + 4096), 1);
     assert_int_equal(resident(b + 8192), 1);
+    for (i = 0; i < 256; i++) { /* 256 KiB: several populating steps */
+        more[i] = replog__entry_alloc(1024);
+        assert_non_null(more[i]);
+        assert_int_equal(resident(more[i] + 1023), 1);
+        memset(more[i], 0xff, 1024);
+    }
+    for (i = 0; i < 256; i++)
+        raft_free(more[i]);
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)

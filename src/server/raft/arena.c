@@ -33,8 +33,7 @@
 #include "common/map.h"
 #include "server/raft/internal.h"
 
-#define CHUNK     ((size_t)1 << 20)
-#define CHUNK_HDR 16
+#define CHUNK ((size_t)1 << 20)
 /* Bigger entries are rare and go to malloc. */
 #define ARENA_MAX (CHUNK / 8)
 
@@ -43,6 +42,9 @@ struct chunk {
     size_t live;      /* entries not yet freed */
     size_t populated; /* bytes from the start populated */
 };
+
+/* Entries start 16-byte aligned, after the header. */
+#define CHUNK_HDR ((sizeof(struct chunk) + 15) & ~(size_t)15)
 
 #define POPULATE_STEP ((size_t)64 << 10)
 
