@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "common/digest.h"
@@ -39,6 +41,32 @@ static void test_wbuf(void **state)
     assert_int_equal(n, 3004);
     assert_null(b.base);
     free(p);
+}
+
+/* A buffer grown past a MiB is resident before it is written: populated
+ * in one call, not faulted in page by page. */
+static void test_wbuf_large_populated(void **state)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), i, n;
+    uintptr_t from, to;
+    unsigned char *v;
+    struct tb_wbuf b;
+
+    (void)state;
+    tb_wbuf_init(&b);
+    tb_wbuf_put(&b, "x", 1);
+    assert_int_equal(tb_wbuf_reserve(&b, (size_t)8 << 20), 0);
+    from = ((uintptr_t)b.base + page - 1) & ~(uintptr_t)(page - 1);
+    to = ((uintptr_t)b.base + b.cap) & ~(uintptr_t)(page - 1);
+    n = (to - from) / page;
+    assert_true(n >= 2048);
+    v = calloc(n, 1);
+    assert_non_null(v);
+    assert_int_equal(mincore((void *)from, to - from, v), 0);
+    for (i = 0; i < n; i++)
+        assert_int_equal(v[i] & 1, 1);
+    free(v);
+    tb_wbuf_free(&b);
 }
 
 static int valid(const char *p)
@@ -137,6 +165,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_wbuf),
+        cmocka_unit_test(test_wbuf_large_populated),
         cmocka_unit_test(test_path_validate),
         cmocka_unit_test(test_path_parts),
         cmocka_unit_test(test_digest),
