@@ -2,7 +2,11 @@
  * ours).  Appends and truncations become records in `pending`; while fewer
  * than WAL_INFLIGHT writes are on their way, pending goes to the disk as
  * one write with O_DIRECT and RWF_DSYNC, submitted from the loop with
- * kernel AIO (libuv's threadpool where that cannot be had).  Completions
+ * kernel AIO (libuv's threadpool where that cannot be had).  An append
+ * only marks pending as due: it is submitted just before the loop next
+ * waits, so that the appends of one turn make one write, and the replies
+ * of that turn are on their sockets before the submission (notifying the
+ * device takes tens of microseconds under a hypervisor).  Completions
  * are handed to raft in submission order, and after a failed write every
  * later one fails too: its records follow a gap.
  *
@@ -539,6 +543,7 @@ static void flush(struct wal *w)
     s->writing++;
     if (wr->b.last_index > s->last_index)
         s->last_index = wr->b.last_index;
+    w->writes++;
     if (w->inflight++ > 0)
         w->overlapped++;
     if (w->tail != NULL)
@@ -547,6 +552,28 @@ static void flush(struct wal *w)
         w->head = wr;
     w->tail = wr;
     replog__wal_maybe_prep(w);
+}
+
+static void on_flusher(uv_prepare_t *h)
+{
+    uv_prepare_stop(h);
+    flush(h->data);
+}
+
+void replog__wal_flusher_init(struct wal *w)
+{
+    if (uv_prepare_init(w->loop, &w->flusher) == 0) {
+        w->flusher.data = w;
+        w->flusher_on = 1;
+    }
+}
+
+/* Before the loop waits next; at once if there is no loop turn to wait
+ * for (the handle could not be had). */
+static void flush_soon(struct wal *w)
+{
+    if (!w->flusher_on || uv_prepare_start(&w->flusher, on_flusher) != 0)
+        flush(w);
 }
 
 /* ---- raft_io: the log ---- */
@@ -587,7 +614,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     tb_store_be32(p + 32, tb_load_be32(p + 32) + n);
     w->next_index += n;
     b->last_index = w->next_index - 1;
-    flush(w);
+    flush_soon(w);
     return 0;
 }
 
@@ -603,7 +630,7 @@ int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index)
     record_open(w, kind, index);
     record_close(w);
     w->next_index = index;
-    flush(w);
+    flush_soon(w);
     return 0;
 }
 

@@ -98,6 +98,8 @@ struct wal {
     aio_context_t aio;             /* 0: writes go to the threadpool */
     int aio_fd;                    /* eventfd the AIO completions signal */
     uv_poll_t aio_poll;
+    uv_prepare_t flusher; /* submits pending before the loop next waits */
+    int flusher_on;       /* initialized: closed with the log */
     unsigned inflight;
     struct wal_seg **segs; /* ascending; the last one is written to */
     unsigned n_segs, cap_segs;
@@ -124,7 +126,8 @@ struct wal {
         size_t cap;
     } spare[WAL_INFLIGHT + 1]; /* write buffers kept for reuse */
     unsigned n_spare;
-    uint64_t overlapped;
+    uint64_t writes;     /* submitted */
+    uint64_t overlapped; /* submitted while another was on its way */
 };
 
 /* wal.c: records, writes and segments. */
@@ -140,6 +143,7 @@ void replog__wal_fail_pending(struct wal *w, int status);
 void replog__wal_start_prep(struct wal *w);
 void replog__wal_maybe_prep(struct wal *w);
 void replog__wal_aio_init(struct wal *w);
+void replog__wal_flusher_init(struct wal *w);
 
 /* wal_io.c: raft_uv's calls, snapshots, closing. */
 void replog__wal_maybe_closed(struct wal *w);

@@ -152,8 +152,10 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
     int rv = w->uv->load(w->uv, term, vote, snap, start, entries, n);
 
     UV_ERR(w, rv);
-    if (rv == 0)
+    if (rv == 0) {
         replog__wal_aio_init(w);
+        replog__wal_flusher_init(w);
+    }
     if (rv == 0 && (rv = replog__wal_load(w, *snap, start, entries, n)) != 0)
         snapshot_free(snap);
     if (rv == 0)
@@ -285,6 +287,20 @@ static void aio_closed(uv_handle_t *h)
     w->uv->close(w->uv, uv_closed);
 }
 
+/* The log's handles, one after the other, then raft_uv. */
+static void close_aio(struct wal *w)
+{
+    if (w->aio != 0)
+        uv_close((uv_handle_t *)&w->aio_poll, aio_closed);
+    else
+        w->uv->close(w->uv, uv_closed);
+}
+
+static void flusher_closed(uv_handle_t *h)
+{
+    close_aio(h->data);
+}
+
 /* raft_uv closes once no write, preparation or removal is running: their
  * threads use the files and `w`. */
 void replog__wal_maybe_closed(struct wal *w)
@@ -306,10 +322,10 @@ void replog__wal_maybe_closed(struct wal *w)
         free(w->ready);
         w->ready = NULL;
     }
-    if (w->aio != 0)
-        uv_close((uv_handle_t *)&w->aio_poll, aio_closed);
+    if (w->flusher_on)
+        uv_close((uv_handle_t *)&w->flusher, flusher_closed);
     else
-        w->uv->close(w->uv, uv_closed);
+        close_aio(w);
 }
 
 static void wal_close(struct raft_io *io, raft_io_close_cb cb)
@@ -342,11 +358,13 @@ void replog__wal_free(struct raft_io *io)
     io->impl = NULL;
 }
 
-uint64_t replog__wal_overlapped(struct raft_io *io)
+void replog__wal_counts(struct raft_io *io, uint64_t *writes,
+                        uint64_t *overlapped)
 {
     struct wal *w = io->impl;
 
-    return w->overlapped;
+    *writes = w->writes;
+    *overlapped = w->overlapped;
 }
 
 static int has_segments(const char *dir)
