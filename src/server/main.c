@@ -15,7 +15,6 @@
 #include "server/config/config.h"
 #include "server/config/log.h"
 #include "server/fsm/fsm.h"
-#include "server/heap.h"
 #include "server/raft/replog.h"
 #include "server/server.h"
 
@@ -190,12 +189,6 @@ static void on_signal(uv_signal_t *h, int signum)
     stop(h->data);
 }
 
-static void on_heap_check(uv_check_t *h)
-{
-    (void)h;
-    tbd_heap_populate();
-}
-
 static int refresh_session(void *arg, const struct fsm_session_info *si)
 {
     session_opened(arg, si->id, si->timeout_ms);
@@ -280,9 +273,6 @@ int main(int argc, char **argv)
 
     if (conn_listen(s) != 0)
         return 1;
-    tbd_heap_populate();
-    uv_check_init(s->loop, &s->heap);
-    uv_check_start(&s->heap, on_heap_check);
     uv_timer_init(s->loop, &s->ticker);
     s->ticker.data = s;
     uv_timer_start(&s->ticker, on_tick, (uint64_t)cfg.tick_time / 2,

@@ -35,7 +35,6 @@ struct tbd {
 
     uv_tcp_t listener;
     uv_check_t flusher;   /* writes out every dirty connection per turn */
-    uv_check_t heap;      /* populates the heap's new top per turn */
     uv_timer_t ticker;    /* session expiry, once per tick */
     uv_timer_t cleaner;   /* container and TTL cleanup */
     uv_signal_t sigterm, sigint;
