@@ -379,7 +379,7 @@ static void prep_work(uv_work_t *work)
     struct wal *w = work->data;
     struct wal_seg *s = w->prep_seg;
     char tmp[PATH_MAX], path[PATH_MAX];
-    int fd, err;
+    int fd, err, named = 0;
 
     snprintf(tmp, sizeof tmp, "%s/wal-tmp", w->dir);
     replog__wal_path(w, s->seq, path, sizeof path);
@@ -392,14 +392,14 @@ static void prep_work(uv_work_t *work)
     close(fd);
     /* Named only once whole, and the name synced before any record
      * goes in. */
-    if (err == 0 && rename(tmp, path) != 0)
-        err = errno;
-    if (err == 0)
-        err = replog__wal_sync_dir(w->dir);
+    if (err == 0) {
+        named = rename(tmp, path) == 0;
+        err = named ? replog__wal_sync_dir(w->dir) : errno;
+    }
     if (err == 0 && (s->fd = replog__wal_open(path)) < 0)
         err = errno;
     if (err != 0)
-        unlink(err == 0 ? path : tmp);
+        unlink(named ? path : tmp);
     w->prep_err = err;
 }
 

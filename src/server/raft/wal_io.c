@@ -11,6 +11,13 @@
 #include "server/raft/internal.h"
 #include "server/raft/wal.h"
 
+/* raft_uv's message for a call of ours that failed in it. */
+#define UV_ERR(w, rv)                                                          \
+    do {                                                                       \
+        if ((rv) != 0)                                                         \
+            memcpy((w)->io->errmsg, (w)->uv->errmsg, sizeof(w)->io->errmsg);   \
+    } while (0)
+
 /* ---- raft_io: snapshots, and the segments they make obsolete ---- */
 
 static void removal_work(uv_work_t *work)
@@ -104,20 +111,13 @@ static int wal_snapshot_put(struct raft_io *io, unsigned trailing,
     w->put_trailing = trailing;
     w->put.data = w;
     rv = w->uv->snapshot_put(w->uv, trailing, &w->put, snap, put_done);
-    if (rv != 0) {
+    if (rv != 0)
         w->put_req = NULL;
-        memcpy(io->errmsg, w->uv->errmsg, sizeof io->errmsg);
-    }
+    UV_ERR(w, rv);
     return rv;
 }
 
 /* ---- raft_io: the rest is raft_uv's ---- */
-
-#define UV_ERR(w, rv)                                                          \
-    do {                                                                       \
-        if ((rv) != 0)                                                         \
-            memcpy((w)->io->errmsg, (w)->uv->errmsg, sizeof(w)->io->errmsg);   \
-    } while (0)
 
 static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
 {
