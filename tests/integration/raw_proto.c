@@ -532,6 +532,39 @@ static int four_letter(const char *word, char *out, size_t cap)
     return (int)used;
 }
 
+/* The value of `key` in mntr's output, or -1. */
+static long long mntr_value(const char *out, const char *key)
+{
+    char k[96];
+    const char *at;
+
+    snprintf(k, sizeof k, "\n%s\t", key);
+    at = strstr(out, k);
+    return at != NULL ? strtoll(at + strlen(k), NULL, 10) : -1;
+}
+
+/* tumblerd's own figures for its log: a write moves them. */
+static void check_log_figures(void)
+{
+    static char before[65536], after[65536];
+    struct rz z;
+
+    IT_CHECK(four_letter("mntr", before, sizeof before) > 0);
+    rz_init(&z);
+    ROPEN(z);
+    IT_EQ(rmk(&z, it_path("raw", "mntr-log")), 0);
+    rz_close(&z);
+    IT_CHECK(four_letter("mntr", after, sizeof after) > 0);
+    IT_CHECK(mntr_value(before, "zk_tumbler_log_writes") >= 0);
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_writes") > mntr_value(before, "zk_tumbler_log_writes"));
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_entries") > mntr_value(before, "zk_tumbler_log_entries"));
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us") > mntr_value(before, "zk_tumbler_log_write_us"));
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us_max") > 0);
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_overlapped") >= 0);
+done:
+    return;
+}
+
 static void t_four_letter_words(void)
 {
     static char out[65536];
@@ -550,6 +583,8 @@ static void t_four_letter_words(void)
                   second + 1);
         IT_CHECK(strstr(out, "\nzk_znode_count\t") != NULL);
     }
+    if (it_server_is_tumblerd())
+        check_log_figures();
     /* an unknown word is taken as an oversized frame length: closed, no output */
     IT_EQ(four_letter("xyzw", out, sizeof out), 0);
 done:

@@ -79,6 +79,13 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)rs.snapshot_log_bytes);
     fourlw_emit_metric_int(e, "tumbler_aio_contexts_reaped",
                            (int64_t)rs.aio_contexts_reaped);
+    fourlw_emit_metric_int(e, "tumbler_log_writes", (int64_t)rs.log_writes);
+    fourlw_emit_metric_int(e, "tumbler_log_writes_overlapped",
+                           (int64_t)rs.log_writes_overlapped);
+    fourlw_emit_metric_int(e, "tumbler_log_entries", (int64_t)rs.log_entries);
+    fourlw_emit_metric_int(e, "tumbler_log_write_us", (int64_t)rs.log_write_us);
+    fourlw_emit_metric_int(e, "tumbler_log_write_us_max",
+                           (int64_t)rs.log_write_us_max);
     fourlw_emit_metric_int(e, "tumbler_free_disk_bytes",
                            (int64_t)rs.free_bytes);
     fourlw_emit_metric_int(e, "tumbler_writes_refused_low_disk",

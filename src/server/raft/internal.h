@@ -144,9 +144,8 @@ void *replog__entry_alloc(size_t size);
 int replog__wal_init(struct replog *l, off_t segment_bytes);
 /* After the io is closed, or when raft_init failed. */
 void replog__wal_free(struct raft_io *io);
-/* Writes submitted, and of those, submitted while another was on its way. */
-void replog__wal_counts(struct raft_io *io, uint64_t *writes,
-                        uint64_t *overlapped);
+/* The log_* figures of replog_stats. */
+void replog__wal_stats(struct raft_io *io, struct replog_stats *out);
 
 /* transport.c */
 void replog__local_transport_init(struct raft_uv_transport *t);

@@ -210,6 +210,7 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
     out->free_limit = replog__disk_limit(l);
     out->snapshot_busy = l->snap_pid > 0 || l->snap_active;
     out->aio_contexts_reaped = replog__aio_reaped();
+    replog__wal_stats(&l->io, out);
 }
 
 /* ---- tick: disk refresh and leadership poll ----------------------------- */

@@ -126,6 +126,12 @@ struct replog_stats {
     uint64_t disk_checks;            /* statvfs calls */
     uint64_t aio_contexts_reaped;    /* raft_uv's AIO contexts destroyed
                                         off the loop (process-wide) */
+    uint64_t log_writes;             /* synced writes of the log */
+    uint64_t log_writes_overlapped;  /* of those, submitted while another
+                                        was on its way */
+    uint64_t log_entries;            /* entries appended */
+    uint64_t log_write_us;           /* submission to completion, summed */
+    uint64_t log_write_us_max;       /* ... the longest */
 };
 
 struct replog;

@@ -266,9 +266,14 @@ static void write_finish(struct wal_write *wr, int err)
 {
     struct wal *w = wr->w;
     struct wal_write *head;
+    uint64_t ns;
 
     wr->status = err;
     wr->done = 1;
+    ns = uv_hrtime() - wr->submitted_ns;
+    w->write_ns += ns;
+    if (ns > w->write_ns_max)
+        w->write_ns_max = ns;
     while ((head = w->head) != NULL && head->done) {
         w->head = head->next;
         if (w->head == NULL)
@@ -532,6 +537,7 @@ static void flush(struct wal *w)
     wr->seg = s;
     wr->off = s->end;
     wr->b = w->pending;
+    wr->submitted_ns = uv_hrtime();
     memset(&w->pending, 0, sizeof w->pending);
     w->pending.open = SIZE_MAX;
     if (aio_submit(wr) != 0 && pool_submit(wr) != 0) {
@@ -613,6 +619,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     p = b->buf + b->open;
     tb_store_be32(p + 32, tb_load_be32(p + 32) + n);
     w->next_index += n;
+    w->entries += n;
     b->last_index = w->next_index - 1;
     flush_soon(w);
     return 0;

@@ -80,6 +80,7 @@ struct wal_write {
     struct wal_batch b;
     int status; /* errno value from the thread */
     int done;
+    uint64_t submitted_ns;
     struct wal_write *next;
 };
 
@@ -128,6 +129,8 @@ struct wal {
     unsigned n_spare;
     uint64_t writes;     /* submitted */
     uint64_t overlapped; /* submitted while another was on its way */
+    uint64_t entries;    /* appended */
+    uint64_t write_ns, write_ns_max; /* submission to completion, done ones */
 };
 
 /* wal.c: records, writes and segments. */

@@ -358,13 +358,17 @@ void replog__wal_free(struct raft_io *io)
     io->impl = NULL;
 }
 
-void replog__wal_counts(struct raft_io *io, uint64_t *writes,
-                        uint64_t *overlapped)
+void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
 {
     struct wal *w = io->impl;
 
-    *writes = w->writes;
-    *overlapped = w->overlapped;
+    if (w == NULL)
+        return;
+    out->log_writes = w->writes;
+    out->log_writes_overlapped = w->overlapped;
+    out->log_entries = w->entries;
+    out->log_write_us = w->write_ns / 1000;
+    out->log_write_us_max = w->write_ns_max / 1000;
 }
 
 static int has_segments(const char *dir)
