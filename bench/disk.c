@@ -8,11 +8,20 @@
  * file was prepared matters: into blocks reserved with fallocate, every
  * synced write also commits the journal entry that marks its extent
  * written; into blocks already written with zeros (tumblerd's segments) it
- * is the data alone. */
+ * is the data alone.
+ *
+ * Writes on their way together share the disk's cache flushes: tumblerd
+ * keeps two of its log's writes in flight, so the lock's delete is often
+ * written while the previous holder's create still is.  That case is timed
+ * too: two writers, each with its next block as soon as its last is done. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tbbench.h"
@@ -46,13 +55,92 @@ static int prepare(const char *path, int zeroed)
     return rv;
 }
 
-/* WRITES timed writes into a file prepared with zeros or with fallocate;
- * -1 when the file cannot be prepared, else how many were written. */
-static int timed_writes(const char *dir, int zeroed, const void *buf,
-                        struct bn_hist *h, int *direct)
+#define WRITERS 2
+
+struct writer {
+    pthread_t t;
+    int fd;
+    const void *buf;
+    atomic_int *next; /* the next block to write, shared */
+    struct bn_hist *h;
+    int written;
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *wr = arg;
+    int i;
+
+    while ((i = atomic_fetch_add(wr->next, 1)) < WRITES) {
+        uint64_t t = bn_now_ns();
+        if (pwrite(wr->fd, wr->buf, BLOCK, (off_t)i * BLOCK) != BLOCK)
+            break;
+        bn_hist_add(wr->h, bn_now_ns() - t);
+        wr->written++;
+    }
+    return NULL;
+}
+
+/* WRITERS writes kept in flight by this thread with kernel AIO, each
+ * submitted as the last one's completion is seen (as tumblerd's log
+ * does); -1 if this kernel has no AIO. */
+static int aio_writes(int fd, const void *buf, struct bn_hist *h)
+{
+    aio_context_t ctx = 0;
+    struct iocb cb[WRITERS], *p;
+    struct io_event ev;
+    uint64_t start[WRITERS];
+    int i, next = 0, done = 0, inflight = 0;
+
+    if (syscall(__NR_io_setup, (long)WRITERS, &ctx) != 0)
+        return -1;
+    for (;;) {
+        while (inflight < WRITERS && next < WRITES) {
+            i = next % WRITERS;
+            memset(&cb[i], 0, sizeof(cb[i]));
+            cb[i].aio_data = (uint64_t)i;
+            cb[i].aio_lio_opcode = IOCB_CMD_PWRITE;
+            cb[i].aio_fildes = (uint32_t)fd;
+            cb[i].aio_buf = (uint64_t)(uintptr_t)buf;
+            cb[i].aio_nbytes = BLOCK;
+            cb[i].aio_offset = (int64_t)next * BLOCK;
+            cb[i].aio_rw_flags = RWF_DSYNC;
+            p = &cb[i];
+            start[i] = bn_now_ns();
+            if (syscall(__NR_io_submit, ctx, 1L, &p) != 1)
+                goto out;
+            next++;
+            inflight++;
+        }
+        if (inflight == 0 ||
+            syscall(__NR_io_getevents, ctx, 1L, 1L, &ev, NULL) != 1)
+            break;
+        inflight--;
+        if (ev.res != BLOCK)
+            break;
+        bn_hist_add(h, bn_now_ns() - start[ev.data]);
+        done++;
+    }
+out:
+    syscall(__NR_io_destroy, ctx);
+    return done;
+}
+
+enum how { ONE, THREADS, AIO };
+
+/* WRITES timed writes into a file prepared with zeros or with fallocate:
+ * one at a time, or WRITERS at once from as many threads (each into its
+ * own histogram of h[]) or with kernel AIO; -1 when the file cannot be
+ * prepared, else how many were written.  *secs is the time they took. */
+static int timed_writes(const char *dir, int zeroed, enum how how,
+                        const void *buf, struct bn_hist *h, int *direct,
+                        double *secs)
 {
     char path[512];
-    int fd, i;
+    struct writer wr[WRITERS];
+    atomic_int next = 0;
+    uint64_t t0;
+    int fd, i, n = 0, started = 0;
 
     snprintf(path, sizeof(path), "%s/tbbench-disk-probe.%ld", dir,
              (long)getpid());
@@ -68,49 +156,79 @@ static int timed_writes(const char *dir, int zeroed, const void *buf,
         return -1;
     }
     *direct = (fcntl(fd, F_GETFL) & O_DIRECT) != 0;
-    for (i = 0; i < WRITES; i++) {
-        uint64_t t = bn_now_ns();
-        if (pwrite(fd, buf, BLOCK, (off_t)i * BLOCK) != BLOCK)
-            break;
-        bn_hist_add(h, bn_now_ns() - t);
+    for (i = 0; i < WRITERS; i++)
+        wr[i] = (struct writer){.fd = fd, .buf = buf, .next = &next, .h = &h[i]};
+    t0 = bn_now_ns();
+    if (how == AIO) {
+        n = *direct ? aio_writes(fd, buf, h) : -1;
+    } else {
+        if (how == THREADS)
+            while (started < WRITERS &&
+                   pthread_create(&wr[started].t, NULL, writer_main,
+                                  &wr[started]) == 0)
+                started++;
+        if (started == 0) /* one writer, or no thread could start: this one */
+            writer_main(&wr[0]);
+        for (i = 0; i < started; i++)
+            pthread_join(wr[i].t, NULL);
+        for (i = 0; i < WRITERS; i++)
+            n += wr[i].written;
     }
+    *secs = (double)(bn_now_ns() - t0) / 1e9;
     close(fd);
     unlink(path);
-    return i;
+    return n;
 }
 
 int bn_run_disk(const struct bn_opts *o)
 {
     const char *dir = o->dir ? o->dir : ".";
-    struct bn_hist *zeroed = calloc(1, sizeof(*zeroed));
-    struct bn_hist *reserved = calloc(1, sizeof(*reserved));
+    /* [0]: one writer into zeros; [1]: into fallocated blocks; [2], [3]:
+     * two threads into zeros, then [4] both; [5]: two by kernel AIO. */
+    struct bn_hist *h = calloc(6, sizeof(*h));
     struct bn_result res;
     void *buf = NULL;
-    int direct = 0, nz = -1, nr = -1;
+    int direct = 0, nz = -1, nr = -1, nt = -1, na = -1;
+    double secs[4] = {0, 0, 0, 0};
 
-    if (zeroed != NULL && reserved != NULL &&
-        posix_memalign(&buf, BLOCK, BLOCK) == 0) {
+    if (h != NULL && posix_memalign(&buf, BLOCK, BLOCK) == 0) {
         memset(buf, 0xab, BLOCK);
-        nz = timed_writes(dir, 1, buf, zeroed, &direct);
-        nr = timed_writes(dir, 0, buf, reserved, &direct);
+        nz = timed_writes(dir, 1, ONE, buf, &h[0], &direct, &secs[0]);
+        nr = timed_writes(dir, 0, ONE, buf, &h[1], &direct, &secs[1]);
+        nt = timed_writes(dir, 1, THREADS, buf, &h[2], &direct, &secs[2]);
+        na = timed_writes(dir, 1, AIO, buf, &h[5], &direct, &secs[3]);
+        bn_hist_merge(&h[4], &h[2]);
+        bn_hist_merge(&h[4], &h[3]);
     }
-    if (nz < 0 || nr < 0) {
+    if (nz < 0 || nr < 0 || nt < 0) {
         fprintf(stderr, "tbbench: cannot prepare a file in %s\n", dir);
     } else {
         bn_say("disk: synced 4 KiB write (O_DSYNC%s) into zero-filled blocks "
-               "p50 %.0f us p99 %.0f us; into fallocated blocks p50 %.0f us "
-               "p99 %.0f us",
-               direct ? " | O_DIRECT" : "", bn_hist_q(zeroed, 0.5) / 1e3,
-               bn_hist_q(zeroed, 0.99) / 1e3, bn_hist_q(reserved, 0.5) / 1e3,
-               bn_hist_q(reserved, 0.99) / 1e3);
+               "p50 %.0f us p99 %.0f us, %.0f/s; into fallocated blocks p50 "
+               "%.0f us p99 %.0f us",
+               direct ? " | O_DIRECT" : "", bn_hist_q(&h[0], 0.5) / 1e3,
+               bn_hist_q(&h[0], 0.99) / 1e3, nz / secs[0],
+               bn_hist_q(&h[1], 0.5) / 1e3, bn_hist_q(&h[1], 0.99) / 1e3);
+        bn_say("disk: two at once into zero-filled blocks, from two threads "
+               "p50 %.0f us p99 %.0f us, %.0f/s; by kernel AIO p50 %.0f us "
+               "p99 %.0f us, %.0f/s",
+               bn_hist_q(&h[4], 0.5) / 1e3, bn_hist_q(&h[4], 0.99) / 1e3,
+               nt / secs[2], bn_hist_q(&h[5], 0.5) / 1e3,
+               bn_hist_q(&h[5], 0.99) / 1e3, na > 0 ? na / secs[3] : 0.0);
         bn_result_begin(&res, "disk");
         bn_result_add(&res, "direct", "%d", direct);
-        bn_result_hist(&res, "sync_write", zeroed);
-        bn_result_hist(&res, "sync_write_falloc", reserved);
+        bn_result_hist(&res, "sync_write", &h[0]);
+        bn_result_add(&res, "sync_write_per_s", "%.0f", nz / secs[0]);
+        bn_result_hist(&res, "sync_write_falloc", &h[1]);
+        bn_result_hist(&res, "sync_write2", &h[4]);
+        bn_result_add(&res, "sync_write2_per_s", "%.0f", nt / secs[2]);
+        if (na > 0) {
+            bn_result_hist(&res, "sync_write2_aio", &h[5]);
+            bn_result_add(&res, "sync_write2_aio_per_s", "%.0f", na / secs[3]);
+        }
         bn_result_end(&res);
     }
     free(buf);
-    free(zeroed);
-    free(reserved);
-    return nz == WRITES && nr == WRITES ? 0 : 1;
+    free(h);
+    return nz == WRITES && nr == WRITES && nt == WRITES ? 0 : 1;
 }

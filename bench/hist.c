@@ -69,6 +69,22 @@ uint64_t bn_hist_q(const struct bn_hist *h, double q)
     return h->max;
 }
 
+void bn_hist_merge(struct bn_hist *into, const struct bn_hist *h)
+{
+    unsigned i;
+
+    if (h->n == 0)
+        return;
+    if (into->n == 0 || h->min < into->min)
+        into->min = h->min;
+    if (h->max > into->max)
+        into->max = h->max;
+    into->n += h->n;
+    into->sum += h->sum;
+    for (i = 0; i < BN_HIST_EXP * BN_HIST_SUB; i++)
+        into->b[i] += h->b[i];
+}
+
 double bn_hist_mean(const struct bn_hist *h)
 {
     return h->n ? (double)h->sum / (double)h->n : 0.0;

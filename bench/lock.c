@@ -63,6 +63,7 @@ struct cl {
     int32_t myseq;
     char watch[320];
     uint64_t t_req;
+    uint64_t t_notice; /* its watch fired */
     int queued; /* reached a waiting or holding state once */
     struct bn_timer hold;
 };
@@ -79,9 +80,14 @@ struct lrun {
     uint64_t t_start, t_end;
     uint64_t queued, done_once;
     struct bn_hist acq, handoff;
+    /* A handoff's two legs, fair and herd: release to the notice that
+     * fires the next holder's watch, then that notice to its grant. */
+    struct bn_hist notice, regrant;
     uint64_t acquisitions, violations, errors, last_err;
     uint64_t req0, ev0, req1, ev1;
     struct bn_proc_sample p0, p1;
+    uint64_t sync0, sync1, sync_us0, sync_us1; /* the server's synced writes */
+    int sync_ok;
     struct rusage ru0, ru1;
     struct bn_timer t_measure, t_stop;
 };
@@ -142,8 +148,13 @@ static void grant(struct cl *k)
     if (r->measuring && !r->stopping) {
         r->acquisitions++;
         bn_hist_add(&r->acq, now - k->t_req);
-        if (lk->released && lk->t_release >= k->t_req)
+        if (lk->released && lk->t_release >= k->t_req) {
             bn_hist_add(&r->handoff, now - lk->t_release);
+            if (k->t_notice >= lk->t_release) {
+                bn_hist_add(&r->notice, k->t_notice - lk->t_release);
+                bn_hist_add(&r->regrant, now - k->t_notice);
+            }
+        }
         if (lk->t_last_grant >= r->t_start && lk->t_last_grant != 0 &&
             lk->released && lk->t_release >= lk->t_last_grant) {
             uint64_t iv = now - lk->t_last_grant;
@@ -384,13 +395,17 @@ static void on_event(struct bn_conn *c, int32_t type, struct tb_str path)
         return;
     switch (k->r->v) {
     case V_FAIR:
-        if (tb_str_eq(path, tb_str_c(k->watch)))
+        if (tb_str_eq(path, tb_str_c(k->watch))) {
+            k->t_notice = bn_now_ns();
             fair_check(k);
+        }
         break;
     case V_HERD:
         if (type == TB_EVENT_CHILDREN_CHANGED &&
-            tb_str_eq(path, tb_str_c(k->lk->path)))
+            tb_str_eq(path, tb_str_c(k->lk->path))) {
+            k->t_notice = bn_now_ns();
             fair_check(k);
+        }
         break;
     case V_NONFAIR:
         if (tb_str_eq(path, tb_str_c(k->lk->path)))
@@ -425,6 +440,8 @@ static void measure_start(struct lrun *r)
 {
     int i;
 
+    /* First: the query holds up this loop, so not in the measured time. */
+    r->sync_ok = bn_synced_writes(r->e, &r->sync0, &r->sync_us0) == 0;
     r->measuring = 1;
     r->t_start = bn_now_ns();
     totals(r, &r->req0, &r->ev0);
@@ -446,6 +463,7 @@ static void measure_stop(struct lrun *r)
     r->t_end = bn_now_ns();
     totals(r, &r->req1, &r->ev1);
     (void)bn_proc_sample(r->e->pid, &r->p1);
+    r->sync_ok = r->sync_ok && bn_synced_writes(r->e, &r->sync1, &r->sync_us1) == 0;
     getrusage(RUSAGE_SELF, &r->ru1);
     r->stopping = 1;
     r->finished = 1;
@@ -535,6 +553,10 @@ static void report_common(struct lrun *r, struct bn_result *res)
     bn_result_add(res, "acq_per_s", "%.1f", per_s(r->acquisitions, ns));
     bn_result_hist(res, "acq", &r->acq);
     bn_result_hist(res, "handoff", &r->handoff);
+    if (r->notice.n > 0) {
+        bn_result_hist(res, "notice", &r->notice);
+        bn_result_hist(res, "regrant", &r->regrant);
+    }
     bn_result_add(res, "notif_per_acq", "%.2f", (double)ev / acq);
     bn_result_add(res, "req_per_acq", "%.2f", (double)req / acq);
     if (r->p0.ok && r->p1.ok) {
@@ -547,6 +569,13 @@ static void report_common(struct lrun *r, struct bn_result *res)
                       (unsigned long long)r->p1.rss_kb);
     }
     bn_result_add(res, "client_cpu_s", "%.2f", cpu_s(&r->ru0, &r->ru1));
+    if (r->sync_ok) {
+        uint64_t n = r->sync1 - r->sync0;
+        bn_result_add(res, "synced_writes_per_acq", "%.2f", (double)n / acq);
+        if (n > 0 && r->sync_us1 != UINT64_MAX && r->sync_us0 != UINT64_MAX)
+            bn_result_add(res, "synced_write_mean_us", "%.0f",
+                          (double)(r->sync_us1 - r->sync_us0) / (double)n);
+    }
 }
 
 static void report_loop(struct lrun *r)
@@ -563,6 +592,11 @@ static void report_loop(struct lrun *r)
            bn_hist_q(&r->acq, 0.99) / 1e3, bn_hist_q(&r->handoff, 0.5) / 1e3,
            bn_hist_q(&r->handoff, 0.99) / 1e3,
            (unsigned long long)r->violations, (unsigned long long)r->errors);
+    if (r->notice.n > 0)
+        bn_say("  handoff legs, p50: release to the watch's notice %.0f us, "
+               "notice to grant %.0f us",
+               bn_hist_q(&r->notice, 0.5) / 1e3,
+               bn_hist_q(&r->regrant, 0.5) / 1e3);
     bn_result_begin(&res, "lock");
     bn_result_add(&res, "variant", "%s", r->o->variant);
     bn_result_add(&res, "clients", "%d", r->n);
@@ -570,20 +604,6 @@ static void report_loop(struct lrun *r)
     bn_result_add(&res, "hold_ms", "%g", r->o->hold_ms);
     report_common(r, &res);
     bn_result_end(&res);
-}
-
-static void hist_merge(struct bn_hist *into, const struct bn_hist *h)
-{
-    unsigned b;
-
-    for (b = 0; b < BN_HIST_EXP * BN_HIST_SUB; b++)
-        into->b[b] += h->b[b];
-    if (h->n && (into->n == 0 || h->min < into->min))
-        into->min = h->min;
-    if (h->max > into->max)
-        into->max = h->max;
-    into->n += h->n;
-    into->sum += h->sum;
 }
 
 static double ms(double ns)
@@ -627,8 +647,8 @@ static void report_once(struct lrun *r)
         bn_result_add(&res, key, "%.3f", ms(hold + bn_hist_mean(&lk->excess)));
         snprintf(key, sizeof(key), "key%d_overhead_mean_ms", i);
         bn_result_add(&res, key, "%.3f", ms(bn_hist_mean(&lk->overhead)));
-        hist_merge(ex, &lk->excess);
-        hist_merge(ov, &lk->overhead);
+        bn_hist_merge(ex, &lk->excess);
+        bn_hist_merge(ov, &lk->overhead);
         late += lk->late_sum;
     }
     bn_result_add(&res, "intervals", "%llu", (unsigned long long)ex->n);

@@ -72,6 +72,27 @@ if grep '^RESULT scenario=lock' "$out" | grep -q ' acquisitions=0 '; then
     echo "FAIL: a lock scenario made no acquisitions" >&2
     fail=1
 fi
+# figure NAME KEY: KEY's value in the RESULT line of scenario NAME (first match), or empty.
+figure()
+{
+    grep "^RESULT scenario=$1" "$out" | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+# The handoff's legs and the server's synced writes are there and not zero.
+for key in notice_n regrant_n synced_writes_per_acq; do
+    if ! awk -v v="$(figure 'lock .*variant=fair' $key)" 'BEGIN { exit !(v + 0 > 0) }'; then
+        echo "FAIL: the fair lock's $key is missing or zero" >&2
+        fail=1
+    fi
+done
+keys=sync_write2_per_s
+# Kernel AIO is timed only where the file system takes O_DIRECT (tmpfs does not).
+[ "$(figure disk direct)" = 1 ] && keys="$keys sync_write2_aio_per_s"
+for key in $keys; do
+    if ! awk -v v="$(figure disk $key)" 'BEGIN { exit !(v + 0 > 0) }'; then
+        echo "FAIL: the disk's $key is missing or zero" >&2
+        fail=1
+    fi
+done
 if ! grep '^RESULT scenario=sessions' "$out" | grep -q ' connected=300 alive=300 '; then
     echo "FAIL: sessions were not all connected and alive" >&2
     fail=1

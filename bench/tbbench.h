@@ -8,7 +8,7 @@
  *
  * Pieces: loop.c (epoll + timer heap + clock), conn.c (one session over one
  * socket), hist.c (latency histograms), sysinfo.c (server pid, RSS, CPU from
- * /proc), lock.c (lock recipes), raw.c (pipelined operations), storm.c
+ * /proc), mntr.c (the server's count of synced writes), lock.c (lock recipes), raw.c (pipelined operations), storm.c
  * (session storm, memory, serving probe), disk.c (the disk's synced-write
  * floor), setup.c (shared scenario plumbing), tbbench.c (options, output). */
 #ifndef TBBENCH_H
@@ -170,6 +170,7 @@ void bn_hist_add(struct bn_hist *h, uint64_t v_ns);
 /* The value at quantile q (0..1), in ns; 0 if empty. */
 uint64_t bn_hist_q(const struct bn_hist *h, double q);
 double bn_hist_mean(const struct bn_hist *h);
+void bn_hist_merge(struct bn_hist *into, const struct bn_hist *h);
 
 /* ---- the server process (sysinfo.c) ---------------------------------- */
 
@@ -184,6 +185,14 @@ struct bn_proc_sample {
 long bn_find_listener_pid(int port);
 int bn_proc_sample(long pid, struct bn_proc_sample *s);
 double bn_ticks_to_s(uint64_t ticks);
+
+/* ---- the server's own figures (mntr.c) -------------------------------- */
+
+struct bn_env;
+/* Synced writes of the server's log so far, from its `mntr`, and their
+ * summed time in microseconds (UINT64_MAX if not told); -1 if it does not
+ * tell. */
+int bn_synced_writes(const struct bn_env *e, uint64_t *writes, uint64_t *us);
 
 /* ---- output (tbbench.c) ---------------------------------------------- */
 
