@@ -71,12 +71,23 @@ static struct req *req_push(struct conn *c, enum req_state st, int32_t xid,
     return r;
 }
 
+/* The head request's reply is sent: 1 if the connection closes after it. */
+static int head_done(struct conn *c, struct req *r)
+{
+    int close_after = r->close_after;
+
+    request_done(c, r);
+    req_free(c, r);
+    if (close_after)
+        conn_close_after_flush(c);
+    return close_after;
+}
+
 /* Sends every finished reply at the head of the queue and serves the reads
  * that no longer wait for a write. */
 void proc_drain(struct conn *c)
 {
     struct req *r;
-    int close_after;
 
     while (!tb_queue_empty(&c->reqs) && c->tcp.data != NULL) {
         r = TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req, link);
@@ -88,13 +99,8 @@ void proc_drain(struct conn *c)
             read_serve(c, r->xid, r->type, r->body);
         if (c->tcp.data == NULL)
             return; /* the reply closed the connection; reqs are freed */
-        close_after = r->close_after;
-        request_done(c, r);
-        req_free(c, r);
-        if (close_after) {
-            conn_close_after_flush(c);
+        if (head_done(c, r))
             return;
-        }
     }
     conn_resume(c);
 }
@@ -298,6 +304,15 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     }
     c->writes_in_flight--;
     c->last_zxid = zxid;
+    r->close_after = t->type == TB_OP_CLOSESESSION;
+    if (&r->link == tb_queue_head(&c->reqs)) {
+        /* Nothing before it waits: sent now, with no copy kept. */
+        conn_reply(c, t->xid, zxid, rc, body, len);
+        if (c->tcp.data == NULL || head_done(c, r))
+            return;
+        proc_drain(c);
+        return;
+    }
     tb_wbuf_init(&w);
     start = tb_frame_begin(&w);
     tb_put_I32(&w, t->xid);
@@ -312,7 +327,6 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     }
     r->reply = tb_wbuf_take(&w, &r->reply_len);
     r->state = REQ_DONE;
-    r->close_after = t->type == TB_OP_CLOSESESSION;
     proc_drain(c);
 }
 
