@@ -13,7 +13,8 @@
  * Writes on their way together share the disk's cache flushes: tumblerd
  * keeps two of its log's writes in flight, so the lock's delete is often
  * written while the previous holder's create still is.  That case is timed
- * too: two writers, each with its next block as soon as its last is done. */
+ * too, two writes always on their way: from two threads, and by kernel AIO
+ * as tumblerd's log writes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
@@ -90,13 +91,15 @@ static int aio_writes(int fd, const void *buf, struct bn_hist *h)
     struct iocb cb[WRITERS], *p;
     struct io_event ev;
     uint64_t start[WRITERS];
-    int i, next = 0, done = 0, inflight = 0;
+    int i, next = 0, done = 0, inflight = 0, idle[WRITERS];
 
     if (syscall(__NR_io_setup, (long)WRITERS, &ctx) != 0)
         return -1;
+    for (i = 0; i < WRITERS; i++)
+        idle[i] = i; /* the slots not in flight: idle[inflight..] */
     for (;;) {
         while (inflight < WRITERS && next < WRITES) {
-            i = next % WRITERS;
+            i = idle[inflight];
             memset(&cb[i], 0, sizeof(cb[i]));
             cb[i].aio_data = (uint64_t)i;
             cb[i].aio_lio_opcode = IOCB_CMD_PWRITE;
@@ -115,7 +118,7 @@ static int aio_writes(int fd, const void *buf, struct bn_hist *h)
         if (inflight == 0 ||
             syscall(__NR_io_getevents, ctx, 1L, 1L, &ev, NULL) != 1)
             break;
-        inflight--;
+        idle[--inflight] = (int)ev.data;
         if (ev.res != BLOCK)
             break;
         bn_hist_add(h, bn_now_ns() - start[ev.data]);
