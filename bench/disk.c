@@ -160,7 +160,8 @@ static int timed_writes(const char *dir, int zeroed, enum how how,
     }
     *direct = (fcntl(fd, F_GETFL) & O_DIRECT) != 0;
     for (i = 0; i < WRITERS; i++)
-        wr[i] = (struct writer){.fd = fd, .buf = buf, .next = &next, .h = &h[i]};
+        wr[i] =
+            (struct writer){.fd = fd, .buf = buf, .next = &next, .h = &h[i]};
     t0 = bn_now_ns();
     if (how == AIO) {
         n = *direct ? aio_writes(fd, buf, h) : -1;

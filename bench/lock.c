@@ -463,7 +463,8 @@ static void measure_stop(struct lrun *r)
     r->t_end = bn_now_ns();
     totals(r, &r->req1, &r->ev1);
     (void)bn_proc_sample(r->e->pid, &r->p1);
-    r->sync_ok = r->sync_ok && bn_synced_writes(r->e, &r->sync1, &r->sync_us1) == 0;
+    r->sync_ok =
+        r->sync_ok && bn_synced_writes(r->e, &r->sync1, &r->sync_us1) == 0;
     getrusage(RUSAGE_SELF, &r->ru1);
     r->stopping = 1;
     r->finished = 1;

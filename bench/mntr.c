@@ -2,8 +2,9 @@
  * figure here that only the server can give.  tumblerd reports its log's
  * writes as zk_tumbler_log_writes; ZooKeeper times every commit of its
  * transaction log, and the count of those timings is its number of syncs
- * (zk_cnt_fsynctime).  tumblerd also sums how long they took.  A server with neither, or without mntr allowed,
- * gives nothing and the figure is left out. */
+ * (zk_cnt_fsynctime).  tumblerd also sums how long they took.  A server
+ * with neither, or without mntr allowed, gives nothing and the figure is
+ * left out. */
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -48,7 +49,8 @@ int bn_synced_writes(const struct bn_env *e, uint64_t *writes, uint64_t *us)
         struct pollfd p = {fd, POLLIN, 0};
         uint64_t now = bn_now_ns();
         ssize_t n;
-        if (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
+        if (now >= deadline ||
+            poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
             break;
         if ((n = recv(fd, buf + used, sizeof(buf) - 1 - used, 0)) <= 0)
             break;

@@ -8,9 +8,10 @@
  *
  * Pieces: loop.c (epoll + timer heap + clock), conn.c (one session over one
  * socket), hist.c (latency histograms), sysinfo.c (server pid, RSS, CPU from
- * /proc), mntr.c (the server's count of synced writes), lock.c (lock recipes), raw.c (pipelined operations), storm.c
- * (session storm, memory, serving probe), disk.c (the disk's synced-write
- * floor), setup.c (shared scenario plumbing), tbbench.c (options, output). */
+ * /proc), mntr.c (the server's count of synced writes), lock.c (lock
+ * recipes), raw.c (pipelined operations), storm.c (session storm, memory,
+ * serving probe), disk.c (the disk's synced-write floor), setup.c (shared
+ * scenario plumbing), tbbench.c (options, output). */
 #ifndef TBBENCH_H
 #define TBBENCH_H
 

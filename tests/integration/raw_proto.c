@@ -556,9 +556,12 @@ static void check_log_figures(void)
     rz_close(&z);
     IT_CHECK(four_letter("mntr", after, sizeof after) > 0);
     IT_CHECK(mntr_value(before, "zk_tumbler_log_writes") >= 0);
-    IT_CHECK(mntr_value(after, "zk_tumbler_log_writes") > mntr_value(before, "zk_tumbler_log_writes"));
-    IT_CHECK(mntr_value(after, "zk_tumbler_log_entries") > mntr_value(before, "zk_tumbler_log_entries"));
-    IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us") > mntr_value(before, "zk_tumbler_log_write_us"));
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_writes") >
+             mntr_value(before, "zk_tumbler_log_writes"));
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_entries") >
+             mntr_value(before, "zk_tumbler_log_entries"));
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us") >
+             mntr_value(before, "zk_tumbler_log_write_us"));
     IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us_max") > 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_overlapped") >= 0);
 done:

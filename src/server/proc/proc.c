@@ -310,23 +310,22 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
         conn_reply(c, t->xid, zxid, rc, body, len);
         if (c->tcp.data == NULL || head_done(c, r))
             return;
-        proc_drain(c);
-        return;
+    } else {
+        tb_wbuf_init(&w);
+        start = tb_frame_begin(&w);
+        tb_put_I32(&w, t->xid);
+        tb_put_I64(&w, zxid);
+        tb_put_I32(&w, rc);
+        if (rc == 0)
+            tb_wbuf_put(&w, body, len);
+        tb_frame_end(&w, start);
+        if (w.oom) {
+            conn_close(c);
+            return;
+        }
+        r->reply = tb_wbuf_take(&w, &r->reply_len);
+        r->state = REQ_DONE;
     }
-    tb_wbuf_init(&w);
-    start = tb_frame_begin(&w);
-    tb_put_I32(&w, t->xid);
-    tb_put_I64(&w, zxid);
-    tb_put_I32(&w, rc);
-    if (rc == 0)
-        tb_wbuf_put(&w, body, len);
-    tb_frame_end(&w, start);
-    if (w.oom) {
-        conn_close(c);
-        return;
-    }
-    r->reply = tb_wbuf_take(&w, &r->reply_len);
-    r->state = REQ_DONE;
     proc_drain(c);
 }
 
