@@ -89,9 +89,9 @@ part_a()
         tee -a "$RESULTS" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
     for kind in $(order "$rep"); do
         port=$(bs_free_port)
-        bs_start "$kind" "a$rep-$kind" "$port"
+        bs_start_probed "$kind" "a$rep-$kind" "$port" bench "$rep" "$kind" "$port" 0 \
+            serving --duration 120 --since "@$BS_ROOT/a$rep-$kind.exec"
         pid=$BS_PID
-        bench "$rep" "$kind" "$port" "$pid" serving --duration 120 --since "$BS_EXEC_US"
         sleep 2
         bench "$rep" "$kind" "$port" "$pid" idle
         bench "$rep" "$kind" "$port" "$pid" memory --znodes "$ZN" --data-bytes 100 \

@@ -105,6 +105,23 @@ EOF
     BS_PIDS+=("$BS_PID")
 }
 
+# bs_start_probed KIND NAME PORT CMD...: runs CMD, a `tbbench serving --since @$BS_ROOT/NAME.exec`
+# probing PORT, in the background, and starts the server once CMD has had half a second to start,
+# so that the probe's own start-up is not counted in the server's; the server's exec time goes
+# to that file.  Sets BS_PID; returns CMD's status.
+bs_start_probed()
+{
+    local kind=$1 name=$2 port=$3 probe rc=0
+    shift 3
+    "$@" &
+    probe=$!
+    sleep 0.5
+    bs_start "$kind" "$name" "$port"
+    echo "$BS_EXEC_US" > "$BS_ROOT/$name.exec"
+    wait "$probe" || rc=$?
+    return "$rc"
+}
+
 # bs_stop PID: SIGTERM, SIGKILL after 10 s; reaps it.
 bs_stop()
 {

@@ -13,8 +13,7 @@ BS_TMPDIR=${TMPDIR:-/tmp}
 bs_init
 
 port=$(bs_free_port)
-bs_start tumbler smoke "$port"
-pid=$BS_PID
+pid=0
 out=$BS_ROOT/out.txt
 : > "$out"
 fail=0
@@ -29,10 +28,13 @@ run()
         --label tumbler | tee -a "$out"; then
         echo "FAIL: $name exited non-zero" >&2
         fail=1
+        return 1
     fi
 }
 
-run serving serving --duration 20 --since "$BS_EXEC_US"
+bs_start_probed tumbler smoke "$port" \
+    run serving serving --duration 20 --since "@$BS_ROOT/smoke.exec" || fail=1
+pid=$BS_PID
 run idle idle
 run lock-fair lock --variant fair --clients 20 --locks 2 --duration 1 --warmup 0.2
 run lock-herd lock --variant herd --clients 10 --locks 1 --duration 1 --warmup 0.2
@@ -77,6 +79,11 @@ figure()
 {
     grep "^RESULT scenario=$1" "$out" | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
+# Start-up was timed from the exec time the probe read from its file.
+if ! awk -v v="$(figure startup startup_ms)" 'BEGIN { exit !(v + 0 > 0) }'; then
+    echo "FAIL: start-up time is missing or not positive" >&2
+    fail=1
+fi
 # The handoff's legs and the server's synced writes are there and not zero.
 for key in notice_n regrant_n synced_writes_per_acq; do
     if ! awk -v v="$(figure 'lock .*variant=fair' $key)" 'BEGIN { exit !(v + 0 > 0) }'; then

@@ -98,7 +98,7 @@ static void usage(FILE *f)
           "  sessions  N sessions connect and are held (--hold-s)\n"
           "  memory    K znodes of B bytes, then the server's RSS\n"
           "  idle      the server's RSS and CPU time now\n"
-          "  serving   wait until the server serves a request (--since US)\n"
+          "  serving   wait until the server serves a request (--since)\n"
           "  disk      synced 4 KiB writes in --dir (no server): the disk's "
           "floor\n"
           "options:\n"
@@ -108,7 +108,9 @@ static void usage(FILE *f)
           "  --duration S --warmup S --outstanding K --data-bytes B\n"
           "  --ops LIST --znodes K --window W (handshakes in flight)\n"
           "  --session-timeout MS --hold-s S --root PATH --no-cleanup\n"
-          "  --since US (serving: wall clock of the exec, microseconds)\n"
+          "  --since US|@FILE (serving: wall clock of the exec, microseconds;\n"
+          "            @FILE: read from FILE once served, so that the probe\n"
+          "            can start before the server)\n"
           "  --dir DIR (disk)  --tag NAME (added to RESULT lines)\n",
           f);
 }
@@ -290,7 +292,10 @@ static int parse_args(int argc, char **argv, struct bn_opts *o, int *noclean)
             *noclean = 1;
             break;
         case O_SINCE:
-            o->since_us = strtoull(optarg, NULL, 10);
+            if (optarg[0] == '@')
+                o->since_file = optarg + 1;
+            else
+                o->since_us = strtoull(optarg, NULL, 10);
             break;
         case O_DIR:
             o->dir = optarg;

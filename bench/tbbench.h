@@ -237,6 +237,7 @@ struct bn_opts {
     int cleanup;         /* delete the root's subtree at the end */
     const char *dir;     /* disk: where to write the probe file */
     uint64_t since_us;   /* serving: wall clock (us) of the server's exec */
+    const char *since_file; /* or the file that holds it */
     int verbose;
 };
 

@@ -125,9 +125,10 @@ static void propose_one(struct fx *f, uint64_t seq, size_t len)
     assert_int_equal(p.status, 0);
 }
 
-/* The first segment is zero-filled and synced before a record goes in (no
- * unwritten extent, nothing left in the page cache); the next one is
- * prepared once the first is half full, not before. */
+/* The first segment, a smaller one, is zero-filled and synced before a
+ * record goes in (no unwritten extent, nothing left in the page cache);
+ * the next one, of the full size, is prepared once the first is half
+ * full, not before.  A record of 60,000 bytes takes 15 blocks. */
 static void test_segments_prepared_ahead(void **state)
 {
     struct fx *f = *state;
@@ -143,19 +144,20 @@ static void test_segments_prepared_ahead(void **state)
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
     assert_int_equal(fstat(fd, &st), 0);
-    assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
-    assert_true(st.st_blocks * 512 >= REPLOG_SEGMENT_BYTES);
+    assert_int_equal(st.st_size, REPLOG_FIRST_SEGMENT_BYTES);
+    assert_true(st.st_blocks * 512 >= REPLOG_FIRST_SEGMENT_BYTES);
     if (unwritten_extents(fd) >= 0)
         assert_int_equal(unwritten_extents(fd), 0);
     if (fstatfs(fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC)
-        assert_int_equal(cached_pages(path, REPLOG_SEGMENT_BYTES), 0);
+        assert_int_equal(cached_pages(path, REPLOG_FIRST_SEGMENT_BYTES), 0);
     close(fd);
 
     seg_name(f, 2, next, sizeof next);
+    for (i = 1; i <= 8; i++) /* a few blocks + 480 KiB: short of half */
+        propose_one(f, (uint64_t)i, 60000);
     run_for(f, 100);
     assert_int_equal(stat(next, &st), -1);
-    for (i = 1; i <= 70; i++) /* 4.2 MB */
-        propose_one(f, (uint64_t)i, 60000);
+    propose_one(f, 9, 60000);
     for (i = 0; i < 3000 && stat(next, &st) != 0; i++)
         run_for(f, 10);
     assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
@@ -285,8 +287,8 @@ static void test_rollover_and_removal(void **state)
     assert_int_equal(fx_open(f, &c), 0);
     for (i = 0; i < 400; i++)
         propose_one(f, (uint64_t)i, 60000);
-    seg_name(f, 3, path, sizeof path);
-    assert_int_equal(stat(path, &st), 0); /* 24 MB of records */
+    seg_name(f, 4, path, sizeof path); /* 24 MB of records: 1 + 8 + 8 + */
+    assert_int_equal(stat(path, &st), 0);
     seg_name(f, 1, path, sizeof path);
     for (i = 0; i < 3000 && stat(path, &st) == 0; i++)
         run_for(f, 10);
@@ -349,13 +351,13 @@ static void test_gap_before_last_segment_fails_open(void **state)
     int i;
 
     assert_int_equal(fx_open(f, &c), 0);
-    for (i = 0; i < 150; i++)
+    for (i = 0; i < 200; i++) /* 1 MiB, 8 MiB, and on into a third */
         propose_one(f, (uint64_t)i, 60000);
     fx_close(f);
-    assert_true(record_offsets(f, 2, off, 256) > 0);
-    n = record_offsets(f, 1, off, 256);
+    assert_true(record_offsets(f, 3, off, 256) > 0);
+    n = record_offsets(f, 2, off, 256);
     assert_true(n > 100);
-    overwrite(f, 1, off[n / 2], zero, sizeof zero);
+    overwrite(f, 2, off[n / 2], zero, sizeof zero);
     assert_int_not_equal(fx_open(f, &c), 0);
     assert_non_null(strstr(f->logbuf, "does not follow"));
 }

@@ -393,7 +393,7 @@ static void prep_work(uv_work_t *work)
         w->prep_err = errno;
         return;
     }
-    err = zero_fill(fd, w->seg_bytes);
+    err = zero_fill(fd, s->size);
     close(fd);
     /* Named only once whole, and the name synced before any record
      * goes in. */
@@ -455,6 +455,9 @@ void replog__wal_start_prep(struct wal *w)
         return; /* tried again at the next rollover */
     s->seq = w->next_seq++;
     s->fd = -1;
+    s->size = w->n_segs == 0 && w->seg_bytes > REPLOG_FIRST_SEGMENT_BYTES
+                  ? REPLOG_FIRST_SEGMENT_BYTES
+                  : w->seg_bytes;
     w->prep_seg = s;
     w->prep_err = 0;
     w->prep.data = w;
@@ -489,7 +492,7 @@ static struct wal_seg *seg_for(struct wal *w, size_t len)
     struct wal_seg *s = current_seg(w);
 
     if (s != NULL && s->fd >= 0 &&
-        (s->end == 0 || s->end + (off_t)len <= w->seg_bytes))
+        (s->end == 0 || s->end + (off_t)len <= s->size))
         return s;
     /* Nothing goes to the next segment before this one's writes are
      * done, so that only the last segment can end with a lost write: a
@@ -505,13 +508,13 @@ static struct wal_seg *seg_for(struct wal *w, size_t len)
     return s;
 }
 
-/* The next segment is prepared once this one is half full: its 8 MiB of
- * zeros then compete with no write that waits, at start-up least of all. */
+/* The next segment is prepared once this one is half full: its zeros
+ * then compete with no write that waits, at start-up least of all. */
 void replog__wal_maybe_prep(struct wal *w)
 {
     struct wal_seg *s = current_seg(w);
 
-    if (s == NULL || s->fd < 0 || s->end >= w->seg_bytes / 2)
+    if (s == NULL || s->fd < 0 || s->end >= s->size / 2)
         replog__wal_start_prep(w);
 }
 

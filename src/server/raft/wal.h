@@ -53,6 +53,7 @@ struct wal_seg {
     uint64_t seq;
     uint64_t last_index; /* of the entries written in it; 0: none */
     off_t end;           /* where its next record goes */
+    off_t size;          /* zero-filled bytes: it is full at this end */
     int fd;              /* -1 once closed */
     int direct;          /* 0 not known yet, 1 O_DIRECT, 2 not */
     unsigned writing;    /* writes not yet completed */

@@ -252,7 +252,7 @@ fail:
 /* Reads segment `seq` into the list; s->end is 0 if no record of it
  * joined the log. */
 static int load_segment(struct wal *w, uint64_t seq, struct list *l,
-                        int *chained, struct wal_seg **out, size_t *size)
+                        int *chained, struct wal_seg **out)
 {
     char path[PATH_MAX];
     struct wal_rec r;
@@ -300,8 +300,8 @@ static int load_segment(struct wal *w, uint64_t seq, struct list *l,
     }
     free(buf);
     s->end = (off_t)off;
+    s->size = (off_t)len;
     *out = s;
-    *size = len;
     return 0;
 }
 
@@ -331,7 +331,7 @@ static int load_segments(struct wal *w, struct list *l)
 {
     struct wal_seg *s, *cur;
     uint64_t *seqs;
-    size_t n, i, size;
+    size_t n, i;
     int chained = 0, rv;
 
     if ((rv = list_segments(w, &seqs, &n)) != 0)
@@ -339,7 +339,7 @@ static int load_segments(struct wal *w, struct list *l)
     for (i = 0; i < n; i++) {
         if (seqs[i] >= w->next_seq)
             w->next_seq = seqs[i] + 1;
-        if ((rv = load_segment(w, seqs[i], l, &chained, &s, &size)) != 0)
+        if ((rv = load_segment(w, seqs[i], l, &chained, &s)) != 0)
             break;
         if (s->end > 0) {
             /* A segment no record reached is never followed by one. */
@@ -351,7 +351,7 @@ static int load_segments(struct wal *w, struct list *l)
                 free(s);
                 break;
             }
-        } else if (w->ready == NULL && size >= (size_t)w->seg_bytes) {
+        } else if (w->ready == NULL && s->size >= w->seg_bytes) {
             w->ready = s; /* whole, and never reached: the next segment */
         } else {
             drop_segment(w, s);
@@ -361,8 +361,7 @@ static int load_segments(struct wal *w, struct list *l)
     if (rv != 0)
         return rv;
     cur = w->n_segs > 0 ? w->segs[w->n_segs - 1] : NULL;
-    if (cur != NULL && cur->end < w->seg_bytes &&
-        (rv = open_segment(w, cur)) != 0)
+    if (cur != NULL && cur->end < cur->size && (rv = open_segment(w, cur)) != 0)
         return rv;
     if (w->ready != NULL && open_segment(w, w->ready) != 0) {
         free(w->ready);
