@@ -407,7 +407,8 @@ def generated(t, meta, scen):
     L.append("")
     L.append("```")
     L.append("# A. each server alone, fresh data directory")
-    L.append("tbbench serving --since <exec time>      # start-up")
+    L.append("tbbench serving --since @<file> &          # start-up: probing before the server starts;")
+    L.append("sleep 0.5; <start the server>; echo <exec time> > <file>")
     L.append("sleep 2; tbbench idle                     # idle RSS")
     for name, cmd in scen:
         if name == "memory":
