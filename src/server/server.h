@@ -48,6 +48,10 @@ struct tbd {
     uint64_t next_conn_id;
     int64_t server_id;
 
+    /* What every connection reads into when its last read left nothing
+     * over (conn.c); what a read leaves over moves to the connection. */
+    uint8_t in[65536];
+
     uint64_t started_ms;
     uint64_t packets_received, packets_sent;
     struct latency lat;
@@ -98,7 +102,7 @@ struct conn {
     int peer_port;
     uint32_t peer_ip4;          /* host order; 0 if not IPv4 */
 
-    uint8_t *in;                /* unprocessed input */
+    uint8_t *in; /* unprocessed input, or NULL */
     size_t in_len, in_cap;
     int reading;
 

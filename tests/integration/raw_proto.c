@@ -475,6 +475,48 @@ done:
     rz_close(&a);
 }
 
+/* Requests as one byte stream sent in pieces of 1 to 61 bytes, a few ms apart,
+ * so that the server's reads end inside length prefixes and bodies, and some
+ * carry a frame's end, whole frames and the next one's start: every reply
+ * arrives, in order. */
+static void t_split_frames(void)
+{
+    struct rz a;
+    struct rz_w w = {0}, body = {0};
+    struct rz_reply rep;
+    const char *p = it_path("raw", "split");
+    size_t off = 0, piece = 1;
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    for (int i = 0; i < 30; i++) {
+        char name[16];
+        rz_w_free(&body);
+        snprintf(name, sizeof name, "n%02d", i);
+        create_rec(&body, rsub(p, name), 0);
+        rz_w_i32(&w, (int32_t)(8 + body.len));
+        rz_w_i32(&w, 2000 + i);
+        rz_w_i32(&w, RZ_OP_CREATE);
+        rz_w_raw(&w, body.p, body.len);
+    }
+    while (off < w.len) {
+        size_t n = piece < w.len - off ? piece : w.len - off;
+        IT_EQ(rz_send(&a, w.p + off, n), 0);
+        off += n;
+        piece = piece * 7 % 61 + 1;
+        usleep(2000);
+    }
+    for (int i = 0; i < 30; i++) {
+        IT_EQ(rz_read_reply(&a, &rep, 10000), 0);
+        IT_EQ(rep.xid, 2000 + i);
+        IT_EQ(rep.err, 0);
+    }
+done:
+    rz_w_free(&body);
+    rz_w_free(&w);
+    rz_close(&a);
+}
+
 /* --- closeSession ----------------------------------------------------------------------- */
 
 static void t_close_session_wire(void)
@@ -606,6 +648,7 @@ static const struct it_test tests[] = {
     {"truncated_record", t_truncated_record, 0},
     {"trailing_bytes_and_headers", t_trailing_bytes_and_headers, 0},
     {"pipelining", t_pipelining, 0},
+    {"split_frames", t_split_frames, 0},
     {"auth_and_whoami", t_auth_and_whoami, 0},
     {"get_ephemerals", t_get_ephemerals, 0},
     {"all_children_number", t_all_children_number, 0},
