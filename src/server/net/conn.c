@@ -336,8 +336,7 @@ static void keep_rest(struct conn *c, uint8_t *own, size_t own_cap)
         if ((own = realloc(own, len)) == NULL) {
             c->in_len = 0;
             tb_log(TB_LOG_WARN,
-                   "closing connection from %s:%d: no memory "
-                   "for its input",
+                   "closing connection from %s:%d: no memory for its input",
                    c->peer, c->peer_port);
             conn_close(c);
             return;
