@@ -442,11 +442,23 @@ done:
     rz_close(&a);
 }
 
+/* Reads n replies; 0 if they carry xids xid0, xid0 + 1, ... in that order,
+ * each without error. */
+static int replies_in_order(struct rz *z, int n, int32_t xid0)
+{
+    struct rz_reply rep;
+
+    for (int i = 0; i < n; i++)
+        if (rz_read_reply(z, &rep, 10000) != 0 || rep.xid != xid0 + i ||
+            rep.err != 0)
+            return -1;
+    return 0;
+}
+
 static void t_pipelining(void)
 {
     struct rz a;
     struct rz_w w = {0};
-    struct rz_reply rep;
     const char *p = it_path("raw", "pipe");
     rz_init(&a);
     ROPEN(a);
@@ -465,11 +477,7 @@ static void t_pipelining(void)
             IT_EQ(rz_send_req(&a, 1000 + i, RZ_OP_EXISTS, &w), 0);
         }
     }
-    for (int i = 0; i < 40; i++) {
-        IT_EQ(rz_read_reply(&a, &rep, 10000), 0);
-        IT_EQ(rep.xid, 1000 + i);
-        IT_EQ(rep.err, 0);
-    }
+    IT_EQ(replies_in_order(&a, 40, 1000), 0);
 done:
     rz_w_free(&w);
     rz_close(&a);
@@ -483,7 +491,6 @@ static void t_split_frames(void)
 {
     struct rz a;
     struct rz_w w = {0}, body = {0};
-    struct rz_reply rep;
     const char *p = it_path("raw", "split");
     size_t off = 0, piece = 1;
     rz_init(&a);
@@ -506,11 +513,7 @@ static void t_split_frames(void)
         piece = piece * 7 % 61 + 1;
         usleep(2000);
     }
-    for (int i = 0; i < 30; i++) {
-        IT_EQ(rz_read_reply(&a, &rep, 10000), 0);
-        IT_EQ(rep.xid, 2000 + i);
-        IT_EQ(rep.err, 0);
-    }
+    IT_EQ(replies_in_order(&a, 30, 2000), 0);
 done:
     rz_w_free(&body);
     rz_w_free(&w);
