@@ -49,15 +49,23 @@ wait_line()
     return 1
 }
 
+# running PID: true while PID runs, false once it is a zombie or gone.  One
+# look at it: the shell may reap the zombie between a `kill -0` and a `ps`.
+running()
+{
+    local st
+    st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+
 # wait_pid PID SECONDS: until it exits; its status.
 wait_pid()
 {
     local deadline=$((SECONDS + $2))
-    while kill -0 "$1" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
-        if [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]; then break; fi
+    while running "$1" && [ "$SECONDS" -lt "$deadline" ]; do
         sleep 0.05
     done
-    if kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" | cut -c1)" != Z ]; then
+    if running "$1"; then
         echo "pid $1 still running after $2 s" >&2
         return 124
     fi
