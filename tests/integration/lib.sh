@@ -49,11 +49,12 @@ it_tmpdir()
     echo "$d"
 }
 
-# it_cleanup: stop every server started by this script, show their logs if the script failed,
-# and remove the temp root (unless IT_KEEP=1).
+# it_cleanup [STATUS]: stop every server started by this script, show their logs if the script
+# failed (STATUS, by default that of the command before), and remove the temp root (unless
+# IT_KEEP=1).
 it_cleanup()
 {
-    local rc=$?
+    local rc=${1:-$?}
     local pid
     # Test commands first (they may still talk to the servers), then the servers.
     for pid in "${IT_JOBS[@]}"; do

@@ -16,13 +16,13 @@ shift 2
 it_init
 stop_recorded()
 {
-    local f pid
+    local rc=$? f pid
     for f in "$IT_TMPROOT"/*/server.pid; do
         [ -f "$f" ] || continue
         pid=$(cat "$f")
         kill -0 "$pid" 2>/dev/null && stop_server "$pid" 10
     done
-    it_cleanup
+    it_cleanup "$rc"
 }
 trap stop_recorded EXIT
 launch "$kind" "$kind"
