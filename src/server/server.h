@@ -134,6 +134,11 @@ int conn_listen(struct tbd *s);
 void conn_send(struct conn *c, const void *frame, size_t len);
 void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
                 const void *body, size_t len);
+/* A reply's frame header (length, xid, zxid, err) into `hdr`; the body of
+ * `len` bytes follows it only if err is 0.  Returns the frame's length. */
+#define CONN_REPLY_HDR 20
+size_t conn_reply_header(uint8_t *hdr, int32_t xid, int64_t zxid, int32_t err,
+                         size_t len);
 void conn_close(struct conn *c);
 void conn_close_after_flush(struct conn *c);
 void conn_pause(struct conn *c);

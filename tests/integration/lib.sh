@@ -251,21 +251,27 @@ wait_serving()
     return 1
 }
 
+# running PID: true while PID runs, false once it is a zombie or gone.  One look at the process
+# state: a zombie still answers kill -0, and the shell may reap it between a kill -0 and a ps.
+running()
+{
+    local st
+    st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+
 # stop_server PID [TIMEOUT_S]: SIGTERM, then SIGKILL if it is still running after TIMEOUT_S
 # (default 10).  Reaps the process if it is our child.
 stop_server()
 {
     local pid=$1 limit=${2:-10}
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    running "$pid" || { wait "$pid" 2>/dev/null; return 0; }
     kill -TERM "$pid" 2>/dev/null
     local deadline=$((SECONDS + limit))
-    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+    while running "$pid" && [ "$SECONDS" -lt "$deadline" ]; do
         sleep 0.1
-        # A reaped zombie still answers kill -0 until waited for; wait -n is not selective, so
-        # probe the process state instead.
-        if [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = Z ]; then break; fi
     done
-    if kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" != Z ]; then
+    if running "$pid"; then
         echo "pid $pid ignored SIGTERM for ${limit}s; sending SIGKILL" >&2
         kill -KILL "$pid" 2>/dev/null
     fi

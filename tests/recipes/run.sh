@@ -49,15 +49,6 @@ wait_line()
     return 1
 }
 
-# running PID: true while PID runs, false once it is a zombie or gone.  One
-# look at it: the shell may reap the zombie between a `kill -0` and a `ps`.
-running()
-{
-    local st
-    st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)
-    [ -n "$st" ] && [ "$st" != Z ]
-}
-
 # wait_pid PID SECONDS: until it exits; its status.
 wait_pid()
 {

@@ -56,16 +56,24 @@ void conn_send(struct conn *c, const void *frame, size_t len)
     mark_dirty(c);
 }
 
-void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
-                const void *body, size_t len)
+size_t conn_reply_header(uint8_t *hdr, int32_t xid, int64_t zxid, int32_t err,
+                         size_t len)
 {
-    uint8_t hdr[20];
+    size_t n = CONN_REPLY_HDR + (err == 0 ? len : 0);
 
-    tb_store_be32(hdr, (uint32_t)(16 + (err == 0 ? len : 0)));
+    tb_store_be32(hdr, (uint32_t)(n - 4));
     tb_store_be32(hdr + 4, (uint32_t)xid);
     tb_store_be64(hdr + 8, (uint64_t)zxid);
     tb_store_be32(hdr + 16, (uint32_t)err);
-    if (err != 0 || len == 0) {
+    return n;
+}
+
+void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
+                const void *body, size_t len)
+{
+    uint8_t hdr[CONN_REPLY_HDR];
+
+    if (conn_reply_header(hdr, xid, zxid, err, len) == sizeof hdr) {
         conn_send(c, hdr, sizeof hdr);
         return;
     }
@@ -220,7 +228,7 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     uint8_t *p;
 
     (void)hint;
-    if (c->in_len == 0) {
+    if (c->in == NULL) {
         buf->base = (char *)c->srv->in;
         buf->len = sizeof c->srv->in;
         return;
@@ -321,37 +329,31 @@ static void process_input(struct conn *c)
     }
 }
 
-/* After a read into the shared buffer: what is left there goes to the
- * connection's own buffer, before another connection reads. */
-static void keep_rest(struct conn *c, uint8_t *own, size_t own_cap)
+/* After a read into the shared buffer: what is left there moves into a
+ * buffer of the connection's own, before another connection reads. */
+static void keep_rest(struct conn *c)
 {
     size_t len = c->state == CONN_CLOSING ? 0 : c->in_len;
 
-    c->in = own;
-    c->in_cap = own_cap;
-    c->in_len = len;
+    c->in = NULL;
+    c->in_cap = 0;
+    c->in_len = 0;
     if (len == 0)
         return;
-    if (own_cap < len) {
-        if ((own = realloc(own, len)) == NULL) {
-            c->in_len = 0;
-            tb_log(TB_LOG_WARN,
-                   "closing connection from %s:%d: no memory for its input",
-                   c->peer, c->peer_port);
-            conn_close(c);
-            return;
-        }
-        c->in = own;
-        c->in_cap = len;
+    if ((c->in = malloc(len)) == NULL) {
+        tb_log(TB_LOG_WARN,
+               "closing connection from %s:%d: no memory for its input",
+               c->peer, c->peer_port);
+        conn_close(c);
+        return;
     }
     memcpy(c->in, c->srv->in, len);
+    c->in_cap = c->in_len = len;
 }
 
 static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
 {
     struct conn *c = stream->data;
-    uint8_t *own = c->in;
-    size_t own_cap = c->in_cap;
 
     if (n < 0) {
         conn_close(c);
@@ -366,7 +368,7 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
     c->in_cap = sizeof c->srv->in;
     c->in_len = (size_t)n;
     process_input(c);
-    keep_rest(c, own, own_cap);
+    keep_rest(c);
 }
 
 static int peer_allowed(struct tbd *s, struct conn *c)

@@ -105,30 +105,36 @@ void proc_drain(struct conn *c)
     conn_resume(c);
 }
 
+/* r's reply, kept until the replies before it are sent: 0, or -1 out of
+ * memory. */
+static int keep_reply(struct req *r, int64_t zxid, int32_t err,
+                      const void *body, size_t len)
+{
+    uint8_t *frame = malloc(CONN_REPLY_HDR + (err == 0 ? len : 0));
+
+    if (frame == NULL)
+        return -1;
+    r->reply_len = conn_reply_header(frame, r->xid, zxid, err, len);
+    if (r->reply_len > CONN_REPLY_HDR)
+        memcpy(frame + CONN_REPLY_HDR, body, len);
+    r->reply = frame;
+    r->state = REQ_DONE;
+    return 0;
+}
+
 /* A reply decided now for a request that must still keep its place. */
 static void reply_in_order(struct conn *c, int32_t xid, int32_t type,
                            int64_t zxid, int err)
 {
     struct req *r;
-    uint8_t *frame;
 
     if (tb_queue_empty(&c->reqs)) {
         conn_reply(c, xid, zxid, err, NULL, 0);
         return;
     }
     r = req_push(c, REQ_DONE, xid, type);
-    frame = malloc(20);
-    if (r == NULL || frame == NULL) {
-        free(frame);
+    if (r == NULL || keep_reply(r, zxid, err, NULL, 0) != 0)
         conn_close(c);
-        return;
-    }
-    tb_store_be32(frame, 16);
-    tb_store_be32(frame + 4, (uint32_t)xid);
-    tb_store_be64(frame + 8, (uint64_t)zxid);
-    tb_store_be32(frame + 16, (uint32_t)err);
-    r->reply = frame;
-    r->reply_len = 20;
 }
 
 static void on_proposed(void *arg, int status, int64_t index)
@@ -277,9 +283,6 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     struct conn *c = tb_map_get(&s->conn_by_id, (uint64_t)t->origin);
     struct tb_queue *q;
     struct req *r = NULL;
-    struct tb_wbuf w;
-    size_t start;
-
     if (c == NULL || c->tcp.data == NULL)
         return;
     if (t->type == TB_OP_CREATESESSION) {
@@ -310,21 +313,9 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
         conn_reply(c, t->xid, zxid, rc, body, len);
         if (c->tcp.data == NULL || head_done(c, r))
             return;
-    } else {
-        tb_wbuf_init(&w);
-        start = tb_frame_begin(&w);
-        tb_put_I32(&w, t->xid);
-        tb_put_I64(&w, zxid);
-        tb_put_I32(&w, rc);
-        if (rc == 0)
-            tb_wbuf_put(&w, body, len);
-        tb_frame_end(&w, start);
-        if (w.oom) {
-            conn_close(c);
-            return;
-        }
-        r->reply = tb_wbuf_take(&w, &r->reply_len);
-        r->state = REQ_DONE;
+    } else if (keep_reply(r, zxid, rc, body, len) != 0) {
+        conn_close(c);
+        return;
     }
     proc_drain(c);
 }
