@@ -12,11 +12,6 @@
 
 #include "server/raft/internal.h"
 
-/* Passed from apply to the proposer's callback through raft's `result`:
- * the entry's envelope was unreadable and apply skipped it. */
-static char malformed_marker;
-void *const replog__malformed = &malformed_marker;
-
 /* Raft keeps every entry since the last snapshot in memory and counts
  * them, not their bytes: apply lowers raft's threshold once the bytes are
  * reached, so that the next apply takes a snapshot.  Besides its payload,
@@ -59,12 +54,13 @@ static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
                      "apply: entry %lld has a malformed envelope (%zu bytes),"
                      " skipped",
                      (long long)index, buf->len);
-        *result = replog__malformed;
+        replog__answer(l, index, TB_EDATAINCONSISTENCY);
         return 0;
     }
     l->stats.entries_applied++;
     l->fsm.apply(l->fsm.data, index, payload, len);
     replog__snapshot_record(l, index, payload, len);
+    replog__answer(l, index, 0);
     return 0;
 }
 

@@ -29,13 +29,25 @@
 /* State poll period when someone listens for leadership changes (G6). */
 #define REPLOG_STATE_POLL_MS 10
 
-/* A proposal raft has accepted and not yet answered.  At all times it is on
- * replog.pending exactly while its done has not fired. */
+/* A proposal not yet answered: on replog.queued until its turn's batch
+ * goes to raft, then on replog.pending, in both in proposal order, until
+ * its done fires. */
 struct replog_req {
-    struct raft_apply raft_req; /* raft_req.index: the entry's index */
+    int64_t index; /* its entry's, once raft has it */
     struct tb_queue link;
     replog_done_cb done;
     void *arg;
+};
+
+/* The proposals of one loop turn go to raft in one raft_apply, just before
+ * the loop waits (the log's flusher, wal.c): raft's work for each call (an
+ * append request, its entries array, the append's callback) is then paid
+ * once a turn instead of once a write.  raft answers a batch once, when its
+ * first entry is applied, and only to fail it; each entry's own answer
+ * comes from fsm.c's apply. */
+struct replog_batch {
+    struct raft_apply raft_req; /* raft_req.index: its first entry's */
+    unsigned n;
 };
 
 struct replog {
@@ -60,7 +72,10 @@ struct replog {
     uint64_t snap_log_entries; /* applied since the latest snapshot */
     unsigned snap_idle_ms;
 
-    struct tb_queue pending; /* struct replog_req, in proposal order */
+    struct tb_queue queued;    /* struct replog_req, not yet given to raft */
+    struct tb_queue pending;   /* given to raft, not yet answered */
+    struct raft_buffer *batch; /* the entries of `queued` */
+    unsigned batch_n, batch_cap;
     int64_t applied_index;   /* last index given to fsm.apply or restore */
     int was_leader;
 
@@ -115,6 +130,10 @@ void replog__logf(struct replog *l, int level, const char *fmt, ...)
 
 /* Maps a raft error code to a TB_E* code. */
 int replog__err(int raft_rv);
+/* Gives raft the proposals queued this turn (the log's flusher calls it). */
+void replog__submit(struct replog *l);
+/* The entry at `index` was applied (status 0) or skipped as malformed. */
+void replog__answer(struct replog *l, int64_t index, int status);
 
 /* disk.c */
 void replog__disk_refresh(struct replog *l);
@@ -128,8 +147,6 @@ int replog__disk_admit(struct replog *l, size_t n, int reserved);
 
 /* fsm.c: raft_fsm callbacks over struct replog_fsm, and the G5 policy. */
 void replog__fsm_init(struct replog *l);
-/* raft `result` of an entry whose envelope apply could not read. */
-extern void *const replog__malformed;
 void replog__snapshot_policy(struct replog *l, uint64_t state_bytes);
 
 /* snapshot.c: raft_fsm snapshot and finalize, by a forked child. */
@@ -150,6 +167,10 @@ int replog__wal_init(struct replog *l, off_t segment_bytes);
 void replog__wal_free(struct raft_io *io);
 /* The log_* figures of replog_stats. */
 void replog__wal_stats(struct raft_io *io, struct replog_stats *out);
+/* Calls replog__submit, then writes what is pending, before the loop next
+ * waits.  `w` is l->io.impl. */
+struct wal;
+void replog__wal_flush_soon(struct wal *w);
 
 /* transport.c */
 void replog__local_transport_init(struct raft_uv_transport *t);

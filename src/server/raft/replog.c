@@ -70,28 +70,39 @@ int replog__err(int raft_rv)
 
 static void finish_req(struct replog_req *req, int status, int64_t index)
 {
+    tb_queue_remove(&req->link);
     if (req->done != NULL)
         req->done(req->arg, status, index);
     free(req);
 }
 
-static void apply_cb(struct raft_apply *rreq, int status, void *result)
+static struct replog_req *req_of(struct tb_queue *q)
 {
-    struct replog_req *req = TB_CONTAINER_OF(rreq, struct replog_req, raft_req);
-    struct replog *l = rreq->data;
-    int rc = 0;
+    return TB_CONTAINER_OF(q, struct replog_req, link);
+}
 
-    tb_queue_remove(&req->link);
-    if (status != 0) {
-        rc = l->closing ? TB_ECLOSING : replog__err(status);
-        if (!l->closing)
-            replog__logf(l, REPLOG_LOG_WARN, "entry %llu failed: %s (%s)",
-                         (unsigned long long)rreq->index, raft_strerror(status),
-                         raft_errmsg(&l->raft));
-    } else if (result == replog__malformed) {
-        rc = TB_EDATAINCONSISTENCY;
+void replog__answer(struct replog *l, int64_t index, int status)
+{
+    struct replog_req *req;
+
+    if (tb_queue_empty(&l->pending))
+        return;
+    req = req_of(tb_queue_head(&l->pending));
+    if (req->index == index)
+        finish_req(req, status, index);
+}
+
+/* Answers the proposals given to raft whose entries are at `from` or
+ * later. */
+static void fail_from(struct replog *l, int64_t from, int status)
+{
+    struct tb_queue *it = tb_queue_head(&l->pending), *next;
+
+    for (; it != &l->pending; it = next) {
+        next = it->next;
+        if (req_of(it)->index >= from)
+            finish_req(req_of(it), status, 0);
     }
-    finish_req(req, rc, (int64_t)rreq->index);
 }
 
 static const char *state_name(int state)
@@ -122,11 +133,83 @@ static int refuse_not_leader(struct replog *l)
     return TB_ESYSTEM;
 }
 
+static void batch_cb(struct raft_apply *rreq, int status, void *result)
+{
+    struct replog_batch *b =
+        TB_CONTAINER_OF(rreq, struct replog_batch, raft_req);
+    struct replog *l = rreq->data;
+
+    (void)result;
+    if (status != 0 && !l->closing)
+        replog__logf(l, REPLOG_LOG_WARN, "entries %llu..%llu failed: %s (%s)",
+                     (unsigned long long)rreq->index,
+                     (unsigned long long)rreq->index + b->n - 1,
+                     raft_strerror(status), raft_errmsg(&l->raft));
+    if (status != 0)
+        fail_from(l, (int64_t)rreq->index,
+                  l->closing ? TB_ECLOSING : replog__err(status));
+    free(b);
+}
+
+void replog__submit(struct replog *l)
+{
+    struct replog_batch *b;
+    struct tb_queue *q;
+    unsigned i, n = l->batch_n;
+    int rv = RAFT_NOMEM;
+
+    if (n == 0)
+        return;
+    l->batch_n = 0;
+    b = malloc(sizeof *b);
+    if (b != NULL) {
+        memset(&b->raft_req, 0, sizeof b->raft_req);
+        b->raft_req.data = l;
+        b->n = n;
+        rv = raft_apply(&l->raft, &b->raft_req, l->batch, n, batch_cb);
+    }
+    if (rv != 0) {
+        free(b);
+        for (i = 0; i < n; i++)
+            raft_free(l->batch[i].base); /* still ours when raft_apply fails */
+        if (rv == RAFT_NOTLEADER)
+            refuse_not_leader(l);
+        else
+            replog__logf(l, REPLOG_LOG_WARN, "write refused: %s (%s)",
+                         raft_strerror(rv), raft_errmsg(&l->raft));
+        /* Those proposed by the done callbacks come after these n. */
+        for (i = 0; i < n; i++)
+            finish_req(req_of(tb_queue_head(&l->queued)),
+                       rv == RAFT_NOMEM ? TB_ENOMEM : TB_ESYSTEM, 0);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        q = tb_queue_head(&l->queued);
+        tb_queue_remove(q);
+        req_of(q)->index = (int64_t)b->raft_req.index + i;
+        tb_queue_insert_tail(&l->pending, q);
+    }
+}
+
+static int batch_reserve(struct replog *l)
+{
+    unsigned cap = l->batch_cap ? l->batch_cap * 2 : 64;
+    struct raft_buffer *p;
+
+    if (l->batch_n < l->batch_cap)
+        return 0;
+    if ((p = realloc(l->batch, cap * sizeof *p)) == NULL)
+        return TB_ENOMEM;
+    l->batch = p;
+    l->batch_cap = cap;
+    return 0;
+}
+
 static int propose(struct replog *l, const void *payload, size_t len,
                    int reserved, replog_done_cb done, void *arg)
 {
     struct replog_req *req;
-    struct raft_buffer buf;
+    struct raft_buffer *buf;
     int rv;
 
     if (l->closing)
@@ -135,38 +218,31 @@ static int propose(struct replog *l, const void *payload, size_t len,
         return TB_EINVAL;
     if (len > REPLOG_MAX_PAYLOAD)
         return TB_ETOOBIG;
-    buf.len = replog__entry_size(len);
-    if ((rv = replog__disk_admit(l, buf.len, reserved)) != 0)
+    if ((rv = replog__disk_admit(l, replog__entry_size(len), reserved)) != 0)
         return rv;
     if (raft_state(&l->raft) != RAFT_LEADER)
         return refuse_not_leader(l);
+    if (batch_reserve(l) != 0)
+        return TB_ENOMEM;
 
     req = malloc(sizeof *req);
     if (req == NULL)
         return TB_ENOMEM;
+    buf = &l->batch[l->batch_n];
+    buf->len = replog__entry_size(len);
     /* raft frees accepted entries with raft_free (arena.c). */
-    buf.base = replog__entry_alloc(buf.len);
-    if (buf.base == NULL) {
+    buf->base = replog__entry_alloc(buf->len);
+    if (buf->base == NULL) {
         free(req);
         return TB_ENOMEM;
     }
-    replog__entry_encode(buf.base, payload, len);
-    memset(&req->raft_req, 0, sizeof req->raft_req);
-    req->raft_req.data = l;
+    replog__entry_encode(buf->base, payload, len);
+    req->index = 0;
     req->done = done;
     req->arg = arg;
-    tb_queue_insert_tail(&l->pending, &req->link);
-    rv = raft_apply(&l->raft, &req->raft_req, &buf, 1, apply_cb);
-    if (rv != 0) {
-        tb_queue_remove(&req->link);
-        raft_free(buf.base); /* still ours when raft_apply fails */
-        free(req);
-        if (rv == RAFT_NOTLEADER)
-            return refuse_not_leader(l);
-        replog__logf(l, REPLOG_LOG_WARN, "write refused: %s (%s)",
-                     raft_strerror(rv), raft_errmsg(&l->raft));
-        return rv == RAFT_NOMEM ? TB_ENOMEM : TB_ESYSTEM;
-    }
+    tb_queue_insert_tail(&l->queued, &req->link);
+    if (l->batch_n++ == 0)
+        replog__wal_flush_soon(l->io.impl);
     return 0;
 }
 
@@ -249,6 +325,7 @@ static void free_handle(struct replog *l)
     /* raft finalizes a snapshot it was given; a child may still run. */
     replog__snapshot_discard(l);
     tb_wbuf_free(&l->snap_state);
+    free(l->batch);
     free(l->dir);
     free(l->address);
     free(l);
@@ -273,17 +350,16 @@ static void handle_closed(uv_handle_t *h)
 static void raft_closed(struct raft *r)
 {
     struct replog *l = r->data;
-    struct tb_queue *q;
 
     replog__wal_free(&l->io);
     raft_uv_close(&l->uv);
-    /* raft fails the requests it knows of while closing; anything it did
-     * not answer is answered here, so done fires exactly once. */
-    while (!tb_queue_empty(&l->pending)) {
-        q = tb_queue_head(&l->pending);
-        tb_queue_remove(q);
-        finish_req(TB_CONTAINER_OF(q, struct replog_req, link), TB_ECLOSING, 0);
-    }
+    /* raft fails the batches it knows of while closing; anything not
+     * answered is answered here, so done fires exactly once. */
+    fail_from(l, 0, TB_ECLOSING);
+    while (l->batch_n > 0)
+        raft_free(l->batch[--l->batch_n].base);
+    while (!tb_queue_empty(&l->queued))
+        finish_req(req_of(tb_queue_head(&l->queued)), TB_ECLOSING, 0);
     l->raft_closed = 1;
     maybe_finish(l);
 }
@@ -308,8 +384,12 @@ static void start_close(struct replog *l)
 static void drain_cb(uv_timer_t *t)
 {
     struct replog *l = t->data;
-    raft_index last = raft_last_index(&l->raft);
-    int busy = l->raft.last_stored < last || l->snap_active || l->snap_pid > 0;
+    raft_index last;
+    int busy;
+
+    replog__submit(l); /* what was proposed before the close */
+    last = raft_last_index(&l->raft);
+    busy = l->raft.last_stored < last || l->snap_active || l->snap_pid > 0;
 
     if (busy && uv_now(l->loop) - l->close_started_ms < REPLOG_CLOSE_DRAIN_MS)
         return;
@@ -458,6 +538,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     l->loop = loop;
     l->fsm = *fsm;
     l->snap_fd = -1;
+    tb_queue_init(&l->queued);
     tb_queue_init(&l->pending);
     l->log = cfg->log; /* so that early failures are reported */
     l->log_data = cfg->log_data;

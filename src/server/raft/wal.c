@@ -565,8 +565,11 @@ static void flush(struct wal *w)
 
 static void on_flusher(uv_prepare_t *h)
 {
+    struct wal *w = h->data;
+
+    replog__submit(w->l); /* the turn's proposals join its appends */
     uv_prepare_stop(h);
-    flush(h->data);
+    flush(w);
 }
 
 void replog__wal_flusher_init(struct wal *w)
@@ -579,10 +582,12 @@ void replog__wal_flusher_init(struct wal *w)
 
 /* Before the loop waits next; at once if there is no loop turn to wait
  * for (the handle could not be had). */
-static void flush_soon(struct wal *w)
+void replog__wal_flush_soon(struct wal *w)
 {
-    if (!w->flusher_on || uv_prepare_start(&w->flusher, on_flusher) != 0)
+    if (!w->flusher_on || uv_prepare_start(&w->flusher, on_flusher) != 0) {
+        replog__submit(w->l);
         flush(w);
+    }
 }
 
 /* ---- raft_io: the log ---- */
@@ -624,7 +629,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     w->next_index += n;
     w->entries += n;
     b->last_index = w->next_index - 1;
-    flush_soon(w);
+    replog__wal_flush_soon(w);
     return 0;
 }
 
@@ -640,7 +645,7 @@ int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index)
     record_open(w, kind, index);
     record_close(w);
     w->next_index = index;
-    flush_soon(w);
+    replog__wal_flush_soon(w);
     return 0;
 }
 
