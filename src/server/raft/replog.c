@@ -300,6 +300,11 @@ static void poll_leader(struct replog *l)
     l->was_leader = lead;
     replog__logf(l, REPLOG_LOG_INFO, "server %d %s leadership", l->server_id,
                  lead ? "took" : "lost");
+    /* raft fails a batch only until its first entry is applied: the rest
+     * of one that was cut short would otherwise wait forever.  Their
+     * outcome is unknown, as with any write a lost leader accepted. */
+    if (!lead)
+        fail_from(l, 0, TB_ECONNECTIONLOSS);
     if (l->on_leader != NULL) {
         l->on_leader(l->on_leader_data, lead);
     }
