@@ -68,6 +68,13 @@ int tb_wbuf_reserve(struct tb_wbuf *b, size_t extra)
         return TB_ENOMEM;
     if (b->len + extra < b->cap)
         return 0;
+    if (b->grow != NULL) {
+        if (b->len + extra + 1 < b->len || b->grow(b, b->len + extra + 1)) {
+            b->oom = 1;
+            return TB_ENOMEM;
+        }
+        return 0;
+    }
     cap = b->cap ? b->cap : 64;
     while (cap <= b->len + extra)
         cap *= 2;

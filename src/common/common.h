@@ -37,6 +37,10 @@ struct tb_wbuf {
     size_t len;
     size_t cap;
     int oom; /* sticky: an allocation failed, contents are incomplete */
+    /* NULL: base is the heap's.  Otherwise it makes room for `need` bytes
+     * (setting base and cap) in memory of its own, which tb_wbuf_free and
+     * tb_wbuf_take must not be given; non-zero if it cannot. */
+    int (*grow)(struct tb_wbuf *b, size_t need);
 };
 
 void tb_wbuf_init(struct tb_wbuf *b);

@@ -69,6 +69,49 @@ static void test_wbuf_large_populated(void **state)
     tb_wbuf_free(&b);
 }
 
+/* A buffer with a grow function of its own: it is asked for room (at
+ * least what is needed) instead of realloc, and a refusal makes the buffer
+ * oom with what it held kept. */
+struct fixed_buf {
+    struct tb_wbuf w;
+    uint8_t mem[64];
+    unsigned calls;
+};
+
+static int fixed_grow(struct tb_wbuf *b, size_t need)
+{
+    struct fixed_buf *f = TB_CONTAINER_OF(b, struct fixed_buf, w);
+
+    f->calls++;
+    if (need > sizeof f->mem)
+        return -1;
+    b->base = f->mem;
+    b->cap = need;
+    return 0;
+}
+
+static void test_wbuf_grow_hook(void **state)
+{
+    struct fixed_buf f;
+    int i;
+
+    (void)state;
+    tb_wbuf_init(&f.w);
+    f.w.grow = fixed_grow;
+    f.calls = 0;
+    for (i = 0; i < 10; i++)
+        tb_wbuf_put(&f.w, "abcdef", 6);
+    assert_false(f.w.oom);
+    assert_int_equal(f.w.len, 60);
+    assert_int_equal(f.calls, 10);
+    assert_ptr_equal(f.w.base, f.mem);
+    assert_memory_equal(f.w.base + 54, "abcdef", 6);
+    tb_wbuf_put(&f.w, "abcdef", 6);
+    assert_true(f.w.oom);
+    assert_int_equal(f.w.len, 60);
+    assert_int_equal(tb_wbuf_reserve(&f.w, 1), TB_ENOMEM);
+}
+
 static int valid(const char *p)
 {
     return tb_path_validate(tb_str_c(p)) == 0;
@@ -166,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_wbuf),
         cmocka_unit_test(test_wbuf_large_populated),
+        cmocka_unit_test(test_wbuf_grow_hook),
         cmocka_unit_test(test_path_validate),
         cmocka_unit_test(test_path_parts),
         cmocka_unit_test(test_digest),

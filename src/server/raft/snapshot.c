@@ -28,26 +28,43 @@
 /* ---- the child ------------------------------------------------------------
  */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    ssize_t w;
+/* The child serializes straight into the memfd that the parent maps: the
+ * state is neither copied through write(2) nor held twice in the child (at
+ * 400k znodes the copy took a third of the child's time).  The file grows
+ * in steps, each populated in one call: faulting shared pages in one at a
+ * time costs more than the copy did. */
+#define CHILD_STEP ((size_t)8 << 20)
 
-    while (n > 0) {
-        w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
+struct child_out {
+    struct tb_wbuf w;
+    int fd;
+};
+
+static int child_grow(struct tb_wbuf *b, size_t need)
+{
+    struct child_out *o = TB_CONTAINER_OF(b, struct child_out, w);
+    size_t cap = (need + CHILD_STEP - 1) / CHILD_STEP * CHILD_STEP;
+    void *p;
+
+    if (cap < need || ftruncate(o->fd, (off_t)cap) != 0)
+        return -1;
+    p = b->base == NULL
+            ? mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, 0)
+            : mremap(b->base, b->cap, cap, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED)
+        return -1;
+#ifdef MADV_POPULATE_WRITE
+    madvise((uint8_t *)p + b->cap, cap - b->cap, MADV_POPULATE_WRITE);
+#endif
+    b->base = p;
+    b->cap = cap;
     return 0;
 }
 
 static __attribute__((noreturn)) void child_main(struct replog *l, int fd,
                                                  pid_t parent)
 {
-    struct tb_wbuf w;
+    struct child_out o;
     int sig;
 
     /* Die with the server, and keep none of its descriptors: a socket the
@@ -61,10 +78,12 @@ static __attribute__((noreturn)) void child_main(struct replog *l, int fd,
         close_range(3, (unsigned)fd - 1, 0);
     close_range((unsigned)fd + 1, ~0u, 0);
 
-    tb_wbuf_init(&w);
-    if (l->fsm.snapshot(l->fsm.data, &w) != 0 || w.oom)
+    tb_wbuf_init(&o.w);
+    o.w.grow = child_grow;
+    o.fd = fd;
+    if (l->fsm.snapshot(l->fsm.data, &o.w) != 0 || o.w.oom)
         _exit(1);
-    if (write_all(fd, w.base, w.len) != 0)
+    if (ftruncate(fd, (off_t)o.w.len) != 0) /* the unused end of a step */
         _exit(2);
     _exit(0);
 }
