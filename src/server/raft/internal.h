@@ -33,7 +33,8 @@
  * goes to raft, then on replog.pending, in both in proposal order, until
  * its done fires. */
 struct replog_req {
-    int64_t index; /* its entry's, once raft has it */
+    int64_t index;  /* its entry's, once raft has it */
+    raft_term term; /* raft's when it got it */
     struct tb_queue link;
     replog_done_cb done;
     void *arg;

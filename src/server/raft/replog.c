@@ -81,15 +81,24 @@ static struct replog_req *req_of(struct tb_queue *q)
     return TB_CONTAINER_OF(q, struct replog_req, link);
 }
 
+/* The entry at `index` is a proposal's own only if raft's term is still
+ * the one it was proposed in: a leader that lost its place and won it back
+ * may have had its entries replaced.  Then, as for any proposal left
+ * behind, the outcome is unknown. */
 void replog__answer(struct replog *l, int64_t index, int status)
 {
     struct replog_req *req;
 
-    if (tb_queue_empty(&l->pending))
-        return;
-    req = req_of(tb_queue_head(&l->pending));
-    if (req->index == index)
-        finish_req(req, status, index);
+    while (!tb_queue_empty(&l->pending)) {
+        req = req_of(tb_queue_head(&l->pending));
+        if (req->index > index)
+            return;
+        finish_req(req,
+                   req->index == index && req->term == l->raft.current_term
+                       ? status
+                       : TB_ECONNECTIONLOSS,
+                   req->index);
+    }
 }
 
 /* Answers the proposals given to raft whose entries are at `from` or
@@ -187,6 +196,7 @@ void replog__submit(struct replog *l)
         q = tb_queue_head(&l->queued);
         tb_queue_remove(q);
         req_of(q)->index = (int64_t)b->raft_req.index + i;
+        req_of(q)->term = l->raft.current_term;
         tb_queue_insert_tail(&l->pending, q);
     }
 }
