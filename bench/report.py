@@ -407,6 +407,7 @@ def generated(t, meta, scen):
     L.append("")
     L.append("```")
     L.append("# A. each server alone, fresh data directory")
+    L.append("sync                                       # the previous scenario's writes reach the disk first")
     L.append("tbbench serving --since @<file> &          # start-up: probing before the server starts;")
     L.append("sleep 0.5; <start the server>; echo <exec time> > <file>")
     L.append("sleep 2; tbbench idle                     # idle RSS")
