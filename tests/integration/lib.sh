@@ -165,7 +165,8 @@ zk_jvm_flags()
 }
 
 # start_zk DIR PORT: start a standalone Apache ZooKeeper with its own zoo.cfg and data in DIR,
-# listening on 127.0.0.1:PORT.  Sets SERVER_PID (also written to DIR/server.pid).  Does not wait.
+# listening on 127.0.0.1:PORT; $ZK_CFG_EXTRA, if set, is added to the zoo.cfg.  Sets SERVER_PID
+# (also written to DIR/server.pid).  Does not wait.
 # Runs in the calling shell (not in $(...)) so the server stays this shell's child.
 start_zk()
 {
@@ -181,6 +182,7 @@ maxClientCnxns=0
 forceSync=yes
 4lw.commands.whitelist=*
 admin.enableServer=false
+${ZK_CFG_EXTRA:-}
 EOF
     # shellcheck disable=SC2046
     "$java" $(zk_jvm_flags "$dir/server.log") \
