@@ -169,9 +169,8 @@ void replog__wal_free(struct raft_io *io);
 /* The log_* figures of replog_stats. */
 void replog__wal_stats(struct raft_io *io, struct replog_stats *out);
 /* Calls replog__submit, then writes what is pending, before the loop next
- * waits.  `w` is l->io.impl. */
-struct wal;
-void replog__wal_flush_soon(struct wal *w);
+ * waits. */
+void replog__wal_flush_soon(struct raft_io *io);
 
 /* transport.c */
 void replog__local_transport_init(struct raft_uv_transport *t);

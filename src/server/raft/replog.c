@@ -252,7 +252,7 @@ static int propose(struct replog *l, const void *payload, size_t len,
     req->arg = arg;
     tb_queue_insert_tail(&l->queued, &req->link);
     if (l->batch_n++ == 0)
-        replog__wal_flush_soon(l->io.impl);
+        replog__wal_flush_soon(&l->io);
     return 0;
 }
 

@@ -582,12 +582,17 @@ void replog__wal_flusher_init(struct wal *w)
 
 /* Before the loop waits next; at once if there is no loop turn to wait
  * for (the handle could not be had). */
-void replog__wal_flush_soon(struct wal *w)
+static void flush_soon(struct wal *w)
 {
     if (!w->flusher_on || uv_prepare_start(&w->flusher, on_flusher) != 0) {
         replog__submit(w->l);
         flush(w);
     }
+}
+
+void replog__wal_flush_soon(struct raft_io *io)
+{
+    flush_soon(io->impl);
 }
 
 /* ---- raft_io: the log ---- */
@@ -629,7 +634,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     w->next_index += n;
     w->entries += n;
     b->last_index = w->next_index - 1;
-    replog__wal_flush_soon(w);
+    flush_soon(w);
     return 0;
 }
 
@@ -645,7 +650,7 @@ int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index)
     record_open(w, kind, index);
     record_close(w);
     w->next_index = index;
-    replog__wal_flush_soon(w);
+    flush_soon(w);
     return 0;
 }
 
