@@ -1,7 +1,8 @@
 /* Unit tests of the log's own files (src/server/raft/wal.c, wal_load.c)
  * through replog, on a temporary directory and a real libuv loop: segments
  * prepared ahead, two writes in flight, what a crash can leave at the end
- * of the log, segments filled and removed after snapshots. */
+ * of the log, segments filled and removed after snapshots, spare segments
+ * and the records they still hold. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -258,7 +259,7 @@ static void test_torn_tail(void **state)
     assert_true(n >= 3);
     /* A header that decodes, with a CRC that does not match. */
     memset(junk, 0x5a, sizeof junk);
-    memcpy(junk, (uint8_t[]){0x31, 0x57, 0x42, 0x54}, 4);
+    tb_store_be32(junk, WAL_MAGIC);
     overwrite(f, 1, off[n - 1] + 2 * WAL_BLOCK, junk, sizeof junk);
 
     assert_int_equal(fx_open(f, &c), 0);
@@ -362,6 +363,194 @@ static void test_gap_before_last_segment_fails_open(void **state)
     assert_non_null(strstr(f->logbuf, "does not follow"));
 }
 
+static ino_t inode_of(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* The sequence number in the name of a wal-spare-* file of the log, or 0. */
+static uint64_t find_spare(const struct fx *f)
+{
+    DIR *d = opendir(f->dir);
+    struct dirent *de;
+    unsigned long long seq = 0;
+
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL &&
+           sscanf(de->d_name, "wal-spare-%16llx", &seq) != 1)
+        seq = 0;
+    closedir(d);
+    return seq;
+}
+
+/* The first record of segment `seq`, whichever segment it was written to. */
+static void first_record(const struct fx *f, uint64_t seq, struct wal_rec *r)
+{
+    static uint8_t buf[WAL_BLOCK * 16];
+    char path[300];
+    int fd;
+
+    seg_name(f, seq, path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, buf, sizeof buf, 0), (ssize_t)sizeof buf);
+    close(fd);
+    assert_int_equal(replog__wal_decode(buf, sizeof buf, r), 0);
+}
+
+/* A segment that snapshots cover is kept as a spare, and the next segment
+ * but one is that file renamed, not a new one zero-filled.  Prepared
+ * ahead, it starts with a whole record of its old segment: the log opens
+ * past it, reads on into the records written over it, and leaves out
+ * the old ones after them. */
+static void test_spare_segments_reused(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    char spare[300], path[300];
+    uint64_t old = 0, seq = 0;
+    struct wal_rec r;
+    ino_t ino;
+    int i, n = 0;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (; n < 1000 && (old = find_spare(f)) == 0; n++)
+        propose_one(f, (uint64_t)n, 60000);
+    assert_true(old > 1); /* the first segment, 1 MiB, is not kept */
+    snprintf(spare, sizeof spare, "%s/wal-spare-%016llx", f->dir,
+             (unsigned long long)old);
+    ino = inode_of(spare);
+    assert_true(ino != 0);
+    /* Once the segment being written is half full, the spare is the next. */
+    for (; n < 1000 && inode_of(spare) == ino; n++)
+        propose_one(f, (uint64_t)n, 60000);
+    for (i = 0; i < 1000 && seq == 0; i++) {
+        seg_name(f, old + (uint64_t)i + 1, path, sizeof path);
+        if (inode_of(path) == ino)
+            seq = old + (uint64_t)i + 1;
+    }
+    assert_true(seq > old);
+    first_record(f, seq, &r);
+    assert_int_equal(r.seg, (uint32_t)old);
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, (size_t)n);
+    /* On into the renamed segment, over a few of its old records. */
+    for (i = 0; i < 200; i++, n++)
+        propose_one(f, (uint64_t)n, 60000);
+    first_record(f, seq, &r);
+    assert_int_equal(r.seg, (uint32_t)seq);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, (size_t)n);
+    for (i = 0; i < n; i += 61)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, 60000));
+    assert_true(rec_matches(&f->fsm.recs[n - 1], (uint64_t)n - 1, 60000));
+}
+
+/* A copy of segment 1's last record, placed after it as the next record
+ * of the log, but written for segment `seg`. */
+static void forge_next(const struct fx *f, uint32_t seg)
+{
+    static uint8_t buf[WAL_BLOCK * 2];
+    off_t off[64];
+    struct wal_rec r;
+    uint64_t len;
+    char path[300];
+    size_t n;
+    int fd;
+
+    n = record_offsets(f, 1, off, 64);
+    assert_true(n > 0 && n < 64);
+    seg_name(f, 1, path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, buf, sizeof buf, off[n - 1]),
+                     (ssize_t)sizeof buf);
+    close(fd);
+    assert_int_equal(replog__wal_decode(buf, sizeof buf, &r), 0);
+    assert_int_equal(r.kind, WAL_ENTRIES);
+    len = wal_aligned(WAL_HDR + r.len);
+    assert_true(len <= WAL_BLOCK);
+    tb_store_be32(buf + 8, r.crc);
+    tb_store_be64(buf + 16, r.index + r.n);
+    tb_store_be32(buf + 36, seg);
+    tb_store_be32(buf + 4, replog__wal_crc(0, buf + 8, WAL_HDR - 8 + r.len));
+    overwrite(f, 1, off[n - 1] + (off_t)len, buf, WAL_BLOCK);
+}
+
+/* A record whose predecessor's CRC fits joins the log only in the segment
+ * it was written to: a spare's old records stay out, whatever their CRCs. */
+static void test_record_of_another_segment_stays_out(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    size_t n;
+    int i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 3; i++)
+        propose_one(f, (uint64_t)i, 100);
+    fx_close(f);
+    forge_next(f, 1); /* in its own segment: a copy the log takes */
+    assert_int_equal(fx_open(f, &c), 0);
+    n = f->fsm.n;
+    assert_int_equal(n, 4);
+    assert_true(rec_matches(&f->fsm.recs[3], 2, 100));
+    fx_close(f);
+    forge_next(f, 2);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, n);
+}
+
+/* Spares are kept only while the disk has room well beyond the minimum
+ * free space: near it, covered segments are removed. */
+static void test_no_spares_near_min_free(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct replog_stats s;
+    char path[300];
+    int i, seen = 0;
+    ino_t ino;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    replog_get_stats(f->l, &s);
+    /* Writes go on (about 30 MiB of segments and snapshots), but the room
+     * left is less than the 64 MiB spares need. */
+    replog_set_min_free(f->l, s.free_bytes - (56u << 20));
+    seg_name(f, 2, path, sizeof path);
+    for (i = 0; i < 6000; i++) { /* until segment 2 is written and covered */
+        ino = inode_of(path);
+        if (seen && ino == 0)
+            break;
+        seen |= ino != 0;
+        propose_one(f, (uint64_t)i, 1000);
+    }
+    assert_true(seen);
+    assert_int_equal(inode_of(path), 0);
+    assert_int_equal(find_spare(f), 0);
+}
+
+/* The log of an older tumblerd (format 1) is refused, not read as empty. */
+static void test_older_format_refused(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    uint8_t magic[4];
+
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 0, 100);
+    fx_close(f);
+    tb_store_be32(magic, WAL_MAGIC_1);
+    overwrite(f, 1, 0, magic, sizeof magic);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "older tumblerd"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +565,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_truncate_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_before_last_segment_fails_open,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spare_segments_reused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_record_of_another_segment_stays_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_spares_near_min_free, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_older_format_refused, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,21 @@ uint64_t replog__disk_limit(const struct replog *l)
     return min + reserve;
 }
 
+static uint64_t estimate(const struct replog *l)
+{
+    return l->free_cached > l->bytes_since ? l->free_cached - l->bytes_since
+                                           : 0;
+}
+
+/* Whether the free space is well above the limit: then the log may keep
+ * disk it does not need yet (spare segments, wal.h). */
+int replog__disk_roomy(const struct replog *l)
+{
+    uint64_t est = estimate(l), limit = replog__disk_limit(l);
+
+    return est > limit && est - limit >= REPLOG_DISK_NEAR_MARGIN;
+}
+
 void replog__disk_refresh(struct replog *l)
 {
     struct statvfs st;
@@ -50,7 +65,7 @@ int replog__disk_admit(struct replog *l, size_t n, int reserved)
     uint64_t limit = reserved ? REPLOG_DISK_FLOOR : replog__disk_limit(l);
     uint64_t est;
 
-    est = l->free_cached > l->bytes_since ? l->free_cached - l->bytes_since : 0;
+    est = estimate(l);
     if (est < limit || est - limit < REPLOG_DISK_NEAR_MARGIN) {
         replog__disk_refresh(l);
         est = l->free_cached;

@@ -139,6 +139,7 @@ void replog__answer(struct replog *l, int64_t index, int status);
 /* disk.c */
 void replog__disk_refresh(struct replog *l);
 uint64_t replog__disk_limit(const struct replog *l);
+int replog__disk_roomy(const struct replog *l);
 
 /* AIO contexts destroyed off the loop so far, process-wide (sys_hooks.c). */
 uint64_t replog__aio_reaped(void);

@@ -9,7 +9,16 @@
  * writes share a block.  Each header holds the CRC of the record before it
  * in the log (`prev`), so a record counts only if it follows the last one
  * that counted: what a crash leaves of a write beyond the first lost one,
- * or of an earlier run, never joins the log. */
+ * or of an earlier run, never joins the log.
+ *
+ * A segment that snapshots cover is kept as a spare (`wal-spare-<seq>`,
+ * WAL_SPARES of them at most, while the disk has room) and renamed to be
+ * the next segment when one is needed: its blocks are allocated and
+ * written, as a fresh segment's are only after 8 MiB of zeros are written
+ * and synced, which a log write queued behind them waited for.  Its old
+ * records stay until overwritten, and each header holds its segment's
+ * sequence number: a record found in another segment than the one it was
+ * written to is not read. */
 #ifndef TB_SERVER_RAFT_WAL_H
 #define TB_SERVER_RAFT_WAL_H
 
@@ -25,7 +34,9 @@
 #define WAL_BLOCK    4096
 #define WAL_HDR      48
 #define WAL_INFLIGHT 2
-#define WAL_MAGIC    0x31574254u /* "1WBT" on disk */
+#define WAL_SPARES   16
+#define WAL_MAGIC    0x32574254u /* "2WBT" on disk */
+#define WAL_MAGIC_1  0x31574254u /* the format before spares: refused */
 
 enum wal_kind {
     WAL_ENTRIES = 1,  /* n entries from `index` on */
@@ -35,10 +46,11 @@ enum wal_kind {
 
 /* Header layout, big-endian: magic u32, crc u32 (of what follows it,
  * payload included), prev u32, kind u32, index u64, nonce u64, n u32,
- * reserved u32, len u64 (payload bytes).  An entry in the payload: term
- * u64, type u32, size u32, then its bytes padded to 8. */
+ * seg u32 (the low bits of its segment's sequence number), len u64
+ * (payload bytes).  An entry in the payload: term u64, type u32, size u32,
+ * then its bytes padded to 8. */
 struct wal_rec {
-    uint32_t crc, prev, kind, n;
+    uint32_t crc, prev, kind, n, seg;
     uint64_t index, len;
     const uint8_t *payload;
 };
@@ -109,10 +121,16 @@ struct wal {
     struct wal_seg *ready; /* prepared, not yet written to */
     uv_work_t prep;
     struct wal_seg *prep_seg; /* being prepared */
+    uint64_t prep_spare;      /* the spare it is renamed from; 0: zeros */
     int prep_err;
+    uint64_t spare_segs[WAL_SPARES]; /* seqs in their wal-spare-<seq> names */
+    unsigned n_spare_segs;
     uv_work_t removal;
     int removal_busy;
-    char **doomed; /* paths the removal work unlinks */
+    struct wal_doomed {
+        uint64_t seq;
+        int keep; /* renamed to a spare; cleared if that failed */
+    } * doomed;   /* segments the removal work unlinks or keeps */
     unsigned n_doomed;
     raft_io_tick_cb tick;
     raft_io_recv_cb recv;
@@ -136,6 +154,8 @@ struct wal {
 
 /* wal.c: records, writes and segments. */
 void replog__wal_path(const struct wal *w, uint64_t seq, char *buf, size_t n);
+void replog__wal_spare_path(const struct wal *w, uint64_t seq, char *buf,
+                            size_t n);
 int replog__wal_sync_dir(const char *dir);
 int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
                        const struct raft_entry entries[], unsigned n,

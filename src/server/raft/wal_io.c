@@ -23,11 +23,18 @@
 static void removal_work(uv_work_t *work)
 {
     struct wal *w = work->data;
-    unsigned i;
+    char path[PATH_MAX], spare[PATH_MAX];
+    struct wal_doomed *d;
 
     /* Oldest first: the log's start is its oldest remaining segment. */
-    for (i = 0; i < w->n_doomed; i++)
-        unlink(w->doomed[i]);
+    for (d = w->doomed; d < w->doomed + w->n_doomed; d++) {
+        replog__wal_path(w, d->seq, path, sizeof path);
+        replog__wal_spare_path(w, d->seq, spare, sizeof spare);
+        if (d->keep && rename(path, spare) != 0)
+            d->keep = 0;
+        if (!d->keep)
+            unlink(path);
+    }
     (void)replog__wal_sync_dir(w->dir);
 }
 
@@ -38,7 +45,8 @@ static void removal_done(uv_work_t *work, int status)
 
     (void)status;
     for (i = 0; i < w->n_doomed; i++)
-        free(w->doomed[i]);
+        if (w->doomed[i].keep)
+            w->spare_segs[w->n_spare_segs++] = w->doomed[i].seq;
     free(w->doomed);
     w->doomed = NULL;
     w->n_doomed = 0;
@@ -47,11 +55,11 @@ static void removal_done(uv_work_t *work, int status)
 }
 
 /* Removes the segments holding only entries up to `upto`, never the one
- * being written.  One removal at a time; a later snapshot catches up. */
+ * being written, and keeps those of the full size as spares while there
+ * is room for them.  One removal at a time; a later snapshot catches up. */
 static void remove_upto(struct wal *w, raft_index upto)
 {
-    char path[PATH_MAX];
-    unsigned i, k = 0;
+    unsigned i, k = 0, spares;
 
     if (w->removal_busy || w->closing)
         return;
@@ -60,24 +68,27 @@ static void remove_upto(struct wal *w, raft_index upto)
         k++;
     if (k == 0 || (w->doomed = calloc(k, sizeof *w->doomed)) == NULL)
         return;
+    spares = replog__disk_roomy(w->l) ? w->n_spare_segs : WAL_SPARES;
     /* Only a prefix may go: a segment left behind a removed one would
      * start a log the next segment does not follow. */
     for (i = 0; i < k; i++) {
-        replog__wal_path(w, w->segs[i]->seq, path, sizeof path);
-        if ((w->doomed[i] = strdup(path)) == NULL)
-            break;
-        w->n_doomed++;
+        w->doomed[i].seq = w->segs[i]->seq;
+        w->doomed[i].keep =
+            spares < WAL_SPARES && w->segs[i]->size == w->seg_bytes;
+        spares += (unsigned)w->doomed[i].keep;
         if (w->segs[i]->fd >= 0)
             close(w->segs[i]->fd);
         free(w->segs[i]);
     }
-    k = i;
+    w->n_doomed = k;
     memmove(w->segs, w->segs + k, (w->n_segs - k) * sizeof *w->segs);
     w->n_segs -= k;
     w->removal_busy = 1;
     w->removal.data = w;
-    if (uv_queue_work(w->loop, &w->removal, removal_work, removal_done) != 0)
+    if (uv_queue_work(w->loop, &w->removal, removal_work, removal_done) != 0) {
+        removal_work(&w->removal);
         removal_done(&w->removal, 0);
+    }
 }
 
 static void put_done(struct raft_io_snapshot_put *put, int status)

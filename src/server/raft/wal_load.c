@@ -9,7 +9,8 @@
  * starts with a record means damage, and the log does not open (G2).  The
  * segment holding the last record takes the next write, after it; a whole
  * segment no record reached is kept as the next one; the rest are
- * removed. */
+ * removed.  A record counts only in the segment it was written to: a
+ * spare renamed to be the next segment still holds its old ones. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,12 +46,22 @@ int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r)
     r->kind = tb_load_be32(p + 12);
     r->index = tb_load_be64(p + 16);
     r->n = tb_load_be32(p + 32);
+    r->seg = tb_load_be32(p + 36);
     r->len = tb_load_be64(p + 40);
     if (r->len > avail - WAL_HDR ||
         replog__wal_crc(0, p + 8, WAL_HDR - 8 + r->len) != r->crc)
         return -1;
     r->payload = p + WAL_HDR;
     return 0;
+}
+
+/* A record of segment `seq` at `p`. */
+static int decode_in(uint64_t seq, const uint8_t *p, size_t avail,
+                     struct wal_rec *r)
+{
+    if (replog__wal_decode(p, avail, r) != 0)
+        return -1;
+    return r->seg == (uint32_t)seq ? 0 : -1;
 }
 
 /* The entries loaded so far: list[0] has index `first`. */
@@ -181,6 +192,25 @@ static int by_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Keeps `name` as a spare if it is one of the full size, and there is room
+ * for it; removes it if not.  0 if it is not a spare's name. */
+static int take_spare(struct wal *w, DIR *d, const char *name)
+{
+    unsigned long long seq;
+    struct stat st;
+    int end = 0;
+
+    if (sscanf(name, "wal-spare-%16llx%n", &seq, &end) != 1 || end != 26 ||
+        name[end] != '\0')
+        return 0;
+    if (w->n_spare_segs < WAL_SPARES && seq > 0 &&
+        fstatat(dirfd(d), name, &st, 0) == 0 && st.st_size == w->seg_bytes)
+        w->spare_segs[w->n_spare_segs++] = seq;
+    else
+        (void)unlinkat(dirfd(d), name, 0);
+    return 1;
+}
+
 static int list_segments(struct wal *w, uint64_t **seqs, size_t *n)
 {
     DIR *d = opendir(w->dir);
@@ -194,6 +224,8 @@ static int list_segments(struct wal *w, uint64_t **seqs, size_t *n)
     if (d == NULL)
         return RAFT_IOERR;
     while ((de = readdir(d)) != NULL) {
+        if (take_spare(w, d, de->d_name))
+            continue;
         if (strlen(de->d_name) != 20 ||
             sscanf(de->d_name, "wal-%16llx%n", &seq, &end) != 1 || end != 20)
             continue;
@@ -273,7 +305,16 @@ static int load_segment(struct wal *w, uint64_t seq, struct list *l,
     }
     s->seq = seq;
     s->fd = -1;
-    while (off < len && replog__wal_decode(buf + off, len - off, &r) == 0 &&
+    if (len >= 4 && tb_load_be32(buf) == WAL_MAGIC_1) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "wal-%016llx is in the log format of an older tumblerd,"
+                 " which this one does not read",
+                 (unsigned long long)seq);
+        free(buf);
+        free(s);
+        return RAFT_CORRUPT;
+    }
+    while (off < len && decode_in(seq, buf + off, len - off, &r) == 0 &&
            (!*chained || r.prev == w->last_crc)) {
         if ((rv = apply(l, &r)) != 0) {
             snprintf(w->io->errmsg, sizeof w->io->errmsg,
@@ -290,7 +331,7 @@ static int load_segment(struct wal *w, uint64_t seq, struct list *l,
         off += wal_aligned(WAL_HDR + r.len);
     }
     /* A segment is written only once the one before it is complete. */
-    if (off == 0 && *chained && replog__wal_decode(buf, len, &r) == 0) {
+    if (off == 0 && *chained && decode_in(seq, buf, len, &r) == 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
                  "wal-%016llx does not follow the log before it",
                  (unsigned long long)seq);
