@@ -126,6 +126,18 @@ static void propose_one(struct fx *f, uint64_t seq, size_t len)
     assert_int_equal(p.status, 0);
 }
 
+/* A log of `n` proposals of `len` bytes, closed. */
+static void write_log(struct fx *f, const struct replog_config *c, int n,
+                      size_t len)
+{
+    int i;
+
+    assert_int_equal(fx_open(f, c), 0);
+    for (i = 0; i < n; i++)
+        propose_one(f, (uint64_t)i, len);
+    fx_close(f);
+}
+
 /* The first segment, a smaller one, is zero-filled and synced before a
  * record goes in (no unwritten extent, nothing left in the page cache);
  * the next one, of the full size, is prepared once the first is half
@@ -218,12 +230,8 @@ static void test_gap_ends_the_log(void **state)
     static const uint8_t zero[WAL_BLOCK];
     off_t off[64];
     size_t n;
-    int i;
 
-    assert_int_equal(fx_open(f, &c), 0);
-    for (i = 0; i < 4; i++)
-        propose_one(f, (uint64_t)i, 200);
-    fx_close(f);
+    write_log(f, &c, 4, 200);
     n = record_offsets(f, 1, off, 64);
     assert_true(n >= 4);
     /* The third proposal's record goes; the fourth's stays. */
@@ -251,10 +259,7 @@ static void test_torn_tail(void **state)
     size_t n;
     int i;
 
-    assert_int_equal(fx_open(f, &c), 0);
-    for (i = 0; i < 3; i++)
-        propose_one(f, (uint64_t)i, 5000);
-    fx_close(f);
+    write_log(f, &c, 3, 5000);
     n = record_offsets(f, 1, off, 64);
     assert_true(n >= 3);
     /* A header that decodes, with a CRC that does not match. */
@@ -349,12 +354,8 @@ static void test_gap_before_last_segment_fails_open(void **state)
     static const uint8_t zero[WAL_BLOCK];
     off_t off[256];
     size_t n;
-    int i;
 
-    assert_int_equal(fx_open(f, &c), 0);
-    for (i = 0; i < 200; i++) /* 1 MiB, 8 MiB, and on into a third */
-        propose_one(f, (uint64_t)i, 60000);
-    fx_close(f);
+    write_log(f, &c, 200, 60000); /* 1 MiB, 8 MiB, and on into a third */
     assert_true(record_offsets(f, 3, off, 256) > 0);
     n = record_offsets(f, 2, off, 256);
     assert_true(n > 100);
@@ -489,12 +490,8 @@ static void test_record_of_another_segment_stays_out(void **state)
     struct fx *f = *state;
     struct replog_config c = base_config(f);
     size_t n;
-    int i;
 
-    assert_int_equal(fx_open(f, &c), 0);
-    for (i = 0; i < 3; i++)
-        propose_one(f, (uint64_t)i, 100);
-    fx_close(f);
+    write_log(f, &c, 3, 100);
     forge_next(f, 1); /* in its own segment: a copy the log takes */
     assert_int_equal(fx_open(f, &c), 0);
     n = f->fsm.n;
@@ -542,9 +539,7 @@ static void test_older_format_refused(void **state)
     struct replog_config c = base_config(f);
     uint8_t magic[4];
 
-    assert_int_equal(fx_open(f, &c), 0);
-    propose_one(f, 0, 100);
-    fx_close(f);
+    write_log(f, &c, 1, 100);
     tb_store_be32(magic, WAL_MAGIC_1);
     overwrite(f, 1, 0, magic, sizeof magic);
     assert_int_not_equal(fx_open(f, &c), 0);
