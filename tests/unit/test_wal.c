@@ -410,6 +410,7 @@ static void test_spare_segments_reused(void **state)
 {
     struct fx *f = *state;
     struct replog_config c = churn_config(f);
+    struct replog_stats s;
     char spare[300], path[300];
     uint64_t old = 0, seq = 0;
     struct wal_rec r;
@@ -435,6 +436,14 @@ static void test_spare_segments_reused(void **state)
     assert_true(seq > old);
     first_record(f, seq, &r);
     assert_int_equal(r.seg, (uint32_t)old);
+    /* Counted once the loop hears the renamed segment is ready. */
+    replog_get_stats(f->l, &s);
+    for (i = 0; i < 300 && s.log_segments_reused == 0; i++) {
+        run_for(f, 10);
+        replog_get_stats(f->l, &s);
+    }
+    assert_true(s.log_segments_reused >= 1);
+    assert_true(s.log_segments_zeroed >= 2); /* the first two */
     fx_close(f);
 
     assert_int_equal(fx_open(f, &c), 0);

@@ -86,6 +86,12 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
     fourlw_emit_metric_int(e, "tumbler_log_write_us", (int64_t)rs.log_write_us);
     fourlw_emit_metric_int(e, "tumbler_log_write_us_max",
                            (int64_t)rs.log_write_us_max);
+    fourlw_emit_metric_int(e, "tumbler_log_segments_zeroed",
+                           (int64_t)rs.log_segments_zeroed);
+    fourlw_emit_metric_int(e, "tumbler_log_segments_reused",
+                           (int64_t)rs.log_segments_reused);
+    fourlw_emit_metric_int(e, "tumbler_log_spare_segments",
+                           (int64_t)rs.log_spare_segments);
     fourlw_emit_metric_int(e, "tumbler_free_disk_bytes",
                            (int64_t)rs.free_bytes);
     fourlw_emit_metric_int(e, "tumbler_writes_refused_low_disk",

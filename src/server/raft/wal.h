@@ -122,6 +122,7 @@ struct wal {
     uv_work_t prep;
     struct wal_seg *prep_seg; /* being prepared */
     uint64_t prep_spare;      /* the spare it is renamed from; 0: zeros */
+    int prep_zeroed;          /* it was zero-filled (no spare, or lost) */
     int prep_err;
     uint64_t spare_segs[WAL_SPARES]; /* seqs in their wal-spare-<seq> names */
     unsigned n_spare_segs;
@@ -150,6 +151,7 @@ struct wal {
     uint64_t overlapped; /* submitted while another was on its way */
     uint64_t entries;    /* appended */
     uint64_t write_ns, write_ns_max; /* submission to completion, done ones */
+    uint64_t segs_zeroed, segs_reused;
 };
 
 /* wal.c: records, writes and segments. */

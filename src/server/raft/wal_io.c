@@ -380,6 +380,9 @@ void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
     out->log_entries = w->entries;
     out->log_write_us = w->write_ns / 1000;
     out->log_write_us_max = w->write_ns_max / 1000;
+    out->log_segments_zeroed = w->segs_zeroed;
+    out->log_segments_reused = w->segs_reused;
+    out->log_spare_segments = w->n_spare_segs;
 }
 
 static int has_segments(const char *dir)
