@@ -417,7 +417,7 @@ static void prep_work(uv_work_t *work)
         }
         err = zero_fill(fd, s->size);
         close(fd);
-        w->prep_zeroed = 1;
+        w->prep_spare = 0;
         /* Named only once whole. */
         if (err == 0 && rename(tmp, path) != 0)
             err = errno;
@@ -465,10 +465,10 @@ static void prep_done(uv_work_t *work, int status)
         close(s->fd);
         free(s);
     } else {
-        if (w->prep_zeroed)
-            w->segs_zeroed++;
-        else
+        if (w->prep_spare != 0)
             w->segs_reused++;
+        else
+            w->segs_zeroed++;
         w->ready = s;
         flush(w);
     }
@@ -494,7 +494,6 @@ void replog__wal_start_prep(struct wal *w)
         s->size = w->seg_bytes;
     }
     w->prep_seg = s;
-    w->prep_zeroed = 0;
     w->prep_err = 0;
     w->prep.data = w;
     if (uv_queue_work(w->loop, &w->prep, prep_work, prep_done) != 0) {

@@ -121,8 +121,8 @@ struct wal {
     struct wal_seg *ready; /* prepared, not yet written to */
     uv_work_t prep;
     struct wal_seg *prep_seg; /* being prepared */
-    uint64_t prep_spare;      /* the spare it is renamed from; 0: zeros */
-    int prep_zeroed;          /* it was zero-filled (no spare, or lost) */
+    uint64_t prep_spare;      /* the spare it is renamed from; 0: zero-filled
+                                 (also when that spare could not be renamed) */
     int prep_err;
     uint64_t spare_segs[WAL_SPARES]; /* seqs in their wal-spare-<seq> names */
     unsigned n_spare_segs;
