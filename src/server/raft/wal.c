@@ -91,7 +91,8 @@ static int zero_fill(int fd, off_t len)
             return errno;
         pos += n;
     }
-    /* Clean pages of a file written with O_DIRECT only cost memory. */
+    /* The log writes the segment with O_DIRECT: its zeros, cached and
+     * clean now, would only cost memory. */
     (void)posix_fadvise(fd, 0, len, POSIX_FADV_DONTNEED);
     return 0;
 }
