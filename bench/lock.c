@@ -86,6 +86,7 @@ struct lrun {
     uint64_t acquisitions, violations, errors, last_err;
     uint64_t req0, ev0, req1, ev1;
     struct bn_proc_sample p0, p1;
+    struct bn_machine_sample m0, m1;
     uint64_t sync0, sync1, sync_us0, sync_us1; /* the server's synced writes */
     int sync_ok;
     struct rusage ru0, ru1;
@@ -446,6 +447,7 @@ static void measure_start(struct lrun *r)
     r->t_start = bn_now_ns();
     totals(r, &r->req0, &r->ev0);
     (void)bn_proc_sample(r->e->pid, &r->p0);
+    (void)bn_machine_sample(&r->m0);
     getrusage(RUSAGE_SELF, &r->ru0);
     for (i = 0; i < r->o->locks; i++)
         r->locks[i].t_last_grant = 0;
@@ -463,6 +465,7 @@ static void measure_stop(struct lrun *r)
     r->t_end = bn_now_ns();
     totals(r, &r->req1, &r->ev1);
     (void)bn_proc_sample(r->e->pid, &r->p1);
+    (void)bn_machine_sample(&r->m1);
     r->sync_ok =
         r->sync_ok && bn_synced_writes(r->e, &r->sync1, &r->sync_us1) == 0;
     getrusage(RUSAGE_SELF, &r->ru1);
@@ -570,6 +573,12 @@ static void report_common(struct lrun *r, struct bn_result *res)
                       (unsigned long long)r->p1.rss_kb);
     }
     bn_result_add(res, "client_cpu_s", "%.2f", cpu_s(&r->ru0, &r->ru1));
+    if (r->m0.ok && r->m1.ok) {
+        double busy = bn_machine_busy(&r->m0, &r->m1);
+        bn_result_add(res, "machine_busy_cores", "%.2f", busy);
+        bn_result_add(res, "machine_cpu_us_per_acq", "%.1f",
+                      busy * ((double)ns / 1e3) / acq);
+    }
     if (r->sync_ok) {
         uint64_t n = r->sync1 - r->sync0;
         bn_result_add(res, "synced_writes_per_acq", "%.2f", (double)n / acq);

@@ -193,6 +193,8 @@ LOCK_METRICS = [
     ("server CPU ms per 1,000 requests", "server_cpu_ms_per_1k_req", ""),
     ("server RSS at the end", "server_rss_kb", " kB"),
     ("generator CPU s (whole measured period)", "client_cpu_s", ""),
+    ("CPUs busy, whole machine (mean over the period; processes, interrupts, kernel workers)", "machine_busy_cores", ""),
+    ("whole machine's CPU µs per acquisition", "machine_cpu_us_per_acq", ""),
 ]
 RAW_METRICS = [
     ("ops/s", "ops_per_s", ""),

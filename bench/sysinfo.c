@@ -1,11 +1,12 @@
 /* What the benchmark reads about the server process from /proc: its pid
  * (found from the listening port when not given), resident memory and CPU
- * time.  Both servers are measured the same way, from outside, so neither
- * needs to report on itself. */
+ * time; and how busy the whole machine was.  Both servers are measured the
+ * same way, from outside, so neither needs to report on itself. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tbbench.h"
@@ -155,6 +156,38 @@ int bn_proc_sample(long pid, struct bn_proc_sample *s)
         return -1;
     s->ok = 1;
     return 0;
+}
+
+int bn_machine_sample(struct bn_machine_sample *m)
+{
+    unsigned long long v[8];
+    FILE *f = fopen("/proc/stat", "r");
+    int n;
+
+    memset(m, 0, sizeof(*m));
+    if (f == NULL)
+        return -1;
+    n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n != 8)
+        return -1;
+    /* idle (3) and iowait (4) are the CPU's free time */
+    m->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    m->all = m->busy + v[3] + v[4];
+    m->ok = 1;
+    return 0;
+}
+
+double bn_machine_busy(const struct bn_machine_sample *a,
+                       const struct bn_machine_sample *b)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (!a->ok || !b->ok || b->all <= a->all)
+        return 0.0;
+    return (double)(cpus > 0 ? cpus : 1) * (double)(b->busy - a->busy) /
+           (double)(b->all - a->all);
 }
 
 double bn_ticks_to_s(uint64_t ticks)
