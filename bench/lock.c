@@ -574,8 +574,11 @@ static void report_common(struct lrun *r, struct bn_result *res)
     }
     bn_result_add(res, "client_cpu_s", "%.2f", cpu_s(&r->ru0, &r->ru1));
     if (r->m0.ok && r->m1.ok) {
-        double busy = bn_machine_busy(&r->m0, &r->m1);
+        double busy = bn_machine_cpus(&r->m0, &r->m1, r->m1.busy - r->m0.busy);
         bn_result_add(res, "machine_busy_cores", "%.2f", busy);
+        bn_result_add(
+            res, "machine_steal_cores", "%.2f",
+            bn_machine_cpus(&r->m0, &r->m1, r->m1.steal - r->m0.steal));
         bn_result_add(res, "machine_cpu_us_per_acq", "%.1f",
                       busy * ((double)ns / 1e3) / acq);
     }

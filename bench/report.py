@@ -195,6 +195,7 @@ LOCK_METRICS = [
     ("generator CPU s (whole measured period)", "client_cpu_s", ""),
     ("CPUs busy, whole machine (mean over the period; processes, interrupts, kernel workers)", "machine_busy_cores", ""),
     ("whole machine's CPU µs per acquisition", "machine_cpu_us_per_acq", ""),
+    ("CPUs the hypervisor took (steal)", "machine_steal_cores", ""),
 ]
 RAW_METRICS = [
     ("ops/s", "ops_per_s", ""),

@@ -172,21 +172,23 @@ int bn_machine_sample(struct bn_machine_sample *m)
     fclose(f);
     if (n != 8)
         return -1;
-    /* idle (3) and iowait (4) are the CPU's free time */
-    m->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-    m->all = m->busy + v[3] + v[4];
+    /* idle (3) and iowait (4) are the CPUs' free time; steal (7) the
+     * hypervisor's, given to other machines */
+    m->busy = v[0] + v[1] + v[2] + v[5] + v[6];
+    m->steal = v[7];
+    m->all = m->busy + v[3] + v[4] + v[7];
     m->ok = 1;
     return 0;
 }
 
-double bn_machine_busy(const struct bn_machine_sample *a,
-                       const struct bn_machine_sample *b)
+double bn_machine_cpus(const struct bn_machine_sample *a,
+                       const struct bn_machine_sample *b, uint64_t part)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
     if (!a->ok || !b->ok || b->all <= a->all)
         return 0.0;
-    return (double)(cpus > 0 ? cpus : 1) * (double)(b->busy - a->busy) /
+    return (double)(cpus > 0 ? cpus : 1) * (double)part /
            (double)(b->all - a->all);
 }
 

@@ -188,16 +188,17 @@ int bn_proc_sample(long pid, struct bn_proc_sample *s);
 double bn_ticks_to_s(uint64_t ticks);
 
 /* The whole machine's CPU time from /proc/stat, in ticks: busy (user,
- * system, interrupts, steal) and all (busy, idle and waiting for I/O). */
+ * system, interrupts), steal (the hypervisor's) and all (those, idle and
+ * waiting for I/O). */
 struct bn_machine_sample {
     int ok;
-    uint64_t busy, all;
+    uint64_t busy, steal, all;
 };
 
 int bn_machine_sample(struct bn_machine_sample *m);
-/* CPUs kept busy between two samples, on average. */
-double bn_machine_busy(const struct bn_machine_sample *a,
-                       const struct bn_machine_sample *b);
+/* How many CPUs `part` ticks of the time between two samples amount to. */
+double bn_machine_cpus(const struct bn_machine_sample *a,
+                       const struct bn_machine_sample *b, uint64_t part);
 
 /* ---- the server's own figures (mntr.c) -------------------------------- */
 
