@@ -127,16 +127,21 @@ part_b()
 
 machine_facts()
 {
-    local dev
+    local dev q
     dev=$(df --output=source "$BS_ROOT" | tail -1)
+    q=/sys/block/$(basename "$dev" | sed 's/[0-9]*$//')/queue
     {
         echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
         echo "nproc=$(nproc)"
         echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
         echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
         echo "kernel=$(uname -sr)"
+        # A synced write's cost hangs on the cache (a flush after each write
+        # without FUA) and on whether the file system keeps a journal.
         echo "disk=$dev ($(df -h --output=fstype,size "$BS_ROOT" | tail -1 | xargs)," \
-             "rotational=$(cat "/sys/block/$(basename "$dev" | sed 's/[0-9]*$//')/queue/rotational" 2>/dev/null || echo '?'))"
+             "rotational=$(cat "$q/rotational" 2>/dev/null || echo '?')," \
+             "cache $(cat "$q/write_cache" 2>/dev/null || echo '?'), FUA $(cat "$q/fua" 2>/dev/null || echo '?')," \
+             "$(ls -d /proc/fs/jbd2/"$(basename "$dev")"-* > /dev/null 2>&1 && echo journal || echo 'no journal'))"
         echo "datadir=$BS_ROOT (both servers)"
         echo "java=$(java -version 2>&1 | head -1)"
         echo "zookeeper=$(basename "$(ls /usr/share/java/zookeeper-3*.jar | head -1)" .jar)"
