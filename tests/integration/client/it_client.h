@@ -83,6 +83,9 @@ int it_proxy_port(struct it_proxy *p);
 void it_proxy_cut(struct it_proxy *p);
 /* Stops relaying bytes without closing (a silent, stalled network). */
 void it_proxy_stall(struct it_proxy *p, int stalled);
+/* Connections accepted from now on (deaf != 0) are held open and never
+ * relayed, even after it_proxy_deaf(p, 0). */
+void it_proxy_deaf(struct it_proxy *p, int deaf);
 void it_proxy_stop(struct it_proxy *p);
 
 extern const struct it_test it_ops_tests[];

@@ -1,6 +1,7 @@
 /* A small TCP proxy on its own thread, between a client and the server, so
  * a test can cut every connection at a chosen moment (the server never
- * notices the session go) or stall the network without closing it. */
+ * notices the session go), stall the network without closing it, or make
+ * the connections it accepts deaf: open, and never answered. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,9 +15,10 @@
 
 struct it_proxy {
     int lfd, port, upstream;
-    int ctl[2]; /* commands: 'c' cut, 's' stall, 'r' resume, 'q' quit */
+    int ctl[2]; /* 'c' cut, 's' stall, 'r' resume, 'd' deaf, 'h' hear, 'q' */
     int a[MAX_PAIRS], b[MAX_PAIRS], n;
-    int stalled;
+    int deaf[MAX_PAIRS]; /* accepted while deaf: never relayed */
+    int stalled, deafening;
     pthread_t th;
 };
 
@@ -26,6 +28,7 @@ static void drop_pair(struct it_proxy *p, int i)
     close(p->b[i]);
     p->a[i] = p->a[p->n - 1];
     p->b[i] = p->b[p->n - 1];
+    p->deaf[i] = p->deaf[p->n - 1];
     p->n--;
 }
 
@@ -48,6 +51,7 @@ static void accept_one(struct it_proxy *p)
     }
     p->a[p->n] = cfd;
     p->b[p->n] = ufd;
+    p->deaf[p->n] = p->deafening;
     p->n++;
 }
 
@@ -72,7 +76,7 @@ static void *proxy_main(void *arg)
 {
     struct it_proxy *p = arg;
     struct pollfd f[2 + 2 * MAX_PAIRS];
-    int i, nf;
+    int i, nf, k[MAX_PAIRS];
     char cmd;
 
     for (;;) {
@@ -80,6 +84,9 @@ static void *proxy_main(void *arg)
         f[1] = (struct pollfd){p->lfd, POLLIN, 0};
         nf = 2;
         for (i = 0; i < p->n && !p->stalled; i++) {
+            if (p->deaf[i])
+                continue;
+            k[(nf - 2) / 2] = i;
             f[nf++] = (struct pollfd){p->a[i], POLLIN, 0};
             f[nf++] = (struct pollfd){p->b[i], POLLIN, 0};
         }
@@ -92,18 +99,21 @@ static void *proxy_main(void *arg)
                 while (p->n > 0)
                     drop_pair(p, 0);
             p->stalled = cmd == 's' ? 1 : cmd == 'r' ? 0 : p->stalled;
+            p->deafening = cmd == 'd' ? 1 : cmd == 'h' ? 0 : p->deafening;
             continue;
         }
         if (f[1].revents)
             accept_one(p);
+        /* Last polled first: dropping a pair moves the last one into its
+         * place. */
         for (i = (nf - 2) / 2 - 1; i >= 0; i--) {
-            int bad = 0;
+            int bad = 0, j = k[i];
             if (f[2 + 2 * i].revents)
-                bad |= relay(p->a[i], p->b[i]);
+                bad |= relay(p->a[j], p->b[j]);
             if (f[3 + 2 * i].revents)
-                bad |= relay(p->b[i], p->a[i]);
+                bad |= relay(p->b[j], p->a[j]);
             if (bad)
-                drop_pair(p, i);
+                drop_pair(p, j);
         }
     }
     while (p->n > 0)
@@ -155,6 +165,11 @@ void it_proxy_cut(struct it_proxy *p)
 void it_proxy_stall(struct it_proxy *p, int stalled)
 {
     send_cmd(p, stalled ? 's' : 'r');
+}
+
+void it_proxy_deaf(struct it_proxy *p, int deaf)
+{
+    send_cmd(p, deaf ? 'd' : 'h');
 }
 
 void it_proxy_stop(struct it_proxy *p)

@@ -291,6 +291,43 @@ done:
     it_proxy_stop(px);
 }
 
+/* A handshake that is never answered (a server that accepts but does not
+ * serve, like one starting or dying) costs a third of the session timeout,
+ * not all of it: the next attempt still finds the session alive. */
+static void test_deaf_handshake(void)
+{
+    struct it_proxy *px = it_proxy_start(it_server_port());
+    struct it_rec st;
+    struct tb_options o = {0};
+    struct tb_client *c = NULL;
+    char hosts[64];
+    int64_t sid, t0;
+
+    it_rec_init(&st);
+    CHECK(px != NULL);
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
+    o.state_cb = it_rec_state;
+    o.data = &st;
+    c = it_connect(hosts, 6000, &o);
+    CHECK(c != NULL);
+    sid = tb_client_session(c, NULL);
+    it_proxy_deaf(px, 1);
+    t0 = it_now();
+    it_proxy_cut(px);
+    CHECK(it_rec_wait_state(&st, TB_SESSION_SUSPENDED, 5000) == 0);
+    it_sleep(500); /* the next attempt is connected, and unheard */
+    it_proxy_deaf(px, 0);
+    CHECK_RC(tb_client_wait_connected(c, 10000), 0);
+    CHECK(tb_client_session(c, NULL) == sid);
+    /* one unheard attempt of 2 s, a backoff, then a heard one */
+    CHECK(it_now() - t0 < 5500);
+    CHECK_RC(tb_exists_sync(c, "/", NULL, NULL, NULL), 0);
+done:
+    if (c)
+        tb_client_close(c);
+    it_proxy_stop(px);
+}
+
 /* An application that does nothing for 3 session timeouts keeps its
  * session: the I/O thread pings. */
 static void test_idle_keeps_session(void)
@@ -321,6 +358,7 @@ const struct it_test it_session_tests[] = {
     {"session_first_host_down", test_first_host_down},
     {"session_cut_mid_requests", test_cut_mid_requests},
     {"session_stalled_network", test_stalled_network},
+    {"session_deaf_handshake", test_deaf_handshake},
     {"session_close_unanswered", test_close_unanswered},
     {"session_idle_keeps_session", test_idle_keeps_session},
     {"session_restart_within_timeout", test_restart_within_timeout},
