@@ -261,22 +261,30 @@ done:
     it_proxy_stop(px);
 }
 
+/* A handle connected through `px`, its state changes recorded in `st`. */
+static struct tb_client *via_proxy(struct it_proxy *px, int timeout_ms,
+                                   struct it_rec *st)
+{
+    struct tb_options o = {0};
+    char hosts[64];
+
+    it_rec_init(st);
+    if (px == NULL)
+        return NULL;
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
+    o.state_cb = it_rec_state;
+    o.data = st;
+    return it_connect(hosts, timeout_ms, &o);
+}
+
 /* A silent network: the handle notices within 2T/3 and reconnects. */
 static void test_stalled_network(void)
 {
     struct it_proxy *px = it_proxy_start(it_server_port());
     struct it_rec st;
-    struct tb_options o = {0};
-    struct tb_client *c = NULL;
-    char hosts[64];
+    struct tb_client *c = via_proxy(px, 6000, &st);
     int64_t t0;
 
-    it_rec_init(&st);
-    CHECK(px != NULL);
-    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
-    o.state_cb = it_rec_state;
-    o.data = &st;
-    c = it_connect(hosts, 6000, &o);
     CHECK(c != NULL);
     t0 = it_now();
     it_proxy_stall(px, 1);
@@ -298,17 +306,9 @@ static void test_deaf_handshake(void)
 {
     struct it_proxy *px = it_proxy_start(it_server_port());
     struct it_rec st;
-    struct tb_options o = {0};
-    struct tb_client *c = NULL;
-    char hosts[64];
+    struct tb_client *c = via_proxy(px, 6000, &st);
     int64_t sid, t0;
 
-    it_rec_init(&st);
-    CHECK(px != NULL);
-    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
-    o.state_cb = it_rec_state;
-    o.data = &st;
-    c = it_connect(hosts, 6000, &o);
     CHECK(c != NULL);
     sid = tb_client_session(c, NULL);
     it_proxy_deaf(px, 1);
