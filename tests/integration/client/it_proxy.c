@@ -76,19 +76,17 @@ static void *proxy_main(void *arg)
 {
     struct it_proxy *p = arg;
     struct pollfd f[2 + 2 * MAX_PAIRS];
-    int i, nf, k[MAX_PAIRS];
+    int i, nf;
     char cmd;
 
     for (;;) {
         f[0] = (struct pollfd){p->ctl[0], POLLIN, 0};
         f[1] = (struct pollfd){p->lfd, POLLIN, 0};
         nf = 2;
+        /* A deaf pair keeps its slots, unpolled: poll skips fd -1. */
         for (i = 0; i < p->n && !p->stalled; i++) {
-            if (p->deaf[i])
-                continue;
-            k[(nf - 2) / 2] = i;
-            f[nf++] = (struct pollfd){p->a[i], POLLIN, 0};
-            f[nf++] = (struct pollfd){p->b[i], POLLIN, 0};
+            f[nf++] = (struct pollfd){p->deaf[i] ? -1 : p->a[i], POLLIN, 0};
+            f[nf++] = (struct pollfd){p->deaf[i] ? -1 : p->b[i], POLLIN, 0};
         }
         if (poll(f, (nfds_t)nf, -1) < 0)
             continue;
@@ -104,16 +102,14 @@ static void *proxy_main(void *arg)
         }
         if (f[1].revents)
             accept_one(p);
-        /* Last polled first: dropping a pair moves the last one into its
-         * place. */
         for (i = (nf - 2) / 2 - 1; i >= 0; i--) {
-            int bad = 0, j = k[i];
+            int bad = 0;
             if (f[2 + 2 * i].revents)
-                bad |= relay(p->a[j], p->b[j]);
+                bad |= relay(p->a[i], p->b[i]);
             if (f[3 + 2 * i].revents)
-                bad |= relay(p->b[j], p->a[j]);
+                bad |= relay(p->b[i], p->a[i]);
             if (bad)
-                drop_pair(p, j);
+                drop_pair(p, i);
         }
     }
     while (p->n > 0)
