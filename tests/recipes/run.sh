@@ -165,12 +165,15 @@ connloss)
 election_kill)
     # Three candidate processes; the leader is killed with kill -9: the
     # next in line leads once the server expires the dead one's session,
-    # with a larger token.
+    # with a larger token.  A candidate joins in the background (its
+    # first create may meet no parent and have to make it), so the next
+    # starts only once it is in the queue: the queue's order is the test's.
     for i in 0 1 2; do
         "$bin" "$hosts" candidate /rt/elk fair > "$tmp/cand$i.out" 2>&1 &
         CHILDREN+=($!)
         eval "cpid$i=$!"
         wait_line "$tmp/cand$i.out" '^JOINED ' 20 || fail "candidate $i"
+        wait_children /rt/elk $((i + 1)) 20 || fail "candidate $i did not queue"
     done
     wait_line "$tmp/cand0.out" '^LEADER ' 20 || fail "first candidate does not lead"
     t0=$(field "$tmp/cand0.out" LEADER 2)
