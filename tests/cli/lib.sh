@@ -172,10 +172,8 @@ wait_st()
     ST=$?
 }
 
-have_python()
-{
-    command -v python3 > /dev/null
-}
+command -v python3 > /dev/null ||
+    { echo "python3 is needed (scripts/deps.sh installs it)" >&2; exit 1; }
 
 # json_get EXPR < JSON: evaluates the Python expression EXPR on the parsed
 # document `d` and prints the result (proves the output is valid JSON).

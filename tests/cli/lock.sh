@@ -51,9 +51,7 @@ if [ "$t2" -gt "$t1" ]; then ok "tokens rise ($t1 < $t2)"; else fail "tokens: $t
 out=$(tb lock /l -- sh -c '"$0" --json stat "$TUMBLER_LOCK_NODE" |
       python3 -c "import json,sys; print(json.load(sys.stdin)[\"stat\"][\"czxid\"])";
       echo "$TUMBLER_LOCK_TOKEN"' "$TUMBLER" 2>/dev/null)
-if have_python; then
-    check_eq "token = czxid of the lock node" "$(sed -n 2p <<< "$out")" "$(sed -n 1p <<< "$out")"
-fi
+check_eq "token = czxid of the lock node" "$(sed -n 2p <<< "$out")" "$(sed -n 1p <<< "$out")"
 
 # ---- -n, -w, -E against a holder ----
 hold_until 1 /l
@@ -116,45 +114,35 @@ check_eq "tokens in the order the holders ran" "$(cat "$D/tokens")" "$(sort -n "
 incr --non-fair /counter-nf
 
 # ---- read-write and semaphore kinds ----
-out=$(tb lock -n --shared /rw -- true 2>&1); rc=$?
-if [ "$rc" = 6 ]; then
-    echo "read-write lock not in the library yet: checks skipped ($out)"
-else
-    check_eq "--shared alone" 0 "$rc"
-    # Two shared holders hold at the same time: each waits for the other
-    # (proof that they overlap), then for the release.
-    for i in a b; do
-        bg 30 "$TUMBLER" lock --shared /rw -- sh -c '
-            touch "$0/r.$1"
-            for k in $(seq 100); do [ -e "$0/r.$2" ] && break; sleep 0.1; done
-            [ -e "$0/r.$2" ] || exit 9
-            while [ ! -e "$0/release.rw" ]; do sleep 0.05; done' \
-            "$D" "$i" "$([ $i = a ] && echo b || echo a)"
-        eval "pid_$i=\$BG_PID"
-    done
-    wait_for 10 test -e "$D/r.a" -a -e "$D/r.b"
-    tb lock -n --exclusive /rw -- true; check_eq "--exclusive while shared: 1" 1 "$?"
-    touch "$D/release.rw"
-    wait_st "$pid_a"; check_eq "shared a held with b" 0 "$ST"
-    wait_st "$pid_b"; check_eq "shared b held with a" 0 "$ST"
-    hold_until 2 --exclusive /rw
-    ex=$BG_PID
-    wait_for 10 test -e "$D/held.2"
-    tb lock -n --shared /rw -- true; check_eq "--shared while exclusive: 1" 1 "$?"
-    touch "$D/release.2"; wait_st "$ex"
-fi
-out=$(tb lock -n --semaphore 2 /sem -- true 2>&1); rc=$?
-if [ "$rc" = 6 ]; then
-    echo "semaphore not in the library yet: checks skipped ($out)"
-else
-    check_eq "--semaphore alone" 0 "$rc"
-    hold_until 3 --semaphore 2 /sem; s1=$BG_PID
-    hold_until 4 --semaphore 2 /sem; s2=$BG_PID
-    wait_for 10 test -e "$D/held.3" -a -e "$D/held.4"; check_eq "two leases of 2" 0 "$?"
-    tb lock -n --semaphore 2 /sem -- true; check_eq "third lease of 2: 1" 1 "$?"
-    touch "$D/release.3"; wait_st "$s1"
-    tb lock -n --semaphore 2 /sem -- true; check_eq "a lease again after a release" 0 "$?"
-    touch "$D/release.4"; wait_st "$s2"
-fi
+tb lock -n --shared /rw -- true; check_eq "--shared alone" 0 "$?"
+# Two shared holders hold at the same time: each waits for the other
+# (proof that they overlap), then for the release.
+for i in a b; do
+    bg 30 "$TUMBLER" lock --shared /rw -- sh -c '
+        touch "$0/r.$1"
+        for k in $(seq 100); do [ -e "$0/r.$2" ] && break; sleep 0.1; done
+        [ -e "$0/r.$2" ] || exit 9
+        while [ ! -e "$0/release.rw" ]; do sleep 0.05; done' \
+        "$D" "$i" "$([ $i = a ] && echo b || echo a)"
+    eval "pid_$i=\$BG_PID"
+done
+wait_for 10 test -e "$D/r.a" -a -e "$D/r.b"
+tb lock -n --exclusive /rw -- true; check_eq "--exclusive while shared: 1" 1 "$?"
+touch "$D/release.rw"
+wait_st "$pid_a"; check_eq "shared a held with b" 0 "$ST"
+wait_st "$pid_b"; check_eq "shared b held with a" 0 "$ST"
+hold_until 2 --exclusive /rw
+ex=$BG_PID
+wait_for 10 test -e "$D/held.2"
+tb lock -n --shared /rw -- true; check_eq "--shared while exclusive: 1" 1 "$?"
+touch "$D/release.2"; wait_st "$ex"
+tb lock -n --semaphore 2 /sem -- true; check_eq "--semaphore alone" 0 "$?"
+hold_until 3 --semaphore 2 /sem; s1=$BG_PID
+hold_until 4 --semaphore 2 /sem; s2=$BG_PID
+wait_for 10 test -e "$D/held.3" -a -e "$D/held.4"; check_eq "two leases of 2" 0 "$?"
+tb lock -n --semaphore 2 /sem -- true; check_eq "third lease of 2: 1" 1 "$?"
+touch "$D/release.3"; wait_st "$s1"
+tb lock -n --semaphore 2 /sem -- true; check_eq "a lease again after a release" 0 "$?"
+touch "$D/release.4"; wait_st "$s2"
 
 t_end

@@ -39,16 +39,14 @@ check_match "3: c waits next, its --data as owner" "^3 +waiting +lock .* job c +
 tokens=$(sed -n '3,5p' <<< "$out" | awk '{ print $5 }')
 check_eq "tokens in queue order" "$(sort -n <<< "$tokens")" "$tokens"
 check_eq "three sessions" 3 "$(sed -n '3,5p' <<< "$out" | awk '{ print $4 }' | sort -u | wc -l)"
-if have_python; then
-    j=$(tb --json locks /m)
-    check_eq "json: layout" "mutex" "$(json_get 'd["layout"]' <<< "$j")"
-    check_eq "json: holder" "$host:$pa" "$(json_get 'd["holders"][0]["owner"]' <<< "$j")"
-    check_eq "json: queue" "$host:$pb job c" \
-        "$(json_get '" ".join(w["owner"] for w in d["waiting"])' <<< "$j")"
-    check_eq "json: token is the czxid" \
-        "$(tb --json stat "$(json_get 'd["holders"][0]["path"]' <<< "$j")" | json_get 'd["stat"]["czxid"]')" \
-        "$(json_get 'd["holders"][0]["token"]' <<< "$j")"
-fi
+j=$(tb --json locks /m)
+check_eq "json: layout" "mutex" "$(json_get 'd["layout"]' <<< "$j")"
+check_eq "json: holder" "$host:$pa" "$(json_get 'd["holders"][0]["owner"]' <<< "$j")"
+check_eq "json: queue" "$host:$pb job c" \
+    "$(json_get '" ".join(w["owner"] for w in d["waiting"])' <<< "$j")"
+check_eq "json: token is the czxid" \
+    "$(tb --json stat "$(json_get 'd["holders"][0]["path"]' <<< "$j")" | json_get 'd["stat"]["czxid"]')" \
+    "$(json_get 'd["holders"][0]["token"]' <<< "$j")"
 touch "$D/release.a"; wait_st "$job_a"
 wait_for 10 test -e "$D/held.b"
 out=$(tb locks /m)
@@ -65,60 +63,45 @@ check_match "non-fair holder and owner" "^1 +holder +lock .* $host:$(cat "$D/n.p
 touch "$D/release.n"; wait_st "$job_n"
 
 # ---- read-write: r1 r2 hold, w waits, r3 waits behind w ----
-out=$(tb lock -n --shared /rw -- true 2>&1); rc=$?
-if [ "$rc" = 6 ]; then
-    echo "read-write lock not in the library yet: checks skipped ($out)"
-else
-    holder r1 --shared /rw; wait_for 10 test -e "$D/held.r1"
-    holder r2 --shared /rw; wait_for 10 test -e "$D/held.r2"
-    holder w --exclusive /rw; wait_for 10 queue_at_least /rw 3
-    holder r3 --shared /rw; wait_for 10 queue_at_least /rw 4
-    out=$(tb locks /rw)
-    check_eq "rw summary" "/rw: read-write, 2 holding, 2 waiting" "$(sed -n 1p <<< "$out")"
-    check_eq "rw roles and kinds in order" \
-        "$(printf 'holder read\nholder read\nwaiting write\nwaiting read')" \
-        "$(sed -n '3,6p' <<< "$out" | awk '{ print $2, $3 }')"
-    touch "$D/release.r1" "$D/release.r2"; wait_st "$job_r1"; wait_st "$job_r2"
-    wait_for 10 test -e "$D/held.w"
-    check_eq "rw: the writer holds, the reader waits" \
-        "$(printf 'holder write\nwaiting read')" \
-        "$(tb locks /rw | sed -n '3,4p' | awk '{ print $2, $3 }')"
-    touch "$D/release.w" "$D/release.r3"; wait_st "$job_w"; wait_st "$job_r3"
-fi
+holder r1 --shared /rw; wait_for 10 test -e "$D/held.r1"
+holder r2 --shared /rw; wait_for 10 test -e "$D/held.r2"
+holder w --exclusive /rw; wait_for 10 queue_at_least /rw 3
+holder r3 --shared /rw; wait_for 10 queue_at_least /rw 4
+out=$(tb locks /rw)
+check_eq "rw summary" "/rw: read-write, 2 holding, 2 waiting" "$(sed -n 1p <<< "$out")"
+check_eq "rw roles and kinds in order" \
+    "$(printf 'holder read\nholder read\nwaiting write\nwaiting read')" \
+    "$(sed -n '3,6p' <<< "$out" | awk '{ print $2, $3 }')"
+touch "$D/release.r1" "$D/release.r2"; wait_st "$job_r1"; wait_st "$job_r2"
+wait_for 10 test -e "$D/held.w"
+check_eq "rw: the writer holds, the reader waits" \
+    "$(printf 'holder write\nwaiting read')" \
+    "$(tb locks /rw | sed -n '3,4p' | awk '{ print $2, $3 }')"
+touch "$D/release.w" "$D/release.r3"; wait_st "$job_w"; wait_st "$job_r3"
 
 # ---- semaphore of 2: s1 s2 hold, s3 waits ----
-out=$(tb lock -n --semaphore 2 /sem -- true 2>&1); rc=$?
-if [ "$rc" = 6 ]; then
-    echo "semaphore not in the library yet: checks skipped ($out)"
-else
-    holder s1 --semaphore 2 /sem; wait_for 10 test -e "$D/held.s1"
-    holder s2 --semaphore 2 /sem; wait_for 10 test -e "$D/held.s2"
-    holder s3 --semaphore 2 /sem; wait_for 10 queue_at_least /sem 3
-    out=$(tb locks --semaphore 2 /sem)
-    check_match "semaphore summary" "^/sem: semaphore, 2 holding, [12] waiting$" "$(sed -n 1p <<< "$out")"
-    check_eq "semaphore: two leases hold" 2 "$(grep -Ec '^[0-9]+ +holder +lease' <<< "$out")"
-    check_match "semaphore: the third waits" "^[0-9]+ +waiting +(lease|lock) " "$out"
-    touch "$D/release.s1"; wait_st "$job_s1"
-    wait_for 10 test -e "$D/held.s3"; check_eq "semaphore: s3 gets the freed lease" 0 "$?"
-    touch "$D/release.s2" "$D/release.s3"; wait_st "$job_s2"; wait_st "$job_s3"
-fi
+holder s1 --semaphore 2 /sem; wait_for 10 test -e "$D/held.s1"
+holder s2 --semaphore 2 /sem; wait_for 10 test -e "$D/held.s2"
+holder s3 --semaphore 2 /sem; wait_for 10 queue_at_least /sem 3
+out=$(tb locks --semaphore 2 /sem)
+check_match "semaphore summary" "^/sem: semaphore, 2 holding, [12] waiting$" "$(sed -n 1p <<< "$out")"
+check_eq "semaphore: two leases hold" 2 "$(grep -Ec '^[0-9]+ +holder +lease' <<< "$out")"
+check_match "semaphore: the third waits" "^[0-9]+ +waiting +(lease|lock) " "$out"
+touch "$D/release.s1"; wait_st "$job_s1"
+wait_for 10 test -e "$D/held.s3"; check_eq "semaphore: s3 gets the freed lease" 0 "$?"
+touch "$D/release.s2" "$D/release.s3"; wait_st "$job_s2"; wait_st "$job_s3"
 
 # ---- election ----
-out=$(tb elect -w 5 /el-probe -- true 2>&1); rc=$?
-if [ "$rc" = 6 ]; then
-    echo "election not in the library yet: checks skipped ($out)"
-else
-    bg 60 "$TUMBLER" elect --data one /el -- sh -c 'while [ ! -e "$0/release.el" ]; do sleep 0.05; done' "$D"
-    e1=$BG_PID
-    wait_for 10 queue_at_least /el 1
-    bg 60 "$TUMBLER" elect --data two /el -- true
-    e2=$BG_PID
-    wait_for 10 queue_at_least /el 2
-    out=$(tb locks /el)
-    check_eq "election summary" "/el: election, 1 holding, 1 waiting" "$(sed -n 1p <<< "$out")"
-    check_match "election: the leader" "^1 +leader +latch .* one +_c_" "$(sed -n 3p <<< "$out")"
-    check_match "election: the candidate" "^2 +waiting +latch .* two +_c_" "$(sed -n 4p <<< "$out")"
-    touch "$D/release.el"; wait_st "$e1"; wait_st "$e2"
-fi
+bg 60 "$TUMBLER" elect --data one /el -- sh -c 'while [ ! -e "$0/release.el" ]; do sleep 0.05; done' "$D"
+e1=$BG_PID
+wait_for 10 queue_at_least /el 1
+bg 60 "$TUMBLER" elect --data two /el -- true
+e2=$BG_PID
+wait_for 10 queue_at_least /el 2
+out=$(tb locks /el)
+check_eq "election summary" "/el: election, 1 holding, 1 waiting" "$(sed -n 1p <<< "$out")"
+check_match "election: the leader" "^1 +leader +latch .* one +_c_" "$(sed -n 3p <<< "$out")"
+check_match "election: the candidate" "^2 +waiting +latch .* two +_c_" "$(sed -n 4p <<< "$out")"
+touch "$D/release.el"; wait_st "$e1"; wait_st "$e2"
 
 t_end

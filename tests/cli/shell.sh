@@ -27,11 +27,6 @@ out=$(printf 'create -e /eph\nstat /eph\n' | tb 2>&1)
 check_match "script: one session for all the lines" "^ephemeralOwner = 0x[0-9a-f]+$" "$out"
 
 # ---- interactive, on a pseudo-terminal ----
-if ! have_python; then
-    echo "python3 not found: terminal checks skipped"
-    t_end
-    exit
-fi
 tb create /w 1 > /dev/null
 export TUMBLER_HISTFILE=$T_DIR/history
 # Steps: text to type (\r ends a line, \x03 is ^C, \t completes), or

@@ -66,31 +66,27 @@ cmp -s <(printf 'a\000b\377\n') "$T_DIR/bin.out"; check_eq "get prints the bytes
 echo piped | tb create -f - /t/stdin > /dev/null
 check_eq "create -f -" "piped" "$(tb get /t/stdin)"
 
-if have_python; then
-    j=$(tb --json get /t/empty)
-    check_eq "json: binary data as base64" "YQBi/w==" "$(json_get 'd["data_base64"]' <<< "$j")"
-    j=$(tb get --json /t)
-    check_eq "json get data" "again" "$(json_get 'd["data"]' <<< "$j")"
-    check_eq "json get stat" "2" "$(json_get 'd["stat"]["version"]' <<< "$j")"
-    j=$(tb --json ls /t)
-    check_eq "json ls" "['cont', 'empty', 's-0000000000', 'stdin', 'ttl']" \
-        "$(json_get 'd["children"]' <<< "$j")"
-    j=$(tb --json ls -R /t/s-0000000000)
-    check_eq "json ls -R" "['/t/s-0000000000', '/t/s-0000000000/deep']" \
-        "$(json_get 'd["nodes"]' <<< "$j")"
-    j=$(tb --json create -s /t/j-)
-    check_match "json create" "^/t/j-[0-9]{10}$" "$(json_get 'd["path"]' <<< "$j")"
-    j=$(tb --json stat /t)
-    check_eq "json stat" "0x0" "$(json_get 'd["stat"]["ephemeralOwner"]' <<< "$j")"
-    j=$(tb --json stat /none 2>/dev/null)
-    check_eq "json error object" "ENONODE -101 /none" \
-        "$(json_get '" ".join([d["error"]["name"], str(d["error"]["code"]), d["error"]["path"]])' <<< "$j")"
-    j=$(tb --json getacl /t)
-    check_eq "json getacl" "world anyone cdrwa" \
-        "$(json_get '" ".join(d["acl"][0][k] for k in ("scheme", "id", "perms"))' <<< "$j")"
-else
-    echo "python3 not found: JSON checks skipped"
-fi
+j=$(tb --json get /t/empty)
+check_eq "json: binary data as base64" "YQBi/w==" "$(json_get 'd["data_base64"]' <<< "$j")"
+j=$(tb get --json /t)
+check_eq "json get data" "again" "$(json_get 'd["data"]' <<< "$j")"
+check_eq "json get stat" "2" "$(json_get 'd["stat"]["version"]' <<< "$j")"
+j=$(tb --json ls /t)
+check_eq "json ls" "['cont', 'empty', 's-0000000000', 'stdin', 'ttl']" \
+    "$(json_get 'd["children"]' <<< "$j")"
+j=$(tb --json ls -R /t/s-0000000000)
+check_eq "json ls -R" "['/t/s-0000000000', '/t/s-0000000000/deep']" \
+    "$(json_get 'd["nodes"]' <<< "$j")"
+j=$(tb --json create -s /t/j-)
+check_match "json create" "^/t/j-[0-9]{10}$" "$(json_get 'd["path"]' <<< "$j")"
+j=$(tb --json stat /t)
+check_eq "json stat" "0x0" "$(json_get 'd["stat"]["ephemeralOwner"]' <<< "$j")"
+j=$(tb --json stat /none 2>/dev/null)
+check_eq "json error object" "ENONODE -101 /none" \
+    "$(json_get '" ".join([d["error"]["name"], str(d["error"]["code"]), d["error"]["path"]])' <<< "$j")"
+j=$(tb --json getacl /t)
+check_eq "json getacl" "world anyone cdrwa" \
+    "$(json_get '" ".join(d["acl"][0][k] for k in ("scheme", "id", "perms"))' <<< "$j")"
 
 tb deleteall /t; check_eq "deleteall" 0 "$?"
 tb stat /t > /dev/null 2>&1; check_eq "deleteall removed the subtree" 101 "$?"
