@@ -14,14 +14,14 @@ jobs=$(nproc)
 
 echo "== build and test (RelWithDebInfo, -Werror)"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DTB_WERROR=ON >/dev/null
+      -DTB_WERROR=ON -DTB_ALL_TESTS=ON >/dev/null
 ninja -C build-test
 (cd build-test && ctest --output-on-failure --timeout 600 -j "$jobs" "$@")
 
 if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     echo "== ASan + UBSan (tumblerd, libtumbler, recipes, CLI; not the ZooKeeper-only runs)"
     cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-          -DTB_SANITIZE=ON -DTB_WERROR=ON >/dev/null
+          -DTB_SANITIZE=ON -DTB_WERROR=ON -DTB_ALL_TESTS=ON >/dev/null
     ninja -C build-asan
     # Not here: the runs against ZooKeeper itself, the packaging checks
     # (install tree, exported symbols), and the kill -9 rounds (replaying a
@@ -35,7 +35,7 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
 
     echo "== ThreadSanitizer (clang): the client library and the recipes' threads"
     CC=clang cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-          -DTB_TSAN=ON -DTB_WERROR=ON >/dev/null
+          -DTB_TSAN=ON -DTB_WERROR=ON -DTB_ALL_TESTS=ON >/dev/null
     ninja -C build-tsan
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         ctest --output-on-failure --timeout 900 -j "$jobs" \
