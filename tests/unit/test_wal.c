@@ -176,6 +176,69 @@ static void test_segments_prepared_ahead(void **state)
     assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
 }
 
+/* Waits for segment `seq` to be prepared: all its blocks allocated; how
+ * many of its extents are unwritten (-1: the file system cannot say). */
+static int prepared_unwritten(struct fx *f, uint64_t seq)
+{
+    struct replog_stats s;
+    char path[300];
+    struct stat st;
+    int i, fd, n;
+
+    seg_name(f, seq, path, sizeof path);
+    for (i = 0; i < 3000; i++) {
+        replog_get_stats(f->l, &s);
+        if (s.log_segments_zeroed + s.log_segments_reserved >= seq)
+            break;
+        run_for(f, 10);
+    }
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, REPLOG_SEGMENT_BYTES);
+    assert_true(st.st_blocks * 512 >= REPLOG_SEGMENT_BYTES);
+    n = unwritten_extents(fd);
+    close(fd);
+    return n;
+}
+
+/* A new segment is zero-filled after small writes (a 4 KiB record each)
+ * and only has its blocks reserved after large ones (60 KB): the log
+ * reads back through both. */
+static void test_new_segment_zeroed_or_reserved(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct replog_stats s;
+    char path[300];
+    struct stat st;
+    int n = 0, i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (; n < 130; n++) /* 520 KiB: past half of the first segment */
+        propose_one(f, (uint64_t)n, 100);
+    assert_true(prepared_unwritten(f, 2) <= 0);
+    seg_name(f, 3, path, sizeof path);
+    for (; n < 1000 && stat(path, &st) != 0; n++)
+        propose_one(f, (uint64_t)n, 60000);
+    assert_true(prepared_unwritten(f, 3) != 0); /* -1 on tmpfs */
+    replog_get_stats(f->l, &s);
+    assert_int_equal(s.log_segments_zeroed, 2);
+    assert_int_equal(s.log_segments_reserved, 1);
+    seg_name(f, 4, path, sizeof path); /* on into segment 3, half of it */
+    for (; n < 2000 && stat(path, &st) != 0; n++)
+        propose_one(f, (uint64_t)n, 60000);
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, (size_t)n);
+    for (i = 0; i < 130; i += 43)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, 100));
+    for (i = 130; i < n; i += 29)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, 60000));
+    assert_true(rec_matches(&f->fsm.recs[n - 1], (uint64_t)n - 1, 60000));
+}
+
 /* Proposals made in one turn of the loop go to the disk as one write;
  * proposals of the next turn go while that write is on its way.  All are
  * there after a reopen, in order. */
@@ -443,7 +506,8 @@ static void test_spare_segments_reused(void **state)
         replog_get_stats(f->l, &s);
     }
     assert_true(s.log_segments_reused >= 1);
-    assert_true(s.log_segments_zeroed >= 2); /* the first two */
+    /* The first zero-filled; the second reserved: its writes are large. */
+    assert_true(s.log_segments_zeroed >= 1 && s.log_segments_reserved >= 1);
     fx_close(f);
 
     assert_int_equal(fx_open(f, &c), 0);
@@ -560,6 +624,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_segments_prepared_ahead, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_new_segment_zeroed_or_reserved,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gap_ends_the_log, setup, teardown),

@@ -88,6 +88,8 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)rs.log_write_us_max);
     fourlw_emit_metric_int(e, "tumbler_log_segments_zeroed",
                            (int64_t)rs.log_segments_zeroed);
+    fourlw_emit_metric_int(e, "tumbler_log_segments_reserved",
+                           (int64_t)rs.log_segments_reserved);
     fourlw_emit_metric_int(e, "tumbler_log_segments_reused",
                            (int64_t)rs.log_segments_reused);
     fourlw_emit_metric_int(e, "tumbler_log_spare_segments",

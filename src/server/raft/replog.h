@@ -133,6 +133,7 @@ struct replog_stats {
     uint64_t log_write_us;           /* submission to completion, summed */
     uint64_t log_write_us_max;       /* ... the longest */
     uint64_t log_segments_zeroed;    /* new segments, zero-filled */
+    uint64_t log_segments_reserved;  /* new segments, blocks reserved */
     uint64_t log_segments_reused;    /* spares renamed to be the next */
     uint64_t log_spare_segments;     /* spares kept now */
 };

@@ -35,6 +35,7 @@
 #define WAL_HDR      48
 #define WAL_INFLIGHT 2
 #define WAL_SPARES   16
+#define WAL_LARGE_WRITE ((uint64_t)32 << 10) /* wal.c */
 #define WAL_MAGIC    0x32574254u /* "2WBT" on disk */
 #define WAL_MAGIC_1  0x31574254u /* the format before spares: refused */
 
@@ -69,6 +70,7 @@ struct wal_seg {
     int fd;              /* -1 once closed */
     int direct;          /* 0 not known yet, 1 O_DIRECT, 2 not */
     unsigned writing;    /* writes not yet completed */
+    uint64_t writes;     /* submitted into it */
 };
 
 /* Records waiting for a write: one aligned buffer, and who to answer. */
@@ -124,6 +126,7 @@ struct wal {
     uint64_t prep_spare;      /* the spare it is renamed from; 0: zero-filled
                                  (also when that spare could not be renamed) */
     int prep_err;
+    int prep_zero; /* a new segment is zero-filled; else reserved */
     uint64_t spare_segs[WAL_SPARES]; /* seqs in their wal-spare-<seq> names */
     unsigned n_spare_segs;
     uv_work_t removal;
@@ -151,7 +154,7 @@ struct wal {
     uint64_t overlapped; /* submitted while another was on its way */
     uint64_t entries;    /* appended */
     uint64_t write_ns, write_ns_max; /* submission to completion, done ones */
-    uint64_t segs_zeroed, segs_reused;
+    uint64_t segs_zeroed, segs_reserved, segs_reused;
 };
 
 /* wal.c: records, writes and segments. */
