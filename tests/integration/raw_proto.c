@@ -611,6 +611,7 @@ static void check_log_figures(void)
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_overlapped") >= 0);
     /* The first segment of a new log has no spare to come from. */
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_zeroed") >= 1);
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_reserved") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_reused") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_spare_segments") >= 0);
 done:
