@@ -202,6 +202,19 @@ static int prepared_unwritten(struct fx *f, uint64_t seq)
     return n;
 }
 
+/* Proposals of `len` bytes, numbered on from *n, until segment `seq`
+ * exists (at most up to `max`). */
+static void propose_until_segment(struct fx *f, int *n, int max, uint64_t seq,
+                                  size_t len)
+{
+    char path[300];
+    struct stat st;
+
+    seg_name(f, seq, path, sizeof path);
+    for (; *n < max && stat(path, &st) != 0; (*n)++)
+        propose_one(f, (uint64_t)*n, len);
+}
+
 /* A new segment is zero-filled after small writes (a 4 KiB record each)
  * and only has its blocks reserved after large ones (60 KB): the log
  * reads back through both. */
@@ -210,24 +223,19 @@ static void test_new_segment_zeroed_or_reserved(void **state)
     struct fx *f = *state;
     struct replog_config c = base_config(f);
     struct replog_stats s;
-    char path[300];
-    struct stat st;
     int n = 0, i;
 
     assert_int_equal(fx_open(f, &c), 0);
     for (; n < 130; n++) /* 520 KiB: past half of the first segment */
         propose_one(f, (uint64_t)n, 100);
     assert_true(prepared_unwritten(f, 2) <= 0);
-    seg_name(f, 3, path, sizeof path);
-    for (; n < 1000 && stat(path, &st) != 0; n++)
-        propose_one(f, (uint64_t)n, 60000);
+    propose_until_segment(f, &n, 1000, 3, 60000);
     assert_true(prepared_unwritten(f, 3) != 0); /* -1 on tmpfs */
     replog_get_stats(f->l, &s);
     assert_int_equal(s.log_segments_zeroed, 2);
     assert_int_equal(s.log_segments_reserved, 1);
-    seg_name(f, 4, path, sizeof path); /* on into segment 3, half of it */
-    for (; n < 2000 && stat(path, &st) != 0; n++)
-        propose_one(f, (uint64_t)n, 60000);
+    /* On into segment 3, half of it. */
+    propose_until_segment(f, &n, 2000, 4, 60000);
     fx_close(f);
 
     assert_int_equal(fx_open(f, &c), 0);
