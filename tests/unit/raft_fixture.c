@@ -322,6 +322,16 @@ void propose_seq(struct fx *f, struct prop *p, uint64_t seq, size_t len)
     free(buf);
 }
 
+void propose_one(struct fx *f, uint64_t seq, size_t len)
+{
+    struct prop p;
+
+    memset(&p, 0, sizeof p);
+    propose_seq(f, &p, seq, len);
+    wait_props(f, &p, 1);
+    assert_int_equal(p.status, 0);
+}
+
 int all_fired(struct prop *p, size_t n)
 {
     size_t i;

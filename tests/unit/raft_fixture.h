@@ -105,6 +105,9 @@ void prop_done(void *arg, int status, int64_t index);
 
 void propose_seq(struct fx *f, struct prop *p, uint64_t seq, size_t len);
 
+/* Proposes one and waits for it to succeed. */
+void propose_one(struct fx *f, uint64_t seq, size_t len);
+
 int all_fired(struct prop *p, size_t n);
 
 void wait_props(struct fx *f, struct prop *p, size_t n);

@@ -116,16 +116,6 @@ static void overwrite(const struct fx *f, uint64_t seq, off_t off,
     close(fd);
 }
 
-static void propose_one(struct fx *f, uint64_t seq, size_t len)
-{
-    struct prop p;
-
-    memset(&p, 0, sizeof p);
-    propose_seq(f, &p, seq, len);
-    wait_props(f, &p, 1);
-    assert_int_equal(p.status, 0);
-}
-
 /* A log of `n` proposals of `len` bytes, closed. */
 static void write_log(struct fx *f, const struct replog_config *c, int n,
                       size_t len)

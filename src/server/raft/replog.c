@@ -580,8 +580,8 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     }
     /* G2: a damaged log must stop the server, not silently shorten it. */
     raft_uv_set_auto_recovery(&l->uv, false);
-    if (raft_uv_set_snapshot_compression(&l->uv, true) != 0)
-        replog__logf(l, REPLOG_LOG_WARN, "snapshot compression unavailable");
+    /* raft_uv stores only a reference to the state (snapstore.c). */
+    raft_uv_set_snapshot_compression(&l->uv, false);
     if ((rv = replog__wal_init(l, REPLOG_SEGMENT_BYTES)) != 0) {
         raft_uv_close(&l->uv);
         rv = replog__err(rv);

@@ -36,6 +36,7 @@
 #define WAL_INFLIGHT 2
 #define WAL_SPARES   16
 #define WAL_LARGE_WRITE ((uint64_t)32 << 10) /* wal.c */
+#define WAL_STATE_REF   32                   /* snapstore.c */
 #define WAL_MAGIC    0x32574254u /* "2WBT" on disk */
 #define WAL_MAGIC_1  0x31574254u /* the format before spares: refused */
 
@@ -145,6 +146,17 @@ struct wal {
     struct raft_io_snapshot_put put;
     raft_index put_index;
     unsigned put_trailing;
+    /* snapstore.c: the state being written, then raft_uv's reference. */
+    const struct raft_snapshot *put_snap_in;
+    uv_work_t put_work;
+    int put_status;
+    char put_errmsg[RAFT_ERRMSG_BUF_SIZE];
+    uint64_t put_raw, put_file; /* the state's bytes; its file's */
+    uint8_t put_ref[WAL_STATE_REF];
+    struct raft_buffer put_ref_buf;
+    struct raft_snapshot put_snap;
+    raft_index state_kept; /* the state raft_uv's last snapshot names */
+    unsigned snap_busy;    /* snapstore.c's works running */
     struct {
         uint8_t *buf;
         size_t cap;
@@ -176,6 +188,16 @@ void replog__wal_flusher_init(struct wal *w);
 
 /* wal_io.c: raft_uv's calls, snapshots, closing. */
 void replog__wal_maybe_closed(struct wal *w);
+void replog__wal_put_done(struct raft_io_snapshot_put *put, int status);
+/* Frees a snapshot raft_uv loaded. */
+void replog__wal_snapshot_free(struct raft_snapshot **snap);
+
+/* snapstore.c: snapshot states in files of their own. */
+int replog__snapstore_put(struct wal *w, const struct raft_snapshot *s);
+int replog__snapstore_get(struct wal *w, struct raft_io_snapshot_get *req,
+                          raft_io_snapshot_get_cb cb);
+int replog__snapstore_expand(const char *dir, struct raft_snapshot *s,
+                             char *errmsg);
 
 /* A segment opened for writing records, or -1 (errno). */
 int replog__wal_open(const char *path);

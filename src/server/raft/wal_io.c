@@ -91,12 +91,14 @@ static void remove_upto(struct wal *w, raft_index upto)
     }
 }
 
-static void put_done(struct raft_io_snapshot_put *put, int status)
+void replog__wal_put_done(struct raft_io_snapshot_put *put, int status)
 {
     struct wal *w = put->data;
     struct raft_io_snapshot_put *req = w->put_req;
 
     w->put_req = NULL;
+    if (status == 0)
+        w->state_kept = w->put_index;
     /* An installed snapshot (trailing 0) replaces the whole log, once it
      * is safely stored itself. */
     if (status == 0 && w->put_trailing == 0)
@@ -121,10 +123,9 @@ static int wal_snapshot_put(struct raft_io *io, unsigned trailing,
     w->put_index = snap->index;
     w->put_trailing = trailing;
     w->put.data = w;
-    rv = w->uv->snapshot_put(w->uv, trailing, &w->put, snap, put_done);
+    rv = replog__snapstore_put(w, snap);
     if (rv != 0)
         w->put_req = NULL;
-    UV_ERR(w, rv);
     return rv;
 }
 
@@ -140,7 +141,7 @@ static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
 }
 
 /* raft owns what load returns only when it succeeds. */
-static void snapshot_free(struct raft_snapshot **snap)
+void replog__wal_snapshot_free(struct raft_snapshot **snap)
 {
     struct raft_snapshot *s = *snap;
     unsigned i;
@@ -163,13 +164,20 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
     int rv = w->uv->load(w->uv, term, vote, snap, start, entries, n);
 
     UV_ERR(w, rv);
+    if (rv != 0)
+        return rv;
+    if (*snap != NULL) {
+        w->state_kept = (*snap)->index;
+        rv = replog__snapstore_expand(w->dir, *snap, io->errmsg);
+    }
     if (rv == 0) {
         replog__wal_aio_init(w);
         replog__wal_flusher_init(w);
+        rv = replog__wal_load(w, *snap, start, entries, n);
     }
-    if (rv == 0 && (rv = replog__wal_load(w, *snap, start, entries, n)) != 0)
-        snapshot_free(snap);
-    if (rv == 0)
+    if (rv != 0)
+        replog__wal_snapshot_free(snap);
+    else
         replog__wal_maybe_prep(w);
     return rv;
 }
@@ -251,7 +259,7 @@ static int wal_snapshot_get(struct raft_io *io,
                             raft_io_snapshot_get_cb cb)
 {
     struct wal *w = io->impl;
-    int rv = w->uv->snapshot_get(w->uv, req, cb);
+    int rv = replog__snapstore_get(w, req, cb);
 
     UV_ERR(w, rv);
     return rv;
@@ -312,14 +320,15 @@ static void flusher_closed(uv_handle_t *h)
     close_aio(h->data);
 }
 
-/* raft_uv closes once no write, preparation or removal is running: their
- * threads use the files and `w`. */
+/* raft_uv closes once no write, preparation, removal, or state being
+ * written or read (snapstore.c) is running: their threads use the files
+ * and `w`. */
 void replog__wal_maybe_closed(struct wal *w)
 {
     unsigned i;
 
     if (w->closing != 1 || w->inflight > 0 || w->prep_seg != NULL ||
-        w->removal_busy)
+        w->removal_busy || w->snap_busy > 0)
         return;
     w->closing = 2;
     replog__wal_fail_pending(w, RAFT_CANCELED);

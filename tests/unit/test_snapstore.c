@@ -1,0 +1,266 @@
+/* Unit tests of the snapshot states' own files (src/server/raft/snapstore.c)
+ * through replog, on a temporary directory and a real libuv loop: raft_uv
+ * keeps only a reference, the state comes back on load and on
+ * snapshot_get, a stale file is written over, and a damaged one stops the
+ * log from opening with a message that names it. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "server/raft/internal.h"
+#include "server/raft/wal.h"
+
+#include "raft_fixture.h"
+
+#define MIN_PROPS 200
+#define MAX_PROPS 2000
+#define PROP_LEN  1000
+
+struct listing {
+    uint64_t state[8]; /* indexes of the state-<index> files */
+    unsigned n_state;
+    uint64_t latest;   /* of raft_uv's snapshots, by index */
+    off_t latest_size; /* of its data file */
+};
+
+static void list_dir(const struct fx *f, struct listing *out)
+{
+    char path[600];
+    unsigned long long term, index, ts;
+    struct dirent *de;
+    struct stat st;
+    int end;
+    DIR *d = opendir(f->dir);
+
+    memset(out, 0, sizeof *out);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        snprintf(path, sizeof path, "%s/%s", f->dir, de->d_name);
+        if (sscanf(de->d_name, "state-%" SCNx64 "%n", &out->state[out->n_state],
+                   &end) == 1 &&
+            de->d_name[end] == '\0') {
+            assert_true(++out->n_state < 8);
+        } else if (sscanf(de->d_name, "snapshot-%llu-%llu-%llu%n", &term,
+                          &index, &ts, &end) == 3 &&
+                   de->d_name[end] == '\0' && index >= out->latest) {
+            assert_int_equal(stat(path, &st), 0);
+            out->latest = index;
+            out->latest_size = st.st_size;
+        }
+    }
+    closedir(d);
+}
+
+static int has_state(const struct listing *l, uint64_t index)
+{
+    unsigned i;
+
+    for (i = 0; i < l->n_state; i++)
+        if (l->state[i] == index)
+            return 1;
+    return 0;
+}
+
+static void state_file(const struct fx *f, uint64_t index, char *path, size_t n)
+{
+    snprintf(path, n, "%s/state-%016" PRIx64, f->dir, index);
+}
+
+/* Proposals until two snapshots are taken (one is due every 64 entries,
+ * later when the child serializing one is slow); how many. */
+static int write_and_snapshot(struct fx *f, const struct replog_config *c)
+{
+    struct replog_stats s;
+    int n = 0;
+
+    assert_int_equal(fx_open(f, c), 0);
+    do {
+        propose_one(f, (uint64_t)n, PROP_LEN);
+        replog_get_stats(f->l, &s);
+    } while (++n < MIN_PROPS || (s.snapshots_taken < 2 && n < MAX_PROPS));
+    wait_snapshots(f, 2, &s);
+    return n;
+}
+
+static void assert_all_back(struct fx *f, int n)
+{
+    int i;
+
+    assert_int_equal(f->fsm.n, n);
+    assert_true(f->fsm.n_restored > 0);
+    for (i = 0; i < n; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, PROP_LEN));
+}
+
+/* raft_uv's snapshot file holds only the reference; the state is in the
+ * file it names, which a reopen restores from.  Two state files at most:
+ * the one the latest snapshot names and the one before it. */
+static void test_state_in_own_file(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct listing l;
+    int n = write_and_snapshot(f, &c);
+
+    fx_close(f);
+    list_dir(f, &l);
+    assert_true(l.latest > 0);
+    assert_int_equal(l.latest_size, WAL_STATE_REF);
+    assert_true(has_state(&l, l.latest));
+    assert_true(l.n_state >= 1 && l.n_state <= 2);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_all_back(f, n);
+}
+
+/* The next state is written over the stale file (the one no snapshot
+ * needs any more), not into a new one: freeing and allocating blocks is
+ * what held the log's writes.  The stale file is held open, so that its
+ * inode number cannot go to a new file. */
+static void test_stale_state_written_over(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct replog_stats s;
+    struct listing before, after;
+    struct stat held, st;
+    char path[600];
+    unsigned i;
+    int k, fd, n = write_and_snapshot(f, &c);
+
+    list_dir(f, &before);
+    assert_int_equal(before.n_state, 2);
+    i = before.state[0] == before.latest ? 1 : 0;
+    state_file(f, before.state[i], path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    replog_get_stats(f->l, &s);
+    for (k = 0; k < 70; k++) /* one more snapshot */
+        propose_one(f, (uint64_t)(n + k), PROP_LEN);
+    wait_snapshots(f, s.snapshots_taken + 1, &s);
+    list_dir(f, &after);
+    assert_int_equal(after.n_state, 2);
+    assert_true(has_state(&after, before.latest));
+    assert_true(has_state(&after, after.latest));
+    assert_true(after.latest > before.latest);
+    state_file(f, after.latest, path, sizeof path);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(fstat(fd, &held), 0);
+    close(fd);
+    assert_int_equal(held.st_nlink, 1);
+    assert_int_equal(held.st_ino, st.st_ino);
+}
+
+static void get_cb(struct raft_io_snapshot_get *req, struct raft_snapshot *snap,
+                   int status)
+{
+    struct raft_snapshot **out = req->data;
+
+    assert_int_equal(status, 0);
+    *out = snap;
+}
+
+/* What a follower would be sent is the state, not the reference; a
+ * snapshot that holds its state itself is handed on as it is. */
+static void test_get_reads_state(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct raft_io_snapshot_get req;
+    struct raft_snapshot *snap = NULL, copy;
+    struct raft_buffer buf;
+    struct replog_snap decoded;
+    struct listing l;
+    char errmsg[RAFT_ERRMSG_BUF_SIZE];
+    uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000;
+
+    write_and_snapshot(f, &c);
+    list_dir(f, &l);
+    req.data = &snap;
+    assert_int_equal(f->l->io.snapshot_get(&f->l->io, &req, get_cb), 0);
+    while (snap == NULL) {
+        assert_true(uv_hrtime() < end);
+        uv_run(&f->loop, UV_RUN_ONCE);
+    }
+    assert_int_equal(snap->index, l.latest);
+    assert_int_equal(snap->n_bufs, 1);
+    assert_int_equal(
+        replog__snap_decode(snap->bufs[0].base, snap->bufs[0].len, &decoded),
+        0);
+    assert_int_equal(decoded.index, l.latest);
+
+    copy = *snap;
+    buf = snap->bufs[0];
+    copy.bufs = &buf;
+    assert_int_equal(replog__snapstore_expand(f->dir, &copy, errmsg), 0);
+    assert_ptr_equal(buf.base, snap->bufs[0].base);
+    assert_int_equal(buf.len, snap->bufs[0].len);
+    replog__wal_snapshot_free(&snap);
+}
+
+/* A state file damaged (one byte), cut short, or gone: the log does not
+ * open, and says which file. */
+static void test_damaged_state_refused(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct listing l;
+    char path[600], name[40];
+    struct stat st;
+    uint8_t byte;
+    int fd;
+
+    write_and_snapshot(f, &c);
+    fx_close(f);
+    list_dir(f, &l);
+    state_file(f, l.latest, path, sizeof path);
+    snprintf(name, sizeof name, "state-%016" PRIx64, l.latest);
+    assert_int_equal(stat(path, &st), 0);
+
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &byte, 1, st.st_size / 2), 1);
+    byte ^= 0x40;
+    assert_int_equal(pwrite(fd, &byte, 1, st.st_size / 2), 1);
+    f->loglen = 0;
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, name));
+
+    byte ^= 0x40; /* mended, then cut short */
+    assert_int_equal(pwrite(fd, &byte, 1, st.st_size / 2), 1);
+    assert_int_equal(ftruncate(fd, st.st_size - 1), 0);
+    close(fd);
+    f->loglen = 0;
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, name));
+
+    assert_int_equal(unlink(path), 0);
+    f->loglen = 0;
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, name));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_state_in_own_file, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stale_state_written_over, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_get_reads_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_state_refused, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
