@@ -38,11 +38,14 @@ void tb_wbuf_free(struct tb_wbuf *b)
     tb_wbuf_init(b);
 }
 
-/* Pages a large buffer has just grown by are populated in one call: they
- * are about to be written, and faulting them in one by one costs about ten
- * times as much (more under some hypervisors).  Smaller buffers come from
- * the heap, mostly resident already. */
+/* A large buffer's pages are populated a step ahead of what is written:
+ * faulting them in one by one costs about ten times as much (more under
+ * some hypervisors).  A step at a time, not all a growth adds at once: a
+ * snapshot's delta growing to 64 MiB stalled the loop 13-38 ms populating
+ * its new half.  Smaller buffers come from the heap, mostly resident
+ * already. */
 #define POPULATE_FROM ((size_t)1 << 20)
+#define POPULATE_STEP ((size_t)1 << 20)
 
 static void populate(uint8_t *from, uint8_t *to)
 {
@@ -61,32 +64,35 @@ static void populate(uint8_t *from, uint8_t *to)
 
 int tb_wbuf_reserve(struct tb_wbuf *b, size_t extra)
 {
-    size_t cap, old = b->cap;
+    size_t cap, end = b->len + extra;
     uint8_t *p;
 
     if (b->oom)
         return TB_ENOMEM;
-    if (b->len + extra < b->cap)
-        return 0;
     if (b->grow != NULL) {
-        if (b->len + extra + 1 < b->len || b->grow(b, b->len + extra + 1)) {
+        if (end >= b->cap && (end + 1 < b->len || b->grow(b, end + 1))) {
             b->oom = 1;
             return TB_ENOMEM;
         }
         return 0;
     }
-    cap = b->cap ? b->cap : 64;
-    while (cap <= b->len + extra)
-        cap *= 2;
-    p = realloc(b->base, cap);
-    if (p == NULL) {
-        b->oom = 1;
-        return TB_ENOMEM;
+    if (end >= b->cap) {
+        cap = b->cap ? b->cap : 64;
+        while (cap <= end)
+            cap *= 2;
+        p = realloc(b->base, cap);
+        if (p == NULL) {
+            b->oom = 1;
+            return TB_ENOMEM;
+        }
+        b->base = p;
+        b->cap = cap; /* what was resident stays so, moved or copied */
     }
-    b->base = p;
-    b->cap = cap;
-    if (cap >= POPULATE_FROM)
-        populate(p + old, p + cap);
+    if (b->cap >= POPULATE_FROM && end > b->populated) {
+        cap = end + POPULATE_STEP < b->cap ? end + POPULATE_STEP : b->cap;
+        populate(b->base + b->populated, b->base + cap);
+        b->populated = cap;
+    }
     return 0;
 }
 

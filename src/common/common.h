@@ -36,6 +36,7 @@ struct tb_wbuf {
     uint8_t *base;
     size_t len;
     size_t cap;
+    size_t populated; /* bytes from base known resident (common.c) */
     int oom; /* sticky: an allocation failed, contents are incomplete */
     /* NULL: base is the heap's.  Otherwise it makes room for `need` bytes
      * (setting base and cap) in memory of its own, which tb_wbuf_free and

@@ -10,8 +10,9 @@
  * call after the child has exited gives raft the child's state followed by
  * the delta, and restore applies the delta on top of the state (fsm.c).
  *
- * The child writes into a memfd that the parent maps read-only for raft to
- * compress and write, so the state is never copied on the loop.  Should
+ * The child writes into a memfd that the parent maps read-only for the
+ * snapshot store (snapstore.c) to compress and write, so the state is
+ * never copied on the loop.  Should
  * fork or the child fail, the state is serialized on the loop instead. */
 #include <errno.h>
 #include <malloc.h>

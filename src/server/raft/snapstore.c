@@ -2,8 +2,9 @@
  * and synced a piece at a time; raft_uv keeps only a reference to one (a
  * few bytes, snap_ref below) with the snapshot's term, index and
  * configuration.  raft_uv wrote the state itself, whole, then synced it at
- * once: at a million znodes that sync queued the log's writes behind 27 MB
- * for 90-200 ms.  Synced in pieces, a log write waits for one piece.
+ * once: at a million znodes (30-50 MB compressed) log writes queued behind
+ * that sync for up to 90-200 ms.  Synced in pieces, a log write waits for
+ * one piece.
  *
  * The reference is expanded back into the state where raft reads a
  * snapshot: on load, and on snapshot_get (what a follower is sent).  A

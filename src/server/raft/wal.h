@@ -1,5 +1,6 @@
 /* The log's own files, behind raft_io: raft_uv keeps the term, the vote and
- * the snapshots, and the entries go to `wal-<seq>` files written here.
+ * the snapshots (their states in `state-<index>` files, snapstore.c), and
+ * the entries go to `wal-<seq>` files written here.
  * raft_uv writes one batch at a time, so an entry proposed while a batch is
  * on its way to the disk waited for that batch and then for its own; here
  * WAL_INFLIGHT writes may be on their way at once, each its own records,
