@@ -1,6 +1,6 @@
-/* The tree proper: the path hash table, node allocation, reads, and the
- * four mutations (create, delete, setData, setACL) with their undo records.
- * Every operation is O(1) apart from hashing the path. */
+/* The tree proper: node allocation, reads, and the four mutations (create,
+ * delete, setData, setACL) with their undo records. Every operation is O(1)
+ * apart from hashing the path. */
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -10,163 +10,6 @@
 int tree__undo_reserve(struct tree *t);
 struct tree_undo *tree__undo_push(struct tree *t, enum tree_undo_kind kind,
                                   struct tree_node *n);
-
-#define INITIAL_SLOTS 64
-
-/* A word-at-a-time multiplicative hash.  Only the in-memory layout depends
- * on it, never anything a client or a snapshot can observe. */
-uint32_t tree__hash(const void *p, size_t n)
-{
-    const uint8_t *s = p;
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
-    uint64_t k;
-
-    while (n >= 8) {
-        memcpy(&k, s, 8);
-        h = (h ^ k) * 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 31;
-        s += 8;
-        n -= 8;
-    }
-    k = 0;
-    memcpy(&k, s, n);
-    h = (h ^ k) * 0x94d049bb133111ebULL;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 32;
-    return (uint32_t)h;
-}
-
-#define SLOT_BYTES (sizeof(struct tree_node *) + sizeof(uint32_t))
-/* Above this, the table is a mapping of its own, left out of forked
- * children (MADV_DONTFORK).  A snapshot's child walks the tree by its
- * children arrays and never looks a path up; the loop's inserts would
- * otherwise copy the table, page by page, after every fork.  It is
- * populated at once: the hashes spread over every page of it anyway, and
- * faulting pages in one by one (a lookup's read, then an insert's write)
- * costs ten times as much. */
-#define SLOTS_MAPPED ((size_t)64 << 10)
-
-/* Slots and their hashes in one allocation. */
-static int slots_alloc(size_t n, struct tree_node ***slots, uint32_t **hashes)
-{
-    void *p;
-
-    if (n * SLOT_BYTES < SLOTS_MAPPED) {
-        p = calloc(n, SLOT_BYTES);
-    } else {
-        p = mmap(NULL, n * SLOT_BYTES, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            p = NULL;
-        else {
-            madvise(p, n * SLOT_BYTES, MADV_DONTFORK);
-            madvise(p, n * SLOT_BYTES, MADV_POPULATE_WRITE);
-        }
-    }
-    if (p == NULL)
-        return TB_ENOMEM;
-    *slots = p;
-    *hashes = (uint32_t *)(*slots + n);
-    return 0;
-}
-
-static void slots_free(struct tree_node **slots, size_t n)
-{
-    if (n * SLOT_BYTES < SLOTS_MAPPED)
-        free(slots);
-    else
-        munmap(slots, n * SLOT_BYTES);
-}
-
-/* The slot holding path, or the empty one that ends its probe. */
-static size_t slot_of(const struct tree *t, uint32_t h, struct tb_str path)
-{
-    size_t mask = t->nslots - 1, i = h & mask;
-    const struct tree_node *n;
-
-    for (; (n = t->slots[i]) != NULL; i = (i + 1) & mask)
-        if (t->hashes[i] == h && n->path_len == path.len &&
-            memcmp(n->path, path.ptr, path.len) == 0)
-            break;
-    return i;
-}
-
-/* Growing reads the old table alone: nodes are neither read nor written. */
-static int hash_grow(struct tree *t)
-{
-    size_t nn = t->nslots * 2, mask = nn - 1, i, j;
-    struct tree_node **slots;
-    uint32_t *hashes;
-
-    if (slots_alloc(nn, &slots, &hashes) != 0)
-        return TB_ENOMEM;
-    for (i = 0; i < t->nslots; i++) {
-        if (t->slots[i] == NULL)
-            continue;
-        for (j = t->hashes[i] & mask; slots[j] != NULL; j = (j + 1) & mask)
-            ;
-        slots[j] = t->slots[i];
-        hashes[j] = t->hashes[i];
-    }
-    slots_free(t->slots, t->nslots);
-    t->slots = slots;
-    t->hashes = hashes;
-    t->nslots = nn;
-    return 0;
-}
-
-int tree__hash_reserve(struct tree *t)
-{
-    if ((t->count + 1) * 4 <= t->nslots * 3 || hash_grow(t) == 0)
-        return 0;
-    /* Fuller than planned still works while one slot stays empty. */
-    return t->count + 2 <= t->nslots ? 0 : TB_ENOMEM;
-}
-
-void tree__hash_insert(struct tree *t, struct tree_node *n)
-{
-    size_t mask = t->nslots - 1, i = n->hash & mask;
-
-    assert(t->count + 2 <= t->nslots);
-    while (t->slots[i] != NULL)
-        i = (i + 1) & mask;
-    t->slots[i] = n;
-    t->hashes[i] = n->hash;
-    t->count++;
-    t->data_size += n->path_len + n->data_len;
-}
-
-/* Backward-shift deletion: each later entry of the run that may move into
- * the hole does, so that no probe ever passes an empty slot it should not. */
-void tree__hash_remove(struct tree *t, struct tree_node *n)
-{
-    size_t mask = t->nslots - 1, i = n->hash & mask, j, home;
-
-    while (t->slots[i] != n)
-        i = (i + 1) & mask;
-    for (j = (i + 1) & mask; t->slots[j] != NULL; j = (j + 1) & mask) {
-        home = t->hashes[j] & mask;
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            t->slots[i] = t->slots[j];
-            t->hashes[i] = t->hashes[j];
-            i = j;
-        }
-    }
-    t->slots[i] = NULL;
-    t->count--;
-    t->data_size -= n->path_len + n->data_len;
-}
-
-struct tree_node *tree_find(const struct tree *t, struct tb_str path)
-{
-    uint32_t h;
-
-    if (path.ptr == NULL || path.len == 0 || path.len > UINT32_MAX)
-        return NULL;
-    h = tree__hash(path.ptr, path.len);
-    return t->slots[slot_of(t, h, path)];
-}
 
 struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data,
                                    int64_t owner)
@@ -351,12 +194,10 @@ int tree__alloc(struct tree **out)
 
     if (t == NULL)
         return TB_ENOMEM;
-    t->nslots = INITIAL_SLOTS;
-    slots_alloc(t->nslots, &t->slots, &t->hashes);
     t->nabuckets = 16;
     t->abuckets = calloc(t->nabuckets, sizeof *t->abuckets);
-    if (t->slots == NULL || t->abuckets == NULL) {
-        slots_free(t->slots, t->nslots);
+    if (tree__hash_init(t) != 0 || t->abuckets == NULL) {
+        tree__hash_free(t);
         free(t->abuckets);
         free(t);
         return TB_ENOMEM;
@@ -417,6 +258,7 @@ err:
 
 void tree_close(struct tree *t)
 {
+    struct tree_node *n;
     size_t i;
     struct tree_owner *o;
     uint64_t key;
@@ -426,16 +268,15 @@ void tree_close(struct tree *t)
         return;
     if (t->in_txn)
         tree_rollback(t);
-    for (i = 0; i < t->nslots; i++)
-        if (t->slots[i] != NULL)
-            tree__node_free(t, t->slots[i]);
+    for (i = 0; (n = tree__hash_next(t, &i)) != NULL;)
+        tree__node_free(t, n);
     for (i = 0; tb_map_next(&t->owners, &i, &key, &val);) {
         o = val;
         free(o);
     }
     tb_map_free(&t->owners);
     tree__acl_free_all(t);
-    slots_free(t->slots, t->nslots);
+    tree__hash_free(t);
     free(t->abuckets);
     free(t->undo);
     free(t);

@@ -161,22 +161,26 @@ static int check_owners(struct check *c, uint64_t ephemerals, uint64_t special)
 int tree_check(const struct tree *t, char *why, size_t cap)
 {
     struct check c = {t, why, cap};
+    const struct tree_slots *s;
     const struct tree_node *n;
     uint64_t count = 0, kids = 0, size = 0, eph = 0, special = 0;
-    size_t i, j;
+    size_t i, j, k;
     int rv;
 
     if (t->in_txn || t->nundo != 0)
         return fail(&c, "transaction left open");
-    for (i = 0; i < t->nslots; i++) {
-        if ((n = t->slots[i]) == NULL)
+    for (i = 0; i < t->tab.n + t->old.n; i++) {
+        s = i < t->tab.n ? &t->tab : &t->old;
+        k = i < t->tab.n ? i : i - t->tab.n;
+        if ((n = s->node[k]) == NULL || n == &tree__tomb)
             continue;
-        if (t->hashes[i] != n->hash)
+        if (s == &t->old && k < t->mig)
+            return fail(&c, "%s: left behind in the old table", n->path);
+        if (s->hash[k] != n->hash)
             return fail(&c, "%s: hash %08x in its slot", n->path,
-                        (unsigned)t->hashes[i]);
-        for (j = n->hash & (t->nslots - 1); j != i;
-             j = (j + 1) & (t->nslots - 1))
-            if (t->slots[j] == NULL)
+                        (unsigned)s->hash[k]);
+        for (j = n->hash & (s->n - 1); j != k; j = (j + 1) & (s->n - 1))
+            if (s->node[j] == NULL)
                 return fail(&c, "%s: an empty slot before it", n->path);
         if ((rv = check_links(&c, n)) != 0 || (rv = check_fields(&c, n)) != 0)
             return rv;

@@ -117,14 +117,23 @@ struct tree_undo {
     } u;
 };
 
+struct tree_slots {
+    struct tree_node **node; /* power-of-two count */
+    uint32_t *hash;          /* in the same allocation as node */
+    size_t n;
+    size_t populated; /* bytes of the allocation */
+};
+
 struct tree {
-    /* Open addressing, linear probing: a node's hash is kept beside it in
-     * the table, so that growing it or removing from it never touches a
-     * node.  After a snapshot's fork the first write to each page of the
-     * heap is a page fault; a chained table's doubling wrote to every node. */
-    struct tree_node **slots; /* power-of-two count, at most 3/4 used */
-    uint32_t *hashes;         /* in the same allocation as slots */
-    size_t nslots;
+    /* The path hash table (tree_hash.c): open addressing, linear probing,
+     * a node's hash kept beside it in the table, so that growing it or
+     * removing from it never touches a node.  After a snapshot's fork the
+     * first write to each page of the heap is a page fault; a chained
+     * table's doubling wrote to every node. */
+    struct tree_slots tab;  /* at most 3/4 used */
+    struct tree_slots old;  /* while its entries move to tab; else empty */
+    struct tree_slots next; /* made once tab is half full; else empty */
+    size_t mig;             /* old's slots before this one have moved */
     uint64_t count;
     uint64_t data_size;
     struct tree_node *root;
@@ -144,6 +153,12 @@ struct tree {
 };
 
 uint32_t tree__hash(const void *p, size_t n);
+/* A moved or removed slot of the old table (tree_hash.c). */
+extern struct tree_node tree__tomb;
+int tree__hash_init(struct tree *t);
+void tree__hash_free(struct tree *t);
+/* Each node once, from *cursor = 0 on, then NULL. */
+struct tree_node *tree__hash_next(const struct tree *t, size_t *cursor);
 /* Makes room for one more node in the hash table, or TB_ENOMEM. */
 int tree__hash_reserve(struct tree *t);
 /* Inserts a node: room must be there (tree__hash_reserve), or the node

@@ -12,6 +12,8 @@
 /* cmocka needs the headers above first. */
 #include <cmocka.h>
 
+#include "tree/tree_int.h"
+
 #include "tree_fixture.h"
 
 static void test_system_nodes(void **state)
@@ -178,28 +180,28 @@ static void test_many_nodes(void **state)
     tree_close(t);
 }
 
-/* Creates and deletes in a random order, the table hovering around each
- * size it grows to: removal must keep every other node reachable (runs
- * that wrap around the end of the table included) and find nothing it
- * removed. */
-static void test_hash_churn(void **state)
+/* Creates and deletes of `names` paths in a random order, the table
+ * hovering around each size it grows to: removal must keep every other
+ * node reachable (runs that wrap around the end of the table included)
+ * and find nothing it removed, also while entries move from an old table
+ * to a new one (tree_hash.c).  Returns how many steps ran mid-move. */
+static int churn(int names, int steps)
 {
-    enum { NAMES = 3000, STEPS = 60000 };
-    static uint8_t present[NAMES];
+    uint8_t *present = calloc((size_t)names, 1);
     struct tree *t = new_tree();
     struct tree_node *root = tree_root(t), *n;
     uint64_t x = 88172645463325252ULL;
     uint64_t live = 0;
     char path[32];
-    int i, k;
+    int i, k, moving = 0;
 
-    (void)state;
-    for (i = 0; i < STEPS; i++) {
+    assert_non_null(present);
+    for (i = 0; i < steps; i++) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        /* Grow towards NAMES early on, then churn around two thirds. */
-        k = (int)(x % (uint64_t)(i < STEPS / 4 ? NAMES * 2 / 3 : NAMES));
+        /* Grow towards `names` early on, then churn around two thirds. */
+        k = (int)(x % (uint64_t)(i < steps / 4 ? names * 2 / 3 : names));
         snprintf(path, sizeof path, "/h%d", k);
         n = find(t, path);
         assert_int_equal(n != NULL, present[k]);
@@ -213,16 +215,33 @@ static void test_hash_churn(void **state)
             live++;
         }
         present[k] ^= 1;
-        if (i % 512 == 0)
+        moving += t->old.n > 0;
+        if (i % 512 == 0 || (t->old.n > 0 && i % 16 == 0))
             chk(t);
     }
     chk(t);
-    for (k = 0; k < NAMES; k++) {
+    for (k = 0; k < names; k++) {
         snprintf(path, sizeof path, "/h%d", k);
         assert_int_equal(find(t, path) != NULL, present[k]);
     }
     assert_int_equal(tree_count(t), live + 4);
     tree_close(t);
+    free(present);
+    return moving;
+}
+
+static void test_hash_churn(void **state)
+{
+    (void)state;
+    churn(3000, 60000);
+}
+
+/* Past 64 KiB a table grows by moving its entries a few at a time; the
+ * churn runs through several such moves. */
+static void test_hash_churn_moving(void **state)
+{
+    (void)state;
+    assert_true(churn(40000, 200000) > 1000);
 }
 
 static int count_cb(void *data, struct tree_node *n)
@@ -416,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_children_bookkeeping),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_hash_churn),
+        cmocka_unit_test(test_hash_churn_moving),
         cmocka_unit_test(test_ephemeral_index),
         cmocka_unit_test(test_containers_and_ttl),
         cmocka_unit_test(test_acl_cache),

@@ -96,7 +96,7 @@ static void test_snapshot_in_forked_child(void **state)
     if (pid == 0) {
         close(fds[0]);
         /* Not mapped here at all: mincore fails with ENOMEM. */
-        if (mincore(t->slots, 1, &v) == 0 || errno != ENOMEM)
+        if (mincore(t->tab.node, 1, &v) == 0 || errno != ENOMEM)
             _exit(2);
         snap(t, &w);
         _exit(write(fds[1], w.base, w.len) == (ssize_t)w.len ? 0 : 1);
