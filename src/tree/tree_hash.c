@@ -17,7 +17,7 @@
 #include "tree/tree_int.h"
 
 #define INITIAL_SLOTS 64
-#define MIGRATE_STEP  16 /* old slots per insert; at least 2 are needed */
+#define MIGRATE_STEP  128 /* old slots per insert; at least 2 are needed */
 #define POPULATE_STEP ((size_t)16 << 10) /* of the next table, per insert */
 
 struct tree_node tree__tomb;
