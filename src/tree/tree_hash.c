@@ -4,9 +4,10 @@
  * Growing never stops the loop for the whole table.  Doubling a table of
  * a million nodes at once took 30-60 ms (the random writes of the rehash
  * and populating the new table), in one turn of the loop.  Instead, the
- * next table is made once the current one is half full and populated a
- * few pages per insert; at three quarters it becomes the current table
- * and the old one's entries move to it MIGRATE_STEP slots per insert or
+ * next table is made once the current one is 5/8 full (later would leave
+ * too few inserts to populate it, earlier holds its memory longer) and
+ * populated a few pages per insert; at three quarters it becomes the current
+ * table and the old one's entries move to it MIGRATE_STEP slots per insert or
  * removal.  Meanwhile a lookup tries the current table, then the old.  A
  * slot moved out of the old table, or removed from it, holds tree__tomb:
  * not empty, so that the old table's probes still run past it, and never
@@ -187,7 +188,7 @@ int tree__hash_reserve(struct tree *t)
         populate(&t->next, POPULATE_STEP);
     if ((t->count + 1) * 4 <= t->tab.n * 3) {
         if (t->next.n == 0 && t->old.n == 0 && mapped(t->tab.n * 2) &&
-            t->count * 2 >= t->tab.n)
+            t->count * 8 >= t->tab.n * 5)
             (void)slots_alloc(&t->next, t->tab.n * 2, 1);
         return 0;
     }

@@ -132,7 +132,7 @@ struct tree {
      * table's doubling wrote to every node. */
     struct tree_slots tab;  /* at most 3/4 used */
     struct tree_slots old;  /* while its entries move to tab; else empty */
-    struct tree_slots next; /* made once tab is half full; else empty */
+    struct tree_slots next; /* made once tab is 5/8 full; else empty */
     size_t mig;             /* old's slots before this one have moved */
     uint64_t count;
     uint64_t data_size;
