@@ -102,10 +102,9 @@ static void slots_free(struct tree_slots *s)
 
 static void populate(struct tree_slots *s, size_t bytes)
 {
-    size_t end = s->populated + bytes;
+    size_t total = s->n * SLOT_BYTES;
+    size_t end = bytes < total - s->populated ? s->populated + bytes : total;
 
-    if (end > s->n * SLOT_BYTES)
-        end = s->n * SLOT_BYTES;
     if (end > s->populated)
         madvise((uint8_t *)s->node + s->populated, end - s->populated,
                 MADV_POPULATE_WRITE);
