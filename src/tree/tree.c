@@ -1,8 +1,7 @@
 /* The tree proper: node allocation, reads, and the four mutations (create,
- * delete, setData, setACL) with their undo records. Every operation is O(1)
- * apart from hashing the path. */
+ * delete, setData, setACL) with their undo records.  Every operation is
+ * O(1) apart from hashing the path; the path table is in tree_hash.c. */
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "tree/tree_int.h"
 
