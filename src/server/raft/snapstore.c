@@ -27,9 +27,9 @@
 /* Input compressed per call, and output written between syncs. */
 #define SNAP_PIECE ((size_t)1 << 20)
 
-/* What raft_uv stores: magic, index, file bytes, state bytes (big-endian).
- * The magic differs from the state's own (envelope.c). */
-#define SNAP_REF WAL_STATE_REF
+/* What raft_uv stores (WAL_STATE_REF bytes): magic, index, file bytes,
+ * state bytes (big-endian).  The magic differs from the state's own
+ * (envelope.c). */
 static const char ref_magic[8] = {'T', 'B', 'S', 'T', 'A', 'T', 'E', '1'};
 
 struct snap_ref {
@@ -40,7 +40,7 @@ static int ref_decode(const struct raft_snapshot *s, struct snap_ref *r)
 {
     const uint8_t *p;
 
-    if (s->n_bufs != 1 || s->bufs[0].len != SNAP_REF)
+    if (s->n_bufs != 1 || s->bufs[0].len != WAL_STATE_REF)
         return 0;
     p = s->bufs[0].base;
     if (memcmp(p, ref_magic, sizeof ref_magic) != 0)
@@ -59,11 +59,6 @@ static void state_path(const char *dir, uint64_t index, char name[32],
     snprintf(path, PATH_MAX, "%s/%s", dir, name);
 }
 
-static int io_error(int e)
-{
-    return e == ENOSPC || e == EDQUOT ? RAFT_NOSPACE : RAFT_IOERR;
-}
-
 /* ---- writing ---- */
 
 struct piece_writer {
@@ -76,22 +71,11 @@ struct piece_writer {
  * behind them waits for one piece, not for the whole file. */
 static void pw_write(struct piece_writer *pw, const void *p, size_t n)
 {
-    const char *c = p;
-    ssize_t k;
-
-    while (n > 0 && pw->err == 0) {
-        k = write(pw->fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            pw->err = k < 0 ? errno : ENOSPC;
-            return;
-        }
-        c += k;
-        n -= (size_t)k;
-        pw->off += k;
-    }
-    if (pw->err == 0 && pw->off - pw->synced >= (off_t)SNAP_PIECE) {
+    if (pw->err != 0 ||
+        (pw->err = replog__wal_pwrite_all(pw->fd, p, n, pw->off)) != 0)
+        return;
+    pw->off += (off_t)n;
+    if (pw->off - pw->synced >= (off_t)SNAP_PIECE) {
         if (sync_file_range(pw->fd, pw->synced, pw->off - pw->synced,
                             SYNC_FILE_RANGE_WAIT_BEFORE |
                                 SYNC_FILE_RANGE_WRITE |
@@ -157,7 +141,7 @@ static int write_state(int fd, const struct raft_snapshot *s, uint64_t raw,
     if (pw.err == 0 && fdatasync(fd) != 0)
         pw.err = errno;
     if (pw.err != 0) {
-        rv = io_error(pw.err);
+        rv = replog__wal_raft_status(pw.err);
         snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot: write: %s",
                  strerror(pw.err));
         goto out;
@@ -214,7 +198,7 @@ static void put_work(uv_work_t *work)
     state_path(w->dir, s->index, name, path);
     fd = open_over_stale(w->dir, w->state_kept, tmp);
     if (fd < 0) {
-        w->put_status = io_error(errno);
+        w->put_status = replog__wal_raft_status(errno);
         snprintf(w->put_errmsg, sizeof w->put_errmsg,
                  "snapshot: open state-tmp: %s", strerror(errno));
         return;
@@ -223,7 +207,7 @@ static void put_work(uv_work_t *work)
     close(fd);
     if (w->put_status == 0 &&
         (rename(tmp, path) != 0 || replog__wal_sync_dir(w->dir) != 0)) {
-        w->put_status = io_error(errno);
+        w->put_status = replog__wal_raft_status(errno);
         snprintf(w->put_errmsg, sizeof w->put_errmsg, "snapshot: %s: %s", name,
                  strerror(errno));
     }
@@ -244,7 +228,7 @@ static void put_work_done(uv_work_t *work, int status)
         tb_store_be64(p + 16, w->put_file);
         tb_store_be64(p + 24, w->put_raw);
         w->put_ref_buf.base = p;
-        w->put_ref_buf.len = SNAP_REF;
+        w->put_ref_buf.len = WAL_STATE_REF;
         w->put_snap = *s;
         w->put_snap.bufs = &w->put_ref_buf;
         w->put_snap.n_bufs = 1;
@@ -439,13 +423,18 @@ int replog__snapstore_get(struct wal *w, struct raft_io_snapshot_get *req,
     struct snap_get *g = calloc(1, sizeof *g);
     int rv;
 
-    if (g == NULL)
+    if (g == NULL) {
+        snprintf(w->io->errmsg, RAFT_ERRMSG_BUF_SIZE,
+                 "snapshot: out of memory");
         return RAFT_NOMEM;
+    }
     g->w = w;
     g->req = req;
     g->cb = cb;
     rv = w->uv->snapshot_get(w->uv, &g->inner, get_loaded);
-    if (rv != 0)
+    if (rv != 0) {
+        memcpy(w->io->errmsg, w->uv->errmsg, sizeof w->io->errmsg);
         free(g);
+    }
     return rv;
 }

@@ -251,9 +251,29 @@ static void seal(struct wal *w, struct wal_batch *b, uint64_t seq)
 
 static void flush(struct wal *w);
 
-static int raft_status(int err)
+int replog__wal_raft_status(int err)
 {
-    return err == 0 ? 0 : err == ENOSPC ? RAFT_NOSPACE : RAFT_IOERR;
+    if (err == 0)
+        return 0;
+    return err == ENOSPC || err == EDQUOT ? RAFT_NOSPACE : RAFT_IOERR;
+}
+
+int replog__wal_pwrite_all(int fd, const void *p, size_t n, off_t off)
+{
+    const uint8_t *c = p;
+    ssize_t k;
+
+    while (n > 0) {
+        k = pwrite(fd, c, n, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k == 0 ? EIO : errno;
+        c += k;
+        n -= (size_t)k;
+        off += k;
+    }
+    return 0;
 }
 
 static void answer(struct wal_batch *b, int status)
@@ -267,23 +287,9 @@ static void answer(struct wal_batch *b, int status)
 static void write_work(uv_work_t *work)
 {
     struct wal_write *wr = work->data;
-    const uint8_t *p = wr->b.buf;
-    size_t left = wr->b.len;
-    off_t off = wr->off;
-    ssize_t n;
 
-    while (left > 0) {
-        n = pwrite(wr->seg->fd, p, left, off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            wr->status = n == 0 ? EIO : errno;
-            return;
-        }
-        p += n;
-        left -= (size_t)n;
-        off += n;
-    }
+    wr->status =
+        replog__wal_pwrite_all(wr->seg->fd, wr->b.buf, wr->b.len, wr->off);
 }
 
 static struct wal_seg *current_seg(const struct wal *w)
@@ -323,7 +329,7 @@ static void write_finish(struct wal_write *wr, int err)
             replog__logf(w->l, REPLOG_LOG_ERROR, "log write: %s",
                          strerror(head->status));
         }
-        answer(&head->b, w->errored ? raft_status(w->errored) : 0);
+        answer(&head->b, w->errored ? replog__wal_raft_status(w->errored) : 0);
         replog__wal_batch_free(w, &head->b);
         free(head);
     }
@@ -481,7 +487,7 @@ static void prep_done(uv_work_t *work, int status)
         if (!w->errored)
             w->errored = w->prep_err;
         free(s);
-        replog__wal_fail_pending(w, raft_status(w->errored));
+        replog__wal_fail_pending(w, replog__wal_raft_status(w->errored));
     } else if (w->closing) {
         close(s->fd);
         free(s);
@@ -589,7 +595,7 @@ static void flush(struct wal *w)
     if (w->pending.len == 0 && w->pending.open == SIZE_MAX)
         return;
     if (w->errored) {
-        replog__wal_fail_pending(w, raft_status(w->errored));
+        replog__wal_fail_pending(w, replog__wal_raft_status(w->errored));
         return;
     }
     if (w->inflight >= WAL_INFLIGHT)

@@ -258,11 +258,7 @@ static int wal_snapshot_get(struct raft_io *io,
                             struct raft_io_snapshot_get *req,
                             raft_io_snapshot_get_cb cb)
 {
-    struct wal *w = io->impl;
-    int rv = replog__snapstore_get(w, req, cb);
-
-    UV_ERR(w, rv);
-    return rv;
+    return replog__snapstore_get(io->impl, req, cb);
 }
 
 static raft_time wal_time(struct raft_io *io)
