@@ -614,6 +614,8 @@ static void check_log_figures(void)
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_reserved") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_reused") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_spare_segments") >= 0);
+    /* Present (-1 when missing), and none on a healthy disk. */
+    IT_EQ(mntr_value(after, "zk_tumbler_snapshots_failed"), 0);
 done:
     return;
 }

@@ -76,20 +76,29 @@ static void state_file(const struct fx *f, uint64_t index, char *path, size_t n)
     snprintf(path, n, "%s/state-%016" PRIx64, f->dir, index);
 }
 
-/* Proposals until two snapshots are taken (one is due every 64 entries,
- * later when the child serializing one is slow); how many. */
-static int write_and_snapshot(struct fx *f, const struct replog_config *c)
+/* Proposals from `seq` on until two more snapshots are taken (one is due
+ * every 64 entries, later when the child serializing one is slow); how
+ * many. */
+static int snapshot_twice(struct fx *f, int seq)
 {
     struct replog_stats s;
+    uint64_t want;
     int n = 0;
 
-    assert_int_equal(fx_open(f, c), 0);
+    replog_get_stats(f->l, &s);
+    want = s.snapshots_taken + 2;
     do {
-        propose_one(f, (uint64_t)n, PROP_LEN);
+        propose_one(f, (uint64_t)(seq + n), PROP_LEN);
         replog_get_stats(f->l, &s);
-    } while (++n < MIN_PROPS || (s.snapshots_taken < 2 && n < MAX_PROPS));
-    wait_snapshots(f, 2, &s);
+    } while (++n < MIN_PROPS || (s.snapshots_taken < want && n < MAX_PROPS));
+    wait_snapshots(f, want, &s);
     return n;
+}
+
+static int write_and_snapshot(struct fx *f, const struct replog_config *c)
+{
+    assert_int_equal(fx_open(f, c), 0);
+    return snapshot_twice(f, 0);
 }
 
 static void assert_all_back(struct fx *f, int n)
@@ -135,6 +144,7 @@ static void test_stale_state_written_over(void **state)
     struct listing before, after;
     struct stat held, st;
     char path[600];
+    uint64_t want;
     unsigned i;
     int k, fd, n = write_and_snapshot(f, &c);
 
@@ -144,10 +154,16 @@ static void test_stale_state_written_over(void **state)
     state_file(f, before.state[i], path, sizeof path);
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
+    /* Exactly one more snapshot: a second would write over before.latest's
+     * state, the one this test holds. */
     replog_get_stats(f->l, &s);
-    for (k = 0; k < 70; k++) /* one more snapshot */
+    want = s.snapshots_taken + 1;
+    for (k = 0; s.snapshots_taken < want; k++) {
+        assert_true(k < MAX_PROPS);
         propose_one(f, (uint64_t)(n + k), PROP_LEN);
-    wait_snapshots(f, s.snapshots_taken + 1, &s);
+        replog_get_stats(f->l, &s);
+    }
+    wait_snapshots(f, want, &s);
     list_dir(f, &after);
     assert_int_equal(after.n_state, 2);
     assert_true(has_state(&after, before.latest));
@@ -208,6 +224,41 @@ static void test_get_reads_state(void **state)
     replog__wal_snapshot_free(&snap);
 }
 
+/* A state the disk has no room for (here: state-tmp leads to /dev/full)
+ * is removed at once rather than left holding what space it took, the
+ * failure is counted with the write's own error, and the next snapshot is
+ * stored.  Left in place, the link would fail every later one. */
+static void test_failed_state_removed(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct replog_stats s;
+    struct listing l;
+    struct stat st;
+    char tmp[600];
+    int n = 0;
+
+    snprintf(tmp, sizeof tmp, "%s/state-tmp", f->dir);
+    assert_int_equal(symlink("/dev/full", tmp), 0);
+    assert_int_equal(fx_open(f, &c), 0);
+    do {
+        propose_one(f, (uint64_t)n, PROP_LEN);
+        replog_get_stats(f->l, &s);
+    } while (++n < MAX_PROPS && (s.snapshots_failed == 0 || s.snapshot_busy));
+    assert_int_equal(s.snapshots_failed, 1);
+    assert_non_null(strstr(f->logbuf, "No space left on device"));
+    /* Gone, or already the next snapshot's own file. */
+    assert_true(lstat(tmp, &st) != 0 || S_ISREG(st.st_mode));
+
+    n += snapshot_twice(f, n);
+    fx_close(f);
+    list_dir(f, &l);
+    assert_true(l.latest > 0);
+    assert_true(has_state(&l, l.latest));
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_all_back(f, n);
+}
+
 /* A state file damaged (one byte), cut short, or gone: the log does not
  * open, and says which file. */
 static void test_damaged_state_refused(void **state)
@@ -258,6 +309,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_state_written_over, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_get_reads_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_state_removed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_damaged_state_refused, setup,
                                         teardown),
     };

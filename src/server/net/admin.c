@@ -65,6 +65,8 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
     replog_get_stats(s->log, &rs);
     fourlw_emit_metric_int(e, "tumbler_snapshots_taken",
                            (int64_t)rs.snapshots_taken);
+    fourlw_emit_metric_int(e, "tumbler_snapshots_failed",
+                           (int64_t)rs.snapshots_failed);
     fourlw_emit_metric_int(e, "tumbler_snapshots_in_loop",
                            (int64_t)rs.snapshots_in_loop);
     fourlw_emit_metric_int(e, "tumbler_snapshot_delta_last",

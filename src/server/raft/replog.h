@@ -106,7 +106,8 @@ struct replog_stats {
     uint64_t entries_malformed;      /* skipped: bad envelope (logged) */
     uint64_t proposals_refused_disk; /* TB_ENOTREADONLY answers */
     uint64_t snapshots_taken;        /* fsm snapshot calls that succeeded */
-    uint64_t snapshots_failed;       /* fsm snapshot calls that failed */
+    uint64_t snapshots_failed;       /* snapshots not serialized or not
+                                        stored */
     uint64_t snapshots_in_loop;      /* of those, serialized on the loop */
     uint64_t snapshot_delta_last;    /* entries applied while the latest
                                         snapshot's child ran */

@@ -131,10 +131,14 @@ static int write_state(int fd, const struct raft_snapshot *s, uint64_t raw,
                 goto out;
             pw_write(&pw, out, n);
         }
-    n = LZ4F_compressEnd(cctx, out, cap, NULL);
-    if (lz4_failed(n, errmsg, "compress"))
-        goto out;
-    pw_write(&pw, out, n);
+    /* Ending a frame cut short by a failed write would report a frame of
+     * the wrong size instead of the write's error. */
+    if (pw.err == 0) {
+        n = LZ4F_compressEnd(cctx, out, cap, NULL);
+        if (lz4_failed(n, errmsg, "compress"))
+            goto out;
+        pw_write(&pw, out, n);
+    }
     /* What is left of the file written over. */
     if (pw.err == 0 && ftruncate(fd, pw.off) != 0)
         pw.err = errno;
@@ -211,6 +215,10 @@ static void put_work(uv_work_t *work)
         snprintf(w->put_errmsg, sizeof w->put_errmsg, "snapshot: %s: %s", name,
                  strerror(errno));
     }
+    /* A state cut short by a full disk must not keep the space it took
+     * from the log until the next snapshot. */
+    if (w->put_status != 0)
+        unlink(tmp);
 }
 
 static void put_work_done(uv_work_t *work, int status)
@@ -238,6 +246,7 @@ static void put_work_done(uv_work_t *work, int status)
             memcpy(w->put_errmsg, w->uv->errmsg, sizeof w->put_errmsg);
     }
     if (rv != 0) {
+        w->l->stats.snapshots_failed++;
         replog__logf(w->l, REPLOG_LOG_ERROR, "%s", w->put_errmsg);
         replog__wal_put_done(&w->put, rv);
     }
