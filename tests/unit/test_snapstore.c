@@ -1,8 +1,10 @@
 /* Unit tests of the snapshot states' own files (src/server/raft/snapstore.c)
  * through replog, on a temporary directory and a real libuv loop: raft_uv
  * keeps only a reference, the state comes back on load and on
- * snapshot_get, a stale file is written over, and a damaged one stops the
- * log from opening with a message that names it. */
+ * snapshot_get, a stale file is written over, a snapshot of an older
+ * tumblerd (its state inline) still loads, a state that cannot be written
+ * is removed, and a damaged one stops the log from opening with a message
+ * that names it. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -29,7 +31,8 @@
 struct listing {
     uint64_t state[8]; /* indexes of the state-<index> files */
     unsigned n_state;
-    uint64_t latest;   /* of raft_uv's snapshots, by index */
+    uint64_t latest; /* of raft_uv's snapshots, by index, then time */
+    unsigned long long latest_ts;
     off_t latest_size; /* of its data file */
 };
 
@@ -52,9 +55,12 @@ static void list_dir(const struct fx *f, struct listing *out)
             assert_true(++out->n_state < 8);
         } else if (sscanf(de->d_name, "snapshot-%llu-%llu-%llu%n", &term,
                           &index, &ts, &end) == 3 &&
-                   de->d_name[end] == '\0' && index >= out->latest) {
+                   de->d_name[end] == '\0' &&
+                   (index > out->latest ||
+                    (index == out->latest && ts > out->latest_ts))) {
             assert_int_equal(stat(path, &st), 0);
             out->latest = index;
+            out->latest_ts = ts;
             out->latest_size = st.st_size;
         }
     }
@@ -188,26 +194,35 @@ static void get_cb(struct raft_io_snapshot_get *req, struct raft_snapshot *snap,
 
 /* What a follower would be sent is the state, not the reference; a
  * snapshot that holds its state itself is handed on as it is. */
-static void test_get_reads_state(void **state)
+/* The latest snapshot as the log's snapshot_get hands it on. */
+static struct raft_snapshot *get_snapshot(struct fx *f)
 {
-    struct fx *f = *state;
-    struct replog_config c = churn_config(f);
     struct raft_io_snapshot_get req;
-    struct raft_snapshot *snap = NULL, copy;
-    struct raft_buffer buf;
-    struct replog_snap decoded;
-    struct listing l;
-    char errmsg[RAFT_ERRMSG_BUF_SIZE];
+    struct raft_snapshot *snap = NULL;
     uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000;
 
-    write_and_snapshot(f, &c);
-    list_dir(f, &l);
     req.data = &snap;
     assert_int_equal(f->l->io.snapshot_get(&f->l->io, &req, get_cb), 0);
     while (snap == NULL) {
         assert_true(uv_hrtime() < end);
         uv_run(&f->loop, UV_RUN_ONCE);
     }
+    return snap;
+}
+
+static void test_get_reads_state(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct raft_snapshot *snap, copy;
+    struct raft_buffer buf;
+    struct replog_snap decoded;
+    struct listing l;
+    char errmsg[RAFT_ERRMSG_BUF_SIZE];
+
+    write_and_snapshot(f, &c);
+    list_dir(f, &l);
+    snap = get_snapshot(f);
     assert_int_equal(snap->index, l.latest);
     assert_int_equal(snap->n_bufs, 1);
     assert_int_equal(
@@ -222,6 +237,56 @@ static void test_get_reads_state(void **state)
     assert_ptr_equal(buf.base, snap->bufs[0].base);
     assert_int_equal(buf.len, snap->bufs[0].len);
     replog__wal_snapshot_free(&snap);
+}
+
+static void put_cb(struct raft_io_snapshot_put *req, int status)
+{
+    *(int *)req->data = status + 1;
+}
+
+/* A data directory of an older tumblerd, whose snapshots hold the state
+ * themselves (compressed by raft_uv, as it did then), opens with every
+ * record; the snapshots taken after that are references again. */
+static void test_inline_state_loads(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct wal *w;
+    struct raft_snapshot *snap;
+    struct raft_io_snapshot_put req;
+    struct listing l;
+    char path[600];
+    unsigned i;
+    int done = 0, n = write_and_snapshot(f, &c);
+
+    /* The latest snapshot again, its state inline, stored the way raft_uv
+     * stored it before the state files: a later one, by timestamp. */
+    snap = get_snapshot(f);
+    w = f->l->io.impl;
+    raft_uv_set_snapshot_compression(w->uv, true);
+    uv_sleep(2);
+    req.data = &done;
+    assert_int_equal(
+        w->uv->snapshot_put(w->uv, c.snapshot_trailing, &req, snap, put_cb), 0);
+    assert_true(run_until(&f->loop, &done, 1));
+    assert_int_equal(done, 1); /* status 0 */
+    replog__wal_snapshot_free(&snap);
+    fx_close(f);
+    list_dir(f, &l);
+    assert_true(l.latest_size > WAL_STATE_REF);
+    for (i = 0; i < l.n_state; i++) {
+        state_file(f, l.state[i], path, sizeof path);
+        assert_int_equal(unlink(path), 0);
+    }
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_all_back(f, n);
+    n += snapshot_twice(f, n);
+    fx_close(f);
+    list_dir(f, &l);
+    assert_int_equal(l.latest_size, WAL_STATE_REF);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_all_back(f, n);
 }
 
 /* A state the disk has no room for (here: state-tmp leads to /dev/full)
@@ -309,6 +374,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_state_written_over, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_get_reads_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inline_state_loads, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_failed_state_removed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_damaged_state_refused, setup,
