@@ -192,8 +192,6 @@ static void get_cb(struct raft_io_snapshot_get *req, struct raft_snapshot *snap,
     *out = snap;
 }
 
-/* What a follower would be sent is the state, not the reference; a
- * snapshot that holds its state itself is handed on as it is. */
 /* The latest snapshot as the log's snapshot_get hands it on. */
 static struct raft_snapshot *get_snapshot(struct fx *f)
 {
@@ -210,6 +208,8 @@ static struct raft_snapshot *get_snapshot(struct fx *f)
     return snap;
 }
 
+/* What a follower would be sent is the state, not the reference; a
+ * snapshot that holds its state itself is handed on as it is. */
 static void test_get_reads_state(void **state)
 {
     struct fx *f = *state;
