@@ -108,6 +108,11 @@ struct replog {
     int64_t idle_index;  /* applied_index when the tick last saw it move */
     uint64_t idle_since; /* uv_now then */
     int snap_active;
+    /* After a failed snapshot the next is not tried before snap_retry_at:
+     * a disk that refuses the state would otherwise get a fork and a
+     * write of it after every applied entry. */
+    unsigned snap_backoff_ms; /* 0 while snapshots succeed */
+    uint64_t snap_retry_at;   /* uv_now */
     uint64_t trim_high; /* largest state since the heap was last trimmed */
     struct tb_wbuf snap_state;
     uint8_t snap_hdr[REPLOG_SNAP_HDR];
@@ -157,6 +162,8 @@ void replog__snapshot_record(struct replog *l, int64_t index,
                              const void *payload, size_t len);
 void replog__snapshot_discard(struct replog *l);
 void replog__snapshot_poke(struct replog *l);
+/* A snapshot was not serialized or not stored (already logged). */
+void replog__snapshot_failed(struct replog *l);
 
 /* arena.c: log entries' memory, given back once raft frees them all. */
 void replog__arena_init(void);

@@ -36,6 +36,11 @@
  * time costs more than the copy did. */
 #define CHILD_STEP ((size_t)8 << 20)
 
+/* The wait before the next snapshot after a failed one, doubling with
+ * each failure in a row. */
+#define SNAP_RETRY_MS     1000u
+#define SNAP_RETRY_MAX_MS 64000u
+
 struct child_out {
     struct tb_wbuf w;
     int fd;
@@ -168,7 +173,8 @@ static int child_done(struct replog *l)
 void replog__snapshot_poke(struct replog *l)
 {
     if (l->snap_barrier_busy || l->snap_active ||
-        raft_state(&l->raft) != RAFT_LEADER)
+        raft_state(&l->raft) != RAFT_LEADER ||
+        uv_now(l->loop) < l->snap_retry_at)
         return;
     if (l->snap_pid > 0 ? !child_done(l) : !idle_with_log(l))
         return;
@@ -177,6 +183,18 @@ void replog__snapshot_poke(struct replog *l)
     l->snap_barrier.data = l;
     if (raft_barrier(&l->raft, &l->snap_barrier, barrier_cb) == 0)
         l->snap_barrier_busy = 1;
+}
+
+void replog__snapshot_failed(struct replog *l)
+{
+    l->stats.snapshots_failed++;
+    l->snap_backoff_ms = l->snap_backoff_ms == 0 ? SNAP_RETRY_MS
+                         : l->snap_backoff_ms < SNAP_RETRY_MAX_MS
+                             ? 2 * l->snap_backoff_ms
+                             : SNAP_RETRY_MAX_MS;
+    l->snap_retry_at = uv_now(l->loop) + l->snap_backoff_ms;
+    replog__logf(l, REPLOG_LOG_WARN, "next snapshot tried in %u ms",
+                 l->snap_backoff_ms);
 }
 
 /* Drops a child and what was kept for it. */
@@ -250,9 +268,9 @@ static int serialize_in_loop(struct replog *l)
         rv = TB_ENOMEM;
     if (rv != 0) {
         tb_wbuf_free(&l->snap_state);
-        l->stats.snapshots_failed++;
         replog__logf(l, REPLOG_LOG_ERROR, "snapshot at %lld failed: %s",
                      (long long)raft_last_applied(&l->raft), tb_strerror(rv));
+        replog__snapshot_failed(l);
         return rv;
     }
     l->stats.snapshots_in_loop++;
@@ -279,6 +297,8 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
     int rv;
 
     if (TB_NEVER(l->snap_active))
+        return RAFT_BUSY;
+    if (l->snap_pid == 0 && uv_now(l->loop) < l->snap_retry_at)
         return RAFT_BUSY;
     /* Raft asks after every entry it applies while we answer busy: the
      * child is looked at once per turn of the loop. */

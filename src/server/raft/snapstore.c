@@ -246,7 +246,6 @@ static void put_work_done(uv_work_t *work, int status)
             memcpy(w->put_errmsg, w->uv->errmsg, sizeof w->put_errmsg);
     }
     if (rv != 0) {
-        w->l->stats.snapshots_failed++;
         replog__logf(w->l, REPLOG_LOG_ERROR, "%s", w->put_errmsg);
         replog__wal_put_done(&w->put, rv);
     }
