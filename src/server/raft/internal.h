@@ -134,6 +134,14 @@ struct replog {
 void replog__logf(struct replog *l, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The log could not be written: logs why and ends the process with
+ * REPLOG_EXIT_LOG_FAILED, without returning.  libraft 0.15 cannot go on
+ * from a failed append (it crashed in its own failure path, and a log that
+ * refuses every append leaves sessions unable to expire), while a restart
+ * recovers every acknowledged write from what is on disk. */
+__attribute__((noreturn, format(printf, 2, 3))) void
+replog__fail_stop(struct replog *l, const char *fmt, ...);
+
 /* Maps a raft error code to a TB_E* code. */
 int replog__err(int raft_rv);
 /* Gives raft the proposals queued this turn (the log's flusher calls it). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "server/raft/internal.h"
 
@@ -34,6 +35,23 @@ void replog__logf(struct replog *l, int level, const char *fmt, ...)
         l->log(l->log_data, level, msg);
     else if (level <= REPLOG_LOG_WARN)
         fprintf(stderr, "replog: %s\n", msg);
+}
+
+void replog__fail_stop(struct replog *l, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    replog__logf(l, REPLOG_LOG_ERROR,
+                 "%s; stopping (exit %d): every acknowledged write is on disk,"
+                 " and a restart recovers from it",
+                 msg, REPLOG_EXIT_LOG_FAILED);
+    /* A snapshot child would outlive us holding the client port. */
+    replog__snapshot_discard(l);
+    _exit(REPLOG_EXIT_LOG_FAILED);
 }
 
 int replog__err(int raft_rv)

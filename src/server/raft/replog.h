@@ -41,6 +41,10 @@ enum {
     REPLOG_LOG_DEBUG = 7,
 };
 
+/* The exit status of a process whose log could not be written (EX_IOERR):
+ * see replog__fail_stop. */
+#define REPLOG_EXIT_LOG_FAILED 74
+
 /* Largest payload replog_propose accepts. */
 #define REPLOG_MAX_PAYLOAD ((size_t)1 << 30)
 

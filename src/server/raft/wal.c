@@ -324,12 +324,9 @@ static void write_finish(struct wal_write *wr, int err)
         w->inflight--;
         head->seg->writing--;
         seg_release(w, head->seg);
-        if (head->status != 0 && !w->errored) {
-            w->errored = head->status;
-            replog__logf(w->l, REPLOG_LOG_ERROR, "log write: %s",
-                         strerror(head->status));
-        }
-        answer(&head->b, w->errored ? replog__wal_raft_status(w->errored) : 0);
+        if (head->status != 0)
+            replog__fail_stop(w->l, "log write: %s", strerror(head->status));
+        answer(&head->b, 0);
         replog__wal_batch_free(w, &head->b);
         free(head);
     }
@@ -479,16 +476,10 @@ static void prep_done(uv_work_t *work, int status)
     w->prep_seg = NULL;
     if (status != 0 && w->prep_err == 0)
         w->prep_err = EIO;
-    if (w->prep_err != 0) {
-        /* The records waiting for it may not be written later, after
-         * others: fail them, and the log with them. */
-        replog__logf(w->l, REPLOG_LOG_ERROR, "log segment %llu: %s",
-                     (unsigned long long)s->seq, strerror(w->prep_err));
-        if (!w->errored)
-            w->errored = w->prep_err;
-        free(s);
-        replog__wal_fail_pending(w, replog__wal_raft_status(w->errored));
-    } else if (w->closing) {
+    if (w->prep_err != 0)
+        replog__fail_stop(w->l, "log segment %llu: %s",
+                          (unsigned long long)s->seq, strerror(w->prep_err));
+    if (w->closing) {
         close(s->fd);
         free(s);
     } else {
@@ -508,7 +499,7 @@ void replog__wal_start_prep(struct wal *w)
 {
     struct wal_seg *s, *cur = current_seg(w);
 
-    if (w->prep_seg != NULL || w->ready != NULL || w->closing || w->errored)
+    if (w->prep_seg != NULL || w->ready != NULL || w->closing)
         return;
     if ((s = calloc(1, sizeof *s)) == NULL)
         return; /* tried again at the next rollover */
@@ -594,10 +585,6 @@ static void flush(struct wal *w)
 
     if (w->pending.len == 0 && w->pending.open == SIZE_MAX)
         return;
-    if (w->errored) {
-        replog__wal_fail_pending(w, replog__wal_raft_status(w->errored));
-        return;
-    }
     if (w->inflight >= WAL_INFLIGHT)
         return;
     record_close(w);
@@ -681,7 +668,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     uint8_t *p;
     int rv;
 
-    if (w->errored || w->closing)
+    if (w->closing)
         return RAFT_IOERR;
     for (i = 0; i < n; i++)
         need += 16 + ((entries[i].buf.len + 7) & ~(size_t)7);
@@ -731,7 +718,7 @@ int replog__wal_truncate(struct raft_io *io, raft_index index)
 {
     struct wal *w = io->impl;
 
-    if (w->errored || w->closing)
+    if (w->closing)
         return RAFT_IOERR;
     return replog__wal_mark(w, WAL_TRUNCATE, index);
 }

@@ -110,7 +110,6 @@ struct wal {
     uint64_t nonce;        /* this run's, in every header it writes */
     raft_index next_index; /* of the next entry appended */
     uint32_t last_crc;     /* of the last record submitted */
-    int errored;           /* a write failed: every append fails */
     struct wal_batch pending;
     struct wal_write *head, *tail; /* submitted, in order */
     aio_context_t aio;             /* 0: writes go to the threadpool */

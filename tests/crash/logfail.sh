@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A log that cannot be written: tumblerd stops with exit status 74 and a
+# line saying why, rather than going on with a log that refuses every
+# write (no session could expire) or crashing inside libraft; a restart
+# recovers every acknowledged write.  The fault: the data directory made
+# immutable (chattr +i; the file system must support it, as ext4 and xfs
+# do), so that the log's next segment cannot be made while 64 KiB creates
+# fill the current ones.
+#   logfail.sh TUMBLERD ACKED_WRITER
+set -euo pipefail
+tumblerd=$1 writer=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-logfail.XXXXXX")
+pid=""
+cleanup() {
+    local rc=$?
+    if [ -n "$pid" ]; then
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    chattr -i "$dir/data" 2>/dev/null || true
+    rm -rf "$dir"
+    exit "$rc"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start() {
+    "$tumblerd" --clientPort="$port" --dataDir="$dir/data" \
+        --4lw.commands.whitelist=ruok 2>>"$dir/server.log" &
+    pid=$!
+    for _ in $(seq 100); do
+        [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && return 0
+        sleep 0.1
+    done
+    echo "tumblerd did not start"; cat "$dir/server.log"; exit 1
+}
+start
+export ACKED_WRITER_DATA=65536
+"$writer" write "127.0.0.1:$port" /before 20 >"$dir/acked1" 2>"$dir/writer1.err"
+[ "$(grep -c . "$dir/acked1")" = 20 ] || { echo "the first writes failed"; cat "$dir/writer1.err"; exit 1; }
+
+chattr +i "$dir/data" ||
+    { echo "chattr +i is not supported under $dir: set TMPDIR to an ext4 or xfs directory"; exit 1; }
+# 40 MiB of creates need new segments; the writer stops when the server does.
+"$writer" write "127.0.0.1:$port" /during 640 >"$dir/acked2" 2>"$dir/writer2.err" || true
+for _ in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+kill -0 "$pid" 2>/dev/null && { echo "tumblerd is still running:"; cat "$dir/writer2.err" "$dir/server.log"; exit 1; }
+status=0
+wait "$pid" || status=$?
+pid=""
+[ "$status" = 74 ] || { echo "tumblerd ended with $status, not 74:"; cat "$dir/server.log"; exit 1; }
+grep -q "Operation not permitted; stopping (exit 74)" "$dir/server.log" ||
+    { echo "no line saying why tumblerd stopped:"; cat "$dir/server.log"; exit 1; }
+echo "stopped after $(grep -c . "$dir/acked2" || true) more acknowledged creates:"
+grep "stopping" "$dir/server.log"
+
+chattr -i "$dir/data"
+start
+cat "$dir/acked1" "$dir/acked2" | "$writer" verify "127.0.0.1:$port"
+# And the log takes writes again.
+"$writer" write "127.0.0.1:$port" /after 20 >"$dir/acked3" 2>"$dir/writer3.err"
+[ "$(grep -c . "$dir/acked3")" = 20 ] || { echo "no writes after the restart"; cat "$dir/writer3.err"; exit 1; }
+echo "1 passed, 0 failed"
