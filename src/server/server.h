@@ -46,6 +46,7 @@ struct tbd {
     struct tb_map sessions; /* session id -> struct sess (expiry) */
     struct tb_map ip_count; /* IPv4 address -> open connections */
     uint64_t next_conn_id;
+    uint64_t max_conns; /* what the open-file limit leaves room for */
     int64_t server_id;
 
     /* What every connection reads into when its last read left nothing

@@ -1,14 +1,16 @@
 /* Client connections: accept, read and split frames, queue replies, and
  * write each connection's output once per loop turn with one uv_write.
  *
- * Limits live here: connections per client address (maxClientCnxns), the
- * frame size (jute.maxbuffer, checked on the 4-byte prefix before anything
- * more is buffered), and backpressure: a connection stops being read while
- * it has too many requests queued or too much output its peer has not
- * taken; one whose unsent output passes a hard cap is closed, so a client
- * that stops reading cannot make the server's memory grow without bound. */
+ * Limits live here: connections per client address (maxClientCnxns) and
+ * in all (what the open-file limit leaves beside FD_RESERVE), the frame size
+ * (jute.maxbuffer, checked on the 4-byte prefix before anything more is
+ * buffered), and backpressure: a connection stops being read while it has too
+ * many requests queued or too much output its peer has not taken; one whose
+ * unsent output passes a hard cap is closed, so a client that stops reading
+ * cannot make the server's memory grow without bound. */
 #include <arpa/inet.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 
 #include "server/config/config.h"
@@ -404,6 +406,21 @@ static void read_peer(struct conn *c)
     }
 }
 
+/* Descriptors no connection may take: the log's segments, snapshots and
+ * the like.  The log cannot go on without its next segment (the server
+ * stops), so a flood of connections must not use them up. */
+#define FD_RESERVE 64
+
+static uint64_t max_conns_for_fds(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    return rl.rlim_cur > 2 * FD_RESERVE ? rl.rlim_cur - FD_RESERVE
+                                        : rl.rlim_cur / 2;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     struct tbd *s = server->data;
@@ -423,6 +440,15 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     read_peer(c);
+    if (s->conn_by_id.count >= s->max_conns) {
+        tb_log(TB_LOG_WARN,
+               "too many connections (%llu, what the open-file "
+               "limit leaves room for); closing %s",
+               (unsigned long long)s->max_conns, c->peer);
+        c->tcp.data = NULL;
+        uv_close((uv_handle_t *)&c->tcp, on_closed);
+        return;
+    }
     if (s->stopping || !peer_allowed(s, c)) {
         tb_log(TB_LOG_WARN, "too many connections from %s (maxClientCnxns "
                "%d); closing", c->peer, s->cfg->max_client_cnxns);
@@ -474,6 +500,7 @@ int conn_listen(struct tbd *s)
                cfg->client_port_address, cfg->client_port, uv_strerror(rv));
         return TB_EIO;
     }
+    s->max_conns = max_conns_for_fds();
     uv_check_init(s->loop, &s->flusher);
     s->flusher.data = s;
     uv_check_start(&s->flusher, on_check);

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# A flood of connections under a low open-file limit (200): tumblerd keeps
+# 64 descriptors from its connections, so 136 are held and the rest closed,
+# and the log can still open its next segments: 64 KiB creates worth two
+# segments are all acknowledged, and the server stays up.  Without the
+# reserve the flood takes every descriptor and the log's next segment
+# cannot be opened (the server stops, logfail.sh).
+#   fdflood.sh TUMBLERD ACKED_WRITER
+set -euo pipefail
+tumblerd=$1 writer=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-fdflood.XXXXXX")
+pid="" holder=""
+cleanup() {
+    local rc=$?
+    for p in $holder $pid; do
+        kill -9 "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    rm -rf "$dir"
+    exit "$rc"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+(
+    ulimit -n 200
+    exec "$tumblerd" --clientPort="$port" --dataDir="$dir/data" --maxClientCnxns=0 \
+        --4lw.commands.whitelist=ruok 2>>"$dir/server.log"
+) &
+pid=$!
+for _ in $(seq 100); do
+    [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && break
+    sleep 0.1
+done
+
+# 250 connections; after a second, those the server closed are counted, and
+# two of the held ones are let go to make room for the writer.
+mkfifo "$dir/holder.out"
+python3 - "$port" >"$dir/holder.out" <<'EOF' &
+import socket, sys, time
+port = int(sys.argv[1])
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(250)]
+time.sleep(1)
+held = []
+for s in socks:
+    s.setblocking(False)
+    try:
+        closed = s.recv(1) == b""
+    except BlockingIOError:
+        closed = False
+    except ConnectionError:
+        closed = True
+    if not closed:
+        held.append(s)
+held.pop().close()
+held.pop().close()
+print(len(held) + 2, 250 - len(held) - 2, flush=True)
+time.sleep(120)
+EOF
+holder=$!
+read -r held closed <"$dir/holder.out"
+echo "flood: $held connections held, $closed closed"
+sleep 0.5
+
+export ACKED_WRITER_DATA=65536
+"$writer" write "127.0.0.1:$port" /flood 320 >"$dir/acked" 2>"$dir/writer.err"
+[ "$(grep -c . "$dir/acked")" = 320 ] ||
+    { echo "creates failed under the flood:"; cat "$dir/writer.err"; tail "$dir/server.log"; exit 1; }
+kill -0 "$pid" || { echo "tumblerd stopped:"; tail "$dir/server.log"; exit 1; }
+echo "320 creates of 64 KiB acknowledged while the flood held its connections"
+[ "$held" -le 136 ] && [ "$closed" -ge 114 ] ||
+    { echo "expected at most 136 held (the limit 200 less 64)"; tail "$dir/server.log"; exit 1; }
+grep -q "too many connections (136, what the open-file limit leaves room for)" "$dir/server.log" ||
+    { echo "no line about the connections closed"; tail "$dir/server.log"; exit 1; }
+echo "1 passed, 0 failed"
