@@ -9,8 +9,9 @@
 # restart every acknowledged write is there.  Needs root (mount).
 #   diskfull.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
-tumblerd=$1 writer=$2
+tumblerd=("$1") writer=$2
 dir=$(mktemp -d /tmp/tumbler-diskfull.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 pid=""
 cleanup() {
     local rc=$?
@@ -27,17 +28,8 @@ mkdir -p "$dir/fs"
 mount -t tmpfs -o size=128m tmpfs "$dir/fs"
 dd if=/dev/zero of="$dir/fs/ballast" bs=1M count=40 status=none
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-start() {
-    "$tumblerd" --clientPort="$port" --dataDir="$dir/fs/data" --minFreeDiskBytes=40000000 \
-        --4lw.commands.whitelist='*' 2>>"$dir/server.log" &
-    pid=$!
-    for _ in $(seq 100); do
-        [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && return 0
-        sleep 0.1
-    done
-    echo "tumblerd did not start"; cat "$dir/server.log"; exit 1
-}
+port=$(crash_free_port)
+start() { crash_start "$dir/fs/data" --minFreeDiskBytes=40000000; }
 start
 export ACKED_WRITER_DATA=65536
 "$writer" write "127.0.0.1:$port" /fill 100000 >"$dir/acked1" 2>"$dir/writer1.err"

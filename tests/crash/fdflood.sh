@@ -7,8 +7,9 @@
 # cannot be opened (the server stops, logfail.sh).
 #   fdflood.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
-tumblerd=$1 writer=$2
+tumblerd=(prlimit --nofile=200:200 "$1") writer=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-fdflood.XXXXXX")
+source "$(dirname "$0")/lib.sh"
 pid="" holder=""
 cleanup() {
     local rc=$?
@@ -21,17 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-(
-    ulimit -n 200
-    exec "$tumblerd" --clientPort="$port" --dataDir="$dir/data" --maxClientCnxns=0 \
-        --4lw.commands.whitelist=ruok 2>>"$dir/server.log"
-) &
-pid=$!
-for _ in $(seq 100); do
-    [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && break
-    sleep 0.1
-done
+port=$(crash_free_port)
+crash_start "$dir/data" --maxClientCnxns=0
 
 # 250 connections; after a second, those the server closed are counted, and
 # two of the held ones are let go to make room for the writer.

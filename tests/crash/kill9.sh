@@ -6,24 +6,16 @@
 # across the restarts, and that SIGTERM under load stops cleanly.
 #   kill9.sh TUMBLERD ACKED_WRITER [ROUNDS]
 set -euo pipefail
-tumblerd=$1 writer=$2 rounds=${3:-3}
+tumblerd=("$1") writer=$2 rounds=${3:-3}
 dir=$(mktemp -d /tmp/tumbler-kill9.XXXXXX)
+source "$(dirname "$0")/lib.sh"
 pid=""
 cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-start() {
-    # Snapshots every 5000 entries, so that some kills land during one.
-    "$tumblerd" --clientPort="$port" --dataDir="$dir/data" --tickTime=1000 \
-        --snapCount=5000 --4lw.commands.whitelist='*' 2>>"$dir/server.log" &
-    pid=$!
-    for _ in $(seq 100); do
-        [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && return 0
-        sleep 0.1
-    done
-    echo "tumblerd did not start"; cat "$dir/server.log"; exit 1
-}
+port=$(crash_free_port)
+# Snapshots every 5000 entries, so that some kills land during one.
+start() { crash_start "$dir/data" --tickTime=1000 --snapCount=5000; }
 zxid() { printf srvr | nc -q1 127.0.0.1 "$port" | sed -n 's/^Zxid: //p'; }
 
 start

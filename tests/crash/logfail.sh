@@ -8,8 +8,9 @@
 # fill the current ones.
 #   logfail.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
-tumblerd=$1 writer=$2
+tumblerd=("$1") writer=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-logfail.XXXXXX")
+source "$(dirname "$0")/lib.sh"
 pid=""
 cleanup() {
     local rc=$?
@@ -23,17 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-start() {
-    "$tumblerd" --clientPort="$port" --dataDir="$dir/data" \
-        --4lw.commands.whitelist=ruok 2>>"$dir/server.log" &
-    pid=$!
-    for _ in $(seq 100); do
-        [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && return 0
-        sleep 0.1
-    done
-    echo "tumblerd did not start"; cat "$dir/server.log"; exit 1
-}
+port=$(crash_free_port)
+start() { crash_start "$dir/data"; }
 start
 export ACKED_WRITER_DATA=65536
 "$writer" write "127.0.0.1:$port" /before 20 >"$dir/acked1" 2>"$dir/writer1.err"

@@ -1,0 +1,22 @@
+# Shared by the crash tests, sourced after they set `tumblerd` (an array:
+# the command that runs tumblerd) and `dir` (their temporary directory).
+
+crash_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# crash_start DATADIR [FLAG...]: tumblerd on $port with its data in DATADIR,
+# its stderr appended to $dir/server.log; returns once it answers ruok (10 s
+# at most) and sets pid.
+crash_start() {
+    local data=$1
+    shift
+    "${tumblerd[@]}" --clientPort="$port" --dataDir="$data" \
+        --4lw.commands.whitelist='*' "$@" 2>>"$dir/server.log" &
+    pid=$!
+    for _ in $(seq 100); do
+        [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && return 0
+        sleep 0.1
+    done
+    echo "tumblerd did not start"; cat "$dir/server.log"; exit 1
+}
