@@ -225,6 +225,9 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 256 << 10);
     mallopt(M_ARENA_MAX, 1);
     signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit (ulimit -f) below a log segment or a snapshot is
+     * an error the log reports (EFBIG), not a silent death by signal. */
+    signal(SIGXFSZ, SIG_IGN);
     raise_fd_limit();
     tb_config_init(&cfg);
     rv = tb_config_parse_args(&cfg, argc, argv, err, sizeof err);

@@ -5,7 +5,8 @@
 # recovers every acknowledged write.  The fault: the data directory made
 # immutable (chattr +i; the file system must support it, as ext4 and xfs
 # do), so that the log's next segment cannot be made while 64 KiB creates
-# fill the current ones.
+# fill the current ones.  Then a file-size limit below a segment: the same
+# stop.
 #   logfail.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=("$1") writer=$2
@@ -55,4 +56,18 @@ cat "$dir/acked1" "$dir/acked2" | "$writer" verify "127.0.0.1:$port"
 # And the log takes writes again.
 "$writer" write "127.0.0.1:$port" /after 20 >"$dir/acked3" 2>"$dir/writer3.err"
 [ "$(grep -c . "$dir/acked3")" = 20 ] || { echo "no writes after the restart"; cat "$dir/writer3.err"; exit 1; }
+kill "$pid"; wait "$pid" || true; pid=""
+
+# A file-size limit below a segment (1 MB): the same stop, with EFBIG's
+# message, not a death by SIGXFSZ (status 153).
+prlimit --fsize=1000000 "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/small" \
+    2>>"$dir/small.log" &
+pid=$!
+status=0
+wait "$pid" || status=$?
+pid=""
+[ "$status" = 74 ] || { echo "under a 1 MB file limit tumblerd ended with $status, not 74:"; cat "$dir/small.log"; exit 1; }
+grep -q "File too large; stopping (exit 74)" "$dir/small.log" ||
+    { echo "no line saying why tumblerd stopped:"; cat "$dir/small.log"; exit 1; }
+grep "stopping" "$dir/small.log"
 echo "1 passed, 0 failed"
