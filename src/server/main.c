@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     struct replog_config rc;
     struct replog_fsm rf;
     char err[512];
-    int rv;
+    int rv, status = 0;
 
     /* Large buffers (snapshots, compression, growing arrays) straight from
      * mmap, so that each goes back to the system when freed: glibc would
@@ -270,12 +270,18 @@ int main(int argc, char **argv)
         tb_log(TB_LOG_ERROR, "cannot open the log in %s: %s", cfg.data_dir,
                tb_strerror(rv));
         uv_run(s->loop, UV_RUN_NOWAIT);
-        return 1;
+        status = 1;
+        goto out;
     }
     fsm_session_foreach(s->fsm, refresh_session, s);
 
-    if (conn_listen(s) != 0)
-        return 1;
+    if (conn_listen(s) != 0) {
+        /* The log is open: closed as on shutdown. */
+        replog_close(s->log, on_log_closed, s);
+        uv_run(s->loop, UV_RUN_DEFAULT);
+        status = 1;
+        goto out;
+    }
     uv_timer_init(s->loop, &s->ticker);
     s->ticker.data = s;
     uv_timer_start(&s->ticker, on_tick, (uint64_t)cfg.tick_time / 2,
@@ -297,8 +303,9 @@ int main(int argc, char **argv)
            cfg.data_dir, (unsigned long long)proc_zxid(s));
     uv_run(s->loop, UV_RUN_DEFAULT);
     tb_log(TB_LOG_INFO, "stopped");
+out:
     fsm_close(s->fsm);
     watch_mgr_close(&s->watches);
     tb_config_free(&cfg);
-    return 0;
+    return status;
 }

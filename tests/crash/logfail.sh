@@ -6,19 +6,20 @@
 # immutable (chattr +i; the file system must support it, as ext4 and xfs
 # do), so that the log's next segment cannot be made while 64 KiB creates
 # fill the current ones.  Then a file-size limit below a segment: the same
-# stop.
+# stop; and a data directory that is a file, or a port in use: an error at
+# start-up.
 #   logfail.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=("$1") writer=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-logfail.XXXXXX")
 source "$(dirname "$0")/lib.sh"
-pid=""
+pid="" holder=""
 cleanup() {
     local rc=$?
-    if [ -n "$pid" ]; then
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
+    for p in $pid $holder; do
+        kill -9 "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
     chattr -i "$dir/data" 2>/dev/null || true
     rm -rf "$dir"
     exit "$rc"
@@ -70,4 +71,24 @@ pid=""
 grep -q "File too large; stopping (exit 74)" "$dir/small.log" ||
     { echo "no line saying why tumblerd stopped:"; cat "$dir/small.log"; exit 1; }
 grep "stopping" "$dir/small.log"
+
+# A data directory that is a file: a log that does not open is an error at
+# start-up (status 1, saying so), not the stop above: nothing of it may be
+# left working after it is freed.
+touch "$dir/file"
+status=0
+"${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/file" 2>"$dir/file.log" || status=$?
+[ "$status" = 1 ] || { echo "with a file for its data directory tumblerd ended with $status, not 1:"; cat "$dir/file.log"; exit 1; }
+grep -q "is not a directory" "$dir/file.log" || { echo "no line saying what is wrong:"; cat "$dir/file.log"; exit 1; }
+# So is a port in use, once the log is open: it is closed again first.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$port" &
+holder=$!
+sleep 0.3
+status=0
+"${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/data" 2>"$dir/port.log" || status=$?
+kill "$holder"
+[ "$status" = 1 ] || { echo "with its port in use tumblerd ended with $status, not 1:"; cat "$dir/port.log"; exit 1; }
+grep -q "address already in use" "$dir/port.log" || { echo "no line saying what is wrong:"; cat "$dir/port.log"; exit 1; }
 echo "1 passed, 0 failed"

@@ -476,11 +476,14 @@ static void prep_done(uv_work_t *work, int status)
     w->prep_seg = NULL;
     if (status != 0 && w->prep_err == 0)
         w->prep_err = EIO;
-    if (w->prep_err != 0)
+    /* Closing (also when the log failed to open), nothing will be written
+     * to it. */
+    if (w->prep_err != 0 && !w->closing)
         replog__fail_stop(w->l, "log segment %llu: %s",
                           (unsigned long long)s->seq, strerror(w->prep_err));
     if (w->closing) {
-        close(s->fd);
+        if (s->fd >= 0)
+            close(s->fd);
         free(s);
     } else {
         if (w->prep_spare != 0)

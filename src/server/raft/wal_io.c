@@ -135,12 +135,32 @@ static int wal_snapshot_put(struct raft_io *io, unsigned trailing,
 
 /* ---- raft_io: the rest is raft_uv's ---- */
 
+static int has_segments(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+
+    if (d == NULL)
+        return 0;
+    while (!found && (de = readdir(d)) != NULL)
+        found = strncmp(de->d_name, "wal-", 4) == 0 &&
+                strcmp(de->d_name, "wal-tmp") != 0;
+    closedir(d);
+    return found;
+}
+
 static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
 {
     struct wal *w = io->impl;
     int rv = w->uv->init(w->uv, id, address);
 
     UV_ERR(w, rv);
+    /* A new log's first segment is prepared while raft opens.  Not before
+     * raft_uv's own checks of the directory have passed: a log that fails
+     * to open is freed at once, and the preparation must not outlive it. */
+    if (rv == 0 && !has_segments(w->dir))
+        replog__wal_start_prep(w);
     return rv;
 }
 
@@ -395,21 +415,6 @@ void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
     out->log_spare_segments = w->n_spare_segs;
 }
 
-static int has_segments(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int found = 0;
-
-    if (d == NULL)
-        return 0;
-    while (!found && (de = readdir(d)) != NULL)
-        found = strncmp(de->d_name, "wal-", 4) == 0 &&
-                strcmp(de->d_name, "wal-tmp") != 0;
-    closedir(d);
-    return found;
-}
-
 int replog__wal_init(struct replog *l, off_t segment_bytes)
 {
     struct raft_io *io = &l->io;
@@ -430,9 +435,6 @@ int replog__wal_init(struct replog *l, off_t segment_bytes)
     if (getrandom(&w->nonce, sizeof w->nonce, 0) != sizeof w->nonce)
         w->nonce = (uint64_t)uv_hrtime() ^ (uint64_t)getpid();
     l->uv.data = w;
-    /* A new log's first segment is prepared while raft opens. */
-    if (!has_segments(w->dir))
-        replog__wal_start_prep(w);
     memset(io, 0, sizeof *io);
     io->version = l->uv.version;
     io->impl = w;
