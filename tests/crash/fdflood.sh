@@ -13,10 +13,7 @@ source "$(dirname "$0")/lib.sh"
 pid="" holder=""
 cleanup() {
     local rc=$?
-    for p in $holder $pid; do
-        kill -9 "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
+    crash_kill $pid $holder
     rm -rf "$dir"
     exit "$rc"
 }

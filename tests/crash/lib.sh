@@ -20,3 +20,12 @@ crash_start() {
     done
     echo "tumblerd did not start"; cat "$dir/server.log"; exit 1
 }
+
+# crash_kill PID...: each killed (SIGKILL) and reaped; empty ones skipped.
+crash_kill() {
+    local p
+    for p in "$@"; do
+        kill -9 "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+}

@@ -16,10 +16,7 @@ source "$(dirname "$0")/lib.sh"
 pid="" holder=""
 cleanup() {
     local rc=$?
-    for p in $pid $holder; do
-        kill -9 "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
+    crash_kill $pid $holder
     chattr -i "$dir/data" 2>/dev/null || true
     rm -rf "$dir"
     exit "$rc"
@@ -59,36 +56,32 @@ cat "$dir/acked1" "$dir/acked2" | "$writer" verify "127.0.0.1:$port"
 [ "$(grep -c . "$dir/acked3")" = 20 ] || { echo "no writes after the restart"; cat "$dir/writer3.err"; exit 1; }
 kill "$pid"; wait "$pid" || true; pid=""
 
+# expect_end STATUS LINE CMD...: CMD (tumblerd, ending by itself) ends with
+# STATUS and says LINE on stderr.
+expect_end() {
+    local want=$1 line=$2 status=0
+    shift 2
+    "$@" 2>"$dir/end.log" || status=$?
+    [ "$status" = "$want" ] || { echo "$* ended with $status, not $want:"; cat "$dir/end.log"; exit 1; }
+    grep -q "$line" "$dir/end.log" || { echo "$* did not say '$line':"; cat "$dir/end.log"; exit 1; }
+    grep ERROR "$dir/end.log"
+}
+
 # A file-size limit below a segment (1 MB): the same stop, with EFBIG's
 # message, not a death by SIGXFSZ (status 153).
-prlimit --fsize=1000000 "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/small" \
-    2>>"$dir/small.log" &
-pid=$!
-status=0
-wait "$pid" || status=$?
-pid=""
-[ "$status" = 74 ] || { echo "under a 1 MB file limit tumblerd ended with $status, not 74:"; cat "$dir/small.log"; exit 1; }
-grep -q "File too large; stopping (exit 74)" "$dir/small.log" ||
-    { echo "no line saying why tumblerd stopped:"; cat "$dir/small.log"; exit 1; }
-grep "stopping" "$dir/small.log"
+expect_end 74 "File too large; stopping (exit 74)" \
+    prlimit --fsize=1000000 "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/small"
 
 # A data directory that is a file: a log that does not open is an error at
 # start-up (status 1, saying so), not the stop above: nothing of it may be
 # left working after it is freed.
 touch "$dir/file"
-status=0
-"${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/file" 2>"$dir/file.log" || status=$?
-[ "$status" = 1 ] || { echo "with a file for its data directory tumblerd ended with $status, not 1:"; cat "$dir/file.log"; exit 1; }
-grep -q "is not a directory" "$dir/file.log" || { echo "no line saying what is wrong:"; cat "$dir/file.log"; exit 1; }
+expect_end 1 "is not a directory" "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/file"
 # So is a port in use, once the log is open: it is closed again first.
 python3 -c 'import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$port" &
 holder=$!
 sleep 0.3
-status=0
-"${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/data" 2>"$dir/port.log" || status=$?
-kill "$holder"
-[ "$status" = 1 ] || { echo "with its port in use tumblerd ended with $status, not 1:"; cat "$dir/port.log"; exit 1; }
-grep -q "address already in use" "$dir/port.log" || { echo "no line saying what is wrong:"; cat "$dir/port.log"; exit 1; }
+expect_end 1 "address already in use" "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/data"
 echo "1 passed, 0 failed"
