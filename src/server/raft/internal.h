@@ -170,8 +170,9 @@ void replog__snapshot_record(struct replog *l, int64_t index,
                              const void *payload, size_t len);
 void replog__snapshot_discard(struct replog *l);
 void replog__snapshot_poke(struct replog *l);
-/* A snapshot was not serialized or not stored (already logged). */
-void replog__snapshot_failed(struct replog *l);
+/* A snapshot was stored (status 0), or not serialized or not stored
+ * (already logged): the wait before the next one. */
+void replog__snapshot_stored(struct replog *l, int status);
 
 /* arena.c: log entries' memory, given back once raft frees them all. */
 void replog__arena_init(void);

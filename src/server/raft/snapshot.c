@@ -185,8 +185,12 @@ void replog__snapshot_poke(struct replog *l)
         l->snap_barrier_busy = 1;
 }
 
-void replog__snapshot_failed(struct replog *l)
+void replog__snapshot_stored(struct replog *l, int status)
 {
+    if (status == 0) {
+        l->snap_backoff_ms = 0;
+        return;
+    }
     l->stats.snapshots_failed++;
     l->snap_backoff_ms = l->snap_backoff_ms == 0 ? SNAP_RETRY_MS
                          : l->snap_backoff_ms < SNAP_RETRY_MAX_MS
@@ -270,7 +274,7 @@ static int serialize_in_loop(struct replog *l)
         tb_wbuf_free(&l->snap_state);
         replog__logf(l, REPLOG_LOG_ERROR, "snapshot at %lld failed: %s",
                      (long long)raft_last_applied(&l->raft), tb_strerror(rv));
-        replog__snapshot_failed(l);
+        replog__snapshot_stored(l, rv);
         return rv;
     }
     l->stats.snapshots_in_loop++;

@@ -61,6 +61,12 @@ static void state_path(const char *dir, uint64_t index, char name[32],
 
 /* ---- writing ---- */
 
+/* The RAFT_* code for a failed write's errno value. */
+static int raft_status(int err)
+{
+    return err == ENOSPC || err == EDQUOT ? RAFT_NOSPACE : RAFT_IOERR;
+}
+
 struct piece_writer {
     int fd;
     off_t off, synced;
@@ -145,7 +151,7 @@ static int write_state(int fd, const struct raft_snapshot *s, uint64_t raw,
     if (pw.err == 0 && fdatasync(fd) != 0)
         pw.err = errno;
     if (pw.err != 0) {
-        rv = replog__wal_raft_status(pw.err);
+        rv = raft_status(pw.err);
         snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot: write: %s",
                  strerror(pw.err));
         goto out;
@@ -202,7 +208,7 @@ static void put_work(uv_work_t *work)
     state_path(w->dir, s->index, name, path);
     fd = open_over_stale(w->dir, w->state_kept, tmp);
     if (fd < 0) {
-        w->put_status = replog__wal_raft_status(errno);
+        w->put_status = raft_status(errno);
         snprintf(w->put_errmsg, sizeof w->put_errmsg,
                  "snapshot: open state-tmp: %s", strerror(errno));
         return;
@@ -211,7 +217,7 @@ static void put_work(uv_work_t *work)
     close(fd);
     if (w->put_status == 0 &&
         (rename(tmp, path) != 0 || replog__wal_sync_dir(w->dir) != 0)) {
-        w->put_status = replog__wal_raft_status(errno);
+        w->put_status = raft_status(errno);
         snprintf(w->put_errmsg, sizeof w->put_errmsg, "snapshot: %s: %s", name,
                  strerror(errno));
     }

@@ -251,13 +251,6 @@ static void seal(struct wal *w, struct wal_batch *b, uint64_t seq)
 
 static void flush(struct wal *w);
 
-int replog__wal_raft_status(int err)
-{
-    if (err == 0)
-        return 0;
-    return err == ENOSPC || err == EDQUOT ? RAFT_NOSPACE : RAFT_IOERR;
-}
-
 int replog__wal_pwrite_all(int fd, const void *p, size_t n, off_t off)
 {
     const uint8_t *c = p;

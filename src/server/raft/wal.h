@@ -170,8 +170,6 @@ struct wal {
 };
 
 /* wal.c: records, writes and segments. */
-/* The RAFT_* code for an errno value (0 for 0). */
-int replog__wal_raft_status(int err);
 /* Writes all n bytes at off: 0 or an errno value. */
 int replog__wal_pwrite_all(int fd, const void *p, size_t n, off_t off);
 void replog__wal_path(const struct wal *w, uint64_t seq, char *buf, size_t n);

@@ -97,12 +97,9 @@ void replog__wal_put_done(struct raft_io_snapshot_put *put, int status)
     struct raft_io_snapshot_put *req = w->put_req;
 
     w->put_req = NULL;
-    if (status == 0) {
+    if (status == 0)
         w->state_kept = w->put_index;
-        w->l->snap_backoff_ms = 0;
-    } else {
-        replog__snapshot_failed(w->l);
-    }
+    replog__snapshot_stored(w->l, status);
     /* An installed snapshot (trailing 0) replaces the whole log, once it
      * is safely stored itself. */
     if (status == 0 && w->put_trailing == 0)
