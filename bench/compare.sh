@@ -88,7 +88,7 @@ part_a()
     "$TBBENCH" disk --dir "$BS_ROOT" --label machine | sed "s/^RESULT /RESULT rep=$rep rc=0 /" |
         tee -a "$RESULTS" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
     for kind in $(order "$rep"); do
-        port=$(bs_free_port)
+        port=$(free_port)
         # The previous scenario's writes reach the disk first: a start-up
         # measured behind them (either server's) took up to 240 ms here.
         sync
@@ -109,7 +109,7 @@ part_b()
     local rep=$1 kind s name args
     declare -A port pid
     for kind in tumbler zookeeper; do
-        port[$kind]=$(bs_free_port)
+        port[$kind]=$(free_port)
         bs_start "$kind" "b$rep-$kind" "${port[$kind]}"
         pid[$kind]=$BS_PID
         "$TBBENCH" serving --server "127.0.0.1:${port[$kind]}" --duration 120 > /dev/null

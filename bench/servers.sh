@@ -39,28 +39,8 @@ bs_cleanup()
     return "$rc"
 }
 
-# bs_port_free PORT: true if no local TCP socket uses PORT.
-bs_port_free()
-{
-    local hex
-    hex=$(printf ':%04X' "$1")
-    ! awk -v h="$hex" 'NR > 1 && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
-        /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-# bs_free_port: a port below the kernel's ephemeral range that nothing uses now.
-bs_free_port()
-{
-    local lo=20000 hi=32000 eph p i
-    read -r eph _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
-    [ "$eph" -le "$hi" ] && hi=$((eph - 1))
-    for i in $(seq 1 200); do
-        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-        if bs_port_free "$p"; then echo "$p"; return 0; fi
-    done
-    echo "no free port" >&2
-    return 1
-}
+# shellcheck source=../scripts/port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/port.sh"
 
 # bs_start KIND NAME PORT: start tumblerd ($TUMBLERD) or zookeeper in $BS_ROOT/NAME on PORT,
 # in the background, without waiting.  Sets BS_PID and BS_EXEC_US (wall clock of the start,

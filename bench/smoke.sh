@@ -12,7 +12,7 @@ BS_TMPDIR=${TMPDIR:-/tmp}
 . "$(dirname "$0")/servers.sh"
 bs_init
 
-port=$(bs_free_port)
+port=$(free_port)
 pid=0
 out=$BS_ROOT/out.txt
 : > "$out"

@@ -69,24 +69,8 @@ t_end()
     [ "$T_FAIL" = 0 ]
 }
 
-# A TCP port nothing uses now, below the kernel's ephemeral range.
-free_port()
-{
-    local lo=20000 hi=32000 p hex i eph
-    read -r eph _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
-    [ "$eph" -le "$hi" ] && hi=$((eph - 1))
-    for i in $(seq 1 200); do
-        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-        hex=$(printf ':%04X' "$p")
-        if ! awk -v h="$hex" 'NR > 1 && substr($2, length($2) - 4) == h { f = 1 }
-                 END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
-            echo "$p"
-            return 0
-        fi
-    done
-    echo "no free port" >&2
-    return 1
-}
+# shellcheck source=../../scripts/port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/port.sh"
 
 ruok()
 {

@@ -28,7 +28,7 @@ mkdir -p "$dir/fs"
 mount -t tmpfs -o size=128m tmpfs "$dir/fs"
 dd if=/dev/zero of="$dir/fs/ballast" bs=1M count=40 status=none
 
-port=$(crash_free_port)
+port=$(free_port)
 start() { crash_start "$dir/fs/data" --minFreeDiskBytes=40000000; }
 start
 export ACKED_WRITER_DATA=65536

@@ -19,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(crash_free_port)
+port=$(free_port)
 crash_start "$dir/data" --maxClientCnxns=0
 
 # 250 connections; after a second, those the server closed are counted, and

@@ -13,7 +13,7 @@ pid=""
 cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
 
-port=$(crash_free_port)
+port=$(free_port)
 # Snapshots every 5000 entries, so that some kills land during one.
 start() { crash_start "$dir/data" --tickTime=1000 --snapCount=5000; }
 zxid() { printf srvr | nc -q1 127.0.0.1 "$port" | sed -n 's/^Zxid: //p'; }

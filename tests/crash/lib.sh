@@ -1,9 +1,8 @@
 # Shared by the crash tests, sourced after they set `tumblerd` (an array:
 # the command that runs tumblerd) and `dir` (their temporary directory).
 
-crash_free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# shellcheck source=../../scripts/port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/port.sh"
 
 # crash_start DATADIR [FLAG...]: tumblerd on $port with its data in DATADIR,
 # its stderr appended to $dir/server.log; returns once it answers ruok (10 s

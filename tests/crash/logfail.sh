@@ -23,7 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(crash_free_port)
+port=$(free_port)
 start() { crash_start "$dir/data"; }
 start
 export ACKED_WRITER_DATA=65536
@@ -56,12 +56,12 @@ cat "$dir/acked1" "$dir/acked2" | "$writer" verify "127.0.0.1:$port"
 [ "$(grep -c . "$dir/acked3")" = 20 ] || { echo "no writes after the restart"; cat "$dir/writer3.err"; exit 1; }
 kill "$pid"; wait "$pid" || true; pid=""
 
-# expect_end STATUS LINE CMD...: CMD (tumblerd, ending by itself) ends with
-# STATUS and says LINE on stderr.
+# expect_end STATUS LINE CMD...: CMD (tumblerd, ending by itself within
+# 20 s) ends with STATUS and says LINE on stderr.
 expect_end() {
     local want=$1 line=$2 status=0
     shift 2
-    "$@" 2>"$dir/end.log" || status=$?
+    timeout -s KILL 20 "$@" 2>"$dir/end.log" || status=$?
     [ "$status" = "$want" ] || { echo "$* ended with $status, not $want:"; cat "$dir/end.log"; exit 1; }
     grep -q "$line" "$dir/end.log" || { echo "$* did not say '$line':"; cat "$dir/end.log"; exit 1; }
     grep ERROR "$dir/end.log"
@@ -78,10 +78,13 @@ expect_end 74 "File too large; stopping (exit 74)" \
 touch "$dir/file"
 expect_end 1 "is not a directory" "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/file"
 # So is a port in use, once the log is open: it is closed again first.
+# The holder takes a port of the kernel's choosing: $port, free when it
+# was chosen, may since be the local end of another test's connection.
 python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$port" &
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+open(sys.argv[1], "w").write("%d\n" % s.getsockname()[1]); time.sleep(60)' "$dir/held" &
 holder=$!
-sleep 0.3
+for _ in $(seq 100); do [ -s "$dir/held" ] && break; sleep 0.1; done
+port=$(cat "$dir/held")
 expect_end 1 "address already in use" "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/data"
 echo "1 passed, 0 failed"

@@ -108,32 +108,8 @@ run_bounded()
     wait "$BG_PID"
 }
 
-# port_in_use PORT: true if a local TCP socket (any state, v4 or v6) has that port.  Checks the
-# kernel tables rather than connecting, so a port held by an outgoing connection counts too.
-port_in_use()
-{
-    local hex
-    hex=$(printf '%04X' "$1")
-    awk -v h=":$hex" 'NR > 1 && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
-        /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-# free_port: print a TCP port that nothing on this machine uses now.  Ports come from below the
-# kernel's ephemeral range so outgoing connections cannot take them between check and bind.
-free_port()
-{
-    local lo=20000 hi=32000 i p
-    read -r eph_lo _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph_lo=32768
-    if [ "$eph_lo" -le "$hi" ]; then hi=$((eph_lo - 1)); fi
-    for i in $(seq 1 200); do
-        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-        if ! port_in_use "$p"; then
-            echo "$p"
-            return 0
-        fi
-    done
-    it_die "no free port found"
-}
+# shellcheck source=../../scripts/port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/port.sh"
 
 # four_letter PORT WORD: send a four-letter word to 127.0.0.1:PORT and print the answer
 # (bounded to 3 s).

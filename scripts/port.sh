@@ -1,0 +1,31 @@
+# Free loopback ports for the scripts that start servers (sourced).
+
+# port_in_use PORT: true if a local TCP socket (any state, v4 or v6) has that
+# port.  Reads the kernel's tables rather than connecting, so a port held as
+# the local end of an outgoing connection counts too.
+port_in_use()
+{
+    local hex
+    hex=$(printf ':%04X' "$1")
+    awk -v h="$hex" 'NR > 1 && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
+        /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# free_port: print a port nothing uses now.  It comes from below the kernel's
+# ephemeral range, so no outgoing connection takes it between this check and
+# the server's bind, nor while a server restarts on it.
+free_port()
+{
+    local lo=20000 hi=32000 eph p i
+    read -r eph _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
+    [ "$eph" -le "$hi" ] && hi=$((eph - 1))
+    for i in $(seq 1 200); do
+        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
+        if ! port_in_use "$p"; then
+            echo "$p"
+            return 0
+        fi
+    done
+    echo "no free port" >&2
+    return 1
+}
