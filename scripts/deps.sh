@@ -10,7 +10,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(libcmocka-dev zookeeper zookeeper-bin libzookeeper-mt-dev
            libcurator-recipes-java default-jdk-headless netcat-openbsd
-           clang libclang-rt-14-dev python3 e2fsprogs util-linux)
+           clang libclang-rt-14-dev python3 e2fsprogs util-linux strace)
 fi
 
 missing=()

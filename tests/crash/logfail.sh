@@ -5,23 +5,40 @@
 # recovers every acknowledged write.  The fault: the data directory made
 # immutable (chattr +i; the file system must support it, as ext4 and xfs
 # do), so that the log's next segment cannot be made while 64 KiB creates
-# fill the current ones.  Then a file-size limit below a segment: the same
-# stop; and a data directory that is a file, or a port in use: an error at
-# start-up.
+# fill the current ones.  Then a log write that fails (EIO, injected by
+# strace): the same stop, from the write's end, and the same recovery; a
+# file-size limit below a segment: the same stop; and a data directory
+# that is a file, or a port in use: an error at start-up.
 #   logfail.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=("$1") writer=$2
+plain=("$1")
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-logfail.XXXXXX")
 source "$(dirname "$0")/lib.sh"
 pid="" holder=""
 cleanup() {
     local rc=$?
     crash_kill $pid $holder
+    pkill -9 -f -- "--dataDir=$dir/" 2>/dev/null || true # one strace left
     chattr -i "$dir/data" 2>/dev/null || true
     rm -rf "$dir"
     exit "$rc"
 }
 trap cleanup EXIT
+
+# expect_exit STATUS: the server started last stops by itself within 30 s,
+# with STATUS.
+expect_exit() {
+    local status=0
+    for _ in $(seq 300); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && { echo "tumblerd is still running:"; cat "$dir/server.log"; exit 1; }
+    wait "$pid" || status=$?
+    pid=""
+    [ "$status" = "$1" ] || { echo "tumblerd ended with $status, not $1:"; cat "$dir/server.log"; exit 1; }
+}
 
 port=$(free_port)
 start() { crash_start "$dir/data"; }
@@ -34,15 +51,7 @@ chattr +i "$dir/data" ||
     { echo "chattr +i is not supported under $dir: set TMPDIR to an ext4 or xfs directory"; exit 1; }
 # 40 MiB of creates need new segments; the writer stops when the server does.
 "$writer" write "127.0.0.1:$port" /during 640 >"$dir/acked2" 2>"$dir/writer2.err" || true
-for _ in $(seq 300); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-kill -0 "$pid" 2>/dev/null && { echo "tumblerd is still running:"; cat "$dir/writer2.err" "$dir/server.log"; exit 1; }
-status=0
-wait "$pid" || status=$?
-pid=""
-[ "$status" = 74 ] || { echo "tumblerd ended with $status, not 74:"; cat "$dir/server.log"; exit 1; }
+expect_exit 74
 grep -q "Operation not permitted; stopping (exit 74)" "$dir/server.log" ||
     { echo "no line saying why tumblerd stopped:"; cat "$dir/server.log"; exit 1; }
 echo "stopped after $(grep -c . "$dir/acked2" || true) more acknowledged creates:"
@@ -54,6 +63,24 @@ cat "$dir/acked1" "$dir/acked2" | "$writer" verify "127.0.0.1:$port"
 # And the log takes writes again.
 "$writer" write "127.0.0.1:$port" /after 20 >"$dir/acked3" 2>"$dir/writer3.err"
 [ "$(grep -c . "$dir/acked3")" = 20 ] || { echo "no writes after the restart"; cat "$dir/writer3.err"; exit 1; }
+kill "$pid"; wait "$pid" || true; pid=""
+
+# A write of the log that fails: from the 8th kernel AIO submission on, and
+# from the 3rd pwrite of each thread on (the write's fallback; the first two
+# are raft_uv's at start-up), every one returns EIO.  A snapshot's writes
+# may fail first; the server only tries those again later.
+eio=(strace -f --seccomp-bpf -qq -o /dev/null -e trace=io_submit,pwrite64
+     -e inject=io_submit:error=EIO:when=8+ -e inject=pwrite64:error=EIO:when=3+)
+tumblerd=("${eio[@]}" "${plain[@]}")
+crash_start "$dir/eio"
+tumblerd=("${plain[@]}")
+"$writer" write "127.0.0.1:$port" /eio 200 >"$dir/acked4" 2>"$dir/writer4.err" || true
+expect_exit 74
+grep -q "log write: Input/output error; stopping (exit 74)" "$dir/server.log" ||
+    { echo "no line saying the log write failed:"; cat "$dir/server.log"; exit 1; }
+echo "stopped after $(grep -c . "$dir/acked4" || true) acknowledged creates"
+crash_start "$dir/eio"
+"$writer" verify "127.0.0.1:$port" <"$dir/acked4"
 kill "$pid"; wait "$pid" || true; pid=""
 
 # expect_end STATUS LINE CMD...: CMD (tumblerd, ending by itself within
