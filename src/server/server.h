@@ -47,6 +47,8 @@ struct tbd {
     struct tb_map ip_count; /* IPv4 address -> open connections */
     uint64_t next_conn_id;
     uint64_t max_conns; /* what the open-file limit leaves room for */
+    uint64_t conns_rejected;                   /* refused over either limit */
+    uint64_t refused_log_ms, refused_unlogged; /* conn.c's refuse() */
     int64_t server_id;
 
     /* What every connection reads into when its last read left nothing

@@ -2,7 +2,8 @@
 # A flood of connections under a low open-file limit (200): tumblerd keeps
 # 64 descriptors from its connections, so 136 are held and the rest closed,
 # and the log can still open its next segments: 64 KiB creates worth two
-# segments are all acknowledged, and the server stays up.  Without the
+# segments are all acknowledged, and the server stays up.  mntr counts the
+# connections refused; the log says so a line a second at most.  Without the
 # reserve the flood takes every descriptor and the log's next segment
 # cannot be opened (the server stops, logfail.sh).
 #   fdflood.sh TUMBLERD ACKED_WRITER
@@ -61,4 +62,10 @@ echo "320 creates of 64 KiB acknowledged while the flood held its connections"
     { echo "expected at most 136 held (the limit 200 less 64)"; tail "$dir/server.log"; exit 1; }
 grep -q "too many connections (136, what the open-file limit leaves room for)" "$dir/server.log" ||
     { echo "no line about the connections closed"; tail "$dir/server.log"; exit 1; }
+# Each refusal is counted, but the flood is logged a line a second at most.
+lines=$(grep -c "too many connections" "$dir/server.log")
+rejected=$(printf mntr | nc -q1 127.0.0.1 "$port" | awk '$1 == "zk_connection_rejected" { print $2 }')
+echo "refused: $rejected connections, in $lines lines of the log"
+[ "$rejected" = "$closed" ] || { echo "mntr counted $rejected refused, not $closed"; exit 1; }
+[ "$lines" -le 5 ] || { echo "$lines lines for one flood"; tail "$dir/server.log"; exit 1; }
 echo "1 passed, 0 failed"

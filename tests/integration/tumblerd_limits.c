@@ -36,6 +36,8 @@ static int open_session(struct rz *z)
     return rz_open(z, it_hostport, 10000);
 }
 
+static int four_letter(const char *word, char *out, size_t cap);
+
 static void t_max_cnxns(void)
 {
     struct rz z[6];
@@ -53,9 +55,17 @@ static void t_max_cnxns(void)
     rz_close(&z[0]);
     usleep(200000);
     IT_EQ(open_session(&z[0]), 0); /* a slot came back */
+    rz_close(&z[4]);
+    usleep(200000);
+    {
+        char buf[8192]; /* mntr's connection takes the freed slot */
+        IT_EQ(four_letter("mntr", buf, sizeof buf), 0);
+        IT_CHECKF(strstr(buf, "\nzk_connection_rejected\t1\n") != NULL,
+                  "mntr does not count the one refused: %s", buf);
+    }
 done:
     for (i = 0; i < 5; i++)
-        rz_close(&z[i]);
+        rz_close(&z[i]); /* z[4] again: a no-op */
 }
 
 static void exists_body(struct rz_w *w, const char *path)

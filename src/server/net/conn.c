@@ -421,10 +421,39 @@ static uint64_t max_conns_for_fds(void)
                                         : rl.rlim_cur / 2;
 }
 
+/* Closes a connection refused before its first byte.  A flood of them is
+ * logged a line a second at most, each line saying how many went unsaid
+ * since the one before; mntr counts them all. */
+static void refuse(struct conn *c, const char *why)
+{
+    struct tbd *s = c->srv;
+    uint64_t now = tbd_now_ms(s);
+
+    if (why != NULL) {
+        s->conns_rejected++;
+        if (now < s->refused_log_ms) {
+            s->refused_unlogged++;
+        } else {
+            if (s->refused_unlogged == 0)
+                tb_log(TB_LOG_WARN, "%s; closing %s", why, c->peer);
+            else
+                tb_log(TB_LOG_WARN,
+                       "%s; closing %s (and %llu more since "
+                       "the last such line)",
+                       why, c->peer, (unsigned long long)s->refused_unlogged);
+            s->refused_log_ms = now + 1000;
+            s->refused_unlogged = 0;
+        }
+    }
+    c->tcp.data = NULL;
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     struct tbd *s = server->data;
     struct conn *c;
+    char why[128];
 
     if (status < 0)
         return;
@@ -440,21 +469,24 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     read_peer(c);
-    if (s->conn_by_id.count >= s->max_conns) {
-        tb_log(TB_LOG_WARN,
-               "too many connections (%llu, what the open-file "
-               "limit leaves room for); closing %s",
-               (unsigned long long)s->max_conns, c->peer);
-        c->tcp.data = NULL;
-        uv_close((uv_handle_t *)&c->tcp, on_closed);
+    if (s->stopping) {
+        refuse(c, NULL);
         return;
     }
-    if (s->stopping || !peer_allowed(s, c)) {
-        tb_log(TB_LOG_WARN, "too many connections from %s (maxClientCnxns "
-               "%d); closing", c->peer, s->cfg->max_client_cnxns);
-        c->peer_ip4 = 0;
-        c->tcp.data = NULL;
-        uv_close((uv_handle_t *)&c->tcp, on_closed);
+    if (s->conn_by_id.count >= s->max_conns) {
+        snprintf(why, sizeof why,
+                 "too many connections (%llu, what the "
+                 "open-file limit leaves room for)",
+                 (unsigned long long)s->max_conns);
+        refuse(c, why);
+        return;
+    }
+    if (!peer_allowed(s, c)) {
+        snprintf(why, sizeof why,
+                 "too many connections from %s "
+                 "(maxClientCnxns %d)",
+                 c->peer, s->cfg->max_client_cnxns);
+        refuse(c, why);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
