@@ -451,13 +451,14 @@ static void prep_work(uv_work_t *work)
     w->prep_err = err;
 }
 
-void replog__wal_fail_pending(struct wal *w, int status)
+/* At close: the appends not yet written never will be. */
+void replog__wal_cancel_pending(struct wal *w)
 {
     struct wal_batch b = w->pending;
 
     memset(&w->pending, 0, sizeof w->pending);
     w->pending.open = SIZE_MAX;
-    answer(&b, status);
+    answer(&b, RAFT_CANCELED);
     replog__wal_batch_free(w, &b);
 }
 

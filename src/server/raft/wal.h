@@ -182,7 +182,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
 int replog__wal_truncate(struct raft_io *io, raft_index index);
 int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index);
 void replog__wal_batch_free(struct wal *w, struct wal_batch *b);
-void replog__wal_fail_pending(struct wal *w, int status);
+void replog__wal_cancel_pending(struct wal *w);
 void replog__wal_start_prep(struct wal *w);
 void replog__wal_maybe_prep(struct wal *w);
 void replog__wal_aio_init(struct wal *w);

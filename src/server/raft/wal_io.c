@@ -348,7 +348,7 @@ void replog__wal_maybe_closed(struct wal *w)
         w->removal_busy || w->snap_busy > 0)
         return;
     w->closing = 2;
-    replog__wal_fail_pending(w, RAFT_CANCELED);
+    replog__wal_cancel_pending(w);
     for (i = 0; i < w->n_segs; i++)
         if (w->segs[i]->fd >= 0) {
             close(w->segs[i]->fd);
