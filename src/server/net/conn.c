@@ -9,6 +9,8 @@
  * unsent output passes a hard cap is closed, so a client that stops reading
  * cannot make the server's memory grow without bound. */
 #include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -421,30 +423,39 @@ static uint64_t max_conns_for_fds(void)
                                         : rl.rlim_cur / 2;
 }
 
-/* Closes a connection refused before its first byte.  A flood of them is
- * logged a line a second at most, each line saying how many went unsaid
- * since the one before; mntr counts them all. */
-static void refuse(struct conn *c, const char *why)
+/* Closes a connection refused before its first byte, saying why (fmt; NULL
+ * when the server is stopping: nothing to say, nothing to count).  A flood
+ * is logged a line a second at most, each line saying how many went
+ * unsaid since the one before, and formatted only then; mntr counts all. */
+static void refuse(struct conn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void refuse(struct conn *c, const char *fmt, ...)
 {
     struct tbd *s = c->srv;
     uint64_t now = tbd_now_ms(s);
+    char why[160];
+    va_list ap;
 
-    if (why != NULL) {
-        s->conns_rejected++;
-        if (now < s->refused_log_ms) {
-            s->refused_unlogged++;
-        } else {
-            if (s->refused_unlogged == 0)
-                tb_log(TB_LOG_WARN, "%s; closing %s", why, c->peer);
-            else
-                tb_log(TB_LOG_WARN,
-                       "%s; closing %s (and %llu more since "
-                       "the last such line)",
-                       why, c->peer, (unsigned long long)s->refused_unlogged);
-            s->refused_log_ms = now + 1000;
-            s->refused_unlogged = 0;
-        }
+    if (fmt == NULL)
+        goto close;
+    s->conns_rejected++;
+    if (now < s->refused_log_ms) {
+        s->refused_unlogged++;
+        goto close;
     }
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (s->refused_unlogged == 0)
+        tb_log(TB_LOG_WARN, "%s; closing %s", why, c->peer);
+    else
+        tb_log(TB_LOG_WARN,
+               "%s; closing %s (and %llu more since the last "
+               "such line)",
+               why, c->peer, (unsigned long long)s->refused_unlogged);
+    s->refused_log_ms = now + 1000;
+    s->refused_unlogged = 0;
+close:
     c->tcp.data = NULL;
     uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
@@ -453,7 +464,6 @@ static void on_connection(uv_stream_t *server, int status)
 {
     struct tbd *s = server->data;
     struct conn *c;
-    char why[128];
 
     if (status < 0)
         return;
@@ -474,19 +484,15 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     if (s->conn_by_id.count >= s->max_conns) {
-        snprintf(why, sizeof why,
-                 "too many connections (%llu, what the "
-                 "open-file limit leaves room for)",
-                 (unsigned long long)s->max_conns);
-        refuse(c, why);
+        refuse(c,
+               "too many connections (%llu, what the open-file limit "
+               "leaves room for)",
+               (unsigned long long)s->max_conns);
         return;
     }
     if (!peer_allowed(s, c)) {
-        snprintf(why, sizeof why,
-                 "too many connections from %s "
-                 "(maxClientCnxns %d)",
-                 c->peer, s->cfg->max_client_cnxns);
-        refuse(c, why);
+        refuse(c, "too many connections from %s (maxClientCnxns %d)", c->peer,
+               s->cfg->max_client_cnxns);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
