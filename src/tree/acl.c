@@ -262,13 +262,22 @@ static int expand_auth(int32_t perms, struct tb_vec ids, struct tb_wbuf *out,
     return any ? 0 : TB_EINVALIDACL;
 }
 
+static int known_scheme(struct tb_str s)
+{
+    return str_is(s, "world") || str_is(s, "digest") || str_is(s, "ip");
+}
+
 static int fix_one(const struct tb_acl *a, struct span raw, struct tb_vec ids,
                    struct tb_wbuf *out, int32_t *n)
 {
-    if (a->id.scheme.ptr == NULL || a->id.id.ptr == NULL)
+    if (a->id.scheme.ptr == NULL)
         return TB_EINVALIDACL;
+    /* "auth" ignores its id, which kazoo sends as null for "". */
     if (str_is(a->id.scheme, "auth"))
         return expand_auth(a->perms, ids, out, n);
+    /* ZooKeeper's providers fail on a null id: MarshallingError. */
+    if (a->id.id.ptr == NULL)
+        return known_scheme(a->id.scheme) ? TB_EMARSHALLING : TB_EINVALIDACL;
     if ((str_is(a->id.scheme, "world") && str_is(a->id.id, "anyone")) ||
         (str_is(a->id.scheme, "digest") && tb_acl_digest_valid(a->id.id)) ||
         (str_is(a->id.scheme, "ip") && tb_acl_ip_valid(a->id.id))) {

@@ -313,6 +313,26 @@ static void raw_multi(struct rz *r)
     rz_w_free(&w);
 }
 
+/* A create whose ACL is the one entry {31, scheme, id}; NULL sends a null
+ * string, as kazoo does for "". */
+static void create_acl(struct rz *r, const char *path, const char *scheme,
+                       const char *id)
+{
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    rz_w_str(&w, path);
+    rz_w_buf(&w, "", 0);
+    rz_w_i32(&w, 1);
+    rz_w_i32(&w, 31);
+    rz_w_str(&w, scheme);
+    rz_w_str(&w, id);
+    rz_w_i32(&w, 0);
+    int rc = rz_call(r, RZ_OP_CREATE, &w, &rep);
+    rz_w_free(&w);
+    zd_out("R create %s acl {31, %s, %s} -> %s", path, scheme ? scheme : "null",
+           id ? id : "null", zd_err(rc != 0 ? RZ_ETRANSPORT : rep.err));
+}
+
 static void raw_create_checks(struct rz *r)
 {
     static const char *paths[] = {"t", "", P("//x"), P("/./x"), P("/."), P("/.."), P("/")};
@@ -335,6 +355,13 @@ static void raw_create_checks(struct rz *r)
     zd_out("R createContainer -> %s",
            zd_err(rz_create(r, RZ_OP_CREATECONTAINER, P("/rc"), "", 0, 4, 0, NULL, 0, NULL)));
     zd_out("R setData 't' -> %s", zd_err(rz_set(r, "t", "x", 1, -1, NULL)));
+    create_acl(r, P("/a1"), "auth", NULL);
+    create_acl(r, P("/a2"), "auth", "");
+    create_acl(r, P("/a3"), "world", NULL);
+    create_acl(r, P("/a4"), "digest", NULL);
+    create_acl(r, P("/a5"), "ip", NULL);
+    create_acl(r, P("/a6"), NULL, "anyone");
+    create_acl(r, P("/a7"), "bogus", NULL);
 }
 
 static void raw_setwatches(struct rz *r, struct zc *b)
