@@ -2,7 +2,8 @@
 # Installs what building and testing Tumbler needs, from Debian 12's packages.
 #   scripts/deps.sh          build dependencies only
 #   scripts/deps.sh --test   also the test peers: Apache ZooKeeper 3.8 (server,
-#                            zkCli.sh, the C client, Curator) and clang
+#                            zkCli.sh, the C client, Curator), kazoo and its
+#                            test suite's needs, and clang
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
@@ -10,7 +11,9 @@ pkgs=(build-essential cmake ninja-build pkg-config
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(libcmocka-dev zookeeper zookeeper-bin libzookeeper-mt-dev
            libcurator-recipes-java default-jdk-headless netcat-openbsd
-           clang libclang-rt-14-dev python3 e2fsprogs util-linux strace)
+           clang libclang-rt-14-dev python3 e2fsprogs util-linux strace
+           python3-kazoo python3-pytest python3-pytest-timeout
+           python3-pytest-rerunfailures python3-mock python3-objgraph)
 fi
 
 missing=()
