@@ -17,6 +17,7 @@ T_PASS=0
 T_FAIL=0
 T_BG=()
 SRV_PID=""
+SRV_STATUS=0
 T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-cli.XXXXXX") || exit 1
 export TUMBLER_HISTFILE=""  # never touch the user's history
 
@@ -27,12 +28,18 @@ t_cleanup()
         kill -KILL "$p" 2>/dev/null
     done
     srv_stop
+    # A clean shutdown is part of every test; under the sanitizers it is
+    # where leaks are reported.
+    if [ "$SRV_STATUS" != 0 ]; then
+        echo "tumblerd exited with status $SRV_STATUS on SIGTERM" >&2
+        [ "$rc" != 0 ] || rc=1
+    fi
     if [ "$rc" != 0 ] && [ -f "$T_DIR/server.log" ]; then
         echo "---- last lines of the server log ----" >&2
         tail -n 20 "$T_DIR/server.log" >&2
     fi
     if [ "${CLI_KEEP:-0}" = 1 ]; then echo "kept $T_DIR" >&2; else rm -rf "$T_DIR"; fi
-    return "$rc"
+    exit "$rc"
 }
 trap t_cleanup EXIT
 trap 'exit 130' INT
@@ -99,14 +106,17 @@ srv_start()
             sleep 0.1
         done
         srv_stop
+        SRV_STATUS=0  # a start that failed, on a port taken meanwhile
     done
     echo "could not start tumblerd" >&2
     exit 1
 }
 
+# srv_stop: SIGTERM, SIGKILL after 10 s.  SRV_STATUS keeps the first exit
+# status other than 0.
 srv_stop()
 {
-    local i
+    local i st
     [ -n "$SRV_PID" ] || return 0
     kill -TERM "$SRV_PID" 2>/dev/null
     for i in $(seq 1 100); do
@@ -115,6 +125,8 @@ srv_stop()
     done
     kill -KILL "$SRV_PID" 2>/dev/null
     wait "$SRV_PID" 2>/dev/null
+    st=$?
+    [ "$SRV_STATUS" != 0 ] || SRV_STATUS=$st
     SRV_PID=""
 }
 

@@ -18,6 +18,7 @@
 #   IT_VERBOSE=1  echo what the helpers do
 
 IT_PIDS=()   # servers started by this shell
+IT_TUMBLERDS=" " # those of them that are tumblerd, space-separated
 IT_JOBS=()   # other background commands started by run_bg
 IT_TMPROOT=""
 
@@ -51,7 +52,8 @@ it_tmpdir()
 
 # it_cleanup [STATUS]: stop every server started by this script, show their logs if the script
 # failed (STATUS, by default that of the command before), and remove the temp root (unless
-# IT_KEEP=1).
+# IT_KEEP=1).  A tumblerd that does not exit 0 on SIGTERM fails the script: a clean shutdown
+# is part of every test, and under the sanitizers that exit is where leaks are reported.
 it_cleanup()
 {
     local rc=${1:-$?}
@@ -63,6 +65,13 @@ it_cleanup()
     IT_JOBS=()
     for pid in "${IT_PIDS[@]}"; do
         stop_server "$pid" 10
+        [ "$STOP_STATUS" = 0 ] && continue
+        case "$IT_TUMBLERDS" in
+        *" $pid "*)
+            echo "tumblerd pid $pid exited with status $STOP_STATUS on SIGTERM" >&2
+            [ "$rc" != 0 ] || rc=1
+            ;;
+        esac
     done
     IT_PIDS=()
     if [ "$rc" != 0 ] && [ -n "$IT_TMPROOT" ] && [ -d "$IT_TMPROOT" ]; then
@@ -80,7 +89,7 @@ it_cleanup()
             rm -rf "$IT_TMPROOT"
         fi
     fi
-    return "$rc"
+    exit "$rc"
 }
 
 # run_bg LIMIT_S COMMAND [ARG ...]: start COMMAND in the background under timeout(1) and set
@@ -192,6 +201,7 @@ start_tumblerd()
         >> "$dir/server.log" 2>&1 < /dev/null &
     SERVER_PID=$!
     IT_PIDS+=("$SERVER_PID")
+    IT_TUMBLERDS+="$SERVER_PID "
     echo "$SERVER_PID" > "$dir/server.pid"
     it_log "started tumblerd pid $SERVER_PID on port $port in $dir"
 }
@@ -239,10 +249,12 @@ running()
 }
 
 # stop_server PID [TIMEOUT_S]: SIGTERM, then SIGKILL if it is still running after TIMEOUT_S
-# (default 10).  Reaps the process if it is our child.
+# (default 10).  Reaps the process if it is our child, and sets STOP_STATUS to the exit status
+# of a child this stopped (0 for one that had already ended, or is not ours).
 stop_server()
 {
     local pid=$1 limit=${2:-10}
+    STOP_STATUS=0
     running "$pid" || { wait "$pid" 2>/dev/null; return 0; }
     kill -TERM "$pid" 2>/dev/null
     local deadline=$((SECONDS + limit))
@@ -254,6 +266,8 @@ stop_server()
         kill -KILL "$pid" 2>/dev/null
     fi
     wait "$pid" 2>/dev/null
+    STOP_STATUS=$?
+    [ "$STOP_STATUS" != 127 ] || STOP_STATUS=0
     return 0
 }
 

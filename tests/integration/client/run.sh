@@ -24,6 +24,8 @@ stop_recorded()
     for f in "$IT_TMPROOT"/*/server.pid; do
         [ -f "$f" ] || continue
         pid=$(cat "$f")
+        # The servers this shell started are it_cleanup's, which judges their exit.
+        case " ${IT_PIDS[*]} " in *" $pid "*) continue ;; esac
         kill -0 "$pid" 2>/dev/null && stop_server "$pid" 10
     done
     it_cleanup "$rc"
