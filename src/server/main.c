@@ -35,6 +35,19 @@ static void hook_session(void *data, int64_t id, int32_t timeout, int opened)
         session_closed(data, id);
 }
 
+static void hook_quota(void *data, struct tb_str path, const char *what,
+                       int64_t used, int64_t limit)
+{
+    struct tbd *s = data;
+
+    s->quota_exceeded++;
+    if (!tb_log_due(&s->quota_log, tbd_now_ms(s)))
+        return;
+    tb_log_rated(&s->quota_log, TB_LOG_WARN,
+                 "quota exceeded on %.*s: %s=%lld, limit %lld", (int)path.len,
+                 path.ptr, what, (long long)used, (long long)limit);
+}
+
 struct deliver {
     struct tbd *srv;
     struct tb_vec acl;
@@ -253,7 +266,8 @@ int main(int argc, char **argv)
     watch_mgr_init(&s->watches, (uint64_t)uv_hrtime() ^ (uint64_t)getpid());
     s->started_ms = uv_now(s->loop);
 
-    hooks = (struct fsm_hooks){s, on_event, hook_result, hook_session};
+    hooks =
+        (struct fsm_hooks){s, on_event, hook_result, hook_session, hook_quota};
     if (fsm_init(&s->fsm, &hooks) != 0) {
         fprintf(stderr, "tumblerd: out of memory\n");
         return 1;

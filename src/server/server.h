@@ -13,6 +13,7 @@
 #include "common/common.h"
 #include "common/map.h"
 #include "proto/proto.h"
+#include "server/config/log.h"
 #include "server/watch/watch.h"
 
 struct tb_config;
@@ -48,7 +49,9 @@ struct tbd {
     uint64_t next_conn_id;
     uint64_t max_conns; /* what the open-file limit leaves room for */
     uint64_t conns_rejected;                   /* refused over either limit */
-    uint64_t refused_log_ms, refused_unlogged; /* conn.c's refuse() */
+    struct tb_log_rate refused_log;            /* conn.c's refuse() */
+    struct tb_log_rate quota_log;              /* quotas gone over */
+    uint64_t quota_exceeded;                   /* writes that did so */
     int64_t server_id;
 
     /* What every connection reads into when its last read left nothing

@@ -5,11 +5,6 @@
 
 #include "tree/tree_int.h"
 
-/* Undo helpers live in tree_undo.c. */
-int tree__undo_reserve(struct tree *t);
-struct tree_undo *tree__undo_push(struct tree *t, enum tree_undo_kind kind,
-                                  struct tree_node *n);
-
 struct tree_node *tree__node_alloc(struct tb_str path, struct tb_str data,
                                    int64_t owner)
 {
@@ -248,6 +243,7 @@ int tree_init(struct tree **out)
         add_system_node(t, zk, "/zookeeper/config", tb_acl_read_unsafe, -1) !=
             0)
         goto err;
+    t->quota = tree_find(t, TB_STR("/zookeeper/quota"));
     *out = t;
     return 0;
 err:
@@ -397,8 +393,8 @@ uint64_t tree_ephemeral_count(const struct tree *t)
 
 /* Pre-order walk without a stack (paths may nest very deep): the next node
  * after `n` within the subtree of `top`, or NULL. */
-static const struct tree_node *walk_next(const struct tree_node *n,
-                                         const struct tree_node *top)
+const struct tree_node *tree__walk_next(const struct tree_node *n,
+                                        const struct tree_node *top)
 {
     if (n->nkids > 0)
         return n->kids[0];
@@ -415,7 +411,7 @@ uint64_t tree_count_descendants(const struct tree_node *top)
     const struct tree_node *n;
     uint64_t c = 0;
 
-    for (n = walk_next(top, top); n != NULL; n = walk_next(n, top))
+    for (n = tree__walk_next(top, top); n != NULL; n = tree__walk_next(n, top))
         c++;
     return c;
 }
@@ -526,6 +522,7 @@ int tree_create(struct tree *t, struct tree_node *parent, struct tb_str path,
     parent->pzxid = zxid;
     tree__hash_insert(t, n);
     tree__link(t, n);
+    tree__quota_created(t, n);
     if (out)
         *out = n;
     return 0;
@@ -537,6 +534,7 @@ int tree_delete(struct tree *t, struct tree_node *n, int64_t zxid)
     struct tree_undo *u;
 
     assert(p != NULL && n->nkids == 0 && !n->dead);
+    tree__quota_add(t, n, -1, -(int64_t)n->data_len);
     if (tree__undo_reserve(t) != 0)
         return TB_ENOMEM;
     if (t->in_txn) {
@@ -563,7 +561,6 @@ int tree_set_data(struct tree *t, struct tree_node *n, struct tb_str data,
                   int32_t version, int64_t zxid, int64_t time)
 {
     uint8_t *copy = NULL;
-    struct tree_undo *u;
 
     if (data.len > INT32_MAX)
         return TB_ENOMEM;
@@ -577,18 +574,9 @@ int tree_set_data(struct tree *t, struct tree_node *n, struct tb_str data,
         free(copy);
         return TB_ENOMEM;
     }
-    if (t->in_txn) {
-        u = tree__undo_push(t, UNDO_DATA, n);
-        u->u.data.data = n->data;
-        u->u.data.len = n->data_len;
-        u->u.data.null = n->data_null;
-        u->u.data.version = n->version;
-        u->u.data.mzxid = n->mzxid;
-        u->u.data.mtime = n->mtime;
-    } else {
-        tree__data_free(n, n->data);
-    }
+    tree__undo_data(t, n);
     t->data_size = t->data_size - n->data_len + data.len;
+    tree__quota_add(t, n, 0, (int64_t)data.len - (int64_t)n->data_len);
     n->data = copy;
     n->data_len = (uint32_t)data.len;
     n->data_null = data.ptr == NULL;

@@ -67,6 +67,12 @@ static inline int64_t tree_owner_ttl(int64_t owner)
 int tree_init(struct tree **out);
 void tree_close(struct tree *t);
 
+/* Called when a write leaves a quota's use above one of its limits (what
+ * is "count" or "bytes"; path is the quota's); see tree_quota.c. */
+typedef void (*tree_quota_cb)(void *arg, struct tb_str path, const char *what,
+                              int64_t used, int64_t limit);
+void tree_on_quota(struct tree *t, tree_quota_cb cb, void *arg);
+
 /* Reads.  Views returned here stay valid until the next mutation.
  * tree_find is not for a forked child: a large path table is not inherited
  * (tree_snapshot and walking the children are). */

@@ -1,5 +1,5 @@
 /* The tree's private structures, shared by its files (tree.c, tree_acl.c,
- * tree_undo.c, tree_snap.c, tree_check.c) and nobody else. */
+ * tree_undo.c, tree_snap.c, tree_check.c, tree_quota.c) and nobody else. */
 #ifndef TB_TREE_INT_H
 #define TB_TREE_INT_H
 
@@ -150,6 +150,10 @@ struct tree {
     size_t nundo;
     size_t undo_cap;
     int in_txn;
+
+    struct tree_node *quota; /* /zookeeper/quota */
+    tree_quota_cb quota_cb;
+    void *quota_arg;
 };
 
 uint32_t tree__hash(const void *p, size_t n);
@@ -182,6 +186,24 @@ void tree__link(struct tree *t, struct tree_node *n);
 void tree__unlink(struct tree *t, struct tree_node *n);
 /* The tree without its system nodes (for restore). */
 int tree__alloc(struct tree **out);
+
+/* tree_undo.c.  tree__undo_reserve makes room for one more record, so that
+ * the mutation that follows cannot fail half-way; tree__undo_data, before
+ * n's data is replaced, keeps what rollback needs (in a transaction) or
+ * frees the old data. */
+int tree__undo_reserve(struct tree *t);
+struct tree_undo *tree__undo_push(struct tree *t, enum tree_undo_kind kind,
+                                  struct tree_node *n);
+void tree__undo_data(struct tree *t, struct tree_node *n);
+/* The next node after n in a preorder walk of top's subtree, or NULL. */
+const struct tree_node *tree__walk_next(const struct tree_node *n,
+                                        const struct tree_node *top);
+
+/* tree_quota.c: a node's count and bytes added to the quota above it, if
+ * any; a created node also counted afresh if it is a quota's stats. */
+void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
+                     int64_t bytes);
+void tree__quota_created(struct tree *t, struct tree_node *n);
 void tree__acl_free_all(struct tree *t);
 
 #endif

@@ -278,8 +278,8 @@ static int restore_nodes(struct restore *s)
     for (i = 0; i < count; i++)
         if ((rv = restore_node(s)) != 0)
             return rv;
-    if (tree_find(s->t, TB_STR("/zookeeper")) == NULL ||
-        tree_find(s->t, TB_STR("/zookeeper/quota")) == NULL ||
+    s->t->quota = tree_find(s->t, TB_STR("/zookeeper/quota"));
+    if (tree_find(s->t, TB_STR("/zookeeper")) == NULL || s->t->quota == NULL ||
         tree_find(s->t, TB_STR("/zookeeper/config")) == NULL)
         return CORRUPT;
     return 0;

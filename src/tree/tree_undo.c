@@ -7,10 +7,6 @@
 
 #include "tree/tree_int.h"
 
-int tree__undo_reserve(struct tree *t);
-struct tree_undo *tree__undo_push(struct tree *t, enum tree_undo_kind kind,
-                                  struct tree_node *n);
-
 /* Makes room for one more record, so that the mutation that follows cannot
  * fail half-way. */
 int tree__undo_reserve(struct tree *t)
@@ -38,6 +34,23 @@ struct tree_undo *tree__undo_push(struct tree *t, enum tree_undo_kind kind,
     u->kind = kind;
     u->node = n;
     return u;
+}
+
+void tree__undo_data(struct tree *t, struct tree_node *n)
+{
+    struct tree_undo *u;
+
+    if (!t->in_txn) {
+        tree__data_free(n, n->data);
+        return;
+    }
+    u = tree__undo_push(t, UNDO_DATA, n);
+    u->u.data.data = n->data;
+    u->u.data.len = n->data_len;
+    u->u.data.null = n->data_null;
+    u->u.data.version = n->version;
+    u->u.data.mzxid = n->mzxid;
+    u->u.data.mtime = n->mtime;
 }
 
 void tree_begin(struct tree *t)

@@ -79,7 +79,7 @@ static void on_result(void *data, const struct tb_txn *txn, int64_t zxid,
 
 struct fsm_hooks fz_log_hooks(struct fz_log *l)
 {
-    return (struct fsm_hooks){l, on_event, on_result, on_session};
+    return (struct fsm_hooks){l, on_event, on_result, on_session, NULL};
 }
 
 void fz_tree_check(const struct fsm *f, const char *who)

@@ -73,6 +73,12 @@ set /T/a x
 set /T/a y
 removewatches /T/a
 set /T/a z
+setquota -n 4 /T
+create /T/q
+listquota /T
+setquota -b 10 /T/a
+delquota -n /T
+listquota /T
 deleteall /S
 ls /S
 stat /S
@@ -200,6 +206,15 @@ Created /S/nothere
 [a]
 Created /T/c
 Created /T/a/p1
+[Warning]: the count quota you create is less than the existing count:5
+Created /T/q
+absolute path is /zookeeper/quota/T/zookeeper_limits
+Output quota for /T count=4,bytes=-1=;byteHardLimit=-1;countHardLimit=-1
+Output stat for /T count=6,bytes=1
+/T/a has a parent /T which has a quota
+absolute path is /zookeeper/quota/T/zookeeper_limits
+Output quota for /T count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=-1
+Output stat for /T count=6,bytes=1
 Node does not exist: /S
 Node does not exist: /S
 [zookeeper]

@@ -576,6 +576,32 @@ static void script_misc(void)
     exists(&A, "A", "/zookeeper", 0);
 }
 
+/* Quota bookkeeping: the stats node follows the subtree's count and bytes
+ * without a Stat change of its own; limits are not enforced. */
+static void script_quota(void)
+{
+#define QP(rel) "/zookeeper/quota" ZD_ROOT rel
+    zd_out("## quota stats");
+    create(&A, "A", P("/q"), "abc", 0);
+    create(&A, "A", P("/q/a"), "12345", 0);
+    create(&A, "A", QP(""), "", 0);
+    create(&A, "A", QP("/q"), "", 0);
+    create(&A, "A", QP("/q/zookeeper_limits"), "count=3,bytes=-1", 0);
+    create(&A, "A", QP("/q/zookeeper_stats"), "count=0,bytes=0", 0);
+    get(&A, "A", QP("/q/zookeeper_stats"), 0);
+    create(&A, "A", P("/q/b"), "xy", 0);
+    create(&A, "A", P("/q/b/c"), "", 0);
+    get(&A, "A", QP("/q/zookeeper_stats"), 0);
+    set(&A, "A", P("/q/a"), "1", -1);
+    del(&A, "A", P("/q/b/c"), -1);
+    set(&A, "A", P("/d"), "outside the quota", -1);
+    get(&A, "A", QP("/q/zookeeper_stats"), 0);
+    del(&A, "A", QP("/q/zookeeper_limits"), -1);
+    create(&A, "A", P("/q/d"), "", 0);
+    get(&A, "A", QP("/q/zookeeper_stats"), 0);
+#undef QP
+}
+
 static void script_timed(void)
 {
     struct zc_wctx w1 = {&A, 1};
@@ -692,6 +718,7 @@ int main(int argc, char **argv)
     script_multi();
     script_acl();
     script_misc();
+    script_quota();
     zd_raw_script(&B);
     script_timed();
     script_sessions();

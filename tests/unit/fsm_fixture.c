@@ -96,10 +96,19 @@ void chk(struct fx *x)
         fail_msg("tree_check: %s", why);
 }
 
+static void on_quota(void *data, struct tb_str path, const char *what,
+                     int64_t used, int64_t limit)
+{
+    struct fx *x = data;
+
+    tb_wbuf_printf(&x->quota, "%.*s %s=%lld/%lld|", (int)path.len, path.ptr,
+                   what, (long long)used, (long long)limit);
+}
+
 struct fx *fx_new(void)
 {
     struct fx *x = calloc(1, sizeof *x);
-    struct fsm_hooks h = {x, on_event, on_result, on_session};
+    struct fsm_hooks h = {x, on_event, on_result, on_session, on_quota};
 
     assert_int_equal(fsm_init(&x->f, &h), 0);
     x->time = 1000000;
@@ -115,6 +124,7 @@ void fx_free(struct fx *x)
     tb_wbuf_free(&x->ev);
     tb_wbuf_free(&x->ev_acl);
     tb_wbuf_free(&x->sess);
+    tb_wbuf_free(&x->quota);
     free(x);
 }
 

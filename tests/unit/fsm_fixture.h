@@ -40,6 +40,7 @@ struct fx {
     struct tb_wbuf ev;     /* "type path|" per event */
     struct tb_wbuf ev_acl; /* "n|" per event: ACL element count */
     struct tb_wbuf sess;   /* "+id|" / "-id|" */
+    struct tb_wbuf quota;  /* "path what=used/limit|" per quota report */
     int hook_calls;
     uint64_t digest; /* of everything the hooks reported */
 };

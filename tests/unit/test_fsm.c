@@ -704,6 +704,100 @@ static void test_odd_txns(void **state)
     fx_free(x);
 }
 
+static int cr(struct fx *x, int64_t s, const char *path, const char *data)
+{
+    return create_full(x, s, TB_OP_CREATE, tb_str_c(path), tb_str_c(data),
+                       tb_acl_open_unsafe, 0, -1);
+}
+
+static void data_is(struct fx *x, const char *path, const char *expect)
+{
+    struct tree_node *n = tree_find(fsm_tree(x->f), tb_str_c(path));
+    struct tb_str d;
+
+    assert_non_null(n);
+    d = tree_node_data(n);
+    assert_int_equal(d.len, strlen(expect));
+    assert_memory_equal(d.ptr, expect, d.len);
+}
+
+/* ZooKeeper's quota bookkeeping: the stats node of the deepest quota above
+ * a change follows every create, delete and setData below it, and is
+ * counted afresh when it is created; its own Stat does not move. */
+static void test_quota(void **state)
+{
+    struct fx *x = fx_new();
+    int64_t s = open_session(x, 10000);
+    struct tb_stat before, after;
+    struct multi m;
+    struct tb_wbuf w;
+    struct fx *y;
+
+    (void)state;
+    tb_wbuf_init(&m.w);
+    assert_int_equal(cr(x, s, "/q", "abc"), 0);
+    assert_int_equal(cr(x, s, "/q/a", "12345"), 0);
+    assert_int_equal(cr(x, s, "/qx", "not under /q"), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/q", ""), 0);
+    assert_int_equal(
+        cr(x, s, "/zookeeper/quota/q/zookeeper_limits", "count=3,bytes=-1"), 0);
+    assert_int_equal(
+        cr(x, s, "/zookeeper/quota/q/zookeeper_stats", "count=0,bytes=0"), 0);
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=2,bytes=8");
+    before = stat_of(x, "/zookeeper/quota/q/zookeeper_stats");
+
+    assert_int_equal(cr(x, s, "/q/b", "xy"), 0);
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=3,bytes=10");
+    assert_int_equal(x->quota.len, 0);
+    assert_int_equal(cr(x, s, "/q/b/c", ""), 0); /* over the count */
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=4,bytes=10");
+    assert_int_equal(x->quota.len, strlen("/q count=4/3|"));
+    assert_memory_equal(x->quota.base, "/q count=4/3|", x->quota.len);
+    assert_int_equal(set_data(x, s, "/q/a", TB_STR("1"), -1), 0);
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=4,bytes=6");
+    assert_int_equal(del(x, s, "/q/b/c", -1), 0);
+    assert_int_equal(set_data(x, s, "/qx", TB_STR(""), -1), 0);
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=3,bytes=6");
+    after = stat_of(x, "/zookeeper/quota/q/zookeeper_stats");
+    assert_int_equal(after.version, before.version);
+    assert_int_equal(after.mzxid, before.mzxid);
+    assert_int_equal(after.data_length, strlen("count=3,bytes=6"));
+
+    /* A deeper quota takes its subtree's changes. */
+    assert_int_equal(cr(x, s, "/zookeeper/quota/q/b", ""), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/q/b/zookeeper_limits", ""), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/q/b/zookeeper_stats", ""), 0);
+    data_is(x, "/zookeeper/quota/q/b/zookeeper_stats", "count=1,bytes=2");
+    assert_int_equal(cr(x, s, "/q/b/d", "1234"), 0);
+    data_is(x, "/zookeeper/quota/q/b/zookeeper_stats", "count=2,bytes=6");
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=3,bytes=6");
+
+    /* A restored tree keeps the books, and reports to the new hooks. */
+    y = fx_new();
+    snap(x, &w);
+    assert_int_equal(fsm_restore(y->f, w.base, w.len), 0);
+    y->zxid = x->zxid;
+    assert_int_equal(cr(y, s, "/q/g", "1"), 0);
+    data_is(y, "/zookeeper/quota/q/zookeeper_stats", "count=4,bytes=7");
+    assert_int_equal(y->quota.len, strlen("/q count=4/3|"));
+    tb_wbuf_free(&w);
+    fx_free(y);
+
+    /* A multi that fails leaves the stats as they were. */
+    m_create(&m, TB_OP_CREATE, "/q/e", 0, -1);
+    m_delete(&m, "/q/nonexistent", -1);
+    assert_int_equal(m_apply(x, s, &m), 0);
+    assert_false(exists(x, "/q/e"));
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=3,bytes=6");
+
+    /* Without its limits, a path is under no quota. */
+    assert_int_equal(del(x, s, "/zookeeper/quota/q/zookeeper_limits", -1), 0);
+    assert_int_equal(cr(x, s, "/q/f", ""), 0);
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=3,bytes=6");
+    tb_wbuf_free(&m.w);
+    fx_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -721,6 +815,7 @@ int main(void)
         cmocka_unit_test(test_event_acls),
         cmocka_unit_test(test_delete_container),
         cmocka_unit_test(test_odd_txns),
+        cmocka_unit_test(test_quota),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

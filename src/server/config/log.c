@@ -109,24 +109,22 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
-void tb_log(int level, const char *fmt, ...)
+/* One line: the message, then `more` (if any) after a space. */
+static void vlog(int level, const char *more, const char *fmt, va_list ap)
 {
     char line[LOG_LINE_MAX];
     size_t n, room;
-    va_list ap;
     int m;
 
-    if (!tb_log_enabled(level))
-        return;
     n = tb_log_format_time(line, sizeof line, wall_ms_now());
     n += (size_t)snprintf(line + n, sizeof line - n, " %-5s ",
                           tb_log_level_name(level));
     room = sizeof line - n - 1; /* keep one byte for the newline */
-    va_start(ap, fmt);
     m = vsnprintf(line + n, room + 1, fmt, ap);
-    va_end(ap);
     if (m < 0)
         m = 0;
+    if ((size_t)m <= room && more != NULL)
+        m += snprintf(line + n + m, room + 1 - (size_t)m, " %s", more);
     if ((size_t)m > room) {
         memcpy(line + sizeof line - 4, "...", 3);
         m = (int)room;
@@ -136,4 +134,41 @@ void tb_log(int level, const char *fmt, ...)
         n--; /* callers sometimes end with one; never print two */
     line[n++] = '\n';
     write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line, n);
+}
+
+void tb_log(int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!tb_log_enabled(level))
+        return;
+    va_start(ap, fmt);
+    vlog(level, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void tb_log_rated(const struct tb_log_rate *r, int level, const char *fmt, ...)
+{
+    char more[64];
+    va_list ap;
+
+    if (!tb_log_enabled(level))
+        return;
+    snprintf(more, sizeof more, "(and %llu more since the last such line)",
+             (unsigned long long)r->skipped);
+    va_start(ap, fmt);
+    vlog(level, r->skipped > 0 ? more : NULL, fmt, ap);
+    va_end(ap);
+}
+
+int tb_log_due(struct tb_log_rate *r, uint64_t now_ms)
+{
+    if (now_ms < r->next_ms) {
+        r->unlogged++;
+        return 0;
+    }
+    r->skipped = r->unlogged;
+    r->unlogged = 0;
+    r->next_ms = now_ms + 1000;
+    return 1;
 }

@@ -33,6 +33,20 @@ void tb_log_set_fd(int fd);
 void tb_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A line a second at most for one kind of event, that may come in floods:
+ * tb_log_due counts the event and returns 1 when its line is due, with
+ * r->skipped the events left unlogged since the previous line, which
+ * tb_log_rated then adds to the line ("(and N more since the last such
+ * line)"). */
+struct tb_log_rate {
+    uint64_t next_ms;
+    uint64_t unlogged;
+    uint64_t skipped;
+};
+int tb_log_due(struct tb_log_rate *r, uint64_t now_ms);
+void tb_log_rated(const struct tb_log_rate *r, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* "error", "warn", "info", "debug" (case-insensitive; "warning" too).
  * Returns 0, or TB_EINVAL for any other text. */
 int tb_log_level_parse(const char *s, int *level);

@@ -6,6 +6,20 @@
 
 #include "server/fsm/fsm_int.h"
 
+static void on_quota(void *data, struct tb_str path, const char *what,
+                     int64_t used, int64_t limit)
+{
+    struct fsm *f = data;
+
+    if (f->h.quota)
+        f->h.quota(f->h.data, path, what, used, limit);
+}
+
+void fsm__tree_hooks(struct fsm *f)
+{
+    tree_on_quota(f->tree, on_quota, f);
+}
+
 int fsm_init(struct fsm **out, const struct fsm_hooks *h)
 {
     struct fsm *f = calloc(1, sizeof *f);
@@ -19,6 +33,7 @@ int fsm_init(struct fsm **out, const struct fsm_hooks *h)
     }
     if (h)
         f->h = *h;
+    fsm__tree_hooks(f);
     tb_map_init(&f->sessions);
     tb_queue_init(&f->sessions_list);
     tb_wbuf_init(&f->body);

@@ -41,6 +41,10 @@ struct fsm_hooks {
     /* A session was created (opened = 1) or closed (opened = 0). */
     void (*session)(void *data, int64_t session_id, int32_t timeout_ms,
                     int opened);
+    /* A write left the quota on `path` above its limit of `what` ("count"
+     * or "bytes"); limits are not enforced. */
+    void (*quota)(void *data, struct tb_str path, const char *what,
+                  int64_t used, int64_t limit);
 };
 
 int fsm_init(struct fsm **out, const struct fsm_hooks *h);

@@ -53,6 +53,8 @@ struct fsm {
  * They run the checks in ZooKeeper's order and return the first failing
  * code, 0 after applying, or TB_ENOMEM.  On success *node is the node to
  * report (created or changed), or NULL. */
+/* Points the tree's callbacks at this fsm's hooks (a new or restored tree). */
+void fsm__tree_hooks(struct fsm *f);
 int fsm__create(struct fsm *f, int32_t type,
                 const struct tb_create_ttl_req *req, struct tree_node **node);
 int fsm__delete(struct fsm *f, const struct tb_delete_req *req);

@@ -220,6 +220,7 @@ int fsm_restore(struct fsm *f, const void *buf, size_t len)
         f->sessions_list.prev->next = &f->sessions_list;
     }
     f->tree = s.tree;
+    fsm__tree_hooks(f);
     f->last_zxid = zxid;
     return 0;
 }

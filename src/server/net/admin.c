@@ -65,6 +65,8 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
     replog_get_stats(s->log, &rs);
     fourlw_emit_metric_int(e, "connection_rejected",
                            (int64_t)s->conns_rejected);
+    fourlw_emit_metric_int(e, "tumbler_quota_exceeded",
+                           (int64_t)s->quota_exceeded);
     fourlw_emit_metric_int(e, "tumbler_snapshots_taken",
                            (int64_t)rs.snapshots_taken);
     fourlw_emit_metric_int(e, "tumbler_snapshots_failed",

@@ -439,22 +439,12 @@ static void refuse(struct conn *c, const char *fmt, ...)
     if (fmt == NULL)
         goto close;
     s->conns_rejected++;
-    if (now < s->refused_log_ms) {
-        s->refused_unlogged++;
+    if (!tb_log_due(&s->refused_log, now))
         goto close;
-    }
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    if (s->refused_unlogged == 0)
-        tb_log(TB_LOG_WARN, "%s; closing %s", why, c->peer);
-    else
-        tb_log(TB_LOG_WARN,
-               "%s; closing %s (and %llu more since the last "
-               "such line)",
-               why, c->peer, (unsigned long long)s->refused_unlogged);
-    s->refused_log_ms = now + 1000;
-    s->refused_unlogged = 0;
+    tb_log_rated(&s->refused_log, TB_LOG_WARN, "%s; closing %s", why, c->peer);
 close:
     c->tcp.data = NULL;
     uv_close((uv_handle_t *)&c->tcp, on_closed);

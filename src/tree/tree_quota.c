@@ -1,0 +1,160 @@
+/* ZooKeeper's quotas.  A node /zookeeper/quota<P>/zookeeper_limits puts the
+ * subtree at P under a quota ("count=N,bytes=M", -1 for none), and
+ * /zookeeper/quota<P>/zookeeper_stats holds what the subtree uses, in the
+ * same form.  Every create, delete and setData in the subtree updates the
+ * stats of the deepest P above it, without changing the stats node's Stat,
+ * as DataTree.updateQuotaStat does; creating the stats node counts the
+ * subtree afresh.  Limits are not enforced (ZooKeeper's default): going over
+ * one is reported through the tree's quota callback.
+ *
+ * Whether a path is under a quota is read from the tree itself, so a
+ * rolled-back multi and a restored snapshot need nothing more; with no
+ * quota at all, /zookeeper/quota has no children and a write pays one
+ * test. */
+#include "tree/tree_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QROOT     "/zookeeper/quota"
+#define QROOT_LEN (sizeof QROOT - 1)
+#define LIMITS    "/zookeeper_limits"
+#define STATS     "/zookeeper_stats"
+
+/* The value of key in "k=v,k=v": 0, or -1 when absent or not a number. */
+static int kv_get(struct tb_str s, const char *key, int64_t *v)
+{
+    size_t klen = strlen(key), i = 0, j;
+    char num[24];
+    char *end;
+
+    while (i < s.len) {
+        for (j = i; j < s.len && s.ptr[j] != ','; j++)
+            ;
+        if (j - i > klen && memcmp(s.ptr + i, key, klen) == 0 &&
+            s.ptr[i + klen] == '=' && j - i - klen - 1 < sizeof num) {
+            memcpy(num, s.ptr + i + klen + 1, j - i - klen - 1);
+            num[j - i - klen - 1] = '\0';
+            *v = strtoll(num, &end, 10);
+            return num[0] != '\0' && *end == '\0' ? 0 : -1;
+        }
+        i = j + 1;
+    }
+    return -1;
+}
+
+static struct tb_str node_data(const struct tree_node *n)
+{
+    return (struct tb_str){(const char *)n->data, n->data_len};
+}
+
+/* The node QROOT + prefix + suffix, if any. */
+static struct tree_node *qnode(const struct tree *t, const char *prefix,
+                               size_t len, const char *suffix)
+{
+    size_t slen = strlen(suffix);
+    char *p = malloc(QROOT_LEN + len + slen);
+    struct tree_node *n;
+
+    if (p == NULL)
+        return NULL;
+    memcpy(p, QROOT, QROOT_LEN);
+    memcpy(p + QROOT_LEN, prefix, len);
+    memcpy(p + QROOT_LEN + len, suffix, slen);
+    n = tree_find(t, (struct tb_str){p, QROOT_LEN + len + slen});
+    free(p);
+    return n;
+}
+
+/* Replaces a stats node's data, as a setData that leaves its Stat alone. */
+static void put_stats(struct tree *t, struct tree_node *n, int64_t count,
+                      int64_t bytes)
+{
+    char buf[64];
+    int len = snprintf(buf, sizeof buf, "count=%" PRId64 ",bytes=%" PRId64,
+                       count, bytes);
+    uint8_t *copy = malloc((size_t)len);
+
+    /* Out of memory, the stats miss one change rather than fail a write
+     * that has already happened. */
+    if (copy == NULL || tree__undo_reserve(t) != 0) {
+        free(copy);
+        return;
+    }
+    memcpy(copy, buf, (size_t)len);
+    tree__undo_data(t, n);
+    t->data_size = t->data_size - n->data_len + (uint64_t)len;
+    n->data = copy;
+    n->data_len = (uint32_t)len;
+    n->data_null = 0;
+}
+
+static void report(struct tree *t, const char *prefix, size_t len,
+                   const struct tree_node *limits, const char *key,
+                   int64_t used)
+{
+    int64_t limit;
+
+    if (t->quota_cb != NULL && kv_get(node_data(limits), key, &limit) == 0 &&
+        limit > -1 && used > limit)
+        t->quota_cb(t->quota_arg, (struct tb_str){prefix, len}, key, used,
+                    limit);
+}
+
+void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
+                     int64_t bytes)
+{
+    struct tree_node *quota = t->quota, *limits = NULL, *stats;
+    const char *path = n->path;
+    size_t len = n->path_len;
+    int64_t c, b;
+
+    if (quota == NULL || quota->nkids == 0)
+        return;
+    /* The deepest prefix of the path, itself included, with limits; "/" is
+     * never one. */
+    for (; len > 1; len--) {
+        if (len < n->path_len && path[len] != '/')
+            continue;
+        if ((limits = qnode(t, path, len, LIMITS)) != NULL)
+            break;
+    }
+    /* A stats node under a quota of its own counts only others' changes. */
+    if (len <= 1 || (stats = qnode(t, path, len, STATS)) == NULL || stats == n)
+        return;
+    if (kv_get(node_data(stats), "count", &c) != 0)
+        c = -1;
+    if (kv_get(node_data(stats), "bytes", &b) != 0)
+        b = -1;
+    put_stats(t, stats, c + count, b + bytes);
+    report(t, path, len, limits, "count", c + count);
+    report(t, path, len, limits, "bytes", b + bytes);
+}
+
+void tree__quota_created(struct tree *t, struct tree_node *n)
+{
+    const struct tree_node *top, *m;
+    const char *prefix = n->path + QROOT_LEN;
+    size_t len = n->name_off - 1 - QROOT_LEN;
+    int64_t count = 0, bytes = 0, created = n->data_len;
+
+    if (n->parent != t->quota && n->path_len > QROOT_LEN + 1 &&
+        memcmp(n->path, QROOT "/", QROOT_LEN + 1) == 0 &&
+        strcmp(n->path + n->name_off, STATS + 1) == 0) {
+        if ((top = tree_find(t, (struct tb_str){prefix, len})) != NULL)
+            for (m = top; m != NULL; m = tree__walk_next(m, top)) {
+                count++;
+                bytes += m->data_len;
+            }
+        put_stats(t, n, count, bytes);
+    }
+    tree__quota_add(t, n, 1, created);
+}
+
+void tree_on_quota(struct tree *t, tree_quota_cb cb, void *arg)
+{
+    t->quota_cb = cb;
+    t->quota_arg = arg;
+}
