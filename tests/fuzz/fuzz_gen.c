@@ -170,8 +170,18 @@ struct tree_node *fz_node_at(const struct tree *t, uint32_t i)
     return a.found;
 }
 
-static const char *const names[] = {"a",  "b", "c",         "d",
-                                    "n-", "x", "zookeeper", "config"};
+/* zookeeper_limits and zookeeper_stats under /zookeeper/quota make quotas. */
+static const char *const names[] = {"a",
+                                    "b",
+                                    "c",
+                                    "d",
+                                    "n-",
+                                    "x",
+                                    "zookeeper",
+                                    "config",
+                                    "quota",
+                                    "zookeeper_limits",
+                                    "zookeeper_stats"};
 #define NNAMES (sizeof names / sizeof names[0])
 
 static const struct tb_str awkward[] = {
