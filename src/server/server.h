@@ -51,7 +51,7 @@ struct tbd {
     uint64_t conns_rejected;                   /* refused over either limit */
     struct tb_log_rate refused_log;            /* conn.c's refuse() */
     struct tb_log_rate quota_log;              /* quotas gone over */
-    uint64_t quota_exceeded;                   /* writes that did so */
+    uint64_t quota_exceeded;                   /* limits a write went over */
     int64_t server_id;
 
     /* What every connection reads into when its last read left nothing

@@ -23,10 +23,12 @@
 #define LIMITS    "/zookeeper_limits"
 #define STATS     "/zookeeper_stats"
 
-/* The value of key in "k=v,k=v": 0, or -1 when absent or not a number. */
+/* The value of key in "k=v,k=v": 0, or -1 when absent or not a number.  A
+ * value ends at the next '=' too, as ZooKeeper's StatsTrack reads it: 3.8's
+ * zkCli writes limits as "count=4,bytes=-1=;byteHardLimit=-1;...". */
 static int kv_get(struct tb_str s, const char *key, int64_t *v)
 {
-    size_t klen = strlen(key), i = 0, j;
+    size_t klen = strlen(key), i = 0, j, k;
     char num[24];
     char *end;
 
@@ -34,11 +36,16 @@ static int kv_get(struct tb_str s, const char *key, int64_t *v)
         for (j = i; j < s.len && s.ptr[j] != ','; j++)
             ;
         if (j - i > klen && memcmp(s.ptr + i, key, klen) == 0 &&
-            s.ptr[i + klen] == '=' && j - i - klen - 1 < sizeof num) {
-            memcpy(num, s.ptr + i + klen + 1, j - i - klen - 1);
-            num[j - i - klen - 1] = '\0';
+            s.ptr[i + klen] == '=') {
+            for (k = i + klen + 1; k < j && s.ptr[k] != '='; k++)
+                ;
+            k -= i + klen + 1;
+            if (k == 0 || k >= sizeof num)
+                return -1;
+            memcpy(num, s.ptr + i + klen + 1, k);
+            num[k] = '\0';
             *v = strtoll(num, &end, 10);
-            return num[0] != '\0' && *end == '\0' ? 0 : -1;
+            return *end == '\0' ? 0 : -1;
         }
         i = j + 1;
     }
@@ -136,14 +143,16 @@ void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
 void tree__quota_created(struct tree *t, struct tree_node *n)
 {
     const struct tree_node *top, *m;
-    const char *prefix = n->path + QROOT_LEN;
-    size_t len = n->name_off - 1 - QROOT_LEN;
+    struct tb_str prefix;
     int64_t count = 0, bytes = 0, created = n->data_len;
 
+    /* A stats node under /zookeeper/quota/<P>, P not empty. */
     if (n->parent != t->quota && n->path_len > QROOT_LEN + 1 &&
         memcmp(n->path, QROOT "/", QROOT_LEN + 1) == 0 &&
         strcmp(n->path + n->name_off, STATS + 1) == 0) {
-        if ((top = tree_find(t, (struct tb_str){prefix, len})) != NULL)
+        prefix.ptr = n->path + QROOT_LEN;
+        prefix.len = n->name_off - 1 - QROOT_LEN;
+        if ((top = tree_find(t, prefix)) != NULL)
             for (m = top; m != NULL; m = tree__walk_next(m, top)) {
                 count++;
                 bytes += m->data_len;

@@ -771,6 +771,19 @@ static void test_quota(void **state)
     assert_int_equal(cr(x, s, "/q/b/d", "1234"), 0);
     data_is(x, "/zookeeper/quota/q/b/zookeeper_stats", "count=2,bytes=6");
     data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=3,bytes=6");
+    /* Limits as 3.8's zkCli writes them: a value ends at '=' too. */
+    assert_int_equal(
+        set_data(x, s, "/zookeeper/quota/q/b/zookeeper_limits",
+                 TB_STR("count=-1,bytes=7=;byteHardLimit=-1;countHardLimit=-1"),
+                 -1),
+        0);
+    x->quota.len = 0;
+    assert_int_equal(set_data(x, s, "/q/b/d", TB_STR("12345"), -1), 0);
+    assert_int_equal(x->quota.len, 0); /* 7 bytes: at the limit */
+    assert_int_equal(set_data(x, s, "/q/b/d", TB_STR("123456"), -1), 0);
+    assert_int_equal(x->quota.len, strlen("/q/b bytes=8/7|"));
+    assert_memory_equal(x->quota.base, "/q/b bytes=8/7|", x->quota.len);
+    assert_int_equal(set_data(x, s, "/q/b/d", TB_STR("1234"), -1), 0);
 
     /* A restored tree keeps the books, and reports to the new hooks. */
     y = fx_new();
