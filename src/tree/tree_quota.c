@@ -20,8 +20,8 @@
 
 #define QROOT     "/zookeeper/quota"
 #define QROOT_LEN (sizeof QROOT - 1)
-#define LIMITS    "/zookeeper_limits"
-#define STATS     "/zookeeper_stats"
+#define LIMITS    "zookeeper_limits"
+#define STATS     "zookeeper_stats"
 
 /* The value of key in "k=v,k=v": 0, or -1 when absent or not a number.  A
  * value ends at the next '=' too, as ZooKeeper's StatsTrack reads it: 3.8's
@@ -125,11 +125,12 @@ void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
     for (; len > 1; len--) {
         if (len < n->path_len && path[len] != '/')
             continue;
-        if ((limits = qnode(t, path, len, LIMITS)) != NULL)
+        if ((limits = qnode(t, path, len, "/" LIMITS)) != NULL)
             break;
     }
     /* A stats node under a quota of its own counts only others' changes. */
-    if (len <= 1 || (stats = qnode(t, path, len, STATS)) == NULL || stats == n)
+    if (len <= 1 || (stats = qnode(t, path, len, "/" STATS)) == NULL ||
+        stats == n)
         return;
     if (kv_get(node_data(stats), "count", &c) != 0)
         c = -1;
@@ -149,7 +150,7 @@ void tree__quota_created(struct tree *t, struct tree_node *n)
     /* A stats node under /zookeeper/quota/<P>, P not empty. */
     if (n->parent != t->quota && n->path_len > QROOT_LEN + 1 &&
         memcmp(n->path, QROOT "/", QROOT_LEN + 1) == 0 &&
-        strcmp(n->path + n->name_off, STATS + 1) == 0) {
+        strcmp(n->path + n->name_off, STATS) == 0) {
         prefix.ptr = n->path + QROOT_LEN;
         prefix.len = n->name_off - 1 - QROOT_LEN;
         if ((top = tree_find(t, prefix)) != NULL)

@@ -111,6 +111,8 @@ static void write_all(int fd, const char *p, size_t n)
 
 /* One line: the message, then `more` (if any) after a space. */
 static void vlog(int level, const char *more, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void vlog(int level, const char *more, const char *fmt, va_list ap)
 {
     char line[LOG_LINE_MAX];
     size_t n, room;
