@@ -57,22 +57,15 @@ static struct tb_str node_data(const struct tree_node *n)
     return (struct tb_str){(const char *)n->data, n->data_len};
 }
 
-/* The node QROOT + prefix + suffix, if any. */
-static struct tree_node *qnode(const struct tree *t, const char *prefix,
-                               size_t len, const char *suffix)
+/* The node QROOT + path[0, len) + suffix, if any.  buf holds QROOT + path
+ * and room for the suffix, which is written over what follows path[len). */
+static struct tree_node *qnode(const struct tree *t, char *buf, size_t len,
+                               const char *suffix)
 {
     size_t slen = strlen(suffix);
-    char *p = malloc(QROOT_LEN + len + slen);
-    struct tree_node *n;
 
-    if (p == NULL)
-        return NULL;
-    memcpy(p, QROOT, QROOT_LEN);
-    memcpy(p + QROOT_LEN, prefix, len);
-    memcpy(p + QROOT_LEN + len, suffix, slen);
-    n = tree_find(t, (struct tb_str){p, QROOT_LEN + len + slen});
-    free(p);
-    return n;
+    memcpy(buf + QROOT_LEN + len, suffix, slen);
+    return tree_find(t, (struct tb_str){buf, QROOT_LEN + len + slen});
 }
 
 /* Replaces a stats node's data, as a setData that leaves its Stat alone. */
@@ -113,24 +106,31 @@ static void report(struct tree *t, const char *prefix, size_t len,
 void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
                      int64_t bytes)
 {
-    struct tree_node *quota = t->quota, *limits = NULL, *stats;
+    struct tree_node *quota = t->quota, *limits = NULL, *stats = NULL;
     const char *path = n->path;
     size_t len = n->path_len;
     int64_t c, b;
+    char *buf;
 
     if (quota == NULL || quota->nkids == 0)
         return;
+    if ((buf = malloc(QROOT_LEN + len + sizeof "/" LIMITS)) == NULL)
+        return;
+    memcpy(buf, QROOT, QROOT_LEN);
+    memcpy(buf + QROOT_LEN, path, len);
     /* The deepest prefix of the path, itself included, with limits; "/" is
      * never one. */
     for (; len > 1; len--) {
         if (len < n->path_len && path[len] != '/')
             continue;
-        if ((limits = qnode(t, path, len, "/" LIMITS)) != NULL)
+        if ((limits = qnode(t, buf, len, "/" LIMITS)) != NULL) {
+            stats = qnode(t, buf, len, "/" STATS);
             break;
+        }
     }
+    free(buf);
     /* A stats node under a quota of its own counts only others' changes. */
-    if (len <= 1 || (stats = qnode(t, path, len, "/" STATS)) == NULL ||
-        stats == n)
+    if (stats == NULL || stats == n)
         return;
     if (kv_get(node_data(stats), "count", &c) != 0)
         c = -1;
