@@ -557,8 +557,7 @@ int tree_delete(struct tree *t, struct tree_node *n, int64_t zxid)
     return 0;
 }
 
-int tree_set_data(struct tree *t, struct tree_node *n, struct tb_str data,
-                  int32_t version, int64_t zxid, int64_t time)
+int tree__put_data(struct tree *t, struct tree_node *n, struct tb_str data)
 {
     uint8_t *copy = NULL;
 
@@ -576,13 +575,24 @@ int tree_set_data(struct tree *t, struct tree_node *n, struct tb_str data,
     }
     tree__undo_data(t, n);
     t->data_size = t->data_size - n->data_len + data.len;
-    tree__quota_add(t, n, 0, (int64_t)data.len - (int64_t)n->data_len);
     n->data = copy;
     n->data_len = (uint32_t)data.len;
     n->data_null = data.ptr == NULL;
+    return 0;
+}
+
+int tree_set_data(struct tree *t, struct tree_node *n, struct tb_str data,
+                  int32_t version, int64_t zxid, int64_t time)
+{
+    int64_t grown = (int64_t)data.len - (int64_t)n->data_len;
+    int rv;
+
+    if ((rv = tree__put_data(t, n, data)) != 0)
+        return rv;
     n->version = version;
     n->mzxid = zxid;
     n->mtime = time;
+    tree__quota_add(t, n, 0, grown);
     return 0;
 }
 

@@ -195,6 +195,9 @@ int tree__undo_reserve(struct tree *t);
 struct tree_undo *tree__undo_push(struct tree *t, enum tree_undo_kind kind,
                                   struct tree_node *n);
 void tree__undo_data(struct tree *t, struct tree_node *n);
+/* A copy of data in place of n's, undoable, its Stat untouched; 0 or
+ * TB_ENOMEM (nothing changed). */
+int tree__put_data(struct tree *t, struct tree_node *n, struct tb_str data);
 /* The next node after n in a preorder walk of top's subtree, or NULL. */
 const struct tree_node *tree__walk_next(const struct tree_node *n,
                                         const struct tree_node *top);

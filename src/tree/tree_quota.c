@@ -68,27 +68,17 @@ static struct tree_node *qnode(const struct tree *t, char *buf, size_t len,
     return tree_find(t, (struct tb_str){buf, QROOT_LEN + len + slen});
 }
 
-/* Replaces a stats node's data, as a setData that leaves its Stat alone. */
+/* Replaces a stats node's data, as a setData that leaves its Stat alone.
+ * Out of memory, the stats miss one change rather than fail a write that
+ * has already happened. */
 static void put_stats(struct tree *t, struct tree_node *n, int64_t count,
                       int64_t bytes)
 {
     char buf[64];
     int len = snprintf(buf, sizeof buf, "count=%" PRId64 ",bytes=%" PRId64,
                        count, bytes);
-    uint8_t *copy = malloc((size_t)len);
 
-    /* Out of memory, the stats miss one change rather than fail a write
-     * that has already happened. */
-    if (copy == NULL || tree__undo_reserve(t) != 0) {
-        free(copy);
-        return;
-    }
-    memcpy(copy, buf, (size_t)len);
-    tree__undo_data(t, n);
-    t->data_size = t->data_size - n->data_len + (uint64_t)len;
-    n->data = copy;
-    n->data_len = (uint32_t)len;
-    n->data_null = 0;
+    (void)tree__put_data(t, n, (struct tb_str){buf, (size_t)len});
 }
 
 static void report(struct tree *t, const char *prefix, size_t len,
@@ -147,6 +137,8 @@ void tree__quota_created(struct tree *t, struct tree_node *n)
     struct tb_str prefix;
     int64_t count = 0, bytes = 0, created = n->data_len;
 
+    if (t->quota == NULL || t->quota->nkids == 0)
+        return; /* no quota, and this is no stats node */
     /* A stats node under /zookeeper/quota/<P>, P not empty. */
     if (n->parent != t->quota && n->path_len > QROOT_LEN + 1 &&
         memcmp(n->path, QROOT "/", QROOT_LEN + 1) == 0 &&

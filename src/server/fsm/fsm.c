@@ -6,18 +6,9 @@
 
 #include "server/fsm/fsm_int.h"
 
-static void on_quota(void *data, struct tb_str path, const char *what,
-                     int64_t used, int64_t limit)
-{
-    struct fsm *f = data;
-
-    if (f->h.quota)
-        f->h.quota(f->h.data, path, what, used, limit);
-}
-
 void fsm__tree_hooks(struct fsm *f)
 {
-    tree_on_quota(f->tree, on_quota, f);
+    tree_on_quota(f->tree, f->h.quota, f->h.data);
 }
 
 int fsm_init(struct fsm **out, const struct fsm_hooks *h)
@@ -64,6 +55,7 @@ void fsm_set_hooks(struct fsm *f, const struct fsm_hooks *h)
     memset(&f->h, 0, sizeof f->h);
     if (h)
         f->h = *h;
+    fsm__tree_hooks(f);
 }
 
 struct tree *fsm_tree(const struct fsm *f)

@@ -43,8 +43,7 @@ struct fsm_hooks {
                     int opened);
     /* A write left the quota on `path` above its limit of `what` ("count"
      * or "bytes"); limits are not enforced. */
-    void (*quota)(void *data, struct tb_str path, const char *what,
-                  int64_t used, int64_t limit);
+    tree_quota_cb quota;
 };
 
 int fsm_init(struct fsm **out, const struct fsm_hooks *h);
