@@ -33,6 +33,12 @@ int tb_get_BOOL(struct tb_rd *r, uint8_t *v)
     return 0;
 }
 
+int tb_get_FLAGS(struct tb_rd *r, uint8_t *v)
+{
+    *v = r->pos < r->end ? *r->pos++ : 0;
+    return 0;
+}
+
 int tb_get_BUF(struct tb_rd *r, struct tb_str *v)
 {
     int32_t n;
@@ -176,6 +182,11 @@ void tb_put_BOOL(struct tb_wbuf *w, uint8_t v)
     tb_wbuf_put(w, &b, 1);
 }
 
+void tb_put_FLAGS(struct tb_wbuf *w, uint8_t v)
+{
+    tb_wbuf_put(w, &v, 1);
+}
+
 void tb_put_BUF(struct tb_wbuf *w, struct tb_str v)
 {
     if (v.ptr == NULL) {
@@ -233,6 +244,7 @@ void tb_put_acl(struct tb_wbuf *w, const struct tb_acl *a)
 #define TB__PUT_I32 tb_put_I32
 #define TB__PUT_I64 tb_put_I64
 #define TB__PUT_BOOL tb_put_BOOL
+#define TB__PUT_FLAGS  tb_put_FLAGS
 #define TB__PUT_STR tb_put_STR
 #define TB__PUT_BUF tb_put_BUF
 #define TB__PUT_STAT PUT_STAT

@@ -113,6 +113,7 @@ typedef struct tb_stat tb__STAT;
 typedef struct tb_vec tb__ACLS; /* vector<ACL> */
 typedef struct tb_vec tb__STRS; /* vector<ustring> */
 typedef struct tb_vec tb__IDS;  /* vector<Id> (whoAmI's ClientInfo) */
+typedef uint8_t tb__FLAGS;      /* a last byte older records lack: 0 */
 
 /* Every record with a fixed shape: name, fields as F(TYPE, field). */
 #define TB_RECORDS(R)                                                       \
@@ -150,7 +151,8 @@ typedef struct tb_vec tb__IDS;  /* vector<Id> (whoAmI's ClientInfo) */
     R(error_resp, F(I32, err))                                              \
     R(watcher_event, F(I32, type) F(I32, state) F(STR, path))              \
     R(txn, F(I32, type) F(I64, session) F(I32, xid) F(I64, time)            \
-               F(I64, origin) F(BOOL, super) F(IDS, ids) F(BUF, body))      \
+               F(I64, origin) F(BOOL, super) F(IDS, ids) F(BUF, body)       \
+               F(FLAGS, flags))                                             \
     R(create_session_txn, F(I32, timeout) F(BUF, passwd))                   \
     R(session_resp, F(I64, session) F(I32, timeout) F(BUF, passwd))
 
@@ -173,7 +175,11 @@ TB_RECORDS(TB__REC_DECL)
  * (body create_session_txn), closeSession (empty body; also used for
  * expiry) or deleteContainer (body path_req; container and TTL cleanup).
  * `origin` routes the reply back to the connection that asked and has no
- * effect on the state.  The result of createSession is a session_resp. */
+ * effect on the state.  The result of createSession is a session_resp.
+ * `flags` carries the leader's policies that change what a txn does, so
+ * that every replica applies it alike whatever its own configuration;
+ * entries logged before the field existed read as 0. */
+#define TB_TXN_ENFORCE_QUOTA 0x01 /* refuse writes over a hard quota limit */
 
 /* ConnectRequest/Response: the trailing readOnly byte is optional and its
  * presence is mirrored, so these two are written by hand. */
@@ -210,9 +216,11 @@ int tb_get_STAT(struct tb_rd *r, struct tb_stat *v);
 int tb_get_ACLS(struct tb_rd *r, struct tb_vec *v);
 int tb_get_STRS(struct tb_rd *r, struct tb_vec *v);
 int tb_get_IDS(struct tb_rd *r, struct tb_vec *v);
+int tb_get_FLAGS(struct tb_rd *r, uint8_t *v); /* 0 at the end of input */
 void tb_put_I32(struct tb_wbuf *w, int32_t v);
 void tb_put_I64(struct tb_wbuf *w, int64_t v);
 void tb_put_BOOL(struct tb_wbuf *w, uint8_t v);
+void tb_put_FLAGS(struct tb_wbuf *w, uint8_t v);
 void tb_put_STR(struct tb_wbuf *w, struct tb_str v);
 void tb_put_BUF(struct tb_wbuf *w, struct tb_str v);
 void tb_put_STAT(struct tb_wbuf *w, const struct tb_stat *v);

@@ -36,16 +36,26 @@ static void hook_session(void *data, int64_t id, int32_t timeout, int opened)
 }
 
 static void hook_quota(void *data, struct tb_str path, const char *what,
-                       int64_t used, int64_t limit)
+                       int64_t used, int64_t limit, int refused)
 {
     struct tbd *s = data;
 
-    s->quota_exceeded++;
+    if (refused)
+        s->quota_refused++;
+    else
+        s->quota_exceeded++;
     if (!tb_log_due(&s->quota_log, tbd_now_ms(s)))
         return;
-    tb_log_rated(&s->quota_log, TB_LOG_WARN,
-                 "quota exceeded on %.*s: %s=%lld, limit %lld", (int)path.len,
-                 path.ptr, what, (long long)used, (long long)limit);
+    if (refused)
+        tb_log_rated(&s->quota_log, TB_LOG_WARN,
+                     "write refused: quota on %.*s: %s %lld, would be %lld",
+                     (int)path.len, path.ptr, what, (long long)limit,
+                     (long long)used);
+    else
+        tb_log_rated(&s->quota_log, TB_LOG_WARN,
+                     "quota exceeded on %.*s: %s=%lld, limit %lld",
+                     (int)path.len, path.ptr, what, (long long)used,
+                     (long long)limit);
 }
 
 struct deliver {

@@ -52,6 +52,7 @@ struct tbd {
     struct tb_log_rate refused_log;            /* conn.c's refuse() */
     struct tb_log_rate quota_log;              /* quotas gone over */
     uint64_t quota_exceeded;                   /* limits a write went over */
+    uint64_t quota_refused;                    /* writes a hard limit refused */
     int64_t server_id;
 
     /* What every connection reads into when its last read left nothing

@@ -67,11 +67,17 @@ static inline int64_t tree_owner_ttl(int64_t owner)
 int tree_init(struct tree **out);
 void tree_close(struct tree *t);
 
-/* Called when a write leaves a quota's use above one of its limits (what
- * is "count" or "bytes"; path is the quota's); see tree_quota.c. */
+/* Quotas (tree_quota.c).  The callback is told when a write leaves a
+ * quota's use above its soft limit `what` ("count" or "bytes"), or, with
+ * refused set, when tree_quota_check refuses one that would take it past a
+ * hard limit ("countHardLimit" or "byteHardLimit"); path is the quota's. */
 typedef void (*tree_quota_cb)(void *arg, struct tb_str path, const char *what,
-                              int64_t used, int64_t limit);
+                              int64_t used, int64_t limit, int refused);
 void tree_on_quota(struct tree *t, tree_quota_cb cb, void *arg);
+/* 0, or TB_EQUOTAEXCEEDED when adding count nodes and bytes bytes at path
+ * would take the quota over it past a hard limit, or TB_ENOMEM. */
+int tree_quota_check(struct tree *t, struct tb_str path, int64_t count,
+                     int64_t bytes);
 
 /* Reads.  Views returned here stay valid until the next mutation.
  * tree_find is not for a forked child: a large path table is not inherited

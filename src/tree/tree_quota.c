@@ -4,8 +4,10 @@
  * same form.  Every create, delete and setData in the subtree updates the
  * stats of the deepest P above it, without changing the stats node's Stat,
  * as DataTree.updateQuotaStat does; creating the stats node counts the
- * subtree afresh.  Limits are not enforced (ZooKeeper's default): going over
- * one is reported through the tree's quota callback.
+ * subtree afresh.  Going over a limit is reported through the tree's quota
+ * callback.  tree_quota_check refuses a write beforehand that would go over
+ * a hard limit ("countHardLimit", "byteHardLimit"); the caller decides
+ * whether to ask, as ZooKeeper asks only with zookeeper.enforceQuota.
  *
  * Whether a path is under a quota is read from the tree itself, so a
  * rolled-back multi and a restored snapshot need nothing more; with no
@@ -23,33 +25,35 @@
 #define LIMITS    "zookeeper_limits"
 #define STATS     "zookeeper_stats"
 
-/* The value of key in "k=v,k=v": 0, or -1 when absent or not a number.  A
- * value ends at the next '=' too, as ZooKeeper's StatsTrack reads it: 3.8's
- * zkCli writes limits as "count=4,bytes=-1=;byteHardLimit=-1;...". */
+/* The value of key in "k=v,k=v;k=v", read as ZooKeeper's StatsTrack reads
+ * it: pairs split at ',' or ';', a value ends at the next '=' (3.8's zkCli
+ * writes "count=4,bytes=-1=;byteHardLimit=-1;countHardLimit=-1"), the last
+ * pair with the key wins.  0, or -1 when absent or not a number. */
 static int kv_get(struct tb_str s, const char *key, int64_t *v)
 {
     size_t klen = strlen(key), i = 0, j, k;
     char num[24];
     char *end;
+    int found = -1;
 
-    while (i < s.len) {
-        for (j = i; j < s.len && s.ptr[j] != ','; j++)
+    for (; i < s.len; i = j + 1) {
+        for (j = i; j < s.len && s.ptr[j] != ',' && s.ptr[j] != ';'; j++)
             ;
-        if (j - i > klen && memcmp(s.ptr + i, key, klen) == 0 &&
-            s.ptr[i + klen] == '=') {
-            for (k = i + klen + 1; k < j && s.ptr[k] != '='; k++)
-                ;
-            k -= i + klen + 1;
-            if (k == 0 || k >= sizeof num)
-                return -1;
-            memcpy(num, s.ptr + i + klen + 1, k);
-            num[k] = '\0';
-            *v = strtoll(num, &end, 10);
-            return *end == '\0' ? 0 : -1;
-        }
-        i = j + 1;
+        if (j - i <= klen || memcmp(s.ptr + i, key, klen) != 0 ||
+            s.ptr[i + klen] != '=')
+            continue;
+        for (k = i + klen + 1; k < j && s.ptr[k] != '='; k++)
+            ;
+        k -= i + klen + 1;
+        found = -1;
+        if (k == 0 || k >= sizeof num)
+            continue;
+        memcpy(num, s.ptr + i + klen + 1, k);
+        num[k] = '\0';
+        *v = strtoll(num, &end, 10);
+        found = *end == '\0' ? 0 : -1;
     }
-    return -1;
+    return found;
 }
 
 static struct tb_str node_data(const struct tree_node *n)
@@ -68,9 +72,7 @@ static struct tree_node *qnode(const struct tree *t, char *buf, size_t len,
     return tree_find(t, (struct tb_str){buf, QROOT_LEN + len + slen});
 }
 
-/* Replaces a stats node's data, as a setData that leaves its Stat alone.
- * Out of memory, the stats miss one change rather than fail a write that
- * has already happened. */
+/* Replaces a stats node's data, as a setData that leaves its Stat alone. */
 static void put_stats(struct tree *t, struct tree_node *n, int64_t count,
                       int64_t bytes)
 {
@@ -81,7 +83,7 @@ static void put_stats(struct tree *t, struct tree_node *n, int64_t count,
     (void)tree__put_data(t, n, (struct tb_str){buf, (size_t)len});
 }
 
-static void report(struct tree *t, const char *prefix, size_t len,
+static void report(struct tree *t, struct tb_str prefix,
                    const struct tree_node *limits, const char *key,
                    int64_t used)
 {
@@ -89,46 +91,97 @@ static void report(struct tree *t, const char *prefix, size_t len,
 
     if (t->quota_cb != NULL && kv_get(node_data(limits), key, &limit) == 0 &&
         limit > -1 && used > limit)
-        t->quota_cb(t->quota_arg, (struct tb_str){prefix, len}, key, used,
-                    limit);
+        t->quota_cb(t->quota_arg, prefix, key, used, limit, 0);
+}
+
+/* The quota over path: the deepest prefix of it, itself included, with
+ * limits ("/" is never one).  *len is its length, with its limits and stats
+ * nodes; 0 when there is none, or it has no stats, whose absence ZooKeeper
+ * takes as no quota.  Returns 0 or TB_ENOMEM. */
+static int find_quota(const struct tree *t, struct tb_str path, size_t *len,
+                      struct tree_node **limits, struct tree_node **stats)
+{
+    const struct tree_node *quota = t->quota;
+    size_t n = path.len;
+    char *buf;
+
+    *limits = *stats = NULL;
+    *len = 0;
+    if (quota == NULL || quota->nkids == 0)
+        return 0;
+    if ((buf = malloc(QROOT_LEN + n + sizeof "/" LIMITS)) == NULL)
+        return TB_ENOMEM;
+    memcpy(buf, QROOT, QROOT_LEN);
+    memcpy(buf + QROOT_LEN, path.ptr, n);
+    for (; n > 1; n--) {
+        if (n < path.len && path.ptr[n] != '/')
+            continue;
+        if ((*limits = qnode(t, buf, n, "/" LIMITS)) != NULL) {
+            *stats = qnode(t, buf, n, "/" STATS);
+            break;
+        }
+    }
+    free(buf);
+    *len = *stats != NULL ? n : 0;
+    return 0;
+}
+
+static int64_t stat_of(const struct tree_node *stats, const char *key)
+{
+    int64_t v;
+
+    return kv_get(node_data(stats), key, &v) == 0 ? v : -1;
 }
 
 void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
                      int64_t bytes)
 {
-    struct tree_node *quota = t->quota, *limits = NULL, *stats = NULL;
-    const char *path = n->path;
-    size_t len = n->path_len;
+    struct tree_node *limits, *stats;
+    struct tb_str path = {n->path, n->path_len};
     int64_t c, b;
-    char *buf;
 
-    if (quota == NULL || quota->nkids == 0)
+    /* Out of memory, the stats miss one change rather than fail a write
+     * that has already happened.  A stats node under a quota of its own
+     * counts only others' changes. */
+    if (find_quota(t, path, &path.len, &limits, &stats) != 0 || path.len == 0 ||
+        stats == n)
         return;
-    if ((buf = malloc(QROOT_LEN + len + sizeof "/" LIMITS)) == NULL)
-        return;
-    memcpy(buf, QROOT, QROOT_LEN);
-    memcpy(buf + QROOT_LEN, path, len);
-    /* The deepest prefix of the path, itself included, with limits; "/" is
-     * never one. */
-    for (; len > 1; len--) {
-        if (len < n->path_len && path[len] != '/')
-            continue;
-        if ((limits = qnode(t, buf, len, "/" LIMITS)) != NULL) {
-            stats = qnode(t, buf, len, "/" STATS);
-            break;
-        }
-    }
-    free(buf);
-    /* A stats node under a quota of its own counts only others' changes. */
-    if (stats == NULL || stats == n)
-        return;
-    if (kv_get(node_data(stats), "count", &c) != 0)
-        c = -1;
-    if (kv_get(node_data(stats), "bytes", &b) != 0)
-        b = -1;
-    put_stats(t, stats, c + count, b + bytes);
-    report(t, path, len, limits, "count", c + count);
-    report(t, path, len, limits, "bytes", b + bytes);
+    c = stat_of(stats, "count") + count;
+    b = stat_of(stats, "bytes") + bytes;
+    put_stats(t, stats, c, b);
+    report(t, path, limits, "count", c);
+    report(t, path, limits, "bytes", b);
+}
+
+/* Whether adding diff to the stats' `used` passes the hard limit `key`
+ * (reported if so); a write that leaves `used` alone is not checked. */
+static int over_hard(struct tree *t, struct tb_str prefix,
+                     const struct tree_node *limits,
+                     const struct tree_node *stats, const char *key,
+                     const char *used_key, int64_t diff)
+{
+    int64_t limit, used = stat_of(stats, used_key) + diff;
+
+    if (diff == 0 || kv_get(node_data(limits), key, &limit) != 0 || limit < 0 ||
+        used <= limit)
+        return 0;
+    if (t->quota_cb != NULL)
+        t->quota_cb(t->quota_arg, prefix, key, used, limit, 1);
+    return 1;
+}
+
+int tree_quota_check(struct tree *t, struct tb_str path, int64_t count,
+                     int64_t bytes)
+{
+    struct tree_node *limits, *stats;
+    int rv = find_quota(t, path, &path.len, &limits, &stats);
+
+    if (rv != 0 || path.len == 0)
+        return rv;
+    if (over_hard(t, path, limits, stats, "countHardLimit", "count", count) ||
+        over_hard(t, path, limits, stats, "byteHardLimit", "bytes", bytes))
+        return TB_EQUOTAEXCEEDED;
+    return 0;
 }
 
 void tree__quota_created(struct tree *t, struct tree_node *n)

@@ -103,6 +103,7 @@ void fz_txn_entry(const struct fz_txn *t, struct tb_wbuf *out)
         .super = t->super,
         .ids = t->ids,
         .body = {(const char *)t->body.base, t->body.len},
+        .flags = t->flags,
     };
 
     if (txn.body.ptr == NULL)

@@ -41,6 +41,7 @@ struct fz_txn {
     uint8_t super;
     struct tb_vec ids;
     struct tb_wbuf body;
+    uint8_t flags; /* TB_TXN_* */
 };
 
 /* Encodes `t` as a log entry into `out` (reset first). */
@@ -70,7 +71,8 @@ int32_t fz_gen_version(struct fz_in *in, int32_t current);
 /* The txn_apply script: each step is an op byte (modulo FZ_OP_COUNT), a
  * header byte, then the op's own bytes.  Header byte: bits 0-2 pick the
  * session (0-5: a live one by creation order, 6: none, 7: 8 raw bytes),
- * bits 3-5 the caller's ids (fz_gen_ids), bit 6 `super`, bit 7 a time
+ * bits 3-5 the caller's ids (fz_gen_ids), bit 6 `super` (else quota
+ * limits are enforced: TB_TXN_ENFORCE_QUOTA), bit 7 a time
  * step of 100 ms x the next 2 bytes instead of 1 ms. */
 enum fz_txn_op {
     FZ_OP_CREATE,      /* byte: opcode (bits 0-1) flags (2-4) ttl (5-7);

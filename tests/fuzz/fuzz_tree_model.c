@@ -638,7 +638,7 @@ static int m_apply(struct ctx *c, struct model *m, const struct mreq *q)
 static int submit(struct ctx *c, int32_t type)
 {
     static int trace = -1;
-    struct fz_txn t = {type, c->session, c->time, 0, {0, NULL, 0}, c->body};
+    struct fz_txn t = {type, c->session, c->time, 0, {0, NULL, 0}, c->body, 0};
 
     fz_txn_entry(&t, &c->entry);
     fz_log_reset(&c->log);

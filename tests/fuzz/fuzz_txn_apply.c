@@ -277,6 +277,7 @@ static void put_header(struct ctx *c, struct fz_in *in)
     }
     c->t.ids = fz_gen_ids((h >> 3) & 7, &c->ids);
     c->t.super = (h >> 6) & 1;
+    c->t.flags = c->t.super ? 0 : TB_TXN_ENFORCE_QUOTA;
     c->time += h & 0x80 ? 100 * (int64_t)fz_u16(in) : 1;
     c->t.time = c->time;
 }

@@ -19,6 +19,9 @@ kind=$2
 [ -x "$zkdiff" ] || it_die "$zkdiff is not executable"
 it_init
 
+# Quota limits are enforced on both, so that the script can show what each refuses.
+export ZK_CFG_EXTRA="enforceQuota=true"
+export TUMBLERD_ARGS="--enforceQuota=true ${TUMBLERD_ARGS:-}"
 launch zk reference
 ref_port=$LAUNCH_PORT
 ref_pid=$LAUNCH_PID

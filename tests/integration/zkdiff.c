@@ -116,6 +116,8 @@ static const char *code_name(int rc)
     case -119: return "NotReadOnly";
     case -121: return "NoWatcher";
     case -123: return "ReconfigDisabled";
+    case -125:
+        return "QuotaExceeded";
     default: return "Error";
     }
 }
@@ -599,6 +601,59 @@ static void script_quota(void)
     del(&A, "A", QP("/q/zookeeper_limits"), -1);
     create(&A, "A", P("/q/d"), "", 0);
     get(&A, "A", QP("/q/zookeeper_stats"), 0);
+
+    /* Hard limits, refused as both servers run with enforceQuota=true; the
+     * limits in the form 3.8's zkCli writes them.  Soft limits stay logged. */
+    zd_out("## quota hard limits");
+    create(&A, "A", P("/h"), "", 0);
+    create(&A, "A", QP("/h"), "", 0);
+    create(&A, "A", QP("/h/zookeeper_limits"),
+           "count=-1,bytes=-1=;byteHardLimit=10;countHardLimit=3", 0);
+    create(&A, "A", QP("/h/zookeeper_stats"), "", 0);
+    get(&A, "A", QP("/h/zookeeper_stats"), 0);
+    create(&A, "A", P("/h/a"), "12345", 0);
+    create(&A, "A", P("/h/b"), "", ZOO_EPHEMERAL);
+    create(&A, "A", P("/h/c"), "", 0);
+    create(&A, "A", P("/h/s-"), "", ZOO_PERSISTENT_SEQUENTIAL);
+    create(&A, "A", P("/h/a"), "", 0);
+    create(&A, "A", P("/h/none/x"), "", 0);
+    create(&A, "A", P("/h/b/x"), "", 0);
+    get(&A, "A", QP("/h/zookeeper_stats"), 0);
+    set(&A, "A", P("/h/a"), "123456", -1);
+    set(&A, "A", P("/h/a"), "1234567", 7);
+    set(&A, "A", P("/h/b"), "xxxxxx", 7);
+    set(&A, "A", P("/h/b"), "xxxxxx", -1);
+    set(&A, "A", P("/h/a"), "1", -1);
+    set(&A, "A", P("/h/b"), "xxxxxx", -1);
+    get(&A, "A", QP("/h/zookeeper_stats"), 0);
+    {
+        zoo_op_t ops[2];
+        zoo_op_result_t res[2];
+        zoo_create_op_init(&ops[0], P("/h/m"), "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                           ZOO_PERSISTENT, NULL, 0);
+        zoo_set_op_init(&ops[1], P("/h/a"), "1234567", 7, -1, NULL);
+        int rc = zoo_multi(A.zh, 2, ops, res);
+        zd_out("A multi[create-over,set] -> %s [%d %d]", zd_err(rc), res[0].err,
+               res[1].err);
+    }
+    del(&A, "A", P("/h/b"), -1);
+    create(&A, "A", P("/h/d"), "", ZOO_CONTAINER);
+    create(&A, "A", P("/h/e"), "", 0);
+    /* A deeper quota takes its subtree; a soft limit is never refused. */
+    create(&A, "A", QP("/h/d"), "", 0);
+    create(&A, "A", QP("/h/d/zookeeper_limits"),
+           "count=1,bytes=0=;countHardLimit=2", 0);
+    create(&A, "A", QP("/h/d/zookeeper_stats"), "", 0);
+    create(&A, "A", P("/h/d/x"), "over the soft limits", 0);
+    create(&A, "A", P("/h/d/y"), "", 0);
+    get(&A, "A", QP("/h/d/zookeeper_stats"), 0);
+    get(&A, "A", QP("/h/zookeeper_stats"), 0);
+    /* Limits without stats are not checked. */
+    create(&A, "A", P("/n"), "", 0);
+    create(&A, "A", QP("/n"), "", 0);
+    create(&A, "A", QP("/n/zookeeper_limits"),
+           "countHardLimit=0;byteHardLimit=0", 0);
+    create(&A, "A", P("/n/a"), "abc", 0);
 #undef QP
 }
 

@@ -97,12 +97,13 @@ void chk(struct fx *x)
 }
 
 static void on_quota(void *data, struct tb_str path, const char *what,
-                     int64_t used, int64_t limit)
+                     int64_t used, int64_t limit, int refused)
 {
     struct fx *x = data;
 
-    tb_wbuf_printf(&x->quota, "%.*s %s=%lld/%lld|", (int)path.len, path.ptr,
-                   what, (long long)used, (long long)limit);
+    tb_wbuf_printf(&x->quota, "%.*s %s=%lld/%lld%s|", (int)path.len, path.ptr,
+                   what, (long long)used, (long long)limit,
+                   refused ? " refused" : "");
 }
 
 struct fx *fx_new(void)
@@ -146,7 +147,8 @@ void encode_txn(struct fx *x, int32_t type, int64_t session,
                        77,
                        (uint8_t)x->super,
                        {x->nids, x->ids.base, x->ids.len},
-                       body};
+                       body,
+                       (uint8_t)x->flags};
 
     tb_wbuf_init(out);
     tb_txn_encode(out, &t);

@@ -30,6 +30,7 @@ struct fx {
     struct tb_wbuf ids;
     int32_t nids;
     int super;
+    int flags; /* TB_TXN_* */
     /* recorded by the hooks */
     int results;
     int rc;

@@ -98,6 +98,7 @@ static void test_defaults(void **state)
     assert_int_equal(cfg.max_outstanding, 1000);
     assert_int_equal(cfg.snap_count, 0);
     assert_int_equal(cfg.extended_types_enabled, 1);
+    assert_int_equal(cfg.enforce_quota, 0);
     assert_int_equal(cfg.container_check_interval_ms, 60000);
     assert_int_equal(cfg.container_max_per_minute, 10000);
     assert_null(cfg.super_digest);
@@ -168,6 +169,7 @@ static void test_file(void **state)
         "maxClientCnxns=0\n"
         "4lw.commands.whitelist = stat, ruok ,, mntr\n"
         "zookeeper.extendedTypesEnabled=false\n"
+        "zookeeper.enforceQuota=true\n"
         "znode.container.checkIntervalMs=100\n"
         "DigestAuthenticationProvider.superDigest="
         "super:D/InIHSb7yEEbrWz8b9l71RjZJU=\n"
@@ -201,6 +203,7 @@ static void test_file(void **state)
                      FOURLW_BIT(FOURLW_SRVR) | FOURLW_BIT(FOURLW_STAT) |
                          FOURLW_BIT(FOURLW_RUOK) | FOURLW_BIT(FOURLW_MNTR));
     assert_int_equal(cfg.extended_types_enabled, 0);
+    assert_int_equal(cfg.enforce_quota, 1);
     assert_int_equal(cfg.container_check_interval_ms, 100);
     assert_string_equal(cfg.super_digest, "super:D/InIHSb7yEEbrWz8b9l71RjZJU=");
     assert_int_equal(cfg.jute_maxbuffer, 4096);
@@ -216,7 +219,7 @@ static void test_file(void **state)
 
     /* the unknown key is warned about with its line; quorum keys are only
      * mentioned at debug level */
-    assert_non_null(strstr(logged, ":24: someNewKey: unknown or unsupported"));
+    assert_non_null(strstr(logged, ":25: someNewKey: unknown or unsupported"));
     assert_non_null(strstr(logged, " WARN  /tmp/"));
     assert_non_null(strstr(logged, ":3: initLimit: a ZooKeeper quorum "
                                    "setting; ignored"));

@@ -811,6 +811,82 @@ static void test_quota(void **state)
     fx_free(x);
 }
 
+static void quota_is(struct fx *x, const char *expect)
+{
+    assert_int_equal(x->quota.len, strlen(expect));
+    assert_memory_equal(x->quota.base, expect, x->quota.len);
+    x->quota.len = 0;
+}
+
+/* Hard limits refuse a create or setData that would pass them, in the txns
+ * the leader marked TB_TXN_ENFORCE_QUOTA only, after ZooKeeper's other
+ * checks but before the version's; each op of a multi sees those before
+ * it. */
+static void test_quota_enforced(void **state)
+{
+    const char *stats = "/zookeeper/quota/q/zookeeper_stats";
+    struct fx *x = fx_new();
+    int64_t s = open_session(x, 10000);
+    struct tb_error_resp e;
+    struct multi m;
+    struct tb_rd r;
+
+    (void)state;
+    tb_wbuf_init(&m.w);
+    assert_int_equal(cr(x, s, "/q", ""), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/q", ""), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/q/zookeeper_limits",
+                        "count=-1,bytes=-1=;byteHardLimit=5;countHardLimit=3"),
+                     0);
+    assert_int_equal(cr(x, s, stats, ""), 0);
+    /* Not marked: counted, not refused. */
+    assert_int_equal(cr(x, s, "/q/a", "1234567"), 0);
+    assert_int_equal(del(x, s, "/q/a", -1), 0);
+    quota_is(x, "");
+
+    x->flags = TB_TXN_ENFORCE_QUOTA;
+    assert_int_equal(cr(x, s, "/q/a", "12345"), 0);
+    assert_int_equal(cr(x, s, "/q/b", ""), 0);
+    data_is(x, stats, "count=3,bytes=5");
+    assert_int_equal(cr(x, s, "/q/c", ""), TB_EQUOTAEXCEEDED);
+    assert_false(exists(x, "/q/c"));
+    quota_is(x, "/q countHardLimit=4/3 refused|");
+    assert_int_equal(cr(x, s, "/q/a", ""), TB_ENODEEXISTS);
+    assert_int_equal(cr(x, s, "/q/none/x", ""), TB_ENONODE);
+    assert_int_equal(set_data(x, s, "/q/b", TB_STR("x"), 5), TB_EQUOTAEXCEEDED);
+    quota_is(x, "/q byteHardLimit=6/5 refused|");
+    /* A setData that keeps the size is not checked. */
+    assert_int_equal(set_data(x, s, "/q/b", TB_STR(""), 5), TB_EBADVERSION);
+    assert_int_equal(set_data(x, s, "/q/a", TB_STR("54321"), -1), 0);
+    assert_int_equal(set_data(x, s, "/q/a", TB_STR("1"), -1), 0);
+    data_is(x, stats, "count=3,bytes=1");
+
+    /* Alone, either setData fits (4 and 3 bytes); the second, after the
+     * first, does not. */
+    m_set(&m, "/q/b", -1);
+    m_set(&m, "/q/a", -1);
+    assert_int_equal(m_apply(x, s, &m), 0);
+    r = tb_rd_make(x->body.base, x->body.len);
+    res_hdr(&r, TB_OP_ERROR, 0);
+    assert_int_equal(tb_error_resp_decode(&r, &e), 0);
+    res_hdr(&r, TB_OP_ERROR, TB_EQUOTAEXCEEDED);
+    assert_int_equal(tb_error_resp_decode(&r, &e), 0);
+    assert_int_equal(e.err, TB_EQUOTAEXCEEDED);
+    res_end(&r);
+    data_is(x, stats, "count=3,bytes=1");
+    data_is(x, "/q/b", "");
+    x->quota.len = 0;
+
+    /* A delete makes room; without stats, limits hold nothing. */
+    assert_int_equal(del(x, s, "/q/b", -1), 0);
+    assert_int_equal(cr(x, s, "/q/c", ""), 0);
+    assert_int_equal(del(x, s, stats, -1), 0);
+    assert_int_equal(cr(x, s, "/q/d", "123456"), 0);
+    quota_is(x, "");
+    tb_wbuf_free(&m.w);
+    fx_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -829,6 +905,7 @@ int main(void)
         cmocka_unit_test(test_delete_container),
         cmocka_unit_test(test_odd_txns),
         cmocka_unit_test(test_quota),
+        cmocka_unit_test(test_quota_enforced),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,6 +63,9 @@ enum key_type {
       "bytes allow (a snapshot is due once they reach the state's size)")   \
     X("extendedTypesEnabled", K_BOOL, extended_types_enabled, 0, 1, "true", \
       "allow TTL nodes")                                                    \
+    X("enforceQuota", K_BOOL, enforce_quota, 0, 1, "false",                 \
+      "refuse a create or setData over a quota's countHardLimit or "        \
+      "byteHardLimit (QuotaExceeded)")                                      \
     X("znode.container.checkIntervalMs", K_INT,                             \
       container_check_interval_ms, 1, 2147483647, "60000",                  \
       "ms between sweeps for empty containers and expired TTL nodes")       \

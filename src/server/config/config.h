@@ -63,6 +63,8 @@ struct tb_config {
                                       snapshots (the log's size in bytes
                                       may call one sooner) */
     int extended_types_enabled;    /* extendedTypesEnabled: TTL nodes */
+    int enforce_quota;             /* enforceQuota: refuse writes over a
+                                      hard quota limit */
     int container_check_interval_ms; /* znode.container.checkIntervalMs */
     int container_max_per_minute;  /* znode.container.maxPerMinute */
     char *super_digest;            /* DigestAuthenticationProvider.superDigest

@@ -127,6 +127,16 @@ void fsm__put_stat(struct fsm *f, const struct tree_node *n)
     tb_put_STAT(&f->body, &st);
 }
 
+void fsm__put_created_stat(struct fsm *f, const struct tree_node *n,
+                           struct tb_str data)
+{
+    struct tb_stat st;
+
+    tree_node_stat(n, &st);
+    st.data_length = (int32_t)data.len;
+    tb_put_STAT(&f->body, &st);
+}
+
 static void put_path(struct fsm *f, const struct tree_node *n)
 {
     struct tb_path_resp p = {tree_node_path(n)};
@@ -153,7 +163,7 @@ static int apply_create(struct fsm *f, int32_t type, struct tb_rd *r)
         return rv;
     put_path(f, n);
     if (type != TB_OP_CREATE)
-        fsm__put_stat(f, n);
+        fsm__put_created_stat(f, n, req.data);
     return 0;
 }
 

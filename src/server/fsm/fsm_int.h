@@ -90,5 +90,10 @@ void fsm__event(struct fsm *f, int type, struct tb_str path,
 void fsm__events_drop(struct fsm *f);
 /* The node's Stat appended to f->body. */
 void fsm__put_stat(struct fsm *f, const struct tree_node *n);
+/* The Stat of a node just created with `data`: a quota's stats node, which
+ * counts its subtree once it exists, shows the data its creator gave, as
+ * ZooKeeper takes the Stat before it counts. */
+void fsm__put_created_stat(struct fsm *f, const struct tree_node *n,
+                           struct tb_str data);
 
 #endif

@@ -35,7 +35,7 @@ static int sub_create(struct fsm *f, const struct tb_multi_op *op)
     } else {
         put_header(f, TB_OP_CREATE2, 0);
         tb_path_resp_encode(&f->body, &p);
-        fsm__put_stat(f, n);
+        fsm__put_created_stat(f, n, op->u.create.data);
     }
     return 0;
 }

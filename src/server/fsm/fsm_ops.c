@@ -63,6 +63,18 @@ static int version_ok(int32_t expected, int32_t current)
     return expected == -1 || expected == current ? 0 : TB_EBADVERSION;
 }
 
+/* Hard quota limits hold only when the leader enforced them (its
+ * enforceQuota), whatever this replica's own configuration says.  As
+ * ZooKeeper, a create and a setData are checked; a write inside a multi
+ * sees the ops before it. */
+static int quota_ok(struct fsm *f, struct tb_str path, int64_t count,
+                    int64_t bytes)
+{
+    if (!(f->txn->flags & TB_TXN_ENFORCE_QUOTA))
+        return 0;
+    return tree_quota_check(f->tree, path, count, bytes);
+}
+
 static int32_t inc(int32_t v)
 {
     return (int32_t)((uint32_t)v + 1);
@@ -188,6 +200,8 @@ int fsm__create(struct fsm *f, int32_t type,
         return TB_ENODEEXISTS;
     if (tree_owner_kind(tree_node_owner(parent)) == TREE_EPHEMERAL)
         return TB_ENOCHILDRENFOREPHEMERALS;
+    if ((rv = quota_ok(f, path, 1, (int64_t)req->data.len)) != 0)
+        return rv;
     return do_create(f, parent, path, req, node);
 }
 
@@ -237,6 +251,9 @@ int fsm__set_data(struct fsm *f, const struct tb_set_data_req *req,
     if ((n = tree_find(f->tree, req->path)) == NULL)
         return TB_ENONODE;
     if ((rv = perm_ok(f, n, TB_PERM_WRITE)) != 0 ||
+        (rv = quota_ok(f, req->path, 0,
+                       (int64_t)req->data.len -
+                           (int64_t)tree_node_data(n).len)) != 0 ||
         (rv = version_ok(req->version, tree_node_version(n))) != 0)
         return rv;
     rv = tree_set_data(f->tree, n, req->data, inc(tree_node_version(n)),

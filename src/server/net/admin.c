@@ -67,6 +67,8 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)s->conns_rejected);
     fourlw_emit_metric_int(e, "tumbler_quota_exceeded",
                            (int64_t)s->quota_exceeded);
+    fourlw_emit_metric_int(e, "tumbler_quota_refused",
+                           (int64_t)s->quota_refused);
     fourlw_emit_metric_int(e, "tumbler_snapshots_taken",
                            (int64_t)rs.snapshots_taken);
     fourlw_emit_metric_int(e, "tumbler_snapshots_failed",
