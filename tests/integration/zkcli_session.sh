@@ -79,6 +79,12 @@ listquota /T
 setquota -b 10 /T/a
 delquota -n /T
 listquota /T
+create /Q
+setquota -N 1 /Q
+create /Q/a
+create /Q/b
+listquota /Q
+deleteall /Q
 deleteall /S
 ls /S
 stat /S
@@ -215,6 +221,12 @@ Output stat for /T count=6,bytes=1
 absolute path is /zookeeper/quota/T/zookeeper_limits
 Output quota for /T count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=-1
 Output stat for /T count=6,bytes=1
+Created /Q
+Created /Q/a
+Created /Q/b
+absolute path is /zookeeper/quota/Q/zookeeper_limits
+Output quota for /Q count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=1
+Output stat for /Q count=3,bytes=0
 Node does not exist: /S
 Node does not exist: /S
 [zookeeper]
