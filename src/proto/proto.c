@@ -244,7 +244,7 @@ void tb_put_acl(struct tb_wbuf *w, const struct tb_acl *a)
 #define TB__PUT_I32 tb_put_I32
 #define TB__PUT_I64 tb_put_I64
 #define TB__PUT_BOOL tb_put_BOOL
-#define TB__PUT_FLAGS  tb_put_FLAGS
+#define TB__PUT_FLAGS tb_put_FLAGS
 #define TB__PUT_STR tb_put_STR
 #define TB__PUT_BUF tb_put_BUF
 #define TB__PUT_STAT PUT_STAT

@@ -41,8 +41,8 @@ struct fsm_hooks {
     /* A session was created (opened = 1) or closed (opened = 0). */
     void (*session)(void *data, int64_t session_id, int32_t timeout_ms,
                     int opened);
-    /* A write left the quota on `path` above its limit of `what` ("count"
-     * or "bytes"); limits are not enforced. */
+    /* A write left the quota on `path` above its soft limit `what`, or a
+     * hard limit refused one (see tree_on_quota). */
     tree_quota_cb quota;
 };
 
