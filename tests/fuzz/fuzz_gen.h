@@ -96,10 +96,11 @@ enum fz_txn_op {
 };
 
 /* The tree_model script: each step is an op byte (modulo FZ_M_OP_COUNT),
- * a session byte (0-5: a live one, 6: none, 7: an unknown id), then the
- * op's bytes.  A path is a mode byte and a node index (into the model's
- * node array: "/", "/zookeeper", its two children, then the nodes created
- * since, a deleted node's slot taken by the last one). */
+ * a session byte (0-5: a live one, 6: none, 7: an unknown id; bits 3-4
+ * zero: hard quota limits not enforced), then the op's bytes.  A path is
+ * a mode byte and a node index (into the model's node array: "/",
+ * "/zookeeper", its two children, then the nodes created since, a deleted
+ * node's slot taken by the last one). */
 enum fz_model_op {
     FZ_M_CREATE,    /* mode byte, path, data, acl byte */
     FZ_M_DELETE,    /* path, version */
@@ -110,6 +111,7 @@ enum fz_model_op {
     FZ_M_CONTAINER, /* deleteContainer: path */
     FZ_M_TICK,      /* 2 bytes x 10 ms */
     FZ_M_COUNTER,   /* node, value index: set a sequence counter */
+    FZ_M_QUOTA,     /* node, order, count and bytes hard limits */
     FZ_M_OP_COUNT
 };
 

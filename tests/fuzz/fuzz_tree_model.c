@@ -6,11 +6,13 @@
  * The input is a script of at most MAX_STEPS ops (enum fz_model_op):
  * create in every mode, delete, setData, multi of create / delete /
  * setData / check, createSession, closeSession, deleteContainer, a clock
- * tick, and setting a parent's sequence counter near the int32 wrap.  The
- * model predicts each result code (ZooKeeper's check order, wire doc
- * §6 and §9.2), the sequential name, the Stat, and a multi's per-op
- * results; after every op the tree must hold exactly the model's nodes
- * with the model's data and Stats, and tree_check must pass. */
+ * tick, setting a parent's sequence counter near the int32 wrap, and
+ * putting a quota on a node as zkCli's setquota does.  The model predicts
+ * each result code (ZooKeeper's check order, wire doc §6 and §9.2; hard
+ * quota limits when the step's txn carries TB_TXN_ENFORCE_QUOTA), the
+ * sequential name, the Stat, and a multi's per-op results; after every op
+ * the tree must hold exactly the model's nodes with the model's data
+ * (quota stats included) and Stats, and tree_check must pass. */
 #include "fuzz_gen.h"
 
 #define MAX_STEPS 64
@@ -56,6 +58,7 @@ struct ctx {
     struct fsm *f;
     struct fz_log log;
     int64_t zxid, time, session;
+    int enforce; /* the txn carries TB_TXN_ENFORCE_QUOTA */
     struct tb_wbuf body, entry;
     char name[MPATH + 16]; /* a create's expected path */
     size_t name_len;
@@ -102,6 +105,115 @@ static int m_has_session(const struct model *m, int64_t id)
         if (m->sess[i] == id)
             return 1;
     return 0;
+}
+
+/* ---- quotas: /zookeeper/quota<P>/zookeeper_limits puts the subtree at P
+ * under a quota, .../zookeeper_stats counts it ("count=N,bytes=M") ---- */
+
+#define QROOT "/zookeeper/quota"
+
+/* The last "key=value" pair naming key, pairs split at ',' or ';' and a
+ * value ending at '='; -1 when there is none or it is not a number. */
+static int64_t m_kv(const struct mnode *x, const char *key)
+{
+    char s[sizeof x->data + 1], *pair, *save = NULL, *end;
+    size_t klen = strlen(key);
+    int64_t v = -1;
+
+    memcpy(s, x->data, x->dlen);
+    s[x->dlen] = '\0';
+    for (pair = strtok_r(s, ",;", &save); pair != NULL;
+         pair = strtok_r(NULL, ",;", &save)) {
+        if (strncmp(pair, key, klen) != 0 || pair[klen] != '=')
+            continue;
+        pair += klen + 1;
+        pair[strcspn(pair, "=")] = '\0';
+        v = strtoll(pair, &end, 10);
+        if (*pair == '\0' || *end != '\0')
+            v = -1;
+    }
+    return v;
+}
+
+static struct mnode *m_qnode(struct model *m, const char *p, size_t n,
+                             const char *leaf)
+{
+    char buf[MPATH + 48];
+    int k = snprintf(buf, sizeof buf, QROOT "%.*s/%s", (int)n, p, leaf);
+
+    return k < (int)sizeof buf ? m_find(m, buf, (size_t)k) : NULL;
+}
+
+/* The stats node of the quota over p: the deepest prefix of p but "/"
+ * that has limits; none if that one has no stats. */
+static struct mnode *m_quota(struct model *m, const char *p, size_t n,
+                             struct mnode **limits)
+{
+    size_t i;
+
+    for (i = n; i > 1; i--)
+        if ((i == n || p[i] == '/') &&
+            (*limits = m_qnode(m, p, i, "zookeeper_limits")) != NULL)
+            return m_qnode(m, p, i, "zookeeper_stats");
+    return NULL;
+}
+
+static void m_put_stats(struct mnode *st, int64_t count, int64_t bytes)
+{
+    int k = snprintf((char *)st->data, sizeof st->data, "count=%lld,bytes=%lld",
+                     (long long)count, (long long)bytes);
+
+    st->dlen = (size_t)k;
+    st->dnull = 0;
+}
+
+/* A write of x changes its quota's stats (never a stats node's own). */
+static void m_quota_add(struct model *m, const struct mnode *x, int64_t count,
+                        int64_t bytes)
+{
+    struct mnode *lim, *st = m_quota(m, x->path, x->plen, &lim);
+
+    if (st != NULL && st != x)
+        m_put_stats(st, m_kv(st, "count") + count, m_kv(st, "bytes") + bytes);
+}
+
+/* Whether a write at p would take its quota past a hard limit. */
+static int m_quota_over(struct model *m, const char *p, size_t n, int64_t count,
+                        int64_t bytes)
+{
+    struct mnode *lim, *st = m_quota(m, p, n, &lim);
+    int64_t hc, hb;
+
+    if (st == NULL)
+        return 0;
+    hc = m_kv(lim, "countHardLimit");
+    hb = m_kv(lim, "byteHardLimit");
+    return (count != 0 && hc >= 0 && m_kv(st, "count") + count > hc) ||
+           (bytes != 0 && hb >= 0 && m_kv(st, "bytes") + bytes > hb);
+}
+
+/* A new stats node counts its subtree afresh; it then counts as any new
+ * node, with the data its creator gave. */
+static void m_quota_created(struct model *m, struct mnode *x)
+{
+    const size_t qlen = sizeof QROOT - 1, leaf = sizeof "/zookeeper_stats" - 1;
+    int64_t count = 0, bytes = 0, created = (int64_t)x->dlen;
+    const char *p = x->path + qlen;
+    size_t n, i;
+
+    if (x->plen > qlen + leaf + 1 &&
+        memcmp(x->path, QROOT "/", qlen + 1) == 0 &&
+        strcmp(x->path + x->plen - leaf, "/zookeeper_stats") == 0) {
+        n = x->plen - qlen - leaf;
+        for (i = 0; i < m->n; i++)
+            if (m->v[i].plen >= n && memcmp(m->v[i].path, p, n) == 0 &&
+                (m->v[i].plen == n || m->v[i].path[n] == '/')) {
+                count++;
+                bytes += (int64_t)m->v[i].dlen;
+            }
+        m_put_stats(x, count, bytes);
+    }
+    m_quota_add(m, x, 1, created);
 }
 
 /* PathUtils.validatePath for the ASCII paths the script builds. */
@@ -199,6 +311,7 @@ static void m_remove(struct model *m, struct mnode *x, int64_t zxid)
     q.plen = x->plen;
     q.has_path = 1;
     p = m_parent(m, &q);
+    m_quota_add(m, x, -1, -(int64_t)x->dlen);
     p->nkids--;
     if (zxid > p->pzxid)
         p->pzxid = zxid;
@@ -237,6 +350,9 @@ static int m_create(struct ctx *c, struct model *m, const struct mreq *q)
         return TB_ENODEEXISTS;
     if (p->kind == K_EPHEMERAL)
         return TB_ENOCHILDRENFOREPHEMERALS;
+    if (c->enforce &&
+        m_quota_over(m, c->name, c->name_len, 1, (int64_t)q->data.len))
+        return TB_EQUOTAEXCEEDED;
     FZ_CHECK(m->n < MAX_NODES && c->name_len < MPATH, "model full");
     x = &m->v[m->n++];
     memset(x, 0, sizeof *x);
@@ -258,6 +374,7 @@ static int m_create(struct ctx *c, struct model *m, const struct mreq *q)
     p->ccount = wrap_inc(p->ccount);
     p->nkids++;
     p->pzxid = c->zxid;
+    m_quota_created(m, x);
     return 0;
 }
 
@@ -287,6 +404,7 @@ static int m_delete(struct ctx *c, struct model *m, const struct mreq *q)
 static int m_set(struct ctx *c, struct model *m, const struct mreq *q, int set)
 {
     struct mnode *x;
+    int64_t grown;
 
     if (!m_has_session(m, c->session))
         return TB_ESESSIONEXPIRED;
@@ -294,12 +412,16 @@ static int m_set(struct ctx *c, struct model *m, const struct mreq *q, int set)
         return TB_EBADARGUMENTS;
     if ((x = m_find(m, q->path, q->plen)) == NULL)
         return TB_ENONODE;
+    grown = (int64_t)q->data.len - (int64_t)x->dlen;
     if (set && x->readonly)
         return TB_ENOAUTH;
+    if (set && c->enforce && m_quota_over(m, q->path, q->plen, 0, grown))
+        return TB_EQUOTAEXCEEDED;
     if (q->version != -1 && q->version != x->version)
         return TB_EBADVERSION;
     if (!set)
         return 0;
+    m_quota_add(m, x, 0, grown);
     x->version = wrap_inc(x->version);
     x->dnull = q->data.ptr == NULL;
     x->dlen = q->data.len;
@@ -640,6 +762,7 @@ static int submit(struct ctx *c, int32_t type)
     static int trace = -1;
     struct fz_txn t = {type, c->session, c->time, 0, {0, NULL, 0}, c->body, 0};
 
+    t.flags = c->enforce ? TB_TXN_ENFORCE_QUOTA : 0;
     fz_txn_entry(&t, &c->entry);
     fz_log_reset(&c->log);
     FZ_CHECK(fsm_apply(c->f, c->zxid, c->entry.base, c->entry.len) == 0,
@@ -806,9 +929,11 @@ static void multi(struct ctx *c, struct fz_in *in)
         c->m = c->work;
 }
 
-/* The txn's session: a live one (0-5), none (6), or an unknown id. */
+/* The txn's session: a live one (0-5), none (6), or an unknown id; hard
+ * quota limits enforced unless bits 3-4 are 0. */
 static void pick_session(struct ctx *c, uint8_t b)
 {
+    c->enforce = (b >> 3 & 3) != 0;
     switch (b % 8) {
     case 6:
         c->session = 0;
@@ -820,6 +945,59 @@ static void pick_session(struct ctx *c, uint8_t b)
         c->session = c->m.nsess ? c->m.sess[(b % 8) % c->m.nsess] : 0;
         break;
     }
+}
+
+/* A create of path (null data) or of path + "/" + leaf with data d. */
+static void create_at(struct ctx *c, const char *path, size_t n,
+                      const char *leaf, const char *d)
+{
+    struct mreq q;
+
+    memset(&q, 0, sizeof q);
+    q.type = TB_OP_CREATE;
+    q.ttl = -1;
+    q.has_path = 1;
+    q.plen = (size_t)snprintf(q.path, sizeof q.path, "%.*s%s%s", (int)n, path,
+                              leaf ? "/" : "", leaf ? leaf : "");
+    q.data = d ? tb_str_c(d) : TB_STR_NULL;
+    single(c, &q);
+}
+
+/* A quota on a node outside /zookeeper, as zkCli's setquota makes one: its
+ * path under QROOT, then limits and stats, each its own txn.  Bytes: the
+ * node; the order (bit 0: stats first, bit 1: no stats, bit 2: 3.8 zkCli's
+ * form of the limits); the count and bytes hard limits (-1: none). */
+static void quota(struct ctx *c, struct fz_in *in)
+{
+    const struct mnode *x = &c->m.v[fz_u8(in) % c->m.n];
+    uint8_t order = fz_u8(in);
+    int hc = fz_u8(in) % 12 - 1, hb = fz_u8(in) % 80 - 1, i;
+    char p[MPATH + 48], limits[64];
+    size_t n = sizeof QROOT - 1;
+
+    if (x->plen < 2 || x->plen + n + sizeof "/zookeeper_limits" > MPATH ||
+        (x->plen >= 10 && memcmp(x->path, "/zookeeper", 10) == 0 &&
+         (x->plen == 10 || x->path[10] == '/')))
+        return;
+    memcpy(p, QROOT, n);
+    memcpy(p + n, x->path, x->plen);
+    for (n += 2; n <= sizeof QROOT - 1 + x->plen; n++)
+        if (n == sizeof QROOT - 1 + x->plen || p[n] == '/')
+            create_at(c, p, n, NULL, NULL);
+    n--;
+    if (order & 4)
+        snprintf(limits, sizeof limits,
+                 "count=%d,bytes=-1=;byteHardLimit=%d;countHardLimit=%d", hc,
+                 hb, hc);
+    else
+        snprintf(limits, sizeof limits,
+                 "count=-1,bytes=-1,countHardLimit=%d,byteHardLimit=%d", hc,
+                 hb);
+    for (i = 0; i < 2; i++)
+        if (i == (order & 1))
+            create_at(c, p, n, "zookeeper_limits", limits);
+        else if (!(order & 2))
+            create_at(c, p, n, "zookeeper_stats", "count=0,bytes=0");
 }
 
 static void step(struct ctx *c, struct fz_in *in)
@@ -884,7 +1062,12 @@ static void step(struct ctx *c, struct fz_in *in)
     case FZ_M_TICK:
         c->time += 10 * (int64_t)fz_u16(in);
         break;
-    default: {
+    case FZ_M_QUOTA:
+        if (!m_has_session(&c->m, c->session) && c->m.nsess > 0)
+            c->session = c->m.sess[0];
+        quota(c, in);
+        break;
+    default: { /* FZ_M_COUNTER */
         struct mnode *x = &c->m.v[fz_u8(in) % c->m.n];
         int32_t v = counters[fz_u8(in) % 6];
         tree_node_set_ccount(

@@ -760,6 +760,57 @@ static void model_scripts(void)
     put_u8(&w, 3); /* -1000000000 */
     m_create(&w, 0, 2, 0, M_SEQ, 4, NULL);
     save_w("tree_model", "counter_wrap", &w);
+
+    /* Session byte 8: the first session, hard quota limits enforced. */
+    m_step(&w, FZ_M_SESSION, 0);
+    m_create(&w, 8, 0, 0, M_CHILD(0), 0, "a"); /* /a = node 4 */
+    m_step(&w, FZ_M_QUOTA, 8);
+    put_u8(&w, 4);
+    put_u8(&w, 0);  /* limits, then stats: nodes 5-7 */
+    put_u8(&w, 4);  /* countHardLimit 3 */
+    put_u8(&w, 11); /* byteHardLimit 10 */
+    m_create(&w, 8, 0, 0, M_CHILD(1), 4, "bb");         /* /a/b = 8 */
+    m_create(&w, 8, 0, 0, M_CHILD(2), 4, "0123456789"); /* bytes */
+    m_create(&w, 8, 0, 1, M_CHILD(2), 4, "cc");         /* /a/c = 9 */
+    m_create(&w, 8, 2, 0, M_SEQ, 4, NULL);              /* count */
+    m_create(&w, 0, 2, 0, M_SEQ, 4, NULL);              /* not enforced */
+    m_step(&w, FZ_M_SETDATA, 8);
+    mpath(&w, M_NODE, 8);
+    data(&w, "0123456789"); /* bytes */
+    put_u8(&w, 0);
+    m_step(&w, FZ_M_DELETE, 8);
+    mpath(&w, M_NODE, 8); /* /a/s-.. takes its place */
+    put_u8(&w, 0);
+    m_step(&w, FZ_M_MULTI, 8); /* shrinks /a, then goes over: undone */
+    put_u8(&w, 2);
+    put_u8(&w, 2);
+    mpath(&w, M_NODE, 4);
+    data(&w, "");
+    put_u8(&w, 0);
+    put_u8(&w, 0);
+    put_u8(&w, 0);
+    mpath(&w, M_CHILD(1), 4);
+    data(&w, "x");
+    put_u8(&w, 1);
+    m_step(&w, FZ_M_MULTI, 8); /* deletes /a/c, then has room */
+    put_u8(&w, 2);
+    put_u8(&w, 1);
+    mpath(&w, M_NODE, 9);
+    put_u8(&w, 0);
+    put_u8(&w, 0);
+    put_u8(&w, 0);
+    mpath(&w, M_CHILD(1), 4);
+    data(&w, "x");
+    put_u8(&w, 1);
+    m_step(&w, FZ_M_QUOTA, 8); /* on /a/b: stats first, zkCli's form */
+    put_u8(&w, 9);
+    put_u8(&w, 5);
+    put_u8(&w, 2); /* countHardLimit 1 */
+    put_u8(&w, 0); /* no byteHardLimit */
+    /* /a/b/a: count */
+    m_create(&w, 8, 0, 0, M_CHILD(0), 9, NULL);
+    m_step(&w, FZ_M_CLOSE, 0);
+    save_w("tree_model", "quota", &w);
     tb_wbuf_free(&w);
 }
 
