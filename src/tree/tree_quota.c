@@ -51,7 +51,7 @@ static int kv_get(struct tb_str s, const char *key, int64_t *v)
         memcpy(num, s.ptr + i + klen + 1, k);
         num[k] = '\0';
         *v = strtoll(num, &end, 10);
-        found = *end == '\0' ? 0 : -1;
+        found = end == num + k ? 0 : -1; /* not at a '\0' of the data */
     }
     return found;
 }

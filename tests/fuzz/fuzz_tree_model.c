@@ -117,10 +117,11 @@ static int m_has_session(const struct model *m, int64_t id)
 static int64_t m_kv(const struct mnode *x, const char *key)
 {
     char s[sizeof x->data + 1], *pair, *save = NULL, *end;
-    size_t klen = strlen(key);
+    size_t klen = strlen(key), i;
     int64_t v = -1;
 
-    memcpy(s, x->data, x->dlen);
+    for (i = 0; i < x->dlen; i++) /* a '\0' is one more character */
+        s[i] = x->data[i] != 0 ? (char)x->data[i] : '\x01';
     s[x->dlen] = '\0';
     for (pair = strtok_r(s, ",;", &save); pair != NULL;
          pair = strtok_r(NULL, ",;", &save)) {

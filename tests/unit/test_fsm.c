@@ -880,6 +880,11 @@ static void test_quota_enforced(void **state)
     /* A delete makes room; without stats, limits hold nothing. */
     assert_int_equal(del(x, s, "/q/b", -1), 0);
     assert_int_equal(cr(x, s, "/q/c", ""), 0);
+    /* A value with a '\0' in it is no number: no limit. */
+    assert_int_equal(set_data(x, s, "/zookeeper/quota/q/zookeeper_limits",
+                              (struct tb_str){"countHardLimit=2\0", 17}, -1),
+                     0);
+    assert_int_equal(cr(x, s, "/q/e", ""), 0);
     assert_int_equal(del(x, s, stats, -1), 0);
     assert_int_equal(cr(x, s, "/q/d", "123456"), 0);
     quota_is(x, "");
