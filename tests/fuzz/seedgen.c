@@ -642,15 +642,43 @@ static void m_step(struct tb_wbuf *w, enum fz_model_op op, uint8_t session)
     put_u8(w, session);
 }
 
-/* create mode byte: flags 0-6, then create (0) or create2 (1). */
-static void m_create(struct tb_wbuf *w, uint8_t session, uint8_t flags,
-                     int create2, uint8_t mode, uint8_t node, const char *d)
+/* A create's fields; its first byte: flags 0-6, then create (0) or
+ * create2 (1). */
+static void create_fields(struct tb_wbuf *w, uint8_t flags, int create2,
+                          uint8_t mode, uint8_t node, const char *d)
 {
-    m_step(w, FZ_M_CREATE, session);
     put_u8(w, (uint8_t)(flags | create2 << 3));
     mpath(w, mode, node);
     data(w, d);
     put_u8(w, 1); /* a valid ACL */
+}
+
+static void m_create(struct tb_wbuf *w, uint8_t session, uint8_t flags,
+                     int create2, uint8_t mode, uint8_t node, const char *d)
+{
+    m_step(w, FZ_M_CREATE, session);
+    create_fields(w, flags, create2, mode, node, d);
+}
+
+/* The sub-ops of a multi, after their count. */
+static void sub_create(struct tb_wbuf *w, uint8_t flags, uint8_t mode,
+                       uint8_t node, const char *d)
+{
+    put_u8(w, 0);
+    create_fields(w, flags, 0, mode, node, d);
+}
+
+enum { SUB_DELETE = 1, SUB_SET, SUB_CHECK };
+
+/* With version byte 0; d is setData's. */
+static void sub_op(struct tb_wbuf *w, uint8_t kind, uint8_t mode, uint8_t node,
+                   const char *d)
+{
+    put_u8(w, kind);
+    mpath(w, mode, node);
+    if (kind == SUB_SET)
+        data(w, d);
+    put_u8(w, 0);
 }
 
 static void model_scripts(void)
@@ -696,35 +724,15 @@ static void model_scripts(void)
     m_step(&w, FZ_M_SESSION, 0);
     m_step(&w, FZ_M_MULTI, 0);
     put_u8(&w, 4);
-    put_u8(&w, 0);
-    put_u8(&w, 0);
-    mpath(&w, M_CHILD(0), 0);
-    data(&w, "m");
-    put_u8(&w, 1);
-    put_u8(&w, 0);
-    put_u8(&w, 2);
-    mpath(&w, M_SEQ, 0);
-    data(&w, NULL);
-    put_u8(&w, 1);
-    put_u8(&w, 2);
-    mpath(&w, M_NODE, 0);
-    data(&w, "root data");
-    put_u8(&w, 0);
-    put_u8(&w, 3);
-    mpath(&w, M_NODE, 0);
-    put_u8(&w, 0);
+    sub_create(&w, 0, M_CHILD(0), 0, "m");
+    sub_create(&w, 2, M_SEQ, 0, NULL);
+    sub_op(&w, SUB_SET, M_NODE, 0, "root data");
+    sub_op(&w, SUB_CHECK, M_NODE, 0, NULL);
     m_step(&w, FZ_M_MULTI, 0);
     put_u8(&w, 3);
-    put_u8(&w, 1);
-    mpath(&w, M_NODE, 4);
-    put_u8(&w, 0);
-    put_u8(&w, 1);
-    mpath(&w, M_NODE, 4); /* deleted twice */
-    put_u8(&w, 0);
-    put_u8(&w, 2);
-    mpath(&w, M_NODE, 0);
-    data(&w, NULL);
-    put_u8(&w, 0);
+    sub_op(&w, SUB_DELETE, M_NODE, 4, NULL);
+    sub_op(&w, SUB_DELETE, M_NODE, 4, NULL); /* deleted twice */
+    sub_op(&w, SUB_SET, M_NODE, 0, NULL);
     save_w("tree_model", "multi", &w);
 
     m_step(&w, FZ_M_SESSION, 0);
@@ -783,25 +791,12 @@ static void model_scripts(void)
     put_u8(&w, 0);
     m_step(&w, FZ_M_MULTI, 8); /* shrinks /a, then goes over: undone */
     put_u8(&w, 2);
-    put_u8(&w, 2);
-    mpath(&w, M_NODE, 4);
-    data(&w, "");
-    put_u8(&w, 0);
-    put_u8(&w, 0);
-    put_u8(&w, 0);
-    mpath(&w, M_CHILD(1), 4);
-    data(&w, "x");
-    put_u8(&w, 1);
+    sub_op(&w, SUB_SET, M_NODE, 4, "");
+    sub_create(&w, 0, M_CHILD(1), 4, "x");
     m_step(&w, FZ_M_MULTI, 8); /* deletes /a/c, then has room */
     put_u8(&w, 2);
-    put_u8(&w, 1);
-    mpath(&w, M_NODE, 9);
-    put_u8(&w, 0);
-    put_u8(&w, 0);
-    put_u8(&w, 0);
-    mpath(&w, M_CHILD(1), 4);
-    data(&w, "x");
-    put_u8(&w, 1);
+    sub_op(&w, SUB_DELETE, M_NODE, 9, NULL);
+    sub_create(&w, 0, M_CHILD(1), 4, "x");
     m_step(&w, FZ_M_QUOTA, 8); /* on /a/b: stats first, zkCli's form */
     put_u8(&w, 9);
     put_u8(&w, 5);
