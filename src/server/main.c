@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "server/config/config.h"
@@ -35,15 +36,43 @@ static void hook_session(void *data, int64_t id, int32_t timeout, int opened)
         session_closed(data, id);
 }
 
+/* One more refusal in the namespace of the quota at path; out of memory,
+ * the count by namespace misses it. */
+static void count_refused(struct tbd *s, struct tb_str path)
+{
+    struct quota_ns_refused *q;
+    size_t n = 1, i;
+    char *ns;
+
+    while (n < path.len && path.ptr[n] != '/')
+        n++;
+    for (i = 0; i < s->quota_nns; i++) {
+        ns = s->quota_ns[i].ns;
+        if (strlen(ns) == n - 1 && memcmp(ns, path.ptr + 1, n - 1) == 0) {
+            s->quota_ns[i].count++;
+            return;
+        }
+    }
+    q = realloc(s->quota_ns, (s->quota_nns + 1) * sizeof *q);
+    if (q == NULL)
+        return;
+    s->quota_ns = q;
+    if ((ns = strndup(path.ptr + 1, n - 1)) == NULL)
+        return;
+    q[s->quota_nns++] = (struct quota_ns_refused){ns, 1};
+}
+
 static void hook_quota(void *data, struct tb_str path, const char *what,
                        int64_t used, int64_t limit, int refused)
 {
     struct tbd *s = data;
 
-    if (refused)
+    if (refused) {
         s->quota_refused++;
-    else
+        count_refused(s, path);
+    } else {
         s->quota_exceeded++;
+    }
     if (!tb_log_due(&s->quota_log, tbd_now_ms(s)))
         return;
     if (refused)
@@ -329,6 +358,9 @@ int main(int argc, char **argv)
     tb_log(TB_LOG_INFO, "stopped");
 out:
     fsm_close(s->fsm);
+    while (s->quota_nns > 0)
+        free(s->quota_ns[--s->quota_nns].ns);
+    free(s->quota_ns);
     watch_mgr_close(&s->watches);
     tb_config_free(&cfg);
     return status;

@@ -25,6 +25,11 @@ struct latency {
     uint64_t count, total_ms, min_ms, max_ms;
 };
 
+struct quota_ns_refused {
+    char *ns;
+    uint64_t count;
+};
+
 struct tbd {
     uv_loop_t *loop;
     const struct tb_config *cfg;
@@ -53,6 +58,10 @@ struct tbd {
     struct tb_log_rate quota_log;              /* quotas gone over */
     uint64_t quota_exceeded;                   /* limits a write went over */
     uint64_t quota_refused;                    /* writes a hard limit refused */
+    /* Those refusals by namespace, the first name of the quota's path, as
+     * ZooKeeper counts them; a list, as namespaces with quotas are few. */
+    struct quota_ns_refused *quota_ns;
+    size_t quota_nns;
     int64_t server_id;
 
     /* What every connection reads into when its last read left nothing

@@ -78,6 +78,20 @@ void tree_on_quota(struct tree *t, tree_quota_cb cb, void *arg);
  * would take the quota over it past a hard limit, or TB_ENOMEM. */
 int tree_quota_check(struct tree *t, struct tb_str path, int64_t count,
                      int64_t bytes);
+/* What the quotas of one namespace, the first name of their paths, add up
+ * to, as ZooKeeper's mntr sums them: of each limits node, its hard limit
+ * if it has one, else its soft one (-1 for none, added as it is); of each
+ * stats node, the use.  As there, only limits and stats nodes without
+ * children and with data count.  ns stays valid until the tree changes. */
+struct tree_quota_sums {
+    struct tb_str ns;
+    int limits, stats; /* whether it has any */
+    int64_t count_limit, bytes_limit, count, bytes;
+};
+void tree_quota_namespaces(const struct tree *t,
+                           void (*fn)(void *arg,
+                                      const struct tree_quota_sums *sums),
+                           void *arg);
 
 /* Reads.  Views returned here stay valid until the next mutation.
  * tree_find is not for a forked child: a large path table is not inherited

@@ -208,6 +208,53 @@ void tree__quota_created(struct tree *t, struct tree_node *n)
     tree__quota_add(t, n, 1, created);
 }
 
+static int is_named(const struct tree_node *n, const char *name)
+{
+    size_t len = n->path_len - n->name_off;
+
+    return len == strlen(name) && memcmp(n->path + n->name_off, name, len) == 0;
+}
+
+static int64_t limit_of(const struct tree_node *limits, const char *hard,
+                        const char *soft)
+{
+    int64_t v = stat_of(limits, hard);
+
+    return v > -1 ? v : stat_of(limits, soft);
+}
+
+void tree_quota_namespaces(const struct tree *t,
+                           void (*fn)(void *arg,
+                                      const struct tree_quota_sums *sums),
+                           void *arg)
+{
+    const struct tree_node *top, *m;
+    struct tree_quota_sums s;
+    uint32_t i;
+
+    for (i = 0; t->quota != NULL && i < t->quota->nkids; i++) {
+        top = t->quota->kids[i];
+        memset(&s, 0, sizeof s);
+        s.ns = (struct tb_str){top->path + top->name_off,
+                               top->path_len - top->name_off};
+        for (m = top; m != NULL; m = tree__walk_next(m, top)) {
+            if (m->nkids != 0 || m->data_null)
+                continue;
+            if (is_named(m, LIMITS)) {
+                s.limits = 1;
+                s.count_limit += limit_of(m, "countHardLimit", "count");
+                s.bytes_limit += limit_of(m, "byteHardLimit", "bytes");
+            } else if (is_named(m, STATS)) {
+                s.stats = 1;
+                s.count += stat_of(m, "count");
+                s.bytes += stat_of(m, "bytes");
+            }
+        }
+        if (s.limits || s.stats)
+            fn(arg, &s);
+    }
+}
+
 void tree_on_quota(struct tree *t, tree_quota_cb cb, void *arg)
 {
     t->quota_cb = cb;

@@ -547,36 +547,6 @@ done:
 
 /* --- four-letter words ------------------------------------------------------------------- */
 
-/* Send a 4lw on a fresh connection; read until EOF (5 s bound).  Returns bytes read or -1. */
-static int four_letter(const char *word, char *out, size_t cap)
-{
-    struct rz z;
-    size_t used = 0;
-    rz_init(&z);
-    if (rz_dial(&z, it_hostport) != 0)
-        return -1;
-    if (rz_send(&z, word, 4) != 0) {
-        rz_drop(&z);
-        return -1;
-    }
-    int64_t deadline = it_now_ms() + 5000;
-    for (;;) {
-        struct pollfd pfd = {z.fd, POLLIN, 0};
-        int left = (int)(deadline - it_now_ms());
-        if (left <= 0 || poll(&pfd, 1, left) <= 0)
-            break;
-        ssize_t k = recv(z.fd, out + used, cap - 1 - used, 0);
-        if (k <= 0)
-            break;
-        used += (size_t)k;
-        if (used + 1 >= cap)
-            break;
-    }
-    out[used] = '\0';
-    rz_drop(&z);
-    return (int)used;
-}
-
 /* The value of `key` in mntr's output, or -1. */
 static long long mntr_value(const char *out, const char *key)
 {
@@ -594,12 +564,12 @@ static void check_log_figures(void)
     static char before[65536], after[65536];
     struct rz z;
 
-    IT_CHECK(four_letter("mntr", before, sizeof before) > 0);
+    IT_CHECK(rz_four_letter(it_hostport, "mntr", before, sizeof before) > 0);
     rz_init(&z);
     ROPEN(z);
     IT_EQ(rmk(&z, it_path("raw", "mntr-log")), 0);
     rz_close(&z);
-    IT_CHECK(four_letter("mntr", after, sizeof after) > 0);
+    IT_CHECK(rz_four_letter(it_hostport, "mntr", after, sizeof after) > 0);
     IT_CHECK(mntr_value(before, "zk_tumbler_log_writes") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes") >
              mntr_value(before, "zk_tumbler_log_writes"));
@@ -623,13 +593,13 @@ done:
 static void t_four_letter_words(void)
 {
     static char out[65536];
-    IT_CHECK(four_letter("ruok", out, sizeof out) == 4);
+    IT_CHECK(rz_four_letter(it_hostport, "ruok", out, sizeof out) == 4);
     IT_EQ_STR(out, "imok");
-    IT_CHECK(four_letter("srvr", out, sizeof out) > 0);
+    IT_CHECK(rz_four_letter(it_hostport, "srvr", out, sizeof out) > 0);
     IT_CHECKF(strstr(out, "Zxid: 0x") != NULL && strstr(out, "Mode: ") != NULL &&
                   strstr(out, "Node count: ") != NULL,
               "srvr output lacks Zxid/Mode/Node count: %s", out);
-    IT_CHECK(four_letter("mntr", out, sizeof out) > 0);
+    IT_CHECK(rz_four_letter(it_hostport, "mntr", out, sizeof out) > 0);
     IT_CHECKF(strncmp(out, "zk_version\t", 11) == 0, "mntr starts with: %.40s", out);
     {
         const char *second = strchr(out, '\n');
@@ -641,7 +611,7 @@ static void t_four_letter_words(void)
     if (it_server_is_tumblerd())
         check_log_figures();
     /* an unknown word is taken as an oversized frame length: closed, no output */
-    IT_EQ(four_letter("xyzw", out, sizeof out), 0);
+    IT_EQ(rz_four_letter(it_hostport, "xyzw", out, sizeof out), 0);
 done:
     return;
 }

@@ -342,6 +342,34 @@ int rz_recv_frame(struct rz *z, int wait_ms)
     }
 }
 
+int rz_four_letter(const char *hostport, const char *word, char *out, size_t cap)
+{
+    struct rz z;
+    size_t used = 0;
+    int64_t deadline = now_ms() + 5000;
+
+    rz_init(&z);
+    if (rz_dial(&z, hostport) != 0)
+        return -1;
+    if (rz_send(&z, word, 4) != 0) {
+        rz_drop(&z);
+        return -1;
+    }
+    while (used + 1 < cap) {
+        struct pollfd pfd = {z.fd, POLLIN, 0};
+        int left = (int)(deadline - now_ms());
+        ssize_t k;
+        if (left <= 0 || poll(&pfd, 1, left) <= 0)
+            break;
+        if ((k = recv(z.fd, out + used, cap - 1 - used, 0)) <= 0)
+            break;
+        used += (size_t)k;
+    }
+    out[used] = '\0';
+    rz_drop(&z);
+    return (int)used;
+}
+
 int rz_expect_close(struct rz *z, int wait_ms)
 {
     int64_t deadline = now_ms() + wait_ms;

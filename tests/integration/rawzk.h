@@ -166,6 +166,10 @@ int rz_call(struct rz *z, int32_t type, const struct rz_w *body, struct rz_reply
 int rz_next_event(struct rz *z, int wait_ms, struct rz_event *ev);
 int rz_pending_events(const struct rz *z);
 
+/* Sends a four-letter word on a fresh connection to hostport and reads the answer until the
+ * server closes (5 s bound), NUL-terminated in out.  Returns the bytes read, or -1. */
+int rz_four_letter(const char *hostport, const char *word, char *out, size_t cap);
+
 /* Convenience calls: return the reply's err, or RZ_ETRANSPORT. */
 int rz_create(struct rz *z, int32_t op, const char *path, const char *data, int32_t dlen,
               int32_t flags, int64_t ttl, char *out, size_t cap, struct rz_stat *st);

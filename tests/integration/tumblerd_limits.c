@@ -36,7 +36,6 @@ static int open_session(struct rz *z)
     return rz_open(z, it_hostport, 10000);
 }
 
-static int four_letter(const char *word, char *out, size_t cap);
 
 static void t_max_cnxns(void)
 {
@@ -59,7 +58,7 @@ static void t_max_cnxns(void)
     usleep(200000);
     {
         char buf[8192]; /* mntr's connection takes the freed slot */
-        IT_EQ(four_letter("mntr", buf, sizeof buf), 0);
+        IT_CHECK(rz_four_letter(it_hostport, "mntr", buf, sizeof buf) >= 0);
         IT_CHECKF(strstr(buf, "\nzk_connection_rejected\t1\n") != NULL,
                   "mntr does not count the one refused: %s", buf);
     }
@@ -165,32 +164,15 @@ done:
     rz_close(&b);
 }
 
-/* Sends a four-letter word and reads the answer until the server closes. */
-static int four_letter(const char *word, char *out, size_t cap)
-{
-    struct rz z;
-    size_t len = 0;
-    ssize_t n;
-
-    rz_init(&z);
-    if (rz_dial(&z, it_hostport) != 0 || rz_send(&z, word, 4) != 0)
-        return -1;
-    while (len + 1 < cap && (n = read(z.fd, out + len, cap - 1 - len)) > 0)
-        len += (size_t)n;
-    out[len] = '\0';
-    rz_drop(&z);
-    return 0;
-}
-
 static void t_whitelist(void)
 {
     char buf[4096];
 
-    IT_EQ(four_letter("ruok", buf, sizeof buf), 0);
+    IT_CHECK(rz_four_letter(it_hostport, "ruok", buf, sizeof buf) >= 0);
     IT_EQ_STR(buf, "imok");
-    IT_EQ(four_letter("mntr", buf, sizeof buf), 0);
+    IT_CHECK(rz_four_letter(it_hostport, "mntr", buf, sizeof buf) >= 0);
     IT_EQ_STR(buf, "mntr is not executed because it is not in the whitelist.\n");
-    IT_EQ(four_letter("srvr", buf, sizeof buf), 0); /* always allowed */
+    IT_CHECK(rz_four_letter(it_hostport, "srvr", buf, sizeof buf) >= 0); /* always allowed */
     IT_EQ(strncmp(buf, "Zookeeper version: ", 19), 0);
 done:
     return;

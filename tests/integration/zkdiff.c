@@ -578,6 +578,33 @@ static void script_misc(void)
     exists(&A, "A", "/zookeeper", 0);
 }
 
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* mntr's figures by quota namespace, sorted: ZooKeeper's order is a hash
+ * map's. */
+static void quota_metrics(void)
+{
+    static const char suffix[] = "_per_namespace\t";
+    static char out[1 << 16];
+    char *lines[64], *l, *save = NULL;
+    size_t n = 0, i;
+
+    if (rz_four_letter(zd_hostport, "mntr", out, sizeof out) <= 0) {
+        zd_out("mntr -> no answer");
+        return;
+    }
+    for (l = strtok_r(out, "\n", &save); l != NULL && n < 64;
+         l = strtok_r(NULL, "\n", &save))
+        if (strstr(l, "_quota_") != NULL && strstr(l, suffix) != NULL)
+            lines[n++] = l;
+    qsort(lines, n, sizeof *lines, cmp_line);
+    for (i = 0; i < n; i++)
+        zd_out("mntr %s", lines[i]);
+}
+
 /* Quota bookkeeping: the stats node follows the subtree's count and bytes
  * without a Stat change of its own; limits are not enforced. */
 static void script_quota(void)
@@ -654,6 +681,12 @@ static void script_quota(void)
     create(&A, "A", QP("/n/zookeeper_limits"),
            "countHardLimit=0;byteHardLimit=0", 0);
     create(&A, "A", P("/n/a"), "abc", 0);
+    quota_metrics();
+    {
+        char out[256];
+        zd_out("srst -> %d", rz_four_letter(zd_hostport, "srst", out, sizeof out) > 0);
+    }
+    quota_metrics(); /* the refusals' count at 0, still listed */
 #undef QP
 }
 

@@ -811,6 +811,80 @@ static void test_quota(void **state)
     fx_free(x);
 }
 
+static void add_sums(void *arg, const struct tree_quota_sums *q)
+{
+    tb_wbuf_printf(arg, "%.*s", (int)q->ns.len, q->ns.ptr);
+    if (q->limits)
+        tb_wbuf_printf(arg, " limits %lld/%lld", (long long)q->count_limit,
+                       (long long)q->bytes_limit);
+    if (q->stats)
+        tb_wbuf_printf(arg, " use %lld/%lld", (long long)q->count,
+                       (long long)q->bytes);
+    tb_wbuf_printf(arg, "|");
+}
+
+static void sums_are(struct fx *x, const char *expect)
+{
+    struct tb_wbuf w;
+
+    tb_wbuf_init(&w);
+    tree_quota_namespaces(fsm_tree(x->f), add_sums, &w);
+    assert_int_equal(w.len, strlen(expect));
+    assert_memory_equal(w.base, expect, w.len);
+    tb_wbuf_free(&w);
+}
+
+/* mntr's sums by namespace, as ZooKeeper's QuotaMetricsUtils makes them. */
+static void test_quota_namespaces(void **state)
+{
+    struct fx *x = fx_new();
+    int64_t s = open_session(x, 10000);
+
+    (void)state;
+    sums_are(x, "");
+    assert_int_equal(cr(x, s, "/a", "xyz"), 0);
+    assert_int_equal(cr(x, s, "/a/b", "1"), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/a", ""), 0);
+    sums_are(x, ""); /* no limits or stats yet */
+    assert_int_equal(cr(x, s, "/zookeeper/quota/a/zookeeper_limits",
+                        "count=5,bytes=100,countHardLimit=10"),
+                     0);
+    sums_are(x, "a limits 10/100|"); /* the hard limit first */
+    assert_int_equal(cr(x, s, "/zookeeper/quota/a/zookeeper_stats", ""), 0);
+    sums_are(x, "a limits 10/100 use 2/4|");
+    /* A deeper quota in the same namespace adds to it, its subtree counted
+     * twice, and a missing limit adds -1. */
+    assert_int_equal(cr(x, s, "/zookeeper/quota/a/b", ""), 0);
+    assert_int_equal(
+        cr(x, s, "/zookeeper/quota/a/b/zookeeper_limits", "count=7"), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/a/b/zookeeper_stats", ""), 0);
+    sums_are(x, "a limits 17/99 use 3/5|");
+    /* Only leaves with data count; empty limits are -1. */
+    assert_int_equal(cr(x, s, "/zookeeper/quota/n", ""), 0);
+    assert_int_equal(create_full(x, s, TB_OP_CREATE,
+                                 TB_STR("/zookeeper/quota/n/zookeeper_limits"),
+                                 TB_STR_NULL, tb_acl_open_unsafe, 0, -1),
+                     0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/e", ""), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/e/zookeeper_limits", ""), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/k", ""), 0);
+    assert_int_equal(cr(x, s, "/zookeeper/quota/k/zookeeper_limits", "count=1"),
+                     0);
+    assert_int_equal(
+        cr(x, s, "/zookeeper/quota/k/zookeeper_limits/kid", "count=1"), 0);
+    sums_are(x, "a limits 17/99 use 3/5|e limits -1/-1|");
+    /* Limits for "/" (ZooKeeper 3.8.0 stops on them): a namespace of that
+     * name for mntr, and no quota over any write. */
+    assert_int_equal(
+        cr(x, s, "/zookeeper/quota/zookeeper_limits", "count=0,bytes=0"), 0);
+    x->quota.len = 0;
+    assert_int_equal(cr(x, s, "/c", ""), 0);
+    assert_int_equal(x->quota.len, 0);
+    sums_are(x, "a limits 17/99 use 3/5|e limits -1/-1|"
+                "zookeeper_limits limits 0/0|");
+    fx_free(x);
+}
+
 static void quota_is(struct fx *x, const char *expect)
 {
     assert_int_equal(x->quota.len, strlen(expect));
@@ -911,6 +985,7 @@ int main(void)
         cmocka_unit_test(test_odd_txns),
         cmocka_unit_test(test_quota),
         cmocka_unit_test(test_quota_enforced),
+        cmocka_unit_test(test_quota_namespaces),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -238,6 +238,9 @@ void fourlw_emit_metric_double(struct fourlw_emit *e, const char *key,
                                double value);
 void fourlw_emit_metric_str(struct fourlw_emit *e, const char *key,
                             const char *value);
+/* "zk_" + ns + "_" + key, TAB, value: a metric of one quota namespace. */
+void fourlw_emit_ns_metric(struct fourlw_emit *e, struct tb_str ns,
+                           const char *key, int64_t value);
 
 /* ---- renderers on plain data ------------------------------------------ */
 

@@ -171,6 +171,14 @@ void fourlw_emit_metric_str(struct fourlw_emit *e, const char *key,
         tb_wbuf_printf(&e->body, "zk_%s\t%s\n", key, value);
 }
 
+void fourlw_emit_ns_metric(struct fourlw_emit *e, struct tb_str ns,
+                           const char *key, int64_t value)
+{
+    if (e->kind == FOURLW_LIST_METRICS)
+        tb_wbuf_printf(&e->body, "zk_%.*s_%s\t%" PRId64 "\n", (int)ns.len,
+                       ns.ptr, key, value);
+}
+
 void fourlw_emit_finish(struct fourlw_emit *e)
 {
     close_group(e);

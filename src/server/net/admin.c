@@ -57,10 +57,29 @@ static void mntr(void *data, struct fourlw_mntr *out)
     out->uptime_ms = uv_now(s->loop) - s->started_ms;
 }
 
+static void quota_sums(void *arg, const struct tree_quota_sums *q)
+{
+    struct fourlw_emit *e = arg;
+
+    if (q->limits) {
+        fourlw_emit_ns_metric(e, q->ns, "quota_count_limit_per_namespace",
+                              q->count_limit);
+        fourlw_emit_ns_metric(e, q->ns, "quota_bytes_limit_per_namespace",
+                              q->bytes_limit);
+    }
+    if (q->stats) {
+        fourlw_emit_ns_metric(e, q->ns, "quota_count_usage_per_namespace",
+                              q->count);
+        fourlw_emit_ns_metric(e, q->ns, "quota_bytes_usage_per_namespace",
+                              q->bytes);
+    }
+}
+
 static void mntr_extra(void *data, struct fourlw_emit *e)
 {
     struct tbd *s = data;
     struct replog_stats rs;
+    size_t i;
 
     replog_get_stats(s->log, &rs);
     fourlw_emit_metric_int(e, "connection_rejected",
@@ -69,6 +88,11 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)s->quota_exceeded);
     fourlw_emit_metric_int(e, "tumbler_quota_refused",
                            (int64_t)s->quota_refused);
+    tree_quota_namespaces(fsm_tree(s->fsm), quota_sums, e);
+    for (i = 0; i < s->quota_nns; i++)
+        fourlw_emit_ns_metric(e, tb_str_c(s->quota_ns[i].ns),
+                              "quota_exceeded_error_per_namespace",
+                              (int64_t)s->quota_ns[i].count);
     fourlw_emit_metric_int(e, "tumbler_snapshots_taken",
                            (int64_t)rs.snapshots_taken);
     fourlw_emit_metric_int(e, "tumbler_snapshots_failed",
@@ -297,9 +321,12 @@ static void reset_conn_stats(void *data)
 static void reset_server_stats(void *data)
 {
     struct tbd *s = data;
+    size_t i;
 
     s->packets_received = s->packets_sent = 0;
     memset(&s->lat, 0, sizeof s->lat);
+    for (i = 0; i < s->quota_nns; i++)
+        s->quota_ns[i].count = 0; /* as ZooKeeper's srst: the names stay */
 }
 
 /* If the connection opened with a four-letter word, answers it and returns
