@@ -12,7 +12,8 @@
  * quota limits when the step's txn carries TB_TXN_ENFORCE_QUOTA), the
  * sequential name, the Stat, and a multi's per-op results; after every op
  * the tree must hold exactly the model's nodes with the model's data
- * (quota stats included) and Stats, and tree_check must pass. */
+ * (quota stats included) and Stats, mntr's quota sums by namespace must be
+ * the model's, and tree_check must pass. */
 #include "fuzz_gen.h"
 
 #define MAX_STEPS 64
@@ -669,6 +670,98 @@ static int64_t stored_owner(const struct mnode *x)
     }
 }
 
+/* mntr's quota sums by namespace: each leaf limits or stats node with
+ * data under QROOT adds to the namespace of its path's first name. */
+struct m_sums {
+    const char *ns;
+    size_t len;
+    int limits, stats, seen;
+    int64_t v[4]; /* count and bytes limits, count and bytes used */
+};
+
+struct sums_check {
+    struct m_sums e[MAX_NODES];
+    size_t n;
+};
+
+static struct m_sums *sums_of(struct sums_check *k, const char *ns, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < k->n; i++)
+        if (k->e[i].len == len && memcmp(k->e[i].ns, ns, len) == 0)
+            return &k->e[i];
+    return NULL;
+}
+
+static void got_sums(void *arg, const struct tree_quota_sums *q)
+{
+    struct m_sums *e = sums_of(arg, q->ns.ptr, q->ns.len);
+
+    FZ_CHECK(e != NULL && !e->seen, "quota namespace %.*s: not in the model",
+             (int)q->ns.len, q->ns.ptr);
+    e->seen = 1;
+    FZ_CHECK(e->limits == q->limits && e->stats == q->stats &&
+                 (!q->limits ||
+                  (q->count_limit == e->v[0] && q->bytes_limit == e->v[1])) &&
+                 (!q->stats || (q->count == e->v[2] && q->bytes == e->v[3])),
+             "quota sums of %.*s: %d %d %lld/%lld %lld/%lld, model %d %d "
+             "%lld/%lld %lld/%lld",
+             (int)q->ns.len, q->ns.ptr, q->limits, q->stats,
+             (long long)q->count_limit, (long long)q->bytes_limit,
+             (long long)q->count, (long long)q->bytes, e->limits, e->stats,
+             (long long)e->v[0], (long long)e->v[1], (long long)e->v[2],
+             (long long)e->v[3]);
+}
+
+static void compare_sums(struct ctx *c)
+{
+    static struct sums_check k;
+    const size_t qlen = sizeof QROOT - 1;
+    const char *name;
+    struct m_sums *e;
+    size_t i, n;
+    int64_t hard;
+    int limits;
+
+    k.n = 0;
+    for (i = 0; i < c->m.n; i++) {
+        const struct mnode *x = &c->m.v[i];
+        if (x->nkids != 0 || x->dnull || x->plen <= qlen + 1 ||
+            memcmp(x->path, QROOT "/", qlen + 1) != 0)
+            continue;
+        for (name = x->path + x->plen; name[-1] != '/'; name--)
+            ;
+        n = (size_t)(x->path + x->plen - name);
+        limits = n == 16 && memcmp(name, "zookeeper_limits", n) == 0;
+        if (!limits && !(n == 15 && memcmp(name, "zookeeper_stats", n) == 0))
+            continue;
+        for (n = qlen + 1; n < x->plen && x->path[n] != '/'; n++)
+            ;
+        if ((e = sums_of(&k, x->path + qlen + 1, n - qlen - 1)) == NULL) {
+            e = &k.e[k.n++];
+            memset(e, 0, sizeof *e);
+            e->ns = x->path + qlen + 1;
+            e->len = n - qlen - 1;
+        }
+        if (limits) {
+            e->limits = 1;
+            hard = m_kv(x, "countHardLimit");
+            e->v[0] += hard > -1 ? hard : m_kv(x, "count");
+            hard = m_kv(x, "byteHardLimit");
+            e->v[1] += hard > -1 ? hard : m_kv(x, "bytes");
+        } else {
+            e->stats = 1;
+            e->v[2] += m_kv(x, "count");
+            e->v[3] += m_kv(x, "bytes");
+        }
+    }
+    tree_quota_namespaces(fsm_tree(c->f), got_sums, &k);
+    for (i = 0; i < k.n; i++)
+        FZ_CHECK(k.e[i].seen, "quota namespace %.*s: not reported",
+                 (int)k.e[i].len, k.e[i].ns);
+}
+
 static void compare(struct ctx *c)
 {
     struct tree *t = fsm_tree(c->f);
@@ -697,6 +790,7 @@ static void compare(struct ctx *c)
                      (x->dlen == 0 || memcmp(d.ptr, x->data, x->dlen) == 0),
                  "%.*s: data differs", (int)x->plen, x->path);
     }
+    compare_sums(c);
 }
 
 /* The result record of a successful single create/setData. */

@@ -806,6 +806,28 @@ static void model_scripts(void)
     m_create(&w, 8, 0, 0, M_CHILD(0), 9, NULL);
     m_step(&w, FZ_M_CLOSE, 0);
     save_w("tree_model", "quota", &w);
+
+    /* What mntr sums by namespace skips: limits with a child, and limits
+     * whose data a setData made null. */
+    m_step(&w, FZ_M_SESSION, 0);
+    m_create(&w, 0, 0, 0, M_CHILD(0), 0, "x"); /* /a: node 4 */
+    m_step(&w, FZ_M_QUOTA, 0);                 /* 5 and its limits, 6 */
+    put_u8(&w, 4);
+    put_u8(&w, 2); /* no stats */
+    put_u8(&w, 4);
+    put_u8(&w, 11);
+    m_create(&w, 0, 0, 0, M_CHILD(0), 6, "");  /* under the limits: 7 */
+    m_create(&w, 0, 0, 0, M_CHILD(1), 0, "y"); /* /b: 8 */
+    m_step(&w, FZ_M_QUOTA, 0);                 /* 9 and 10 */
+    put_u8(&w, 8);
+    put_u8(&w, 2);
+    put_u8(&w, 3);
+    put_u8(&w, 0);
+    m_step(&w, FZ_M_SETDATA, 0);
+    mpath(&w, M_NODE, 10);
+    data(&w, NULL);
+    put_u8(&w, 0);
+    save_w("tree_model", "quota_sums", &w);
     tb_wbuf_free(&w);
 }
 
