@@ -4,15 +4,25 @@ kazoo_suite.sh started, instead of the three-node cluster kazoo's harness would 
 The server is IT_SERVER_PID on 127.0.0.1:IT_PORT.  Tests that stop and restart it get a real
 stop (SIGTERM, then waiting for the process to end) and a restart of the same command line on
 the same data directory and port, logging to the same file.
+
+A test still running after STUCK_AFTER_S leaves, in stuck.txt in the working directory, every
+thread's stack and what the server says of its connections, watches and sessions: a lock test
+that waits for ever on a wake-up is either a lost notification or a client's own race, and
+this tells which.
 """
 import ctypes
+import faulthandler
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import kazoo.testing.harness as harness
+import pytest
+
+STUCK_AFTER_S = 45
 
 PR_SET_PDEATHSIG = 1
 
@@ -111,6 +121,27 @@ class OneServer(list):
         # Called by kazoo's harness at exit: pytest_sessionfinish stops a server restarted
         # here, kazoo_suite.sh the one it started.
         pass
+
+
+def _report_stuck(nodeid):
+    with open("stuck.txt", "a") as f:
+        f.write("%s still running after %d s\n\n" % (nodeid, STUCK_AFTER_S))
+        f.flush()
+        faulthandler.dump_traceback(file=f, all_threads=True)
+        for word in (b"cons", b"wchc", b"dump"):
+            f.write("\n---- %s ----\n" % word.decode())
+            f.write(_four_letter(_cluster[0].port, word).decode(errors="replace"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    timer = threading.Timer(STUCK_AFTER_S, _report_stuck, args=(item.nodeid,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def pytest_sessionfinish(session, exitstatus):
