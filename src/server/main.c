@@ -337,8 +337,9 @@ int main(int argc, char **argv)
     }
     uv_timer_init(s->loop, &s->ticker);
     s->ticker.data = s;
-    uv_timer_start(&s->ticker, on_tick, (uint64_t)cfg.tick_time / 2,
-                   (uint64_t)cfg.tick_time / 2);
+    /* At least 1 ms: a repeat of 0 would tick once. */
+    s->tick_ms = cfg.tick_time > 1 ? (uint64_t)cfg.tick_time / 2 : 1;
+    uv_timer_start(&s->ticker, on_tick, s->tick_ms, s->tick_ms);
     uv_timer_init(s->loop, &s->cleaner);
     s->cleaner.data = s;
     uv_timer_start(&s->cleaner, on_cleanup,

@@ -69,6 +69,8 @@ struct tbd {
     uint8_t in[65536];
 
     uint64_t started_ms;
+    uint64_t tick_ms;      /* the ticker's period: half of tickTime */
+    uint64_t last_tick_ms; /* session_tick's, to tell a stalled loop */
     uint64_t packets_received, packets_sent;
     struct latency lat;
     int stopping;

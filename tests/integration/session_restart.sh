@@ -3,7 +3,9 @@
 # timeout: a session opened before the crash is resumed afterwards with its
 # id and password and still owns its ephemeral node; a session nobody
 # resumes expires after its timeout counted from the restart, and its
-# ephemeral node goes with it.  Uses the raw client (session_tool).
+# ephemeral node goes with it.  A server that was stopped (SIGSTOP) counts
+# the time it did not run against no session.  Uses the raw client
+# (session_tool).
 #   session_restart.sh SESSION_TOOL     (TUMBLERD names the server binary)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -44,4 +46,14 @@ done
 # A wrong password is refused.
 "$tool" resume "$hp" "$sid1" "00000000000000000000000000000000" "$z1" /kept
 [ $? = 3 ] || fail "a wrong password was accepted"
+# A session of 4 s outlives 6 s of the server stopped: timers run before the
+# loop reads what came meanwhile, so without the stall moving the deadlines
+# the first tick would expire it.
+read -r sid3 pw3 z3 < <("$tool" open "$hp" /paused 4000) || fail "open 3"
+kill -STOP "$pid"
+sleep 6
+kill -CONT "$pid"
+"$tool" resume "$hp" "$sid3" "$pw3" "$z3" /paused ||
+    fail "a session expired while the server was stopped"
+grep -q "stalled [0-9]* ms" "$dir/server.log" || fail "the stall was not logged"
 echo "1 passed, 0 failed"

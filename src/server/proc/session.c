@@ -187,17 +187,29 @@ void session_closed(struct tbd *s, int64_t id)
     conn_close_after_flush(c);
 }
 
-/* Once per tick: propose the close of every session past its deadline. */
+/* Once per tick: propose the close of every session past its deadline.
+ *
+ * A tick that comes late means the loop did not run (the process stopped,
+ * the machine paused, a system call blocked): what clients sent meanwhile
+ * is still unread, and timers run before the loop reads, so the time lost
+ * counts against no session. */
 void session_tick(struct tbd *s)
 {
-    uint64_t now = tbd_now_ms(s), key;
+    uint64_t now = tbd_now_ms(s), lost = 0, key;
     struct sess *se;
     void *v;
     size_t i;
     int rv;
 
+    if (s->last_tick_ms != 0 && now - s->last_tick_ms > 2 * s->tick_ms) {
+        lost = now - s->last_tick_ms - s->tick_ms;
+        tb_log(TB_LOG_WARN, "stalled %llu ms: session deadlines moved by it",
+               (unsigned long long)lost);
+    }
+    s->last_tick_ms = now;
     for (i = 0; tb_map_next(&s->sessions, &i, &key, &v);) {
         se = v;
+        se->deadline_ms += lost;
         if (se->closing || se->deadline_ms > now)
             continue;
         rv = proc_propose(s, TB_OP_CLOSESESSION, se->id, 0, 0, NULL,
