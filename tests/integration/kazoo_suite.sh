@@ -11,7 +11,8 @@
 # request-queuing tests there: they give a restarted server 5 s to take the client back, and
 # a JVM restarting while other tests load the machine can take longer (the client, connected
 # to its listener before it serves, waits out its 10 s connect timeout).  Against ZooKeeper a
-# failed test is also tried once more.
+# failed test is also tried once more; against tumblerd a failed run is tried once more against a
+# fresh server, after printing what it left (below).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
@@ -23,25 +24,43 @@ shift
 # As start_zk's zoo.cfg: the suite's clients come and go faster than they close.
 export TUMBLERD_ARGS="--maxClientCnxns=0 ${TUMBLERD_ARGS:-}"
 skip="test_update_host_list or TestReconfig or TestReadOnlyMode or SASLDigest"
-# A test past its time ends the run at once, with every thread's stack: a timed-out lock test
-# would otherwise hang in its tearDown, which joins threads that wait for ever.  Against
-# ZooKeeper a failure is tried once more instead, which needs the run to go on.
+# Against tumblerd a test past its time ends the run at once, with every thread's stack (a
+# timed-out lock test would otherwise hang in its tearDown, which joins threads that wait for
+# ever), and a failed run is printed in full and tried once more.  Against ZooKeeper a failed
+# test is tried once more instead, which needs the run to go on.
 retry=(--timeout-method=thread)
+runs=2
 if [ "$kind" = zk ]; then
     skip+=" or request_queuing"
     retry=(--reruns 1)
+    runs=1
 fi
-it_init
-launch "$kind" "$kind"
-export IT_PORT=$LAUNCH_PORT IT_SERVER_PID=$LAUNCH_PID
 export PYTHONPATH="$here/kazoo" PYTHONDONTWRITEBYTECODE=1
-cd "$IT_TMPROOT" || exit 1
-run_bounded "${IT_TIMEOUT:-600}" /usr/bin/python3 -m pytest -p kazoo_server \
-    -p no:cacheprovider --pyargs kazoo.tests -q -rfE --timeout=60 "${retry[@]}" \
-    -k "not ($skip)" "$@"
-rc=$?
-if [ -s stuck.txt ]; then
-    echo "---- stuck.txt (kazoo/kazoo_server.py) ----"
-    cat stuck.txt
-fi
-exit "$rc"
+it_init
+
+# suite_run: the suite against a fresh server; its output in $IT_TMPROOT/run-N.log.  Servers
+# are stopped (and their exit checked) when the script ends.
+n=0
+suite_run()
+{
+    n=$((n + 1))
+    launch "$kind" "$kind-$n"
+    export IT_PORT=$LAUNCH_PORT IT_SERVER_PID=$LAUNCH_PID
+    cd "$LAUNCH_DIR" || return 1
+    run_bounded "${IT_TIMEOUT:-600}" /usr/bin/python3 -m pytest -p kazoo_server \
+        -p no:cacheprovider --pyargs kazoo.tests -q -rfE --timeout=60 "${retry[@]}" \
+        -k "not ($skip)" "$@" >"$IT_TMPROOT/run-$n.log" 2>&1
+}
+
+for _ in $(seq "$runs"); do
+    suite_run "$@" && { grep -E '[0-9]+ passed' "$IT_TMPROOT/run-$n.log"; exit 0; }
+    echo "---- run $n failed: its output ----"
+    cat "$IT_TMPROOT/run-$n.log"
+    if [ -s "$LAUNCH_DIR/stuck.txt" ]; then
+        echo "---- run $n: stuck.txt (kazoo/kazoo_server.py) ----"
+        cat "$LAUNCH_DIR/stuck.txt"
+    fi
+    echo "---- run $n: last lines of $LAUNCH_DIR/server.log ----"
+    tail -n 40 "$LAUNCH_DIR/server.log"
+done
+exit 1
