@@ -60,7 +60,10 @@ for _ in $(seq "$runs"); do
         echo "---- run $n: stuck.txt (kazoo/kazoo_server.py) ----"
         cat "$LAUNCH_DIR/stuck.txt"
     fi
-    echo "---- run $n: last lines of $LAUNCH_DIR/server.log ----"
-    tail -n 40 "$LAUNCH_DIR/server.log"
+    # The last run's log is shown by it_cleanup, with every server's.
+    if [ "$n" -lt "$runs" ]; then
+        echo "---- run $n: last lines of $LAUNCH_DIR/server.log ----"
+        tail -n 40 "$LAUNCH_DIR/server.log"
+    fi
 done
 exit 1
