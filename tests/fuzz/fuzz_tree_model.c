@@ -1,7 +1,5 @@
 /* Fuzz target: a stateful differential test of the fsm and its tree
- * against a naive model written from the protocol document alone: an
- * array of nodes (path, data, version, child-creation counter, children,
- * owner, zxids, times) and a list of sessions, searched linearly.
+ * against the naive model of tree_model.h.
  *
  * The input is a script of at most MAX_STEPS ops (enum fz_model_op):
  * create in every mode, delete, setData, multi of create / delete /
@@ -15,464 +13,18 @@
  * (quota stats included) and Stats, mntr's quota sums by namespace must be
  * the model's, and tree_check must pass. */
 #include "fuzz_gen.h"
+#include "tree_model.h"
 
 #define MAX_STEPS 64
-#define MAX_NODES 400
-#define MPATH     160
-
-enum m_kind { K_PERSISTENT, K_EPHEMERAL, K_CONTAINER, K_TTL };
-
-struct mnode {
-    char path[MPATH];
-    size_t plen;
-    uint8_t data[64];
-    size_t dlen;
-    int dnull;
-    int32_t version, aversion, ccount, nkids;
-    int readonly;  /* ACL world:anyone READ (only /zookeeper/config) */
-    int64_t owner; /* session id (ephemeral), ttl (TTL), else 0 */
-    enum m_kind kind;
-    int64_t czxid, mzxid, pzxid, ctime, mtime;
-};
-
-struct model {
-    struct mnode v[MAX_NODES];
-    size_t n;
-    int64_t sess[64];
-    size_t nsess;
-};
-
-/* One request as the script describes it. */
-struct mreq {
-    int32_t type; /* opcode */
-    char path[MPATH + 16];
-    size_t plen;
-    int has_path; /* 0: null path */
-    struct tb_str data;
-    int32_t flags, version;
-    int64_t ttl;
-    int bad_acl;
-};
 
 struct ctx {
     struct model m, work;
     struct fsm *f;
     struct fz_log log;
-    int64_t zxid, time, session;
-    int enforce; /* the txn carries TB_TXN_ENFORCE_QUOTA */
+    struct m_txn txn; /* the step's txn header, for the fsm and the model */
     struct tb_wbuf body, entry;
-    char name[MPATH + 16]; /* a create's expected path */
-    size_t name_len;
+    struct m_name name; /* what the model's last create or setData named */
 };
-
-static struct mnode *m_find(struct model *m, const char *p, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < m->n; i++)
-        if (m->v[i].plen == n && memcmp(m->v[i].path, p, n) == 0)
-            return &m->v[i];
-    return NULL;
-}
-
-static struct mnode *m_add(struct model *m, const char *p)
-{
-    struct mnode *x = &m->v[m->n++];
-
-    memset(x, 0, sizeof *x);
-    x->plen = strlen(p);
-    memcpy(x->path, p, x->plen);
-    return x;
-}
-
-static void m_init(struct model *m)
-{
-    struct mnode *x;
-
-    memset(m, 0, sizeof *m);
-    m_add(m, "/")->nkids = 1;
-    m_add(m, "/zookeeper")->nkids = 2;
-    m_add(m, "/zookeeper/quota");
-    x = m_add(m, "/zookeeper/config");
-    x->aversion = -1;
-    x->readonly = 1;
-}
-
-static int m_has_session(const struct model *m, int64_t id)
-{
-    size_t i;
-
-    for (i = 0; i < m->nsess; i++)
-        if (m->sess[i] == id)
-            return 1;
-    return 0;
-}
-
-/* ---- quotas: /zookeeper/quota<P>/zookeeper_limits puts the subtree at P
- * under a quota, .../zookeeper_stats counts it ("count=N,bytes=M") ---- */
-
-#define QROOT "/zookeeper/quota"
-
-/* The last "key=value" pair naming key, pairs split at ',' or ';' and a
- * value ending at '='; -1 when there is none or it is not a number. */
-static int64_t m_kv(const struct mnode *x, const char *key)
-{
-    char s[sizeof x->data + 1], *pair, *save = NULL, *end;
-    size_t klen = strlen(key), i;
-    int64_t v = -1;
-
-    for (i = 0; i < x->dlen; i++) /* a '\0' is one more character */
-        s[i] = x->data[i] != 0 ? (char)x->data[i] : '\x01';
-    s[x->dlen] = '\0';
-    for (pair = strtok_r(s, ",;", &save); pair != NULL;
-         pair = strtok_r(NULL, ",;", &save)) {
-        if (strncmp(pair, key, klen) != 0 || pair[klen] != '=')
-            continue;
-        pair += klen + 1;
-        pair[strcspn(pair, "=")] = '\0';
-        v = strtoll(pair, &end, 10);
-        if (*pair == '\0' || *end != '\0')
-            v = -1;
-    }
-    return v;
-}
-
-static struct mnode *m_qnode(struct model *m, const char *p, size_t n,
-                             const char *leaf)
-{
-    char buf[MPATH + 48];
-    int k = snprintf(buf, sizeof buf, QROOT "%.*s/%s", (int)n, p, leaf);
-
-    return k < (int)sizeof buf ? m_find(m, buf, (size_t)k) : NULL;
-}
-
-/* The stats node of the quota over p: the deepest prefix of p but "/"
- * that has limits; none if that one has no stats. */
-static struct mnode *m_quota(struct model *m, const char *p, size_t n,
-                             struct mnode **limits)
-{
-    size_t i;
-
-    for (i = n; i > 1; i--)
-        if ((i == n || p[i] == '/') &&
-            (*limits = m_qnode(m, p, i, "zookeeper_limits")) != NULL)
-            return m_qnode(m, p, i, "zookeeper_stats");
-    return NULL;
-}
-
-static void m_put_stats(struct mnode *st, int64_t count, int64_t bytes)
-{
-    int k = snprintf((char *)st->data, sizeof st->data, "count=%lld,bytes=%lld",
-                     (long long)count, (long long)bytes);
-
-    st->dlen = (size_t)k;
-    st->dnull = 0;
-}
-
-/* A write of x changes its quota's stats (never a stats node's own). */
-static void m_quota_add(struct model *m, const struct mnode *x, int64_t count,
-                        int64_t bytes)
-{
-    struct mnode *lim, *st = m_quota(m, x->path, x->plen, &lim);
-
-    if (st != NULL && st != x)
-        m_put_stats(st, m_kv(st, "count") + count, m_kv(st, "bytes") + bytes);
-}
-
-/* Whether a write at p would take its quota past a hard limit. */
-static int m_quota_over(struct model *m, const char *p, size_t n, int64_t count,
-                        int64_t bytes)
-{
-    struct mnode *lim, *st = m_quota(m, p, n, &lim);
-    int64_t hc, hb;
-
-    if (st == NULL)
-        return 0;
-    hc = m_kv(lim, "countHardLimit");
-    hb = m_kv(lim, "byteHardLimit");
-    return (count != 0 && hc >= 0 && m_kv(st, "count") + count > hc) ||
-           (bytes != 0 && hb >= 0 && m_kv(st, "bytes") + bytes > hb);
-}
-
-/* A new stats node counts its subtree afresh; it then counts as any new
- * node, with the data its creator gave. */
-static void m_quota_created(struct model *m, struct mnode *x)
-{
-    const size_t qlen = sizeof QROOT - 1, leaf = sizeof "/zookeeper_stats" - 1;
-    int64_t count = 0, bytes = 0, created = (int64_t)x->dlen;
-    const char *p = x->path + qlen;
-    size_t n, i;
-
-    if (x->plen > qlen + leaf + 1 &&
-        memcmp(x->path, QROOT "/", qlen + 1) == 0 &&
-        strcmp(x->path + x->plen - leaf, "/zookeeper_stats") == 0) {
-        n = x->plen - qlen - leaf;
-        for (i = 0; i < m->n; i++)
-            if (m->v[i].plen >= n && memcmp(m->v[i].path, p, n) == 0 &&
-                (m->v[i].plen == n || m->v[i].path[n] == '/')) {
-                count++;
-                bytes += (int64_t)m->v[i].dlen;
-            }
-        m_put_stats(x, count, bytes);
-    }
-    m_quota_add(m, x, 1, created);
-}
-
-/* PathUtils.validatePath for the ASCII paths the script builds. */
-static int m_valid(const char *p, size_t n)
-{
-    size_t i, start = 1;
-
-    if (n == 0 || p[0] != '/')
-        return 0;
-    if (n == 1)
-        return 1;
-    if (p[n - 1] == '/')
-        return 0;
-    for (i = 1; i <= n; i++) {
-        if (i < n && (p[i] < 0x20 || p[i] == 0x7f))
-            return 0;
-        if (i == n || p[i] == '/') {
-            size_t len = i - start;
-            if (len == 0 || (len == 1 && p[start] == '.') ||
-                (len == 2 && p[start] == '.' && p[start + 1] == '.'))
-                return 0;
-            start = i + 1;
-        }
-    }
-    return 1;
-}
-
-/* The parent as ZooKeeper cuts it: before the last '/', "" = root; -1 if
- * there is no '/'. */
-static long m_last_slash(const struct mreq *q)
-{
-    size_t i = q->plen;
-
-    if (!q->has_path)
-        return -1;
-    while (i > 0)
-        if (q->path[--i] == '/')
-            return (long)i;
-    return -1;
-}
-
-static struct mnode *m_parent(struct model *m, const struct mreq *q)
-{
-    long i = m_last_slash(q);
-
-    if (i < 0)
-        return NULL;
-    return i == 0 ? &m->v[0] : m_find(m, q->path, (size_t)i);
-}
-
-static int m_cheap_ok(const struct mreq *q)
-{
-    return m_last_slash(q) >= 0 && memchr(q->path, '\0', q->plen) == NULL;
-}
-
-static int m_special(const struct mreq *q)
-{
-    static const char *const s[] = {"/", "/zookeeper", "/zookeeper/quota",
-                                    "/zookeeper/config"};
-    size_t i;
-
-    for (i = 0; i < 4; i++)
-        if (q->has_path && q->plen == strlen(s[i]) &&
-            memcmp(q->path, s[i], q->plen) == 0)
-            return 1;
-    return 0;
-}
-
-static int32_t wrap_inc(int32_t v)
-{
-    return (int32_t)((uint32_t)v + 1);
-}
-
-static int m_mode_ok(int32_t type, int32_t flags, int64_t ttl)
-{
-    int is_ttl = flags == 5 || flags == 6, is_cont = flags == 4;
-
-    if (flags < 0 || flags > 6)
-        return 0;
-    if (type == TB_OP_CREATECONTAINER && !is_cont)
-        return 0;
-    if (type == TB_OP_CREATETTL && !is_ttl)
-        return 0;
-    if ((type == TB_OP_CREATE || type == TB_OP_CREATE2) && (is_ttl || is_cont))
-        return 0;
-    return is_ttl ? ttl >= 1 && ttl <= TREE_TTL_MAX : ttl < 0;
-}
-
-static void m_remove(struct model *m, struct mnode *x, int64_t zxid)
-{
-    struct mreq q;
-    struct mnode *p;
-
-    memcpy(q.path, x->path, x->plen);
-    q.plen = x->plen;
-    q.has_path = 1;
-    p = m_parent(m, &q);
-    m_quota_add(m, x, -1, -(int64_t)x->dlen);
-    p->nkids--;
-    if (zxid > p->pzxid)
-        p->pzxid = zxid;
-    *x = m->v[--m->n];
-}
-
-/* The model's create; fills c->name with the path it creates. */
-static int m_create(struct ctx *c, struct model *m, const struct mreq *q)
-{
-    struct mnode *p, *x;
-    char num[16];
-    int k;
-
-    if (!m_mode_ok(q->type, q->flags, q->ttl))
-        return TB_EBADARGUMENTS;
-    if (!m_has_session(m, c->session))
-        return TB_ESESSIONEXPIRED;
-    if (!m_cheap_ok(q))
-        return TB_EBADARGUMENTS;
-    if (q->bad_acl)
-        return TB_EINVALIDACL;
-    if ((p = m_parent(m, q)) == NULL)
-        return TB_ENONODE;
-    if (p->readonly)
-        return TB_ENOAUTH;
-    memcpy(c->name, q->path, q->plen);
-    c->name_len = q->plen;
-    if (q->flags == 2 || q->flags == 3 || q->flags == 6) {
-        k = snprintf(num, sizeof num, "%010d", p->ccount);
-        memcpy(c->name + c->name_len, num, (size_t)k);
-        c->name_len += (size_t)k;
-    }
-    if (!m_valid(c->name, c->name_len))
-        return TB_EBADARGUMENTS;
-    if (m_find(m, c->name, c->name_len))
-        return TB_ENODEEXISTS;
-    if (p->kind == K_EPHEMERAL)
-        return TB_ENOCHILDRENFOREPHEMERALS;
-    if (c->enforce &&
-        m_quota_over(m, c->name, c->name_len, 1, (int64_t)q->data.len))
-        return TB_EQUOTAEXCEEDED;
-    FZ_CHECK(m->n < MAX_NODES && c->name_len < MPATH, "model full");
-    x = &m->v[m->n++];
-    memset(x, 0, sizeof *x);
-    memcpy(x->path, c->name, c->name_len);
-    x->plen = c->name_len;
-    x->dnull = q->data.ptr == NULL;
-    x->dlen = q->data.len;
-    if (x->dlen)
-        memcpy(x->data, q->data.ptr, x->dlen);
-    x->kind = q->flags == 1 || q->flags == 3 ? K_EPHEMERAL
-              : q->flags == 4                ? K_CONTAINER
-              : q->flags >= 5                ? K_TTL
-                                             : K_PERSISTENT;
-    x->owner = x->kind == K_EPHEMERAL ? c->session
-               : x->kind == K_TTL     ? q->ttl
-                                      : 0;
-    x->czxid = x->mzxid = x->pzxid = c->zxid;
-    x->ctime = x->mtime = c->time;
-    p->ccount = wrap_inc(p->ccount);
-    p->nkids++;
-    p->pzxid = c->zxid;
-    m_quota_created(m, x);
-    return 0;
-}
-
-static int m_delete(struct ctx *c, struct model *m, const struct mreq *q)
-{
-    struct mnode *x;
-
-    if (!m_has_session(m, c->session))
-        return TB_ESESSIONEXPIRED;
-    if (!m_cheap_ok(q) || m_special(q))
-        return TB_EBADARGUMENTS;
-    if ((x = m_parent(m, q)) == NULL)
-        return TB_ENONODE;
-    if (x->readonly)
-        return TB_ENOAUTH;
-    if ((x = m_find(m, q->path, q->plen)) == NULL)
-        return TB_ENONODE;
-    if (q->version != -1 && q->version != x->version)
-        return TB_EBADVERSION;
-    if (x->nkids > 0)
-        return TB_ENOTEMPTY;
-    m_remove(m, x, c->zxid);
-    return 0;
-}
-
-/* setData (set = 1) or check (set = 0). */
-static int m_set(struct ctx *c, struct model *m, const struct mreq *q, int set)
-{
-    struct mnode *x;
-    int64_t grown;
-
-    if (!m_has_session(m, c->session))
-        return TB_ESESSIONEXPIRED;
-    if (!q->has_path || !m_valid(q->path, q->plen))
-        return TB_EBADARGUMENTS;
-    if ((x = m_find(m, q->path, q->plen)) == NULL)
-        return TB_ENONODE;
-    grown = (int64_t)q->data.len - (int64_t)x->dlen;
-    if (set && x->readonly)
-        return TB_ENOAUTH;
-    if (set && c->enforce && m_quota_over(m, q->path, q->plen, 0, grown))
-        return TB_EQUOTAEXCEEDED;
-    if (q->version != -1 && q->version != x->version)
-        return TB_EBADVERSION;
-    if (!set)
-        return 0;
-    m_quota_add(m, x, 0, grown);
-    x->version = wrap_inc(x->version);
-    x->dnull = q->data.ptr == NULL;
-    x->dlen = q->data.len;
-    if (x->dlen)
-        memcpy(x->data, q->data.ptr, x->dlen);
-    x->mzxid = c->zxid;
-    x->mtime = c->time;
-    return 0;
-}
-
-static int m_delete_container(struct ctx *c, struct model *m,
-                              const struct mreq *q)
-{
-    struct mnode *x;
-    int due;
-
-    if (!m_cheap_ok(q) || m_special(q))
-        return TB_EBADARGUMENTS;
-    if ((x = m_find(m, q->path, q->plen)) == NULL)
-        return TB_ENONODE;
-    if (x->nkids > 0)
-        return TB_ENOTEMPTY;
-    if (x->kind != K_CONTAINER && x->kind != K_TTL)
-        return TB_EBADVERSION;
-    due =
-        x->kind == K_CONTAINER ? x->ccount > 0 : c->time - x->mtime > x->owner;
-    if (!due)
-        return TB_ENOTEMPTY;
-    m_remove(m, x, c->zxid);
-    return 0;
-}
-
-static int m_close(struct ctx *c, struct model *m)
-{
-    size_t i;
-
-    if (!m_has_session(m, c->session))
-        return TB_ESESSIONEXPIRED;
-    for (i = 0; i < m->n;) {
-        if (m->v[i].kind == K_EPHEMERAL && m->v[i].owner == c->session)
-            m_remove(m, &m->v[i], c->zxid);
-        else
-            i++;
-    }
-    for (i = 0; m->sess[i] != c->session; i++)
-        ;
-    m->sess[i] = m->sess[--m->nsess];
-    return 0;
-}
 
 /* ---- the script ---- */
 
@@ -804,65 +356,45 @@ static void expect_body(struct ctx *c, int32_t type, struct tb_rd *r)
     switch (type) {
     case TB_OP_CREATE:
         FZ_CHECK(tb_path_resp_decode(r, &pr) == 0, "create result cut");
-        FZ_CHECK(pr.path.len == c->name_len &&
-                     memcmp(pr.path.ptr, c->name, c->name_len) == 0,
+        FZ_CHECK(pr.path.len == c->name.len &&
+                     memcmp(pr.path.ptr, c->name.path, c->name.len) == 0,
                  "created %.*s, model %.*s", (int)pr.path.len, pr.path.ptr,
-                 (int)c->name_len, c->name);
+                 (int)c->name.len, c->name.path);
         break;
     case TB_OP_CREATE2:
         FZ_CHECK(tb_create2_resp_decode(r, &cr) == 0, "create2 result cut");
-        FZ_CHECK(cr.path.len == c->name_len &&
-                     memcmp(cr.path.ptr, c->name, c->name_len) == 0,
+        FZ_CHECK(cr.path.len == c->name.len &&
+                     memcmp(cr.path.ptr, c->name.path, c->name.len) == 0,
                  "created %.*s, model %.*s", (int)cr.path.len, cr.path.ptr,
-                 (int)c->name_len, c->name);
-        x = m_find(&c->work, c->name, c->name_len);
+                 (int)c->name.len, c->name.path);
+        x = m_find(&c->work, c->name.path, c->name.len);
         FZ_CHECK(x != NULL, "model lost its node");
         expect_stat(x, &cr.stat, "create2 result");
         break;
     case TB_OP_SETDATA:
         FZ_CHECK(tb_stat_resp_decode(r, &sr) == 0, "setData result cut");
-        x = m_find(&c->work, c->name, c->name_len);
+        x = m_find(&c->work, c->name.path, c->name.len);
         FZ_CHECK(x != NULL, "model lost its node");
         expect_stat(x, &sr.stat, "setData result");
         break;
     }
 }
 
-static int m_apply(struct ctx *c, struct model *m, const struct mreq *q)
-{
-    switch (q->type) {
-    case TB_OP_CREATE:
-    case TB_OP_CREATE2:
-    case TB_OP_CREATECONTAINER:
-    case TB_OP_CREATETTL:
-        return m_create(c, m, q);
-    case TB_OP_DELETE:
-        return m_delete(c, m, q);
-    case TB_OP_SETDATA:
-        memcpy(c->name, q->path, q->plen);
-        c->name_len = q->plen;
-        return m_set(c, m, q, 1);
-    case TB_OP_CHECK:
-        return m_set(c, m, q, 0);
-    default:
-        return m_delete_container(c, m, q);
-    }
-}
-
-/* Sends the txn in c->body as transaction c->zxid (which the caller
+/* Sends the txn in c->body as transaction c->txn.zxid (which the caller
  * advanced before the model computed its expectations) and returns the
  * result code. */
 static int submit(struct ctx *c, int32_t type)
 {
     static int trace = -1;
-    struct fz_txn t = {type, c->session, c->time, 0, {0, NULL, 0}, c->body, 0};
+    struct fz_txn t = {
+        type, c->txn.session, c->txn.time, 0, {0, NULL, 0}, c->body, 0};
 
-    t.flags = c->enforce ? TB_TXN_ENFORCE_QUOTA : 0;
+    t.flags = c->txn.enforce ? TB_TXN_ENFORCE_QUOTA : 0;
     fz_txn_entry(&t, &c->entry);
     fz_log_reset(&c->log);
-    FZ_CHECK(fsm_apply(c->f, c->zxid, c->entry.base, c->entry.len) == 0,
+    FZ_CHECK(fsm_apply(c->f, c->txn.zxid, c->entry.base, c->entry.len) == 0,
              "fsm_apply failed");
-    FZ_CHECK(c->log.results == 1 && c->log.zxid == c->zxid, "%d results",
+    FZ_CHECK(c->log.results == 1 && c->log.zxid == c->txn.zxid, "%d results",
              c->log.results);
     if (trace < 0)
         trace = getenv("FUZZ_TRACE") != NULL;
@@ -870,8 +402,9 @@ static int submit(struct ctx *c, int32_t type)
         fprintf(stderr,
                 "zxid %lld: type %d session %llx -> rc %d, %zu body "
                 "bytes, %d events\n",
-                (long long)c->zxid, type, (unsigned long long)c->session,
-                c->log.rc, c->log.body.len, c->log.events);
+                (long long)c->txn.zxid, type,
+                (unsigned long long)c->txn.session, c->log.rc, c->log.body.len,
+                c->log.events);
     return c->log.rc;
 }
 
@@ -880,9 +413,9 @@ static void single(struct ctx *c, const struct mreq *q)
     struct tb_rd r;
     int want, got;
 
-    c->zxid++;
+    c->txn.zxid++;
     c->work = c->m;
-    want = m_apply(c, &c->work, q);
+    want = m_apply(&c->work, &c->txn, q, &c->name);
     c->body.len = 0;
     encode_req(c, q);
     got = submit(c, q->type);
@@ -966,7 +499,7 @@ static void multi(struct ctx *c, struct fz_in *in)
     struct tb_rd r;
     const struct mnode *x;
 
-    c->zxid++;
+    c->txn.zxid++;
     c->work = c->m;
     c->body.len = 0;
     for (i = 0; i < n; i++) {
@@ -990,15 +523,15 @@ static void multi(struct ctx *c, struct fz_in *in)
     tb_multi_end_encode(&c->body);
     /* The model runs the sub-ops in order until one fails. */
     for (i = 0; i < n && failed < 0; i++) {
-        want = m_apply(c, &c->work, &q[i]);
+        want = m_apply(&c->work, &c->txn, &q[i], &c->name);
         if (want != 0) {
             failed = (int)i;
             code = want;
             break;
         }
-        memcpy(ex[i].name, c->name, c->name_len);
-        ex[i].len = c->name_len;
-        x = m_find(&c->work, c->name, c->name_len);
+        memcpy(ex[i].name, c->name.path, c->name.len);
+        ex[i].len = c->name.len;
+        x = m_find(&c->work, c->name.path, c->name.len);
         if (x)
             ex[i].node = *x;
     }
@@ -1028,16 +561,16 @@ static void multi(struct ctx *c, struct fz_in *in)
  * quota limits enforced unless bits 3-4 are 0. */
 static void pick_session(struct ctx *c, uint8_t b)
 {
-    c->enforce = (b >> 3 & 3) != 0;
+    c->txn.enforce = (b >> 3 & 3) != 0;
     switch (b % 8) {
     case 6:
-        c->session = 0;
+        c->txn.session = 0;
         break;
     case 7:
-        c->session = (int64_t)((1ULL << 56) | 0xfffff);
+        c->txn.session = (int64_t)((1ULL << 56) | 0xfffff);
         break;
     default:
-        c->session = c->m.nsess ? c->m.sess[(b % 8) % c->m.nsess] : 0;
+        c->txn.session = c->m.nsess ? c->m.sess[(b % 8) % c->m.nsess] : 0;
         break;
     }
 }
@@ -1103,7 +636,7 @@ static void step(struct ctx *c, struct fz_in *in)
     struct mreq q;
 
     pick_session(c, fz_u8(in));
-    c->time += 1;
+    c->txn.time += 1;
     memset(&q, 0, sizeof q);
     switch (op) {
     case FZ_M_CREATE:
@@ -1124,7 +657,7 @@ static void step(struct ctx *c, struct fz_in *in)
         break;
     case FZ_M_SESSION: {
         static const uint8_t pw[16] = "tree-model-pw-16";
-        c->zxid++;
+        c->txn.zxid++;
         c->body.len = 0;
         tb_create_session_txn_encode(&c->body,
                                      &(struct tb_create_session_txn){
@@ -1132,17 +665,17 @@ static void step(struct ctx *c, struct fz_in *in)
         FZ_CHECK(submit(c, TB_OP_CREATESESSION) == 0, "createSession rc %d",
                  c->log.rc);
         FZ_CHECK(c->m.nsess < 64, "too many sessions");
-        c->m.sess[c->m.nsess++] = fsm_session_id_for(c->zxid);
-        FZ_CHECK(fsm_session_id_for(c->zxid) ==
-                     (int64_t)((1ULL << 56) | (uint64_t)c->zxid),
+        c->m.sess[c->m.nsess++] = fsm_session_id_for(c->txn.zxid);
+        FZ_CHECK(fsm_session_id_for(c->txn.zxid) ==
+                     (int64_t)((1ULL << 56) | (uint64_t)c->txn.zxid),
                  "session id");
         break;
     }
     case FZ_M_CLOSE: {
         int want;
-        c->zxid++;
+        c->txn.zxid++;
         c->work = c->m;
-        want = m_close(c, &c->work);
+        want = m_close(&c->work, &c->txn);
         c->body.len = 0;
         FZ_CHECK(submit(c, TB_OP_CLOSESESSION) == want,
                  "closeSession rc %d, model %d", c->log.rc, want);
@@ -1155,11 +688,11 @@ static void step(struct ctx *c, struct fz_in *in)
         single(c, &q);
         break;
     case FZ_M_TICK:
-        c->time += 10 * (int64_t)fz_u16(in);
+        c->txn.time += 10 * (int64_t)fz_u16(in);
         break;
     case FZ_M_QUOTA:
-        if (!m_has_session(&c->m, c->session) && c->m.nsess > 0)
-            c->session = c->m.sess[0];
+        if (!m_has_session(&c->m, c->txn.session) && c->m.nsess > 0)
+            c->txn.session = c->m.sess[0];
         quota(c, in);
         break;
     default: { /* FZ_M_COUNTER */
@@ -1186,7 +719,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_log_init(&c->log);
     h = fz_log_hooks(&c->log);
     FZ_CHECK(fsm_init(&c->f, &h) == 0, "fsm_init failed");
-    c->time = FZ_TIME0;
+    c->txn.time = FZ_TIME0;
     compare(c);
     for (steps = 0; steps < MAX_STEPS && fz_left(&in) > 0; steps++) {
         /* Stop before the model could overflow its arrays. */
