@@ -7,7 +7,8 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
-      libuv1-dev libraft-dev liblz4-dev nettle-dev zlib1g-dev libreadline-dev)
+      libuv1-dev libraft-dev liblz4-dev nettle-dev zlib1g-dev libreadline-dev
+      libsasl2-dev libsasl2-modules)
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(libcmocka-dev zookeeper zookeeper-bin libzookeeper-mt-dev
            libcurator-recipes-java default-jdk-headless netcat-openbsd

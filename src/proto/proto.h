@@ -129,6 +129,7 @@ typedef uint8_t tb__FLAGS;      /* a last byte older records lack: 0 */
     R(set_acl_req, F(STR, path) F(ACLS, acl) F(I32, version))               \
     R(check_req, F(STR, path) F(I32, version))                              \
     R(auth_req, F(I32, type) F(STR, scheme) F(BUF, auth))                   \
+    R(sasl_token, F(BUF, token))                                            \
     R(set_watches_req, F(I64, relative_zxid) F(STRS, data) F(STRS, exist)   \
                            F(STRS, child))                                  \
     R(set_watches2_req, F(I64, relative_zxid) F(STRS, data) F(STRS, exist)  \
@@ -180,6 +181,7 @@ TB_RECORDS(TB__REC_DECL)
  * that every replica applies it alike whatever its own configuration;
  * entries logged before the field existed read as 0. */
 #define TB_TXN_ENFORCE_QUOTA 0x01 /* refuse writes over a hard quota limit */
+#define TB_TXN_SASL_ACLS 0x02     /* "sasl" is a valid ACL scheme */
 
 /* ConnectRequest/Response: the trailing readOnly byte is optional and its
  * presence is mirrored, so these two are written by hand. */

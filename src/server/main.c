@@ -290,6 +290,11 @@ int main(int argc, char **argv)
         return 2;
     }
     tb_log_set_level(cfg.log_level);
+    if (sasl_setup(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "tumblerd: %s\n", err);
+        tb_config_free(&cfg);
+        return 2;
+    }
 
     s->loop = uv_default_loop();
     s->cfg = &cfg;
@@ -363,6 +368,7 @@ out:
         free(s->quota_ns[--s->quota_nns].ns);
     free(s->quota_ns);
     watch_mgr_close(&s->watches);
+    sasl_teardown();
     tb_config_free(&cfg);
     return status;
 }

@@ -19,6 +19,7 @@
 struct tb_config;
 struct fsm;
 struct replog;
+struct sasl_conn;
 
 /* Counters shown by srvr/stat/mntr/cons. */
 struct latency {
@@ -133,6 +134,8 @@ struct conn {
     struct tb_wbuf ids;         /* encoded vector<Id> elements */
     int32_t nids;
     int super;
+    struct sasl_conn *sasl; /* a SASL exchange begun, or NULL */
+    int sasl_done;          /* ... and completed */
 
     struct tb_queue reqs;       /* struct req, oldest first */
     unsigned nreqs;
@@ -189,8 +192,18 @@ void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body);
 
 /* proc/auth.c */
 void auth_init_conn(struct conn *c);
+void auth_add_id(struct conn *c, struct tb_id id);
+void auth_make_super(struct conn *c);
 void auth_request(struct conn *c, int32_t xid, struct tb_str body);
 int auth_check(const struct conn *c, struct tb_vec acl, int perm);
+
+/* proc/sasl.c: nothing happens unless java.security.auth.login.config is
+ * set; then sasl_setup() reads its users and fails (err) if SASL cannot
+ * be offered. */
+int sasl_setup(const struct tb_config *cfg, char *err, size_t errlen);
+void sasl_teardown(void);
+void sasl_request(struct conn *c, int32_t xid, struct tb_str body);
+void sasl_conn_closed(struct conn *c);
 
 /* net/admin.c: four-letter words */
 int admin_try(struct conn *c);

@@ -118,6 +118,24 @@ int tb_acl_digest_valid(struct tb_str id)
     return nonempty_end == 2;
 }
 
+/* What Java's KerberosName accepts: a name without '@', or
+ * primary[/instance]@realm with no other '/' or '@'. */
+int tb_acl_sasl_valid(struct tb_str id)
+{
+    const char *at, *p;
+    size_t slashes = 0;
+
+    if (id.ptr == NULL || (at = memchr(id.ptr, '@', id.len)) == NULL)
+        return id.ptr != NULL;
+    for (p = id.ptr; p < id.ptr + id.len; p++) {
+        if (*p == '@' && p != at)
+            return 0;
+        if (*p == '/' && (p > at || ++slashes > 1))
+            return 0;
+    }
+    return 1;
+}
+
 static int id_matches(struct tb_id acl_id, struct tb_id caller)
 {
     if (!tb_str_eq(acl_id.scheme, caller.scheme) || caller.id.ptr == NULL ||
@@ -127,6 +145,8 @@ static int id_matches(struct tb_id acl_id, struct tb_id caller)
         return tb_str_eq(acl_id.id, caller.id);
     if (str_is(acl_id.scheme, "ip"))
         return tb_acl_ip_match(acl_id.id, caller.id);
+    if (str_is(acl_id.scheme, "sasl"))
+        return str_is(caller.id, "super") || tb_str_eq(acl_id.id, caller.id);
     return 0; /* no provider for that scheme */
 }
 
@@ -240,10 +260,10 @@ static void dedup_free(struct dedup *d)
 }
 
 /* Appends one entry per authenticated id of the caller; InvalidACL if the
- * caller has none.  Only digest counts: ip is not an authenticated scheme
- * and other schemes have no provider here. */
-static int expand_auth(int32_t perms, struct tb_vec ids, struct tb_wbuf *out,
-                       int32_t *n)
+ * caller has none.  ip is not an authenticated scheme, and sasl counts only
+ * with its provider. */
+static int expand_auth(int32_t perms, struct tb_vec ids, int sasl,
+                       struct tb_wbuf *out, int32_t *n)
 {
     struct tb_rd it = tb_vec_reader(ids);
     struct tb_id id;
@@ -251,7 +271,9 @@ static int expand_auth(int32_t perms, struct tb_vec ids, struct tb_wbuf *out,
     int any = 0;
 
     while (tb_vec_next_id(&it, &id) == 1) {
-        if (!str_is(id.scheme, "digest") || id.id.ptr == NULL)
+        if (!(str_is(id.scheme, "digest") ||
+              (sasl && str_is(id.scheme, "sasl"))) ||
+            id.id.ptr == NULL)
             continue;
         a.perms = perms;
         a.id = id;
@@ -262,25 +284,28 @@ static int expand_auth(int32_t perms, struct tb_vec ids, struct tb_wbuf *out,
     return any ? 0 : TB_EINVALIDACL;
 }
 
-static int known_scheme(struct tb_str s)
+static int known_scheme(struct tb_str s, int sasl)
 {
-    return str_is(s, "world") || str_is(s, "digest") || str_is(s, "ip");
+    return str_is(s, "world") || str_is(s, "digest") || str_is(s, "ip") ||
+           (sasl && str_is(s, "sasl"));
 }
 
 static int fix_one(const struct tb_acl *a, struct span raw, struct tb_vec ids,
-                   struct tb_wbuf *out, int32_t *n)
+                   int sasl, struct tb_wbuf *out, int32_t *n)
 {
     if (a->id.scheme.ptr == NULL)
         return TB_EINVALIDACL;
     /* "auth" ignores its id, which kazoo sends as null for "". */
     if (str_is(a->id.scheme, "auth"))
-        return expand_auth(a->perms, ids, out, n);
+        return expand_auth(a->perms, ids, sasl, out, n);
     /* ZooKeeper's providers fail on a null id: MarshallingError. */
     if (a->id.id.ptr == NULL)
-        return known_scheme(a->id.scheme) ? TB_EMARSHALLING : TB_EINVALIDACL;
+        return known_scheme(a->id.scheme, sasl) ? TB_EMARSHALLING
+                                                : TB_EINVALIDACL;
     if ((str_is(a->id.scheme, "world") && str_is(a->id.id, "anyone")) ||
         (str_is(a->id.scheme, "digest") && tb_acl_digest_valid(a->id.id)) ||
-        (str_is(a->id.scheme, "ip") && tb_acl_ip_valid(a->id.id))) {
+        (str_is(a->id.scheme, "ip") && tb_acl_ip_valid(a->id.id)) ||
+        (sasl && str_is(a->id.scheme, "sasl") && tb_acl_sasl_valid(a->id.id))) {
         tb_wbuf_put(out, raw.p, raw.len);
         (*n)++;
         return 0;
@@ -288,8 +313,8 @@ static int fix_one(const struct tb_acl *a, struct span raw, struct tb_vec ids,
     return TB_EINVALIDACL;
 }
 
-int tb_acl_fixup(struct tb_vec acl, struct tb_vec ids, struct tb_wbuf *out,
-                 int32_t *n)
+int tb_acl_fixup(struct tb_vec acl, struct tb_vec ids, int sasl,
+                 struct tb_wbuf *out, int32_t *n)
 {
     struct tb_rd it = tb_vec_reader(acl);
     struct tb_acl a;
@@ -308,7 +333,8 @@ int tb_acl_fixup(struct tb_vec acl, struct tb_vec ids, struct tb_wbuf *out,
          start = it.pos) {
         raw.p = start;
         raw.len = (size_t)(it.pos - start);
-        if (dedup_add(&d, raw) && (rv = fix_one(&a, raw, ids, out, n)) != 0)
+        if (dedup_add(&d, raw) &&
+            (rv = fix_one(&a, raw, ids, sasl, out, n)) != 0)
             break;
     }
     dedup_free(&d);

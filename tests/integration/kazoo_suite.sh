@@ -5,9 +5,10 @@
 #
 #   kazoo_suite.sh KIND [PYTEST ARG ...]
 #
-# Not run: the tests that need more than one server (test_update_host_list, TestReconfig,
-# TestReadOnlyMode) and SASL, which needs a JAAS configuration on the server side (tumblerd
-# has no SASL).  The rest, about 465 tests, passes against Apache ZooKeeper 3.8, less the
+# Both servers get what kazoo's own harness gives its cluster: the SASL provider and a JAAS file
+# with its two DIGEST-MD5 users, for its SASL tests.  Not run: the tests that need more than one
+# server (test_update_host_list, TestReconfig, TestReadOnlyMode) or a Kerberos KDC
+# (TestSASLGSSAPIAuthentication).  The rest, about 470 tests, passes against Apache ZooKeeper 3.8, less the
 # request-queuing tests there: they give a restarted server 5 s to take the client back, and
 # a JVM restarting while other tests load the machine can take longer (the client, connected
 # to its listener before it serves, waits out its 10 s connect timeout).  Against ZooKeeper a
@@ -21,9 +22,21 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -ge 1 ] || it_die "usage: $0 zk|tumblerd [PYTEST ARG ...]"
 kind=$1
 shift
+it_init
+jaas=$IT_TMPROOT/jaas.conf
+cat >"$jaas" <<'EOF'
+Server {
+    org.apache.zookeeper.server.auth.DigestLoginModule required
+    user_super="super_secret"
+    user_jaasuser="jaas_password";
+};
+EOF
+sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
+export ZK_CFG_EXTRA="authProvider.1=$sasl" ZK_JVM_EXTRA="-Djava.security.auth.login.config=$jaas"
 # As start_zk's zoo.cfg: the suite's clients come and go faster than they close.
-export TUMBLERD_ARGS="--maxClientCnxns=0 ${TUMBLERD_ARGS:-}"
-skip="test_update_host_list or TestReconfig or TestReadOnlyMode or SASLDigest"
+export TUMBLERD_ARGS="--maxClientCnxns=0 --authProvider.1=$sasl
+    --java.security.auth.login.config=$jaas ${TUMBLERD_ARGS:-}"
+skip="test_update_host_list or TestReconfig or TestReadOnlyMode or SASLGSSAPI"
 # Against tumblerd a test past its time ends the run at once, with every thread's stack (a
 # timed-out lock test would otherwise hang in its tearDown, which joins threads that wait for
 # ever), and a failed run is printed in full and tried once more.  Against ZooKeeper a failed
@@ -36,7 +49,6 @@ if [ "$kind" = zk ]; then
     runs=1
 fi
 export PYTHONPATH="$here/kazoo" PYTHONDONTWRITEBYTECODE=1
-it_init
 
 # suite_run: the suite against a fresh server; its output in $IT_TMPROOT/run-N.log.  Servers
 # are stopped (and their exit checked) when the script ends.

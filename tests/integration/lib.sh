@@ -149,8 +149,65 @@ zk_jvm_flags()
          "-Dorg.slf4j.simpleLogger.showDateTime=true"
 }
 
+# zkcli HOST:PORT LOGFILE [JVM FLAG ...]: Apache's CLI (ZooKeeperMain, what zkCli.sh runs) with
+# commands from stdin (Debian ships no jline, so it reads plain lines), bounded to 90 s; its
+# output on stdout.  Its exit status is 1 when the last command failed, 124 on the bound.
+zkcli()
+{
+    local hostport=$1 log=$2
+    shift 2
+    # shellcheck disable=SC2046
+    run_bounded 90 "${ZK_JAVA:-java}" $(zk_jvm_flags "$log") "$@" -cp "$(zk_classpath)" \
+        org.apache.zookeeper.ZooKeeperMain -server "$hostport"
+}
+
+# zkcli_normalize: zkCli's output, stdin to stdout, made comparable between runs and servers:
+# zxids, times and session ids vary; lists whose order the server does not define and whoami's
+# lines are sorted; watch notifications, which the CLI prints from another thread at no fixed
+# place, are moved (in arrival order) to the end, after "--- events ---".
+zkcli_normalize()
+{
+    awk '
+    function flush_ids(   i, j, t) {
+        # sort the "scheme: user" lines of whoami
+        for (i = 1; i <= nid; i++)
+            for (j = i + 1; j <= nid; j++)
+                if (ids[j] < ids[i]) { t = ids[i]; ids[i] = ids[j]; ids[j] = t }
+        for (i = 1; i <= nid; i++) print ids[i]
+        nid = 0
+    }
+    function sort_list(s,   inner, n, a, i, j, t, out) {
+        inner = substr(s, 2, length(s) - 2)
+        if (inner == "") return s
+        n = split(inner, a, ", ")
+        for (i = 1; i <= n; i++)
+            for (j = i + 1; j <= n; j++)
+                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        out = a[1]
+        for (i = 2; i <= n; i++) out = out ", " a[i]
+        return "[" out "]"
+    }
+    /^(digest|ip|sasl|x509|super|world): / { ids[++nid] = $0; next }
+    { if (nid) flush_ids() }
+    /^$/ || /^WATCHER::$/ || /^Connecting to / || /^Welcome to ZooKeeper!$/ { next }
+    /^JLine support is / { next }
+    /^WatchedEvent .*type:None/ { next }
+    /^WatchedEvent / { ev[++nev] = $0; next }
+    /^[cmp]Zxid = 0x/ { sub(/0x[0-9a-f]+$/, "0xZXID"); print; next }
+    /^[cm]time = / { sub(/= .*/, "= DATE"); print; next }
+    /^ephemeralOwner = 0x/ { if ($3 != "0x0") $3 = "0xSESSION"; print; next }
+    /^\[.*\]$/ { print sort_list($0); next }
+    { print }
+    END {
+        if (nid) flush_ids()
+        print "--- events ---"
+        for (i = 1; i <= nev; i++) print ev[i]
+    }'
+}
+
 # start_zk DIR PORT: start a standalone Apache ZooKeeper with its own zoo.cfg and data in DIR,
-# listening on 127.0.0.1:PORT; $ZK_CFG_EXTRA, if set, is added to the zoo.cfg.  Sets SERVER_PID
+# listening on 127.0.0.1:PORT; $ZK_CFG_EXTRA, if set, is added to the zoo.cfg, and $ZK_JVM_EXTRA
+# (-D flags, split on blanks) to the JVM's command line.  Sets SERVER_PID
 # (also written to DIR/server.pid).  Does not wait.
 # Runs in the calling shell (not in $(...)) so the server stays this shell's child.
 start_zk()
@@ -170,7 +227,7 @@ admin.enableServer=false
 ${ZK_CFG_EXTRA:-}
 EOF
     # shellcheck disable=SC2046
-    "$java" $(zk_jvm_flags "$dir/server.log") \
+    "$java" $(zk_jvm_flags "$dir/server.log") ${ZK_JVM_EXTRA:-} \
         -Dzookeeper.extendedTypesEnabled=true \
         -Dznode.container.checkIntervalMs=1000 \
         -Dzookeeper.admin.enableServer=false \

@@ -651,6 +651,7 @@ static const struct it_test tests[] = {
     {"setwatches2_persistent", t_setwatches2_persistent, 0},
     {"close_session_events", t_close_session_events, 0},
     {"session_expiry_raw", t_session_expiry_raw, 0},
+    {"sasl", t_sasl, 0},
 };
 
 int main(int argc, char **argv)

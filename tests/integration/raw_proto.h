@@ -1,8 +1,9 @@
-/* Shared declarations of the raw_proto test program: wire-level tests with rawzk, for what the
- * official C client cannot send or cannot show.  raw_proto.c holds the runner and the session,
- * framing and error tests; raw_proto_ops.c the 3.6+ opcodes, multi and create checks;
- * raw_proto_watch.c the watch tests (ordering, persistent and
- * recursive watches, setWatches catch-up, removal). */
+/* Shared declarations of the raw_proto test program: wire-level tests with
+ * rawzk, for what the official C client cannot send or cannot show. raw_proto.c
+ * holds the runner and the session, framing and error tests; raw_proto_ops.c
+ * the 3.6+ opcodes, multi and create checks; raw_proto_watch.c the watch tests
+ * (ordering, persistent and recursive watches, setWatches catch-up, removal);
+ * raw_proto_sasl.c the SASL request. */
 #ifndef TB_RAW_PROTO_H
 #define TB_RAW_PROTO_H
 
@@ -71,5 +72,7 @@ void t_setwatches_catchup(void);
 void t_setwatches2_persistent(void);
 void t_close_session_events(void);
 void t_session_expiry_raw(void);
+
+void t_sasl(void);
 
 #endif

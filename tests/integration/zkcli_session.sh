@@ -240,58 +240,14 @@ WatchedEvent state:SyncConnected type:NodeDataChanged path:/T/a
 WatchedEvent state:SyncConnected type:PersistentWatchRemoved path:/T/a
 EOF
 
-# shellcheck disable=SC2046
-run_bounded 90 "${ZK_JAVA:-java}" $(zk_jvm_flags "$work/cli.log") -cp "$(zk_classpath)" \
-    org.apache.zookeeper.ZooKeeperMain -server "$hostport" \
-    < "$work/commands" > "$work/raw" 2>&1
+zkcli "$hostport" "$work/cli.log" < "$work/commands" > "$work/raw" 2>&1
 rc=$?
 if [ "$rc" != 0 ]; then
     echo "zkCli exited with $rc" >&2
     cat "$work/raw" >&2
     exit 1
 fi
-
-normalize()
-{
-    awk '
-    function flush_ids(   i, j, t) {
-        # sort the "scheme: user" lines of whoami
-        for (i = 1; i <= nid; i++)
-            for (j = i + 1; j <= nid; j++)
-                if (ids[j] < ids[i]) { t = ids[i]; ids[i] = ids[j]; ids[j] = t }
-        for (i = 1; i <= nid; i++) print ids[i]
-        nid = 0
-    }
-    function sort_list(s,   inner, n, a, i, j, t, out) {
-        inner = substr(s, 2, length(s) - 2)
-        if (inner == "") return s
-        n = split(inner, a, ", ")
-        for (i = 1; i <= n; i++)
-            for (j = i + 1; j <= n; j++)
-                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-        out = a[1]
-        for (i = 2; i <= n; i++) out = out ", " a[i]
-        return "[" out "]"
-    }
-    /^(digest|ip|sasl|x509|super|world): / { ids[++nid] = $0; next }
-    { if (nid) flush_ids() }
-    /^$/ || /^WATCHER::$/ || /^Connecting to / || /^Welcome to ZooKeeper!$/ { next }
-    /^JLine support is / { next }
-    /^WatchedEvent .*type:None/ { next }
-    /^WatchedEvent / { ev[++nev] = $0; next }
-    /^[cmp]Zxid = 0x/ { sub(/0x[0-9a-f]+$/, "0xZXID"); print; next }
-    /^[cm]time = / { sub(/= .*/, "= DATE"); print; next }
-    /^ephemeralOwner = 0x/ { if ($3 != "0x0") $3 = "0xSESSION"; print; next }
-    /^\[.*\]$/ { print sort_list($0); next }
-    { print }
-    END {
-        if (nid) flush_ids()
-        print "--- events ---"
-        for (i = 1; i <= nev; i++) print ev[i]
-    }'
-}
-
-normalize < "$work/raw" > "$work/got"
+zkcli_normalize < "$work/raw" > "$work/got"
 if diff -u "$work/expected" "$work/got"; then
     echo "zkcli session output matches ($(wc -l < "$work/expected") lines)"
     exit 0

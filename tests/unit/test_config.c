@@ -102,6 +102,9 @@ static void test_defaults(void **state)
     assert_int_equal(cfg.container_check_interval_ms, 60000);
     assert_int_equal(cfg.container_max_per_minute, 10000);
     assert_null(cfg.super_digest);
+    assert_null(cfg.jaas_file);
+    assert_null(cfg.sasl_super_user);
+    assert_int_equal(cfg.sasl_acls, 0);
     assert_int_equal(cfg.server_id, 1);
     assert_int_equal(cfg.min_free_disk_bytes, 64 * 1024 * 1024);
     assert_int_equal(cfg.log_level, TB_LOG_INFO);
@@ -474,6 +477,46 @@ static void test_set(void **state)
                                    "unknown four-letter word(s) ignored, the "
                                    "first \"hash\""));
     free(logged);
+
+    /* SASL: the JVM's property name for the JAAS file, ZooKeeper's for
+     * the super user, and authProvider.N as zoo.cfg lines spell them. */
+    assert_int_equal(tb_config_set(&cfg, "java.security.auth.login.config",
+                                   "/etc/jaas.conf", NULL, err, sizeof err),
+                     0);
+    assert_string_equal(cfg.jaas_file, "/etc/jaas.conf");
+    assert_int_equal(tb_config_set(&cfg, "zookeeper.superUser", "admin", NULL,
+                                   err, sizeof err),
+                     0);
+    assert_string_equal(cfg.sasl_super_user, "admin");
+    assert_int_equal(
+        tb_config_set(&cfg, "superUser", "", NULL, err, sizeof err), 0);
+    assert_null(cfg.sasl_super_user);
+    capture_start(&cap);
+    assert_int_equal(tb_config_set(&cfg, "authProvider.1",
+                                   "org.apache."
+                                   "zookeeper.server.auth.DigestAuthentication"
+                                   "Provider",
+                                   &at, err, sizeof err),
+                     0);
+    assert_int_equal(cfg.sasl_acls, 0);
+    assert_int_equal(tb_config_set(&cfg, "authProvider.x509",
+                                   "com.example."
+                                   "CertProvider",
+                                   &at, err, sizeof err),
+                     0);
+    assert_int_equal(tb_config_set(&cfg, "zookeeper.authProvider.2",
+                                   "org.apache.zookeeper.server.auth.SASL"
+                                   "AuthenticationProvider",
+                                   &at, err, sizeof err),
+                     0);
+    logged = capture_end(&cap);
+    assert_int_equal(cfg.sasl_acls, 1);
+    assert_non_null(strstr(logged, "x.cfg:9: authProvider.x509: "
+                                   "com.example.CertProvider is not "
+                                   "supported; ignored"));
+    assert_null(strstr(logged, "Digest"));
+    free(logged);
+    assert_true(tb_config_has_key("authProvider.1"));
 
     assert_true(tb_config_has_key("tickTime"));
     assert_true(tb_config_has_key("zookeeper.jute.maxbuffer"));

@@ -150,7 +150,7 @@ static int fixup_rc(struct tb_vec acl, struct tb_vec ids, struct tb_wbuf *out,
                     int32_t *n)
 {
     tb_wbuf_init(out);
-    return tb_acl_fixup(acl, ids, out, n);
+    return tb_acl_fixup(acl, ids, 0, out, n);
 }
 
 static void test_acl_fixup(void **state)
@@ -265,12 +265,107 @@ static void test_acl_fixup(void **state)
     tb_wbuf_free(&iponly.w);
 }
 
+/* The sasl scheme, as ZooKeeper's SASLAuthenticationProvider: ids are
+ * Kerberos names, "super" matches every sasl entry, and without the
+ * provider (sasl = 0) the scheme is unknown. */
+static void test_acl_sasl(void **state)
+{
+    struct tb_wbuf w, out, expect;
+    struct ids carol = {0}, super = {0}, bob = {0};
+    struct tb_vec acl;
+    struct tb_acl a;
+    int32_t n;
+
+    (void)state;
+    ids_add(&carol, "ip", "127.0.0.1");
+    ids_add(&carol, "sasl", "carol");
+    ids_add(&carol, "digest", "al:h2=");
+    ids_add(&super, "sasl", "super");
+    ids_add(&bob, "digest", "carol");
+
+    assert_true(tb_acl_sasl_valid(TB_STR("carol")));
+    assert_true(tb_acl_sasl_valid(TB_STR("")));
+    assert_true(tb_acl_sasl_valid(TB_STR("a/b/c"))); /* no realm: a name */
+    assert_true(tb_acl_sasl_valid(TB_STR("zk/host@EXAMPLE.COM")));
+    assert_true(tb_acl_sasl_valid(TB_STR("carol@EXAMPLE.COM")));
+    assert_true(tb_acl_sasl_valid(TB_STR("@")));
+    assert_false(tb_acl_sasl_valid(TB_STR("a@b@c")));
+    assert_false(tb_acl_sasl_valid(TB_STR("a/b/c@R")));
+    assert_false(tb_acl_sasl_valid(TB_STR("a@R/x")));
+    assert_false(tb_acl_sasl_valid((struct tb_str){NULL, 0}));
+
+    acl = acl1(&w, TB_PERM_READ, "sasl", "carol");
+    assert_int_equal(tb_acl_check(acl, ids_vec(&carol), 0, TB_PERM_READ), 0);
+    assert_int_equal(tb_acl_check(acl, ids_vec(&super), 0, TB_PERM_READ), 0);
+    assert_int_equal(tb_acl_check(acl, ids_vec(&bob), 0, TB_PERM_READ),
+                     TB_ENOAUTH);
+    assert_int_equal(tb_acl_check(acl, ids_vec(&carol), 0, TB_PERM_WRITE),
+                     TB_ENOAUTH);
+
+    /* Valid only with the provider; MarshallingError for a null id. */
+    tb_wbuf_init(&out);
+    assert_int_equal(tb_acl_fixup(acl, ids_vec(&carol), 1, &out, &n), 0);
+    assert_int_equal(n, 1);
+    assert_memory_equal(out.base, acl.raw, acl.len);
+    tb_wbuf_free(&out);
+    tb_wbuf_init(&out);
+    assert_int_equal(tb_acl_fixup(acl, ids_vec(&carol), 0, &out, &n),
+                     TB_EINVALIDACL);
+    tb_wbuf_free(&out);
+    tb_wbuf_free(&w);
+    acl = acl1(&w, TB_PERM_READ, "sasl", "a@b@c");
+    tb_wbuf_init(&out);
+    assert_int_equal(tb_acl_fixup(acl, ids_vec(&carol), 1, &out, &n),
+                     TB_EINVALIDACL);
+    tb_wbuf_free(&out);
+    tb_wbuf_free(&w);
+    tb_wbuf_init(&w);
+    a = (struct tb_acl){TB_PERM_READ, {TB_STR("sasl"), {NULL, 0}}};
+    tb_put_acl(&w, &a);
+    tb_wbuf_init(&out);
+    assert_int_equal(
+        tb_acl_fixup(tb_vec_view(&w, 1), ids_vec(&carol), 1, &out, &n),
+        TB_EMARSHALLING);
+    tb_wbuf_free(&out);
+    tb_wbuf_init(&out);
+    assert_int_equal(
+        tb_acl_fixup(tb_vec_view(&w, 1), ids_vec(&carol), 0, &out, &n),
+        TB_EINVALIDACL);
+    tb_wbuf_free(&out);
+    tb_wbuf_free(&w);
+
+    /* auth expands to the sasl id too, with the provider only. */
+    tb_wbuf_init(&out);
+    assert_int_equal(
+        tb_acl_fixup(tb_acl_creator_all, ids_vec(&carol), 1, &out, &n), 0);
+    assert_int_equal(n, 2);
+    tb_wbuf_init(&expect);
+    a = (struct tb_acl){31, {TB_STR("sasl"), TB_STR("carol")}};
+    tb_put_acl(&expect, &a);
+    a.id = (struct tb_id){TB_STR("digest"), TB_STR("al:h2=")};
+    tb_put_acl(&expect, &a);
+    assert_int_equal(out.len, expect.len);
+    assert_memory_equal(out.base, expect.base, out.len);
+    tb_wbuf_free(&expect);
+    tb_wbuf_free(&out);
+    tb_wbuf_init(&out);
+    assert_int_equal(
+        tb_acl_fixup(tb_acl_creator_all, ids_vec(&super), 0, &out, &n),
+        TB_EINVALIDACL);
+    tb_wbuf_free(&out);
+
+    tb_wbuf_free(&carol.w);
+    tb_wbuf_free(&super.w);
+    tb_wbuf_free(&bob.w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acl_check),
         cmocka_unit_test(test_acl_ip_rules),
         cmocka_unit_test(test_acl_fixup),
+        cmocka_unit_test(test_acl_sasl),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,7 @@ enum key_type {
     K_LEVEL,  /* int field: a log level name */
     K_4LW,    /* owned string + the parsed mask */
     K_DIGEST, /* owned string or NULL: "user:base64(sha1)" */
+    K_STR,    /* owned string, or NULL when empty */
 };
 
 /* X(key, type, field, min, max, default, help).  Keys are ZooKeeper's
@@ -73,6 +74,11 @@ enum key_type {
       2147483647, "10000", "container/TTL deletions per minute, at most")   \
     X("DigestAuthenticationProvider.superDigest", K_DIGEST, super_digest,   \
       0, 0, "", "super user as user:base64(sha1(user:password)); empty: none") \
+    X("java.security.auth.login.config", K_STR, jaas_file, 0, 0, "",        \
+      "JAAS file whose Server section lists the SASL (DIGEST-MD5) users "   \
+      "as user_NAME=\"PASSWORD\"; empty: no SASL")                         \
+    X("superUser", K_STR, sasl_super_user, 0, 0, "",                        \
+      "the SASL user that is the super user; empty: none")                  \
     X("serverId", K_INT, server_id, 1, 254, "1",                            \
       "this server's id (ZooKeeper's myid)")                                \
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
@@ -319,6 +325,8 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
             return TB_EINVAL;
         }
         return replace_str(field, value);
+    case K_STR:
+        return replace_str(field, *value != '\0' ? value : NULL);
     }
     (void)TB_NEVER(1);
     return TB_EINVAL;
@@ -364,6 +372,23 @@ static int set_server(struct tb_config *cfg, const char *key,
     return 0;
 }
 
+/* "authProvider.N": the schemes Digest and IP are always there; naming
+ * SASLAuthenticationProvider makes "sasl" a scheme ACLs may use, as in
+ * ZooKeeper, where a server without it refuses such ACLs. */
+static int set_auth_provider(struct tb_config *cfg, const char *value,
+                             const char *at)
+{
+    const char *cls = strrchr(value, '.');
+
+    cls = cls != NULL ? cls + 1 : value;
+    if (strcmp(cls, "SASLAuthenticationProvider") == 0)
+        cfg->sasl_acls = 1;
+    else if (strcmp(cls, "DigestAuthenticationProvider") != 0 &&
+             strcmp(cls, "IPAuthenticationProvider") != 0)
+        tb_log(TB_LOG_WARN, "%s: %s is not supported; ignored", at, value);
+    return 0;
+}
+
 /* Remembers where a session timeout was set, for tb_config_finish()'s
  * message; the file name is copied, the caller's may not outlive us. */
 static int keep_origin(struct tb_config_origin *slot,
@@ -397,7 +422,8 @@ int tb_config_has_key(const char *key)
 {
     if (strncmp(key, "zookeeper.", 10) == 0)
         key += 10;
-    return strncmp(key, "server.", 7) == 0 || find_key(key) != NULL;
+    return strncmp(key, "server.", 7) == 0 ||
+           strncmp(key, "authProvider.", 13) == 0 || find_key(key) != NULL;
 }
 
 int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
@@ -413,6 +439,8 @@ int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
     where(at, sizeof at, origin, key);
     if (strncmp(key, "server.", 7) == 0)
         return set_server(cfg, key, value, at, err, errlen);
+    if (strncmp(key, "authProvider.", 13) == 0)
+        return set_auth_provider(cfg, value, at);
     k = find_key(key);
     if (k == NULL) {
         if (is_quiet_key(key)) {
@@ -457,6 +485,8 @@ void tb_config_free(struct tb_config *cfg)
     free(cfg->client_port_address);
     free(cfg->fourlw_whitelist);
     free(cfg->super_digest);
+    free(cfg->jaas_file);
+    free(cfg->sasl_super_user);
     free(cfg->config_file);
     free((char *)cfg->origin_min_to.file);
     free((char *)cfg->origin_max_to.file);
@@ -536,6 +566,9 @@ void tb_config_usage(struct tb_wbuf *out)
     tb_wbuf_printf(out,
         "  server.N=host:peerPort:electionPort\n"
         "      ensemble members (kept for a multi-server setup)\n"
+        "  authProvider.N=org.apache.zookeeper.server.auth."
+        "SASLAuthenticationProvider\n"
+        "      lets ACLs use the sasl scheme\n"
         "\nOther ZooKeeper keys (initLimit, syncLimit, admin.*, ...) are\n"
         "accepted and ignored.\n");
 }

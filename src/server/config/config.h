@@ -69,6 +69,11 @@ struct tb_config {
     int container_max_per_minute;  /* znode.container.maxPerMinute */
     char *super_digest;            /* DigestAuthenticationProvider.superDigest
                                       "user:base64(sha1)", or NULL */
+    char *jaas_file;               /* java.security.auth.login.config: the
+                                      SASL users, or NULL for no SASL */
+    char *sasl_super_user;         /* superUser: a SASL user, or NULL */
+    int sasl_acls;                 /* authProvider.N names the SASL
+                                      provider: "sasl" ACLs are valid */
     /* Tumbler keys */
     int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */
     int64_t min_free_disk_bytes;   /* minFreeDiskBytes: refuse writes below;

@@ -1,5 +1,6 @@
 /* Connection identities: every connection is ip:<peer>; setAuth adds
- * digest identities (or makes it the superuser).  Credentials belong to
+ * digest identities (or makes it the superuser), a SASL login (sasl.c) a
+ * sasl one.  Credentials belong to
  * the connection, not the session, as in ZooKeeper: clients replay them
  * after every reconnect.  Writes carry the identities in their txn so the
  * fsm checks ACLs deterministically; reads check them here. */
@@ -20,20 +21,26 @@ static int has_id(const struct conn *c, struct tb_str scheme, struct tb_str id)
     return 0;
 }
 
-static void add_id(struct conn *c, struct tb_str scheme, struct tb_str id)
+void auth_add_id(struct conn *c, struct tb_id id)
 {
-    struct tb_id x = {scheme, id};
-
-    if (has_id(c, scheme, id))
+    if (has_id(c, id.scheme, id.id))
         return;
-    tb_put_id(&c->ids, &x);
+    tb_put_id(&c->ids, &id);
     c->nids++;
+}
+
+/* As ZooKeeper, the super user also carries the id super:"", which
+ * whoAmI shows and ACL checks honour. */
+void auth_make_super(struct conn *c)
+{
+    c->super = 1;
+    auth_add_id(c, (struct tb_id){TB_STR("super"), TB_STR("")});
 }
 
 void auth_init_conn(struct conn *c)
 {
     watch_owner_init(&c->watch);
-    add_id(c, TB_STR("ip"), tb_str_c(c->peer));
+    auth_add_id(c, (struct tb_id){TB_STR("ip"), tb_str_c(c->peer)});
 }
 
 void auth_request(struct conn *c, int32_t xid, struct tb_str body)
@@ -51,14 +58,14 @@ void auth_request(struct conn *c, int32_t xid, struct tb_str body)
     if (tb_str_eq(a.scheme, TB_STR("digest")) && a.auth.len < 1024) {
         n = tb_digest_id(a.auth.ptr ? a.auth : TB_STR(""), id, sizeof id);
         if (n > 0) {
+            auth_add_id(c, (struct tb_id){TB_STR("digest"), {id, (size_t)n}});
             if (super != NULL && super[0] != '\0' && strcmp(super, id) == 0)
-                c->super = 1;
-            add_id(c, TB_STR("digest"), (struct tb_str){id, (size_t)n});
+                auth_make_super(c);
             conn_reply(c, xid, 0, 0, NULL, 0);
             return;
         }
     } else if (tb_str_eq(a.scheme, TB_STR("ip"))) {
-        add_id(c, TB_STR("ip"), tb_str_c(c->peer));
+        auth_add_id(c, (struct tb_id){TB_STR("ip"), tb_str_c(c->peer)});
         conn_reply(c, xid, 0, 0, NULL, 0);
         return;
     }

@@ -161,7 +161,8 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     t.super = c ? (uint8_t)c->super : 1;
     t.ids = c ? tb_vec_view(&c->ids, c->nids) : (struct tb_vec){0, NULL, 0};
     t.body = body.ptr ? body : TB_STR("");
-    t.flags = s->cfg->enforce_quota ? TB_TXN_ENFORCE_QUOTA : 0;
+    t.flags = (s->cfg->enforce_quota ? TB_TXN_ENFORCE_QUOTA : 0) |
+              (s->cfg->sasl_acls ? TB_TXN_SASL_ACLS : 0);
     s->scratch.len = 0;
     tb_txn_encode(&s->scratch, &t);
     if (s->scratch.oom)
@@ -270,6 +271,10 @@ void proc_frame(struct conn *c, struct tb_str frame)
         auth_request(c, h.xid, body);
         return;
     }
+    if (h.type == TB_OP_SASL) {
+        sasl_request(c, h.xid, body);
+        return;
+    }
     if (is_write(h.type))
         write_request(c, h.xid, h.type, body);
     else
@@ -327,4 +332,5 @@ void proc_conn_closed(struct conn *c)
         req_free(c, TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req,
                                     link));
     watch_remove_watcher(&c->srv->watches, &c->watch);
+    sasl_conn_closed(c);
 }

@@ -511,7 +511,7 @@ void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body)
         fail(c, xid, TB_ERECONFIGDISABLED);
         break;
     default:
-        /* Unknown opcodes, a standalone check, sasl, and the internal
+        /* Unknown opcodes, a standalone check, and the internal
          * createSession / deleteContainer: refused, connection kept. */
         conn_reply(c, xid, -1, TB_EUNIMPLEMENTED, NULL, 0);
         break;

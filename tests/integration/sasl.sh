@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SASL (DIGEST-MD5) against a server that has the users of sasl/server.jaas, the SASL provider
+# and superUser=super (CMakeLists.txt starts it so): sessions of Apache's CLI, whose Java client
+# logs in with the JAAS file given to it, compared with what Apache ZooKeeper 3.8 answers; then
+# raw_proto's SASL checks.
+#
+#   sasl.sh HOST:PORT RAW_PROTO
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+[ $# = 2 ] || it_die "usage: $0 HOST:PORT RAW_PROTO"
+hostport=$1
+raw_proto=$2
+it_init
+work=$(it_tmpdir sasl)
+
+# session NAME JVM-FLAG: one CLI session, commands from stdin, normalized output appended to got.
+# The CLI exits 1 when its last command failed, which the transcript shows.
+session()
+{
+    local rc
+    echo "=== $1" >> "$work/got"
+    zkcli "$hostport" "$work/cli-$1.log" "$2" > "$work/raw-$1" 2>&1
+    rc=$?
+    if [ "$rc" -gt 1 ]; then
+        echo "zkCli exited with $rc" >&2
+        cat "$work/raw-$1" >&2
+        exit 1
+    fi
+    zkcli_normalize < "$work/raw-$1" >> "$work/got"
+}
+
+# jaasuser: ACLs of scheme sasl, "auth" expanded to the SASL id, Kerberos-style names.
+session jaasuser -Djava.security.auth.login.config="$here/sasl/client-jaasuser.jaas" <<'C'
+whoami
+create /sasl-a a sasl:jaasuser:cdrwa
+getAcl /sasl-a
+get /sasl-a
+create /sasl-b b auth::cdrwa
+getAcl /sasl-b
+create /sasl-bad x sasl:a@b@c:cdrwa
+create /sasl-k x sasl:zookeeper/host@EXAMPLE.COM:r
+getAcl /sasl-k
+create /sasl-n x sasl:a/b/c:r
+getAcl /sasl-n
+quit
+C
+# No SASL: the nodes are closed to it, and it has no id for "auth".
+session anonymous -Dzookeeper.sasl.client=false <<'C'
+get /sasl-a
+whoami
+create /sasl-x x auth::cdrwa
+quit
+C
+# The superUser: every ACL gives way.
+session super -Djava.security.auth.login.config="$here/sasl/client-super.jaas" <<'C'
+whoami
+get /sasl-a
+getAcl /sasl-k
+delete /sasl-a
+delete /sasl-b
+delete /sasl-k
+delete /sasl-n
+ls /
+quit
+C
+# A wrong password: the login fails and the connection with it.
+session wrong -Djava.security.auth.login.config="$here/sasl/client-wrong.jaas" <<'C'
+ls /
+quit
+C
+
+cat > "$work/expected" <<'EOF'
+=== jaasuser
+Auth scheme: User
+ip: 127.0.0.1
+sasl: jaasuser
+Created /sasl-a
+'sasl,'jaasuser
+: cdrwa
+a
+Created /sasl-b
+'sasl,'jaasuser
+: cdrwa
+KeeperErrorCode = InvalidACL for /sasl-bad
+Acl is not valid : /sasl-bad
+Created /sasl-k
+Insufficient permission : /sasl-k
+Created /sasl-n
+Insufficient permission : /sasl-n
+--- events ---
+=== anonymous
+Insufficient permission : /sasl-a
+Auth scheme: User
+ip: 127.0.0.1
+KeeperErrorCode = InvalidACL for /sasl-x
+Acl is not valid : /sasl-x
+--- events ---
+=== super
+Auth scheme: User
+ip: 127.0.0.1
+sasl: super
+super: 
+a
+'sasl,'zookeeper/host@EXAMPLE.COM
+: r
+[zookeeper]
+--- events ---
+=== wrong
+KeeperErrorCode = AuthFailed for /
+--- events ---
+EOF
+
+if ! diff -u "$work/expected" "$work/got"; then
+    echo "SASL sessions differ from Apache ZooKeeper's (see diff above)" >&2
+    exit 1
+fi
+echo "SASL sessions match ($(wc -l < "$work/expected") lines)"
+IT_SASL=1 "$raw_proto" "$hostport" sasl
