@@ -29,14 +29,22 @@
 static struct jaas_user *users;
 static size_t nusers;
 
-/* The user part of what Cyrus asks for: it appends "@realm" to a name
- * that has none. */
+/* The length of the user's name in `user`: Cyrus appends "@realm" to a
+ * name that has none. */
+static size_t name_len(const char *user, size_t len)
+{
+    size_t rl = strlen("@" ZK_REALM);
+
+    if (len > rl && memcmp(user + len - rl, "@" ZK_REALM, rl) == 0)
+        len -= rl;
+    return len;
+}
+
 static const char *password_of(const char *user, size_t len)
 {
-    size_t i, rl = strlen("@" ZK_REALM);
+    size_t i;
 
-    if (len >= rl && memcmp(user + len - rl, "@" ZK_REALM, rl) == 0)
-        len -= rl;
+    len = name_len(user, len);
     for (i = 0; i < nusers; i++)
         if (strlen(users[i].name) == len &&
             memcmp(users[i].name, user, len) == 0)
@@ -221,10 +229,7 @@ static void logged_in(struct conn *c)
     if (sasl_getprop(c->sasl, SASL_USERNAME, &v) != SASL_OK || v == NULL)
         return;
     user = v;
-    len = strlen(user);
-    if (len > strlen("@" ZK_REALM) &&
-        strcmp(user + len - strlen("@" ZK_REALM), "@" ZK_REALM) == 0)
-        len -= strlen("@" ZK_REALM);
+    len = name_len(user, strlen(user));
     id = (struct tb_id){TB_STR("sasl"), {user, len}};
     auth_add_id(c, id);
     if (super != NULL && strlen(super) == len && memcmp(super, user, len) == 0)
