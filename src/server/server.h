@@ -135,7 +135,6 @@ struct conn {
     int32_t nids;
     int super;
     struct sasl_conn *sasl; /* a SASL exchange begun, or NULL */
-    int sasl_done;          /* ... and completed */
 
     struct tb_queue reqs;       /* struct req, oldest first */
     unsigned nreqs;

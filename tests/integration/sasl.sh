@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SASL (DIGEST-MD5) against a server that has the users of sasl/server.jaas, the SASL provider
 # and superUser=super (CMakeLists.txt starts it so): sessions of Apache's CLI, whose Java client
-# logs in with the JAAS file given to it, compared with what Apache ZooKeeper 3.8 answers; then
-# raw_proto's SASL checks.
+# logs in with the JAAS file given to it, compared with what Apache ZooKeeper 3.8 answers; a
+# login over raw frames followed by a second one (sasl/relogin.py); then raw_proto's SASL checks.
 #
 #   sasl.sh HOST:PORT RAW_PROTO
 set -u
@@ -118,4 +118,5 @@ if ! diff -u "$work/expected" "$work/got"; then
     exit 1
 fi
 echo "SASL sessions match ($(wc -l < "$work/expected") lines)"
+/usr/bin/python3 "$here/sasl/relogin.py" "$hostport" jaasuser jaas_password || exit 1
 IT_SASL=1 "$raw_proto" "$hostport" sasl

@@ -193,7 +193,8 @@ void sasl_teardown(void)
 /* A step: the first makes the context and starts DIGEST-MD5, which speaks
  * first, so a client's first token is ignored (ZooKeeper's clients send an
  * empty one).  SASL_SUCCESS_DATA: the last step's answer (rspauth) comes
- * with the success, as Java's SaslServer completes on it. */
+ * with the success, as Java's SaslServer completes on it.  A step after
+ * that fails, in Cyrus as in Java. */
 static int step(struct conn *c, struct tb_str in, const char **out,
                 unsigned *outlen)
 {
@@ -203,8 +204,6 @@ static int step(struct conn *c, struct tb_str in, const char **out,
     };
     int rv;
 
-    if (c->sasl_done)
-        return SASL_BADPROT; /* ZooKeeper: "server at illegal state" */
     if (c->sasl == NULL) {
         rv = sasl_server_new(ZK_SERVICE, ZK_REALM, ZK_REALM, NULL, NULL, NULL,
                              SASL_SUCCESS_DATA, &c->sasl);
@@ -225,7 +224,6 @@ static void logged_in(struct conn *c)
     size_t len;
     struct tb_id id;
 
-    c->sasl_done = 1;
     if (sasl_getprop(c->sasl, SASL_USERNAME, &v) != SASL_OK || v == NULL)
         return;
     user = v;
