@@ -195,6 +195,12 @@ void auth_add_id(struct conn *c, struct tb_id id);
 void auth_make_super(struct conn *c);
 void auth_request(struct conn *c, int32_t xid, struct tb_str body);
 int auth_check(const struct conn *c, struct tb_vec acl, int perm);
+/* ZooKeeper's enforce.auth: 1 if the connection may go on; else it was
+ * answered SessionClosedRequireAuth (-124) and is closing. */
+int auth_enforced(struct conn *c, int32_t xid);
+/* Whether enforce.auth names sasl: a failed SASL login then ends with
+ * -124 rather than AuthFailed, as in ZooKeeper. */
+int auth_sasl_required(const struct tb_config *cfg);
 
 /* proc/sasl.c: nothing happens unless java.security.auth.login.config is
  * set; then sasl_setup() reads its users and fails (err) if SASL cannot

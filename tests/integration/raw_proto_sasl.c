@@ -1,9 +1,10 @@
 /* The SASL request (opcode 102) on the wire.  Its expectations depend on the
  * server's setup, which the caller states: IT_SASL=1 when the server has a JAAS
- * Server section with DIGEST-MD5 users (sasl.sh), unset for a server without
- * one (the plain raw_proto run).  The exchange that succeeds is checked with
- * real clients (zkCli in sasl.sh, kazoo's suite); here are the answers a client
- * library hides. */
+ * Server section with DIGEST-MD5 users (sasl.sh), IT_SASL=enforce when it also
+ * enforces authentication (sasl.sh's second server), unset for a server
+ * without one (the plain raw_proto run).  The exchange that succeeds is checked
+ * with real clients (zkCli in sasl.sh, kazoo's suite); here are the answers a
+ * client library hides. */
 #include "raw_proto.h"
 
 #include <stdlib.h>
@@ -106,12 +107,61 @@ done:
     rz_drop(&c);
 }
 
+/* enforce.auth.schemes=sasl,digest: until a connection has one of those ids,
+ * any request but setAuth and SASL (a ping, a closeSession) gets
+ * SessionClosedRequireAuth (-124) and the connection closes; a failed SASL
+ * login ends with -124 too. */
+static void enforced(void)
+{
+    struct rz a, b, c, d;
+    struct rz_reply rep;
+    char tok[1024];
+    int32_t len;
+
+    rz_init(&a);
+    rz_init(&b);
+    rz_init(&c);
+    rz_init(&d);
+    ROPEN(a);
+    IT_EQ(rz_send_req(&a, -2, RZ_OP_PING, NULL), 0);
+    IT_EQ(rz_read_reply(&a, &rep, 5000), 0);
+    IT_EQ(rep.xid, -2);
+    IT_EQ(rep.err, -124);
+    IT_EQ(rep.len, 16);
+    IT_EQ(rz_expect_close(&a, 5000), 1);
+
+    ROPEN(b);
+    IT_EQ(rz_send_req(&b, 1, RZ_OP_CLOSE, NULL), 0);
+    IT_EQ(rz_read_reply(&b, &rep, 5000), 0);
+    IT_EQ(rep.err, -124);
+    IT_EQ(rz_expect_close(&b, 5000), 1);
+
+    ROPEN(c);
+    IT_EQ(rz_auth(&c, "digest", "bob:pw"), 0);
+    IT_EQ(rz_exists(&c, "/", 0, NULL), 0);
+
+    ROPEN(d);
+    IT_EQ(sasl_step(&d, 1, "", 0, &rep, tok, sizeof tok, &len), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(sasl_step(&d, 2, "x", 1, &rep, tok, sizeof tok, &len), 0);
+    IT_EQ(rep.err, -124);
+    IT_EQ(len, -1);
+    IT_EQ(rz_expect_close(&d, 5000), 1);
+done:
+    rz_drop(&a);
+    rz_drop(&b);
+    rz_close(&c);
+    rz_drop(&d);
+}
+
 void t_sasl(void)
 {
     const char *on = getenv("IT_SASL");
 
     if (on != NULL && strcmp(on, "1") == 0)
         digest();
+    else if (on != NULL && strcmp(on, "enforce") == 0)
+        enforced();
     else
         unconfigured();
 }

@@ -2,7 +2,8 @@
 # SASL (DIGEST-MD5) against a server that has the users of sasl/server.jaas, the SASL provider
 # and superUser=super (CMakeLists.txt starts it so): sessions of Apache's CLI, whose Java client
 # logs in with the JAAS file given to it, compared with what Apache ZooKeeper 3.8 answers; a
-# login over raw frames followed by a second one (sasl/relogin.py); then raw_proto's SASL checks.
+# login over raw frames followed by a second one (sasl/relogin.py); raw_proto's SASL checks; then
+# the same against a second server that enforces authentication (enforce.auth).
 #
 #   sasl.sh HOST:PORT RAW_PROTO
 set -u
@@ -119,4 +120,41 @@ if ! diff -u "$work/expected" "$work/got"; then
 fi
 echo "SASL sessions match ($(wc -l < "$work/expected") lines)"
 /usr/bin/python3 "$here/sasl/relogin.py" "$hostport" jaasuser jaas_password || exit 1
-IT_SASL=1 "$raw_proto" "$hostport" sasl
+IT_SASL=1 "$raw_proto" "$hostport" sasl || exit 1
+
+# enforce.auth: a second server of the same kind that serves only connections authenticated with
+# sasl or digest (the blanks in the list are ZooKeeper's to trim).
+ZK_CFG_EXTRA="$ZK_CFG_EXTRA
+enforce.auth.enabled=true
+enforce.auth.schemes=sasl, digest"
+TUMBLERD_ARGS="$TUMBLERD_ARGS --enforce.auth.enabled=true --enforce.auth.schemes=sasl,digest"
+launch "$IT_SERVER_KIND" enforce
+hostport=127.0.0.1:$LAUNCH_PORT
+: > "$work/got"
+session anonymous -Dzookeeper.sasl.client=false <<'C'
+ls /
+C
+session digest -Dzookeeper.sasl.client=false <<'C'
+addauth digest bob:pw
+ls /
+C
+session jaasuser -Djava.security.auth.login.config="$here/sasl/client-jaasuser.jaas" <<'C'
+ls /
+C
+cat > "$work/expected" <<'EOF'
+=== anonymous
+KeeperErrorCode = Session closed because client failed to authenticate for /
+--- events ---
+=== digest
+[zookeeper]
+--- events ---
+=== jaasuser
+[zookeeper]
+--- events ---
+EOF
+if ! diff -u "$work/expected" "$work/got"; then
+    echo "sessions with enforce.auth differ from Apache ZooKeeper's (see diff above)" >&2
+    exit 1
+fi
+echo "sessions with enforce.auth match"
+IT_SASL=enforce "$raw_proto" "$hostport" sasl

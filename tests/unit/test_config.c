@@ -385,6 +385,59 @@ static void test_args_errors(void **state)
      * the error names the flag */
     expect_args_error("--clientPort: -1 is out of range (0..65535)",
                       "--clientPort=-1", NULL);
+    /* enforce.auth needs its schemes, and each a provider */
+    expect_args_error("enforce.auth.enabled is true: enforce.auth.schemes "
+                      "must be configured",
+                      "--enforce.auth.enabled=true", NULL);
+    expect_args_error("enforce.auth.schemes: the scheme \"x509\" is not "
+                      "available",
+                      "--enforce.auth.enabled=true",
+                      "--enforce.auth.schemes=digest,x509", NULL);
+    expect_args_error("enforce.auth.schemes: the scheme \"\" is not "
+                      "available",
+                      "--enforce.auth.enabled=true",
+                      "--enforce.auth.schemes=digest,", NULL);
+    expect_args_error("enforce.auth.schemes: the scheme \"sasl\" is not "
+                      "available (authProvider.N=org.apache.zookeeper.server."
+                      "auth.SASLAuthenticationProvider makes it so)",
+                      "--sessionRequireClientSASLAuth=true", NULL);
+}
+
+static void test_enforce_auth(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err,
+                           "--enforce.auth.schemes= sasl , digest", NULL),
+                     0);
+    assert_int_equal(cfg.enforce_auth, 0); /* schemes alone enforce nothing */
+    tb_config_free(&cfg);
+
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err,
+                           "--authProvider.1=org.apache.zookeeper.server."
+                           "auth.SASLAuthenticationProvider",
+                           "--enforce.auth.enabled=true",
+                           "--enforce.auth.schemes= sasl ,\tdigest,ip", NULL),
+                     0);
+    assert_int_equal(cfg.enforce_auth, 1);
+    assert_string_equal(cfg.enforce_auth_schemes, "sasl,digest,ip");
+    tb_config_free(&cfg);
+
+    /* the older switch: sasl only, whatever the schemes say */
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err,
+                           "--authProvider.1=org.apache.zookeeper.server."
+                           "auth.SASLAuthenticationProvider",
+                           "--zookeeper.sessionRequireClientSASLAuth=true",
+                           "--enforce.auth.schemes=digest", NULL),
+                     0);
+    assert_int_equal(cfg.enforce_auth, 1);
+    assert_string_equal(cfg.enforce_auth_schemes, "sasl");
+    tb_config_free(&cfg);
 }
 
 /* ---- help, version, tb_config_set --------------------------------------- */
@@ -652,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_overrides_after_file),
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_args_errors),
+        cmocka_unit_test(test_enforce_auth),
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_render_conf),

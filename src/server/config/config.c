@@ -79,6 +79,13 @@ enum key_type {
       "as user_NAME=\"PASSWORD\"; empty: no SASL")                         \
     X("superUser", K_STR, sasl_super_user, 0, 0, "",                        \
       "the SASL user that is the super user; empty: none")                  \
+    X("enforce.auth.enabled", K_BOOL, enforce_auth, 0, 1, "false",          \
+      "refuse every request of a connection that has not authenticated "    \
+      "with one of enforce.auth.schemes, and close it")                     \
+    X("enforce.auth.schemes", K_STR, enforce_auth_schemes, 0, 0, "",        \
+      "comma-separated: digest, ip, sasl")                                  \
+    X("sessionRequireClientSASLAuth", K_BOOL, session_require_sasl, 0, 1,   \
+      "false", "true: enforce.auth.enabled with the scheme sasl")           \
     X("serverId", K_INT, server_id, 1, 254, "1",                            \
       "this server's id (ZooKeeper's myid)")                                \
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
@@ -487,6 +494,7 @@ void tb_config_free(struct tb_config *cfg)
     free(cfg->super_digest);
     free(cfg->jaas_file);
     free(cfg->sasl_super_user);
+    free(cfg->enforce_auth_schemes);
     free(cfg->config_file);
     free((char *)cfg->origin_min_to.file);
     free((char *)cfg->origin_max_to.file);
@@ -505,17 +513,75 @@ static void timeout_text(char *buf, size_t cap, int value, int set,
         snprintf(buf, cap, "%d, %d x tickTime", value, factor);
 }
 
+/* enforce.auth as ZooKeeper's AuthenticationHelper resolves it: the
+ * schemes must be given, and each must have a provider here.  The list
+ * is rewritten without the blanks around its names, as Java trims them. */
+static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
+{
+    const char *p, *end, *list;
+    char *out, *o;
+    size_t n;
+
+    if (cfg->session_require_sasl)
+        cfg->enforce_auth = 1;
+    list = cfg->session_require_sasl ? "sasl" : cfg->enforce_auth_schemes;
+    if (!cfg->enforce_auth)
+        return 0;
+    if (list == NULL) {
+        set_err(err, errlen,
+                "enforce.auth.enabled is true: "
+                "enforce.auth.schemes must be configured");
+        return TB_EINVAL;
+    }
+    if ((o = out = malloc(strlen(list) + 1)) == NULL) {
+        set_err(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    for (p = list;; p = end + 1) {
+        end = strchr(p, ',');
+        end = end ? end : p + strlen(p);
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        for (n = (size_t)(end - p);
+             n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'); n--)
+            ;
+        if (!((n == 6 && strncmp(p, "digest", n) == 0) ||
+              (n == 2 && strncmp(p, "ip", n) == 0) ||
+              (n == 4 && strncmp(p, "sasl", n) == 0 && cfg->sasl_acls))) {
+            set_err(err, errlen,
+                    "enforce.auth.schemes: the scheme \"%.*s\" "
+                    "is not available%s",
+                    (int)n, p,
+                    n == 4 && strncmp(p, "sasl", n) == 0
+                        ? " (authProvider.N=org.apache.zookeeper.server.auth."
+                          "SASLAuthenticationProvider makes it so)"
+                        : "");
+            free(out);
+            return TB_EINVAL;
+        }
+        o += sprintf(o, "%s%.*s", o == out ? "" : ",", (int)n, p);
+        if (*end == '\0')
+            break;
+    }
+    free(cfg->enforce_auth_schemes);
+    cfg->enforce_auth_schemes = out;
+    return 0;
+}
+
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
 {
     const struct tb_config_origin *o;
     char at[512], min_txt[64], max_txt[64];
     const char *key;
+    int rv;
 
     if (cfg->data_dir == NULL || cfg->client_port_address == NULL ||
         cfg->fourlw_whitelist == NULL) {
         set_err(err, errlen, "out of memory");
         return TB_ENOMEM;
     }
+    if ((rv = finish_enforce_auth(cfg, err, errlen)) != 0)
+        return rv;
     if (!cfg->min_session_timeout_set)
         cfg->min_session_timeout = 2 * cfg->tick_time;
     if (!cfg->max_session_timeout_set)

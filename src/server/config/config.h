@@ -74,6 +74,13 @@ struct tb_config {
     char *sasl_super_user;         /* superUser: a SASL user, or NULL */
     int sasl_acls;                 /* authProvider.N names the SASL
                                       provider: "sasl" ACLs are valid */
+    int enforce_auth;              /* enforce.auth.enabled (also set by
+                                      sessionRequireClientSASLAuth) */
+    char *enforce_auth_schemes;    /* enforce.auth.schemes; after
+                                      tb_config_finish() "a,b" of known
+                                      schemes if enforce_auth, else as
+                                      written */
+    int session_require_sasl;      /* sessionRequireClientSASLAuth */
     /* Tumbler keys */
     int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */
     int64_t min_free_disk_bytes;   /* minFreeDiskBytes: refuse writes below;

@@ -1,6 +1,7 @@
 /* Connection identities: every connection is ip:<peer>; setAuth adds
  * digest identities (or makes it the superuser), a SASL login (sasl.c) a
- * sasl one.  Credentials belong to
+ * sasl one; with enforce.auth a connection without one of the schemes it
+ * names may do nothing else.  Credentials belong to
  * the connection, not the session, as in ZooKeeper: clients replay them
  * after every reconnect.  Writes carry the identities in their txn so the
  * fsm checks ACLs deterministically; reads check them here. */
@@ -75,6 +76,47 @@ void auth_request(struct conn *c, int32_t xid, struct tb_str body)
            a.scheme.ptr ? a.scheme.ptr : "");
     conn_reply(c, xid, 0, TB_EAUTHFAILED, NULL, 0);
     conn_close_after_flush(c);
+}
+
+/* 1 if `scheme` is one of the comma-separated `list`. */
+static int listed(const char *list, struct tb_str scheme)
+{
+    const char *p, *end;
+
+    for (p = list; *p != '\0'; p = *end ? end + 1 : end) {
+        end = strchr(p, ',');
+        end = end ? end : p + strlen(p);
+        if (tb_str_eq(scheme, (struct tb_str){p, (size_t)(end - p)}))
+            return 1;
+    }
+    return 0;
+}
+
+int auth_enforced(struct conn *c, int32_t xid)
+{
+    const struct tb_config *cfg = c->srv->cfg;
+    struct tb_rd it = tb_vec_reader(tb_vec_view(&c->ids, c->nids));
+    struct tb_id id;
+
+    if (!cfg->enforce_auth)
+        return 1;
+    while (tb_vec_next_id(&it, &id) == 1)
+        if (listed(cfg->enforce_auth_schemes, id.scheme))
+            return 1;
+    tb_log(TB_LOG_INFO,
+           "closing 0x%llx from %s: not authenticated with "
+           "any of %s",
+           (unsigned long long)c->session_id, c->peer,
+           cfg->enforce_auth_schemes);
+    conn_reply(c, xid, 0, TB_ESESSIONCLOSEDREQUIRESASLAUTH, NULL, 0);
+    conn_close_after_flush(c);
+    return 0;
+}
+
+int auth_sasl_required(const struct tb_config *cfg)
+{
+    return cfg->enforce_auth &&
+           listed(cfg->enforce_auth_schemes, TB_STR("sasl"));
 }
 
 int auth_check(const struct conn *c, struct tb_vec acl, int perm)

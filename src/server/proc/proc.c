@@ -275,6 +275,8 @@ void proc_frame(struct conn *c, struct tb_str frame)
         sasl_request(c, h.xid, body);
         return;
     }
+    if (!auth_enforced(c, h.xid))
+        return;
     if (is_write(h.type))
         write_request(c, h.xid, h.type, body);
     else

@@ -8,7 +8,8 @@
  *
  * A connection that completes the exchange gains the id sasl:<user>, and
  * "super" if <user> is the configured superUser.  A failed step answers
- * AuthFailed and closes the connection, as ZooKeeper does.  Like setAuth,
+ * AuthFailed (SessionClosedRequireAuth when enforce.auth names sasl) and
+ * closes the connection, as ZooKeeper does.  Like setAuth,
  * the identity belongs to the connection: clients log in again after
  * every reconnect. */
 #include <sasl/sasl.h>
@@ -282,7 +283,11 @@ void sasl_request(struct conn *c, int32_t xid, struct tb_str body)
                (unsigned long long)c->session_id, c->peer,
                c->sasl ? sasl_errdetail(c->sasl)
                        : sasl_errstring(rv, NULL, NULL));
-        reply_token(c, xid, TB_EAUTHFAILED, NULL, 0);
+        reply_token(c, xid,
+                    auth_sasl_required(c->srv->cfg)
+                        ? TB_ESESSIONCLOSEDREQUIRESASLAUTH
+                        : TB_EAUTHFAILED,
+                    NULL, 0);
         conn_close_after_flush(c);
         return;
     }
