@@ -166,6 +166,12 @@ struct tb_options {
     tb_state_cb state_cb;    /* every state change, in order */
     tb_watch_cb watch_cb;    /* the default watcher (tb_watch_default) */
     void *data;              /* handed to log_cb, state_cb and watch_cb */
+    /* A SASL login (DIGEST-MD5, as ZooKeeper's clients make it to a server
+     * with a JAAS Server section), made on every connection before any
+     * request; the session is then known as sasl:<user>.  NULL: none.
+     * Both are copied.  A refused login ends the session: AUTH_FAILED. */
+    const char *sasl_user;
+    const char *sasl_password;
 };
 
 /* Creates a handle from `o` (copied; nothing of it is kept).  No I/O yet:

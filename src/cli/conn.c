@@ -59,12 +59,21 @@ static void on_state(struct tb_client *c, int state, void *data)
     cli_ev_post(CLI_MSG_STATE, state, "%s", tb_session_state_name(state));
 }
 
+/* "sasl:USER:PASSWORD" is a SASL login, made with every connection; the
+ * other credentials are added once the session is open. */
+static int is_sasl(const struct cli_auth *a)
+{
+    return strcmp(a->scheme, "sasl") == 0;
+}
+
 static int add_auths(struct cli *cli)
 {
     struct cli_auth *a;
     int rc;
 
     for (a = cli->auth; a != NULL; a = a->next) {
+        if (is_sasl(a))
+            continue;
         rc = tb_add_auth_sync(cli->c, a->scheme, a->cred, strlen(a->cred));
         if (rc != 0)
             return cli_fail(cli, "addauth", a->scheme, rc);
@@ -113,11 +122,24 @@ static int wait_connected(struct cli *cli)
 int cli_connect(struct cli *cli)
 {
     struct tb_options o;
+    struct cli_auth *a;
+    char user[256];
+    const char *colon;
     int rc;
 
     if (cli->c != NULL)
         return 0;
     memset(&o, 0, sizeof o);
+    for (a = cli->auth; a != NULL; a = a->next) {
+        if (!is_sasl(a))
+            continue;
+        colon = strchr(a->cred, ':');
+        if (colon == NULL || (size_t)(colon - a->cred) >= sizeof user)
+            return cli_err(cli, CLI_USAGE, "sasl wants USER:PASSWORD");
+        snprintf(user, sizeof user, "%.*s", (int)(colon - a->cred), a->cred);
+        o.sasl_user = user;
+        o.sasl_password = colon + 1;
+    }
     o.hosts = cli->hosts;
     o.session_timeout_ms = cli->session_timeout_ms;
     o.log_cb = on_log;

@@ -184,6 +184,8 @@ struct tb_client {
     int64_t last_send, last_recv;
     int ping_inflight;
     int setwatches_inflight;
+    struct tb__sasl *sasl;  /* a SASL login on its way (sasl.c) */
+    int open_readonly;      /* the handshake's readOnly, once it is done */
     struct auth *auth_next; /* next credential whose answer is due */
     int auth_unanswered;
     struct tb_wbuf out;
@@ -294,6 +296,18 @@ void tb__conn_failed(struct tb_client *c, const char *why);
 void tb__next_attempt(struct tb_client *c);
 /* Appends the credential's auth packet to the output. */
 void tb__send_auth(struct tb_client *c, struct auth *a);
+/* The session is usable on this connection: credentials, watches, state,
+ * queued requests. */
+void tb__session_open(struct tb_client *c);
+
+/* ---- SASL login (sasl.c) ---- */
+/* Starts the login after the handshake; the connection stays in
+ * PH_HANDSHAKE until it completes.  0, or an error (nothing started). */
+int tb__sasl_start(struct tb_client *c);
+/* A frame while the login is on its way: its next step. */
+void tb__sasl_on_frame(struct tb_client *c, const uint8_t *p, size_t n);
+/* Drops the login's state (a lost connection, the end of the login). */
+void tb__sasl_end(struct tb_client *c);
 void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r);
 void tb__on_frame(struct tb_client *c, const uint8_t *p, size_t n);
 void tb__terminate(struct tb_client *c, int state, int rc);

@@ -168,6 +168,7 @@ void tb__conn_close_fd(struct tb_client *c)
     c->setwatches_inflight = 0;
     c->auth_unanswered = 0;
     c->auth_next = NULL;
+    tb__sasl_end(c);
 }
 
 static void io_error(struct tb_client *c, const char *why)

@@ -48,11 +48,23 @@ static int init_sync(struct tb_client *c)
     return 0;
 }
 
+/* The copies tb_client_init made (the password wiped first). */
+static void free_sasl_options(struct tb_client *c)
+{
+    char *pw = (char *)c->o.sasl_password;
+
+    if (pw != NULL)
+        memset(pw, 0, strlen(pw));
+    tb__free(pw);
+    tb__free((char *)c->o.sasl_user);
+}
+
 static void set_defaults(struct tb_client *c, const struct tb_options *o)
 {
     c->o = *o;
     c->o.hosts = NULL; /* not kept */
     c->o.session_passwd = NULL;
+    c->o.sasl_user = c->o.sasl_password = NULL; /* copied by the caller */
     if (c->o.session_timeout_ms <= 0)
         c->o.session_timeout_ms = 10000;
     /* A third of the session per host: an attempt that is connected but
@@ -98,6 +110,19 @@ int tb_client_init(struct tb_client **out, const struct tb_options *o)
     if ((rv = tb__hosts_parse(c, o->hosts)) != 0 || c->nhosts == 0)
         goto err_hosts;
     set_defaults(c, o);
+    if ((o->sasl_user == NULL) != (o->sasl_password == NULL)) {
+        rv = TB_EINVAL;
+        goto err_hosts;
+    }
+    if (o->sasl_user != NULL) {
+        c->o.sasl_user = tb__strndup(o->sasl_user, strlen(o->sasl_user));
+        c->o.sasl_password =
+            tb__strndup(o->sasl_password, strlen(o->sasl_password));
+        if (c->o.sasl_user == NULL || c->o.sasl_password == NULL) {
+            rv = TB_ENOMEM;
+            goto err_hosts;
+        }
+    }
     c->rng = (uint64_t)mono_ms() ^ ((uint64_t)getpid() << 32) ^
              (uint64_t)(uintptr_t)c;
     tb__hosts_shuffle(c, c->rng);
@@ -120,6 +145,7 @@ int tb_client_init(struct tb_client **out, const struct tb_options *o)
 err_buckets:
     tb__free(c->buckets);
 err_hosts:
+    free_sasl_options(c);
     tb__hosts_free(c);
     tb__free(c);
     return rv == 0 ? TB_EINVAL : rv;
@@ -177,6 +203,7 @@ void tb__client_free(struct tb_client *c)
     }
     tb__watch_free_all(c);
     tb__hosts_free(c);
+    free_sasl_options(c);
     tb_wbuf_free(&c->out);
     tb__free(c->in);
     pthread_cond_destroy(&c->done_cv);

@@ -10,7 +10,8 @@
  *   any --auth refused--> AUTH_FAILED;   any --close--> CLOSED
  *
  * On a reconnect the replies to everything outstanding are lost, so those
- * requests complete with connection loss; then credentials are replayed,
+ * requests complete with connection loss; then the SASL login is made
+ * again if there is one (sasl.c), credentials are replayed,
  * watches re-registered (setWatches, catch-up events arrive before its
  * reply) and the requests queued meanwhile go out. */
 #include <netdb.h>
@@ -46,8 +47,7 @@ void tb__send_auth(struct tb_client *c, struct auth *a)
 
 void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
 {
-    struct tb_queue *q;
-    int n = 0;
+    int rv;
 
     if (r->timeout <= 0) {
         if (c->session_id != 0) {
@@ -65,12 +65,26 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
            r->passwd.len < sizeof c->passwd ? r->passwd.len
                                             : sizeof c->passwd);
     c->timeout = r->timeout;
-    c->phase = PH_OPEN;
     c->failed_in_round = 0;
     c->last_heard = c->now();
+    c->open_readonly = r->readonly;
     tb__log(c, TB_LOG_INFO, "session 0x%llx, timeout %d ms%s",
             (unsigned long long)c->session_id, c->timeout,
             r->readonly ? ", read-only" : "");
+    if (c->o.sasl_user != NULL) {
+        if ((rv = tb__sasl_start(c)) != 0)
+            tb__terminate(c, TB_SESSION_AUTH_FAILED, rv);
+        return;
+    }
+    tb__session_open(c);
+}
+
+void tb__session_open(struct tb_client *c)
+{
+    struct tb_queue *q;
+    int n = 0;
+
+    c->phase = PH_OPEN;
     TB_QUEUE_FOREACH(q, &c->auths)
         tb__send_auth(c, TB_CONTAINER_OF(q, struct auth, q));
     if (tb__watch_encode_set(c, &c->out, SETWATCHES_BATCH, &n) != 0) {
@@ -78,8 +92,8 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
         return;
     }
     c->setwatches_inflight = n;
-    tb__set_state(c, r->readonly ? TB_SESSION_READONLY
-                                 : TB_SESSION_CONNECTED);
+    tb__set_state(c, c->open_readonly ? TB_SESSION_READONLY
+                                      : TB_SESSION_CONNECTED);
     tb__flush(c);
 }
 
@@ -160,6 +174,10 @@ void tb__on_frame(struct tb_client *c, const uint8_t *p, size_t n)
     struct tb_rd rd = tb_rd_make(p, n);
     struct tb_reply_header h;
 
+    if (c->phase == PH_HANDSHAKE && c->sasl != NULL) {
+        tb__sasl_on_frame(c, p, n);
+        return;
+    }
     if (c->phase == PH_HANDSHAKE) {
         struct tb_connect_resp r;
         if (tb_connect_resp_decode(&rd, &r) != 0) {

@@ -2,18 +2,20 @@
 # SASL (DIGEST-MD5) against a server that has the users of sasl/server.jaas, the SASL provider
 # and superUser=super (CMakeLists.txt starts it so): sessions of Apache's CLI, whose Java client
 # logs in with the JAAS file given to it, compared with what Apache ZooKeeper 3.8 answers; a
-# login over raw frames followed by a second one (sasl/relogin.py); raw_proto's SASL checks; then
-# the same against a second server that enforces authentication (enforce.auth).
+# login over raw frames followed by a second one (sasl/relogin.py); raw_proto's SASL checks; the
+# tumbler CLI's login; then the same against a second server that enforces authentication
+# (enforce.auth).
 #
-#   sasl.sh HOST:PORT RAW_PROTO
+#   sasl.sh HOST:PORT RAW_PROTO TUMBLER
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
-[ $# = 2 ] || it_die "usage: $0 HOST:PORT RAW_PROTO"
+[ $# = 3 ] || it_die "usage: $0 HOST:PORT RAW_PROTO TUMBLER"
 hostport=$1
 raw_proto=$2
+tumbler=$3
 it_init
 work=$(it_tmpdir sasl)
 
@@ -121,6 +123,15 @@ fi
 echo "SASL sessions match ($(wc -l < "$work/expected") lines)"
 /usr/bin/python3 "$here/sasl/relogin.py" "$hostport" jaasuser jaas_password || exit 1
 IT_SASL=1 "$raw_proto" "$hostport" sasl || exit 1
+
+# The tumbler CLI's own login (libtumbler): -a sasl:USER:PASSWORD.
+who=$("$tumbler" -s "$hostport" -a sasl:jaasuser:jaas_password whoami) ||
+    it_die "tumbler whoami with a SASL login failed"
+grep -qx "sasl:jaasuser" <<<"$who" || it_die "tumbler whoami: no sasl:jaasuser in: $who"
+"$tumbler" -s "$hostport" -a sasl:jaasuser:wrong whoami 2>/dev/null
+rc=$?
+[ "$rc" = 115 ] || it_die "tumbler with a wrong SASL password exited $rc, not 115"
+echo "tumbler's SASL login: as expected"
 
 # enforce.auth: a second server of the same kind that serves only connections authenticated with
 # sasl or digest (the blanks in the list are ZooKeeper's to trim).

@@ -90,6 +90,7 @@ void it_proxy_stop(struct it_proxy *p);
 
 extern const struct it_test it_ops_tests[];
 extern const struct it_test it_session_tests[];
+extern const struct it_test it_sasl_tests[];
 extern const struct it_test it_driver_tests[];
 
 #endif

@@ -16,7 +16,8 @@ shift 2
 it_init
 # A session may ask for up to 120 s (both servers allow 40 s by default): a
 # test that restarts the server needs the restart to fit in its timeout.
-export ZK_CFG_EXTRA="maxSessionTimeout=120000"
+export ZK_CFG_EXTRA="${ZK_CFG_EXTRA:-}
+maxSessionTimeout=120000"
 export TUMBLERD_ARGS="${TUMBLERD_ARGS:-} --maxSessionTimeout=120000"
 stop_recorded()
 {
