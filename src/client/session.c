@@ -72,7 +72,10 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
             (unsigned long long)c->session_id, c->timeout,
             r->readonly ? ", read-only" : "");
     if (c->o.sasl_user != NULL) {
-        if ((rv = tb__sasl_start(c)) != 0)
+        /* Out of memory may pass; a login Cyrus cannot make will not. */
+        if ((rv = tb__sasl_start(c)) == TB_ENOMEM)
+            tb__conn_failed(c, "out of memory");
+        else if (rv != 0)
             tb__terminate(c, TB_SESSION_AUTH_FAILED, rv);
         return;
     }
