@@ -3,7 +3,8 @@
 #   scripts/deps.sh          build dependencies only
 #   scripts/deps.sh --test   also the test peers: Apache ZooKeeper 3.8 (server,
 #                            zkCli.sh, the C client, Curator), kazoo and its
-#                            test suite's needs, and clang
+#                            test suite's needs, Go with go-zookeeper, and
+#                            clang
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
@@ -14,7 +15,8 @@ if [ "${1:-}" = "--test" ]; then
            libcurator-recipes-java default-jdk-headless netcat-openbsd
            clang libclang-rt-14-dev python3 e2fsprogs util-linux strace
            python3-kazoo python3-pytest python3-pytest-timeout
-           python3-pytest-rerunfailures python3-mock python3-objgraph)
+           python3-pytest-rerunfailures python3-mock python3-objgraph
+           golang-go golang-github-samuel-go-zookeeper-dev)
 fi
 
 missing=()
