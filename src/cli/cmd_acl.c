@@ -289,6 +289,12 @@ static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
     }
     if (argc - optind != 2)
         return cli_usage(cli, cmd, "expected SCHEME and CREDENTIAL");
+    /* Sent as setAuth, a SASL credential would end the session (ZooKeeper
+     * and tumblerd refuse it and close the connection). */
+    if (strcmp(argv[optind], "sasl") == 0)
+        return cli_usage(cli, cmd, "a SASL login is made with every "
+                                   "connection: start tumbler with "
+                                   "-a sasl:USER:PASSWORD");
     /* Connect first: a new session replays the list, so the credential is
      * added to it only once the server has accepted it. */
     if ((rc = cli_connect(cli)) != 0)

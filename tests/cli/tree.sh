@@ -109,6 +109,9 @@ check_match "getacl shows the digest id" "^digest:alice:[A-Za-z0-9+/=]+:cdrwa$" 
 check_match "whoami with -a" "^digest:alice$" "$(tb -a digest:alice:secret whoami)"
 tb addauth digest bob:pw; check_eq "addauth" 0 "$?"
 tb -a nocolon ls / 2>/dev/null; check_eq "-a without a colon: 64" 64 "$?"
+# SASL logins go with the connection (sasl.sh logs in against servers with users).
+tb addauth sasl bob:pw 2>/dev/null; check_eq "addauth sasl: 64, use -a" 64 "$?"
+tb -a sasl:nocolon ls / 2>/dev/null; check_eq "-a sasl: without a password: 64" 64 "$?"
 
 # ---- watches ----
 tb create /w 1 > /dev/null

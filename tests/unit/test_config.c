@@ -103,6 +103,7 @@ static void test_defaults(void **state)
     assert_int_equal(cfg.container_max_per_minute, 10000);
     assert_null(cfg.super_digest);
     assert_null(cfg.jaas_file);
+    assert_string_equal(cfg.jaas_section, "Server");
     assert_null(cfg.sasl_super_user);
     assert_int_equal(cfg.sasl_acls, 0);
     assert_int_equal(cfg.server_id, 1);
@@ -537,6 +538,10 @@ static void test_set(void **state)
                                    "/etc/jaas.conf", NULL, err, sizeof err),
                      0);
     assert_string_equal(cfg.jaas_file, "/etc/jaas.conf");
+    assert_int_equal(tb_config_set(&cfg, "zookeeper.sasl.serverconfig",
+                                   "ZkServer", NULL, err, sizeof err),
+                     0);
+    assert_string_equal(cfg.jaas_section, "ZkServer");
     assert_int_equal(tb_config_set(&cfg, "zookeeper.superUser", "admin", NULL,
                                    err, sizeof err),
                      0);

@@ -77,6 +77,8 @@ enum key_type {
     X("java.security.auth.login.config", K_STR, jaas_file, 0, 0, "",        \
       "JAAS file whose Server section lists the SASL (DIGEST-MD5) users "   \
       "as user_NAME=\"PASSWORD\"; empty: no SASL")                         \
+    X("sasl.serverconfig", K_STR, jaas_section, 0, 0, "Server",              \
+      "the section of that file that lists them")                           \
     X("superUser", K_STR, sasl_super_user, 0, 0, "",                        \
       "the SASL user that is the super user; empty: none")                  \
     X("enforce.auth.enabled", K_BOOL, enforce_auth, 0, 1, "false",          \
@@ -493,6 +495,7 @@ void tb_config_free(struct tb_config *cfg)
     free(cfg->fourlw_whitelist);
     free(cfg->super_digest);
     free(cfg->jaas_file);
+    free(cfg->jaas_section);
     free(cfg->sasl_super_user);
     free(cfg->enforce_auth_schemes);
     free(cfg->config_file);

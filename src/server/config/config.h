@@ -71,6 +71,8 @@ struct tb_config {
                                       "user:base64(sha1)", or NULL */
     char *jaas_file;               /* java.security.auth.login.config: the
                                       SASL users, or NULL for no SASL */
+    char *jaas_section;            /* sasl.serverconfig: its section, or
+                                      NULL (set empty) for "Server" */
     char *sasl_super_user;         /* superUser: a SASL user, or NULL */
     int sasl_acls;                 /* authProvider.N names the SASL
                                       provider: "sasl" ACLs are valid */

@@ -144,8 +144,9 @@ int sasl_setup(const struct tb_config *cfg, char *err, size_t errlen)
 
     if (cfg->jaas_file == NULL)
         return 0;
-    rv =
-        jaas_load_users(cfg->jaas_file, "Server", &users, &nusers, err, errlen);
+    rv = jaas_load_users(cfg->jaas_file,
+                         cfg->jaas_section ? cfg->jaas_section : "Server",
+                         &users, &nusers, err, errlen);
     if (rv != 0)
         return rv;
     if (sasl_auxprop_add_plugin(AUX_PLUGIN, aux_init) != SASL_OK ||
