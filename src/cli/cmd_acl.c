@@ -292,9 +292,10 @@ static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
     /* Sent as setAuth, a SASL credential would end the session (ZooKeeper
      * and tumblerd refuse it and close the connection). */
     if (strcmp(argv[optind], "sasl") == 0)
-        return cli_usage(cli, cmd, "a SASL login is made with every "
-                                   "connection: start tumbler with "
-                                   "-a sasl:USER:PASSWORD");
+        return cli_usage(cli, cmd,
+                         "a SASL login is made with every "
+                         "connection: start tumbler with "
+                         "-a sasl:USER:PASSWORD");
     /* Connect first: a new session replays the list, so the credential is
      * added to it only once the server has accepted it. */
     if ((rc = cli_connect(cli)) != 0)
