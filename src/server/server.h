@@ -56,6 +56,7 @@ struct tbd {
     uint64_t max_conns; /* what the open-file limit leaves room for */
     uint64_t conns_rejected;                   /* refused over either limit */
     struct tb_log_rate refused_log;            /* conn.c's refuse() */
+    struct tb_log_rate auth_log;               /* refused logins */
     struct tb_log_rate quota_log;              /* quotas gone over */
     uint64_t quota_exceeded;                   /* limits a write went over */
     uint64_t quota_refused;                    /* writes a hard limit refused */
@@ -193,6 +194,10 @@ void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body);
 void auth_init_conn(struct conn *c);
 void auth_add_id(struct conn *c, struct tb_id id);
 void auth_make_super(struct conn *c);
+/* Logs a refused login (setAuth, SASL, enforce.auth) a line a second at
+ * most: a client can fail them as fast as it can connect. */
+void auth_log_refusal(struct conn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void auth_request(struct conn *c, int32_t xid, struct tb_str body);
 int auth_check(const struct conn *c, struct tb_vec acl, int perm);
 /* ZooKeeper's enforce.auth: 1 if the connection may go on; else it was

@@ -2,7 +2,7 @@
 # SASL (DIGEST-MD5) against a server that has the users of sasl/server.jaas, the SASL provider
 # and superUser=super (CMakeLists.txt starts it so): sessions of Apache's CLI, whose Java client
 # logs in with the JAAS file given to it, compared with what Apache ZooKeeper 3.8 answers; a
-# login over raw frames followed by a second one (sasl/relogin.py); raw_proto's SASL checks; the
+# login over raw frames followed by a second one and a flood of refused ones (sasl/raw_login.py); raw_proto's SASL checks; the
 # tumbler CLI's login; then the same against a second server that enforces authentication
 # (enforce.auth).
 #
@@ -121,7 +121,19 @@ if ! diff -u "$work/expected" "$work/got"; then
     exit 1
 fi
 echo "SASL sessions match ($(wc -l < "$work/expected") lines)"
-/usr/bin/python3 "$here/sasl/relogin.py" "$hostport" jaasuser jaas_password || exit 1
+/usr/bin/python3 "$here/sasl/raw_login.py" "$hostport" jaasuser jaas_password || exit 1
+# A flood of refused logins is logged a line a second at most; the next line counts the rest.
+/usr/bin/python3 "$here/sasl/raw_login.py" "$hostport" jaasuser wrong refused 40 || exit 1
+sleep 1.2
+/usr/bin/python3 "$here/sasl/raw_login.py" "$hostport" jaasuser wrong refused 1 || exit 1
+if [ "$IT_SERVER_KIND" = tumblerd ]; then
+    log=$(readlink "/proc/$IT_SERVER_PID/fd/1")
+    n=$(grep -c "SASL authentication failed" "$log")
+    [ "$n" -ge 2 ] && [ "$n" -le 6 ] ||
+        it_die "$n lines for 41 refused logins in $log (a line a second at most)"
+    grep -q "SASL authentication failed.*more since the last such line" "$log" ||
+        it_die "no count of the refusals left unlogged in $log"
+fi
 IT_SASL=1 "$raw_proto" "$hostport" sasl || exit 1
 
 # The tumbler CLI's own login (libtumbler): -a sasl:USER:PASSWORD.

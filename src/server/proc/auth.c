@@ -5,6 +5,9 @@
  * the connection, not the session, as in ZooKeeper: clients replay them
  * after every reconnect.  Writes carry the identities in their txn so the
  * fsm checks ACLs deterministically; reads check them here. */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "common/digest.h"
 #include "server/config/config.h"
 #include "server/config/log.h"
@@ -36,6 +39,21 @@ void auth_make_super(struct conn *c)
 {
     c->super = 1;
     auth_add_id(c, (struct tb_id){TB_STR("super"), TB_STR("")});
+}
+
+void auth_log_refusal(struct conn *c, const char *fmt, ...)
+{
+    struct tbd *s = c->srv;
+    char why[256];
+    va_list ap;
+
+    if (!tb_log_due(&s->auth_log, tbd_now_ms(s)))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    tb_log_rated(&s->auth_log, TB_LOG_WARN, "session 0x%llx from %s: %s",
+                 (unsigned long long)c->session_id, c->peer, why);
 }
 
 void auth_init_conn(struct conn *c)
@@ -70,10 +88,9 @@ void auth_request(struct conn *c, int32_t xid, struct tb_str body)
         conn_reply(c, xid, 0, 0, NULL, 0);
         return;
     }
-    tb_log(TB_LOG_INFO, "authentication failed for 0x%llx from %s (scheme "
-           "'%.*s')", (unsigned long long)c->session_id, c->peer,
-           (int)(a.scheme.len < 32 ? a.scheme.len : 32),
-           a.scheme.ptr ? a.scheme.ptr : "");
+    auth_log_refusal(c, "authentication failed (scheme '%.*s')",
+                     (int)(a.scheme.len < 32 ? a.scheme.len : 32),
+                     a.scheme.ptr ? a.scheme.ptr : "");
     conn_reply(c, xid, 0, TB_EAUTHFAILED, NULL, 0);
     conn_close_after_flush(c);
 }
@@ -103,11 +120,8 @@ int auth_enforced(struct conn *c, int32_t xid)
     while (tb_vec_next_id(&it, &id) == 1)
         if (listed(cfg->enforce_auth_schemes, id.scheme))
             return 1;
-    tb_log(TB_LOG_INFO,
-           "closing 0x%llx from %s: not authenticated with "
-           "any of %s",
-           (unsigned long long)c->session_id, c->peer,
-           cfg->enforce_auth_schemes);
+    auth_log_refusal(c, "not authenticated with any of %s; closing",
+                     cfg->enforce_auth_schemes);
     conn_reply(c, xid, 0, TB_ESESSIONCLOSEDREQUIRESASLAUTH, NULL, 0);
     conn_close_after_flush(c);
     return 0;

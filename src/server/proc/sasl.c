@@ -278,12 +278,9 @@ void sasl_request(struct conn *c, int32_t xid, struct tb_str body)
     }
     rv = step(c, in.token, &out, &outlen);
     if (rv != SASL_OK && rv != SASL_CONTINUE) {
-        tb_log(TB_LOG_WARN,
-               "session 0x%llx from %s: SASL authentication "
-               "failed: %s",
-               (unsigned long long)c->session_id, c->peer,
-               c->sasl ? sasl_errdetail(c->sasl)
-                       : sasl_errstring(rv, NULL, NULL));
+        auth_log_refusal(c, "SASL authentication failed: %s",
+                         c->sasl ? sasl_errdetail(c->sasl)
+                                 : sasl_errstring(rv, NULL, NULL));
         reply_token(c, xid,
                     auth_sasl_required(c->srv->cfg)
                         ? TB_ESESSIONCLOSEDREQUIRESASLAUTH
