@@ -135,6 +135,7 @@ struct conn {
     struct tb_wbuf ids;         /* encoded vector<Id> elements */
     int32_t nids;
     int super;
+    unsigned schemes;           /* TB_SCHEME_* bits of its ids */
     struct sasl_conn *sasl; /* a SASL exchange begun, or NULL */
 
     struct tb_queue reqs;       /* struct req, oldest first */
@@ -203,9 +204,6 @@ int auth_check(const struct conn *c, struct tb_vec acl, int perm);
 /* ZooKeeper's enforce.auth: 1 if the connection may go on; else it was
  * answered SessionClosedRequireAuth (-124) and is closing. */
 int auth_enforced(struct conn *c, int32_t xid);
-/* Whether enforce.auth names sasl: a failed SASL login then ends with
- * -124 rather than AuthFailed, as in ZooKeeper. */
-int auth_sasl_required(const struct tb_config *cfg);
 
 /* proc/sasl.c: nothing happens unless java.security.auth.login.config is
  * set; then sasl_setup() reads its users and fails (err) if SASL cannot

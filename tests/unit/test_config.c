@@ -415,6 +415,7 @@ static void test_enforce_auth(void **state)
                            "--enforce.auth.schemes= sasl , digest", NULL),
                      0);
     assert_int_equal(cfg.enforce_auth, 0); /* schemes alone enforce nothing */
+    assert_int_equal(cfg.enforce_auth_mask, 0);
     tb_config_free(&cfg);
 
     tb_config_init(&cfg);
@@ -426,6 +427,8 @@ static void test_enforce_auth(void **state)
                      0);
     assert_int_equal(cfg.enforce_auth, 1);
     assert_string_equal(cfg.enforce_auth_schemes, "sasl,digest,ip");
+    assert_int_equal(cfg.enforce_auth_mask,
+                     TB_SCHEME_SASL | TB_SCHEME_DIGEST | TB_SCHEME_IP);
     tb_config_free(&cfg);
 
     /* the older switch: sasl only, whatever the schemes say */
@@ -438,6 +441,7 @@ static void test_enforce_auth(void **state)
                      0);
     assert_int_equal(cfg.enforce_auth, 1);
     assert_string_equal(cfg.enforce_auth_schemes, "sasl");
+    assert_int_equal(cfg.enforce_auth_mask, TB_SCHEME_SASL);
     tb_config_free(&cfg);
 }
 

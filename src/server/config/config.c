@@ -516,13 +516,26 @@ static void timeout_text(char *buf, size_t cap, int value, int set,
         snprintf(buf, cap, "%d, %d x tickTime", value, factor);
 }
 
+unsigned tb_config_scheme_bit(const char *name, size_t len)
+{
+    if (len == 6 && memcmp(name, "digest", 6) == 0)
+        return TB_SCHEME_DIGEST;
+    if (len == 2 && memcmp(name, "ip", 2) == 0)
+        return TB_SCHEME_IP;
+    if (len == 4 && memcmp(name, "sasl", 4) == 0)
+        return TB_SCHEME_SASL;
+    return 0;
+}
+
 /* enforce.auth as ZooKeeper's AuthenticationHelper resolves it: the
  * schemes must be given, and each must have a provider here.  The list
- * is rewritten without the blanks around its names, as Java trims them. */
+ * is rewritten without the blanks around its names, as Java trims them,
+ * and resolved to bits once, so that a request tests a mask. */
 static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
 {
     const char *p, *end, *list;
     char *out, *o;
+    unsigned bit, mask = 0;
     size_t n;
 
     if (cfg->session_require_sasl)
@@ -548,26 +561,27 @@ static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
         for (n = (size_t)(end - p);
              n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'); n--)
             ;
-        if (!((n == 6 && strncmp(p, "digest", n) == 0) ||
-              (n == 2 && strncmp(p, "ip", n) == 0) ||
-              (n == 4 && strncmp(p, "sasl", n) == 0 && cfg->sasl_acls))) {
+        bit = tb_config_scheme_bit(p, n);
+        if (bit == 0 || (bit == TB_SCHEME_SASL && !cfg->sasl_acls)) {
             set_err(err, errlen,
                     "enforce.auth.schemes: the scheme \"%.*s\" "
                     "is not available%s",
                     (int)n, p,
-                    n == 4 && strncmp(p, "sasl", n) == 0
+                    bit == TB_SCHEME_SASL
                         ? " (authProvider.N=org.apache.zookeeper.server.auth."
                           "SASLAuthenticationProvider makes it so)"
                         : "");
             free(out);
             return TB_EINVAL;
         }
+        mask |= bit;
         o += sprintf(o, "%s%.*s", o == out ? "" : ",", (int)n, p);
         if (*end == '\0')
             break;
     }
     free(cfg->enforce_auth_schemes);
     cfg->enforce_auth_schemes = out;
+    cfg->enforce_auth_mask = mask;
     return 0;
 }
 

@@ -82,6 +82,8 @@ struct tb_config {
                                       tb_config_finish() "a,b" of known
                                       schemes if enforce_auth, else as
                                       written */
+    unsigned enforce_auth_mask;    /* ... as TB_SCHEME_* bits, resolved by
+                                      tb_config_finish(); 0: not enforced */
     int session_require_sasl;      /* sessionRequireClientSASLAuth */
     /* Tumbler keys */
     int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */
@@ -97,6 +99,15 @@ struct tb_config {
     int max_session_timeout_set;
     struct tb_config_origin origin_min_to, origin_max_to;
 };
+
+/* The authentication schemes enforce.auth can name, as bits. */
+enum {
+    TB_SCHEME_DIGEST = 1,
+    TB_SCHEME_IP = 2,
+    TB_SCHEME_SASL = 4,
+};
+/* The bit of the scheme `name` (`len` bytes), 0 for any other. */
+unsigned tb_config_scheme_bit(const char *name, size_t len);
 
 /* Exit status hints from tb_config_parse_args(). */
 enum {

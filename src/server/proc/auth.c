@@ -31,6 +31,7 @@ void auth_add_id(struct conn *c, struct tb_id id)
         return;
     tb_put_id(&c->ids, &id);
     c->nids++;
+    c->schemes |= tb_config_scheme_bit(id.scheme.ptr, id.scheme.len);
 }
 
 /* As ZooKeeper, the super user also carries the id super:"", which
@@ -95,42 +96,17 @@ void auth_request(struct conn *c, int32_t xid, struct tb_str body)
     conn_close_after_flush(c);
 }
 
-/* 1 if `scheme` is one of the comma-separated `list`. */
-static int listed(const char *list, struct tb_str scheme)
-{
-    const char *p, *end;
-
-    for (p = list; *p != '\0'; p = *end ? end + 1 : end) {
-        end = strchr(p, ',');
-        end = end ? end : p + strlen(p);
-        if (tb_str_eq(scheme, (struct tb_str){p, (size_t)(end - p)}))
-            return 1;
-    }
-    return 0;
-}
-
 int auth_enforced(struct conn *c, int32_t xid)
 {
     const struct tb_config *cfg = c->srv->cfg;
-    struct tb_rd it = tb_vec_reader(tb_vec_view(&c->ids, c->nids));
-    struct tb_id id;
 
-    if (!cfg->enforce_auth)
+    if (cfg->enforce_auth_mask == 0 || (c->schemes & cfg->enforce_auth_mask))
         return 1;
-    while (tb_vec_next_id(&it, &id) == 1)
-        if (listed(cfg->enforce_auth_schemes, id.scheme))
-            return 1;
     auth_log_refusal(c, "not authenticated with any of %s; closing",
                      cfg->enforce_auth_schemes);
     conn_reply(c, xid, 0, TB_ESESSIONCLOSEDREQUIRESASLAUTH, NULL, 0);
     conn_close_after_flush(c);
     return 0;
-}
-
-int auth_sasl_required(const struct tb_config *cfg)
-{
-    return cfg->enforce_auth &&
-           listed(cfg->enforce_auth_schemes, TB_STR("sasl"));
 }
 
 int auth_check(const struct conn *c, struct tb_vec acl, int perm)

@@ -282,7 +282,7 @@ void sasl_request(struct conn *c, int32_t xid, struct tb_str body)
                          c->sasl ? sasl_errdetail(c->sasl)
                                  : sasl_errstring(rv, NULL, NULL));
         reply_token(c, xid,
-                    auth_sasl_required(c->srv->cfg)
+                    (c->srv->cfg->enforce_auth_mask & TB_SCHEME_SASL)
                         ? TB_ESESSIONCLOSEDREQUIRESASLAUTH
                         : TB_EAUTHFAILED,
                     NULL, 0);
