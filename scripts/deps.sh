@@ -2,21 +2,22 @@
 # Installs what building and testing Tumbler needs, from Debian 12's packages.
 #   scripts/deps.sh          build dependencies only
 #   scripts/deps.sh --test   also the test peers: Apache ZooKeeper 3.8 (server,
-#                            zkCli.sh, the C client, Curator), kazoo and its
+#                            zkCli.sh, the C client, Curator, Netty for its
+#                            TLS port), kazoo and its
 #                            test suite's needs, Go with go-zookeeper, and
 #                            clang
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
       libuv1-dev libraft-dev liblz4-dev nettle-dev zlib1g-dev libreadline-dev
-      libsasl2-dev libsasl2-modules)
+      libsasl2-dev libsasl2-modules libssl-dev)
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(libcmocka-dev zookeeper zookeeper-bin libzookeeper-mt-dev
            libcurator-recipes-java default-jdk-headless netcat-openbsd
            clang libclang-rt-14-dev python3 e2fsprogs util-linux strace
            python3-kazoo python3-pytest python3-pytest-timeout
            python3-pytest-rerunfailures python3-mock python3-objgraph
-           golang-go golang-github-samuel-go-zookeeper-dev)
+           golang-go golang-github-samuel-go-zookeeper-dev libnetty-java)
 fi
 
 missing=()

@@ -136,7 +136,41 @@ zk_classpath()
 {
     local j=/usr/share/java
     [ -f "$j/zookeeper.jar" ] || it_die "Apache ZooKeeper jars not found in $j"
-    echo "$j/zookeeper.jar:$j/zookeeper-jute.jar:$j/slf4j-api.jar:$j/slf4j-simple.jar"
+    local cp="$j/zookeeper.jar:$j/zookeeper-jute.jar:$j/slf4j-api.jar:$j/slf4j-simple.jar" n
+    # Netty carries TLS, on both sides: NettyServerCnxnFactory and ClientCnxnSocketNetty.
+    for n in common buffer transport handler codec resolver transport-native-unix-common; do
+        cp+=":$j/netty-$n.jar"
+    done
+    echo "$cp"
+}
+
+# zk_tls_cfg CERTDIR PORT: the zoo.cfg lines of a TLS port on 127.0.0.1:PORT with the server
+# certificate of tls/mkcerts.sh, clients' certificates required (ZooKeeper's default).  tumblerd
+# takes the same lines.
+zk_tls_cfg()
+{
+    cat <<EOF
+secureClientPort=$2
+secureClientPortAddress=127.0.0.1
+serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+ssl.keyStore.location=$1/server.p12
+ssl.keyStore.password=secret
+ssl.trustStore.location=$1/trust.p12
+ssl.trustStore.password=secret
+EOF
+}
+
+# zk_tls_client_flags CERTDIR [NAME]: the JVM flags that make Java's client connect with TLS,
+# presenting NAME's certificate of tls/mkcerts.sh (client by default; "none" for no certificate).
+zk_tls_client_flags()
+{
+    echo "-Dzookeeper.client.secure=true" \
+         "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty" \
+         "-Dzookeeper.ssl.trustStore.location=$1/trust.p12" \
+         "-Dzookeeper.ssl.trustStore.password=secret"
+    [ "${2:-client}" = none ] ||
+        echo "-Dzookeeper.ssl.keyStore.location=$1/${2:-client}.p12" \
+             "-Dzookeeper.ssl.keyStore.password=secret"
 }
 
 # zk_jvm_flags LOGFILE: JVM options shared by the server and zkCli: fast start, small heap,

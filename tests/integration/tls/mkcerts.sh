@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# mkcerts.sh DIR: a test CA and what TLS tests need from it, in DIR.
+#   ca.pem                       the CA; trust.p12 holds it for Java (keytool), password "secret"
+#   server.{pem,key,p12}         CN=localhost, SAN localhost and 127.0.0.1
+#   client.{pem,key,p12}         CN=client,OU=test,O=Tumbler
+#   client.pem.key               the client's key and chain in one PEM file
+#   rogue.{pem,key,p12}          a client signed by a CA nobody trusts
+# Every .p12 has the password "secret"; the keys are unencrypted PEM.
+set -euo pipefail
+d=$1
+mkdir -p "$d"
+cd "$d"
+pw=secret
+days=3650
+
+ossl() { openssl "$@" 2> /dev/null || { echo "openssl $1 failed" >&2; openssl "$@"; }; }
+
+# ca NAME SUBJECT
+ca()
+{
+    ossl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.pem" -days "$days" \
+        -subj "$2" -addext basicConstraints=critical,CA:TRUE \
+        -addext keyUsage=critical,keyCertSign,cRLSign
+}
+
+# leaf NAME SUBJECT CA EXTFILE-LINES
+leaf()
+{
+    ossl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2"
+    printf '%s\n' "$4" > "$1.ext"
+    ossl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial \
+        -out "$1.pem" -days "$days" -extfile "$1.ext"
+    ossl pkcs12 -export -in "$1.pem" -inkey "$1.key" -certfile "$3.pem" -name "$1" \
+        -out "$1.p12" -passout "pass:$pw"
+    cat "$1.key" "$1.pem" > "$1.pem.key"
+    rm -f "$1.csr" "$1.ext"
+}
+
+ca ca "/O=Tumbler/CN=Tumbler test CA"
+ca rogueca "/O=Rogue/CN=Rogue CA"
+leaf server "/O=Tumbler/CN=localhost" ca \
+    "subjectAltName=DNS:localhost,IP:127.0.0.1
+extendedKeyUsage=serverAuth,clientAuth"
+leaf client "/O=Tumbler/OU=test/CN=client" ca "extendedKeyUsage=clientAuth"
+leaf rogue "/O=Rogue/CN=rogue" rogueca "extendedKeyUsage=clientAuth"
+rm -f trust.p12
+keytool -importcert -noprompt -alias ca -file ca.pem -keystore trust.p12 \
+    -storetype PKCS12 -storepass "$pw" > /dev/null 2>&1
