@@ -182,6 +182,7 @@ TB_RECORDS(TB__REC_DECL)
  * entries logged before the field existed read as 0. */
 #define TB_TXN_ENFORCE_QUOTA 0x01 /* refuse writes over a hard quota limit */
 #define TB_TXN_SASL_ACLS 0x02     /* "sasl" is a valid ACL scheme */
+#define TB_TXN_X509_ACLS 0x04     /* "x509" is (the leader has a TLS port) */
 
 /* ConnectRequest/Response: the trailing readOnly byte is optional and its
  * presence is mirrored, so these two are written by hand. */

@@ -226,6 +226,8 @@ static void stop(struct tbd *s)
     s->stopping = 1;
     tb_log(TB_LOG_INFO, "shutting down");
     uv_close((uv_handle_t *)&s->listener, NULL);
+    if (s->tls_ctx != NULL)
+        uv_close((uv_handle_t *)&s->tls_listener, NULL);
     while (!tb_queue_empty(&s->conns)) {
         q = tb_queue_head(&s->conns);
         conn_close(TB_CONTAINER_OF(q, struct conn, link));
@@ -357,9 +359,11 @@ int main(int argc, char **argv)
     s->sigint.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
 
-    tb_log(TB_LOG_INFO, "tumblerd %s serving %s:%d, data in %s, zxid 0x%llx",
-           tb_config_version(), cfg.client_port_address, cfg.client_port,
-           cfg.data_dir, (unsigned long long)proc_zxid(s));
+    tb_log(TB_LOG_INFO, "tumblerd %s serving %s:%d%s%s%s%.0d, data in %s, "
+           "zxid 0x%llx", tb_config_version(), cfg.client_port_address,
+           cfg.client_port, cfg.tls.port ? " and with TLS " : "",
+           cfg.tls.port ? cfg.tls.address : "", cfg.tls.port ? ":" : "",
+           cfg.tls.port, cfg.data_dir, (unsigned long long)proc_zxid(s));
     uv_run(s->loop, UV_RUN_DEFAULT);
     tb_log(TB_LOG_INFO, "stopped");
 out:
@@ -369,6 +373,7 @@ out:
     free(s->quota_ns);
     watch_mgr_close(&s->watches);
     sasl_teardown();
+    tls_server_free(s);
     tb_config_free(&cfg);
     return status;
 }

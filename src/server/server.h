@@ -41,6 +41,8 @@ struct tbd {
     struct tb_wbuf scratch2;
 
     uv_tcp_t listener;
+    uv_tcp_t tls_listener;        /* secureClientPort's, if configured */
+    struct ssl_ctx_st *tls_ctx;   /* OpenSSL's SSL_CTX for it */
     uv_check_t flusher;   /* writes out every dirty connection per turn */
     uv_timer_t ticker;    /* session expiry, once per tick */
     uv_timer_t cleaner;   /* container and TTL cleanup */
@@ -137,6 +139,7 @@ struct conn {
     int super;
     unsigned schemes;           /* TB_SCHEME_* bits of its ids */
     struct sasl_conn *sasl; /* a SASL exchange begun, or NULL */
+    struct tls_conn *tls;   /* on the TLS port, else NULL (net/tls.c) */
 
     struct tb_queue reqs;       /* struct req, oldest first */
     unsigned nreqs;
@@ -168,6 +171,19 @@ void conn_resume(struct conn *c);
 void conn_flush_all(struct tbd *s);
 uint64_t tbd_now_ms(const struct tbd *s);
 int64_t tbd_wall_ms(void);
+
+/* net/tls.c: the TLS port's context (start-up; logs why it cannot be had),
+ * and each of its connections: tls_conn_input decrypts what a read brought
+ * into c->in (non-zero: close once the alert it may have left is sent);
+ * tls_conn_output encrypts c->out and returns the bytes to write, NULL if
+ * it cannot (close). */
+int tls_server_init(struct tbd *s);
+void tls_server_free(struct tbd *s);
+int tls_conn_new(struct conn *c);
+void tls_conn_free(struct conn *c);
+int tls_conn_input(struct conn *c, const uint8_t *p, size_t n);
+struct tb_wbuf *tls_conn_output(struct conn *c);
+size_t tls_conn_unsent(const struct conn *c);
 
 /* proc/proc.c */
 void proc_frame(struct conn *c, struct tb_str frame);

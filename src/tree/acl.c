@@ -147,6 +147,8 @@ static int id_matches(struct tb_id acl_id, struct tb_id caller)
         return tb_acl_ip_match(acl_id.id, caller.id);
     if (str_is(acl_id.scheme, "sasl"))
         return str_is(caller.id, "super") || tb_str_eq(acl_id.id, caller.id);
+    if (str_is(acl_id.scheme, "x509"))
+        return tb_str_eq(acl_id.id, caller.id);
     return 0; /* no provider for that scheme */
 }
 
@@ -259,10 +261,18 @@ static void dedup_free(struct dedup *d)
     free(d->slots);
 }
 
+/* Whether the scheme has a provider: the optional ones as `opt` says. */
+static int known_scheme(struct tb_str s, unsigned opt)
+{
+    return str_is(s, "world") || str_is(s, "digest") || str_is(s, "ip") ||
+           ((opt & TB_ACL_SASL) && str_is(s, "sasl")) ||
+           ((opt & TB_ACL_X509) && str_is(s, "x509"));
+}
+
 /* Appends one entry per authenticated id of the caller; InvalidACL if the
- * caller has none.  ip is not an authenticated scheme, and sasl counts only
- * with its provider. */
-static int expand_auth(int32_t perms, struct tb_vec ids, int sasl,
+ * caller has none.  ip is not an authenticated scheme, and sasl and x509
+ * count only with their providers. */
+static int expand_auth(int32_t perms, struct tb_vec ids, unsigned opt,
                        struct tb_wbuf *out, int32_t *n)
 {
     struct tb_rd it = tb_vec_reader(ids);
@@ -271,9 +281,8 @@ static int expand_auth(int32_t perms, struct tb_vec ids, int sasl,
     int any = 0;
 
     while (tb_vec_next_id(&it, &id) == 1) {
-        if (!(str_is(id.scheme, "digest") ||
-              (sasl && str_is(id.scheme, "sasl"))) ||
-            id.id.ptr == NULL)
+        if (str_is(id.scheme, "ip") || str_is(id.scheme, "world") ||
+            !known_scheme(id.scheme, opt) || id.id.ptr == NULL)
             continue;
         a.perms = perms;
         a.id = id;
@@ -284,28 +293,24 @@ static int expand_auth(int32_t perms, struct tb_vec ids, int sasl,
     return any ? 0 : TB_EINVALIDACL;
 }
 
-static int known_scheme(struct tb_str s, int sasl)
-{
-    return str_is(s, "world") || str_is(s, "digest") || str_is(s, "ip") ||
-           (sasl && str_is(s, "sasl"));
-}
-
 static int fix_one(const struct tb_acl *a, struct span raw, struct tb_vec ids,
-                   int sasl, struct tb_wbuf *out, int32_t *n)
+                   unsigned opt, struct tb_wbuf *out, int32_t *n)
 {
     if (a->id.scheme.ptr == NULL)
         return TB_EINVALIDACL;
     /* "auth" ignores its id, which kazoo sends as null for "". */
     if (str_is(a->id.scheme, "auth"))
-        return expand_auth(a->perms, ids, sasl, out, n);
+        return expand_auth(a->perms, ids, opt, out, n);
     /* ZooKeeper's providers fail on a null id: MarshallingError. */
     if (a->id.id.ptr == NULL)
-        return known_scheme(a->id.scheme, sasl) ? TB_EMARSHALLING
+        return known_scheme(a->id.scheme, opt) ? TB_EMARSHALLING
                                                 : TB_EINVALIDACL;
     if ((str_is(a->id.scheme, "world") && str_is(a->id.id, "anyone")) ||
         (str_is(a->id.scheme, "digest") && tb_acl_digest_valid(a->id.id)) ||
         (str_is(a->id.scheme, "ip") && tb_acl_ip_valid(a->id.id)) ||
-        (sasl && str_is(a->id.scheme, "sasl") && tb_acl_sasl_valid(a->id.id))) {
+        ((opt & TB_ACL_SASL) && str_is(a->id.scheme, "sasl") &&
+         tb_acl_sasl_valid(a->id.id)) ||
+        ((opt & TB_ACL_X509) && str_is(a->id.scheme, "x509"))) {
         tb_wbuf_put(out, raw.p, raw.len);
         (*n)++;
         return 0;
@@ -313,7 +318,7 @@ static int fix_one(const struct tb_acl *a, struct span raw, struct tb_vec ids,
     return TB_EINVALIDACL;
 }
 
-int tb_acl_fixup(struct tb_vec acl, struct tb_vec ids, int sasl,
+int tb_acl_fixup(struct tb_vec acl, struct tb_vec ids, unsigned opt,
                  struct tb_wbuf *out, int32_t *n)
 {
     struct tb_rd it = tb_vec_reader(acl);
@@ -334,7 +339,7 @@ int tb_acl_fixup(struct tb_vec acl, struct tb_vec ids, int sasl,
         raw.p = start;
         raw.len = (size_t)(it.pos - start);
         if (dedup_add(&d, raw) &&
-            (rv = fix_one(&a, raw, ids, sasl, out, n)) != 0)
+            (rv = fix_one(&a, raw, ids, opt, out, n)) != 0)
             break;
     }
     dedup_free(&d);

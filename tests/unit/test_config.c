@@ -391,9 +391,20 @@ static void test_args_errors(void **state)
                       "must be configured",
                       "--enforce.auth.enabled=true", NULL);
     expect_args_error("enforce.auth.schemes: the scheme \"x509\" is not "
-                      "available",
+                      "available (secureClientPort makes it so)",
                       "--enforce.auth.enabled=true",
                       "--enforce.auth.schemes=digest,x509", NULL);
+    expect_args_error("enforce.auth.schemes: the scheme \"krb\" is not "
+                      "available",
+                      "--enforce.auth.enabled=true",
+                      "--enforce.auth.schemes=digest,krb", NULL);
+    /* a TLS port needs the server's key store; clientAuth one of three */
+    expect_args_error("secureClientPort is set: ssl.keyStore.location must "
+                      "name the server's key and certificate",
+                      "--secureClientPort=2281", NULL);
+    expect_args_error("ssl.clientAuth: expected need, want or none, got "
+                      "\"maybe\"",
+                      "--ssl.clientAuth=maybe", NULL);
     expect_args_error("enforce.auth.schemes: the scheme \"\" is not "
                       "available",
                       "--enforce.auth.enabled=true",
@@ -442,6 +453,29 @@ static void test_enforce_auth(void **state)
     assert_int_equal(cfg.enforce_auth, 1);
     assert_string_equal(cfg.enforce_auth_schemes, "sasl");
     assert_int_equal(cfg.enforce_auth_mask, TB_SCHEME_SASL);
+    tb_config_free(&cfg);
+
+    /* x509 with a TLS port, which listens where the plain one does unless
+     * told otherwise; clientAuth in any case */
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "--clientPortAddress=::1",
+                           "--secureClientPort=2281",
+                           "--ssl.keyStore.location=k.p12",
+                           "--ssl.clientAuth=WANT",
+                           "--enforce.auth.enabled=true",
+                           "--enforce.auth.schemes=x509", NULL),
+                     0);
+    assert_int_equal(cfg.enforce_auth_mask, TB_SCHEME_X509);
+    assert_string_equal(cfg.tls.address, "::1");
+    assert_int_equal(cfg.tls.client_auth, TB_TLS_WANT);
+    tb_config_free(&cfg);
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "--secureClientPort=2281",
+                           "--secureClientPortAddress=0.0.0.0",
+                           "--ssl.keyStore.location=k.p12", NULL),
+                     0);
+    assert_string_equal(cfg.tls.address, "0.0.0.0");
+    assert_int_equal(cfg.tls.client_auth, TB_TLS_NEED);
     tb_config_free(&cfg);
 }
 

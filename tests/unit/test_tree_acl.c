@@ -359,6 +359,66 @@ static void test_acl_sasl(void **state)
     tb_wbuf_free(&bob.w);
 }
 
+static void test_acl_x509(void **state)
+{
+    struct tb_wbuf w, out, expect;
+    struct ids tls = {0}, other = {0}, sasl = {0};
+    struct tb_vec acl;
+    struct tb_acl a;
+    int32_t n;
+
+    (void)state;
+    ids_add(&tls, "ip", "127.0.0.1");
+    ids_add(&tls, "x509", "CN=client,OU=test,O=Tumbler");
+    ids_add(&other, "x509", "CN=client,OU=test,O=Rogue");
+    ids_add(&sasl, "sasl", "super"); /* super in sasl only, not x509 */
+
+    /* Exact match of the subject. */
+    acl = acl1(&w, TB_PERM_READ, "x509", "CN=client,OU=test,O=Tumbler");
+    assert_int_equal(tb_acl_check(acl, ids_vec(&tls), 0, TB_PERM_READ), 0);
+    assert_int_equal(tb_acl_check(acl, ids_vec(&other), 0, TB_PERM_READ),
+                     TB_ENOAUTH);
+    assert_int_equal(tb_acl_check(acl, ids_vec(&sasl), 0, TB_PERM_READ),
+                     TB_ENOAUTH);
+
+    /* Valid with a TLS port only; any id will do. */
+    tb_wbuf_init(&out);
+    assert_int_equal(tb_acl_fixup(acl, ids_vec(&tls), TB_ACL_X509, &out, &n),
+                     0);
+    assert_int_equal(n, 1);
+    assert_memory_equal(out.base, acl.raw, acl.len);
+    tb_wbuf_free(&out);
+    tb_wbuf_init(&out);
+    assert_int_equal(tb_acl_fixup(acl, ids_vec(&tls), TB_ACL_SASL, &out, &n),
+                     TB_EINVALIDACL);
+    tb_wbuf_free(&out);
+    tb_wbuf_free(&w);
+
+    /* auth expands to the x509 id with a TLS port, never to ip. */
+    tb_wbuf_init(&out);
+    assert_int_equal(
+        tb_acl_fixup(tb_acl_creator_all, ids_vec(&tls), TB_ACL_X509, &out, &n),
+        0);
+    assert_int_equal(n, 1);
+    tb_wbuf_init(&expect);
+    a = (struct tb_acl){31, {TB_STR("x509"),
+                             TB_STR("CN=client,OU=test,O=Tumbler")}};
+    tb_put_acl(&expect, &a);
+    assert_int_equal(out.len, expect.len);
+    assert_memory_equal(out.base, expect.base, out.len);
+    tb_wbuf_free(&expect);
+    tb_wbuf_free(&out);
+    tb_wbuf_init(&out);
+    assert_int_equal(
+        tb_acl_fixup(tb_acl_creator_all, ids_vec(&tls), 0, &out, &n),
+        TB_EINVALIDACL);
+    tb_wbuf_free(&out);
+
+    tb_wbuf_free(&tls.w);
+    tb_wbuf_free(&other.w);
+    tb_wbuf_free(&sasl.w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_acl_ip_rules),
         cmocka_unit_test(test_acl_fixup),
         cmocka_unit_test(test_acl_sasl),
+        cmocka_unit_test(test_acl_x509),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

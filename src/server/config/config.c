@@ -85,9 +85,41 @@ enum key_type {
       "refuse every request of a connection that has not authenticated "    \
       "with one of enforce.auth.schemes, and close it")                     \
     X("enforce.auth.schemes", K_STR, enforce_auth_schemes, 0, 0, "",        \
-      "comma-separated: digest, ip, sasl")                                  \
+      "comma-separated: digest, ip, sasl, x509")                                  \
     X("sessionRequireClientSASLAuth", K_BOOL, session_require_sasl, 0, 1,   \
       "false", "true: enforce.auth.enabled with the scheme sasl")           \
+    X("secureClientPort", K_INT, tls.port, 0, 65535, "0",                   \
+      "TLS client port; 0: none")                                           \
+    X("secureClientPortAddress", K_ADDR, tls.address, 0, 0, "",             \
+      "address of the TLS port; empty: clientPortAddress")                  \
+    X("ssl.keyStore.location", K_STR, tls.key_store, 0, 0, "",              \
+      "the server's key and certificate chain: PKCS12 or PEM")              \
+    X("ssl.keyStore.password", K_STR, tls.key_password, 0, 0, "",           \
+      "its password")                                                       \
+    X("ssl.keyStore.passwordPath", K_STR, tls.key_password_path, 0, 0, "",  \
+      "a file holding its password")                                        \
+    X("ssl.keyStore.type", K_STR, tls.key_type, 0, 0, "",                   \
+      "PKCS12 or PEM; empty: from the file's extension")                    \
+    X("ssl.trustStore.location", K_STR, tls.trust_store, 0, 0, "",          \
+      "the CAs that sign clients' certificates: PKCS12 or PEM; empty: the " \
+      "system's")                                                           \
+    X("ssl.trustStore.password", K_STR, tls.trust_password, 0, 0, "",       \
+      "its password")                                                       \
+    X("ssl.trustStore.passwordPath", K_STR, tls.trust_password_path, 0, 0,  \
+      "", "a file holding its password")                                    \
+    X("ssl.trustStore.type", K_STR, tls.trust_type, 0, 0, "",               \
+      "PKCS12 or PEM; empty: from the file's extension")                    \
+    X("ssl.clientAuth", K_STR, tls.client_auth_name, 0, 0, "need",          \
+      "need, want or none: whether a client must present a certificate")    \
+    X("ssl.protocol", K_STR, tls.protocol, 0, 0, "",                        \
+      "TLSv1.2 or TLSv1.3: the only version offered; empty: both")          \
+    X("ssl.enabledProtocols", K_STR, tls.protocols, 0, 0, "",               \
+      "comma-separated versions offered; overrides ssl.protocol")           \
+    X("ssl.ciphersuites", K_STR, tls.ciphersuites, 0, 0, "",                \
+      "comma-separated cipher suites by their standard (IANA) names; "      \
+      "empty: OpenSSL's defaults")                                          \
+    X("X509AuthenticationProvider.superUser", K_STR, tls.super_user, 0, 0,  \
+      "", "the certificate subject (RFC 2253) that is the super user")      \
     X("serverId", K_INT, server_id, 1, 254, "1",                            \
       "this server's id (ZooKeeper's myid)")                                \
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
@@ -116,6 +148,7 @@ static const char *const quiet_keys[] = {
     "initLimit", "syncLimit", "electionAlg", "peerType",
     "standaloneEnabled", "reconfigEnabled", "quorumListenOnAllIPs",
     "syncEnabled", "preAllocSize", "forceSync", "fsync.warningthresholdms",
+    "serverCnxnFactory", /* TLS needs Netty in ZooKeeper; not here */
     "admin.*", "autopurge.*", "metricsProvider.*", "jvm.pause.*",
 };
 
@@ -314,6 +347,8 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
         }
         return replace_str(field, value);
     case K_ADDR:
+        if (*value == '\0' && *k->def == '\0')
+            return replace_str(field, NULL); /* "the other address" */
         if (strcmp(value, "localhost") == 0)
             value = "127.0.0.1";
         if (!is_ip_literal(value)) {
@@ -498,6 +533,20 @@ void tb_config_free(struct tb_config *cfg)
     free(cfg->jaas_section);
     free(cfg->sasl_super_user);
     free(cfg->enforce_auth_schemes);
+    free(cfg->tls.address);
+    free(cfg->tls.key_store);
+    free(cfg->tls.key_password);
+    free(cfg->tls.key_password_path);
+    free(cfg->tls.key_type);
+    free(cfg->tls.trust_store);
+    free(cfg->tls.trust_password);
+    free(cfg->tls.trust_password_path);
+    free(cfg->tls.trust_type);
+    free(cfg->tls.client_auth_name);
+    free(cfg->tls.protocol);
+    free(cfg->tls.protocols);
+    free(cfg->tls.ciphersuites);
+    free(cfg->tls.super_user);
     free(cfg->config_file);
     free((char *)cfg->origin_min_to.file);
     free((char *)cfg->origin_max_to.file);
@@ -524,6 +573,8 @@ unsigned tb_config_scheme_bit(const char *name, size_t len)
         return TB_SCHEME_IP;
     if (len == 4 && memcmp(name, "sasl", 4) == 0)
         return TB_SCHEME_SASL;
+    if (len == 4 && memcmp(name, "x509", 4) == 0)
+        return TB_SCHEME_X509;
     return 0;
 }
 
@@ -562,7 +613,8 @@ static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
              n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'); n--)
             ;
         bit = tb_config_scheme_bit(p, n);
-        if (bit == 0 || (bit == TB_SCHEME_SASL && !cfg->sasl_acls)) {
+        if (bit == 0 || (bit == TB_SCHEME_SASL && !cfg->sasl_acls) ||
+            (bit == TB_SCHEME_X509 && cfg->tls.port == 0)) {
             set_err(err, errlen,
                     "enforce.auth.schemes: the scheme \"%.*s\" "
                     "is not available%s",
@@ -570,7 +622,8 @@ static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
                     bit == TB_SCHEME_SASL
                         ? " (authProvider.N=org.apache.zookeeper.server.auth."
                           "SASLAuthenticationProvider makes it so)"
-                        : "");
+                    : bit == TB_SCHEME_X509 ? " (secureClientPort makes it so)"
+                                            : "");
             free(out);
             return TB_EINVAL;
         }
@@ -582,6 +635,40 @@ static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
     free(cfg->enforce_auth_schemes);
     cfg->enforce_auth_schemes = out;
     cfg->enforce_auth_mask = mask;
+    return 0;
+}
+
+/* What can be checked without reading the stores (net/tls.c does that
+ * when the port opens): a TLS port needs the server's key store, and
+ * ssl.clientAuth is one of ZooKeeper's three words, in any case. */
+static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
+{
+    static const char *const words[] = {"none", "want", "need"}; /* TB_TLS_ */
+    const char *name = cfg->tls.client_auth_name;
+    int i = TB_TLS_NEED;
+
+    if (name != NULL)
+        for (i = 0; i < 3 && strcasecmp(name, words[i]) != 0; i++)
+            ;
+    if (i == 3) {
+        set_err(err, errlen,
+                "ssl.clientAuth: expected need, want or none, got \"%s\"",
+                name);
+        return TB_EINVAL;
+    }
+    cfg->tls.client_auth = i;
+    if (cfg->tls.port == 0)
+        return 0;
+    if (cfg->tls.key_store == NULL) {
+        set_err(err, errlen, "secureClientPort is set: ssl.keyStore.location "
+                "must name the server's key and certificate");
+        return TB_EINVAL;
+    }
+    if (cfg->tls.address == NULL &&
+        (cfg->tls.address = strdup(cfg->client_port_address)) == NULL) {
+        set_err(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
     return 0;
 }
 
@@ -597,7 +684,8 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return TB_ENOMEM;
     }
-    if ((rv = finish_enforce_auth(cfg, err, errlen)) != 0)
+    if ((rv = finish_tls(cfg, err, errlen)) != 0 ||
+        (rv = finish_enforce_auth(cfg, err, errlen)) != 0)
         return rv;
     if (!cfg->min_session_timeout_set)
         cfg->min_session_timeout = 2 * cfg->tick_time;
@@ -660,7 +748,8 @@ void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
                            uint64_t data_log_size, struct tb_wbuf *out)
 {
     tb_wbuf_printf(out, "clientPort=%d\n", cfg->client_port);
-    tb_wbuf_printf(out, "secureClientPort=-1\n");
+    tb_wbuf_printf(out, "secureClientPort=%d\n",
+                   cfg->tls.port ? cfg->tls.port : -1);
     tb_wbuf_printf(out, "dataDir=%s\n", cfg->data_dir);
     tb_wbuf_printf(out, "dataDirSize=%" PRIu64 "\n", data_dir_size);
     tb_wbuf_printf(out, "dataLogDir=%s\n", cfg->data_dir);

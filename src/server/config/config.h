@@ -85,6 +85,20 @@ struct tb_config {
     unsigned enforce_auth_mask;    /* ... as TB_SCHEME_* bits, resolved by
                                       tb_config_finish(); 0: not enforced */
     int session_require_sasl;      /* sessionRequireClientSASLAuth */
+    struct {                       /* the TLS port; net/tls.c reads the
+                                      stores, Java's ssl.* keys say how */
+        int port;                  /* secureClientPort; 0: none */
+        char *address;             /* secureClientPortAddress, after
+                                      tb_config_finish() never NULL if
+                                      port: clientPortAddress by default */
+        char *key_store, *key_password, *key_password_path, *key_type;
+        char *trust_store, *trust_password, *trust_password_path,
+            *trust_type;
+        char *client_auth_name;    /* ssl.clientAuth as written */
+        int client_auth;           /* ... resolved: TB_TLS_NONE.. */
+        char *protocol, *protocols, *ciphersuites;
+        char *super_user;          /* X509AuthenticationProvider.superUser */
+    } tls;
     /* Tumbler keys */
     int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */
     int64_t min_free_disk_bytes;   /* minFreeDiskBytes: refuse writes below;
@@ -100,11 +114,15 @@ struct tb_config {
     struct tb_config_origin origin_min_to, origin_max_to;
 };
 
+/* ssl.clientAuth: whether a TLS client must present a certificate. */
+enum { TB_TLS_NONE, TB_TLS_WANT, TB_TLS_NEED };
+
 /* The authentication schemes enforce.auth can name, as bits. */
 enum {
     TB_SCHEME_DIGEST = 1,
     TB_SCHEME_IP = 2,
     TB_SCHEME_SASL = 4,
+    TB_SCHEME_X509 = 8,
 };
 /* The bit of the scheme `name` (`len` bytes), 0 for any other. */
 unsigned tb_config_scheme_bit(const char *name, size_t len);

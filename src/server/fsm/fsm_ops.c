@@ -80,12 +80,15 @@ static int32_t inc(int32_t v)
     return (int32_t)((uint32_t)v + 1);
 }
 
-/* fixupACL into f->acl / f->acl_n; "sasl" ACLs as the leader allowed. */
+/* fixupACL into f->acl / f->acl_n; "sasl" and "x509" ACLs as the leader
+ * allowed. */
 static int fixup(struct fsm *f, struct tb_vec acl)
 {
+    unsigned opt = (f->txn->flags & TB_TXN_SASL_ACLS ? TB_ACL_SASL : 0) |
+                   (f->txn->flags & TB_TXN_X509_ACLS ? TB_ACL_X509 : 0);
+
     f->acl.len = 0;
-    return tb_acl_fixup(acl, f->txn->ids, f->txn->flags & TB_TXN_SASL_ACLS,
-                        &f->acl, &f->acl_n);
+    return tb_acl_fixup(acl, f->txn->ids, opt, &f->acl, &f->acl_n);
 }
 
 static int intern_fixed(struct fsm *f, struct tree_acl **out)

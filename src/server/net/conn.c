@@ -37,6 +37,13 @@ uint64_t tbd_now_ms(const struct tbd *s)
 static void process_input(struct conn *c);
 static void output_drained(struct conn *c);
 
+/* Bytes queued and not yet handed to a write: replies, and on the TLS port
+ * also the records the SSL has made of them or of its handshake. */
+static size_t unsent(const struct conn *c)
+{
+    return c->out.len + (c->tls != NULL ? tls_conn_unsent(c) : 0);
+}
+
 static void mark_dirty(struct conn *c)
 {
     if (tb_queue_empty(&c->dirty_link))
@@ -92,6 +99,7 @@ static void on_closed(uv_handle_t *h)
 
     tb_wbuf_free(&c->out);
     tb_wbuf_free(&c->ids);
+    tls_conn_free(c);
     free(c->in);
     free(c);
 }
@@ -128,7 +136,7 @@ void conn_close_after_flush(struct conn *c)
         return;
     c->state = CONN_CLOSING;
     conn_pause(c);
-    if (c->out.len == 0 && c->writing == 0)
+    if (unsent(c) == 0 && c->writing == 0)
         conn_close(c);
     else
         mark_dirty(c);
@@ -148,7 +156,7 @@ static void on_write(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
-    if (c->out.len > 0)
+    if (unsent(c) > 0)
         mark_dirty(c);
     else
         output_drained(c);
@@ -166,40 +174,49 @@ static void output_drained(struct conn *c)
 
 static void flush_one(struct conn *c)
 {
+    struct tb_wbuf *b = &c->out;
     struct write_req *w;
     uv_buf_t buf;
     int n;
 
-    if (c->writing || c->out.len == 0)
+    if (c->writing)
+        return;
+    if (c->tls != NULL && (b = tls_conn_output(c)) == NULL) {
+        conn_close(c);
+        return;
+    }
+    if (c->out.len == 0 && c->out.cap > OUT_KEEP)
+        tb_wbuf_free(&c->out);
+    if (b->len == 0)
         return;
     /* Most flushes fit in the socket buffer: write them at once, without
      * a write request and its callback on the next loop turn. */
-    buf = uv_buf_init((char *)c->out.base, (unsigned)c->out.len);
+    buf = uv_buf_init((char *)b->base, (unsigned)b->len);
     n = uv_try_write((uv_stream_t *)&c->tcp, &buf, 1);
     if (n < 0 && n != UV_EAGAIN) {
         conn_close(c);
         return;
     }
-    if (n > 0 && (size_t)n == c->out.len) {
-        c->out.len = 0;
+    if (n > 0 && (size_t)n == b->len) {
+        b->len = 0;
         /* One large reply (a getChildren of thousands) must not leave every
          * connection that saw one holding its buffer. */
-        if (c->out.cap > OUT_KEEP)
-            tb_wbuf_free(&c->out);
+        if (b->cap > OUT_KEEP)
+            tb_wbuf_free(b);
         output_drained(c);
         return;
     }
     if (n > 0) {
-        memmove(c->out.base, c->out.base + n, c->out.len - (size_t)n);
-        c->out.len -= (size_t)n;
+        memmove(b->base, b->base + n, b->len - (size_t)n);
+        b->len -= (size_t)n;
     }
     w = malloc(sizeof *w);
     if (w == NULL) {
         conn_close(c);
         return;
     }
-    c->writing = c->out.len;
-    w->base = tb_wbuf_take(&c->out, &buf.len);
+    c->writing = b->len;
+    w->base = tb_wbuf_take(b, &buf.len);
     buf.base = (char *)w->base;
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_write) != 0) {
         free(w->base);
@@ -232,7 +249,9 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     uint8_t *p;
 
     (void)hint;
-    if (c->in == NULL) {
+    /* TLS: ciphertext, which the SSL takes at once, in the shared buffer;
+     * the plaintext goes to c->in. */
+    if (c->in == NULL || c->tls != NULL) {
         buf->base = (char *)c->srv->in;
         buf->len = sizeof c->srv->in;
         return;
@@ -361,6 +380,15 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
 
     if (n < 0) {
         conn_close(c);
+        return;
+    }
+    if (c->tls != NULL) {
+        if (tls_conn_input(c, (uint8_t *)buf->base, (size_t)n) != 0)
+            conn_close_after_flush(c);
+        else
+            process_input(c);
+        if (c->tcp.data != NULL && tls_conn_unsent(c) > 0)
+            mark_dirty(c); /* the handshake's records */
         return;
     }
     if ((uint8_t *)buf->base != c->srv->in) {
@@ -496,6 +524,12 @@ static void on_connection(uv_stream_t *server, int status)
     tb_queue_insert_tail(&s->conns, &c->link);
     tb_map_put(&s->conn_by_id, c->id, c);
     auth_init_conn(c);
+    if (server == (uv_stream_t *)&s->tls_listener && tls_conn_new(c) != 0) {
+        tb_log(TB_LOG_WARN, "closing TLS connection from %s: no memory",
+               c->peer);
+        conn_close(c);
+        return;
+    }
     process_input(c);
 }
 
@@ -504,29 +538,45 @@ static void on_check(uv_check_t *h)
     conn_flush_all(h->data);
 }
 
-int conn_listen(struct tbd *s)
+static int listen_on(struct tbd *s, uv_tcp_t *h, const char *what,
+                     const char *address, int port)
 {
-    const struct tb_config *cfg = s->cfg;
     struct sockaddr_storage addr;
     int rv;
 
-    if (uv_ip4_addr(cfg->client_port_address, cfg->client_port,
-                    (struct sockaddr_in *)&addr) != 0 &&
-        uv_ip6_addr(cfg->client_port_address, cfg->client_port,
-                    (struct sockaddr_in6 *)&addr) != 0) {
-        tb_log(TB_LOG_ERROR, "bad clientPortAddress '%s'",
-               cfg->client_port_address);
+    if (uv_ip4_addr(address, port, (struct sockaddr_in *)&addr) != 0 &&
+        uv_ip6_addr(address, port, (struct sockaddr_in6 *)&addr) != 0) {
+        tb_log(TB_LOG_ERROR, "bad %sAddress '%s'", what, address);
         return TB_EINVAL;
     }
-    uv_tcp_init(s->loop, &s->listener);
-    s->listener.data = s;
-    rv = uv_tcp_bind(&s->listener, (struct sockaddr *)&addr, 0);
+    uv_tcp_init(s->loop, h);
+    h->data = s;
+    rv = uv_tcp_bind(h, (struct sockaddr *)&addr, 0);
     if (rv == 0)
-        rv = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
+        rv = uv_listen((uv_stream_t *)h, 511, on_connection);
     if (rv != 0) {
-        tb_log(TB_LOG_ERROR, "cannot listen on %s:%d: %s",
-               cfg->client_port_address, cfg->client_port, uv_strerror(rv));
+        tb_log(TB_LOG_ERROR, "cannot listen on %s:%d (%s): %s", address, port,
+               what, uv_strerror(rv));
         return TB_EIO;
+    }
+    return 0;
+}
+
+int conn_listen(struct tbd *s)
+{
+    const struct tb_config *cfg = s->cfg;
+    int rv;
+
+    if (cfg->tls.port != 0 && (rv = tls_server_init(s)) != 0)
+        return rv;
+    if ((rv = listen_on(s, &s->listener, "clientPort",
+                        cfg->client_port_address, cfg->client_port)) != 0)
+        return rv;
+    if (cfg->tls.port != 0 &&
+        (rv = listen_on(s, &s->tls_listener, "secureClientPort",
+                        cfg->tls.address, cfg->tls.port)) != 0) {
+        uv_close((uv_handle_t *)&s->listener, NULL); /* or the loop waits */
+        return rv;
     }
     s->max_conns = max_conns_for_fds();
     uv_check_init(s->loop, &s->flusher);

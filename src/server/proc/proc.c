@@ -162,7 +162,8 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     t.ids = c ? tb_vec_view(&c->ids, c->nids) : (struct tb_vec){0, NULL, 0};
     t.body = body.ptr ? body : TB_STR("");
     t.flags = (s->cfg->enforce_quota ? TB_TXN_ENFORCE_QUOTA : 0) |
-              (s->cfg->sasl_acls ? TB_TXN_SASL_ACLS : 0);
+              (s->cfg->sasl_acls ? TB_TXN_SASL_ACLS : 0) |
+              (s->cfg->tls.port ? TB_TXN_X509_ACLS : 0);
     s->scratch.len = 0;
     tb_txn_encode(&s->scratch, &t);
     if (s->scratch.oom)

@@ -3,6 +3,7 @@
 #   ca.pem                       the CA; trust.p12 holds it for Java (keytool), password "secret"
 #   server.{pem,key,p12}         CN=localhost, SAN localhost and 127.0.0.1
 #   client.{pem,key,p12}         CN=client,OU=test,O=Tumbler
+#   other.{pem,key,p12}          CN=other (a subject an ACL can name in zkCli, which splits at commas)
 #   client.pem.key               the client's key and chain in one PEM file
 #   rogue.{pem,key,p12}          a client signed by a CA nobody trusts
 # Every .p12 has the password "secret"; the keys are unencrypted PEM.
@@ -42,6 +43,7 @@ leaf server "/O=Tumbler/CN=localhost" ca \
     "subjectAltName=DNS:localhost,IP:127.0.0.1
 extendedKeyUsage=serverAuth,clientAuth"
 leaf client "/O=Tumbler/OU=test/CN=client" ca "extendedKeyUsage=clientAuth"
+leaf other "/CN=other" ca "extendedKeyUsage=clientAuth"
 leaf rogue "/O=Rogue/CN=rogue" rogueca "extendedKeyUsage=clientAuth"
 rm -f trust.p12
 keytool -importcert -noprompt -alias ca -file ca.pem -keystore trust.p12 \

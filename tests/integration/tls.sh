@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# TLS on the secure client port, against a server of KIND started here with a TLS port
+# (tls/mkcerts.sh's certificates, clients' certificates required, CN=other the x509 super user):
+# sessions of Apache's CLI over TLS with Java's Netty client, compared with one transcript for
+# both servers (tls/expected.txt); then tls/checks.py (kazoo and Python's TLS: ACLs by
+# certificate, refused handshakes, plain bytes at the TLS port and TLS at the plain one); for
+# tumblerd, the stores it cannot use stop it at start-up with a message.
+#
+#   tls.sh zk|tumblerd
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+[ $# = 1 ] || it_die "usage: $0 zk|tumblerd"
+kind=$1
+it_init
+work=$(it_tmpdir tls)
+certs=$work/certs
+"$here/tls/mkcerts.sh" "$certs" || it_die "cannot make the test certificates"
+tport=$(free_port)
+cfg="$(zk_tls_cfg "$certs" "$tport")
+X509AuthenticationProvider.superUser=CN=other"
+if [ "$kind" = zk ]; then
+    export ZK_CFG_EXTRA="$cfg"
+else
+    # The same keys as flags, but serverCnxnFactory: a zoo.cfg may name Netty (tumblerd ignores
+    # it there), a flag may not.
+    TUMBLERD_ARGS="${TUMBLERD_ARGS:-} $(grep -v '^serverCnxnFactory=' <<< "$cfg" |
+        sed 's/^/--/' | tr '\n' ' ')"
+    export TUMBLERD_ARGS
+fi
+launch "$kind" "$kind"
+plain=127.0.0.1:$LAUNCH_PORT
+deadline=$((SECONDS + 30))
+until (exec 3<> "/dev/tcp/127.0.0.1/$tport") 2> /dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || it_die "the TLS port $tport did not open"
+    sleep 0.1
+done
+
+# session NAME HOSTPORT [JVM FLAG ...]: one CLI session, commands from stdin, normalized output
+# appended to got.  The CLI exits 1 when its last command failed, which the transcript shows.
+session()
+{
+    local name=$1 hp=$2 rc
+    shift 2
+    echo "=== $name" >> "$work/got"
+    zkcli "$hp" "$work/cli-$name.log" "$@" > "$work/raw-$name" 2>&1
+    rc=$?
+    if [ "$rc" -gt 1 ]; then
+        echo "zkCli exited with $rc" >&2
+        cat "$work/raw-$name" >&2
+        exit 1
+    fi
+    zkcli_normalize < "$work/raw-$name" >> "$work/got"
+}
+
+# shellcheck disable=SC2046
+session client "127.0.0.1:$tport" $(zk_tls_client_flags "$certs" client) <<'C'
+whoami
+create /tls-auth a auth::cdrwa
+getAcl /tls-auth
+get /tls-auth
+create /tls-world w
+quit
+C
+# Without TLS: no x509 id, yet x509 ACLs are valid on a server with a TLS port.
+session plain "$plain" <<'C'
+whoami
+get /tls-auth
+create /tls-other o x509:CN=other:cdrwa
+get /tls-world
+create /tls-bad b x509::cdrwa
+quit
+C
+# The client's certificate does not match another subject's ACL.
+# shellcheck disable=SC2046
+session client-again "127.0.0.1:$tport" $(zk_tls_client_flags "$certs" client) <<'C'
+get /tls-other
+get /tls-auth
+quit
+C
+# CN=other is X509AuthenticationProvider.superUser: every ACL gives way.
+# shellcheck disable=SC2046
+session super "127.0.0.1:$tport" $(zk_tls_client_flags "$certs" other) <<'C'
+whoami
+get /tls-other
+get /tls-auth
+delete /tls-auth
+delete /tls-other
+delete /tls-world
+quit
+C
+if ! diff -u "$here/tls/expected.txt" "$work/got"; then
+    echo "the CLI's TLS sessions differ from tls/expected.txt" >&2
+    exit 1
+fi
+it_log "zkCli over TLS: as expected"
+
+run_bounded 120 /usr/bin/python3 "$here/tls/checks.py" "$kind" "$LAUNCH_PORT" "$tport" "$certs" ||
+    it_die "tls/checks.py failed"
+
+[ "$kind" = tumblerd ] || exit 0
+# Stores tumblerd cannot use stop it before it listens, saying why.
+# refused WHAT EXPECTED-TEXT ARG...: tumblerd with a TLS port and ARGs must exit non-zero, its
+# log holding EXPECTED-TEXT.
+refused()
+{
+    local what=$1 text=$2 dir
+    shift 2
+    dir=$(it_tmpdir "refused")
+    run_bounded 20 "$TUMBLERD" --clientPort=0 --clientPortAddress=127.0.0.1 \
+        --dataDir="$dir/data" --secureClientPort="$(free_port)" "$@" > "$dir/log" 2>&1 &&
+        it_die "tumblerd started with $what"
+    grep -qF -- "$text" "$dir/log" || {
+        cat "$dir/log" >&2
+        it_die "tumblerd with $what did not say \"$text\""
+    }
+    it_log "refused at start-up: $what"
+}
+cp "$certs/server.p12" "$work/server.jks"
+refused "a JKS key store" "JKS stores cannot be read here" \
+    --ssl.keyStore.location="$work/server.jks"
+refused "a wrong password" "server.p12 cannot be used: error:11800071:PKCS12 routines::mac verify failure (a wrong password?)" \
+    --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=wrong
+refused "a missing key store" "nothing.p12 cannot be used" \
+    --ssl.keyStore.location="$work/nothing.p12" --ssl.keyStore.password=secret
+refused "a store of no known type" "cannot tell its type from its name; set ssl.keyStore.type" \
+    --ssl.keyStore.location="$work/store" --ssl.keyStore.password=secret
+refused "TLS 1.1" "\"TLSv1.1\" is not offered here" \
+    --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=secret \
+    --ssl.enabledProtocols=TLSv1.2,TLSv1.1
+refused "an unknown cipher suite" "\"TLS_NO_SUCH_SUITE\" is not offered here" \
+    --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=secret \
+    --ssl.ciphersuites=TLS_AES_128_GCM_SHA256,TLS_NO_SUCH_SUITE
+refused "a trust store without its password" "trust.p12 cannot be used" \
+    --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=secret \
+    --ssl.trustStore.location="$certs/trust.p12"
+
+# A PEM key store and trust store, certificates wanted (not needed), and one cipher suite, which
+# leaves TLS 1.2 alone.
+dir=$(it_tmpdir want)
+port=$(free_port)
+tport=$(free_port)
+start_tumblerd "$dir" "$port" --secureClientPort="$tport" \
+    --ssl.keyStore.location="$certs/server.pem.key" --ssl.keyStore.type=PEM \
+    --ssl.trustStore.location="$certs/ca.pem" --ssl.clientAuth=want \
+    --ssl.ciphersuites=TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd with PEM stores did not start"
+run_bounded 60 /usr/bin/python3 - "$tport" "$certs" <<'PY' || it_die "the PEM/want/cipher checks failed"
+import socket, ssl, struct, sys
+port, certs = int(sys.argv[1]), sys.argv[2]
+def hello(cert, version=None):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(f"{certs}/ca.pem")
+    if cert:
+        ctx.load_cert_chain(f"{certs}/{cert}.pem", f"{certs}/{cert}.key")
+    if version:
+        ctx.minimum_version = ctx.maximum_version = version
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        try:
+            s = ctx.wrap_socket(raw, server_hostname="localhost")
+        except ssl.SSLError:
+            return None, None
+        body = struct.pack(">iqiqi16s?", 0, 0, 30000, 0, 16, b"\0" * 16, False)
+        s.sendall(struct.pack(">i", len(body)) + body)
+        reply = s.recv(4096)
+        return s.cipher()[0], len(reply) >= 40
+cipher, ok = hello(None)
+print("no certificate:", cipher, ok)
+assert ok and cipher == "ECDHE-RSA-AES256-GCM-SHA384"
+cipher, ok = hello("client")
+assert ok, "a certificate"
+cipher, ok = hello("rogue")
+print("untrusted certificate:", cipher, ok)
+assert not ok, "an untrusted certificate, though only wanted, must be refused"
+cipher, ok = hello(None, ssl.TLSVersion.TLSv1_3)
+assert cipher is None, "TLS 1.3 has none of the suites named"
+PY

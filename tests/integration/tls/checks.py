@@ -1,0 +1,147 @@
+"""TLS checks with Python's own TLS (the ssl module) and kazoo, against a server with a TLS port
+set up by tls.sh: sessions by certificate and their ACLs, and every way a connection must be
+refused, each bounded in time, after which the server still serves.
+
+    checks.py KIND PLAIN_PORT TLS_PORT CERTDIR
+"""
+import socket
+import ssl
+import struct
+import sys
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+from kazoo.security import ACL, Id, Permissions
+
+kind, plain_port, tls_port, certs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+failures = []
+
+
+def check(what, ok):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def context(cert="client", ca="ca", version=None):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(f"{certs}/{ca}.pem")
+    if cert:
+        ctx.load_cert_chain(f"{certs}/{cert}.pem", f"{certs}/{cert}.key")
+    if version:
+        ctx.minimum_version = ctx.maximum_version = version
+    return ctx
+
+
+CONNECT = struct.pack(">iqiqi16s?", 0, 0, 30000, 0, 16, b"\0" * 16, False)
+CONNECT = struct.pack(">i", len(CONNECT)) + CONNECT
+
+
+def session(sock):
+    """Sends a ConnectRequest; the session id granted, or None if the server closed instead."""
+    try:
+        sock.sendall(CONNECT)
+        data = b""
+        while len(data) < 4 + 36:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return None
+            data += chunk
+        return struct.unpack(">q", data[12:20])[0]
+    except (OSError, ssl.SSLError):
+        return None
+
+
+def closed_by_server(sock):
+    """True once the server has closed the connection (after an alert, maybe); False if it
+    left it open for the socket's timeout."""
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+def tls_session(cert="client", ca="ca", version=None):
+    """A session over TLS: (handshake error or None, session id or None)."""
+    raw = socket.create_connection(("127.0.0.1", tls_port), timeout=10)
+    try:
+        s = context(cert, ca, version).wrap_socket(raw, server_hostname="localhost")
+    except (OSError, ssl.SSLError) as e:
+        raw.close()
+        return type(e).__name__, None
+    with s:
+        return None, session(s)
+
+
+def kazoo(cert=None, port=None):
+    if cert:
+        zk = KazooClient(hosts=f"127.0.0.1:{tls_port}", use_ssl=True, verify_certs=True,
+                         ca=f"{certs}/ca.pem", certfile=f"{certs}/{cert}.pem",
+                         keyfile=f"{certs}/{cert}.key", timeout=10)
+    else:
+        zk = KazooClient(hosts=f"127.0.0.1:{port or plain_port}", timeout=10)
+    zk.start(timeout=15)
+    return zk
+
+
+# Sessions by certificate, and an x509 ACL naming a subject of several parts (RFC 2253 order).
+client_dn = "CN=client,OU=test,O=Tumbler"
+zk = kazoo("client")
+zk.create("/tls-k", b"k", acl=[ACL(Permissions.ALL, Id("x509", client_dn))])
+check("the client's certificate reads its x509 node", zk.get("/tls-k")[0] == b"k")
+check("the ACL is stored as given", zk.get_acls("/tls-k")[0][0].id == Id("x509", client_dn))
+zk.stop()
+zk = kazoo()
+try:
+    zk.get("/tls-k")
+    check("a plain session is refused the x509 node", False)
+except NoAuthError:
+    check("a plain session is refused the x509 node", True)
+zk.stop()
+zk = kazoo("other")  # the super user
+check("the super user's certificate reads it", zk.get("/tls-k")[0] == b"k")
+zk.delete("/tls-k")
+zk.stop()
+
+# Handshakes that must fail, or sessions that must not open.
+err, sid = tls_session()
+check("a trusted certificate gets a session", err is None and sid is not None)
+err, sid = tls_session(cert="rogue")
+check(f"a certificate of an untrusted CA gets no session ({err})", sid is None)
+err, sid = tls_session(cert=None)
+check(f"no certificate gets no session ({err})", sid is None)
+err, sid = tls_session(ca="rogueca")
+check(f"the client refuses the server under another CA ({err})",
+      err == "SSLCertVerificationError" and sid is None)
+err, sid = tls_session(version=ssl.TLSVersion.TLSv1_2)
+check("TLS 1.2 is offered", err is None and sid is not None)
+err, sid = tls_session(version=ssl.TLSVersion.TLSv1_3)
+if kind == "zk":  # 3.8.0 enables ssl.protocol alone, TLSv1.2
+    check(f"ZooKeeper refuses TLS 1.3 ({err})", sid is None)
+else:
+    check("TLS 1.3 is offered", err is None and sid is not None)
+with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as s:
+    check("a plain ConnectRequest at the TLS port gets no session, and is closed",
+          session(s) is None and closed_by_server(s))
+with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as s:
+    s.sendall(b"\x16\x03\x01\x00\xff" + b"\xee" * 255)  # a handshake record of garbage
+    check("garbage at the TLS port is closed", closed_by_server(s))
+raw = socket.create_connection(("127.0.0.1", plain_port), timeout=10)
+try:
+    context().wrap_socket(raw, server_hostname="localhost").close()
+    check("a TLS handshake at the plain port fails", False)
+except (OSError, ssl.SSLError) as e:
+    check(f"a TLS handshake at the plain port fails ({type(e).__name__})", True)
+raw.close()
+
+# Still serving, both ports.
+err, sid = tls_session()
+check("after all that, TLS sessions still open", sid is not None)
+zk = kazoo()
+check("and plain ones", zk.exists("/") is not None)
+zk.stop()
+sys.exit(1 if failures else 0)
