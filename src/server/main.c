@@ -163,6 +163,7 @@ static void replog_logger(void *data, int level, const char *msg)
 static void on_tick(uv_timer_t *t)
 {
     session_tick(t->data);
+    conn_sweep_sessionless(t->data);
 }
 
 struct cleanup {
@@ -303,6 +304,7 @@ int main(int argc, char **argv)
     s->server_id = cfg.server_id;
     tb_queue_init(&s->conns);
     tb_queue_init(&s->dirty);
+    tb_queue_init(&s->fresh);
     tb_map_init(&s->conn_by_id);
     tb_map_init(&s->conn_by_session);
     tb_map_init(&s->sessions);

@@ -50,6 +50,8 @@ struct tbd {
 
     struct tb_queue conns; /* every open connection */
     struct tb_queue dirty; /* connections with output to flush */
+    struct tb_queue fresh; /* connections maybe still without a
+                              ConnectRequest, oldest first */
     struct tb_map conn_by_id;
     struct tb_map conn_by_session;
     struct tb_map sessions; /* session id -> struct sess (expiry) */
@@ -118,6 +120,7 @@ struct conn {
     struct tbd *srv;
     struct tb_queue link;       /* in srv->conns */
     struct tb_queue dirty_link; /* in srv->dirty while it has output */
+    struct tb_queue fresh_link; /* in srv->fresh until swept */
     uint64_t id;
     enum conn_state state;
     char peer[64];              /* "a.b.c.d" */
@@ -169,6 +172,10 @@ void conn_close_after_flush(struct conn *c);
 void conn_pause(struct conn *c);
 void conn_resume(struct conn *c);
 void conn_flush_all(struct tbd *s);
+/* Closes connections that sent no ConnectRequest (nor finished a TLS
+ * handshake) within CONN_SESSIONLESS_MS: each holds a descriptor. */
+#define CONN_SESSIONLESS_MS 10000
+void conn_sweep_sessionless(struct tbd *s);
 uint64_t tbd_now_ms(const struct tbd *s);
 int64_t tbd_wall_ms(void);
 

@@ -405,6 +405,10 @@ static void test_args_errors(void **state)
     expect_args_error("ssl.clientAuth: expected need, want or none, got "
                       "\"maybe\"",
                       "--ssl.clientAuth=maybe", NULL);
+    expect_args_error("ssl.ocsp=true is not supported", "--ssl.ocsp=yes",
+                      NULL);
+    expect_args_error("client.portUnification=true is not supported",
+                      "--client.portUnification=true", NULL);
     expect_args_error("enforce.auth.schemes: the scheme \"\" is not "
                       "available",
                       "--enforce.auth.enabled=true",

@@ -120,6 +120,12 @@ enum key_type {
       "empty: OpenSSL's defaults")                                          \
     X("X509AuthenticationProvider.superUser", K_STR, tls.super_user, 0, 0,  \
       "", "the certificate subject (RFC 2253) that is the super user")      \
+    X("ssl.crl", K_BOOL, tls.crl, 0, 1, "false",                            \
+      "revocation lists: not supported, true stops the server")             \
+    X("ssl.ocsp", K_BOOL, tls.ocsp, 0, 1, "false",                          \
+      "OCSP: not supported, true stops the server")                         \
+    X("client.portUnification", K_BOOL, tls.port_unification, 0, 1,        \
+      "false", "TLS on clientPort too: not supported, true stops the server")\
     X("serverId", K_INT, server_id, 1, 254, "1",                            \
       "this server's id (ZooKeeper's myid)")                                \
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
@@ -657,6 +663,14 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
         return TB_EINVAL;
     }
     cfg->tls.client_auth = i;
+    /* Security a client would count on that is not here: refused, never
+     * ignored. */
+    name = cfg->tls.crl ? "ssl.crl" : cfg->tls.ocsp ? "ssl.ocsp"
+           : cfg->tls.port_unification ? "client.portUnification" : NULL;
+    if (name != NULL) {
+        set_err(err, errlen, "%s=true is not supported", name);
+        return TB_EINVAL;
+    }
     if (cfg->tls.port == 0)
         return 0;
     if (cfg->tls.key_store == NULL) {

@@ -98,6 +98,7 @@ struct tb_config {
         int client_auth;           /* ... resolved: TB_TLS_NONE.. */
         char *protocol, *protocols, *ciphersuites;
         char *super_user;          /* X509AuthenticationProvider.superUser */
+        int crl, ocsp, port_unification; /* not supported: must be false */
     } tls;
     /* Tumbler keys */
     int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */

@@ -114,6 +114,7 @@ void conn_close(struct conn *c)
     c->state = CONN_CLOSING;
     tb_queue_remove(&c->link);
     tb_queue_remove(&c->dirty_link);
+    tb_queue_remove(&c->fresh_link);
     tb_map_del(&s->conn_by_id, c->id);
     if (c->session_id != 0 && tb_map_get(&s->conn_by_session,
                                          (uint64_t)c->session_id) == c)
@@ -522,6 +523,7 @@ static void on_connection(uv_stream_t *server, int status)
     tb_queue_init(&c->reqs);
     tb_queue_init(&c->dirty_link);
     tb_queue_insert_tail(&s->conns, &c->link);
+    tb_queue_insert_tail(&s->fresh, &c->fresh_link);
     tb_map_put(&s->conn_by_id, c->id, c);
     auth_init_conn(c);
     if (server == (uv_stream_t *)&s->tls_listener && tls_conn_new(c) != 0) {
@@ -531,6 +533,32 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     process_input(c);
+}
+
+/* As ZooKeeper (its sessionless connection timeout, and Netty's TLS
+ * handshake timeout), both 10 s.  Connections join `fresh` in the order
+ * they came, so the sweep stops at the first young one still waiting;
+ * those with a session leave as the sweep passes them. */
+void conn_sweep_sessionless(struct tbd *s)
+{
+    uint64_t now = tbd_now_ms(s);
+    struct tb_queue *q;
+    struct conn *c;
+
+    while (!tb_queue_empty(&s->fresh)) {
+        q = tb_queue_head(&s->fresh);
+        c = TB_CONTAINER_OF(q, struct conn, fresh_link);
+        if (c->state == CONN_NEW &&
+            now - c->established_ms < CONN_SESSIONLESS_MS)
+            break;
+        tb_queue_remove(q);
+        if (c->state != CONN_NEW)
+            continue;
+        if (tb_log_due(&s->refused_log, now))
+            tb_log_rated(&s->refused_log, TB_LOG_INFO, "no session after %d "
+                         "ms; closing %s", CONN_SESSIONLESS_MS, c->peer);
+        conn_close(c);
+    }
 }
 
 static void on_check(uv_check_t *h)
