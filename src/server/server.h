@@ -59,6 +59,8 @@ struct tbd {
     uint64_t next_conn_id;
     uint64_t max_conns; /* what the open-file limit leaves room for */
     uint64_t conns_rejected;                   /* refused over either limit */
+    uint64_t tls_failed;                       /* TLS handshakes that failed */
+    uint64_t tls_handshaking;                  /* ... that have not ended */
     struct tb_log_rate refused_log;            /* conn.c's refuse() */
     struct tb_log_rate auth_log;               /* refused logins */
     struct tb_log_rate quota_log;              /* quotas gone over */

@@ -388,6 +388,7 @@ int tls_conn_new(struct conn *c)
     SSL_set_accept_state(t->ssl);
     tb_wbuf_init(&t->wire);
     c->tls = t;
+    c->srv->tls_handshaking++;
     return 0;
 }
 
@@ -395,6 +396,8 @@ void tls_conn_free(struct conn *c)
 {
     if (c->tls == NULL)
         return;
+    if (!c->tls->identified)
+        c->srv->tls_handshaking--;
     SSL_free(c->tls->ssl); /* and its BIOs */
     tb_wbuf_free(&c->tls->wire);
     free(c->tls);
@@ -451,12 +454,15 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
     e = SSL_get_error(t->ssl, k);
     if (!t->identified && SSL_is_init_finished(t->ssl)) {
         t->identified = 1;
+        c->srv->tls_handshaking--;
         identify(c);
     }
     if (e == SSL_ERROR_WANT_READ)
         return 0;
     if (e == SSL_ERROR_ZERO_RETURN) /* the client's close_notify */
         return TB_EIO;
+    if (!t->identified)
+        c->srv->tls_failed++;
     auth_log_refusal(c, "TLS %s: %s", t->identified ? "failed" : "handshake "
                      "failed", ossl_why(why, sizeof why));
     return TB_EIO;

@@ -158,4 +158,17 @@ check("after all that, TLS sessions still open", sid is not None)
 zk = kazoo()
 check("and plain ones", zk.exists("/") is not None)
 zk.stop()
+
+# mntr counts the failed handshakes (the untrusted certificate, the missing one, TLS 1.3 at
+# ZooKeeper, the plain ConnectRequest and the garbage) and has none left on its way.
+with socket.create_connection(("127.0.0.1", plain_port), timeout=10) as s:
+    s.sendall(b"mntr")
+    text = b""
+    while chunk := s.recv(65536):
+        text += chunk
+mntr = dict(line.split("\t", 1) for line in text.decode().splitlines() if "\t" in line)
+check(f"mntr: zk_unsuccessful_handshake {mntr.get('zk_unsuccessful_handshake')} >= 3",
+      int(mntr.get("zk_unsuccessful_handshake", 0)) >= 3)
+check(f"mntr: zk_outstanding_tls_handshake {mntr.get('zk_outstanding_tls_handshake')} == 0",
+      mntr.get("zk_outstanding_tls_handshake") == "0")
 sys.exit(1 if failures else 0)
