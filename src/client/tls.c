@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "client/client.h"
 
@@ -121,38 +122,40 @@ static void ossl_why(char *buf, size_t cap, const char *what, SSL *ssl)
 
 /* ---- the handle's context ---- */
 
+/* Logs why `file` (`what`) could not be used: the system's reason if it
+ * cannot be read, else OpenSSL's.  Returns TB_ETLS. */
+static int file_error(struct tb_client *c, const char *what, const char *file)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *r = e ? ERR_reason_error_string(e) : NULL;
+
+    if (file != NULL && access(file, R_OK) != 0)
+        r = strerror(errno);
+    tb__log(c, TB_LOG_ERROR, "TLS: cannot use %s %s: %s", what,
+            file ? file : "(the system's)", r ? r : "unusable");
+    ERR_clear_error();
+    return TB_ETLS;
+}
+
 static int load_files(struct tb_client *c, SSL_CTX *ctx,
                       const struct tb_options *o)
 {
-    char why[256];
+    const char *key = o->tls_key_file ? o->tls_key_file : o->tls_cert_file;
     int ok;
 
     if (o->tls_ca_file != NULL)
         ok = SSL_CTX_load_verify_locations(ctx, o->tls_ca_file, NULL);
     else
         ok = SSL_CTX_set_default_verify_paths(ctx);
-    if (!ok) {
-        ossl_why(why, sizeof why, "TLS: CA file", NULL);
-        tb__log(c, TB_LOG_ERROR, "%s %s", why,
-                o->tls_ca_file ? o->tls_ca_file : "(system default)");
-        return TB_ETLS;
-    }
+    if (!ok)
+        return file_error(c, "CA file", o->tls_ca_file);
     if (o->tls_cert_file == NULL)
         return 0;
-    if (!SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert_file)) {
-        ossl_why(why, sizeof why, "TLS: certificate file", NULL);
-        tb__log(c, TB_LOG_ERROR, "%s %s", why, o->tls_cert_file);
-        return TB_ETLS;
-    }
-    if (!SSL_CTX_use_PrivateKey_file(
-            ctx, o->tls_key_file ? o->tls_key_file : o->tls_cert_file,
-            SSL_FILETYPE_PEM) ||
-        !SSL_CTX_check_private_key(ctx)) {
-        ossl_why(why, sizeof why, "TLS: key file", NULL);
-        tb__log(c, TB_LOG_ERROR, "%s %s", why,
-                o->tls_key_file ? o->tls_key_file : o->tls_cert_file);
-        return TB_ETLS;
-    }
+    if (!SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert_file))
+        return file_error(c, "certificate file", o->tls_cert_file);
+    if (!SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) ||
+        !SSL_CTX_check_private_key(ctx))
+        return file_error(c, "key file", key);
     return 0;
 }
 
