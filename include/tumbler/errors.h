@@ -60,7 +60,8 @@ extern "C" {
     X(EIO, -1006, "i/o error")                                              \
     X(ETOOBIG, -1007, "frame too large")                                    \
     X(ELOCKLOST, -1008, "lock lost")                                        \
-    X(ENOTHELD, -1009, "lock not held")
+    X(ENOTHELD, -1009, "lock not held")                                     \
+    X(ETLS, -1010, "TLS handshake or certificate verification failed")
 
 #define TB__ERR_ENUM(name, value, msg) TB_##name = (value),
 enum tb_err { TB_ERRORS(TB__ERR_ENUM) };

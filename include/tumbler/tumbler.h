@@ -172,6 +172,25 @@ struct tb_options {
      * Both are copied.  A refused login ends the session: AUTH_FAILED. */
     const char *sasl_user;
     const char *sasl_password;
+    /* TLS on every connection (1), as to ZooKeeper's secureClientPort; the
+     * handshake comes first, within connect_timeout_ms.  A handshake that
+     * fails, or a server certificate that does not verify, fails the
+     * attempt like a refused connection: the next host is tried, and
+     * tb_client_last_error says TB_ETLS and why.  The files are PEM, read
+     * by tb_client_init (TB_ETLS, logged, if one cannot be used):
+     * `tls_ca_file` the CAs that sign the servers' certificates (NULL: the
+     * system's trust store); `tls_cert_file` the client's certificate
+     * chain (NULL: none; a ZooKeeper server with ssl.clientAuth=need, its
+     * default, requires one), `tls_key_file` its key (NULL: in the
+     * certificate file).  The server's certificate must name the host of
+     * the connection string (a DNS name, or an IP address as written),
+     * unless `tls_no_verify_host` is set; its chain is always verified.
+     * The session is then also known by the certificate, as x509:<DN>. */
+    int tls;
+    const char *tls_ca_file;
+    const char *tls_cert_file;
+    const char *tls_key_file;
+    int tls_no_verify_host;
 };
 
 /* Creates a handle from `o` (copied; nothing of it is kept).  No I/O yet:
@@ -207,6 +226,13 @@ TB_API int64_t tb_client_session(struct tb_client *c, unsigned char *passwd);
 /* The timeout the server granted (0 before the first handshake). */
 TB_API int tb_client_session_timeout(struct tb_client *c);
 TB_API void *tb_client_data(struct tb_client *c);
+/* Why the most recent connection attempt failed, or the last connection
+ * broke (0 if none did yet): TB_ETLS (the TLS handshake failed or the
+ * server's certificate was not accepted), TB_ETIMEDOUT (no answer within
+ * connect_timeout_ms), or TB_ECONNECTIONLOSS (refused, closed, cut,
+ * unresolvable ...).  `why` (NULL: not wanted) gets "HOST:PORT: reason",
+ * as the log said it, truncated to `cap`. */
+TB_API int tb_client_last_error(struct tb_client *c, char *why, size_t cap);
 
 /* Waits until the state is CONNECTED or READONLY: 0; TB_ETIMEDOUT after
  * `timeout_ms` (< 0: no limit); or the terminal state's error

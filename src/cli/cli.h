@@ -48,6 +48,11 @@ struct cli {
     int verbose;            /* library log to stderr */
     int shell;              /* inside the interactive shell */
     struct cli_auth *auth;
+    int tls;                /* --tls, or implied by a --tls-* file */
+    const char *tls_ca;     /* --tls-ca FILE (argv or environment) */
+    const char *tls_cert;   /* --tls-cert FILE */
+    const char *tls_key;    /* --tls-key FILE */
+    int tls_no_verify_host; /* --tls-no-verify-host */
     struct tb_client *c;
     pthread_mutex_t mu; /* guards `tried`: written on the I/O thread */
     char tried[2048];   /* connection failures seen while connecting */
@@ -98,6 +103,12 @@ int cli_opt_error(struct cli *cli, const struct cli_cmd *cmd, int ch,
 int cli_connect(struct cli *cli);
 void cli_disconnect(struct cli *cli);
 int cli_auth_add(struct cli *cli, const char *scheme, const char *cred);
+/* The TUMBLER_TLS* variables that give a tumbler inside CMD (lock, elect)
+ * this process's TLS set-up, as TUMBLER_SERVERS gives it the servers: up
+ * to CLI_TLS_ENV strings written to `buf`, pointed to from `env`; returns
+ * how many (none without TLS). */
+enum { CLI_TLS_ENV = 5 };
+int cli_tls_env(const struct cli *cli, char buf[][1100], char **env);
 void cli_auth_free(struct cli *cli);
 
 /* out.c: errors and the shared output forms */

@@ -237,7 +237,8 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
                     int64_t waited_ms)
 {
     char e_path[1100], e_token[64], e_node[1100], e_servers[1100], node[1024];
-    char *env[5];
+    char e_tls[CLI_TLS_ENV][1100];
+    char *env[5 + CLI_TLS_ENV];
     struct cli_supervise s;
     int n = 0, status, rc;
     pid_t pid;
@@ -248,6 +249,7 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     env[n++] = e_path;
     env[n++] = e_token;
     env[n++] = e_servers;
+    n += cli_tls_env(cli, e_tls, env + n);
     if (hold_node(&o->h, node, sizeof node) == 0) {
         snprintf(e_node, sizeof e_node, "TUMBLER_LOCK_NODE=%s", node);
         env[n++] = e_node;

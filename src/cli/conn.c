@@ -99,6 +99,16 @@ static int report_unreachable(struct cli *cli, int rc)
     return CLI_UNREACHABLE;
 }
 
+/* tb_client_init could not use a TLS file; the log said which and why. */
+static int report_tls_files(struct cli *cli)
+{
+    pthread_mutex_lock(&cli->mu);
+    fprintf(stderr, "tumbler: cannot set up TLS:\n%.*s", (int)cli->tried_len,
+            cli->tried);
+    pthread_mutex_unlock(&cli->mu);
+    return 66; /* EX_NOINPUT, as for -f FILE */
+}
+
 /* Waits in short slices so that ^C ends the wait at once. */
 static int wait_connected(struct cli *cli)
 {
@@ -141,6 +151,11 @@ int cli_connect(struct cli *cli)
         o.sasl_password = colon + 1;
     }
     o.hosts = cli->hosts;
+    o.tls = cli->tls;
+    o.tls_ca_file = cli->tls_ca;
+    o.tls_cert_file = cli->tls_cert;
+    o.tls_key_file = cli->tls_key;
+    o.tls_no_verify_host = cli->tls_no_verify_host;
     o.session_timeout_ms = cli->session_timeout_ms;
     o.log_cb = on_log;
     o.log_level = cli->verbose ? TB_LOG_DEBUG : TB_LOG_INFO;
@@ -153,6 +168,8 @@ int cli_connect(struct cli *cli)
                        "invalid server list '%s' (expected "
                        "HOST[:PORT][,HOST[:PORT]...][/CHROOT])",
                        cli->hosts);
+    if (rc == TB_ETLS)
+        return report_tls_files(cli);
     if (rc != 0)
         return cli_fail(cli, "connect", cli->hosts, rc);
     /* The I/O thread inherits this mask: signals stay with the main
@@ -169,6 +186,33 @@ int cli_connect(struct cli *cli)
     if (rc != 0)
         cli_disconnect(cli);
     return rc;
+}
+
+int cli_tls_env(const struct cli *cli, char buf[][1100], char **env)
+{
+    const char *names[] = {"TUMBLER_TLS_CA", "TUMBLER_TLS_CERT",
+                           "TUMBLER_TLS_KEY"};
+    const char *files[] = {cli->tls_ca, cli->tls_cert, cli->tls_key};
+    int n = 0, i;
+
+    if (!cli->tls)
+        return 0;
+    snprintf(buf[n], sizeof buf[n], "TUMBLER_TLS=1");
+    env[n] = buf[n];
+    n++;
+    for (i = 0; i < 3; i++) {
+        if (files[i] == NULL)
+            continue;
+        snprintf(buf[n], sizeof buf[n], "%s=%s", names[i], files[i]);
+        env[n] = buf[n];
+        n++;
+    }
+    if (cli->tls_no_verify_host) {
+        snprintf(buf[n], sizeof buf[n], "TUMBLER_TLS_NO_VERIFY_HOST=1");
+        env[n] = buf[n];
+        n++;
+    }
+    return n;
 }
 
 void cli_disconnect(struct cli *cli)

@@ -18,7 +18,16 @@
 
 /* ---- global options ---- */
 
-enum { OPT_SESSION = 256, OPT_CONNECT, OPT_JSON };
+enum {
+    OPT_SESSION = 256,
+    OPT_CONNECT,
+    OPT_JSON,
+    OPT_TLS,
+    OPT_TLS_CA,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
+    OPT_TLS_NO_VERIFY_HOST,
+};
 
 static const struct option global_opts[] = {
     {"server", required_argument, NULL, 's'},
@@ -26,6 +35,11 @@ static const struct option global_opts[] = {
     {"session-timeout", required_argument, NULL, OPT_SESSION},
     {"connect-timeout", required_argument, NULL, OPT_CONNECT},
     {"json", no_argument, NULL, OPT_JSON},
+    {"tls", no_argument, NULL, OPT_TLS},
+    {"tls-ca", required_argument, NULL, OPT_TLS_CA},
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+    {"tls-no-verify-host", no_argument, NULL, OPT_TLS_NO_VERIFY_HOST},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -71,6 +85,35 @@ static int set_timeout(int *out, const char *arg, const char *name)
     return 0;
 }
 
+/* A TLS file from the command line, else from the environment, as the
+ * servers are; naming one asks for TLS. */
+static void tls_file(struct cli *cli, const char **out, const char *env)
+{
+    const char *s = *out != NULL ? *out : getenv(env);
+
+    *out = s != NULL && *s != '\0' ? s : NULL;
+    if (*out != NULL)
+        cli->tls = 1;
+}
+
+static int env_flag(const char *name)
+{
+    const char *s = getenv(name);
+
+    return s != NULL && *s != '\0' && strcmp(s, "0") != 0;
+}
+
+static void tls_from_env(struct cli *cli)
+{
+    cli->tls |= env_flag("TUMBLER_TLS");
+    cli->tls_no_verify_host |= env_flag("TUMBLER_TLS_NO_VERIFY_HOST");
+    tls_file(cli, &cli->tls_ca, "TUMBLER_TLS_CA");
+    tls_file(cli, &cli->tls_cert, "TUMBLER_TLS_CERT");
+    tls_file(cli, &cli->tls_key, "TUMBLER_TLS_KEY");
+    if (cli->tls_no_verify_host)
+        cli->tls = 1;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_global(struct cli *cli, int argc, char **argv)
 {
@@ -102,6 +145,21 @@ static int parse_global(struct cli *cli, int argc, char **argv)
         case OPT_JSON:
             cli->json_default = 1;
             break;
+        case OPT_TLS:
+            cli->tls = 1;
+            break;
+        case OPT_TLS_CA:
+            cli->tls_ca = optarg;
+            break;
+        case OPT_TLS_CERT:
+            cli->tls_cert = optarg;
+            break;
+        case OPT_TLS_KEY:
+            cli->tls_key = optarg;
+            break;
+        case OPT_TLS_NO_VERIFY_HOST:
+            cli->tls_no_verify_host = 1;
+            break;
         case 'v':
             cli->verbose = 1;
             break;
@@ -117,6 +175,9 @@ static int parse_global(struct cli *cli, int argc, char **argv)
             return global_usage("unknown option '%s'", argv[optind - 1]);
         }
     }
+    tls_from_env(cli);
+    if (cli->tls_key != NULL && cli->tls_cert == NULL)
+        return global_usage("--tls-key needs --tls-cert");
     if (cli->hosts == NULL) {
         s = getenv("TUMBLER_SERVERS");
         cli->hosts = strdup(s != NULL && *s != '\0' ? s : "127.0.0.1:2181");

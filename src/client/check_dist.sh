@@ -25,7 +25,7 @@ install)
     cc -Wall -Werror -static-libgcc -o "$tmp/example_static" \
         "$src/src/client/example.c" \
         $(pkg-config --cflags tumbler) "$(ls "$tmp"/usr/lib*/libtumbler.a "$tmp"/usr/lib/*/libtumbler.a 2>/dev/null | head -1)" \
-        $(pkg-config --libs --static nettle libsasl2) -lpthread
+        $(pkg-config --libs --static nettle libsasl2 openssl) -lpthread
     LD_LIBRARY_PATH=$(dirname "$(ls "$tmp"/usr/lib*/libtumbler.so "$tmp"/usr/lib/*/libtumbler.so 2>/dev/null | head -1)") \
         ldd "$tmp/example" | grep -q libtumbler
     ;;

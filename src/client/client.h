@@ -23,6 +23,8 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 /* proto.h first: tumbler.h skips the definitions proto.h already made. */
 #include "proto/proto.h"
@@ -142,6 +144,7 @@ enum phase {
     PH_IDLE,       /* not started */
     PH_BACKOFF,    /* waiting before the next attempt */
     PH_CONNECTING, /* TCP connect in progress */
+    PH_TLS,        /* TLS handshake in progress (tb_options.tls) */
     PH_HANDSHAKE,  /* ConnectRequest sent */
     PH_OPEN,       /* session established on this connection */
     PH_DEAD,       /* expired, auth failed or closed */
@@ -158,6 +161,7 @@ struct tb_client {
     size_t chroot_len;
     int64_t (*now)(void); /* monotonic ms; tests replace it */
     int (*connect_hook)(struct tb_client *c, const struct host *h);
+    struct ssl_ctx_st *tls_ctx; /* SSL_CTX; NULL: plain TCP (tls.c) */
 
     pthread_mutex_t mu;
     int mode; /* enum drive_mode */
@@ -185,6 +189,9 @@ struct tb_client {
     int ping_inflight;
     int setwatches_inflight;
     struct tb__sasl *sasl;  /* a SASL login on its way (sasl.c) */
+    struct tb__tls *tls;    /* this connection's TLS (tls.c), or NULL */
+    int last_err;           /* the last failure (tb_client_last_error) */
+    char last_why[224];
     int open_readonly;      /* the handshake's readOnly, once it is done */
     struct auth *auth_next; /* next credential whose answer is due */
     int auth_unanswered;
@@ -293,6 +300,9 @@ void tb__flush(struct tb_client *c);
 void tb__conn_close_fd(struct tb_client *c);
 void tb__conn_lost(struct tb_client *c, int rc, const char *why);
 void tb__conn_failed(struct tb_client *c, const char *why);
+/* The same, reporting `err` (TB_ETLS, TB_ETIMEDOUT; tb__conn_failed:
+ * TB_ECONNECTIONLOSS) to tb_client_last_error. */
+void tb__conn_fail(struct tb_client *c, int err, const char *why);
 void tb__next_attempt(struct tb_client *c);
 /* Appends the credential's auth packet to the output. */
 void tb__send_auth(struct tb_client *c, struct auth *a);
@@ -308,6 +318,31 @@ int tb__sasl_start(struct tb_client *c);
 void tb__sasl_on_frame(struct tb_client *c, const uint8_t *p, size_t n);
 /* Drops the login's state (a lost connection, the end of the login). */
 void tb__sasl_end(struct tb_client *c);
+
+/* ---- TLS (tls.c) ---- */
+/* Builds the handle's context from the options (tb_client_init): 0 (also
+ * when TLS is off), TB_EINVAL, TB_ENOMEM, or TB_ETLS (logged) when a file
+ * cannot be used. */
+int tb__tls_init(struct tb_client *c, const struct tb_options *o);
+void tb__tls_free(struct tb_client *c);
+/* A TLS client on c->fd for the current host: 0, TB_ENOMEM or TB_ETLS. */
+int tb__tls_start(struct tb_client *c);
+/* One step of the handshake: 0 done, TB_EAGAIN, or TB_ETLS (tb__tls_why). */
+int tb__tls_handshake(struct tb_client *c);
+/* As send/recv: bytes, 0 (recv: closed by the peer), TB_EAGAIN, or
+ * TB_ETLS / TB_EIO (tb__tls_why). */
+ssize_t tb__tls_send(struct tb_client *c, const void *p, size_t n);
+ssize_t tb__tls_recv(struct tb_client *c, void *p, size_t n);
+/* The events to wait for, given those plain TCP would wait for. */
+int tb__tls_events(struct tb_client *c, int events);
+/* Whether reading may make progress after `events`. */
+int tb__tls_read_on(struct tb_client *c, int events);
+/* Plaintext already decrypted and not read yet. */
+int tb__tls_pending(struct tb_client *c);
+const char *tb__tls_why(struct tb_client *c);
+/* Frees the connection's TLS (close_notify if it is healthy). */
+void tb__tls_end(struct tb_client *c);
+
 void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r);
 void tb__on_frame(struct tb_client *c, const uint8_t *p, size_t n);
 void tb__terminate(struct tb_client *c, int state, int rc);

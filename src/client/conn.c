@@ -1,10 +1,12 @@
-/* The connection: non-blocking TCP connect, the handshake, reading and
- * splitting frames, writing, and the timers (wire doc 11.4).
+/* The connection: non-blocking TCP connect, TLS if configured (tls.c), the
+ * handshake, reading and splitting frames, writing, and the timers (wire
+ * doc 11.4).
  *
  * Nothing here blocks or sleeps: the driver (driver.c) asks tb__interest
  * what to wait for and calls tb__process when it happened.  Timers, with T
  * the negotiated session timeout:
- *   - connect / handshake: connect_timeout_ms per attempt;
+ *   - connect_timeout_ms for the TCP connect, and again for the TLS
+ *     handshake, the ConnectRequest and the SASL login together;
  *   - ping when nothing was sent for T/3, so a busy application keeps its
  *     session as long as the driver runs;
  *   - drop the connection when nothing was received for 2T/3;
@@ -42,10 +44,50 @@ static void on_connected(struct tb_client *c)
     tb_connect_req_encode(&c->out, &r);
     tb_frame_end(&c->out, start);
     c->phase = PH_HANDSHAKE;
-    c->deadline = now + c->o.connect_timeout_ms;
     c->last_send = c->last_recv = now;
     tb__log(c, TB_LOG_DEBUG, "connected to %s:%s, handshake",
             c->hosts[c->host_idx].name, c->hosts[c->host_idx].port);
+}
+
+static void do_write(struct tb_client *c);
+
+/* Runs the TLS handshake as far as it goes now; once it is done, the
+ * ZooKeeper handshake follows on the same deadline. */
+static void tls_step(struct tb_client *c)
+{
+    char why[sizeof c->last_why];
+    int rv = tb__tls_handshake(c);
+
+    if (rv == TB_EAGAIN)
+        return;
+    if (rv != 0) {
+        snprintf(why, sizeof why, "%s", tb__tls_why(c)); /* freed next */
+        tb__conn_fail(c, TB_ETLS, why);
+        return;
+    }
+    on_connected(c);
+    do_write(c);
+}
+
+/* The TCP connection is up: TLS first if configured. */
+static void tcp_up(struct tb_client *c)
+{
+    char why[sizeof c->last_why];
+    int rv;
+
+    c->deadline = c->now() + c->o.connect_timeout_ms;
+    if (c->tls_ctx == NULL) {
+        on_connected(c);
+        return;
+    }
+    if ((rv = tb__tls_start(c)) != 0) {
+        snprintf(why, sizeof why, "%s",
+                 rv == TB_ENOMEM ? "out of memory" : tb__tls_why(c));
+        tb__conn_fail(c, rv == TB_ENOMEM ? TB_ECONNECTIONLOSS : rv, why);
+        return;
+    }
+    c->phase = PH_TLS;
+    tls_step(c);
 }
 
 static int resolve(struct tb_client *c)
@@ -81,7 +123,7 @@ static void attempt(struct tb_client *c)
             return;
         }
         c->fd = fd;
-        on_connected(c);
+        tcp_up(c);
         return;
     }
     if (c->ai == NULL && resolve(c) != 0) {
@@ -99,7 +141,7 @@ static void attempt(struct tb_client *c)
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     c->fd = fd;
     if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-        on_connected(c);
+        tcp_up(c);
         return;
     }
     if (errno != EINPROGRESS) {
@@ -156,6 +198,7 @@ void tb__conn_close_fd(struct tb_client *c)
         c->ev_deadline = -1;
         c->ev.update(c->ev.data, &c->ev_last);
     }
+    tb__tls_end(c); /* before the descriptor goes */
     close(c->fd);
     c->fd = -1;
     c->conn_gen++;
@@ -171,12 +214,58 @@ void tb__conn_close_fd(struct tb_client *c)
     tb__sasl_end(c);
 }
 
-static void io_error(struct tb_client *c, const char *why)
+static void io_error(struct tb_client *c, int err, const char *why)
 {
+    char buf[sizeof c->last_why];
+
+    snprintf(buf, sizeof buf, "%s", why); /* a TLS text goes with the SSL */
+    why = buf;
     if (c->phase == PH_OPEN)
         tb__conn_lost(c, TB_ECONNECTIONLOSS, why);
     else
-        tb__conn_failed(c, why);
+        tb__conn_fail(c, err, why);
+}
+
+/* send(2) or TLS: bytes sent, TB_EAGAIN, or an error (io_error's). */
+static ssize_t io_send(struct tb_client *c, const void *p, size_t n)
+{
+    ssize_t r;
+
+    if (c->tls != NULL)
+        return tb__tls_send(c, p, n);
+    do
+        r = send(c->fd, p, n, MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    if (r >= 0)
+        return r;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? TB_EAGAIN : TB_ESYSTEM;
+}
+
+/* recv(2) or TLS: bytes read, 0 at the end, TB_EAGAIN, or an error. */
+static ssize_t io_recv(struct tb_client *c, void *p, size_t n)
+{
+    ssize_t r;
+
+    if (c->tls != NULL)
+        return tb__tls_recv(c, p, n);
+    do
+        r = recv(c->fd, p, n, 0);
+    while (r < 0 && errno == EINTR);
+    if (r >= 0)
+        return r;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? TB_EAGAIN : TB_ESYSTEM;
+}
+
+/* What a failed io_send / io_recv says. */
+static void io_failed(struct tb_client *c, ssize_t r, const char *eof)
+{
+    if (r == 0)
+        io_error(c, TB_ECONNECTIONLOSS, eof);
+    else if (r == TB_ESYSTEM)
+        io_error(c, TB_ECONNECTIONLOSS, strerror(errno));
+    else
+        io_error(c, r == TB_ETLS ? TB_ETLS : TB_ECONNECTIONLOSS,
+                 tb__tls_why(c));
 }
 
 static void do_write(struct tb_client *c)
@@ -184,18 +273,15 @@ static void do_write(struct tb_client *c)
     ssize_t n;
 
     while (c->out_off < c->out.len) {
-        n = send(c->fd, c->out.base + c->out_off, c->out.len - c->out_off,
-                 MSG_NOSIGNAL);
+        n = io_send(c, c->out.base + c->out_off, c->out.len - c->out_off);
         if (n > 0) {
             c->out_off += (size_t)n;
             c->last_send = c->now();
             continue;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (n == TB_EAGAIN)
             return;
-        io_error(c, n < 0 ? strerror(errno) : "send");
+        io_failed(c, n, "send");
         return;
     }
     c->out.len = 0;
@@ -238,7 +324,7 @@ static void parse_frames(struct tb_client *c)
         if (rv == TB_EAGAIN)
             break;
         if (rv != 0) {
-            io_error(c, "frame too large");
+            io_error(c, TB_ECONNECTIONLOSS, "frame too large");
             return;
         }
         off += used;
@@ -258,23 +344,24 @@ static void do_read(struct tb_client *c)
     ssize_t n;
     int rounds;
 
-    for (rounds = 0; rounds < 16 && c->conn_gen == gen; rounds++) {
+    /* Bounded, except that what TLS decrypted already must all be read:
+     * the socket will not wake the driver for it. */
+    for (rounds = 0; (rounds < 16 || tb__tls_pending(c)) && c->conn_gen == gen;
+         rounds++) {
         if (in_reserve(c, 4096) != 0) {
-            io_error(c, "out of memory");
+            io_error(c, TB_ECONNECTIONLOSS, "out of memory");
             return;
         }
-        n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+        n = io_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
         if (n > 0) {
             c->in_len += (size_t)n;
             c->last_recv = c->now();
             parse_frames(c);
             continue;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (n == TB_EAGAIN)
             return;
-        io_error(c, n == 0 ? "connection closed by server" : strerror(errno));
+        io_failed(c, n, "connection closed by server");
         return;
     }
 }
@@ -287,8 +374,9 @@ static void check_connect(struct tb_client *c)
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
         err = errno;
     if (err == 0) {
-        on_connected(c);
-        do_write(c);
+        tcp_up(c);
+        if (c->phase == PH_HANDSHAKE)
+            do_write(c);
     } else if (err != EINPROGRESS && err != EALREADY) {
         tb__conn_failed(c, strerror(err));
     }
@@ -322,7 +410,11 @@ void tb__timers(struct tb_client *c, int64_t now)
     case PH_CONNECTING:
     case PH_HANDSHAKE:
         if (now >= c->deadline)
-            tb__conn_failed(c, "timed out");
+            tb__conn_fail(c, TB_ETIMEDOUT, "timed out");
+        break;
+    case PH_TLS:
+        if (now >= c->deadline)
+            tb__conn_fail(c, TB_ETIMEDOUT, "TLS handshake timed out");
         break;
     case PH_OPEN:
         if (now - c->last_recv >= t * 2 / 3)
@@ -348,8 +440,10 @@ void tb__process(struct tb_client *c, int events)
         tb__start(c);
     if (c->phase == PH_CONNECTING && events)
         check_connect(c);
+    else if (c->phase == PH_TLS && events)
+        tls_step(c);
     if ((c->phase == PH_HANDSHAKE || c->phase == PH_OPEN) &&
-        (events & TB_EV_READ))
+        tb__tls_read_on(c, events))
         do_read(c);
     if ((c->phase == PH_HANDSHAKE || c->phase == PH_OPEN) &&
         c->out_off < c->out.len)
@@ -379,12 +473,18 @@ void tb__interest(struct tb_client *c, struct tb_interest *in)
         in->events = TB_EV_WRITE;
         d = c->deadline;
         break;
+    case PH_TLS:
+        in->fd = c->fd;
+        in->events = tb__tls_events(c, 0);
+        d = c->deadline;
+        break;
     case PH_HANDSHAKE:
     case PH_OPEN:
         in->fd = c->fd;
         in->events = TB_EV_READ;
         if (c->out_off < c->out.len)
             in->events |= TB_EV_WRITE;
+        in->events = tb__tls_events(c, in->events);
         if (c->phase == PH_HANDSHAKE) {
             d = c->deadline;
             break;
@@ -401,7 +501,7 @@ void tb__interest(struct tb_client *c, struct tb_interest *in)
     if (c->session_id != 0 && c->timeout > 0 && c->phase != PH_OPEN &&
         c->phase != PH_DEAD)
         d = min_deadline(d, c->last_heard + c->timeout);
-    if (!tb_queue_empty(&c->doneq))
+    if (!tb_queue_empty(&c->doneq) || tb__tls_pending(c))
         d = now;
     in->timeout_ms = d < 0 ? -1 : (int)(d > now ? (d - now < INT32_MAX ? d - now : INT32_MAX) : 0);
 }

@@ -65,6 +65,7 @@ static void set_defaults(struct tb_client *c, const struct tb_options *o)
     c->o.hosts = NULL; /* not kept */
     c->o.session_passwd = NULL;
     c->o.sasl_user = c->o.sasl_password = NULL; /* copied by the caller */
+    c->o.tls_ca_file = c->o.tls_cert_file = c->o.tls_key_file = NULL;
     if (c->o.session_timeout_ms <= 0)
         c->o.session_timeout_ms = 10000;
     /* A third of the session per host: an attempt that is connected but
@@ -123,6 +124,8 @@ int tb_client_init(struct tb_client **out, const struct tb_options *o)
             goto err_hosts;
         }
     }
+    if ((rv = tb__tls_init(c, o)) != 0) /* reads the files now */
+        goto err_hosts;
     c->rng = (uint64_t)mono_ms() ^ ((uint64_t)getpid() << 32) ^
              (uint64_t)(uintptr_t)c;
     tb__hosts_shuffle(c, c->rng);
@@ -145,6 +148,7 @@ int tb_client_init(struct tb_client **out, const struct tb_options *o)
 err_buckets:
     tb__free(c->buckets);
 err_hosts:
+    tb__tls_free(c);
     free_sasl_options(c);
     tb__hosts_free(c);
     tb__free(c);
@@ -204,6 +208,7 @@ void tb__client_free(struct tb_client *c)
     tb__watch_free_all(c);
     tb__hosts_free(c);
     free_sasl_options(c);
+    tb__tls_free(c);
     tb_wbuf_free(&c->out);
     tb__free(c->in);
     pthread_cond_destroy(&c->done_cv);
@@ -536,6 +541,18 @@ int tb_client_session_timeout(struct tb_client *c)
     t = c->timeout;
     pthread_mutex_unlock(&c->mu);
     return t;
+}
+
+int tb_client_last_error(struct tb_client *c, char *why, size_t cap)
+{
+    int rv;
+
+    pthread_mutex_lock(&c->mu);
+    rv = c->last_err;
+    if (why != NULL && cap > 0)
+        snprintf(why, cap, "%s", c->last_why);
+    pthread_mutex_unlock(&c->mu);
+    return rv;
 }
 
 void *tb_client_data(struct tb_client *c)

@@ -223,10 +223,19 @@ void tb__on_frame(struct tb_client *c, const uint8_t *p, size_t n)
     }
 }
 
+/* Keeps why the connection failed, for tb_client_last_error. */
+static void note_failure(struct tb_client *c, int err, const char *why)
+{
+    c->last_err = err;
+    snprintf(c->last_why, sizeof c->last_why, "%s:%s: %s",
+             c->hosts[c->host_idx].name, c->hosts[c->host_idx].port, why);
+}
+
 void tb__conn_lost(struct tb_client *c, int rc, const char *why)
 {
     tb__log(c, TB_LOG_WARN, "connection to %s:%s lost: %s",
             c->hosts[c->host_idx].name, c->hosts[c->host_idx].port, why);
+    note_failure(c, TB_ECONNECTIONLOSS, why);
     tb__conn_close_fd(c);
     if (c->closing) {
         tb__finish_close(c);
@@ -245,8 +254,14 @@ void tb__conn_lost(struct tb_client *c, int rc, const char *why)
 
 void tb__conn_failed(struct tb_client *c, const char *why)
 {
+    tb__conn_fail(c, TB_ECONNECTIONLOSS, why);
+}
+
+void tb__conn_fail(struct tb_client *c, int err, const char *why)
+{
     tb__log(c, TB_LOG_INFO, "connecting to %s:%s failed: %s",
             c->hosts[c->host_idx].name, c->hosts[c->host_idx].port, why);
+    note_failure(c, err, why);
     tb__conn_close_fd(c);
     if (c->closing) {
         tb__finish_close(c);

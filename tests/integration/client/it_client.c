@@ -256,6 +256,7 @@ int main(int argc, char **argv)
     run_list(it_driver_tests, argc, argv, &pass, &fail);
     run_list(it_session_tests, argc, argv, &pass, &fail);
     run_list(it_sasl_tests, argc, argv, &pass, &fail);
+    run_list(it_tls_tests, argc, argv, &pass, &fail);
     printf("%d passed, %d failed\n", pass, fail);
     return fail == 0 && pass > 0 ? 0 : 1;
 }

@@ -78,6 +78,8 @@ int it_server_port(void);
 /* A TCP proxy to the server on its own thread. */
 struct it_proxy;
 struct it_proxy *it_proxy_start(int upstream_port);
+/* The same, listening on the IPv4 address `ip` instead of 127.0.0.1. */
+struct it_proxy *it_proxy_start_at(const char *ip, int upstream_port);
 int it_proxy_port(struct it_proxy *p);
 /* Closes every relayed connection (new ones are still accepted). */
 void it_proxy_cut(struct it_proxy *p);
@@ -91,6 +93,7 @@ void it_proxy_stop(struct it_proxy *p);
 extern const struct it_test it_ops_tests[];
 extern const struct it_test it_session_tests[];
 extern const struct it_test it_sasl_tests[];
+extern const struct it_test it_tls_tests[];
 extern const struct it_test it_driver_tests[];
 
 #endif

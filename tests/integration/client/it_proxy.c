@@ -119,6 +119,11 @@ static void *proxy_main(void *arg)
 
 struct it_proxy *it_proxy_start(int upstream_port)
 {
+    return it_proxy_start_at("127.0.0.1", upstream_port);
+}
+
+struct it_proxy *it_proxy_start_at(const char *ip, int upstream_port)
+{
     struct it_proxy *p = calloc(1, sizeof *p);
     struct sockaddr_in sa = {0};
     socklen_t len = sizeof sa;
@@ -128,8 +133,8 @@ struct it_proxy *it_proxy_start(int upstream_port)
     p->lfd = socket(AF_INET, SOCK_STREAM, 0);
     setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(p->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1 ||
+        bind(p->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
         listen(p->lfd, 16) != 0 || pipe(p->ctl) != 0) {
         close(p->lfd);
         free(p);

@@ -2,6 +2,9 @@
 # Runs the client integration tests (it_client) against one freshly started
 # server: "zk" (Apache ZooKeeper 3.8) or "tumblerd" ($TUMBLERD).
 #   run.sh KIND IT_CLIENT_BINARY [TEST-NAME-SUBSTRING ...]
+# With IT_TLS=1 the server also has a TLS port (secureClientPort, on a second
+# free port, clients' certificates required) with the certificates of
+# tls/mkcerts.sh; the tests get IT_TLS_PORT and IT_TLS_CERTS.
 # The tests may stop and restart the server through srvctl.sh; whatever
 # server process is recorded in the run's directory is stopped on exit.
 set -u
@@ -19,6 +22,17 @@ it_init
 export ZK_CFG_EXTRA="${ZK_CFG_EXTRA:-}
 maxSessionTimeout=120000"
 export TUMBLERD_ARGS="${TUMBLERD_ARGS:-} --maxSessionTimeout=120000"
+if [ "${IT_TLS:-0}" = 1 ]; then
+    IT_TLS_CERTS=$(it_tmpdir certs)
+    "$here/../tls/mkcerts.sh" "$IT_TLS_CERTS" || it_die "tls/mkcerts.sh failed"
+    IT_TLS_PORT=$(free_port)
+    tls_cfg=$(zk_tls_cfg "$IT_TLS_CERTS" "$IT_TLS_PORT")
+    ZK_CFG_EXTRA+="
+$tls_cfg"
+    # tumblerd takes the same keys as flags; it has no Netty to choose.
+    TUMBLERD_ARGS+=" $(grep -v '^serverCnxnFactory=' <<<"$tls_cfg" | sed 's/^/--/' | tr '\n' ' ')"
+    export IT_TLS_CERTS IT_TLS_PORT
+fi
 stop_recorded()
 {
     local rc=$? f pid
