@@ -195,6 +195,25 @@ zkcli()
         org.apache.zookeeper.ZooKeeperMain -server "$hostport"
 }
 
+# zkcli_append WORK NAME HOSTPORT [JVM FLAG ...]: one CLI session, commands from stdin, its
+# output normalized and appended to WORK/got under "=== NAME" (the raw output and the client's
+# log stay in WORK).  The CLI exits 1 when its last command failed, which the transcript shows;
+# any other failure ends the test.
+zkcli_append()
+{
+    local work=$1 name=$2 hp=$3 rc
+    shift 3
+    echo "=== $name" >> "$work/got"
+    zkcli "$hp" "$work/cli-$name.log" "$@" > "$work/raw-$name" 2>&1
+    rc=$?
+    if [ "$rc" -gt 1 ]; then
+        echo "zkCli exited with $rc" >&2
+        cat "$work/raw-$name" >&2
+        exit 1
+    fi
+    zkcli_normalize < "$work/raw-$name" >> "$work/got"
+}
+
 # zkcli_normalize: zkCli's output, stdin to stdout, made comparable between runs and servers:
 # zxids, times and session ids vary; lists whose order the server does not define and whoami's
 # lines are sorted; watch notifications, which the CLI prints from another thread at no fixed

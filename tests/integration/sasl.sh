@@ -19,20 +19,10 @@ tumbler=$3
 it_init
 work=$(it_tmpdir sasl)
 
-# session NAME JVM-FLAG: one CLI session, commands from stdin, normalized output appended to got.
-# The CLI exits 1 when its last command failed, which the transcript shows.
+# session NAME JVM-FLAG: one CLI session, commands from stdin, into the transcript.
 session()
 {
-    local rc
-    echo "=== $1" >> "$work/got"
-    zkcli "$hostport" "$work/cli-$1.log" "$2" > "$work/raw-$1" 2>&1
-    rc=$?
-    if [ "$rc" -gt 1 ]; then
-        echo "zkCli exited with $rc" >&2
-        cat "$work/raw-$1" >&2
-        exit 1
-    fi
-    zkcli_normalize < "$work/raw-$1" >> "$work/got"
+    zkcli_append "$work" "$1" "$hostport" "$2"
 }
 
 # jaasuser: ACLs of scheme sasl, "auth" expanded to the SASL id, Kerberos-style names.

@@ -38,21 +38,10 @@ until (exec 3<> "/dev/tcp/127.0.0.1/$tport") 2> /dev/null; do
     sleep 0.1
 done
 
-# session NAME HOSTPORT [JVM FLAG ...]: one CLI session, commands from stdin, normalized output
-# appended to got.  The CLI exits 1 when its last command failed, which the transcript shows.
+# session NAME HOSTPORT [JVM FLAG ...]: one CLI session, commands from stdin, into the transcript.
 session()
 {
-    local name=$1 hp=$2 rc
-    shift 2
-    echo "=== $name" >> "$work/got"
-    zkcli "$hp" "$work/cli-$name.log" "$@" > "$work/raw-$name" 2>&1
-    rc=$?
-    if [ "$rc" -gt 1 ]; then
-        echo "zkCli exited with $rc" >&2
-        cat "$work/raw-$name" >&2
-        exit 1
-    fi
-    zkcli_normalize < "$work/raw-$name" >> "$work/got"
+    zkcli_append "$work" "$@"
 }
 
 # shellcheck disable=SC2046

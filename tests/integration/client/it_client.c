@@ -79,6 +79,19 @@ struct tb_client *it_connect(const char *hosts, int timeout_ms,
     return c;
 }
 
+int it_has_id(struct tb_client *c, const char *id)
+{
+    struct tb_strings who = {0};
+    int i, found = 0;
+
+    if (tb_whoami_sync(c, &who) != 0)
+        return 0;
+    for (i = 0; i < who.count; i++)
+        found |= strcmp(who.v[i], id) == 0;
+    tb_strings_free(&who);
+    return found;
+}
+
 void it_rmr(struct tb_client *c, const char *path)
 {
     struct tb_strings kids;

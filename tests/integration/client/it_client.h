@@ -45,6 +45,8 @@ const char *it_root(const char *name);
 /* A started, connected handle (NULL and a failure otherwise). */
 struct tb_client *it_connect(const char *hosts, int timeout_ms,
                              struct tb_options *extra);
+/* 1 when whoAmI lists `id` ("scheme:id") for the connection. */
+int it_has_id(struct tb_client *c, const char *id);
 /* Deletes a subtree (best effort). */
 void it_rmr(struct tb_client *c, const char *path);
 

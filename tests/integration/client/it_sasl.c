@@ -29,19 +29,6 @@ static struct tb_client *sasl_client(const char *hosts, const char *user,
     return c;
 }
 
-static int has_id(struct tb_client *c, const char *id)
-{
-    struct tb_strings who = {0};
-    int i, found = 0;
-
-    if (tb_whoami_sync(c, &who) != 0)
-        return 0;
-    for (i = 0; i < who.count; i++)
-        found |= strcmp(who.v[i], id) == 0;
-    tb_strings_free(&who);
-    return found;
-}
-
 /* A server without a JAAS file answers the first step with no token, so
  * the login cannot go on: the session ends, AUTH_FAILED. */
 static void unconfigured(void)
@@ -73,7 +60,7 @@ static void configured(void)
     c = sasl_client(hosts, "jaasuser", "jaas_password", &st);
     CHECK(c != NULL);
     CHECK_RC(tb_client_wait_connected(c, 10000), 0);
-    CHECK(has_id(c, "sasl:jaasuser"));
+    CHECK(it_has_id(c, "sasl:jaasuser"));
     CHECK_RC(tb_create_sync(c, root, "s", 1, &acl, 0, 0, NULL, 0, NULL), 0);
     CHECK_RC(tb_exists_sync(c, root, NULL, NULL, NULL), 0);
     anon = it_connect(it_hostport, 10000, NULL);
@@ -86,7 +73,7 @@ static void configured(void)
     it_proxy_cut(px);
     CHECK(it_rec_wait_state(&st, TB_SESSION_SUSPENDED, 10000) == 0);
     CHECK_RC(tb_get_data_sync(c, root, NULL, NULL, NULL, NULL, NULL), 0);
-    CHECK(has_id(c, "sasl:jaasuser"));
+    CHECK(it_has_id(c, "sasl:jaasuser"));
     CHECK_RC(tb_delete_sync(c, root, -1), 0);
 
     /* A wrong password: the server refuses the login, the session ends. */

@@ -114,19 +114,6 @@ static int refused(struct tb_client *c, int err, const char *word)
     return 1;
 }
 
-static int has_id(struct tb_client *c, const char *id)
-{
-    struct tb_strings who = {0};
-    int i, found = 0;
-
-    if (tb_whoami_sync(c, &who) != 0)
-        return 0;
-    for (i = 0; i < who.count; i++)
-        found |= strcmp(who.v[i], id) == 0;
-    tb_strings_free(&who);
-    return found;
-}
-
 /* 1. A session over TLS with the client's certificate: operations, a
  * value far larger than a TLS record both ways, and the x509 identity
  * ZooKeeper 3.8 gives the connection. */
@@ -146,7 +133,7 @@ static void tls_session(void)
                    cert("client.pem"), cert("client.key"), 0, &st);
     CHECK(c != NULL);
     CHECK_RC(tb_client_wait_connected(c, 20000), 0);
-    CHECK(has_id(c, X509_ID));
+    CHECK(it_has_id(c, X509_ID));
     CHECK_RC(tb_create_sync(c, root, v, big, NULL, 0, 0, NULL, 0, NULL), 0);
     CHECK_RC(tb_get_data_sync(c, root, NULL, NULL, &got, &len, NULL), 0);
     CHECK(len == big && memcmp(got, v, big) == 0);
@@ -211,7 +198,7 @@ static int by_other_name(const char *ip, const char *host, const char *why)
                    cert("client.pem.key"), NULL, 1, &st);
     CHECK(c != NULL);
     CHECK_RC(tb_client_wait_connected(c, 20000), 0);
-    CHECK(has_id(c, X509_ID));
+    CHECK(it_has_id(c, X509_ID));
     ok = 1;
 done:
     if (c)
@@ -252,7 +239,7 @@ static void tls_hostname(void)
                    cert("client.pem.key"), NULL, 0, &st);
     CHECK(c != NULL);
     CHECK_RC(tb_client_wait_connected(c, 20000), 0);
-    CHECK(has_id(c, X509_ID));
+    CHECK(it_has_id(c, X509_ID));
     CHECK(by_other_name("127.0.0.2", "127.0.0.2", "IP address mismatch"));
     if (own_name(name, sizeof name, ip, sizeof ip))
         CHECK(by_other_name(ip, name, "hostname mismatch"));
@@ -287,7 +274,7 @@ static void tls_reconnect(void)
     CHECK_RC(tb_client_wait_connected(c, 20000), 0);
     CHECK(tb_client_session(c, NULL) == sid);
     CHECK_RC(tb_exists_sync(c, root, NULL, NULL, NULL), 0);
-    CHECK(has_id(c, X509_ID));
+    CHECK(it_has_id(c, X509_ID));
     CHECK_RC(tb_delete_sync(c, root, -1), 0);
 done:
     if (c)
