@@ -244,6 +244,18 @@ static void on_signal(uv_signal_t *h, int signum)
     stop(h->data);
 }
 
+/* Certificates expire: SIGHUP puts new ones in use without a restart. */
+static void on_sighup(uv_signal_t *h, int signum)
+{
+    struct tbd *s = h->data;
+
+    (void)signum;
+    if (s->tls_ctx != NULL)
+        tls_server_reload(s);
+    else
+        tb_log(TB_LOG_INFO, "SIGHUP: no TLS port, nothing to read again");
+}
+
 static int refresh_session(void *arg, const struct fsm_session_info *si)
 {
     session_opened(arg, si->id, si->timeout_ms);
@@ -360,6 +372,9 @@ int main(int argc, char **argv)
     uv_signal_init(s->loop, &s->sigint);
     s->sigint.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_signal_init(s->loop, &s->sighup);
+    s->sighup.data = s;
+    uv_signal_start(&s->sighup, on_sighup, SIGHUP);
 
     tb_log(TB_LOG_INFO, "tumblerd %s serving %s:%d%s%s%s%.0d, data in %s, "
            "zxid 0x%llx", tb_config_version(), cfg.client_port_address,

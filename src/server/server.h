@@ -46,7 +46,7 @@ struct tbd {
     uv_check_t flusher;   /* writes out every dirty connection per turn */
     uv_timer_t ticker;    /* session expiry, once per tick */
     uv_timer_t cleaner;   /* container and TTL cleanup */
-    uv_signal_t sigterm, sigint;
+    uv_signal_t sigterm, sigint, sighup;
 
     struct tb_queue conns; /* every open connection */
     struct tb_queue dirty; /* connections with output to flush */
@@ -187,6 +187,9 @@ int64_t tbd_wall_ms(void);
  * tls_conn_output encrypts c->out and returns the bytes to write, NULL if
  * it cannot (close). */
 int tls_server_init(struct tbd *s);
+/* Reads the stores again (SIGHUP): new connections get what they hold now,
+ * open ones keep theirs; if they cannot be used, nothing changes. */
+int tls_server_reload(struct tbd *s);
 void tls_server_free(struct tbd *s);
 int tls_conn_new(struct conn *c);
 void tls_conn_free(struct conn *c);

@@ -126,6 +126,54 @@ refused "a trust store without its password" "trust.p12 cannot be used" \
     --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=secret \
     --ssl.trustStore.location="$certs/trust.p12"
 
+# SIGHUP reads the stores again: a renewed certificate is in use for the next handshake, open
+# sessions go on; a store that cannot be used then leaves the one in use.
+dir=$(it_tmpdir reload)
+port=$(free_port)
+tport=$(free_port)
+cp "$certs/server.p12" "$dir/live.p12"
+start_tumblerd "$dir" "$port" --secureClientPort="$tport" \
+    --ssl.keyStore.location="$dir/live.p12" --ssl.keyStore.password=secret \
+    --ssl.trustStore.location="$certs/ca.pem"
+wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd did not start"
+run_bounded 60 /usr/bin/python3 - "$tport" "$certs" "$dir" "$SERVER_PID" <<'PY' ||
+import os, shutil, signal, socket, ssl, sys, time
+from kazoo.client import KazooClient
+port, certs, dir, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+def org():
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(f"{certs}/ca.pem")
+    ctx.load_cert_chain(f"{certs}/client.pem", f"{certs}/client.key")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+            return dict(x[0] for x in s.getpeercert()["subject"])["organizationName"]
+def log_has(text):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if text in open(f"{dir}/server.log").read():
+            return True
+        time.sleep(0.1)
+    return False
+zk = KazooClient(hosts=f"127.0.0.1:{port}", use_ssl=True, ca=f"{certs}/ca.pem",
+                 certfile=f"{certs}/client.pem", keyfile=f"{certs}/client.key", timeout=10)
+zk.start(timeout=15)
+zk.create("/before", b"b")
+assert org() == "Tumbler", org()
+shutil.copy(f"{certs}/renewed.p12", f"{dir}/live.p12")
+os.kill(pid, signal.SIGHUP)
+assert log_has("the key and trust stores were read again"), "no reload logged"
+assert org() == "Tumbler renewed", org()
+assert zk.get("/before")[0] == b"b" and zk.connected, "the open session went on"
+open(f"{dir}/live.p12", "wb").write(b"not a key store")
+os.kill(pid, signal.SIGHUP)
+assert log_has("the certificates in use stay"), "no refusal logged"
+assert org() == "Tumbler renewed", org()
+zk.stop()
+print("reloaded on SIGHUP; a broken store left the renewed one in use")
+PY
+    it_die "the SIGHUP reload checks failed"
+stop_server "$SERVER_PID" 10
+
 # A PEM key store and trust store, certificates wanted (not needed), and one cipher suite, which
 # leaves TLS 1.2 alone.
 dir=$(it_tmpdir want)

@@ -362,6 +362,21 @@ int tls_server_init(struct tbd *s)
     return 0;
 }
 
+int tls_server_reload(struct tbd *s)
+{
+    SSL_CTX *old = s->tls_ctx;
+
+    s->tls_ctx = NULL;
+    if (tls_server_init(s) != 0) {
+        s->tls_ctx = old;
+        tb_log(TB_LOG_WARN, "TLS: the certificates in use stay");
+        return TB_EINVAL;
+    }
+    SSL_CTX_free(old); /* each open connection holds a reference */
+    tb_log(TB_LOG_INFO, "TLS: the key and trust stores were read again");
+    return 0;
+}
+
 void tls_server_free(struct tbd *s)
 {
     SSL_CTX_free(s->tls_ctx);

@@ -2,6 +2,7 @@
 # mkcerts.sh DIR: a test CA and what TLS tests need from it, in DIR.
 #   ca.pem                       the CA; trust.p12 holds it for Java (keytool), password "secret"
 #   server.{pem,key,p12}         CN=localhost, SAN localhost and 127.0.0.1
+#   renewed.{pem,key,p12}        the same names, O=Tumbler renewed (a certificate put in its place)
 #   client.{pem,key,p12}         CN=client,OU=test,O=Tumbler
 #   other.{pem,key,p12}          CN=other (a subject an ACL can name in zkCli, which splits at commas)
 #   client.pem.key               the client's key and chain in one PEM file
@@ -40,6 +41,9 @@ leaf()
 ca ca "/O=Tumbler/CN=Tumbler test CA"
 ca rogueca "/O=Rogue/CN=Rogue CA"
 leaf server "/O=Tumbler/CN=localhost" ca \
+    "subjectAltName=DNS:localhost,IP:127.0.0.1
+extendedKeyUsage=serverAuth,clientAuth"
+leaf renewed "/O=Tumbler renewed/CN=localhost" ca \
     "subjectAltName=DNS:localhost,IP:127.0.0.1
 extendedKeyUsage=serverAuth,clientAuth"
 leaf client "/O=Tumbler/OU=test/CN=client" ca "extendedKeyUsage=clientAuth"
