@@ -584,16 +584,33 @@ unsigned tb_config_scheme_bit(const char *name, size_t len)
     return 0;
 }
 
+int tb_config_list_next(const char **list, struct tb_str *item)
+{
+    const char *p = *list, *end;
+
+    if (p == NULL)
+        return 0;
+    end = strchr(p, ',');
+    *list = end != NULL ? end + 1 : NULL;
+    end = end != NULL ? end : p + strlen(p);
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    *item = (struct tb_str){p, (size_t)(end - p)};
+    return 1;
+}
+
 /* enforce.auth as ZooKeeper's AuthenticationHelper resolves it: the
  * schemes must be given, and each must have a provider here.  The list
  * is rewritten without the blanks around its names, as Java trims them,
  * and resolved to bits once, so that a request tests a mask. */
 static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
 {
-    const char *p, *end, *list;
+    const char *list;
+    struct tb_str it;
     char *out, *o;
     unsigned bit, mask = 0;
-    size_t n;
 
     if (cfg->session_require_sasl)
         cfg->enforce_auth = 1;
@@ -610,21 +627,14 @@ static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return TB_ENOMEM;
     }
-    for (p = list;; p = end + 1) {
-        end = strchr(p, ',');
-        end = end ? end : p + strlen(p);
-        while (p < end && (*p == ' ' || *p == '\t'))
-            p++;
-        for (n = (size_t)(end - p);
-             n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'); n--)
-            ;
-        bit = tb_config_scheme_bit(p, n);
+    while (tb_config_list_next(&list, &it)) {
+        bit = tb_config_scheme_bit(it.ptr, it.len);
         if (bit == 0 || (bit == TB_SCHEME_SASL && !cfg->sasl_acls) ||
             (bit == TB_SCHEME_X509 && cfg->tls.port == 0)) {
             set_err(err, errlen,
                     "enforce.auth.schemes: the scheme \"%.*s\" "
                     "is not available%s",
-                    (int)n, p,
+                    (int)it.len, it.ptr,
                     bit == TB_SCHEME_SASL
                         ? " (authProvider.N=org.apache.zookeeper.server.auth."
                           "SASLAuthenticationProvider makes it so)"
@@ -634,9 +644,7 @@ static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
             return TB_EINVAL;
         }
         mask |= bit;
-        o += sprintf(o, "%s%.*s", o == out ? "" : ",", (int)n, p);
-        if (*end == '\0')
-            break;
+        o += sprintf(o, "%s%.*s", o == out ? "" : ",", (int)it.len, it.ptr);
     }
     free(cfg->enforce_auth_schemes);
     cfg->enforce_auth_schemes = out;

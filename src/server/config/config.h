@@ -125,6 +125,11 @@ enum {
     TB_SCHEME_SASL = 4,
     TB_SCHEME_X509 = 8,
 };
+/* The next item of a comma-separated setting, without the blanks around
+ * it, as Java's trim() leaves it: 1 and *item, or 0 at the end.  *list
+ * walks the list and is NULL after its last item. */
+int tb_config_list_next(const char **list, struct tb_str *item);
+
 /* The bit of the scheme `name` (`len` bytes), 0 for any other. */
 unsigned tb_config_scheme_bit(const char *name, size_t len);
 

@@ -222,24 +222,18 @@ static int set_versions(SSL_CTX *ctx, const struct tb_config *cfg)
 {
     const char *list = cfg->tls.protocols ? cfg->tls.protocols
                                           : cfg->tls.protocol;
-    const char *p, *end;
     int v, lo = TLS1_3_VERSION, hi = TLS1_2_VERSION;
+    struct tb_str it;
     char why[256];
-    size_t n;
 
     if (list == NULL)
         lo = TLS1_2_VERSION, hi = TLS1_3_VERSION;
-    for (p = list; p != NULL; p = *end ? end + 1 : NULL) {
-        end = strchr(p, ',');
-        end = end ? end : p + strlen(p);
-        while (p < end && *p == ' ')
-            p++;
-        for (n = (size_t)(end - p); n > 0 && p[n - 1] == ' '; n--)
-            ;
-        if ((v = version_of(p, n)) < 0) {
+    while (tb_config_list_next(&list, &it)) {
+        if ((v = version_of(it.ptr, it.len)) < 0) {
             tb_log(TB_LOG_ERROR, "%s: \"%.*s\" is not offered here (TLSv1.2 "
                    "and TLSv1.3 are)", cfg->tls.protocols
-                   ? "ssl.enabledProtocols" : "ssl.protocol", (int)n, p);
+                   ? "ssl.enabledProtocols" : "ssl.protocol", (int)it.len,
+                   it.ptr);
             return TB_EINVAL;
         }
         lo = v == 0 ? TLS1_2_VERSION : v < lo ? v : lo;
@@ -261,31 +255,26 @@ static int set_ciphers(SSL_CTX *ctx, const char *list)
     STACK_OF(SSL_CIPHER) *all = SSL_CTX_get_ciphers(ctx);
     struct tb_wbuf v12, v13;
     const SSL_CIPHER *c = NULL;
-    const char *p, *end, *std;
+    const char *std;
+    struct tb_str it;
     char why[256];
-    size_t n;
     int i, rv = 0;
 
     if (list == NULL)
         return 0;
     tb_wbuf_init(&v12);
     tb_wbuf_init(&v13);
-    for (p = list;; p = end + 1) {
-        end = strchr(p, ',');
-        end = end ? end : p + strlen(p);
-        while (p < end && *p == ' ')
-            p++;
-        for (n = (size_t)(end - p); n > 0 && p[n - 1] == ' '; n--)
-            ;
+    while (tb_config_list_next(&list, &it)) {
         for (i = 0; i < sk_SSL_CIPHER_num(all); i++) {
             c = sk_SSL_CIPHER_value(all, i);
             std = SSL_CIPHER_standard_name(c);
-            if (std != NULL && strlen(std) == n && memcmp(std, p, n) == 0)
+            if (std != NULL && strlen(std) == it.len &&
+                memcmp(std, it.ptr, it.len) == 0)
                 break;
         }
         if (i == sk_SSL_CIPHER_num(all)) {
             tb_log(TB_LOG_ERROR, "ssl.ciphersuites: \"%.*s\" is not offered "
-                   "here", (int)n, p);
+                   "here", (int)it.len, it.ptr);
             rv = TB_EINVAL;
             goto out;
         }
@@ -295,8 +284,6 @@ static int set_ciphers(SSL_CTX *ctx, const char *list)
         else
             tb_wbuf_printf(&v12, "%s%s", v12.len ? ":" : "",
                            SSL_CIPHER_get_name(c));
-        if (*end == '\0')
-            break;
     }
     tb_wbuf_put(&v12, "", 1);
     tb_wbuf_put(&v13, "", 1);
