@@ -376,9 +376,10 @@ int main(int argc, char **argv)
     s->sighup.data = s;
     uv_signal_start(&s->sighup, on_sighup, SIGHUP);
 
-    tb_log(TB_LOG_INFO, "tumblerd %s serving %s:%d%s%s%s%.0d, data in %s, "
-           "zxid 0x%llx", tb_config_version(), cfg.client_port_address,
-           cfg.client_port, cfg.tls.port ? " and with TLS " : "",
+    tb_log(TB_LOG_INFO,
+           "tumblerd %s serving %s:%d%s%s%s%.0d, data in %s, zxid 0x%llx",
+           tb_config_version(), cfg.client_port_address, cfg.client_port,
+           cfg.tls.port ? " and with TLS " : "",
            cfg.tls.port ? cfg.tls.address : "", cfg.tls.port ? ":" : "",
            cfg.tls.port, cfg.data_dir, (unsigned long long)proc_zxid(s));
     uv_run(s->loop, UV_RUN_DEFAULT);

@@ -41,8 +41,8 @@ struct tbd {
     struct tb_wbuf scratch2;
 
     uv_tcp_t listener;
-    uv_tcp_t tls_listener;        /* secureClientPort's, if configured */
-    struct ssl_ctx_st *tls_ctx;   /* OpenSSL's SSL_CTX for it */
+    uv_tcp_t tls_listener;      /* secureClientPort's, if configured */
+    struct ssl_ctx_st *tls_ctx; /* OpenSSL's SSL_CTX for it */
     uv_check_t flusher;   /* writes out every dirty connection per turn */
     uv_timer_t ticker;    /* session expiry, once per tick */
     uv_timer_t cleaner;   /* container and TTL cleanup */

@@ -304,7 +304,7 @@ static int fix_one(const struct tb_acl *a, struct span raw, struct tb_vec ids,
     /* ZooKeeper's providers fail on a null id: MarshallingError. */
     if (a->id.id.ptr == NULL)
         return known_scheme(a->id.scheme, opt) ? TB_EMARSHALLING
-                                                : TB_EINVALIDACL;
+                                               : TB_EINVALIDACL;
     if ((str_is(a->id.scheme, "world") && str_is(a->id.id, "anyone")) ||
         (str_is(a->id.scheme, "digest") && tb_acl_digest_valid(a->id.id)) ||
         (str_is(a->id.scheme, "ip") && tb_acl_ip_valid(a->id.id)) ||

@@ -405,8 +405,7 @@ static void test_args_errors(void **state)
     expect_args_error("ssl.clientAuth: expected need, want or none, got "
                       "\"maybe\"",
                       "--ssl.clientAuth=maybe", NULL);
-    expect_args_error("ssl.ocsp=true is not supported", "--ssl.ocsp=yes",
-                      NULL);
+    expect_args_error("ssl.ocsp=true is not supported", "--ssl.ocsp=yes", NULL);
     expect_args_error("client.portUnification=true is not supported",
                       "--client.portUnification=true", NULL);
     expect_args_error("enforce.auth.schemes: the scheme \"\" is not "
@@ -462,13 +461,12 @@ static void test_enforce_auth(void **state)
     /* x509 with a TLS port, which listens where the plain one does unless
      * told otherwise; clientAuth in any case */
     tb_config_init(&cfg);
-    assert_int_equal(parse(&cfg, err, sizeof err, "--clientPortAddress=::1",
-                           "--secureClientPort=2281",
-                           "--ssl.keyStore.location=k.p12",
-                           "--ssl.clientAuth=WANT",
-                           "--enforce.auth.enabled=true",
-                           "--enforce.auth.schemes=x509", NULL),
-                     0);
+    assert_int_equal(
+        parse(&cfg, err, sizeof err, "--clientPortAddress=::1",
+              "--secureClientPort=2281", "--ssl.keyStore.location=k.p12",
+              "--ssl.clientAuth=WANT", "--enforce.auth.enabled=true",
+              "--enforce.auth.schemes=x509", NULL),
+        0);
     assert_int_equal(cfg.enforce_auth_mask, TB_SCHEME_X509);
     assert_string_equal(cfg.tls.address, "::1");
     assert_int_equal(cfg.tls.client_auth, TB_TLS_WANT);

@@ -401,8 +401,8 @@ static void test_acl_x509(void **state)
         0);
     assert_int_equal(n, 1);
     tb_wbuf_init(&expect);
-    a = (struct tb_acl){31, {TB_STR("x509"),
-                             TB_STR("CN=client,OU=test,O=Tumbler")}};
+    a = (struct tb_acl){
+        31, {TB_STR("x509"), TB_STR("CN=client,OU=test,O=Tumbler")}};
     tb_put_acl(&expect, &a);
     assert_int_equal(out.len, expect.len);
     assert_memory_equal(out.base, expect.base, out.len);
@@ -422,10 +422,8 @@ static void test_acl_x509(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_acl_check),
-        cmocka_unit_test(test_acl_ip_rules),
-        cmocka_unit_test(test_acl_fixup),
-        cmocka_unit_test(test_acl_sasl),
+        cmocka_unit_test(test_acl_check), cmocka_unit_test(test_acl_ip_rules),
+        cmocka_unit_test(test_acl_fixup), cmocka_unit_test(test_acl_sasl),
         cmocka_unit_test(test_acl_x509),
     };
 

@@ -84,8 +84,7 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
     replog_get_stats(s->log, &rs);
     fourlw_emit_metric_int(e, "connection_rejected",
                            (int64_t)s->conns_rejected);
-    fourlw_emit_metric_int(e, "unsuccessful_handshake",
-                           (int64_t)s->tls_failed);
+    fourlw_emit_metric_int(e, "unsuccessful_handshake", (int64_t)s->tls_failed);
     fourlw_emit_metric_int(e, "outstanding_tls_handshake",
                            (int64_t)s->tls_handshaking);
     fourlw_emit_metric_int(e, "tumbler_quota_exceeded",

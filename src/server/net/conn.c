@@ -555,8 +555,9 @@ void conn_sweep_sessionless(struct tbd *s)
         if (c->state != CONN_NEW)
             continue;
         if (tb_log_due(&s->refused_log, now))
-            tb_log_rated(&s->refused_log, TB_LOG_INFO, "no session after %d "
-                         "ms; closing %s", CONN_SESSIONLESS_MS, c->peer);
+            tb_log_rated(&s->refused_log, TB_LOG_INFO,
+                         "no session after %d ms; closing %s",
+                         CONN_SESSIONLESS_MS, c->peer);
         conn_close(c);
     }
 }
@@ -597,8 +598,8 @@ int conn_listen(struct tbd *s)
 
     if (cfg->tls.port != 0 && (rv = tls_server_init(s)) != 0)
         return rv;
-    if ((rv = listen_on(s, &s->listener, "clientPort",
-                        cfg->client_port_address, cfg->client_port)) != 0)
+    if ((rv = listen_on(s, &s->listener, "clientPort", cfg->client_port_address,
+                        cfg->client_port)) != 0)
         return rv;
     if (cfg->tls.port != 0 &&
         (rv = listen_on(s, &s->tls_listener, "secureClientPort",

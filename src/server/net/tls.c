@@ -52,8 +52,8 @@ static int store_failed(const char *what, const char *path)
     char why[256];
 
     ossl_why(why, sizeof why);
-    tb_log(TB_LOG_ERROR, "ssl.%s.location %s cannot be used: %s%s", what,
-           path, why,
+    tb_log(TB_LOG_ERROR, "ssl.%s.location %s cannot be used: %s%s", what, path,
+           why,
            strstr(why, "mac verify failure") || strstr(why, "bad decrypt")
                ? " (a wrong password?)"
                : "");
@@ -70,7 +70,7 @@ static int store_kind(const char *what, const char *type, const char *path,
     const char *ext = strrchr(path, '.');
 
     if (type == NULL) {
-        type = ext == NULL                   ? ""
+        type = ext == NULL                    ? ""
                : strcasecmp(ext, ".pem") == 0 ? "PEM"
                : strcasecmp(ext, ".p12") == 0 || strcasecmp(ext, ".pfx") == 0
                    ? "PKCS12"
@@ -78,9 +78,10 @@ static int store_kind(const char *what, const char *type, const char *path,
                : strcasecmp(ext, ".bcfks") == 0 ? "BCFKS"
                                                 : "";
         if (*type == '\0') {
-            tb_log(TB_LOG_ERROR, "ssl.%s.location %s: cannot tell its type "
-                   "from its name; set ssl.%s.type to PKCS12 or PEM", what,
-                   path, what);
+            tb_log(TB_LOG_ERROR,
+                   "ssl.%s.location %s: cannot tell its type "
+                   "from its name; set ssl.%s.type to PKCS12 or PEM",
+                   what, path, what);
             return TB_EINVAL;
         }
     }
@@ -89,10 +90,12 @@ static int store_kind(const char *what, const char *type, const char *path,
     else if (strcasecmp(type, "PKCS12") == 0)
         *kind = STORE_PKCS12;
     else {
-        tb_log(TB_LOG_ERROR, "ssl.%s.location %s: %s stores cannot be read "
+        tb_log(TB_LOG_ERROR,
+               "ssl.%s.location %s: %s stores cannot be read "
                "here, only PKCS12 and PEM (keytool -importkeystore "
                "-srckeystore %s -destkeystore NEW.p12 -deststoretype PKCS12 "
-               "converts it)", what, path, type, path);
+               "converts it)",
+               what, path, type, path);
         return TB_EINVAL;
     }
     return 0;
@@ -129,7 +132,7 @@ static char *store_password(const char *what, const char *password,
 }
 
 static int read_pkcs12(const char *path, const char *password, EVP_PKEY **key,
-                       X509 **cert, STACK_OF(X509) **chain)
+                       X509 **cert, STACK_OF(X509) * *chain)
 {
     BIO *b = BIO_new_file(path, "rb");
     PKCS12 *p12 = b != NULL ? d2i_PKCS12_bio(b, NULL) : NULL;
@@ -220,8 +223,8 @@ static int version_of(const char *name, size_t n)
  * else TLS 1.2 and 1.3. */
 static int set_versions(SSL_CTX *ctx, const struct tb_config *cfg)
 {
-    const char *list = cfg->tls.protocols ? cfg->tls.protocols
-                                          : cfg->tls.protocol;
+    const char *list =
+        cfg->tls.protocols ? cfg->tls.protocols : cfg->tls.protocol;
     int v, lo = TLS1_3_VERSION, hi = TLS1_2_VERSION;
     struct tb_str it;
     char why[256];
@@ -230,10 +233,11 @@ static int set_versions(SSL_CTX *ctx, const struct tb_config *cfg)
         lo = TLS1_2_VERSION, hi = TLS1_3_VERSION;
     while (tb_config_list_next(&list, &it)) {
         if ((v = version_of(it.ptr, it.len)) < 0) {
-            tb_log(TB_LOG_ERROR, "%s: \"%.*s\" is not offered here (TLSv1.2 "
-                   "and TLSv1.3 are)", cfg->tls.protocols
-                   ? "ssl.enabledProtocols" : "ssl.protocol", (int)it.len,
-                   it.ptr);
+            tb_log(TB_LOG_ERROR,
+                   "%s: \"%.*s\" is not offered here (TLSv1.2 "
+                   "and TLSv1.3 are)",
+                   cfg->tls.protocols ? "ssl.enabledProtocols" : "ssl.protocol",
+                   (int)it.len, it.ptr);
             return TB_EINVAL;
         }
         lo = v == 0 ? TLS1_2_VERSION : v < lo ? v : lo;
@@ -273,8 +277,10 @@ static int set_ciphers(SSL_CTX *ctx, const char *list)
                 break;
         }
         if (i == sk_SSL_CIPHER_num(all)) {
-            tb_log(TB_LOG_ERROR, "ssl.ciphersuites: \"%.*s\" is not offered "
-                   "here", (int)it.len, it.ptr);
+            tb_log(TB_LOG_ERROR,
+                   "ssl.ciphersuites: \"%.*s\" is not offered "
+                   "here",
+                   (int)it.len, it.ptr);
             rv = TB_EINVAL;
             goto out;
         }
@@ -465,8 +471,11 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
         return TB_EIO;
     if (!t->identified)
         c->srv->tls_failed++;
-    auth_log_refusal(c, "TLS %s: %s", t->identified ? "failed" : "handshake "
-                     "failed", ossl_why(why, sizeof why));
+    auth_log_refusal(c, "TLS %s: %s",
+                     t->identified ? "failed"
+                                   : "handshake "
+                                     "failed",
+                     ossl_why(why, sizeof why));
     return TB_EIO;
 }
 
