@@ -8,12 +8,18 @@
  * with TB_EAPI so the scenario reports it.  Requests are appended to an
  * output buffer and written once per loop turn, which pipelines naturally.
  * Input is read into one shared scratch buffer; only a partial frame is
- * copied into the connection, so ten thousand idle sessions cost little. */
+ * copied into the connection, so ten thousand idle sessions cost little.
+ *
+ * With --tls-port every connection makes a TLS handshake (BN_TLS) before
+ * its ConnectRequest, with OpenSSL straight on the non-blocking socket. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -26,6 +32,7 @@
 #define MAX_FRAME    (16 * 1024 * 1024)
 
 static uint8_t scratch[SCRATCH_SIZE];
+static SSL_CTX *tls_ctx; /* NULL: plain TCP */
 
 static void conn_io(struct bn_io *io, uint32_t events);
 static void ping_fire(struct bn_timer *t);
@@ -52,6 +59,25 @@ void bn_conn_init(struct bn_conn *c, struct bn_loop *l,
     tb_queue_init(&c->flush_link);
     bn_timer_init(&c->ping, ping_fire, c);
     bn_loop_set_flush(l, flush_one);
+}
+
+int bn_tls_init(const char *ca, const char *cert, const char *key)
+{
+    if ((tls_ctx = SSL_CTX_new(TLS_client_method())) == NULL ||
+        (ca != NULL && SSL_CTX_load_verify_locations(tls_ctx, ca, NULL) != 1) ||
+        (cert != NULL &&
+         (SSL_CTX_use_certificate_chain_file(tls_ctx, cert) != 1 ||
+          SSL_CTX_use_PrivateKey_file(tls_ctx, key ? key : cert,
+                                      SSL_FILETYPE_PEM) != 1))) {
+        fprintf(stderr, "tbbench: TLS: %s\n",
+                ERR_error_string(ERR_get_error(), NULL));
+        return -1;
+    }
+    SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_mode(tls_ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
+                                  SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    signal(SIGPIPE, SIG_IGN); /* OpenSSL's socket BIO write()s */
+    return 0;
 }
 
 void bn_conn_free(struct bn_conn *c)
@@ -87,7 +113,8 @@ void bn_conn_abort(struct bn_conn *c, int err)
 {
     if (c->state == BN_CLOSED)
         return;
-    int settling = c->state == BN_CONNECTING || c->state == BN_HANDSHAKE;
+    int settling = c->state == BN_CONNECTING || c->state == BN_TLS ||
+                   c->state == BN_HANDSHAKE;
 
     c->state = BN_CLOSED;
     c->err = err;
@@ -101,6 +128,8 @@ void bn_conn_abort(struct bn_conn *c, int err)
         close(c->io.fd);
         c->io.fd = -1;
     }
+    SSL_free(c->ssl);
+    c->ssl = NULL;
     c->out.len = 0;
     c->out_off = 0;
     c->in_len = 0;
@@ -373,8 +402,22 @@ static void ping_fire(struct bn_timer *t)
 static void try_write(struct bn_conn *c)
 {
     while (c->out_off < c->out.len) {
-        ssize_t n = send(c->io.fd, c->out.base + c->out_off,
-                         c->out.len - c->out_off, MSG_NOSIGNAL);
+        ssize_t n;
+
+        if (c->ssl != NULL) {
+            n = SSL_write(c->ssl, c->out.base + c->out_off,
+                          (int)(c->out.len - c->out_off));
+            if (n <= 0 && SSL_get_error(c->ssl, (int)n) == SSL_ERROR_WANT_WRITE)
+                break;
+            if (n <= 0) {
+                bn_conn_abort(c, TB_ECONNECTIONLOSS);
+                return;
+            }
+            c->out_off += (size_t)n;
+            continue;
+        }
+        n = send(c->io.fd, c->out.base + c->out_off, c->out.len - c->out_off,
+                 MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -399,7 +442,7 @@ static void flush_one(struct tb_queue *link)
     struct bn_conn *c = TB_CONTAINER_OF(link, struct bn_conn, flush_link);
 
     c->out_queued = 0;
-    if (c->io.fd >= 0 && c->state != BN_CONNECTING)
+    if (c->io.fd >= 0 && c->state != BN_CONNECTING && c->state != BN_TLS)
         try_write(c);
 }
 
@@ -532,7 +575,18 @@ static void on_readable(struct bn_conn *c)
         buf = c->in;
         room = c->in_cap - have;
     }
-    n = recv(c->io.fd, buf + have, room, 0);
+    if (c->ssl != NULL) {
+        n = SSL_read(c->ssl, buf + have, (int)room);
+        if (n <= 0) {
+            int e = SSL_get_error(c->ssl, (int)n);
+            if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+                return;
+            n = e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+            errno = EPIPE;
+        }
+    } else {
+        n = recv(c->io.fd, buf + have, room, 0);
+    }
     if (n < 0) {
         if (errno != EAGAIN && errno != EINTR && errno != EWOULDBLOCK)
             bn_conn_abort(c, TB_ECONNECTIONLOSS);
@@ -555,6 +609,25 @@ static void on_readable(struct bn_conn *c)
         bn_conn_abort(c, rc);
 }
 
+/* One step of the TLS handshake; its end sends the ConnectRequest. */
+static void tls_step(struct bn_conn *c)
+{
+    int rc = SSL_do_handshake(c->ssl), e;
+
+    if (rc == 1) {
+        (void)bn_io_mod(c->loop, &c->io, EPOLLIN);
+        send_connect_request(c);
+        return;
+    }
+    e = SSL_get_error(c->ssl, rc);
+    if (e == SSL_ERROR_WANT_READ)
+        (void)bn_io_mod(c->loop, &c->io, EPOLLIN);
+    else if (e == SSL_ERROR_WANT_WRITE)
+        (void)bn_io_mod(c->loop, &c->io, EPOLLIN | EPOLLOUT);
+    else
+        bn_conn_abort(c, TB_ECONNECTIONLOSS);
+}
+
 static void on_connected(struct bn_conn *c)
 {
     int err = 0;
@@ -565,7 +638,18 @@ static void on_connected(struct bn_conn *c)
         bn_conn_abort(c, TB_ECONNECTIONLOSS);
         return;
     }
-    send_connect_request(c);
+    if (tls_ctx == NULL) {
+        send_connect_request(c);
+        return;
+    }
+    if ((c->ssl = SSL_new(tls_ctx)) == NULL ||
+        SSL_set_fd(c->ssl, c->io.fd) != 1) {
+        bn_conn_abort(c, TB_ENOMEM);
+        return;
+    }
+    SSL_set_connect_state(c->ssl);
+    c->state = BN_TLS;
+    tls_step(c);
 }
 
 static void conn_io(struct bn_io *io, uint32_t events)
@@ -579,7 +663,14 @@ static void conn_io(struct bn_io *io, uint32_t events)
             on_connected(c);
         return;
     }
+    if (c->state == BN_TLS) {
+        tls_step(c);
+        return;
+    }
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+        on_readable(c);
+    /* Records already decrypted wait inside the SSL, not on the socket. */
+    while (c->ssl != NULL && c->state != BN_CLOSED && SSL_pending(c->ssl) > 0)
         on_readable(c);
     if (c->state != BN_CLOSED && (events & EPOLLOUT))
         try_write(c);

@@ -44,7 +44,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/port.sh"
 
 # bs_start KIND NAME PORT: start tumblerd ($TUMBLERD) or zookeeper in $BS_ROOT/NAME on PORT,
 # in the background, without waiting.  Sets BS_PID and BS_EXEC_US (wall clock of the start,
-# microseconds, taken just before the fork).
+# microseconds, taken just before the fork).  With BS_TLS=DIR (certificates of
+# tests/integration/tls/mkcerts.sh) the server also has a TLS port, PORT + 1, that requires
+# client certificates; ZooKeeper then runs on Netty, which its TLS port needs.
 bs_start()
 {
     local kind=$1 dir=$BS_ROOT/$2 port=$3
@@ -52,9 +54,11 @@ bs_start()
     case "$kind" in
         tumbler)
             BS_EXEC_US=${EPOCHREALTIME/./}
+            # shellcheck disable=SC2046
             "$TUMBLERD" --clientPort="$port" --clientPortAddress=127.0.0.1 \
                 --dataDir="$dir/data" --maxClientCnxns=0 --tickTime=2000 \
                 --4lw.commands.whitelist='*' --logLevel=warn \
+                $(bs_tls_cfg "$port" | grep -v '^serverCnxnFactory=' | sed 's/^/--/') \
                 > "$dir/server.log" 2>&1 < /dev/null &
             ;;
         zookeeper)
@@ -67,15 +71,20 @@ maxClientCnxns=0
 forceSync=yes
 4lw.commands.whitelist=*
 admin.enableServer=false
+$(bs_tls_cfg "$port")
 EOF
-            local j=/usr/share/java
+            local j=/usr/share/java n cp
+            cp="$j/zookeeper.jar:$j/zookeeper-jute.jar:$j/slf4j-api.jar:$j/slf4j-simple.jar"
+            for n in common buffer transport handler codec resolver transport-native-unix-common; do
+                cp+=":$j/netty-$n.jar"
+            done
             BS_EXEC_US=${EPOCHREALTIME/./}
             java -Xmx1000m \
                 -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
                 -Dorg.slf4j.simpleLogger.logFile="$dir/server.log" \
                 -Dzookeeper.admin.enableServer=false \
                 -Dzookeeper.jmx.log4j.disable=true \
-                -cp "$j/zookeeper.jar:$j/zookeeper-jute.jar:$j/slf4j-api.jar:$j/slf4j-simple.jar" \
+                -cp "$cp" \
                 org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
                 >> "$dir/server.log" 2>&1 < /dev/null &
             ;;
@@ -83,6 +92,21 @@ EOF
     esac
     BS_PID=$!
     BS_PIDS+=("$BS_PID")
+}
+
+# bs_tls_cfg PORT: the zoo.cfg lines of the TLS port when BS_TLS is set, else nothing.
+bs_tls_cfg()
+{
+    [ -n "${BS_TLS:-}" ] || return 0
+    cat <<EOF
+secureClientPort=$(($1 + 1))
+secureClientPortAddress=127.0.0.1
+serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+ssl.keyStore.location=$BS_TLS/server.p12
+ssl.keyStore.password=secret
+ssl.trustStore.location=$BS_TLS/trust.p12
+ssl.trustStore.password=secret
+EOF
 }
 
 # bs_start_probed KIND NAME PORT CMD...: runs CMD, a `tbbench serving --since @$BS_ROOT/NAME.exec`

@@ -6,6 +6,7 @@
  * Handshakes are windowed because a burst of thousands of SYNs overflows
  * the listen backlog and the kernel then retries after a whole second,
  * which would measure the client, not the server. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -22,6 +23,17 @@ int bn_env_init(struct bn_env *e, const struct bn_opts *o)
     if (bn_resolve(o->server, &e->addr, &e->addrlen) != 0) {
         fprintf(stderr, "tbbench: cannot resolve %s\n", o->server);
         return -1;
+    }
+    e->sess_addr = e->addr;
+    if (o->tls_port > 0) {
+        if (bn_tls_init(o->tls_ca, o->tls_cert, o->tls_key) != 0)
+            return -1;
+        if (e->addr.ss_family == AF_INET6)
+            ((struct sockaddr_in6 *)&e->sess_addr)->sin6_port =
+                htons((uint16_t)o->tls_port);
+        else
+            ((struct sockaddr_in *)&e->sess_addr)->sin_port =
+                htons((uint16_t)o->tls_port);
     }
     e->pid = o->pid;
     colon = strrchr(o->server, ':');
@@ -71,7 +83,7 @@ static void gate_fill(struct gate *g)
         struct bn_conn *c = g->conns[g->next++];
         c->settle = gate_settle;
         c->settle_data = g;
-        if (bn_conn_start(c, (struct sockaddr *)&g->e->addr, g->e->addrlen,
+        if (bn_conn_start(c, (struct sockaddr *)&g->e->sess_addr, g->e->addrlen,
                           g->e->o->session_timeout) != 0) {
             c->settle = NULL;
             g->failed++;

@@ -32,6 +32,9 @@ run()
     fi
 }
 
+# tumblerd also gets a TLS port, port + 1, for one lock run over TLS.
+export BS_TLS=$BS_ROOT/certs
+"$(dirname "$0")/../tests/integration/tls/mkcerts.sh" "$BS_TLS"
 bs_start_probed tumbler smoke "$port" \
     run serving serving --duration 20 --since "@$BS_ROOT/smoke.exec" || fail=1
 pid=$BS_PID
@@ -40,6 +43,9 @@ run lock-fair lock --variant fair --clients 20 --locks 2 --duration 1 --warmup 0
 run lock-herd lock --variant herd --clients 10 --locks 1 --duration 1 --warmup 0.2
 run lock-nonfair lock --variant nonfair --clients 10 --locks 2 --hold-ms 1 --duration 1 \
     --warmup 0.2
+run lock-tls lock --variant fair --clients 10 --locks 2 --duration 1 --warmup 0.2 \
+    --tls-port $((port + 1)) --tls-ca "$BS_TLS/ca.pem" --tls-cert "$BS_TLS/client.pem" \
+    --tls-key "$BS_TLS/client.key" --tag tls
 run articles articles --clients 40 --locks 2 --hold-ms 20 --duration 1
 run raw raw --clients 4 --outstanding 8 --duration 0.3 --warmup 0.1
 run sessions sessions --clients 300 --hold-s 1
@@ -58,7 +64,8 @@ expect()
 }
 expect startup
 expect idle
-expect "lock .*variant=fair" 1
+expect "lock .*variant=fair" 2
+expect "lock .*tag=tls" 1
 expect "lock .*variant=herd" 1
 expect "lock .*variant=nonfair" 1
 expect articles

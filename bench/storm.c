@@ -302,7 +302,7 @@ static void probe_tick(struct bn_timer *t)
             started = 1;
             p->attempts++;
             p->started[i] = now;
-            (void)bn_conn_start(c, (struct sockaddr *)&p->e->addr,
+            (void)bn_conn_start(c, (struct sockaddr *)&p->e->sess_addr,
                                 p->e->addrlen, p->e->o->session_timeout);
         }
     }

@@ -111,7 +111,10 @@ static void usage(FILE *f)
           "  --since US|@FILE (serving: wall clock of the exec, microseconds;\n"
           "            @FILE: read from FILE once served, so that the probe\n"
           "            can start before the server)\n"
-          "  --dir DIR (disk)  --tag NAME (added to RESULT lines)\n",
+          "  --dir DIR (disk)  --tag NAME (added to RESULT lines)\n"
+          "  --tls-port PORT --tls-ca FILE --tls-cert FILE --tls-key FILE\n"
+          "            (sessions over TLS to PORT on --server's host, PEM\n"
+          "            files; four-letter words stay on --server)\n",
           f);
 }
 
@@ -138,6 +141,10 @@ enum {
     O_SINCE,
     O_DIR,
     O_TAG,
+    O_TLS_PORT,
+    O_TLS_CA,
+    O_TLS_CERT,
+    O_TLS_KEY,
     O_HELP,
 };
 
@@ -164,6 +171,10 @@ static const struct option longopts[] = {
     {"since", required_argument, NULL, O_SINCE},
     {"dir", required_argument, NULL, O_DIR},
     {"tag", required_argument, NULL, O_TAG},
+    {"tls-port", required_argument, NULL, O_TLS_PORT},
+    {"tls-ca", required_argument, NULL, O_TLS_CA},
+    {"tls-cert", required_argument, NULL, O_TLS_CERT},
+    {"tls-key", required_argument, NULL, O_TLS_KEY},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -302,6 +313,18 @@ static int parse_args(int argc, char **argv, struct bn_opts *o, int *noclean)
             break;
         case O_TAG:
             g_tag = optarg;
+            break;
+        case O_TLS_PORT:
+            o->tls_port = atoi(optarg);
+            break;
+        case O_TLS_CA:
+            o->tls_ca = optarg;
+            break;
+        case O_TLS_CERT:
+            o->tls_cert = optarg;
+            break;
+        case O_TLS_KEY:
+            o->tls_key = optarg;
             break;
         case 'v':
             o->verbose = 1;

@@ -64,6 +64,7 @@ void bn_loop_set_flush(struct bn_loop *l, void (*fn)(struct tb_queue *));
 
 enum bn_state {
     BN_CONNECTING, /* TCP connect in progress */
+    BN_TLS,        /* TLS handshake in progress (--tls-port) */
     BN_HANDSHAKE,  /* ConnectRequest sent */
     BN_READY,      /* session established */
     BN_CLOSING,    /* closeSession sent */
@@ -93,6 +94,7 @@ struct bn_pending {
 
 struct bn_conn {
     struct bn_io io;
+    struct ssl_st *ssl; /* OpenSSL's SSL when the run is over TLS */
     struct bn_loop *loop;
     const struct bn_conn_ops *ops;
     void *data;
@@ -122,6 +124,9 @@ struct bn_conn {
 
 void bn_conn_init(struct bn_conn *c, struct bn_loop *l,
                   const struct bn_conn_ops *ops, void *data);
+/* Makes every later connection TLS, trusting `ca` and presenting
+ * `cert`/`key` (PEM; NULL: none).  0, or -1 with a message on stderr. */
+int bn_tls_init(const char *ca, const char *cert, const char *key);
 /* Starts the TCP connect and the handshake.  0 or a negative error. */
 int bn_conn_start(struct bn_conn *c, const struct sockaddr *addr,
                   unsigned addrlen, int32_t timeout_ms);
@@ -252,13 +257,17 @@ struct bn_opts {
     uint64_t since_us;   /* serving: wall clock (us) of the server's exec */
     const char *since_file; /* or the file that holds it */
     int verbose;
+    int tls_port;        /* sessions over TLS to this port (mntr stays on
+                            --server's); 0: plain */
+    const char *tls_ca, *tls_cert, *tls_key; /* PEM files */
 };
 
 /* Shared setup: the sockaddr to connect to and the server pid. */
 struct bn_env {
     const struct bn_opts *o;
-    struct sockaddr_storage addr;
+    struct sockaddr_storage addr; /* --server: four-letter words */
     unsigned addrlen;
+    struct sockaddr_storage sess_addr; /* sessions: addr, or the TLS port */
     long pid;
     struct bn_loop *loop;
 };
