@@ -177,7 +177,9 @@ struct tb_options {
      * fails, or a server certificate that does not verify, fails the
      * attempt like a refused connection: the next host is tried, and
      * tb_client_last_error says TB_ETLS and why.  The files are PEM, read
-     * by tb_client_init (TB_ETLS, logged, if one cannot be used):
+     * by tb_client_init (TB_ETLS, logged, if one cannot be used), and again
+     * before a connection attempt if one changed on disk (a renewal; if
+     * they cannot be used then, a warning and the old ones stay):
      * `tls_ca_file` the CAs that sign the servers' certificates (NULL: the
      * system's trust store); `tls_cert_file` the client's certificate
      * chain (NULL: none; a ZooKeeper server with ssl.clientAuth=need, its

@@ -161,7 +161,10 @@ struct tb_client {
     size_t chroot_len;
     int64_t (*now)(void); /* monotonic ms; tests replace it */
     int (*connect_hook)(struct tb_client *c, const struct host *h);
-    struct ssl_ctx_st *tls_ctx; /* SSL_CTX; NULL: plain TCP (tls.c) */
+    /* SSL_CTX; NULL: plain TCP.  Never NULL once set, but replaced on the
+     * connection's path when its files changed (tls.c). */
+    struct ssl_ctx_st *tls_ctx;
+    struct tb__tls_files *tls_files; /* what tls_ctx is built from */
 
     pthread_mutex_t mu;
     int mode; /* enum drive_mode */
@@ -325,7 +328,8 @@ void tb__sasl_end(struct tb_client *c);
  * cannot be used. */
 int tb__tls_init(struct tb_client *c, const struct tb_options *o);
 void tb__tls_free(struct tb_client *c);
-/* A TLS client on c->fd for the current host: 0, TB_ENOMEM or TB_ETLS. */
+/* A TLS client on c->fd for the current host, with the context built
+ * again first if a file changed: 0, TB_ENOMEM or TB_ETLS. */
 int tb__tls_start(struct tb_client *c);
 /* One step of the handshake: 0 done, TB_EAGAIN, or TB_ETLS (tb__tls_why). */
 int tb__tls_handshake(struct tb_client *c);

@@ -2,10 +2,13 @@
  * with OpenSSL.
  *
  * The handle's context (SSL_CTX: the trust store, the client certificate)
- * is built once by tb_client_init, so a missing or unusable file is an
- * error there and not a failed attempt on every reconnect.  Every TCP
+ * is built by tb_client_init, so a missing or unusable file is an error
+ * there and not a failed attempt on every reconnect.  Every TCP
  * connection then gets its own SSL, whose handshake runs in PH_TLS before
- * the ZooKeeper ConnectRequest; the connect timeout bounds both.
+ * the ZooKeeper ConnectRequest; the connect timeout bounds both.  Files
+ * are renewed under long-lived handles (cert-manager, certbot): before
+ * each SSL, a file whose (mtime, size, inode) changed has the context
+ * built again; if that fails the old one stays, logged once per change.
  *
  * SSL works on the non-blocking socket itself, through a small BIO that
  * sends with MSG_NOSIGNAL (OpenSSL's socket BIO write()s, and a peer that
@@ -26,6 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client/client.h"
@@ -122,47 +126,108 @@ static void ossl_why(char *buf, size_t cap, const char *what, SSL *ssl)
 
 /* ---- the handle's context ---- */
 
+/* The files the context is built from.  At all times: name[i] is NULL
+ * (not configured) or the handle's copy; seen[i] is what stat() said
+ * (zeroed if it failed) just before the last build was tried. */
+struct tb__tls_files {
+    char *name[3]; /* CA (NULL: the system's), certificate, key */
+    struct stat seen[3];
+};
+
 /* Logs why `file` (`what`) could not be used: the system's reason if it
  * cannot be read, else OpenSSL's.  Returns TB_ETLS. */
-static int file_error(struct tb_client *c, const char *what, const char *file)
+static int file_error(struct tb_client *c, int reload, const char *what,
+                      const char *file)
 {
     unsigned long e = ERR_peek_last_error();
     const char *r = e ? ERR_reason_error_string(e) : NULL;
 
     if (file != NULL && access(file, R_OK) != 0)
         r = strerror(errno);
-    tb__log(c, TB_LOG_ERROR, "TLS: cannot use %s %s: %s", what,
-            file ? file : "(the system's)", r ? r : "unusable");
+    tb__log(c, reload ? TB_LOG_WARN : TB_LOG_ERROR,
+            "TLS: cannot use %s %s: %s%s", what, file ? file : "(the system's)",
+            r ? r : "unusable",
+            reload ? "; going on with the files read before" : "");
     ERR_clear_error();
     return TB_ETLS;
 }
 
-static int load_files(struct tb_client *c, SSL_CTX *ctx,
-                      const struct tb_options *o)
+static int load_files(struct tb_client *c, SSL_CTX *ctx, int reload)
 {
-    const char *key = o->tls_key_file ? o->tls_key_file : o->tls_cert_file;
+    char **n = c->tls_files->name;
+    const char *key = n[2] ? n[2] : n[1];
     int ok;
 
-    if (o->tls_ca_file != NULL)
-        ok = SSL_CTX_load_verify_locations(ctx, o->tls_ca_file, NULL);
+    if (n[0] != NULL)
+        ok = SSL_CTX_load_verify_locations(ctx, n[0], NULL);
     else
         ok = SSL_CTX_set_default_verify_paths(ctx);
     if (!ok)
-        return file_error(c, "CA file", o->tls_ca_file);
-    if (o->tls_cert_file == NULL)
+        return file_error(c, reload, "CA file", n[0]);
+    if (n[1] == NULL)
         return 0;
-    if (!SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert_file))
-        return file_error(c, "certificate file", o->tls_cert_file);
+    if (!SSL_CTX_use_certificate_chain_file(ctx, n[1]))
+        return file_error(c, reload, "certificate file", n[1]);
     if (!SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) ||
         !SSL_CTX_check_private_key(ctx))
-        return file_error(c, "key file", key);
+        return file_error(c, reload, "key file", key);
     return 0;
+}
+
+/* Records the files' stat() in `st`; returns 1 if it differs from the
+ * last build's. */
+static int files_changed(struct tb__tls_files *f, struct stat st[3])
+{
+    int i, changed = 0;
+
+    for (i = 0; i < 3; i++) {
+        if (f->name[i] == NULL || stat(f->name[i], &st[i]) != 0)
+            memset(&st[i], 0, sizeof st[i]);
+        changed |= st[i].st_ino != f->seen[i].st_ino ||
+                   st[i].st_size != f->seen[i].st_size ||
+                   st[i].st_mtim.tv_sec != f->seen[i].st_mtim.tv_sec ||
+                   st[i].st_mtim.tv_nsec != f->seen[i].st_mtim.tv_nsec;
+    }
+    return changed;
+}
+
+/* A context from the files as they are now, or TB_ENOMEM / TB_ETLS
+ * (logged: an error at init, a warning on `reload`). */
+static int build_ctx(struct tb_client *c, int reload, SSL_CTX **out)
+{
+    SSL_CTX *ctx;
+    int rv;
+
+    ERR_clear_error();
+    if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+        return TB_ENOMEM;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    /* The output buffer grows (moves) between a write that must be
+     * retried and its retry, and is written a record at a time. */
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
+                              SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    if ((rv = load_files(c, ctx, reload)) != 0) {
+        SSL_CTX_free(ctx);
+        return rv;
+    }
+    *out = ctx;
+    return 0;
+}
+
+static char *copy_name(const char *name, int *rv)
+{
+    char *s = name ? tb__strndup(name, strlen(name)) : NULL;
+
+    if (name != NULL && s == NULL)
+        *rv = TB_ENOMEM;
+    return s;
 }
 
 int tb__tls_init(struct tb_client *c, const struct tb_options *o)
 {
-    SSL_CTX *ctx;
-    int rv;
+    struct tb__tls_files *f;
+    int rv = 0;
 
     if (!o->tls)
         return o->tls_ca_file || o->tls_cert_file || o->tls_key_file ||
@@ -174,27 +239,46 @@ int tb__tls_init(struct tb_client *c, const struct tb_options *o)
     pthread_once(&bio_once, bio_init_method);
     if (bio_method == NULL)
         return TB_ENOMEM;
-    ERR_clear_error();
-    if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+    if ((f = c->tls_files = tb__calloc(1, sizeof *f)) == NULL)
         return TB_ENOMEM;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    /* The output buffer grows (moves) between a write that must be
-     * retried and its retry, and is written a record at a time. */
-    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-                              SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    if ((rv = load_files(c, ctx, o)) != 0) {
-        SSL_CTX_free(ctx);
-        return rv;
-    }
+    f->name[0] = copy_name(o->tls_ca_file, &rv);
+    f->name[1] = copy_name(o->tls_cert_file, &rv);
+    f->name[2] = copy_name(o->tls_key_file, &rv);
+    if (rv != 0)
+        return rv; /* the caller's tb__tls_free frees what was made */
+    (void)files_changed(f, f->seen); /* before reading them */
+    return build_ctx(c, 0, &c->tls_ctx);
+}
+
+/* A file changed since the context was built (a renewal): a context from
+ * the files as they are now replaces it.  One that cannot be built (a
+ * half-written file, a key that does not match) leaves the old one in
+ * use, logged once: until a file changes again, it is not tried again. */
+static void reload_if_changed(struct tb_client *c)
+{
+    struct stat now[3];
+    SSL_CTX *ctx;
+
+    if (!files_changed(c->tls_files, now))
+        return;
+    memcpy(c->tls_files->seen, now, sizeof now);
+    if (build_ctx(c, 1, &ctx) != 0)
+        return;
+    tb__log(c, TB_LOG_INFO, "TLS: files changed, read them again");
+    SSL_CTX_free(c->tls_ctx); /* an SSL still using it holds a reference */
     c->tls_ctx = ctx;
-    return 0;
 }
 
 void tb__tls_free(struct tb_client *c)
 {
+    int i;
+
     SSL_CTX_free(c->tls_ctx); /* NULL is fine */
     c->tls_ctx = NULL;
+    for (i = 0; c->tls_files != NULL && i < 3; i++)
+        tb__free(c->tls_files->name[i]);
+    tb__free(c->tls_files);
+    c->tls_files = NULL;
 }
 
 /* ---- one connection ---- */
@@ -230,6 +314,7 @@ int tb__tls_start(struct tb_client *c)
     struct tb__tls *t;
     BIO *bio;
 
+    reload_if_changed(c);
     if ((t = tb__calloc(1, sizeof *t)) == NULL)
         return TB_ENOMEM;
     ERR_clear_error();

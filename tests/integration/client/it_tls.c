@@ -283,7 +283,126 @@ done:
         it_proxy_stop(px);
 }
 
-/* 5. The wrong port either way, and a TLS port that never answers. */
+/* A handle's states and its log, one `data` for both callbacks. */
+struct renew_rec {
+    struct it_rec st; /* first: it_rec_state's */
+    pthread_mutex_t mu;
+    char log[2048];
+};
+
+static void renew_log(void *data, int level, const char *msg)
+{
+    struct renew_rec *r = data;
+    size_t n;
+
+    pthread_mutex_lock(&r->mu);
+    n = strlen(r->log);
+    if (level <= TB_LOG_WARN)
+        snprintf(r->log + n, sizeof r->log - n, "%s\n", msg);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Writes `len` bytes to `to` as a renewal tool does: to a temporary file
+ * renamed over it.  1 on success. */
+static int put(const char *to, const char *p, size_t len)
+{
+    char tmp[600];
+    FILE *f;
+
+    snprintf(tmp, sizeof tmp, "%s.tmp", to);
+    if ((f = fopen(tmp, "wb")) == NULL)
+        return 0;
+    fwrite(p, 1, len, f);
+    return fclose(f) == 0 && rename(tmp, to) == 0;
+}
+
+/* Renews `to` with the content of the file `from`. */
+static int renew(const char *to, const char *from)
+{
+    char buf[16384];
+    FILE *f = fopen(from, "rb");
+    size_t n;
+
+    if (f == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return put(to, buf, n);
+}
+
+/* Cuts the connection and waits for the `n`th SUSPENDED, then a session. */
+static int cut_and_back(struct it_proxy *px, struct tb_client *c,
+                        struct it_rec *st, int n)
+{
+    int64_t end = it_now() + 10000;
+    int i, seen = 0;
+
+    it_proxy_cut(px);
+    while (seen < n && it_now() < end) {
+        it_sleep(10);
+        pthread_mutex_lock(&st->mu);
+        for (i = seen = 0; i < st->nstates; i++)
+            seen += st->states[i] == TB_SESSION_SUSPENDED;
+        pthread_mutex_unlock(&st->mu);
+    }
+    return seen >= n && tb_client_wait_connected(c, 20000) == 0;
+}
+
+/* 5. The client's certificate renewed on disk while the handle runs: the
+ * next connection presents the new one; a broken file (a half-written
+ * renewal) keeps the last good one, and the log says why, once. */
+static void tls_renewal(void)
+{
+    struct it_proxy *px = it_proxy_start(tls_port());
+    struct tb_options o = {0};
+    struct tb_client *c = NULL;
+    struct renew_rec r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    char dir[] = "/tmp/it-tls-XXXXXX", pem[64] = "", key[64] = "", log[2048];
+    const char *bad = "-----BEGIN CERTIFICATE-----\nMIIB\n";
+
+    CHECK(px != NULL && mkdtemp(dir) != NULL);
+    snprintf(pem, sizeof pem, "%s/c.pem", dir);
+    snprintf(key, sizeof key, "%s/c.key", dir);
+    CHECK(renew(pem, cert("client.pem")) && renew(key, cert("client.key")));
+    it_rec_init(&r.st);
+    o.hosts = tls_hosts("127.0.0.1", it_proxy_port(px));
+    o.connect_timeout_ms = 1000;
+    o.state_cb = it_rec_state;
+    o.log_cb = renew_log;
+    o.log_level = TB_LOG_WARN;
+    o.data = &r;
+    o.tls = 1;
+    o.tls_ca_file = cert("ca.pem");
+    o.tls_cert_file = pem;
+    o.tls_key_file = key;
+    CHECK_RC(tb_client_init(&c, &o), 0);
+    CHECK_RC(tb_client_start(c), 0);
+    CHECK_RC(tb_client_wait_connected(c, 20000), 0);
+    CHECK(it_has_id(c, X509_ID));
+    CHECK(renew(pem, cert("other.pem")) && renew(key, cert("other.key")));
+    CHECK(cut_and_back(px, c, &r.st, 1));
+    CHECK(it_has_id(c, "x509:CN=other") && !it_has_id(c, X509_ID));
+    CHECK(put(pem, bad, strlen(bad))); /* cut short */
+    CHECK(cut_and_back(px, c, &r.st, 2));
+    CHECK(it_has_id(c, "x509:CN=other"));
+    CHECK(cut_and_back(px, c, &r.st, 3)); /* not logged again */
+    pthread_mutex_lock(&r.mu);
+    memcpy(log, r.log, sizeof log);
+    pthread_mutex_unlock(&r.mu);
+    printf("  (log: %s)\n", log);
+    CHECK(strstr(log, "cannot use certificate file") != NULL &&
+          strstr(strstr(log, "cannot use") + 1, "cannot use") == NULL);
+done:
+    if (c)
+        tb_client_close(c);
+    if (px)
+        it_proxy_stop(px);
+    unlink(pem);
+    unlink(key);
+    rmdir(dir);
+}
+
+/* 6. The wrong port either way, and a TLS port that never answers. */
 static void tls_wrong_port(void)
 {
     struct tb_options o = {0};
@@ -342,7 +461,7 @@ static int cli(const char *global, const char *args, char *out, size_t cap)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* 6. The CLI's TLS options: create, get and whoami over TLS; a server
+/* 7. The CLI's TLS options: create, get and whoami over TLS; a server
  * certificate it does not accept, and a file it cannot use. */
 static void tls_cli(void)
 {
@@ -424,6 +543,11 @@ static void test_tls_reconnect(void)
     test_tls(tls_reconnect);
 }
 
+static void test_tls_renewal(void)
+{
+    test_tls(tls_renewal);
+}
+
 static void test_tls_wrong_port(void)
 {
     if (tls_on())
@@ -442,6 +566,7 @@ const struct it_test it_tls_tests[] = {
     {"tls_refused", test_tls_refused},
     {"tls_hostname", test_tls_hostname},
     {"tls_reconnect", test_tls_reconnect},
+    {"tls_renewal", test_tls_renewal},
     {"tls_wrong_port", test_tls_wrong_port},
     {"tls_cli", test_tls_cli},
     {NULL, NULL},
