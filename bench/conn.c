@@ -74,6 +74,7 @@ int bn_tls_init(const char *ca, const char *cert, const char *key)
         return -1;
     }
     SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_read_ahead(tls_ctx, 1); /* a record in one read, not two */
     SSL_CTX_set_mode(tls_ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
                                   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     signal(SIGPIPE, SIG_IGN); /* OpenSSL's socket BIO write()s */
