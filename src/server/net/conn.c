@@ -251,7 +251,7 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 
     (void)hint;
     /* TLS: ciphertext, which the SSL takes at once, in the shared buffer;
-     * the plaintext goes to c->in. */
+     * the plaintext goes to c->in (on_read). */
     if (c->in == NULL || c->tls != NULL) {
         buf->base = (char *)c->srv->in;
         buf->len = sizeof c->srv->in;
@@ -384,10 +384,19 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
         return;
     }
     if (c->tls != NULL) {
+        /* The plaintext goes to the shared buffer too, as a plain read's
+         * bytes do: the SSL has copied the ciphertext out of it first. */
+        if (c->in == NULL) {
+            c->in = c->srv->in;
+            c->in_cap = sizeof c->srv->in;
+            c->in_len = 0;
+        }
         if (tls_conn_input(c, (uint8_t *)buf->base, (size_t)n) != 0)
             conn_close_after_flush(c);
         else
             process_input(c);
+        if (c->in == c->srv->in)
+            keep_rest(c);
         if (c->tcp.data != NULL && tls_conn_unsent(c) > 0)
             mark_dirty(c); /* the handshake's records */
         return;

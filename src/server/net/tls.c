@@ -449,8 +449,13 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
     for (;;) {
         if (c->in_cap - c->in_len < TLS_RECORD) {
             cap = c->in_cap ? c->in_cap * 2 : 2 * TLS_RECORD;
-            if ((in = realloc(c->in, cap)) == NULL)
+            /* Out of the server's shared buffer (conn.c) into one of its
+             * own: what one read decrypts can outgrow it. */
+            in = c->in == c->srv->in ? malloc(cap) : realloc(c->in, cap);
+            if (in == NULL)
                 return TB_ENOMEM;
+            if (c->in == c->srv->in)
+                memcpy(in, c->in, c->in_len);
             c->in = in;
             c->in_cap = cap;
         }
