@@ -527,32 +527,20 @@ void tb_config_init(struct tb_config *cfg)
     }
 }
 
+/* The keys whose field is an owned string. */
+static int owns_string(enum key_type t)
+{
+    return t == K_DIR || t == K_ADDR || t == K_4LW || t == K_DIGEST ||
+           t == K_STR;
+}
+
 void tb_config_free(struct tb_config *cfg)
 {
     size_t i;
 
-    free(cfg->data_dir);
-    free(cfg->client_port_address);
-    free(cfg->fourlw_whitelist);
-    free(cfg->super_digest);
-    free(cfg->jaas_file);
-    free(cfg->jaas_section);
-    free(cfg->sasl_super_user);
-    free(cfg->enforce_auth_schemes);
-    free(cfg->tls.address);
-    free(cfg->tls.key_store);
-    free(cfg->tls.key_password);
-    free(cfg->tls.key_password_path);
-    free(cfg->tls.key_type);
-    free(cfg->tls.trust_store);
-    free(cfg->tls.trust_password);
-    free(cfg->tls.trust_password_path);
-    free(cfg->tls.trust_type);
-    free(cfg->tls.client_auth_name);
-    free(cfg->tls.protocol);
-    free(cfg->tls.protocols);
-    free(cfg->tls.ciphersuites);
-    free(cfg->tls.super_user);
+    for (i = 0; i < NKEYS; i++)
+        if (owns_string(keys[i].type))
+            free(*(char **)((char *)cfg + keys[i].off));
     free(cfg->config_file);
     free((char *)cfg->origin_min_to.file);
     free((char *)cfg->origin_max_to.file);
