@@ -288,6 +288,12 @@ struct tb_vec fz_gen_acl(struct fz_in *in, struct tb_wbuf *w)
 
     w->len = 0;
     switch (m % 12) {
+    case 3: /* valid only where the txn's flags make the scheme one */
+        if (m & 0x10)
+            put_acl(w, TB_PERM_ALL, "sasl", "alice");
+        else
+            put_acl(w, TB_PERM_READ, "x509", "CN=alice,O=Example");
+        break;
     case 4:
         put_acl(w, TB_PERM_READ, "world", "anyone");
         break;
@@ -344,11 +350,14 @@ struct tb_vec fz_gen_ids(unsigned sel, struct tb_wbuf *w)
         break;
     case 3:
         put_id(w, "ip", "127.0.0.1");
+        put_id(w, "sasl", "alice");
+        n = 2;
         break;
     case 4:
         put_id(w, "ip", "10.1.2.3");
         put_id(w, "digest", fz_alice_digest);
-        n = 2;
+        put_id(w, "x509", "CN=alice,O=Example");
+        n = 3;
         break;
     case 5:
         put_id(w, "super", "admin");

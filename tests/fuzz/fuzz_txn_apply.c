@@ -277,7 +277,12 @@ static void put_header(struct ctx *c, struct fz_in *in)
     }
     c->t.ids = fz_gen_ids((h >> 3) & 7, &c->ids);
     c->t.super = (h >> 6) & 1;
-    c->t.flags = c->t.super ? 0 : TB_TXN_ENFORCE_QUOTA;
+    /* The schemes a leader's configuration allows ride on the ids' bits,
+     * so that a sasl or x509 id meets both a leader that takes its scheme
+     * and one that does not. */
+    c->t.flags = (c->t.super ? 0 : TB_TXN_ENFORCE_QUOTA) |
+                 (h & 0x08 ? TB_TXN_SASL_ACLS : 0) |
+                 (h & 0x10 ? TB_TXN_X509_ACLS : 0);
     c->time += h & 0x80 ? 100 * (int64_t)fz_u16(in) : 1;
     c->t.time = c->time;
 }
