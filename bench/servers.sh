@@ -53,12 +53,16 @@ bs_start()
     mkdir -p "$dir/data"
     case "$kind" in
         tumbler)
+            # Made before the clock starts: the pipeline's processes took
+            # 20 ms, counted as tumblerd's start-up.
+            local tls=() line
+            while IFS= read -r line; do
+                [[ $line == serverCnxnFactory=* ]] || tls+=("--$line")
+            done < <(bs_tls_cfg "$port")
             BS_EXEC_US=${EPOCHREALTIME/./}
-            # shellcheck disable=SC2046
             "$TUMBLERD" --clientPort="$port" --clientPortAddress=127.0.0.1 \
                 --dataDir="$dir/data" --maxClientCnxns=0 --tickTime=2000 \
-                --4lw.commands.whitelist='*' --logLevel=warn \
-                $(bs_tls_cfg "$port" | grep -v '^serverCnxnFactory=' | sed 's/^/--/') \
+                --4lw.commands.whitelist='*' --logLevel=warn "${tls[@]}" \
                 > "$dir/server.log" 2>&1 < /dev/null &
             ;;
         zookeeper)
