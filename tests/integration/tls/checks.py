@@ -1,9 +1,17 @@
 """TLS checks with Python's own TLS (the ssl module) and kazoo, against a server with a TLS port
-set up by tls.sh: sessions by certificate and their ACLs, and every way a connection must be
-refused, each bounded in time, after which the server still serves.
+set up by tls.sh, each bounded in time:
 
-    checks.py KIND PLAIN_PORT TLS_PORT CERTDIR
+    checks.py all KIND PLAIN_PORT TLS_PORT CERTDIR
+        sessions by certificate and their ACLs, and every way a connection must be refused,
+        after which the server still serves;
+    checks.py reload TLS_PORT CERTDIR DIR PID
+        tumblerd's SIGHUP with a renewed key store DIR/live.p12, then a broken one;
+    checks.py want TLS_PORT CERTDIR
+        tumblerd with certificates wanted, not needed, and one TLS 1.2 suite.
 """
+import os
+import shutil
+import signal
 import socket
 import ssl
 import struct
@@ -14,7 +22,11 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 from kazoo.security import ACL, Id, Permissions
 
-kind, plain_port, tls_port, certs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+mode = sys.argv[1]
+if mode == "all":
+    kind, plain_port, tls_port, certs = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+else:
+    tls_port, certs = int(sys.argv[2]), sys.argv[3]
 failures = []
 
 
@@ -66,8 +78,9 @@ def closed_by_server(sock):
         return True
 
 
-def tls_session(cert="client", ca="ca", version=None):
-    """A session over TLS: (handshake error or None, session id or None)."""
+def tls_session(cert="client", ca="ca", version=None, seen=None):
+    """A session over TLS: (handshake error or None, session id or None); seen(socket), if
+    given, looks at the connection once the handshake is done."""
     raw = socket.create_connection(("127.0.0.1", tls_port), timeout=10)
     try:
         s = context(cert, ca, version).wrap_socket(raw, server_hostname="localhost")
@@ -75,6 +88,8 @@ def tls_session(cert="client", ca="ca", version=None):
         raw.close()
         return type(e).__name__, None
     with s:
+        if seen:
+            seen(s)
         return None, session(s)
 
 
@@ -89,86 +104,140 @@ def kazoo(cert=None, port=None):
     return zk
 
 
-# Sessions by certificate, and an x509 ACL naming a subject of several parts (RFC 2253 order).
-client_dn = "CN=client,OU=test,O=Tumbler"
-zk = kazoo("client")
-zk.create("/tls-k", b"k", acl=[ACL(Permissions.ALL, Id("x509", client_dn))])
-check("the client's certificate reads its x509 node", zk.get("/tls-k")[0] == b"k")
-check("the ACL is stored as given", zk.get_acls("/tls-k")[0][0].id == Id("x509", client_dn))
-zk.stop()
-zk = kazoo()
-try:
-    zk.get("/tls-k")
-    check("a plain session is refused the x509 node", False)
-except NoAuthError:
-    check("a plain session is refused the x509 node", True)
-zk.stop()
-zk = kazoo("other")  # the super user
-check("the super user's certificate reads it", zk.get("/tls-k")[0] == b"k")
-zk.delete("/tls-k")
-zk.stop()
+def all_checks():
+    # Sessions by certificate, and an x509 ACL naming a subject of several parts (RFC 2253 order).
+    client_dn = "CN=client,OU=test,O=Tumbler"
+    zk = kazoo("client")
+    zk.create("/tls-k", b"k", acl=[ACL(Permissions.ALL, Id("x509", client_dn))])
+    check("the client's certificate reads its x509 node", zk.get("/tls-k")[0] == b"k")
+    check("the ACL is stored as given", zk.get_acls("/tls-k")[0][0].id == Id("x509", client_dn))
+    zk.stop()
+    zk = kazoo()
+    try:
+        zk.get("/tls-k")
+        check("a plain session is refused the x509 node", False)
+    except NoAuthError:
+        check("a plain session is refused the x509 node", True)
+    zk.stop()
+    zk = kazoo("other")  # the super user
+    check("the super user's certificate reads it", zk.get("/tls-k")[0] == b"k")
+    zk.delete("/tls-k")
+    zk.stop()
 
-# Handshakes that must fail, or sessions that must not open.
-err, sid = tls_session()
-check("a trusted certificate gets a session", err is None and sid is not None)
-err, sid = tls_session(cert="rogue")
-check(f"a certificate of an untrusted CA gets no session ({err})", sid is None)
-err, sid = tls_session(cert=None)
-check(f"no certificate gets no session ({err})", sid is None)
-err, sid = tls_session(ca="rogueca")
-check(f"the client refuses the server under another CA ({err})",
-      err == "SSLCertVerificationError" and sid is None)
-err, sid = tls_session(version=ssl.TLSVersion.TLSv1_2)
-check("TLS 1.2 is offered", err is None and sid is not None)
-err, sid = tls_session(version=ssl.TLSVersion.TLSv1_3)
-if kind == "zk":  # 3.8.0 enables ssl.protocol alone, TLSv1.2
-    check(f"ZooKeeper refuses TLS 1.3 ({err})", sid is None)
+    # Handshakes that must fail, or sessions that must not open.
+    err, sid = tls_session()
+    check("a trusted certificate gets a session", err is None and sid is not None)
+    err, sid = tls_session(cert="rogue")
+    check(f"a certificate of an untrusted CA gets no session ({err})", sid is None)
+    err, sid = tls_session(cert=None)
+    check(f"no certificate gets no session ({err})", sid is None)
+    err, sid = tls_session(ca="rogueca")
+    check(f"the client refuses the server under another CA ({err})",
+          err == "SSLCertVerificationError" and sid is None)
+    err, sid = tls_session(version=ssl.TLSVersion.TLSv1_2)
+    check("TLS 1.2 is offered", err is None and sid is not None)
+    err, sid = tls_session(version=ssl.TLSVersion.TLSv1_3)
+    if kind == "zk":  # 3.8.0 enables ssl.protocol alone, TLSv1.2
+        check(f"ZooKeeper refuses TLS 1.3 ({err})", sid is None)
+    else:
+        check("TLS 1.3 is offered", err is None and sid is not None)
+    with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as s:
+        check("a plain ConnectRequest at the TLS port gets no session, and is closed",
+              session(s) is None and closed_by_server(s))
+    with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as s:
+        s.sendall(b"\x16\x03\x01\x00\xff" + b"\xee" * 255)  # a handshake record of garbage
+        check("garbage at the TLS port is closed", closed_by_server(s))
+    raw = socket.create_connection(("127.0.0.1", plain_port), timeout=10)
+    try:
+        context().wrap_socket(raw, server_hostname="localhost").close()
+        check("a TLS handshake at the plain port fails", False)
+    except (OSError, ssl.SSLError) as e:
+        check(f"a TLS handshake at the plain port fails ({type(e).__name__})", True)
+    raw.close()
+
+    # A connection that never begins a session (nor a handshake) is closed after 10 s.  ZooKeeper
+    # times the TLS handshake (Netty's 10 s); its NIO factory closes an idle plain connection after
+    # 10-20 s (19.6 s measured), but the Netty factory its TLS port needs leaves one open.
+    names = ("TLS", "plain") if kind != "zk" else ("TLS",)
+    idle = [socket.create_connection(("127.0.0.1", tls_port if n == "TLS" else plain_port), timeout=25)
+            for n in names]
+    start = time.monotonic()
+    for s, port in zip(idle, names):
+        closed = closed_by_server(s)
+        check(f"an idle connection at the {port} port is closed within 25 s "
+              f"({time.monotonic() - start:.1f} s)", closed)
+        s.close()
+
+    # Still serving, both ports.
+    err, sid = tls_session()
+    check("after all that, TLS sessions still open", sid is not None)
+    zk = kazoo()
+    check("and plain ones", zk.exists("/") is not None)
+    zk.stop()
+
+    # mntr counts the failed handshakes (the untrusted certificate, the missing one, TLS 1.3 at
+    # ZooKeeper, the plain ConnectRequest and the garbage) and has none left on its way.
+    with socket.create_connection(("127.0.0.1", plain_port), timeout=10) as s:
+        s.sendall(b"mntr")
+        text = b""
+        while chunk := s.recv(65536):
+            text += chunk
+    mntr = dict(line.split("\t", 1) for line in text.decode().splitlines() if "\t" in line)
+    check(f"mntr: zk_unsuccessful_handshake {mntr.get('zk_unsuccessful_handshake')} >= 3",
+          int(mntr.get("zk_unsuccessful_handshake", 0)) >= 3)
+    check(f"mntr: zk_outstanding_tls_handshake {mntr.get('zk_outstanding_tls_handshake')} == 0",
+          mntr.get("zk_outstanding_tls_handshake") == "0")
+
+
+def reload_checks(dir, pid):
+    def org():
+        subject = {}
+        tls_session(seen=lambda s: subject.update(x[0] for x in s.getpeercert()["subject"]))
+        return subject.get("organizationName")
+
+    def log_has(text):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if text in open(f"{dir}/server.log").read():
+                return True
+            time.sleep(0.1)
+        return False
+
+    zk = kazoo("client")
+    zk.create("/before", b"b")
+    check("the certificate in use at start", org() == "Tumbler")
+    shutil.copy(f"{certs}/renewed.p12", f"{dir}/live.p12")
+    os.kill(pid, signal.SIGHUP)
+    check("the reload is logged", log_has("the key and trust stores were read again"))
+    check("the renewed certificate is in use", org() == "Tumbler renewed")
+    check("the open session went on", zk.get("/before")[0] == b"b" and zk.connected)
+    open(f"{dir}/live.p12", "wb").write(b"not a key store")
+    os.kill(pid, signal.SIGHUP)
+    check("a broken store is refused in the log", log_has("the certificates in use stay"))
+    check("and leaves the renewed certificate in use", org() == "Tumbler renewed")
+    zk.stop()
+
+
+def want_checks():
+    def cipher_of(cert=None, version=None):
+        got = []
+        err, sid = tls_session(cert=cert, version=version,
+                               seen=lambda s: got.append(s.cipher()[0]))
+        return (got[0] if got else None), sid is not None
+
+    cipher, ok = cipher_of()
+    check(f"no certificate gets a session, by the one suite ({cipher})",
+          ok and cipher == "ECDHE-RSA-AES256-GCM-SHA384")
+    check("a certificate gets a session", cipher_of("client")[1])
+    check("an untrusted certificate, though only wanted, gets none", not cipher_of("rogue")[1])
+    check("TLS 1.3 has none of the suites named",
+          cipher_of(version=ssl.TLSVersion.TLSv1_3)[0] is None)
+
+
+if mode == "all":
+    all_checks()
+elif mode == "reload":
+    reload_checks(sys.argv[4], int(sys.argv[5]))
 else:
-    check("TLS 1.3 is offered", err is None and sid is not None)
-with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as s:
-    check("a plain ConnectRequest at the TLS port gets no session, and is closed",
-          session(s) is None and closed_by_server(s))
-with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as s:
-    s.sendall(b"\x16\x03\x01\x00\xff" + b"\xee" * 255)  # a handshake record of garbage
-    check("garbage at the TLS port is closed", closed_by_server(s))
-raw = socket.create_connection(("127.0.0.1", plain_port), timeout=10)
-try:
-    context().wrap_socket(raw, server_hostname="localhost").close()
-    check("a TLS handshake at the plain port fails", False)
-except (OSError, ssl.SSLError) as e:
-    check(f"a TLS handshake at the plain port fails ({type(e).__name__})", True)
-raw.close()
-
-# A connection that never begins a session (nor a handshake) is closed after 10 s.  ZooKeeper
-# times the TLS handshake (Netty's 10 s); its NIO factory closes an idle plain connection after
-# 10-20 s (19.6 s measured), but the Netty factory its TLS port needs leaves one open.
-names = ("TLS", "plain") if kind != "zk" else ("TLS",)
-idle = [socket.create_connection(("127.0.0.1", tls_port if n == "TLS" else plain_port), timeout=25)
-        for n in names]
-start = time.monotonic()
-for s, port in zip(idle, names):
-    closed = closed_by_server(s)
-    check(f"an idle connection at the {port} port is closed within 25 s "
-          f"({time.monotonic() - start:.1f} s)", closed)
-    s.close()
-
-# Still serving, both ports.
-err, sid = tls_session()
-check("after all that, TLS sessions still open", sid is not None)
-zk = kazoo()
-check("and plain ones", zk.exists("/") is not None)
-zk.stop()
-
-# mntr counts the failed handshakes (the untrusted certificate, the missing one, TLS 1.3 at
-# ZooKeeper, the plain ConnectRequest and the garbage) and has none left on its way.
-with socket.create_connection(("127.0.0.1", plain_port), timeout=10) as s:
-    s.sendall(b"mntr")
-    text = b""
-    while chunk := s.recv(65536):
-        text += chunk
-mntr = dict(line.split("\t", 1) for line in text.decode().splitlines() if "\t" in line)
-check(f"mntr: zk_unsuccessful_handshake {mntr.get('zk_unsuccessful_handshake')} >= 3",
-      int(mntr.get("zk_unsuccessful_handshake", 0)) >= 3)
-check(f"mntr: zk_outstanding_tls_handshake {mntr.get('zk_outstanding_tls_handshake')} == 0",
-      mntr.get("zk_outstanding_tls_handshake") == "0")
+    want_checks()
 sys.exit(1 if failures else 0)
