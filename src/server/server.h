@@ -43,6 +43,7 @@ struct tbd {
     uv_tcp_t listener;
     uv_tcp_t tls_listener;      /* secureClientPort's, if configured */
     struct ssl_ctx_st *tls_ctx; /* OpenSSL's SSL_CTX for it */
+    uv_fs_poll_t tls_stores[2]; /* client.certReload: key, trust store */
     uv_check_t flusher;   /* writes out every dirty connection per turn */
     uv_timer_t ticker;    /* session expiry, once per tick */
     uv_timer_t cleaner;   /* container and TTL cleanup */
@@ -190,6 +191,8 @@ int tls_server_init(struct tbd *s);
 /* Reads the stores again (SIGHUP): new connections get what they hold now,
  * open ones keep theirs; if they cannot be used, nothing changes. */
 int tls_server_reload(struct tbd *s);
+/* client.certReload: tls_server_reload when a store's file changes. */
+void tls_server_watch(struct tbd *s);
 void tls_server_free(struct tbd *s);
 int tls_conn_new(struct conn *c);
 void tls_conn_free(struct conn *c);

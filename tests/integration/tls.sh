@@ -4,7 +4,8 @@
 # sessions of Apache's CLI over TLS with Java's Netty client, compared with one transcript for
 # both servers (tls/expected.txt); then tls/checks.py (kazoo and Python's TLS: ACLs by
 # certificate, refused handshakes, plain bytes at the TLS port and TLS at the plain one); for
-# tumblerd, the stores it cannot use stop it at start-up with a message.
+# tumblerd, the stores it cannot use stop it at start-up with a message, and renewed stores are
+# read again on SIGHUP and, with client.certReload, when their files change.
 #
 #   tls.sh zk|tumblerd
 set -u
@@ -138,6 +139,19 @@ start_tumblerd "$dir" "$port" --secureClientPort="$tport" \
 wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd did not start"
 run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" reload "$tport" "$certs" "$dir" "$SERVER_PID" ||
     it_die "the SIGHUP reload checks failed"
+stop_server "$SERVER_PID" 10
+
+# client.certReload: the stores are read again when their files change, with no signal.
+dir=$(it_tmpdir watch)
+port=$(free_port)
+tport=$(free_port)
+cp "$certs/server.p12" "$dir/live.p12"
+start_tumblerd "$dir" "$port" --secureClientPort="$tport" --client.certReload=true \
+    --ssl.keyStore.location="$dir/live.p12" --ssl.keyStore.password=secret \
+    --ssl.trustStore.location="$certs/ca.pem"
+wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd did not start"
+run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" watch "$tport" "$certs" "$dir" "$SERVER_PID" ||
+    it_die "the client.certReload checks failed"
 stop_server "$SERVER_PID" 10
 
 # A PEM key store and trust store, certificates wanted (not needed), and one cipher suite, which

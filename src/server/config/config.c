@@ -120,6 +120,8 @@ enum key_type {
       "empty: OpenSSL's defaults")                                          \
     X("X509AuthenticationProvider.superUser", K_STR, tls.super_user, 0, 0,  \
       "", "the certificate subject (RFC 2253) that is the super user")      \
+    X("client.certReload", K_BOOL, tls.cert_reload, 0, 1, "false",         \
+      "true: the stores are read again when their files change")            \
     X("ssl.crl", K_BOOL, tls.crl, 0, 1, "false",                            \
       "revocation lists: not supported, true stops the server")             \
     X("ssl.ocsp", K_BOOL, tls.ocsp, 0, 1, "false",                          \

@@ -98,6 +98,7 @@ struct tb_config {
         int client_auth;           /* ... resolved: TB_TLS_NONE.. */
         char *protocol, *protocols, *ciphersuites;
         char *super_user;          /* X509AuthenticationProvider.superUser */
+        int cert_reload;           /* client.certReload: on file changes */
         int crl, ocsp, port_unification; /* not supported: must be false */
     } tls;
     /* Tumbler keys */

@@ -616,6 +616,8 @@ int conn_listen(struct tbd *s)
         uv_close((uv_handle_t *)&s->listener, NULL); /* or the loop waits */
         return rv;
     }
+    if (cfg->tls.port != 0 && cfg->tls.cert_reload)
+        tls_server_watch(s);
     s->max_conns = max_conns_for_fds();
     uv_check_init(s->loop, &s->flusher);
     s->flusher.data = s;

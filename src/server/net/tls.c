@@ -370,6 +370,34 @@ int tls_server_reload(struct tbd *s)
     return 0;
 }
 
+static void on_store_changed(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
+                             const uv_stat_t *curr)
+{
+    (void)prev;
+    (void)curr;
+    if (status == 0) /* not while the file is missing: at its return */
+        tls_server_reload(h->data);
+}
+
+/* A stat of each file a second, off the loop, as ZooKeeper watches them:
+ * it sees a file written again, renamed over, or a link turned to another
+ * file, as certificate tools renew them.  A store caught half written is
+ * refused, and read again at its next change. */
+void tls_server_watch(struct tbd *s)
+{
+    const char *path[2] = {s->cfg->tls.key_store, s->cfg->tls.trust_store};
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        if (path[i] == NULL || uv_fs_poll_init(s->loop, &s->tls_stores[i]))
+            continue;
+        s->tls_stores[i].data = s;
+        if (uv_fs_poll_start(&s->tls_stores[i], on_store_changed, path[i],
+                             1000) != 0)
+            uv_close((uv_handle_t *)&s->tls_stores[i], NULL);
+    }
+}
+
 void tls_server_free(struct tbd *s)
 {
     SSL_CTX_free(s->tls_ctx);

@@ -4,8 +4,9 @@ set up by tls.sh, each bounded in time:
     checks.py all KIND PLAIN_PORT TLS_PORT CERTDIR
         sessions by certificate and their ACLs, and every way a connection must be refused,
         after which the server still serves;
-    checks.py reload TLS_PORT CERTDIR DIR PID
-        tumblerd's SIGHUP with a renewed key store DIR/live.p12, then a broken one;
+    checks.py reload|watch TLS_PORT CERTDIR DIR PID
+        tumblerd's SIGHUP (reload) or client.certReload (watch) with a renewed key store
+        DIR/live.p12, then a broken one;
     checks.py want TLS_PORT CERTDIR
         tumblerd with certificates wanted, not needed, and one TLS 1.2 suite.
 """
@@ -189,32 +190,52 @@ def all_checks():
           mntr.get("zk_outstanding_tls_handshake") == "0")
 
 
-def reload_checks(dir, pid):
+def reload_checks(dir, pid, by_signal):
+    """Renewal of live.p12: by SIGHUP (written in place, and not read before the signal), or
+    by client.certReload (renamed over, then written in place)."""
     def org():
         subject = {}
         tls_session(seen=lambda s: subject.update(x[0] for x in s.getpeercert()["subject"]))
         return subject.get("organizationName")
 
-    def log_has(text):
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if text in open(f"{dir}/server.log").read():
-                return True
+    def within(seconds, ok):
+        deadline = time.monotonic() + seconds
+        while not ok():
+            if time.monotonic() > deadline:
+                return False
             time.sleep(0.1)
-        return False
+        return True
 
+    def log_has(text):
+        return within(10, lambda: text in open(f"{dir}/server.log").read())
+
+    def put(data, renamed):
+        target = f"{dir}/live.p12"
+        with open(target + ".new" if renamed else target, "wb") as f:
+            f.write(data)
+        if renamed:
+            os.replace(target + ".new", target)
+        if by_signal:
+            os.kill(pid, signal.SIGHUP)
+
+    renewed = open(f"{certs}/renewed.p12", "rb").read()
     zk = kazoo("client")
     zk.create("/before", b"b")
     check("the certificate in use at start", org() == "Tumbler")
-    shutil.copy(f"{certs}/renewed.p12", f"{dir}/live.p12")
-    os.kill(pid, signal.SIGHUP)
+    if by_signal:
+        shutil.copy(f"{certs}/renewed.p12", f"{dir}/live.p12")
+        time.sleep(2.5)
+        check("without client.certReload a changed store waits for SIGHUP", org() == "Tumbler")
+    put(renewed, renamed=not by_signal)
+    check("the renewed certificate is in use", within(10, lambda: org() == "Tumbler renewed"))
     check("the reload is logged", log_has("the key and trust stores were read again"))
-    check("the renewed certificate is in use", org() == "Tumbler renewed")
     check("the open session went on", zk.get("/before")[0] == b"b" and zk.connected)
-    open(f"{dir}/live.p12", "wb").write(b"not a key store")
-    os.kill(pid, signal.SIGHUP)
+    put(b"not a key store", renamed=False)
     check("a broken store is refused in the log", log_has("the certificates in use stay"))
     check("and leaves the renewed certificate in use", org() == "Tumbler renewed")
+    if not by_signal:
+        put(open(f"{certs}/server.p12", "rb").read(), renamed=False)
+        check("a store mended in place is read again", within(10, lambda: org() == "Tumbler"))
     zk.stop()
 
 
@@ -236,8 +257,8 @@ def want_checks():
 
 if mode == "all":
     all_checks()
-elif mode == "reload":
-    reload_checks(sys.argv[4], int(sys.argv[5]))
+elif mode in ("reload", "watch"):
+    reload_checks(sys.argv[4], int(sys.argv[5]), by_signal=mode == "reload")
 else:
     want_checks()
 sys.exit(1 if failures else 0)
