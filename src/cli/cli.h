@@ -132,6 +132,10 @@ int cli_parse_seconds(const char *s, int64_t *ms);
 /* Checks that `path` is absolute; prints a usage error if not. */
 int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
                    const char *path);
+/* A command's one argument after its options, an absolute path: checked,
+ * then connected.  0 or the command's exit code. */
+int cli_path_arg(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                 char **argv);
 
 /* json.c: a small streaming JSON writer */
 struct jw {

@@ -66,10 +66,7 @@ static int run_getacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
         else
             return cli_opt_error(cli, cmd, ch, argv);
     }
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
-        (rc = cli_connect(cli)) != 0)
+    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
     if ((rc = tb_get_acl_sync(cli->c, argv[optind], &acl, &st)) != 0)
         return cli_fail(cli, "getacl", argv[optind], rc);

@@ -417,12 +417,9 @@ static int run_locks(struct cli *cli, const struct cli_cmd *cmd, int argc,
             return cli_opt_error(cli, cmd, ch, argv);
         }
     }
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    l.path = argv[optind];
-    if ((rc = cli_check_path(cli, cmd, l.path)) != 0 ||
-        (rc = cli_connect(cli)) != 0)
+    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
+    l.path = argv[optind];
     if ((rc = collect(cli, &l)) == 0) {
         if (cli->json)
             print_json(&l);

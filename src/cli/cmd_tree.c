@@ -234,10 +234,7 @@ static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
             return cli_opt_error(cli, cmd, ch, argv);
         }
     }
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
-        (rc = cli_connect(cli)) != 0)
+    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
     rc = tb_get_data_sync(cli->c, argv[optind], watch ? cli_watch_cb : NULL,
                           watcher(cli), &value, &len, &st);
@@ -307,10 +304,7 @@ static int run_stat(struct cli *cli, const struct cli_cmd *cmd, int argc,
             return cli_opt_error(cli, cmd, ch, argv);
         }
     }
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
-        (rc = cli_connect(cli)) != 0)
+    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
     rc = tb_exists_sync(cli->c, argv[optind], watch ? cli_watch_cb : NULL,
                         watcher(cli), &st);
@@ -363,10 +357,7 @@ static int run_sync(struct cli *cli, const struct cli_cmd *cmd, int argc,
         else
             return cli_opt_error(cli, cmd, ch, argv);
     }
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
-        (rc = cli_connect(cli)) != 0)
+    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
     if ((rc = tb_sync_sync(cli->c, argv[optind])) != 0)
         return cli_fail(cli, "sync", argv[optind], rc);

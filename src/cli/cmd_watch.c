@@ -73,10 +73,7 @@ static int run_watch(struct cli *cli, const struct cli_cmd *cmd, int argc,
             return cli_opt_error(cli, cmd, ch, argv);
         }
     }
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
-        (rc = cli_connect(cli)) != 0)
+    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
     w = cli->json ? &cli_watch_json : &cli_watch_text;
     rc = tb_add_watch_sync(cli->c, argv[optind], mode, cli_watch_cb, w);

@@ -301,10 +301,7 @@ static int run_delete(struct cli *cli, const struct cli_cmd *cmd, int argc,
             return cli_opt_error(cli, cmd, ch, argv);
         }
     }
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
-        (rc = cli_connect(cli)) != 0)
+    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
     rc = tb_delete_sync(cli->c, argv[optind], (int32_t)version);
     if (rc != 0)

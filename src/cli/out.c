@@ -3,6 +3,7 @@
  * on stdout with --json so a script reading stdout sees the failure), the
  * Stat block in zkCli's layout, and number parsing. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +184,16 @@ int cli_check_path(struct cli *cli, const struct cli_cmd *cmd, const char *path)
         return cli_usage(cli, cmd, "'%s' is not an absolute path",
                          path ? path : "");
     return 0;
+}
+
+int cli_path_arg(struct cli *cli, const struct cli_cmd *cmd, int argc,
+                 char **argv)
+{
+    int rc;
+
+    if (argc - optind != 1)
+        return cli_usage(cli, cmd, "expected one PATH");
+    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0)
+        return rc;
+    return cli_connect(cli);
 }

@@ -148,6 +148,15 @@ check_match "tumbler --help lists the commands" "^  lock " "$(tb --help)"
 tb frobnicate 2>/dev/null; check_eq "unknown command: 64" 64 "$?"
 tb ls -Q / 2>/dev/null; check_eq "unknown option: 64" 64 "$?"
 tb get 2>/dev/null; check_eq "missing operand: 64" 64 "$?"
+# The one PATH of these is checked before any connection: no server is needed to refuse it.
+for c in get stat sync getacl watch delete locks; do
+    err=$(TUMBLER_SERVERS=127.0.0.1:1 tb "$c" rel 2>&1); rc=$?
+    check_eq "$c rel: 64" 64 "$rc"
+    check_match "$c rel: says why" "'rel' is not an absolute path" "$err"
+    err=$(TUMBLER_SERVERS=127.0.0.1:1 tb "$c" /a /b 2>&1); rc=$?
+    check_eq "$c /a /b: 64" 64 "$rc"
+    check_match "$c /a /b: says why" "expected one PATH" "$err"
+done
 
 # ---- unreachable servers ----
 p1=$(free_port); p2=$(free_port)
