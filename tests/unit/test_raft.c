@@ -465,6 +465,53 @@ static void test_log_memory(void **state)
     raft_free(e);
 }
 
+/* Raft's large arrays are written at every append: a forked child does
+ * not inherit them, small ones it does; calloc's are zeroed, and realloc
+ * keeps what a block held, growing or shrinking, into or out of a large
+ * block. */
+static void test_large_blocks(void **state)
+{
+    uint8_t *m, *c, *small, *r;
+    size_t i;
+    pid_t pid;
+    int status;
+
+    (void)state;
+    replog__arena_init();
+    m = raft_malloc(100000);
+    c = raft_calloc(1000, 100);
+    small = raft_malloc(1000);
+    assert_non_null(m);
+    assert_non_null(c);
+    assert_non_null(small);
+    for (i = 0; i < 100000; i++)
+        assert_int_equal(c[i], 0);
+    memset(m, 0xab, 100000);
+    memset(small, 0xcd, 1000);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(resident(m + 50000) == -1 && resident(c + 50000) == -1 &&
+                      small[999] == 0xcd
+                  ? 0
+                  : 1);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    r = raft_realloc(m, 300000); /* large to larger */
+    assert_non_null(r);
+    assert_int_equal(r[0], 0xab);
+    assert_int_equal(r[99999], 0xab);
+    r = raft_realloc(r, 10); /* large to small */
+    assert_non_null(r);
+    assert_int_equal(r[9], 0xab);
+    small = raft_realloc(small, 200000); /* small to large */
+    assert_non_null(small);
+    assert_int_equal(small[999], 0xcd);
+    raft_free(r);
+    raft_free(small);
+    raft_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_envelope_snapshot),
         cmocka_unit_test(test_aio_destroy_off_the_caller),
         cmocka_unit_test(test_log_memory),
+        cmocka_unit_test(test_large_blocks),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads, setup,

@@ -21,12 +21,23 @@
  * children as chunks are; the largest one freed is kept for the next
  * request it fits.
  *
+ * Raft's own large arrays, the ring of the entries it holds and their
+ * reference counts, are written at every append, and so are the log's
+ * write buffers (wal.c): they come from mappings left out of children too.
+ * Under a snapshot's child every page written first is a copy, and a copy
+ * whose process also runs a thread on the other CPU is a TLB flush there:
+ * a quarter of the loop's time under pipelined setData went to such faults,
+ * a third of them on these arrays and buffers.
+ *
  * Raft frees through its heap hooks, installed here once per process: a
- * pointer inside one of our chunks is counted down, anything else goes to
- * free().  The hooks can be called from raft_uv's threadpool, hence the
- * lock. */
+ * pointer inside one of our chunks is counted down, one of our large
+ * blocks unmapped, anything else goes to free().  The hooks can be called
+ * from raft_uv's threadpool, hence the lock. */
+#include <malloc.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -59,9 +70,15 @@ struct buf {
     int busy;
 };
 
+/* Raft's allocations from this size on are mappings of their own, their
+ * length in a header in front. */
+#define BIG_MIN ((size_t)64 << 10)
+#define BIG_HDR ((size_t)16)
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct tb_map chunks; /* chunk address -> chunk */
+static struct tb_map bigs;   /* large block -> its mapping */
 static struct chunk *current;
 static struct buf bufs[BUF_SLOTS];
 
@@ -130,9 +147,76 @@ void *replog__entry_alloc(size_t size)
     return p;
 }
 
+void *replog__map(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED)
+        return NULL;
+    madvise(p, len, MADV_DONTFORK);
+    return p;
+}
+
+void replog__unmap(void *p, size_t len)
+{
+    if (p != NULL)
+        munmap(p, len);
+}
+
+static void *map_populated(size_t len)
+{
+    void *p = replog__map(len);
+
+    if (p != NULL)
+        madvise(p, len, MADV_POPULATE_WRITE);
+    return p;
+}
+
+/* Zero-filled, as a fresh mapping is. */
+static void *big_alloc(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (size + BIG_HDR + page - 1) & ~(page - 1);
+    uint8_t *p;
+    int rv;
+
+    if (size > SIZE_MAX - BIG_HDR - page || (p = replog__map(len)) == NULL)
+        return NULL;
+    *(size_t *)p = len;
+    pthread_mutex_lock(&lock);
+    rv = tb_map_put(&bigs, (uintptr_t)(p + BIG_HDR), p);
+    pthread_mutex_unlock(&lock);
+    if (rv != 0) {
+        munmap(p, len);
+        return NULL;
+    }
+    return p + BIG_HDR;
+}
+
+/* The block's mapping if `ptr` is a large block, else NULL. */
+static uint8_t *big_of(void *ptr)
+{
+    uint8_t *p;
+
+    pthread_mutex_lock(&lock);
+    p = tb_map_get(&bigs, (uintptr_t)ptr);
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
+static void big_free(uint8_t *p)
+{
+    pthread_mutex_lock(&lock);
+    tb_map_del(&bigs, (uintptr_t)(p + BIG_HDR));
+    pthread_mutex_unlock(&lock);
+    munmap(p, *(size_t *)p);
+}
+
 static void heap_free(void *data, void *ptr)
 {
     struct chunk *c;
+    uint8_t *big = NULL;
 
     (void)data;
     if (ptr == NULL)
@@ -145,40 +229,47 @@ static void heap_free(void *data, void *ptr)
         else
             chunk_drop(c);
     }
-    pthread_mutex_unlock(&lock);
     if (c == NULL)
+        big = tb_map_get(&bigs, (uintptr_t)ptr);
+    pthread_mutex_unlock(&lock);
+    if (big != NULL)
+        big_free(big);
+    else if (c == NULL)
         free(ptr);
 }
 
 static void *heap_malloc(void *data, size_t size)
 {
     (void)data;
-    return malloc(size);
+    return size >= BIG_MIN ? big_alloc(size) : malloc(size);
 }
 
 static void *heap_calloc(void *data, size_t n, size_t size)
 {
     (void)data;
+    if (size != 0 && n >= BIG_MIN / size)
+        return n <= SIZE_MAX / size ? big_alloc(n * size) : NULL;
     return calloc(n, size);
 }
 
 /* Raft reallocates only what it allocated itself, never an entry. */
 static void *heap_realloc(void *data, void *ptr, size_t size)
 {
+    uint8_t *big = ptr != NULL ? big_of(ptr) : NULL;
+    void *q;
+    size_t old;
+
     (void)data;
-    return realloc(ptr, size);
-}
-
-static void *map_populated(size_t len)
-{
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
+    if (big == NULL && size < BIG_MIN)
+        return realloc(ptr, size);
+    if ((q = big_alloc(size)) == NULL)
         return NULL;
-    madvise(p, len, MADV_DONTFORK);
-    madvise(p, len, MADV_POPULATE_WRITE);
-    return p;
+    if (ptr != NULL) {
+        old = big != NULL ? *(size_t *)big - BIG_HDR : malloc_usable_size(ptr);
+        memcpy(q, ptr, old < size ? old : size);
+        heap_free(NULL, ptr);
+    }
+    return q;
 }
 
 /* The smallest free buffer that fits, or a new one in an unused slot. */
@@ -269,6 +360,7 @@ static void forget_chunks(void)
 {
     pthread_mutex_init(&lock, NULL);
     tb_map_free(&chunks);
+    tb_map_free(&bigs);
     current = NULL;
     memset(bufs, 0, sizeof bufs);
 }
@@ -276,6 +368,7 @@ static void forget_chunks(void)
 static void install(void)
 {
     tb_map_init(&chunks);
+    tb_map_init(&bigs);
     raft_heap_set(&heap);
     pthread_atfork(NULL, NULL, forget_chunks);
 }

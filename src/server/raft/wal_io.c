@@ -388,8 +388,9 @@ void replog__wal_free(struct raft_io *io)
     }
     free(w->segs);
     replog__wal_batch_free(w, &w->pending);
-    while (w->n_spare > 0)
-        free(w->spare[--w->n_spare].buf);
+    for (; w->n_spare > 0; w->n_spare--)
+        replog__unmap(w->spare[w->n_spare - 1].buf,
+                      w->spare[w->n_spare - 1].cap);
     free(w->dir);
     free(w);
     io->impl = NULL;
