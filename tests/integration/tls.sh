@@ -127,32 +127,29 @@ refused "a trust store without its password" "trust.p12 cannot be used" \
     --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=secret \
     --ssl.trustStore.location="$certs/trust.p12"
 
+# renewal MODE [FLAG ...]: tumblerd serving live.p12, a copy of the server's key store, which
+# tls/checks.py MODE renews under a live session.
+renewal()
+{
+    local mode=$1 dir port tport
+    shift
+    dir=$(it_tmpdir "$mode")
+    port=$(free_port)
+    tport=$(free_port)
+    cp "$certs/server.p12" "$dir/live.p12"
+    start_tumblerd "$dir" "$port" --secureClientPort="$tport" "$@" \
+        --ssl.keyStore.location="$dir/live.p12" --ssl.keyStore.password=secret \
+        --ssl.trustStore.location="$certs/ca.pem"
+    wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd did not start"
+    run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" "$mode" "$tport" "$certs" "$dir" \
+        "$SERVER_PID" || it_die "the $mode checks failed"
+    stop_server "$SERVER_PID" 10
+}
 # SIGHUP reads the stores again: a renewed certificate is in use for the next handshake, open
 # sessions go on; a store that cannot be used then leaves the one in use.
-dir=$(it_tmpdir reload)
-port=$(free_port)
-tport=$(free_port)
-cp "$certs/server.p12" "$dir/live.p12"
-start_tumblerd "$dir" "$port" --secureClientPort="$tport" \
-    --ssl.keyStore.location="$dir/live.p12" --ssl.keyStore.password=secret \
-    --ssl.trustStore.location="$certs/ca.pem"
-wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd did not start"
-run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" reload "$tport" "$certs" "$dir" "$SERVER_PID" ||
-    it_die "the SIGHUP reload checks failed"
-stop_server "$SERVER_PID" 10
-
-# client.certReload: the stores are read again when their files change, with no signal.
-dir=$(it_tmpdir watch)
-port=$(free_port)
-tport=$(free_port)
-cp "$certs/server.p12" "$dir/live.p12"
-start_tumblerd "$dir" "$port" --secureClientPort="$tport" --client.certReload=true \
-    --ssl.keyStore.location="$dir/live.p12" --ssl.keyStore.password=secret \
-    --ssl.trustStore.location="$certs/ca.pem"
-wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd did not start"
-run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" watch "$tport" "$certs" "$dir" "$SERVER_PID" ||
-    it_die "the client.certReload checks failed"
-stop_server "$SERVER_PID" 10
+renewal reload
+# client.certReload: the same when their files change, with no signal.
+renewal watch --client.certReload=true
 
 # A PEM key store and trust store, certificates wanted (not needed), and one cipher suite, which
 # leaves TLS 1.2 alone.
