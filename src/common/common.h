@@ -53,6 +53,11 @@ void tb_wbuf_printf(struct tb_wbuf *b, const char *fmt, ...)
 /* Hands the bytes to the caller (free() them) and resets the buffer. */
 uint8_t *tb_wbuf_take(struct tb_wbuf *b, size_t *len);
 
+/* `len` bytes of zeroed, page-aligned memory of its own (munmap it) that a
+ * forked child does not inherit: a snapshot's child would otherwise make
+ * each page the parent writes next a copy.  NULL if there is none. */
+void *tb_map_unshared(size_t len);
+
 /* Intrusive circular doubly-linked queue. */
 struct tb_queue {
     struct tb_queue *next, *prev;

@@ -70,15 +70,9 @@ static int slots_alloc(struct tree_slots *s, size_t n, int later)
     if (!mapped(n)) {
         p = calloc(n, SLOT_BYTES);
     } else {
-        p = mmap(NULL, n * SLOT_BYTES, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            p = NULL;
-        else {
-            madvise(p, n * SLOT_BYTES, MADV_DONTFORK);
-            if (!later)
-                madvise(p, n * SLOT_BYTES, MADV_POPULATE_WRITE);
-        }
+        p = tb_map_unshared(n * SLOT_BYTES);
+        if (p != NULL && !later)
+            madvise(p, n * SLOT_BYTES, MADV_POPULATE_WRITE);
     }
     if (p == NULL)
         return TB_ENOMEM;

@@ -147,26 +147,9 @@ void *replog__entry_alloc(size_t size)
     return p;
 }
 
-void *replog__map(size_t len)
-{
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
-        return NULL;
-    madvise(p, len, MADV_DONTFORK);
-    return p;
-}
-
-void replog__unmap(void *p, size_t len)
-{
-    if (p != NULL)
-        munmap(p, len);
-}
-
 static void *map_populated(size_t len)
 {
-    void *p = replog__map(len);
+    void *p = tb_map_unshared(len);
 
     if (p != NULL)
         madvise(p, len, MADV_POPULATE_WRITE);
@@ -181,7 +164,7 @@ static void *big_alloc(size_t size)
     uint8_t *p;
     int rv;
 
-    if (size > SIZE_MAX - BIG_HDR - page || (p = replog__map(len)) == NULL)
+    if (size > SIZE_MAX - BIG_HDR - page || (p = tb_map_unshared(len)) == NULL)
         return NULL;
     *(size_t *)p = len;
     pthread_mutex_lock(&lock);

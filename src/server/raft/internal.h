@@ -178,9 +178,6 @@ void replog__snapshot_stored(struct replog *l, int status);
 void replog__arena_init(void);
 /* For a buffer raft will own; NULL when out of memory. */
 void *replog__entry_alloc(size_t size);
-/* Page-aligned memory a snapshot's child does not inherit. */
-void *replog__map(size_t len);
-void replog__unmap(void *p, size_t len);
 
 /* wal.c: the log's files, in front of l->uv as l->io. */
 int replog__wal_init(struct replog *l, off_t segment_bytes);

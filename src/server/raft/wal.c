@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -140,7 +141,7 @@ static int batch_reserve(struct wal *w, struct wal_batch *b, size_t extra)
             cap = w->spare[i].cap;
             w->spare[i] = w->spare[--w->n_spare];
         }
-    if (p == NULL && (p = replog__map(cap)) == NULL)
+    if (p == NULL && (p = tb_map_unshared(cap)) == NULL)
         return RAFT_NOMEM;
     if (b->len > 0)
         memcpy(p, b->buf, b->len);
@@ -165,12 +166,12 @@ static void buf_put(struct wal *w, uint8_t *buf, size_t cap)
         if (w->spare[i].cap < w->spare[small].cap)
             small = i;
     if (cap <= SPARE_MAX && w->n_spare > 0 && w->spare[small].cap < cap) {
-        replog__unmap(w->spare[small].buf, w->spare[small].cap);
+        munmap(w->spare[small].buf, w->spare[small].cap);
         w->spare[small].buf = buf;
         w->spare[small].cap = cap;
         return;
     }
-    replog__unmap(buf, cap);
+    munmap(buf, cap);
 }
 
 void replog__wal_batch_free(struct wal *w, struct wal_batch *b)

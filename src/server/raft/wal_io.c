@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -388,9 +389,10 @@ void replog__wal_free(struct raft_io *io)
     }
     free(w->segs);
     replog__wal_batch_free(w, &w->pending);
-    for (; w->n_spare > 0; w->n_spare--)
-        replog__unmap(w->spare[w->n_spare - 1].buf,
-                      w->spare[w->n_spare - 1].cap);
+    while (w->n_spare > 0) {
+        w->n_spare--;
+        munmap(w->spare[w->n_spare].buf, w->spare[w->n_spare].cap);
+    }
     free(w->dir);
     free(w);
     io->impl = NULL;
