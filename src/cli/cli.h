@@ -87,15 +87,21 @@ int cli_usage(struct cli *cli, const struct cli_cmd *cmd, const char *fmt, ...)
 /* Resets getopt for a new argv (getopt_long is used with opterr = 0, a
  * leading ':' in the short options and the messages below). */
 void cli_opt_reset(void);
-/* Reports the option getopt_long refused (`ch` is '?' or ':'). */
-int cli_opt_error(struct cli *cli, const struct cli_cmd *cmd, int ch,
-                  char **argv);
+/* getopt_long for a command's options, --json taken here. */
+int cli_getopt(struct cli *cli, int argc, char **argv, const char *opts,
+               const struct option *lo);
+/* At an option the command does not take itself: -h prints its help
+ * (status 0); what getopt_long refused ('?', ':') is a usage error. */
+int cli_opt_end(struct cli *cli, const struct cli_cmd *cmd, int ch,
+                char **argv);
 /* Shared long options: --help ('h') and --json ('J'). */
 #define CLI_COMMON_LONGOPTS                                                    \
     {"help", no_argument, NULL, 'h'},                                          \
     {                                                                          \
         "json", no_argument, NULL, 'J'                                         \
     }
+/* Those alone, for a command with no options of its own. */
+extern const struct option cli_common_opts[];
 
 /* conn.c */
 /* Connects if not connected yet: 0, or the exit status after printing

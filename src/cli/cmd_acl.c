@@ -56,15 +56,10 @@ static int run_getacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
     int32_t i;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":sh", lo, NULL)) != -1) {
-        if (ch == 's')
-            with_stat = 1;
-        else if (ch == 'J')
-            cli->json = 1;
-        else if (ch == 'h')
-            return cli_help(cli, cmd);
-        else
-            return cli_opt_error(cli, cmd, ch, argv);
+    while ((ch = cli_getopt(cli, argc, argv, ":sh", lo)) != -1) {
+        if (ch != 's')
+            return cli_opt_end(cli, cmd, ch, argv);
+        with_stat = 1;
     }
     if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
@@ -207,7 +202,7 @@ static int run_setacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
     char *buf;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":v:Rsh", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":v:Rsh", lo)) != -1) {
         switch (ch) {
         case 'v':
             if (cli_parse_i64(optarg, &version) != 0 || version < -1 ||
@@ -220,13 +215,8 @@ static int run_setacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
         case 's':
             with_stat = 1;
             break;
-        case 'J':
-            cli->json = 1;
-            break;
-        case 'h':
-            return cli_help(cli, cmd);
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     if (argc - optind != 2)
@@ -272,18 +262,11 @@ const struct cli_cmd cli_cmd_setacl = {
 static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
                        char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     int ch, rc;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (ch == 'J')
-            cli->json = 1;
-        else if (ch == 'h')
-            return cli_help(cli, cmd);
-        else
-            return cli_opt_error(cli, cmd, ch, argv);
-    }
+    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
+        return cli_opt_end(cli, cmd, ch, argv);
     if (argc - optind != 2)
         return cli_usage(cli, cmd, "expected SCHEME and CREDENTIAL");
     /* Sent as setAuth, a SASL credential would end the session (ZooKeeper
@@ -323,20 +306,13 @@ const struct cli_cmd cli_cmd_addauth = {
 static int run_whoami(struct cli *cli, const struct cli_cmd *cmd, int argc,
                       char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     struct tb_strings ids;
     int ch, rc;
     int32_t i;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (ch == 'J')
-            cli->json = 1;
-        else if (ch == 'h')
-            return cli_help(cli, cmd);
-        else
-            return cli_opt_error(cli, cmd, ch, argv);
-    }
+    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
+        return cli_opt_end(cli, cmd, ch, argv);
     if (argc - optind != 0)
         return cli_usage(cli, cmd, "no arguments expected");
     if ((rc = cli_connect(cli)) != 0)

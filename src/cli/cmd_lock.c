@@ -132,11 +132,11 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
         return cli_help(cli, cmd) - 1;
     case '?':
     case ':':
-        return cli_opt_error(cli, cmd, ch, argv);
+        return cli_opt_end(cli, cmd, ch, argv);
     default:
         break;
     }
-    return cli_opt_error(cli, cmd, '?', argv);
+    return cli_opt_end(cli, cmd, '?', argv);
 }
 
 /* PATH [--] CMD [ARGS], or PATH -c CMDSTRING (flock's form too). */

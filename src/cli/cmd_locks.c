@@ -404,18 +404,12 @@ static int run_locks(struct cli *cli, const struct cli_cmd *cmd, int argc,
 
     memset(&l, 0, sizeof l);
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (ch == 'S') {
-            if (cli_parse_i64(optarg, &v) != 0 || v < 1 || v > 1000000)
-                return cli_usage(cli, cmd, "bad --semaphore '%s'", optarg);
-            l.max_leases = (int)v;
-        } else if (ch == 'J') {
-            cli->json = 1;
-        } else if (ch == 'h') {
-            return cli_help(cli, cmd);
-        } else {
-            return cli_opt_error(cli, cmd, ch, argv);
-        }
+    while ((ch = cli_getopt(cli, argc, argv, ":h", lo)) != -1) {
+        if (ch != 'S')
+            return cli_opt_end(cli, cmd, ch, argv);
+        if (cli_parse_i64(optarg, &v) != 0 || v < 1 || v > 1000000)
+            return cli_usage(cli, cmd, "bad --semaphore '%s'", optarg);
+        l.max_leases = (int)v;
     }
     if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;

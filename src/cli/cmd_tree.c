@@ -155,7 +155,7 @@ static int run_ls(struct cli *cli, const struct cli_cmd *cmd, int argc,
     int ch, rc;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":Rswh", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":Rswh", lo)) != -1) {
         switch (ch) {
         case 'R':
             o.recursive = 1;
@@ -166,13 +166,8 @@ static int run_ls(struct cli *cli, const struct cli_cmd *cmd, int argc,
         case 'w':
             o.watch = 1;
             break;
-        case 'J':
-            cli->json = 1;
-            break;
-        case 'h':
-            return cli_help(cli, cmd);
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     if (argc - optind > 1)
@@ -217,7 +212,7 @@ static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
     size_t len;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":swh", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":swh", lo)) != -1) {
         switch (ch) {
         case 's':
             with_stat = 1;
@@ -225,13 +220,8 @@ static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
         case 'w':
             watch = 1;
             break;
-        case 'J':
-            cli->json = 1;
-            break;
-        case 'h':
-            return cli_help(cli, cmd);
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
@@ -290,18 +280,13 @@ static int run_stat(struct cli *cli, const struct cli_cmd *cmd, int argc,
     struct tb_stat st;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":wh", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":wh", lo)) != -1) {
         switch (ch) {
         case 'w':
             watch = 1;
             break;
-        case 'J':
-            cli->json = 1;
-            break;
-        case 'h':
-            return cli_help(cli, cmd);
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
@@ -345,18 +330,11 @@ const struct cli_cmd cli_cmd_stat = {
 static int run_sync(struct cli *cli, const struct cli_cmd *cmd, int argc,
                     char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     int ch, rc;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (ch == 'J')
-            cli->json = 1;
-        else if (ch == 'h')
-            return cli_help(cli, cmd);
-        else
-            return cli_opt_error(cli, cmd, ch, argv);
-    }
+    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
+        return cli_opt_end(cli, cmd, ch, argv);
     if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
         return rc;
     if ((rc = tb_sync_sync(cli->c, argv[optind])) != 0)

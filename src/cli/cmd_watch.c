@@ -55,7 +55,7 @@ static int run_watch(struct cli *cli, const struct cli_cmd *cmd, int argc,
     struct cli_watch *w;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":rc:h", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":rc:h", lo)) != -1) {
         switch (ch) {
         case 'r':
             mode = TB_ADDWATCH_PERSISTENT_RECURSIVE;
@@ -64,13 +64,8 @@ static int run_watch(struct cli *cli, const struct cli_cmd *cmd, int argc,
             if (cli_parse_i64(optarg, &count) != 0 || count <= 0)
                 return cli_usage(cli, cmd, "bad count '%s'", optarg);
             break;
-        case 'J':
-            cli->json = 1;
-            break;
-        case 'h':
-            return cli_help(cli, cmd);
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)

@@ -104,7 +104,7 @@ static int parse_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
     int ch;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":sect:f:h", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":sect:f:h", lo)) != -1) {
         switch (ch) {
         case 's':
             o->seq = 1;
@@ -123,13 +123,10 @@ static int parse_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
         case 'f':
             o->file = optarg;
             break;
-        case 'J':
-            cli->json = 1;
-            break;
         case 'h':
             return cli_help(cli, cmd) - 1; /* -1: stop, status 0 */
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     return 0;
@@ -214,7 +211,7 @@ static int run_set(struct cli *cli, const struct cli_cmd *cmd, int argc,
     struct tb_stat st;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":v:sf:h", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":v:sf:h", lo)) != -1) {
         switch (ch) {
         case 'v':
             if (cli_parse_i64(optarg, &version) != 0 || version < -1 ||
@@ -227,13 +224,8 @@ static int run_set(struct cli *cli, const struct cli_cmd *cmd, int argc,
         case 'f':
             file = optarg;
             break;
-        case 'J':
-            cli->json = 1;
-            break;
-        case 'h':
-            return cli_help(cli, cmd);
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     nargs = argc - optind;
@@ -285,20 +277,15 @@ static int run_delete(struct cli *cli, const struct cli_cmd *cmd, int argc,
     int ch, rc;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":v:h", lo, NULL)) != -1) {
+    while ((ch = cli_getopt(cli, argc, argv, ":v:h", lo)) != -1) {
         switch (ch) {
         case 'v':
             if (cli_parse_i64(optarg, &version) != 0 || version < -1 ||
                 version > INT32_MAX)
                 return cli_usage(cli, cmd, "bad version '%s'", optarg);
             break;
-        case 'J':
-            cli->json = 1;
-            break;
-        case 'h':
-            return cli_help(cli, cmd);
         default:
-            return cli_opt_error(cli, cmd, ch, argv);
+            return cli_opt_end(cli, cmd, ch, argv);
         }
     }
     if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
@@ -366,19 +353,12 @@ static int delete_tree(struct cli *cli, const char *path, int *count)
 static int run_deleteall(struct cli *cli, const struct cli_cmd *cmd, int argc,
                          char **argv)
 {
-    static const struct option lo[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
     int ch, rc, count = 0;
     struct tb_stat st;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (ch == 'J')
-            cli->json = 1;
-        else if (ch == 'h')
-            return cli_help(cli, cmd);
-        else
-            return cli_opt_error(cli, cmd, ch, argv);
-    }
+    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
+        return cli_opt_end(cli, cmd, ch, argv);
     if (argc - optind != 1)
         return cli_usage(cli, cmd, "expected one PATH");
     if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0)

@@ -114,11 +114,25 @@ void cli_opt_reset(void)
     opterr = 0;
 }
 
-int cli_opt_error(struct cli *cli, const struct cli_cmd *cmd, int ch,
-                  char **argv)
+const struct option cli_common_opts[] = {CLI_COMMON_LONGOPTS,
+                                         {NULL, 0, NULL, 0}};
+
+int cli_getopt(struct cli *cli, int argc, char **argv, const char *opts,
+               const struct option *lo)
+{
+    int ch;
+
+    while ((ch = getopt_long(argc, argv, opts, lo, NULL)) == 'J')
+        cli->json = 1;
+    return ch;
+}
+
+int cli_opt_end(struct cli *cli, const struct cli_cmd *cmd, int ch, char **argv)
 {
     const char *arg = argv[optind - 1];
 
+    if (ch == 'h')
+        return cli_help(cli, cmd);
     if (ch == ':')
         return cli_usage(cli, cmd, "option '%s' needs a value", arg);
     if (optopt != 0)
