@@ -579,6 +579,7 @@ static void check_log_figures(void)
              mntr_value(before, "zk_tumbler_log_write_us"));
     IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us_max") > 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_overlapped") >= 0);
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_threaded") >= 0);
     /* The first segment of a new log has no spare to come from. */
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_zeroed") >= 1);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_reserved") >= 0);

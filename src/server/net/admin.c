@@ -117,6 +117,8 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
     fourlw_emit_metric_int(e, "tumbler_log_writes", (int64_t)rs.log_writes);
     fourlw_emit_metric_int(e, "tumbler_log_writes_overlapped",
                            (int64_t)rs.log_writes_overlapped);
+    fourlw_emit_metric_int(e, "tumbler_log_writes_threaded",
+                           (int64_t)rs.log_writes_threaded);
     fourlw_emit_metric_int(e, "tumbler_log_entries", (int64_t)rs.log_entries);
     fourlw_emit_metric_int(e, "tumbler_log_write_us", (int64_t)rs.log_write_us);
     fourlw_emit_metric_int(e, "tumbler_log_write_us_max",

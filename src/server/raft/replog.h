@@ -134,6 +134,7 @@ struct replog_stats {
     uint64_t log_writes;             /* synced writes of the log */
     uint64_t log_writes_overlapped;  /* of those, submitted while another
                                         was on its way */
+    uint64_t log_writes_threaded;    /* of those, by the threadpool */
     uint64_t log_entries;            /* entries appended */
     uint64_t log_write_us;           /* submission to completion, summed */
     uint64_t log_write_us_max;       /* ... the longest */

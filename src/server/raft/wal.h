@@ -118,6 +118,10 @@ struct wal {
     uv_prepare_t flusher; /* submits pending before the loop next waits */
     int flusher_on;       /* initialized: closed with the log */
     unsigned inflight;
+    struct {
+        uint64_t at_ns, idle_ns, writes, overlapped; /* at the last look */
+        int threads; /* writes go to the threadpool (wal.c, pick_threads) */
+    } pick;
     struct wal_seg **segs; /* ascending; the last one is written to */
     unsigned n_segs, cap_segs;
     uint64_t next_seq;
@@ -164,6 +168,7 @@ struct wal {
     unsigned n_spare;
     uint64_t writes;     /* submitted */
     uint64_t overlapped; /* submitted while another was on its way */
+    uint64_t threaded;   /* written by the threadpool */
     uint64_t entries;    /* appended */
     uint64_t write_ns, write_ns_max; /* submission to completion, done ones */
     uint64_t segs_zeroed, segs_reserved, segs_reused;

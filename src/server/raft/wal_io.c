@@ -406,6 +406,7 @@ void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
         return;
     out->log_writes = w->writes;
     out->log_writes_overlapped = w->overlapped;
+    out->log_writes_threaded = w->threaded;
     out->log_entries = w->entries;
     out->log_write_us = w->write_ns / 1000;
     out->log_write_us_max = w->write_ns_max / 1000;
