@@ -290,11 +290,13 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
-/* For `ms`: one proposal, or two, the second submitted while the first is
- * on its way; the loop's thread first spends `spin_ms` of CPU each time.
- * Returns the writes made, and those a worker thread made. */
-static void write_phase(struct fx *f, uint64_t *seq, int two, int spin_ms,
-                        int ms, uint64_t *writes, uint64_t *threaded)
+/* For `ms`: one proposal of `len` bytes, or two, the second submitted
+ * while the first is on its way; the loop's thread first spends `spin_ms`
+ * of CPU each time.  Returns the writes made, and those a worker thread
+ * made. */
+static void write_phase(struct fx *f, uint64_t *seq, size_t len, int two,
+                        int spin_ms, int ms, uint64_t *writes,
+                        uint64_t *threaded)
 {
     uint64_t end = uv_hrtime() + (uint64_t)ms * 1000000, cpu;
     struct replog_stats s0, s1;
@@ -306,10 +308,10 @@ static void write_phase(struct fx *f, uint64_t *seq, int two, int spin_ms,
         while (thread_cpu_ns() - cpu < (uint64_t)spin_ms * 1000000)
             ;
         memset(p, 0, sizeof p);
-        propose_seq(f, &p[0], (*seq)++, 100);
+        propose_seq(f, &p[0], (*seq)++, len);
         uv_run(&f->loop, UV_RUN_NOWAIT);
         if (two) {
-            propose_seq(f, &p[1], (*seq)++, 100);
+            propose_seq(f, &p[1], (*seq)++, len);
             uv_run(&f->loop, UV_RUN_NOWAIT);
         }
         wait_props(f, p, two ? 2 : 1);
@@ -321,12 +323,12 @@ static void write_phase(struct fx *f, uint64_t *seq, int two, int spin_ms,
     *threaded = s1.log_writes_threaded - s0.log_writes_threaded;
 }
 
-/* Writes two at a time from a loop with time to spare go to worker
- * threads; one at a time, or from a busy loop, by kernel AIO, where the
- * log has O_DIRECT (tmpfs has not: every write is a thread's there).  The
- * choice is made every 100 ms, so each kind runs 300 ms before its 300 ms
- * are counted; a write AIO could not take at once (a cached block) is a
- * thread's too, so a few may be. */
+/* Writes of one block, two at a time, from a loop with time to spare go
+ * to worker threads; larger ones, one at a time, or from a busy loop, by
+ * kernel AIO, where the log has O_DIRECT (tmpfs has not: every write is a
+ * thread's there).  The choice is made every 100 ms, so each kind runs
+ * 300 ms before its 300 ms are counted; a write AIO could not take at once
+ * (a cached block) is a thread's too, so a few may be. */
 static void test_writes_to_threads_or_aio(void **state)
 {
     struct fx *f = *state;
@@ -340,18 +342,22 @@ static void test_writes_to_threads_or_aio(void **state)
     assert_int_equal(statfs(f->dir, &sf), 0);
     tmpfs = sf.f_type == TMPFS_MAGIC;
 
-    write_phase(f, &seq, 1, 0, 300, &n, &t);
-    write_phase(f, &seq, 1, 0, 300, &n, &t);
+    write_phase(f, &seq, 100, 1, 0, 300, &n, &t);
+    write_phase(f, &seq, 100, 1, 0, 300, &n, &t);
     assert_true(n >= 20);
     assert_true(t > n * 3 / 4);
 
-    write_phase(f, &seq, 0, 0, 300, &n, &t);
-    write_phase(f, &seq, 0, 0, 300, &n, &t);
+    write_phase(f, &seq, 6000, 1, 0, 300, &n, &t);
     assert_true(n >= 20);
     assert_true(tmpfs ? t == n : t < n / 4);
 
-    write_phase(f, &seq, 1, 2, 300, &n, &t);
-    write_phase(f, &seq, 1, 2, 300, &n, &t);
+    write_phase(f, &seq, 100, 0, 0, 300, &n, &t);
+    write_phase(f, &seq, 100, 0, 0, 300, &n, &t);
+    assert_true(n >= 20);
+    assert_true(tmpfs ? t == n : t < n / 4);
+
+    write_phase(f, &seq, 100, 1, 2, 300, &n, &t);
+    write_phase(f, &seq, 100, 1, 2, 300, &n, &t);
     assert_true(n >= 20);
     assert_true(tmpfs ? t == n : t < n / 4);
 }

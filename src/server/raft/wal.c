@@ -377,11 +377,12 @@ static int aio_submit(struct wal_write *wr)
  * worker issues each write's cache flush, and those of two writes on their
  * way one after the other; worker threads writing with O_DSYNC issue their
  * own, and two such writes share the disk's flushes, for the cost of waking
- * a thread per write.  That pays while writes come two at a time (a
- * quarter or more of the last period's were submitted while another was on
- * its way) and the loop has time to spare (it waited for events half of
- * that period or more): one lock, 100 clients, +11-22%, where ten locks,
- * the loop busy, lost 12% and one write at a time 10%. */
+ * a thread per write.  That pays for writes of one block, whose time is
+ * mostly the flush, while writes come two at a time (a quarter or more of
+ * the last period's were submitted while another was on its way) and the
+ * loop has time to spare (it waited for events half of that period or
+ * more): one lock, 100 clients, +10-22%, where ten locks, the loop busy,
+ * lost 12% and one write at a time 10%. */
 static int pick_threads(struct wal *w)
 {
     uint64_t now = uv_hrtime(), idle, n, o;
@@ -632,7 +633,8 @@ static void flush(struct wal *w)
     wr->submitted_ns = uv_hrtime();
     memset(&w->pending, 0, sizeof w->pending);
     w->pending.open = SIZE_MAX;
-    if ((pick_threads(w) || aio_submit(wr) != 0) && pool_submit(wr) != 0) {
+    if (((wr->b.len <= WAL_BLOCK && pick_threads(w)) || aio_submit(wr) != 0) &&
+        pool_submit(wr) != 0) {
         w->pending = wr->b;
         w->last_crc = crc; /* sealed again when submitted */
         free(wr);
