@@ -325,10 +325,11 @@ static void write_phase(struct fx *f, uint64_t *seq, size_t len, int two,
 
 /* Writes of one block, two at a time, from a loop with time to spare go
  * to worker threads; larger ones, one at a time, or from a busy loop, by
- * kernel AIO, where the log has O_DIRECT (tmpfs has not: every write is a
- * thread's there).  The choice is made every 100 ms, so each kind runs
- * 300 ms before its 300 ms are counted; a write AIO could not take at once
- * (a cached block) is a thread's too, so a few may be. */
+ * kernel AIO.  On tmpfs every write is a thread's: it has no O_DIRECT, or,
+ * where it has, its pages are cached and AIO's RWF_NOWAIT refuses them.
+ * The choice is made every 100 ms, so each kind runs 300 ms before its
+ * 300 ms are counted; a write AIO could not take at once (a cached block)
+ * is a thread's too, so a few may be. */
 static void test_writes_to_threads_or_aio(void **state)
 {
     struct fx *f = *state;
