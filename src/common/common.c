@@ -47,17 +47,6 @@ void tb_wbuf_free(struct tb_wbuf *b)
 #define POPULATE_FROM ((size_t)1 << 20)
 #define POPULATE_STEP ((size_t)1 << 20)
 
-void *tb_map_unshared(size_t len)
-{
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
-        return NULL;
-    madvise(p, len, MADV_DONTFORK); /* an old kernel refuses: only slower */
-    return p;
-}
-
 static void populate(uint8_t *from, uint8_t *to)
 {
 #ifdef MADV_POPULATE_WRITE
@@ -71,6 +60,19 @@ static void populate(uint8_t *from, uint8_t *to)
     (void)from;
     (void)to;
 #endif
+}
+
+void *tb_map_unshared(size_t len, int populated)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED)
+        return NULL;
+    madvise(p, len, MADV_DONTFORK); /* an old kernel refuses: only slower */
+    if (populated)
+        populate(p, (uint8_t *)p + len);
+    return p;
 }
 
 int tb_wbuf_reserve(struct tb_wbuf *b, size_t extra)

@@ -55,8 +55,9 @@ uint8_t *tb_wbuf_take(struct tb_wbuf *b, size_t *len);
 
 /* `len` bytes of zeroed, page-aligned memory of its own (munmap it) that a
  * forked child does not inherit: a snapshot's child would otherwise make
- * each page the parent writes next a copy.  NULL if there is none. */
-void *tb_map_unshared(size_t len);
+ * each page the parent writes next a copy.  `populated`: its pages are
+ * made at once rather than faulted in one by one.  NULL if there is none. */
+void *tb_map_unshared(size_t len, int populated);
 
 /* Intrusive circular doubly-linked queue. */
 struct tb_queue {

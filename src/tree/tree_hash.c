@@ -70,9 +70,7 @@ static int slots_alloc(struct tree_slots *s, size_t n, int later)
     if (!mapped(n)) {
         p = calloc(n, SLOT_BYTES);
     } else {
-        p = tb_map_unshared(n * SLOT_BYTES);
-        if (p != NULL && !later)
-            madvise(p, n * SLOT_BYTES, MADV_POPULATE_WRITE);
+        p = tb_map_unshared(n * SLOT_BYTES, !later);
     }
     if (p == NULL)
         return TB_ENOMEM;

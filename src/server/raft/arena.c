@@ -147,15 +147,6 @@ void *replog__entry_alloc(size_t size)
     return p;
 }
 
-static void *map_populated(size_t len)
-{
-    void *p = tb_map_unshared(len);
-
-    if (p != NULL)
-        madvise(p, len, MADV_POPULATE_WRITE);
-    return p;
-}
-
 /* Zero-filled, as a fresh mapping is. */
 static void *big_alloc(size_t size)
 {
@@ -164,7 +155,8 @@ static void *big_alloc(size_t size)
     uint8_t *p;
     int rv;
 
-    if (size > SIZE_MAX - BIG_HDR - page || (p = tb_map_unshared(len)) == NULL)
+    if (size > SIZE_MAX - BIG_HDR - page ||
+        (p = tb_map_unshared(len, 0)) == NULL)
         return NULL;
     *(size_t *)p = len;
     pthread_mutex_lock(&lock);
@@ -177,23 +169,20 @@ static void *big_alloc(size_t size)
     return p + BIG_HDR;
 }
 
-/* The block's mapping if `ptr` is a large block, else NULL. */
-static uint8_t *big_of(void *ptr)
+/* The block's mapping if `ptr` is a large block, else NULL; `take`: it is
+ * forgotten too.  A large block starts BIG_HDR bytes into a page (a
+ * multiple of 4 KiB), so any other pointer, nearly every one malloc gives,
+ * is not looked up.  Called with the lock held. */
+static uint8_t *big_find(void *ptr, int take)
 {
     uint8_t *p;
 
-    pthread_mutex_lock(&lock);
-    p = tb_map_get(&bigs, (uintptr_t)ptr);
-    pthread_mutex_unlock(&lock);
+    if (((uintptr_t)ptr & 4095) != BIG_HDR ||
+        (p = tb_map_get(&bigs, (uintptr_t)ptr)) == NULL)
+        return NULL;
+    if (take)
+        tb_map_del(&bigs, (uintptr_t)ptr);
     return p;
-}
-
-static void big_free(uint8_t *p)
-{
-    pthread_mutex_lock(&lock);
-    tb_map_del(&bigs, (uintptr_t)(p + BIG_HDR));
-    pthread_mutex_unlock(&lock);
-    munmap(p, *(size_t *)p);
 }
 
 static void heap_free(void *data, void *ptr)
@@ -213,10 +202,10 @@ static void heap_free(void *data, void *ptr)
             chunk_drop(c);
     }
     if (c == NULL)
-        big = tb_map_get(&bigs, (uintptr_t)ptr);
+        big = big_find(ptr, 1);
     pthread_mutex_unlock(&lock);
     if (big != NULL)
-        big_free(big);
+        munmap(big, *(size_t *)big);
     else if (c == NULL)
         free(ptr);
 }
@@ -238,14 +227,17 @@ static void *heap_calloc(void *data, size_t n, size_t size)
 /* Raft reallocates only what it allocated itself, never an entry. */
 static void *heap_realloc(void *data, void *ptr, size_t size)
 {
-    uint8_t *big = ptr != NULL ? big_of(ptr) : NULL;
+    uint8_t *big;
     void *q;
     size_t old;
 
     (void)data;
+    pthread_mutex_lock(&lock);
+    big = big_find(ptr, 0);
+    pthread_mutex_unlock(&lock);
     if (big == NULL && size < BIG_MIN)
         return realloc(ptr, size);
-    if ((q = big_alloc(size)) == NULL)
+    if ((q = heap_malloc(NULL, size)) == NULL)
         return NULL;
     if (ptr != NULL) {
         old = big != NULL ? *(size_t *)big - BIG_HDR : malloc_usable_size(ptr);
@@ -271,7 +263,7 @@ static struct buf *buf_get(size_t size)
         return fit;
     while (cap < size)
         cap *= 2;
-    if ((unused->base = map_populated(cap)) == NULL)
+    if ((unused->base = tb_map_unshared(cap, 1)) == NULL)
         return NULL;
     unused->cap = cap;
     return unused;

@@ -142,7 +142,7 @@ static int batch_reserve(struct wal *w, struct wal_batch *b, size_t extra)
             cap = w->spare[i].cap;
             w->spare[i] = w->spare[--w->n_spare];
         }
-    if (p == NULL && (p = tb_map_unshared(cap)) == NULL)
+    if (p == NULL && (p = tb_map_unshared(cap, 0)) == NULL)
         return RAFT_NOMEM;
     if (b->len > 0)
         memcpy(p, b->buf, b->len);
