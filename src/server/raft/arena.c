@@ -14,13 +14,6 @@
  * (An older kernel refuses either madvise, harmlessly: both only save
  * time.)
  *
- * raft_uv encodes each batch into an aligned buffer that it grows to the
- * exact size whenever a batch is larger than any since its segment began,
- * and drops with the segment.  Its aligned allocations up to BUF_MAX come
- * from a few mappings sized in powers of two, populated and left out of
- * children as chunks are; the largest one freed is kept for the next
- * request it fits.
- *
  * Raft's own large arrays, the ring of the entries it holds and their
  * reference counts, are written at every append, and so are the log's
  * write buffers (wal.c): they come from mappings left out of children too.
@@ -59,17 +52,6 @@ struct chunk {
 
 #define POPULATE_STEP ((size_t)64 << 10)
 
-#define BUF_MIN   ((size_t)64 << 10)
-#define BUF_MAX   ((size_t)1 << 20)
-#define BUF_SLOTS 8
-#define BUF_KEEP  1 /* free buffers kept mapped: raft_uv grows by copying */
-
-struct buf {
-    uint8_t *base; /* NULL: slot unused */
-    size_t cap;
-    int busy;
-};
-
 /* Raft's allocations from this size on are mappings of their own, their
  * length in a header in front. */
 #define BIG_MIN ((size_t)64 << 10)
@@ -80,7 +62,6 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct tb_map chunks; /* chunk address -> chunk */
 static struct tb_map bigs;   /* large block -> its mapping */
 static struct chunk *current;
-static struct buf bufs[BUF_SLOTS];
 
 static struct chunk *chunk_of(void *p)
 {
@@ -247,80 +228,18 @@ static void *heap_realloc(void *data, void *ptr, size_t size)
     return q;
 }
 
-/* The smallest free buffer that fits, or a new one in an unused slot. */
-static struct buf *buf_get(size_t size)
-{
-    struct buf *b, *fit = NULL, *unused = NULL;
-    size_t cap = BUF_MIN;
-
-    for (b = bufs; b < bufs + BUF_SLOTS; b++) {
-        if (b->base == NULL)
-            unused = unused ? unused : b;
-        else if (!b->busy && b->cap >= size && (!fit || b->cap < fit->cap))
-            fit = b;
-    }
-    if (fit != NULL || unused == NULL)
-        return fit;
-    while (cap < size)
-        cap *= 2;
-    if ((unused->base = tb_map_unshared(cap, 1)) == NULL)
-        return NULL;
-    unused->cap = cap;
-    return unused;
-}
-
-/* Unmaps the smallest free buffers beyond BUF_KEEP. */
-static void buf_trim(void)
-{
-    struct buf *b, *small;
-    int nfree;
-
-    for (;;) {
-        nfree = 0;
-        small = NULL;
-        for (b = bufs; b < bufs + BUF_SLOTS; b++) {
-            if (b->base == NULL || b->busy)
-                continue;
-            nfree++;
-            if (small == NULL || b->cap < small->cap)
-                small = b;
-        }
-        if (nfree <= BUF_KEEP)
-            return;
-        munmap(small->base, small->cap);
-        small->base = NULL;
-    }
-}
-
+/* The log's writes are wal.c's own; raft_uv asks for an aligned buffer
+ * only a few times, at start. */
 static void *heap_aligned_alloc(void *data, size_t alignment, size_t size)
 {
-    struct buf *b = NULL;
-
     (void)data;
-    pthread_mutex_lock(&lock);
-    if (alignment <= (size_t)sysconf(_SC_PAGESIZE) && size <= BUF_MAX &&
-        (b = buf_get(size)) != NULL)
-        b->busy = 1;
-    pthread_mutex_unlock(&lock);
-    return b != NULL ? b->base : aligned_alloc(alignment, size);
+    return aligned_alloc(alignment, size);
 }
 
 static void heap_aligned_free(void *data, size_t alignment, void *ptr)
 {
-    struct buf *b;
-
     (void)data;
     (void)alignment;
-    pthread_mutex_lock(&lock);
-    for (b = bufs; b < bufs + BUF_SLOTS; b++) {
-        if (b->base != NULL && b->base == ptr) {
-            b->busy = 0;
-            buf_trim();
-            pthread_mutex_unlock(&lock);
-            return;
-        }
-    }
-    pthread_mutex_unlock(&lock);
     free(ptr);
 }
 
@@ -337,7 +256,6 @@ static void forget_chunks(void)
     tb_map_free(&chunks);
     tb_map_free(&bigs);
     current = NULL;
-    memset(bufs, 0, sizeof bufs);
 }
 
 static void install(void)
