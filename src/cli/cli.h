@@ -135,6 +135,9 @@ void cli_time_str(int64_t ms, char *buf, size_t cap);
 int cli_parse_i64(const char *s, int64_t *out);
 /* Seconds with an optional fraction ("2.5") into ms: 0 or -1. */
 int cli_parse_seconds(const char *s, int64_t *ms);
+/* -v VERSION: -1 (any) up to INT32_MAX; prints a usage error if not. */
+int cli_version_arg(struct cli *cli, const struct cli_cmd *cmd, const char *arg,
+                    int64_t *version);
 /* Checks that `path` is absolute; prints a usage error if not. */
 int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
                    const char *path);

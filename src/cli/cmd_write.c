@@ -214,9 +214,8 @@ static int run_set(struct cli *cli, const struct cli_cmd *cmd, int argc,
     while ((ch = cli_getopt(cli, argc, argv, ":v:sf:h", lo)) != -1) {
         switch (ch) {
         case 'v':
-            if (cli_parse_i64(optarg, &version) != 0 || version < -1 ||
-                version > INT32_MAX)
-                return cli_usage(cli, cmd, "bad version '%s'", optarg);
+            if ((rc = cli_version_arg(cli, cmd, optarg, &version)) != 0)
+                return rc;
             break;
         case 's':
             with_stat = 1;
@@ -280,9 +279,8 @@ static int run_delete(struct cli *cli, const struct cli_cmd *cmd, int argc,
     while ((ch = cli_getopt(cli, argc, argv, ":v:h", lo)) != -1) {
         switch (ch) {
         case 'v':
-            if (cli_parse_i64(optarg, &version) != 0 || version < -1 ||
-                version > INT32_MAX)
-                return cli_usage(cli, cmd, "bad version '%s'", optarg);
+            if ((rc = cli_version_arg(cli, cmd, optarg, &version)) != 0)
+                return rc;
             break;
         default:
             return cli_opt_end(cli, cmd, ch, argv);

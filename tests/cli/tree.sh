@@ -158,6 +158,16 @@ for c in get stat sync getacl watch delete locks; do
     check_match "$c /a /b: says why" "expected one PATH" "$err"
 done
 
+# -v VERSION is -1 (any) up to 2^31-1, checked before any connection too.
+for v in x -2 2147483648; do
+    for c in "set -v $v /t x" "delete -v $v /t" "setacl -v $v /t world:anyone:r"; do
+        # shellcheck disable=SC2086
+        err=$(TUMBLER_SERVERS=127.0.0.1:1 tb $c 2>&1); rc=$?
+        check_eq "$c: 64" 64 "$rc"
+        check_match "$c: says why" "bad version '$v'" "$err"
+    done
+done
+
 # ---- unreachable servers ----
 p1=$(free_port); p2=$(free_port)
 err=$(TUMBLER_SERVERS=127.0.0.1:$p1,127.0.0.1:$p2 tb --connect-timeout 1.5 ls / 2>&1); rc=$?
