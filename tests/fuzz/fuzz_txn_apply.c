@@ -497,9 +497,11 @@ static int same_stat(const struct tb_stat *a, const struct tb_stat *b)
 
 static void check_create_result(struct ctx *c, const struct fz_log *l)
 {
-    struct tb_rd r = tb_rd_make(l->body.base, l->body.len);
+    struct tb_rd r = tb_rd_make(l->body.base, l->body.len), q;
     struct tb_create2_resp cr;
     struct tb_path_resp pr;
+    struct tb_create_req cq;
+    struct tb_create_ttl_req ttl;
     struct tb_stat st;
     struct tree_node *n;
 
@@ -522,9 +524,19 @@ static void check_create_result(struct ctx *c, const struct fz_log *l)
     FZ_CHECK(st.czxid == c->zxid && st.mzxid == c->zxid &&
                  st.pzxid == c->zxid && st.ctime == c->t.time,
              "created node's zxids or time are not the txn's");
-    if (l->type != TB_OP_CREATE)
-        FZ_CHECK(same_stat(&st, &cr.stat),
-                 "create2 Stat differs from the node's");
+    if (l->type == TB_OP_CREATE)
+        return;
+    /* The reply's Stat is taken as the node is made, before a quota stats
+     * node gets its counts for data (ZooKeeper's DataTree does the same),
+     * so its data length is the request's. */
+    q = tb_rd_make(c->t.body.base, c->t.body.len);
+    if (l->type == TB_OP_CREATETTL)
+        FZ_CHECK(tb_create_ttl_req_decode(&q, &ttl) == 0, "create request");
+    else
+        FZ_CHECK(tb_create_req_decode(&q, &cq) == 0, "create request");
+    st.data_length =
+        (int32_t)(l->type == TB_OP_CREATETTL ? ttl.data.len : cq.data.len);
+    FZ_CHECK(same_stat(&st, &cr.stat), "create2 Stat differs from the node's");
 }
 
 static void apply_step(struct ctx *c)
