@@ -229,11 +229,14 @@ static void *heap_realloc(void *data, void *ptr, size_t size)
 }
 
 /* The log's writes are wal.c's own; raft_uv asks for an aligned buffer
- * only a few times, at start. */
+ * only a few times, at start.  posix_memalign, not aligned_alloc: the
+ * size need not be a multiple of the alignment. */
 static void *heap_aligned_alloc(void *data, size_t alignment, size_t size)
 {
+    void *p;
+
     (void)data;
-    return aligned_alloc(alignment, size);
+    return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
 }
 
 static void heap_aligned_free(void *data, size_t alignment, void *ptr)
