@@ -135,6 +135,8 @@ struct replog_stats {
     uint64_t log_writes_overlapped;  /* of those, submitted while another
                                         was on its way */
     uint64_t log_writes_threaded;    /* of those, by the threadpool */
+    uint64_t log_writes_held;        /* of those, held for a later append */
+    uint64_t log_writes_joined;      /* ... and joined by one */
     uint64_t log_entries;            /* entries appended */
     uint64_t log_write_us;           /* submission to completion, summed */
     uint64_t log_write_us_max;       /* ... the longest */

@@ -2,12 +2,12 @@
  * ours).  Appends and truncations become records in `pending`; while fewer
  * than WAL_INFLIGHT writes are on their way, pending goes to the disk as
  * one write with O_DIRECT and RWF_DSYNC, submitted from the loop with
- * kernel AIO, or on libuv's threadpool where that cannot be had and
- * while threads pay (pick_threads).  An append
- * only marks pending as due: it is submitted just before the loop next
- * waits, so that the appends of one turn make one write, and the replies
- * of that turn are on their sockets before the submission (notifying the
- * device takes tens of microseconds under a hypervisor).  Completions
+ * kernel AIO, or on libuv's threadpool where that cannot be had.  An
+ * append only marks pending as due: it is submitted just before the loop
+ * next waits, so that the appends of one turn make one write, and the
+ * replies of that turn are on their sockets before the submission
+ * (notifying the device takes tens of microseconds under a hypervisor);
+ * a write that would go alone may wait for the next append (hold).  Completions
  * are handed to raft in submission order, and after a failed write every
  * later one fails too: its records follow a gap.
  *
@@ -29,6 +29,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -372,33 +373,90 @@ static int aio_submit(struct wal_write *wr)
     return syscall(__NR_io_submit, w->aio, 1L, &cb) == 1 ? 0 : -1;
 }
 
-/* Kernel AIO or the threadpool, looked at again every 100 ms.  A write
- * by AIO costs the loop one system call, but the kernel's direct-I/O
- * worker issues each write's cache flush, and those of two writes on their
- * way one after the other; worker threads writing with O_DSYNC issue their
- * own, and two such writes share the disk's flushes, for the cost of waking
- * a thread per write.  That pays for writes of one block, whose time is
- * mostly the flush, while writes come two at a time (a quarter or more of
- * the last period's were submitted while another was on its way) and the
- * loop has time to spare (it waited for events half of that period or
- * more): one lock, 100 clients, +10-22%, where ten locks, the loop busy,
- * lost 12% and one write at a time 10%. */
-static int pick_threads(struct wal *w)
-{
-    uint64_t now = uv_hrtime(), idle, n, o;
+/* Holding a write back.  Where appends come a little apart, as one lock's
+ * re-queueing create and, a round trip later, the next holder's delete,
+ * two writes on their way at once take longer than one write of both:
+ * each synced write is its data and then a cache flush, and the kernel's
+ * direct-I/O worker issues the flushes of two AIO writes one after the
+ * other.  So while a quarter or more of the last period's writes went
+ * while another was on its way or were joined while held, and they were
+ * small (a write's time then is mostly its flush; larger ones keep the disk
+ * busy with data, which a hold would leave idle), a write that would go
+ * alone waits for the next append: half the period's mean write time, and
+ * WAL_HOLD_MAX_NS, at most.  Appends that came while a write was on its way
+ * have waited already and are not held; nor are writes that come one at a
+ * time.  The period is 100 ms. */
+#define WAL_HOLD_MAX_NS 500000
+#define WAL_HOLD_BYTES  (2 * WAL_BLOCK) /* mean write size of a period */
 
-    if (now - w->pick.at_ns < 100000000)
-        return w->pick.threads;
-    idle = uv_metrics_idle_time(w->loop);
-    n = w->writes - w->pick.writes;
-    o = w->overlapped - w->pick.overlapped;
-    w->pick.threads = n > 0 && 4 * o >= n &&
-                      2 * (idle - w->pick.idle_ns) >= now - w->pick.at_ns;
-    w->pick.at_ns = now;
-    w->pick.idle_ns = idle;
-    w->pick.writes = w->writes;
-    w->pick.overlapped = w->overlapped;
-    return w->pick.threads;
+static void look(struct wal *w)
+{
+    uint64_t now = uv_hrtime(), n, o, done, ns;
+
+    if (now - w->look.at_ns < 100000000)
+        return;
+    n = w->writes - w->look.writes;
+    o = w->overlapped - w->look.overlapped + w->joined - w->look.joined;
+    done = w->writes - w->inflight - w->look.done;
+    ns = done > 0 ? (w->write_ns - w->look.write_ns) / done / 2 : 0;
+    w->look.hold_ns = n > 0 && 4 * o >= n &&
+                              w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES
+                          ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
+                          : 0;
+    w->look.at_ns = now;
+    w->look.bytes = w->bytes;
+    w->look.writes = w->writes;
+    w->look.done = w->writes - w->inflight;
+    w->look.overlapped = w->overlapped;
+    w->look.joined = w->joined;
+    w->look.write_ns = w->write_ns;
+}
+
+static void hold_timer(struct wal *w, uint64_t ns)
+{
+    struct itimerspec t = {{0, 0}, {(time_t)(ns / 1000000000),
+                                    (long)(ns % 1000000000)}};
+
+    timerfd_settime(w->hold_fd, 0, &t, NULL);
+}
+
+/* Whether pending waits: a hold begins, or goes on until an append joins
+ * it or its timer ends it (hold_ready). */
+static int hold(struct wal *w)
+{
+    if (w->holding) {
+        if (w->pending.n_acks == w->hold_acks)
+            return 1;
+        hold_timer(w, 0);
+        w->holding = 0;
+        w->joined++;
+        return 0;
+    }
+    if (w->inflight > 0 || w->no_hold || w->hold_fd < 0 || w->closing ||
+        w->pending.n_acks == 0)
+        return 0;
+    look(w);
+    if (w->look.hold_ns == 0)
+        return 0;
+    hold_timer(w, w->look.hold_ns);
+    w->holding = 1;
+    w->no_hold = 1;
+    w->hold_acks = w->pending.n_acks;
+    w->held++;
+    return 1;
+}
+
+static void hold_ready(uv_poll_t *h, int status, int events)
+{
+    struct wal *w = h->data;
+    uint64_t count;
+
+    (void)status;
+    (void)events;
+    if (read(w->hold_fd, &count, sizeof count) < 0 || !w->holding)
+        return;
+    w->holding = 0;
+    flush(w);
 }
 
 static void aio_ready(uv_poll_t *h, int status, int events)
@@ -427,7 +485,6 @@ static void aio_ready(uv_poll_t *h, int status, int events)
 
 void replog__wal_aio_init(struct wal *w)
 {
-    uv_loop_configure(w->loop, UV_METRICS_IDLE_TIME); /* pick_threads */
     if (syscall(__NR_io_setup, (long)WAL_INFLIGHT, &w->aio) != 0) {
         w->aio = 0;
         return;
@@ -617,7 +674,7 @@ static void flush(struct wal *w)
 
     if (w->pending.len == 0 && w->pending.open == SIZE_MAX)
         return;
-    if (w->inflight >= WAL_INFLIGHT)
+    if (w->inflight >= WAL_INFLIGHT || hold(w))
         return;
     record_close(w);
     if ((s = seg_for(w, w->pending.len)) == NULL)
@@ -633,19 +690,20 @@ static void flush(struct wal *w)
     wr->submitted_ns = uv_hrtime();
     memset(&w->pending, 0, sizeof w->pending);
     w->pending.open = SIZE_MAX;
-    if (((wr->b.len <= WAL_BLOCK && pick_threads(w)) || aio_submit(wr) != 0) &&
-        pool_submit(wr) != 0) {
+    if (aio_submit(wr) != 0 && pool_submit(wr) != 0) {
         w->pending = wr->b;
         w->last_crc = crc; /* sealed again when submitted */
         free(wr);
         return;
     }
+    w->no_hold = 0;
     s->end += (off_t)wr->b.len;
     s->writing++;
     s->writes++;
     if (wr->b.last_index > s->last_index)
         s->last_index = wr->b.last_index;
     w->writes++;
+    w->bytes += wr->b.len;
     if (w->inflight++ > 0)
         w->overlapped++;
     if (w->tail != NULL)
@@ -665,11 +723,24 @@ static void on_flusher(uv_prepare_t *h)
     flush(w);
 }
 
+/* Without a timer, writes are not held. */
 void replog__wal_flusher_init(struct wal *w)
 {
     if (uv_prepare_init(w->loop, &w->flusher) == 0) {
         w->flusher.data = w;
         w->flusher_on = 1;
+    }
+    w->hold_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (w->hold_fd < 0)
+        return;
+    w->hold_poll.data = w;
+    if (uv_poll_init(w->loop, &w->hold_poll, w->hold_fd) != 0) {
+        close(w->hold_fd);
+        w->hold_fd = -1;
+    } else if (uv_poll_start(&w->hold_poll, UV_READABLE, hold_ready) != 0) {
+        uv_close((uv_handle_t *)&w->hold_poll, NULL);
+        close(w->hold_fd);
+        w->hold_fd = -1;
     }
 }
 
@@ -705,6 +776,8 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
         return RAFT_IOERR;
     for (i = 0; i < n; i++)
         need += 16 + ((entries[i].buf.len + 7) & ~(size_t)7);
+    if (b->n_acks == 0 && w->inflight > 0)
+        w->no_hold = 1; /* it waits for that write already */
     if ((rv = batch_reserve(w, b, need)) != 0 ||
         (rv = batch_ack(b, req, cb)) != 0)
         return rv;

@@ -118,10 +118,15 @@ struct wal {
     uv_prepare_t flusher; /* submits pending before the loop next waits */
     int flusher_on;       /* initialized: closed with the log */
     unsigned inflight;
+    int hold_fd;          /* timerfd ending a hold (wal.c, hold) */
+    uv_poll_t hold_poll;
+    int holding;          /* pending is held back now */
+    int no_hold;          /* pending is not held (again) */
+    unsigned hold_acks;   /* pending's appends when the hold began */
     struct {
-        uint64_t at_ns, idle_ns, writes, overlapped; /* at the last look */
-        int threads; /* writes go to the threadpool (wal.c, pick_threads) */
-    } pick;
+        uint64_t at_ns, writes, bytes, done, overlapped, joined, write_ns;
+        uint64_t hold_ns; /* how long a write is held; 0: not at all */
+    } look;               /* wal.c, look: the last period's writes */
     struct wal_seg **segs; /* ascending; the last one is written to */
     unsigned n_segs, cap_segs;
     uint64_t next_seq;
@@ -167,7 +172,10 @@ struct wal {
     } spare[WAL_INFLIGHT + 1]; /* write buffers kept for reuse */
     unsigned n_spare;
     uint64_t writes;     /* submitted */
+    uint64_t bytes;      /* in them */
     uint64_t overlapped; /* submitted while another was on its way */
+    uint64_t held;       /* held back for a later append */
+    uint64_t joined;     /* of those, joined by one */
     uint64_t threaded;   /* written by the threadpool */
     uint64_t entries;    /* appended */
     uint64_t write_ns, write_ns_max; /* submission to completion, done ones */

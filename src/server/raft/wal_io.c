@@ -333,9 +333,26 @@ static void close_aio(struct wal *w)
         w->uv->close(w->uv, uv_closed);
 }
 
+static void hold_closed(uv_handle_t *h)
+{
+    struct wal *w = h->data;
+
+    close(w->hold_fd);
+    w->hold_fd = -1;
+    close_aio(w);
+}
+
+static void close_hold(struct wal *w)
+{
+    if (w->hold_fd >= 0)
+        uv_close((uv_handle_t *)&w->hold_poll, hold_closed);
+    else
+        close_aio(w);
+}
+
 static void flusher_closed(uv_handle_t *h)
 {
-    close_aio(h->data);
+    close_hold(h->data);
 }
 
 /* raft_uv closes once no write, preparation, removal, or state being
@@ -363,7 +380,7 @@ void replog__wal_maybe_closed(struct wal *w)
     if (w->flusher_on)
         uv_close((uv_handle_t *)&w->flusher, flusher_closed);
     else
-        close_aio(w);
+        close_hold(w);
 }
 
 static void wal_close(struct raft_io *io, raft_io_close_cb cb)
@@ -407,6 +424,8 @@ void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
     out->log_writes = w->writes;
     out->log_writes_overlapped = w->overlapped;
     out->log_writes_threaded = w->threaded;
+    out->log_writes_held = w->held;
+    out->log_writes_joined = w->joined;
     out->log_entries = w->entries;
     out->log_write_us = w->write_ns / 1000;
     out->log_write_us_max = w->write_ns_max / 1000;
@@ -433,6 +452,7 @@ int replog__wal_init(struct replog *l, off_t segment_bytes)
     w->next_index = 1;
     w->next_seq = 1;
     w->pending.open = SIZE_MAX;
+    w->hold_fd = -1;
     if (getrandom(&w->nonce, sizeof w->nonce, 0) != sizeof w->nonce)
         w->nonce = (uint64_t)uv_hrtime() ^ (uint64_t)getpid();
     l->uv.data = w;
