@@ -399,10 +399,10 @@ static void look(struct wal *w)
     o = w->overlapped - w->look.overlapped + w->joined - w->look.joined;
     done = w->writes - w->inflight - w->look.done;
     ns = done > 0 ? (w->write_ns - w->look.write_ns) / done / 2 : 0;
-    w->look.hold_ns = n > 0 && 4 * o >= n &&
-                              w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES
-                          ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
-                          : 0;
+    w->look.hold_ns =
+        n > 0 && 4 * o >= n && w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES
+            ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
+            : 0;
     w->look.at_ns = now;
     w->look.bytes = w->bytes;
     w->look.writes = w->writes;
@@ -414,8 +414,8 @@ static void look(struct wal *w)
 
 static void hold_timer(struct wal *w, uint64_t ns)
 {
-    struct itimerspec t = {{0, 0}, {(time_t)(ns / 1000000000),
-                                    (long)(ns % 1000000000)}};
+    struct itimerspec t = {
+        {0, 0}, {(time_t)(ns / 1000000000), (long)(ns % 1000000000)}};
 
     timerfd_settime(w->hold_fd, 0, &t, NULL);
 }

@@ -118,15 +118,15 @@ struct wal {
     uv_prepare_t flusher; /* submits pending before the loop next waits */
     int flusher_on;       /* initialized: closed with the log */
     unsigned inflight;
-    int hold_fd;          /* timerfd ending a hold (wal.c, hold) */
+    int hold_fd; /* timerfd ending a hold (wal.c, hold) */
     uv_poll_t hold_poll;
-    int holding;          /* pending is held back now */
-    int no_hold;          /* pending is not held (again) */
-    unsigned hold_acks;   /* pending's appends when the hold began */
+    int holding;        /* pending is held back now */
+    int no_hold;        /* pending is not held (again) */
+    unsigned hold_acks; /* pending's appends when the hold began */
     struct {
         uint64_t at_ns, writes, bytes, done, overlapped, joined, write_ns;
-        uint64_t hold_ns; /* how long a write is held; 0: not at all */
-    } look;               /* wal.c, look: the last period's writes */
+        uint64_t hold_ns;  /* how long a write is held; 0: not at all */
+    } look;                /* wal.c, look: the last period's writes */
     struct wal_seg **segs; /* ascending; the last one is written to */
     unsigned n_segs, cap_segs;
     uint64_t next_seq;
