@@ -254,11 +254,13 @@ def bounds(t):
     L.append("A handoff on one lock is a chain: the holder's delete must be on disk before its "
              "successor's watch fires; the successor then lists the children (a round trip) and, "
              "holding for 0 ms, sends its own delete. The old holder sends its next create as soon "
-             "as its delete is acknowledged, so that create reaches the disk just before the next "
-             "delete and is still being written when the delete is: every acquisition costs two "
-             "synced writes (both servers count them, below), and the delete's is one of two on "
-             "their way at once. The disk's legs are measured with no server; the others inside "
-             "the one-lock run, or with one client and one request in flight (single):")
+             "as its delete is acknowledged, so that create reaches the server a round trip before "
+             "the next delete. Written at once, it is still being written when the delete comes: "
+             "two synced writes an acquisition, the delete's one of two on their way at once. "
+             "tumblerd holds such a write for the next append, half a write's time at most, so "
+             "that one synced write carries both (each server's count is below). The disk's legs "
+             "are measured with no server; the others inside the one-lock run, or with one client "
+             "and one request in flight (single):")
     L.append("")
     L.append("| leg | tumbler | zookeeper |")
     L.append("|---|---:|---:|")
@@ -309,8 +311,8 @@ def bounds(t):
         need = 1e6 / (4 * z)
         L.append("")
         L.append("Four times ZooKeeper's one-lock rate would need an acquisition every %.0f µs: the "
-                 "delete's synced write, written beside the create before it, the successor's "
-                 "round trip, and the hops between them, in that time. With no server, two writes "
+                 "delete's synced write, the successor's round trip, and the hops between them, "
+                 "in that time. With no server, two writes "
                  "at once took %.0f µs (p50) on this disk when they share a flush and %.0f µs by "
                  "kernel AIO, one alone %.0f µs; tumblerd's writes took %s µs on average during its "
                  "one-lock run. The disk's speed moves by minutes on this shared machine, so the "
@@ -353,8 +355,8 @@ def bounds_ten(t):
     if z and c and h:
         L.append("")
         L.append("Four times ZooKeeper's ten-lock rate is %s/s: a handoff every %.0f µs on each "
-                 "lock (this run's p50: %s µs, with the delete's synced write, which first waits "
-                 "for one of the two writes on their way, at %s µs on average) and the whole "
+                 "lock (this run's p50: %s µs, with the delete's synced write, which often first "
+                 "waits for one of the two writes on their way, at %s µs on average) and the whole "
                  "machine's CPU at %.0f µs per acquisition (this run's: %s µs). That cost falls "
                  "when the chains wait less, as CPUs that wait on the disk fall asleep and wake "
                  "more: with its data on tmpfs the same build made 18,000–20,700/s on these two "
