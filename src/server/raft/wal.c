@@ -7,9 +7,9 @@
  * next waits, so that the appends of one turn make one write, and the
  * replies of that turn are on their sockets before the submission
  * (notifying the device takes tens of microseconds under a hypervisor);
- * a write that would go alone may wait for the next append (hold).  Completions
- * are handed to raft in submission order, and after a failed write every
- * later one fails too: its records follow a gap.
+ * a write that would go alone may wait for the next append (hold).
+ * Completions are handed to raft in submission order, and after a failed
+ * write every later one fails too: its records follow a gap.
  *
  * Segments are prepared ahead of use, one at a time, so that every log
  * write overwrites allocated blocks: a synced write into an unallocated or
