@@ -286,29 +286,33 @@ struct phase {
     uint64_t rounds, writes, held, joined;
 };
 
-/* For `ms`: one proposal of `len` bytes a round, or two, the second
- * proposed in the loop's next turn, while the first waits for its write or
- * is held. */
-static void write_phase(struct fx *f, uint64_t *seq, size_t len, int two,
+/* For `ms`, rounds of one proposal of `len` bytes (kind 0); of two, the
+ * second proposed in the loop's next turn, while the first waits for its
+ * write or is held (1); or of those two, then two more in one turn (2). */
+static void write_phase(struct fx *f, uint64_t *seq, size_t len, int kind,
                         int ms, struct phase *ph)
 {
     uint64_t end = uv_hrtime() + (uint64_t)ms * 1000000;
     struct replog_stats s0, s1;
-    struct prop p[2];
+    struct prop p[4];
+    int i, n;
 
     memset(ph, 0, sizeof *ph);
     replog_get_stats(f->l, &s0);
     while (uv_hrtime() < end) {
         memset(p, 0, sizeof p);
-        propose_seq(f, &p[0], (*seq)++, len);
-        uv_run(&f->loop, UV_RUN_NOWAIT);
-        if (two) {
-            propose_seq(f, &p[1], (*seq)++, len);
+        for (n = 0; n < (kind == 0 ? 1 : 2); n++) {
+            propose_seq(f, &p[n], (*seq)++, len);
             uv_run(&f->loop, UV_RUN_NOWAIT);
         }
-        wait_props(f, p, two ? 2 : 1);
-        assert_int_equal(p[0].status, 0);
-        assert_int_equal(p[1].status, 0);
+        wait_props(f, p, n);
+        if (kind == 2) {
+            propose_seq(f, &p[n++], (*seq)++, len);
+            propose_seq(f, &p[n++], (*seq)++, len);
+            wait_props(f, p + 2, 2);
+        }
+        for (i = 0; i < n; i++)
+            assert_int_equal(p[i].status, 0);
         ph->rounds++;
     }
     replog_get_stats(f->l, &s1);
@@ -318,12 +322,12 @@ static void write_phase(struct fx *f, uint64_t *seq, size_t len, int two,
 }
 
 /* Small writes that come two at a time are held, and the second append
- * joins the first's write; large ones, and writes that come one at a
- * time, go at once.  The choice is made every 100 ms, so each kind runs
- * 300 ms before its 300 ms are counted.  A hold lasts half a write's time:
- * where writes take microseconds (tmpfs) it can end before the second
- * append comes, so the joins are counted on a disk only.  What was written
- * is all read back. */
+ * joins the first's write; large ones, writes that come one at a time,
+ * and two proposals of one turn, go at once.  The choice is made every 100 ms,
+ * so each kind runs 300 ms before its 300 ms are counted.  A hold lasts half a
+ * write's time: where writes take microseconds (tmpfs) it can end before the
+ * second append comes, so the joins are counted on a disk only.  What was
+ * written is all read back. */
 static void test_holds(void **state)
 {
     struct fx *f = *state;
@@ -351,6 +355,12 @@ static void test_holds(void **state)
     write_phase(f, &seq, 100, 0, 300, &ph);
     assert_true(ph.rounds >= 20);
     assert_true(ph.held < ph.rounds / 4);
+
+    write_phase(f, &seq, 100, 2, 300, &ph);
+    write_phase(f, &seq, 100, 2, 300, &ph);
+    assert_true(ph.rounds >= 10);
+    assert_true(ph.held > ph.rounds * 3 / 4);
+    assert_true(ph.held < ph.rounds * 5 / 4);
 
     write_phase(f, &seq, 100, 1, 300, &ph);
     write_phase(f, &seq, 10000, 1, 300, &ph);

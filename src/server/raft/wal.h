@@ -86,6 +86,7 @@ struct wal_batch {
     } * acks;
     unsigned n_acks, cap_acks;
     uint64_t last_index; /* of its entries; 0: none */
+    unsigned n_entries;
 };
 
 struct wal_write {
