@@ -385,9 +385,11 @@ static int aio_submit(struct wal_write *wr)
  * that would go alone waits for the next append: half the period's mean
  * write time, and WAL_HOLD_MAX_NS, at most.  Appends that came while a write
  * was on its way have waited already and are not held; nor are writes that
- * come one at a time, nor a write of several entries: they came in one
- * turn, as one lock's create and delete do at times, and held they waited
- * out the hold for a third that seldom came.  The period is 100 ms. */
+ * come one at a time.  A write of several entries is held only while the
+ * last period's such holds were joined half the time or more, and one in
+ * eight to learn again: their appends came in one turn, as one lock's
+ * create and delete do at times, and then nothing else comes (on ten locks,
+ * another lock's append does).  The period is 100 ms. */
 #define WAL_HOLD_MAX_NS 500000
 #define WAL_HOLD_BYTES  (2 * WAL_BLOCK) /* mean write size of a period */
 
@@ -405,6 +407,11 @@ static void look(struct wal *w)
         n > 0 && 4 * o >= n && w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES
             ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
             : 0;
+    if (w->multi_held > w->look.multi_held)
+        w->look.multi = 2 * (w->multi_joined - w->look.multi_joined) >=
+                        w->multi_held - w->look.multi_held;
+    w->look.multi_held = w->multi_held;
+    w->look.multi_joined = w->multi_joined;
     w->look.at_ns = now;
     w->look.bytes = w->bytes;
     w->look.writes = w->writes;
@@ -426,21 +433,29 @@ static void hold_timer(struct wal *w, uint64_t ns)
  * it or its timer ends it (hold_ready). */
 static int hold(struct wal *w)
 {
+    int multi;
+
     if (w->holding) {
         if (w->pending.n_acks == w->hold_acks)
             return 1;
         hold_timer(w, 0);
         w->holding = 0;
         w->joined++;
+        w->multi_joined += (uint64_t)w->hold_multi;
         return 0;
     }
     if (w->inflight > 0 || w->no_hold || w->hold_fd < 0 || w->closing ||
-        w->pending.n_entries != 1)
+        w->pending.n_entries == 0)
         return 0;
     look(w);
     if (w->look.hold_ns == 0)
         return 0;
+    multi = w->pending.n_entries > 1;
+    if (multi && !w->look.multi && w->multi_seen++ % 8 != 0)
+        return 0;
     hold_timer(w, w->look.hold_ns);
+    w->hold_multi = multi;
+    w->multi_held += (uint64_t)multi;
     w->holding = 1;
     w->no_hold = 1;
     w->hold_acks = w->pending.n_acks;
