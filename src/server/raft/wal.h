@@ -125,7 +125,9 @@ struct wal {
     int no_hold;        /* pending is not held (again) */
     unsigned hold_acks; /* pending's appends when the hold began */
     int hold_multi;     /* and it had several entries */
-    uint64_t multi_held, multi_joined, multi_seen; /* such holds */
+    /* Holds of writes of several entries, those joined, and such writes
+     * that were not held while they were not joined (wal.c, hold). */
+    uint64_t multi_held, multi_joined, multi_seen;
     struct {
         uint64_t at_ns, writes, bytes, done, overlapped, joined, write_ns;
         uint64_t multi_held, multi_joined;
