@@ -327,13 +327,13 @@ static void write_phase(struct fx *f, uint64_t *seq, size_t len,
 
 /* Small writes that come a turn apart are held, and the later append
  * joins the earlier one's write; large ones and writes that come one at a
- * time go at once.  A write of two proposals of one turn is held only while
- * such holds are joined: not where nothing follows it, yes where a third
- * proposal does.  The choices are made every 100 ms, so each kind runs 300
- * ms before its 300 ms are counted.  A hold lasts half a write's time:
- * where writes take microseconds (tmpfs) it can end before the next append
- * comes, so joins are counted on a disk only.  What was written is all read
- * back. */
+ * time go at once.  A write of two proposals of one turn is held only where
+ * more were answered since the last submission: not after a write of two,
+ * yes after one of three, or after one of two and one of one.  The choices are
+ * made every 100 ms, so each kind runs 300 ms before its 300 ms are counted.  A
+ * hold lasts half a write's time: where writes take microseconds (tmpfs) it can
+ * end before the next append comes, so joins are counted on a disk only.  What
+ * was written is all read back. */
 static void test_holds(void **state)
 {
     struct fx *f = *state;

@@ -322,6 +322,7 @@ static void write_finish(struct wal_write *wr, int err)
         seg_release(w, head->seg);
         if (head->status != 0)
             replog__fail_stop(w->l, "log write: %s", strerror(head->status));
+        w->answered += head->b.n_entries;
         answer(&head->b, 0);
         replog__wal_batch_free(w, &head->b);
         free(head);
@@ -385,11 +386,12 @@ static int aio_submit(struct wal_write *wr)
  * that would go alone waits for the next append: half the period's mean
  * write time, and WAL_HOLD_MAX_NS, at most.  Appends that came while a write
  * was on its way have waited already and are not held; nor are writes that
- * come one at a time.  A write of several entries is held only while the
- * last period's such holds were joined half the time or more, and one in
- * eight to learn again: their appends came in one turn, as one lock's
- * create and delete do at times, and then nothing else comes (on ten locks,
- * another lock's append does).  The period is 100 ms. */
+ * come one at a time.  A write of several entries is held only while it
+ * has fewer than the writes answered since the last submission: the appends
+ * that follow come mostly from the clients those answers reached, and once
+ * as many are back, few more are coming (one lock's create and delete come
+ * in one turn at times, and then nothing follows them).  The period is
+ * 100 ms. */
 #define WAL_HOLD_MAX_NS 500000
 #define WAL_HOLD_BYTES  (2 * WAL_BLOCK) /* mean write size of a period */
 
@@ -407,11 +409,6 @@ static void look(struct wal *w)
         n > 0 && 4 * o >= n && w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES
             ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
             : 0;
-    if (w->multi_held > w->look.multi_held)
-        w->look.multi = 2 * (w->multi_joined - w->look.multi_joined) >=
-                        w->multi_held - w->look.multi_held;
-    w->look.multi_held = w->multi_held;
-    w->look.multi_joined = w->multi_joined;
     w->look.at_ns = now;
     w->look.bytes = w->bytes;
     w->look.writes = w->writes;
@@ -433,15 +430,12 @@ static void hold_timer(struct wal *w, uint64_t ns)
  * it or its timer ends it (hold_ready). */
 static int hold(struct wal *w)
 {
-    int multi;
-
     if (w->holding) {
         if (w->pending.n_acks == w->hold_acks)
             return 1;
         hold_timer(w, 0);
         w->holding = 0;
         w->joined++;
-        w->multi_joined += (uint64_t)w->hold_multi;
         return 0;
     }
     if (w->inflight > 0 || w->no_hold || w->hold_fd < 0 || w->closing ||
@@ -450,12 +444,10 @@ static int hold(struct wal *w)
     look(w);
     if (w->look.hold_ns == 0)
         return 0;
-    multi = w->pending.n_entries > 1;
-    if (multi && !w->look.multi && w->multi_seen++ % 8 != 0)
+    if (w->pending.n_entries > 1 &&
+        w->pending.n_entries >= w->answered - w->answered_at_submit)
         return 0;
     hold_timer(w, w->look.hold_ns);
-    w->hold_multi = multi;
-    w->multi_held += (uint64_t)multi;
     w->holding = 1;
     w->no_hold = 1;
     w->hold_acks = w->pending.n_acks;
@@ -714,6 +706,7 @@ static void flush(struct wal *w)
         return;
     }
     w->no_hold = 0;
+    w->answered_at_submit = w->answered;
     s->end += (off_t)wr->b.len;
     s->writing++;
     s->writes++;

@@ -124,15 +124,11 @@ struct wal {
     int holding;        /* pending is held back now */
     int no_hold;        /* pending is not held (again) */
     unsigned hold_acks; /* pending's appends when the hold began */
-    int hold_multi;     /* and it had several entries */
-    /* Holds of writes of several entries, those joined, and such writes
-     * that were not held while they were not joined (wal.c, hold). */
-    uint64_t multi_held, multi_joined, multi_seen;
+    uint64_t answered;  /* entries whose writes are done */
+    uint64_t answered_at_submit; /* as many at the last submission */
     struct {
         uint64_t at_ns, writes, bytes, done, overlapped, joined, write_ns;
-        uint64_t multi_held, multi_joined;
         uint64_t hold_ns;  /* how long a write is held; 0: not at all */
-        int multi;         /* writes of several entries are held */
     } look;                /* wal.c, look: the last period's writes */
     struct wal_seg **segs; /* ascending; the last one is written to */
     unsigned n_segs, cap_segs;
