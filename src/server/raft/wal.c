@@ -386,12 +386,12 @@ static int aio_submit(struct wal_write *wr)
  * that would go alone waits for the next append: half the period's mean
  * write time, and WAL_HOLD_MAX_NS, at most.  Appends that came while a write
  * was on its way have waited already and are not held; nor are writes that
- * come one at a time.  A write of several entries is held only while it
- * has fewer than the writes answered since the last submission: the appends
- * that follow come mostly from the clients those answers reached, and once
- * as many are back, few more are coming (one lock's create and delete come
- * in one turn at times, and then nothing follows them).  The period is
- * 100 ms. */
+ * come one at a time.  A write of several entries is held only while
+ * fewer of them came than were answered since the last submission: the
+ * appends that follow come mostly from the clients those answers reached,
+ * and once as many are back, few more are coming (one lock's create and
+ * delete come in one turn at times, and then nothing follows them).  The
+ * period is 100 ms. */
 #define WAL_HOLD_MAX_NS 500000
 #define WAL_HOLD_BYTES  (2 * WAL_BLOCK) /* mean write size of a period */
 
