@@ -37,9 +37,11 @@
 #include "server/raft/wal.h"
 
 /* One page of zeros repeated by pwritev: even zero-page mappings of a
- * larger buffer count in the process's RSS.  Each call's zeros are synced
- * before the next are written: a log write queued behind a sync waits for
- * 128 KiB, not for the whole segment. */
+ * larger buffer count in the process's RSS.  While another segment takes
+ * log writes, each call's zeros are synced before the next are written: a
+ * log write queued behind a sync waits for 128 KiB, not for the whole
+ * segment.  With none (a new log's first segment, which the first request
+ * waits for), one sync at the end: each costs a cache flush. */
 #define ZERO_IOVS 32 /* 128 KiB a call */
 
 static const uint8_t zeros[WAL_BLOCK];
@@ -77,7 +79,7 @@ int replog__wal_sync_dir(const char *dir)
 }
 
 /* Zeros over [0, len), synced: 0 or an errno value. */
-static int zero_fill(int fd, off_t len)
+static int zero_fill(int fd, off_t len, int alone)
 {
     struct iovec iov[ZERO_IOVS];
     off_t pos = 0, left;
@@ -95,9 +97,9 @@ static int zero_fill(int fd, off_t len)
             continue;
         if (n <= 0)
             return n == 0 ? EIO : errno;
-        if (fdatasync(fd) != 0)
-            return errno;
         pos += n;
+        if ((!alone || pos >= len) && fdatasync(fd) != 0)
+            return errno;
     }
     /* The log writes the segment with O_DIRECT: its zeros, cached and
      * clean now, would only cost memory. */
@@ -531,7 +533,7 @@ static void prep_work(uv_work_t *work)
             return;
         }
         if (w->prep_zero)
-            err = zero_fill(fd, s->size);
+            err = zero_fill(fd, s->size, w->prep_alone);
         else
             err = reserve(fd, s->size);
         close(fd);
@@ -607,6 +609,7 @@ void replog__wal_start_prep(struct wal *w)
                   ? REPLOG_FIRST_SEGMENT_BYTES
                   : w->seg_bytes;
     w->prep_spare = 0;
+    w->prep_alone = cur == NULL;
     w->prep_zero = cur == NULL || cur->writes == 0 ||
                    (uint64_t)cur->end / cur->writes < WAL_LARGE_WRITE;
     if (w->n_spare_segs > 0) {

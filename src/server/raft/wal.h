@@ -139,7 +139,8 @@ struct wal {
     uint64_t prep_spare;      /* the spare it is renamed from; 0: zero-filled
                                  (also when that spare could not be renamed) */
     int prep_err;
-    int prep_zero; /* a new segment is zero-filled; else reserved */
+    int prep_zero;  /* a new segment is zero-filled; else reserved */
+    int prep_alone; /* no segment takes writes meanwhile */
     uint64_t spare_segs[WAL_SPARES]; /* seqs in their wal-spare-<seq> names */
     unsigned n_spare_segs;
     uv_work_t removal;
