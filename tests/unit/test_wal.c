@@ -247,6 +247,7 @@ static void test_two_writes_in_flight(void **state)
     struct replog_config c = base_config(f);
     struct prop p[9];
     struct replog_stats s0, mid, s1;
+    struct wal *w;
     int i;
 
     memset(p, 0, sizeof p);
@@ -274,6 +275,10 @@ static void test_two_writes_in_flight(void **state)
     assert_int_equal(s1.log_entries - s0.log_entries, 8);
     assert_true(s1.log_write_us > s0.log_write_us);
     assert_true(s1.log_write_us_max > 0);
+    /* The holds' rule sees which went alone, and how long they took. */
+    w = f->l->io.impl;
+    assert_int_equal(w->alone_done, s1.log_writes - s1.log_writes_overlapped);
+    assert_true(w->alone_ns > 0);
     fx_close(f);
 
     assert_int_equal(fx_open(f, &c), 0);
@@ -325,15 +330,32 @@ static void write_phase(struct fx *f, uint64_t *seq, size_t len,
     ph->joined = s1.log_writes_joined - s0.log_writes_joined;
 }
 
-/* Small writes that come a turn apart are held, and the later append
- * joins the earlier one's write; large ones and writes that come one at a
- * time go at once.  A write of two proposals of one turn is held only where
- * more were answered since the last submission: not after a write of two,
- * yes after one of three, or after one of two and one of one.  The choices are
- * made every 100 ms, so each kind runs 300 ms before its 300 ms are counted.  A
- * hold lasts half a write's time: where writes take microseconds (tmpfs) it can
- * end before the next append comes, so joins are counted on a disk only.  What
- * was written is all read back. */
+/* Holds pay where writes submitted beside another took longer, on
+ * average, than writes submitted alone; a period without both kinds keeps
+ * the answer before it. */
+static void test_hold_pays(void **state)
+{
+    (void)state;
+    assert_true(replog__wal_hold_pays(10, 10 * 150000, 10, 10 * 190000, 0));
+    assert_false(replog__wal_hold_pays(10, 10 * 175000, 10, 10 * 138000, 1));
+    assert_false(replog__wal_hold_pays(10, 10 * 150000, 10, 10 * 150000, 1));
+    assert_true(replog__wal_hold_pays(3, 3 * 100000, 1, 120000, 0));
+    assert_true(replog__wal_hold_pays(10, 10 * 150000, 0, 0, 1));
+    assert_false(replog__wal_hold_pays(10, 10 * 150000, 0, 0, 0));
+    assert_true(replog__wal_hold_pays(0, 0, 10, 10 * 150000, 1));
+    assert_false(replog__wal_hold_pays(0, 0, 10, 10 * 150000, 0));
+}
+
+/* Small writes that come a turn apart are held (here whatever the disk
+ * shows: log_hold_always), and the later append joins the earlier one's
+ * write; large ones and writes that come one at a time go at once.  A
+ * write of two proposals of one turn is held only where more were
+ * answered since the last submission: not after a write of two, yes after
+ * one of three, or after one of two and one of one.  The choices are made
+ * every 100 ms, so each kind runs 300 ms before its 300 ms are counted.  A
+ * hold lasts half a write's time: where writes take microseconds (tmpfs)
+ * it can end before the next append comes, so joins are counted on a disk
+ * only.  What was written is all read back. */
 static void test_holds(void **state)
 {
     struct fx *f = *state;
@@ -343,6 +365,7 @@ static void test_holds(void **state)
     struct statfs sf;
     int tmpfs;
 
+    c.log_hold_always = 1;
     assert_int_equal(fx_open(f, &c), 0);
     propose_one(f, 0, 10);
     assert_int_equal(statfs(f->dir, &sf), 0);
@@ -731,6 +754,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_new_segment_zeroed_or_reserved,
                                         setup, teardown),
+        cmocka_unit_test(test_hold_pays),
         cmocka_unit_test_setup_teardown(test_holds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,
                                         teardown),

@@ -91,6 +91,9 @@ struct replog_config {
     /* Serialize snapshots on the loop rather than in a forked child (what
      * is done anyway when fork fails). */
     int snapshot_in_loop;
+    /* Hold small log writes for the next append whatever the disk shows
+     * (wal.c, hold), not only while it shows them paying. */
+    int log_hold_always;
     /* Raft timing, for ensembles; 0 picks the default in brackets. */
     unsigned election_timeout_ms;  /* [500] */
     unsigned heartbeat_timeout_ms; /* [50] */

@@ -313,6 +313,10 @@ static void write_finish(struct wal_write *wr, int err)
     wr->done = 1;
     ns = uv_hrtime() - wr->submitted_ns;
     w->write_ns += ns;
+    if (wr->alone) {
+        w->alone_ns += ns;
+        w->alone_done++;
+    }
     if (ns > w->write_ns_max)
         w->write_ns_max = ns;
     while ((head = w->head) != NULL && head->done) {
@@ -378,39 +382,61 @@ static int aio_submit(struct wal_write *wr)
 
 /* Holding a write back.  Where appends come a little apart, as one lock's
  * re-queueing create and, a round trip later, the next holder's delete,
- * two writes on their way at once take longer than one write of both:
- * each synced write is its data and then a cache flush, and the kernel's
- * direct-I/O worker issues the flushes of two AIO writes one after the
- * other.  So while a quarter or more of the last period's writes went
- * while another was on its way or were joined while held, and they were
- * small (a write's time then is mostly its flush; larger ones keep the disk
- * busy with data, which a hold would leave idle), a write of one entry
- * that would go alone waits for the next append: half the period's mean
- * write time, and WAL_HOLD_MAX_NS, at most.  Appends that came while a write
- * was on its way have waited already and are not held; nor are writes that
- * come one at a time.  A write of several entries is held only while
- * fewer of them came than were answered since the last submission: the
- * appends that follow come mostly from the clients those answers reached,
- * and once as many are back, few more are coming (one lock's create and
- * delete come in one turn at times, and then nothing follows them).  The
- * period is 100 ms. */
+ * two writes on their way at once can take longer than one write of both:
+ * each synced write is its data and then a cache flush, and on some disks
+ * the flushes of two AIO writes go one after the other.  On others the
+ * second write shares the first one's flush and ends just after it,
+ * sooner than it would alone, and a hold only delays it (and bunches the
+ * replies of both into one turn).  So holds wait for the disk to show
+ * that they pay: the last period with writes of both kinds saw those
+ * submitted beside another take longer on average than those submitted
+ * alone (replog__wal_hold_pays; the holds leave writes beside another,
+ * those their timers end, to keep the answer current).  Then, while a
+ * quarter or more of the last period's writes went while another was on
+ * its way or were joined while held, and they were small (a write's time
+ * then is mostly its flush; larger ones keep the disk busy with data,
+ * which a hold would leave idle), a write of one entry that would go
+ * alone waits for the next append: half the period's mean write time, and
+ * WAL_HOLD_MAX_NS, at most.  Appends that came while a write was on its
+ * way have waited already and are not held; nor are writes that come one
+ * at a time.  A write of several entries is held only while fewer of them
+ * came than were answered since the last submission: the appends that
+ * follow come mostly from the clients those answers reached, and once as
+ * many are back, few more are coming (one lock's create and delete come in
+ * one turn at times, and then nothing follows them).  The period is
+ * 100 ms. */
 #define WAL_HOLD_MAX_NS 500000
 #define WAL_HOLD_BYTES  (2 * WAL_BLOCK) /* mean write size of a period */
 
+int replog__wal_hold_pays(uint64_t alone, uint64_t alone_ns, uint64_t beside,
+                          uint64_t beside_ns, int last)
+{
+    if (alone == 0 || beside == 0)
+        return last;
+    return beside_ns / beside > alone_ns / alone;
+}
+
 static void look(struct wal *w)
 {
-    uint64_t now = uv_hrtime(), n, o, done, ns;
+    uint64_t now = uv_hrtime(), n, o, done, total, ns, alone, alone_ns;
+    int small, pays;
 
     if (now - w->look.at_ns < 100000000)
         return;
     n = w->writes - w->look.writes;
     o = w->overlapped - w->look.overlapped + w->joined - w->look.joined;
     done = w->writes - w->inflight - w->look.done;
-    ns = done > 0 ? (w->write_ns - w->look.write_ns) / done / 2 : 0;
-    w->look.hold_ns =
-        n > 0 && 4 * o >= n && w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES
-            ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
-            : 0;
+    total = w->write_ns - w->look.write_ns;
+    ns = done > 0 ? total / done / 2 : 0;
+    alone = w->alone_done - w->look.alone_done;
+    alone_ns = w->alone_ns - w->look.alone_ns;
+    w->look.slower = replog__wal_hold_pays(alone, alone_ns, done - alone,
+                                           total - alone_ns, w->look.slower);
+    small = w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES;
+    pays = w->look.slower || w->l->log_hold_always;
+    w->look.hold_ns = pays && n > 0 && 4 * o >= n && small
+                          ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
+                          : 0;
     w->look.at_ns = now;
     w->look.bytes = w->bytes;
     w->look.writes = w->writes;
@@ -418,6 +444,8 @@ static void look(struct wal *w)
     w->look.overlapped = w->overlapped;
     w->look.joined = w->joined;
     w->look.write_ns = w->write_ns;
+    w->look.alone_ns = w->alone_ns;
+    w->look.alone_done = w->alone_done;
 }
 
 static void hold_timer(struct wal *w, uint64_t ns)
@@ -717,6 +745,7 @@ static void flush(struct wal *w)
         s->last_index = wr->b.last_index;
     w->writes++;
     w->bytes += wr->b.len;
+    wr->alone = w->inflight == 0;
     if (w->inflight++ > 0)
         w->overlapped++;
     if (w->tail != NULL)

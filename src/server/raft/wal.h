@@ -98,6 +98,7 @@ struct wal_write {
     struct wal_batch b;
     int status; /* errno value from the thread */
     int done;
+    int alone; /* no other write was on its way at submission */
     uint64_t submitted_ns;
     struct wal_write *next;
 };
@@ -126,10 +127,13 @@ struct wal {
     unsigned hold_acks; /* pending's appends when the hold began */
     uint64_t answered;  /* entries whose writes are done */
     uint64_t answered_at_submit; /* as many at the last submission */
+    uint64_t alone_ns, alone_done; /* finished writes that went alone */
     struct {
         uint64_t at_ns, writes, bytes, done, overlapped, joined, write_ns;
-        uint64_t hold_ns;  /* how long a write is held; 0: not at all */
-    } look;                /* wal.c, look: the last period's writes */
+        uint64_t alone_ns, alone_done;
+        int slower;       /* replog__wal_hold_pays */
+        uint64_t hold_ns; /* how long a write is held; 0: not at all */
+    } look;               /* wal.c, look: the last period's writes */
     struct wal_seg **segs; /* ascending; the last one is written to */
     unsigned n_segs, cap_segs;
     uint64_t next_seq;
@@ -200,6 +204,12 @@ int replog__wal_truncate(struct raft_io *io, raft_index index);
 int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index);
 void replog__wal_batch_free(struct wal *w, struct wal_batch *b);
 void replog__wal_cancel_pending(struct wal *w);
+/* Whether holds pay, from a period's finished writes, `alone` of them
+ * submitted with none on its way and `beside` with another (their times
+ * summed in the _ns): those beside another took longer on average.
+ * Without both kinds, `last`, the answer before. */
+int replog__wal_hold_pays(uint64_t alone, uint64_t alone_ns, uint64_t beside,
+                          uint64_t beside_ns, int last);
 void replog__wal_start_prep(struct wal *w);
 void replog__wal_maybe_prep(struct wal *w);
 void replog__wal_aio_init(struct wal *w);
