@@ -360,8 +360,46 @@ def bounds_ten(t):
                  "machine's CPU at %.0f µs per acquisition (this run's: %s µs). That cost falls "
                  "when the chains wait less, as CPUs that wait on the disk fall asleep and wake "
                  "more: with its data on tmpfs the same build made 18,000–20,700/s on these two "
-                 "CPUs at 90–102 µs (2026-11-27; item 2 of the notes below)."
+                 "CPUs at 90–102 µs (2026-11-27; \"What bounds the missed targets\", item 2, "
+                 "below)."
                  % (fmt(4 * z), 10 * 1e6 / (4 * z), fmt(h), fmt(w), 2 * 1e6 / (4 * z), fmt(c)))
+    return L
+
+
+def bounds_tail(t):
+    """Why the acquisition p99s follow the rates, and what the handoff's tail is made of."""
+    L = ["A fair lock's acquisition waits for the grants ahead of it: 99 on one lock, 9 on each "
+         "of ten. Its time is the queue's, so its ratio to ZooKeeper's is the rate's, inverted; "
+         "an acquisition p99 at ¼ of ZooKeeper's needs the rate at 4× first. At the p99 each "
+         "waiter also sits through the stalls that hold every chain at once, the longest "
+         "handoff of the run among them:", "",
+         "| | 1 lock | 10 locks |", "|---|---:|---:|"]
+    keys = ("lock_fair_1", "lock_fair_10")
+    rate = [t.ratio(k, "acq_per_s")[0] for k in keys]
+    L.append("| rate, tumbler / zookeeper | %s |" % " | ".join(fmt_ratio(r, None, None) for r in rate))
+    L.append("| its inverse | %s |" % " | ".join(fmt_ratio(1 / r, None, None) if r else "–"
+                                                for r in rate))
+    for label, metric in (("acquisition p50, tumbler / zookeeper", "acq_p50_us"),
+                          ("acquisition p99, tumbler / zookeeper", "acq_p99_us"),
+                          ("handoff p99, tumbler / zookeeper", "handoff_p99_us")):
+        L.append("| %s | %s |" % (label, " | ".join(fmt_ratio(t.ratio(k, metric)[0], None, None)
+                                                     for k in keys)))
+    for srv in SERVERS:
+        L.append("| longest handoff, %s | %s |" % (srv, " | ".join(
+            fmt(t.median(k, srv, "handoff_max_us"), " µs") for k in keys)))
+        L.append("| CPUs the hypervisor took (steal), %s, largest of a repetition | %s |" % (
+            srv, " | ".join(fmt(max(t.values(k, srv, "machine_steal_cores").values() or [0]))
+                            for k in keys)))
+    m = lambda metric: t.median("disk", "machine", metric)
+    L.append("")
+    L.append("A handoff's tail is its synced write's, and the disk's own tail is long: with no "
+             "server, two synced writes at once by kernel AIO (as the log writes) took p50 %s, "
+             "p99 %s, p99.9 %s and at most %s µs. Stalls of milliseconds that no process here "
+             "causes (they come with no server, at the host's 100 ms period: \"What bounds the "
+             "missed targets\", item 3, below) hold "
+             "every chain at once."
+             % (fmt(m("sync_write2_aio_p50_us")), fmt(m("sync_write2_aio_p99_us")),
+                fmt(m("sync_write2_aio_p999_us")), fmt(m("sync_write2_aio_max_us"))))
     return L
 
 
@@ -438,6 +476,8 @@ def generated(t, meta, scen):
     L += bounds(t)
     L.append("")
     L += bounds_ten(t)
+    L.append("")
+    L += bounds_tail(t)
     L.append("")
     L.append("### Sessions held")
     L.append("")
