@@ -257,8 +257,10 @@ def bounds(t):
              "as its delete is acknowledged, so that create reaches the server a round trip before "
              "the next delete. Written at once, it is still being written when the delete comes: "
              "two synced writes an acquisition, the delete's one of two on their way at once. "
-             "tumblerd holds such a write for the next append, half a write's time at most, so "
-             "that one synced write carries both (each server's count is below). The disk's legs "
+             "Where the disk shows two such writes taking longer than one, tumblerd holds the "
+             "create's for the next append, half a write's time at most, so that one synced "
+             "write carries both; where the second shares the first one's cache flush, it does "
+             "not (each server's count is below). The disk's legs "
              "are measured with no server; the others inside the one-lock run, or with one client "
              "and one request in flight (single):")
     L.append("")
