@@ -394,12 +394,12 @@ def bounds_tail(t):
                             for k in keys)))
     m = lambda metric: t.median("disk", "machine", metric)
     L.append("")
-    L.append("A handoff's tail is its synced write's, and the disk's own tail is long: with no "
-             "server, two synced writes at once by kernel AIO (as the log writes) took p50 %s, "
-             "p99 %s, p99.9 %s and at most %s µs. Stalls of milliseconds that no process here "
-             "causes (they come with no server, at the host's 100 ms period: \"What bounds the "
-             "missed targets\", item 3, below) hold "
-             "every chain at once."
+    L.append("A handoff's tail is its synced write's. With no server, two synced writes at once "
+             "by kernel AIO (as the log writes) took p50 %s, p99 %s, p99.9 %s and at most %s µs "
+             "over the probe's fraction of a second; over longer runs the disk stalls for "
+             "milliseconds at the host's 100 ms period, with no process here the cause "
+             "(\"What bounds the missed targets\", item 3, below), and each stall holds every "
+             "chain at once."
              % (fmt(m("sync_write2_aio_p50_us")), fmt(m("sync_write2_aio_p99_us")),
                 fmt(m("sync_write2_aio_p999_us")), fmt(m("sync_write2_aio_max_us"))))
     return L
