@@ -79,7 +79,7 @@ int replog__wal_sync_dir(const char *dir)
 }
 
 /* Zeros over [0, len), synced: 0 or an errno value. */
-static int zero_fill(int fd, off_t len, int alone)
+static int zero_fill(int fd, off_t len, int once)
 {
     struct iovec iov[ZERO_IOVS];
     off_t pos = 0, left;
@@ -98,7 +98,7 @@ static int zero_fill(int fd, off_t len, int alone)
         if (n <= 0)
             return n == 0 ? EIO : errno;
         pos += n;
-        if ((!alone || pos >= len) && fdatasync(fd) != 0)
+        if ((!once || pos >= len) && fdatasync(fd) != 0)
             return errno;
     }
     /* The log writes the segment with O_DIRECT: its zeros, cached and
@@ -419,7 +419,7 @@ int replog__wal_hold_pays(uint64_t alone, uint64_t alone_ns, uint64_t beside,
 static void look(struct wal *w)
 {
     uint64_t now = uv_hrtime(), n, o, done, total, ns, alone, alone_ns;
-    int small, pays;
+    int small;
 
     if (now - w->look.at_ns < 100000000)
         return;
@@ -430,13 +430,13 @@ static void look(struct wal *w)
     ns = done > 0 ? total / done / 2 : 0;
     alone = w->alone_done - w->look.alone_done;
     alone_ns = w->alone_ns - w->look.alone_ns;
-    w->look.slower = replog__wal_hold_pays(alone, alone_ns, done - alone,
-                                           total - alone_ns, w->look.slower);
+    w->look.pays = replog__wal_hold_pays(alone, alone_ns, done - alone,
+                                         total - alone_ns, w->look.pays);
     small = w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES;
-    pays = w->look.slower || w->l->log_hold_always;
-    w->look.hold_ns = pays && n > 0 && 4 * o >= n && small
-                          ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
-                          : 0;
+    w->look.hold_ns =
+        (w->look.pays || w->l->log_hold_always) && n > 0 && 4 * o >= n && small
+            ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
+            : 0;
     w->look.at_ns = now;
     w->look.bytes = w->bytes;
     w->look.writes = w->writes;
@@ -561,7 +561,7 @@ static void prep_work(uv_work_t *work)
             return;
         }
         if (w->prep_zero)
-            err = zero_fill(fd, s->size, w->prep_alone);
+            err = zero_fill(fd, s->size, w->prep_sync_once);
         else
             err = reserve(fd, s->size);
         close(fd);
@@ -637,7 +637,7 @@ void replog__wal_start_prep(struct wal *w)
                   ? REPLOG_FIRST_SEGMENT_BYTES
                   : w->seg_bytes;
     w->prep_spare = 0;
-    w->prep_alone = cur == NULL;
+    w->prep_sync_once = cur == NULL;
     w->prep_zero = cur == NULL || cur->writes == 0 ||
                    (uint64_t)cur->end / cur->writes < WAL_LARGE_WRITE;
     if (w->n_spare_segs > 0) {
@@ -745,9 +745,8 @@ static void flush(struct wal *w)
         s->last_index = wr->b.last_index;
     w->writes++;
     w->bytes += wr->b.len;
-    wr->alone = w->inflight == 0;
-    if (w->inflight++ > 0)
-        w->overlapped++;
+    wr->alone = w->inflight++ == 0;
+    w->overlapped += !wr->alone;
     if (w->tail != NULL)
         w->tail->next = wr;
     else

@@ -131,7 +131,7 @@ struct wal {
     struct {
         uint64_t at_ns, writes, bytes, done, overlapped, joined, write_ns;
         uint64_t alone_ns, alone_done;
-        int slower;       /* replog__wal_hold_pays */
+        int pays;         /* replog__wal_hold_pays */
         uint64_t hold_ns; /* how long a write is held; 0: not at all */
     } look;               /* wal.c, look: the last period's writes */
     struct wal_seg **segs; /* ascending; the last one is written to */
@@ -143,8 +143,8 @@ struct wal {
     uint64_t prep_spare;      /* the spare it is renamed from; 0: zero-filled
                                  (also when that spare could not be renamed) */
     int prep_err;
-    int prep_zero;  /* a new segment is zero-filled; else reserved */
-    int prep_alone; /* no segment takes writes meanwhile */
+    int prep_zero;      /* a new segment is zero-filled; else reserved */
+    int prep_sync_once; /* synced once: nothing is written meanwhile */
     uint64_t spare_segs[WAL_SPARES]; /* seqs in their wal-spare-<seq> names */
     unsigned n_spare_segs;
     uv_work_t removal;
