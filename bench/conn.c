@@ -550,8 +550,9 @@ static int keep_rest(struct bn_conn *c, const uint8_t *p, size_t n)
 }
 
 /* With nothing buffered, read straight into the scratch buffer; with a
- * partial frame buffered, read after it, growing to fit the frame. */
-static void on_readable(struct bn_conn *c)
+ * partial frame buffered, read after it, growing to fit the frame.
+ * Returns whether bytes came in. */
+static int on_readable(struct bn_conn *c)
 {
     uint8_t *buf;
     size_t have = c->in_len, room;
@@ -568,7 +569,7 @@ static void on_readable(struct bn_conn *c)
             uint8_t *b = realloc(c->in, want);
             if (b == NULL) {
                 bn_conn_abort(c, TB_ENOMEM);
-                return;
+                return 0;
             }
             c->in = b;
             c->in_cap = want;
@@ -581,7 +582,7 @@ static void on_readable(struct bn_conn *c)
         if (n <= 0) {
             int e = SSL_get_error(c->ssl, (int)n);
             if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
-                return;
+                return 0;
             n = e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
             errno = EPIPE;
         }
@@ -591,23 +592,24 @@ static void on_readable(struct bn_conn *c)
     if (n < 0) {
         if (errno != EAGAIN && errno != EINTR && errno != EWOULDBLOCK)
             bn_conn_abort(c, TB_ECONNECTIONLOSS);
-        return;
+        return 0;
     }
     if (n == 0) {
         bn_conn_abort(c, c->state == BN_CLOSING ? 0 : TB_ECONNECTIONLOSS);
-        return;
+        return 0;
     }
     have += (size_t)n;
     used = parse(c, buf, have);
     if (c->state == BN_CLOSED)
-        return;
+        return 1;
     if (used < 0) {
         bn_conn_abort(c, (int)used);
-        return;
+        return 1;
     }
     rc = keep_rest(c, buf + used, have - (size_t)used);
     if (rc != 0)
         bn_conn_abort(c, rc);
+    return 1;
 }
 
 /* One step of the TLS handshake; its end sends the ConnectRequest. */
@@ -669,10 +671,13 @@ static void conn_io(struct bn_io *io, uint32_t events)
         return;
     }
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-        on_readable(c);
-    /* Records already decrypted wait inside the SSL, not on the socket. */
-    while (c->ssl != NULL && c->state != BN_CLOSED && SSL_pending(c->ssl) > 0)
-        on_readable(c);
+        (void)on_readable(c);
+    /* With read-ahead one SSL_read can take several records off the
+     * socket and return one: the rest wait inside the SSL, where epoll
+     * cannot see them, until a read finds no whole record. */
+    while (c->ssl != NULL && c->state != BN_CLOSED && SSL_has_pending(c->ssl) &&
+           on_readable(c))
+        ;
     if (c->state != BN_CLOSED && (events & EPOLLOUT))
         try_write(c);
 }
