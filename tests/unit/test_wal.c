@@ -342,8 +342,8 @@ static void settle(struct fx *f, uint64_t *seq, size_t len, const char *turns,
 
     for (i = 0; i < 50; i++) {
         write_phase(f, seq, len, turns, 100, &ph);
-        if (want < 0 || (want ? ph.held > ph.rounds * 3 / 4
-                              : ph.held < ph.rounds / 4))
+        if (want < 0 ||
+            (want ? ph.held > ph.rounds * 3 / 4 : ph.held < ph.rounds / 4))
             return;
     }
     fail_msg("holds for '%s' (%zu bytes) did not settle in 5 s", turns, len);
