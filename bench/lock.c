@@ -87,7 +87,7 @@ struct lrun {
     uint64_t req0, ev0, req1, ev1;
     struct bn_proc_sample p0, p1;
     struct bn_machine_sample m0, m1;
-    uint64_t sync0, sync1, sync_us0, sync_us1; /* the server's synced writes */
+    struct bn_log log0, log1; /* the server's own figures */
     int sync_ok;
     struct rusage ru0, ru1;
     struct bn_timer t_measure, t_stop;
@@ -442,7 +442,7 @@ static void measure_start(struct lrun *r)
     int i;
 
     /* First: the query holds up this loop, so not in the measured time. */
-    r->sync_ok = bn_synced_writes(r->e, &r->sync0, &r->sync_us0) == 0;
+    r->sync_ok = bn_log_figures(r->e, &r->log0) == 0;
     r->measuring = 1;
     r->t_start = bn_now_ns();
     totals(r, &r->req0, &r->ev0);
@@ -466,8 +466,7 @@ static void measure_stop(struct lrun *r)
     totals(r, &r->req1, &r->ev1);
     (void)bn_proc_sample(r->e->pid, &r->p1);
     (void)bn_machine_sample(&r->m1);
-    r->sync_ok =
-        r->sync_ok && bn_synced_writes(r->e, &r->sync1, &r->sync_us1) == 0;
+    r->sync_ok = r->sync_ok && bn_log_figures(r->e, &r->log1) == 0;
     getrusage(RUSAGE_SELF, &r->ru1);
     r->stopping = 1;
     r->finished = 1;
@@ -543,6 +542,12 @@ static double cpu_s(const struct rusage *a, const struct rusage *b)
            (double)(b->ru_stime.tv_usec - a->ru_stime.tv_usec) / 1e6;
 }
 
+/* Both readings of a figure the server gives. */
+static int both_told(uint64_t a, uint64_t b)
+{
+    return a != UINT64_MAX && b != UINT64_MAX;
+}
+
 static void report_common(struct lrun *r, struct bn_result *res)
 {
     uint64_t ns = r->t_end - r->t_start;
@@ -583,11 +588,16 @@ static void report_common(struct lrun *r, struct bn_result *res)
                       busy * ((double)ns / 1e3) / acq);
     }
     if (r->sync_ok) {
-        uint64_t n = r->sync1 - r->sync0;
+        const struct bn_log *a = &r->log0, *b = &r->log1;
+        uint64_t n = b->writes - a->writes, k = b->appends - a->appends;
         bn_result_add(res, "synced_writes_per_acq", "%.2f", (double)n / acq);
-        if (n > 0 && r->sync_us1 != UINT64_MAX && r->sync_us0 != UINT64_MAX)
+        if (n > 0 && both_told(a->write_us, b->write_us))
             bn_result_add(res, "synced_write_mean_us", "%.0f",
-                          (double)(r->sync_us1 - r->sync_us0) / (double)n);
+                          (double)(b->write_us - a->write_us) / (double)n);
+        if (both_told(a->appends, b->appends) && k > 0 &&
+            both_told(a->wait_us, b->wait_us))
+            bn_result_add(res, "append_wait_mean_us", "%.0f",
+                          (double)(b->wait_us - a->wait_us) / (double)k);
     }
 }
 

@@ -1,9 +1,10 @@
-/* The server's own count of its synced log writes, from `mntr`: the one
- * figure here that only the server can give.  tumblerd reports its log's
- * writes as zk_tumbler_log_writes; ZooKeeper times every commit of its
- * transaction log, and the count of those timings is its number of syncs
- * (zk_cnt_fsynctime).  tumblerd also sums how long they took.  A server
- * with neither, or without mntr allowed, gives nothing and the figure is
+/* The server's own figures of its log, from `mntr`: the ones here that
+ * only the server can give.  tumblerd reports its log's writes as
+ * zk_tumbler_log_writes; ZooKeeper times every commit of its transaction
+ * log, and the count of those timings is its number of syncs
+ * (zk_cnt_fsynctime).  tumblerd also sums how long they took, and how long
+ * appends waited for one of its two writes on their way to end.  A server
+ * with neither, or without mntr allowed, gives nothing and the figures are
  * left out. */
 #include <poll.h>
 #include <stdlib.h>
@@ -13,9 +14,12 @@
 #include "tbbench.h"
 
 static const char *const keys[] = {"zk_tumbler_log_writes", "zk_cnt_fsynctime"};
-/* Their time, submission to completion, where it is kept in microseconds
- * (ZooKeeper's is in whole milliseconds, 0 for most syncs here). */
-static const char *const times[] = {"zk_tumbler_log_write_us", NULL};
+/* Figures of tumblerd's alone: the writes' time, submission to completion,
+ * in microseconds (ZooKeeper's is in whole milliseconds, 0 for most syncs
+ * here), and how long appends waited for their write to be submitted. */
+static const char *const write_us = "zk_tumbler_log_write_us";
+static const char *const appends = "zk_tumbler_log_appends";
+static const char *const wait_us = "zk_tumbler_log_append_wait_us";
 
 /* The value of "\n<key>\t" in `text`, or -1. */
 static long long value_of(const char *text, const char *key)
@@ -28,7 +32,14 @@ static long long value_of(const char *text, const char *key)
     return at != NULL ? strtoll(at + strlen(k), NULL, 10) : -1;
 }
 
-int bn_synced_writes(const struct bn_env *e, uint64_t *writes, uint64_t *us)
+static uint64_t told(const char *text, const char *key)
+{
+    long long v = value_of(text, key);
+
+    return v >= 0 ? (uint64_t)v : UINT64_MAX;
+}
+
+int bn_log_figures(const struct bn_env *e, struct bn_log *out)
 {
     static char buf[65536];
     uint64_t deadline = bn_now_ns() + 2000000000ull;
@@ -61,9 +72,10 @@ int bn_synced_writes(const struct bn_env *e, uint64_t *writes, uint64_t *us)
     for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         long long v = value_of(buf, keys[i]);
         if (v >= 0) {
-            long long t = times[i] ? value_of(buf, times[i]) : -1;
-            *writes = (uint64_t)v;
-            *us = t >= 0 ? (uint64_t)t : UINT64_MAX;
+            out->writes = (uint64_t)v;
+            out->write_us = told(buf, write_us);
+            out->appends = told(buf, appends);
+            out->wait_us = told(buf, wait_us);
             return 0;
         }
     }

@@ -333,6 +333,8 @@ def bounds_ten(t):
          "acquisition:", "",
          "| leg | tumbler | zookeeper |", "|---|---:|---:|"]
     rows = [("synced log writes per acquisition (the server's own count)", "synced_writes_per_acq", ""),
+            ("an append to the log, its wait until its write is submitted (one of the two on "
+             "their way ends first), mean", "append_wait_mean_us", " µs"),
             ("a synced log write in that run, submission to completion, mean", "synced_write_mean_us", " µs"),
             ("release → the next holder's watch fires, p50", "notice_p50_us", " µs"),
             ("that notice → grant (its getChildren), p50", "regrant_p50_us", " µs"),
@@ -354,17 +356,20 @@ def bounds_ten(t):
     L.append("| measured, fair lock, 100 clients on 10 locks | %s | %s |" % tuple(row_m))
     z, w = m("acq_per_s", "zookeeper"), m("synced_write_mean_us", "tumbler")
     c, h = m("machine_cpu_us_per_acq", "tumbler"), m("handoff_p50_us", "tumbler")
+    q = m("append_wait_mean_us", "tumbler")
     if z and c and h:
         L.append("")
         L.append("Four times ZooKeeper's ten-lock rate is %s/s: a handoff every %.0f µs on each "
-                 "lock (this run's p50: %s µs, with the delete's synced write, which often first "
-                 "waits for one of the two writes on their way, at %s µs on average) and the whole "
+                 "lock (this run's p50: %s µs, with the delete's append, which waited %s µs on "
+                 "average for one of the two writes on their way to end, and its synced write, "
+                 "%s µs on average) and the whole "
                  "machine's CPU at %.0f µs per acquisition (this run's: %s µs). That cost falls "
                  "when the chains wait less, as CPUs that wait on the disk fall asleep and wake "
                  "more: with its data on tmpfs the same build made 18,000–20,700/s on these two "
                  "CPUs at 90–102 µs (2026-11-27; \"What bounds the missed targets\", item 2, "
                  "below)."
-                 % (fmt(4 * z), 10 * 1e6 / (4 * z), fmt(h), fmt(w), 2 * 1e6 / (4 * z), fmt(c)))
+                 % (fmt(4 * z), 10 * 1e6 / (4 * z), fmt(h), fmt(q), fmt(w), 2 * 1e6 / (4 * z),
+                    fmt(c)))
     return L
 
 

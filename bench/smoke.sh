@@ -98,6 +98,11 @@ for key in notice_n regrant_n synced_writes_per_acq; do
         fail=1
     fi
 done
+# tumblerd times its appends' waits for a write; none may have waited.
+if [ -z "$(figure 'lock .*variant=fair' append_wait_mean_us)" ]; then
+    echo "FAIL: the fair lock's append_wait_mean_us is missing" >&2
+    fail=1
+fi
 keys=sync_write2_per_s
 # Kernel AIO is timed only where the file system takes O_DIRECT (tmpfs does not).
 [ "$(figure disk direct)" = 1 ] && keys="$keys sync_write2_aio_per_s"

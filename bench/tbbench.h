@@ -208,10 +208,14 @@ double bn_machine_cpus(const struct bn_machine_sample *a,
 /* ---- the server's own figures (mntr.c) -------------------------------- */
 
 struct bn_env;
-/* Synced writes of the server's log so far, from its `mntr`, and their
- * summed time in microseconds (UINT64_MAX if not told); -1 if it does not
- * tell. */
-int bn_synced_writes(const struct bn_env *e, uint64_t *writes, uint64_t *us);
+/* The server's log so far, from its `mntr`: synced writes; their summed
+ * time, and its appends and their summed wait for a write, in microseconds
+ * (UINT64_MAX where not told). */
+struct bn_log {
+    uint64_t writes, write_us, appends, wait_us;
+};
+/* -1 if the server does not tell even its writes. */
+int bn_log_figures(const struct bn_env *e, struct bn_log *out);
 
 /* ---- output (tbbench.c) ---------------------------------------------- */
 

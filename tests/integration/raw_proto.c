@@ -578,6 +578,10 @@ static void check_log_figures(void)
     IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us") >
              mntr_value(before, "zk_tumbler_log_write_us"));
     IT_CHECK(mntr_value(after, "zk_tumbler_log_write_us_max") > 0);
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_appends") >
+             mntr_value(before, "zk_tumbler_log_appends"));
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_appends_queued") >= 0);
+    IT_CHECK(mntr_value(after, "zk_tumbler_log_append_wait_us") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_overlapped") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_threaded") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_joined") >= 0);

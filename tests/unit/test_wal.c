@@ -287,6 +287,55 @@ static void test_two_writes_in_flight(void **state)
         assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, i ? 1000 : 10));
 }
 
+/* An append made while both writes are on their way waits for one to end,
+ * and says so: counted as queued, its wait summed until its submission. */
+static void test_append_waits_for_a_write(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct prop p[2 * 20 + 1];
+    struct replog_stats s0, s1;
+    struct wal *w;
+    uint64_t t0;
+    int n = 0;
+
+    memset(p, 0, sizeof p);
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 0, 10);
+    w = f->l->io.impl;
+    /* Two turns submit a write each, unless the first is done before the
+     * second turn (a loaded machine) or held: then again. */
+    while (w->inflight < WAL_INFLIGHT) {
+        if (n == 2 * 20)
+            fail_msg("no two writes on their way at once in 20 tries");
+        wait_props(f, p, (size_t)n);
+        w->no_hold = 1;
+        propose_seq(f, &p[n], (uint64_t)n + 1, 100);
+        n++;
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        propose_seq(f, &p[n], (uint64_t)n + 1, 100);
+        n++;
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+    }
+    replog_get_stats(f->l, &s0);
+    t0 = uv_hrtime();
+    propose_seq(f, &p[n], (uint64_t)n + 1, 100);
+    n++;
+    wait_props(f, p, (size_t)n);
+    replog_get_stats(f->l, &s1);
+    assert_int_equal(s1.log_appends - s0.log_appends, 1);
+    assert_int_equal(s1.log_appends_queued - s0.log_appends_queued, 1);
+    assert_true(s1.log_append_wait_us > s0.log_append_wait_us);
+    assert_true(s1.log_append_wait_us - s0.log_append_wait_us <=
+                (uv_hrtime() - t0) / 1000);
+    /* Appends made with a write free go at once: none of them queued. */
+    propose_one(f, (uint64_t)n + 1, 100);
+    replog_get_stats(f->l, &s0);
+    assert_int_equal(s0.log_appends - s1.log_appends, 1);
+    assert_int_equal(s0.log_appends_queued, s1.log_appends_queued);
+    fx_close(f);
+}
+
 struct phase {
     uint64_t rounds, writes, held, joined;
 };
@@ -775,6 +824,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test(test_hold_pays),
         cmocka_unit_test_setup_teardown(test_holds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_waits_for_a_write, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gap_ends_the_log, setup, teardown),

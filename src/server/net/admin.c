@@ -124,6 +124,11 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
     fourlw_emit_metric_int(e, "tumbler_log_writes_joined",
                            (int64_t)rs.log_writes_joined);
     fourlw_emit_metric_int(e, "tumbler_log_entries", (int64_t)rs.log_entries);
+    fourlw_emit_metric_int(e, "tumbler_log_appends", (int64_t)rs.log_appends);
+    fourlw_emit_metric_int(e, "tumbler_log_appends_queued",
+                           (int64_t)rs.log_appends_queued);
+    fourlw_emit_metric_int(e, "tumbler_log_append_wait_us",
+                           (int64_t)rs.log_append_wait_us);
     fourlw_emit_metric_int(e, "tumbler_log_write_us", (int64_t)rs.log_write_us);
     fourlw_emit_metric_int(e, "tumbler_log_write_us_max",
                            (int64_t)rs.log_write_us_max);

@@ -141,6 +141,11 @@ struct replog_stats {
     uint64_t log_writes_held;        /* of those, held for a later append */
     uint64_t log_writes_joined;      /* ... and joined by one */
     uint64_t log_entries;            /* entries appended */
+    uint64_t log_appends;            /* appends of one or more entries */
+    uint64_t log_appends_queued;     /* of those, made while the log's
+                                        writes in flight were all taken */
+    uint64_t log_append_wait_us;     /* append to its write's submission,
+                                        summed */
     uint64_t log_write_us;           /* submission to completion, summed */
     uint64_t log_write_us_max;       /* ... the longest */
     uint64_t log_segments_zeroed;    /* new segments, zero-filled */

@@ -737,6 +737,8 @@ static void flush(struct wal *w)
         return;
     }
     w->no_hold = 0;
+    w->wait_ns += wr->b.n_acks * wr->submitted_ns - w->pending_at_ns;
+    w->pending_at_ns = 0;
     w->answered_at_submit = w->answered;
     s->end += (off_t)wr->b.len;
     s->writing++;
@@ -822,6 +824,9 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     if ((rv = batch_reserve(w, b, need)) != 0 ||
         (rv = batch_ack(b, req, cb)) != 0)
         return rv;
+    w->appends++;
+    w->queued += w->inflight >= WAL_INFLIGHT;
+    w->pending_at_ns += uv_hrtime();
     if (b->open == SIZE_MAX)
         record_open(w, WAL_ENTRIES, w->next_index);
     p = b->buf + b->len;

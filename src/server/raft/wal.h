@@ -179,13 +179,18 @@ struct wal {
         size_t cap;
     } spare[WAL_INFLIGHT + 1]; /* write buffers kept for reuse */
     unsigned n_spare;
-    uint64_t writes;     /* submitted */
-    uint64_t bytes;      /* in them */
-    uint64_t overlapped; /* submitted while another was on its way */
-    uint64_t held;       /* held back for a later append */
-    uint64_t joined;     /* of those, joined by one */
-    uint64_t threaded;   /* written by the threadpool */
-    uint64_t entries;    /* appended */
+    uint64_t writes;        /* submitted */
+    uint64_t bytes;         /* in them */
+    uint64_t overlapped;    /* submitted while another was on its way */
+    uint64_t held;          /* held back for a later append */
+    uint64_t joined;        /* of those, joined by one */
+    uint64_t threaded;      /* written by the threadpool */
+    uint64_t entries;       /* appended */
+    uint64_t appends;       /* raft's appends, each of one or more entries */
+    uint64_t queued;        /* of those, made while WAL_INFLIGHT writes were on
+                               their way: they wait for one to end */
+    uint64_t wait_ns;       /* appends' time until their write was submitted */
+    uint64_t pending_at_ns; /* pending's appends: when each came, summed */
     uint64_t write_ns, write_ns_max; /* submission to completion, done ones */
     uint64_t segs_zeroed, segs_reserved, segs_reused;
 };

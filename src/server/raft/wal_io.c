@@ -427,6 +427,9 @@ void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
     out->log_writes_held = w->held;
     out->log_writes_joined = w->joined;
     out->log_entries = w->entries;
+    out->log_appends = w->appends;
+    out->log_appends_queued = w->queued;
+    out->log_append_wait_us = w->wait_ns / 1000;
     out->log_write_us = w->write_ns / 1000;
     out->log_write_us_max = w->write_ns_max / 1000;
     out->log_segments_zeroed = w->segs_zeroed;
