@@ -360,9 +360,9 @@ def bounds_ten(t):
     if z and c and h:
         L.append("")
         L.append("Four times ZooKeeper's ten-lock rate is %s/s: a handoff every %.0f µs on each "
-                 "lock (this run's p50: %s µs, with the delete's append, which waited %s µs on "
-                 "average for one of the two writes on their way to end, and its synced write, "
-                 "%s µs on average) and the whole "
+                 "lock (this run's p50: %s µs, with the delete's append and synced write in it: "
+                 "an append waited %s µs on average for one of the two writes on their way to "
+                 "end, a write took %s µs) and the whole "
                  "machine's CPU at %.0f µs per acquisition (this run's: %s µs). That cost falls "
                  "when the chains wait less, as CPUs that wait on the disk fall asleep and wake "
                  "more: with its data on tmpfs the same build made 18,000–20,700/s on these two "
