@@ -112,8 +112,10 @@ static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
     tb_put_I32(b, 0);
     tb_watcher_event_encode(b, &ev);
     tb_frame_end(b, start);
-    if (!b->oom)
+    if (!b->oom) {
         conn_send(c, b->base, b->len);
+        conn_notified(c);
+    }
 }
 
 static void on_event(void *data, int type, struct tb_str path,
@@ -136,6 +138,7 @@ static void replog_apply(void *data, int64_t index, const void *p, size_t n)
                (long long)index);
         abort();
     }
+    conn_flush_notified(s);
 }
 
 static int replog_snapshot(void *data, struct tb_wbuf *out)
@@ -316,6 +319,7 @@ int main(int argc, char **argv)
     s->server_id = cfg.server_id;
     tb_queue_init(&s->conns);
     tb_queue_init(&s->dirty);
+    tb_queue_init(&s->notified);
     tb_queue_init(&s->fresh);
     tb_map_init(&s->conn_by_id);
     tb_map_init(&s->conn_by_session);

@@ -51,6 +51,7 @@ struct tbd {
 
     struct tb_queue conns; /* every open connection */
     struct tb_queue dirty; /* connections with output to flush */
+    struct tb_queue notified; /* ... of them, told of a watch just now */
     struct tb_queue fresh; /* connections maybe still without a
                               ConnectRequest, oldest first */
     struct tb_map conn_by_id;
@@ -123,6 +124,7 @@ struct conn {
     struct tbd *srv;
     struct tb_queue link;       /* in srv->conns */
     struct tb_queue dirty_link; /* in srv->dirty while it has output */
+    struct tb_queue notified_link; /* in srv->notified (conn.c) */
     struct tb_queue fresh_link; /* in srv->fresh until swept */
     uint64_t id;
     enum conn_state state;
@@ -175,6 +177,9 @@ void conn_close_after_flush(struct conn *c);
 void conn_pause(struct conn *c);
 void conn_resume(struct conn *c);
 void conn_flush_all(struct tbd *s);
+/* The connections told of a watch since the last call, flushed now. */
+void conn_notified(struct conn *c);
+void conn_flush_notified(struct tbd *s);
 /* Closes connections that sent no ConnectRequest (nor finished a TLS
  * handshake) within CONN_SESSIONLESS_MS: each holds a descriptor. */
 #define CONN_SESSIONLESS_MS 10000
