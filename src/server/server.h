@@ -177,7 +177,8 @@ void conn_close_after_flush(struct conn *c);
 void conn_pause(struct conn *c);
 void conn_resume(struct conn *c);
 void conn_flush_all(struct tbd *s);
-/* The connections told of a watch since the last call, flushed now. */
+/* c was sent a watch's notice; conn_flush_notified writes out every such
+ * connection now, not at the end of the loop's turn (conn.c). */
 void conn_notified(struct conn *c);
 void conn_flush_notified(struct tbd *s);
 /* Closes connections that sent no ConnectRequest (nor finished a TLS
