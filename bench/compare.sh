@@ -7,7 +7,8 @@
 #   A. for each server on a fresh data directory: start-up time (exec to first served request),
 #      idle RSS two seconds later, then 100,000 znodes of 100 bytes and the RSS after;
 #   B. both servers up on fresh data directories; every scenario runs against one, then the
-#      other (the order flips every repetition, so drift on this shared machine hits both).
+#      other (the order flips every repetition, so drift on this shared machine hits both); the
+#      fair-lock scenarios also against tumblerd with its data on tmpfs, the machine's ceiling.
 # The medians and the tumbler/zookeeper ratios go into docs/BENCHMARKS.md, between the markers
 # of its generated section (text outside them is kept), with the machine facts and the commands;
 # the raw results and the facts stay in bench/last-results.txt and bench/last-meta.txt, so that
@@ -106,14 +107,22 @@ part_a()
     done
 }
 
-# Part B: both servers up; each scenario against one, then the other.
+# Part B: both servers up; each scenario against one, then the other.  The fair-lock scenarios
+# also run against a third server, tumblerd with its data on tmpfs ("tmpfs"): with no disk write,
+# its rate is the most the rest of a handoff (the messages, the two processes, the two CPUs)
+# allows on this machine, a bound the report sets beside the targets.
 part_b()
 {
-    local rep=$1 kind s name args
+    local rep=$1 kind s name args kinds=(tumbler zookeeper)
     declare -A port pid
-    for kind in tumbler zookeeper; do
+    [ -n "$BS_TMPFS" ] && kinds+=(tmpfs)
+    for kind in "${kinds[@]}"; do
         port[$kind]=$(free_port)
-        bs_start "$kind" "b$rep-$kind" "${port[$kind]}"
+        if [ "$kind" = tmpfs ]; then
+            BS_ROOT=$BS_TMPFS bs_start tumbler "b$rep-$kind" "${port[$kind]}"
+        else
+            bs_start "$kind" "b$rep-$kind" "${port[$kind]}"
+        fi
         pid[$kind]=$BS_PID
         "$TBBENCH" serving --server "127.0.0.1:${port[$kind]}" --duration 120 > /dev/null
     done
@@ -124,8 +133,12 @@ part_b()
             # shellcheck disable=SC2086
             bench "$rep" "$kind" "${port[$kind]}" "${pid[$kind]}" $args
         done
+        if [ -n "${port[tmpfs]:-}" ] && [[ $name == lock_fair_* ]]; then
+            # shellcheck disable=SC2086
+            bench "$rep" tmpfs "${port[tmpfs]}" "${pid[tmpfs]}" $args
+        fi
     done
-    for kind in tumbler zookeeper; do bs_stop "${pid[$kind]}"; done
+    for kind in "${kinds[@]}"; do bs_stop "${pid[$kind]}"; done
 }
 
 machine_facts()
@@ -149,6 +162,7 @@ machine_facts()
         echo "java=$(java -version 2>&1 | head -1)"
         echo "zookeeper=$(basename "$(ls /usr/share/java/zookeeper-3*.jar | head -1)" .jar)"
         echo "tumbler=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+local changes')"
+        echo "tmpfs=${BS_TMPFS:-none} (tumblerd, the fair-lock scenarios only)"
         echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "repeats=$REPEATS"
         echo "quick=$QUICK"
