@@ -435,6 +435,11 @@ def bounds_tail(t):
              "chain at once."
              % (fmt(m("sync_write2_aio_p50_us")), fmt(m("sync_write2_aio_p99_us")),
                 fmt(m("sync_write2_aio_p999_us")), fmt(m("sync_write2_aio_max_us"))))
+    z, c = (t.median("lock_fair_10", srv, "handoff_p99_us") for srv in ("zookeeper", "tmpfs"))
+    if z and c:
+        L[-1] += (" On ten locks the handoff p99 goal is %s µs (¼ of ZooKeeper's); with no disk "
+                  "write at all tumblerd's handoff p99 was %s µs, which leaves %s µs for the "
+                  "synced write in it." % (fmt(z / 4), fmt(c), fmt(max(z / 4 - c, 0))))
     return L
 
 
