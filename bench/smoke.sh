@@ -2,7 +2,8 @@
 # Smoke run of the benchmark against tumblerd, registered in ctest so the benchmark cannot rot:
 # starts tumblerd on a free loopback port, runs every scenario for a second or two with small
 # numbers, and fails unless each completes, prints its RESULT line, and reports no errors and no
-# mutual-exclusion violations.  It measures nothing worth quoting.
+# mutual-exclusion violations; and that bench/report.py writes the committed run's section of
+# docs/BENCHMARKS.md again unchanged.  It measures nothing worth quoting.
 #   bench/smoke.sh TUMBLERD TBBENCH
 set -euo pipefail
 TUMBLERD=${1:?usage: smoke.sh TUMBLERD TBBENCH}
@@ -114,6 +115,21 @@ for key in $keys; do
 done
 if ! grep '^RESULT scenario=sessions' "$out" | grep -q ' connected=300 alive=300 '; then
     echo "FAIL: sessions were not all connected and alive" >&2
+    fail=1
+fi
+# The report writes the committed run's section again as it stands in docs/BENCHMARKS.md, and
+# with the ceiling that run measured (tumblerd on tmpfs) beside the lock targets.
+here=$(cd "$(dirname "$0")" && pwd)
+cp "$here/../docs/BENCHMARKS.md" "$BS_ROOT/BENCHMARKS.md"
+if ! python3 "$here/report.py" "$here/last-results.txt" "$here/last-meta.txt" "$BS_ROOT/BENCHMARKS.md"; then
+    echo "FAIL: bench/report.py failed on bench/last-results.txt" >&2
+    fail=1
+elif ! cmp -s "$here/../docs/BENCHMARKS.md" "$BS_ROOT/BENCHMARKS.md"; then
+    echo "FAIL: docs/BENCHMARKS.md differs from what bench/report.py writes of bench/last-results.txt" >&2
+    diff "$here/../docs/BENCHMARKS.md" "$BS_ROOT/BENCHMARKS.md" | head -20 >&2
+    fail=1
+elif ! grep -q '| met with no disk write |' "$BS_ROOT/BENCHMARKS.md"; then
+    echo "FAIL: the report has no lock targets beside the no-disk ceiling" >&2
     fail=1
 fi
 [ "$fail" = 0 ] && echo "bench smoke: all scenarios completed, 0 violations"
