@@ -40,6 +40,10 @@ BS_TMPDIR=${BS_TMPDIR:-/var/tmp}
 # shellcheck source=servers.sh
 . "$ROOT/bench/servers.sh"
 bs_init
+# A server started in BS_TMPFS (BS_ROOT=$BS_TMPFS bs_start ...) makes no disk write (part B).
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+    BS_TMPFS=$(mktemp -d /dev/shm/tbbench.XXXXXX) || BS_TMPFS=""
+fi
 RESULTS=$BS_ROOT/results.txt
 META=$BS_ROOT/meta.txt
 : > "$RESULTS"

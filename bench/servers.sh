@@ -12,14 +12,11 @@
 
 BS_PIDS=()
 BS_ROOT=""
-BS_TMPFS="" # a directory on tmpfs, where there is one: a server started there (BS_ROOT=$BS_TMPFS
-            # bs_start ...) makes no disk write, which measures what the rest of its work allows
+BS_TMPFS="" # compare.sh's directory on tmpfs, removed with BS_ROOT
 
 bs_init()
 {
     BS_ROOT=$(mktemp -d "${BS_TMPDIR:-/var/tmp}/tbbench.XXXXXX") || exit 1
-    [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
-        BS_TMPFS=$(mktemp -d /dev/shm/tbbench.XXXXXX 2>/dev/null) || BS_TMPFS=""
     trap bs_cleanup EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
