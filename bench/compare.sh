@@ -166,7 +166,6 @@ machine_facts()
         echo "java=$(java -version 2>&1 | head -1)"
         echo "zookeeper=$(basename "$(ls /usr/share/java/zookeeper-3*.jar | head -1)" .jar)"
         echo "tumbler=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+local changes')"
-        echo "tmpfs=${BS_TMPFS:-none} (tumblerd, the fair-lock scenarios only)"
         echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "repeats=$REPEATS"
         echo "quick=$QUICK"
