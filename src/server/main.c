@@ -343,23 +343,22 @@ int main(int argc, char **argv)
     rc.snapshot_max_entries = (unsigned)cfg.snap_count;
     rc.log = replog_logger;
     rf = (struct replog_fsm){s, replog_apply, replog_snapshot, replog_restore};
+    /* The ports first: a start that cannot serve must not have created or
+     * touched a data directory.  Nothing is accepted before the loop
+     * runs, once the log is open. */
+    if (conn_listen(s) != 0) {
+        status = 1;
+        goto out;
+    }
     rv = replog_open(&s->log, s->loop, &rc, &rf);
     if (rv != 0) {
-        tb_log(TB_LOG_ERROR, "cannot open the log in %s: %s", cfg.data_dir,
-               tb_strerror(rv));
+        tb_log(TB_LOG_ERROR, "cannot open the log in %s (%s): not started",
+               cfg.data_dir, tb_strerror(rv));
         uv_run(s->loop, UV_RUN_NOWAIT);
         status = 1;
         goto out;
     }
     fsm_session_foreach(s->fsm, refresh_session, s);
-
-    if (conn_listen(s) != 0) {
-        /* The log is open: closed as on shutdown. */
-        replog_close(s->log, on_log_closed, s);
-        uv_run(s->loop, UV_RUN_DEFAULT);
-        status = 1;
-        goto out;
-    }
     uv_timer_init(s->loop, &s->ticker);
     s->ticker.data = s;
     /* At least 1 ms: a repeat of 0 would tick once. */

@@ -8,7 +8,8 @@
 # fill the current ones.  Then a log write that fails (EIO, injected by
 # strace): the same stop, from the write's end, and the same recovery; a
 # file-size limit below a segment: the same stop; and a data directory
-# that is a file, or a port in use: an error at start-up.
+# that is a file, or a port in use: an error at start-up, the latter before
+# the data directory is made.
 #   logfail.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=("$1") writer=$2
@@ -104,7 +105,7 @@ expect_end 74 "File too large; stopping (exit 74)" \
 # left working after it is freed.
 touch "$dir/file"
 expect_end 1 "is not a directory" "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/file"
-# So is a port in use, once the log is open: it is closed again first.
+# So is a port in use.
 # The holder takes a port of the kernel's choosing: $port, free when it
 # was chosen, may since be the local end of another test's connection.
 python3 -c 'import socket, sys, time
@@ -114,4 +115,8 @@ holder=$!
 for _ in $(seq 100); do [ -s "$dir/held" ] && break; sleep 0.1; done
 port=$(cat "$dir/held")
 expect_end 1 "address already in use" "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/data"
+# ... and the ports are taken before the log is opened: a start that
+# cannot serve leaves no data directory behind.
+expect_end 1 "address already in use" "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/unborn"
+[ ! -e "$dir/unborn" ] || { echo "a start on a port in use made its data directory"; exit 1; }
 echo "1 passed, 0 failed"

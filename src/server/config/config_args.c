@@ -69,7 +69,13 @@ int tb_config_load_file(struct tb_config *cfg, const char *path, char *err,
         rv = load_line(cfg, line, &at, err, errlen);
     }
     if (rv == 0 && ferror(f)) {
-        snprintf(err, errlen, "%s:%d: read error", path, at.line);
+        /* fopen takes a directory; its first read fails with EISDIR. */
+        if (errno == EISDIR)
+            snprintf(err, errlen, "%s is a directory, not a zoo.cfg file",
+                     path);
+        else
+            snprintf(err, errlen, "%s:%d: cannot read: %s", path, at.line,
+                     strerror(errno));
         rv = TB_EIO;
     }
     free(line);

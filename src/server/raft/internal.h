@@ -61,6 +61,7 @@ struct replog {
     struct replog_fsm fsm;
 
     char *dir;
+    int lock_fd; /* holds the data directory's LOCK (replog.c) */
     char *address;
     int server_id;
     void (*log)(void *data, int level, const char *msg);

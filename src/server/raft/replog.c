@@ -3,6 +3,7 @@
  * machine glue is in fsm.c, the disk guard in disk.c, the entry format in
  * envelope.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -359,6 +360,8 @@ static void free_handle(struct replog *l)
     replog__snapshot_discard(l);
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
+    if (l->lock_fd >= 0)
+        close(l->lock_fd);
     free(l->dir);
     free(l->address);
     free(l);
@@ -472,6 +475,55 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
+/* One server per data directory: a second one would write the same log
+ * files, and each would lose the other's acknowledged writes at the next
+ * start.  The lock is a POSIX record lock on LOCK, held until the process
+ * ends (the kernel drops it with the process, so a crash leaves no stale
+ * lock), and not inherited by the snapshot child.  The file also holds
+ * the owner's pid, for people. */
+static int lock_dir(struct replog *l)
+{
+    char path[PATH_MAX], pid[24];
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int n;
+
+    snprintf(path, sizeof path, "%s/LOCK", l->dir);
+    l->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (l->lock_fd < 0 && errno == ENOTDIR) {
+        replog__logf(l, REPLOG_LOG_ERROR, "data directory %s is not a directory",
+                     l->dir);
+        return TB_EIO;
+    }
+    if (l->lock_fd < 0) {
+        replog__logf(l, REPLOG_LOG_ERROR, "open %s: %s", path,
+                     strerror(errno));
+        return TB_EIO;
+    }
+    if (fcntl(l->lock_fd, F_SETLK, &fl) != 0) {
+        if (errno != EACCES && errno != EAGAIN) {
+            replog__logf(l, REPLOG_LOG_ERROR, "lock %s: %s", path,
+                         strerror(errno));
+            return TB_EIO;
+        }
+        fl = (struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(l->lock_fd, F_GETLK, &fl) != 0 || fl.l_type == F_UNLCK)
+            fl.l_pid = 0;
+        replog__logf(l, REPLOG_LOG_ERROR,
+                     "data directory %s is in use by another server (pid "
+                     "%ld holds %s): two servers on one log lose each "
+                     "other's writes; stop it, or give this one its own "
+                     "dataDir",
+                     l->dir, (long)fl.l_pid, path);
+        return TB_ESYSTEM;
+    }
+    n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(l->lock_fd, 0) != 0 ||
+        write(l->lock_fd, pid, (size_t)n) != n)
+        replog__logf(l, REPLOG_LOG_WARN, "write %s: %s", path,
+                     strerror(errno));
+    return 0;
+}
+
 static int bootstrap(struct replog *l)
 {
     struct raft_configuration conf;
@@ -572,6 +624,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     l->loop = loop;
     l->fsm = *fsm;
     l->snap_fd = -1;
+    l->lock_fd = -1;
     tb_queue_init(&l->queued);
     tb_queue_init(&l->pending);
     l->log = cfg->log; /* so that early failures are reported */
@@ -588,6 +641,8 @@ int replog_open(struct replog **out, uv_loop_t *loop,
         rv = TB_EIO;
         goto err;
     }
+    if ((rv = lock_dir(l)) != 0)
+        goto err;
     replog__fsm_init(l);
     replog__local_transport_init(&l->transport);
     rv = raft_uv_init(&l->uv, loop, l->dir, &l->transport);
@@ -638,6 +693,8 @@ int replog_open(struct replog **out, uv_loop_t *loop,
 
 err:
     replog__snapshot_discard(l);
+    if (l->lock_fd >= 0)
+        close(l->lock_fd);
     free(l->dir);
     free(l->address);
     free(l);
