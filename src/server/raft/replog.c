@@ -490,13 +490,12 @@ static int lock_dir(struct replog *l)
     snprintf(path, sizeof path, "%s/LOCK", l->dir);
     l->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (l->lock_fd < 0 && errno == ENOTDIR) {
-        replog__logf(l, REPLOG_LOG_ERROR, "data directory %s is not a directory",
-                     l->dir);
+        replog__logf(l, REPLOG_LOG_ERROR,
+                     "data directory %s is not a directory", l->dir);
         return TB_EIO;
     }
     if (l->lock_fd < 0) {
-        replog__logf(l, REPLOG_LOG_ERROR, "open %s: %s", path,
-                     strerror(errno));
+        replog__logf(l, REPLOG_LOG_ERROR, "open %s: %s", path, strerror(errno));
         return TB_EIO;
     }
     if (fcntl(l->lock_fd, F_SETLK, &fl) != 0) {
@@ -517,10 +516,8 @@ static int lock_dir(struct replog *l)
         return TB_ESYSTEM;
     }
     n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(l->lock_fd, 0) != 0 ||
-        write(l->lock_fd, pid, (size_t)n) != n)
-        replog__logf(l, REPLOG_LOG_WARN, "write %s: %s", path,
-                     strerror(errno));
+    if (ftruncate(l->lock_fd, 0) != 0 || write(l->lock_fd, pid, (size_t)n) != n)
+        replog__logf(l, REPLOG_LOG_WARN, "write %s: %s", path, strerror(errno));
     return 0;
 }
 
