@@ -116,6 +116,10 @@ enum tb_session_state {
     TB_SESSION_CLOSED = 7,      /* tb_client_close ran (last callback) */
 };
 TB_API const char *tb_session_state_name(int state);
+/* ZooKeeper's name of an event type (TB_EVENT_*): "NodeCreated",
+ * "NodeDataChanged", "None", "DataWatchRemoved" ...; "unknown" for any
+ * other value.  Static storage. */
+TB_API const char *tb_event_name(int type);
 
 enum tb_log_level { TB_LOG_ERROR, TB_LOG_WARN, TB_LOG_INFO, TB_LOG_DEBUG };
 

@@ -127,7 +127,6 @@ int cli_fail(struct cli *cli, const char *what, const char *where, int rc);
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cli_print_stat(FILE *f, const struct tb_stat *st);
-const char *cli_event_name(int type);
 const char *cli_perms_str(int32_t perms, char buf[6]);
 /* Formats ms since the epoch as local time. */
 void cli_time_str(int64_t ms, char *buf, size_t cap);

@@ -105,30 +105,6 @@ void cli_print_stat(FILE *f, const struct tb_stat *st)
             st->data_length, st->num_children);
 }
 
-const char *cli_event_name(int type)
-{
-    switch (type) {
-    case TB_EVENT_NONE:
-        return "None";
-    case TB_EVENT_CREATED:
-        return "NodeCreated";
-    case TB_EVENT_DELETED:
-        return "NodeDeleted";
-    case TB_EVENT_DATA_CHANGED:
-        return "NodeDataChanged";
-    case TB_EVENT_CHILDREN_CHANGED:
-        return "NodeChildrenChanged";
-    case TB_EVENT_DATA_WATCH_REMOVED:
-        return "DataWatchRemoved";
-    case TB_EVENT_CHILD_WATCH_REMOVED:
-        return "ChildWatchRemoved";
-    case TB_EVENT_PERSISTENT_WATCH_REMOVED:
-        return "PersistentWatchRemoved";
-    default:
-        return "Unknown";
-    }
-}
-
 /* zkCli's letters, in its order. */
 const char *cli_perms_str(int32_t perms, char buf[6])
 {

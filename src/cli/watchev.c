@@ -15,7 +15,7 @@ struct cli_watch cli_watch_text = {0}, cli_watch_json = {1};
 void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data)
 {
     const struct cli_watch *w = data;
-    const char *type = cli_event_name(ev->type);
+    const char *type = tb_event_name(ev->type);
 
     (void)c;
     if (ev->type >= TB_EVENT_DATA_WATCH_REMOVED)

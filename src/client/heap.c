@@ -1,5 +1,5 @@
 /* The allocator hook, the functions that free what sync calls return, the
- * well-known ACL lists, state names and the handle's log function.
+ * well-known ACL lists, state and event names and the handle's log function.
  *
  * The hook is the library's only global: set once, before any other call
  * (C5), so reading it needs no lock. */
@@ -116,6 +116,32 @@ const char *tb_session_state_name(int state)
         return "auth failed";
     case TB_SESSION_CLOSED:
         return "closed";
+    default:
+        return "unknown";
+    }
+}
+
+/* The names of ZooKeeper's Watcher.Event.EventType, which its clients
+ * print and log, so that output reads the same whatever the client. */
+const char *tb_event_name(int type)
+{
+    switch (type) {
+    case TB_EVENT_NONE:
+        return "None";
+    case TB_EVENT_CREATED:
+        return "NodeCreated";
+    case TB_EVENT_DELETED:
+        return "NodeDeleted";
+    case TB_EVENT_DATA_CHANGED:
+        return "NodeDataChanged";
+    case TB_EVENT_CHILDREN_CHANGED:
+        return "NodeChildrenChanged";
+    case TB_EVENT_DATA_WATCH_REMOVED:
+        return "DataWatchRemoved";
+    case TB_EVENT_CHILD_WATCH_REMOVED:
+        return "ChildWatchRemoved";
+    case TB_EVENT_PERSISTENT_WATCH_REMOVED:
+        return "PersistentWatchRemoved";
     default:
         return "unknown";
     }

@@ -2,7 +2,8 @@
  * with a fake clock: the bytes of the handshake and of requests, replies
  * and events reaching the right callbacks, reconnects that replay auth and
  * watches, pings and the read timeout, expiry, close, and allocation
- * failures at every step leaving no leak and no callback twice or never. */
+ * failures at every step leaving no leak and no callback twice or never;
+ * the names of event types. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -894,6 +895,27 @@ static void test_alloc_failures(void **state)
     tb_heap_set(NULL);
 }
 
+/* The names ZooKeeper's clients print, so tools agree on them. */
+static void test_event_name(void **state)
+{
+    (void)state;
+    assert_string_equal(tb_event_name(TB_EVENT_NONE), "None");
+    assert_string_equal(tb_event_name(TB_EVENT_CREATED), "NodeCreated");
+    assert_string_equal(tb_event_name(TB_EVENT_DELETED), "NodeDeleted");
+    assert_string_equal(tb_event_name(TB_EVENT_DATA_CHANGED),
+                        "NodeDataChanged");
+    assert_string_equal(tb_event_name(TB_EVENT_CHILDREN_CHANGED),
+                        "NodeChildrenChanged");
+    assert_string_equal(tb_event_name(TB_EVENT_DATA_WATCH_REMOVED),
+                        "DataWatchRemoved");
+    assert_string_equal(tb_event_name(TB_EVENT_CHILD_WATCH_REMOVED),
+                        "ChildWatchRemoved");
+    assert_string_equal(tb_event_name(TB_EVENT_PERSISTENT_WATCH_REMOVED),
+                        "PersistentWatchRemoved");
+    assert_string_equal(tb_event_name(0), "unknown");
+    assert_string_equal(tb_event_name(8), "unknown");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -914,6 +936,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_multi_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test(test_event_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
