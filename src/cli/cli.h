@@ -57,9 +57,43 @@ struct cli {
     pthread_mutex_t mu; /* guards `tried`: written on the I/O thread */
     char tried[2048];   /* connection failures seen while connecting */
     size_t tried_len;
+    int quit; /* the shell is to end: quit, exit */
 };
 
-/* A command.  `run` returns the exit status. */
+/* An option of a table-driven command.  Its letter is also where
+ * struct cli_args keeps its value. */
+enum cli_opt_kind {
+    CLI_FLAG,     /* takes no value */
+    CLI_STR,      /* any text */
+    CLI_VERSION,  /* a version to match: -1 (any) .. INT32_MAX */
+    CLI_POSITIVE, /* 1 .. INT64_MAX */
+    CLI_NATURAL,  /* 0 .. INT64_MAX */
+};
+struct cli_opt {
+    char letter;
+    const char *name; /* the long form, --name */
+    int kind;         /* enum cli_opt_kind */
+    const char *arg;  /* the value's name in --help ("N", "FILE") */
+    const char *help; /* its --help text; '\n' continues it below */
+    /* A number that does not parse or is out of range is a usage error:
+     * "bad WHAT 'VALUE'HINT" ("bad TTL 'x' (milliseconds > 0)"). */
+    const char *what;
+    const char *hint;
+};
+
+enum { CLI_MAX_OPTS = 16 };
+
+/* A table-driven command's command line once the prologue read it. */
+struct cli_args {
+    int argc; /* the operands after the options */
+    char **argv;
+    const char *val[128]; /* by letter: the value given ("" for a flag),
+                             NULL if the option was not given */
+    int64_t num[128];     /* by letter: a number option's value, -1 if not
+                             given (ZooKeeper's "none", and "any version") */
+};
+
+/* A command.  `run` reads its argv and returns the exit status. */
 struct cli_cmd {
     const char *name;
     int (*run)(struct cli *cli, const struct cli_cmd *cmd, int argc,
@@ -67,16 +101,40 @@ struct cli_cmd {
     const char *usage;   /* after "tumbler [GLOBAL] " */
     const char *summary; /* one line */
     const char *help;    /* the options, one per line */
-    int flags;           /* CLI_NO_SHELL | CLI_NO_JSON */
+    int flags;           /* CLI_NO_SHELL | CLI_NO_JSON | ... */
     const char *notes;   /* after the options; may be NULL */
 };
 enum {
     CLI_NO_SHELL = 1, /* not offered inside the shell */
     CLI_NO_JSON = 2,  /* takes no --json */
+    CLI_PATH = 4,     /* cli_spec: the first operand is an absolute path */
+    CLI_CONNECT = 8,  /* cli_spec: connect before exec */
 };
+
+/* A table-driven command: `cmd` with `run` and `help` NULL.  The prologue
+ * in commands.c reads the options of `opts`, -h and --json, checks the
+ * operand count (`arity` is the usage error otherwise), an absolute path
+ * as the first operand if any (CLI_PATH), connects (CLI_CONNECT), then
+ * calls `exec`, so a new command is one entry and one function.  A command
+ * with checks of its own that must come before any connection leaves
+ * CLI_CONNECT out and calls cli_connect after them.  (lock, elect and
+ * locks still read their argv in `run`.) */
+struct cli_spec {
+    struct cli_cmd cmd;
+    int (*exec)(struct cli *cli, const struct cli_cmd *cmd,
+                const struct cli_args *a);
+    const struct cli_opt *opts; /* ended by a zero letter, at most
+                                   CLI_MAX_OPTS; NULL: none */
+    int min_args, max_args;     /* operands */
+    const char *arity;          /* the usage error for another count */
+};
+/* The operands of a command of one PATH. */
+#define CLI_ONE_PATH .min_args = 1, .max_args = 1, .arity = "expected one PATH"
 
 /* commands.c */
 const struct cli_cmd *cli_find(const char *name);
+/* The table entry of a table-driven command, else NULL. */
+const struct cli_spec *cli_spec_of(const struct cli_cmd *cmd);
 void cli_print_overview(FILE *f);
 const struct cli_cmd *const *cli_commands(int *count);
 int cli_run(struct cli *cli, int argc, char **argv);
@@ -100,8 +158,6 @@ int cli_opt_end(struct cli *cli, const struct cli_cmd *cmd, int ch,
     {                                                                          \
         "json", no_argument, NULL, 'J'                                         \
     }
-/* Those alone, for a command with no options of its own. */
-extern const struct option cli_common_opts[];
 
 /* conn.c */
 /* Connects if not connected yet: 0, or the exit status after printing
@@ -134,13 +190,11 @@ void cli_time_str(int64_t ms, char *buf, size_t cap);
 int cli_parse_i64(const char *s, int64_t *out);
 /* Seconds with an optional fraction ("2.5") into ms: 0 or -1. */
 int cli_parse_seconds(const char *s, int64_t *ms);
-/* -v VERSION: -1 (any) up to INT32_MAX; prints a usage error if not. */
-int cli_version_arg(struct cli *cli, const struct cli_cmd *cmd, const char *arg,
-                    int64_t *version);
 /* Checks that `path` is absolute; prints a usage error if not. */
 int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
                    const char *path);
-/* A command's one argument after its options, an absolute path: checked,
+/* For a command that reads its argv itself (locks): its one argument after
+ * its options, an absolute path: checked,
  * then connected.  0 or the command's exit code. */
 int cli_path_arg(struct cli *cli, const struct cli_cmd *cmd, int argc,
                  char **argv);
@@ -165,6 +219,10 @@ void jw_bool(struct jw *w, int v);
 void jw_hex(struct jw *w, int64_t v); /* "0x..." string */
 /* Ends the top-level value with a newline and flushes. */
 void jw_done(struct jw *w);
+/* The one object a command prints on stdout: opened, with "path" first
+ * unless `path` is NULL; jw_finish closes it, as jw_end_obj + jw_done. */
+void jw_begin(struct jw *w, const char *path);
+void jw_finish(struct jw *w);
 void jw_stat(struct jw *w, const struct tb_stat *st);
 /* Bytes as "data" when they are printable UTF-8, else as "data_base64". */
 void jw_data(struct jw *w, const char *v, size_t len);
@@ -220,10 +278,11 @@ extern struct cli_watch cli_watch_text, cli_watch_json;
 int cli_wait_event(struct cli *cli);
 
 /* The commands, each defined next to its code. */
-extern const struct cli_cmd cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
+extern const struct cli_spec cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
     cli_cmd_create, cli_cmd_set, cli_cmd_delete, cli_cmd_deleteall,
     cli_cmd_sync, cli_cmd_getacl, cli_cmd_setacl, cli_cmd_addauth,
-    cli_cmd_whoami, cli_cmd_watch, cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
+    cli_cmd_whoami, cli_cmd_watch;
+extern const struct cli_cmd cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
 
 /* words.c: splits a line with sh-like quoting; returns the word count
  * (*out NULL-ended, free with cli_words_free) or -1 on an unterminated

@@ -18,10 +18,7 @@ static void print_acl_json(const char *path, const struct tb_acl_list *acl,
     char perms[6];
     int32_t i;
 
-    jw_init(&w, stdout);
-    jw_obj(&w);
-    jw_key(&w, "path");
-    jw_str(&w, path);
+    jw_begin(&w, path);
     jw_key(&w, "acl");
     jw_arr(&w);
     for (i = 0; i < acl->count; i++) {
@@ -39,34 +36,24 @@ static void print_acl_json(const char *path, const struct tb_acl_list *acl,
         jw_key(&w, "stat");
         jw_stat(&w, st);
     }
-    jw_end_obj(&w);
-    jw_done(&w);
+    jw_finish(&w);
 }
 
-static int run_getacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                      char **argv)
+static int exec_getacl(struct cli *cli, const struct cli_cmd *cmd,
+                       const struct cli_args *a)
 {
-    static const struct option lo[] = {{"stat", no_argument, NULL, 's'},
-                                       CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
+    const char *path = a->argv[0];
+    int rc, with_stat = a->val['s'] != NULL;
     struct tb_acl_list acl;
     struct tb_stat st;
     char perms[6];
-    int ch, rc, with_stat = 0;
     int32_t i;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":sh", lo)) != -1) {
-        if (ch != 's')
-            return cli_opt_end(cli, cmd, ch, argv);
-        with_stat = 1;
-    }
-    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
-        return rc;
-    if ((rc = tb_get_acl_sync(cli->c, argv[optind], &acl, &st)) != 0)
-        return cli_fail(cli, "getacl", argv[optind], rc);
+    (void)cmd;
+    if ((rc = tb_get_acl_sync(cli->c, path, &acl, &st)) != 0)
+        return cli_fail(cli, "getacl", path, rc);
     if (cli->json) {
-        print_acl_json(argv[optind], &acl, with_stat ? &st : NULL);
+        print_acl_json(path, &acl, with_stat ? &st : NULL);
     } else {
         for (i = 0; i < acl.count; i++)
             printf("%s:%s:%s\n", acl.v[i].scheme, acl.v[i].id,
@@ -79,14 +66,19 @@ static int run_getacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
     return CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_getacl = {
-    "getacl",
-    run_getacl,
-    "getacl [-s] PATH",
-    "Print the ACL of PATH, one SCHEME:ID:PERMS entry per line.",
-    "  -s, --stat          also print the stat\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_getacl = {
+    .cmd = {.name = "getacl",
+            .usage = "getacl [-s] PATH",
+            .summary =
+                "Print the ACL of PATH, one SCHEME:ID:PERMS entry per line.",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_getacl,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 's', .name = "stat", .help = "also print the stat"},
+            {0}},
+    CLI_ONE_PATH,
+};
 
 /* ---- setacl ---- */
 
@@ -185,92 +177,74 @@ static int setacl_tree(struct cli *cli, const char *path,
     return rc;
 }
 
-static int run_setacl(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                      char **argv)
+static int exec_setacl(struct cli *cli, const struct cli_cmd *cmd,
+                       const struct cli_args *a)
 {
-    static const struct option lo[] = {
-        {"version", required_argument, NULL, 'v'},
-        {"recursive", no_argument, NULL, 'R'},
-        {"stat", no_argument, NULL, 's'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
-    int64_t version = -1;
-    int ch, rc, recursive = 0, with_stat = 0;
+    const char *path = a->argv[0];
     struct tb_acl_entry *entries;
     struct tb_acl_list acl;
     struct tb_stat st;
     char *buf;
+    int rc;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":v:Rsh", lo)) != -1) {
-        switch (ch) {
-        case 'v':
-            if ((rc = cli_version_arg(cli, cmd, optarg, &version)) != 0)
-                return rc;
-            break;
-        case 'R':
-            recursive = 1;
-            break;
-        case 's':
-            with_stat = 1;
-            break;
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    if (argc - optind != 2)
-        return cli_usage(cli, cmd, "expected PATH and ACL");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0)
-        return rc;
-    if ((buf = strdup(argv[optind + 1])) == NULL)
+    if ((buf = strdup(a->argv[1])) == NULL)
         return CLI_OSERR;
     if (cli_acl_parse(buf, &entries, &acl.count) != 0) {
         free(buf);
         return cli_usage(cli, cmd,
                          "bad ACL '%s' (expected SCHEME:ID:PERMS"
                          "[,...], PERMS from cdrwa)",
-                         argv[optind + 1]);
+                         a->argv[1]);
     }
     acl.v = entries;
     if ((rc = cli_connect(cli)) == 0)
-        rc = setacl_tree(cli, argv[optind], &acl, (int32_t)version, recursive,
-                         &st);
+        rc = setacl_tree(cli, path, &acl, (int32_t)a->num['v'],
+                         a->val['R'] != NULL, &st);
     if (rc == 0 && cli->json)
-        print_acl_json(argv[optind], &acl, &st);
-    else if (rc == 0 && with_stat)
+        print_acl_json(path, &acl, &st);
+    else if (rc == 0 && a->val['s'] != NULL)
         cli_print_stat(stdout, &st);
     free(entries);
     free(buf);
     return rc;
 }
 
-const struct cli_cmd cli_cmd_setacl = {
-    "setacl",
-    run_setacl,
-    "setacl [-v VERSION] [-R] [-s] PATH ACL",
-    "Replace the ACL of PATH; ACL is SCHEME:ID:PERMS[,...] "
-    "(world:anyone:cdrwa).",
-    "  -v, --version N     only if the ACL version is N (else exit 103)\n"
-    "  -R, --recursive     also every node under PATH\n"
-    "  -s, --stat          print the new stat\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_setacl = {
+    .cmd = {.name = "setacl",
+            .usage = "setacl [-v VERSION] [-R] [-s] PATH ACL",
+            .summary = "Replace the ACL of PATH; ACL is SCHEME:ID:PERMS[,...] "
+                       "(world:anyone:cdrwa).",
+            .flags = CLI_PATH},
+    .exec = exec_setacl,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 'v',
+             .name = "version",
+             .kind = CLI_VERSION,
+             .arg = "N",
+             .help = "only if the ACL version is N (else exit 103)",
+             .what = "version"},
+            {.letter = 'R',
+             .name = "recursive",
+             .help = "also every node under PATH"},
+            {.letter = 's', .name = "stat", .help = "print the new stat"},
+            {0}},
+    .min_args = 2,
+    .max_args = 2,
+    .arity = "expected PATH and ACL",
+};
 
 /* ---- addauth ---- */
 
-static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                       char **argv)
+static int exec_addauth(struct cli *cli, const struct cli_cmd *cmd,
+                        const struct cli_args *a)
 {
-    int ch, rc;
+    const char *scheme = a->argv[0], *cred = a->argv[1];
+    int rc;
 
-    cli_opt_reset();
-    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
-        return cli_opt_end(cli, cmd, ch, argv);
-    if (argc - optind != 2)
-        return cli_usage(cli, cmd, "expected SCHEME and CREDENTIAL");
     /* Sent as setAuth, a SASL credential would end the session (ZooKeeper
      * and tumblerd refuse it and close the connection). */
-    if (strcmp(argv[optind], "sasl") == 0)
+    if (strcmp(scheme, "sasl") == 0)
         return cli_usage(cli, cmd,
                          "a SASL login is made with every "
                          "connection: start tumbler with "
@@ -279,49 +253,51 @@ static int run_addauth(struct cli *cli, const struct cli_cmd *cmd, int argc,
      * added to it only once the server has accepted it. */
     if ((rc = cli_connect(cli)) != 0)
         return rc;
-    rc = tb_add_auth_sync(cli->c, argv[optind], argv[optind + 1],
-                          strlen(argv[optind + 1]));
+    rc = tb_add_auth_sync(cli->c, scheme, cred, strlen(cred));
     if (rc != 0)
-        return cli_fail(cli, "addauth", argv[optind], rc);
-    if (cli_auth_add(cli, argv[optind], argv[optind + 1]) != 0)
+        return cli_fail(cli, "addauth", scheme, rc);
+    if (cli_auth_add(cli, scheme, cred) != 0)
         return CLI_OSERR;
-    if (cli->json)
-        printf("{\"added\":true}\n");
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, NULL);
+        jw_key(&w, "added");
+        jw_bool(&w, 1);
+        jw_finish(&w);
+    }
     return CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_addauth = {
-    "addauth",
-    run_addauth,
-    "addauth SCHEME CREDENTIAL",
-    "Add a credential (digest user:password) to the session.",
-    "",
-    0,
-    "Outside the shell this only checks that the server accepts it; use\n"
-    "the global -a SCHEME:CREDENTIAL to act with it.\n"};
+const struct cli_spec cli_cmd_addauth = {
+    .cmd = {.name = "addauth",
+            .usage = "addauth SCHEME CREDENTIAL",
+            .summary =
+                "Add a credential (digest user:password) to the session.",
+            .notes =
+                "Outside the shell this only checks that the server accepts "
+                "it; use\nthe global -a SCHEME:CREDENTIAL to act with it.\n"},
+    .exec = exec_addauth,
+    .min_args = 2,
+    .max_args = 2,
+    .arity = "expected SCHEME and CREDENTIAL",
+};
 
 /* ---- whoami ---- */
 
-static int run_whoami(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                      char **argv)
+static int exec_whoami(struct cli *cli, const struct cli_cmd *cmd,
+                       const struct cli_args *a)
 {
     struct tb_strings ids;
-    int ch, rc;
     int32_t i;
+    int rc;
 
-    cli_opt_reset();
-    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
-        return cli_opt_end(cli, cmd, ch, argv);
-    if (argc - optind != 0)
-        return cli_usage(cli, cmd, "no arguments expected");
-    if ((rc = cli_connect(cli)) != 0)
-        return rc;
+    (void)cmd;
+    (void)a;
     if ((rc = tb_whoami_sync(cli->c, &ids)) != 0)
         return cli_fail(cli, "whoami", NULL, rc);
     if (cli->json) {
         struct jw w;
-        jw_init(&w, stdout);
-        jw_obj(&w);
+        jw_begin(&w, NULL);
         jw_key(&w, "session");
         jw_hex(&w, tb_client_session(cli->c, NULL));
         jw_key(&w, "ids");
@@ -329,8 +305,7 @@ static int run_whoami(struct cli *cli, const struct cli_cmd *cmd, int argc,
         for (i = 0; i < ids.count; i++)
             jw_str(&w, ids.v[i]);
         jw_end_arr(&w);
-        jw_end_obj(&w);
-        jw_done(&w);
+        jw_finish(&w);
     } else {
         for (i = 0; i < ids.count; i++)
             printf("%s\n", ids.v[i]);
@@ -340,11 +315,12 @@ static int run_whoami(struct cli *cli, const struct cli_cmd *cmd, int argc,
     return CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_whoami = {
-    "whoami",
-    run_whoami,
-    "whoami",
-    "Print the identities (SCHEME:USER) the server knows this session by.",
-    "",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_whoami = {
+    .cmd = {.name = "whoami",
+            .usage = "whoami",
+            .summary = "Print the identities (SCHEME:USER) the server knows "
+                       "this session by.",
+            .flags = CLI_CONNECT},
+    .exec = exec_whoami,
+    .arity = "no arguments expected",
+};

@@ -51,10 +51,6 @@ static char *child_path(const char *parent, const char *name)
 
 /* ---- ls ---- */
 
-struct ls_opts {
-    int recursive, stat, watch;
-};
-
 /* Pre-order walk, children sorted.  A node deleted under the walk is
  * skipped: the listing is of a tree that keeps changing. */
 static int walk(struct cli *cli, const char *path, struct jw *w, int top)
@@ -89,52 +85,44 @@ static int ls_recursive(struct cli *cli, const char *path)
 
     if (!cli->json)
         return walk(cli, path, NULL, 1);
-    jw_init(&w, stdout);
-    jw_obj(&w);
-    jw_key(&w, "path");
-    jw_str(&w, path);
+    jw_begin(&w, path);
     jw_key(&w, "nodes");
     jw_arr(&w);
     rc = walk(cli, path, &w, 1);
     jw_end_arr(&w);
-    jw_end_obj(&w);
-    jw_done(&w);
+    jw_finish(&w);
     return rc;
 }
 
-static int ls_one(struct cli *cli, const char *path, const struct ls_opts *o)
+static int ls_one(struct cli *cli, const char *path, int with_stat, int watch)
 {
     struct tb_strings ch;
     struct tb_stat st;
     int32_t i;
     int rc;
 
-    rc = tb_get_children2_sync(cli->c, path, o->watch ? cli_watch_cb : NULL,
+    rc = tb_get_children2_sync(cli->c, path, watch ? cli_watch_cb : NULL,
                                watcher(cli), &ch, &st);
     if (rc != 0)
         return cli_fail(cli, "ls", path, rc);
     sort_strings(&ch);
     if (cli->json) {
         struct jw w;
-        jw_init(&w, stdout);
-        jw_obj(&w);
-        jw_key(&w, "path");
-        jw_str(&w, path);
+        jw_begin(&w, path);
         jw_key(&w, "children");
         jw_arr(&w);
         for (i = 0; i < ch.count; i++)
             jw_str(&w, ch.v[i]);
         jw_end_arr(&w);
-        if (o->stat) {
+        if (with_stat) {
             jw_key(&w, "stat");
             jw_stat(&w, &st);
         }
-        jw_end_obj(&w);
-        jw_done(&w);
+        jw_finish(&w);
     } else {
         for (i = 0; i < ch.count; i++)
             printf("%s\n", ch.v[i]);
-        if (o->stat)
+        if (with_stat)
             cli_print_stat(stdout, &st);
         fflush(stdout);
     }
@@ -142,105 +130,71 @@ static int ls_one(struct cli *cli, const char *path, const struct ls_opts *o)
     return CLI_OK;
 }
 
-static int run_ls(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                  char **argv)
+static int exec_ls(struct cli *cli, const struct cli_cmd *cmd,
+                   const struct cli_args *a)
 {
-    static const struct option lo[] = {{"recursive", no_argument, NULL, 'R'},
-                                       {"stat", no_argument, NULL, 's'},
-                                       {"watch", no_argument, NULL, 'w'},
-                                       CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
-    struct ls_opts o = {0, 0, 0};
-    const char *path;
-    int ch, rc;
+    const char *path = a->argc > 0 ? a->argv[0] : "/";
+    int with_stat = a->val['s'] != NULL, watch = a->val['w'] != NULL, rc;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":Rswh", lo)) != -1) {
-        switch (ch) {
-        case 'R':
-            o.recursive = 1;
-            break;
-        case 's':
-            o.stat = 1;
-            break;
-        case 'w':
-            o.watch = 1;
-            break;
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    if (argc - optind > 1)
-        return cli_usage(cli, cmd, "too many arguments");
-    path = optind < argc ? argv[optind] : "/";
-    if ((rc = cli_check_path(cli, cmd, path)) != 0)
-        return rc;
-    if (o.recursive && (o.watch || o.stat))
+    if (a->val['R'] != NULL && (watch || with_stat))
         return cli_usage(cli, cmd, "-R cannot be combined with -s or -w");
     if ((rc = cli_connect(cli)) != 0)
         return rc;
-    if (o.recursive)
+    if (a->val['R'] != NULL)
         return ls_recursive(cli, path);
-    rc = ls_one(cli, path, &o);
-    return o.watch ? after_watch(cli, rc) : rc;
+    rc = ls_one(cli, path, with_stat, watch);
+    return watch ? after_watch(cli, rc) : rc;
 }
 
-const struct cli_cmd cli_cmd_ls = {
-    "ls",
-    run_ls,
-    "ls [-R] [-s] [-w] [PATH]",
-    "List the children of PATH (default /), one per line, sorted.",
-    "  -R, --recursive     list the whole subtree, one full path per line\n"
-    "  -s, --stat          also print PATH's stat\n"
-    "  -w, --watch         set a child watch; outside the shell, wait for it\n"
-    "                      to fire and print the event\n",
-    0,
-    NULL};
+/* Shared by the commands whose -w sets a watch and waits for it. */
+#define WATCH_HELP(what)                                                       \
+    "set " what "; outside the shell, wait for it\n"                           \
+    "to fire and print the event"
+
+const struct cli_spec cli_cmd_ls = {
+    .cmd = {.name = "ls",
+            .usage = "ls [-R] [-s] [-w] [PATH]",
+            .summary =
+                "List the children of PATH (default /), one per line, sorted.",
+            .flags = CLI_PATH},
+    .exec = exec_ls,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 'R',
+             .name = "recursive",
+             .help = "list the whole subtree, one full path per line"},
+            {.letter = 's', .name = "stat", .help = "also print PATH's stat"},
+            {.letter = 'w',
+             .name = "watch",
+             .help = WATCH_HELP("a child watch")},
+            {0}},
+    .max_args = 1,
+    .arity = "too many arguments",
+};
 
 /* ---- get ---- */
 
-static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                   char **argv)
+static int exec_get(struct cli *cli, const struct cli_cmd *cmd,
+                    const struct cli_args *a)
 {
-    static const struct option lo[] = {{"stat", no_argument, NULL, 's'},
-                                       {"watch", no_argument, NULL, 'w'},
-                                       CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
-    int ch, rc, with_stat = 0, watch = 0;
+    const char *path = a->argv[0];
+    int rc, watch = a->val['w'] != NULL;
     struct tb_stat st;
     char *value;
     size_t len;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":swh", lo)) != -1) {
-        switch (ch) {
-        case 's':
-            with_stat = 1;
-            break;
-        case 'w':
-            watch = 1;
-            break;
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
-        return rc;
-    rc = tb_get_data_sync(cli->c, argv[optind], watch ? cli_watch_cb : NULL,
+    (void)cmd;
+    rc = tb_get_data_sync(cli->c, path, watch ? cli_watch_cb : NULL,
                           watcher(cli), &value, &len, &st);
     if (rc != 0)
-        return cli_fail(cli, "get", argv[optind], rc);
+        return cli_fail(cli, "get", path, rc);
     if (cli->json) {
         struct jw w;
-        jw_init(&w, stdout);
-        jw_obj(&w);
-        jw_key(&w, "path");
-        jw_str(&w, argv[optind]);
+        jw_begin(&w, path);
         jw_data(&w, value, len);
         jw_key(&w, "stat");
         jw_stat(&w, &st);
-        jw_end_obj(&w);
-        jw_done(&w);
+        jw_finish(&w);
     } else {
         /* The bytes as stored; a newline after them (as zkCli prints)
          * unless the data ends with one. */
@@ -249,7 +203,7 @@ static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
             if (value[len - 1] != '\n')
                 putchar('\n');
         }
-        if (with_stat)
+        if (a->val['s'] != NULL)
             cli_print_stat(stdout, &st);
         fflush(stdout);
     }
@@ -257,57 +211,46 @@ static int run_get(struct cli *cli, const struct cli_cmd *cmd, int argc,
     return watch ? after_watch(cli, CLI_OK) : CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_get = {
-    "get",
-    run_get,
-    "get [-s] [-w] PATH",
-    "Print the data of PATH (nothing for empty or null data).",
-    "  -s, --stat          also print the stat\n"
-    "  -w, --watch         set a data watch; outside the shell, wait for it\n"
-    "                      to fire and print the event\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_get = {
+    .cmd = {.name = "get",
+            .usage = "get [-s] [-w] PATH",
+            .summary =
+                "Print the data of PATH (nothing for empty or null data).",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_get,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 's', .name = "stat", .help = "also print the stat"},
+            {.letter = 'w',
+             .name = "watch",
+             .help = WATCH_HELP("a data watch")},
+            {0}},
+    CLI_ONE_PATH,
+};
 
 /* ---- stat ---- */
 
-static int run_stat(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                    char **argv)
+static int exec_stat(struct cli *cli, const struct cli_cmd *cmd,
+                     const struct cli_args *a)
 {
-    static const struct option lo[] = {{"watch", no_argument, NULL, 'w'},
-                                       CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
-    int ch, rc, watch = 0;
+    const char *path = a->argv[0];
+    int rc, watch = a->val['w'] != NULL;
     struct tb_stat st;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":wh", lo)) != -1) {
-        switch (ch) {
-        case 'w':
-            watch = 1;
-            break;
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
-        return rc;
-    rc = tb_exists_sync(cli->c, argv[optind], watch ? cli_watch_cb : NULL,
-                        watcher(cli), &st);
+    (void)cmd;
+    rc = tb_exists_sync(cli->c, path, watch ? cli_watch_cb : NULL, watcher(cli),
+                        &st);
     /* exists leaves its watch on a missing node: wait for its creation. */
     if (rc == TB_ENONODE && watch && !cli->shell)
         return cli_wait_event(cli);
     if (rc != 0)
-        return cli_fail(cli, "stat", argv[optind], rc);
+        return cli_fail(cli, "stat", path, rc);
     if (cli->json) {
         struct jw w;
-        jw_init(&w, stdout);
-        jw_obj(&w);
-        jw_key(&w, "path");
-        jw_str(&w, argv[optind]);
+        jw_begin(&w, path);
         jw_key(&w, "stat");
         jw_stat(&w, &st);
-        jw_end_obj(&w);
-        jw_done(&w);
+        jw_finish(&w);
     } else {
         cli_print_stat(stdout, &st);
         fflush(stdout);
@@ -315,46 +258,49 @@ static int run_stat(struct cli *cli, const struct cli_cmd *cmd, int argc,
     return watch ? after_watch(cli, CLI_OK) : CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_stat = {
-    "stat",
-    run_stat,
-    "stat [-w] PATH",
-    "Print the stat of PATH; exit status 101 if it does not exist.",
-    "  -w, --watch         set an exists watch (fires on create, change or\n"
-    "                      delete); outside the shell, wait for it\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_stat = {
+    .cmd = {.name = "stat",
+            .usage = "stat [-w] PATH",
+            .summary =
+                "Print the stat of PATH; exit status 101 if it does not exist.",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_stat,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 'w',
+             .name = "watch",
+             .help = "set an exists watch (fires on create, change or\n"
+                     "delete); outside the shell, wait for it"},
+            {0}},
+    CLI_ONE_PATH,
+};
 
 /* ---- sync ---- */
 
-static int run_sync(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                    char **argv)
+static int exec_sync(struct cli *cli, const struct cli_cmd *cmd,
+                     const struct cli_args *a)
 {
-    int ch, rc;
+    int rc;
 
-    cli_opt_reset();
-    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
-        return cli_opt_end(cli, cmd, ch, argv);
-    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
-        return rc;
-    if ((rc = tb_sync_sync(cli->c, argv[optind])) != 0)
-        return cli_fail(cli, "sync", argv[optind], rc);
+    (void)cmd;
+    if ((rc = tb_sync_sync(cli->c, a->argv[0])) != 0)
+        return cli_fail(cli, "sync", a->argv[0], rc);
     if (cli->json) {
         struct jw w;
-        jw_init(&w, stdout);
-        jw_obj(&w);
-        jw_key(&w, "path");
-        jw_str(&w, argv[optind]);
+        jw_begin(&w, a->argv[0]);
         jw_key(&w, "synced");
         jw_bool(&w, 1);
-        jw_end_obj(&w);
-        jw_done(&w);
+        jw_finish(&w);
     }
     return CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_sync = {
-    "sync",      run_sync,
-    "sync PATH", "Make the server this session is on catch up with the leader.",
-    "",          0,
-    NULL};
+const struct cli_spec cli_cmd_sync = {
+    .cmd = {.name = "sync",
+            .usage = "sync PATH",
+            .summary =
+                "Make the server this session is on catch up with the leader.",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_sync,
+    CLI_ONE_PATH,
+};

@@ -43,56 +43,49 @@ static int print_events(struct cli *cli, int64_t max)
     return CLI_OK;
 }
 
-static int run_watch(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                     char **argv)
+static int exec_watch(struct cli *cli, const struct cli_cmd *cmd,
+                      const struct cli_args *a)
 {
-    static const struct option lo[] = {{"recursive", no_argument, NULL, 'r'},
-                                       {"count", required_argument, NULL, 'c'},
-                                       CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
-    int ch, rc, mode = TB_ADDWATCH_PERSISTENT;
-    int64_t count = 0;
-    struct cli_watch *w;
+    const char *path = a->argv[0];
+    int rc, recursive = a->val['r'] != NULL;
+    int mode =
+        recursive ? TB_ADDWATCH_PERSISTENT_RECURSIVE : TB_ADDWATCH_PERSISTENT;
+    struct cli_watch *w = cli->json ? &cli_watch_json : &cli_watch_text;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":rc:h", lo)) != -1) {
-        switch (ch) {
-        case 'r':
-            mode = TB_ADDWATCH_PERSISTENT_RECURSIVE;
-            break;
-        case 'c':
-            if (cli_parse_i64(optarg, &count) != 0 || count <= 0)
-                return cli_usage(cli, cmd, "bad count '%s'", optarg);
-            break;
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
-        return rc;
-    w = cli->json ? &cli_watch_json : &cli_watch_text;
-    rc = tb_add_watch_sync(cli->c, argv[optind], mode, cli_watch_cb, w);
+    (void)cmd;
+    rc = tb_add_watch_sync(cli->c, path, mode, cli_watch_cb, w);
     if (rc != 0)
-        return cli_fail(cli, "watch", argv[optind], rc);
-    fprintf(stderr, "tumbler: watching %s%s\n", argv[optind],
-            mode == TB_ADDWATCH_PERSISTENT_RECURSIVE ? " and below" : "");
-    rc = print_events(cli, count);
+        return cli_fail(cli, "watch", path, rc);
+    fprintf(stderr, "tumbler: watching %s%s\n", path,
+            recursive ? " and below" : "");
+    rc = print_events(cli, a->num['c']);
     /* The shell goes on with the session: take the watch off it. */
     if (cli->shell)
-        (void)tb_remove_watches_sync(cli->c, argv[optind],
-                                     mode == TB_ADDWATCH_PERSISTENT
-                                         ? TB_WATCHER_PERSISTENT
-                                         : TB_WATCHER_PERSISTENT_RECURSIVE,
+        (void)tb_remove_watches_sync(cli->c, path,
+                                     recursive ? TB_WATCHER_PERSISTENT_RECURSIVE
+                                               : TB_WATCHER_PERSISTENT,
                                      cli_watch_cb, w, 1);
     return rc;
 }
 
-const struct cli_cmd cli_cmd_watch = {
-    "watch",
-    run_watch,
-    "watch [-r] [-c COUNT] PATH",
-    "Print the events on PATH (which need not exist) until interrupted.",
-    "  -r, --recursive     also the events of every node below PATH\n"
-    "  -c, --count N       exit after N events\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_watch = {
+    .cmd = {.name = "watch",
+            .usage = "watch [-r] [-c COUNT] PATH",
+            .summary = "Print the events on PATH (which need not exist) until "
+                       "interrupted.",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_watch,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 'r',
+             .name = "recursive",
+             .help = "also the events of every node below PATH"},
+            {.letter = 'c',
+             .name = "count",
+             .kind = CLI_POSITIVE,
+             .arg = "N",
+             .help = "exit after N events",
+             .what = "count"},
+            {0}},
+    CLI_ONE_PATH,
+};

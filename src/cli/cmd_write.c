@@ -12,6 +12,10 @@
  * would only be refused by the server. */
 #define MAX_DATA (1024 * 1024)
 
+static const char cmd_create_arity[] =
+    "expected PATH and at most one DATA (or -f FILE)";
+static const char cmd_set_arity[] = "expected PATH and DATA (or -f FILE)";
+
 /* Reads FILE (or stdin for "-") into *out (malloc'd). */
 static int read_file(struct cli *cli, const char *name, char **out, size_t *len)
 {
@@ -49,123 +53,82 @@ static void print_result(struct cli *cli, const char *path,
 {
     if (cli->json) {
         struct jw w;
-        jw_init(&w, stdout);
-        jw_obj(&w);
-        jw_key(&w, "path");
-        jw_str(&w, path);
+        jw_begin(&w, path);
         if (st != NULL) {
             jw_key(&w, "stat");
             jw_stat(&w, st);
         }
-        jw_end_obj(&w);
-        jw_done(&w);
+        jw_finish(&w);
     } else if (with_stat && st != NULL) {
         cli_print_stat(stdout, st);
         fflush(stdout);
     }
 }
 
+/* -f FILE, shared by create and set. */
+#define FILE_OPT                                                               \
+    {                                                                          \
+        .letter = 'f', .name = "file", .kind = CLI_STR, .arg = "FILE",         \
+        .help = "take the data from FILE ('-': standard input)"                \
+    }
+/* -v VERSION, shared by set and delete. */
+#define VERSION_OPT                                                            \
+    {                                                                          \
+        .letter = 'v', .name = "version", .kind = CLI_VERSION, .arg = "N",     \
+        .help = "only if the data version is N (else exit 103)",               \
+        .what = "version"                                                      \
+    }
+
 /* ---- create ---- */
 
-struct create_opts {
-    int seq, eph, container;
-    int64_t ttl;
-    const char *file;
-};
-
 static int create_mode(struct cli *cli, const struct cli_cmd *cmd,
-                       const struct create_opts *o, int *mode)
+                       const struct cli_args *a, int *mode)
 {
-    if (o->container && (o->seq || o->eph || o->ttl))
+    int seq = a->val['s'] != NULL, eph = a->val['e'] != NULL;
+    int container = a->val['c'] != NULL, ttl = a->val['t'] != NULL;
+
+    if (container && (seq || eph || ttl))
         return cli_usage(cli, cmd, "-c cannot be combined with -s, -e or -t");
-    if (o->ttl && o->eph)
+    if (ttl && eph)
         return cli_usage(cli, cmd, "-t cannot be combined with -e");
-    if (o->container)
+    if (container)
         *mode = TB_CONTAINER;
-    else if (o->ttl)
+    else if (ttl)
         *mode =
-            o->seq ? TB_PERSISTENT_SEQUENTIAL_WITH_TTL : TB_PERSISTENT_WITH_TTL;
+            seq ? TB_PERSISTENT_SEQUENTIAL_WITH_TTL : TB_PERSISTENT_WITH_TTL;
     else
-        *mode = (o->eph ? TB_EPHEMERAL : TB_PERSISTENT) |
-                (o->seq ? TB_PERSISTENT_SEQUENTIAL : 0);
+        *mode = (eph ? TB_EPHEMERAL : TB_PERSISTENT) |
+                (seq ? TB_PERSISTENT_SEQUENTIAL : 0);
     return 0;
 }
 
-static int parse_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                        char **argv, struct create_opts *o)
+static int exec_create(struct cli *cli, const struct cli_cmd *cmd,
+                       const struct cli_args *a)
 {
-    static const struct option lo[] = {{"sequential", no_argument, NULL, 's'},
-                                       {"ephemeral", no_argument, NULL, 'e'},
-                                       {"container", no_argument, NULL, 'c'},
-                                       {"ttl", required_argument, NULL, 't'},
-                                       {"file", required_argument, NULL, 'f'},
-                                       CLI_COMMON_LONGOPTS,
-                                       {NULL, 0, NULL, 0}};
-    int ch;
-
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":sect:f:h", lo)) != -1) {
-        switch (ch) {
-        case 's':
-            o->seq = 1;
-            break;
-        case 'e':
-            o->eph = 1;
-            break;
-        case 'c':
-            o->container = 1;
-            break;
-        case 't':
-            if (cli_parse_i64(optarg, &o->ttl) != 0 || o->ttl <= 0)
-                return cli_usage(cli, cmd, "bad TTL '%s' (milliseconds > 0)",
-                                 optarg);
-            break;
-        case 'f':
-            o->file = optarg;
-            break;
-        case 'h':
-            return cli_help(cli, cmd) - 1; /* -1: stop, status 0 */
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    return 0;
-}
-
-static int run_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                      char **argv)
-{
-    struct create_opts o;
+    const char *path = a->argv[0], *file = a->val['f'], *data = NULL;
     char created[1024], *fdata = NULL;
-    const char *data = NULL;
+    int64_t ttl = a->val['t'] != NULL ? a->num['t'] : 0;
     size_t len = 0;
     struct tb_stat st;
-    int mode = TB_PERSISTENT, rc, nargs;
+    int mode = TB_PERSISTENT, rc;
 
-    memset(&o, 0, sizeof o);
-    if ((rc = parse_create(cli, cmd, argc, argv, &o)) != 0)
-        return rc < 0 ? CLI_OK : rc;
-    nargs = argc - optind;
-    if (nargs < 1 || nargs > 2 || (nargs == 2 && o.file != NULL))
-        return cli_usage(cli, cmd,
-                         "expected PATH and at most one DATA "
-                         "(or -f FILE)");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0 ||
-        (rc = create_mode(cli, cmd, &o, &mode)) != 0)
+    if (a->argc == 2 && file != NULL)
+        return cli_usage(cli, cmd, "%s", cmd_create_arity);
+    if ((rc = create_mode(cli, cmd, a, &mode)) != 0)
         return rc;
-    if (nargs == 2) {
-        data = argv[optind + 1];
+    if (a->argc == 2) {
+        data = a->argv[1];
         len = strlen(data);
-    } else if (o.file != NULL) {
-        if ((rc = read_file(cli, o.file, &fdata, &len)) != 0)
+    } else if (file != NULL) {
+        if ((rc = read_file(cli, file, &fdata, &len)) != 0)
             return rc;
         data = fdata;
     }
     if ((rc = cli_connect(cli)) == 0) {
-        rc = tb_create_sync(cli->c, argv[optind], data, len, NULL, mode, o.ttl,
-                            created, sizeof created, &st);
+        rc = tb_create_sync(cli->c, path, data, len, NULL, mode, ttl, created,
+                            sizeof created, &st);
         if (rc != 0) {
-            rc = cli_fail(cli, "create", argv[optind], rc);
+            rc = cli_fail(cli, "create", path, rc);
         } else {
             if (!cli->json)
                 printf("Created %s\n", created);
@@ -176,133 +139,117 @@ static int run_create(struct cli *cli, const struct cli_cmd *cmd, int argc,
     return rc;
 }
 
-const struct cli_cmd cli_cmd_create = {
-    "create",
-    run_create,
-    "create [-s] [-e] [-c] [-t TTL] [-f FILE] PATH [DATA]",
-    "Create PATH with DATA (none: null data); print the name created.",
-    "  -s, --sequential    append a 10-digit sequence number to the name\n"
-    "  -e, --ephemeral     delete the node when this session ends (outside\n"
-    "                      the shell: when tumbler exits)\n"
-    "  -c, --container     a container: the server deletes it once its last\n"
-    "                      child is gone\n"
-    "  -t, --ttl TTL       persistent with a time-to-live in milliseconds\n"
-    "                      (deleted once unchanged and childless that long)\n"
-    "  -f, --file FILE     take the data from FILE ('-': standard input)\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_create = {
+    .cmd = {.name = "create",
+            .usage = "create [-s] [-e] [-c] [-t TTL] [-f FILE] PATH [DATA]",
+            .summary =
+                "Create PATH with DATA (none: null data); print the name "
+                "created.",
+            .flags = CLI_PATH},
+    .exec = exec_create,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 's',
+             .name = "sequential",
+             .help = "append a 10-digit sequence number to the name"},
+            {.letter = 'e',
+             .name = "ephemeral",
+             .help = "delete the node when this session ends (outside\n"
+                     "the shell: when tumbler exits)"},
+            {.letter = 'c',
+             .name = "container",
+             .help = "a container: the server deletes it once its last\n"
+                     "child is gone"},
+            {.letter = 't',
+             .name = "ttl",
+             .kind = CLI_POSITIVE,
+             .arg = "TTL",
+             .help = "persistent with a time-to-live in milliseconds\n"
+                     "(deleted once unchanged and childless that long)",
+             .what = "TTL",
+             .hint = " (milliseconds > 0)"},
+            FILE_OPT,
+            {0}},
+    .min_args = 1,
+    .max_args = 2,
+    .arity = cmd_create_arity,
+};
 
 /* ---- set ---- */
 
-static int run_set(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                   char **argv)
+static int exec_set(struct cli *cli, const struct cli_cmd *cmd,
+                    const struct cli_args *a)
 {
-    static const struct option lo[] = {
-        {"version", required_argument, NULL, 'v'},
-        {"stat", no_argument, NULL, 's'},
-        {"file", required_argument, NULL, 'f'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
-    int64_t version = -1;
-    int ch, rc, with_stat = 0, nargs;
-    const char *file = NULL, *data;
+    const char *path = a->argv[0], *file = a->val['f'], *data;
     char *fdata = NULL;
     size_t len;
     struct tb_stat st;
+    int rc;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":v:sf:h", lo)) != -1) {
-        switch (ch) {
-        case 'v':
-            if ((rc = cli_version_arg(cli, cmd, optarg, &version)) != 0)
-                return rc;
-            break;
-        case 's':
-            with_stat = 1;
-            break;
-        case 'f':
-            file = optarg;
-            break;
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    nargs = argc - optind;
-    if (nargs != (file != NULL ? 1 : 2))
-        return cli_usage(cli, cmd, "expected PATH and DATA (or -f FILE)");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0)
-        return rc;
+    if (a->argc != (file != NULL ? 1 : 2))
+        return cli_usage(cli, cmd, "%s", cmd_set_arity);
     if (file != NULL) {
         if ((rc = read_file(cli, file, &fdata, &len)) != 0)
             return rc;
         data = fdata;
     } else {
-        data = argv[optind + 1];
+        data = a->argv[1];
         len = strlen(data);
     }
     if ((rc = cli_connect(cli)) == 0) {
-        rc = tb_set_data_sync(cli->c, argv[optind], data, len, (int32_t)version,
+        rc = tb_set_data_sync(cli->c, path, data, len, (int32_t)a->num['v'],
                               &st);
         if (rc != 0)
-            rc = cli_fail(cli, "set", argv[optind], rc);
+            rc = cli_fail(cli, "set", path, rc);
         else
-            print_result(cli, argv[optind], &st, with_stat);
+            print_result(cli, path, &st, a->val['s'] != NULL);
     }
     free(fdata);
     return rc;
 }
 
-const struct cli_cmd cli_cmd_set = {
-    "set",
-    run_set,
-    "set [-v VERSION] [-s] [-f FILE] PATH [DATA]",
-    "Replace the data of PATH.",
-    "  -v, --version N     only if the data version is N (else exit 103)\n"
-    "  -s, --stat          print the new stat\n"
-    "  -f, --file FILE     take the data from FILE ('-': standard input)\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_set = {
+    .cmd = {.name = "set",
+            .usage = "set [-v VERSION] [-s] [-f FILE] PATH [DATA]",
+            .summary = "Replace the data of PATH.",
+            .flags = CLI_PATH},
+    .exec = exec_set,
+    .opts =
+        (const struct cli_opt[]){
+            VERSION_OPT,
+            {.letter = 's', .name = "stat", .help = "print the new stat"},
+            FILE_OPT,
+            {0}},
+    .min_args = 1,
+    .max_args = 2,
+    .arity = cmd_set_arity,
+};
 
 /* ---- delete ---- */
 
-static int run_delete(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                      char **argv)
+static int exec_delete(struct cli *cli, const struct cli_cmd *cmd,
+                       const struct cli_args *a)
 {
-    static const struct option lo[] = {
-        {"version", required_argument, NULL, 'v'},
-        CLI_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}};
-    int64_t version = -1;
-    int ch, rc;
+    int rc;
 
-    cli_opt_reset();
-    while ((ch = cli_getopt(cli, argc, argv, ":v:h", lo)) != -1) {
-        switch (ch) {
-        case 'v':
-            if ((rc = cli_version_arg(cli, cmd, optarg, &version)) != 0)
-                return rc;
-            break;
-        default:
-            return cli_opt_end(cli, cmd, ch, argv);
-        }
-    }
-    if ((rc = cli_path_arg(cli, cmd, argc, argv)) != 0)
-        return rc;
-    rc = tb_delete_sync(cli->c, argv[optind], (int32_t)version);
+    (void)cmd;
+    rc = tb_delete_sync(cli->c, a->argv[0], (int32_t)a->num['v']);
     if (rc != 0)
-        return cli_fail(cli, "delete", argv[optind], rc);
-    print_result(cli, argv[optind], NULL, 0);
+        return cli_fail(cli, "delete", a->argv[0], rc);
+    print_result(cli, a->argv[0], NULL, 0);
     return CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_delete = {
-    "delete",
-    run_delete,
-    "delete [-v VERSION] PATH",
-    "Delete PATH, which must have no children (else exit 111).",
-    "  -v, --version N     only if the data version is N (else exit 103)\n",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_delete = {
+    .cmd = {.name = "delete",
+            .usage = "delete [-v VERSION] PATH",
+            .summary = "Delete PATH, which must have no children (else exit "
+                       "111).",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_delete,
+    .opts = (const struct cli_opt[]){VERSION_OPT, {0}},
+    CLI_ONE_PATH,
+};
 
 /* ---- deleteall ---- */
 
@@ -348,48 +295,38 @@ static int delete_tree(struct cli *cli, const char *path, int *count)
     return cli_fail(cli, "deleteall", path, TB_ENOTEMPTY);
 }
 
-static int run_deleteall(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                         char **argv)
+static int exec_deleteall(struct cli *cli, const struct cli_cmd *cmd,
+                          const struct cli_args *a)
 {
-    int ch, rc, count = 0;
+    const char *path = a->argv[0];
+    int rc, count = 0;
     struct tb_stat st;
 
-    cli_opt_reset();
-    if ((ch = cli_getopt(cli, argc, argv, ":h", cli_common_opts)) != -1)
-        return cli_opt_end(cli, cmd, ch, argv);
-    if (argc - optind != 1)
-        return cli_usage(cli, cmd, "expected one PATH");
-    if ((rc = cli_check_path(cli, cmd, argv[optind])) != 0)
-        return rc;
-    if (strcmp(argv[optind], "/") == 0)
+    if (strcmp(path, "/") == 0)
         return cli_usage(cli, cmd, "refusing to delete the root");
     if ((rc = cli_connect(cli)) != 0)
         return rc;
     /* A missing PATH is an error, as for delete; what vanishes under the
      * walk is not. */
-    if ((rc = tb_exists_sync(cli->c, argv[optind], NULL, NULL, &st)) != 0)
-        return cli_fail(cli, "deleteall", argv[optind], rc);
-    if ((rc = delete_tree(cli, argv[optind], &count)) != 0)
+    if ((rc = tb_exists_sync(cli->c, path, NULL, NULL, &st)) != 0)
+        return cli_fail(cli, "deleteall", path, rc);
+    if ((rc = delete_tree(cli, path, &count)) != 0)
         return rc;
     if (cli->json) {
         struct jw w;
-        jw_init(&w, stdout);
-        jw_obj(&w);
-        jw_key(&w, "path");
-        jw_str(&w, argv[optind]);
+        jw_begin(&w, path);
         jw_key(&w, "deleted");
         jw_int(&w, count);
-        jw_end_obj(&w);
-        jw_done(&w);
+        jw_finish(&w);
     }
     return CLI_OK;
 }
 
-const struct cli_cmd cli_cmd_deleteall = {
-    "deleteall",
-    run_deleteall,
-    "deleteall PATH",
-    "Delete PATH and everything under it.",
-    "",
-    0,
-    NULL};
+const struct cli_spec cli_cmd_deleteall = {
+    .cmd = {.name = "deleteall",
+            .usage = "deleteall PATH",
+            .summary = "Delete PATH and everything under it.",
+            .flags = CLI_PATH},
+    .exec = exec_deleteall,
+    CLI_ONE_PATH,
+};

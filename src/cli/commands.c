@@ -1,20 +1,22 @@
 /* The command table and what every command shares: --help, usage errors,
- * option parsing helpers, and dispatch.  Kept apart from main() so that
- * the shell and the unit tests use the same table. */
+ * the prologue of the table-driven commands (options, operand count, path
+ * check, connection), and dispatch.  Kept apart from main() so that the
+ * shell and the unit tests use the same table. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
-static const struct cli_cmd cli_cmd_help;
+static const struct cli_spec cli_cmd_help;
 
 static const struct cli_cmd *const commands[] = {
-    &cli_cmd_ls,     &cli_cmd_get,    &cli_cmd_stat,      &cli_cmd_create,
-    &cli_cmd_set,    &cli_cmd_delete, &cli_cmd_deleteall, &cli_cmd_sync,
-    &cli_cmd_getacl, &cli_cmd_setacl, &cli_cmd_addauth,   &cli_cmd_whoami,
-    &cli_cmd_watch,  &cli_cmd_lock,   &cli_cmd_elect,     &cli_cmd_locks,
-    &cli_cmd_help,
+    &cli_cmd_ls.cmd,        &cli_cmd_get.cmd,     &cli_cmd_stat.cmd,
+    &cli_cmd_create.cmd,    &cli_cmd_set.cmd,     &cli_cmd_delete.cmd,
+    &cli_cmd_deleteall.cmd, &cli_cmd_sync.cmd,    &cli_cmd_getacl.cmd,
+    &cli_cmd_setacl.cmd,    &cli_cmd_addauth.cmd, &cli_cmd_whoami.cmd,
+    &cli_cmd_watch.cmd,     &cli_cmd_lock,        &cli_cmd_elect,
+    &cli_cmd_locks,         &cli_cmd_help.cmd,
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -63,6 +65,12 @@ const struct cli_cmd *cli_find(const char *name)
     return NULL;
 }
 
+const struct cli_spec *cli_spec_of(const struct cli_cmd *cmd)
+{
+    /* `cmd` is the first member of its entry: C11 6.7.2.1p15. */
+    return cmd->run == NULL ? (const struct cli_spec *)cmd : NULL;
+}
+
 void cli_print_overview(FILE *f)
 {
     int i;
@@ -78,12 +86,33 @@ void cli_print_overview(FILE *f)
             global_help);
 }
 
+/* "  -s, --stat          also print the stat", continued lines aligned. */
+static void print_opts(const struct cli_opt *o)
+{
+    const char *p, *nl;
+    char head[40];
+
+    putchar('\n');
+    for (; o->letter != 0; o++) {
+        snprintf(head, sizeof head, "--%s%s%s", o->name, o->arg ? " " : "",
+                 o->arg ? o->arg : "");
+        printf("  -%c, %-15s ", o->letter, head);
+        for (p = o->help; (nl = strchr(p, '\n')) != NULL; p = nl + 1)
+            printf("%.*s\n%22s", (int)(nl - p), p, "");
+        printf("%s\n", p);
+    }
+}
+
 int cli_help(struct cli *cli, const struct cli_cmd *cmd)
 {
+    const struct cli_spec *spec = cli_spec_of(cmd);
+
     (void)cli;
     printf("Usage: tumbler [GLOBAL OPTIONS] %s\n%s\n", cmd->usage,
            cmd->summary);
-    if (cmd->help != NULL && cmd->help[0] != '\0')
+    if (spec != NULL && spec->opts != NULL)
+        print_opts(spec->opts);
+    else if (cmd->help != NULL && cmd->help[0] != '\0')
         printf("\n%s", cmd->help);
     if (!(cmd->flags & CLI_NO_JSON))
         printf("      --json          machine-readable output\n");
@@ -114,9 +143,6 @@ void cli_opt_reset(void)
     opterr = 0;
 }
 
-const struct option cli_common_opts[] = {CLI_COMMON_LONGOPTS,
-                                         {NULL, 0, NULL, 0}};
-
 int cli_getopt(struct cli *cli, int argc, char **argv, const char *opts,
                const struct option *lo)
 {
@@ -140,6 +166,105 @@ int cli_opt_end(struct cli *cli, const struct cli_cmd *cmd, int ch, char **argv)
     return cli_usage(cli, cmd, "unknown option '%s'", arg);
 }
 
+/* ---- the prologue of table-driven commands ---- */
+
+static const struct cli_opt *find_opt(const struct cli_spec *spec, int ch)
+{
+    const struct cli_opt *o;
+
+    for (o = spec->opts; o != NULL && o->letter != 0; o++)
+        if (o->letter == ch)
+            return o;
+    return NULL;
+}
+
+/* getopt_long's short and long forms of the table, with -h and --json. */
+static void build_getopt(const struct cli_spec *spec, char *shorts,
+                         struct option *lo)
+{
+    static const struct option common[] = {CLI_COMMON_LONGOPTS};
+    const struct cli_opt *o;
+    int n = 0;
+
+    *shorts++ = ':';
+    for (o = spec->opts; o != NULL && o->letter != 0 && n < CLI_MAX_OPTS; o++) {
+        *shorts++ = o->letter;
+        if (o->kind != CLI_FLAG)
+            *shorts++ = ':';
+        lo[n++] = (struct option){
+            o->name, o->kind == CLI_FLAG ? no_argument : required_argument,
+            NULL, o->letter};
+    }
+    memcpy(shorts, "h", 2);
+    lo[n++] = common[0];
+    lo[n++] = common[1];
+    lo[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* Keeps an option's value; -1 to go on, else a usage error's status. */
+static int take_value(struct cli *cli, const struct cli_cmd *cmd,
+                      const struct cli_opt *o, struct cli_args *a)
+{
+    static const int64_t lowest[] = {
+        [CLI_VERSION] = -1, [CLI_POSITIVE] = 1, [CLI_NATURAL] = 0};
+    int64_t v;
+
+    a->val[(unsigned char)o->letter] = o->kind == CLI_FLAG ? "" : optarg;
+    if (o->kind == CLI_FLAG || o->kind == CLI_STR)
+        return -1;
+    if (cli_parse_i64(optarg, &v) != 0 || v < lowest[o->kind] ||
+        (o->kind == CLI_VERSION && v > INT32_MAX))
+        return cli_usage(cli, cmd, "bad %s '%s'%s", o->what, optarg,
+                         o->hint != NULL ? o->hint : "");
+    a->num[(unsigned char)o->letter] = v;
+    return -1;
+}
+
+/* Reads the options into `a`; -1 to go on, else the exit status (0 after
+ * printing --help). */
+static int read_opts(struct cli *cli, const struct cli_spec *spec, int argc,
+                     char **argv, struct cli_args *a)
+{
+    char shorts[2 * CLI_MAX_OPTS + 3];
+    struct option lo[CLI_MAX_OPTS + 3];
+    const struct cli_opt *o;
+    int ch, rc, i;
+
+    memset(a->val, 0, sizeof a->val);
+    for (i = 0; i < (int)(sizeof a->num / sizeof a->num[0]); i++)
+        a->num[i] = -1;
+    build_getopt(spec, shorts, lo);
+    cli_opt_reset();
+    while ((ch = cli_getopt(cli, argc, argv, shorts, lo)) != -1) {
+        if ((o = find_opt(spec, ch)) == NULL)
+            return cli_opt_end(cli, &spec->cmd, ch, argv);
+        if ((rc = take_value(cli, &spec->cmd, o, a)) >= 0)
+            return rc;
+    }
+    a->argc = argc - optind;
+    a->argv = argv + optind;
+    return -1;
+}
+
+static int prologue(struct cli *cli, const struct cli_spec *spec, int argc,
+                    char **argv)
+{
+    const struct cli_cmd *cmd = &spec->cmd;
+    struct cli_args a;
+    int rc;
+
+    if ((rc = read_opts(cli, spec, argc, argv, &a)) >= 0)
+        return rc;
+    if (a.argc < spec->min_args || a.argc > spec->max_args)
+        return cli_usage(cli, cmd, "%s", spec->arity);
+    if ((cmd->flags & CLI_PATH) && a.argc > 0 &&
+        (rc = cli_check_path(cli, cmd, a.argv[0])) != 0)
+        return rc;
+    if ((cmd->flags & CLI_CONNECT) && (rc = cli_connect(cli)) != 0)
+        return rc;
+    return spec->exec(cli, cmd, &a);
+}
+
 int cli_run(struct cli *cli, int argc, char **argv)
 {
     const struct cli_cmd *cmd = cli_find(argv[0]);
@@ -157,32 +282,32 @@ int cli_run(struct cli *cli, int argc, char **argv)
                 argv[0]);
         return CLI_USAGE;
     }
-    return cmd->run(cli, cmd, argc, argv);
+    if (cmd->run != NULL)
+        return cmd->run(cli, cmd, argc, argv);
+    return prologue(cli, cli_spec_of(cmd), argc, argv);
 }
 
 /* ---- help as a command ---- */
 
-static int run_help(struct cli *cli, const struct cli_cmd *cmd, int argc,
-                    char **argv)
+static int exec_help(struct cli *cli, const struct cli_cmd *cmd,
+                     const struct cli_args *a)
 {
     const struct cli_cmd *c;
 
-    if (argc < 2) {
+    if (a->argc == 0) {
         cli_print_overview(stdout);
         return CLI_OK;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cli_help(cli, cmd);
-    if ((c = cli_find(argv[1])) == NULL)
-        return cli_usage(cli, cmd, "unknown command '%s'", argv[1]);
+    if ((c = cli_find(a->argv[0])) == NULL)
+        return cli_usage(cli, cmd, "unknown command '%s'", a->argv[0]);
     return cli_help(cli, c);
 }
 
-static const struct cli_cmd cli_cmd_help = {
-    "help",
-    run_help,
-    "help [COMMAND]",
-    "Show the commands, or one's options.",
-    "",
-    0,
-    NULL};
+static const struct cli_spec cli_cmd_help = {
+    .cmd = {.name = "help",
+            .usage = "help [COMMAND]",
+            .summary = "Show the commands, or one's options."},
+    .exec = exec_help,
+    .max_args = 1,
+    .arity = "expected at most one COMMAND",
+};

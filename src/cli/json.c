@@ -149,6 +149,22 @@ void jw_done(struct jw *w)
     fflush(w->f);
 }
 
+void jw_begin(struct jw *w, const char *path)
+{
+    jw_init(w, stdout);
+    jw_obj(w);
+    if (path != NULL) {
+        jw_key(w, "path");
+        jw_str(w, path);
+    }
+}
+
+void jw_finish(struct jw *w)
+{
+    jw_end_obj(w);
+    jw_done(w);
+}
+
 void jw_stat(struct jw *w, const struct tb_stat *st)
 {
     jw_obj(w);

@@ -162,15 +162,6 @@ int cli_check_path(struct cli *cli, const struct cli_cmd *cmd, const char *path)
     return 0;
 }
 
-int cli_version_arg(struct cli *cli, const struct cli_cmd *cmd, const char *arg,
-                    int64_t *version)
-{
-    if (cli_parse_i64(arg, version) != 0 || *version < -1 ||
-        *version > INT32_MAX)
-        return cli_usage(cli, cmd, "bad version '%s'", arg);
-    return 0;
-}
-
 int cli_path_arg(struct cli *cli, const struct cli_cmd *cmd, int argc,
                  char **argv)
 {

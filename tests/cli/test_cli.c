@@ -270,9 +270,21 @@ static void test_table(void **state)
     assert_true(n >= 17);
     for (i = 0; i < n; i++) {
         size_t len = strlen(v[i]->name);
-        assert_non_null(v[i]->run);
+        const struct cli_spec *spec = cli_spec_of(v[i]);
+        /* Table-driven (exec, options from the table), or reading its
+         * argv itself (run, its own help text). */
+        if (spec != NULL) {
+            const struct cli_opt *o = spec->opts;
+            assert_non_null(spec->exec);
+            assert_non_null(spec->arity);
+            assert_true(spec->min_args <= spec->max_args);
+            while (o != NULL && o->letter != 0)
+                o++;
+            assert_true(o == NULL || o - spec->opts <= CLI_MAX_OPTS);
+        } else {
+            assert_non_null(v[i]->help);
+        }
         assert_non_null(v[i]->summary);
-        assert_non_null(v[i]->help);
         /* The usage line starts with the command's own name. */
         assert_int_equal(strncmp(v[i]->usage, v[i]->name, len), 0);
         assert_true(cli_find(v[i]->name) == v[i]);
