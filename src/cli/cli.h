@@ -105,10 +105,11 @@ struct cli_cmd {
     const char *notes;   /* after the options; may be NULL */
 };
 enum {
-    CLI_NO_SHELL = 1, /* not offered inside the shell */
-    CLI_NO_JSON = 2,  /* takes no --json */
-    CLI_PATH = 4,     /* cli_spec: the first operand is an absolute path */
-    CLI_CONNECT = 8,  /* cli_spec: connect before exec */
+    CLI_NO_SHELL = 1,    /* not offered inside the shell */
+    CLI_NO_JSON = 2,     /* takes no --json */
+    CLI_PATH = 4,        /* cli_spec: the first operand is an absolute path */
+    CLI_CONNECT = 8,     /* cli_spec: connect before exec */
+    CLI_SHELL_ONLY = 16, /* offered inside the shell only */
 };
 
 /* A table-driven command: `cmd` with `run` and `help` NULL.  The prologue
@@ -135,7 +136,12 @@ struct cli_spec {
 const struct cli_cmd *cli_find(const char *name);
 /* The table entry of a table-driven command, else NULL. */
 const struct cli_spec *cli_spec_of(const struct cli_cmd *cmd);
-void cli_print_overview(FILE *f);
+/* Whether this process runs `cmd`: the shell runs no CLI_NO_SHELL
+ * command, a one-shot tumbler no CLI_SHELL_ONLY one. */
+int cli_offered(const struct cli *cli, const struct cli_cmd *cmd);
+/* The commands this process runs; outside the shell, with the usage and
+ * the global options. */
+void cli_print_overview(const struct cli *cli, FILE *f);
 const struct cli_cmd *const *cli_commands(int *count);
 int cli_run(struct cli *cli, int argc, char **argv);
 int cli_help(struct cli *cli, const struct cli_cmd *cmd);
@@ -283,6 +289,8 @@ extern const struct cli_spec cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
     cli_cmd_sync, cli_cmd_getacl, cli_cmd_setacl, cli_cmd_addauth,
     cli_cmd_whoami, cli_cmd_watch;
 extern const struct cli_cmd cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
+/* shell.c */
+extern const struct cli_spec cli_cmd_connect, cli_cmd_quit, cli_cmd_exit;
 
 /* words.c: splits a line with sh-like quoting; returns the word count
  * (*out NULL-ended, free with cli_words_free) or -1 on an unterminated

@@ -16,7 +16,8 @@ static const struct cli_cmd *const commands[] = {
     &cli_cmd_deleteall.cmd, &cli_cmd_sync.cmd,    &cli_cmd_getacl.cmd,
     &cli_cmd_setacl.cmd,    &cli_cmd_addauth.cmd, &cli_cmd_whoami.cmd,
     &cli_cmd_watch.cmd,     &cli_cmd_lock,        &cli_cmd_elect,
-    &cli_cmd_locks,         &cli_cmd_help.cmd,
+    &cli_cmd_locks,         &cli_cmd_help.cmd,    &cli_cmd_connect.cmd,
+    &cli_cmd_quit.cmd,      &cli_cmd_exit.cmd,
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -71,17 +72,39 @@ const struct cli_spec *cli_spec_of(const struct cli_cmd *cmd)
     return cmd->run == NULL ? (const struct cli_spec *)cmd : NULL;
 }
 
-void cli_print_overview(FILE *f)
+int cli_offered(const struct cli *cli, const struct cli_cmd *cmd)
 {
-    int i;
+    return !(cmd->flags & (cli->shell ? CLI_NO_SHELL : CLI_SHELL_ONLY));
+}
 
+/* The commands this process runs, one per line, names aligned. */
+static void print_commands(const struct cli *cli, FILE *f)
+{
+    int i, width = 10;
+
+    for (i = 0; i < NCOMMANDS; i++)
+        if (cli_offered(cli, commands[i]) &&
+            (int)strlen(commands[i]->name) > width)
+            width = (int)strlen(commands[i]->name);
+    for (i = 0; i < NCOMMANDS; i++)
+        if (cli_offered(cli, commands[i]))
+            fprintf(f, "  %-*s %s\n", width, commands[i]->name,
+                    commands[i]->summary);
+}
+
+void cli_print_overview(const struct cli *cli, FILE *f)
+{
+    if (cli->shell) {
+        fprintf(f, "Commands ('help COMMAND' for one's options):\n");
+        print_commands(cli, f);
+        return;
+    }
     fprintf(f, "Usage: tumbler [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n"
                "       tumbler [GLOBAL OPTIONS]           (interactive "
                "shell)\n\n"
                "A shell for the Tumbler (ZooKeeper) tree and a distributed "
                "flock(1).\n\nCommands:\n");
-    for (i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    print_commands(cli, f);
     fprintf(f, "\n%s\nSee docs/cli.md (man tumbler) for exit statuses.\n",
             global_help);
 }
@@ -107,9 +130,8 @@ int cli_help(struct cli *cli, const struct cli_cmd *cmd)
 {
     const struct cli_spec *spec = cli_spec_of(cmd);
 
-    (void)cli;
-    printf("Usage: tumbler [GLOBAL OPTIONS] %s\n%s\n", cmd->usage,
-           cmd->summary);
+    printf("Usage: %s%s\n%s\n", cli->shell ? "" : "tumbler [GLOBAL OPTIONS] ",
+           cmd->usage, cmd->summary);
     if (spec != NULL && spec->opts != NULL)
         print_opts(spec->opts);
     else if (cmd->help != NULL && cmd->help[0] != '\0')
@@ -127,13 +149,15 @@ int cli_usage(struct cli *cli, const struct cli_cmd *cmd, const char *fmt, ...)
 {
     va_list ap;
 
-    (void)cli;
     fprintf(stderr, "tumbler %s: ", cmd->name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nUsage: tumbler %s\nTry 'tumbler %s --help'.\n",
-            cmd->usage, cmd->name);
+    if (cli->shell)
+        fprintf(stderr, "\nUsage: %s\nTry 'help %s'.\n", cmd->usage, cmd->name);
+    else
+        fprintf(stderr, "\nUsage: tumbler %s\nTry 'tumbler %s --help'.\n",
+                cmd->usage, cmd->name);
     return CLI_USAGE;
 }
 
@@ -265,6 +289,14 @@ static int prologue(struct cli *cli, const struct cli_spec *spec, int argc,
     return spec->exec(cli, cmd, &a);
 }
 
+static int not_offered(const struct cli *cli, const struct cli_cmd *cmd)
+{
+    fprintf(stderr, "tumbler: '%s' is %s\n", cmd->name,
+            cli->shell ? "not available in the shell"
+                       : "a command of the shell only");
+    return CLI_USAGE;
+}
+
 int cli_run(struct cli *cli, int argc, char **argv)
 {
     const struct cli_cmd *cmd = cli_find(argv[0]);
@@ -277,11 +309,8 @@ int cli_run(struct cli *cli, int argc, char **argv)
                 argv[0]);
         return CLI_USAGE;
     }
-    if (cli->shell && (cmd->flags & CLI_NO_SHELL)) {
-        fprintf(stderr, "tumbler: '%s' is not available in the shell\n",
-                argv[0]);
-        return CLI_USAGE;
-    }
+    if (!cli_offered(cli, cmd))
+        return not_offered(cli, cmd);
     if (cmd->run != NULL)
         return cmd->run(cli, cmd, argc, argv);
     return prologue(cli, cli_spec_of(cmd), argc, argv);
@@ -295,11 +324,13 @@ static int exec_help(struct cli *cli, const struct cli_cmd *cmd,
     const struct cli_cmd *c;
 
     if (a->argc == 0) {
-        cli_print_overview(stdout);
+        cli_print_overview(cli, stdout);
         return CLI_OK;
     }
     if ((c = cli_find(a->argv[0])) == NULL)
         return cli_usage(cli, cmd, "unknown command '%s'", a->argv[0]);
+    if (!cli_offered(cli, c))
+        return not_offered(cli, c);
     return cli_help(cli, c);
 }
 

@@ -164,7 +164,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
             cli->verbose = 1;
             break;
         case 'h':
-            cli_print_overview(stdout);
+            cli_print_overview(cli, stdout);
             return CLI_OK;
         case 'V':
             printf("tumbler %s\n", TB_VERSION);

@@ -10,7 +10,8 @@
  * From a pipe or a file it runs one command per line, no prompt, and exits
  * with the status of the last command, so a script of commands behaves
  * like a shell script.  Lines are split into words by words.c; '#' starts
- * a comment line. */
+ * a comment line.  The shell's own commands, connect and quit, are entries
+ * of the command table like the others, so help lists what the shell runs. */
 #include <ctype.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -45,27 +46,66 @@ static int run_line(struct cli *cli, const char *line)
         fprintf(stderr, "tumbler: unterminated quote\n");
         return CLI_USAGE;
     }
-    if (argc == 0) {
-        cli_words_free(argv, 0);
-        return CLI_OK;
-    }
-    if (strcmp(argv[0], "quit") == 0 || strcmp(argv[0], "exit") == 0) {
-        rv = -1;
-    } else if (strcmp(argv[0], "connect") == 0) {
-        /* connect HOSTS: a new session, maybe on other servers. */
-        cli_disconnect(cli);
-        if (argc > 1) {
-            free(cli->hosts);
-            cli->hosts = strdup(argv[1]);
-        }
-        rv = cli->hosts ? cli_connect(cli) : CLI_OSERR;
-    } else {
-        rv = cli_run(cli, argc, argv);
-    }
+    rv = argc > 0 ? cli_run(cli, argc, argv) : CLI_OK;
     cli_words_free(argv, argc);
     fflush(stdout);
-    return rv;
+    return cli->quit ? -1 : rv;
 }
+
+/* ---- the shell's own commands ---- */
+
+static int exec_connect(struct cli *cli, const struct cli_cmd *cmd,
+                        const struct cli_args *a)
+{
+    char *hosts;
+
+    (void)cmd;
+    cli_disconnect(cli);
+    if (a->argc > 0) {
+        if ((hosts = strdup(a->argv[0])) == NULL)
+            return CLI_OSERR;
+        free(cli->hosts);
+        cli->hosts = hosts;
+    }
+    return cli_connect(cli);
+}
+
+const struct cli_spec cli_cmd_connect = {
+    .cmd = {.name = "connect",
+            .usage = "connect [HOSTS]",
+            .summary = "Open a new session, on HOSTS or on the same servers.",
+            .flags = CLI_SHELL_ONLY},
+    .exec = exec_connect,
+    .max_args = 1,
+    .arity = "expected at most one HOSTS",
+};
+
+static int exec_quit(struct cli *cli, const struct cli_cmd *cmd,
+                     const struct cli_args *a)
+{
+    (void)cmd;
+    (void)a;
+    cli->quit = 1;
+    return CLI_OK;
+}
+
+const struct cli_spec cli_cmd_quit = {
+    .cmd = {.name = "quit",
+            .usage = "quit",
+            .summary = "Leave the shell (as ^D does).",
+            .flags = CLI_SHELL_ONLY},
+    .exec = exec_quit,
+    .arity = "no arguments expected",
+};
+
+const struct cli_spec cli_cmd_exit = {
+    .cmd = {.name = "exit",
+            .usage = "exit",
+            .summary = "Leave the shell (as ^D does).",
+            .flags = CLI_SHELL_ONLY},
+    .exec = exec_quit,
+    .arity = "no arguments expected",
+};
 
 /* Prints queued events.  An expired session is dropped here, so the next
  * command starts a new one (credentials from addauth are replayed). */
@@ -127,8 +167,7 @@ static char *completion_cmd(const char *text, int state)
         i = 0;
     while (i < n) {
         const struct cli_cmd *c = v[i++];
-        if (!(c->flags & CLI_NO_SHELL) &&
-            strncmp(c->name, text, strlen(text)) == 0)
+        if (cli_offered(g_cli, c) && strncmp(c->name, text, strlen(text)) == 0)
             return strdup(c->name);
     }
     return NULL;

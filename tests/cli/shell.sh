@@ -23,6 +23,22 @@ printf 'get "/s\n' | tb > /dev/null 2>&1
 check_eq "script: unterminated quote is a usage error" 64 "$?"
 printf 'lock /l -- true\n' | tb > /dev/null 2>&1
 check_eq "script: lock is not offered in the shell" 64 "$?"
+# help lists exactly what the shell runs: each name it gives runs, lock
+# and elect (refused in the shell) are not there, connect and quit are.
+help=$(printf 'help\n' | tb 2>&1)
+check_match "script: help lists connect" "^  connect " "$help"
+check_match "script: help lists quit" "^  quit " "$help"
+if printf '%s\n' "$help" | grep -Eq '^  (lock|elect) '; then
+    fail "script: help lists lock or elect, which the shell refuses"
+else ok "script: help leaves lock and elect out"; fi
+for c in $(printf '%s\n' "$help" | sed -n 's/^  \([a-zA-Z]*\) .*/\1/p'); do
+    printf '%s --help\n' "$c" | tb > /dev/null 2>&1
+    check_eq "script: '$c', listed by help, runs in the shell" 0 "$?"
+done
+printf 'help lock\n' | tb > /dev/null 2>&1
+check_eq "script: help of a command the shell refuses: 64" 64 "$?"
+tb connect > /dev/null 2>&1
+check_eq "connect outside the shell: 64" 64 "$?"
 out=$(printf 'create -e /eph\nstat /eph\n' | tb 2>&1)
 check_match "script: one session for all the lines" "^ephemeralOwner = 0x[0-9a-f]+$" "$out"
 

@@ -263,6 +263,7 @@ static void test_status(void **state)
 
 static void test_table(void **state)
 {
+    struct cli cli;
     int n, i;
     const struct cli_cmd *const *v = cli_commands(&n);
 
@@ -292,6 +293,17 @@ static void test_table(void **state)
     assert_null(cli_find("nope"));
     assert_true(cli_find("lock")->flags & CLI_NO_SHELL);
     assert_false(cli_find("ls")->flags & CLI_NO_SHELL);
+    /* The shell runs connect and quit, not lock; a one-shot tumbler the
+     * other way round. */
+    memset(&cli, 0, sizeof cli);
+    cli.shell = 1;
+    assert_true(cli_offered(&cli, cli_find("connect")));
+    assert_true(cli_offered(&cli, cli_find("quit")));
+    assert_true(cli_offered(&cli, cli_find("ls")));
+    assert_false(cli_offered(&cli, cli_find("lock")));
+    cli.shell = 0;
+    assert_false(cli_offered(&cli, cli_find("connect")));
+    assert_true(cli_offered(&cli, cli_find("lock")));
 }
 
 /* ---- the event pipe ---- */
