@@ -47,6 +47,7 @@ struct cli {
     int json;               /* this command prints JSON */
     int verbose;            /* library log to stderr */
     int shell;              /* inside the interactive shell */
+    int errexit;            /* -e: a script stops at a failed command */
     struct cli_auth *auth;
     int tls;                /* --tls, or implied by a --tls-* file */
     const char *tls_ca;     /* --tls-ca FILE (argv or environment) */

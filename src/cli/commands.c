@@ -46,6 +46,10 @@ static const char global_help[] =
     "name\n"
     "                            the host (the chain is still verified)\n"
     "      --json                machine-readable output (every command)\n"
+    "  -e, --errexit             stop a script from a pipe or file at the "
+    "first\n"
+    "                            command that fails (its status is "
+    "tumbler's)\n"
     "  -v, --verbose             print the client library's log on stderr\n"
     "  -h, --help                this help; COMMAND --help for a command's\n"
     "  -V, --version             print the version\n";

@@ -40,6 +40,7 @@ static const struct option global_opts[] = {
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"tls-no-verify-host", no_argument, NULL, OPT_TLS_NO_VERIFY_HOST},
+    {"errexit", no_argument, NULL, 'e'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -121,7 +122,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
     int ch, rv;
 
     cli_opt_reset();
-    while ((ch = getopt_long(argc, argv, "+:s:a:vhV", global_opts, NULL)) !=
+    while ((ch = getopt_long(argc, argv, "+:s:a:evhV", global_opts, NULL)) !=
            -1) {
         switch (ch) {
         case 's':
@@ -159,6 +160,9 @@ static int parse_global(struct cli *cli, int argc, char **argv)
             break;
         case OPT_TLS_NO_VERIFY_HOST:
             cli->tls_no_verify_host = 1;
+            break;
+        case 'e':
+            cli->errexit = 1;
             break;
         case 'v':
             cli->verbose = 1;

@@ -8,10 +8,11 @@
  * line being edited, and ^C clears that line instead of ending the shell.
  *
  * From a pipe or a file it runs one command per line, no prompt, and exits
- * with the status of the last command, so a script of commands behaves
- * like a shell script.  Lines are split into words by words.c; '#' starts
- * a comment line.  The shell's own commands, connect and quit, are entries
- * of the command table like the others, so help lists what the shell runs. */
+ * with the status of the last command that failed (0 if none did), or with
+ * -e stops at the first one, as sh -e would.  Lines are split into words by
+ * words.c; '#' starts a comment line.  The shell's own commands, connect and
+ * quit, are entries of the command table like the others, so help lists what
+ * the shell runs. */
 #include <ctype.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -138,21 +139,28 @@ static void print_messages(struct cli *cli)
 
 /* ---- scripts on stdin ---- */
 
+/* Goes on after a failed command, as sh does, unless -e; exits with the
+ * status of the last command that failed, so a caller sees any failure. */
 static int run_script(struct cli *cli)
 {
     char *line = NULL;
     size_t cap = 0;
-    int rv = CLI_OK, r;
+    int failed = CLI_OK, rv;
 
     while (getline(&line, &cap, stdin) > 0) {
         line[strcspn(line, "\n")] = '\0';
-        if ((r = run_line(cli, line)) < 0)
-            break;
-        rv = r;
+        rv = run_line(cli, line);
         print_messages(cli);
+        if (rv < 0)
+            break;
+        if (rv != CLI_OK) {
+            failed = rv;
+            if (cli->errexit)
+                break;
+        }
     }
     free(line);
-    return rv;
+    return failed;
 }
 
 /* ---- the terminal ---- */

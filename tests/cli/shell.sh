@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tumbler with no command: commands from a pipe (one per line, sh-like
-# quoting, status of the last command), and the interactive shell on a
+# quoting, status of the last failure, -e), and the interactive shell on a
 # pseudo-terminal (readline line editing, history file, completion, watch
 # events printed while at the prompt, ^C clearing the line).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -12,11 +12,23 @@ srv_start
 out=$(printf '%s\n' 'create /s "two words"' '# a comment' '' 'get /s' \
     "set /s 'single quoted'" 'get /s' 'get /missing' 'ls /s' | tb 2>"$T_DIR/err"); rc=$?
 check_eq "script: output" "$(printf 'Created /s\ntwo words\nsingle quoted')" "$out"
-check_eq "script: status of the last command" 0 "$rc"
+check_eq "script: a command that failed makes the status not 0" 101 "$rc"
 check_match "script: an error does not stop it" "get /missing: node does not exist" \
     "$(cat "$T_DIR/err")"
 printf 'ls /\nget /missing\n' | tb > /dev/null 2>&1
 check_eq "script: the last command's status" 101 "$?"
+printf 'get /missing\ncreate /s x\nls /\n' | tb > /dev/null 2>&1
+check_eq "script: the status of the last command that failed" 110 "$?"
+printf 'create /e1\nget /missing\ncreate /e2\n' | tb > /dev/null 2>&1
+check_eq "script: without -e, status of the failure" 101 "$?"
+check_eq "script: without -e, on after a failure" "Created /e3" \
+    "$(printf 'get /missing\ncreate /e3\n' | tb 2>/dev/null)"
+out=$(printf 'create /e4\nget /missing\ncreate /e5\n' | tb -e 2>/dev/null); rc=$?
+check_eq "script -e: the failed command's status" 101 "$rc"
+check_eq "script -e: stops at the failed command" "Created /e4" "$out"
+printf 'create /e6\n' > "$T_DIR/script"
+tb --errexit < "$T_DIR/script" > /dev/null 2>&1
+check_eq "script -e from a file, nothing failed: 0" 0 "$?"
 out=$(printf 'get /s\nquit\nget /missing\n' | tb 2>&1)
 check_eq "script: quit ends it" "single quoted" "$out"
 printf 'get "/s\n' | tb > /dev/null 2>&1
