@@ -61,7 +61,8 @@ extern "C" {
     X(ETOOBIG, -1007, "frame too large")                                    \
     X(ELOCKLOST, -1008, "lock lost")                                        \
     X(ENOTHELD, -1009, "lock not held")                                     \
-    X(ETLS, -1010, "TLS handshake or certificate verification failed")
+    X(ETLS, -1010, "TLS handshake or certificate verification failed")      \
+    X(EFOREIGNLOCK, -1011, "lock path holds another recipe's nodes")
 
 #define TB__ERR_ENUM(name, value, msg) TB_##name = (value),
 enum tb_err { TB_ERRORS(TB__ERR_ENUM) };

@@ -8,8 +8,22 @@
  *   fair mutex   PATH/_c_<uuid>-lock-<seq>        EPHEMERAL_SEQUENTIAL
  *   rw lock      PATH/_c_<uuid>-__READ__<seq>, PATH/_c_<uuid>-__WRIT__<seq>
  *   semaphore    PATH/locks/_c_<uuid>-lock-<seq>,
- * PATH/leases/_c_<uuid>-lease-<seq> election     PATH/_c_<uuid>-latch-<seq>
+ *                PATH/leases/_c_<uuid>-lease-<seq>
+ *   election     PATH/_c_<uuid>-latch-<seq>
  *   non-fair     PATH itself, EPHEMERAL (data starts with _c_<uuid>)
+ *
+ * One path, one lock, whatever the kind (flock's rule): the nodes of the
+ * fair mutex, of both sides of the read-write lock and of kazoo's Lock,
+ * WriteLock and ReadLock (<hex uuid>__lock__<seq>, ...__rlock__<seq>) queue
+ * together, ordered by their sequence numbers, which one parent's children
+ * draw from one counter.  A mutex, a writer or a kazoo lock holds when it
+ * is first; a reader or a kazoo ReadLock when none of those is before it.
+ * A lock whose path holds anything else (a semaphore, an election, a
+ * non-fair lock's node, nodes of no known layout) is refused with
+ * TB_EFOREIGNLOCK, and tb_mutex_conflict says what was found; so is a
+ * semaphore whose path holds anything but its own two parents.  Curator's
+ * and kazoo's own recipes see only their own names: see docs/recipes.md
+ * for which mixes with them are safe.
  *
  * Parents are created as container nodes, which the server removes once
  * they are empty again.  The uuid in each name lets a client find its own
@@ -179,6 +193,33 @@ TB_API int tb_mutex_holds(struct tb_mutex *m);     /* the hold count */
 TB_API int tb_mutex_node(struct tb_mutex *m, char *buf, size_t cap);
 TB_API void tb_mutex_stats(struct tb_mutex *m, struct tb_recipe_stats *out);
 
+/* After an acquisition failed with TB_EFOREIGNLOCK: what was found and
+ * where ("/p/leases: a semaphore's leases (...)"), NUL-terminated in
+ * `buf`; TB_ENONODE if the last acquisition was not refused so. */
+TB_API int tb_mutex_conflict(struct tb_mutex *m, char *buf, size_t cap);
+
+/* What a child of a lock's path is, judged from its name alone (not a
+ * path) as the recipes judge it: the marker just before the server's
+ * 10-digit sequence number.  The first five kinds queue together. */
+enum tb_lock_node {
+    TB_NODE_OTHER = 0,  /* of no layout a lock takes part in */
+    TB_NODE_MUTEX,      /* ...lock-<seq>: a mutex (InterProcessMutex) */
+    TB_NODE_WRITE,      /* ...__WRIT__<seq>: a read-write lock's writer */
+    TB_NODE_READ,       /* ...__READ__<seq>: its reader */
+    TB_NODE_KAZOO_LOCK, /* ...__lock__<seq>: kazoo's Lock or WriteLock */
+    TB_NODE_KAZOO_READ, /* ...__rlock__<seq>: kazoo's ReadLock */
+    TB_NODE_LATCH,      /* ...latch-<seq>: an election candidate */
+    TB_NODE_LEASE,      /* ...lease-<seq>: a semaphore's lease */
+};
+/* The kind of the child `name`; *seq (may be NULL) gets its sequence
+ * number (0 for TB_NODE_OTHER). */
+TB_API int tb_lock_node_kind(const char *name, int64_t *seq);
+/* 1 for the kinds that share the lock (readers), 0 for the others. */
+TB_API int tb_lock_node_shared(int kind);
+/* A phrase for messages saying what the child `name` looks like: "a
+ * kazoo ReadLock's node", "a semaphore's leases (...)", ... */
+TB_API const char *tb_lock_node_what(const char *name);
+
 /* Runs fn while holding the fair lock at `path`: acquires (waiting for
  * ever), calls fn(arg, token), releases.  Returns fn's result, or the
  * acquisition's error, or TB_ELOCKLOST if the lock was lost before it was
@@ -231,6 +272,9 @@ TB_API int tb_semaphore_acquire(struct tb_semaphore *s, int timeout_ms,
                                 tb_lease_cb cb, void *data);
 TB_API int tb_semaphore_acquire_sync(struct tb_semaphore *s, int timeout_ms,
                                      struct tb_lease **out);
+/* After an acquisition failed with TB_EFOREIGNLOCK: what was found, as
+ * tb_mutex_conflict says it. */
+TB_API int tb_semaphore_conflict(struct tb_semaphore *s, char *buf, size_t cap);
 /* Cancels every pending acquisition of the handle (TB_ECANCELED). */
 TB_API int tb_semaphore_cancel(struct tb_semaphore *s);
 /* Returns the lease and frees it (after `cb`, when given).  `cb` gets 0 or

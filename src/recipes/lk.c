@@ -38,10 +38,11 @@ static int pred_leases(struct tb_mutex *m, const struct rcp_child *v, int n,
     return 0;
 }
 
-/* Readers share; a reader waits for the nearest writer queued before it
- * (the ZooKeeper recipe; Curator waits for the first one, which wakes
- * readers that cannot proceed yet).  Holding the write side through the
- * same handle pair lets the read side in at once: that is the downgrade. */
+/* Readers share; a reader waits for the nearest exclusive node (a writer,
+ * a mutex, a kazoo lock) queued before it (the ZooKeeper recipe; Curator
+ * waits for the first writer, which wakes readers that cannot proceed
+ * yet).  Holding the write side through the same handle pair lets the
+ * read side in at once: that is the downgrade. */
 static int pred_read(struct tb_mutex *m, const struct rcp_child *v, int n,
                      int me, int *watch)
 {
@@ -52,7 +53,7 @@ static int pred_read(struct tb_mutex *m, const struct rcp_child *v, int n,
     if (w != NULL && w->holds > 0 && w->lstate != TB_LOCK_LOST)
         return 1;
     for (i = 0; i < me; i++)
-        if (strstr(v[i].name, "__WRIT__") != NULL)
+        if (!tb_lock_node_shared(v[i].kind))
             last = i;
     if (last < 0)
         return 1;
@@ -73,13 +74,35 @@ static int pred_count(struct tb_mutex *m, const struct rcp_child *v, int n,
     return 0;
 }
 
-const struct rcp_cfg rcp_cfg_mutex = {"lock-", NULL, 1, pred_leases, 0};
-const struct rcp_cfg rcp_cfg_nonfair = {"", NULL, 0, NULL, 0};
-const struct rcp_cfg rcp_cfg_read = {"__READ__", "__WRIT__", 1, pred_read, 0};
-const struct rcp_cfg rcp_cfg_write = {"__WRIT__", "__READ__", 1, pred_leases,
-                                      0};
-const struct rcp_cfg rcp_cfg_latch = {"latch-", NULL, 1, pred_leases, 0};
-const struct rcp_cfg rcp_cfg_lease = {"lease-", NULL, 1, pred_count, 1};
+/* The mutex and both read-write sides queue with every lock kind and
+ * refuse anything else on their path (lk_other.c); a mutex or a writer
+ * holds when first.  An election's or a semaphore's lease queue keeps to
+ * its own kind, as Curator's do. */
+const struct rcp_cfg rcp_cfg_mutex = {.name = "lock-",
+                                      .kinds = RCP_LOCK_KINDS,
+                                      .strict = 1,
+                                      .fair = 1,
+                                      .pred = pred_leases};
+const struct rcp_cfg rcp_cfg_nonfair = {.name = ""};
+const struct rcp_cfg rcp_cfg_read = {.name = "__READ__",
+                                     .kinds = RCP_LOCK_KINDS,
+                                     .strict = 1,
+                                     .fair = 1,
+                                     .pred = pred_read};
+const struct rcp_cfg rcp_cfg_write = {.name = "__WRIT__",
+                                      .kinds = RCP_LOCK_KINDS,
+                                      .strict = 1,
+                                      .fair = 1,
+                                      .pred = pred_leases};
+const struct rcp_cfg rcp_cfg_latch = {.name = "latch-",
+                                      .kinds = RCP_KIND(TB_NODE_LATCH),
+                                      .fair = 1,
+                                      .pred = pred_leases};
+const struct rcp_cfg rcp_cfg_lease = {.name = "lease-",
+                                      .kinds = RCP_KIND(TB_NODE_LEASE),
+                                      .fair = 1,
+                                      .pred = pred_count,
+                                      .children_watch = 1};
 
 static void pred_watch_cb(struct tb_client *c, const struct tb_event *ev,
                           void *wdata);
@@ -112,6 +135,7 @@ static void destroy(struct tb_mutex *m)
     free(m->prefix);
     free(m->node);
     free(m->pred_path);
+    free(m->conflict);
     pthread_mutex_destroy(&m->own_mu);
     free(m);
     if (peer_ref != NULL) /* the read side kept the shared mutex alive */
@@ -310,10 +334,10 @@ static void on_parents(int rc, void *data)
     }
     if (m->abort_rc != 0)
         rcp_lk_fail(m, m->abort_rc, &o);
-    else if (rc != 0 && rc != TB_ECONNECTIONLOSS)
-        rcp_lk_fail(m, rc, &o);
-    else
+    else if (rc == 0 || rc == TB_ECONNECTIONLOSS)
         send_create(m, &o);
+    else if (!rcp_lk_refuse_ephemeral(m, rc, 1, &o))
+        rcp_lk_fail(m, rc, &o);
     rcp_ctx_leave(x, &o);
 }
 
@@ -356,8 +380,10 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         break;
     }
     case TB_ENODEEXISTS: /* non-fair only: somebody holds PATH */
-        if (m->abort_rc != 0 || m->try_only)
-            rcp_lk_fail(m, m->abort_rc ? m->abort_rc : TB_ETIMEDOUT, &o);
+        if (m->abort_rc != 0)
+            rcp_lk_fail(m, m->abort_rc, &o);
+        else if (m->try_only)
+            send_find(m, &o); /* whose is it? (its stat says) */
         else
             wait_holder(m, &o);
         break;
@@ -365,7 +391,8 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         send_find(m, &o);
         break;
     default:
-        rcp_lk_fail(m, rc, &o);
+        if (!rcp_lk_refuse_ephemeral(m, rc, 0, &o))
+            rcp_lk_fail(m, rc, &o);
     }
     rcp_ctx_leave(x, &o);
 }
@@ -466,7 +493,6 @@ static void on_find_data(struct tb_client *c, int rc, const void *value,
     size_t plen;
 
     (void)c;
-    (void)st;
     if (!rcp_ctx_enter(x)) {
         rcp_ctx_leave(x, &o);
         return;
@@ -483,10 +509,13 @@ static void on_find_data(struct tb_client *c, int rc, const void *value,
         rcp_lk_fail(m, rc, &o);
     } else if (len >= plen && memcmp(value, m->prefix, plen) == 0) {
         found(m, m->path, &o);
-    } else if (m->abort_rc != 0 || m->try_only) {
-        rcp_lk_fail(m, m->abort_rc ? m->abort_rc : TB_ETIMEDOUT, &o);
-    } else {
-        wait_holder(m, &o);
+    } else if (m->abort_rc != 0) {
+        rcp_lk_fail(m, m->abort_rc, &o);
+    } else if (!rcp_lk_refuse_nonfair(m, st, &o)) {
+        if (m->try_only)
+            rcp_lk_fail(m, TB_ETIMEDOUT, &o);
+        else
+            wait_holder(m, &o);
     }
     rcp_ctx_leave(x, &o);
 }
@@ -535,17 +564,22 @@ static void decide(struct tb_mutex *m, const struct tb_strings *v,
 {
     const char *mine = strrchr(m->node, '/') + 1;
     struct rcp_child *kids = malloc(((size_t)v->count + 1) * sizeof *kids);
+    const char *other;
     int n, me, watch = -1;
 
     if (kids == NULL) {
         rcp_lk_fail(m, TB_ENOMEM, o);
         return;
     }
-    n = rcp_children_sort(v, m->cfg->name, m->cfg->other, kids);
+    n = rcp_children_sort(v, m->cfg->kinds, kids, &other);
     for (me = 0; me < n; me++)
         if (strcmp(kids[me].name, mine) == 0)
             break;
     reap_twins(m, v, mine);
+    if (rcp_lk_refuse_children(m, other, o)) {
+        free(kids);
+        return;
+    }
     if (me == n) { /* our node is gone (deleted by someone) */
         free(kids);
         rcp_lk_restart(m, o);
@@ -688,7 +722,6 @@ static void on_pred_stat(struct tb_client *c, int rc, const struct tb_stat *st,
     int set = rc == 0 || rc == TB_ENONODE;
 
     (void)c;
-    (void)st;
     if (!rcp_ctx_enter(x) || m->phase != LK_WATCHING) {
         rcp_lk_settle_watch(x, set);
         rcp_ctx_leave(x, &o);
@@ -696,7 +729,8 @@ static void on_pred_stat(struct tb_client *c, int rc, const struct tb_stat *st,
     }
     rcp_lk_settle_watch(x, set);
     if (rc == 0) {
-        m->phase = LK_WAITING;
+        if (m->cfg->fair || !rcp_lk_refuse_nonfair(m, st, &o))
+            m->phase = LK_WAITING;
     } else if (rc == TB_ENONODE) { /* gone already: no wait */
         rcp_lk_drop_pred_watch(m); /* the watch for its creation */
         recheck(m, &o);
@@ -865,6 +899,7 @@ int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
     m->prefix = prefix;
     if (!m->cfg->fair && (rv = nonfair_value(m)) != 0)
         return rv;
+    rcp_lk_clear_conflict(m);
     m->acq_id++;
     m->attempt++;
     m->acb = cb;

@@ -58,16 +58,27 @@ char *rcp_dirname(const char *path);
 void rcp_default_value(char *buf, size_t cap, size_t *len);
 int rcp_path_ok(const char *path);
 
+/* ---- kinds.c: what a lock's children are ---- */
+/* The bit of a TB_NODE_* kind in a set of kinds. */
+#define RCP_KIND(k) (1u << (unsigned)(k))
+/* The kinds that queue together on one path (flock's rule). */
+#define RCP_LOCK_KINDS                                                         \
+    (RCP_KIND(TB_NODE_MUTEX) | RCP_KIND(TB_NODE_WRITE) |                       \
+     RCP_KIND(TB_NODE_READ) | RCP_KIND(TB_NODE_KAZOO_LOCK) |                   \
+     RCP_KIND(TB_NODE_KAZOO_READ))
+
 /* One child of a lock's parent, parsed. */
 struct rcp_child {
     const char *name;
     int64_t seq;
+    int kind; /* TB_NODE_* */
 };
-/* Keeps the children whose name contains `name` or `other` (may be NULL)
- * and ends in a sequence number, sorted by that number.  `out` has room
- * for v->count entries; returns how many were kept. */
-int rcp_children_sort(const struct tb_strings *v, const char *name,
-                      const char *other, struct rcp_child *out);
+/* Keeps the children whose kind is in the set `kinds`, sorted by sequence
+ * number; *other (may be NULL) gets the first child of any other kind, or
+ * NULL.  `out` has room for v->count entries; returns how many were
+ * kept. */
+int rcp_children_sort(const struct tb_strings *v, unsigned kinds,
+                      struct rcp_child *out, const char **other);
 
 /* ---- registry.c: state forwarding and the callback thread ---- */
 struct rcp_client;
@@ -160,9 +171,10 @@ typedef int (*rcp_pred)(struct tb_mutex *m, const struct rcp_child *v, int n,
                         int me, int *watch);
 
 struct rcp_cfg {
-    const char *name;  /* node name after the uuid: "lock-", "latch-" ... */
-    const char *other; /* another name sharing the parent (rw lock) */
-    int fair;          /* 0: the non-fair single node */
+    const char *name; /* node name after the uuid: "lock-", "latch-" ... */
+    unsigned kinds;   /* the kinds of node queued with ours (RCP_KIND) */
+    int strict;       /* a child of any other kind refuses the lock */
+    int fair;         /* 0: the non-fair single node */
     rcp_pred pred;
     int children_watch; /* wait by watching the parent's children */
 };
@@ -229,6 +241,7 @@ struct tb_mutex {
     char *pred_path;
     int pred_children; /* pred_w watches pred_path's children */
     int64_t czxid;
+    char *conflict; /* what refused the last acquisition (lk_other.c) */
     int try_only;
     int abort_rc;
     int parent_tries;
@@ -292,5 +305,21 @@ void rcp_lk_note_session_end(struct tb_mutex *m, int rc);
 int rcp_lk_session_over(int rc);
 void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
                       void *wdata);
+
+/* lk_other.c: refusing a path that holds what we cannot queue with.  Each
+ * returns 1 if it refused (the acquisition then fails with
+ * TB_EFOREIGNLOCK and m->conflict says why), else 0. */
+/* `other`: a child of no kind in cfg->kinds (NULL: none). */
+int rcp_lk_refuse_children(struct tb_mutex *m, const char *other,
+                           struct rcp_out *o);
+/* `rc` of a create under the parent, or of making the parents. */
+int rcp_lk_refuse_ephemeral(struct tb_mutex *m, int rc, int made_parents,
+                            struct rcp_out *o);
+/* Non-fair: `st` is PATH's, which exists and is not ours. */
+int rcp_lk_refuse_nonfair(struct tb_mutex *m, const struct tb_stat *st,
+                          struct rcp_out *o);
+void rcp_lk_clear_conflict(struct tb_mutex *m);
+/* Copies a conflict sentence to buf: 0, or TB_ENONODE if there is none. */
+int rcp_copy_conflict(const char *conflict, char *buf, size_t cap);
 
 #endif

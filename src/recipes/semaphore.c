@@ -11,19 +11,29 @@
  * holders: a node is only ever created by the gate's holder, who proceeds
  * only once the count, its own node included, is within the limit.
  *
+ * flock's rule: PATH holds the two parents and nothing else.  Once the
+ * gate is ours (so "locks" exists), PATH's children are listed, and any
+ * other child refuses the acquisition (TB_EFOREIGNLOCK); a lock on PATH
+ * that lists it later sees "locks" and refuses in turn, so the two never
+ * both hold.
+ *
  * Each acquisition has its own two engines (gate and lease), so one
  * handle may hold several leases and wait for more at once. */
+#include <stdio.h>
 #include <string.h>
 
 #include "recipes/rcp.h"
 
+/* L_GATE lasts until the lease engine starts: while PATH is looked at,
+ * a give-up only sets abort_rc, which take_lease sees. */
 enum { L_GATE, L_LEASE, L_HELD };
 
 struct tb_semaphore {
     pthread_mutex_t mu;
     int refs;
     struct tb_client *c;
-    char *locks, *leases;
+    char *path, *locks, *leases;
+    char *conflict; /* what refused the last acquisition */
     int max;
     struct tb_lock_options o;
     struct tb_queue all; /* struct tb_lease, pending and held */
@@ -47,8 +57,10 @@ static void sem_unref(struct tb_semaphore *s)
 {
     if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    free(s->path);
     free(s->locks);
     free(s->leases);
+    free(s->conflict);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -73,9 +85,10 @@ int tb_semaphore_new(struct tb_semaphore **out, struct tb_client *c,
         s->o = *o;
     s->o.kind = TB_LOCK_FAIR;
     tb_queue_init(&s->all);
+    s->path = rcp_strdup(path);
     s->locks = rcp_join(path, "locks");
     s->leases = rcp_join(path, "leases");
-    if (s->locks == NULL || s->leases == NULL) {
+    if (s->path == NULL || s->locks == NULL || s->leases == NULL) {
         sem_unref(s);
         return TB_ENOMEM;
     }
@@ -125,11 +138,22 @@ static void lease_report(struct tb_lease *l, int rc)
         cb(rc, l, data);
 }
 
+/* A refused semaphore leaves no empty parent of its own in a path that
+ * is someone else's (kazoo's Semaphore counts PATH's children as leases).
+ * A parent still in use is not empty, and its delete fails harmlessly. */
+static void drop_parents(struct tb_semaphore *s)
+{
+    tb_delete(s->c, s->leases, -1, NULL, NULL);
+    tb_delete(s->c, s->locks, -1, NULL, NULL);
+}
+
 static void on_gate_released(int rc, void *data)
 {
     struct tb_lease *l = data;
 
     (void)rc; /* a lost gate is gone anyway */
+    if (l->result == TB_EFOREIGNLOCK)
+        drop_parents(l->s);
     lease_report(l, l->result);
 }
 
@@ -161,24 +185,98 @@ static void on_lease(int rc, int64_t token, void *data)
     lease_end(data, rc);
 }
 
-static void on_gate(int rc, int64_t token, void *data)
+/* Takes over `text` (may be NULL) as what refused the acquisition. */
+static void keep_conflict(struct tb_semaphore *s, char *text)
+{
+    pthread_mutex_lock(&s->mu);
+    free(s->conflict);
+    s->conflict = text;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The gate and PATH are ours to use: wait for a lease. */
+static void take_lease(struct tb_lease *l)
+{
+    struct tb_semaphore *s = l->s;
+    int rc;
+
+    pthread_mutex_lock(&s->mu);
+    rc = l->abort_rc;
+    if (rc == 0) {
+        l->phase = L_LEASE;
+        rc = rcp_lk_lock(l->lease, remaining(l), on_lease, l);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc != 0)
+        lease_end(l, rc);
+}
+
+/* The first child of PATH other than the two parents, or NULL. */
+static const char *other_child(const struct tb_strings *v)
+{
+    int i;
+
+    for (i = 0; i < v->count; i++)
+        if (strcmp(v->v[i], "locks") != 0 && strcmp(v->v[i], "leases") != 0)
+            return v->v[i];
+    return NULL;
+}
+
+static int check_path(struct tb_lease *l);
+
+static void on_path_children(struct tb_client *c, int rc,
+                             const struct tb_strings *v,
+                             const struct tb_stat *st, void *data)
 {
     struct tb_lease *l = data;
     struct tb_semaphore *s = l->s;
+    const char *other;
+    char *text;
+    size_t n;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    if (rc == TB_ECONNECTIONLOSS && (rc = check_path(l)) == 0)
+        return; /* asked again once connected */
+    if (rc != 0) {
+        lease_end(l, rc);
+        return;
+    }
+    if ((other = other_child(v)) == NULL) {
+        take_lease(l);
+        return;
+    }
+    n = strlen(s->path) + strlen(other) + 128;
+    text = malloc(n);
+    if (text != NULL)
+        snprintf(text, n, "%s/%s: %s", s->path, other,
+                 tb_lock_node_what(other));
+    keep_conflict(s, text);
+    lease_end(l, TB_EFOREIGNLOCK);
+}
+
+static int check_path(struct tb_lease *l)
+{
+    return tb_get_children(l->s->c, l->s->path, NULL, NULL, on_path_children,
+                           l);
+}
+
+static void on_gate(int rc, int64_t token, void *data)
+{
+    struct tb_lease *l = data;
 
     (void)token;
-    if (rc == 0) {
-        pthread_mutex_lock(&s->mu);
-        rc = l->abort_rc;
-        if (rc == 0) {
-            l->phase = L_LEASE;
-            rc = rcp_lk_lock(l->lease, remaining(l), on_lease, l);
-        }
-        pthread_mutex_unlock(&s->mu);
-        if (rc == 0)
-            return;
+    if (rc == TB_EFOREIGNLOCK) { /* something else under PATH/locks */
+        char *text;
+        pthread_mutex_lock(l->gate->mu);
+        text = l->gate->conflict ? rcp_strdup(l->gate->conflict) : NULL;
+        pthread_mutex_unlock(l->gate->mu); /* before s->mu: lock order */
+        keep_conflict(l->s, text);
     }
-    lease_end(l, rc);
+    if (rc == 0)
+        rc = check_path(l);
+    if (rc != 0)
+        lease_end(l, rc);
 }
 
 /* Starts an acquisition; *out is the lease object (for a give-up). */
@@ -228,6 +326,18 @@ err_gate:
     rcp_lk_free(l->gate);
 err:
     free(l);
+    return rv;
+}
+
+int tb_semaphore_conflict(struct tb_semaphore *s, char *buf, size_t cap)
+{
+    int rv;
+
+    if (s == NULL)
+        return TB_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    rv = rcp_copy_conflict(s->conflict, buf, cap);
+    pthread_mutex_unlock(&s->mu);
     return rv;
 }
 

@@ -1,10 +1,8 @@
-/* Small helpers of the recipes: random uuids for node names, paths, the
- * default node data, and sorting a lock's children by sequence number.
+/* Small helpers of the recipes: random uuids for node names, paths and
+ * the default node data.
  *
  * Node names follow Curator's protected mode: "_c_" + uuid + "-" + name +
- * the server's 10-digit sequence.  Children are ordered by that trailing
- * number (as Curator's fixForSorting does), never by the whole name,
- * because the uuid in front is random. */
+ * the server's 10-digit sequence (kinds.c reads them back). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -133,59 +131,4 @@ int rcp_path_ok(const char *path)
         return 0;
     n = strlen(path);
     return n == 1 || path[n - 1] != '/';
-}
-
-/* The sequence number a sequential create appended: the last 10
- * characters, "%010d" of a Java int (so possibly negative after a wrap). */
-static int parse_seq(const char *name, int64_t *out)
-{
-    size_t n = strlen(name), i;
-    const char *s;
-    int neg = 0;
-    int64_t v = 0;
-
-    if (n < 10)
-        return -1;
-    s = name + n - 10;
-    for (i = 0; i < 10; i++) {
-        if (i == 0 && s[i] == '-') {
-            neg = 1;
-            continue;
-        }
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = neg ? -v : v;
-    return 0;
-}
-
-static int by_seq(const void *a, const void *b)
-{
-    const struct rcp_child *x = a, *y = b;
-
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-int rcp_children_sort(const struct tb_strings *v, const char *name,
-                      const char *other, struct rcp_child *out)
-{
-    int i, n = 0;
-
-    for (i = 0; i < v->count; i++) {
-        const char *s = v->v[i];
-        int64_t seq;
-        if (strstr(s, name) == NULL &&
-            (other == NULL || strstr(s, other) == NULL))
-            continue;
-        if (parse_seq(s, &seq) != 0)
-            continue;
-        out[n].name = s;
-        out[n].seq = seq;
-        n++;
-    }
-    qsort(out, (size_t)n, sizeof *out, by_seq);
-    return n;
 }

@@ -33,6 +33,9 @@ static const struct {
     {"interop_hold", t_interop_hold, "PATH HOLD_MS LOGFILE WHO ITERS"},
     {"children", t_children, "PATH"},
     {"loop", t_loop, ""},
+    {"mixed", t_mixed, ""},
+    {"try", t_try, "PATH mutex|read|write|nonfair|sem [TIMEOUT_MS]"},
+    {"hold", t_hold, "PATH mutex|read|write|nonfair|sem FILE"},
 };
 
 int main(int argc, char **argv)

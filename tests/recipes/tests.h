@@ -21,5 +21,8 @@ int t_candidate(int argc, char **argv);
 int t_interop_hold(int argc, char **argv);
 int t_children(int argc, char **argv);
 int t_loop(int argc, char **argv);
+int t_mixed(int argc, char **argv);
+int t_try(int argc, char **argv);
+int t_hold(int argc, char **argv);
 
 #endif

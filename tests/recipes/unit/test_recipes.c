@@ -1,5 +1,6 @@
 /* Unit tests of the recipes' I/O-free parts: ordering a lock's children by
- * sequence number (never by the random uuid in front), uuid v4 names,
+ * sequence number (never by the random uuid in front), every lock kind in
+ * one queue and what each child is, uuid v4 names,
  * path arithmetic, and the timer thread firing in deadline order with the
  * tag of the arming that fired. */
 #include <setjmp.h>
@@ -17,42 +18,82 @@ static void sort_by_sequence(void **state)
     char *names[] = {
         "_c_ffff0000-0000-4000-8000-000000000000-lock-0000000003",
         "_c_00000000-0000-4000-8000-000000000000-lock-0000000010",
-        "unrelated",
         "_c_aaaa0000-0000-4000-8000-000000000000-lock-0000000001",
         "_c_bbbb0000-0000-4000-8000-000000000000-lock-notanumber",
-        "_c_cccc0000-0000-4000-8000-000000000000-lease-0000000000",
     };
-    struct tb_strings v = {6, names};
-    struct rcp_child out[6];
+    struct tb_strings v = {4, names};
+    struct rcp_child out[4];
+    const char *other;
     int n;
 
     (void)state;
-    n = rcp_children_sort(&v, "lock-", NULL, out);
+    n = rcp_children_sort(&v, RCP_LOCK_KINDS, out, &other);
     assert_int_equal(n, 3);
     assert_int_equal(out[0].seq, 1);
     assert_int_equal(out[1].seq, 3);
     assert_int_equal(out[2].seq, 10); /* not "10" < "3" as strings */
-    assert_ptr_equal(out[0].name, names[3]);
+    assert_ptr_equal(out[0].name, names[2]);
+    assert_ptr_equal(other, names[3]); /* no sequence: of no lock kind */
 }
 
-static void sort_rw_and_wrapped(void **state)
+/* Every lock kind queues in one order, by the counter they share; the
+ * first child of another kind is reported, not queued. */
+static void sort_lock_kinds_together(void **state)
 {
     char *names[] = {
         "_c_1-__WRIT__0000000005",
         "_c_2-__READ__0000000004",
         "_c_3-__READ__-000000001", /* the counter wrapped (Java int) */
         "_c_4-lock-0000000000",
+        "0123456789abcdef0123456789abcdef__lock__0000000007",
+        "0123456789abcdef0123456789abcdef__rlock__0000000006",
+        "_c_5-latch-0000000002",
+        "leases",
     };
-    struct tb_strings v = {4, names};
-    struct rcp_child out[4];
+    struct tb_strings v = {8, names};
+    struct rcp_child out[8];
+    const char *other;
     int n;
 
     (void)state;
-    n = rcp_children_sort(&v, "__READ__", "__WRIT__", out);
-    assert_int_equal(n, 3);
+    n = rcp_children_sort(&v, RCP_LOCK_KINDS, out, &other);
+    assert_int_equal(n, 6);
     assert_int_equal(out[0].seq, -1);
-    assert_int_equal(out[1].seq, 4);
-    assert_int_equal(out[2].seq, 5);
+    assert_int_equal(out[1].kind, TB_NODE_MUTEX);
+    assert_int_equal(out[2].kind, TB_NODE_READ);
+    assert_int_equal(out[3].kind, TB_NODE_WRITE);
+    assert_int_equal(out[4].kind, TB_NODE_KAZOO_READ);
+    assert_int_equal(out[5].kind, TB_NODE_KAZOO_LOCK);
+    assert_ptr_equal(other, names[6]);
+    n = rcp_children_sort(&v, RCP_KIND(TB_NODE_LATCH), out, NULL);
+    assert_int_equal(n, 1);
+}
+
+static void node_kinds(void **state)
+{
+    int64_t seq = -5;
+
+    (void)state;
+    assert_int_equal(tb_lock_node_kind("x__rlock__0000000012", &seq),
+                     TB_NODE_KAZOO_READ);
+    assert_int_equal(seq, 12);
+    assert_int_equal(tb_lock_node_kind("x__lock__0000000012", NULL),
+                     TB_NODE_KAZOO_LOCK);
+    assert_int_equal(tb_lock_node_kind("_c_u-lease-0000000001", NULL),
+                     TB_NODE_LEASE);
+    assert_int_equal(tb_lock_node_kind("queue-0000000001", &seq),
+                     TB_NODE_OTHER);
+    assert_int_equal(seq, 0);
+    assert_int_equal(tb_lock_node_kind("lock-", NULL), TB_NODE_OTHER);
+    assert_true(tb_lock_node_shared(TB_NODE_READ));
+    assert_true(tb_lock_node_shared(TB_NODE_KAZOO_READ));
+    assert_false(tb_lock_node_shared(TB_NODE_MUTEX));
+    assert_false(tb_lock_node_shared(TB_NODE_KAZOO_LOCK));
+    assert_string_equal(tb_lock_node_what("0123456789abcdef0123456789abcdef"),
+                        "a kazoo Semaphore's lease");
+    assert_non_null(strstr(tb_lock_node_what("leases"), "semaphore"));
+    assert_non_null(strstr(tb_lock_node_what("x__rlock__0000000001"), "kazoo"));
+    assert_string_equal(tb_lock_node_what("data"), "a node of no lock layout");
 }
 
 static void uuid_v4(void **state)
@@ -143,7 +184,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sort_by_sequence),
-        cmocka_unit_test(sort_rw_and_wrapped),
+        cmocka_unit_test(sort_lock_kinds_together),
+        cmocka_unit_test(node_kinds),
         cmocka_unit_test(uuid_v4),
         cmocka_unit_test(paths),
         cmocka_unit_test(timers),
