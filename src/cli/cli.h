@@ -186,10 +186,32 @@ int cli_status(int rc);
 /* Prints "tumbler: WHAT WHERE: message (ENAME)" (and a JSON error object
  * on stdout with --json); returns cli_status(rc). */
 int cli_fail(struct cli *cli, const char *what, const char *where, int rc);
+/* The same with a message of its own ("tumbler: MESSAGE"). */
+int cli_fail_msg(struct cli *cli, const char *what, const char *where, int rc,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* An error as --json prints it, on stdout:
+ *   {"error": {"command", "path", "servers", "code", "name", "message",
+ *              "attempts": [...]}}
+ * each key present when its field is set. */
+struct cli_error {
+    const char *command;
+    const char *path;     /* NULL: none */
+    const char *servers;  /* connecting: the servers tried; NULL: none */
+    int rc;               /* TB_E* */
+    const char *message;  /* NULL: tb_strerror(rc) */
+    const char *attempts; /* lines, "  TEXT\n" each; NULL: none */
+    size_t attempts_len;
+};
+/* Prints it with --json, else nothing. */
+void cli_json_error(const struct cli *cli, const struct cli_error *e);
 /* Prints a message for a local failure; returns `status`. */
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cli_print_stat(FILE *f, const struct tb_stat *st);
+/* A session id ("0x1000002a3b40000"), the one form of text and JSON (see
+ * jw_session). */
+enum { CLI_SESSION_LEN = 19 };
+const char *cli_session_str(int64_t id, char buf[CLI_SESSION_LEN]);
 const char *cli_perms_str(int32_t perms, char buf[6]);
 /* Formats ms since the epoch as local time. */
 void cli_time_str(int64_t ms, char *buf, size_t cap);
@@ -224,6 +246,8 @@ void jw_int(struct jw *w, int64_t v);
 void jw_null(struct jw *w);
 void jw_bool(struct jw *w, int v);
 void jw_hex(struct jw *w, int64_t v); /* "0x..." string */
+/* A session id as cli_session_str writes it in text. */
+void jw_session(struct jw *w, int64_t id);
 /* Ends the top-level value with a newline and flushes. */
 void jw_done(struct jw *w);
 /* The one object a command prints on stdout: opened, with "path" first

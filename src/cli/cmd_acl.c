@@ -299,7 +299,7 @@ static int exec_whoami(struct cli *cli, const struct cli_cmd *cmd,
         struct jw w;
         jw_begin(&w, NULL);
         jw_key(&w, "session");
-        jw_hex(&w, tb_client_session(cli->c, NULL));
+        jw_session(&w, tb_client_session(cli->c, NULL));
         jw_key(&w, "ids");
         jw_arr(&w);
         for (i = 0; i < ids.count; i++)

@@ -81,13 +81,35 @@ static int add_auths(struct cli *cli)
     return 0;
 }
 
-static int report_unreachable(struct cli *cli, int rc)
+/* A failure to open the session: "tumbler: connect HOSTS: ..." unless
+ * the caller said more (`msg`), and with --json the error object naming
+ * the servers and, after `msg`, the attempts the library logged.
+ * Returns `status`. */
+static int fail_connect(struct cli *cli, int status, int rc, const char *msg)
 {
-    (void)rc;
-    fprintf(stderr,
-            "tumbler: cannot connect to %s: no session within "
-            "%.1f s\n",
-            cli->hosts, cli->connect_timeout_ms / 1000.0);
+    struct cli_error e = {
+        .command = "connect", .servers = cli->hosts, .rc = rc, .message = msg};
+
+    if (msg == NULL)
+        fprintf(stderr, "tumbler: connect %s: %s (%s)\n", cli->hosts,
+                tb_strerror(rc), tb_errname(rc));
+    pthread_mutex_lock(&cli->mu);
+    if (msg != NULL) {
+        e.attempts = cli->tried;
+        e.attempts_len = cli->tried_len;
+    }
+    cli_json_error(cli, &e);
+    pthread_mutex_unlock(&cli->mu);
+    return status;
+}
+
+static int report_unreachable(struct cli *cli)
+{
+    char msg[512];
+
+    snprintf(msg, sizeof msg, "cannot connect to %s: no session within %.1f s",
+             cli->hosts, cli->connect_timeout_ms / 1000.0);
+    fprintf(stderr, "tumbler: %s\n", msg);
     pthread_mutex_lock(&cli->mu);
     if (cli->tried_len > 0)
         fprintf(stderr, "tumbler: attempts:\n%.*s", (int)cli->tried_len,
@@ -96,7 +118,7 @@ static int report_unreachable(struct cli *cli, int rc)
         fprintf(stderr, "tumbler: no attempt got an answer (no route, or "
                         "packets dropped)\n");
     pthread_mutex_unlock(&cli->mu);
-    return CLI_UNREACHABLE;
+    return fail_connect(cli, CLI_UNREACHABLE, TB_ECONNECTIONLOSS, msg);
 }
 
 /* tb_client_init could not use a TLS file; the log said which and why. */
@@ -106,7 +128,8 @@ static int report_tls_files(struct cli *cli)
     fprintf(stderr, "tumbler: cannot set up TLS:\n%.*s", (int)cli->tried_len,
             cli->tried);
     pthread_mutex_unlock(&cli->mu);
-    return 66; /* EX_NOINPUT, as for -f FILE */
+    /* 66: EX_NOINPUT, as for -f FILE */
+    return fail_connect(cli, 66, TB_ETLS, "cannot set up TLS");
 }
 
 /* Waits in short slices so that ^C ends the wait at once. */
@@ -120,12 +143,12 @@ static int wait_connected(struct cli *cli)
             slice = 100;
         rc = tb_client_wait_connected(cli->c, slice < 0 ? 0 : slice);
         if (rc != TB_ETIMEDOUT)
-            return rc == 0 ? 0 : cli_fail(cli, "connect", cli->hosts, rc);
+            return rc == 0 ? 0 : fail_connect(cli, cli_status(rc), rc, NULL);
         waited += slice;
         if ((sig = cli_ev_pending_signal()) != 0 && sig != SIGCHLD)
             return 128 + sig;
         if (waited >= cli->connect_timeout_ms)
-            return report_unreachable(cli, rc);
+            return report_unreachable(cli);
     }
 }
 
@@ -171,7 +194,7 @@ int cli_connect(struct cli *cli)
     if (rc == TB_ETLS)
         return report_tls_files(cli);
     if (rc != 0)
-        return cli_fail(cli, "connect", cli->hosts, rc);
+        return fail_connect(cli, cli_status(rc), rc, NULL);
     /* The I/O thread inherits this mask: signals stay with the main
      * thread, whose readline and waits handle them. */
     cli_ev_mask(SIG_BLOCK);
@@ -180,7 +203,7 @@ int cli_connect(struct cli *cli)
     if (rc == 0)
         rc = wait_connected(cli);
     else
-        rc = cli_fail(cli, "connect", cli->hosts, rc);
+        rc = fail_connect(cli, cli_status(rc), rc, NULL);
     if (rc == 0)
         rc = add_auths(cli);
     if (rc != 0)

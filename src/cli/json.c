@@ -131,6 +131,13 @@ void jw_hex(struct jw *w, int64_t v)
     jw_str(w, buf);
 }
 
+void jw_session(struct jw *w, int64_t id)
+{
+    char buf[CLI_SESSION_LEN];
+
+    jw_str(w, cli_session_str(id, buf));
+}
+
 void jw_null(struct jw *w)
 {
     sep(w);
@@ -185,7 +192,7 @@ void jw_stat(struct jw *w, const struct tb_stat *st)
     jw_key(w, "aversion");
     jw_int(w, st->aversion);
     jw_key(w, "ephemeralOwner");
-    jw_hex(w, st->ephemeral_owner);
+    jw_session(w, st->ephemeral_owner);
     jw_key(w, "dataLength");
     jw_int(w, st->data_length);
     jw_key(w, "numChildren");

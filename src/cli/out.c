@@ -34,33 +34,77 @@ int cli_status(int rc)
     return CLI_SOFTWARE;
 }
 
+/* "attempts": one string per line of `e->attempts` ("  TEXT\n" each). */
+static void json_attempts(struct jw *w, const struct cli_error *e)
+{
+    const char *p = e->attempts, *end = p + e->attempts_len, *nl;
+
+    jw_key(w, "attempts");
+    jw_arr(w);
+    for (; p < end; p = nl + 1) {
+        if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+            nl = end;
+        while (p < nl && *p == ' ')
+            p++;
+        jw_strn(w, p, (size_t)(nl - p));
+    }
+    jw_end_arr(w);
+}
+
+void cli_json_error(const struct cli *cli, const struct cli_error *e)
+{
+    struct jw w;
+
+    if (!cli->json)
+        return;
+    jw_begin(&w, NULL);
+    jw_key(&w, "error");
+    jw_obj(&w);
+    jw_key(&w, "command");
+    jw_str(&w, e->command);
+    if (e->path != NULL) {
+        jw_key(&w, "path");
+        jw_str(&w, e->path);
+    }
+    if (e->servers != NULL) {
+        jw_key(&w, "servers");
+        jw_str(&w, e->servers);
+    }
+    jw_key(&w, "code");
+    jw_int(&w, e->rc);
+    jw_key(&w, "name");
+    jw_str(&w, tb_errname(e->rc));
+    jw_key(&w, "message");
+    jw_str(&w, e->message != NULL ? e->message : tb_strerror(e->rc));
+    if (e->attempts != NULL)
+        json_attempts(&w, e);
+    jw_end_obj(&w);
+    jw_finish(&w);
+}
+
 int cli_fail(struct cli *cli, const char *what, const char *where, int rc)
 {
+    struct cli_error e = {.command = what, .path = where, .rc = rc};
+
     fprintf(stderr, "tumbler: %s%s%s: %s (%s)\n", what, where ? " " : "",
             where ? where : "", tb_strerror(rc), tb_errname(rc));
-    if (cli->json) {
-        struct jw w;
+    cli_json_error(cli, &e);
+    return cli_status(rc);
+}
 
-        jw_init(&w, stdout);
-        jw_obj(&w);
-        jw_key(&w, "error");
-        jw_obj(&w);
-        jw_key(&w, "command");
-        jw_str(&w, what);
-        if (where != NULL) {
-            jw_key(&w, "path");
-            jw_str(&w, where);
-        }
-        jw_key(&w, "code");
-        jw_int(&w, rc);
-        jw_key(&w, "name");
-        jw_str(&w, tb_errname(rc));
-        jw_key(&w, "message");
-        jw_str(&w, tb_strerror(rc));
-        jw_end_obj(&w);
-        jw_end_obj(&w);
-        jw_done(&w);
-    }
+int cli_fail_msg(struct cli *cli, const char *what, const char *where, int rc,
+                 const char *fmt, ...)
+{
+    struct cli_error e = {.command = what, .path = where, .rc = rc};
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tumbler: %s\n", msg);
+    e.message = msg;
+    cli_json_error(cli, &e);
     return cli_status(rc);
 }
 
@@ -87,21 +131,29 @@ void cli_time_str(int64_t ms, char *buf, size_t cap)
         snprintf(buf, cap, "%lld", (long long)ms);
 }
 
+/* As ZooKeeper writes session ids in its logs, zkCli's stat and the four
+ * letter words (Long.toHexString), so an id can be searched for as is. */
+const char *cli_session_str(int64_t id, char buf[CLI_SESSION_LEN])
+{
+    snprintf(buf, CLI_SESSION_LEN, "0x%llx", (unsigned long long)id);
+    return buf;
+}
+
 /* The layout of zkCli's stat, so that eyes and scripts used to it work. */
 void cli_print_stat(FILE *f, const struct tb_stat *st)
 {
-    char ct[64], mt[64];
+    char ct[64], mt[64], owner[CLI_SESSION_LEN];
 
     cli_time_str(st->ctime, ct, sizeof ct);
     cli_time_str(st->mtime, mt, sizeof mt);
     fprintf(f,
             "cZxid = 0x%llx\nctime = %s\nmZxid = 0x%llx\nmtime = %s\n"
             "pZxid = 0x%llx\ncversion = %d\ndataVersion = %d\n"
-            "aclVersion = %d\nephemeralOwner = 0x%llx\ndataLength = %d\n"
+            "aclVersion = %d\nephemeralOwner = %s\ndataLength = %d\n"
             "numChildren = %d\n",
             (unsigned long long)st->czxid, ct, (unsigned long long)st->mzxid,
             mt, (unsigned long long)st->pzxid, st->cversion, st->version,
-            st->aversion, (unsigned long long)st->ephemeral_owner,
+            st->aversion, cli_session_str(st->ephemeral_owner, owner),
             st->data_length, st->num_children);
 }
 

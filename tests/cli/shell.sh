@@ -53,6 +53,13 @@ tb connect > /dev/null 2>&1
 check_eq "connect outside the shell: 64" 64 "$?"
 out=$(printf 'create -e /eph\nstat /eph\n' | tb 2>&1)
 check_match "script: one session for all the lines" "^ephemeralOwner = 0x[0-9a-f]+$" "$out"
+# A session id reads the same in text and in JSON, whichever command.
+out=$(printf 'create -e /sid\nstat /sid\nstat --json /sid\nwhoami --json\n' | tb 2>&1)
+sid=$(printf '%s\n' "$out" | sed -n 's/^ephemeralOwner = //p')
+check_eq "session id: stat --json as stat" "$sid" \
+    "$(printf '%s\n' "$out" | grep '"stat"' | json_get 'd["stat"]["ephemeralOwner"]')"
+check_eq "session id: whoami --json as stat" "$sid" \
+    "$(printf '%s\n' "$out" | grep '"ids"' | json_get 'd["session"]')"
 
 # ---- interactive, on a pseudo-terminal ----
 tb create /w 1 > /dev/null

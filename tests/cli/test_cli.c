@@ -177,6 +177,11 @@ static void fill_null(struct jw *w)
     jw_end_obj(w);
 }
 
+static void fill_session(struct jw *w)
+{
+    jw_session(w, (int64_t)0x0100000000000002LL);
+}
+
 static void fill_b64(struct jw *w)
 {
     jw_arr(w);
@@ -194,7 +199,7 @@ static void fill_b64(struct jw *w)
 
 static void test_json(void **state)
 {
-    char *s;
+    char *s, sid[CLI_SESSION_LEN];
 
     (void)state;
     s = json_of(fill_nested);
@@ -216,6 +221,12 @@ static void test_json(void **state)
     s = json_of(fill_null);
     assert_string_equal(s, "{\"data\":null,\"x\":0}");
     free(s);
+    /* A session id is the same string in text and JSON. */
+    s = json_of(fill_session);
+    assert_string_equal(s, "\"0x100000000000002\"");
+    free(s);
+    assert_string_equal(cli_session_str((int64_t)0x0100000000000002LL, sid),
+                        "0x100000000000002");
     s = json_of(fill_b64);
     assert_string_equal(s, "[{\"data_base64\":\"gA==\"},"
                            "{\"data_base64\":\"gIE=\"},"

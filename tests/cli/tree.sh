@@ -175,6 +175,12 @@ check_eq "unreachable: 69" 69 "$rc"
 check_match "unreachable: says so" "cannot connect to 127.0.0.1:$p1,127.0.0.1:$p2" "$err"
 check_match "unreachable: lists the first address tried" "127.0.0.1:$p1 failed: Connection refused" "$err"
 check_match "unreachable: lists the second address tried" "127.0.0.1:$p2 failed: Connection refused" "$err"
+j=$(TUMBLER_SERVERS=127.0.0.1:$p1 tb --json --connect-timeout 1 ls / 2>/dev/null); rc=$?
+check_eq "unreachable --json: 69" 69 "$rc"
+check_eq "unreachable --json: the error object" "connect ECONNECTIONLOSS -4 127.0.0.1:$p1" \
+    "$(json_get '" ".join(str(d["error"][k]) for k in ("command", "name", "code", "servers"))' <<< "$j")"
+check_match "unreachable --json: the attempts" "127.0.0.1:$p1 failed: Connection refused" \
+    "$(json_get 'd["error"]["attempts"][0]' <<< "$j")"
 check_match "-s overrides TUMBLER_SERVERS" "^zookeeper$" \
     "$(TUMBLER_SERVERS=127.0.0.1:$p1 tb -s "127.0.0.1:$SRV_PORT" ls /)"
 tb -s 'no port:x' ls / 2>/dev/null; check_eq "bad server list: 64" 64 "$?"
