@@ -1,4 +1,5 @@
-/* The read commands of the tree: ls, get, stat, sync.
+/* The read commands of the tree: ls, get, stat, sync, getEphemerals,
+ * getAllChildrenNumber.
  *
  * Text output is for eyes and for line-oriented tools: ls prints one name
  * per line, sorted (the server's order is arbitrary), get prints the data
@@ -94,38 +95,47 @@ static int ls_recursive(struct cli *cli, const char *path)
     return rc;
 }
 
+/* Names, sorted, one per line and then the stat if any; with --json
+ * {"path": PATH, KEY: [names...], "stat"}. */
+static void print_names(struct cli *cli, const char *path, const char *key,
+                        struct tb_strings *v, const struct tb_stat *st)
+{
+    int32_t i;
+
+    sort_strings(v);
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, path);
+        jw_key(&w, key);
+        jw_arr(&w);
+        for (i = 0; i < v->count; i++)
+            jw_str(&w, v->v[i]);
+        jw_end_arr(&w);
+        if (st != NULL) {
+            jw_key(&w, "stat");
+            jw_stat(&w, st);
+        }
+        jw_finish(&w);
+    } else {
+        for (i = 0; i < v->count; i++)
+            printf("%s\n", v->v[i]);
+        if (st != NULL)
+            cli_print_stat(stdout, st);
+        fflush(stdout);
+    }
+}
+
 static int ls_one(struct cli *cli, const char *path, int with_stat, int watch)
 {
     struct tb_strings ch;
     struct tb_stat st;
-    int32_t i;
     int rc;
 
     rc = tb_get_children2_sync(cli->c, path, watch ? cli_watch_cb : NULL,
                                watcher(cli), &ch, &st);
     if (rc != 0)
         return cli_fail(cli, "ls", path, rc);
-    sort_strings(&ch);
-    if (cli->json) {
-        struct jw w;
-        jw_begin(&w, path);
-        jw_key(&w, "children");
-        jw_arr(&w);
-        for (i = 0; i < ch.count; i++)
-            jw_str(&w, ch.v[i]);
-        jw_end_arr(&w);
-        if (with_stat) {
-            jw_key(&w, "stat");
-            jw_stat(&w, &st);
-        }
-        jw_finish(&w);
-    } else {
-        for (i = 0; i < ch.count; i++)
-            printf("%s\n", ch.v[i]);
-        if (with_stat)
-            cli_print_stat(stdout, &st);
-        fflush(stdout);
-    }
+    print_names(cli, path, "children", &ch, with_stat ? &st : NULL);
     tb_strings_free(&ch);
     return CLI_OK;
 }
@@ -302,5 +312,67 @@ const struct cli_spec cli_cmd_sync = {
                 "Make the server this session is on catch up with the leader.",
             .flags = CLI_PATH | CLI_CONNECT},
     .exec = exec_sync,
+    CLI_ONE_PATH,
+};
+
+/* ---- getEphemerals, getAllChildrenNumber ---- */
+
+static int exec_get_ephemerals(struct cli *cli, const struct cli_cmd *cmd,
+                               const struct cli_args *a)
+{
+    const char *prefix = a->argc > 0 ? a->argv[0] : "/";
+    struct tb_strings eph;
+    int rc;
+
+    (void)cmd;
+    if ((rc = tb_get_ephemerals_sync(cli->c, prefix, &eph)) != 0)
+        return cli_fail(cli, "getEphemerals", prefix, rc);
+    print_names(cli, prefix, "ephemerals", &eph, NULL);
+    tb_strings_free(&eph);
+    return CLI_OK;
+}
+
+const struct cli_spec cli_cmd_get_ephemerals = {
+    .cmd = {.name = "getEphemerals",
+            .usage = "getEphemerals [PATH]",
+            .summary = "List this session's ephemeral nodes (those whose path "
+                       "starts with PATH).",
+            .flags = CLI_PATH | CLI_CONNECT,
+            .notes = "Outside the shell the session is new and has none.\n"},
+    .exec = exec_get_ephemerals,
+    .max_args = 1,
+    .arity = "too many arguments",
+};
+
+static int exec_count(struct cli *cli, const struct cli_cmd *cmd,
+                      const struct cli_args *a)
+{
+    const char *path = a->argv[0];
+    int32_t n;
+    int rc;
+
+    (void)cmd;
+    if ((rc = tb_get_all_children_number_sync(cli->c, path, &n)) != 0)
+        return cli_fail(cli, "getAllChildrenNumber", path, rc);
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, path);
+        jw_key(&w, "count");
+        jw_int(&w, n);
+        jw_finish(&w);
+    } else {
+        printf("%d\n", n);
+        fflush(stdout);
+    }
+    return CLI_OK;
+}
+
+const struct cli_spec cli_cmd_get_all_children_number = {
+    .cmd = {.name = "getAllChildrenNumber",
+            .usage = "getAllChildrenNumber PATH",
+            .summary = "Print how many nodes there are below PATH, at any "
+                       "depth.",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_count,
     CLI_ONE_PATH,
 };

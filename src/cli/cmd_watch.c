@@ -1,4 +1,5 @@
-/* watch PATH: print the events of a persistent watch until interrupted.
+/* watch PATH: print the events of a persistent watch until interrupted;
+ * removewatches PATH: take this session's watches off PATH.
  *
  * One line per event, "TYPE PATH" (NodeCreated /a), or one JSON object
  * per line with --json, flushed at once so a pipe sees each event as it
@@ -86,6 +87,77 @@ const struct cli_spec cli_cmd_watch = {
              .arg = "N",
              .help = "exit after N events",
              .what = "count"},
+            {0}},
+    CLI_ONE_PATH,
+};
+
+/* ---- removewatches ---- */
+
+/* The watcher type of zkCli's letters; -a (any) when none is given. */
+static const struct {
+    char letter;
+    int type;
+} watcher_types[] = {{'c', TB_WATCHER_CHILDREN},
+                     {'d', TB_WATCHER_DATA},
+                     {'a', TB_WATCHER_ANY},
+                     {'p', TB_WATCHER_PERSISTENT},
+                     {'r', TB_WATCHER_PERSISTENT_RECURSIVE}};
+
+static int exec_removewatches(struct cli *cli, const struct cli_cmd *cmd,
+                              const struct cli_args *a)
+{
+    const char *path = a->argv[0];
+    int type = 0, rc;
+    size_t i;
+
+    for (i = 0; i < sizeof watcher_types / sizeof watcher_types[0]; i++) {
+        if (a->val[(unsigned char)watcher_types[i].letter] == NULL)
+            continue;
+        if (type != 0)
+            return cli_usage(cli, cmd,
+                             "-c, -d, -a, -p and -r exclude "
+                             "each other");
+        type = watcher_types[i].type;
+    }
+    if ((rc = cli_connect(cli)) != 0)
+        return rc;
+    rc = tb_remove_watches_sync(cli->c, path, type ? type : TB_WATCHER_ANY,
+                                NULL, NULL, a->val['l'] != NULL);
+    if (rc != 0)
+        return cli_fail(cli, "removewatches", path, rc);
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, path);
+        jw_key(&w, "removed");
+        jw_bool(&w, 1);
+        jw_finish(&w);
+    }
+    return CLI_OK;
+}
+
+const struct cli_spec cli_cmd_removewatches = {
+    .cmd = {.name = "removewatches",
+            .usage = "removewatches PATH [-c|-d|-a|-p|-r] [-l]",
+            .summary = "Remove this session's watches on PATH (of every type "
+                       "unless one is given).",
+            .flags = CLI_PATH,
+            .notes = "Outside the shell the session is new and has none "
+                     "(status 121).\n"},
+    .exec = exec_removewatches,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 'c', .name = "children", .help = "child watches"},
+            {.letter = 'd', .name = "data", .help = "data and exists watches"},
+            {.letter = 'a', .name = "any", .help = "watches of any type"},
+            {.letter = 'p',
+             .name = "persistent",
+             .help = "persistent watches (watch PATH)"},
+            {.letter = 'r',
+             .name = "recursive",
+             .help = "persistent recursive watches (watch -r PATH)"},
+            {.letter = 'l',
+             .name = "local",
+             .help = "remove them here even if the server cannot be told"},
             {0}},
     CLI_ONE_PATH,
 };

@@ -11,13 +11,29 @@
 static const struct cli_spec cli_cmd_help;
 
 static const struct cli_cmd *const commands[] = {
-    &cli_cmd_ls.cmd,        &cli_cmd_get.cmd,     &cli_cmd_stat.cmd,
-    &cli_cmd_create.cmd,    &cli_cmd_set.cmd,     &cli_cmd_delete.cmd,
-    &cli_cmd_deleteall.cmd, &cli_cmd_sync.cmd,    &cli_cmd_getacl.cmd,
-    &cli_cmd_setacl.cmd,    &cli_cmd_addauth.cmd, &cli_cmd_whoami.cmd,
-    &cli_cmd_watch.cmd,     &cli_cmd_lock,        &cli_cmd_elect,
-    &cli_cmd_locks,         &cli_cmd_help.cmd,    &cli_cmd_connect.cmd,
-    &cli_cmd_quit.cmd,      &cli_cmd_exit.cmd,
+    &cli_cmd_ls.cmd,
+    &cli_cmd_get.cmd,
+    &cli_cmd_stat.cmd,
+    &cli_cmd_get_ephemerals.cmd,
+    &cli_cmd_get_all_children_number.cmd,
+    &cli_cmd_create.cmd,
+    &cli_cmd_set.cmd,
+    &cli_cmd_delete.cmd,
+    &cli_cmd_deleteall.cmd,
+    &cli_cmd_sync.cmd,
+    &cli_cmd_getacl.cmd,
+    &cli_cmd_setacl.cmd,
+    &cli_cmd_addauth.cmd,
+    &cli_cmd_whoami.cmd,
+    &cli_cmd_watch.cmd,
+    &cli_cmd_removewatches.cmd,
+    &cli_cmd_lock,
+    &cli_cmd_elect,
+    &cli_cmd_locks,
+    &cli_cmd_help.cmd,
+    &cli_cmd_connect.cmd,
+    &cli_cmd_quit.cmd,
+    &cli_cmd_exit.cmd,
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

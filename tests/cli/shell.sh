@@ -61,6 +61,27 @@ check_eq "session id: stat --json as stat" "$sid" \
 check_eq "session id: whoami --json as stat" "$sid" \
     "$(printf '%s\n' "$out" | grep '"ids"' | json_get 'd["session"]')"
 
+# ---- what only a session that lasts shows: getEphemerals, removewatches ----
+out=$(printf '%s\n' 'create /eq' 'create -e /eq/e2' 'create -e /eq/e1' 'create -e /eph2' \
+    'getEphemerals /eq' 'getEphemerals --json /eq' 'getEphemerals' | tb 2>&1)
+check_eq "getEphemerals: the session's, sorted, under PATH" \
+    "$(printf 'Created /eq\nCreated /eq/e2\nCreated /eq/e1\nCreated /eph2\n/eq/e1\n/eq/e2')" \
+    "$(printf '%s\n' "$out" | sed -n 1,6p)"
+check_eq "getEphemerals --json" "['/eq/e1', '/eq/e2']" \
+    "$(printf '%s\n' "$out" | sed -n 7p | json_get 'd["ephemerals"]')"
+check_eq "getEphemerals without PATH: all of them" "$(printf '/eph2\n/eq/e1\n/eq/e2')" \
+    "$(printf '%s\n' "$out" | sed -n '8,$p')"
+out=$(printf '%s\n' 'create /rw 1' 'get -w /rw' 'removewatches /rw' 'set /rw 2' \
+    'ls -w /rw' 'removewatches -d /rw' 'create /rw/c' | tb 2>"$T_DIR/err"); rc=$?
+check_eq "removewatches: a removed watch does not fire, another does" \
+    "$(printf 'Created /rw\n1\nCreated /rw/c\nNodeChildrenChanged /rw')" "$out"
+check_eq "removewatches: none of that type left: 121" 121 "$rc"
+check_match "removewatches: says so" "removewatches /rw: no such watch" "$(cat "$T_DIR/err")"
+tb removewatches /rw 2>/dev/null
+check_eq "removewatches outside the shell: no watch, 121" 121 "$?"
+tb removewatches /rw -c -d 2>/dev/null
+check_eq "removewatches with two types: 64" 64 "$?"
+
 # ---- interactive, on a pseudo-terminal ----
 tb create /w 1 > /dev/null
 export TUMBLER_HISTFILE=$T_DIR/history

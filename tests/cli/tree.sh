@@ -52,6 +52,15 @@ check_match "ls -s prints the stat after the names" "^numChildren = 5$" "$(tb ls
 check_match "ls with no path lists /" "^t$" "$(tb ls)"
 tb ls /none 2>/dev/null; check_eq "ls of a missing node: 101" 101 "$?"
 
+# ---- getAllChildrenNumber ----
+tb create /n > /dev/null && tb create /n/a > /dev/null && tb create /n/a/b > /dev/null
+tb create /n/c > /dev/null
+check_eq "getAllChildrenNumber: every node below, at any depth" 3 "$(tb getAllChildrenNumber /n)"
+check_eq "getAllChildrenNumber --json" 3 \
+    "$(tb --json getAllChildrenNumber /n | json_get 'd["count"]')"
+tb getAllChildrenNumber /none 2>/dev/null; check_eq "getAllChildrenNumber of a missing node: 101" 101 "$?"
+tb deleteall /n
+
 # ---- delete, deleteall, sync ----
 tb delete /t 2>/dev/null; check_eq "delete with children: 111" 111 "$?"
 tb delete -v 3 /t/s-0000000001 2>/dev/null; check_eq "delete -v wrong: 103" 103 "$?"
@@ -139,7 +148,7 @@ wait_st "$w2"; check_eq "watch ends with status 0 on SIGINT" 0 "$ST"
 
 # ---- help and usage ----
 for c in ls get stat create set delete deleteall sync getacl setacl addauth whoami \
-         watch lock elect locks help; do
+         watch lock elect locks help getEphemerals getAllChildrenNumber removewatches; do
     out=$(tb "$c" --help); rc=$?
     if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q "^Usage: tumbler"; then ok "$c --help"
     else fail "$c --help: status $rc, output [$out]"; fi
@@ -149,7 +158,7 @@ tb frobnicate 2>/dev/null; check_eq "unknown command: 64" 64 "$?"
 tb ls -Q / 2>/dev/null; check_eq "unknown option: 64" 64 "$?"
 tb get 2>/dev/null; check_eq "missing operand: 64" 64 "$?"
 # The one PATH of these is checked before any connection: no server is needed to refuse it.
-for c in get stat sync getacl watch delete locks; do
+for c in get stat sync getacl watch delete locks getAllChildrenNumber removewatches; do
     err=$(TUMBLER_SERVERS=127.0.0.1:1 tb "$c" rel 2>&1); rc=$?
     check_eq "$c rel: 64" 64 "$rc"
     check_match "$c rel: says why" "'rel' is not an absolute path" "$err"
