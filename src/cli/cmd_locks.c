@@ -1,16 +1,23 @@
 /* tumbler locks PATH: who holds the lock at PATH and who waits, in order.
  *
  * It reads the tree only, so it works for locks taken by any client that
- * uses Curator's layouts (recipes.h draws them):
+ * uses Curator's or kazoo's layouts (recipes.h draws them); what each
+ * child is comes from the library's one table (tb_lock_node_kind):
  *
- *   mutex       PATH/_c_<uuid>-lock-<seq>           lowest seq holds
- *   read-write  PATH/_c_<uuid>-__READ__<seq> / __WRIT__<seq>: a writer
- *               holds if first; readers hold while no writer is before them
+ *   lock        PATH/_c_<uuid>-lock-<seq> (mutex), -__READ__<seq> /
+ *               -__WRIT__<seq> (read-write), <hex>__lock__<seq> /
+ *               __rlock__<seq> (kazoo): one queue in sequence order; a
+ *               mutex, writer or kazoo lock holds if first, a reader while
+ *               none of those is before it
  *   semaphore   PATH/leases/..-lease-<seq>: the first N leases hold (N is
  *               not stored: --semaphore N); PATH/locks/..-lock-<seq> queue
  *               for the right to take a lease
  *   election    PATH/_c_<uuid>-latch-<seq>           lowest seq leads
  *   non-fair    PATH itself, ephemeral; waiters only watch it, unseen
+ *
+ * Children of PATH that belong to none of these (or to another layout
+ * than the one found) are named with what they look like: a lock on PATH
+ * is refused while they are there (TB_EFOREIGNLOCK).
  *
  * For each node: its session (ephemeralOwner), its fencing token (czxid:
  * the token its owner gets, or got, on acquiring), since when it exists
@@ -20,15 +27,27 @@
 #include <string.h>
 #include <time.h>
 
+#include <tumbler/recipes.h>
+
 #include "cli/cli.h"
 
-enum layout { L_NONE, L_MUTEX, L_RW, L_SEM, L_ELECT, L_NONFAIR };
+enum layout { L_NONE, L_LOCK, L_SEM, L_ELECT, L_NONFAIR, L_FOREIGN };
 static const char *const layout_names[] = {
-    "none", "mutex", "read-write", "semaphore", "election", "non-fair"};
+    "none",     "lock",   "semaphore", "election",
+    "non-fair", "foreign"}; /* "lock" is spelled out by lock_layout_name */
+
+/* The KIND column, by enum tb_lock_node. */
+static const char *const kind_names[] = {
+    "other", "lock", "write", "read", "kz-lock", "kz-read", "latch", "lease"};
+
+#define BIT(k) (1u << (unsigned)(k))
+#define LOCK_KINDS                                                             \
+    (BIT(TB_NODE_MUTEX) | BIT(TB_NODE_WRITE) | BIT(TB_NODE_READ) |             \
+     BIT(TB_NODE_KAZOO_LOCK) | BIT(TB_NODE_KAZOO_READ))
 
 struct entry {
-    char *rel;        /* name under PATH ("leases/_c_...") */
-    const char *kind; /* "lock", "read", "write", "lease", "latch" */
+    char *rel; /* name under PATH ("leases/_c_...") */
+    int kind;  /* enum tb_lock_node */
     int64_t seq;
     int holds;
     struct tb_stat st;
@@ -36,49 +55,22 @@ struct entry {
     size_t len;
 };
 
+/* At all times: v[0..n) are the queue's nodes, other[0..nother) the names
+ * of PATH's children that are not the layout's (owned). */
 struct listing {
     const char *path;
     int layout;
     int max_leases; /* 0: unknown */
     struct entry *v;
     int n, cap;
+    char **other;
+    int nother;
 };
-
-/* The trailing 10-digit sequence number, or -1. */
-static int64_t seq_of(const char *name)
-{
-    size_t n = strlen(name), i;
-    int64_t v = 0;
-
-    if (n < 10)
-        return -1;
-    for (i = n - 10; i < n; i++) {
-        if (name[i] < '0' || name[i] > '9')
-            return -1;
-        v = v * 10 + (name[i] - '0');
-    }
-    return v;
-}
-
-static const char *kind_of(const char *name)
-{
-    if (strstr(name, "__READ__") != NULL)
-        return "read";
-    if (strstr(name, "__WRIT__") != NULL)
-        return "write";
-    if (strstr(name, "-lease-") != NULL)
-        return "lease";
-    if (strstr(name, "-latch-") != NULL)
-        return "latch";
-    if (strstr(name, "-lock-") != NULL)
-        return "lock";
-    return NULL;
-}
 
 /* Reads the node `full` into the listing under the name `rel` (taken
  * over); a node gone meanwhile is skipped. */
 static int add_path(struct cli *cli, struct listing *l, const char *full,
-                    char *rel, const char *kind, int64_t seq)
+                    char *rel, int kind, int64_t seq)
 {
     struct entry *e;
     int rc;
@@ -108,11 +100,12 @@ static int add_path(struct cli *cli, struct listing *l, const char *full,
 }
 
 static int add_node(struct cli *cli, struct listing *l, const char *sub,
-                    const char *name, const char *kind)
+                    const char *name)
 {
     size_t n = strlen(l->path) + strlen(sub) + strlen(name) + 3;
     char *full = malloc(n), *rel = malloc(n);
-    int rc;
+    int64_t seq;
+    int rc, kind = tb_lock_node_kind(name, &seq);
 
     if (full == NULL || rel == NULL) {
         free(full);
@@ -121,14 +114,14 @@ static int add_node(struct cli *cli, struct listing *l, const char *sub,
     }
     snprintf(rel, n, "%s%s%s", sub, *sub ? "/" : "", name);
     snprintf(full, n, "%s/%s", strcmp(l->path, "/") ? l->path : "", rel);
-    rc = add_path(cli, l, full, rel, kind, seq_of(name));
+    rc = add_path(cli, l, full, rel, kind, seq);
     free(full);
     return rc;
 }
 
-/* Adds the children of PATH/sub that belong to the layout. */
+/* Adds the children of PATH/sub whose kind is in the set `kinds`. */
 static int add_children(struct cli *cli, struct listing *l, const char *sub,
-                        const char *want)
+                        unsigned kinds)
 {
     size_t n = strlen(l->path) + strlen(sub) + 2;
     char *dir = malloc(n);
@@ -146,51 +139,77 @@ static int add_children(struct cli *cli, struct listing *l, const char *sub,
         return 0;
     if (rc != 0)
         return cli_fail(cli, "locks", l->path, rc);
-    for (i = 0; i < ch.count && rc == 0; i++) {
-        const char *k = kind_of(ch.v[i]);
-        if (k == NULL || seq_of(ch.v[i]) < 0)
-            continue;
-        if (want != NULL && strcmp(k, want) != 0 &&
-            !(strcmp(want, "rw") == 0 &&
-              (strcmp(k, "read") == 0 || strcmp(k, "write") == 0)))
-            continue;
-        rc = add_node(cli, l, sub, ch.v[i], k);
-    }
+    for (i = 0; i < ch.count && rc == 0; i++)
+        if (kinds & BIT(tb_lock_node_kind(ch.v[i], NULL)))
+            rc = add_node(cli, l, sub, ch.v[i]);
     tb_strings_free(&ch);
     return rc;
+}
+
+static int sem_parent(const char *name)
+{
+    return strcmp(name, "leases") == 0 || strcmp(name, "locks") == 0;
 }
 
 static int detect(const struct tb_strings *ch, const struct tb_stat *st)
 {
     int32_t i;
-    int rw = 0, lock = 0, latch = 0, sem = 0;
+    int lock = 0, latch = 0, sem = 0;
 
     for (i = 0; i < ch->count; i++) {
-        const char *k = kind_of(ch->v[i]);
-        if (strcmp(ch->v[i], "leases") == 0 || strcmp(ch->v[i], "locks") == 0)
-            sem = 1;
-        else if (k != NULL && seq_of(ch->v[i]) >= 0)
-            rw |= !strcmp(k, "read") || !strcmp(k, "write"),
-                lock |= !strcmp(k, "lock"), latch |= !strcmp(k, "latch");
+        int k = tb_lock_node_kind(ch->v[i], NULL);
+        sem |= sem_parent(ch->v[i]);
+        lock |= (LOCK_KINDS & BIT(k)) != 0;
+        latch |= k == TB_NODE_LATCH;
     }
     if (sem)
         return L_SEM;
-    if (rw)
-        return L_RW;
     if (lock)
-        return L_MUTEX;
+        return L_LOCK;
     if (latch)
         return L_ELECT;
     if (st->ephemeral_owner != 0)
         return L_NONFAIR;
-    return L_NONE;
+    return ch->count > 0 ? L_FOREIGN : L_NONE;
+}
+
+/* 1 if the child `name` of PATH is part of the layout found. */
+static int belongs(int layout, const char *name)
+{
+    int k = tb_lock_node_kind(name, NULL);
+
+    switch (layout) {
+    case L_SEM:
+        return sem_parent(name);
+    case L_LOCK:
+        return (LOCK_KINDS & BIT(k)) != 0;
+    case L_ELECT:
+        return k == TB_NODE_LATCH;
+    default:
+        return 0;
+    }
+}
+
+/* Keeps the names of PATH's children that are not the layout's. */
+static int note_others(struct listing *l, const struct tb_strings *ch)
+{
+    int32_t i;
+
+    l->other = calloc((size_t)ch->count + 1, sizeof *l->other);
+    if (l->other == NULL)
+        return CLI_OSERR;
+    for (i = 0; i < ch->count; i++)
+        if (!belongs(l->layout, ch->v[i]) &&
+            (l->other[l->nother] = strdup(ch->v[i])) != NULL)
+            l->nother++;
+    return 0;
 }
 
 static int cmp_entry(const void *a, const void *b)
 {
     const struct entry *x = a, *y = b;
     /* Semaphore: leases before the locks/ queue. */
-    int gx = strcmp(x->kind, "lock") == 0, gy = strcmp(y->kind, "lock") == 0;
+    int gx = x->kind == TB_NODE_MUTEX, gy = y->kind == TB_NODE_MUTEX;
 
     if (gx != gy)
         return gx - gy;
@@ -200,21 +219,21 @@ static int cmp_entry(const void *a, const void *b)
 /* Marks the holders, per layout. */
 static void assign_roles(struct listing *l)
 {
-    int i, writer_seen = 0, leases = 0;
+    int i, exclusive_seen = 0, leases = 0;
 
     for (i = 0; i < l->n; i++) {
         struct entry *e = &l->v[i];
         switch (l->layout) {
-        case L_RW:
-            if (strcmp(e->kind, "write") == 0) {
-                e->holds = i == 0;
-                writer_seen = 1;
+        case L_LOCK:
+            if (tb_lock_node_shared(e->kind)) {
+                e->holds = !exclusive_seen;
             } else {
-                e->holds = !writer_seen;
+                e->holds = i == 0;
+                exclusive_seen = 1;
             }
             break;
         case L_SEM:
-            if (strcmp(e->kind, "lease") == 0) {
+            if (e->kind == TB_NODE_LEASE) {
                 e->holds = l->max_leases == 0 || leases < l->max_leases;
                 leases++;
             }
@@ -242,15 +261,64 @@ static void owner_of(const struct entry *e, int layout, const char **p,
     }
 }
 
+/* "mutex", "read-write", "kazoo" or a mix of them ("mutex+read-write"):
+ * the kinds of lock queued on one path. */
+static void lock_layout_name(const struct listing *l, char *buf, size_t cap)
+{
+    static const struct {
+        unsigned kinds;
+        const char *name;
+    } parts[] = {
+        {BIT(TB_NODE_MUTEX), "mutex"},
+        {BIT(TB_NODE_READ) | BIT(TB_NODE_WRITE), "read-write"},
+        {BIT(TB_NODE_KAZOO_LOCK) | BIT(TB_NODE_KAZOO_READ), "kazoo"},
+    };
+    unsigned seen = 0;
+    size_t i, len = 0;
+    int j;
+
+    for (j = 0; j < l->n; j++)
+        seen |= BIT(l->v[j].kind);
+    buf[0] = '\0';
+    for (i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if ((seen & parts[i].kinds) != 0 && len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                                    len ? "+" : "", parts[i].name);
+    if (len == 0) /* every node went meanwhile */
+        snprintf(buf, cap, "%s", "mutex");
+}
+
+static const char *layout_name(const struct listing *l, char *buf, size_t cap)
+{
+    if (l->layout != L_LOCK)
+        return layout_names[l->layout];
+    lock_layout_name(l, buf, cap);
+    return buf;
+}
+
+/* The children that are not the layout's, and what a lock does then. */
+static void print_others(const struct listing *l)
+{
+    int i;
+
+    for (i = 0; i < l->nother; i++)
+        printf("not a lock's node: %s (%s)\n", l->other[i],
+               tb_lock_node_what(l->other[i]));
+    if (l->nother > 0)
+        printf("(tumbler lock refuses %s while such nodes are there)\n",
+               l->path);
+}
+
 static void print_text(const struct listing *l)
 {
-    char since[64];
+    char since[64], name[64];
     int i, nh = 0;
 
     for (i = 0; i < l->n; i++)
         nh += l->v[i].holds;
-    printf("%s: %s, %d holding, %d waiting\n", l->path, layout_names[l->layout],
-           nh, l->n - nh);
+    printf("%s: %s, %d holding, %d waiting\n", l->path,
+           layout_name(l, name, sizeof name), nh, l->n - nh);
+    print_others(l);
     if (l->layout == L_SEM && l->max_leases == 0)
         printf("(limit unknown: every lease is shown as holding; give "
                "--semaphore N)\n");
@@ -259,7 +327,7 @@ static void print_text(const struct listing *l)
                "listed)\n");
     if (l->n == 0)
         return;
-    printf("%-4s %-8s %-6s %-18s %-12s %-20s %-20s %s\n", "POS", "ROLE", "KIND",
+    printf("%-4s %-8s %-7s %-18s %-12s %-20s %-20s %s\n", "POS", "ROLE", "KIND",
            "SESSION", "TOKEN", "SINCE", "OWNER", "NODE");
     for (i = 0; i < l->n; i++) {
         const struct entry *e = &l->v[i];
@@ -272,10 +340,10 @@ static void print_text(const struct listing *l)
         if (localtime_r(&t, &tm) == NULL ||
             strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm) == 0)
             snprintf(since, sizeof since, "%lld", (long long)e->st.ctime);
-        printf("%-4d %-8s %-6s 0x%016llx %-12lld %-20s %-20.*s %s\n", i + 1,
+        printf("%-4d %-8s %-7s 0x%016llx %-12lld %-20s %-20.*s %s\n", i + 1,
                e->holds ? (l->layout == L_ELECT ? "leader" : "holder")
                         : "waiting",
-               e->kind, (unsigned long long)e->st.ephemeral_owner,
+               kind_names[e->kind], (unsigned long long)e->st.ephemeral_owner,
                (long long)e->st.czxid, since, (int)(on > 40 ? 40 : on),
                on ? o : "-", e->rel);
     }
@@ -303,7 +371,7 @@ static void print_entry_json(struct jw *w, const struct listing *l,
         free(full);
     }
     jw_key(w, "kind");
-    jw_str(w, e->kind);
+    jw_str(w, kind_names[e->kind]);
     jw_key(w, "session");
     jw_hex(w, e->st.ephemeral_owner);
     jw_key(w, "token");
@@ -319,8 +387,26 @@ static void print_entry_json(struct jw *w, const struct listing *l,
     jw_end_obj(w);
 }
 
+static void print_others_json(struct jw *w, const struct listing *l)
+{
+    int i;
+
+    jw_key(w, "foreign");
+    jw_arr(w);
+    for (i = 0; i < l->nother; i++) {
+        jw_obj(w);
+        jw_key(w, "node");
+        jw_str(w, l->other[i]);
+        jw_key(w, "what");
+        jw_str(w, tb_lock_node_what(l->other[i]));
+        jw_end_obj(w);
+    }
+    jw_end_arr(w);
+}
+
 static void print_json(const struct listing *l)
 {
+    char name[64];
     struct jw w;
     int i, pass;
 
@@ -329,7 +415,7 @@ static void print_json(const struct listing *l)
     jw_key(&w, "path");
     jw_str(&w, l->path);
     jw_key(&w, "layout");
-    jw_str(&w, layout_names[l->layout]);
+    jw_str(&w, layout_name(l, name, sizeof name));
     if (l->layout == L_SEM) {
         jw_key(&w, "max_leases");
         if (l->max_leases)
@@ -345,6 +431,7 @@ static void print_json(const struct listing *l)
                 print_entry_json(&w, l, &l->v[i]);
         jw_end_arr(&w);
     }
+    print_others_json(&w, l);
     jw_end_obj(&w);
     jw_done(&w);
 }
@@ -363,24 +450,24 @@ static int collect(struct cli *cli, struct listing *l)
     if (rc != 0)
         return cli_fail(cli, "locks", l->path, rc);
     l->layout = detect(&ch, &st);
+    rc = note_others(l, &ch);
     tb_strings_free(&ch);
+    if (rc != 0)
+        return rc;
     switch (l->layout) {
     case L_SEM:
-        if ((rc = add_children(cli, l, "leases", "lease")) == 0)
-            rc = add_children(cli, l, "locks", "lock");
+        if ((rc = add_children(cli, l, "leases", BIT(TB_NODE_LEASE))) == 0)
+            rc = add_children(cli, l, "locks", BIT(TB_NODE_MUTEX));
         break;
-    case L_RW:
-        rc = add_children(cli, l, "", "rw");
-        break;
-    case L_MUTEX:
-        rc = add_children(cli, l, "", "lock");
+    case L_LOCK:
+        rc = add_children(cli, l, "", LOCK_KINDS);
         break;
     case L_ELECT:
-        rc = add_children(cli, l, "", "latch");
+        rc = add_children(cli, l, "", BIT(TB_NODE_LATCH));
         break;
     case L_NONFAIR: {
         char *rel = strdup(".");
-        rc = rel ? add_path(cli, l, l->path, rel, "lock", 0) : CLI_OSERR;
+        rc = rel ? add_path(cli, l, l->path, rel, TB_NODE_MUTEX, 0) : CLI_OSERR;
     } break;
     default:
         break;
@@ -426,6 +513,9 @@ static int run_locks(struct cli *cli, const struct cli_cmd *cmd, int argc,
         tb_free(l.v[i].data);
     }
     free(l.v);
+    for (i = 0; i < l.nother; i++)
+        free(l.other[i]);
+    free(l.other);
     return rc;
 }
 
@@ -437,7 +527,9 @@ const struct cli_cmd cli_cmd_locks = {
     "      --semaphore N   the semaphore's lease limit (not stored in the\n"
     "                      tree): the first N leases hold, later ones wait\n",
     0,
-    "Layouts: mutex, read-write, semaphore, election, non-fair (found from\n"
-    "the node names).  Columns: queue position, role, node kind, owning\n"
+    "Layouts: mutex, read-write and kazoo (one queue, possibly mixed),\n"
+    "semaphore, election, non-fair, found from the node names; children of\n"
+    "no lock layout are named, and make tumbler lock refuse PATH.\n"
+    "Columns: queue position, role, node kind, owning\n"
     "session, fencing token (the node's czxid), since (when the node was\n"
     "created), owner (the node's data, by default HOST:PID), node name.\n"};

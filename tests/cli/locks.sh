@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tumbler locks: the holder and the queue, in order, with session, fencing
 # token, since-time and owner, for the mutex, read-write, semaphore,
-# election and non-fair layouts; --json too.
+# election and non-fair layouts; --json too.  Then one path, one lock: a
+# plain tumbler lock waits for --shared holders, a kazoo Lock holds it
+# like ours (listed), and a path of another layout (a kazoo Semaphore, a
+# non-fair lock's node) is refused with a message and named by locks.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -103,5 +106,86 @@ check_eq "election summary" "/el: election, 1 holding, 1 waiting" "$(sed -n 1p <
 check_match "election: the leader" "^1 +leader +latch .* one +_c_" "$(sed -n 3p <<< "$out")"
 check_match "election: the candidate" "^2 +waiting +latch .* two +_c_" "$(sed -n 4p <<< "$out")"
 touch "$D/release.el"; wait_st "$e1"; wait_st "$e2"
+
+# ---- one path, one lock: the default lock against --shared holders ----
+holder x1 --shared /mix; wait_for 10 test -e "$D/held.x1"
+holder x2 --shared /mix; wait_for 10 test -e "$D/held.x2"
+tb lock -n /mix -- touch "$D/ran.mix"
+check_eq "plain lock -n while two --shared hold: not acquired" "1 no" \
+    "$? $([ -e "$D/ran.mix" ] && echo yes || echo no)"
+holder x3 /mix; wait_for 10 queue_at_least /mix 3
+out=$(tb locks /mix)
+check_eq "mixed summary" "/mix: mutex+read-write, 2 holding, 1 waiting" "$(sed -n 1p <<< "$out")"
+check_eq "readers hold, the lock waits" \
+    "$(printf 'holder read\nholder read\nwaiting lock')" \
+    "$(sed -n '3,5p' <<< "$out" | awk '{ print $2, $3 }')"
+touch "$D/release.x1" "$D/release.x2"; wait_st "$job_x1"; wait_st "$job_x2"
+wait_for 10 test -e "$D/held.x3"; check_eq "the lock holds once the readers left" 0 "$?"
+tb lock -n -s /mix -- true
+check_eq "--shared -n while the plain lock holds: not acquired" 1 "$?"
+touch "$D/release.x3"; wait_st "$job_x3"
+
+# ---- a non-fair lock's node is no queue's parent ----
+holder nf --non-fair /nfmix; wait_for 10 test -e "$D/held.nf"
+err=$(tb lock -n /nfmix -- true 2>&1)
+check_eq "fair lock on a non-fair lock's node: refused (70)" 70 "$?"
+check_match "the refusal says so" "EFOREIGNLOCK" "$err"
+touch "$D/release.nf"; wait_st "$job_nf"
+
+# ---- kazoo (python3-kazoo) on the same paths ----
+KAZOO_PY=/usr/bin/python3
+"$KAZOO_PY" -c 'import kazoo' 2> /dev/null ||
+    { echo "python3-kazoo is needed (scripts/deps.sh --test installs it)" >&2; exit 1; }
+# kazoo_hold ID KIND PATH: a kazoo Lock ("lock") or Semaphore ("sem") held
+# until $D/release.ID exists; $D/held.ID once held.
+kazoo_hold()
+{
+    bg 60 "$KAZOO_PY" -c '
+import os, sys, time
+from kazoo.client import KazooClient
+d, who, kind, path = sys.argv[1:5]
+zk = KazooClient(hosts=os.environ["TUMBLER_SERVERS"], timeout=4.0)
+zk.start(timeout=20)
+lk = zk.Lock(path, "kazoo " + who) if kind == "lock" else \
+    zk.Semaphore(path, "kazoo " + who, max_leases=2)
+lk.acquire(timeout=20)
+open(os.path.join(d, "held." + who), "w").close()
+while not os.path.exists(os.path.join(d, "release." + who)):
+    time.sleep(0.05)
+lk.release()
+zk.stop()' "$D" "$1" "$2" "$3"
+    eval "job_$1=\$BG_PID"
+}
+
+kazoo_hold k1 lock /kz; wait_for 20 test -e "$D/held.k1"
+tb lock -n /kz -- touch "$D/ran.kz"
+check_eq "lock -n while kazoo holds: not acquired" "1 no" \
+    "$? $([ -e "$D/ran.kz" ] && echo yes || echo no)"
+out=$(tb locks /kz)
+check_eq "kazoo summary" "/kz: kazoo, 1 holding, 0 waiting" "$(sed -n 1p <<< "$out")"
+check_match "the kazoo holder, its identifier as owner" \
+    "^1 +holder +kz-lock .* kazoo k1 +[0-9a-f]{32}__lock__[0-9]{10}$" "$(sed -n 3p <<< "$out")"
+bg 60 "$TUMBLER" lock -w 30 /kz -- touch "$D/ran.kz"
+kw=$BG_PID
+wait_for 10 queue_at_least /kz 2
+check_eq "a waiting lock queues behind kazoo" \
+    "$(printf 'holder kz-lock\nwaiting lock')" \
+    "$(tb locks /kz | sed -n '3,4p' | awk '{ print $2, $3 }')"
+[ ! -e "$D/ran.kz" ]; check_eq "not run while kazoo holds" 0 "$?"
+touch "$D/release.k1"; wait_st "$job_k1"
+wait_st "$kw"
+check_eq "runs once kazoo released" "0 yes" "$ST $([ -e "$D/ran.kz" ] && echo yes || echo no)"
+
+kazoo_hold k2 sem /kzsem; wait_for 20 test -e "$D/held.k2"
+err=$(tb lock -w 5 /kzsem -- touch "$D/ran.kzsem" 2>&1)
+check_eq "lock on a kazoo Semaphore's path: refused (70), not run" "70 no" \
+    "$? $([ -e "$D/ran.kzsem" ] && echo yes || echo no)"
+check_match "the refusal names the error" "lock /kzsem: .*EFOREIGNLOCK" "$err"
+out=$(tb locks /kzsem)
+check_eq "foreign summary" "/kzsem: foreign, 0 holding, 0 waiting" "$(sed -n 1p <<< "$out")"
+check_match "the kazoo lease named" "^not a lock's node: [0-9a-f]{32} \(a kazoo Semaphore's lease\)$" "$out"
+check_eq "json: the lease named" "a kazoo Semaphore's lease" \
+    "$(tb --json locks /kzsem | json_get 'd["foreign"][0]["what"]')"
+touch "$D/release.k2"; wait_st "$job_k2"
 
 t_end
