@@ -327,6 +327,15 @@ void cli_words_free(char **v, int n);
 /* cmd_acl.c: parses "SCHEME:ID:PERMS[,...]" in place (the entries point
  * into `buf`); *out is malloc'd.  0 or -1. */
 int cli_acl_parse(char *buf, struct tb_acl_entry **out, int32_t *count);
+/* An ACL operand, parsed: `list` points into `buf`, both owned. */
+struct cli_acl {
+    char *buf;
+    struct tb_acl_list list;
+};
+/* Parses `text` (a usage error if it is no ACL): 0 or the exit status. */
+int cli_acl_arg(struct cli *cli, const struct cli_cmd *cmd, const char *text,
+                struct cli_acl *out);
+void cli_acl_free(struct cli_acl *a);
 
 /* shell.c */
 int cli_shell(struct cli *cli);

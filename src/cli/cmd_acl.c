@@ -146,6 +146,32 @@ int cli_acl_parse(char *buf, struct tb_acl_entry **out, int32_t *count)
     return 0;
 }
 
+int cli_acl_arg(struct cli *cli, const struct cli_cmd *cmd, const char *text,
+                struct cli_acl *out)
+{
+    struct tb_acl_entry *v;
+
+    memset(out, 0, sizeof *out);
+    if ((out->buf = strdup(text)) == NULL)
+        return CLI_OSERR;
+    if (cli_acl_parse(out->buf, &v, &out->list.count) != 0) {
+        cli_acl_free(out);
+        return cli_usage(cli, cmd,
+                         "bad ACL '%s' (expected SCHEME:ID:PERMS"
+                         "[,...], PERMS from cdrwa)",
+                         text);
+    }
+    out->list.v = v;
+    return 0;
+}
+
+void cli_acl_free(struct cli_acl *a)
+{
+    free((void *)a->list.v);
+    free(a->buf);
+    memset(a, 0, sizeof *a);
+}
+
 static int setacl_tree(struct cli *cli, const char *path,
                        const struct tb_acl_list *acl, int32_t version,
                        int recursive, struct tb_stat *st)
@@ -181,31 +207,20 @@ static int exec_setacl(struct cli *cli, const struct cli_cmd *cmd,
                        const struct cli_args *a)
 {
     const char *path = a->argv[0];
-    struct tb_acl_entry *entries;
-    struct tb_acl_list acl;
+    struct cli_acl acl;
     struct tb_stat st;
-    char *buf;
     int rc;
 
-    if ((buf = strdup(a->argv[1])) == NULL)
-        return CLI_OSERR;
-    if (cli_acl_parse(buf, &entries, &acl.count) != 0) {
-        free(buf);
-        return cli_usage(cli, cmd,
-                         "bad ACL '%s' (expected SCHEME:ID:PERMS"
-                         "[,...], PERMS from cdrwa)",
-                         a->argv[1]);
-    }
-    acl.v = entries;
+    if ((rc = cli_acl_arg(cli, cmd, a->argv[1], &acl)) != 0)
+        return rc;
     if ((rc = cli_connect(cli)) == 0)
-        rc = setacl_tree(cli, path, &acl, (int32_t)a->num['v'],
+        rc = setacl_tree(cli, path, &acl.list, (int32_t)a->num['v'],
                          a->val['R'] != NULL, &st);
     if (rc == 0 && cli->json)
-        print_acl_json(path, &acl, &st);
+        print_acl_json(path, &acl.list, &st);
     else if (rc == 0 && a->val['s'] != NULL)
         cli_print_stat(stdout, &st);
-    free(entries);
-    free(buf);
+    cli_acl_free(&acl);
     return rc;
 }
 

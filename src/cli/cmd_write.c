@@ -13,7 +13,7 @@
 #define MAX_DATA (1024 * 1024)
 
 static const char cmd_create_arity[] =
-    "expected PATH and at most one DATA (or -f FILE)";
+    "expected PATH, at most one DATA (or -f FILE) and an ACL";
 static const char cmd_set_arity[] = "expected PATH and DATA (or -f FILE)";
 
 /* Reads FILE (or stdin for "-") into *out (malloc'd). */
@@ -45,6 +45,22 @@ static int read_file(struct cli *cli, const char *name, char **out, size_t *len)
     *out = buf;
     *len = n;
     return 0;
+}
+
+/* The data of create and set: -f FILE's contents (*owned, to free), else
+ * the DATA operand `arg`, else null data.  0 or the exit status. */
+static int data_arg(struct cli *cli, const char *file, const char *arg,
+                    const char **data, size_t *len, char **owned)
+{
+    int rc;
+
+    *data = arg;
+    *len = arg != NULL ? strlen(arg) : 0;
+    if (file == NULL)
+        return 0;
+    if ((rc = read_file(cli, file, owned, len)) == 0)
+        *data = *owned;
+    return rc;
 }
 
 /* Prints {"path": PATH, "stat": ST} for --json, or the stat with -s. */
@@ -102,50 +118,113 @@ static int create_mode(struct cli *cli, const struct cli_cmd *cmd,
     return 0;
 }
 
+/* Creates the missing ancestors of the node at `p` (a copy the function
+ * cuts up), persistent with null data and the open ACL, as mkdir -p makes
+ * directories; one made meanwhile by another client is fine.  Up from the
+ * parent until a create does not fail for want of its own parent, then
+ * down again.  0, or TB_E* with `p` cut to the node that failed. */
+static int make_parents(struct tb_client *c, char *p)
+{
+    size_t len = strlen(p), n;
+    int rc = TB_ENONODE;
+    char *s;
+
+    while (rc == TB_ENONODE && (s = strrchr(p, '/')) != p) {
+        *s = '\0';
+        rc = tb_create_sync(c, p, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+                            NULL);
+    }
+    if (rc != 0 && rc != TB_ENODEEXISTS)
+        return rc;
+    while ((n = strlen(p)) < len) {
+        p[n] = '/'; /* the next level down, up to the next cut */
+        if (strlen(p) == len)
+            break;
+        rc = tb_create_sync(c, p, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+                            NULL);
+        if (rc != 0 && rc != TB_ENODEEXISTS)
+            return rc;
+    }
+    return 0;
+}
+
+/* What create sends: the data, the ACL (NULL: the open ACL). */
+struct create_req {
+    const char *path, *data;
+    size_t len;
+    const struct tb_acl_list *acl;
+    int mode;
+    int64_t ttl;
+    int parents;
+};
+
+static int do_create(struct cli *cli, const struct create_req *r)
+{
+    char created[1024], *p;
+    struct tb_stat st;
+    int rc;
+
+    rc = tb_create_sync(cli->c, r->path, r->data, r->len, r->acl, r->mode,
+                        r->ttl, created, sizeof created, &st);
+    if (rc == TB_ENONODE && r->parents) {
+        if ((p = strdup(r->path)) == NULL)
+            return CLI_OSERR;
+        rc = make_parents(cli->c, p);
+        if (rc != 0)
+            rc = cli_fail(cli, "create", p, rc);
+        free(p);
+        if (rc != 0)
+            return rc;
+        rc = tb_create_sync(cli->c, r->path, r->data, r->len, r->acl, r->mode,
+                            r->ttl, created, sizeof created, &st);
+    }
+    if (rc != 0)
+        return cli_fail(cli, "create", r->path, rc);
+    if (!cli->json)
+        printf("Created %s\n", created);
+    print_result(cli, created, &st, 0);
+    return CLI_OK;
+}
+
+/* Operands: PATH [DATA [ACL]], or with -f FILE: PATH [ACL]. */
 static int exec_create(struct cli *cli, const struct cli_cmd *cmd,
                        const struct cli_args *a)
 {
-    const char *path = a->argv[0], *file = a->val['f'], *data = NULL;
-    char created[1024], *fdata = NULL;
-    int64_t ttl = a->val['t'] != NULL ? a->num['t'] : 0;
-    size_t len = 0;
-    struct tb_stat st;
-    int mode = TB_PERSISTENT, rc;
+    const char *file = a->val['f'];
+    int acl_at = file != NULL ? 1 : 2, rc;
+    struct create_req r = {.path = a->argv[0], .parents = a->val['p'] != NULL};
+    struct cli_acl acl = {0};
+    char *fdata = NULL;
 
-    if (a->argc == 2 && file != NULL)
+    r.ttl = a->val['t'] != NULL ? a->num['t'] : 0;
+    if (a->argc > acl_at + 1)
         return cli_usage(cli, cmd, "%s", cmd_create_arity);
-    if ((rc = create_mode(cli, cmd, a, &mode)) != 0)
+    if ((rc = create_mode(cli, cmd, a, &r.mode)) != 0)
         return rc;
-    if (a->argc == 2) {
-        data = a->argv[1];
-        len = strlen(data);
-    } else if (file != NULL) {
-        if ((rc = read_file(cli, file, &fdata, &len)) != 0)
+    if (a->argc > acl_at) {
+        if ((rc = cli_acl_arg(cli, cmd, a->argv[acl_at], &acl)) != 0)
             return rc;
-        data = fdata;
+        r.acl = &acl.list;
     }
-    if ((rc = cli_connect(cli)) == 0) {
-        rc = tb_create_sync(cli->c, path, data, len, NULL, mode, ttl, created,
-                            sizeof created, &st);
-        if (rc != 0) {
-            rc = cli_fail(cli, "create", path, rc);
-        } else {
-            if (!cli->json)
-                printf("Created %s\n", created);
-            print_result(cli, created, &st, 0);
-        }
-    }
+    rc = data_arg(cli, file, file == NULL && a->argc > 1 ? a->argv[1] : NULL,
+                  &r.data, &r.len, &fdata);
+    if (rc == 0 && (rc = cli_connect(cli)) == 0)
+        rc = do_create(cli, &r);
     free(fdata);
+    cli_acl_free(&acl);
     return rc;
 }
 
 const struct cli_spec cli_cmd_create = {
     .cmd = {.name = "create",
-            .usage = "create [-s] [-e] [-c] [-t TTL] [-f FILE] PATH [DATA]",
-            .summary =
-                "Create PATH with DATA (none: null data); print the name "
-                "created.",
-            .flags = CLI_PATH},
+            .usage = "create [-s] [-e] [-c] [-t TTL] [-p] [-f FILE] PATH "
+                     "[DATA [ACL]]",
+            .summary = "Create PATH with DATA (none: null data); print the "
+                       "name created.",
+            .flags = CLI_PATH,
+            .notes = "ACL is written as setacl takes it, SCHEME:ID:PERMS[,...] "
+                     "(default\nworld:anyone:cdrwa); with -f FILE it follows "
+                     "PATH.\n"},
     .exec = exec_create,
     .opts =
         (const struct cli_opt[]){
@@ -168,10 +247,14 @@ const struct cli_spec cli_cmd_create = {
                      "(deleted once unchanged and childless that long)",
              .what = "TTL",
              .hint = " (milliseconds > 0)"},
+            {.letter = 'p',
+             .name = "parents",
+             .help = "also create the missing parents (persistent, no\n"
+                     "data, world:anyone:cdrwa), as mkdir -p does"},
             FILE_OPT,
             {0}},
     .min_args = 1,
-    .max_args = 2,
+    .max_args = 3,
     .arity = cmd_create_arity,
 };
 
@@ -188,15 +271,9 @@ static int exec_set(struct cli *cli, const struct cli_cmd *cmd,
 
     if (a->argc != (file != NULL ? 1 : 2))
         return cli_usage(cli, cmd, "%s", cmd_set_arity);
-    if (file != NULL) {
-        if ((rc = read_file(cli, file, &fdata, &len)) != 0)
-            return rc;
-        data = fdata;
-    } else {
-        data = a->argv[1];
-        len = strlen(data);
-    }
-    if ((rc = cli_connect(cli)) == 0) {
+    rc = data_arg(cli, file, a->argc > 1 ? a->argv[1] : NULL, &data, &len,
+                  &fdata);
+    if (rc == 0 && (rc = cli_connect(cli)) == 0) {
         rc = tb_set_data_sync(cli->c, path, data, len, (int32_t)a->num['v'],
                               &st);
         if (rc != 0)

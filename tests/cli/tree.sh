@@ -41,6 +41,27 @@ tb create -c -e /t/bad 2>/dev/null; check_eq "-c with -e: usage 64" 64 "$?"
 tb create -e -t 5 /t/bad 2>/dev/null; check_eq "-t with -e: usage 64" 64 "$?"
 tb create t/rel 2>/dev/null; check_eq "relative path: usage 64" 64 "$?"
 
+# ---- create with an ACL (zkCli's third operand), create -p ----
+check_eq "create with an ACL" "Created /ca" "$(tb create /ca x world:anyone:r)"
+check_eq "create with an ACL: getacl" "world:anyone:r" "$(tb getacl /ca)"
+tb set /ca y 2>/dev/null; check_eq "create with an ACL: it holds (102)" 102 "$?"
+echo fdata | tb create -f - /cf world:anyone:cr > /dev/null
+check_eq "create -f FILE PATH ACL" "world:anyone:cr" "$(tb getacl /cf)"
+check_eq "create -f FILE PATH ACL: data" "fdata" "$(tb get /cf)"
+tb create /cb x bogus 2>/dev/null; check_eq "create with a malformed ACL: 64" 64 "$?"
+tb create /cb x world:anyone:r more 2>/dev/null; check_eq "create with four operands: 64" 64 "$?"
+tb stat /cb > /dev/null 2>&1; check_eq "create refused on its command line made nothing" 101 "$?"
+check_eq "create -p" "Created /p1/p2/p3" "$(tb create -p /p1/p2/p3 leaf)"
+check_eq "create -p: the node's data" "leaf" "$(tb get /p1/p2/p3)"
+check_eq "create -p: parents have no data" "0" "$(tb --json get /p1/p2 | json_get 'd["stat"]["dataLength"]')"
+check_eq "create -p with its parents there" "Created /p1/p2/q" "$(tb create -p /p1/p2/q)"
+check_match "create -p -s" "^Created /p1/x/s-[0-9]{10}$" "$(tb create -p -s /p1/x/s-)"
+tb create -p /p1/p2/p3 2>/dev/null; check_eq "create -p of an existing node: 110" 110 "$?"
+err=$(tb create -p /ca/d/e 2>&1); rc=$?
+check_eq "create -p under a parent it may not write to: 102" 102 "$rc"
+check_match "create -p names the parent it could not make" "^tumbler: create /ca/d: not authorized" "$err"
+tb deleteall /p1; tb delete /ca; tb delete /cf
+
 # ---- ls ----
 check_eq "ls sorted, one per line" "$(printf 'cont\nempty\ns-0000000000\ns-0000000001\nttl')" \
     "$(tb ls /t)"
