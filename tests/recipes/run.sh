@@ -191,21 +191,54 @@ election_kill)
     [ "$t1" -gt "$t0" ] || fail "token did not rise"
     [ $((at - killed)) -ge 2500 ] || fail "led before the session expired"
     ;;
-interop)
-    # libtumbler and Apache Curator (InterProcessMutex, Debian's jars) on
-    # one path: first a queue built in a known order, alternating the two
-    # libraries, must be served in that order; then both contend freely.
-    # Every hold is logged with its token: no overlap, tokens rising.
+interop | interop_rw)
     classes=$1
     cp="$classes"
     for j in curator-framework curator-client curator-recipes zookeeper \
              zookeeper-jute guava slf4j-api slf4j-nop; do
         cp="$cp:/usr/share/java/$j.jar"
     done
-    java_lock() {
+    java_run() {
         java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Xmx128m \
-             -cp "$cp" CuratorLock "$@"
+             -cp "$cp" "$@"
     }
+    java_lock() { java_run CuratorLock "$@"; }
+    ;;&
+interop_rw)
+    # Curator's InterProcessReadWriteLock and libtumbler on one path: a
+    # Curator writer keeps every libtumbler kind out; libtumbler's reader
+    # shares with Curator's reader and keeps Curator's writer out.
+    # Curator's InterProcessMutex does not see readers (it sorts their
+    # names after its own): the mix docs/recipes.md calls unsafe.
+    lock=/rt/irw/lock
+    java_run CuratorTry "$hosts" $lock write 20000 "$tmp/w.go" > "$tmp/cw.out" 2>&1 &
+    CHILDREN+=($!)
+    wait_line "$tmp/cw.out" '^HELD' 30 || fail "Curator writer"
+    for k in mutex read write; do
+        got=$("$bin" "$hosts" try $lock $k)
+        [ "$got" = "RESULT ETIMEDOUT " ] || fail "libtumbler $k beside a Curator writer: $got"
+    done
+    touch "$tmp/w.go"
+    "$bin" "$hosts" hold $lock read "$tmp/r.go" > "$tmp/tr.out" 2>&1 &
+    CHILDREN+=($!)
+    wait_line "$tmp/tr.out" '^HELD' 20 || fail "libtumbler reader"
+    got=$(java_run CuratorTry "$hosts" $lock read 10000)
+    [ "$got" = ACQUIRED ] || fail "Curator reader beside a libtumbler reader: $got"
+    got=$(java_run CuratorTry "$hosts" $lock write 1000)
+    [ "$got" = TIMEDOUT ] || fail "Curator writer beside a libtumbler reader: $got"
+    got=$(java_run CuratorTry "$hosts" $lock mutex 1000)
+    [ "$got" = ACQUIRED ] || fail "Curator's mutex now sees readers: $got (docs/recipes.md)"
+    touch "$tmp/r.go"
+    for p in "${CHILDREN[@]}"; do wait_pid "$p" 30 || fail "holder $p"; done
+    CHILDREN=()
+    wait_children $lock 0 5 || fail "nodes left behind"
+    echo "interop_rw: ok"
+    ;;
+interop)
+    # libtumbler and Apache Curator (InterProcessMutex, Debian's jars) on
+    # one path: first a queue built in a known order, alternating the two
+    # libraries, must be served in that order; then both contend freely.
+    # Every hold is logged with its token: no overlap, tokens rising.
     log=$tmp/queue.log
     : > "$log"
     lock=/rt/interop/lock
