@@ -313,7 +313,8 @@ extern const struct cli_spec cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
     cli_cmd_create, cli_cmd_set, cli_cmd_delete, cli_cmd_deleteall,
     cli_cmd_sync, cli_cmd_getacl, cli_cmd_setacl, cli_cmd_addauth,
     cli_cmd_whoami, cli_cmd_watch, cli_cmd_get_ephemerals,
-    cli_cmd_get_all_children_number, cli_cmd_removewatches;
+    cli_cmd_get_all_children_number, cli_cmd_removewatches, cli_cmd_setquota,
+    cli_cmd_listquota, cli_cmd_delquota;
 extern const struct cli_cmd cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
 /* shell.c */
 extern const struct cli_spec cli_cmd_connect, cli_cmd_quit, cli_cmd_exit;

@@ -1,9 +1,11 @@
-/* Access control: getacl, setacl, addauth, whoami.
+/* What a client may do, and how much: getacl, setacl, addauth, whoami,
+ * and the quotas, setquota, listquota, delquota.
  *
  * ACLs are written as zkCli writes them: comma-separated SCHEME:ID:PERMS
  * entries, PERMS a subset of "cdrwa".  The id may itself hold colons
  * (digest:user:hash, ip:10.0.0.0/8 has none, ip6 would), so the scheme is
  * up to the first colon and the permissions after the last one. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,4 +340,467 @@ const struct cli_spec cli_cmd_whoami = {
             .flags = CLI_CONNECT},
     .exec = exec_whoami,
     .arity = "no arguments expected",
+};
+
+/* ---- setquota, listquota, delquota ----
+ *
+ * ZooKeeper's quotas are nodes that its clients write, as zkCli does:
+ * /zookeeper/quota<PATH>/zookeeper_limits holds the limits of the subtree
+ * at PATH and /zookeeper/quota<PATH>/zookeeper_stats what it uses, which
+ * the server counts.  Both are written as ZooKeeper's StatsTrack writes
+ * them (3.8):
+ *
+ *   count=N,bytes=N[=;KEY=N;KEY=N...]     the other keys sorted
+ *   count=4,bytes=-1=;byteHardLimit=-1;countHardLimit=10
+ *
+ * where -1 is "no limit"; the extra '=' keeps 3.4's parser off the keys
+ * after it.  Quotas do not nest: setquota refuses a PATH above or below
+ * another quota's. */
+
+#define QROOT  "/zookeeper/quota"
+#define LIMITS "/zookeeper_limits"
+#define STATS  "/zookeeper_stats"
+
+/* The keys in the order they are written: count and bytes first, then the
+ * others sorted by name. */
+enum { Q_COUNT, Q_BYTES, Q_BYTE_HARD, Q_COUNT_HARD, Q_KEYS };
+static const char *const q_keys[Q_KEYS] = {"count", "bytes", "byteHardLimit",
+                                           "countHardLimit"};
+
+/* Limits or use; a key not `has` was never written (keys this tool does
+ * not know are dropped when it rewrites the node). */
+struct quota {
+    int64_t v[Q_KEYS];
+    unsigned char has[Q_KEYS];
+};
+
+static void q_parse(const char *s, size_t len, struct quota *q)
+{
+    const char *end = s + len, *e, *eq;
+    char num[24];
+    size_t n;
+    int k;
+
+    memset(q, 0, sizeof *q);
+    for (k = 0; k < Q_KEYS; k++)
+        q->v[k] = -1;
+    for (; s < end; s = e + 1) {
+        for (e = s; e < end && *e != ',' && *e != ';'; e++)
+            ;
+        if ((eq = memchr(s, '=', (size_t)(e - s))) == NULL)
+            continue;
+        for (k = 0; k < Q_KEYS; k++)
+            if (strlen(q_keys[k]) == (size_t)(eq - s) &&
+                memcmp(s, q_keys[k], (size_t)(eq - s)) == 0)
+                break;
+        /* The value ends at the next '=' (3.8's "bytes=-1="). */
+        for (n = 0; eq + 1 + n < e && eq[1 + n] != '=' && n < sizeof num - 1;
+             n++)
+            num[n] = eq[1 + n];
+        num[n] = '\0';
+        if (k == Q_KEYS || (n > 0 && cli_parse_i64(num, &q->v[k]) != 0))
+            continue;
+        q->has[k] = 1;
+    }
+}
+
+static void q_format(const struct quota *q, char *buf, size_t cap)
+{
+    int k, n, more = 0;
+
+    n = snprintf(buf, cap, "count=%lld,bytes=%lld", (long long)q->v[Q_COUNT],
+                 (long long)q->v[Q_BYTES]);
+    for (k = Q_BYTE_HARD; k < Q_KEYS && n > 0 && (size_t)n < cap; k++) {
+        if (!q->has[k])
+            continue;
+        n += snprintf(buf + n, cap - (size_t)n, "%s;%s=%lld", more ? "" : "=",
+                      q_keys[k], (long long)q->v[k]);
+        more = 1;
+    }
+}
+
+static void q_json(struct jw *w, const char *key, const struct quota *q,
+                   int keys)
+{
+    int k;
+
+    jw_key(w, key);
+    jw_obj(w);
+    for (k = 0; k < keys; k++) {
+        jw_key(w, q_keys[k]);
+        jw_int(w, q->v[k]);
+    }
+    jw_end_obj(w);
+}
+
+/* QROOT + path + suffix, malloc'd. */
+static char *qpath(const char *path, const char *suffix)
+{
+    size_t n = sizeof QROOT + strlen(path) + strlen(suffix);
+    char *p = malloc(n);
+
+    if (p != NULL)
+        snprintf(p, n, "%s%s%s", QROOT, strcmp(path, "/") ? path : "", suffix);
+    return p;
+}
+
+/* Reads the limits or the stats node of the quota on `path`: 0 or TB_E*. */
+static int q_read(struct cli *cli, const char *path, const char *node,
+                  struct quota *q)
+{
+    char *p = qpath(path, node), *v;
+    size_t len;
+    int rc;
+
+    if (p == NULL)
+        return TB_ENOMEM;
+    rc = tb_get_data_sync(cli->c, p, NULL, NULL, &v, &len, NULL);
+    free(p);
+    if (rc == 0) {
+        q_parse(v != NULL ? v : "", v != NULL ? len : 0, q);
+        tb_free(v);
+    }
+    return rc;
+}
+
+static int q_write(struct cli *cli, const char *path, const char *node,
+                   const struct quota *q, int create)
+{
+    char *p = qpath(path, node), buf[160];
+    int rc;
+
+    if (p == NULL)
+        return TB_ENOMEM;
+    q_format(q, buf, sizeof buf);
+    rc = create ? tb_create_sync(cli->c, p, buf, strlen(buf), NULL,
+                                 TB_PERSISTENT, 0, NULL, 0, NULL)
+                : tb_set_data_sync(cli->c, p, buf, strlen(buf), -1, NULL);
+    free(p);
+    return rc;
+}
+
+static int q_missing(struct cli *cli, const char *what, const char *path,
+                     int rc)
+{
+    if (rc != TB_ENONODE)
+        return cli_fail(cli, what, path, rc);
+    return cli_fail_msg(cli, what, path, rc, "quota for %s does not exist",
+                        path);
+}
+
+/* The quota path of a quota strictly below `qp` (a node under QROOT) in
+ * *found (malloc'd), or NULL.  0 or TB_E*. */
+static int quota_below(struct cli *cli, const char *qp, int top, char **found)
+{
+    struct tb_strings ch;
+    int32_t i;
+    int rc;
+
+    rc = tb_get_children_sync(cli->c, qp, NULL, NULL, &ch);
+    if (rc != 0)
+        return rc == TB_ENONODE ? 0 : rc;
+    for (i = 0; i < ch.count && rc == 0 && *found == NULL; i++) {
+        size_t n = strlen(qp) + strlen(ch.v[i]) + 2;
+        char *p;
+        if (strcmp(ch.v[i], LIMITS + 1) == 0) {
+            if (!top)
+                *found = strdup(qp + sizeof QROOT - 1);
+            continue;
+        }
+        if ((p = malloc(n)) == NULL) {
+            rc = TB_ENOMEM;
+            break;
+        }
+        snprintf(p, n, "%s/%s", qp, ch.v[i]);
+        rc = quota_below(cli, p, 0, found);
+        free(p);
+    }
+    tb_strings_free(&ch);
+    return rc;
+}
+
+/* No quota may be set below `path`: 0 or the exit status after saying
+ * which one is. */
+static int quota_under(struct cli *cli, const char *path)
+{
+    char *qp = qpath(path, ""), *found = NULL;
+    int rc = qp != NULL ? quota_below(cli, qp, 1, &found) : TB_ENOMEM;
+
+    free(qp);
+    if (rc != 0)
+        return cli_fail(cli, "setquota", path, rc);
+    if (found == NULL)
+        return 0;
+    rc = cli_fail_msg(cli, "setquota", path, TB_EBADARGUMENTS,
+                      "%s has a child %s which has a quota", path, found);
+    free(found);
+    return rc;
+}
+
+/* Nor above it: up from the parent, cut at the last slash, look for limits
+ * there. */
+static int quota_over(struct cli *cli, const char *path)
+{
+    char *a = strdup(path), *qp, *s;
+    int rc = a != NULL ? 0 : CLI_OSERR;
+
+    while (rc == 0 && (s = strrchr(a, '/')) != a) {
+        *s = '\0';
+        if ((qp = qpath(a, LIMITS)) == NULL) {
+            rc = CLI_OSERR;
+            break;
+        }
+        rc = tb_exists_sync(cli->c, qp, NULL, NULL, NULL);
+        free(qp);
+        if (rc == 0)
+            rc = cli_fail_msg(cli, "setquota", path, TB_EBADARGUMENTS,
+                              "%s has a parent %s which has a quota", path, a);
+        else
+            rc = rc == TB_ENONODE ? 0 : cli_fail(cli, "setquota", path, rc);
+    }
+    free(a);
+    return rc;
+}
+
+/* The nodes the quota of `path` hangs under, each level made if missing. */
+static int quota_dirs(struct cli *cli, const char *path)
+{
+    char *p = qpath(path, ""), *s;
+    int rc = 0;
+
+    if (p == NULL)
+        return TB_ENOMEM;
+    for (s = strchr(p + sizeof QROOT, '/'); rc == 0 && s != NULL;
+         s = strchr(s + 1, '/')) {
+        char c = *s;
+        *s = '\0';
+        rc = tb_create_sync(cli->c, p, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+                            NULL);
+        *s = c;
+        rc = rc == TB_ENODEEXISTS ? 0 : rc;
+    }
+    if (rc == 0)
+        rc = tb_create_sync(cli->c, p, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+                            NULL);
+    free(p);
+    return rc == TB_ENODEEXISTS ? 0 : rc;
+}
+
+/* As zkCli, a limit set below what the subtree already uses is only
+ * worth a warning: the server counts from now on. */
+static void quota_warn(struct cli *cli, const char *path, const struct quota *q)
+{
+    struct quota use;
+    int k;
+
+    if (q_read(cli, path, STATS, &use) != 0)
+        return;
+    for (k = 0; k < Q_BYTE_HARD; k++) {
+        int64_t soft = q->v[k],
+                hard = q->v[k == Q_COUNT ? Q_COUNT_HARD : Q_BYTE_HARD];
+        if ((soft > -1 && soft < use.v[k]) || (hard > -1 && hard < use.v[k]))
+            fprintf(stderr,
+                    "tumbler: warning: the %s quota of %s is below what it "
+                    "uses now, %lld\n",
+                    q_keys[k], path, (long long)use.v[k]);
+    }
+}
+
+/* The options of setquota and delquota, in q_keys' order. */
+static const char q_letters[Q_KEYS] = {'n', 'b', 'B', 'N'};
+
+static int exec_setquota(struct cli *cli, const struct cli_cmd *cmd,
+                         const struct cli_args *a)
+{
+    const char *path = a->argv[0];
+    struct quota q;
+    int k, rc, given = 0, fresh;
+
+    for (k = 0; k < Q_KEYS; k++)
+        given |= a->val[(unsigned char)q_letters[k]] != NULL;
+    if (!given)
+        return cli_usage(cli, cmd, "expected -n, -b, -N or -B");
+    if (strcmp(path, "/") == 0 || strncmp(path, QROOT, sizeof QROOT - 1) == 0)
+        return cli_usage(cli, cmd, "cannot set a quota on %s", path);
+    if ((rc = cli_connect(cli)) != 0)
+        return rc;
+    if ((rc = tb_exists_sync(cli->c, path, NULL, NULL, NULL)) != 0)
+        return cli_fail(cli, "setquota", path, rc);
+    /* Quotas do not nest. */
+    if ((rc = quota_under(cli, path)) != 0 || (rc = quota_over(cli, path)) != 0)
+        return rc;
+    rc = q_read(cli, path, LIMITS, &q);
+    if ((fresh = rc == TB_ENONODE) != 0) {
+        q_parse("", 0, &q);
+        memset(q.has, 1, sizeof q.has); /* a new quota writes every key */
+    } else if (rc != 0) {
+        return cli_fail(cli, "setquota", path, rc);
+    }
+    for (k = 0; k < Q_KEYS; k++)
+        if (a->val[(unsigned char)q_letters[k]] != NULL) {
+            q.v[k] = a->num[(unsigned char)q_letters[k]];
+            q.has[k] = 1;
+        }
+    if (fresh && (rc = quota_dirs(cli, path)) == 0) {
+        struct quota none = {{0, 0, -1, -1}, {1, 1, 0, 0}};
+        if ((rc = q_write(cli, path, LIMITS, &q, 1)) == 0)
+            rc = q_write(cli, path, STATS, &none, 1);
+    } else if (!fresh) {
+        rc = q_write(cli, path, LIMITS, &q, 0);
+    }
+    if (rc != 0)
+        return cli_fail(cli, "setquota", path, rc);
+    quota_warn(cli, path, &q);
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, path);
+        q_json(&w, "quota", &q, Q_KEYS);
+        jw_finish(&w);
+    }
+    return CLI_OK;
+}
+
+#define QUOTA_OPT(l, long_, kind_, what_)                                      \
+    {                                                                          \
+        .letter = l, .name = long_, .kind = kind_, .arg = "N", .help = what_,  \
+        .what = long_                                                          \
+    }
+
+const struct cli_spec cli_cmd_setquota = {
+    .cmd = {.name = "setquota",
+            .usage = "setquota -n|-b|-N|-B N PATH",
+            .summary = "Set a quota on the subtree at PATH: nodes (-n, -N) or "
+                       "bytes (-b, -B).",
+            .flags = CLI_PATH,
+            .notes = "A soft limit (-n, -b) is only logged by the server when "
+                     "passed; a hard one (-N,\n-B) refuses the write if the "
+                     "server enforces quotas (enforceQuota=true).\nGiven "
+                     "again, setquota changes the limits named and keeps the "
+                     "others.\n"},
+    .exec = exec_setquota,
+    .opts = (const struct cli_opt[]){QUOTA_OPT('n', "count", CLI_POSITIVE,
+                                               "at most N nodes (soft)"),
+                                     QUOTA_OPT('b', "bytes", CLI_NATURAL,
+                                               "at most N bytes of data "
+                                               "(soft)"),
+                                     QUOTA_OPT('N', "count-hard", CLI_POSITIVE,
+                                               "at most N nodes "
+                                               "(hard)"),
+                                     QUOTA_OPT('B', "bytes-hard", CLI_NATURAL,
+                                               "at most N bytes of "
+                                               "data (hard)"),
+                                     {0}},
+    CLI_ONE_PATH,
+};
+
+static int exec_listquota(struct cli *cli, const struct cli_cmd *cmd,
+                          const struct cli_args *a)
+{
+    const char *path = a->argv[0];
+    struct quota q, use;
+    char buf[160];
+    int rc;
+
+    (void)cmd;
+    if ((rc = q_read(cli, path, LIMITS, &q)) != 0 ||
+        (rc = q_read(cli, path, STATS, &use)) != 0)
+        return q_missing(cli, "listquota", path, rc);
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, path);
+        q_json(&w, "quota", &q, Q_KEYS);
+        q_json(&w, "stats", &use, Q_BYTE_HARD);
+        jw_finish(&w);
+        return CLI_OK;
+    }
+    /* zkCli's lines, for the scripts that read them. */
+    q_format(&q, buf, sizeof buf);
+    printf("Output quota for %s %s\n", path, buf);
+    q_format(&use, buf, sizeof buf);
+    printf("Output stat for %s %s\n", path, buf);
+    fflush(stdout);
+    return CLI_OK;
+}
+
+const struct cli_spec cli_cmd_listquota = {
+    .cmd = {.name = "listquota",
+            .usage = "listquota PATH",
+            .summary = "Print the quota on PATH and what the subtree uses.",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_listquota,
+    CLI_ONE_PATH,
+};
+
+/* Deletes the quota's nodes, then the levels above them left empty. */
+static int quota_remove(struct cli *cli, const char *path)
+{
+    char *p = qpath(path, LIMITS), *s;
+    int rc;
+
+    if (p == NULL)
+        return TB_ENOMEM;
+    rc = tb_delete_sync(cli->c, p, -1);
+    strcpy(strrchr(p, '/'), STATS);
+    if (rc == 0 && (rc = tb_delete_sync(cli->c, p, -1)) == TB_ENONODE)
+        rc = 0;
+    while (rc == 0 && (s = strrchr(p, '/')) - p > (ptrdiff_t)sizeof QROOT - 1) {
+        *s = '\0';
+        rc = tb_delete_sync(cli->c, p, -1);
+    }
+    free(p);
+    /* A level still in use by another quota is where trimming stops. */
+    return rc == TB_ENOTEMPTY || rc == TB_ENONODE ? 0 : rc;
+}
+
+static int exec_delquota(struct cli *cli, const struct cli_cmd *cmd,
+                         const struct cli_args *a)
+{
+    const char *path = a->argv[0];
+    struct quota q;
+    int k, rc, some = 0;
+
+    (void)cmd;
+    if ((rc = q_read(cli, path, LIMITS, &q)) != 0)
+        return q_missing(cli, "delquota", path, rc);
+    for (k = 0; k < Q_KEYS; k++)
+        if (a->val[(unsigned char)q_letters[k]] != NULL) {
+            q.v[k] = -1;
+            q.has[k] = 1;
+            some = 1;
+        }
+    rc = some ? q_write(cli, path, LIMITS, &q, 0) : quota_remove(cli, path);
+    if (rc != 0)
+        return cli_fail(cli, "delquota", path, rc);
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, path);
+        if (some) {
+            q_json(&w, "quota", &q, Q_KEYS);
+        } else {
+            jw_key(&w, "quota");
+            jw_null(&w);
+        }
+        jw_finish(&w);
+    }
+    return CLI_OK;
+}
+
+const struct cli_spec cli_cmd_delquota = {
+    .cmd = {.name = "delquota",
+            .usage = "delquota [-n|-b|-N|-B] PATH",
+            .summary = "Remove the quota on PATH, or only the limits named.",
+            .flags = CLI_PATH | CLI_CONNECT},
+    .exec = exec_delquota,
+    .opts =
+        (const struct cli_opt[]){
+            {.letter = 'n', .name = "count", .help = "the node limit (soft)"},
+            {.letter = 'b', .name = "bytes", .help = "the byte limit (soft)"},
+            {.letter = 'N',
+             .name = "count-hard",
+             .help = "the node limit (hard)"},
+            {.letter = 'B',
+             .name = "bytes-hard",
+             .help = "the byte limit (hard)"},
+            {0}},
+    CLI_ONE_PATH,
 };

@@ -82,6 +82,47 @@ check_eq "getAllChildrenNumber --json" 3 \
 tb getAllChildrenNumber /none 2>/dev/null; check_eq "getAllChildrenNumber of a missing node: 101" 101 "$?"
 tb deleteall /n
 
+# ---- quotas, written as zkCli 3.8 writes them ----
+tb create /qa x > /dev/null && tb create /qa/b yy > /dev/null
+tb setquota -n 5 /qa; check_eq "setquota" 0 "$?"
+check_eq "setquota writes the limits as zkCli does" \
+    "count=5,bytes=-1=;byteHardLimit=-1;countHardLimit=-1" \
+    "$(tb get /zookeeper/quota/qa/zookeeper_limits)"
+check_eq "listquota: zkCli's lines, the server's count" \
+    "$(printf 'Output quota for /qa count=5,bytes=-1=;byteHardLimit=-1;countHardLimit=-1\nOutput stat for /qa count=2,bytes=3')" \
+    "$(tb listquota /qa)"
+tb setquota -B 100 /qa
+check_eq "setquota again changes the limit named, keeps the others" \
+    "count=5,bytes=-1=;byteHardLimit=100;countHardLimit=-1" \
+    "$(tb get /zookeeper/quota/qa/zookeeper_limits)"
+check_eq "listquota --json" "100 2 3" \
+    "$(tb --json listquota /qa | json_get '" ".join(str(x) for x in (d["quota"]["byteHardLimit"], d["stats"]["count"], d["stats"]["bytes"]))')"
+err=$(tb setquota -n 1 /qa 2>&1); rc=$?
+check_eq "setquota below the use: done" 0 "$rc"
+check_match "setquota below the use: a warning" "warning: the count quota of /qa is below what it uses now, 2" "$err"
+err=$(tb setquota -n 2 /qa/b 2>&1); rc=$?
+check_eq "setquota under another quota: 8" 8 "$rc"
+check_match "setquota under another quota: says which" "/qa/b has a parent /qa which has a quota" "$err"
+tb create /qc > /dev/null && tb create /qc/d > /dev/null && tb setquota -b 10 /qc/d
+err=$(tb setquota -n 2 /qc 2>&1); rc=$?
+check_eq "setquota above another quota: 8" 8 "$rc"
+check_match "setquota above another quota: says which" "/qc has a child /qc/d which has a quota" "$err"
+tb setquota /qa 2>/dev/null; check_eq "setquota without a limit: 64" 64 "$?"
+tb setquota -n 0 /qa 2>/dev/null; check_eq "setquota -n 0: 64" 64 "$?"
+tb setquota -n 2 / 2>/dev/null; check_eq "setquota on /: 64" 64 "$?"
+tb setquota -n 2 /zookeeper/quota 2>/dev/null; check_eq "setquota under /zookeeper/quota: 64" 64 "$?"
+tb setquota -n 2 /none 2>/dev/null; check_eq "setquota on a missing node: 101" 101 "$?"
+tb delquota -n /qa; check_eq "delquota -n" "count=-1,bytes=-1=;byteHardLimit=100;countHardLimit=-1" \
+    "$(tb get /zookeeper/quota/qa/zookeeper_limits)"
+tb delquota /qa; check_eq "delquota" 0 "$?"
+err=$(tb listquota /qa 2>&1); rc=$?
+check_eq "listquota after delquota: 101" 101 "$rc"
+check_match "listquota after delquota: says so" "quota for /qa does not exist" "$err"
+tb delquota /qc/d
+check_eq "delquota leaves nothing under /zookeeper/quota" "" "$(tb ls /zookeeper/quota)"
+tb delquota /qa 2>/dev/null; check_eq "delquota of no quota: 101" 101 "$?"
+tb deleteall /qa; tb deleteall /qc
+
 # ---- delete, deleteall, sync ----
 tb delete /t 2>/dev/null; check_eq "delete with children: 111" 111 "$?"
 tb delete -v 3 /t/s-0000000001 2>/dev/null; check_eq "delete -v wrong: 103" 103 "$?"
@@ -169,7 +210,8 @@ wait_st "$w2"; check_eq "watch ends with status 0 on SIGINT" 0 "$ST"
 
 # ---- help and usage ----
 for c in ls get stat create set delete deleteall sync getacl setacl addauth whoami \
-         watch lock elect locks help getEphemerals getAllChildrenNumber removewatches; do
+         watch lock elect locks help getEphemerals getAllChildrenNumber removewatches \
+         setquota listquota delquota; do
     out=$(tb "$c" --help); rc=$?
     if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q "^Usage: tumbler"; then ok "$c --help"
     else fail "$c --help: status $rc, output [$out]"; fi
@@ -179,7 +221,8 @@ tb frobnicate 2>/dev/null; check_eq "unknown command: 64" 64 "$?"
 tb ls -Q / 2>/dev/null; check_eq "unknown option: 64" 64 "$?"
 tb get 2>/dev/null; check_eq "missing operand: 64" 64 "$?"
 # The one PATH of these is checked before any connection: no server is needed to refuse it.
-for c in get stat sync getacl watch delete locks getAllChildrenNumber removewatches; do
+for c in get stat sync getacl watch delete locks getAllChildrenNumber removewatches \
+         listquota delquota; do
     err=$(TUMBLER_SERVERS=127.0.0.1:1 tb "$c" rel 2>&1); rc=$?
     check_eq "$c rel: 64" 64 "$rc"
     check_match "$c rel: says why" "'rel' is not an absolute path" "$err"
