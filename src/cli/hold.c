@@ -8,14 +8,32 @@
  * CLI_MSG_LOST when the hold is gone, or a line for stderr when the
  * connection drops or comes back. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/hold.h"
 
+/* A lock refused for what its path holds (TB_EFOREIGNLOCK) says what it
+ * found, just before the main thread reports the error itself. */
+static void say_conflict(struct hold *h, int rc)
+{
+    char why[1024];
+    int got = TB_ENONODE;
+
+    if (rc != TB_EFOREIGNLOCK)
+        return;
+    if (h->sem != NULL)
+        got = tb_semaphore_conflict(h->sem, why, sizeof why);
+    else if (h->m != NULL)
+        got = tb_mutex_conflict(h->m, why, sizeof why);
+    if (got == 0)
+        fprintf(stderr, "tumbler: lock %s refused: %s\n", h->path, why);
+}
+
 static void on_acquired(int rc, int64_t token, void *data)
 {
-    (void)data;
+    say_conflict(data, rc);
     cli_ev_post(CLI_MSG_ACQUIRED, rc, "%" PRId64, token);
 }
 
@@ -27,6 +45,7 @@ static void on_lease(int rc, struct tb_lease *lease, void *data)
     h->lease = lease;
     if (rc == 0)
         h->io_held = 1;
+    say_conflict(h, rc);
     cli_ev_post(CLI_MSG_ACQUIRED, rc, "%" PRId64,
                 lease != NULL ? tb_lease_token(lease) : (int64_t)0);
 }

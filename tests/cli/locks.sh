@@ -130,6 +130,7 @@ holder nf --non-fair /nfmix; wait_for 10 test -e "$D/held.nf"
 err=$(tb lock -n /nfmix -- true 2>&1)
 check_eq "fair lock on a non-fair lock's node: refused (70)" 70 "$?"
 check_match "the refusal says so" "EFOREIGNLOCK" "$err"
+check_match "and what it found" "^tumbler: lock /nfmix refused: /nfmix is an ephemeral node" "$err"
 touch "$D/release.nf"; wait_st "$job_nf"
 
 # ---- kazoo (python3-kazoo) on the same paths ----
@@ -181,6 +182,11 @@ err=$(tb lock -w 5 /kzsem -- touch "$D/ran.kzsem" 2>&1)
 check_eq "lock on a kazoo Semaphore's path: refused (70), not run" "70 no" \
     "$? $([ -e "$D/ran.kzsem" ] && echo yes || echo no)"
 check_match "the refusal names the error" "lock /kzsem: .*EFOREIGNLOCK" "$err"
+check_match "and the kazoo lease it found" \
+    "^tumbler: lock /kzsem refused: /kzsem/[0-9a-f]{32}: a kazoo Semaphore's lease$" "$err"
+err=$(tb lock -n --semaphore 2 /kzsem -- true 2>&1)
+check_eq "--semaphore on a kazoo Semaphore's path: refused (70)" 70 "$?"
+check_match "naming the kazoo lease" "refused: /kzsem/[0-9a-f]{32}: a kazoo Semaphore's lease$" "$err"
 out=$(tb locks /kzsem)
 check_eq "foreign summary" "/kzsem: foreign, 0 holding, 0 waiting" "$(sed -n 1p <<< "$out")"
 check_match "the kazoo lease named" "^not a lock's node: [0-9a-f]{32} \(a kazoo Semaphore's lease\)$" "$out"
