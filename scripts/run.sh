@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Configure only once: every configure stamps a new build time into
+# tumblerd (src/server/config/CMakeLists.txt), which would then be rebuilt
+# on every start.  ninja runs cmake again by itself when a CMakeLists.txt
+# changes.
+[ -f build/build.ninja ] ||
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build tumblerd
 exec build/src/server/tumblerd "$@"

@@ -151,4 +151,33 @@ else
 fi
 check_match "terminal: history written" "^ls /$" "$(cat "$T_DIR/history" 2>/dev/null)"
 
+# ---- scripts/run.sh starts without configuring again ----
+# (Here for want of a better home: it is the one script a new user runs.)
+# A configure stamps a new build time into tumblerd, which then relinks on
+# every start.  run.sh runs on a copy of itself, with cmake, ninja and the
+# package check replaced by stubs that log their calls.
+repo=$T_DIR/repo
+mkdir -p "$repo/scripts" "$T_DIR/bin"
+cp "$here/../../scripts/run.sh" "$repo/scripts/run.sh"
+printf '#!/bin/sh\nexit 0\n' > "$repo/scripts/deps.sh"
+cat > "$T_DIR/bin/cmake" <<'STUB'
+#!/bin/sh
+echo cmake >> "$RUN_LOG"
+mkdir -p build && : > build/build.ninja
+STUB
+cat > "$T_DIR/bin/ninja" <<'STUB'
+#!/bin/sh
+echo ninja >> "$RUN_LOG"
+mkdir -p build/src/server
+printf '#!/bin/sh\necho started "$@"\n' > build/src/server/tumblerd
+chmod +x build/src/server/tumblerd
+STUB
+chmod +x "$repo/scripts/run.sh" "$repo/scripts/deps.sh" "$T_DIR/bin/cmake" "$T_DIR/bin/ninja"
+for _ in 1 2; do
+    out=$(RUN_LOG=$T_DIR/run.log PATH="$T_DIR/bin:$PATH" "$repo/scripts/run.sh" --x=1 2>&1)
+done
+check_eq "run.sh runs tumblerd with its arguments" "started --x=1" "$out"
+check_eq "run.sh configures once, then only builds" "cmake ninja ninja" \
+    "$(tr '\n' ' ' < "$T_DIR/run.log" | sed 's/ $//')"
+
 t_end
