@@ -6,9 +6,11 @@
  * and ephemeral.  After the create we send, back to back, exists(our
  * node, watch) -- the holder's own-node watch, set once per node -- and
  * getChildren(PARENT); replies come in order, so when the children are
- * in we also know our node's czxid (the fencing token).  The predicate
- * says whether we hold or which single node to watch (exists), so a
- * departure wakes exactly the waiter behind it.
+ * in we also know our node's czxid (the fencing token).  The children of
+ * the kinds cfg->kinds names are sorted into one queue (kinds.c); a
+ * strict engine refuses a parent holding any other (lk_other.c).  The
+ * predicate says whether we hold or which single node to watch (exists),
+ * so a departure wakes exactly the waiter behind it.
  *
  * Non-fair: our node is PATH itself, ephemeral, its data "_c_<uuid>"
  * followed by the user's data.  A failed create (node exists) watches
