@@ -302,10 +302,10 @@ static void print_others(const struct listing *l)
     int i;
 
     for (i = 0; i < l->nother; i++)
-        printf("not a lock's node: %s (%s)\n", l->other[i],
+        printf("other node: %s (%s)\n", l->other[i],
                tb_lock_node_what(l->other[i]));
     if (l->nother > 0)
-        printf("(tumbler lock refuses %s while such nodes are there)\n",
+        printf("(tumbler lock refuses %s while other nodes are there)\n",
                l->path);
 }
 

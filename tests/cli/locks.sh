@@ -189,7 +189,7 @@ check_eq "--semaphore on a kazoo Semaphore's path: refused (70)" 70 "$?"
 check_match "naming the kazoo lease" "refused: /kzsem/[0-9a-f]{32}: a kazoo Semaphore's lease$" "$err"
 out=$(tb locks /kzsem)
 check_eq "foreign summary" "/kzsem: foreign, 0 holding, 0 waiting" "$(sed -n 1p <<< "$out")"
-check_match "the kazoo lease named" "^not a lock's node: [0-9a-f]{32} \(a kazoo Semaphore's lease\)$" "$out"
+check_match "the kazoo lease named" "^other node: [0-9a-f]{32} \(a kazoo Semaphore's lease\)$" "$out"
 check_eq "json: the lease named" "a kazoo Semaphore's lease" \
     "$(tb --json locks /kzsem | json_get 'd["foreign"][0]["what"]')"
 touch "$D/release.k2"; wait_st "$job_k2"
