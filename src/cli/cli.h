@@ -208,6 +208,9 @@ void cli_json_error(const struct cli *cli, const struct cli_error *e);
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cli_print_stat(FILE *f, const struct tb_stat *st);
+/* What a command that prints nothing prints with --json: {"path": PATH,
+ * KEY: true} (no "path" if NULL). */
+void cli_print_done(const struct cli *cli, const char *path, const char *key);
 /* A session id ("0x1000002a3b40000"), the one form of text and JSON (see
  * jw_session). */
 enum { CLI_SESSION_LEN = 19 };

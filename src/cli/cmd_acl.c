@@ -275,13 +275,7 @@ static int exec_addauth(struct cli *cli, const struct cli_cmd *cmd,
         return cli_fail(cli, "addauth", scheme, rc);
     if (cli_auth_add(cli, scheme, cred) != 0)
         return CLI_OSERR;
-    if (cli->json) {
-        struct jw w;
-        jw_begin(&w, NULL);
-        jw_key(&w, "added");
-        jw_bool(&w, 1);
-        jw_finish(&w);
-    }
+    cli_print_done(cli, NULL, "added");
     return CLI_OK;
 }
 

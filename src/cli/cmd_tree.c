@@ -295,13 +295,7 @@ static int exec_sync(struct cli *cli, const struct cli_cmd *cmd,
     (void)cmd;
     if ((rc = tb_sync_sync(cli->c, a->argv[0])) != 0)
         return cli_fail(cli, "sync", a->argv[0], rc);
-    if (cli->json) {
-        struct jw w;
-        jw_begin(&w, a->argv[0]);
-        jw_key(&w, "synced");
-        jw_bool(&w, 1);
-        jw_finish(&w);
-    }
+    cli_print_done(cli, a->argv[0], "synced");
     return CLI_OK;
 }
 

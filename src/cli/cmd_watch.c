@@ -125,13 +125,7 @@ static int exec_removewatches(struct cli *cli, const struct cli_cmd *cmd,
                                 NULL, NULL, a->val['l'] != NULL);
     if (rc != 0)
         return cli_fail(cli, "removewatches", path, rc);
-    if (cli->json) {
-        struct jw w;
-        jw_begin(&w, path);
-        jw_key(&w, "removed");
-        jw_bool(&w, 1);
-        jw_finish(&w);
-    }
+    cli_print_done(cli, path, "removed");
     return CLI_OK;
 }
 

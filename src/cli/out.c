@@ -108,6 +108,18 @@ int cli_fail_msg(struct cli *cli, const char *what, const char *where, int rc,
     return cli_status(rc);
 }
 
+void cli_print_done(const struct cli *cli, const char *path, const char *key)
+{
+    struct jw w;
+
+    if (!cli->json)
+        return;
+    jw_begin(&w, path);
+    jw_key(&w, key);
+    jw_bool(&w, 1);
+    jw_finish(&w);
+}
+
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
 {
     va_list ap;

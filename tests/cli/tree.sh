@@ -128,6 +128,7 @@ tb delete /t 2>/dev/null; check_eq "delete with children: 111" 111 "$?"
 tb delete -v 3 /t/s-0000000001 2>/dev/null; check_eq "delete -v wrong: 103" 103 "$?"
 tb delete -v 0 /t/s-0000000001; check_eq "delete -v right" 0 "$?"
 tb sync /t; check_eq "sync" 0 "$?"
+check_eq "sync --json" "True" "$(tb --json sync /t | json_get 'd["synced"]')"
 
 # ---- data from a file, binary data in JSON ----
 printf 'a\000b\377' > "$T_DIR/bin"
