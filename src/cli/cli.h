@@ -62,7 +62,8 @@ struct cli {
 };
 
 /* An option of a table-driven command.  Its letter is also where
- * struct cli_args keeps its value. */
+ * struct cli_args keeps its value; 'h' and 'J' (--help, --json) are the
+ * prologue's. */
 enum cli_opt_kind {
     CLI_FLAG,     /* takes no value */
     CLI_STR,      /* any text */

@@ -290,8 +290,13 @@ static void test_table(void **state)
             assert_non_null(spec->exec);
             assert_non_null(spec->arity);
             assert_true(spec->min_args <= spec->max_args);
-            while (o != NULL && o->letter != 0)
-                o++;
+            for (; o != NULL && o->letter != 0; o++) {
+                assert_true(o->letter != 'h' && o->letter != 'J');
+                assert_non_null(o->name);
+                assert_non_null(o->help);
+                assert_true(o->kind == CLI_FLAG || o->kind == CLI_STR ||
+                            o->what != NULL);
+            }
             assert_true(o == NULL || o - spec->opts <= CLI_MAX_OPTS);
         } else {
             assert_non_null(v[i]->help);
