@@ -479,6 +479,29 @@ static void test_holds(void **state)
     assert_int_equal(f->fsm.n, seq);
 }
 
+/* What a crash leaves instead of a clean close: segment 1's last record,
+ * the closing one, is not there. */
+static void crash_after(const struct fx *f, off_t *off, size_t *n)
+{
+    static const uint8_t zero[WAL_BLOCK];
+    struct wal_rec r;
+    uint8_t buf[WAL_BLOCK];
+    char path[300];
+    int fd;
+
+    *n = record_offsets(f, 1, off, 64);
+    assert_true(*n > 0 && *n < 64);
+    seg_name(f, 1, path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, buf, sizeof buf, off[*n - 1]),
+                     (ssize_t)sizeof buf);
+    close(fd);
+    assert_int_equal(replog__wal_decode(buf, sizeof buf, &r), 0);
+    assert_int_equal(r.kind, WAL_CLOSED);
+    overwrite(f, 1, off[--*n], zero, sizeof zero);
+}
+
 /* A crash can leave a later write on the disk and an earlier one not.  A
  * record whose predecessor is missing does not join the log, though it is
  * whole and its index would fit: the log ends at the gap. */
@@ -491,7 +514,7 @@ static void test_gap_ends_the_log(void **state)
     size_t n;
 
     write_log(f, &c, 4, 200);
-    n = record_offsets(f, 1, off, 64);
+    crash_after(f, off, &n);
     assert_true(n >= 4);
     /* The third proposal's record goes; the fourth's stays. */
     overwrite(f, 1, off[n - 2], zero, sizeof zero);
@@ -604,6 +627,25 @@ static void test_truncate_record(void **state)
     assert_true(rec_matches(&f->fsm.recs[1], 9, 100));
 }
 
+/* After a clean close nothing may be missing: a record gone before the
+ * last is damage, and so is the last one gone, as the closing record
+ * follows it. */
+static void test_gap_after_clean_close_fails_open(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static const uint8_t zero[WAL_BLOCK];
+    off_t off[64];
+    size_t n;
+
+    write_log(f, &c, 4, 200);
+    n = record_offsets(f, 1, off, 64);
+    assert_true(n >= 5);
+    overwrite(f, 1, off[n - 2], zero, sizeof zero); /* the fourth's */
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "a clean close"));
+}
+
 /* Only the last segment may end early: a gap in an earlier one is damage,
  * and the log does not open (G2) rather than lose what follows. */
 static void test_gap_before_last_segment_fails_open(void **state)
@@ -620,7 +662,7 @@ static void test_gap_before_last_segment_fails_open(void **state)
     assert_true(n >= 20);
     overwrite(f, 2, off[n / 2], zero, sizeof zero);
     assert_int_not_equal(fx_open(f, &c), 0);
-    assert_non_null(strstr(f->logbuf, "does not follow"));
+    assert_non_null(strstr(f->logbuf, "after the point where the log breaks"));
 }
 
 static ino_t inode_of(const char *path)
@@ -733,8 +775,7 @@ static void forge_next(const struct fx *f, uint32_t seg)
     size_t n;
     int fd;
 
-    n = record_offsets(f, 1, off, 64);
-    assert_true(n > 0 && n < 64);
+    crash_after(f, off, &n);
     seg_name(f, 1, path, sizeof path);
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
@@ -745,10 +786,12 @@ static void forge_next(const struct fx *f, uint32_t seg)
     assert_int_equal(r.kind, WAL_ENTRIES);
     len = wal_aligned(WAL_HDR + r.len);
     assert_true(len <= WAL_BLOCK);
-    tb_store_be32(buf + 8, r.crc);
-    tb_store_be64(buf + 16, r.index + r.n);
-    tb_store_be32(buf + 36, seg);
-    tb_store_be32(buf + 4, replog__wal_crc(0, buf + 8, WAL_HDR - 8 + r.len));
+    tb_store_be32(buf + WAL_H_PREV, r.crc);
+    tb_store_be64(buf + WAL_H_INDEX, r.index + r.n);
+    tb_store_be32(buf + WAL_H_SEG, seg);
+    tb_store_be32(
+        buf + WAL_H_CRC,
+        replog__wal_crc(0, buf + WAL_H_PREV, WAL_HDR - WAL_H_PREV + r.len));
     overwrite(f, 1, off[n - 1] + (off_t)len, buf, WAL_BLOCK);
 }
 
@@ -829,6 +872,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gap_ends_the_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gap_after_clean_close_fails_open,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rollover_and_removal, setup,
                                         teardown),

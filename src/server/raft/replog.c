@@ -584,8 +584,13 @@ static int check_args(const struct replog_config *cfg,
  * closed, which completes on the loop. */
 static int abandon(struct replog *l, const char *step, int rv)
 {
+    const char *why = raft_errmsg(&l->raft);
+
+    /* raft passes on its io's message from some calls only. */
+    if (why[0] == '\0')
+        why = l->io.errmsg;
     replog__logf(l, REPLOG_LOG_ERROR, "open %s: %s: %s (%s)", l->dir, step,
-                 raft_strerror(rv), raft_errmsg(&l->raft));
+                 raft_strerror(rv), why);
     l->closing = 1;
     raft_close(&l->raft, raft_closed);
     return replog__err(rv);

@@ -210,10 +210,10 @@ static void record_open(struct wal *w, uint32_t kind, uint64_t index)
     uint8_t *h = w->pending.buf + w->pending.len;
 
     memset(h, 0, WAL_HDR);
-    tb_store_be32(h, WAL_MAGIC);
-    tb_store_be32(h + 12, kind);
-    tb_store_be64(h + 16, index);
-    tb_store_be64(h + 24, w->nonce);
+    tb_store_be32(h + WAL_H_MAGIC, WAL_MAGIC);
+    tb_store_be32(h + WAL_H_KIND, kind);
+    tb_store_be64(h + WAL_H_INDEX, index);
+    tb_store_be64(h + WAL_H_LOG, w->log_id);
     w->pending.open = w->pending.len;
     w->pending.len += WAL_HDR;
 }
@@ -226,16 +226,16 @@ static void record_close(struct wal *w)
 
     if (b->open == SIZE_MAX)
         return;
-    tb_store_be64(b->buf + b->open + 40, b->len - b->open - WAL_HDR);
+    tb_store_be64(b->buf + b->open + WAL_H_LEN, b->len - b->open - WAL_HDR);
     end = wal_aligned(b->len);
     memset(b->buf + b->len, 0, end - b->len);
     b->len = end;
     b->open = SIZE_MAX;
 }
 
-/* Once its segment is known: each record's segment, the previous record's
- * CRC and its own. */
-static void seal(struct wal *w, struct wal_batch *b, uint64_t seq)
+/* Once its segment is known: each record's segment and its size, the
+ * write's number, the previous record's CRC and its own. */
+static void seal(struct wal *w, struct wal_batch *b, const struct wal_seg *s)
 {
     size_t off = 0;
     uint64_t len;
@@ -243,13 +243,17 @@ static void seal(struct wal *w, struct wal_batch *b, uint64_t seq)
 
     while (off < b->len) {
         h = b->buf + off;
-        len = tb_load_be64(h + 40);
-        tb_store_be32(h + 8, w->last_crc);
-        tb_store_be32(h + 36, (uint32_t)seq);
-        w->last_crc = replog__wal_crc(0, h + 8, WAL_HDR - 8 + len);
-        tb_store_be32(h + 4, w->last_crc);
+        len = tb_load_be64(h + WAL_H_LEN);
+        tb_store_be32(h + WAL_H_PREV, w->last_crc);
+        tb_store_be64(h + WAL_H_WRITE, w->write_seq);
+        tb_store_be32(h + WAL_H_SEG, (uint32_t)s->seq);
+        tb_store_be64(h + WAL_H_SEG_SIZE, (uint64_t)s->size);
+        w->last_crc =
+            replog__wal_crc(0, h + WAL_H_PREV, WAL_HDR - WAL_H_PREV + len);
+        tb_store_be32(h + WAL_H_CRC, w->last_crc);
         off += wal_aligned(WAL_HDR + len);
     }
+    w->write_seq++;
 }
 
 /* ---- writes ---- */
@@ -570,16 +574,38 @@ static void prep_work(uv_work_t *work)
         if (err == 0 && rename(tmp, path) != 0)
             err = errno;
     }
-    /* The name is synced before any record goes in. */
+    /* The name is synced, and wal-meta names it, before any record goes
+     * in: a deleted segment is then missed (wal_load.c). */
     if (err == 0) {
         named = 1;
         err = replog__wal_sync_dir(w->dir);
+    }
+    if (err == 0 && s->seq > w->newest_seq) {
+        struct wal_meta m = {w->log_id, s->seq};
+        if ((err = replog__wal_meta_write(w->dir, &m)) == 0)
+            w->newest_seq = s->seq;
     }
     if (err == 0 && (s->fd = replog__wal_open(path)) < 0)
         err = errno;
     if (err != 0)
         unlink(named ? path : tmp);
     w->prep_err = err;
+}
+
+void replog__wal_mark_closed(struct wal *w)
+{
+    struct wal_seg *s = current_seg(w);
+    struct wal_batch *b = &w->pending;
+
+    if (s == NULL || s->fd < 0 || s->end + WAL_BLOCK > s->size ||
+        batch_reserve(w, b, WAL_HDR + 2 * WAL_BLOCK) != 0)
+        return;
+    record_open(w, WAL_CLOSED, w->next_index);
+    record_close(w);
+    seal(w, b, s);
+    if (replog__wal_pwrite_all(s->fd, b->buf, b->len, s->end) == 0)
+        s->end += (off_t)b->len;
+    replog__wal_batch_free(w, b);
 }
 
 /* At close: the appends not yet written never will be. */
@@ -722,7 +748,7 @@ static void flush(struct wal *w)
     if ((wr = calloc(1, sizeof *wr)) == NULL)
         return; /* tried again at the next completion or append */
     crc = w->last_crc;
-    seal(w, &w->pending, s->seq);
+    seal(w, &w->pending, s);
     wr->w = w;
     wr->seg = s;
     wr->off = s->end;
@@ -733,6 +759,7 @@ static void flush(struct wal *w)
     if (aio_submit(wr) != 0 && pool_submit(wr) != 0) {
         w->pending = wr->b;
         w->last_crc = crc; /* sealed again when submitted */
+        w->write_seq--;
         free(wr);
         return;
     }
@@ -818,7 +845,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     if (w->closing)
         return RAFT_IOERR;
     for (i = 0; i < n; i++)
-        need += 16 + ((entries[i].buf.len + 7) & ~(size_t)7);
+        need += WAL_E_HDR + ((entries[i].buf.len + 7) & ~(size_t)7);
     if (b->n_acks == 0 && w->inflight > 0)
         w->no_hold = 1; /* it waits for that write already */
     if ((rv = batch_reserve(w, b, need)) != 0 ||
@@ -832,17 +859,17 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     p = b->buf + b->len;
     for (i = 0; i < n; i++) {
         size_t len = entries[i].buf.len, pad = ((len + 7) & ~(size_t)7) - len;
-        tb_store_be64(p, entries[i].term);
-        tb_store_be32(p + 8, (uint32_t)entries[i].type);
-        tb_store_be32(p + 12, (uint32_t)len);
+        tb_store_be64(p + WAL_E_TERM, entries[i].term);
+        tb_store_be32(p + WAL_E_TYPE, (uint32_t)entries[i].type);
+        tb_store_be32(p + WAL_E_SIZE, (uint32_t)len);
         if (len > 0)
-            memcpy(p + 16, entries[i].buf.base, len);
-        memset(p + 16 + len, 0, pad);
-        p += 16 + len + pad;
+            memcpy(p + WAL_E_HDR, entries[i].buf.base, len);
+        memset(p + WAL_E_HDR + len, 0, pad);
+        p += WAL_E_HDR + len + pad;
     }
     b->len = (size_t)(p - b->buf);
     p = b->buf + b->open;
-    tb_store_be32(p + 32, tb_load_be32(p + 32) + n);
+    tb_store_be32(p + WAL_H_N, tb_load_be32(p + WAL_H_N) + n);
     w->next_index += n;
     b->n_entries += n;
     w->entries += n;

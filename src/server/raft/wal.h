@@ -32,29 +32,67 @@
 
 #include "common/common.h"
 
-#define WAL_BLOCK    4096
-#define WAL_HDR      48
-#define WAL_INFLIGHT 2
-#define WAL_SPARES   16
+#define WAL_BLOCK       4096
+#define WAL_INFLIGHT    2
+#define WAL_SPARES      16
 #define WAL_LARGE_WRITE ((uint64_t)32 << 10) /* wal.c */
 #define WAL_STATE_REF   32                   /* snapstore.c */
-#define WAL_MAGIC    0x32574254u /* "2WBT" on disk */
-#define WAL_MAGIC_1  0x31574254u /* the format before spares: refused */
+#define WAL_MAGIC       0x33574254u          /* "3WBT" on disk */
+/* The formats of older tumblerds, refused. */
+#define WAL_MAGIC_1 0x31574254u
+#define WAL_MAGIC_2 0x32574254u
 
 enum wal_kind {
     WAL_ENTRIES = 1,  /* n entries from `index` on */
     WAL_TRUNCATE = 2, /* entries from `index` on are void */
     WAL_RESET = 3,    /* every entry is void; the next is `index` */
+    WAL_CLOSED = 4,   /* closed cleanly: every write before it completed */
 };
 
-/* Header layout, big-endian: magic u32, crc u32 (of what follows it,
- * payload included), prev u32, kind u32, index u64, nonce u64, n u32,
- * seg u32 (the low bits of its segment's sequence number), len u64
- * (payload bytes).  An entry in the payload: term u64, type u32, size u32,
- * then its bytes padded to 8. */
+/* A record, big-endian, starting at a block boundary:
+ *
+ *   OFFSET  SIZE  FIELD
+ *        0     4  magic WAL_MAGIC
+ *        4     4  crc: CRC-32 of bytes 8 .. WAL_HDR + len
+ *        8     4  prev: the crc of the record before it in the log
+ *       12     4  kind (enum wal_kind)
+ *       16     8  index
+ *       24     8  write: the number of the write that carried it; it
+ *                 rises along the log (wal_load.c bounds a torn tail by it)
+ *       32     4  n: entries in the payload
+ *       36     4  seg: its segment's sequence number, low 32 bits
+ *       40     8  len: payload bytes
+ *       48     8  log: the log's id, chosen when it was made (wal-meta)
+ *       56     8  seg_size: its segment's size when it was made
+ *       64   len  payload: n entries, each
+ *                   0  8  term
+ *                   8  4  type
+ *                  12  4  size S
+ *                  16  S  bytes, then zeros up to a multiple of 8
+ *        …        zeros up to the next block
+ */
+enum {
+    WAL_H_MAGIC = 0,
+    WAL_H_CRC = 4,
+    WAL_H_PREV = 8,
+    WAL_H_KIND = 12,
+    WAL_H_INDEX = 16,
+    WAL_H_WRITE = 24,
+    WAL_H_N = 32,
+    WAL_H_SEG = 36,
+    WAL_H_LEN = 40,
+    WAL_H_LOG = 48,
+    WAL_H_SEG_SIZE = 56,
+    WAL_HDR = 64,
+    WAL_E_TERM = 0,
+    WAL_E_TYPE = 8,
+    WAL_E_SIZE = 12,
+    WAL_E_HDR = 16,
+};
+
 struct wal_rec {
     uint32_t crc, prev, kind, n, seg;
-    uint64_t index, len;
+    uint64_t index, write, len, log, seg_size;
     const uint8_t *payload;
 };
 
@@ -66,6 +104,7 @@ static inline size_t wal_aligned(size_t n)
 
 struct wal_seg {
     uint64_t seq;
+    uint64_t made;       /* bytes it was made, as its records say; 0: none */
     uint64_t last_index; /* of the entries written in it; 0: none */
     off_t end;           /* where its next record goes */
     off_t size;          /* zero-filled bytes: it is full at this end */
@@ -103,13 +142,34 @@ struct wal_write {
     struct wal_write *next;
 };
 
+/* What reading the log found (wal_load.c): where it ends, and what lies
+ * beyond its end.  A repair (wal_repair.c) cuts the log there. */
+struct wal_exam {
+    uint64_t end_seq;    /* segment of the log's last record; 0: none */
+    off_t end_off;       /* just after that record */
+    uint64_t end_write;  /* its write's number */
+    int end_closed;      /* it is a WAL_CLOSED record */
+    uint64_t last_index; /* of the log's last entry (raft_uv's included) */
+    /* Records of this log beyond the end: what a crash left, when the log
+     * opens; what a repair drops otherwise (as far as they are whole). */
+    uint64_t beyond, beyond_entries, beyond_first, beyond_last;
+    uint64_t max_index; /* the highest index of any record of this log */
+    int odd_spares;     /* some wal-spare-* cannot serve: removed */
+    int damaged;        /* the log's errmsg says how */
+};
+
 struct wal {
     struct replog *l;
     struct raft_io *io, *uv;
     uv_loop_t *loop;
     char *dir;
     off_t seg_bytes;
-    uint64_t nonce;        /* this run's, in every header it writes */
+    uint64_t log_id;     /* in every header; wal-meta keeps it */
+    uint64_t newest_seq; /* the newest segment made (wal-meta) */
+    uint64_t write_seq;  /* the number of the next write */
+    int loaded;          /* the log was read and found whole */
+    int fresh;           /* the directory was empty: a new log */
+    struct wal_exam exam;
     raft_index next_index; /* of the next entry appended */
     uint32_t last_crc;     /* of the last record submitted */
     struct wal_batch pending;
@@ -209,6 +269,8 @@ int replog__wal_truncate(struct raft_io *io, raft_index index);
 int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index);
 void replog__wal_batch_free(struct wal *w, struct wal_batch *b);
 void replog__wal_cancel_pending(struct wal *w);
+/* At a clean close, once every write has ended: a WAL_CLOSED record. */
+void replog__wal_mark_closed(struct wal *w);
 /* Whether holds pay, from a period's finished writes, `alone` of them
  * submitted with none on its way and `beside` with another (their times
  * summed in the _ns): those beside another took longer on average.
@@ -238,11 +300,23 @@ int replog__wal_open(const char *path);
 /* Makes `s` the segment written to. */
 int replog__wal_add_seg(struct wal *w, struct wal_seg *s);
 
+/* wal_meta.c: the log's id and the newest segment made. */
+#define WAL_META_NAME "wal-meta"
+struct wal_meta {
+    uint64_t log_id, newest;
+};
+/* 0, RAFT_NOTFOUND (no file), RAFT_CORRUPT or RAFT_IOERR with errmsg. */
+int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
+                          size_t errlen);
+/* 0 or an errno value. */
+int replog__wal_meta_write(const char *dir, const struct wal_meta *m);
+
 /* wal_load.c */
 int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r);
 /* Scans the files of `w` and merges them after raft_uv's entries. */
 int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
                      raft_index *start, struct raft_entry **entries, size_t *n);
 uint32_t replog__wal_crc(uint32_t crc, const void *p, size_t n);
+void replog__wal_entries_free(struct raft_entry *e, size_t n);
 
 #endif

@@ -133,19 +133,88 @@ static int wal_snapshot_put(struct raft_io *io, unsigned trailing,
 
 /* ---- raft_io: the rest is raft_uv's ---- */
 
+/* A file that holds part of a log: raft_uv's metadata, segments and
+ * snapshots, our segments, spares and states; not a temporary file. */
+static int is_log_file(const char *name)
+{
+    static const char *const tmp[] = {"wal-tmp", WAL_META_NAME ".tmp",
+                                      "state-tmp"};
+    static const char *const prefix[] = {"metadata", "snapshot-", "open-",
+                                         "wal-", "state-"};
+    size_t i;
+
+    for (i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        if (strcmp(name, tmp[i]) == 0)
+            return 0;
+    for (i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
+        if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+            return 1;
+    return name[0] >= '0' && name[0] <= '9';
+}
+
+static int is_pristine(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int pristine = 1;
+
+    if (d == NULL)
+        return 0;
+    while (pristine && (de = readdir(d)) != NULL)
+        pristine = !is_log_file(de->d_name);
+    closedir(d);
+    return pristine;
+}
+
 static int has_segments(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *de;
-    int found = 0;
+    unsigned long long seq;
+    int found = 0, end;
 
     if (d == NULL)
         return 0;
     while (!found && (de = readdir(d)) != NULL)
-        found = strncmp(de->d_name, "wal-", 4) == 0 &&
-                strcmp(de->d_name, "wal-tmp") != 0;
+        found = sscanf(de->d_name, "wal-%16llx%n", &seq, &end) == 1 &&
+                end == 20 && de->d_name[end] == '\0';
     closedir(d);
     return found;
+}
+
+/* wal-meta: read, or made for a new log. */
+static int open_meta(struct wal *w)
+{
+    struct wal_meta m;
+    int rv =
+        replog__wal_meta_read(w->dir, &m, w->io->errmsg, sizeof w->io->errmsg);
+
+    if (rv == 0) {
+        w->log_id = m.log_id;
+        w->newest_seq = m.newest;
+        return 0;
+    }
+    if (rv != RAFT_NOTFOUND)
+        return rv;
+    if (!is_pristine(w->dir)) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "%s holds files of a log but no " WAL_META_NAME
+                 " (removed, or a data directory of an older tumblerd, "
+                 "whose log this one does not read)",
+                 w->dir);
+        return RAFT_CORRUPT;
+    }
+    if (getrandom(&m.log_id, sizeof m.log_id, 0) != sizeof m.log_id)
+        m.log_id = uv_hrtime() ^ ((uint64_t)getpid() << 32);
+    m.newest = 0;
+    if ((rv = replog__wal_meta_write(w->dir, &m)) != 0) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s", w->dir,
+                 WAL_META_NAME, strerror(rv));
+        return RAFT_IOERR;
+    }
+    w->log_id = m.log_id;
+    w->fresh = 1;
+    return 0;
 }
 
 static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
@@ -154,10 +223,12 @@ static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
     int rv = w->uv->init(w->uv, id, address);
 
     UV_ERR(w, rv);
+    if (rv == 0)
+        rv = open_meta(w);
     /* A new log's first segment is prepared while raft opens.  Not before
      * raft_uv's own checks of the directory have passed: a log that fails
      * to open is freed at once, and the preparation must not outlive it. */
-    if (rv == 0 && !has_segments(w->dir))
+    if (rv == 0 && (w->fresh || w->newest_seq == 0) && !has_segments(w->dir))
         replog__wal_start_prep(w);
     return rv;
 }
@@ -176,6 +247,28 @@ void replog__wal_snapshot_free(struct raft_snapshot **snap)
     raft_configuration_close(&s->configuration);
     raft_free(s);
     *snap = NULL;
+}
+
+/* The term and vote raft_uv keeps must not be older than the log: a
+ * server that forgot a term it acted in could vote twice in it. */
+static int check_term(struct wal *w, raft_term term,
+                      const struct raft_snapshot *snap,
+                      const struct raft_entry *e, size_t n)
+{
+    raft_term max = snap != NULL ? snap->term : 0;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (e[i].term > max)
+            max = e[i].term;
+    if (max <= term)
+        return 0;
+    snprintf(w->io->errmsg, sizeof w->io->errmsg,
+             "metadata1/metadata2 give term %llu, but the log holds entries "
+             "of term %llu: the term and vote are older than the log",
+             (unsigned long long)term, (unsigned long long)max);
+    w->exam.damaged = 1;
+    return RAFT_CORRUPT;
 }
 
 static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
@@ -197,11 +290,18 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
         replog__wal_flusher_init(w);
         rv = replog__wal_load(w, *snap, start, entries, n);
     }
-    if (rv != 0)
+    if (rv == 0 && (rv = check_term(w, *term, *snap, *entries, *n)) != 0) {
+        replog__wal_entries_free(*entries, *n);
+        *entries = NULL;
+        *n = 0;
+    }
+    if (rv != 0) {
         replog__wal_snapshot_free(snap);
-    else
-        replog__wal_maybe_prep(w);
-    return rv;
+        return rv;
+    }
+    w->loaded = 1;
+    replog__wal_maybe_prep(w);
+    return 0;
 }
 
 static void wal_tick(struct raft_io *uv)
@@ -231,11 +331,29 @@ static int wal_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
     return rv;
 }
 
+/* raft asks at every start; raft_uv answers RAFT_CANTBOOTSTRAP while its
+ * metadata (the term and vote) exists.  Without it, only a new log may be
+ * made: over an existing one it would start a second history. */
 static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
 {
     struct wal *w = io->impl;
-    int rv = w->uv->bootstrap(w->uv, c);
+    char path[PATH_MAX];
+    int i, rv;
 
+    for (i = 1; i <= 2; i++) {
+        snprintf(path, sizeof path, "%s/metadata%d", w->dir, i);
+        if (access(path, F_OK) == 0)
+            return RAFT_CANTBOOTSTRAP;
+    }
+    if (!w->fresh && w->newest_seq > 0) {
+        snprintf(io->errmsg, sizeof io->errmsg,
+                 "metadata1 and metadata2 (the term and the vote) are "
+                 "missing, but the log exists (" WAL_META_NAME
+                 " names wal-%016llx)",
+                 (unsigned long long)w->newest_seq);
+        return RAFT_CORRUPT;
+    }
+    rv = w->uv->bootstrap(w->uv, c);
     UV_ERR(w, rv);
     return rv;
 }
@@ -367,6 +485,8 @@ void replog__wal_maybe_closed(struct wal *w)
         return;
     w->closing = 2;
     replog__wal_cancel_pending(w);
+    if (w->loaded)
+        replog__wal_mark_closed(w);
     for (i = 0; i < w->n_segs; i++)
         if (w->segs[i]->fd >= 0) {
             close(w->segs[i]->fd);
@@ -454,10 +574,9 @@ int replog__wal_init(struct replog *l, off_t segment_bytes)
     w->seg_bytes = segment_bytes;
     w->next_index = 1;
     w->next_seq = 1;
+    w->write_seq = 1;
     w->pending.open = SIZE_MAX;
     w->hold_fd = -1;
-    if (getrandom(&w->nonce, sizeof w->nonce, 0) != sizeof w->nonce)
-        w->nonce = (uint64_t)uv_hrtime() ^ (uint64_t)getpid();
     l->uv.data = w;
     memset(io, 0, sizeof *io);
     io->version = l->uv.version;

@@ -1,19 +1,33 @@
-/* Reading the log back (wal.h has the format).  raft_uv loads the term, the
- * vote, the latest snapshot and the entries of its own segments (the
- * bootstrap configuration, or a log raft_uv wrote); the records of our
+/* Reading the log back (wal.h has the format), and telling what a crash
+ * can leave from damage.
+ *
+ * raft_uv loads the term, the vote, the latest snapshot and the entries of
+ * its own segments (the bootstrap configuration); the records of our
  * segments follow, and supersede raft_uv's entries from their first index
- * on.  Segments are read in sequence order, and a record joins the log only
- * if it names the CRC of the last record that did; the first record of the
- * oldest segment starts the chain.  Only the last segment written may end
- * early, with what a crash left of its last writes: a later segment that
- * starts with a record means damage, and the log does not open (G2).  The
- * segment holding the last record takes the next write, after it; a whole
- * segment no record reached is kept as the next one; the rest are
- * removed.  A record counts only in the segment it was written to: a
- * spare renamed to be the next segment still holds its old ones. */
+ * on.  Segments are read in sequence order, and a record joins the log
+ * only if it names the CRC of the last record that did (the first record
+ * of the oldest segment starts the chain) and belongs to this log and to
+ * the segment it is in.  Where the chain stops is the log's end.
+ *
+ * A crash can leave only this beyond the end: the records of the writes
+ * that were on their way, at most WAL_INFLIGHT of them, all in the last
+ * segment written or the one after it (a segment takes writes only once
+ * the one before it has none on its way).  Write numbers rise along the
+ * log, so a whole record of this log found beyond the end with a number
+ * above the end's by more than WAL_INFLIGHT, in a later segment, or after
+ * a clean close is proof of damage: what was acknowledged would be lost,
+ * and the log does not open.  Nor does it with a segment missing (between
+ * two that exist, or up to the newest wal-meta names) or of another size
+ * than it was made, or a record of another log.  Records a crash left are
+ * dropped, and logged.  Nothing is changed on disk before all of that
+ * passed: then spares that cannot serve, a half-made wal-tmp and unused
+ * segments beyond the end are removed.  Older records a spare (wal.h) or
+ * an earlier crash left have lower write numbers and are ignored. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,29 +53,38 @@ uint32_t replog__wal_crc(uint32_t crc, const void *p, size_t n)
 
 int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r)
 {
-    if (avail < WAL_HDR || tb_load_be32(p) != WAL_MAGIC)
+    if (avail < WAL_HDR || tb_load_be32(p + WAL_H_MAGIC) != WAL_MAGIC)
         return -1;
-    r->crc = tb_load_be32(p + 4);
-    r->prev = tb_load_be32(p + 8);
-    r->kind = tb_load_be32(p + 12);
-    r->index = tb_load_be64(p + 16);
-    r->n = tb_load_be32(p + 32);
-    r->seg = tb_load_be32(p + 36);
-    r->len = tb_load_be64(p + 40);
+    r->crc = tb_load_be32(p + WAL_H_CRC);
+    r->prev = tb_load_be32(p + WAL_H_PREV);
+    r->kind = tb_load_be32(p + WAL_H_KIND);
+    r->index = tb_load_be64(p + WAL_H_INDEX);
+    r->write = tb_load_be64(p + WAL_H_WRITE);
+    r->n = tb_load_be32(p + WAL_H_N);
+    r->seg = tb_load_be32(p + WAL_H_SEG);
+    r->len = tb_load_be64(p + WAL_H_LEN);
+    r->log = tb_load_be64(p + WAL_H_LOG);
+    r->seg_size = tb_load_be64(p + WAL_H_SEG_SIZE);
     if (r->len > avail - WAL_HDR ||
-        replog__wal_crc(0, p + 8, WAL_HDR - 8 + r->len) != r->crc)
+        replog__wal_crc(0, p + WAL_H_PREV, WAL_HDR - WAL_H_PREV + r->len) !=
+            r->crc)
         return -1;
     r->payload = p + WAL_HDR;
     return 0;
 }
 
-/* A record of segment `seq` at `p`. */
-static int decode_in(uint64_t seq, const uint8_t *p, size_t avail,
-                     struct wal_rec *r)
+/* Damage: the message every refusal gives, in errmsg. */
+static int damage(struct wal *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int damage(struct wal *w, const char *fmt, ...)
 {
-    if (replog__wal_decode(p, avail, r) != 0)
-        return -1;
-    return r->seg == (uint32_t)seq ? 0 : -1;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(w->io->errmsg, sizeof w->io->errmsg, fmt, ap);
+    va_end(ap);
+    w->exam.damaged = 1;
+    return RAFT_CORRUPT;
 }
 
 /* The entries loaded so far: list[0] has index `first`. */
@@ -137,16 +160,17 @@ static int apply(struct list *l, const struct wal_rec *r)
             list_truncate(l, r->index);
         for (i = 0; i < r->n; i++) {
             uint64_t len;
-            if (end - p < 16)
+            if (end - p < WAL_E_HDR)
                 return RAFT_CORRUPT;
-            len = tb_load_be32(p + 12);
-            if ((uint64_t)(end - p - 16) < len)
+            len = tb_load_be32(p + WAL_E_SIZE);
+            if ((uint64_t)(end - p - WAL_E_HDR) < len)
                 return RAFT_CORRUPT;
-            rv = list_push(l, tb_load_be64(p), tb_load_be32(p + 8), p + 16,
+            rv = list_push(l, tb_load_be64(p + WAL_E_TERM),
+                           tb_load_be32(p + WAL_E_TYPE), p + WAL_E_HDR,
                            (size_t)len);
             if (rv != 0)
                 return rv;
-            p += 16 + ((len + 7) & ~(uint64_t)7);
+            p += WAL_E_HDR + ((len + 7) & ~(uint64_t)7);
             if (p > end)
                 return RAFT_CORRUPT;
         }
@@ -158,6 +182,8 @@ static int apply(struct list *l, const struct wal_rec *r)
     case WAL_RESET:
         list_truncate(l, 0);
         l->first = r->index;
+        return 0;
+    case WAL_CLOSED:
         return 0;
     default:
         return RAFT_CORRUPT;
@@ -185,6 +211,13 @@ static int take_uv_entries(struct list *l, raft_index start,
     return rv;
 }
 
+void replog__wal_entries_free(struct raft_entry *e, size_t n)
+{
+    struct list l = {e, n, n, 0};
+
+    list_free(&l);
+}
+
 static int by_seq(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -192,8 +225,9 @@ static int by_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Keeps `name` as a spare if it is one of the full size, and there is room
- * for it; removes it if not.  0 if it is not a spare's name. */
+/* Notes `name` as a spare if it is one of the full size and there is room
+ * for it (the others are removed once the log is found whole).  0 if it is
+ * not a spare's name. */
 static int take_spare(struct wal *w, DIR *d, const char *name)
 {
     unsigned long long seq;
@@ -207,7 +241,7 @@ static int take_spare(struct wal *w, DIR *d, const char *name)
         fstatat(dirfd(d), name, &st, 0) == 0 && st.st_size == w->seg_bytes)
         w->spare_segs[w->n_spare_segs++] = seq;
     else
-        (void)unlinkat(dirfd(d), name, 0);
+        w->exam.odd_spares = 1;
     return 1;
 }
 
@@ -271,7 +305,6 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
         got += (size_t)k;
     }
     close(fd);
-    /* Our reads must not keep the log in the page cache. */
     return 0;
 fail:
     if (fd >= 0)
@@ -281,72 +314,206 @@ fail:
     return RAFT_IOERR;
 }
 
-/* Reads segment `seq` into the list; s->end is 0 if no record of it
- * joined the log. */
-static int load_segment(struct wal *w, uint64_t seq, struct list *l,
-                        int *chained, struct wal_seg **out)
+/* One segment file, read whole. */
+struct seg_file {
+    uint64_t seq;
+    uint8_t *buf;
+    size_t len;
+};
+
+static int seg_read(struct wal *w, uint64_t seq, struct seg_file *f)
 {
     char path[PATH_MAX];
-    struct wal_rec r;
-    struct wal_seg *s;
-    uint8_t *buf;
-    size_t len, off = 0;
-    int rv;
 
+    f->seq = seq;
     replog__wal_path(w, seq, path, sizeof path);
-    if ((rv = read_file(path, &buf, &len)) != 0) {
-        snprintf(w->io->errmsg, sizeof w->io->errmsg, "read wal-%016llx",
-                 (unsigned long long)seq);
-        return rv;
-    }
-    if ((s = calloc(1, sizeof *s)) == NULL) {
-        free(buf);
-        return RAFT_NOMEM;
-    }
-    s->seq = seq;
-    s->fd = -1;
-    if (len >= 4 && tb_load_be32(buf) == WAL_MAGIC_1) {
+    if (read_file(path, &f->buf, &f->len) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
-                 "wal-%016llx is in the log format of an older tumblerd,"
-                 " which this one does not read",
-                 (unsigned long long)seq);
-        free(buf);
-        free(s);
-        return RAFT_CORRUPT;
+                 "read wal-%016" PRIx64 ": %s", seq, strerror(errno));
+        return RAFT_IOERR;
     }
-    while (off < len && decode_in(seq, buf + off, len - off, &r) == 0 &&
-           (!*chained || r.prev == w->last_crc)) {
-        if ((rv = apply(l, &r)) != 0) {
-            snprintf(w->io->errmsg, sizeof w->io->errmsg,
-                     "wal-%016llx: record at %zu does not follow the log",
-                     (unsigned long long)seq, off);
-            free(buf);
-            free(s);
-            return rv;
-        }
-        *chained = 1;
-        w->last_crc = r.crc;
-        if (r.kind == WAL_ENTRIES && r.n > 0)
-            s->last_index = r.index + r.n - 1;
-        off += wal_aligned(WAL_HDR + r.len);
+    if (f->len >= 4 && (tb_load_be32(f->buf) == WAL_MAGIC_1 ||
+                        tb_load_be32(f->buf) == WAL_MAGIC_2)) {
+        free(f->buf);
+        f->buf = NULL;
+        return damage(w,
+                      "wal-%016" PRIx64 " is in the log format of an older "
+                      "tumblerd, which this one does not read",
+                      seq);
     }
-    /* A segment is written only once the one before it is complete. */
-    if (off == 0 && *chained && decode_in(seq, buf, len, &r) == 0) {
-        snprintf(w->io->errmsg, sizeof w->io->errmsg,
-                 "wal-%016llx does not follow the log before it",
-                 (unsigned long long)seq);
-        free(buf);
-        free(s);
-        return RAFT_CORRUPT;
-    }
-    free(buf);
-    s->end = (off_t)off;
-    s->size = (off_t)len;
-    *out = s;
     return 0;
 }
 
-static void drop_segment(struct wal *w, struct wal_seg *s)
+/* A record of this log at `off` in f, whatever its segment; 1 if one of
+ * another log is there (damage, reported). */
+static int record_at(struct wal *w, const struct seg_file *f, size_t off,
+                     struct wal_rec *r, int *found)
+{
+    *found = replog__wal_decode(f->buf + off, f->len - off, r) == 0;
+    if (*found && r->log != w->log_id) {
+        damage(w,
+               "wal-%016" PRIx64 ", offset %zu: a record of another log "
+               "(id %016" PRIx64 ", this log's is %016" PRIx64 ")",
+               f->seq, off, r->log, w->log_id);
+        return 1;
+    }
+    return 0;
+}
+
+/* Walks the log's chain through f from offset 0, applying each record
+ * that joins it; sets *end just after the last one (0: none). */
+static int walk(struct wal *w, const struct seg_file *f, struct list *l,
+                struct wal_seg *s)
+{
+    struct wal_exam *x = &w->exam;
+    struct wal_rec r;
+    size_t off = 0;
+    int found, rv;
+
+    while (off < f->len) {
+        if (record_at(w, f, off, &r, &found) != 0)
+            return RAFT_CORRUPT;
+        if (!found || r.seg != (uint32_t)f->seq ||
+            (x->end_seq != 0 && r.prev != w->last_crc))
+            break;
+        if ((rv = apply(l, &r)) != 0)
+            return rv == RAFT_CORRUPT
+                       ? damage(w,
+                                "wal-%016" PRIx64 ", offset %zu: the record "
+                                "(index %" PRIu64 ") does not follow the "
+                                "entries before it",
+                                f->seq, off, r.index)
+                       : rv;
+        w->last_crc = r.crc;
+        x->end_seq = f->seq;
+        x->end_write = r.write;
+        x->end_closed = r.kind == WAL_CLOSED;
+        if (r.kind == WAL_ENTRIES && r.n > 0)
+            s->last_index = r.index + r.n - 1;
+        s->made = r.seg_size;
+        off += wal_aligned(WAL_HDR + r.len);
+    }
+    s->end = (off_t)off;
+    x->end_off = s->end;
+    return 0;
+}
+
+/* A segment is named in wal-meta before any record goes into it. */
+static int newer_than_newest(struct wal *w, uint64_t seq)
+{
+    return damage(w,
+                  "wal-%016" PRIx64
+                  " holds records of the log, but " WAL_META_NAME
+                  " says the newest segment made is "
+                  "wal-%016" PRIx64 " (a segment renamed or copied in?)",
+                  seq, w->newest_seq);
+}
+
+/* Looks at what lies in f from `from` on, beyond the log's end (or, for a
+ * segment before the last, beyond the part the chain went through, whose
+ * write numbers end at `upto`): see the comment at the top. */
+static int beyond(struct wal *w, const struct seg_file *f, size_t from,
+                  int before_end, int next_to_end, uint64_t upto,
+                  struct wal_seg *s)
+{
+    struct wal_exam *x = &w->exam;
+    const uint64_t last = before_end ? upto : x->end_write;
+    struct wal_rec r;
+    size_t off;
+    int found;
+
+    for (off = from; off < f->len; off += WAL_BLOCK) {
+        if (record_at(w, f, off, &r, &found) != 0)
+            return RAFT_CORRUPT;
+        if (!found || r.seg != (uint32_t)f->seq)
+            continue;
+        s->made = r.seg_size;
+        if (f->seq > w->newest_seq)
+            return newer_than_newest(w, f->seq);
+        if (r.kind == WAL_ENTRIES && r.n > 0 &&
+            r.index + r.n - 1 > x->max_index)
+            x->max_index = r.index + r.n - 1;
+        if (r.write <= last)
+            continue; /* older than the log's end: overwritten since */
+        if (before_end || !next_to_end || r.write > last + WAL_INFLIGHT ||
+            r.kind == WAL_CLOSED || x->end_closed)
+            return damage(
+                w,
+                "wal-%016" PRIx64 ", offset %zu: a whole record (write "
+                "%" PRIu64 ") lies after the point where the log breaks "
+                "(wal-%016" PRIx64 ", offset %lld, after write %" PRIu64
+                "), %s: a record there is damaged or missing, and "
+                "acknowledged writes would be lost",
+                f->seq, off, r.write, x->end_seq, (long long)x->end_off, last,
+                x->end_closed          ? "which is a clean close"
+                : r.kind == WAL_CLOSED ? "and it is a clean close"
+                                       : "and no crash leaves that");
+        x->beyond++;
+        if (r.kind == WAL_ENTRIES && r.n > 0) {
+            if (x->beyond_entries == 0 || r.index < x->beyond_first)
+                x->beyond_first = r.index;
+            if (r.index + r.n - 1 > x->beyond_last)
+                x->beyond_last = r.index + r.n - 1;
+            x->beyond_entries += r.n;
+        }
+        off += wal_aligned(WAL_HDR + r.len) - WAL_BLOCK;
+    }
+    return 0;
+}
+
+/* A segment is as long as it was made: its records say how long, and one
+ * without any was made seg_bytes long, or smaller as a new log's first. */
+static int check_size(struct wal *w, const struct seg_file *f,
+                      const struct wal_seg *s)
+{
+    off_t first = w->seg_bytes < REPLOG_FIRST_SEGMENT_BYTES
+                      ? w->seg_bytes
+                      : REPLOG_FIRST_SEGMENT_BYTES;
+
+    if (s->made != 0 && (uint64_t)f->len != s->made)
+        return damage(w,
+                      "wal-%016" PRIx64 " is %zu bytes, but its records say "
+                      "it was made %" PRIu64 " bytes long: it was cut short "
+                      "or added to",
+                      f->seq, f->len, s->made);
+    if (s->made == 0 && (off_t)f->len != w->seg_bytes && (off_t)f->len != first)
+        return damage(w,
+                      "wal-%016" PRIx64 " is %zu bytes, but segments are made "
+                      "%lld (or, first, %lld) bytes long: it was cut short",
+                      f->seq, f->len, (long long)w->seg_bytes,
+                      (long long)first);
+    return 0;
+}
+
+/* The segment files must follow each other with no gap, up to the newest
+ * one made. */
+static int check_present(struct wal *w, const uint64_t *seqs, size_t n)
+{
+    size_t i;
+
+    for (i = 1; i < n; i++)
+        if (seqs[i] != seqs[i - 1] + 1)
+            return damage(w,
+                          "wal-%016" PRIx64 " is missing (wal-%016" PRIx64
+                          " and wal-%016" PRIx64 " exist)",
+                          seqs[i - 1] + 1, seqs[i - 1], seqs[i]);
+    /* A new log's first segment may be named while this runs: it is not
+     * in the list, and the preparation names it in wal-meta. */
+    if (w->prep_seg != NULL)
+        return 0;
+    /* The newest is never removed: only segments before the one written
+     * to are, once snapshots cover them. */
+    for (i = 0; i < n && seqs[i] != w->newest_seq; i++)
+        ;
+    if (w->newest_seq > 0 && i == n)
+        return damage(w,
+                      "wal-%016" PRIx64 " is missing: " WAL_META_NAME
+                      " says the log made segments up to it",
+                      w->newest_seq);
+    return 0;
+}
+
+static void seg_drop(struct wal *w, struct wal_seg *s)
 {
     char path[PATH_MAX];
 
@@ -368,47 +535,150 @@ static int open_segment(struct wal *w, struct wal_seg *s)
     return 0;
 }
 
+/* Once the log is found whole: what is of no use goes.  Segments beyond
+ * the one kept unused have no record of the log, but wal-meta may name
+ * one: it then names the newest kept. */
+static void tidy(struct wal *w, struct wal_seg **segs, size_t n)
+{
+    struct wal_meta m = {w->log_id, 0};
+    char path[PATH_MAX];
+    DIR *d;
+    struct dirent *de;
+    unsigned long long seq;
+    unsigned i;
+    int end, kept, dropped = 0;
+
+    for (i = 0; i < n; i++)
+        if (segs[i] != NULL) {
+            seg_drop(w, segs[i]);
+            dropped = 1;
+        }
+    if (dropped) {
+        m.newest = w->ready != NULL ? w->ready->seq
+                   : w->n_segs > 0  ? w->segs[w->n_segs - 1]->seq
+                                    : 0;
+        if (replog__wal_meta_write(w->dir, &m) == 0)
+            w->newest_seq = m.newest;
+    }
+    /* A new log's first segment may be being made in it. */
+    snprintf(path, sizeof path, "%s/wal-tmp", w->dir);
+    if (w->prep_seg == NULL)
+        unlink(path);
+    if (!w->exam.odd_spares || (d = opendir(w->dir)) == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        end = 0;
+        if (sscanf(de->d_name, "wal-spare-%16llx%n", &seq, &end) != 1 ||
+            de->d_name[end] != '\0')
+            continue;
+        for (i = 0, kept = 0; i < w->n_spare_segs; i++)
+            kept |= w->spare_segs[i] == seq;
+        if (!kept)
+            (void)unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* Reads every segment into the list, then checks what lies beyond the
+ * log's end; only then (not on damage) takes its segments into use. */
 static int load_segments(struct wal *w, struct list *l)
 {
-    struct wal_seg *s, *cur;
-    uint64_t *seqs;
-    size_t n, i;
-    int chained = 0, rv;
+    struct wal_exam *x = &w->exam;
+    struct wal_seg **segs = NULL;
+    struct seg_file f = {0};
+    uint64_t *seqs = NULL, *upto = NULL;
+    size_t n, i, e = 0;
+    int ended = 0, rv;
 
+    memset(x, 0, sizeof *x);
     if ((rv = list_segments(w, &seqs, &n)) != 0)
         return rv;
+    if ((rv = check_present(w, seqs, n)) != 0)
+        goto out;
+    segs = calloc(n ? n : 1, sizeof *segs);
+    upto = calloc(n ? n : 1, sizeof *upto);
+    if (segs == NULL || upto == NULL) {
+        rv = RAFT_NOMEM;
+        goto out;
+    }
+    /* The chain, up to its end. */
     for (i = 0; i < n; i++) {
         if (seqs[i] >= w->next_seq)
             w->next_seq = seqs[i] + 1;
-        if ((rv = load_segment(w, seqs[i], l, &chained, &s)) != 0)
-            break;
-        if (s->end > 0) {
-            /* A segment no record reached is never followed by one. */
-            if (w->ready != NULL) {
-                drop_segment(w, w->ready);
-                w->ready = NULL;
-            }
-            if ((rv = replog__wal_add_seg(w, s)) != 0) {
-                free(s);
-                break;
-            }
-        } else if (w->ready == NULL && s->size >= w->seg_bytes) {
-            w->ready = s; /* whole, and never reached: the next segment */
-        } else {
-            drop_segment(w, s);
+        if ((segs[i] = calloc(1, sizeof *segs[i])) == NULL) {
+            rv = RAFT_NOMEM;
+            goto out;
         }
+        segs[i]->seq = seqs[i];
+        segs[i]->fd = -1;
+        if (ended)
+            continue;
+        if ((rv = seg_read(w, seqs[i], &f)) != 0)
+            goto out;
+        segs[i]->size = (off_t)f.len;
+        rv = walk(w, &f, l, segs[i]);
+        free(f.buf);
+        if (rv != 0)
+            goto out;
+        if (segs[i]->end > 0 && seqs[i] > w->newest_seq) {
+            rv = newer_than_newest(w, seqs[i]);
+            goto out;
+        }
+        upto[i] = x->end_write;
+        if (segs[i]->end > 0)
+            e = i;
+        /* A segment the chain did not reach ends it. */
+        ended = x->end_seq != seqs[i];
     }
-    free(seqs);
-    if (rv != 0)
-        return rv;
-    cur = w->n_segs > 0 ? w->segs[w->n_segs - 1] : NULL;
-    if (cur != NULL && cur->end < cur->size && (rv = open_segment(w, cur)) != 0)
-        return rv;
-    if (w->ready != NULL && open_segment(w, w->ready) != 0) {
+    /* What lies beyond: segment e holds the log's end. */
+    for (i = 0; i < n; i++) {
+        if ((rv = seg_read(w, seqs[i], &f)) != 0)
+            goto out;
+        segs[i]->size = (off_t)f.len;
+        rv = beyond(w, &f, (size_t)segs[i]->end, x->end_seq != 0 && i < e,
+                    i <= e + 1, upto[i], segs[i]);
+        if (rv == 0)
+            rv = check_size(w, &f, segs[i]);
+        free(f.buf);
+        if (rv != 0)
+            goto out;
+    }
+    w->write_seq = x->end_write + 1;
+    if (x->beyond > 0)
+        replog__logf(w->l, REPLOG_LOG_WARN,
+                     "wal-%016" PRIx64 ": the log ends at offset %lld (write "
+                     "%" PRIu64 "); %" PRIu64 " record(s) after it, of %" PRIu64
+                     " entries (%" PRIu64 "..%" PRIu64 "), are what a crash "
+                     "left of writes never acknowledged: dropped",
+                     x->end_seq, (long long)x->end_off, x->end_write, x->beyond,
+                     x->beyond_entries, x->beyond_first, x->beyond_last);
+    /* Into use: every segment up to the end, and one whole unused one. */
+    for (i = 0; i < n && (x->end_seq != 0 && i <= e); i++) {
+        if ((rv = replog__wal_add_seg(w, segs[i])) != 0)
+            goto out;
+        segs[i] = NULL;
+    }
+    if (i < n) {
+        w->ready = segs[i];
+        segs[i] = NULL;
+    }
+    tidy(w, segs, n);
+    segs = NULL;
+    if (w->n_segs > 0 &&
+        w->segs[w->n_segs - 1]->end < w->segs[w->n_segs - 1]->size)
+        rv = open_segment(w, w->segs[w->n_segs - 1]);
+    if (rv == 0 && w->ready != NULL && open_segment(w, w->ready) != 0) {
         free(w->ready);
         w->ready = NULL;
     }
-    return 0;
+out:
+    if (segs != NULL)
+        for (i = 0; i < n; i++)
+            free(segs[i]);
+    free(segs);
+    free(upto);
+    free(seqs);
+    return rv;
 }
 
 int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
@@ -423,23 +693,24 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
     *n = 0;
     if (rv == 0)
         rv = load_segments(w, &l);
+    /* Entries all behind the snapshot are of no use (a crash came between
+     * an installed snapshot and the record that voids the log). */
+    if (rv == 0 && l.n > 0 && l.first + l.n <= floor)
+        list_truncate(&l, 0);
+    if (rv == 0 && l.n == 0)
+        l.first = floor;
+    if (rv == 0 && l.first > floor)
+        rv = damage(w,
+                    "the log's first entry is %llu, but the newest snapshot "
+                    "holds entries up to %llu only: entries %llu..%llu are "
+                    "missing",
+                    (unsigned long long)l.first, (unsigned long long)floor - 1,
+                    (unsigned long long)floor, (unsigned long long)l.first - 1);
     if (rv != 0) {
         list_free(&l);
         return rv;
     }
-    /* Entries all behind the snapshot are of no use (a crash came between
-     * an installed snapshot and the record that voids the log). */
-    if (l.n > 0 && l.first + l.n <= floor)
-        list_truncate(&l, 0);
-    if (l.n == 0)
-        l.first = floor;
-    if (l.first > floor) {
-        snprintf(w->io->errmsg, sizeof w->io->errmsg,
-                 "log starts at entry %llu, after %llu",
-                 (unsigned long long)l.first, (unsigned long long)floor);
-        list_free(&l);
-        return RAFT_CORRUPT;
-    }
+    w->exam.last_index = l.first + l.n - 1;
     w->next_index = l.first + l.n;
     *start = l.first;
     *n = l.n;

@@ -1,0 +1,81 @@
+/* wal-meta: what the log's segments cannot say about themselves.  A
+ * segment deleted whole leaves no trace in the others, so the newest one
+ * ever made is written down before any record goes into it, and every
+ * record names the log it belongs to, whose id is kept here.
+ *
+ *   OFFSET  SIZE  FIELD (big-endian)
+ *        0     8  magic "TBWALMT1"
+ *        8     4  crc: CRC-32 of bytes 12 .. 32
+ *       12     4  zero
+ *       16     8  log id
+ *       24     8  newest segment made (0: none yet)
+ *
+ * It is replaced whole (a temporary file synced, renamed, the directory
+ * synced), so a crash leaves the old one or the new one. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/raft/internal.h"
+#include "server/raft/wal.h"
+
+#define META_SIZE 32
+static const char meta_magic[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '1'};
+
+int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
+                          size_t errlen)
+{
+    char path[PATH_MAX];
+    uint8_t b[META_SIZE + 1];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "%s/" WAL_META_NAME, dir);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? RAFT_NOTFOUND : RAFT_IOERR;
+    }
+    n = pread(fd, b, sizeof b, 0);
+    close(fd);
+    if (n != META_SIZE || memcmp(b, meta_magic, sizeof meta_magic) != 0 ||
+        tb_load_be32(b + 8) != replog__wal_crc(0, b + 12, META_SIZE - 12)) {
+        snprintf(errmsg, errlen,
+                 "%s is damaged: expected %d bytes starting \"TBWALMT1\" "
+                 "with a matching checksum",
+                 path, META_SIZE);
+        return RAFT_CORRUPT;
+    }
+    m->log_id = tb_load_be64(b + 16);
+    m->newest = tb_load_be64(b + 24);
+    return 0;
+}
+
+int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
+{
+    char tmp[PATH_MAX], path[PATH_MAX];
+    uint8_t b[META_SIZE] = {0};
+    int fd, err;
+
+    memcpy(b, meta_magic, sizeof meta_magic);
+    tb_store_be64(b + 16, m->log_id);
+    tb_store_be64(b + 24, m->newest);
+    tb_store_be32(b + 8, replog__wal_crc(0, b + 12, META_SIZE - 12));
+    snprintf(tmp, sizeof tmp, "%s/" WAL_META_NAME ".tmp", dir);
+    snprintf(path, sizeof path, "%s/" WAL_META_NAME, dir);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno;
+    err = write(fd, b, sizeof b) == (ssize_t)sizeof b ? 0 : errno ? errno : EIO;
+    if (err == 0 && fsync(fd) != 0)
+        err = errno;
+    close(fd);
+    if (err == 0 && rename(tmp, path) != 0)
+        err = errno;
+    if (err == 0)
+        err = replog__wal_sync_dir(dir);
+    if (err != 0)
+        unlink(tmp);
+    return err;
+}
