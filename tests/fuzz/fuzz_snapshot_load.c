@@ -4,7 +4,7 @@
  * bytes are restored as they are (the header checks, mostly).  Bit 0 set:
  * the header is repaired first - magic, the checksum recomputed over the
  * body, and with bit 1 the body length set to all the bytes, with bit 2
- * version 1 and reserved 0 - so that the fuzzer reaches the session table
+ * version 2 and reserved 0 - so that the fuzzer reaches the session table
  * and the tree section behind the checksum.
  *
  * Checked: fsm_restore never crashes; a refused snapshot gives
@@ -17,7 +17,7 @@
  * and identical final snapshots, tree_check passing after each. */
 #include "fuzz_gen.h"
 
-#define HEADER 40
+#define HEADER 48 /* version 2's */
 
 /* fsm_snap.c's checksum (the format is documented there); checked against
  * a real snapshot before the first input, so a change shows up at once. */
@@ -47,7 +47,7 @@ static void repair(uint8_t *p, size_t n, uint8_t mode)
     if (mode & 2)
         tb_store_be64(p + 32, n - HEADER);
     if (mode & 4) {
-        tb_store_be32(p + 16, 1);
+        tb_store_be32(p + 16, 2);
         tb_store_be32(p + 20, 0);
     }
     blen = tb_load_be64(p + 32);

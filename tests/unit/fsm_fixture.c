@@ -379,7 +379,7 @@ uint64_t doc_checksum(const uint8_t *p, size_t n)
 
 void reseal(struct tb_wbuf *w)
 {
-    tb_store_be64(w->base + 32, w->len - 40);
+    tb_store_be64(w->base + 32, w->len - SNAP_HEADER);
     tb_store_be64(w->base + 8, doc_checksum(w->base + 16, w->len - 16));
 }
 

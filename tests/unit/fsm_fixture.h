@@ -17,6 +17,9 @@
 
 #include "server/fsm/fsm.h"
 
+/* A snapshot's header (fsm_snap.c), the session count after it. */
+#define SNAP_HEADER 48
+
 /* The Nth allocation from now fails (-1: none); allocations counted. */
 extern long fail_countdown;
 extern long alloc_calls;

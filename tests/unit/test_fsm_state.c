@@ -213,6 +213,9 @@ static void test_snapshot_round_trip(void **state)
     fx_free(y);
 }
 
+/* Where a snapshot's first session record starts. */
+#define SESSIONS (SNAP_HEADER + 4)
+
 static void test_snapshot_rejected(void **state)
 {
     struct fx *x = sample(), *y = sample();
@@ -240,19 +243,19 @@ static void test_snapshot_rejected(void **state)
     /* Past the checksum: an ephemeral whose session is missing (the
      * second session's record dropped), and a duplicate session. */
     tb_wbuf_init(&forged);
-    tb_wbuf_put(&forged, w.base, 40);
+    tb_wbuf_put(&forged, w.base, SNAP_HEADER);
     tb_put_I32(&forged, 1);
-    tb_wbuf_put(&forged, w.base + 44, 28);
-    tb_wbuf_put(&forged, w.base + 44 + 56, w.len - 44 - 56);
+    tb_wbuf_put(&forged, w.base + SESSIONS, 28);
+    tb_wbuf_put(&forged, w.base + SESSIONS + 56, w.len - SESSIONS - 56);
     reseal(&forged);
     assert_int_equal(fsm_restore(y->f, forged.base, forged.len),
                      TB_EDATAINCONSISTENCY);
     forged.len = 0;
-    tb_wbuf_put(&forged, w.base, 40);
+    tb_wbuf_put(&forged, w.base, SNAP_HEADER);
     tb_put_I32(&forged, 2);
-    tb_wbuf_put(&forged, w.base + 44, 28);
-    tb_wbuf_put(&forged, w.base + 44, 28);
-    tb_wbuf_put(&forged, w.base + 44 + 56, w.len - 44 - 56);
+    tb_wbuf_put(&forged, w.base + SESSIONS, 28);
+    tb_wbuf_put(&forged, w.base + SESSIONS, 28);
+    tb_wbuf_put(&forged, w.base + SESSIONS + 56, w.len - SESSIONS - 56);
     reseal(&forged);
     assert_int_equal(fsm_restore(y->f, forged.base, forged.len),
                      TB_EDATAINCONSISTENCY);
@@ -273,6 +276,66 @@ static void test_snapshot_rejected(void **state)
     chk(y);
     tb_wbuf_free(&forged);
     tb_wbuf_free(&keep);
+    tb_wbuf_free(&w);
+    fx_free(x);
+    fx_free(y);
+}
+
+/* The entry at `index`: its result code, the zxid it reported. */
+static int apply_at(struct fx *x, int64_t index, int32_t type,
+                    const struct tb_wbuf *body)
+{
+    struct tb_wbuf e;
+
+    encode_txn(x, type, fsm_session_id_for(1),
+               (struct tb_str){(const char *)body->base, body->len}, &e);
+    assert_int_equal(fsm_apply(x->f, index, e.base, e.len), 0);
+    tb_wbuf_free(&e);
+    return x->rc;
+}
+
+static void new_epoch_at(struct fx *x, int64_t index, int64_t zxid)
+{
+    struct tb_wbuf b;
+
+    tb_wbuf_init(&b);
+    tb_new_epoch_txn_encode(&b, &(struct tb_new_epoch_txn){zxid});
+    assert_int_equal(apply_at(x, index, TB_OP_NEWEPOCH, &b), 0);
+    tb_wbuf_free(&b);
+}
+
+/* A new epoch moves zxids ahead from its own entry on, and the log's
+ * indexes keep their pace; one behind them changes nothing.  A snapshot
+ * keeps the distance: a replica restored from it gives the next entry the
+ * same zxid. */
+static void test_new_epoch(void **state)
+{
+    struct fx *x = sample(), *y = fx_new();
+    const int64_t epoch = (int64_t)1 << 32;
+    int64_t at = x->zxid;
+    struct tb_wbuf w, c;
+
+    (void)state;
+    new_epoch_at(x, at + 1, epoch);
+    assert_int_equal(x->res_zxid, epoch);
+    assert_int_equal(fsm_last_zxid(x->f), epoch);
+    new_epoch_at(x, at + 2, 5); /* behind: no change */
+    assert_int_equal(x->res_zxid, epoch + 1);
+    snap(x, &w);
+    assert_int_equal(fsm_restore(y->f, w.base, w.len), 0);
+    assert_snapshot_is(y, &w);
+    tb_wbuf_init(&c);
+    tb_create_req_encode(&c, &(struct tb_create_req){TB_STR("/n"), TB_STR(""),
+                                                     tb_acl_open_unsafe, 0});
+    assert_int_equal(apply_at(x, at + 3, TB_OP_CREATE, &c), 0);
+    assert_int_equal(apply_at(y, at + 3, TB_OP_CREATE, &c), 0);
+    assert_int_equal(x->res_zxid, epoch + 2);
+    assert_int_equal(y->res_zxid, epoch + 2);
+    assert_int_equal(fsm_last_zxid(y->f), epoch + 2);
+    tb_wbuf_free(&c);
+    tb_wbuf_free(&w);
+    snap(x, &w);
+    assert_snapshot_is(y, &w);
     tb_wbuf_free(&w);
     fx_free(x);
     fx_free(y);
@@ -404,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_snapshot_rejected),
+        cmocka_unit_test(test_new_epoch),
         cmocka_unit_test(test_out_of_memory),
     };
 

@@ -214,6 +214,8 @@ static int dispatch(struct fsm *f, const struct tb_txn *txn)
         if (tb_path_req_decode(&r, &p) != 0)
             return TB_EMARSHALLING;
         return fsm__delete_container(f, p.path);
+    case TB_OP_NEWEPOCH: /* new_epoch did its work */
+        return 0;
     case TB_OP_SYNC:
         /* A log barrier: changes nothing, echoes the path. */
         if (tb_path_req_decode(&r, &p) != 0)
@@ -261,17 +263,33 @@ static int abandon(struct fsm *f)
     return TB_ENOMEM;
 }
 
-int fsm_apply(struct fsm *f, int64_t zxid, const void *entry, size_t len)
+/* A new epoch: from this entry on, zxids go on from the one it names when
+ * that is ahead, so that none a client may have seen is given again after
+ * a log was cut short by a repair (replog's). */
+static void new_epoch(struct fsm *f, int64_t index, const struct tb_txn *t)
+{
+    struct tb_rd r = tb_rd_make(t->body.ptr, t->body.len);
+    struct tb_new_epoch_txn e;
+
+    if (tb_new_epoch_txn_decode(&r, &e) == 0 && e.zxid > index + f->zxid_bias)
+        f->zxid_bias = e.zxid - index;
+}
+
+int fsm_apply(struct fsm *f, int64_t index, const void *entry, size_t len)
 {
     struct tb_rd r = tb_rd_make(entry, len);
     struct tb_txn txn;
     struct fsm_session_change change;
+    int decoded = entry != NULL && tb_txn_decode(&r, &txn) == 0;
+    int64_t zxid;
     int rc;
 
     reset_buffers(f);
-    f->zxid = zxid;
+    if (decoded && txn.type == TB_OP_NEWEPOCH)
+        new_epoch(f, index, &txn);
+    f->zxid = zxid = index + f->zxid_bias;
     f->txn = &txn;
-    if (entry == NULL || tb_txn_decode(&r, &txn) != 0) {
+    if (!decoded) {
         memset(&txn, 0, sizeof txn);
         f->last_zxid = zxid;
         if (f->h.result)

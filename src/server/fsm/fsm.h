@@ -50,10 +50,12 @@ int fsm_init(struct fsm **out, const struct fsm_hooks *h);
 void fsm_close(struct fsm *f);
 void fsm_set_hooks(struct fsm *f, const struct fsm_hooks *h);
 
-/* Applies one committed entry (an encoded struct tb_txn; trailing padding
- * is ignored) as transaction `zxid`.  Returns 0, or TB_ENOMEM when memory
- * ran out, in which case nothing changed and no hook was called. */
-int fsm_apply(struct fsm *f, int64_t zxid, const void *entry, size_t len);
+/* Applies the committed entry at log index `index` (an encoded struct
+ * tb_txn; trailing padding is ignored).  Its zxid is `index` until a
+ * TB_OP_NEWEPOCH txn moves zxids ahead, then `index` plus the distance it
+ * moved them (kept in snapshots).  Returns 0, or TB_ENOMEM when memory ran
+ * out, in which case nothing changed and no hook was called. */
+int fsm_apply(struct fsm *f, int64_t index, const void *entry, size_t len);
 
 /* The tree, for reads.  Mutating it bypasses the log: don't, except in
  * tests and tools. */

@@ -26,6 +26,7 @@ struct fsm {
     struct fsm_hooks h;
     struct tree *tree;
     int64_t last_zxid;
+    int64_t zxid_bias;      /* the entry at log index i is zxid i + zxid_bias */
     struct tb_map sessions; /* id -> struct fsm_session */
     struct tb_queue sessions_list;
 

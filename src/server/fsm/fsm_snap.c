@@ -6,19 +6,23 @@
  *
  *   OFFSET  SIZE  DESCRIPTION
  *        0     8  magic "TBSNAP\r\n"
- *        8     8  checksum of bytes 16 .. 40+B (see checksum())
- *       16     4  format version = 1
+ *        8     8  checksum of bytes 16 .. 48+B (see checksum())
+ *       16     4  format version = 2
  *       20     4  reserved, 0
  *       24     8  last applied zxid
  *       32     8  body length B
- *       40     B  body:
+ *       40     8  zxid bias: the entry at log index i is zxid i + bias
+ *                 (0 until a new epoch, fsm.c)
+ *       48     B  body:
  *                   4  S = number of sessions
  *                   S × 28  session, in creation order:
  *                          8  session id
  *                          4  timeout (ms)
  *                         16  password
  *                   …  tree section (format in src/tree/tree_snap.c)
- *   40 + B     …  ignored (room for padding by a storage layer)
+ *   48 + B     …  ignored (room for padding by a storage layer)
+ *
+ * Version 1 had no bias (a 40-byte header) and is still read.
  *
  * Restore checks the magic, version, lengths and checksum, then parses
  * with every count bounded by the bytes left, and finally that every
@@ -29,8 +33,9 @@
 #include "server/fsm/fsm_int.h"
 
 #define SNAP_MAGIC   "TBSNAP\r\n"
-#define SNAP_VERSION 1
-#define HEADER_SIZE  40
+#define SNAP_VERSION 2
+#define HEADER_SIZE  48
+#define HEADER_V1    40
 #define SESSION_SIZE 28
 
 /* A 64-bit multiply-xorshift over big-endian words: fast (a snapshot can
@@ -65,6 +70,7 @@ int fsm_snapshot(const struct fsm *f, struct tb_wbuf *w)
     tb_put_I32(w, 0);
     tb_put_I64(w, f->last_zxid);
     tb_put_I64(w, 0); /* body length, patched below */
+    tb_put_I64(w, f->zxid_bias);
     body = w->len;
     tb_put_I32(w, (int32_t)f->sessions.count);
     TB_QUEUE_FOREACH (q, &f->sessions_list) {
@@ -165,14 +171,15 @@ static int zxids_within(const struct tree *t, int64_t zxid)
 }
 
 static int parse(struct restored *s, const uint8_t *p, size_t len,
-                 int64_t *zxid)
+                 int64_t *zxid, int64_t *bias)
 {
     struct tb_rd r = tb_rd_make(p, len);
     uint64_t blen, sum;
     int32_t version, reserved;
+    size_t hdr;
     int rv;
 
-    if (len < HEADER_SIZE || memcmp(p, SNAP_MAGIC, 8) != 0)
+    if (len < HEADER_V1 || memcmp(p, SNAP_MAGIC, 8) != 0)
         return CORRUPT;
     r.pos += 8;
     tb_get_I64(&r, (int64_t *)&sum);
@@ -180,10 +187,14 @@ static int parse(struct restored *s, const uint8_t *p, size_t len,
     tb_get_I32(&r, &reserved);
     tb_get_I64(&r, zxid);
     tb_get_I64(&r, (int64_t *)&blen);
-    if (blen > len - HEADER_SIZE ||
-        checksum(p + 16, HEADER_SIZE - 16 + (size_t)blen) != sum ||
-        version != SNAP_VERSION || reserved != 0)
+    hdr = version == 1 ? HEADER_V1 : HEADER_SIZE;
+    *bias = 0;
+    if ((version != 1 && version != SNAP_VERSION) || reserved != 0 ||
+        len < hdr || blen > len - hdr ||
+        checksum(p + 16, hdr - 16 + (size_t)blen) != sum)
         return CORRUPT;
+    if (version != 1)
+        tb_get_I64(&r, bias);
     r.end = r.pos + blen;
     if ((rv = restore_sessions(s, &r)) != 0 ||
         (rv = tree_restore(&s->tree, &r)) != 0)
@@ -196,13 +207,13 @@ static int parse(struct restored *s, const uint8_t *p, size_t len,
 int fsm_restore(struct fsm *f, const void *buf, size_t len)
 {
     struct restored s;
-    int64_t zxid = 0;
+    int64_t zxid = 0, bias = 0;
     int rv;
 
     tb_map_init(&s.sessions);
     tb_queue_init(&s.list);
     s.tree = NULL;
-    rv = buf ? parse(&s, buf, len, &zxid) : CORRUPT;
+    rv = buf ? parse(&s, buf, len, &zxid, &bias) : CORRUPT;
     if (rv != 0) {
         fsm__sessions_free(&s.sessions, &s.list);
         tree_close(s.tree);
@@ -222,5 +233,6 @@ int fsm_restore(struct fsm *f, const void *buf, size_t len)
     f->tree = s.tree;
     fsm__tree_hooks(f);
     f->last_zxid = zxid;
+    f->zxid_bias = bias;
     return 0;
 }
