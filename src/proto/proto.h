@@ -119,46 +119,46 @@ typedef struct tb_vec tb__IDS;  /* vector<Id> (whoAmI's ClientInfo) */
 typedef uint8_t tb__FLAGS;      /* a last byte older records lack: 0 */
 
 /* Every record with a fixed shape: name, fields as F(TYPE, field). */
-#define TB_RECORDS(R)                                                          \
-    R(request_header, F(I32, xid) F(I32, type))                                \
-    R(reply_header, F(I32, xid) F(I64, zxid) F(I32, err))                      \
-    R(create_req, F(STR, path) F(BUF, data) F(ACLS, acl) F(I32, flags))        \
-    R(create_ttl_req,                                                          \
-      F(STR, path) F(BUF, data) F(ACLS, acl) F(I32, flags) F(I64, ttl))        \
-    R(delete_req, F(STR, path) F(I32, version))                                \
-    R(path_watch_req, F(STR, path) F(BOOL, watch))                             \
-    R(path_req, F(STR, path))                                                  \
-    R(set_data_req, F(STR, path) F(BUF, data) F(I32, version))                 \
-    R(set_acl_req, F(STR, path) F(ACLS, acl) F(I32, version))                  \
-    R(check_req, F(STR, path) F(I32, version))                                 \
-    R(auth_req, F(I32, type) F(STR, scheme) F(BUF, auth))                      \
-    R(sasl_token, F(BUF, token))                                               \
-    R(set_watches_req,                                                         \
-      F(I64, relative_zxid) F(STRS, data) F(STRS, exist) F(STRS, child))       \
-    R(set_watches2_req,                                                        \
-      F(I64, relative_zxid) F(STRS, data) F(STRS, exist) F(STRS, child)        \
-          F(STRS, persistent) F(STRS, recursive))                              \
-    R(add_watch_req, F(STR, path) F(I32, mode))                                \
-    R(watches_req, F(STR, path) F(I32, type))                                  \
-    R(reconfig_req,                                                            \
-      F(STR, joining) F(STR, leaving) F(STR, new_members) F(I64, config_id))   \
-    R(multi_header, F(I32, type) F(BOOL, done) F(I32, err))                    \
-    R(path_resp, F(STR, path))                                                 \
-    R(create2_resp, F(STR, path) F(STAT, stat))                                \
-    R(stat_resp, F(STAT, stat))                                                \
-    R(get_data_resp, F(BUF, data) F(STAT, stat))                               \
-    R(get_acl_resp, F(ACLS, acl) F(STAT, stat))                                \
-    R(children_resp, F(STRS, children))                                        \
-    R(children2_resp, F(STRS, children) F(STAT, stat))                         \
-    R(count_resp, F(I32, count))                                               \
-    R(whoami_resp, F(IDS, clients))                                            \
-    R(error_resp, F(I32, err))                                                 \
-    R(watcher_event, F(I32, type) F(I32, state) F(STR, path))                  \
-    R(txn,                                                                     \
-      F(I32, type) F(I64, session) F(I32, xid) F(I64, time) F(I64, origin)     \
-          F(BOOL, super) F(IDS, ids) F(BUF, body) F(FLAGS, flags))             \
-    R(create_session_txn, F(I32, timeout) F(BUF, passwd))                      \
-    R(new_epoch_txn, F(I64, zxid))                                             \
+#define TB_RECORDS(R)                                                       \
+    R(request_header, F(I32, xid) F(I32, type))                             \
+    R(reply_header, F(I32, xid) F(I64, zxid) F(I32, err))                   \
+    R(create_req, F(STR, path) F(BUF, data) F(ACLS, acl) F(I32, flags))     \
+    R(create_ttl_req,                                                       \
+      F(STR, path) F(BUF, data) F(ACLS, acl) F(I32, flags) F(I64, ttl))     \
+    R(delete_req, F(STR, path) F(I32, version))                             \
+    R(path_watch_req, F(STR, path) F(BOOL, watch))                          \
+    R(path_req, F(STR, path))                                               \
+    R(set_data_req, F(STR, path) F(BUF, data) F(I32, version))              \
+    R(set_acl_req, F(STR, path) F(ACLS, acl) F(I32, version))               \
+    R(check_req, F(STR, path) F(I32, version))                              \
+    R(auth_req, F(I32, type) F(STR, scheme) F(BUF, auth))                   \
+    R(sasl_token, F(BUF, token))                                            \
+    R(set_watches_req, F(I64, relative_zxid) F(STRS, data) F(STRS, exist)   \
+                           F(STRS, child))                                  \
+    R(set_watches2_req, F(I64, relative_zxid) F(STRS, data) F(STRS, exist)  \
+                            F(STRS, child) F(STRS, persistent)              \
+                                F(STRS, recursive))                         \
+    R(add_watch_req, F(STR, path) F(I32, mode))                             \
+    R(watches_req, F(STR, path) F(I32, type))                               \
+    R(reconfig_req, F(STR, joining) F(STR, leaving) F(STR, new_members)     \
+                        F(I64, config_id))                                  \
+    R(multi_header, F(I32, type) F(BOOL, done) F(I32, err))                 \
+    R(path_resp, F(STR, path))                                              \
+    R(create2_resp, F(STR, path) F(STAT, stat))                             \
+    R(stat_resp, F(STAT, stat))                                             \
+    R(get_data_resp, F(BUF, data) F(STAT, stat))                            \
+    R(get_acl_resp, F(ACLS, acl) F(STAT, stat))                             \
+    R(children_resp, F(STRS, children))                                     \
+    R(children2_resp, F(STRS, children) F(STAT, stat))                      \
+    R(count_resp, F(I32, count))                                            \
+    R(whoami_resp, F(IDS, clients))                                         \
+    R(error_resp, F(I32, err))                                              \
+    R(watcher_event, F(I32, type) F(I32, state) F(STR, path))              \
+    R(txn, F(I32, type) F(I64, session) F(I32, xid) F(I64, time)            \
+               F(I64, origin) F(BOOL, super) F(IDS, ids) F(BUF, body)       \
+               F(FLAGS, flags))                                             \
+    R(create_session_txn, F(I32, timeout) F(BUF, passwd))                   \
+    R(new_epoch_txn, F(I64, zxid))                                          \
     R(session_resp, F(I64, session) F(I32, timeout) F(BUF, passwd))
 
 #define TB__REC_FIELD(T, name) tb__##T name;
