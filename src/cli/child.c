@@ -1,15 +1,24 @@
 /* Supervising CMD while a lock is held (tumbler lock, tumbler elect); it
- * is started by spawn.c.
+ * is started by spawn.c, in a process group of its own.
  *
- * While it runs, tumbler waits on the event pipe for three things:
- *  - the child's exit (SIGCHLD, plus a periodic waitpid in case a SIGCHLD
- *    was coalesced);
- *  - SIGINT, SIGTERM, SIGHUP (and SIGUSR1/2) sent to tumbler: forwarded to
- *    the child.  The same signal sent by the terminal to the foreground
- *    process group (^C, hang-up) reached the child already and is not
- *    sent a second time;
- *  - "lock lost": the child gets SIGTERM, then SIGKILL after the grace
- *    period, and the supervision ends with CLI_LOST. */
+ * The lock covers CMD's whole group, not only the process tumbler
+ * started: every signal tumbler sends goes to the group, and when CMD
+ * exits, what it left running in the group is stopped like CMD on a lost
+ * lock (SIGTERM, SIGKILL after the grace period); the lock is released
+ * only once no process is left in the group.  tumbler is a child
+ * subreaper, so the group's orphans become its children: it reaps them
+ * and sees the group empty even where init does not reap.  Meanwhile it
+ * waits on the event pipe for:
+ *  - a child's exit or stop (SIGCHLD, plus a periodic check in case a
+ *    SIGCHLD was coalesced or the last process is not tumbler's child);
+ *  - SIGINT, SIGTERM, SIGHUP, SIGUSR1/2 sent to tumbler: passed on to the
+ *    group.  A terminal's ^C reaches the group by itself: the group has
+ *    the terminal, tumbler is in the background then;
+ *  - "lock lost": the group gets SIGTERM, then SIGKILL after the grace
+ *    period, and the supervision ends with CLI_LOST.
+ * ^Z stops CMD's group; tumbler then gives the terminal back and stops
+ * itself the same way, so the shell sees its job stopped, and on SIGCONT
+ * it gives the terminal to the group again and continues it. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,6 +28,10 @@
 
 #include "cli/child.h"
 
+/* After the SIGKILL, how long to wait for the group to go: longer only if
+ * some of it cannot be killed (another user's process). */
+enum { KILLED_WAIT_MS = 2000 };
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -27,82 +40,147 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* 1 and the status once the child is gone. */
-static int reap(pid_t pid, int *status)
+/* CMD stopped (^Z): stop tumbler with the same signal, the terminal back
+ * to the shell; once continued, continue the group, with the terminal if
+ * the shell gave it to tumbler (fg, not bg).  Without a terminal there is
+ * no shell to tell, and a stopped CMD is left to whoever stopped it. */
+static void follow_stop(struct cli_child *ch, int sig)
 {
-    int st;
-    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (ch->tty < 0)
+        return;
+    cli_child_tty(ch, 0);
+    kill(getpid(), sig); /* returns once tumbler is continued */
+    cli_child_tty(ch, 1);
+    kill(-ch->pid, SIGCONT);
+}
 
-    if (r != pid)
-        return 0;
+/* One more wait status of CMD. */
+static void cmd_status(struct cli_child *ch, int st, int *status, int *exited)
+{
+    if (WIFSTOPPED(st)) {
+        follow_stop(ch, WSTOPSIG(st));
+        return;
+    }
     if (WIFEXITED(st))
         *status = WEXITSTATUS(st);
     else if (WIFSIGNALED(st))
         *status = 128 + WTERMSIG(st); /* as flock(1) and the shells */
     else
         *status = CLI_SOFTWARE;
-    return 1;
+    *exited = 1;
 }
 
-/* `pid` 0: the child is gone already (never signal a reaped pid: the
- * number may belong to another process by now). */
-static void lose(struct cli_supervise *s, pid_t pid, const char *why)
+/* Reaps what ended in the group, CMD included (also if it moved to
+ * another group); 1 once CMD has exited and no process is left in its
+ * group (EPERM: some are, of another user). */
+static int reap(struct cli_child *ch, int *status, int *exited)
+{
+    int st;
+    pid_t r;
+
+    for (;;) {
+        r = waitpid(-ch->pid, &st, WNOHANG | WUNTRACED);
+        if (r <= 0 && !*exited)
+            r = waitpid(ch->pid, &st, WNOHANG | WUNTRACED);
+        if (r <= 0)
+            break;
+        if (r == ch->pid)
+            cmd_status(ch, st, status, exited);
+    }
+    return *exited && kill(-ch->pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Ends the group: SIGTERM, then SIGKILL once the grace period is over
+ * (next_timeout); SIGKILL at once without one. */
+static void stop_group(struct cli_supervise *s, struct cli_child *ch)
+{
+    if (s->stopping)
+        return;
+    s->stopping = 1;
+    kill(-ch->pid, s->grace_ms > 0 ? SIGTERM : SIGKILL);
+    s->killed = s->grace_ms == 0;
+    s->kill_at = now_ms() + s->grace_ms;
+}
+
+/* `gone`: the group has ended already (never signal it then: its number
+ * may belong to another group by now). */
+static void lose(struct cli_supervise *s, struct cli_child *ch, int gone,
+                 const char *why)
 {
     if (s->lost)
         return;
     s->lost = 1;
-    if (pid == 0) {
+    if (gone || s->stopping) {
         fprintf(stderr, "tumbler: %s as %s ended\n", why, s->what);
         return;
     }
-    fprintf(stderr, "tumbler: %s; sending SIGTERM to %s (pid %ld)%s\n", why,
-            s->what, (long)pid, s->grace_ms > 0 ? "" : " and SIGKILL");
-    kill(pid, s->grace_ms > 0 ? SIGTERM : SIGKILL);
-    s->kill_at = now_ms() + s->grace_ms;
+    fprintf(stderr,
+            "tumbler: %s; sending SIGTERM to %s and its process group "
+            "(%ld)%s\n",
+            why, s->what, (long)ch->pid, s->grace_ms > 0 ? "" : " and SIGKILL");
+    stop_group(s, ch);
 }
 
 /* Handles the queued messages; only "lost" matters while CMD runs. */
-static void messages(struct cli_supervise *s, pid_t pid)
+static void messages(struct cli_supervise *s, struct cli_child *ch, int gone)
 {
     struct cli_msg *m;
 
     while ((m = cli_ev_take()) != NULL) {
         if (m->kind == CLI_MSG_LOST)
-            lose(s, pid, m->text);
+            lose(s, ch, gone, m->text);
         free(m);
     }
 }
 
-int cli_child_supervise(struct cli_supervise *s, pid_t pid)
+/* How long to wait for the next event; < 0 once waiting is pointless
+ * (the group survived its SIGKILL). */
+static int next_timeout(struct cli_supervise *s, struct cli_child *ch)
 {
-    int status, sig, ev, timeout;
+    int64_t left;
+
+    if (!s->stopping)
+        return 1000; /* the periodic check */
+    left = s->kill_at - now_ms();
+    if (!s->killed && left <= 0) {
+        fprintf(stderr,
+                "tumbler: the process group of %s still runs after %.1f s; "
+                "sending SIGKILL\n",
+                s->what, s->grace_ms / 1000.0);
+        kill(-ch->pid, SIGKILL);
+        s->killed = 1;
+    }
+    if (s->killed)
+        left += KILLED_WAIT_MS;
+    if (left <= 0)
+        return -1;
+    return left < 100 ? (int)left : 100;
+}
+
+int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
+{
+    int status = CLI_SOFTWARE, exited = 0, sig, ev, timeout;
 
     s->lost = 0;
+    s->stopping = 0;
     s->killed = 0;
-    for (;;) {
-        if (reap(pid, &status))
+    while (!reap(ch, &status, &exited)) {
+        if (exited) /* what CMD left running must not outlive the lock */
+            stop_group(s, ch);
+        if ((timeout = next_timeout(s, ch)) < 0) {
+            fprintf(stderr,
+                    "tumbler: processes of the group of %s survived "
+                    "SIGKILL\n",
+                    s->what);
             break;
-        timeout = 1000; /* the periodic waitpid */
-        if (s->lost && !s->killed) {
-            int64_t left = s->kill_at - now_ms();
-            if (left <= 0) {
-                fprintf(stderr,
-                        "tumbler: %s still running after %.1f s; "
-                        "sending SIGKILL\n",
-                        s->what, s->grace_ms / 1000.0);
-                kill(pid, SIGKILL);
-                s->killed = 1;
-                continue;
-            }
-            if (left < timeout)
-                timeout = (int)left;
         }
         ev = cli_ev_wait(-1, timeout, &sig);
         if (ev == CLI_EV_MSG)
-            messages(s, pid);
-        else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD && !cli_ev_from_kernel())
-            kill(pid, sig);
+            messages(s, ch, 0);
+        else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD)
+            kill(-ch->pid, sig);
     }
-    messages(s, 0); /* a loss reported just as the child ended */
+    messages(s, ch, 1); /* a loss reported just as the group ended */
+    cli_child_finish(ch);
     return status;
 }

@@ -1,5 +1,5 @@
 /* Running and supervising the command of tumbler lock / tumbler elect
- * (child.c). */
+ * (spawn.c starts it, child.c supervises it). */
 #ifndef TB_CLI_CHILD_H
 #define TB_CLI_CHILD_H
 
@@ -7,24 +7,47 @@
 
 #include "cli/cli.h"
 
-/* Starts argv[0] (searched in PATH) with the environment plus
- * `extra_env` ("NAME=value", NULL-ended; they replace any inherited value).
- * Returns 0 and *pid, or the exit status after printing why: CLI_NOTFOUND,
- * CLI_NOEXEC or CLI_OSERR. */
-int cli_child_spawn(char *const *argv, char *const *extra_env, pid_t *pid);
+/* A started CMD.  At all times CMD leads its own process group (its pgid
+ * is `pid`), and while `watchdog` runs, tumbler's death (even by
+ * SIGKILL) makes it SIGKILL that whole group. */
+struct cli_child {
+    pid_t pid;      /* CMD, the leader of its process group */
+    pid_t watchdog; /* a forked helper outside the group; 0: none */
+    int watch_fd;   /* the write end of the watchdog's pipe; -1: none */
+    int tty;        /* the terminal handed to the group; -1: none */
+};
 
-/* How one child is supervised.  `grace_ms`: from SIGTERM to SIGKILL once
- * the lock is lost (0: SIGKILL at once). */
+/* Starts argv[0] (searched in PATH) in a new process group, with the
+ * environment plus `extra_env` ("NAME=value", NULL-ended; they replace
+ * any inherited value).  If tumbler is the foreground job of its
+ * terminal, the group gets the terminal.  Returns 0 and *ch, or the exit
+ * status after printing why: CLI_NOTFOUND, CLI_NOEXEC or CLI_OSERR. */
+int cli_child_spawn(char *const *argv, char *const *extra_env,
+                    struct cli_child *ch);
+/* Gives the terminal to CMD's group (`to_group`: if tumbler's group has
+ * it) or back to tumbler's (if CMD's group has it). */
+void cli_child_tty(struct cli_child *ch, int to_group);
+/* Once the group is gone: stops the watchdog without its SIGKILL, reaps
+ * it and takes the terminal back. */
+void cli_child_finish(struct cli_child *ch);
+
+/* How one child is supervised.  `grace_ms`: from SIGTERM to SIGKILL of
+ * the group once the lock is lost or CMD has exited (0: SIGKILL at
+ * once). */
 struct cli_supervise {
     const char *what; /* "the command" in messages */
     int grace_ms;
-    int lost;   /* out: a CLI_MSG_LOST came while it ran */
-    int killed; /* out: it needed SIGKILL */
+    int lost;     /* out: a CLI_MSG_LOST came while it ran */
+    int stopping; /* the group got SIGTERM: lost, or CMD has exited */
+    int killed;   /* out: it needed SIGKILL */
     int64_t kill_at;
 };
 
-/* Waits for the child, forwarding signals and acting on CLI_MSG_LOST.
- * Returns its exit status (128+N if killed by signal N). */
-int cli_child_supervise(struct cli_supervise *s, pid_t pid);
+/* Waits until CMD has exited and no process is left in its group,
+ * forwarding signals to the group, printing the hold's notices, acting on
+ * CLI_MSG_LOST and stopping what CMD left running when it exits; then
+ * cli_child_finish.  Returns CMD's exit status
+ * (128+N if killed by signal N). */
+int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch);
 
 #endif

@@ -4,10 +4,11 @@
  * The options and exit statuses are flock's: CMD's status (128+N if a
  * signal N ended it); 1, or -E's code, when the lock cannot be had at once
  * (-n) or within -w seconds.  What flock never needs: if the lock (or the
- * leadership) is lost while CMD runs, CMD gets SIGTERM, SIGKILL after the
- * grace period, and tumbler exits with 75 (CLI_LOST); if it is found lost
- * only when released after CMD ended, CMD's work may not have been
- * exclusive, so that too exits with 75.  See docs/cli.md for the table. */
+ * leadership) is lost while CMD runs, CMD's process group gets SIGTERM,
+ * SIGKILL after the grace period, and tumbler exits with 75 (CLI_LOST); if
+ * it is found lost only when released after CMD ended, CMD's work may not
+ * have been exclusive, so that too exits with 75.  See docs/cli.md for the
+ * table. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -240,8 +241,8 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     char e_tls[CLI_TLS_ENV][1100];
     char *env[5 + CLI_TLS_ENV];
     struct cli_supervise s;
+    struct cli_child ch;
     int n = 0, status, rc;
-    pid_t pid;
 
     snprintf(e_path, sizeof e_path, "TUMBLER_LOCK_PATH=%s", o->h.path);
     snprintf(e_token, sizeof e_token, "TUMBLER_LOCK_TOKEN=%" PRId64, token);
@@ -261,12 +262,12 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
                 "running %s\n",
                 o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
                 token, waited_ms / 1000.0, o->argv[0]);
-    if ((status = cli_child_spawn(o->argv, env, &pid)) != 0)
+    if ((status = cli_child_spawn(o->argv, env, &ch)) != 0)
         return status;
     memset(&s, 0, sizeof s);
     s.what = o->argv[0];
     s.grace_ms = (int)o->grace_ms;
-    status = cli_child_supervise(&s, pid);
+    status = cli_child_supervise(&s, &ch);
     if (s.lost)
         return CLI_LOST;
     rc = hold_release(&o->h);
@@ -332,8 +333,8 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
     "      --non-fair      one ephemeral node every waiter races for\n"        \
     "                      (wakes them all: for low contention)\n"             \
     "  -c, --command STR   run STR with /bin/sh -c\n"                          \
-    "  -k, --kill-after S  once lost, SIGKILL CMD S seconds after SIGTERM\n"   \
-    "                      (default 10)\n"                                     \
+    "  -k, --kill-after S  once lost, SIGKILL CMD's group S seconds after\n"   \
+    "                      SIGTERM (default 10)\n"                             \
     "      --lost-on-disconnect\n"                                             \
     "                      a dropped connection counts as lost at once\n"      \
     "                      (default: only once the session has expired)\n"     \
@@ -345,9 +346,11 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
     "acquired in time; 75 if lost while CMD ran (CMD is terminated); 69\n"     \
     "no server reachable; 126/127 CMD not executable / not found; 64 usage.\n" \
     "CMD's environment: TUMBLER_LOCK_PATH, TUMBLER_LOCK_TOKEN (the fencing\n"  \
-    "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  SIGINT, SIGTERM, SIGHUP,\n"  \
-    "SIGUSR1 and SIGUSR2 sent to tumbler are passed on to CMD; CMD dies\n"     \
-    "with tumbler.\n"
+    "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  CMD runs in a process\n"     \
+    "group of its own: SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to\n" \
+    "tumbler are passed on to that group; what CMD leaves running in it is\n"  \
+    "stopped (SIGTERM, SIGKILL after -k) before the release; the group dies\n" \
+    "with tumbler (not a process that left it, such as a daemon).\n"
 
 const struct cli_cmd cli_cmd_lock = {
     "lock",

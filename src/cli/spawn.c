@@ -1,25 +1,45 @@
 /* Starting CMD for tumbler lock / tumbler elect.
  *
- * CMD must not outlive tumbler: once tumbler is gone (even by SIGKILL),
- * nobody keeps the session alive and the lock goes to the next waiter, so
- * a CMD still running would no longer run alone.  The child therefore asks
- * the kernel for SIGKILL when its parent dies (PR_SET_PDEATHSIG), which
- * posix_spawn cannot do; hence fork and exec by hand.
+ * CMD must not outlive the lock, and CMD is often more than one process
+ * (a script and what it runs).  So CMD leads a process group of its own:
+ * every signal tumbler passes on, and the SIGTERM and SIGKILL of a lost
+ * lock, go to the whole group (child.c).  Once tumbler is gone (even by
+ * SIGKILL), nobody keeps the session alive and the lock goes to the next
+ * waiter, so the group must die with it:
+ *  - a watchdog process, forked from tumbler, outside the group, waits
+ *    for the end of a pipe only tumbler writes to.  The kernel closes it
+ *    when tumbler dies, however it dies; the watchdog then SIGKILLs the
+ *    whole group.  When CMD's group has ended, tumbler writes a byte
+ *    instead, and the watchdog exits quietly;
+ *  - CMD itself also asks for SIGKILL when tumbler dies
+ *    (PR_SET_PDEATHSIG), in case the watchdog was killed on its own;
+ *  - CMD runs nothing before tumbler has seen the watchdog started, so
+ *    there is no moment where tumbler's death would leave CMD's children
+ *    running.
+ * A process that leaves the group (setsid, setpgid: daemons do) is out of
+ * reach of all of this; docs/cli.md says so.
  *
- * tumbler is multi-threaded (the library's I/O thread), so between fork
- * and exec the child only makes system calls: the PATH search and the
- * environment are prepared before the fork, and an exec failure travels
- * back to the parent as an errno on a close-on-exec pipe.  All signals are
- * blocked across the fork, so tumbler's handlers never run in the child;
- * the child resets them to their defaults and unblocks before exec.  A
- * CMD that cannot be run is reported as 127 (not found) or 126 (not
- * executable), as env(1) and the shells do. */
+ * A group of its own is a background job for the terminal: if tumbler is
+ * the terminal's foreground job, CMD's group takes the terminal over (as
+ * a shell gives it to a job), so CMD can read from it and gets ^C and ^Z
+ * from it; tumbler takes it back when the group ends.
+ *
+ * posix_spawn can do none of this; hence fork and exec by hand.  tumbler
+ * is multi-threaded (the library's I/O thread), so between fork and exec
+ * the child only makes system calls: the PATH search and the environment
+ * are prepared before the fork, and an exec failure travels back to the
+ * parent as an errno on a close-on-exec socket, which also carries the
+ * go.  All signals are blocked across the forks, so tumbler's handlers
+ * never run in the children; CMD resets them to their defaults and
+ * unblocks before exec.  A CMD that cannot be run is reported as 127 (not
+ * found) or 126 (not executable), as env(1) and the shells do. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,25 +118,46 @@ static char **candidates(const char *name)
     return v;
 }
 
-/* In the child: system calls only. */
-static void child(char *const *argv, char **files, char **env, int errfd,
-                  pid_t parent)
+/* What the child and the watchdog get, prepared before the forks. */
+struct start {
+    char *const *argv;
+    char **files;
+    char **env;
+    int sock;        /* the child's end of the socketpair */
+    int parent_sock; /* tumbler's end: closed in the child */
+    int tty;
+    pid_t parent;
+    int maxfd; /* for the watchdog, if close_range is missing */
+};
+
+/* In the child: system calls only.  It leads a new process group, takes
+ * the terminal if tumbler had it (SIGTTOU is blocked, so it may), and runs
+ * nothing before tumbler's go, which comes once the watchdog exists. */
+static void child(const struct start *st)
 {
     struct sigaction dfl;
     sigset_t none;
     int sig, err = ENOENT, e;
+    char *const *f;
+    char go;
 
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     for (sig = 1; sig < NSIG; sig++)
         (void)sigaction(sig, &dfl, NULL); /* fails harmlessly for some */
+    close(st->parent_sock);
+    (void)setpgid(0, 0);
+    if (st->tty >= 0)
+        (void)tcsetpgrp(st->tty, getpid());
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) /* died before the prctl took effect */
+    if (getppid() != st->parent) /* died before the prctl took effect */
+        _exit(CLI_SOFTWARE);
+    if (read(st->sock, &go, 1) != 1) /* tumbler gave up, or died */
         _exit(CLI_SOFTWARE);
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
-    for (; *files != NULL; files++) {
-        execve(*files, argv, env);
+    for (f = st->files; *f != NULL; f++) {
+        execve(*f, st->argv, st->env);
         e = errno;
         if (e == EACCES)
             err = e; /* keep looking, but report it if nothing runs */
@@ -125,9 +166,115 @@ static void child(char *const *argv, char **files, char **env, int errfd,
             break;
         }
     }
-    while (write(errfd, &err, sizeof err) < 0 && errno == EINTR)
+    while (write(st->sock, &err, sizeof err) < 0 && errno == EINTR)
         ;
     _exit(CLI_NOTFOUND);
+}
+
+static void close_all_but(int keep, int maxfd)
+{
+    int fd;
+
+    if ((keep == 0 || close_range(0, (unsigned)keep - 1, 0) == 0) &&
+        close_range((unsigned)keep + 1, ~0U, 0) == 0)
+        return;
+    for (fd = 0; fd < maxfd; fd++) /* a kernel without close_range */
+        if (fd != keep)
+            close(fd);
+}
+
+/* The watchdog: system calls only.  In a process group of its own and
+ * with every signal blocked, so that nothing sent to tumbler's group or
+ * to CMD's (a ^C, a kill of the job) ends it; it holds nothing but the
+ * read end of a pipe that only tumbler writes to.  A byte there means
+ * "stand down"; end of file means tumbler is gone, and then nobody keeps
+ * the lock: the whole group gets SIGKILL. */
+static void watchdog(int fd, pid_t pgid, int maxfd)
+{
+    ssize_t n;
+    char b;
+
+    (void)setpgid(0, 0);
+    close_all_but(fd, maxfd);
+    (void)chdir("/");
+    while ((n = read(fd, &b, 1)) < 0 && errno == EINTR)
+        ;
+    if (n != 1)
+        (void)kill(-pgid, SIGKILL);
+    _exit(0);
+}
+
+/* Forks the watchdog of `ch`'s group (signals blocked); 0 or an errno. */
+static int start_watchdog(struct cli_child *ch, int maxfd)
+{
+    int p[2], err;
+
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return errno;
+    ch->watchdog = fork();
+    if (ch->watchdog == 0)
+        watchdog(p[0], ch->pid, maxfd);
+    err = errno;
+    close(p[0]);
+    if (ch->watchdog < 0) {
+        close(p[1]);
+        ch->watchdog = 0;
+        return err;
+    }
+    ch->watch_fd = p[1];
+    return 0;
+}
+
+/* The controlling terminal, if tumbler's group is its foreground group
+ * (tumbler runs in the foreground of a shell): CMD's group then takes it
+ * over, to read from it and to get its ^C and ^Z.  Else -1. */
+static int foreground_tty(void)
+{
+    int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+    if (fd >= 0 && tcgetpgrp(fd) != getpgrp()) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+void cli_child_tty(struct cli_child *ch, int to_group)
+{
+    pid_t from = to_group ? getpgrp() : ch->pid;
+    sigset_t ttou, old;
+
+    /* Only from the one who has it: once the shell has taken it (a job
+     * stopped, or continued with bg), it stays the shell's. */
+    if (ch->tty < 0 || tcgetpgrp(ch->tty) != from)
+        return;
+    /* From the background, tcsetpgrp would stop tumbler with SIGTTOU,
+     * unless it is blocked. */
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    (void)tcsetpgrp(ch->tty, to_group ? ch->pid : getpgrp());
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void cli_child_finish(struct cli_child *ch)
+{
+    static const char stand_down = 1;
+
+    if (ch->watch_fd >= 0) {
+        while (write(ch->watch_fd, &stand_down, 1) < 0 && errno == EINTR)
+            ;
+        close(ch->watch_fd);
+        ch->watch_fd = -1;
+    }
+    if (ch->watchdog > 0)
+        while (waitpid(ch->watchdog, NULL, 0) < 0 && errno == EINTR)
+            ;
+    ch->watchdog = 0;
+    cli_child_tty(ch, 0);
+    if (ch->tty >= 0)
+        close(ch->tty);
+    ch->tty = -1;
 }
 
 static int spawn_error(const char *name, int err)
@@ -141,46 +288,91 @@ static int spawn_error(const char *name, int err)
     return cli_err(NULL, status, "cannot run %s: %s", name, strerror(err));
 }
 
-int cli_child_spawn(char *const *argv, char *const *extra_env, pid_t *pid)
+/* Forks CMD and its watchdog, with every signal blocked so that
+ * tumbler's handlers never run in them.  0, or an errno. */
+static int fork_both(struct start *st, struct cli_child *ch)
 {
-    char **env = make_env(extra_env), **files = candidates(argv[0]);
-    int fds[2] = {-1, -1}, err = 0, rv = CLI_OK;
     sigset_t all, old;
-    pid_t parent = getpid();
+    int err = 0;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    ch->pid = fork();
+    if (ch->pid == 0)
+        child(st);
+    if (ch->pid < 0) {
+        err = errno;
+        ch->pid = 0;
+    } else {
+        /* Also here, as the shells do: the group exists from now on,
+         * whichever of the two runs first. */
+        (void)setpgid(ch->pid, ch->pid);
+        err = start_watchdog(ch, st->maxfd);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
+}
+
+int cli_child_spawn(char *const *argv, char *const *extra_env,
+                    struct cli_child *ch)
+{
+    struct start st = {.argv = argv,
+                       .files = candidates(argv[0]),
+                       .env = make_env(extra_env),
+                       .sock = -1,
+                       .parent_sock = -1,
+                       .tty = -1,
+                       .parent = getpid(),
+                       .maxfd = 65536};
+    int sv[2] = {-1, -1}, err = 0, rv = CLI_OK;
+    long maxfd = sysconf(_SC_OPEN_MAX);
     ssize_t n;
 
-    if (env == NULL || files == NULL) {
+    memset(ch, 0, sizeof *ch);
+    ch->watch_fd = ch->tty = -1;
+    if (maxfd > 0 && maxfd < st.maxfd)
+        st.maxfd = (int)maxfd;
+    if (st.env == NULL || st.files == NULL) {
         rv = cli_err(NULL, CLI_OSERR, "out of memory");
         goto out;
     }
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        rv = cli_err(NULL, CLI_OSERR, "pipe: %s", strerror(errno));
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        rv = cli_err(NULL, CLI_OSERR, "socketpair: %s", strerror(errno));
         goto out;
     }
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    *pid = fork();
-    if (*pid == 0)
-        child(argv, files, env, fds[1], parent);
-    err = errno;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    close(fds[1]);
-    if (*pid < 0) {
+    st.parent_sock = sv[0];
+    st.sock = sv[1];
+    st.tty = ch->tty = foreground_tty();
+    /* Orphans of CMD's group become tumbler's children: it can wait for
+     * them, and their pids stay taken until it has. */
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+    err = fork_both(&st, ch);
+    close(sv[1]);
+    if (err != 0) {
+        if (ch->pid > 0) { /* it waits for the go: never ran CMD */
+            kill(ch->pid, SIGKILL);
+            while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+        cli_child_finish(ch);
         rv = cli_err(NULL, CLI_OSERR, "fork: %s", strerror(err));
         goto out;
     }
-    /* EOF: the exec happened (the pipe closed with it). */
-    while ((n = read(fds[0], &err, sizeof err)) < 0 && errno == EINTR)
+    while (write(sv[0], "g", 1) < 0 && errno == EINTR)
+        ;
+    /* EOF: the exec happened (the socket closed with it). */
+    while ((n = read(sv[0], &err, sizeof err)) < 0 && errno == EINTR)
         ;
     if (n == (ssize_t)sizeof err) {
-        while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+        while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR)
             ;
+        cli_child_finish(ch);
         rv = spawn_error(argv[0], err);
     }
 out:
-    if (fds[0] >= 0)
-        close(fds[0]);
-    free(files);
-    free(env);
+    if (sv[0] >= 0)
+        close(sv[0]);
+    free(st.files);
+    free(st.env);
     return rv;
 }

@@ -2,8 +2,9 @@
 # The lock lost while CMD runs: the server is stopped for longer than the
 # session timeout, so the session can only be gone.  CMD must get SIGTERM
 # (SIGKILL after the grace period if it ignores it) and tumbler must exit
-# with 75.  Also: --lost-on-disconnect acts as soon as the connection
-# drops, and a server back within the timeout keeps the lock.
+# with 75.  Both signals go to CMD's whole process group, so nothing CMD
+# started runs on.  Also: --lost-on-disconnect acts as soon as the
+# connection drops, and a server back within the timeout keeps the lock.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -75,6 +76,31 @@ if [ "$MS" -lt $((TO * 1000 * 2 / 3)) ]; then
 else
     fail "--lost-on-disconnect acted after ${MS} ms, not before the session timeout"
 fi
+
+# ---- the whole group is stopped: a script that traps SIGTERM, and its
+# background child ----
+rm -f "$D/got" "$D/got.gc" "$D/gc.ready" "$D/child.pid" "$D/gc.pid"
+srv_start
+bg 60 "$TUMBLER" lock --lost-on-disconnect -k 1 /lostg -- sh -c \
+    'trap "echo TERM >> \"\$0/got\"" TERM; sleep 62 & echo $! > "$0/gc.pid"
+     sh -c "trap \"echo TERM >> \\\"$0/got.gc\\\"; exit 0\" TERM; : > \"$0/gc.ready\"
+            while :; do sleep 0.1; done" &
+     echo $$ > "$0/child.pid"; while :; do sleep 0.1; done' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid" -a -e "$D/gc.ready" || fail "holder never ran its child"
+t0=$(now_ms)
+srv_stop
+wait_st "$job"
+MS=$(($(now_ms) - t0))
+check_eq "group: lost, 75" 75 "$ST"
+check_eq "group: the script trapped the SIGTERM" "TERM" "$(cat "$D/got" 2>/dev/null)"
+check_eq "group: its child got the SIGTERM too" "TERM" "$(cat "$D/got.gc" 2>/dev/null)"
+for f in child gc; do
+    if kill -0 "$(cat "$D/$f.pid")" 2>/dev/null; then fail "group: the $f still runs"
+    else ok "group: the $f is gone"; fi
+done
+if [ "$MS" -lt 5000 ]; then ok "group: SIGKILLed ${MS} ms after the stop (-k 1)"
+else fail "group: SIGKILLed ${MS} ms after the stop (-k 1)"; fi
 
 # ---- the server back within the timeout: the lock is kept ----
 rm -f "$D/got" "$D/child.pid" "$D/done"

@@ -2,7 +2,10 @@
 # tumbler lock and signals: SIGINT, SIGTERM, SIGHUP, SIGUSR1 sent to
 # tumbler reach the child; the lock is released as the child exits,
 # whether it exits by itself, is killed, or tumbler is interrupted while
-# still waiting in the queue.
+# still waiting in the queue.  CMD runs in a process group of its own:
+# forwarded signals reach the processes it started too, what it leaves
+# running is stopped before the release, and all of them die with a
+# SIGKILLed tumbler, also a script that traps SIGTERM.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -51,16 +54,63 @@ wait_st "$job"; check_eq "child killed by SIGKILL: 137" 137 "$ST"
 check_match "no holder, no waiter left" "0 holding, 0 waiting" "$(tb locks /sig)"
 tb lock -n /sig -- true; check_eq "lock free after the kill" 0 "$?"
 
-# tumbler itself killed with SIGKILL: nobody keeps the lock, so the child
-# must not run on.
-rm -f "$D/child.pid" "$D/tb.pid"
-bgp 60 "$D/tb.pid" "$TUMBLER" lock /sigk -- sh -c 'echo $$ > "$0/child.pid"; exec sleep 30' "$D"
+gone() { ! kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# tumbler itself killed with SIGKILL: nobody keeps the lock, so no
+# process of CMD may run on: the child, its own child, and a script that
+# traps SIGTERM, all in CMD's process group.
+rm -f "$D/child.pid" "$D/gc.pid" "$D/tb.pid"
+bgp 60 "$D/tb.pid" "$TUMBLER" lock /sigk -- sh -c 'echo $$ > "$0/child.pid"
+    sh -c "trap \"\" TERM; echo \$\$ > \"$0/gc.pid\"; sleep 30; :" & wait' "$D"
 job=$BG_PID
-wait_for 10 test -s "$D/child.pid"
+wait_for 10 test -s "$D/gc.pid"
 kill -KILL "$(pid_in "$D/tb.pid")"
 wait_st "$job" 2>/dev/null
-child_gone() { ! kill -0 "$(cat "$D/child.pid")" 2>/dev/null; }
-wait_for 5 child_gone; check_eq "the child dies with tumbler" 0 "$?"
+wait_for 5 gone "$D/child.pid"; check_eq "the child dies with tumbler" 0 "$?"
+wait_for 5 gone "$D/gc.pid"
+check_eq "its child, trapping SIGTERM, dies with tumbler too" 0 "$?"
+
+# The same when a SIGKILL takes tumbler's whole process group (a
+# supervisor killing the job): the watchdog is in a group of its own.
+rm -f "$D/gc.pid" "$D/tb.pid"
+bgp 60 "$D/tb.pid" "$TUMBLER" lock /sigk2 -- sh -c \
+    'sleep 30 & echo $! > "$0/gc.pid"; wait' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/gc.pid"
+kill -KILL -- "-$(ps -o pgid= -p "$(pid_in "$D/tb.pid")" | tr -d ' ')"
+wait_st "$job" 2>/dev/null
+wait_for 5 gone "$D/gc.pid"
+check_eq "tumbler's group killed: CMD's child dies too" 0 "$?"
+
+# A forwarded signal reaches the whole group: the child's own child gets
+# it too (sent to the shell alone, it would not).
+rm -f "$D/gc.pid" "$D/tb.pid" "$D/got.gc"
+bgp 60 "$D/tb.pid" "$TUMBLER" lock /sigg -- sh -c \
+    'sh -c "trap \"echo USR1 >> \\\"$0/got.gc\\\"; exit 0\" USR1; echo \$\$ > \"$0/gc.pid\"
+            while :; do sleep 0.1; done" &
+     trap "" USR1; wait' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/gc.pid"
+kill -USR1 "$(pid_in "$D/tb.pid")"
+wait_st "$job"; check_eq "group got SIGUSR1: the child's status" 0 "$ST"
+check_eq "the SIGUSR1 reached the child's child" USR1 "$(cat "$D/got.gc" 2>/dev/null)"
+
+# What CMD leaves running in its group is stopped as CMD exits: SIGTERM,
+# SIGKILL after -k for a process that ignores it; the lock is released
+# only then.
+rm -f "$D/gc.pid"
+bg 60 "$TUMBLER" lock -k 1 /sigg -- sh -c \
+    'sh -c "trap \"\" TERM; echo \$\$ > \"$0/gc.pid\"; exec sleep 30" &
+     while [ ! -s "$0/gc.pid" ]; do sleep 0.01; done; exit 3' "$D"
+job=$BG_PID
+start=$SECONDS
+wait_for 10 test -s "$D/gc.pid"
+tb lock -n /sigg -- true; check_eq "CMD's leftover running: still held" 1 "$?"
+wait_st "$job"; check_eq "leftover stopped: CMD's status" 3 "$ST"
+if [ $((SECONDS - start)) -lt 10 ]; then ok "leftover stopped after -k, not waited for"
+else fail "leftover waited for: $((SECONDS - start)) s"; fi
+check_eq "the leftover ignoring SIGTERM was killed" 0 "$(gone "$D/gc.pid"; echo $?)"
+tb lock -n /sigg -- true; check_eq "then released" 0 "$?"
 
 # Interrupted while waiting: 128+2, and its queue node is gone.
 rm -f "$D/child.pid"
