@@ -14,6 +14,7 @@
  *  - SIGINT, SIGTERM, SIGHUP, SIGUSR1/2 sent to tumbler: passed on to the
  *    group.  A terminal's ^C reaches the group by itself: the group has
  *    the terminal, tumbler is in the background then;
+ *  - the hold's notices (connection lost, connection back): printed;
  *  - "lock lost": the group gets SIGTERM, then SIGKILL after the grace
  *    period, and the supervision ends with CLI_LOST.
  * ^Z stops CMD's group; tumbler then gives the terminal back and stops
@@ -121,7 +122,7 @@ static void lose(struct cli_supervise *s, struct cli_child *ch, int gone,
     stop_group(s, ch);
 }
 
-/* Handles the queued messages; only "lost" matters while CMD runs. */
+/* Handles the queued messages: a loss, or a notice of the hold. */
 static void messages(struct cli_supervise *s, struct cli_child *ch, int gone)
 {
     struct cli_msg *m;
@@ -129,6 +130,8 @@ static void messages(struct cli_supervise *s, struct cli_child *ch, int gone)
     while ((m = cli_ev_take()) != NULL) {
         if (m->kind == CLI_MSG_LOST)
             lose(s, ch, gone, m->text);
+        else if (m->kind == CLI_MSG_TEXT)
+            fprintf(stderr, "tumbler: %s\n", m->text);
         free(m);
     }
 }

@@ -4,7 +4,8 @@
 # (SIGKILL after the grace period if it ignores it) and tumbler must exit
 # with 75.  Both signals go to CMD's whole process group, so nothing CMD
 # started runs on.  Also: --lost-on-disconnect acts as soon as the
-# connection drops, and a server back within the timeout keeps the lock.
+# connection drops, and a server back within the timeout keeps the lock,
+# saying so on stderr.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -101,6 +102,37 @@ for f in child gc; do
 done
 if [ "$MS" -lt 5000 ]; then ok "group: SIGKILLed ${MS} ms after the stop (-k 1)"
 else fail "group: SIGKILLed ${MS} ms after the stop (-k 1)"; fi
+
+# srv_restart: the server stopped and started again on the same port and
+# data, as an operator's restart (the client sees its connection drop).
+srv_restart()
+{
+    local port=$SRV_PORT
+    srv_stop
+    "$TUMBLERD" --clientPort="$port" --clientPortAddress=127.0.0.1 \
+        --dataDir="$T_DIR/data" --tickTime=2000 >> "$T_DIR/server.log" 2>&1 < /dev/null &
+    SRV_PID=$!
+    wait_for 10 sh -c '[ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$0 && printf ruok >&3 && cat <&3")" = imok ]' "$port"
+}
+
+# ---- the connection lost and back while CMD runs: said on stderr ----
+rm -f "$D/child.pid" "$D/done"
+srv_start
+bg 60 "$TUMBLER" --session-timeout 8 lock /said -- sh -c \
+    'echo $$ > "$0/child.pid"; while [ ! -e "$0/done" ]; do sleep 0.05; done; exit 4' \
+    "$D" 2> "$D/said.err"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+srv_restart
+wait_for 15 grep -q "connection back" "$D/said.err"
+check_eq "notice: connection back" \
+    "tumbler: connection back: lock of /said kept" "$(grep "connection back" "$D/said.err")"
+check_eq "notice: connection lost" \
+    "tumbler: connection lost: lock of /said is kept only if the session is back within its timeout" \
+    "$(grep "connection lost" "$D/said.err")"
+touch "$D/done"
+wait_st "$job"; check_eq "server restarted within the session: CMD's status" 4 "$ST"
+srv_stop
 
 # ---- the server back within the timeout: the lock is kept ----
 rm -f "$D/got" "$D/child.pid" "$D/done"
