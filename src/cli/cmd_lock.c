@@ -8,7 +8,11 @@
  * SIGKILL after the grace period, and tumbler exits with 75 (CLI_LOST); if
  * it is found lost only when released after CMD ended, CMD's work may not
  * have been exclusive, so that too exits with 75.  See docs/cli.md for the
- * table. */
+ * table.
+ *
+ * Without CMD, as etcdctl's lock and elect: hold (lead) until interrupted,
+ * for a script that does its work meanwhile; elect -l watches an election
+ * without joining it and prints each new leader. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,7 +29,8 @@ struct lock_opts {
     int64_t grace_ms;
     int verbose;
     const char *shell_cmd; /* -c */
-    char **argv;           /* CMD ARGS, NULL-ended */
+    char **argv;           /* CMD ARGS, NULL-ended; NULL: hold until a signal */
+    int listen;            /* elect -l: observe, do not take part */
 };
 
 enum {
@@ -51,6 +56,7 @@ static const struct option lock_lo[] = {
     {"lost-on-disconnect", no_argument, NULL, OPT_LOST_DISC},
     {"data", required_argument, NULL, OPT_DATA},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"listen", no_argument, NULL, 'l'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -129,6 +135,11 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
     case OPT_VERBOSE:
         o->verbose = 1;
         return 0;
+    case 'l':
+        if (!is_elect)
+            break;
+        o->listen = 1;
+        return 0;
     case 'h':
         return cli_help(cli, cmd) - 1;
     case '?':
@@ -140,7 +151,8 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
     return cli_opt_end(cli, cmd, '?', argv);
 }
 
-/* PATH [--] CMD [ARGS], or PATH -c CMDSTRING (flock's form too). */
+/* PATH [--] CMD [ARGS], or PATH -c CMDSTRING (flock's form too), or PATH
+ * alone: hold until interrupted (elect -l: observe). */
 static int lock_operands(struct cli *cli, const struct cli_cmd *cmd,
                          struct lock_opts *o, int argc, char **argv)
 {
@@ -149,7 +161,7 @@ static int lock_operands(struct cli *cli, const struct cli_cmd *cmd,
     int i = optind;
 
     if (i >= argc)
-        return cli_usage(cli, cmd, "expected PATH and a command");
+        return cli_usage(cli, cmd, "expected PATH");
     o->h.path = argv[i++];
     if (i < argc &&
         (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--command") == 0)) {
@@ -170,9 +182,9 @@ static int lock_operands(struct cli *cli, const struct cli_cmd *cmd,
         o->argv = shv;
     } else if (i < argc) {
         o->argv = argv + i;
-    } else {
-        return cli_usage(cli, cmd, "no command to run");
     }
+    if (o->listen && o->argv != NULL)
+        return cli_usage(cli, cmd, "-l observes: it runs no command");
     if (o->h.nonfair && (o->h.kind == HOLD_READ || o->h.kind == HOLD_WRITE ||
                          o->h.kind == HOLD_SEM))
         return cli_usage(cli, cmd, "--non-fair is for the plain mutex only");
@@ -184,7 +196,7 @@ static int parse_lock(struct cli *cli, const struct cli_cmd *cmd, int argc,
 {
     int ch, rv;
     const char *shortopts =
-        o->h.kind == HOLD_ELECT ? "+:w:E:c:k:h" : "+:w:nE:sxc:k:h";
+        o->h.kind == HOLD_ELECT ? "+:w:E:c:k:lh" : "+:w:nE:sxc:k:h";
 
     o->wait_ms = -1;
     o->conflict = CLI_CONFLICT;
@@ -234,6 +246,32 @@ static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
     }
 }
 
+/* Gives the hold back once CMD ended with `status` (or, without CMD, once
+ * interrupted); the status to exit with. */
+static int release(struct lock_opts *o, int status)
+{
+    int rc = hold_release(&o->h);
+
+    if (rc == TB_ELOCKLOST && o->argv == NULL) {
+        fprintf(stderr, "tumbler: %s was lost before it was released\n",
+                o->h.path);
+        return CLI_LOST;
+    }
+    if (rc == TB_ELOCKLOST) {
+        fprintf(stderr,
+                "tumbler: %s was lost before it was released: %s "
+                "(status %d) may not have run alone\n",
+                o->h.path, o->argv[0], status);
+        return CLI_LOST;
+    }
+    if (rc != 0) /* the session's end removes the node anyway */
+        fprintf(stderr,
+                "tumbler: releasing %s: %s; it goes with the "
+                "session\n",
+                o->h.path, tb_strerror(rc));
+    return status;
+}
+
 static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
                     int64_t waited_ms)
 {
@@ -242,7 +280,7 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     char *env[5 + CLI_TLS_ENV];
     struct cli_supervise s;
     struct cli_child ch;
-    int n = 0, status, rc;
+    int n = 0, status;
 
     snprintf(e_path, sizeof e_path, "TUMBLER_LOCK_PATH=%s", o->h.path);
     snprintf(e_token, sizeof e_token, "TUMBLER_LOCK_TOKEN=%" PRId64, token);
@@ -268,22 +306,223 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     s.what = o->argv[0];
     s.grace_ms = (int)o->grace_ms;
     status = cli_child_supervise(&s, &ch);
-    if (s.lost)
-        return CLI_LOST;
-    rc = hold_release(&o->h);
-    if (rc == TB_ELOCKLOST) {
-        fprintf(stderr,
-                "tumbler: %s was lost before it was released: %s "
-                "(status %d) may not have run alone\n",
-                o->h.path, o->argv[0], status);
-        return CLI_LOST;
+    return s.lost ? CLI_LOST : release(o, status);
+}
+
+/* "holding PATH (token N)" ("leading" for elect), or with --json
+ * {"path", "token", "node"}, flushed: a script reading it knows that the
+ * hold is had from now on. */
+static void print_held(struct cli *cli, struct lock_opts *o, int64_t token)
+{
+    char node[1024];
+    struct jw w;
+
+    if (!cli->json) {
+        printf("%s %s (token %" PRId64 ")\n",
+               o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
+               token);
+        fflush(stdout);
+        return;
     }
-    if (rc != 0) /* the session's end removes the node anyway */
-        fprintf(stderr,
-                "tumbler: releasing %s: %s; it goes with the "
-                "session\n",
-                o->h.path, tb_strerror(rc));
-    return status;
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    jw_key(&w, "path");
+    jw_str(&w, o->h.path);
+    jw_key(&w, "token");
+    jw_int(&w, token);
+    jw_key(&w, "node");
+    jw_str(&w, hold_node(&o->h, node, sizeof node) == 0 ? node : NULL);
+    jw_end_obj(&w);
+    jw_done(&w);
+}
+
+/* Without CMD (etcdctl lock's way): holds until SIGINT, SIGTERM or
+ * SIGHUP, then releases: status 0, or 75 if the hold was lost meanwhile.
+ * The hold's notices go to stderr as they come. */
+static int hold_until_signal(struct cli *cli, struct lock_opts *o,
+                             int64_t token)
+{
+    struct cli_msg *m;
+    int sig, lost = 0;
+
+    print_held(cli, o, token);
+    while (!lost) {
+        if (cli_ev_wait(-1, -1, &sig) == CLI_EV_SIGNAL) {
+            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+                break;
+            continue;
+        }
+        while ((m = cli_ev_take()) != NULL) {
+            if (m->kind == CLI_MSG_LOST || m->kind == CLI_MSG_TEXT)
+                fprintf(stderr, "tumbler: %s\n", m->text);
+            lost |= m->kind == CLI_MSG_LOST;
+            free(m);
+        }
+    }
+    return lost ? CLI_LOST : release(o, CLI_OK);
+}
+
+/* ---- elect -l: watching an election without joining it ---- */
+
+/* The leader as the tree shows it, read as tumbler locks reads it: the
+ * lowest "-latch-" node under PATH (the fair election), else PATH itself
+ * while it is ephemeral (the non-fair one).  token 0: no leader. */
+struct leader {
+    char node[1100];
+    int64_t token;   /* czxid of the node: the leader's fencing token */
+    int64_t session; /* its ephemeralOwner */
+    char *data;      /* its data (the owner); tb_free */
+    size_t len;
+};
+
+/* The node that leads if anyone does: the lowest latch, else PATH. */
+static int leading_node(struct cli *cli, const char *path, char *node,
+                        size_t cap)
+{
+    struct tb_strings ch;
+    const char *best = NULL, *seq, *best_seq = NULL;
+    int32_t i;
+    int rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch);
+
+    if (rc != 0)
+        return rc;
+    /* Sequence suffixes all have ten digits: as strings they sort as
+     * numbers do. */
+    for (i = 0; i < ch.count; i++) {
+        seq = strstr(ch.v[i], "-latch-");
+        if (seq != NULL && (best_seq == NULL || strcmp(seq, best_seq) < 0)) {
+            best = ch.v[i];
+            best_seq = seq;
+        }
+    }
+    if (best != NULL)
+        snprintf(node, cap, "%s/%s", strcmp(path, "/") ? path : "", best);
+    else
+        snprintf(node, cap, "%s", path);
+    tb_strings_free(&ch);
+    return 0;
+}
+
+static int read_leader(struct cli *cli, const char *path, struct leader *l)
+{
+    struct tb_stat st;
+    int rc;
+
+    tb_free(l->data);
+    memset(l, 0, sizeof *l);
+    rc = leading_node(cli, path, l->node, sizeof l->node);
+    if (rc == 0)
+        rc = tb_get_data_sync(cli->c, l->node, NULL, NULL, &l->data, &l->len,
+                              &st);
+    if (rc == TB_ENONODE) /* none; if one just left, an event follows */
+        return 0;
+    if (rc == 0 && st.ephemeral_owner != 0) {
+        l->token = st.czxid;
+        l->session = st.ephemeral_owner;
+    }
+    return rc;
+}
+
+static void print_leader(struct cli *cli, const char *path,
+                         const struct leader *l)
+{
+    const char *o = l->data;
+    size_t n = l->data != NULL ? l->len : 0;
+    struct jw w;
+
+    /* The non-fair node's data starts with its owner's "_c_<uuid>". */
+    if (n >= 39 && memcmp(o, "_c_", 3) == 0) {
+        o += 39 + (n > 39 && o[39] == '-');
+        n -= (size_t)(o - l->data);
+    }
+    if (!cli->json) {
+        if (l->token == 0)
+            printf("no leader\n");
+        else
+            printf("leader %.*s (token %" PRId64 ")\n", (int)n, o, l->token);
+        fflush(stdout);
+        return;
+    }
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    jw_key(&w, "path");
+    jw_str(&w, path);
+    jw_key(&w, "leader");
+    if (l->token == 0) {
+        jw_null(&w);
+    } else {
+        jw_obj(&w);
+        jw_key(&w, "owner");
+        jw_strn(&w, o, n);
+        jw_key(&w, "token");
+        jw_int(&w, l->token);
+        jw_key(&w, "session");
+        jw_hex(&w, l->session);
+        jw_key(&w, "node");
+        jw_str(&w, l->node);
+        jw_end_obj(&w);
+    }
+    jw_end_obj(&w);
+    jw_done(&w);
+}
+
+/* Waits for a change at PATH (the persistent watch's events, or a new
+ * connection, after which events may have been missed).  -1 when the
+ * leader must be read again, else the status to exit with. */
+static int await_change(void)
+{
+    struct cli_msg *m;
+    int sig, rv = CLI_OK, again = 0;
+
+    for (;;) {
+        if (cli_ev_wait(-1, -1, &sig) == CLI_EV_SIGNAL) {
+            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+                return CLI_OK;
+            continue;
+        }
+        while ((m = cli_ev_take()) != NULL) {
+            if (m->kind == CLI_MSG_END) {
+                fprintf(stderr, "tumbler: %s\n", m->text);
+                rv = cli_status(m->code);
+            }
+            again |=
+                m->kind == CLI_MSG_TEXT ||
+                (m->kind == CLI_MSG_STATE && m->code == TB_SESSION_CONNECTED);
+            free(m);
+        }
+        if (rv != CLI_OK)
+            return rv;
+        if (again)
+            return -1;
+    }
+}
+
+/* elect -l (etcdctl elect -l): prints the leader, then every new one as
+ * it changes, until interrupted (0) or the session ends. */
+static int observe(struct cli *cli, const char *path)
+{
+    struct leader l = {0};
+    int64_t shown = -1;
+    int rc;
+
+    if ((rc = cli_connect(cli)) != 0)
+        return rc;
+    rc = tb_add_watch_sync(cli->c, path, TB_ADDWATCH_PERSISTENT, cli_watch_cb,
+                           &cli_watch_text);
+    if (rc != 0)
+        return cli_fail(cli, "elect", path, rc);
+    do {
+        if ((rc = read_leader(cli, path, &l)) != 0) {
+            rc = cli_fail(cli, "elect", path, rc);
+            break;
+        }
+        if (l.token != shown)
+            print_leader(cli, path, &l);
+        shown = l.token;
+    } while ((rc = await_change()) < 0);
+    tb_free(l.data);
+    cli_disconnect(cli);
+    return rc;
 }
 
 static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd, int argc,
@@ -297,6 +536,8 @@ static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd, int argc,
     o.h.kind = kind;
     if ((rv = parse_lock(cli, cmd, argc, argv, &o)) != 0)
         return rv < 0 ? CLI_OK : rv;
+    if (o.listen)
+        return observe(cli, o.h.path);
     (void)cli_ev_catch(SIGUSR1);
     (void)cli_ev_catch(SIGUSR2);
     if ((rv = cli_connect(cli)) != 0)
@@ -305,7 +546,9 @@ static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd, int argc,
         return cli_fail(cli, cmd->name, o.h.path, rv);
     start = now_ms();
     rv = acquire(cli, &o, &token);
-    if (rv < 0)
+    if (rv < 0 && o.argv == NULL)
+        rv = hold_until_signal(cli, &o, token);
+    else if (rv < 0)
         rv = run_held(cli, &o, token, now_ms() - start);
     else if (o.verbose && rv == o.conflict)
         fprintf(stderr, "tumbler: %s: not acquired\n", o.h.path);
@@ -350,14 +593,16 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
     "group of its own: SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to\n" \
     "tumbler are passed on to that group; what CMD leaves running in it is\n"  \
     "stopped (SIGTERM, SIGKILL after -k) before the release; the group dies\n" \
-    "with tumbler (not a process that left it, such as a daemon).\n"
+    "with tumbler (not a process that left it, such as a daemon).\n"           \
+    "Without CMD: prints \"holding PATH (token N)\" (\"leading\" for elect)\n" \
+    "and holds until SIGINT, SIGTERM or SIGHUP (status 0).\n"
 
 const struct cli_cmd cli_cmd_lock = {
     "lock",
     run_lock,
     "lock [-w S] [-n] [-E N] [-s|-x|--semaphore N] [--non-fair] PATH "
-    "[--] CMD [ARG...]",
-    "Run CMD while holding the lock PATH (a distributed flock).",
+    "[[--] CMD [ARG...]]",
+    "Run CMD holding the lock PATH (a distributed flock), or just hold it.",
     "  -n, --nonblock      fail at once if the lock is taken\n"
     "  -s, --shared        a read lock (read-write layout): shared with\n"
     "                      other --shared holders, excluded by --exclusive\n"
@@ -372,8 +617,11 @@ const struct cli_cmd cli_cmd_lock = {
 const struct cli_cmd cli_cmd_elect = {
     "elect",
     run_elect,
-    "elect [-w S] [-E N] [--non-fair] PATH [--] CMD [ARG...]",
-    "Run CMD only while this process leads the election at PATH.",
-    LOCK_COMMON_HELP,
+    "elect [-w S] [-E N] [--non-fair] PATH [[--] CMD [ARG...]] | elect -l "
+    "PATH",
+    "Run CMD only while leading the election at PATH; -l shows its leaders.",
+    "  -l, --listen        take no part: print the leader (\"leader OWNER\n"
+    "                      (token N)\" or \"no leader\"), then each new one,\n"
+    "                      until interrupted\n" LOCK_COMMON_HELP,
     CLI_NO_SHELL | CLI_NO_JSON,
     LOCK_NOTES};

@@ -2,6 +2,8 @@
 # tumbler elect: of several candidates exactly one runs its command; when
 # it exits, the next one takes over, in the order they joined; -w gives
 # up with 1 (or -E's code); the non-fair election elects one too.
+# elect -l watches an election without taking part and prints each new
+# leader; elect without CMD leads until interrupted.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -80,5 +82,57 @@ wait_for 10 leaders_at_least 2
 check_eq "non-fair: the other one next" 2 "$(sort -u "$D/leaders" | wc -l)"
 touch "$D/stop.p" "$D/stop.q"
 for p in "${pids[@]}"; do wait "$p"; done
+
+# ---- -l: each new leader printed, once, by an observer that does not
+# take part ----
+rm -f "$D/leaders" "$D/tokens" "$D"/stop.*
+bgp 60 "$D/o.pid" "$TUMBLER" elect -l /obs > "$D/obs.out"
+obs=$BG_PID
+wait_for 10 grep -q "no leader" "$D/obs.out"
+check_eq "-l: no leader yet" "no leader" "$(cat "$D/obs.out")"
+pids=()
+for n in A B; do
+    bg 60 "$TUMBLER" elect --data "$n" /obs -- sh -c "$LEADER" "$D" "$n"
+    pids+=("$BG_PID")
+    wait_for 10 queue_at_least /obs "${#pids[@]}" || fail "candidate $n never queued"
+done
+wait_for 10 grep -q "leader A" "$D/obs.out"
+check_match "-l: the observer is no candidate" "election, 1 holding, 1 waiting" "$(tb locks /obs)"
+touch "$D/stop.A"; wait "${pids[0]}"
+wait_for 10 grep -q "leader B" "$D/obs.out"
+touch "$D/stop.B"; wait "${pids[1]}"
+nleft() { [ "$(grep -c "no leader" "$D/obs.out")" -ge 2 ]; }
+wait_for 10 nleft
+kill -INT "$(pid_in "$D/o.pid")"
+wait_st "$obs"; check_eq "-l: SIGINT ends it, 0" 0 "$ST"
+check_eq "-l: each leader once, in order, with its token" \
+    "$(printf 'no leader\nleader A (token %s)\nleader B (token %s)\nno leader' \
+        "$(sed -n 1p "$D/tokens")" "$(sed -n 2p "$D/tokens")")" "$(cat "$D/obs.out")"
+tb elect -l /obs -- true 2>/dev/null; check_eq "-l with a command: 64" 64 "$?"
+
+# The non-fair election, and --json.
+rm -f "$D/leaders" "$D"/stop.*
+bg 60 "$TUMBLER" elect --non-fair --data C /obsnf -- sh -c "$LEADER" "$D" C
+c=$BG_PID
+wait_for 10 leaders_at_least 1
+bgp 60 "$D/o.pid" "$TUMBLER" --json elect -l /obsnf > "$D/obs.out"
+obs=$BG_PID
+wait_for 10 grep -q leader "$D/obs.out"
+check_match "-l --json: the non-fair leader" '^C 0x[0-9a-f]+ /obsnf [0-9]+$' \
+    "$(json_get '"%s %s %s %d" % (d["leader"]["owner"], d["leader"]["session"], d["leader"]["node"], d["leader"]["token"])' < "$D/obs.out")"
+touch "$D/stop.C"; wait "$c"
+wait_for 10 grep -q '"leader": *null' "$D/obs.out"
+check_eq "-l --json: then none" 0 "$?"
+kill -TERM "$(pid_in "$D/o.pid")"; wait "$obs"
+
+# ---- no CMD: leads until interrupted ----
+bgp 60 "$D/e.pid" "$TUMBLER" elect /bare > "$D/bare.out"
+job=$BG_PID
+wait_for 10 grep -q leading "$D/bare.out"
+check_match "no CMD: says it leads, with the token" '^leading /bare \(token [0-9]+\)$' \
+    "$(cat "$D/bare.out")"
+tb elect -w 0.3 /bare -- true; check_eq "no CMD: leads meanwhile" 1 "$?"
+kill -TERM "$(pid_in "$D/e.pid")"
+wait_st "$job"; check_eq "no CMD: SIGTERM ends it, 0" 0 "$ST"
 
 t_end

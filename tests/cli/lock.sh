@@ -2,7 +2,7 @@
 # tumbler lock as a distributed flock(1): exit statuses, -n / -w / -E,
 # the child's environment and fencing tokens, ten concurrent incrementers
 # of one file (no lost update, never two inside), the non-fair mutex, the
-# read-write and semaphore kinds.
+# read-write and semaphore kinds; without CMD, holding until interrupted.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -25,7 +25,6 @@ tb lock /l -- sh -c 'kill -9 $$'; check_eq "CMD killed by signal 9: 137" 137 "$?
 tb lock /l -- "$D/does-not-exist" 2>/dev/null; check_eq "CMD not found: 127" 127 "$?"
 printf '#!/bin/sh\n' > "$D/noexec"; chmod 644 "$D/noexec"
 tb lock /l -- "$D/noexec" 2>/dev/null; check_eq "CMD not executable: 126" 126 "$?"
-tb lock /l 2>/dev/null; check_eq "no CMD: 64" 64 "$?"
 tb lock -w soon /l true 2>/dev/null; check_eq "bad -w: 64" 64 "$?"
 tb lock -E 300 /l true 2>/dev/null; check_eq "bad -E: 64" 64 "$?"
 tb lock l -- true 2>/dev/null; check_eq "relative PATH: 64" 64 "$?"
@@ -144,5 +143,28 @@ tb lock -n --semaphore 2 /sem -- true; check_eq "third lease of 2: 1" 1 "$?"
 touch "$D/release.3"; wait_st "$s1"
 tb lock -n --semaphore 2 /sem -- true; check_eq "a lease again after a release" 0 "$?"
 touch "$D/release.4"; wait_st "$s2"
+
+# ---- no CMD: held until SIGINT or SIGTERM, saying so with the token ----
+for sig in INT TERM; do
+    bgp 60 "$D/h.pid" "$TUMBLER" lock /bare > "$D/bare.out"
+    job=$BG_PID
+    wait_for 10 grep -q holding "$D/bare.out"
+    check_match "no CMD: says it holds, with the token" '^holding /bare \(token [0-9]+\)$' \
+        "$(cat "$D/bare.out")"
+    token=$(sed -n 's/.*(token \([0-9]*\))$/\1/p' "$D/bare.out")
+    check_eq "no CMD: the token is the holder's node's" "$token" \
+        "$(tb --json locks /bare | json_get 'd["holders"][0]["token"]')"
+    tb lock -n /bare -- true; check_eq "no CMD: held meanwhile" 1 "$?"
+    kill -"$sig" "$(pid_in "$D/h.pid")"
+    wait_st "$job"; check_eq "no CMD: SIG$sig ends it, 0" 0 "$ST"
+    tb lock -n /bare -- true; check_eq "no CMD: released after SIG$sig" 0 "$?"
+done
+bgp 60 "$D/h.pid" "$TUMBLER" --json lock /bare > "$D/bare.out"
+job=$BG_PID
+wait_for 10 grep -q token "$D/bare.out"
+check_match "no CMD, --json: path, token and node" '^/bare [0-9]+ /bare/_c_.*-lock-[0-9]{10}$' \
+    "$(json_get '"%s %d %s" % (d["path"], d["token"], d["node"])' < "$D/bare.out")"
+kill -TERM "$(pid_in "$D/h.pid")"
+wait_st "$job"; check_eq "no CMD, --json: 0" 0 "$ST"
 
 t_end

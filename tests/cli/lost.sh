@@ -134,6 +134,16 @@ touch "$D/done"
 wait_st "$job"; check_eq "server restarted within the session: CMD's status" 4 "$ST"
 srv_stop
 
+# ---- holding without CMD: lost the same way ----
+srv_start
+bg 60 "$TUMBLER" lock --lost-on-disconnect /bare > "$D/bare.out" 2> "$D/bare.err"
+job=$BG_PID
+wait_for 10 grep -q holding "$D/bare.out"
+srv_stop
+wait_st "$job"; check_eq "held without CMD, lost: 75" 75 "$ST"
+check_match "held without CMD, lost: said" "connection lost: lock of /bare may be lost" \
+    "$(cat "$D/bare.err")"
+
 # ---- the server back within the timeout: the lock is kept ----
 rm -f "$D/got" "$D/child.pid" "$D/done"
 srv_start
