@@ -265,6 +265,64 @@ static int refresh_session(void *arg, const struct fsm_session_info *si)
     return 0;
 }
 
+/* --repair-log: the log was cut (replog did it while opening); zxids
+ * then move to a new epoch, above any a client may have seen: the entries
+ * dropped, as many as the bytes beyond the cut could hold (an entry takes
+ * 16 bytes at least), and any epoch an earlier repair began. */
+static int finish_repair(struct tbd *s)
+{
+    struct replog_repair r;
+    struct tb_wbuf b;
+    uint64_t last, epoch;
+    int64_t kept = proc_zxid(s), target;
+    int rv;
+
+    replog_repair_report(s->log, &r);
+    if (!r.repaired) {
+        tb_log(TB_LOG_INFO, "repair: the log in %s is whole; nothing changed",
+               s->cfg->data_dir);
+        return 0;
+    }
+    last = r.max_index > r.last_index ? r.max_index : r.last_index;
+    last += r.dropped_bytes / 16;
+    epoch = ((uint64_t)fsm_zxid_of(s->fsm, (int64_t)last) >> 32) + 1;
+    if (epoch <= r.epoch)
+        epoch = r.epoch + 1;
+    target = (int64_t)(epoch << 32);
+    if (replog_begin_epoch(s->log, epoch) != 0)
+        return 1;
+    tb_wbuf_init(&b);
+    tb_new_epoch_txn_encode(&b, &(struct tb_new_epoch_txn){target});
+    rv = b.oom ? TB_ENOMEM
+               : proc_propose(s, TB_OP_NEWEPOCH, 0, 0, 0, NULL,
+                              (struct tb_str){(const char *)b.base, b.len});
+    tb_wbuf_free(&b);
+    while (rv == 0 && proc_zxid(s) < target &&
+           uv_run(s->loop, UV_RUN_ONCE) != 0)
+        ;
+    if (rv != 0 || proc_zxid(s) < target) {
+        tb_log(TB_LOG_ERROR, "repair: the new epoch was not logged (%s)",
+               tb_strerror(rv != 0 ? rv : TB_EIO));
+        return 1;
+    }
+    tb_log(TB_LOG_WARN,
+           "repair: kept the log up to entry %llu (zxid 0x%llx); dropped "
+           "%llu bytes of segments beyond it, in which %llu whole record(s) "
+           "of %llu entries were found",
+           (unsigned long long)r.last_index, (unsigned long long)kept,
+           (unsigned long long)r.dropped_bytes, (unsigned long long)r.dropped,
+           (unsigned long long)r.dropped_entries);
+    if (r.dropped_entries > 0)
+        tb_log(TB_LOG_WARN, "repair: the entries dropped include %llu..%llu",
+               (unsigned long long)r.dropped_first,
+               (unsigned long long)r.dropped_last);
+    tb_log(TB_LOG_WARN,
+           "repair: zxids go on from 0x%llx, above any a client may have "
+           "seen; the files changed or removed are copied in %s",
+           (unsigned long long)target, r.backup);
+    return 0;
+}
+
 /* Every session holds a descriptor: take all the process may have. */
 static void raise_fd_limit(void)
 {
@@ -342,11 +400,12 @@ int main(int argc, char **argv)
     rc.min_free_bytes = (uint64_t)cfg.min_free_disk_bytes;
     rc.snapshot_max_entries = (unsigned)cfg.snap_count;
     rc.log = replog_logger;
+    rc.repair_log = cfg.repair_log;
     rf = (struct replog_fsm){s, replog_apply, replog_snapshot, replog_restore};
     /* The ports first: a start that cannot serve must not have created or
      * touched a data directory.  Nothing is accepted before the loop
-     * runs, once the log is open. */
-    if (conn_listen(s) != 0) {
+     * runs, once the log is open.  A repair serves nothing. */
+    if (!cfg.repair_log && conn_listen(s) != 0) {
         status = 1;
         goto out;
     }
@@ -356,6 +415,12 @@ int main(int argc, char **argv)
                cfg.data_dir, tb_strerror(rv));
         uv_run(s->loop, UV_RUN_NOWAIT);
         status = 1;
+        goto out;
+    }
+    if (cfg.repair_log) {
+        status = finish_repair(s);
+        replog_close(s->log, on_log_closed, s);
+        uv_run(s->loop, UV_RUN_DEFAULT);
         goto out;
     }
     fsm_session_foreach(s->fsm, refresh_session, s);

@@ -662,7 +662,7 @@ static void test_gap_before_last_segment_fails_open(void **state)
     assert_true(n >= 20);
     overwrite(f, 2, off[n / 2], zero, sizeof zero);
     assert_int_not_equal(fx_open(f, &c), 0);
-    assert_non_null(strstr(f->logbuf, "after the point where the log breaks"));
+    assert_non_null(strstr(f->logbuf, "beyond the log's break"));
 }
 
 static ino_t inode_of(const char *path)
@@ -796,7 +796,9 @@ static void forge_next(const struct fx *f, uint32_t seg)
 }
 
 /* A record whose predecessor's CRC fits joins the log only in the segment
- * it was written to: a spare's old records stay out, whatever their CRCs. */
+ * it was written to: a spare's old records (of a segment before the
+ * oldest kept) stay out, whatever their CRCs; one of a segment still in
+ * the log was copied, and the log does not open. */
 static void test_record_of_another_segment_stays_out(void **state)
 {
     struct fx *f = *state;
@@ -810,9 +812,13 @@ static void test_record_of_another_segment_stays_out(void **state)
     assert_int_equal(n, 4);
     assert_true(rec_matches(&f->fsm.recs[3], 2, 100));
     fx_close(f);
-    forge_next(f, 2);
+    forge_next(f, 0);
     assert_int_equal(fx_open(f, &c), 0);
     assert_int_equal(f->fsm.n, n);
+    fx_close(f);
+    forge_next(f, 2);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "a segment of the log (copied?)"));
 }
 
 /* Spares are kept only while the disk has room well beyond the minimum

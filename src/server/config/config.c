@@ -738,11 +738,21 @@ void tb_config_usage(struct tb_wbuf *out)
 
     tb_wbuf_printf(out,
         "Usage: tumblerd [-c FILE | --config=FILE | FILE] [--KEY=VALUE ...]\n"
+        "       tumblerd --repair-log [-c FILE] [--KEY=VALUE ...]\n"
         "       tumblerd --help | --version\n"
         "\n"
         "A ZooKeeper-compatible coordination server.  FILE is a zoo.cfg\n"
         "(key=value lines, # comments); each --KEY=VALUE then overrides the\n"
-        "key of the same name.  Keys and their defaults:\n\n");
+        "key of the same name.\n"
+        "\n"
+        "A log damaged beyond what a crash leaves stops the start.  Then\n"
+        "--repair-log, with the same configuration, cuts the log at its last\n"
+        "good record, after copying every file it changes or removes into\n"
+        "dataDir/repair-TIME/, says what it dropped, moves zxids to a new\n"
+        "epoch (so that no zxid, and no fencing token, is given twice) and\n"
+        "exits without serving.  A whole log is left as it is.\n"
+        "\n"
+        "Keys and their defaults:\n\n");
     for (i = 0; i < NKEYS; i++)
         tb_wbuf_printf(out, "  %s=%s\n      %s\n", keys[i].name, keys[i].def,
                        keys[i].help);

@@ -111,6 +111,8 @@ struct tb_config {
     size_t nservers;
 
     char *config_file;             /* the file loaded, or NULL */
+    int repair_log;                /* --repair-log: cut a damaged log at its
+                                      last good record, then exit */
     int min_session_timeout_set;   /* explicitly set (not -1) */
     int max_session_timeout_set;
     struct tb_config_origin origin_min_to, origin_max_to;

@@ -109,8 +109,8 @@ static void print_usage(void)
 /* First pass: --help/--version, the file's name, and a check that every
  * other argument is --key=value, so nothing is applied from a command line
  * that is wrong further on. */
-static int scan_args(int argc, char **argv, const char **file, char *err,
-                     size_t errlen)
+static int scan_args(struct tb_config *cfg, int argc, char **argv,
+                     const char **file, char *err, size_t errlen)
 {
     const char *a, *name;
     int i;
@@ -126,6 +126,10 @@ static int scan_args(int argc, char **argv, const char **file, char *err,
             printf("tumblerd %s (ZooKeeper 3.8 client protocol)\n",
                    tb_config_version());
             return TB_CONFIG_EXIT;
+        }
+        if (is_opt(a, "--repair-log")) {
+            cfg->repair_log = 1;
+            continue;
         }
         if (is_opt(a, "-c") || is_opt(a, "--config")) {
             if (i + 1 >= argc) {
@@ -168,7 +172,8 @@ static int apply_overrides(struct tb_config *cfg, int argc, char **argv,
             i++;
             continue;
         }
-        if (strncmp(a, "--", 2) != 0 || strncmp(a, "--config=", 9) == 0)
+        if (strncmp(a, "--", 2) != 0 || strncmp(a, "--config=", 9) == 0 ||
+            is_opt(a, "--repair-log"))
             continue;
         eq = strchr(a, '=');
         n = (size_t)(eq - (a + 2));
@@ -195,7 +200,7 @@ int tb_config_parse_args(struct tb_config *cfg, int argc, char **argv,
     const char *file = NULL;
     int rv;
 
-    rv = scan_args(argc, argv, &file, err, errlen);
+    rv = scan_args(cfg, argc, argv, &file, err, errlen);
     if (rv != TB_CONFIG_RUN)
         return rv;
     if (file != NULL && (rv = tb_config_load_file(cfg, file, err, errlen)))

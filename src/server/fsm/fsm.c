@@ -68,6 +68,11 @@ int64_t fsm_last_zxid(const struct fsm *f)
     return f->last_zxid;
 }
 
+int64_t fsm_zxid_of(const struct fsm *f, int64_t index)
+{
+    return index + f->zxid_bias;
+}
+
 void fsm__event(struct fsm *f, int type, struct tb_str path,
                 struct tree_acl *acl)
 {

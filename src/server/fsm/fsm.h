@@ -62,6 +62,9 @@ int fsm_apply(struct fsm *f, int64_t index, const void *entry, size_t len);
 struct tree *fsm_tree(const struct fsm *f);
 /* The zxid of the last applied entry (0 before any). */
 int64_t fsm_last_zxid(const struct fsm *f);
+/* The zxid the entry at log index `index` takes, if no new epoch comes
+ * before it. */
+int64_t fsm_zxid_of(const struct fsm *f, int64_t index);
 
 /* The id a createSession txn applied at `zxid` gives its session. */
 int64_t fsm_session_id_for(int64_t zxid);

@@ -62,6 +62,7 @@ struct replog {
 
     char *dir;
     int lock_fd; /* holds the data directory's LOCK (replog.c) */
+    int repair;  /* replog_config.repair_log */
     char *address;
     int server_id;
     void (*log)(void *data, int level, const char *msg);

@@ -629,6 +629,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     l->lock_fd = -1;
     tb_queue_init(&l->queued);
     tb_queue_init(&l->pending);
+    l->repair = cfg->repair_log;
     l->log = cfg->log; /* so that early failures are reported */
     l->log_data = cfg->log_data;
     l->dir = strdup(cfg->dir);

@@ -94,6 +94,10 @@ struct replog_config {
     /* Hold small log writes for the next append whatever the disk shows
      * (wal.c, hold), not only while it shows them paying. */
     int log_hold_always;
+    /* Cut a log that is damaged beyond what a crash leaves at its last
+     * good record (wal_repair.c) instead of refusing to open it; see
+     * replog_repair_report. */
+    int repair_log;
     /* Raft timing, for ensembles; 0 picks the default in brackets. */
     unsigned election_timeout_ms;  /* [500] */
     unsigned heartbeat_timeout_ms; /* [50] */
@@ -156,6 +160,19 @@ struct replog_stats {
 
 struct replog;
 
+/* What opening with repair_log did. */
+struct replog_repair {
+    int repaired;             /* the log was damaged, and cut: all below set */
+    char backup[512];         /* the folder holding copies of what changed */
+    uint64_t last_index;      /* the log's last entry now */
+    uint64_t dropped;         /* whole records found beyond the cut ... */
+    uint64_t dropped_entries; /* ... the entries in them */
+    uint64_t dropped_first, dropped_last; /* ... their indexes */
+    uint64_t dropped_bytes; /* segment bytes beyond the cut, whole or not */
+    uint64_t max_index;     /* the highest index any record held */
+    uint64_t epoch;         /* the newest zxid epoch begun (0: none) */
+};
+
 /* Called exactly once per accepted proposal: status 0 once the entry is
  * durable, committed and applied (fsm apply for `index` ran just before,
  * with no other apply in between), else a negative TB_E* code and the
@@ -189,6 +206,11 @@ int replog_propose(struct replog *l, const void *payload, size_t len,
  * configured minimum always stays above. */
 int replog_propose_reserved(struct replog *l, const void *payload, size_t len,
                             replog_done_cb done, void *arg);
+
+void replog_repair_report(struct replog *l, struct replog_repair *out);
+/* Records, before zxids move to it, that a repair begins zxid epoch
+ * `epoch`: the next repair begins a later one.  0 or TB_EIO. */
+int replog_begin_epoch(struct replog *l, uint64_t epoch);
 
 /* Index of the newest entry whose effect is in the state machine. */
 int64_t replog_last_applied(struct replog *l);

@@ -213,7 +213,7 @@ static void record_open(struct wal *w, uint32_t kind, uint64_t index)
     tb_store_be32(h + WAL_H_MAGIC, WAL_MAGIC);
     tb_store_be32(h + WAL_H_KIND, kind);
     tb_store_be64(h + WAL_H_INDEX, index);
-    tb_store_be64(h + WAL_H_LOG, w->log_id);
+    tb_store_be64(h + WAL_H_LOG, w->meta.log_id);
     w->pending.open = w->pending.len;
     w->pending.len += WAL_HDR;
 }
@@ -580,11 +580,8 @@ static void prep_work(uv_work_t *work)
         named = 1;
         err = replog__wal_sync_dir(w->dir);
     }
-    if (err == 0 && s->seq > w->newest_seq) {
-        struct wal_meta m = {w->log_id, s->seq};
-        if ((err = replog__wal_meta_write(w->dir, &m)) == 0)
-            w->newest_seq = s->seq;
-    }
+    if (err == 0 && s->seq > w->meta.newest)
+        err = replog__wal_meta_set(w, WAL_META_NEWEST, s->seq);
     if (err == 0 && (s->fd = replog__wal_open(path)) < 0)
         err = errno;
     if (err != 0)

@@ -23,6 +23,7 @@
 #ifndef TB_SERVER_RAFT_WAL_H
 #define TB_SERVER_RAFT_WAL_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -142,19 +143,32 @@ struct wal_write {
     struct wal_write *next;
 };
 
+/* What wal-meta keeps (wal_meta.c): the log's id, in every record; the
+ * oldest and newest segments (0: none yet), so that every one between
+ * them must be there; the newest zxid epoch a repair began. */
+#define WAL_META_NAME "wal-meta"
+struct wal_meta {
+    uint64_t log_id, oldest, newest, epoch;
+};
+
 /* What reading the log found (wal_load.c): where it ends, and what lies
  * beyond its end.  A repair (wal_repair.c) cuts the log there. */
 struct wal_exam {
     uint64_t end_seq;    /* segment of the log's last record; 0: none */
     off_t end_off;       /* just after that record */
+    uint64_t end_made;   /* the size its segment was made */
     uint64_t end_write;  /* its write's number */
     int end_closed;      /* it is a WAL_CLOSED record */
     uint64_t last_index; /* of the log's last entry (raft_uv's included) */
     /* Records of this log beyond the end: what a crash left, when the log
      * opens; what a repair drops otherwise (as far as they are whole). */
     uint64_t beyond, beyond_entries, beyond_first, beyond_last;
+    uint64_t last_wal_index; /* of the log's last entry in a segment */
     uint64_t max_index; /* the highest index of any record of this log */
+    uint64_t bytes_beyond; /* of the segments, from the end on */
+    int cut_all;           /* the segments do not follow the snapshot */
     int odd_spares;     /* some wal-spare-* cannot serve: removed */
+    int leftovers;      /* segments before the oldest: removed */
     int damaged;        /* the log's errmsg says how */
 };
 
@@ -164,10 +178,13 @@ struct wal {
     uv_loop_t *loop;
     char *dir;
     off_t seg_bytes;
-    uint64_t log_id;     /* in every header; wal-meta keeps it */
-    uint64_t newest_seq; /* the newest segment made (wal-meta) */
+    struct wal_meta meta; /* as in wal-meta (wal_meta.c) */
     uint64_t write_seq;  /* the number of the next write */
     int loaded;          /* the log was read and found whole */
+    int repair;          /* cut damage instead of refusing (wal_repair.c) */
+    int repaired;        /* ... and it was cut */
+    char backup[32];     /* repair-<time>, where the files it cut went */
+    struct wal_exam repair_exam; /* the log before the cut */
     int fresh;           /* the directory was empty: a new log */
     struct wal_exam exam;
     raft_index next_index; /* of the next entry appended */
@@ -214,6 +231,7 @@ struct wal {
         int keep; /* renamed to a spare; cleared if that failed */
     } * doomed;   /* segments the removal work unlinks or keeps */
     unsigned n_doomed;
+    uint64_t removal_oldest; /* the oldest segment the removal keeps */
     raft_io_tick_cb tick;
     raft_io_recv_cb recv;
     raft_io_close_cb close_cb;
@@ -300,16 +318,17 @@ int replog__wal_open(const char *path);
 /* Makes `s` the segment written to. */
 int replog__wal_add_seg(struct wal *w, struct wal_seg *s);
 
-/* wal_meta.c: the log's id and the newest segment made. */
-#define WAL_META_NAME "wal-meta"
-struct wal_meta {
-    uint64_t log_id, newest;
-};
+/* wal_meta.c */
 /* 0, RAFT_NOTFOUND (no file), RAFT_CORRUPT or RAFT_IOERR with errmsg. */
 int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
                           size_t errlen);
 /* 0 or an errno value. */
 int replog__wal_meta_write(const char *dir, const struct wal_meta *m);
+/* Sets one field of w->meta and writes it all: 0 or an errno value (the
+ * field then keeps its old value).  Safe from the loop and from a
+ * segment's preparation or removal at once. */
+enum wal_meta_field { WAL_META_OLDEST, WAL_META_NEWEST, WAL_META_EPOCH };
+int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v);
 
 /* wal_load.c */
 int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r);
@@ -317,6 +336,13 @@ int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r);
 int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
                      raft_index *start, struct raft_entry **entries, size_t *n);
 uint32_t replog__wal_crc(uint32_t crc, const void *p, size_t n);
+/* Entries replog__wal_load gave, and raft_uv's load. */
 void replog__wal_entries_free(struct raft_entry *e, size_t n);
+void replog__wal_uv_entries_free(struct raft_entry *e, size_t n);
+
+/* wal_repair.c: cuts a damaged log at its end (w->exam), after copying
+ * what it changes; raises raft_uv's term to the log's. */
+int replog__wal_repair(struct wal *w);
+int replog__wal_repair_term(struct wal *w, raft_term term);
 
 #endif

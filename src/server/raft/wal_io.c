@@ -27,6 +27,14 @@ static void removal_work(uv_work_t *work)
     char path[PATH_MAX], spare[PATH_MAX];
     struct wal_doomed *d;
 
+    /* wal-meta first: a segment before the oldest it names is a leftover,
+     * one after it missing is damage (wal_load.c). */
+    if (replog__wal_meta_set(w, WAL_META_OLDEST, w->removal_oldest) != 0) {
+        for (d = w->doomed; d < w->doomed + w->n_doomed; d++)
+            d->keep = 0; /* the next snapshot's removal tries again */
+        return;
+    }
+
     /* Oldest first: the log's start is its oldest remaining segment. */
     for (d = w->doomed; d < w->doomed + w->n_doomed; d++) {
         replog__wal_path(w, d->seq, path, sizeof path);
@@ -84,6 +92,7 @@ static void remove_upto(struct wal *w, raft_index upto)
     w->n_doomed = k;
     memmove(w->segs, w->segs + k, (w->n_segs - k) * sizeof *w->segs);
     w->n_segs -= k;
+    w->removal_oldest = w->segs[0]->seq;
     w->removal_busy = 1;
     w->removal.data = w;
     if (uv_queue_work(w->loop, &w->removal, removal_work, removal_done) != 0) {
@@ -185,15 +194,12 @@ static int has_segments(const char *dir)
 /* wal-meta: read, or made for a new log. */
 static int open_meta(struct wal *w)
 {
-    struct wal_meta m;
-    int rv =
-        replog__wal_meta_read(w->dir, &m, w->io->errmsg, sizeof w->io->errmsg);
+    struct wal_meta m = {0};
+    int rv = replog__wal_meta_read(w->dir, &w->meta, w->io->errmsg,
+                                   sizeof w->io->errmsg);
 
-    if (rv == 0) {
-        w->log_id = m.log_id;
-        w->newest_seq = m.newest;
+    if (rv == 0)
         return 0;
-    }
     if (rv != RAFT_NOTFOUND)
         return rv;
     if (!is_pristine(w->dir)) {
@@ -206,13 +212,12 @@ static int open_meta(struct wal *w)
     }
     if (getrandom(&m.log_id, sizeof m.log_id, 0) != sizeof m.log_id)
         m.log_id = uv_hrtime() ^ ((uint64_t)getpid() << 32);
-    m.newest = 0;
     if ((rv = replog__wal_meta_write(w->dir, &m)) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s", w->dir,
                  WAL_META_NAME, strerror(rv));
         return RAFT_IOERR;
     }
-    w->log_id = m.log_id;
+    w->meta = m;
     w->fresh = 1;
     return 0;
 }
@@ -228,7 +233,7 @@ static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
     /* A new log's first segment is prepared while raft opens.  Not before
      * raft_uv's own checks of the directory have passed: a log that fails
      * to open is freed at once, and the preparation must not outlive it. */
-    if (rv == 0 && (w->fresh || w->newest_seq == 0) && !has_segments(w->dir))
+    if (rv == 0 && (w->fresh || w->meta.newest == 0) && !has_segments(w->dir))
         replog__wal_start_prep(w);
     return rv;
 }
@@ -250,8 +255,9 @@ void replog__wal_snapshot_free(struct raft_snapshot **snap)
 }
 
 /* The term and vote raft_uv keeps must not be older than the log: a
- * server that forgot a term it acted in could vote twice in it. */
-static int check_term(struct wal *w, raft_term term,
+ * server that forgot a term it acted in could vote twice in it.  A repair
+ * raises the term to the log's (with no vote in it). */
+static int check_term(struct wal *w, raft_term *term, raft_id *vote,
                       const struct raft_snapshot *snap,
                       const struct raft_entry *e, size_t n)
 {
@@ -261,14 +267,44 @@ static int check_term(struct wal *w, raft_term term,
     for (i = 0; i < n; i++)
         if (e[i].term > max)
             max = e[i].term;
-    if (max <= term)
+    if (max <= *term)
         return 0;
     snprintf(w->io->errmsg, sizeof w->io->errmsg,
              "metadata1/metadata2 give term %llu, but the log holds entries "
              "of term %llu: the term and vote are older than the log",
-             (unsigned long long)term, (unsigned long long)max);
+             (unsigned long long)*term, (unsigned long long)max);
     w->exam.damaged = 1;
-    return RAFT_CORRUPT;
+    if (!w->repair || replog__wal_repair_term(w, max) != 0)
+        return RAFT_CORRUPT;
+    *term = max;
+    *vote = 0;
+    return 0;
+}
+
+/* The log's own segments after raft_uv's part; a repair, if asked for and
+ * needed, and then again. */
+static int load_segments(struct wal *w, raft_term *term, raft_id *vote,
+                         struct raft_snapshot *snap, raft_index *start,
+                         struct raft_entry **entries, size_t *n)
+{
+    int rv = replog__wal_load(w, snap, start, entries, n);
+
+    if (rv == RAFT_CORRUPT && w->repair && w->exam.damaged) {
+        if ((rv = replog__wal_repair(w)) == 0)
+            rv = replog__wal_load(w, snap, start, entries, n);
+    }
+    if (rv != 0) {
+        replog__wal_uv_entries_free(*entries, *n);
+        *entries = NULL;
+        *n = 0;
+        return rv;
+    }
+    if ((rv = check_term(w, term, vote, snap, *entries, *n)) != 0) {
+        replog__wal_entries_free(*entries, *n);
+        *entries = NULL;
+        *n = 0;
+    }
+    return rv;
 }
 
 static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
@@ -288,10 +324,9 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
     if (rv == 0) {
         replog__wal_aio_init(w);
         replog__wal_flusher_init(w);
-        rv = replog__wal_load(w, *snap, start, entries, n);
-    }
-    if (rv == 0 && (rv = check_term(w, *term, *snap, *entries, *n)) != 0) {
-        replog__wal_entries_free(*entries, *n);
+        rv = load_segments(w, term, vote, *snap, start, entries, n);
+    } else {
+        replog__wal_uv_entries_free(*entries, *n);
         *entries = NULL;
         *n = 0;
     }
@@ -345,12 +380,12 @@ static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
         if (access(path, F_OK) == 0)
             return RAFT_CANTBOOTSTRAP;
     }
-    if (!w->fresh && w->newest_seq > 0) {
+    if (!w->fresh && w->meta.newest > 0) {
         snprintf(io->errmsg, sizeof io->errmsg,
                  "metadata1 and metadata2 (the term and the vote) are "
                  "missing, but the log exists (" WAL_META_NAME
                  " names wal-%016llx)",
-                 (unsigned long long)w->newest_seq);
+                 (unsigned long long)w->meta.newest);
         return RAFT_CORRUPT;
     }
     rv = w->uv->bootstrap(w->uv, c);
@@ -572,6 +607,7 @@ int replog__wal_init(struct replog *l, off_t segment_bytes)
     w->uv = &l->uv;
     w->loop = l->loop;
     w->seg_bytes = segment_bytes;
+    w->repair = l->repair;
     w->next_index = 1;
     w->next_seq = 1;
     w->write_seq = 1;

@@ -80,9 +80,12 @@ static int damage(struct wal *w, const char *fmt, ...)
 {
     va_list ap;
 
-    va_start(ap, fmt);
-    vsnprintf(w->io->errmsg, sizeof w->io->errmsg, fmt, ap);
-    va_end(ap);
+    /* A repair looks on past the first; that one is reported. */
+    if (!w->exam.damaged) {
+        va_start(ap, fmt);
+        vsnprintf(w->io->errmsg, sizeof w->io->errmsg, fmt, ap);
+        va_end(ap);
+    }
     w->exam.damaged = 1;
     return RAFT_CORRUPT;
 }
@@ -191,16 +194,24 @@ static int apply(struct list *l, const struct wal_rec *r)
 }
 
 /* raft_uv's entries, copied into the list. */
-static int take_uv_entries(struct list *l, raft_index start,
-                           struct raft_entry *e, size_t n)
+static int copy_uv_entries(struct list *l, raft_index start,
+                           const struct raft_entry *e, size_t n)
 {
-    void *batch = NULL;
     size_t i;
     int rv = 0;
 
     l->first = start;
     for (i = 0; i < n && rv == 0; i++)
         rv = list_push(l, e[i].term, e[i].type, e[i].buf.base, e[i].buf.len);
+    return rv;
+}
+
+/* Entries as raft_uv's load gives them: some share a batch. */
+void replog__wal_uv_entries_free(struct raft_entry *e, size_t n)
+{
+    void *batch = NULL;
+    size_t i;
+
     for (i = 0; i < n; i++) {
         if (e[i].batch == NULL)
             raft_free(e[i].buf.base);
@@ -208,7 +219,6 @@ static int take_uv_entries(struct list *l, raft_index start,
             raft_free(batch = e[i].batch);
     }
     raft_free(e);
-    return rv;
 }
 
 void replog__wal_entries_free(struct raft_entry *e, size_t n)
@@ -265,6 +275,10 @@ static int list_segments(struct wal *w, uint64_t **seqs, size_t *n)
             continue;
         if (w->prep_seg != NULL && seq == w->prep_seg->seq)
             continue; /* being prepared since the log was opened */
+        if (seq < w->meta.oldest) {
+            w->exam.leftovers = 1; /* a removal's, crashed */
+            continue;
+        }
         if (*n == cap) {
             cap = cap ? 2 * cap : 16;
             if ((t = realloc(s, cap * sizeof *t)) == NULL) {
@@ -350,51 +364,13 @@ static int record_at(struct wal *w, const struct seg_file *f, size_t off,
                      struct wal_rec *r, int *found)
 {
     *found = replog__wal_decode(f->buf + off, f->len - off, r) == 0;
-    if (*found && r->log != w->log_id) {
+    if (*found && r->log != w->meta.log_id) {
         damage(w,
                "wal-%016" PRIx64 ", offset %zu: a record of another log "
                "(id %016" PRIx64 ", this log's is %016" PRIx64 ")",
-               f->seq, off, r->log, w->log_id);
+               f->seq, off, r->log, w->meta.log_id);
         return 1;
     }
-    return 0;
-}
-
-/* Walks the log's chain through f from offset 0, applying each record
- * that joins it; sets *end just after the last one (0: none). */
-static int walk(struct wal *w, const struct seg_file *f, struct list *l,
-                struct wal_seg *s)
-{
-    struct wal_exam *x = &w->exam;
-    struct wal_rec r;
-    size_t off = 0;
-    int found, rv;
-
-    while (off < f->len) {
-        if (record_at(w, f, off, &r, &found) != 0)
-            return RAFT_CORRUPT;
-        if (!found || r.seg != (uint32_t)f->seq ||
-            (x->end_seq != 0 && r.prev != w->last_crc))
-            break;
-        if ((rv = apply(l, &r)) != 0)
-            return rv == RAFT_CORRUPT
-                       ? damage(w,
-                                "wal-%016" PRIx64 ", offset %zu: the record "
-                                "(index %" PRIu64 ") does not follow the "
-                                "entries before it",
-                                f->seq, off, r.index)
-                       : rv;
-        w->last_crc = r.crc;
-        x->end_seq = f->seq;
-        x->end_write = r.write;
-        x->end_closed = r.kind == WAL_CLOSED;
-        if (r.kind == WAL_ENTRIES && r.n > 0)
-            s->last_index = r.index + r.n - 1;
-        s->made = r.seg_size;
-        off += wal_aligned(WAL_HDR + r.len);
-    }
-    s->end = (off_t)off;
-    x->end_off = s->end;
     return 0;
 }
 
@@ -406,7 +382,74 @@ static int newer_than_newest(struct wal *w, uint64_t seq)
                   " holds records of the log, but " WAL_META_NAME
                   " says the newest segment made is "
                   "wal-%016" PRIx64 " (a segment renamed or copied in?)",
-                  seq, w->newest_seq);
+                  seq, w->meta.newest);
+}
+
+/* Walks the log's chain through f from offset 0, applying each record
+ * that joins it.  Damage ends the walk: a repair cuts the log there. */
+static int walk(struct wal *w, const struct seg_file *f, struct list *l,
+                struct wal_seg *s)
+{
+    struct wal_exam *x = &w->exam;
+    struct wal_rec r;
+    size_t off = 0;
+    int found, rv = 0;
+
+    while (off < f->len && rv == 0) {
+        if (record_at(w, f, off, &r, &found) != 0) {
+            rv = RAFT_CORRUPT;
+            break;
+        }
+        if (!found || r.seg != (uint32_t)f->seq ||
+            (x->end_seq != 0 && r.prev != w->last_crc))
+            break;
+        if (f->seq > w->meta.newest) {
+            rv = newer_than_newest(w, f->seq);
+            break;
+        }
+        if ((rv = apply(l, &r)) == RAFT_CORRUPT)
+            damage(w,
+                   "wal-%016" PRIx64 ", offset %zu: the record (index "
+                   "%" PRIu64 ") does not follow the entries before it",
+                   f->seq, off, r.index);
+        if (rv != 0)
+            break;
+        w->last_crc = r.crc;
+        x->end_seq = f->seq;
+        x->end_write = r.write;
+        x->end_closed = r.kind == WAL_CLOSED;
+        x->end_made = r.seg_size;
+        if (r.kind == WAL_ENTRIES && r.n > 0)
+            x->last_wal_index = s->last_index = r.index + r.n - 1;
+        s->made = r.seg_size;
+        off += wal_aligned(WAL_HDR + r.len);
+        x->end_off = (off_t)off;
+    }
+    s->end = (off_t)off;
+    return rv == RAFT_CORRUPT && w->repair ? 0 : rv;
+}
+
+/* A whole record at `off` of segment `seq`, beyond where the log broke
+ * after write `last`, which a crash cannot leave. */
+static int beyond_break(struct wal *w, uint64_t seq, size_t off,
+                        const struct wal_rec *r, uint64_t last)
+{
+    const struct wal_exam *x = &w->exam;
+    char at[64];
+
+    if (x->end_seq != 0)
+        snprintf(at, sizeof at, "wal-%016" PRIx64 " offset %lld", x->end_seq,
+                 (long long)x->end_off);
+    else
+        snprintf(at, sizeof at, "its first record");
+    return damage(w,
+                  "wal-%016" PRIx64 " offset %zu: a whole record (write "
+                  "%" PRIu64 ") beyond the log's break at %s (after write "
+                  "%" PRIu64 "), %s: a record there is damaged or missing",
+                  seq, off, r->write, at, last,
+                  x->end_closed           ? "which is a clean close"
+                  : r->kind == WAL_CLOSED ? "and it is a clean close"
+                                          : "which no crash leaves");
 }
 
 /* Looks at what lies in f from `from` on, beyond the log's end (or, for a
@@ -423,31 +466,33 @@ static int beyond(struct wal *w, const struct seg_file *f, size_t from,
     int found;
 
     for (off = from; off < f->len; off += WAL_BLOCK) {
-        if (record_at(w, f, off, &r, &found) != 0)
+        if (record_at(w, f, off, &r, &found) != 0 && !w->repair)
             return RAFT_CORRUPT;
-        if (!found || r.seg != (uint32_t)f->seq)
+        if (!found || r.log != w->meta.log_id)
+            continue;
+        /* A spare holds records of a segment removed before the oldest. */
+        if (r.seg != (uint32_t)f->seq && r.seg >= (uint32_t)w->meta.oldest &&
+            damage(w,
+                   "wal-%016" PRIx64 " offset %zu: a record of wal-%016" PRIx64
+                   ", a segment of the log (copied?)",
+                   f->seq, off, (uint64_t)r.seg) != 0 &&
+            !w->repair)
+            return RAFT_CORRUPT;
+        if (r.seg != (uint32_t)f->seq)
             continue;
         s->made = r.seg_size;
-        if (f->seq > w->newest_seq)
-            return newer_than_newest(w, f->seq);
+        if (f->seq > w->meta.newest && newer_than_newest(w, f->seq) != 0 &&
+            !w->repair)
+            return RAFT_CORRUPT;
         if (r.kind == WAL_ENTRIES && r.n > 0 &&
             r.index + r.n - 1 > x->max_index)
             x->max_index = r.index + r.n - 1;
         if (r.write <= last)
             continue; /* older than the log's end: overwritten since */
-        if (before_end || !next_to_end || r.write > last + WAL_INFLIGHT ||
-            r.kind == WAL_CLOSED || x->end_closed)
-            return damage(
-                w,
-                "wal-%016" PRIx64 ", offset %zu: a whole record (write "
-                "%" PRIu64 ") lies after the point where the log breaks "
-                "(wal-%016" PRIx64 ", offset %lld, after write %" PRIu64
-                "), %s: a record there is damaged or missing, and "
-                "acknowledged writes would be lost",
-                f->seq, off, r.write, x->end_seq, (long long)x->end_off, last,
-                x->end_closed          ? "which is a clean close"
-                : r.kind == WAL_CLOSED ? "and it is a clean close"
-                                       : "and no crash leaves that");
+        if ((before_end || !next_to_end || r.write > last + WAL_INFLIGHT ||
+             r.kind == WAL_CLOSED || x->end_closed) &&
+            beyond_break(w, f->seq, off, &r, last) != 0 && !w->repair)
+            return RAFT_CORRUPT;
         x->beyond++;
         if (r.kind == WAL_ENTRIES && r.n > 0) {
             if (x->beyond_entries == 0 || r.index < x->beyond_first)
@@ -491,6 +536,11 @@ static int check_present(struct wal *w, const uint64_t *seqs, size_t n)
 {
     size_t i;
 
+    if (n > 0 && w->meta.oldest > 0 && seqs[0] != w->meta.oldest)
+        return damage(w,
+                      "wal-%016" PRIx64 " is missing: " WAL_META_NAME
+                      " says it is the log's oldest segment",
+                      w->meta.oldest);
     for (i = 1; i < n; i++)
         if (seqs[i] != seqs[i - 1] + 1)
             return damage(w,
@@ -503,13 +553,13 @@ static int check_present(struct wal *w, const uint64_t *seqs, size_t n)
         return 0;
     /* The newest is never removed: only segments before the one written
      * to are, once snapshots cover them. */
-    for (i = 0; i < n && seqs[i] != w->newest_seq; i++)
+    for (i = 0; i < n && seqs[i] != w->meta.newest; i++)
         ;
-    if (w->newest_seq > 0 && i == n)
+    if (w->meta.newest > 0 && i == n)
         return damage(w,
                       "wal-%016" PRIx64 " is missing: " WAL_META_NAME
                       " says the log made segments up to it",
-                      w->newest_seq);
+                      w->meta.newest);
     return 0;
 }
 
@@ -540,7 +590,6 @@ static int open_segment(struct wal *w, struct wal_seg *s)
  * one: it then names the newest kept. */
 static void tidy(struct wal *w, struct wal_seg **segs, size_t n)
 {
-    struct wal_meta m = {w->log_id, 0};
     char path[PATH_MAX];
     DIR *d;
     struct dirent *de;
@@ -553,21 +602,24 @@ static void tidy(struct wal *w, struct wal_seg **segs, size_t n)
             seg_drop(w, segs[i]);
             dropped = 1;
         }
-    if (dropped) {
-        m.newest = w->ready != NULL ? w->ready->seq
-                   : w->n_segs > 0  ? w->segs[w->n_segs - 1]->seq
-                                    : 0;
-        if (replog__wal_meta_write(w->dir, &m) == 0)
-            w->newest_seq = m.newest;
-    }
+    if (dropped)
+        (void)replog__wal_meta_set(w, WAL_META_NEWEST,
+                                   w->ready != NULL ? w->ready->seq
+                                   : w->n_segs > 0 ? w->segs[w->n_segs - 1]->seq
+                                                   : 0);
     /* A new log's first segment may be being made in it. */
     snprintf(path, sizeof path, "%s/wal-tmp", w->dir);
     if (w->prep_seg == NULL)
         unlink(path);
-    if (!w->exam.odd_spares || (d = opendir(w->dir)) == NULL)
+    if ((!w->exam.odd_spares && !w->exam.leftovers) ||
+        (d = opendir(w->dir)) == NULL)
         return;
+    /* Spares that cannot serve, and segments a removal left. */
     while ((de = readdir(d)) != NULL) {
         end = 0;
+        if (sscanf(de->d_name, "wal-%16llx%n", &seq, &end) == 1 && end == 20 &&
+            de->d_name[end] == '\0' && seq < w->meta.oldest)
+            (void)unlinkat(dirfd(d), de->d_name, 0);
         if (sscanf(de->d_name, "wal-spare-%16llx%n", &seq, &end) != 1 ||
             de->d_name[end] != '\0')
             continue;
@@ -591,9 +643,11 @@ static int load_segments(struct wal *w, struct list *l)
     int ended = 0, rv;
 
     memset(x, 0, sizeof *x);
+    w->n_spare_segs = 0;
+    w->last_crc = 0;
     if ((rv = list_segments(w, &seqs, &n)) != 0)
         return rv;
-    if ((rv = check_present(w, seqs, n)) != 0)
+    if ((rv = check_present(w, seqs, n)) != 0 && !w->repair)
         goto out;
     segs = calloc(n ? n : 1, sizeof *segs);
     upto = calloc(n ? n : 1, sizeof *upto);
@@ -620,10 +674,6 @@ static int load_segments(struct wal *w, struct list *l)
         free(f.buf);
         if (rv != 0)
             goto out;
-        if (segs[i]->end > 0 && seqs[i] > w->newest_seq) {
-            rv = newer_than_newest(w, seqs[i]);
-            goto out;
-        }
         upto[i] = x->end_write;
         if (segs[i]->end > 0)
             e = i;
@@ -637,11 +687,20 @@ static int load_segments(struct wal *w, struct list *l)
         segs[i]->size = (off_t)f.len;
         rv = beyond(w, &f, (size_t)segs[i]->end, x->end_seq != 0 && i < e,
                     i <= e + 1, upto[i], segs[i]);
-        if (rv == 0)
-            rv = check_size(w, &f, segs[i]);
+        if (rv == 0 && check_size(w, &f, segs[i]) != 0 && !w->repair)
+            rv = RAFT_CORRUPT;
+        if (x->end_seq == 0 || seqs[i] > x->end_seq)
+            x->bytes_beyond += f.len;
+        else if (seqs[i] == x->end_seq && f.len > (size_t)x->end_off)
+            x->bytes_beyond += f.len - (size_t)x->end_off;
         free(f.buf);
         if (rv != 0)
             goto out;
+    }
+    /* A repair cuts the log at its end (wal_repair.c) and reads it again. */
+    if (x->damaged) {
+        rv = RAFT_CORRUPT;
+        goto out;
     }
     w->write_seq = x->end_write + 1;
     if (x->beyond > 0)
@@ -688,9 +747,7 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
     raft_index floor = snap != NULL ? snap->index + 1 : 1;
     int rv;
 
-    rv = take_uv_entries(&l, *start, *entries, *n);
-    *entries = NULL;
-    *n = 0;
+    rv = copy_uv_entries(&l, *start, *entries, *n);
     if (rv == 0)
         rv = load_segments(w, &l);
     /* Entries all behind the snapshot are of no use (a crash came between
@@ -699,24 +756,28 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
         list_truncate(&l, 0);
     if (rv == 0 && l.n == 0)
         l.first = floor;
-    if (rv == 0 && l.first > floor)
+    if (rv == 0 && l.first > floor) {
         rv = damage(w,
                     "the log's first entry is %llu, but the newest snapshot "
                     "holds entries up to %llu only: entries %llu..%llu are "
                     "missing",
                     (unsigned long long)l.first, (unsigned long long)floor - 1,
                     (unsigned long long)floor, (unsigned long long)l.first - 1);
+        w->exam.cut_all = 1;
+    }
+    /* On failure raft_uv's entries stay the caller's: a repair reads the
+     * log again. */
     if (rv != 0) {
         list_free(&l);
         return rv;
     }
+    replog__wal_uv_entries_free(*entries, *n);
     w->exam.last_index = l.first + l.n - 1;
     w->next_index = l.first + l.n;
     *start = l.first;
     *n = l.n;
-    if (l.n > 0)
-        *entries = l.e;
-    else
+    *entries = l.n > 0 ? l.e : NULL;
+    if (l.n == 0)
         raft_free(l.e);
     return 0;
 }

@@ -1,19 +1,24 @@
 /* wal-meta: what the log's segments cannot say about themselves.  A
- * segment deleted whole leaves no trace in the others, so the newest one
- * ever made is written down before any record goes into it, and every
- * record names the log it belongs to, whose id is kept here.
+ * segment deleted whole leaves no trace in the others, so the oldest and
+ * newest kept are written down: the newest before any record goes into
+ * it, the oldest before the segments before it are removed.  Every record
+ * names the log it belongs to, whose id is kept here.
  *
  *   OFFSET  SIZE  FIELD (big-endian)
  *        0     8  magic "TBWALMT1"
- *        8     4  crc: CRC-32 of bytes 12 .. 32
+ *        8     4  crc: CRC-32 of bytes 12 .. 48
  *       12     4  zero
  *       16     8  log id
  *       24     8  newest segment made (0: none yet)
+ *       32     8  epoch: the newest zxid epoch a repair began (zxids then
+ *                 went on from epoch << 32), 0: none
+ *       40     8  oldest segment kept (0: none yet)
  *
  * It is replaced whole (a temporary file synced, renamed, the directory
  * synced), so a crash leaves the old one or the new one. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,7 +26,7 @@
 #include "server/raft/internal.h"
 #include "server/raft/wal.h"
 
-#define META_SIZE 32
+#define META_SIZE 48
 static const char meta_magic[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '1'};
 
 int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
@@ -49,6 +54,8 @@ int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
     }
     m->log_id = tb_load_be64(b + 16);
     m->newest = tb_load_be64(b + 24);
+    m->epoch = tb_load_be64(b + 32);
+    m->oldest = tb_load_be64(b + 40);
     return 0;
 }
 
@@ -61,6 +68,8 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
     memcpy(b, meta_magic, sizeof meta_magic);
     tb_store_be64(b + 16, m->log_id);
     tb_store_be64(b + 24, m->newest);
+    tb_store_be64(b + 32, m->epoch);
+    tb_store_be64(b + 40, m->oldest);
     tb_store_be32(b + 8, replog__wal_crc(0, b + 12, META_SIZE - 12));
     snprintf(tmp, sizeof tmp, "%s/" WAL_META_NAME ".tmp", dir);
     snprintf(path, sizeof path, "%s/" WAL_META_NAME, dir);
@@ -77,5 +86,31 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
         err = replog__wal_sync_dir(dir);
     if (err != 0)
         unlink(tmp);
+    return err;
+}
+
+/* The loop and the threads that make and remove segments write it: one
+ * at a time. */
+static pthread_mutex_t saving = PTHREAD_MUTEX_INITIALIZER;
+
+int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v)
+{
+    struct wal_meta m;
+    int err;
+
+    pthread_mutex_lock(&saving);
+    m = w->meta;
+    if (f == WAL_META_OLDEST)
+        m.oldest = v;
+    else if (f == WAL_META_NEWEST)
+        m.newest = v;
+    else
+        m.epoch = v;
+    /* The first segment made is the oldest. */
+    if (m.oldest == 0 || m.newest == 0)
+        m.oldest = m.newest;
+    if ((err = replog__wal_meta_write(w->dir, &m)) == 0)
+        w->meta = m;
+    pthread_mutex_unlock(&saving);
     return err;
 }

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# A damaged log is refused, never silently shortened.  A log of three
+# segments (1 MiB, 8 MiB and a third, with a snapshot) is made with 64 KiB
+# creates and stopped cleanly; then, each on a fresh copy, one kind of
+# damage: truncation at several points of every segment, a byte flipped in
+# the header and in the payload of the first, a middle and the last record,
+# a segment deleted, renamed or copied in, a record of another log, the
+# term's metadata removed or older than the log, wal-meta removed, every
+# segment gone from under the snapshot, the snapshot gone from before the
+# log.  Each start must end with status 1, say what is wrong (the
+# file, and for a record its offset) and leave every file as it was.  What
+# a crash leaves (the closing record and the last write gone) opens
+# without that write, and says so.  Last, tumblerd --repair-log on a damaged
+# copy: it says what it drops, keeps a copy of it, and the log then opens
+# with the writes before the damage, and zxids above every earlier one.
+#   damage.sh TUMBLERD ACKED_WRITER
+set -euo pipefail
+tumblerd=("$1") writer=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-damage.XXXXXX")
+source "$(dirname "$0")/lib.sh"
+pid=""
+cleanup() {
+    local rc=$?
+    crash_kill $pid
+    rm -rf "$dir"
+    exit "$rc"
+}
+trap cleanup EXIT
+seg() { printf '%s/wal-%016x' "$1" "$2"; }
+
+# records DIR SEQ: "offset kind length" of each whole record of segment
+# SEQ (length: of its payload).
+records() {
+    python3 - "$(seg "$1" "$2")" "$2" <<'EOF'
+import sys, zlib
+data = open(sys.argv[1], "rb").read()
+seq = int(sys.argv[2])
+for off in range(0, len(data) - 64, 4096):
+    h = data[off:off + 64]
+    if h[:4] != b"3WBT":
+        continue
+    n = int.from_bytes(h[40:48], "big")
+    if zlib.crc32(data[off + 8:off + 64 + n]) != int.from_bytes(h[4:8], "big"):
+        continue
+    if int.from_bytes(h[36:40], "big") == seq:
+        print(off, int.from_bytes(h[12:16], "big"), n)
+EOF
+}
+
+# flip DIR SEQ OFFSET: one byte of a segment inverted.
+flip() {
+    python3 - "$(seg "$1" "$2")" "$3" <<'EOF'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2]))
+    f.write(bytes([b[0] ^ 0xff]))
+EOF
+}
+
+sums() { (cd "$1" && find . -type f ! -name LOCK -print0 | sort -z | xargs -0 md5sum); }
+
+# refused NAME PATTERN: the copy in $dir/NAME does not open: status 1, a
+# line matching PATTERN, and no file changed.
+refused() {
+    local d=$dir/$1 status=0
+    sums "$d" >"$dir/before"
+    timeout -s KILL 30 "${tumblerd[@]}" --clientPort="$port" --dataDir="$d" \
+        2>"$dir/start.log" || status=$?
+    [ "$status" = 1 ] || { echo "$1: tumblerd ended with $status, not 1:"; cat "$dir/start.log"; exit 1; }
+    grep -q -- "$2" "$dir/start.log" ||
+        { echo "$1: no line saying '$2':"; cat "$dir/start.log"; exit 1; }
+    sums "$d" | diff "$dir/before" - >/dev/null ||
+        { echo "$1: a refused start changed the data directory:"; sums "$d" | diff "$dir/before" -; exit 1; }
+    printf '%-28s %s\n' "$1" "$(grep -m1 -o 'io: .*\|(metadata1.*\|holds files.*' "$dir/start.log" | cut -c1-150)"
+}
+
+# copy NAME: a fresh copy of the log.
+copy() { rm -rf "${dir:?}/$1"; cp -a "$dir/base" "$dir/$1"; echo "$dir/$1"; }
+
+port=$(free_port)
+zxid() { printf srvr | nc -q1 127.0.0.1 "$port" | sed -n 's/^Zxid: //p'; }
+
+# A log that snapshots have shortened: segments 2 and 3 (1 is covered and
+# removed), and the snapshot.
+crash_start "$dir/base"
+ACKED_WRITER_DATA=65536 "$writer" write "127.0.0.1:$port" /d 150 >"$dir/acked" 2>"$dir/writer.err"
+[ "$(grep -c . "$dir/acked")" = 150 ] || { echo "the writes failed"; cat "$dir/writer.err"; exit 1; }
+kill "$pid"; wait "$pid" || true; pid=""
+mapfile -t segs < <(cd "$dir/base" && ls wal-0* | sed 's/wal-0*//')
+[ "${#segs[@]}" -ge 2 ] || { echo "fewer than two segments:"; ls -l "$dir/base"; exit 1; }
+ls "$dir/base" | grep -q '^state-' || { echo "no snapshot:"; ls -l "$dir/base"; exit 1; }
+oldest=${segs[0]} newest=${segs[-1]}
+name() { printf 'wal-%016x' "$1"; }
+
+# Truncation of every segment at several points.
+for s in "${segs[@]}"; do
+    size=$(stat -c %s "$(seg "$dir/base" "$s")")
+    for cut in 0 4096 100000 $((size / 2)) $((size - 1)); do
+        d=$(copy trunc$s-$cut); truncate -s "$cut" "$(seg "$d" "$s")"
+        refused trunc$s-$cut "$(name "$s") is $cut bytes"
+    done
+done
+
+# A byte flipped in the header (the index) and in the payload of the
+# first, a middle and the last record of every segment.
+for s in "${segs[@]}"; do
+    mapfile -t recs < <(records "$dir/base" "$s" | awk '$2 == 1 { print $1, $3 }')
+    [ "${#recs[@]}" -ge 1 ] || { echo "segment $s has no records"; exit 1; }
+    for which in first middle last; do
+        case $which in
+        first) rec=${recs[0]} ;;
+        middle) rec=${recs[$(( ${#recs[@]} / 2 ))]} ;;
+        last) rec=${recs[-1]} ;;
+        esac
+        # The index in the header; the middle of the payload.
+        for part in 20 $(( 64 + ${rec#* } / 2 )); do
+            d=$(copy flip$s-$which-$part)
+            flip "$d" "$s" $(( ${rec% *} + part ))
+            refused flip$s-$which-$part "wal-[0-9a-f]* offset [0-9]*: a whole record"
+        done
+    done
+done
+
+# Segments deleted, renamed, copied in; a record of another log.
+d=$(copy deleted-oldest); rm "$(seg "$d" "$oldest")"; refused deleted-oldest "$(name "$oldest") is missing"
+d=$(copy deleted-newest); rm "$(seg "$d" "$newest")"; refused deleted-newest "$(name "$newest") is missing"
+d=$(copy renamed); mv "$(seg "$d" "$newest")" "$(seg "$d" $((newest + 2)))"; refused renamed "$(name "$newest") is missing"
+d=$(copy extra); cp "$(seg "$d" "$newest")" "$(seg "$d" $((newest + 1)))"; refused extra "$(name $((newest + 1))) offset 0: a record of $(name "$newest")"
+crash_start "$dir/other"
+"$writer" write "127.0.0.1:$port" /o 3 >/dev/null 2>&1
+kill "$pid"; wait "$pid" || true; pid=""
+d=$(copy foreign); cp "$(seg "$dir/other" 1)" "$(seg "$d" "$oldest")"; refused foreign "a record of another log"
+# Metadata: the term and vote, wal-meta; a snapshot without its log, a
+# log without its snapshot.
+d=$(copy no-metadata); rm -f "$d"/metadata1 "$d"/metadata2; refused no-metadata "metadata1 and metadata2 (the term and the vote) are missing"
+d=$(copy no-wal-meta); rm "$d/wal-meta"; refused no-wal-meta "holds files of a log but no wal-meta"
+d=$(copy no-segments); rm "$d"/wal-0*; refused no-segments "is missing"
+d=$(copy no-snapshot); rm "$d"/snapshot-* "$d"/state-*; refused no-snapshot "the log's first entry is [0-9]*, but the newest snapshot holds entries up to 0"
+
+# A log no snapshot shortened, one segment: what a crash leaves (the
+# closing record and the last write but one gone) opens without the last
+# write; the repair of the last create's record damaged.
+crash_start "$dir/small"
+"$writer" write "127.0.0.1:$port" /s 40 >"$dir/acked-small" 2>/dev/null
+[ "$(grep -c . "$dir/acked-small")" = 40 ] || { echo "the small log's writes failed"; exit 1; }
+# One more, alone: its record is the last but one (its session's close).
+"$writer" write "127.0.0.1:$port" /t 1 >"$dir/acked-last" 2>/dev/null
+zxid=$(zxid)
+kill "$pid"; wait "$pid" || true; pid=""
+! ls "$dir/small" | grep -q '^state-' || { echo "the small log has a snapshot"; exit 1; }
+rm -rf "$dir/base"; mv "$dir/small" "$dir/base"
+d=$(copy crashed)
+mapfile -t last < <(records "$d" 1 | tail -3 | cut -d' ' -f1,2)
+[ "${last[2]#* }" = 4 ] || { echo "the last record is not the closing one: ${last[*]}"; exit 1; }
+# The write before the last lost (the last create's), the last whole (its
+# session's close): the last is dropped too.
+flip "$d" 1 "${last[2]% *}"
+flip "$d" 1 "$(( ${last[0]% *} + 20 ))"
+crash_start "$d"
+grep -q "what a crash left of writes never acknowledged: dropped" "$dir/server.log" ||
+    { echo "the write dropped is not said:"; cat "$dir/server.log"; exit 1; }
+grep "dropped" "$dir/server.log" | tail -1
+"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
+if "$writer" verify "127.0.0.1:$port" <"$dir/acked-last" >/dev/null 2>&1; then
+    echo "the write the simulated crash lost is there"; exit 1
+fi
+kill "$pid"; wait "$pid" || true; pid=""
+
+d=$(copy repaired)
+mapfile -t recs < <(records "$d" 1 | awk '$2 == 1 { print $1 }')
+flip "$d" 1 $(( ${recs[-2]} + 20 ))
+cp "$(seg "$d" 1)" "$dir/damaged"
+refused repaired "offset [0-9]*: a whole record"
+status=0
+timeout -s KILL 60 "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair.log" || status=$?
+[ "$status" = 0 ] || { echo "--repair-log ended with $status:"; cat "$dir/repair.log"; exit 1; }
+grep WARN "$dir/repair.log"
+grep -q "repair: kept the log up to entry [0-9]* (zxid 0x[0-9a-f]*); dropped [0-9]* bytes of segments beyond it, in which [0-9]* whole record(s) of [0-9]* entries were found" "$dir/repair.log" ||
+    { echo "no line saying what was kept and dropped:"; cat "$dir/repair.log"; exit 1; }
+grep -q "zxids go on from 0x100000000," "$dir/repair.log" ||
+    { echo "no new epoch:"; cat "$dir/repair.log"; exit 1; }
+backup=$(ls -d "$d"/repair-*)
+cmp "$backup/wal-0000000000000001" "$dir/damaged"
+crash_start "$d"
+# The writes acknowledged before the damaged record are there, its own
+# is not; zxids went on above every one given before.
+"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
+if "$writer" verify "127.0.0.1:$port" <"$dir/acked-last" >/dev/null 2>&1; then
+    echo "the write of the damaged record is there"; exit 1
+fi
+"$writer" write "127.0.0.1:$port" /after 1 >/dev/null 2>&1
+now=$(zxid)
+[ $(( now )) -gt $(( zxid )) ] && [ $(( now )) -gt $(( 0x100000000 )) ] ||
+    { echo "zxid $now after the repair, $zxid before the damage"; exit 1; }
+kill "$pid"; wait "$pid" || true; pid=""
+# A second repair leaves a whole log as it is.
+sums "$d" >"$dir/before"
+"${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair2.log"
+grep -q "is whole; nothing changed" "$dir/repair2.log" || { cat "$dir/repair2.log"; exit 1; }
+# The term and vote older than the log (raft_uv's metadata: format,
+# version, term, vote, little-endian; a lone voter's term is 1): refused;
+# a repair raises the term.
+d=$(copy old-term)
+python3 -c 'import struct, sys; open(sys.argv[1], "r+b").write(struct.pack("<QQQQ", 1, 1, 0, 0))' "$d/metadata1"
+refused old-term "give term 0, but the log holds entries of term 1"
+"${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair3.log"
+grep -q "the term is raised to the log's, 1" "$dir/repair3.log" || { cat "$dir/repair3.log"; exit 1; }
+crash_start "$d"
+"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
+kill "$pid"; wait "$pid" || true; pid=""
+echo "zxid $zxid before the damage, $now after the repair"
+echo "1 passed, 0 failed"
