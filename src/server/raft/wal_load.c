@@ -722,6 +722,7 @@ static int load_segments(struct wal *w, struct list *l)
         segs[i] = NULL;
     }
     tidy(w, segs, n);
+    free(segs);
     segs = NULL;
     if (w->n_segs > 0 &&
         w->segs[w->n_segs - 1]->end < w->segs[w->n_segs - 1]->size)
