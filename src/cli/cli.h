@@ -22,6 +22,8 @@ enum {
     CLI_OK = 0,
     CLI_CONFLICT = 1,     /* lock: not acquired now (-n) or within -w */
     CLI_USAGE = 64,       /* EX_USAGE: bad command line */
+    CLI_DATAERR = 65,     /* EX_DATAERR: lock: PATH holds nodes of another
+                             layout (TB_EFOREIGNLOCK) */
     CLI_UNREACHABLE = 69, /* EX_UNAVAILABLE: no server answered */
     CLI_SOFTWARE = 70,    /* EX_SOFTWARE: unexpected client error */
     CLI_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */

@@ -457,7 +457,7 @@ static void print_leader(struct cli *cli, const char *path,
         jw_key(&w, "token");
         jw_int(&w, l->token);
         jw_key(&w, "session");
-        jw_hex(&w, l->session);
+        jw_session(&w, l->session);
         jw_key(&w, "node");
         jw_str(&w, l->node);
         jw_end_obj(&w);
@@ -586,7 +586,8 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
 
 #define LOCK_NOTES                                                             \
     "Exit status: CMD's (128+N if signal N ended it); 1, or -E's, when not\n"  \
-    "acquired in time; 75 if lost while CMD ran (CMD is terminated); 69\n"     \
+    "acquired in time; 75 if lost while CMD ran (CMD is terminated); 65\n"     \
+    "(lock) PATH holds nodes of another layout, named on stderr; 69\n"         \
     "no server reachable; 126/127 CMD not executable / not found; 64 usage.\n" \
     "CMD's environment: TUMBLER_LOCK_PATH, TUMBLER_LOCK_TOKEN (the fencing\n"  \
     "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  CMD runs in a process\n"     \

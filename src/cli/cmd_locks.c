@@ -208,8 +208,9 @@ static int note_others(struct listing *l, const struct tb_strings *ch)
 static int cmp_entry(const void *a, const void *b)
 {
     const struct entry *x = a, *y = b;
-    /* Semaphore: leases before the locks/ queue. */
-    int gx = x->kind == TB_NODE_MUTEX, gy = y->kind == TB_NODE_MUTEX;
+    /* Semaphore: leases before the locks/ queue.  Every other layout is
+     * one queue in sequence order, mutex nodes among the others. */
+    int gx = x->kind != TB_NODE_LEASE, gy = y->kind != TB_NODE_LEASE;
 
     if (gx != gy)
         return gx - gy;
@@ -311,7 +312,7 @@ static void print_others(const struct listing *l)
 
 static void print_text(const struct listing *l)
 {
-    char since[64], name[64];
+    char since[64], name[64], session[CLI_SESSION_LEN];
     int i, nh = 0;
 
     for (i = 0; i < l->n; i++)
@@ -340,10 +341,11 @@ static void print_text(const struct listing *l)
         if (localtime_r(&t, &tm) == NULL ||
             strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm) == 0)
             snprintf(since, sizeof since, "%lld", (long long)e->st.ctime);
-        printf("%-4d %-8s %-7s 0x%016llx %-12lld %-20s %-20.*s %s\n", i + 1,
+        printf("%-4d %-8s %-7s %-18s %-12lld %-20s %-20.*s %s\n", i + 1,
                e->holds ? (l->layout == L_ELECT ? "leader" : "holder")
                         : "waiting",
-               kind_names[e->kind], (unsigned long long)e->st.ephemeral_owner,
+               kind_names[e->kind],
+               cli_session_str(e->st.ephemeral_owner, session),
                (long long)e->st.czxid, since, (int)(on > 40 ? 40 : on),
                on ? o : "-", e->rel);
     }
@@ -373,7 +375,7 @@ static void print_entry_json(struct jw *w, const struct listing *l,
     jw_key(w, "kind");
     jw_str(w, kind_names[e->kind]);
     jw_key(w, "session");
-    jw_hex(w, e->st.ephemeral_owner);
+    jw_session(w, e->st.ephemeral_owner);
     jw_key(w, "token");
     jw_int(w, e->st.czxid);
     jw_key(w, "since");

@@ -22,6 +22,8 @@ int cli_status(int rc)
         return CLI_UNREACHABLE;
     case TB_ELOCKLOST:
         return CLI_LOST;
+    case TB_EFOREIGNLOCK: /* what PATH holds is no lock of ours to wait for */
+        return CLI_DATAERR;
     case TB_ENOMEM:
         return CLI_OSERR;
     case TB_ESYSTEM: /* 1 would read as "lock not acquired" */

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # tumbler locks: the holder and the queue, in order, with session, fencing
 # token, since-time and owner, for the mutex, read-write, semaphore,
-# election and non-fair layouts; --json too.  Then one path, one lock: a
-# plain tumbler lock waits for --shared holders, a kazoo Lock holds it
-# like ours (listed), and a path of another layout (a kazoo Semaphore, a
-# non-fair lock's node) is refused with a message and named by locks.
+# election and non-fair layouts; --json too, with the session ids the
+# text shows.  Then one path, one lock: a plain tumbler lock waits for
+# --shared holders and is listed in sequence order among them, a kazoo
+# Lock holds it like ours (listed), and a path of another layout (a kazoo
+# Semaphore, a non-fair lock's node, a plain node) is refused with status
+# 65 and a message, and named by locks.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -35,7 +37,7 @@ check_eq "summary line" "/m: mutex, 1 holding, 2 waiting" "$(sed -n 1p <<< "$out
 check_match "column header" "^POS +ROLE +KIND +SESSION +TOKEN +SINCE +OWNER +NODE$" "$(sed -n 2p <<< "$out")"
 host=$(hostname)
 pa=$(cat "$D/a.pid"); pb=$(cat "$D/b.pid")
-check_match "1: a holds" "^1 +holder +lock +0x[0-9a-f]{16} +[0-9]+ +[0-9-]+ [0-9:]+ +$host:$pa +_c_[0-9a-f-]{36}-lock-[0-9]{10}$" \
+check_match "1: a holds" "^1 +holder +lock +0x[0-9a-f]{1,16} +[0-9]+ +[0-9-]+ [0-9:]+ +$host:$pa +_c_[0-9a-f-]{36}-lock-[0-9]{10}$" \
     "$(sed -n 3p <<< "$out")"
 check_match "2: b waits first" "^2 +waiting +lock .* $host:$pb +_c_" "$(sed -n 4p <<< "$out")"
 check_match "3: c waits next, its --data as owner" "^3 +waiting +lock .* job c +_c_" "$(sed -n 5p <<< "$out")"
@@ -43,6 +45,12 @@ tokens=$(sed -n '3,5p' <<< "$out" | awk '{ print $5 }')
 check_eq "tokens in queue order" "$(sort -n <<< "$tokens")" "$tokens"
 check_eq "three sessions" 3 "$(sed -n '3,5p' <<< "$out" | awk '{ print $4 }' | sort -u | wc -l)"
 j=$(tb --json locks /m)
+check_eq "json: the sessions the text shows, in queue order" \
+    "$(sed -n '3,5p' <<< "$out" | awk '{ print $4 }')" \
+    "$(json_get '"\n".join(e["session"] for e in d["holders"] + d["waiting"])' <<< "$j")"
+check_eq "the holder's session as stat writes its ephemeralOwner" \
+    "$(tb stat "$(json_get 'd["holders"][0]["path"]' <<< "$j")" | sed -n 's/^ephemeralOwner = //p')" \
+    "$(sed -n 3p <<< "$out" | awk '{ print $4 }')"
 check_eq "json: layout" "mutex" "$(json_get 'd["layout"]' <<< "$j")"
 check_eq "json: holder" "$host:$pa" "$(json_get 'd["holders"][0]["owner"]' <<< "$j")"
 check_eq "json: queue" "$host:$pb job c" \
@@ -105,6 +113,14 @@ out=$(tb locks /el)
 check_eq "election summary" "/el: election, 1 holding, 1 waiting" "$(sed -n 1p <<< "$out")"
 check_match "election: the leader" "^1 +leader +latch .* one +_c_" "$(sed -n 3p <<< "$out")"
 check_match "election: the candidate" "^2 +waiting +latch .* two +_c_" "$(sed -n 4p <<< "$out")"
+bg 30 "$TUMBLER" --json elect -l /el > "$D/obs.out"
+obs=$BG_PID
+wait_for 10 test -s "$D/obs.out"
+kill -TERM "$obs"; wait_st "$obs"
+sid=$(sed -n 3p <<< "$out" | awk '{ print $4 }')
+check_eq "the leader's session: in locks --json and elect -l --json as in the text" \
+    "$sid $sid" \
+    "$(tb --json locks /el | json_get 'd["holders"][0]["session"]') $(head -n 1 "$D/obs.out" | json_get 'd["leader"]["session"]')"
 touch "$D/release.el"; wait_st "$e1"; wait_st "$e2"
 
 # ---- one path, one lock: the default lock against --shared holders ----
@@ -123,15 +139,50 @@ touch "$D/release.x1" "$D/release.x2"; wait_st "$job_x1"; wait_st "$job_x2"
 wait_for 10 test -e "$D/held.x3"; check_eq "the lock holds once the readers left" 0 "$?"
 tb lock -n -s /mix -- true
 check_eq "--shared -n while the plain lock holds: not acquired" 1 "$?"
-touch "$D/release.x3"; wait_st "$job_x3"
+holder x4 --exclusive /mix; wait_for 10 queue_at_least /mix 2
+holder x5 --shared /mix; wait_for 10 queue_at_least /mix 3
+check_eq "in sequence order: the lock holds, the writer then the reader wait" \
+    "$(printf 'holder lock\nwaiting write\nwaiting read')" \
+    "$(tb locks /mix | sed -n '3,5p' | awk '{ print $2, $3 }')"
+check_eq "json: the same order" "lock write read" \
+    "$(tb --json locks /mix | json_get '" ".join(e["kind"] for e in d["holders"] + d["waiting"])')"
+touch "$D/release.x3" "$D/release.x4" "$D/release.x5"
+wait_st "$job_x3"; wait_st "$job_x4"; wait_st "$job_x5"
 
 # ---- a non-fair lock's node is no queue's parent ----
 holder nf --non-fair /nfmix; wait_for 10 test -e "$D/held.nf"
 err=$(tb lock -n /nfmix -- true 2>&1)
-check_eq "fair lock on a non-fair lock's node: refused (70)" 70 "$?"
+check_eq "fair lock on a non-fair lock's node: refused (65)" 65 "$?"
 check_match "the refusal says so" "EFOREIGNLOCK" "$err"
 check_match "and what it found" "^tumbler: lock /nfmix refused: /nfmix is an ephemeral node" "$err"
 touch "$D/release.nf"; wait_st "$job_nf"
+
+# ---- a node of no lock layout under the path ----
+tb create /plain "" > /dev/null && tb create /plain/job-1 x > /dev/null
+err=$(tb lock -n /plain -- touch "$D/ran.plain" 2>&1)
+check_eq "lock on a path holding a plain node: refused (65), not run" "65 no" \
+    "$? $([ -e "$D/ran.plain" ] && echo yes || echo no)"
+check_match "what it found" "^tumbler: lock /plain refused: /plain/job-1: a node of no lock layout$" "$err"
+check_match "then the error" "^tumbler: lock /plain: .*\(EFOREIGNLOCK\)$" "$err"
+err=$(tb lock -w 2 -x /plain -- true 2>&1)
+check_eq "-x, waiting: refused (65) at once, not timed out" 65 "$?"
+out=$(tb locks /plain)
+check_eq "locks: foreign summary" "/plain: foreign, 0 holding, 0 waiting" "$(sed -n 1p <<< "$out")"
+check_eq "locks: the node named, and the refusal" \
+    "$(printf 'other node: job-1 (a node of no lock layout)\n(tumbler lock refuses /plain while other nodes are there)')" \
+    "$(sed -n 2,3p <<< "$out")"
+check_eq "locks --json: foreign" "job-1: a node of no lock layout" \
+    "$(tb --json locks /plain | json_get '" ".join(f["node"] + ": " + f["what"] for f in d["foreign"])')"
+holder p1 /plainq; wait_for 10 test -e "$D/held.p1"
+tb create /plainq/job-2 x > /dev/null
+out=$(tb locks /plainq)
+check_eq "locks: a queue with a foreign node: both shown" \
+    "$(printf '/plainq: mutex, 1 holding, 0 waiting\nother node: job-2 (a node of no lock layout)')" \
+    "$(sed -n 1,2p <<< "$out")"
+check_match "and the holder" "^1 +holder +lock " "$(sed -n 5p <<< "$out")"
+tb lock -n /plainq -- true 2> /dev/null
+check_eq "a lock on it: refused (65)" 65 "$?"
+touch "$D/release.p1"; wait_st "$job_p1"
 
 # ---- kazoo (python3-kazoo) on the same paths ----
 KAZOO_PY=/usr/bin/python3
@@ -179,13 +230,13 @@ check_eq "runs once kazoo released" "0 yes" "$ST $([ -e "$D/ran.kz" ] && echo ye
 
 kazoo_hold k2 sem /kzsem; wait_for 20 test -e "$D/held.k2"
 err=$(tb lock -w 5 /kzsem -- touch "$D/ran.kzsem" 2>&1)
-check_eq "lock on a kazoo Semaphore's path: refused (70), not run" "70 no" \
+check_eq "lock on a kazoo Semaphore's path: refused (65), not run" "65 no" \
     "$? $([ -e "$D/ran.kzsem" ] && echo yes || echo no)"
 check_match "the refusal names the error" "lock /kzsem: .*EFOREIGNLOCK" "$err"
 check_match "and the kazoo lease it found" \
     "^tumbler: lock /kzsem refused: /kzsem/[0-9a-f]{32}: a kazoo Semaphore's lease$" "$err"
 err=$(tb lock -n --semaphore 2 /kzsem -- true 2>&1)
-check_eq "--semaphore on a kazoo Semaphore's path: refused (70)" 70 "$?"
+check_eq "--semaphore on a kazoo Semaphore's path: refused (65)" 65 "$?"
 check_match "naming the kazoo lease" "refused: /kzsem/[0-9a-f]{32}: a kazoo Semaphore's lease$" "$err"
 out=$(tb locks /kzsem)
 check_eq "foreign summary" "/kzsem: foreign, 0 holding, 0 waiting" "$(sed -n 1p <<< "$out")"
