@@ -205,7 +205,7 @@ static void on_cleanup(uv_timer_t *t)
                            60000);
     if (cl.budget == 0)
         cl.budget = 1;
-    tree_candidates(fsm_tree(s->fsm), tbd_wall_ms(), propose_cleanup, &cl);
+    tree_candidates(fsm_tree(s->fsm), tbd_txn_time(s), propose_cleanup, &cl);
 }
 
 static void close_walk(uv_handle_t *h, void *arg)
@@ -373,6 +373,7 @@ int main(int argc, char **argv)
     }
 
     s->loop = uv_default_loop();
+    s->clock = tbd_clock_system(s->loop);
     s->cfg = &cfg;
     s->server_id = cfg.server_id;
     tb_queue_init(&s->conns);

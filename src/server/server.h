@@ -14,6 +14,7 @@
 #include "common/map.h"
 #include "proto/proto.h"
 #include "server/config/log.h"
+#include "server/proc/expiry.h"
 #include "server/watch/watch.h"
 
 struct tb_config;
@@ -31,8 +32,21 @@ struct quota_ns_refused {
     uint64_t count;
 };
 
+/* Time as the server reads it, in one place (proc/clock.c): `now_ms`,
+ * monotonic milliseconds (session deadlines, ticks, latencies, rates of
+ * log lines); `wall_ms`, milliseconds since the epoch (the time a txn
+ * carries, which TTLs count from).  tumblerd runs on tbd_clock_system():
+ * the loop's uv_now and gettimeofday; a test gives its own to drive
+ * sessions on virtual time. */
+struct tbd_clock {
+    uint64_t (*now_ms)(void *data);
+    int64_t (*wall_ms)(void *data);
+    void *data;
+};
+
 struct tbd {
     uv_loop_t *loop;
+    struct tbd_clock clock;
     const struct tb_config *cfg;
     struct fsm *fsm;
     struct replog *log;
@@ -84,17 +98,6 @@ struct tbd {
     uint64_t packets_received, packets_sent;
     struct latency lat;
     int stopping;
-};
-
-/* Liveness of one session, known to the leader only: the replicated part
- * (timeout, password, ephemerals) lives in the fsm.  At all times
- * deadline_ms = last touch + timeout, and `closing` is set once a close
- * txn has been proposed so it is proposed once. */
-struct sess {
-    int64_t id;
-    int32_t timeout_ms;
-    uint64_t deadline_ms;
-    int closing;
 };
 
 enum conn_state {
@@ -185,8 +188,6 @@ void conn_flush_notified(struct tbd *s);
  * handshake) within CONN_SESSIONLESS_MS: each holds a descriptor. */
 #define CONN_SESSIONLESS_MS 10000
 void conn_sweep_sessionless(struct tbd *s);
-uint64_t tbd_now_ms(const struct tbd *s);
-int64_t tbd_wall_ms(void);
 
 /* net/tls.c: the TLS port's context (start-up; logs why it cannot be had),
  * and each of its connections: tls_conn_input decrypts what a read brought
@@ -205,6 +206,14 @@ void tls_conn_free(struct conn *c);
 int tls_conn_input(struct conn *c, const uint8_t *p, size_t n);
 struct tb_wbuf *tls_conn_output(struct conn *c);
 size_t tls_conn_unsent(const struct conn *c);
+
+/* proc/clock.c: the default clock; reads of s->clock (monotonic, and the
+ * time a txn carries); and the system's wall clock itself, which what is
+ * only shown (four-letter words) reads directly. */
+struct tbd_clock tbd_clock_system(uv_loop_t *loop);
+uint64_t tbd_now_ms(const struct tbd *s);
+int64_t tbd_txn_time(const struct tbd *s);
+int64_t tbd_wall_ms(void);
 
 /* proc/proc.c */
 void proc_frame(struct conn *c, struct tb_str frame);

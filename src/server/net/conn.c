@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <sys/time.h>
 
 #include "server/config/config.h"
 #include "server/config/log.h"
@@ -28,11 +27,6 @@ struct write_req {
     uv_write_t req;
     uint8_t *base;
 };
-
-uint64_t tbd_now_ms(const struct tbd *s)
-{
-    return uv_now(s->loop);
-}
 
 static void process_input(struct conn *c);
 static void output_drained(struct conn *c);

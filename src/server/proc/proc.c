@@ -6,7 +6,6 @@
  * this connection's writes still in the log, so a client always reads its
  * own writes.  Replies therefore leave in request order. */
 #include <stdlib.h>
-#include <sys/time.h>
 
 #include "server/config/config.h"
 #include "server/config/log.h"
@@ -17,14 +16,6 @@
 int64_t proc_zxid(const struct tbd *s)
 {
     return fsm_last_zxid(s->fsm);
-}
-
-int64_t tbd_wall_ms(void)
-{
-    struct timeval tv;
-
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
 static void note_latency(struct latency *l, uint64_t ms)
@@ -156,7 +147,7 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     t.type = type;
     t.session = session;
     t.xid = xid;
-    t.time = tbd_wall_ms();
+    t.time = tbd_txn_time(s);
     t.origin = (int64_t)origin;
     t.super = c ? (uint8_t)c->super : 1;
     t.ids = c ? tb_vec_view(&c->ids, c->nids) : (struct tb_vec){0, NULL, 0};

@@ -5,8 +5,8 @@
  * the leader keeps deadlines here, touched by every request, and it alone
  * proposes the close of a session whose deadline passed — expiry is
  * decided in one place.  After a restart or a leader change every session
- * starts with a fresh timeout. */
-#include <stdlib.h>
+ * starts with a fresh timeout.  The deadlines' arithmetic is expiry.c's,
+ * on the server's clock (tbd_now_ms). */
 #include <sys/random.h>
 
 #include "server/config/config.h"
@@ -49,16 +49,12 @@ static int32_t negotiate(const struct tb_config *cfg, int32_t asked)
 static void attach(struct conn *c, int64_t id, int32_t timeout)
 {
     struct tbd *s = c->srv;
-    struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
 
     c->session_id = id;
     c->timeout_ms = timeout;
     c->state = CONN_OPEN;
     tb_map_put(&s->conn_by_session, (uint64_t)id, c);
-    if (se != NULL) {
-        se->timeout_ms = timeout;
-        se->deadline_ms = tbd_now_ms(s) + (uint64_t)timeout;
-    }
+    expiry_attach(&s->sessions, id, timeout, tbd_now_ms(s));
 }
 
 void session_connect(struct conn *c, struct tb_str frame)
@@ -144,29 +140,14 @@ void session_result(struct conn *c, int rc, const uint8_t *body, size_t len)
 
 void session_touch(struct tbd *s, int64_t id)
 {
-    struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
-
-    if (se != NULL)
-        se->deadline_ms = tbd_now_ms(s) + (uint64_t)se->timeout_ms;
+    expiry_touch(&s->sessions, id, tbd_now_ms(s));
 }
 
 void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms)
 {
-    struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
-
-    if (se == NULL) {
-        se = calloc(1, sizeof *se);
-        if (se == NULL || tb_map_put(&s->sessions, (uint64_t)id, se) != 0) {
-            free(se);
-            tb_log(TB_LOG_ERROR, "out of memory tracking session 0x%llx",
-                   (unsigned long long)id);
-            return;
-        }
-    }
-    se->id = id;
-    se->timeout_ms = timeout_ms;
-    se->deadline_ms = tbd_now_ms(s) + (uint64_t)timeout_ms;
-    se->closing = 0;
+    if (expiry_open(&s->sessions, id, timeout_ms, tbd_now_ms(s)) == NULL)
+        tb_log(TB_LOG_ERROR, "out of memory tracking session 0x%llx",
+               (unsigned long long)id);
 }
 
 void session_closed(struct tbd *s, int64_t id)
@@ -174,7 +155,7 @@ void session_closed(struct tbd *s, int64_t id)
     struct conn *c = tb_map_get(&s->conn_by_session, (uint64_t)id);
     struct req *r;
 
-    free(tb_map_del(&s->sessions, (uint64_t)id));
+    expiry_forget(&s->sessions, id);
     if (c == NULL)
         return;
     /* A client's own closeSession is answered before its socket closes. */
@@ -187,37 +168,30 @@ void session_closed(struct tbd *s, int64_t id)
     conn_close_after_flush(c);
 }
 
+static int propose_close(void *arg, const struct sess *se)
+{
+    int rv =
+        proc_propose(arg, TB_OP_CLOSESESSION, se->id, 0, 0, NULL, TB_STR(""));
+
+    if (rv == 0)
+        tb_log(TB_LOG_INFO, "expiring session 0x%llx (timeout %d ms)",
+               (unsigned long long)se->id, se->timeout_ms);
+    return rv;
+}
+
 /* Once per tick: propose the close of every session past its deadline.
  *
  * A tick that comes late means the loop did not run (the process stopped,
  * the machine paused, a system call blocked): what clients sent meanwhile
  * is still unread, and timers run before the loop reads, so the time lost
- * counts against no session. */
+ * counts against no session (expiry_lost). */
 void session_tick(struct tbd *s)
 {
-    uint64_t now = tbd_now_ms(s), lost = 0, key;
-    struct sess *se;
-    void *v;
-    size_t i;
-    int rv;
+    uint64_t now = tbd_now_ms(s);
+    uint64_t lost = expiry_lost(s->tick_ms, &s->last_tick_ms, now);
 
-    if (s->last_tick_ms != 0 && now - s->last_tick_ms > 2 * s->tick_ms) {
-        lost = now - s->last_tick_ms - s->tick_ms;
+    if (lost > 0)
         tb_log(TB_LOG_WARN, "stalled %llu ms: session deadlines moved by it",
                (unsigned long long)lost);
-    }
-    s->last_tick_ms = now;
-    for (i = 0; tb_map_next(&s->sessions, &i, &key, &v);) {
-        se = v;
-        se->deadline_ms += lost;
-        if (se->closing || se->deadline_ms > now)
-            continue;
-        rv = proc_propose(s, TB_OP_CLOSESESSION, se->id, 0, 0, NULL,
-                          TB_STR(""));
-        if (rv == 0) {
-            se->closing = 1;
-            tb_log(TB_LOG_INFO, "expiring session 0x%llx (timeout %d ms)",
-                   (unsigned long long)se->id, se->timeout_ms);
-        }
-    }
+    expiry_tick(&s->sessions, now, lost, propose_close, s);
 }

@@ -1,0 +1,66 @@
+/* Session expiry's arithmetic, apart from the server: each session's
+ * deadline, which sessions a tick finds past theirs, and how a late tick
+ * moves the deadlines.
+ *
+ * Pure: no I/O, no clock, no log.  Time is passed in as monotonic
+ * milliseconds, so a test drives it on virtual time (tests/unit/
+ * test_expiry.c); session.c feeds it the server's clock (struct tbd_clock),
+ * proposes the closes and logs.  Only the leader runs ticks: liveness is
+ * not replicated, and after a restart or a leader change every session is
+ * opened again here with a fresh timeout.
+ *
+ * A session is due at the first tick at or after its deadline, whatever
+ * the tick's phase: the ticker runs every half tickTime, so a session
+ * expires between `timeout` and `timeout` + tickTime/2 after it was last
+ * heard from (ZooKeeper's buckets: up to a whole tickTime). */
+#ifndef TBD_EXPIRY_H
+#define TBD_EXPIRY_H
+
+#include <stdint.h>
+
+#include "common/map.h"
+
+/* Liveness of one session, known to the leader only: the replicated part
+ * (timeout, password, ephemerals) lives in the fsm.  At all times
+ * deadline_ms = last touch + timeout + the stalls seen since, and `closing`
+ * is set once a close txn has been proposed so it is proposed once. */
+struct sess {
+    int64_t id;
+    int32_t timeout_ms;
+    uint64_t deadline_ms;
+    int closing;
+};
+
+/* Tracks session `id` in `m` (id -> struct sess) from `now`, or starts it
+ * again: a fresh deadline, and no close proposed.  NULL if out of memory
+ * (the session is then not tracked and cannot expire here). */
+struct sess *expiry_open(struct tb_map *m, int64_t id, int32_t timeout_ms,
+                         uint64_t now);
+/* The session was heard from at `now`; unknown ids are ignored. */
+void expiry_touch(struct tb_map *m, int64_t id, uint64_t now);
+/* A connection took the session over at `now` with a newly negotiated
+ * timeout, which counts from then on. */
+void expiry_attach(struct tb_map *m, int64_t id, int32_t timeout_ms,
+                   uint64_t now);
+/* The session is closed: no longer tracked. */
+void expiry_forget(struct tb_map *m, int64_t id);
+
+/* The time a tick at `now` finds lost, ticks being due every `period_ms`
+ * after the one at *last_ms (0: no tick yet, nothing lost), and records
+ * `now` as the last tick.  A tick more than two periods after the one
+ * before means the loop did not run (the process was stopped, the machine
+ * paused, a system call blocked): what clients sent meanwhile is still
+ * unread, so the time past one period counts against no session. */
+uint64_t expiry_lost(uint64_t period_ms, uint64_t *last_ms, uint64_t now);
+
+/* 0 if the close of `se` was proposed; else it is asked again next tick
+ * (not the leader, the log refusing). */
+typedef int (*expiry_close_fn)(void *arg, const struct sess *se);
+
+/* One tick at `now`: moves every deadline by `lost` (expiry_lost), then
+ * calls `close` once for each session at or past its deadline whose close
+ * was not proposed yet.  `close` must not change `m`. */
+void expiry_tick(struct tb_map *m, uint64_t now, uint64_t lost,
+                 expiry_close_fn close, void *arg);
+
+#endif
