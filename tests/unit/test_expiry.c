@@ -369,12 +369,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(due_at_deadline, setup, teardown),
-        cmocka_unit_test_setup_teardown(due_at_first_tick_past_deadline,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(due_at_first_tick_past_deadline, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(sessions_due_each_at_its_own, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(touch_moves_deadline, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(touch_moves_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(pings_keep_alive, setup, teardown),
         cmocka_unit_test_setup_teardown(attach_takes_new_timeout, setup,
                                         teardown),
@@ -383,8 +382,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(stall_moves_deadlines, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(stall_moves_deadlines, setup, teardown),
         cmocka_unit_test(lost_time),
         cmocka_unit_test_setup_teardown(open_out_of_memory, setup, teardown),
     };

@@ -1,0 +1,386 @@
+/* Session expiry through the server's own code on a virtual clock: a
+ * struct tbd whose clock the test sets, with the real fsm and replicated
+ * log (in a temporary directory) behind it, and no sockets.  session.c's
+ * ticks, touches and opens read the test's time; a close proposed by a
+ * tick is logged, applied and forgotten as in tumblerd.  Expiry's
+ * arithmetic alone is test_expiry.c's; this proves the wiring: what reads
+ * the clock, what the tick proposes, what a restart starts again.
+ *
+ * The hooks are main.c's, reduced: session opened/closed go to session.c,
+ * results are recorded; on a restart every session in the fsm is opened
+ * again, as main.c's refresh_session does. */
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "server/config/config.h"
+#include "server/fsm/fsm.h"
+#include "server/raft/replog.h"
+#include "server/server.h"
+
+#define T0      1000000u
+#define WALL    1700000000000
+#define WAIT_MS 30000
+
+struct sfx {
+    struct tbd s;
+    struct tb_config cfg;
+    uv_loop_t loop;
+    char dir[256];
+    uint64_t now; /* the virtual monotonic clock */
+    int64_t wall; /* the virtual wall clock */
+    int opened, closed, closes_applied;
+    int64_t last_session; /* of the latest createSession's result */
+    int64_t last_time;    /* the latest txn's time */
+    int log_closed;
+};
+
+static uint64_t fake_now(void *data)
+{
+    return ((struct sfx *)data)->now;
+}
+
+static int64_t fake_wall(void *data)
+{
+    return ((struct sfx *)data)->wall;
+}
+
+static void on_event(void *data, int type, struct tb_str path,
+                     struct tb_vec acl)
+{
+    (void)data;
+    (void)type;
+    (void)path;
+    (void)acl;
+}
+
+static void on_result(void *data, const struct tb_txn *t, int64_t zxid, int rc,
+                      const uint8_t *body, size_t len)
+{
+    struct sfx *f = TB_CONTAINER_OF(data, struct sfx, s);
+    struct tb_rd rd = tb_rd_make(body, len);
+    struct tb_session_resp r;
+
+    (void)zxid;
+    f->last_time = t->time;
+    if (t->type == TB_OP_CREATESESSION && rc == 0 &&
+        tb_session_resp_decode(&rd, &r) == 0)
+        f->last_session = r.session;
+    if (t->type == TB_OP_CLOSESESSION)
+        f->closes_applied++;
+}
+
+static void on_session(void *data, int64_t id, int32_t timeout, int opened)
+{
+    struct sfx *f = TB_CONTAINER_OF(data, struct sfx, s);
+
+    if (opened) {
+        f->opened++;
+        session_opened(data, id, timeout);
+    } else {
+        f->closed++;
+        session_closed(data, id);
+    }
+}
+
+static void on_quota(void *data, struct tb_str path, const char *what,
+                     int64_t used, int64_t limit, int refused)
+{
+    (void)data;
+    (void)path;
+    (void)what;
+    (void)used;
+    (void)limit;
+    (void)refused;
+}
+
+static void log_apply(void *data, int64_t index, const void *p, size_t n)
+{
+    struct tbd *s = data;
+
+    assert_int_equal(fsm_apply(s->fsm, index, p, n), 0);
+}
+
+static int log_snapshot(void *data, struct tb_wbuf *out)
+{
+    return fsm_snapshot(((struct tbd *)data)->fsm, out);
+}
+
+static int log_restore(void *data, const void *buf, size_t len)
+{
+    return fsm_restore(((struct tbd *)data)->fsm, buf, len);
+}
+
+static void log_quiet(void *data, int level, const char *msg)
+{
+    (void)data;
+    if (level <= REPLOG_LOG_WARN)
+        fprintf(stderr, "raft: %s\n", msg);
+}
+
+static int refresh(void *data, const struct fsm_session_info *si)
+{
+    session_opened(data, si->id, si->timeout_ms);
+    return 0;
+}
+
+/* Runs the loop until *n reaches want; 0 if WAIT_MS of real time pass. */
+static int run_until(struct sfx *f, const int *n, int want)
+{
+    uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000;
+
+    while (*n < want) {
+        if (uv_hrtime() > end)
+            return 0;
+        uv_run(&f->loop, UV_RUN_ONCE);
+    }
+    return 1;
+}
+
+/* Opens the server on f->dir, as main.c does up to its ticker, at the
+ * clock's present time. */
+static void start(struct sfx *f)
+{
+    struct tbd *s = &f->s;
+    struct fsm_hooks hooks = {s, on_event, on_result, on_session, on_quota};
+    struct replog_config rc;
+    struct replog_fsm rf = {s, log_apply, log_snapshot, log_restore};
+
+    memset(s, 0, sizeof *s);
+    s->loop = &f->loop;
+    s->clock = (struct tbd_clock){fake_now, fake_wall, f};
+    s->cfg = &f->cfg;
+    s->server_id = 1;
+    tb_queue_init(&s->conns);
+    tb_map_init(&s->conn_by_id);
+    tb_map_init(&s->conn_by_session);
+    tb_map_init(&s->sessions);
+    tb_wbuf_init(&s->scratch);
+    tb_wbuf_init(&s->scratch2);
+    s->tick_ms = 1000; /* tickTime 2000 */
+    assert_int_equal(fsm_init(&s->fsm, &hooks), 0);
+    memset(&rc, 0, sizeof rc);
+    rc.dir = f->dir;
+    rc.server_id = 1;
+    rc.log = log_quiet;
+    assert_int_equal(replog_open(&s->log, &f->loop, &rc, &rf), 0);
+    fsm_session_foreach(s->fsm, refresh, s);
+}
+
+static void on_log_closed(void *arg)
+{
+    ((struct sfx *)arg)->log_closed++;
+}
+
+static void stop(struct sfx *f)
+{
+    struct tbd *s = &f->s;
+    uint64_t key;
+    void *v;
+    size_t i;
+
+    f->log_closed = 0;
+    replog_close(s->log, on_log_closed, f);
+    assert_true(run_until(f, &f->log_closed, 1));
+    while (uv_run(&f->loop, UV_RUN_NOWAIT) != 0)
+        ;
+    fsm_close(s->fsm);
+    for (i = 0; tb_map_next(&s->sessions, &i, &key, &v);)
+        free(v);
+    tb_map_free(&s->sessions);
+    tb_map_free(&s->conn_by_id);
+    tb_map_free(&s->conn_by_session);
+    tb_wbuf_free(&s->scratch);
+    tb_wbuf_free(&s->scratch2);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+                  struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static int setup(void **state)
+{
+    struct sfx *f = calloc(1, sizeof *f);
+    const char *base = getenv("TB_TEST_TMPDIR");
+
+    assert_non_null(f);
+    snprintf(f->dir, sizeof f->dir, "%s/tb_session_XXXXXX",
+             base ? base : "/tmp");
+    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    tb_config_init(&f->cfg);
+    f->now = T0;
+    f->wall = WALL;
+    start(f);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct sfx *f = *state;
+
+    stop(f);
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+    tb_config_free(&f->cfg);
+    nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+/* A createSession txn, as session_connect proposes it; returns its id. */
+static int64_t create_session(struct sfx *f, int32_t timeout)
+{
+    static const char pw[16] = "0123456789abcdef";
+    struct tb_create_session_txn st = {timeout, {pw, sizeof pw}};
+    struct tb_wbuf body;
+    int want = f->opened + 1;
+
+    tb_wbuf_init(&body);
+    tb_create_session_txn_encode(&body, &st);
+    assert_int_equal(
+        proc_propose(&f->s, TB_OP_CREATESESSION, 0, 0, 0, NULL,
+                     (struct tb_str){(const char *)body.base, body.len}),
+        0);
+    tb_wbuf_free(&body);
+    assert_true(run_until(f, &f->opened, want));
+    return f->last_session;
+}
+
+static const struct sess *tracked(struct sfx *f, int64_t id)
+{
+    return tb_map_get(&f->s.sessions, (uint64_t)id);
+}
+
+/* A tick at `now`; 1 if it proposed the close of `id`. */
+static int tick_at(struct sfx *f, uint64_t now, int64_t id)
+{
+    const struct sess *se = tracked(f, id);
+    int was = se != NULL && se->closing;
+
+    f->now = now;
+    session_tick(&f->s);
+    se = tracked(f, id);
+    return !was && se != NULL && se->closing;
+}
+
+/* The close the tick proposed is applied: the session is gone from the fsm
+ * and from the deadlines. */
+static void assert_closed(struct sfx *f, int64_t id, int closes)
+{
+    assert_true(run_until(f, &f->closes_applied, closes));
+    assert_int_equal(f->closed, closes);
+    assert_null(tracked(f, id));
+    assert_false(fsm_session_get(f->s.fsm, id, &(struct fsm_session_info){0}));
+}
+
+/* Closed at the first tick at or past last touch + timeout; ticks read the
+ * server's clock, and txns carry its wall time. */
+static void expires_on_the_clock(void **state)
+{
+    struct sfx *f = *state;
+    int64_t id = create_session(f, 4000);
+    uint64_t t;
+
+    assert_true(id != 0);
+    assert_int_equal(f->last_time, WALL);
+    assert_int_equal(tracked(f, id)->deadline_ms, T0 + 4000);
+    for (t = T0 + 1000; t < T0 + 4000; t += 1000)
+        assert_false(tick_at(f, t, id));
+    assert_false(tick_at(f, T0 + 3999, id));
+    f->wall = WALL + 4000;
+    assert_true(tick_at(f, T0 + 4000, id));
+    /* Proposed once, however many ticks pass before it is applied. */
+    assert_false(tick_at(f, T0 + 4500, id));
+    assert_closed(f, id, 1);
+    assert_int_equal(f->last_time, WALL + 4000);
+}
+
+static void touch_counts_from_then(void **state)
+{
+    struct sfx *f = *state;
+    int64_t id = create_session(f, 4000);
+
+    assert_false(tick_at(f, T0 + 1000, id));
+    f->now = T0 + 2500;
+    session_touch(&f->s, id);
+    assert_false(tick_at(f, T0 + 3000, id));
+    assert_false(tick_at(f, T0 + 4000, id));
+    assert_false(tick_at(f, T0 + 5000, id));
+    assert_false(tick_at(f, T0 + 6000, id));
+    assert_false(tick_at(f, T0 + 6499, id));
+    assert_true(tick_at(f, T0 + 6500, id));
+    assert_closed(f, id, 1);
+}
+
+/* A loop stopped for 7 s (SIGSTOP): the session's deadline moves by what
+ * was lost past one tick, so it outlives the stop by exactly that. */
+static void stalled_loop_counts_against_no_session(void **state)
+{
+    struct sfx *f = *state;
+    int64_t id = create_session(f, 4000);
+
+    assert_false(tick_at(f, T0 + 1000, id));
+    assert_false(tick_at(f, T0 + 8000, id)); /* 6000 ms lost */
+    assert_int_equal(tracked(f, id)->deadline_ms, T0 + 10000);
+    assert_false(tick_at(f, T0 + 9000, id));
+    assert_false(tick_at(f, T0 + 9999, id));
+    assert_true(tick_at(f, T0 + 10000, id));
+    assert_closed(f, id, 1);
+}
+
+/* After a restart every session in the fsm gets a fresh timeout from the
+ * restart's time, however long the server was down: none expires at the
+ * first tick. */
+static void fresh_timeout_after_restart(void **state)
+{
+    struct sfx *f = *state;
+    int64_t a = create_session(f, 4000), b = create_session(f, 6000);
+    const uint64_t r = T0 + 3600000;
+
+    assert_true(a != 0 && b != 0 && a != b);
+    assert_false(tick_at(f, T0 + 1000, a));
+    stop(f);
+    f->now = r;
+    start(f);
+    assert_int_equal(fsm_session_count(f->s.fsm), 2);
+    assert_int_equal(tracked(f, a)->deadline_ms, r + 4000);
+    assert_int_equal(tracked(f, b)->deadline_ms, r + 6000);
+    assert_false(tick_at(f, r + 1000, a));
+    assert_false(tick_at(f, r + 2000, a));
+    assert_false(tick_at(f, r + 3000, a));
+    assert_false(tick_at(f, r + 3999, a));
+    assert_true(tick_at(f, r + 4000, a));
+    assert_closed(f, a, 1);
+    assert_false(tick_at(f, r + 5000, b));
+    assert_false(tick_at(f, r + 5999, b));
+    assert_true(tick_at(f, r + 6000, b));
+    assert_closed(f, b, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(expires_on_the_clock, setup, teardown),
+        cmocka_unit_test_setup_teardown(touch_counts_from_then, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(stalled_loop_counts_against_no_session,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
