@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <linux/aio_abi.h>
 #include <linux/fs.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -20,7 +19,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -384,32 +382,6 @@ static void test_not_a_voter_refuses_writes(void **state)
     assert_int_equal(p.fired, 0);
 }
 
-/* raft_uv's io_destroy(2) goes through syscall(2): ours returns at once and
- * a reaper thread destroys the context; every other call reaches the
- * kernel unchanged. */
-static void test_aio_destroy_off_the_caller(void **state)
-{
-    aio_context_t ctx = 0;
-    struct iocb cb, *cbs[1] = {&cb};
-    uint64_t before = replog__aio_reaped();
-    int i;
-
-    (void)state;
-    assert_int_equal(syscall(SYS_getpid), getpid());
-    assert_int_equal(syscall(SYS_io_setup, 1, &ctx), 0);
-    assert_int_equal(syscall(SYS_io_destroy, ctx), 0);
-    for (i = 0; i < 5000 && replog__aio_reaped() == before; i++)
-        usleep(1000);
-    assert_int_equal(replog__aio_reaped(), before + 1);
-    /* The context is gone: the kernel no longer knows it. */
-    memset(&cb, 0, sizeof cb);
-    cb.aio_lio_opcode = IOCB_CMD_PWRITE;
-    cb.aio_fildes = -1;
-    errno = 0;
-    assert_int_equal(syscall(SYS_io_submit, ctx, 1, cbs), -1);
-    assert_int_equal(errno, EINVAL);
-}
-
 /* 1: the page holding p is resident; 0: mapped, not resident; -1: not
  * mapped at all. */
 static int resident(const void *p)
@@ -513,7 +485,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_envelope_entry),
         cmocka_unit_test(test_envelope_snapshot),
-        cmocka_unit_test(test_aio_destroy_off_the_caller),
         cmocka_unit_test(test_log_memory),
         cmocka_unit_test(test_large_blocks),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,

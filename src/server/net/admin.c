@@ -112,8 +112,6 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)rs.snapshot_log_limit);
     fourlw_emit_metric_int(e, "tumbler_snapshot_log_bytes",
                            (int64_t)rs.snapshot_log_bytes);
-    fourlw_emit_metric_int(e, "tumbler_aio_contexts_reaped",
-                           (int64_t)rs.aio_contexts_reaped);
     fourlw_emit_metric_int(e, "tumbler_log_writes", (int64_t)rs.log_writes);
     fourlw_emit_metric_int(e, "tumbler_log_writes_overlapped",
                            (int64_t)rs.log_writes_overlapped);

@@ -157,8 +157,6 @@ void replog__disk_refresh(struct replog *l);
 uint64_t replog__disk_limit(const struct replog *l);
 int replog__disk_roomy(const struct replog *l);
 
-/* AIO contexts destroyed off the loop so far, process-wide (sys_hooks.c). */
-uint64_t replog__aio_reaped(void);
 /* 0 if a write of `n` bytes may go ahead, else TB_ENOTREADONLY.  A
  * reserved write may use the space down to REPLOG_DISK_FLOOR. */
 int replog__disk_admit(struct replog *l, size_t n, int reserved);

@@ -314,7 +314,6 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
     out->last_applied = replog_last_applied(l);
     out->free_limit = replog__disk_limit(l);
     out->snapshot_busy = l->snap_pid > 0 || l->snap_active;
-    out->aio_contexts_reaped = replog__aio_reaped();
     replog__wal_stats(&l->io, out);
 }
 

@@ -136,8 +136,6 @@ struct replog_stats {
     uint64_t free_bytes;             /* last measured free disk space */
     uint64_t free_limit;             /* writes are refused below this */
     uint64_t disk_checks;            /* statvfs calls */
-    uint64_t aio_contexts_reaped;    /* raft_uv's AIO contexts destroyed
-                                        off the loop (process-wide) */
     uint64_t log_writes;             /* synced writes of the log */
     uint64_t log_writes_overlapped;  /* of those, submitted while another
                                         was on its way */
