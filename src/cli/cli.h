@@ -285,10 +285,6 @@ enum { CLI_EV_TIMEOUT = 0, CLI_EV_SIGNAL, CLI_EV_MSG, CLI_EV_FD };
 int cli_ev_init(void);
 /* Routes one more signal through the pipe; 0 or -1. */
 int cli_ev_catch(int sig);
-/* Whether the signal cli_ev_wait returned last came from the kernel only
- * (a terminal's ^C or hang-up, sent to the whole process group) rather
- * than from kill(2). */
-int cli_ev_from_kernel(void);
 /* Thread-safe: queues a message and wakes the main thread. */
 void cli_ev_post(int kind, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -24,25 +24,16 @@ static struct cli_msg *ev_head, **ev_tail = &ev_head;
 /* Signals read off the pipe while draining it for messages, kept for the
  * next cli_ev_wait.  One bit per signal number below 64. */
 static uint64_t ev_pending_sigs;
-/* Of those, the ones that only the kernel sent (a terminal's ^C or
- * hang-up, which reach the whole foreground process group). */
-static uint64_t ev_pending_kernel;
-static int ev_last_from_kernel;
-
-/* A pipe byte: the signal number, plus this bit if the kernel sent it. */
-#define FROM_KERNEL 0x40
 
 static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
 
-static void on_signal(int sig, siginfo_t *si, void *uc)
+/* A pipe byte: the signal number. */
+static void on_signal(int sig)
 {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
     ssize_t r;
 
-    (void)uc;
-    if (si != NULL && si->si_code == SI_KERNEL)
-        b |= FROM_KERNEL;
     r = write(ev_pipe[1], &b, 1);
 
     (void)r; /* a full pipe already holds a wake-up */
@@ -54,9 +45,9 @@ int cli_ev_catch(int sig)
     struct sigaction sa;
 
     memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
+    sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART | SA_SIGINFO;
+    sa.sa_flags = SA_RESTART;
     return sigaction(sig, &sa, NULL);
 }
 
@@ -148,12 +139,8 @@ static void drain(void)
 
     while ((n = read(ev_pipe[0], buf, sizeof buf)) > 0)
         for (i = 0; i < n; i++) {
-            int sig = buf[i] & (FROM_KERNEL - 1);
-            if (sig == 0)
-                continue;
-            if (buf[i] & FROM_KERNEL)
-                ev_pending_kernel |= (uint64_t)1 << sig;
-            else
+            int sig = buf[i];
+            if (sig > 0 && sig < 64)
                 ev_pending_sigs |= (uint64_t)1 << sig;
         }
 }
@@ -165,19 +152,12 @@ static int take_signal(void)
 
     for (s = 1; s < 64; s++) {
         bit = (uint64_t)1 << s;
-        if ((ev_pending_sigs | ev_pending_kernel) & bit) {
-            ev_last_from_kernel = !(ev_pending_sigs & bit);
+        if (ev_pending_sigs & bit) {
             ev_pending_sigs &= ~bit;
-            ev_pending_kernel &= ~bit;
             return s;
         }
     }
     return 0;
-}
-
-int cli_ev_from_kernel(void)
-{
-    return ev_last_from_kernel;
 }
 
 int cli_ev_pending_signal(void)
