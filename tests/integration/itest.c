@@ -60,14 +60,22 @@ static void on_alarm(int sig)
     _exit(1);
 }
 
+/* argv[2..] name the tests to run by substring, or with a leading '-' the
+ * tests to skip; with no names to run, every test not skipped runs. */
 static int selected(const char *name, int argc, char **argv)
 {
-    if (argc <= 2)
-        return 1;
-    for (int i = 2; i < argc; i++)
-        if (strstr(name, argv[i]) != NULL)
-            return 1;
-    return 0;
+    int named = 0, wanted = 0;
+
+    for (int i = 2; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            if (strstr(name, argv[i] + 1) != NULL)
+                return 0;
+        } else {
+            named = 1;
+            wanted |= strstr(name, argv[i]) != NULL;
+        }
+    }
+    return !named || wanted;
 }
 
 int it_main(int argc, char **argv, const struct it_test *tests, size_t n)

@@ -6,7 +6,9 @@
  * and a closing "N passed, N failed" line that CI reads.  Every test runs under a watchdog
  * alarm; a test that overruns it counts as failed and ends the run.
  *
- * Usage of a test program: PROG HOST:PORT [NAME-SUBSTRING ...]
+ * Usage of a test program: PROG HOST:PORT [NAME-SUBSTRING ...]: the tests
+ * whose names contain one of them (all if none), less those whose names
+ * contain one given after a '-' (-NAME-SUBSTRING).
  *
  * Inside a test, the IT_* check macros jump to the test's `done:` label on failure, where the
  * test releases what it holds (sessions, sockets), so the next test starts clean. */
@@ -32,7 +34,7 @@ extern const char *it_self;
 void it_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Run the tests whose names contain one of argv[2..] (all when none), print the summary line and
+/* Run the tests argv[2..] select (see above), print the summary line and
  * return the process exit status. */
 int it_main(int argc, char **argv, const struct it_test *tests, size_t n);
 
