@@ -65,6 +65,8 @@ int replog__disk_admit(struct replog *l, size_t n, int reserved)
     uint64_t limit = reserved ? REPLOG_DISK_FLOOR : replog__disk_limit(l);
     uint64_t est;
 
+    if (l->attached) /* no disk of ours */
+        return 0;
     est = estimate(l);
     if (est < limit || est - limit < REPLOG_DISK_NEAR_MARGIN) {
         replog__disk_refresh(l);

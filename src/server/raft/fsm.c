@@ -25,7 +25,7 @@ static void count_for_snapshot(struct replog *l, size_t len)
     l->stats.snapshot_log_bytes += len + ENTRY_OVERHEAD;
     l->snap_log_entries++;
     if (l->stats.snapshot_log_bytes >= l->stats.snapshot_log_limit)
-        raft_set_snapshot_threshold(&l->raft, 1);
+        raft_set_snapshot_threshold(l->raft, 1);
 }
 
 static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
@@ -35,7 +35,7 @@ static int fsm_apply(struct raft_fsm *rf, const struct raft_buffer *buf,
     /* raft_fsm.apply is not told the index, but raft applies in order and
      * advances last_applied only after apply returns (libraft 0.15,
      * replicationApply), so the entry being applied is the next one. */
-    int64_t index = (int64_t)raft_last_applied(&l->raft) + 1;
+    int64_t index = (int64_t)raft_last_applied(l->raft) + 1;
     const void *payload;
     size_t len;
 
@@ -77,7 +77,7 @@ void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
     /* The trailing entries, kept for followers that lag, stay in memory as
      * well: a lone server keeps few, and no server more than the floor
      * holds at the mean size seen since the previous snapshot. */
-    if (l->raft.configuration.n <= 1 && trailing > LONE_TRAILING)
+    if (l->raft->configuration.n <= 1 && trailing > LONE_TRAILING)
         trailing = LONE_TRAILING;
     if (l->snap_log_entries > 0) {
         fit = l->snap_log_floor /
@@ -85,7 +85,7 @@ void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
         if (fit < trailing)
             trailing = fit > 0 ? fit : 1;
     }
-    raft_set_snapshot_trailing(&l->raft, (unsigned)trailing);
+    raft_set_snapshot_trailing(l->raft, (unsigned)trailing);
     if (limit != s->snapshot_log_limit)
         replog__logf(l, REPLOG_LOG_DEBUG,
                      "next snapshot after %llu bytes or %u entries of log"
@@ -99,7 +99,7 @@ void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
     s->snapshot_log_limit = limit;
     s->snapshot_log_bytes = 0;
     l->snap_log_entries = 0;
-    raft_set_snapshot_threshold(&l->raft, l->snap_max_entries);
+    raft_set_snapshot_threshold(l->raft, l->snap_max_entries);
 }
 
 /* On success we own buf->base and free it; on failure raft frees it. */

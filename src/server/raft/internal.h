@@ -53,7 +53,8 @@ struct replog_batch {
 
 struct replog {
     uv_loop_t *loop;
-    struct raft raft;
+    struct raft *raft; /* &raft_own, or a test's (replog_attach.h) */
+    struct raft raft_own;
     struct raft_io io; /* wal.c's, in front of uv */
     struct raft_io uv; /* raft_uv: term, vote, snapshots */
     struct raft_uv_transport transport;
@@ -74,6 +75,10 @@ struct replog {
     uint64_t snap_log_floor;
     uint64_t snap_log_entries; /* applied since the latest snapshot */
     unsigned snap_idle_ms;
+    unsigned election_ms, heartbeat_ms;
+    /* A test's raft (replog_attach.h): no files, timers or transport of
+     * ours; proposals go to raft at once. */
+    int attached;
 
     struct tb_queue queued;    /* struct replog_req, not yet given to raft */
     struct tb_queue pending;   /* given to raft, not yet answered */
@@ -133,6 +138,21 @@ struct replog {
     void (*close_cb)(void *arg);
     void *close_arg;
 };
+
+/* The handle with its configuration and state machine glue, before a
+ * raft is given to it (replog_open, replog_attach_new); NULL without
+ * memory. */
+struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
+                           const struct replog_fsm *fsm);
+int replog__check_args(const struct replog_config *cfg,
+                       const struct replog_fsm *fsm);
+/* raft's settings from the configuration, once raft_init is done. */
+void replog__configure_raft(struct replog *l);
+/* Leadership polled (G6): logs a change, fails what a lost leader had
+ * proposed, tells on_leader. */
+void replog__poll_leader(struct replog *l);
+/* Milliseconds of raft's clock (its io's: virtual under a fixture). */
+uint64_t replog__now(struct replog *l);
 
 void replog__logf(struct replog *l, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -113,7 +113,7 @@ void replog__answer(struct replog *l, int64_t index, int status)
         if (req->index > index)
             return;
         finish_req(req,
-                   req->index == index && req->term == l->raft.current_term
+                   req->index == index && req->term == l->raft->current_term
                        ? status
                        : TB_ECONNECTIONLOSS,
                    req->index);
@@ -152,11 +152,11 @@ static int refuse_not_leader(struct replog *l)
     raft_id id = 0;
     const char *addr = NULL;
 
-    raft_leader(&l->raft, &id, &addr);
+    raft_leader(l->raft, &id, &addr);
     replog__logf(l, REPLOG_LOG_WARN,
                  "write refused: server %d is not the leader (%s, leader "
                  "%llu at %s)",
-                 l->server_id, state_name(raft_state(&l->raft)),
+                 l->server_id, state_name(raft_state(l->raft)),
                  (unsigned long long)id, addr != NULL ? addr : "unknown");
     return TB_ESYSTEM;
 }
@@ -172,7 +172,7 @@ static void batch_cb(struct raft_apply *rreq, int status, void *result)
         replog__logf(l, REPLOG_LOG_WARN, "entries %llu..%llu failed: %s (%s)",
                      (unsigned long long)rreq->index,
                      (unsigned long long)rreq->index + b->n - 1,
-                     raft_strerror(status), raft_errmsg(&l->raft));
+                     raft_strerror(status), raft_errmsg(l->raft));
     if (status != 0)
         fail_from(l, (int64_t)rreq->index,
                   l->closing ? TB_ECLOSING : replog__err(status));
@@ -194,7 +194,7 @@ void replog__submit(struct replog *l)
         memset(&b->raft_req, 0, sizeof b->raft_req);
         b->raft_req.data = l;
         b->n = n;
-        rv = raft_apply(&l->raft, &b->raft_req, l->batch, n, batch_cb);
+        rv = raft_apply(l->raft, &b->raft_req, l->batch, n, batch_cb);
     }
     if (rv != 0) {
         free(b);
@@ -204,7 +204,7 @@ void replog__submit(struct replog *l)
             refuse_not_leader(l);
         else
             replog__logf(l, REPLOG_LOG_WARN, "write refused: %s (%s)",
-                         raft_strerror(rv), raft_errmsg(&l->raft));
+                         raft_strerror(rv), raft_errmsg(l->raft));
         /* Those proposed by the done callbacks come after these n. */
         for (i = 0; i < n; i++)
             finish_req(req_of(tb_queue_head(&l->queued)),
@@ -215,7 +215,7 @@ void replog__submit(struct replog *l)
         q = tb_queue_head(&l->queued);
         tb_queue_remove(q);
         req_of(q)->index = (int64_t)b->raft_req.index + i;
-        req_of(q)->term = l->raft.current_term;
+        req_of(q)->term = l->raft->current_term;
         tb_queue_insert_tail(&l->pending, q);
     }
 }
@@ -249,7 +249,7 @@ static int propose(struct replog *l, const void *payload, size_t len,
         return TB_ETOOBIG;
     if ((rv = replog__disk_admit(l, replog__entry_size(len), reserved)) != 0)
         return rv;
-    if (raft_state(&l->raft) != RAFT_LEADER)
+    if (raft_state(l->raft) != RAFT_LEADER)
         return refuse_not_leader(l);
     if (batch_reserve(l) != 0)
         return TB_ENOMEM;
@@ -270,8 +270,10 @@ static int propose(struct replog *l, const void *payload, size_t len,
     req->done = done;
     req->arg = arg;
     tb_queue_insert_tail(&l->queued, &req->link);
-    if (l->batch_n++ == 0)
+    if (l->batch_n++ == 0 && !l->attached)
         replog__wal_flush_soon(&l->io);
+    if (l->attached)
+        replog__submit(l);
     return 0;
 }
 
@@ -289,9 +291,14 @@ int replog_propose_reserved(struct replog *l, const void *payload, size_t len,
 
 /* ---- queries ------------------------------------------------------------ */
 
+uint64_t replog__now(struct replog *l)
+{
+    return (uint64_t)l->raft->io->time(l->raft->io);
+}
+
 int64_t replog_last_applied(struct replog *l)
 {
-    int64_t r = (int64_t)raft_last_applied(&l->raft);
+    int64_t r = (int64_t)raft_last_applied(l->raft);
 
     /* Inside apply and done, raft has not advanced last_applied yet. */
     return r > l->applied_index ? r : l->applied_index;
@@ -299,7 +306,7 @@ int64_t replog_last_applied(struct replog *l)
 
 int replog_is_leader(struct replog *l)
 {
-    return !l->closing && raft_state(&l->raft) == RAFT_LEADER;
+    return !l->closing && raft_state(l->raft) == RAFT_LEADER;
 }
 
 void replog_set_min_free(struct replog *l, uint64_t bytes)
@@ -319,7 +326,7 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
 
 /* ---- tick: disk refresh and leadership poll ----------------------------- */
 
-static void poll_leader(struct replog *l)
+void replog__poll_leader(struct replog *l)
 {
     int lead = replog_is_leader(l);
 
@@ -344,7 +351,7 @@ static void tick_cb(uv_timer_t *t)
 
     if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
         replog__disk_refresh(l);
-    poll_leader(l);
+    replog__poll_leader(l);
     replog__snapshot_poke(l);
 }
 
@@ -405,7 +412,7 @@ static void start_close(struct replog *l)
         uv_close((uv_handle_t *)&l->tick, handle_closed);
         uv_close((uv_handle_t *)&l->close_timer, handle_closed);
     }
-    raft_close(&l->raft, raft_closed);
+    raft_close(l->raft, raft_closed);
 }
 
 /* libraft 0.15 crashes in raft_close when appends are still queued in
@@ -423,15 +430,15 @@ static void drain_cb(uv_timer_t *t)
     int busy;
 
     replog__submit(l); /* what was proposed before the close */
-    last = raft_last_index(&l->raft);
-    busy = l->raft.last_stored < last || l->snap_active || l->snap_pid > 0;
+    last = raft_last_index(l->raft);
+    busy = l->raft->last_stored < last || l->snap_active || l->snap_pid > 0;
 
     if (busy && uv_now(l->loop) - l->close_started_ms < REPLOG_CLOSE_DRAIN_MS)
         return;
     if (busy)
         replog__logf(l, REPLOG_LOG_WARN,
                      "closing with entries %llu..%llu not yet on disk%s",
-                     (unsigned long long)l->raft.last_stored + 1,
+                     (unsigned long long)l->raft->last_stored + 1,
                      (unsigned long long)last,
                      l->snap_active || l->snap_pid > 0
                          ? ", snapshot being written"
@@ -531,7 +538,7 @@ static int bootstrap(struct replog *l)
     rv = raft_configuration_add(&conf, (raft_id)l->server_id, l->address,
                                 RAFT_VOTER);
     if (rv == 0)
-        rv = raft_bootstrap(&l->raft, &conf);
+        rv = raft_bootstrap(l->raft, &conf);
     raft_configuration_close(&conf);
     if (rv == RAFT_CANTBOOTSTRAP) /* already initialised: the usual case */
         return 0;
@@ -541,7 +548,6 @@ static int bootstrap(struct replog *l)
     return rv;
 }
 
-/* The settings raft needs after raft_init. */
 static void copy_config(struct replog *l, const struct replog_config *cfg)
 {
     l->server_id = cfg->server_id;
@@ -552,26 +558,58 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->on_leader_data = cfg->on_leader_data;
     l->snap_in_loop = cfg->snapshot_in_loop;
     l->log_hold_always = cfg->log_hold_always;
+    l->repair = cfg->repair_log;
 #define OR(v, d) ((v) != 0 ? (v) : (d))
     l->snap_max_entries = OR(cfg->snapshot_max_entries, UINT_MAX);
     l->snap_trailing = OR(cfg->snapshot_trailing, DEFAULT_SNAP_TRAILING);
     l->snap_log_floor = OR(cfg->snapshot_log_bytes, DEFAULT_SNAP_LOG_BYTES);
     l->snap_idle_ms = OR(cfg->snapshot_idle_ms, DEFAULT_SNAP_IDLE_MS);
-    raft_set_election_timeout(
-        &l->raft, OR(cfg->election_timeout_ms, DEFAULT_ELECTION_MS));
-    raft_set_heartbeat_timeout(
-        &l->raft, OR(cfg->heartbeat_timeout_ms, DEFAULT_HEARTBEAT_MS));
+    l->election_ms = OR(cfg->election_timeout_ms, DEFAULT_ELECTION_MS);
+    l->heartbeat_ms = OR(cfg->heartbeat_timeout_ms, DEFAULT_HEARTBEAT_MS);
 #undef OR
+}
+
+void replog__configure_raft(struct replog *l)
+{
+    raft_set_election_timeout(l->raft, l->election_ms);
+    raft_set_heartbeat_timeout(l->raft, l->heartbeat_ms);
     replog__snapshot_policy(l, 0);
 }
 
-static int check_args(const struct replog_config *cfg,
-                      const struct replog_fsm *fsm)
+struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
+                           const struct replog_fsm *fsm)
 {
-    if (cfg == NULL || fsm == NULL || cfg->dir == NULL || cfg->dir[0] == '\0')
-        return TB_EINVAL;
-    if (cfg->server_id <= 0 || fsm->apply == NULL || fsm->snapshot == NULL ||
-        fsm->restore == NULL)
+    struct replog *l = calloc(1, sizeof *l);
+
+    if (l == NULL)
+        return NULL;
+    replog__arena_init();
+    l->loop = loop;
+    l->raft = &l->raft_own;
+    l->fsm = *fsm;
+    l->snap_fd = -1;
+    l->lock_fd = -1;
+    tb_queue_init(&l->queued);
+    tb_queue_init(&l->pending);
+    copy_config(l, cfg);
+    l->address = strdup(cfg->address != NULL ? cfg->address : DEFAULT_ADDRESS);
+    if (cfg->dir != NULL)
+        l->dir = strdup(cfg->dir);
+    if (l->address == NULL || (cfg->dir != NULL && l->dir == NULL)) {
+        free(l->dir);
+        free(l->address);
+        free(l);
+        return NULL;
+    }
+    replog__fsm_init(l);
+    return l;
+}
+
+int replog__check_args(const struct replog_config *cfg,
+                       const struct replog_fsm *fsm)
+{
+    if (cfg == NULL || fsm == NULL || cfg->server_id <= 0 ||
+        fsm->apply == NULL || fsm->snapshot == NULL || fsm->restore == NULL)
         return TB_EINVAL;
     if (cfg->heartbeat_timeout_ms != 0 && cfg->election_timeout_ms != 0 &&
         cfg->heartbeat_timeout_ms >= cfg->election_timeout_ms)
@@ -583,7 +621,7 @@ static int check_args(const struct replog_config *cfg,
  * closed, which completes on the loop. */
 static int abandon(struct replog *l, const char *step, int rv)
 {
-    const char *why = raft_errmsg(&l->raft);
+    const char *why = raft_errmsg(l->raft);
 
     /* raft passes on its io's message from some calls only. */
     if (why[0] == '\0')
@@ -591,7 +629,7 @@ static int abandon(struct replog *l, const char *step, int rv)
     replog__logf(l, REPLOG_LOG_ERROR, "open %s: %s: %s (%s)", l->dir, step,
                  raft_strerror(rv), why);
     l->closing = 1;
-    raft_close(&l->raft, raft_closed);
+    raft_close(l->raft, raft_closed);
     return replog__err(rv);
 }
 
@@ -616,27 +654,12 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     int rv;
 
     *out = NULL;
-    if ((rv = check_args(cfg, fsm)) != 0)
+    if ((rv = replog__check_args(cfg, fsm)) != 0)
         return rv;
-    replog__arena_init();
-    l = calloc(1, sizeof *l);
-    if (l == NULL)
+    if (cfg->dir == NULL || cfg->dir[0] == '\0')
+        return TB_EINVAL;
+    if ((l = replog__new(loop, cfg, fsm)) == NULL)
         return TB_ENOMEM;
-    l->loop = loop;
-    l->fsm = *fsm;
-    l->snap_fd = -1;
-    l->lock_fd = -1;
-    tb_queue_init(&l->queued);
-    tb_queue_init(&l->pending);
-    l->repair = cfg->repair_log;
-    l->log = cfg->log; /* so that early failures are reported */
-    l->log_data = cfg->log_data;
-    l->dir = strdup(cfg->dir);
-    l->address = strdup(cfg->address != NULL ? cfg->address : DEFAULT_ADDRESS);
-    if (l->dir == NULL || l->address == NULL) {
-        rv = TB_ENOMEM;
-        goto err;
-    }
     if ((rv = mkdir_p(cfg->dir)) != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "open %s: mkdir: %s", cfg->dir,
                      strerror(rv));
@@ -645,7 +668,6 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     }
     if ((rv = lock_dir(l)) != 0)
         goto err;
-    replog__fsm_init(l);
     replog__local_transport_init(&l->transport);
     rv = raft_uv_init(&l->uv, loop, l->dir, &l->transport);
     if (rv != 0) {
@@ -663,7 +685,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
         rv = replog__err(rv);
         goto err;
     }
-    rv = raft_init(&l->raft, &l->io, &l->raft_fsm, (raft_id)cfg->server_id,
+    rv = raft_init(l->raft, &l->io, &l->raft_fsm, (raft_id)cfg->server_id,
                    l->address);
     if (rv != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_init: %s (%s)", l->dir,
@@ -673,13 +695,13 @@ int replog_open(struct replog **out, uv_loop_t *loop,
         rv = replog__err(rv);
         goto err;
     }
-    l->raft.data = l;
-    copy_config(l, cfg);
+    l->raft->data = l;
+    replog__configure_raft(l);
     if ((rv = bootstrap(l)) != 0)
         return abandon(l, "bootstrap", rv);
     /* Loads term, vote, snapshot (fsm restore) and log; a lone voter
      * elects itself and applies the whole log (fsm apply) right here. */
-    if ((rv = raft_start(&l->raft)) != 0)
+    if ((rv = raft_start(l->raft)) != 0)
         return abandon(l, "start", rv);
     replog__disk_refresh(l);
     start_ticking(l);
@@ -687,7 +709,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     replog__logf(l, REPLOG_LOG_INFO,
                  "opened %s: server %d, last index %llu, applied %lld, %s",
                  l->dir, l->server_id,
-                 (unsigned long long)raft_last_index(&l->raft),
+                 (unsigned long long)raft_last_index(l->raft),
                  (long long)replog_last_applied(l),
                  l->was_leader ? "leader" : "not leader");
     *out = l;

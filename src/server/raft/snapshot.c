@@ -115,7 +115,7 @@ static int fork_child(struct replog *l)
         child_main(l, fd, parent);
     l->snap_pid = pid;
     l->snap_fd = fd;
-    l->snap_base = raft_last_applied(&l->raft);
+    l->snap_base = raft_last_applied(l->raft);
     tb_wbuf_init(&l->snap_delta);
     return 0;
 }
@@ -143,7 +143,7 @@ static void barrier_cb(struct raft_barrier *req, int status)
 static int idle_with_log(struct replog *l)
 {
     const struct replog_stats *s = &l->stats;
-    uint64_t now = uv_now(l->loop);
+    uint64_t now = replog__now(l);
 
     if (l->applied_index != l->idle_index || !tb_queue_empty(&l->pending)) {
         l->idle_index = l->applied_index;
@@ -173,15 +173,14 @@ static int child_done(struct replog *l)
 void replog__snapshot_poke(struct replog *l)
 {
     if (l->snap_barrier_busy || l->snap_active ||
-        raft_state(&l->raft) != RAFT_LEADER ||
-        uv_now(l->loop) < l->snap_retry_at)
+        raft_state(l->raft) != RAFT_LEADER || replog__now(l) < l->snap_retry_at)
         return;
     if (l->snap_pid > 0 ? !child_done(l) : !idle_with_log(l))
         return;
     if (l->snap_pid <= 0)
-        raft_set_snapshot_threshold(&l->raft, 1);
+        raft_set_snapshot_threshold(l->raft, 1);
     l->snap_barrier.data = l;
-    if (raft_barrier(&l->raft, &l->snap_barrier, barrier_cb) == 0)
+    if (raft_barrier(l->raft, &l->snap_barrier, barrier_cb) == 0)
         l->snap_barrier_busy = 1;
 }
 
@@ -196,7 +195,7 @@ void replog__snapshot_stored(struct replog *l, int status)
                          : l->snap_backoff_ms < SNAP_RETRY_MAX_MS
                              ? 2 * l->snap_backoff_ms
                              : SNAP_RETRY_MAX_MS;
-    l->snap_retry_at = uv_now(l->loop) + l->snap_backoff_ms;
+    l->snap_retry_at = replog__now(l) + l->snap_backoff_ms;
     replog__logf(l, REPLOG_LOG_WARN, "next snapshot tried in %u ms",
                  l->snap_backoff_ms);
 }
@@ -273,7 +272,7 @@ static int serialize_in_loop(struct replog *l)
     if (rv != 0) {
         tb_wbuf_free(&l->snap_state);
         replog__logf(l, REPLOG_LOG_ERROR, "snapshot at %lld failed: %s",
-                     (long long)raft_last_applied(&l->raft), tb_strerror(rv));
+                     (long long)raft_last_applied(l->raft), tb_strerror(rv));
         replog__snapshot_stored(l, rv);
         return rv;
     }
@@ -302,13 +301,13 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
 
     if (TB_NEVER(l->snap_active))
         return RAFT_BUSY;
-    if (l->snap_pid == 0 && uv_now(l->loop) < l->snap_retry_at)
+    if (l->snap_pid == 0 && replog__now(l) < l->snap_retry_at)
         return RAFT_BUSY;
     /* Raft asks after every entry it applies while we answer busy: the
      * child is looked at once per turn of the loop. */
-    if (l->snap_pid > 0 && uv_now(l->loop) == l->snap_polled)
+    if (l->snap_pid > 0 && replog__now(l) == l->snap_polled)
         return RAFT_BUSY;
-    l->snap_polled = uv_now(l->loop);
+    l->snap_polled = replog__now(l);
     if (l->snap_pid == 0 && !l->snap_in_loop) {
         rv = fork_child(l);
         if (rv == 0) {
@@ -328,11 +327,11 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
         state = l->snap_map;
         state_len = l->snap_map_len;
     } else {
-        l->snap_base = raft_last_applied(&l->raft);
+        l->snap_base = raft_last_applied(l->raft);
         state = l->snap_state.base;
         state_len = l->snap_state.len;
     }
-    replog__snap_header_encode(l->snap_hdr, raft_last_applied(&l->raft),
+    replog__snap_header_encode(l->snap_hdr, raft_last_applied(l->raft),
                                state_len, l->snap_base, l->snap_delta.len);
     l->snap_bufs[n].base = l->snap_hdr;
     l->snap_bufs[n++].len = REPLOG_SNAP_HDR;
@@ -349,12 +348,12 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
     record_stall(l, t0);
     l->snap_active = 1;
     l->stats.snapshots_taken++;
-    l->stats.snapshot_delta_last = raft_last_applied(&l->raft) - l->snap_base;
+    l->stats.snapshot_delta_last = raft_last_applied(l->raft) - l->snap_base;
     replog__logf(l, REPLOG_LOG_DEBUG,
                  "snapshot at %lld: state at %lld, %zu bytes, then %zu bytes"
                  " of entries",
-                 (long long)raft_last_applied(&l->raft),
-                 (long long)l->snap_base, state_len, l->snap_delta.len);
+                 (long long)raft_last_applied(l->raft), (long long)l->snap_base,
+                 state_len, l->snap_delta.len);
     replog__snapshot_policy(l, state_len);
     return 0;
 }

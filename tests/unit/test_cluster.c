@@ -1,0 +1,228 @@
+/* Cluster scenarios over the deterministic harness (cluster.h): the
+ * server's state machine and replicated log on three servers, raft driven
+ * by libraft's fixture in virtual time.  Each scenario ends with
+ * cluster_converge (same state everywhere, every acknowledged write
+ * present) and cluster_close (every proposal answered exactly once). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "proto/proto.h"
+#include "server/raft/replog_attach.h"
+#include "tree/tree.h"
+
+static struct cluster cl;
+
+static void session_on(struct cluster *c, unsigned leader)
+{
+    unsigned s = cluster_open_session(c, leader);
+
+    cluster_converge(c, 5000);
+    c->session = cluster_session_of(c, s);
+}
+
+static int64_t czxid(struct cluster *c, unsigned i, const char *path)
+{
+    struct tb_stat st;
+    struct tree_node *n = tree_find(fsm_tree(c->nodes[i].fsm), tb_str_c(path));
+
+    assert_non_null(n);
+    tree_node_stat(n, &st);
+    return st.czxid;
+}
+
+/* Writes on the leader reach every server, in one order. */
+static void test_writes_converge(void **state)
+{
+    struct cluster *c = &cl;
+    char path[32];
+    unsigned l, k, first;
+    int i;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    first = c->nprops;
+    for (i = 0; i < 200; i++) {
+        snprintf(path, sizeof path, "/n%d", i);
+        cluster_create(c, l, path, 0);
+    }
+    cluster_converge(c, 10000);
+    for (k = first; k < c->nprops; k++)
+        assert_int_equal(c->props[k].status, 0);
+    cluster_close(c);
+}
+
+/* The leader dies with writes in flight: every proposal is answered once
+ * (the dead leader's when it comes back and finds it no longer leads),
+ * what was acknowledged survives, and the zxids (fencing tokens) of writes
+ * acknowledged by the next leader are above every earlier one. */
+static void test_leader_killed_under_writes(void **state)
+{
+    struct cluster *c = &cl;
+    char path[32];
+    unsigned l, m, k, mark;
+    int64_t top = 0;
+    int i;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    for (i = 0; i < 50; i++) {
+        snprintf(path, sizeof path, "/a%d", i);
+        cluster_create(c, l, path, 0);
+    }
+    cluster_step_for(c, 3);
+    raft_fixture_kill(&c->f, l);
+    m = cluster_new_leader(c, l, 20000);
+    mark = c->nprops;
+    for (i = 0; i < 50; i++) {
+        snprintf(path, sizeof path, "/b%d", i);
+        cluster_create(c, m, path, 0);
+    }
+    cluster_converge(c, 10000);
+    raft_fixture_revive(&c->f, l);
+    cluster_converge(c, 20000);
+    for (k = 0; k < mark; k++)
+        if (c->props[k].fired && c->props[k].status == 0 &&
+            c->props[k].type == TB_OP_CREATE &&
+            czxid(c, m, c->props[k].path) > top)
+            top = czxid(c, m, c->props[k].path);
+    for (k = mark; k < c->nprops; k++) {
+        assert_int_equal(c->props[k].status, 0);
+        assert_true(czxid(c, m, c->props[k].path) > top);
+    }
+    cluster_close(c);
+}
+
+/* A leader cut off from the others: what it is asked to write is never
+ * acknowledged; the majority elects another and goes on; healed, the old
+ * leader's writes are answered as lost and are nowhere. */
+static void test_minority_leader(void **state)
+{
+    struct cluster *c = &cl;
+    char path[32];
+    unsigned l, m, k, mark;
+    int i;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    cluster_isolate(c, l);
+    mark = c->nprops;
+    for (i = 0; i < 10; i++) {
+        snprintf(path, sizeof path, "/lost%d", i);
+        cluster_create(c, l, path, 0);
+    }
+    m = cluster_new_leader(c, l, 10000);
+    for (i = 0; i < 10; i++) {
+        snprintf(path, sizeof path, "/kept%d", i);
+        cluster_create(c, m, path, 0);
+    }
+    cluster_step_for(c, 2000);
+    for (k = mark; k < mark + 10; k++)
+        assert_true(!c->props[k].fired || c->props[k].status != 0);
+    cluster_rejoin(c, l);
+    cluster_converge(c, 20000);
+    for (k = mark; k < mark + 10; k++) {
+        assert_int_equal(c->props[k].fired, 1);
+        assert_int_not_equal(c->props[k].status, 0);
+        for (i = 0; i < (int)c->n; i++)
+            assert_false(cluster_has(c, (unsigned)i, c->props[k].path));
+    }
+    for (; k < c->nprops; k++)
+        assert_int_equal(c->props[k].status, 0);
+    assert_false(c->nodes[l].leader);
+    cluster_close(c);
+}
+
+/* A follower down while the others compact their log past what it has is
+ * brought back by a snapshot, then by entries. */
+static void test_follower_caught_up_by_snapshot(void **state)
+{
+    struct cluster *c = &cl;
+    struct replog_config cfg = {0};
+    struct replog_stats before, after;
+    char path[32];
+    unsigned l, f;
+    int i;
+
+    (void)state;
+    cfg.snapshot_max_entries = 16;
+    cfg.snapshot_trailing = 4;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 10000);
+    f = (l + 1) % c->n;
+    session_on(c, l);
+    replog_get_stats(c->nodes[f].log, &before);
+    raft_fixture_kill(&c->f, f);
+    for (i = 0; i < 200; i++) {
+        snprintf(path, sizeof path, "/s%d", i);
+        cluster_create(c, l, path, 0);
+    }
+    cluster_converge(c, 10000);
+    raft_fixture_revive(&c->f, f);
+    cluster_converge(c, 20000);
+    replog_get_stats(c->nodes[f].log, &after);
+    /* Most of the 200 came in the snapshot, not one by one. */
+    assert_true(after.entries_applied - before.entries_applied < 100);
+    assert_true(cluster_has(c, f, "/s199"));
+    cluster_close(c);
+}
+
+/* Sessions are replicated: an ephemeral node outlives its leader, and the
+ * session's close through the next leader removes it everywhere. */
+static void test_session_across_leader_change(void **state)
+{
+    struct cluster *c = &cl;
+    unsigned l, m, k, i, eph;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    eph = cluster_create(c, l, "/eph", TB_EPHEMERAL);
+    cluster_converge(c, 5000);
+    assert_int_equal(c->props[eph].status, 0);
+    raft_fixture_kill(&c->f, l);
+    m = cluster_new_leader(c, l, 20000);
+    for (i = 0; i < c->n; i++)
+        if (i != l)
+            assert_true(cluster_has(c, i, "/eph"));
+    k = cluster_create(c, m, "/after", 0);
+    cluster_converge(c, 5000);
+    assert_int_equal(c->props[k].status, 0);
+    raft_fixture_revive(&c->f, l);
+    cluster_converge(c, 20000);
+    assert_true(cluster_has(c, l, "/eph"));
+    k = cluster_close_session(c, m);
+    c->props[eph].gone = 1;
+    cluster_converge(c, 5000);
+    assert_int_equal(c->props[k].status, 0);
+    for (i = 0; i < c->n; i++) {
+        assert_false(cluster_has(c, i, "/eph"));
+        assert_true(cluster_has(c, i, "/after"));
+    }
+    cluster_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_writes_converge),
+        cmocka_unit_test(test_leader_killed_under_writes),
+        cmocka_unit_test(test_minority_leader),
+        cmocka_unit_test(test_follower_caught_up_by_snapshot),
+        cmocka_unit_test(test_session_across_leader_change),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
