@@ -18,10 +18,14 @@ bin=$2
 shift 2
 it_init
 # A session may ask for up to 120 s (both servers allow 40 s by default): a
-# test that restarts the server needs the restart to fit in its timeout.
+# test that restarts the server needs the restart to fit in its timeout.  The
+# server ticks every 250 ms, so sessions of 2 s can be had (the default tick
+# of 2 s grants 4 s at least): the tests that wait for a session to expire,
+# or to be kept alive, wait that long.
 export ZK_CFG_EXTRA="${ZK_CFG_EXTRA:-}
+tickTime=250
 maxSessionTimeout=120000"
-export TUMBLERD_ARGS="${TUMBLERD_ARGS:-} --maxSessionTimeout=120000"
+export TUMBLERD_ARGS="${TUMBLERD_ARGS:-} --tickTime=250 --maxSessionTimeout=120000"
 if [ "${IT_TLS:-0}" = 1 ]; then
     IT_TLS_CERTS=$(it_tmpdir certs)
     "$here/../tls/mkcerts.sh" "$IT_TLS_CERTS" || it_die "tls/mkcerts.sh failed"
