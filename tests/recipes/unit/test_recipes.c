@@ -2,12 +2,12 @@
  * sequence number (never by the random uuid in front), every lock kind in
  * one queue and what each child is, uuid v4 names,
  * path arithmetic, and the timer thread firing in deadline order with the
- * tag of the arming that fired. */
+ * tag of the arming that fired, each timer at or after its deadline. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
-#include <unistd.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -144,39 +144,61 @@ struct probe {
     struct rcp_timer t;
     int order;
     unsigned tag;
+    int64_t at; /* rcp_now_ms() when it fired */
 };
 
+static pthread_mutex_t fired_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fired_cv = PTHREAD_COND_INITIALIZER;
 static int fired;
 
 static void on_fire(struct rcp_timer *t, unsigned tag)
 {
     struct probe *p = TB_CONTAINER_OF(t, struct probe, t);
 
+    pthread_mutex_lock(&fired_mu);
+    p->at = rcp_now_ms();
     p->tag = tag;
-    p->order = __atomic_add_fetch(&fired, 1, __ATOMIC_SEQ_CST);
+    p->order = ++fired;
+    pthread_cond_signal(&fired_cv);
+    pthread_mutex_unlock(&fired_mu);
 }
 
+/* The deadlines are on rcp_now_ms's clock, which the timer thread reads:
+ * no timer may fire before its own, whatever the machine's load, and a
+ * late thread still fires the due ones in deadline order.  The waits are
+ * for the firings themselves, not for a time. */
 static void timers(void **state)
 {
     struct probe a = {0}, b = {0}, c = {0};
     int64_t now = rcp_now_ms();
-    int i;
+    struct timespec bound;
+    int n;
 
     (void)state;
     a.t.fn = b.t.fn = c.t.fn = on_fire;
-    assert_int_equal(rcp_timer_arm(&a.t, now + 120, 1), 0);
-    assert_int_equal(rcp_timer_arm(&b.t, now + 40, 2), 0);
-    assert_int_equal(rcp_timer_arm(&c.t, now + 80, 3), 0);
-    assert_int_equal(rcp_timer_disarm(&c.t), 1); /* before it fires */
-    assert_int_equal(rcp_timer_arm(&c.t, now + 80, 4), 0);
-    for (i = 0; i < 200 && __atomic_load_n(&fired, __ATOMIC_SEQ_CST) < 3; i++)
-        usleep(5000);
-    assert_int_equal(fired, 3);
+    assert_int_equal(rcp_timer_arm(&a.t, now + 30, 1), 0);
+    assert_int_equal(rcp_timer_arm(&b.t, now + 10, 2), 0);
+    /* Far ahead, so certainly disarmed before it fires. */
+    assert_int_equal(rcp_timer_arm(&c.t, now + 600000, 3), 0);
+    assert_int_equal(rcp_timer_disarm(&c.t), 1);
+    assert_int_equal(rcp_timer_arm(&c.t, now + 20, 4), 0);
+    /* Only a timer thread that never fires meets the bound. */
+    clock_gettime(CLOCK_REALTIME, &bound);
+    bound.tv_sec += 10;
+    pthread_mutex_lock(&fired_mu);
+    while (fired < 3 &&
+           pthread_cond_timedwait(&fired_cv, &fired_mu, &bound) == 0)
+        ;
+    n = fired;
+    pthread_mutex_unlock(&fired_mu);
+    assert_int_equal(n, 3);
     assert_int_equal(b.order, 1);
     assert_int_equal(c.order, 2);
     assert_int_equal(a.order, 3);
     assert_int_equal(c.tag, 4);
-    assert_true(rcp_now_ms() - now >= 120);
+    assert_true(b.at >= now + 10);
+    assert_true(c.at >= now + 20);
+    assert_true(a.at >= now + 30);
     assert_int_equal(rcp_timer_disarm(&a.t), 0); /* already fired */
 }
 
