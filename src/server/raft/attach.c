@@ -57,6 +57,6 @@ void replog_attached_free(struct replog *l)
     }
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
-    free(l->address);
+    replog__free_config(l);
     free(l);
 }

@@ -65,6 +65,10 @@ struct replog {
     int lock_fd; /* holds the data directory's LOCK (replog.c) */
     int repair;  /* replog_config.repair_log */
     char *address;
+    struct replog_peer *peers; /* copied, addresses too; n_peers > 1: the
+                                  TCP transport and the peers' list */
+    unsigned n_peers;
+    int tcp_ready; /* raft_uv_tcp_init succeeded: closed with the log */
     int server_id;
     void (*log)(void *data, int level, const char *msg);
     void *log_data;
@@ -146,6 +150,8 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
                            const struct replog_fsm *fsm);
 int replog__check_args(const struct replog_config *cfg,
                        const struct replog_fsm *fsm);
+/* Frees what replog__new copied from the configuration. */
+void replog__free_config(struct replog *l);
 /* raft's settings from the configuration, once raft_init is done. */
 void replog__configure_raft(struct replog *l);
 /* Leadership polled (G6): logs a change, fails what a lost leader had

@@ -368,8 +368,7 @@ static void free_handle(struct replog *l)
     free(l->batch);
     if (l->lock_fd >= 0)
         close(l->lock_fd);
-    free(l->dir);
-    free(l->address);
+    replog__free_config(l);
     free(l);
     if (cb != NULL)
         cb(arg);
@@ -395,6 +394,8 @@ static void raft_closed(struct raft *r)
 
     replog__wal_free(&l->io);
     raft_uv_close(&l->uv);
+    if (l->tcp_ready)
+        raft_uv_tcp_close(&l->transport);
     /* raft fails the batches it knows of while closing; anything not
      * answered is answered here, so done fires exactly once. */
     fail_from(l, 0, TB_ECLOSING);
@@ -530,13 +531,20 @@ static int lock_dir(struct replog *l)
 static int bootstrap(struct replog *l)
 {
     struct raft_configuration conf;
+    unsigned i;
     int rv;
 
-    /* A lone voter.  An ensemble bootstraps every initial voter with the
-     * same list (libraft-notes.md G8). */
+    /* A lone voter, or every member of the ensemble, each bootstrapped
+     * with the same list (libraft-notes.md G8). */
     raft_configuration_init(&conf);
-    rv = raft_configuration_add(&conf, (raft_id)l->server_id, l->address,
-                                RAFT_VOTER);
+    rv = 0;
+    if (l->n_peers == 0)
+        rv = raft_configuration_add(&conf, (raft_id)l->server_id, l->address,
+                                    RAFT_VOTER);
+    for (i = 0; i < l->n_peers && rv == 0; i++)
+        rv = raft_configuration_add(
+            &conf, (raft_id)l->peers[i].id, l->peers[i].address,
+            l->peers[i].voter ? RAFT_VOTER : RAFT_STANDBY);
     if (rv == 0)
         rv = raft_bootstrap(l->raft, &conf);
     raft_configuration_close(&conf);
@@ -576,6 +584,40 @@ void replog__configure_raft(struct replog *l)
     replog__snapshot_policy(l, 0);
 }
 
+/* An ensemble's members; this server's address is its entry's. */
+static int copy_peers(struct replog *l, const struct replog_config *cfg)
+{
+    unsigned i;
+
+    if (cfg->n_peers < 2)
+        return 0;
+    if ((l->peers = calloc(cfg->n_peers, sizeof *l->peers)) == NULL)
+        return TB_ENOMEM;
+    l->n_peers = cfg->n_peers;
+    for (i = 0; i < cfg->n_peers; i++) {
+        l->peers[i] = cfg->peers[i];
+        if ((l->peers[i].address = strdup(cfg->peers[i].address)) == NULL)
+            return TB_ENOMEM;
+        if (cfg->peers[i].id == cfg->server_id) {
+            free(l->address);
+            if ((l->address = strdup(cfg->peers[i].address)) == NULL)
+                return TB_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+void replog__free_config(struct replog *l)
+{
+    unsigned i;
+
+    for (i = 0; i < l->n_peers; i++)
+        free((char *)l->peers[i].address);
+    free(l->peers);
+    free(l->dir);
+    free(l->address);
+}
+
 struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
                            const struct replog_fsm *fsm)
 {
@@ -596,8 +638,12 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
     if (cfg->dir != NULL)
         l->dir = strdup(cfg->dir);
     if (l->address == NULL || (cfg->dir != NULL && l->dir == NULL)) {
-        free(l->dir);
-        free(l->address);
+        replog__free_config(l);
+        free(l);
+        return NULL;
+    }
+    if (copy_peers(l, cfg) != 0) {
+        replog__free_config(l);
         free(l);
         return NULL;
     }
@@ -615,6 +661,50 @@ int replog__check_args(const struct replog_config *cfg,
         cfg->heartbeat_timeout_ms >= cfg->election_timeout_ms)
         return TB_EINVAL;
     return 0;
+}
+
+static const struct replog_peer *peer_of(const struct replog *l, raft_id id)
+{
+    unsigned i;
+
+    for (i = 0; i < l->n_peers; i++)
+        if ((raft_id)l->peers[i].id == id)
+            return &l->peers[i];
+    return NULL;
+}
+
+/* The members the log holds must be the ones given: a configuration
+ * edited, or another server's, would otherwise start a second history
+ * beside the first.  A lone voter's log holds it alone. */
+static int check_members(struct replog *l)
+{
+    const struct raft_configuration *c = &l->raft->configuration;
+    const struct replog_peer *p;
+    unsigned i, n = l->n_peers > 0 ? l->n_peers : 1;
+    int same = c->n == n;
+
+    for (i = 0; i < c->n && same; i++) {
+        p = peer_of(l, c->servers[i].id);
+        if (l->n_peers == 0)
+            same = c->servers[i].id == (raft_id)l->server_id;
+        else
+            same = p != NULL &&
+                   strcmp(p->address, c->servers[i].address) == 0 &&
+                   (c->servers[i].role == RAFT_VOTER) == (p->voter != 0);
+    }
+    if (same)
+        return 0;
+    replog__logf(
+        l, REPLOG_LOG_ERROR,
+        "open %s: the log's members (%u: server %llu at %s%s) are "
+        "not the %u configured: %s",
+        l->dir, c->n, c->n > 0 ? (unsigned long long)c->servers[0].id : 0ULL,
+        c->n > 0 ? c->servers[0].address : "-", c->n > 1 ? ", ..." : "", n,
+        l->n_peers > 0 ? "the server.N lines differ from the "
+                         "ones this log was made with"
+                       : "the log belongs to an ensemble; give this "
+                         "server its server.N lines");
+    return TB_EINVAL;
 }
 
 /* Called once raft_init succeeded and a later step failed: raft must be
@@ -668,7 +758,16 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     }
     if ((rv = lock_dir(l)) != 0)
         goto err;
-    replog__local_transport_init(&l->transport);
+    if (l->n_peers > 0 && (rv = raft_uv_tcp_init(&l->transport, loop)) == 0)
+        l->tcp_ready = 1;
+    if (l->n_peers == 0)
+        replog__local_transport_init(&l->transport);
+    if (rv != 0) {
+        replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_uv_tcp_init: %s",
+                     l->dir, raft_strerror(rv));
+        rv = replog__err(rv);
+        goto err;
+    }
     rv = raft_uv_init(&l->uv, loop, l->dir, &l->transport);
     if (rv != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "open %s: raft_uv_init: %s (%s)",
@@ -703,6 +802,11 @@ int replog_open(struct replog **out, uv_loop_t *loop,
      * elects itself and applies the whole log (fsm apply) right here. */
     if ((rv = raft_start(l->raft)) != 0)
         return abandon(l, "start", rv);
+    if ((rv = check_members(l)) != 0) {
+        l->closing = 1;
+        raft_close(l->raft, raft_closed);
+        return rv;
+    }
     replog__disk_refresh(l);
     start_ticking(l);
     l->was_leader = replog_is_leader(l);
@@ -716,11 +820,12 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     return 0;
 
 err:
+    if (l->tcp_ready)
+        raft_uv_tcp_close(&l->transport);
     replog__snapshot_discard(l);
     if (l->lock_fd >= 0)
         close(l->lock_fd);
-    free(l->dir);
-    free(l->address);
+    replog__free_config(l);
     free(l);
     return rv;
 }

@@ -67,11 +67,23 @@ struct replog_fsm {
     int (*restore)(void *data, const void *buf, size_t len);
 };
 
+/* A member of an ensemble. */
+struct replog_peer {
+    int id;              /* > 0 */
+    const char *address; /* "host:port" its raft listens on */
+    int voter;           /* 0: it replicates the log without a vote */
+};
+
 struct replog_config {
     const char *dir;         /* data directory; created if missing */
     int server_id;           /* > 0, stable for the life of the data dir */
     const char *address;     /* "ip:port" identity for raft peers; unused by a
                                 lone voter; NULL means "127.0.0.1:0" */
+    /* The ensemble's members, this server among them (its address is
+     * then that one's); fewer than two: a lone voter.  Every member is
+     * given the same list; a log made with another one is refused. */
+    const struct replog_peer *peers;
+    unsigned n_peers;
     uint64_t min_free_bytes; /* refuse writes when free disk is below
                                 max(this, 24 MiB) + 2 x last snapshot (G3) */
     /* Snapshot policy (G5); 0 picks the default in brackets.  A snapshot
