@@ -70,7 +70,7 @@ struct tbd {
                               ConnectRequest, oldest first */
     struct tb_map conn_by_id;
     struct tb_map conn_by_session;
-    struct tb_map sessions; /* session id -> struct sess (expiry) */
+    struct tb_map sessions; /* session id -> struct sess (proc/expiry.h) */
     struct tb_map ip_count; /* IPv4 address -> open connections */
     uint64_t next_conn_id;
     uint64_t max_conns; /* what the open-file limit leaves room for */

@@ -264,9 +264,9 @@ static void refused_close_asked_again(void **state)
 }
 
 /* After a restart the sessions in the fsm are opened again from the
- * restart's time, however long the server was down; after a leader change
- * the new leader does the same, also for a session whose close the old
- * one had proposed: that close may be lost with the old leader. */
+ * restart's time, however long the server was down.  Opening again a
+ * session whose close was proposed (as a new leader must: the close may
+ * be lost with the old one) starts it afresh too. */
 static void fresh_timeout_after_restart(void **state)
 {
     struct fx *f = *state;
@@ -292,7 +292,7 @@ static void fresh_timeout_after_restart(void **state)
     assert_int_equal(f->closes[2].at, r + 4000);
     free_sessions(&after);
 
-    /* A leader change: the same table, opened again. */
+    /* The same table, opened again. */
     se = expiry_open(&f->m, 1, 4000, r);
     assert_non_null(se);
     assert_false(se->closing);

@@ -5,9 +5,10 @@
  * Pure: no I/O, no clock, no log.  Time is passed in as monotonic
  * milliseconds, so a test drives it on virtual time (tests/unit/
  * test_expiry.c); session.c feeds it the server's clock (struct tbd_clock),
- * proposes the closes and logs.  Only the leader runs ticks: liveness is
- * not replicated, and after a restart or a leader change every session is
- * opened again here with a fresh timeout.
+ * proposes the closes and logs.  Only the leader's ticks can close:
+ * liveness is not replicated.  After a restart every session in the fsm is
+ * opened again here with a fresh timeout (main.c); a new leader must do
+ * the same.
  *
  * A session is due at the first tick at or after its deadline, whatever
  * the tick's phase: the ticker runs every half tickTime, so a session
