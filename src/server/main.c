@@ -265,10 +265,9 @@ static int refresh_session(void *arg, const struct fsm_session_info *si)
     return 0;
 }
 
-/* --repair-log: the log was cut (replog did it while opening); zxids
- * then move to a new epoch, above any a client may have seen: the entries
- * dropped, as many as the bytes beyond the cut could hold (an entry takes
- * 16 bytes at least), and any epoch an earlier repair began. */
+/* --repair-log: the log was cut (replog did it while opening, or an
+ * earlier run did); zxids then move to a new epoch, above any a client
+ * may have seen (replog's bound) and any epoch an earlier repair began. */
 static int finish_repair(struct tbd *s)
 {
     struct replog_repair r;
@@ -283,8 +282,7 @@ static int finish_repair(struct tbd *s)
                s->cfg->data_dir);
         return 0;
     }
-    last = r.max_index > r.last_index ? r.max_index : r.last_index;
-    last += r.dropped_bytes / 16;
+    last = r.bound > r.last_index ? r.bound : r.last_index;
     epoch = ((uint64_t)fsm_zxid_of(s->fsm, (int64_t)last) >> 32) + 1;
     if (epoch <= r.epoch)
         epoch = r.epoch + 1;
@@ -300,26 +298,31 @@ static int finish_repair(struct tbd *s)
     while (rv == 0 && proc_zxid(s) < target &&
            uv_run(s->loop, UV_RUN_ONCE) != 0)
         ;
-    if (rv != 0 || proc_zxid(s) < target) {
-        tb_log(TB_LOG_ERROR, "repair: the new epoch was not logged (%s)",
+    if (rv != 0 || proc_zxid(s) < target || replog_end_repair(s->log) != 0) {
+        tb_log(TB_LOG_ERROR,
+               "repair: the new epoch was not logged (%s): "
+               "run --repair-log again",
                tb_strerror(rv != 0 ? rv : TB_EIO));
         return 1;
     }
-    tb_log(TB_LOG_WARN,
-           "repair: kept the log up to entry %llu (zxid 0x%llx); dropped "
-           "%llu bytes of segments beyond it, in which %llu whole record(s) "
-           "of %llu entries were found",
-           (unsigned long long)r.last_index, (unsigned long long)kept,
-           (unsigned long long)r.dropped_bytes, (unsigned long long)r.dropped,
-           (unsigned long long)r.dropped_entries);
+    if (r.backup[0] != '\0')
+        tb_log(TB_LOG_WARN,
+               "repair: kept the log up to entry %llu (zxid 0x%llx); dropped "
+               "%llu bytes of segments beyond it, in which %llu whole "
+               "record(s) of %llu entries were found; the files changed or "
+               "removed are copied in %s",
+               (unsigned long long)r.last_index, (unsigned long long)kept,
+               (unsigned long long)r.dropped_bytes,
+               (unsigned long long)r.dropped,
+               (unsigned long long)r.dropped_entries, r.backup);
     if (r.dropped_entries > 0)
         tb_log(TB_LOG_WARN, "repair: the entries dropped include %llu..%llu",
                (unsigned long long)r.dropped_first,
                (unsigned long long)r.dropped_last);
     tb_log(TB_LOG_WARN,
            "repair: zxids go on from 0x%llx, above any a client may have "
-           "seen; the files changed or removed are copied in %s",
-           (unsigned long long)target, r.backup);
+           "seen",
+           (unsigned long long)target);
     return 0;
 }
 

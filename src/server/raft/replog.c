@@ -309,6 +309,17 @@ int replog_is_leader(struct replog *l)
     return !l->closing && raft_state(l->raft) == RAFT_LEADER;
 }
 
+int replog_leader(struct replog *l)
+{
+    raft_id id = 0;
+    const char *addr = NULL;
+
+    if (l->closing)
+        return 0;
+    raft_leader(l->raft, &id, &addr);
+    return (int)id;
+}
+
 void replog_set_min_free(struct replog *l, uint64_t bytes)
 {
     l->min_free = bytes;
@@ -694,16 +705,22 @@ static int check_members(struct replog *l)
     }
     if (same)
         return 0;
-    replog__logf(
-        l, REPLOG_LOG_ERROR,
-        "open %s: the log's members (%u: server %llu at %s%s) are "
-        "not the %u configured: %s",
-        l->dir, c->n, c->n > 0 ? (unsigned long long)c->servers[0].id : 0ULL,
-        c->n > 0 ? c->servers[0].address : "-", c->n > 1 ? ", ..." : "", n,
-        l->n_peers > 0 ? "the server.N lines differ from the "
-                         "ones this log was made with"
-                       : "the log belongs to an ensemble; give this "
-                         "server its server.N lines");
+    if (c->n == 0)
+        replog__logf(l, REPLOG_LOG_ERROR,
+                     "open %s: the log holds no members: its first start was "
+                     "cut short before it wrote any; it holds no writes, and "
+                     "a new data directory starts it again",
+                     l->dir);
+    else
+        replog__logf(l, REPLOG_LOG_ERROR,
+                     "open %s: the log's members (%u: server %llu at %s%s) "
+                     "are not the %u configured: %s",
+                     l->dir, c->n, (unsigned long long)c->servers[0].id,
+                     c->servers[0].address, c->n > 1 ? ", ..." : "", n,
+                     l->n_peers > 0 ? "the server.N lines differ from the "
+                                      "ones this log was made with"
+                                    : "the log belongs to an ensemble; give "
+                                      "this server its server.N lines");
     return TB_EINVAL;
 }
 

@@ -170,17 +170,20 @@ struct replog_stats {
 
 struct replog;
 
-/* What opening with repair_log did. */
+/* What opening with repair_log did, or an earlier repair left to do. */
 struct replog_repair {
-    int repaired;             /* the log was damaged, and cut: all below set */
-    char backup[512];         /* the folder holding copies of what changed */
+    int repaired;   /* a repair cut the log, and zxids are still to move
+                       past `bound`: all below set */
+    uint64_t bound; /* the highest index a client may have seen a
+                       zxid of before the cut */
+    uint64_t epoch; /* the newest zxid epoch begun (0: none) */
     uint64_t last_index;      /* the log's last entry now */
+    /* What this run's cut dropped (0s when an earlier run cut): */
+    char backup[512];         /* the folder holding copies of what changed */
     uint64_t dropped;         /* whole records found beyond the cut ... */
     uint64_t dropped_entries; /* ... the entries in them */
     uint64_t dropped_first, dropped_last; /* ... their indexes */
     uint64_t dropped_bytes; /* segment bytes beyond the cut, whole or not */
-    uint64_t max_index;     /* the highest index any record held */
-    uint64_t epoch;         /* the newest zxid epoch begun (0: none) */
 };
 
 /* Called exactly once per accepted proposal: status 0 once the entry is
@@ -221,10 +224,15 @@ void replog_repair_report(struct replog *l, struct replog_repair *out);
 /* Records, before zxids move to it, that a repair begins zxid epoch
  * `epoch`: the next repair begins a later one.  0 or TB_EIO. */
 int replog_begin_epoch(struct replog *l, uint64_t epoch);
+/* Once zxids have moved (the new epoch's entry applied): the log serves
+ * again.  0 or TB_EIO. */
+int replog_end_repair(struct replog *l);
 
 /* Index of the newest entry whose effect is in the state machine. */
 int64_t replog_last_applied(struct replog *l);
 int replog_is_leader(struct replog *l);
+/* The server id of the leader this server knows of; 0: none known. */
+int replog_leader(struct replog *l);
 
 /* Changes the free-disk minimum and re-measures at once. */
 void replog_set_min_free(struct replog *l, uint64_t bytes);

@@ -149,6 +149,8 @@ struct wal_write {
 #define WAL_META_NAME "wal-meta"
 struct wal_meta {
     uint64_t log_id, oldest, newest, epoch;
+    uint64_t repair_bound; /* a repair cut, zxids not yet moved: see
+                              wal_meta.c */
 };
 
 /* What reading the log found (wal_load.c): where it ends, and what lies
@@ -182,7 +184,6 @@ struct wal {
     uint64_t write_seq;  /* the number of the next write */
     int loaded;          /* the log was read and found whole */
     int repair;          /* cut damage instead of refusing (wal_repair.c) */
-    int repaired;        /* ... and it was cut */
     char backup[32];     /* repair-<time>, where the files it cut went */
     struct wal_exam repair_exam; /* the log before the cut */
     int fresh;           /* the directory was empty: a new log */
@@ -215,6 +216,8 @@ struct wal {
     unsigned n_segs, cap_segs;
     uint64_t next_seq;
     struct wal_seg *ready; /* prepared, not yet written to */
+    struct wal_seg **unused; /* beyond ready, removed by replog__wal_tidy */
+    unsigned n_unused;
     uv_work_t prep;
     struct wal_seg *prep_seg; /* being prepared */
     uint64_t prep_spare;      /* the spare it is renamed from; 0: zero-filled
@@ -327,7 +330,12 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m);
 /* Sets one field of w->meta and writes it all: 0 or an errno value (the
  * field then keeps its old value).  Safe from the loop and from a
  * segment's preparation or removal at once. */
-enum wal_meta_field { WAL_META_OLDEST, WAL_META_NEWEST, WAL_META_EPOCH };
+enum wal_meta_field {
+    WAL_META_OLDEST,
+    WAL_META_NEWEST,
+    WAL_META_EPOCH,
+    WAL_META_REPAIR_BOUND,
+};
 int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v);
 
 /* wal_load.c */
@@ -336,6 +344,8 @@ int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r);
 int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
                      raft_index *start, struct raft_entry **entries, size_t *n);
 uint32_t replog__wal_crc(uint32_t crc, const void *p, size_t n);
+/* Removes what the log found whole does not use (wal_load.c). */
+void replog__wal_tidy(struct wal *w);
 /* Entries replog__wal_load gave, and raft_uv's load. */
 void replog__wal_entries_free(struct raft_entry *e, size_t n);
 void replog__wal_uv_entries_free(struct raft_entry *e, size_t n);

@@ -198,8 +198,12 @@ static int open_meta(struct wal *w)
     int rv = replog__wal_meta_read(w->dir, &w->meta, w->io->errmsg,
                                    sizeof w->io->errmsg);
 
-    if (rv == 0)
-        return 0;
+    if (rv == 0 && w->meta.repair_bound != 0 && !w->repair) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "a repair cut the log but stopped before zxids moved to a "
+                 "new epoch: run tumblerd --repair-log again");
+        return RAFT_CORRUPT;
+    }
     if (rv != RAFT_NOTFOUND)
         return rv;
     if (!is_pristine(w->dir)) {
@@ -335,6 +339,7 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
         return rv;
     }
     w->loaded = 1;
+    replog__wal_tidy(w);
     replog__wal_maybe_prep(w);
     return 0;
 }
@@ -560,6 +565,9 @@ void replog__wal_free(struct raft_io *io)
         free(w->segs[i]);
     }
     free(w->segs);
+    for (i = 0; i < w->n_unused; i++)
+        free(w->unused[i]);
+    free(w->unused);
     replog__wal_batch_free(w, &w->pending);
     while (w->n_spare > 0) {
         w->n_spare--;

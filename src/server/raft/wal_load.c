@@ -19,9 +19,10 @@
  * and the log does not open.  Nor does it with a segment missing (between
  * two that exist, or up to the newest wal-meta names) or of another size
  * than it was made, or a record of another log.  Records a crash left are
- * dropped, and logged.  Nothing is changed on disk before all of that
- * passed: then spares that cannot serve, a half-made wal-tmp and unused
- * segments beyond the end are removed.  Older records a spare (wal.h) or
+ * dropped, and logged.  Nothing is changed on disk before all of that,
+ * and the checks after it (wal_io.c), passed: then spares that cannot
+ * serve, a half-made wal-tmp and unused segments beyond the end are
+ * removed (replog__wal_tidy).  Older records a spare (wal.h) or
  * an earlier crash left have lower write numbers and are ignored. */
 #include <dirent.h>
 #include <errno.h>
@@ -585,28 +586,36 @@ static int open_segment(struct wal *w, struct wal_seg *s)
     return 0;
 }
 
-/* Once the log is found whole: what is of no use goes.  Segments beyond
- * the one kept unused have no record of the log, but wal-meta may name
- * one: it then names the newest kept. */
-static void tidy(struct wal *w, struct wal_seg **segs, size_t n)
+/* Once the log is found whole (wal_io.c, after the checks that follow
+ * this file's): what is of no use goes.  Segments beyond the one kept
+ * unused have no record of the log; wal-meta is made to name the newest
+ * kept, which may be one a crash left unnamed (made, not yet in wal-meta:
+ * it must be before records go into it) or one before those dropped. */
+void replog__wal_tidy(struct wal *w)
 {
     char path[PATH_MAX];
     DIR *d;
     struct dirent *de;
     unsigned long long seq;
+    uint64_t newest;
     unsigned i;
-    int end, kept, dropped = 0;
+    int end, kept;
 
-    for (i = 0; i < n; i++)
-        if (segs[i] != NULL) {
-            seg_drop(w, segs[i]);
-            dropped = 1;
-        }
-    if (dropped)
-        (void)replog__wal_meta_set(w, WAL_META_NEWEST,
-                                   w->ready != NULL ? w->ready->seq
-                                   : w->n_segs > 0 ? w->segs[w->n_segs - 1]->seq
-                                                   : 0);
+    for (i = 0; i < w->n_unused; i++)
+        seg_drop(w, w->unused[i]);
+    free(w->unused);
+    w->unused = NULL;
+    w->n_unused = 0;
+    newest = w->ready != NULL ? w->ready->seq
+             : w->n_segs > 0  ? w->segs[w->n_segs - 1]->seq
+                              : w->meta.newest;
+    if (newest != w->meta.newest &&
+        replog__wal_meta_set(w, WAL_META_NEWEST, newest) != 0 &&
+        w->ready != NULL && w->ready->seq > w->meta.newest) {
+        close(w->ready->fd); /* made again, and named, when needed */
+        free(w->ready);
+        w->ready = NULL;
+    }
     /* A new log's first segment may be being made in it. */
     snprintf(path, sizeof path, "%s/wal-tmp", w->dir);
     if (w->prep_seg == NULL)
@@ -719,10 +728,14 @@ static int load_segments(struct wal *w, struct list *l)
     }
     if (i < n) {
         w->ready = segs[i];
+        segs[i++] = NULL;
+    }
+    /* The rest go once every check has passed (replog__wal_tidy). */
+    for (; i < n; i++) {
+        segs[w->n_unused++] = segs[i];
         segs[i] = NULL;
     }
-    tidy(w, segs, n);
-    free(segs);
+    w->unused = segs;
     segs = NULL;
     if (w->n_segs > 0 &&
         w->segs[w->n_segs - 1]->end < w->segs[w->n_segs - 1]->size)

@@ -6,13 +6,16 @@
  *
  *   OFFSET  SIZE  FIELD (big-endian)
  *        0     8  magic "TBWALMT1"
- *        8     4  crc: CRC-32 of bytes 12 .. 48
+ *        8     4  crc: CRC-32 of bytes 12 .. 56
  *       12     4  zero
  *       16     8  log id
  *       24     8  newest segment made (0: none yet)
  *       32     8  epoch: the newest zxid epoch a repair began (zxids then
  *                 went on from epoch << 32), 0: none
  *       40     8  oldest segment kept (0: none yet)
+ *       48     8  repair pending: from a repair's cut until zxids have moved
+ *                 to a new epoch, the highest log index a client may have
+ *                 seen a zxid of before the cut; 0: none pending
  *
  * It is replaced whole (a temporary file synced, renamed, the directory
  * synced), so a crash leaves the old one or the new one. */
@@ -26,7 +29,7 @@
 #include "server/raft/internal.h"
 #include "server/raft/wal.h"
 
-#define META_SIZE 48
+#define META_SIZE 56
 static const char meta_magic[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '1'};
 
 int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
@@ -56,6 +59,7 @@ int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
     m->newest = tb_load_be64(b + 24);
     m->epoch = tb_load_be64(b + 32);
     m->oldest = tb_load_be64(b + 40);
+    m->repair_bound = tb_load_be64(b + 48);
     return 0;
 }
 
@@ -70,6 +74,7 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
     tb_store_be64(b + 24, m->newest);
     tb_store_be64(b + 32, m->epoch);
     tb_store_be64(b + 40, m->oldest);
+    tb_store_be64(b + 48, m->repair_bound);
     tb_store_be32(b + 8, replog__wal_crc(0, b + 12, META_SIZE - 12));
     snprintf(tmp, sizeof tmp, "%s/" WAL_META_NAME ".tmp", dir);
     snprintf(path, sizeof path, "%s/" WAL_META_NAME, dir);
@@ -104,8 +109,10 @@ int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v)
         m.oldest = v;
     else if (f == WAL_META_NEWEST)
         m.newest = v;
-    else
+    else if (f == WAL_META_EPOCH)
         m.epoch = v;
+    else
+        m.repair_bound = v;
     /* The first segment made is the oldest. */
     if (m.oldest == 0 || m.newest == 0)
         m.oldest = m.newest;

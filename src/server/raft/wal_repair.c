@@ -5,8 +5,8 @@
  * the segment holding the end is zeroed from the end on (and given back
  * the length it was made with, if it was cut short), the segments after
  * it are removed, and wal-meta names it the newest.  Nothing before the
- * end changes.  Segments that do not follow the snapshot all go: the
- * snapshot is then what is kept.  zxids must not go back after a repair:
+ * end changes.  A log whose snapshot is gone is not repaired: nothing
+ * could rebuild its state.  zxids must not go back after a repair:
  * the caller moves them to a new epoch (replog_begin_epoch, main.c). */
 #include <dirent.h>
 #include <errno.h>
@@ -138,10 +138,18 @@ static int zero_tail(struct wal *w, uint64_t seq, off_t from, off_t to)
     return err != 0 ? RAFT_IOERR : 0;
 }
 
+static uint64_t bound_of(const struct wal_exam *x)
+{
+    uint64_t last =
+        x->max_index > x->last_wal_index ? x->max_index : x->last_wal_index;
+
+    return last + x->bytes_beyond / WAL_E_HDR + 1;
+}
+
 int replog__wal_repair(struct wal *w)
 {
     struct wal_exam *x = &w->exam;
-    uint64_t keep = x->cut_all ? 0 : x->end_seq;
+    uint64_t keep = x->end_seq;
     struct stat st;
     char path[PATH_MAX];
     off_t size;
@@ -149,10 +157,27 @@ int replog__wal_repair(struct wal *w)
 
     replog__logf(w->l, REPLOG_LOG_WARN, "repair: the log is damaged: %s",
                  w->io->errmsg);
+    /* Without the snapshot the log starts after, no state can be had. */
+    if (x->cut_all) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "repair: the snapshot the log follows is gone, and the log "
+                 "alone cannot rebuild the state: restore the data directory "
+                 "from a copy");
+        return RAFT_CORRUPT;
+    }
     if ((rv = backup_dir(w)) != 0 ||
         (rv = for_segments(w, keep, copy_file)) != 0 ||
         (rv = copy_file(w, WAL_META_NAME)) != 0)
         return rv;
+    /* Before the cut: until zxids have moved past every one a dropped
+     * entry may have had (an entry takes 16 bytes at least), no start may
+     * serve, and a repair run again goes on from here. */
+    if ((rv = replog__wal_meta_set(w, WAL_META_REPAIR_BOUND, bound_of(x))) !=
+        0) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "repair: write " WAL_META_NAME ": %s", strerror(rv));
+        return RAFT_IOERR;
+    }
     snprintf(path, sizeof path, "%s/%s", w->dir, w->backup);
     (void)replog__wal_sync_dir(path);
     if (keep != 0) {
@@ -165,13 +190,13 @@ int replog__wal_repair(struct wal *w)
     }
     if ((rv = for_segments(w, keep + 1, remove_file)) != 0)
         return rv;
+    w->next_seq = keep + 1; /* the segments after it are gone */
     if ((rv = replog__wal_meta_set(w, WAL_META_NEWEST, keep)) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
                  "repair: write " WAL_META_NAME ": %s", strerror(rv));
         return RAFT_IOERR;
     }
     (void)replog__wal_sync_dir(w->dir);
-    w->repaired = 1;
     w->repair_exam = *x;
     if (keep != 0)
         replog__logf(w->l, REPLOG_LOG_WARN,
@@ -200,11 +225,14 @@ int replog__wal_repair_term(struct wal *w, raft_term term)
             (rv = copy_file(w, i == 1 ? "metadata1" : "metadata2")) != 0)
             return rv;
     }
+    if (w->meta.repair_bound == 0 &&
+        (rv = replog__wal_meta_set(w, WAL_META_REPAIR_BOUND,
+                                   w->exam.last_index + 1)) != 0)
+        return RAFT_IOERR;
     if ((rv = w->uv->set_term(w->uv, term)) != 0) {
         memcpy(w->io->errmsg, w->uv->errmsg, sizeof w->io->errmsg);
         return rv;
     }
-    w->repaired = 1;
     replog__logf(w->l, REPLOG_LOG_WARN,
                  "repair: the term is raised to the log's, %llu, with no "
                  "vote; metadata1/metadata2 are copied in %s/%s",
@@ -220,7 +248,8 @@ void replog_repair_report(struct replog *l, struct replog_repair *out)
     memset(out, 0, sizeof *out);
     out->epoch = w->meta.epoch;
     out->last_index = w->exam.last_index;
-    if (!w->repaired)
+    out->bound = w->meta.repair_bound;
+    if (out->bound == 0)
         return;
     out->repaired = 1;
     snprintf(out->backup, sizeof out->backup, "%s/%s", w->dir, w->backup);
@@ -229,14 +258,25 @@ void replog_repair_report(struct replog *l, struct replog_repair *out)
     out->dropped_first = x->beyond_first;
     out->dropped_last = x->beyond_last;
     out->dropped_bytes = x->bytes_beyond;
-    out->max_index =
-        x->max_index > x->last_wal_index ? x->max_index : x->last_wal_index;
 }
 
 int replog_begin_epoch(struct replog *l, uint64_t epoch)
 {
     struct wal *w = l->io.impl;
     int err = replog__wal_meta_set(w, WAL_META_EPOCH, epoch);
+
+    if (err != 0) {
+        replog__logf(l, REPLOG_LOG_ERROR, "write %s/" WAL_META_NAME ": %s",
+                     w->dir, strerror(err));
+        return TB_EIO;
+    }
+    return 0;
+}
+
+int replog_end_repair(struct replog *l)
+{
+    struct wal *w = l->io.impl;
+    int err = replog__wal_meta_set(w, WAL_META_REPAIR_BOUND, 0);
 
     if (err != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "write %s/" WAL_META_NAME ": %s",
