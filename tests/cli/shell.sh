@@ -110,7 +110,7 @@ def pump(until=None, limit=10.0):
     return until is None
 steps = [
     "?] ", "ls /\r", "?zookeeper",
-    "get -w /w\r", "?1\r\n",
+    "get -w /w\r", "?\r1\r\n",
     "!set", "?NodeDataChanged /w",
     "half a line\x03", "?] ",
     "get /zoo", "\t", "?get /zookeeper", "\r",
