@@ -128,19 +128,37 @@ static void reply_in_order(struct conn *c, int32_t xid, int32_t type,
         conn_close(c);
 }
 
+/* A proposal, for its answer: the fsm hook replies to one applied; one
+ * that failed has an unknown outcome (it may still be applied, now or
+ * after a restart), and the client learns so as ZooKeeper's do: its
+ * connection closes, it sees the connection lost, and it reconnects and
+ * looks.  A request is never left waiting for its session to time out. */
+struct proposal {
+    struct tbd *srv;
+    uint64_t origin;
+};
+
 static void on_proposed(void *arg, int status, int64_t index)
 {
-    (void)arg;
+    struct proposal *p = arg;
+    struct conn *c = tb_map_get(&p->srv->conn_by_id, p->origin);
+
     (void)index;
-    if (status != 0)
-        tb_log(TB_LOG_WARN, "a write did not complete: %s",
-               tb_strerror(status));
+    if (status != 0) {
+        tb_log(TB_LOG_WARN, "a write did not complete (%s)%s",
+               tb_strerror(status),
+               c != NULL ? ": its connection is closed" : "");
+        if (c != NULL && c->tcp.data != NULL)
+            conn_close(c);
+    }
+    free(p);
 }
 
 /* Encodes and proposes one txn; the reply comes from the fsm result hook. */
 int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
                  uint64_t origin, const struct conn *c, struct tb_str body)
 {
+    struct proposal *p;
     struct tb_txn t;
     int rv;
 
@@ -157,16 +175,19 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
               (s->cfg->tls.port ? TB_TXN_X509_ACLS : 0);
     s->scratch.len = 0;
     tb_txn_encode(&s->scratch, &t);
-    if (s->scratch.oom)
+    if (s->scratch.oom || (p = malloc(sizeof *p)) == NULL)
         return TB_ENOMEM;
+    *p = (struct proposal){s, origin};
     /* Sessions open and close even while low disk refuses other writes:
      * a close is what releases a dead client's ephemeral nodes. */
     if (type == TB_OP_CREATESESSION || type == TB_OP_CLOSESESSION)
         rv = replog_propose_reserved(s->log, s->scratch.base,
-                                     s->scratch.len, on_proposed, NULL);
+                                     s->scratch.len, on_proposed, p);
     else
         rv = replog_propose(s->log, s->scratch.base, s->scratch.len,
-                            on_proposed, NULL);
+                            on_proposed, p);
+    if (rv != 0)
+        free(p);
     return rv;
 }
 
