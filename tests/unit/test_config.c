@@ -184,7 +184,7 @@ static void test_file(void **state)
         "logLevel=DEBUG\n"
         "server.1=10.0.0.1:2888:3888\n"
         "server.2=10.0.0.2:2888:3888\n"
-        "server.1=10.0.0.9:2888:3888;2181\n"
+        "server.3=10.0.0.9:2888:3888;2999\n"
         "tickTime=2000\n"
         "someNewKey=1\n");
 
@@ -215,9 +215,9 @@ static void test_file(void **state)
     assert_int_equal(cfg.server_id, 3);
     assert_int_equal(cfg.min_free_disk_bytes, 0);
     assert_int_equal(cfg.log_level, TB_LOG_DEBUG);
-    assert_int_equal(cfg.nservers, 2);
+    assert_int_equal(cfg.nservers, 3);
     assert_int_equal(cfg.servers[0].id, 1);
-    assert_string_equal(cfg.servers[0].spec, "10.0.0.9:2888:3888;2181");
+    assert_string_equal(cfg.servers[2].spec, "10.0.0.9:2888:3888;2999");
     assert_int_equal(cfg.servers[1].id, 2);
     assert_string_equal(cfg.config_file, path);
 
@@ -659,6 +659,157 @@ static void test_render_conf(void **state)
     tb_config_free(&cfg);
 }
 
+/* ---- the ensemble: server.N lines and myid ------------------------------ */
+
+/* Parses one server.N value and checks every field. */
+static void expect_server(const char *spec, const char *host, int quorum,
+                          int election, enum tb_config_role role,
+                          const char *client_addr, int client_port)
+{
+    struct tb_config_server s;
+    char err[256] = "";
+
+    assert_int_equal(
+        tb_config_server_parse(&s, 7, spec, "server.7", err, sizeof err), 0);
+    assert_string_equal(err, "");
+    assert_int_equal(s.id, 7);
+    assert_string_equal(s.host, host);
+    assert_int_equal(s.quorum_port, quorum);
+    assert_int_equal(s.election_port, election);
+    assert_int_equal(s.role, role);
+    if (client_addr == NULL)
+        assert_null(s.client_addr);
+    else
+        assert_string_equal(s.client_addr, client_addr);
+    assert_int_equal(s.client_port, client_port);
+    assert_string_equal(s.spec, spec);
+    assert_string_equal(s.where, "server.7");
+    tb_config_server_free(&s);
+}
+
+static void test_server_syntax(void **state)
+{
+    (void)state;
+    expect_server("10.0.0.1:2888:3888", "10.0.0.1", 2888, 3888,
+                  TB_ROLE_PARTICIPANT, NULL, 0);
+    expect_server("zk1.example.com:2888:3888:participant", "zk1.example.com",
+                  2888, 3888, TB_ROLE_PARTICIPANT, NULL, 0);
+    expect_server("zk_2-b:1:65535:observer", "zk_2-b", 1, 65535,
+                  TB_ROLE_OBSERVER, NULL, 0);
+    /* the role in any case, blanks around it, as ZooKeeper trims it */
+    expect_server("h:2888:3888: Observer ;2181", "h", 2888, 3888,
+                  TB_ROLE_OBSERVER, "0.0.0.0", 2181);
+    /* a bare client port listens on every address, as in ZooKeeper */
+    expect_server("h:2888:3888;2181", "h", 2888, 3888, TB_ROLE_PARTICIPANT,
+                  "0.0.0.0", 2181);
+    expect_server("h:2888:3888:observer;127.0.0.1:2182", "h", 2888, 3888,
+                  TB_ROLE_OBSERVER, "127.0.0.1", 2182);
+    expect_server("h:2888:3888;zk1.example.com:2181", "h", 2888, 3888,
+                  TB_ROLE_PARTICIPANT, "zk1.example.com", 2181);
+    /* IPv6 in brackets, kept without them */
+    expect_server("[::1]:2888:3888", "::1", 2888, 3888, TB_ROLE_PARTICIPANT,
+                  NULL, 0);
+    expect_server("[fe80::1:2]:2888:3888:participant;[::1]:2181", "fe80::1:2",
+                  2888, 3888, TB_ROLE_PARTICIPANT, "::1", 2181);
+    /* what Java's split() drops: an empty role, an empty client part */
+    expect_server("h:2888:3888:", "h", 2888, 3888, TB_ROLE_PARTICIPANT, NULL,
+                  0);
+    expect_server("h:2888:3888;", "h", 2888, 3888, TB_ROLE_PARTICIPANT, NULL,
+                  0);
+}
+
+static void expect_server_error(const char *spec, const char *msg)
+{
+    struct tb_config_server s;
+    char err[512] = "";
+
+    assert_int_equal(
+        tb_config_server_parse(&s, 2, spec, "server.2", err, sizeof err),
+        TB_EINVAL);
+    assert_string_equal(err, msg);
+}
+
+#define FORM "host:quorumPort:electionPort[:role][;[clientAddr:]clientPort]"
+
+static void test_server_syntax_errors(void **state)
+{
+    (void)state;
+    expect_server_error("a:2888",
+                        "server.2: expected " FORM ", got \"a:2888\"");
+    expect_server_error("zk1", "server.2: expected " FORM ", got \"zk1\"");
+    expect_server_error("a:1:2:participant:x", "server.2: expected " FORM
+                                               ", got \"a:1:2:participant:x\"");
+    expect_server_error("a:1:2;b:3:4",
+                        "server.2: expected " FORM ", got \"a:1:2;b:3:4\"");
+    expect_server_error("a:1:2;3;4",
+                        "server.2: expected " FORM ", got \"a:1:2;3;4\"");
+    expect_server_error("a:1:2;[::1]",
+                        "server.2: expected " FORM ", got \"a:1:2;[::1]\"");
+    expect_server_error("[::1]2888:3888",
+                        "server.2: expected " FORM ", got \"[::1]2888:3888\"");
+    expect_server_error("a:70000:3888",
+                        "server.2: port 70000 is out of range (1..65535)");
+    expect_server_error("a:0:3888",
+                        "server.2: port 0 is out of range (1..65535)");
+    expect_server_error("a:2888:99999999999999999999",
+                        "server.2: port 99999999999999999999 is out of range "
+                        "(1..65535)");
+    expect_server_error("a:1:2;h:65536",
+                        "server.2: port 65536 is out of range (1..65535)");
+    expect_server_error("a:-1:2",
+                        "server.2: expected a port number, got \"-1\"");
+    expect_server_error("a:+1:2",
+                        "server.2: expected a port number, got \"+1\"");
+    expect_server_error("a: 1:2",
+                        "server.2: expected a port number, got \" 1\"");
+    expect_server_error("a:1:2;x",
+                        "server.2: expected a port number, got \"x\"");
+    expect_server_error("a:1:2;h:",
+                        "server.2: expected a port number, got \"\"");
+    expect_server_error("a:2888:2888", "server.2: the quorum port and the "
+                                       "election port are both 2888");
+    expect_server_error("a:1:2:voter", "server.2: the role must be "
+                                       "participant or observer, got "
+                                       "\"voter\"");
+    expect_server_error(":1:2", "server.2: \"\" is not a host name or an IP "
+                                "address (an IPv6 address goes in "
+                                "brackets)");
+    expect_server_error("::1:2888:3888",
+                        "server.2: \"\" is not a host name or an IP address "
+                        "(an IPv6 address goes in brackets)");
+    expect_server_error("a b:1:2", "server.2: \"a b\" is not a host name or "
+                                   "an IP address (an IPv6 address goes in "
+                                   "brackets)");
+    expect_server_error("[::1:2888:3888",
+                        "server.2: \"[::1:2888:3888\" has '[' but no ']'");
+    expect_server_error("[zk1]:1:2", "server.2: [zk1] is not an IPv6 address");
+    expect_server_error("a:1:2|b:1:2",
+                        "server.2: several addresses (a|b) are not "
+                        "supported");
+}
+
+static void test_quorum_address(void **state)
+{
+    struct tb_config_server s;
+    char err[128], buf[TB_CONFIG_ADDR_MAX];
+
+    (void)state;
+    assert_int_equal(tb_config_server_parse(&s, 1, "[::1]:2888:3888;2181",
+                                            "server.1", err, sizeof err),
+                     0);
+    assert_int_equal(tb_config_quorum_address(&s, buf, sizeof buf), 0);
+    assert_string_equal(buf, "[::1]:2888");
+    assert_int_equal(tb_config_quorum_address(&s, buf, 11), 0);
+    assert_int_equal(tb_config_quorum_address(&s, buf, 10), TB_EINVAL);
+    tb_config_server_free(&s);
+    assert_int_equal(tb_config_server_parse(&s, 1, "zk1.example.com:2888:3888",
+                                            "server.1", err, sizeof err),
+                     0);
+    assert_int_equal(tb_config_quorum_address(&s, buf, sizeof buf), 0);
+    assert_string_equal(buf, "zk1.example.com:2888");
+    tb_config_server_free(&s);
+}
+
 /* ---- log ---------------------------------------------------------------- */
 
 static void test_log_time(void **state)
@@ -755,6 +906,9 @@ int main(void)
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_render_conf),
+        cmocka_unit_test(test_server_syntax),
+        cmocka_unit_test(test_server_syntax_errors),
+        cmocka_unit_test(test_quorum_address),
         cmocka_unit_test(test_log_time),
         cmocka_unit_test(test_log_levels),
         cmocka_unit_test(test_log_lines),

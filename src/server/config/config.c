@@ -384,15 +384,20 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
     return TB_EINVAL;
 }
 
-/* "server.N": kept for the ensemble; N replaces an earlier line. */
-static int set_server(struct tb_config *cfg, const char *key,
-                      const char *value, const char *at, char *err,
-                      size_t errlen)
+/* "server.N": parsed at once, so that a bad value is blamed on its own
+ * line.  One N twice in the file (or twice on the command line) is
+ * refused: ZooKeeper lets the later line win without a word, and the
+ * member of the other would be dropped unseen.  On the command line it
+ * overrides the file's, as every key does. */
+static int set_server(struct tb_config *cfg, const char *key, const char *value,
+                      const struct tb_config_origin *o, const char *at,
+                      char *err, size_t errlen)
 {
-    struct tb_config_server *grown;
+    struct tb_config_server s, *grown, *old = NULL;
+    int line = o != NULL && o->file != NULL ? o->line : 0;
     int64_t id;
     size_t i;
-    char *spec;
+    int rv;
 
     if (parse_i64(key + 7, &id) != 0 || id < 1 || id > 254 ||
         key[7] == '+' || key[7] == '-') {
@@ -403,24 +408,34 @@ static int set_server(struct tb_config *cfg, const char *key,
         set_err(err, errlen, "%s: must not be empty", at);
         return TB_EINVAL;
     }
-    if ((spec = strdup(value)) == NULL)
-        return TB_ENOMEM;
-    for (i = 0; i < cfg->nservers; i++) {
-        if (cfg->servers[i].id == (int)id) {
-            free(cfg->servers[i].spec);
-            cfg->servers[i].spec = spec;
-            return 0;
-        }
+    for (i = 0; i < cfg->nservers; i++)
+        if (cfg->servers[i].id == (int)id)
+            old = &cfg->servers[i];
+    if (old != NULL && (old->line > 0) == (line > 0)) {
+        if (line > 0)
+            set_err(err, errlen, "%s: given twice, first on line %d", at,
+                    old->line);
+        else
+            set_err(err, errlen, "%s: given twice", at);
+        return TB_EINVAL;
+    }
+    rv = tb_config_server_parse(&s, (int)id, value, at, err, errlen);
+    if (rv != 0)
+        return rv;
+    s.line = line;
+    if (old != NULL) {
+        tb_config_server_free(old);
+        *old = s;
+        return 0;
     }
     grown = realloc(cfg->servers, (cfg->nservers + 1) * sizeof *grown);
     if (grown == NULL) {
-        free(spec);
+        tb_config_server_free(&s);
+        set_err(err, errlen, "%s: out of memory", at);
         return TB_ENOMEM;
     }
     cfg->servers = grown;
-    cfg->servers[cfg->nservers].id = (int)id;
-    cfg->servers[cfg->nservers].spec = spec;
-    cfg->nservers++;
+    cfg->servers[cfg->nservers++] = s;
     return 0;
 }
 
@@ -490,7 +505,7 @@ int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
         key += 10;
     where(at, sizeof at, origin, key);
     if (strncmp(key, "server.", 7) == 0)
-        return set_server(cfg, key, value, at, err, errlen);
+        return set_server(cfg, key, value, origin, at, err, errlen);
     if (strncmp(key, "authProvider.", 13) == 0)
         return set_auth_provider(cfg, value, at);
     k = find_key(key);
@@ -547,7 +562,7 @@ void tb_config_free(struct tb_config *cfg)
     free((char *)cfg->origin_min_to.file);
     free((char *)cfg->origin_max_to.file);
     for (i = 0; i < cfg->nservers; i++)
-        free(cfg->servers[i].spec);
+        tb_config_server_free(&cfg->servers[i]);
     free(cfg->servers);
     memset(cfg, 0, sizeof *cfg);
 }
@@ -682,6 +697,16 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
         return TB_ENOMEM;
     }
     return 0;
+}
+
+int tb_config_quorum_address(const struct tb_config_server *s, char *buf,
+                             size_t n)
+{
+    int v6 = strchr(s->host, ':') != NULL;
+    int len = snprintf(buf, n, "%s%s%s:%d", v6 ? "[" : "", s->host,
+                       v6 ? "]" : "", s->quorum_port);
+
+    return len >= 0 && (size_t)len < n ? 0 : TB_EINVAL;
 }
 
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)

@@ -14,7 +14,8 @@
  *                      the doc's measurements use 2000; we use 2000)
  *   min/maxSessionTimeout  2 x / 20 x tickTime unless set
  *   extendedTypesEnabled   true  (ZooKeeper: false; TTL nodes allowed)
- * Nothing here does network I/O; parsing reads only the named file. */
+ * Nothing here does network I/O (host names in server.N lines are kept as
+ * written, not resolved); parsing reads only the named file. */
 #ifndef TB_CONFIG_H
 #define TB_CONFIG_H
 
@@ -26,11 +27,33 @@
 /* The text of this build's version, e.g. "0.1.0". */
 const char *tb_config_version(void);
 
-/* One `server.N=...` line, kept verbatim for the ensemble. */
+/* A member's role, as ZooKeeper names it: a participant votes (a raft
+ * voter), an observer only follows the log. */
+enum tb_config_role { TB_ROLE_PARTICIPANT, TB_ROLE_OBSERVER };
+
+/* One `server.N=host:quorumPort:electionPort[:role][;[clientAddr:]clientPort]`
+ * line, parsed as ZooKeeper 3.5+ reads it.  Peers speak Raft on the quorum
+ * port; the election port is kept only because ZooKeeper's syntax needs it.
+ * At all times host and spec are set, ports are 1..65535 and the two peer
+ * ports differ; client_addr is NULL exactly when client_port is 0. */
 struct tb_config_server {
-    int id;      /* N, 1..254 */
-    char *spec;  /* "host:peerPort:electionPort[:role][;clientAddr:port]" */
+    int id;                   /* N, 1..254 */
+    char *host;               /* a name, IPv4 or IPv6, without brackets */
+    int quorum_port;          /* Raft's port */
+    int election_port;        /* accepted, unused */
+    enum tb_config_role role; /* participant unless ":observer" */
+    char *client_addr;        /* NULL: no client part; "0.0.0.0" for a
+                                 bare ";clientPort", as ZooKeeper */
+    int client_port;          /* 0: no client part */
+    char *spec;               /* the value as written */
+    char *where;              /* "FILE:LINE: server.N" or "--server.N",
+                                 the start of a message about it */
+    int line;                 /* its line in the file; 0: the command line */
 };
+
+/* The longest text tb_config_quorum_address() writes, with its NUL: a
+ * 253-byte host in brackets, ':' and a port. */
+#define TB_CONFIG_ADDR_MAX 262
 
 /* Where a key got its value: "file:line", or the command line (line 0,
  * file NULL), or its default (line -1).  Used for error messages about
@@ -169,6 +192,25 @@ int tb_config_has_key(const char *key);
  * combinations.  Returns 0 or TB_EINVAL with the message in err, naming
  * the key and where it was set. */
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen);
+
+/* Parses the value of a `server.N` line into *s (its strings owned, freed
+ * by tb_config_server_free()), as ZooKeeper's QuorumServer reads it:
+ * IPv6 hosts in brackets, the role participant (the default) or observer
+ * in any case, and the client part a port (on 0.0.0.0) or addr:port.
+ * Stricter than ZooKeeper where it would accept what cannot work: a port
+ * must be 1..65535 in plain digits, a host non-empty and a name or an IP
+ * address, and "a|b" addresses are refused (ZooKeeper's default too).
+ * `at` starts every message ("zoo.cfg:9: server.2").  Returns 0, TB_EINVAL
+ * with the message in err, or TB_ENOMEM. */
+int tb_config_server_parse(struct tb_config_server *s, int id, const char *spec,
+                           const char *at, char *err, size_t errlen);
+void tb_config_server_free(struct tb_config_server *s);
+
+/* Writes "host:quorumPort", an IPv6 host in brackets, as the member's
+ * raft address.  Returns 0, or TB_EINVAL if it does not fit in `n` bytes
+ * (TB_CONFIG_ADDR_MAX always do). */
+int tb_config_quorum_address(const struct tb_config_server *s, char *buf,
+                             size_t n);
 
 /* The command line:  tumblerd [-c FILE | --config FILE | --config=FILE |
  * FILE] [--key=value ...] [--help] [--version].  The file is read first,

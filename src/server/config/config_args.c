@@ -1,14 +1,18 @@
-/* Reading a zoo.cfg and the command line into struct tb_config.
+/* Reading a zoo.cfg and the command line into struct tb_config, and the
+ * value of an ensemble's server.N line.
  *
  * The file format is the subset of Java properties that zoo.cfg files use:
  * one key=value per line, '#' or '!' starting a comment line, whitespace
  * around key and value dropped.  As in ZooKeeper, a '#' after a value is
  * part of the value (and then usually fails its check with a clear
- * message), and the last of repeated keys wins. */
+ * message), and the last of repeated keys wins (server.N excepted: see
+ * config.c). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "server/config/config.h"
 #include "server/config/log.h"
@@ -208,4 +212,215 @@ int tb_config_parse_args(struct tb_config *cfg, int argc, char **argv,
     if ((rv = apply_overrides(cfg, argc, argv, err, errlen)) != 0)
         return rv;
     return tb_config_finish(cfg, err, errlen);
+}
+
+/* ---- server.N=host:quorumPort:electionPort[:role][;[addr:]port] ---- */
+
+#define SERVER_FORM                                                            \
+    "host:quorumPort:electionPort[:role][;[clientAddr:]clientPort]"
+
+static int bad_form(const char *at, const char *spec, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: expected " SERVER_FORM ", got \"%s\"", at, spec);
+    return TB_EINVAL;
+}
+
+/* A host name or IPv4 address as DNS writes them; anything else (blanks,
+ * a stray '[', a bare IPv6 address split at its colons) is a typo that
+ * would otherwise surface only as a peer never reached. */
+static int check_host(const char *host, const char *at, char *err,
+                      size_t errlen)
+{
+    size_t n = strlen(host), i;
+
+    for (i = 0; i < n; i++)
+        if (!((host[i] >= 'a' && host[i] <= 'z') ||
+              (host[i] >= 'A' && host[i] <= 'Z') ||
+              (host[i] >= '0' && host[i] <= '9') || host[i] == '.' ||
+              host[i] == '-' || host[i] == '_'))
+            break;
+    if (n == 0 || n > 253 || i < n) {
+        snprintf(err, errlen,
+                 "%s: \"%s\" is not a host name or an IP address (an IPv6 "
+                 "address goes in brackets)",
+                 at, host);
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
+/* Splits "host:rest" or "[ipv6]:rest" in place, as ZooKeeper's
+ * ConfigUtils.getHostAndPort: *host without brackets, *rest after the
+ * ':' or NULL when there is none.  Returns 0, 1 when something else
+ * follows the ']' (the caller's "expected ..."), or TB_EINVAL with the
+ * message in err. */
+static int split_host(char *s, char **host, char **rest, const char *at,
+                      char *err, size_t errlen)
+{
+    unsigned char a6[sizeof(struct in6_addr)];
+    char *end;
+
+    if (*s != '[') {
+        end = strchr(s, ':');
+        *host = s;
+        *rest = end != NULL ? end + 1 : NULL;
+        if (end != NULL)
+            *end = '\0';
+        return check_host(s, at, err, errlen);
+    }
+    end = strchr(s, ']');
+    if (end == NULL) {
+        snprintf(err, errlen, "%s: \"%s\" has '[' but no ']'", at, s);
+        return TB_EINVAL;
+    }
+    *end = '\0';
+    *host = s + 1;
+    if (inet_pton(AF_INET6, *host, a6) != 1) {
+        snprintf(err, errlen, "%s: [%s] is not an IPv6 address", at, *host);
+        return TB_EINVAL;
+    }
+    *rest = end[1] == ':' ? end + 2 : NULL;
+    return end[1] == ':' || end[1] == '\0' ? 0 : 1;
+}
+
+/* A port in plain digits, 1..65535 (0, which would let the system pick,
+ * cannot be a port that others are told). */
+static int parse_port(const char *s, int *port, const char *at, char *err,
+                      size_t errlen)
+{
+    size_t n = strspn(s, "0123456789");
+    long v;
+
+    if (n == 0 || s[n] != '\0') {
+        snprintf(err, errlen, "%s: expected a port number, got \"%s\"", at, s);
+        return TB_EINVAL;
+    }
+    v = n > 6 ? 100000 : strtol(s, NULL, 10);
+    if (v < 1 || v > 65535) {
+        snprintf(err, errlen, "%s: port %s is out of range (1..65535)", at, s);
+        return TB_EINVAL;
+    }
+    *port = (int)v;
+    return 0;
+}
+
+static int parse_role(char *s, enum tb_config_role *role, const char *at,
+                      char *err, size_t errlen)
+{
+    char *r = trim(s);
+
+    /* ZooKeeper trims and lower-cases it; "a:1:2:" is its split's empty
+     * last field, dropped, so the default role. */
+    if (*r == '\0' || strcasecmp(r, "participant") == 0)
+        *role = TB_ROLE_PARTICIPANT;
+    else if (strcasecmp(r, "observer") == 0)
+        *role = TB_ROLE_OBSERVER;
+    else {
+        snprintf(err, errlen,
+                 "%s: the role must be participant or observer, got \"%s\"", at,
+                 r);
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
+/* "clientPort" (on every address, as ZooKeeper) or "addr:clientPort". */
+static int parse_client(struct tb_config_server *s, char *c, const char *at,
+                        const char *spec, char *err, size_t errlen)
+{
+    char *host = "0.0.0.0", *port = c;
+    int rv;
+
+    if (strchr(c, ';') != NULL)
+        return bad_form(at, spec, err, errlen);
+    if (*c == '[' || strchr(c, ':') != NULL) {
+        rv = split_host(c, &host, &port, at, err, errlen);
+        if (rv == 1 || (rv == 0 && (port == NULL || strchr(port, ':'))))
+            return bad_form(at, spec, err, errlen);
+        if (rv != 0)
+            return rv;
+    }
+    if ((rv = parse_port(port, &s->client_port, at, err, errlen)) != 0)
+        return rv;
+    return (s->client_addr = strdup(host)) != NULL ? 0 : TB_ENOMEM;
+}
+
+/* host, then the 2 or 3 fields after it: quorumPort:electionPort[:role]. */
+static int parse_peer(struct tb_config_server *s, char *p, const char *at,
+                      const char *spec, char *err, size_t errlen)
+{
+    char *host, *rest, *f[3];
+    int rv, n = 0;
+
+    rv = split_host(p, &host, &rest, at, err, errlen);
+    if (rv == 1 || (rv == 0 && rest == NULL))
+        return bad_form(at, spec, err, errlen);
+    if (rv != 0)
+        return rv;
+    f[n++] = rest;
+    while ((rest = strchr(rest, ':')) != NULL) {
+        if (n == 3)
+            return bad_form(at, spec, err, errlen);
+        *rest++ = '\0';
+        f[n++] = rest;
+    }
+    if (n < 2)
+        return bad_form(at, spec, err, errlen);
+    if ((rv = parse_port(f[0], &s->quorum_port, at, err, errlen)) != 0 ||
+        (rv = parse_port(f[1], &s->election_port, at, err, errlen)) != 0 ||
+        (n == 3 && (rv = parse_role(f[2], &s->role, at, err, errlen)) != 0))
+        return rv;
+    /* ZooKeeper refuses it too; both ports are its peers'. */
+    if (s->quorum_port == s->election_port) {
+        snprintf(err, errlen,
+                 "%s: the quorum port and the election port are both %d", at,
+                 s->quorum_port);
+        return TB_EINVAL;
+    }
+    return (s->host = strdup(host)) != NULL ? 0 : TB_ENOMEM;
+}
+
+void tb_config_server_free(struct tb_config_server *s)
+{
+    free(s->host);
+    free(s->client_addr);
+    free(s->spec);
+    free(s->where);
+    memset(s, 0, sizeof *s);
+}
+
+int tb_config_server_parse(struct tb_config_server *s, int id, const char *spec,
+                           const char *at, char *err, size_t errlen)
+{
+    char *copy, *client;
+    int rv;
+
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    s->role = TB_ROLE_PARTICIPANT;
+    if (strchr(spec, '|') != NULL) {
+        /* ZooKeeper's multiAddress.enabled, false by default there too */
+        snprintf(err, errlen, "%s: several addresses (a|b) are not supported",
+                 at);
+        return TB_EINVAL;
+    }
+    if ((copy = strdup(spec)) == NULL)
+        return TB_ENOMEM;
+    client = strchr(copy, ';');
+    if (client != NULL)
+        *client++ = '\0';
+    rv = parse_peer(s, copy, at, spec, err, errlen);
+    /* An empty client part ("a:1:2;") is no client part, as Java's
+     * split() leaves it. */
+    if (rv == 0 && client != NULL && *client != '\0')
+        rv = parse_client(s, client, at, spec, err, errlen);
+    free(copy);
+    if (rv == 0 &&
+        ((s->spec = strdup(spec)) == NULL || (s->where = strdup(at)) == NULL))
+        rv = TB_ENOMEM;
+    if (rv == TB_ENOMEM)
+        snprintf(err, errlen, "%s: out of memory", at);
+    if (rv != 0)
+        tb_config_server_free(s);
+    return rv;
 }
