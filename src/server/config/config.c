@@ -1,4 +1,5 @@
-/* The configuration keys, their defaults and checks, and the `conf` text.
+/* The configuration keys, their defaults and checks, an ensemble's
+ * server.N lines checked together, and the `conf` text.
  *
  * One table drives everything: tb_config_init() applies each key's default
  * text through the same setter a zoo.cfg line goes through, and --help
@@ -385,10 +386,11 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
 }
 
 /* "server.N": parsed at once, so that a bad value is blamed on its own
- * line.  One N twice in the file (or twice on the command line) is
- * refused: ZooKeeper lets the later line win without a word, and the
- * member of the other would be dropped unseen.  On the command line it
- * overrides the file's, as every key does. */
+ * line; tb_config_finish() checks the lines against each other.  One N
+ * twice in the file (or twice on the command line) is refused: ZooKeeper
+ * lets the later line win without a word, and the member of the other
+ * would be dropped unseen.  On the command line it overrides the file's,
+ * as every key does. */
 static int set_server(struct tb_config *cfg, const char *key, const char *value,
                       const struct tb_config_origin *o, const char *at,
                       char *err, size_t errlen)
@@ -482,6 +484,12 @@ static int note_origin(struct tb_config *cfg, const struct key_def *k,
         cfg->max_session_timeout_set = cfg->max_session_timeout != -1;
         return keep_origin(&cfg->origin_max_to, o);
     }
+    if (k->off == offsetof(struct tb_config, server_id))
+        return keep_origin(&cfg->origin_server_id, o);
+    if (k->off == offsetof(struct tb_config, client_port))
+        return keep_origin(&cfg->origin_client_port, o);
+    if (k->off == offsetof(struct tb_config, client_port_address))
+        return keep_origin(&cfg->origin_client_addr, o);
     return 0;
 }
 
@@ -561,6 +569,9 @@ void tb_config_free(struct tb_config *cfg)
     free(cfg->config_file);
     free((char *)cfg->origin_min_to.file);
     free((char *)cfg->origin_max_to.file);
+    free((char *)cfg->origin_server_id.file);
+    free((char *)cfg->origin_client_port.file);
+    free((char *)cfg->origin_client_addr.file);
     for (i = 0; i < cfg->nservers; i++)
         tb_config_server_free(&cfg->servers[i]);
     free(cfg->servers);
@@ -699,6 +710,215 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* "zoo.cfg:4", "the command line" or "the default": where a key was set,
+ * for a message blaming another. */
+static const char *origin_text(char *buf, size_t cap,
+                               const struct tb_config_origin *o)
+{
+    if (o->file != NULL)
+        snprintf(buf, cap, "%s:%d", o->file, o->line);
+    else
+        snprintf(buf, cap, "%s",
+                 o->line < 0 ? "the default" : "the command line");
+    return buf;
+}
+
+/* An IP literal's bytes ("localhost" as 127.0.0.1, as clientPortAddress
+ * takes it), so that one host written two ways is seen as one; 0 for a
+ * name, which is compared as written (nothing here resolves names). */
+static int ip_bytes(const char *host, unsigned char out[16])
+{
+    if (strcmp(host, "localhost") == 0)
+        host = "127.0.0.1";
+    memset(out, 0, 16);
+    if (inet_pton(AF_INET, host, out + 12) == 1)
+        return AF_INET;
+    return inet_pton(AF_INET6, host, out) == 1 ? AF_INET6 : 0;
+}
+
+static int same_host(const char *a, const char *b)
+{
+    unsigned char x[16], y[16];
+    int fx = ip_bytes(a, x), fy = ip_bytes(b, y);
+
+    if (fx != 0 || fy != 0)
+        return fx == fy && memcmp(x, y, 16) == 0;
+    return strcasecmp(a, b) == 0;
+}
+
+static int is_wildcard(const char *addr)
+{
+    return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const struct tb_config_server *x = a, *y = b;
+
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* This server's id: dataDir/myid, serverId, both (then equal), or, for
+ * a standalone server only, serverId's default. */
+static int finish_server_id(struct tb_config *cfg, char *err, size_t errlen)
+{
+    int myid = 0, set = cfg->origin_server_id.line >= 0, rv;
+    char at[512];
+
+    rv = tb_config_read_myid(cfg->data_dir, &myid, err, errlen);
+    if (rv < 0)
+        return rv;
+    if (rv == 0 && set && myid != cfg->server_id) {
+        where(at, sizeof at, &cfg->origin_server_id, "serverId");
+        set_err(err, errlen, "%s: %d disagrees with myid in %s, which says %d",
+                at, cfg->server_id, cfg->data_dir, myid);
+        return TB_EINVAL;
+    }
+    if (rv == 0)
+        cfg->server_id = myid;
+    else if (cfg->nservers > 0 && !set) {
+        set_err(err, errlen,
+                "no myid in %s and no serverId: which server.N is this one?",
+                cfg->data_dir);
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
+/* What the lines say together: no quorum address twice (in file order,
+ * blaming the later line), at least one voter. */
+static int check_members(const struct tb_config *cfg, char *err, size_t errlen)
+{
+    const struct tb_config_server *a, *b;
+    char addr[TB_CONFIG_ADDR_MAX];
+    size_t i, j, voters = 0;
+
+    for (j = 0; j < cfg->nservers; j++) {
+        b = &cfg->servers[j];
+        voters += b->role == TB_ROLE_PARTICIPANT;
+        for (i = 0; i < j; i++) {
+            a = &cfg->servers[i];
+            if (a->quorum_port != b->quorum_port ||
+                !same_host(a->host, b->host))
+                continue;
+            (void)tb_config_quorum_address(b, addr, sizeof addr);
+            set_err(err, errlen, "%s: %s is server.%d's quorum address too",
+                    b->where, addr, a->id);
+            return TB_EINVAL;
+        }
+    }
+    if (voters == 0) {
+        set_err(err, errlen,
+                "every server.N line is an observer: raft needs "
+                "at least one participant to vote");
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
+/* As ZooKeeper's setupClientPort: a client part in this server's own line
+ * is where it listens; clientPort and clientPortAddress, if written down
+ * too, must say the same (a wildcard clientPortAddress allows any). */
+static int finish_client_part(struct tb_config *cfg,
+                              const struct tb_config_server *self, char *err,
+                              size_t errlen)
+{
+    const char *addr = self->client_addr;
+    unsigned char bytes[16];
+    char from[512];
+
+    if (addr == NULL)
+        return 0;
+    if (ip_bytes(addr, bytes) == 0) {
+        set_err(err, errlen,
+                "%s: the client address \"%s\" must be an IP "
+                "address: this server listens on it",
+                self->where, addr);
+        return TB_EINVAL;
+    }
+    if (cfg->origin_client_port.line >= 0 &&
+        cfg->client_port != self->client_port) {
+        set_err(err, errlen,
+                "%s: client port %d differs from clientPort %d "
+                "(%s)",
+                self->where, self->client_port, cfg->client_port,
+                origin_text(from, sizeof from, &cfg->origin_client_port));
+        return TB_EINVAL;
+    }
+    if (cfg->origin_client_addr.line >= 0 &&
+        !is_wildcard(cfg->client_port_address) &&
+        !same_host(cfg->client_port_address, addr)) {
+        set_err(err, errlen,
+                "%s: client address %s differs from "
+                "clientPortAddress %s (%s)",
+                self->where, addr, cfg->client_port_address,
+                origin_text(from, sizeof from, &cfg->origin_client_addr));
+        return TB_EINVAL;
+    }
+    cfg->client_port = self->client_port;
+    return replace_str(&cfg->client_port_address,
+                       strcmp(addr, "localhost") == 0 ? "127.0.0.1" : addr);
+}
+
+/* An ensemble's configuration, as far as it can be judged alone: whether
+ * it agrees with the members stored in the log is the log's to check. */
+static int finish_ensemble(struct tb_config *cfg, char *err, size_t errlen)
+{
+    const struct tb_config_server *self;
+    char list[512], from[512];
+    size_t i, n = 0;
+    int rv;
+
+    if ((rv = finish_server_id(cfg, err, errlen)) != 0 || cfg->nservers == 0)
+        return rv;
+    if ((rv = check_members(cfg, err, errlen)) != 0)
+        return rv;
+    qsort(cfg->servers, cfg->nservers, sizeof *cfg->servers, by_id);
+    if ((self = tb_config_self(cfg)) == NULL) {
+        for (i = 0; i < cfg->nservers && n < sizeof list; i++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%sserver.%d",
+                                  i > 0 ? ", " : "", cfg->servers[i].id);
+        if (cfg->origin_server_id.line >= 0)
+            where(from, sizeof from, &cfg->origin_server_id, "serverId");
+        else
+            snprintf(from, sizeof from, "myid in %s", cfg->data_dir);
+        set_err(err, errlen, "serverId %d is not among %s (from %s)",
+                cfg->server_id, list, from);
+        return TB_EINVAL;
+    }
+    if ((rv = finish_client_part(cfg, self, err, errlen)) != 0) {
+        if (rv == TB_ENOMEM)
+            set_err(err, errlen, "out of memory");
+        return rv;
+    }
+    if (self->quorum_port == cfg->client_port ||
+        self->quorum_port == cfg->tls.port) {
+        set_err(err, errlen,
+                "%s: the quorum port %d is also this server's "
+                "%s",
+                self->where, self->quorum_port,
+                self->quorum_port == cfg->client_port ? "clientPort"
+                                                      : "secureClientPort");
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
+int tb_config_ensemble(const struct tb_config *cfg)
+{
+    return cfg->nservers > 0;
+}
+
+const struct tb_config_server *tb_config_self(const struct tb_config *cfg)
+{
+    size_t i;
+
+    for (i = 0; i < cfg->nservers; i++)
+        if (cfg->servers[i].id == cfg->server_id)
+            return &cfg->servers[i];
+    return NULL;
+}
+
 int tb_config_quorum_address(const struct tb_config_server *s, char *buf,
                              size_t n)
 {
@@ -722,7 +942,8 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
         return TB_ENOMEM;
     }
     if ((rv = finish_tls(cfg, err, errlen)) != 0 ||
-        (rv = finish_enforce_auth(cfg, err, errlen)) != 0)
+        (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
+        (rv = finish_ensemble(cfg, err, errlen)) != 0)
         return rv;
     if (!cfg->min_session_timeout_set)
         cfg->min_session_timeout = 2 * cfg->tick_time;

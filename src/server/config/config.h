@@ -15,7 +15,8 @@
  *   min/maxSessionTimeout  2 x / 20 x tickTime unless set
  *   extendedTypesEnabled   true  (ZooKeeper: false; TTL nodes allowed)
  * Nothing here does network I/O (host names in server.N lines are kept as
- * written, not resolved); parsing reads only the named file. */
+ * written, not resolved); parsing reads only the named file and
+ * dataDir/myid. */
 #ifndef TB_CONFIG_H
 #define TB_CONFIG_H
 
@@ -130,7 +131,9 @@ struct tb_config {
                                       0 turns the check off */
     int log_level;                 /* logLevel: enum tb_log_level */
 
-    struct tb_config_server *servers; /* server.N lines, in file order */
+    /* server.N lines; after tb_config_finish() sorted by id, and, when
+     * there are any, server_id is one of them (tb_config_self()) */
+    struct tb_config_server *servers;
     size_t nservers;
 
     char *config_file;             /* the file loaded, or NULL */
@@ -139,6 +142,10 @@ struct tb_config {
     int min_session_timeout_set;   /* explicitly set (not -1) */
     int max_session_timeout_set;
     struct tb_config_origin origin_min_to, origin_max_to;
+    /* where these were set (line -1: their default), for the checks of an
+     * ensemble: an id or client address given twice must agree */
+    struct tb_config_origin origin_server_id, origin_client_port,
+        origin_client_addr;
 };
 
 /* ssl.clientAuth: whether a TLS client must present a certificate. */
@@ -188,9 +195,18 @@ int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
  * included), as opposed to ignoring it. */
 int tb_config_has_key(const char *key);
 
-/* Resolves derived defaults (session timeouts from tickTime) and checks
- * combinations.  Returns 0 or TB_EINVAL with the message in err, naming
- * the key and where it was set. */
+/* Resolves derived defaults (session timeouts from tickTime), reads
+ * dataDir/myid if there is one (tb_config_read_myid(): a data directory
+ * not made yet is no error), and checks combinations.  With server.N lines
+ * it also refuses what no ensemble could run: no id for this server (from
+ * myid or serverId), an id that is not among the lines, a myid and a
+ * serverId that disagree, two lines with one host:quorumPort, no
+ * participant, this server's quorum port equal to its client port or
+ * secure client port, and a client part in this server's line that
+ * disagrees with clientPort or clientPortAddress; a line's client part,
+ * as in ZooKeeper, is then where this server listens for clients.
+ * Returns 0 or TB_EINVAL (TB_EIO for a myid that cannot be read) with the
+ * message in err, naming the key and where it was set. */
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen);
 
 /* Parses the value of a `server.N` line into *s (its strings owned, freed
@@ -205,6 +221,20 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen);
 int tb_config_server_parse(struct tb_config_server *s, int id, const char *spec,
                            const char *at, char *err, size_t errlen);
 void tb_config_server_free(struct tb_config_server *s);
+
+/* Reads DIR/myid, ZooKeeper's file naming this server: a decimal id
+ * (1..254) alone on its first line, blanks around it allowed.  Returns 0
+ * with *id set, 1 if there is no such file (nor directory), or TB_EINVAL
+ * or TB_EIO with the message in err. */
+int tb_config_read_myid(const char *dir, int *id, char *err, size_t errlen);
+
+/* 1 if server.N lines make this server a member of an ensemble, 0 for a
+ * standalone server.  Valid after tb_config_finish(). */
+int tb_config_ensemble(const struct tb_config *cfg);
+
+/* This server's own line (the one whose id is cfg->server_id), or NULL
+ * for a standalone server.  Valid after tb_config_finish(). */
+const struct tb_config_server *tb_config_self(const struct tb_config *cfg);
 
 /* Writes "host:quorumPort", an IPv6 host in brackets, as the member's
  * raft address.  Returns 0, or TB_EINVAL if it does not fit in `n` bytes

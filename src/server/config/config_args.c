@@ -1,5 +1,5 @@
 /* Reading a zoo.cfg and the command line into struct tb_config, and the
- * value of an ensemble's server.N line.
+ * two texts of an ensemble: a server.N line's value and the myid file.
  *
  * The file format is the subset of Java properties that zoo.cfg files use:
  * one key=value per line, '#' or '!' starting a comment line, whitespace
@@ -9,6 +9,7 @@
  * config.c). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,4 +424,45 @@ int tb_config_server_parse(struct tb_config_server *s, int id, const char *spec,
     if (rv != 0)
         tb_config_server_free(s);
     return rv;
+}
+
+/* ---- myid --------------------------------------------------------------- */
+
+int tb_config_read_myid(const char *dir, int *id, char *err, size_t errlen)
+{
+    char path[PATH_MAX], line[64], *v;
+    size_t n = strlen(dir);
+    FILE *f;
+    long x;
+
+    snprintf(path, sizeof path, "%s%smyid", dir,
+             n > 0 && dir[n - 1] == '/' ? "" : "/");
+    f = fopen(path, "r");
+    if (f == NULL && (errno == ENOENT || errno == ENOTDIR))
+        return 1; /* a data directory not made yet holds no myid either */
+    line[0] = '\0';
+    if (f == NULL || (fgets(line, sizeof line, f) == NULL && ferror(f))) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        if (f != NULL)
+            fclose(f);
+        return TB_EIO;
+    }
+    fclose(f);
+    v = trim(line);
+    n = strspn(v, "0123456789");
+    if (n == 0 || v[n] != '\0') {
+        snprintf(err, errlen,
+                 "%s: expected a server id (1..254) alone on its first line, "
+                 "got \"%s\"",
+                 path, v);
+        return TB_EINVAL;
+    }
+    x = n > 4 ? 1000 : strtol(v, NULL, 10);
+    if (x < 1 || x > 254) {
+        snprintf(err, errlen, "%s: server id %s is out of range (1..254)", path,
+                 v);
+        return TB_EINVAL;
+    }
+    *id = (int)x;
+    return 0;
 }
