@@ -528,6 +528,14 @@ static void test_help_and_version(void **state)
     assert_non_null(strstr(text, "\n  4lw.commands.whitelist=srvr\n"));
     assert_non_null(strstr(text, "\n  minFreeDiskBytes=67108864\n"));
     assert_non_null(strstr(text, "\n  logLevel=info\n"));
+    /* the ensemble: ZooKeeper's syntax, the election port unused, myid */
+    assert_non_null(strstr(text, "\n  server.N=host:quorumPort:electionPort"
+                                 "[:participant|:observer]"
+                                 "[;[clientAddr:]clientPort]\n"));
+    assert_non_null(strstr(text, "Peers speak Raft\n      on the quorum port "
+                                 "only: the election port is accepted and\n"
+                                 "      unused."));
+    assert_non_null(strstr(text, "\n  dataDir/myid\n"));
     free(text);
 
     text = stdout_of(&rv, "--version");
@@ -1214,6 +1222,55 @@ static void test_ensemble_errors(void **state)
     remove_dir(empty);
 }
 
+static void test_render_conf_ensemble(void **state)
+{
+    struct tb_config cfg;
+    struct tb_wbuf b;
+    char err[256] = "", want[1024];
+    const char *dir = make_dir(NULL);
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(
+        parse_in(&cfg, dir, err, sizeof err, "--serverId=3",
+                 "--server.3=[::1]:2883:3883:observer;[::1]:2183",
+                 "--server.1=127.0.0.1:2881:3881",
+                 "--server.2=zk2.example.com:2882:3882:participant;2182",
+                 "--server.4=[fe80::a:b]:2884:3884", NULL),
+        0);
+    tb_wbuf_init(&b);
+    tb_config_render_conf(&cfg, 0, 0, &b);
+    tb_wbuf_put(&b, "", 1);
+    snprintf(want, sizeof want,
+             "clientPort=2183\n"
+             "secureClientPort=-1\n"
+             "dataDir=%s\n"
+             "dataDirSize=0\n"
+             "dataLogDir=%s\n"
+             "dataLogSize=0\n"
+             "tickTime=2000\n"
+             "maxClientCnxns=60\n"
+             "minSessionTimeout=4000\n"
+             "maxSessionTimeout=40000\n"
+             "clientPortListenBacklog=-1\n"
+             "serverId=3\n"
+             "electionPort=3883\n"
+             "quorumPort=2883\n"
+             "peerType=1\n"
+             "membership: \n"
+             "server.1=127.0.0.1:2881:3881:participant\n"
+             "server.2=zk2.example.com:2882:3882:participant;0.0.0.0:2182\n"
+             "server.3=[0:0:0:0:0:0:0:1]:2883:3883:observer;"
+             "[0:0:0:0:0:0:0:1]:2183\n"
+             "server.4=[fe80:0:0:0:0:0:a:b]:2884:3884:participant\n"
+             "version=0",
+             dir, dir);
+    assert_string_equal((char *)b.base, want);
+    tb_wbuf_free(&b);
+    tb_config_free(&cfg);
+    remove_dir(dir);
+}
+
 /* ---- log ---------------------------------------------------------------- */
 
 static void test_log_time(void **state)
@@ -1317,6 +1374,7 @@ int main(void)
         cmocka_unit_test(test_standalone_unchanged),
         cmocka_unit_test(test_ensemble),
         cmocka_unit_test(test_ensemble_errors),
+        cmocka_unit_test(test_render_conf_ensemble),
         cmocka_unit_test(test_log_time),
         cmocka_unit_test(test_log_levels),
         cmocka_unit_test(test_log_lines),

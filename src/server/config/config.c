@@ -130,7 +130,7 @@ enum key_type {
     X("client.portUnification", K_BOOL, tls.port_unification, 0, 1,        \
       "false", "TLS on clientPort too: not supported, true stops the server")\
     X("serverId", K_INT, server_id, 1, 254, "1",                            \
-      "this server's id (ZooKeeper's myid)")                                \
+      "this server's id; dataDir/myid gives it too (see server.N)")         \
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
       "writes are refused when dataDir has less free; 0: no check")         \
     X("logLevel", K_LEVEL, log_level, 0, 0, "info",                         \
@@ -1003,13 +1003,78 @@ void tb_config_usage(struct tb_wbuf *out)
         tb_wbuf_printf(out, "  %s=%s\n      %s\n", keys[i].name, keys[i].def,
                        keys[i].help);
     tb_wbuf_printf(out,
-        "  server.N=host:peerPort:electionPort\n"
-        "      ensemble members (kept for a multi-server setup)\n"
+        "  server.N=host:quorumPort:electionPort[:participant|:observer]"
+        "[;[clientAddr:]clientPort]\n"
+        "      a member of the ensemble, N its id (1..254), as ZooKeeper\n"
+        "      writes it; an IPv6 host goes in [brackets].  Peers speak Raft\n"
+        "      on the quorum port only: the election port is accepted and\n"
+        "      unused.  The client part of this server's own line is where\n"
+        "      it listens (clientPort and clientPortAddress, if set, must\n"
+        "      agree); a bare clientPort listens on 0.0.0.0.  Without these\n"
+        "      lines the server runs alone.\n"
+        "  dataDir/myid\n"
+        "      not a key: ZooKeeper's file naming this server, its id alone\n"
+        "      on the first line.  Read if present; with server.N lines\n"
+        "      this server's id must come from it or from serverId (both:\n"
+        "      they must agree) and be one of the lines' N.\n"
         "  authProvider.N=org.apache.zookeeper.server.auth."
         "SASLAuthenticationProvider\n"
         "      lets ACLs use the sasl scheme\n"
         "\nOther ZooKeeper keys (initLimit, syncLimit, admin.*, ...) are\n"
         "accepted and ignored.\n");
+}
+
+/* A host as ZooKeeper's QuorumServer.toString() prints it: an IP
+ * address as Java's getHostAddress() (IPv6 in brackets, all eight groups,
+ * no "::"; an IPv4-mapped one as IPv4), a name as written. */
+static void render_host(struct tb_wbuf *out, const char *host)
+{
+    unsigned char a[16];
+    int i;
+
+    if (inet_pton(AF_INET6, host, a) != 1) {
+        tb_wbuf_printf(out, "%s", host);
+        return;
+    }
+    if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+        tb_wbuf_printf(out, "%d.%d.%d.%d", a[12], a[13], a[14], a[15]);
+        return;
+    }
+    for (i = 0; i < 16; i += 2)
+        tb_wbuf_printf(out, "%s%x%s", i == 0 ? "[" : ":",
+                       (unsigned)(a[i] << 8 | a[i + 1]), i == 14 ? "]" : "");
+}
+
+/* ZooKeeper's QuorumPeer lines after serverId, then its membership.  The
+ * version is that of a configuration read from the file (ZooKeeper's,
+ * with reconfigEnabled=false as by default, stays 0 too), in hex; its
+ * output ends without a newline. */
+static void render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out)
+{
+    const struct tb_config_server *self = tb_config_self(cfg), *s;
+    size_t i;
+
+    if (self == NULL)
+        return;
+    tb_wbuf_printf(out, "electionPort=%d\nquorumPort=%d\npeerType=%d\n",
+                   self->election_port, self->quorum_port,
+                   self->role == TB_ROLE_OBSERVER);
+    tb_wbuf_printf(out, "membership: \n");
+    for (i = 0; i < cfg->nservers; i++) {
+        s = &cfg->servers[i];
+        tb_wbuf_printf(out, "server.%d=", s->id);
+        render_host(out, s->host);
+        tb_wbuf_printf(out, ":%d:%d:%s", s->quorum_port, s->election_port,
+                       s->role == TB_ROLE_OBSERVER ? "observer"
+                                                   : "participant");
+        if (s->client_addr != NULL) {
+            tb_wbuf_printf(out, ";");
+            render_host(out, s->client_addr);
+            tb_wbuf_printf(out, ":%d", s->client_port);
+        }
+        tb_wbuf_printf(out, "\n");
+    }
+    tb_wbuf_printf(out, "version=0");
 }
 
 void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
@@ -1029,4 +1094,5 @@ void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
     tb_wbuf_printf(out, "clientPortListenBacklog=%d\n",
                    cfg->client_port_listen_backlog);
     tb_wbuf_printf(out, "serverId=%d\n", cfg->server_id);
+    render_ensemble(cfg, out);
 }

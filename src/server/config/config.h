@@ -259,7 +259,12 @@ void tb_config_usage(struct tb_wbuf *out);
  * tickTime, maxClientCnxns, minSessionTimeout, maxSessionTimeout,
  * clientPortListenBacklog, serverId, one `key=value` line each.  The raft
  * log lives in dataDir, so dataLogDir repeats it.  Sizes are in bytes, as
- * measured by the caller. */
+ * measured by the caller.  In an ensemble then electionPort, quorumPort,
+ * peerType (0 participant, 1 observer), "membership: " and the members in
+ * ZooKeeper's dynamic-config form, ending with "version=0" and no newline,
+ * as ZooKeeper prints a configuration read from its file.  ZooKeeper's
+ * initLimit, syncLimit and electionAlg lines are left out: they mean
+ * nothing here. */
 void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
                            uint64_t data_log_size, struct tb_wbuf *out);
 
