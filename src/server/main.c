@@ -16,6 +16,7 @@
 #include "server/config/config.h"
 #include "server/config/log.h"
 #include "server/fsm/fsm.h"
+#include "server/peer/peer.h"
 #include "server/raft/replog.h"
 #include "server/server.h"
 
@@ -205,7 +206,9 @@ static void on_cleanup(uv_timer_t *t)
                            60000);
     if (cl.budget == 0)
         cl.budget = 1;
-    tree_candidates(fsm_tree(s->fsm), tbd_txn_time(s), propose_cleanup, &cl);
+    if (replog_is_leader(s->log))
+        tree_candidates(fsm_tree(s->fsm), tbd_txn_time(s), propose_cleanup,
+                        &cl);
 }
 
 static void close_walk(uv_handle_t *h, void *arg)
@@ -238,6 +241,7 @@ static void stop(struct tbd *s)
     }
     uv_timer_stop(&s->ticker);
     uv_timer_stop(&s->cleaner);
+    peer_stop(s);
     replog_close(s->log, on_log_closed, s);
 }
 
@@ -262,6 +266,36 @@ static void on_sighup(uv_signal_t *h, int signum)
 static int refresh_session(void *arg, const struct fsm_session_info *si)
 {
     session_opened(arg, si->id, si->timeout_ms);
+    return 0;
+}
+
+/* Only the leader expires sessions, from what its followers report; a new
+ * one first gives every session a full timeout, as ZooKeeper's does. */
+static void on_leader(void *data, int is_leader)
+{
+    struct tbd *s = data;
+
+    if (is_leader)
+        fsm_session_foreach(s->fsm, refresh_session, s);
+}
+
+/* server.N lines: raft's members, and the peer links' (peer.h). */
+static int ensemble(const struct tb_config *cfg, struct replog_config *rc,
+                    char (*addr)[TB_CONFIG_ADDR_MAX], struct replog_peer *peers,
+                    struct peer_member *members)
+{
+    size_t i;
+
+    for (i = 0; i < cfg->nservers; i++) {
+        const struct tb_config_server *sv = &cfg->servers[i];
+        if (tb_config_quorum_address(sv, addr[i], TB_CONFIG_ADDR_MAX) != 0)
+            return TB_EINVAL;
+        peers[i] = (struct replog_peer){sv->id, addr[i],
+                                        sv->role == TB_ROLE_PARTICIPANT};
+        members[i] = (struct peer_member){sv->id, sv->host, sv->election_port};
+    }
+    rc->peers = peers;
+    rc->n_peers = (unsigned)cfg->nservers;
     return 0;
 }
 
@@ -345,6 +379,9 @@ int main(int argc, char **argv)
     struct fsm_hooks hooks;
     struct replog_config rc;
     struct replog_fsm rf;
+    char(*addr)[TB_CONFIG_ADDR_MAX] = NULL;
+    struct replog_peer *peers = NULL;
+    struct peer_member *members = NULL;
     char err[512];
     int rv, status = 0;
 
@@ -405,6 +442,20 @@ int main(int argc, char **argv)
     rc.snapshot_max_entries = (unsigned)cfg.snap_count;
     rc.log = replog_logger;
     rc.repair_log = cfg.repair_log;
+    rc.on_leader = on_leader;
+    rc.on_leader_data = s;
+    if (tb_config_ensemble(&cfg) &&
+        ((addr = calloc(cfg.nservers, sizeof *addr)) == NULL ||
+         (peers = calloc(cfg.nservers, sizeof *peers)) == NULL ||
+         (members = calloc(cfg.nservers, sizeof *members)) == NULL ||
+         ensemble(&cfg, &rc, addr, peers, members) != 0)) {
+        fprintf(stderr, "tumblerd: cannot set up the ensemble\n");
+        status = 1;
+        goto out;
+    }
+    /* A txn's origin is one of this server's connections: the top byte
+     * says which server (peer.h). */
+    s->next_conn_id = (uint64_t)cfg.server_id << 56;
     rf = (struct replog_fsm){s, replog_apply, replog_snapshot, replog_restore};
     /* The ports first: a start that cannot serve must not have created or
      * touched a data directory.  Nothing is accepted before the loop
@@ -428,6 +479,13 @@ int main(int argc, char **argv)
         goto out;
     }
     fsm_session_foreach(s->fsm, refresh_session, s);
+    if (members != NULL &&
+        peer_start(s, members, (unsigned)cfg.nservers) != 0) {
+        replog_close(s->log, on_log_closed, s);
+        uv_run(s->loop, UV_RUN_DEFAULT);
+        status = 1;
+        goto out;
+    }
     uv_timer_init(s->loop, &s->ticker);
     s->ticker.data = s;
     /* At least 1 ms: a repeat of 0 would tick once. */
@@ -457,6 +515,9 @@ int main(int argc, char **argv)
     uv_run(s->loop, UV_RUN_DEFAULT);
     tb_log(TB_LOG_INFO, "stopped");
 out:
+    free(addr);
+    free(peers);
+    free(members);
     fsm_close(s->fsm);
     while (s->quota_nns > 0)
         free(s->quota_ns[--s->quota_nns].ns);

@@ -50,6 +50,7 @@ struct tbd {
     const struct tb_config *cfg;
     struct fsm *fsm;
     struct replog *log;
+    struct peer *peer;     /* an ensemble's links (peer.h), or NULL */
     struct watch_mgr watches;
     struct tb_wbuf scratch; /* txn and notification encoding, reused */
     struct tb_wbuf scratch2;
@@ -223,6 +224,11 @@ int64_t proc_zxid(const struct tbd *s);
 int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
                  uint64_t origin, const struct conn *c, struct tb_str body);
 struct tb_txn;
+/* On the leader: stamps t with what it decides once for every replica
+ * (time, policies) and proposes it; done answers (replog_propose). */
+int proc_propose_txn(struct tbd *s, struct tb_txn *t,
+                     void (*done)(void *arg, int status, int64_t index),
+                     void *arg);
 void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
                  const uint8_t *body, size_t len);
 

@@ -232,7 +232,7 @@ python3 - "$d/wal-meta" <<'PY'
 import sys, zlib
 b = bytearray(open(sys.argv[1], "rb").read())
 b[48:56] = (1000).to_bytes(8, "big")
-b[8:12] = zlib.crc32(bytes(b[12:56])).to_bytes(4, "big")
+b[8:12] = zlib.crc32(bytes(b[12:])).to_bytes(4, "big")
 open(sys.argv[1], "wb").write(bytes(b))
 PY
 refused interrupted "a repair cut the log but stopped before zxids moved"

@@ -38,6 +38,8 @@ static void stats(void *data, struct fourlw_stats *out)
     out->connections = n;
     out->outstanding = outstanding(s);
     out->zxid = (uint64_t)proc_zxid(s);
+    if (s->peer != NULL)
+        out->mode = replog_is_leader(s->log) ? "leader" : "follower";
     /* ZooKeeper counts the root twice (as "" and "/"). */
     out->node_count = tree_count(fsm_tree(s->fsm)) + 1;
 }

@@ -10,6 +10,7 @@
 #include "server/config/config.h"
 #include "server/config/log.h"
 #include "server/fsm/fsm.h"
+#include "server/peer/peer.h"
 #include "server/raft/replog.h"
 #include "server/server.h"
 
@@ -154,7 +155,27 @@ static void on_proposed(void *arg, int status, int64_t index)
     free(p);
 }
 
-/* Encodes and proposes one txn; the reply comes from the fsm result hook. */
+int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
+                     void *arg)
+{
+    t->time = tbd_txn_time(s);
+    t->flags = (s->cfg->enforce_quota ? TB_TXN_ENFORCE_QUOTA : 0) |
+               (s->cfg->sasl_acls ? TB_TXN_SASL_ACLS : 0) |
+               (s->cfg->tls.port ? TB_TXN_X509_ACLS : 0);
+    s->scratch.len = 0;
+    tb_txn_encode(&s->scratch, t);
+    if (s->scratch.oom)
+        return TB_ENOMEM;
+    /* Sessions open and close even while low disk refuses other writes:
+     * a close is what releases a dead client's ephemeral nodes. */
+    if (t->type == TB_OP_CREATESESSION || t->type == TB_OP_CLOSESESSION)
+        return replog_propose_reserved(s->log, s->scratch.base, s->scratch.len,
+                                       done, arg);
+    return replog_propose(s->log, s->scratch.base, s->scratch.len, done, arg);
+}
+
+/* A txn from this server: proposed here, or forwarded to the leader by a
+ * follower (peer.h); the reply comes from the fsm result hook. */
 int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
                  uint64_t origin, const struct conn *c, struct tb_str body)
 {
@@ -165,28 +186,23 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     t.type = type;
     t.session = session;
     t.xid = xid;
-    t.time = tbd_txn_time(s);
     t.origin = (int64_t)origin;
     t.super = c ? (uint8_t)c->super : 1;
     t.ids = c ? tb_vec_view(&c->ids, c->nids) : (struct tb_vec){0, NULL, 0};
     t.body = body.ptr ? body : TB_STR("");
-    t.flags = (s->cfg->enforce_quota ? TB_TXN_ENFORCE_QUOTA : 0) |
-              (s->cfg->sasl_acls ? TB_TXN_SASL_ACLS : 0) |
-              (s->cfg->tls.port ? TB_TXN_X509_ACLS : 0);
-    s->scratch.len = 0;
-    tb_txn_encode(&s->scratch, &t);
-    if (s->scratch.oom || (p = malloc(sizeof *p)) == NULL)
+    if (s->peer != NULL && !replog_is_leader(s->log)) {
+        t.time = 0; /* the leader's are what count */
+        t.flags = 0;
+        s->scratch.len = 0;
+        tb_txn_encode(&s->scratch, &t);
+        return s->scratch.oom
+                   ? TB_ENOMEM
+                   : peer_forward(s, s->scratch.base, s->scratch.len);
+    }
+    if ((p = malloc(sizeof *p)) == NULL)
         return TB_ENOMEM;
     *p = (struct proposal){s, origin};
-    /* Sessions open and close even while low disk refuses other writes:
-     * a close is what releases a dead client's ephemeral nodes. */
-    if (type == TB_OP_CREATESESSION || type == TB_OP_CLOSESESSION)
-        rv = replog_propose_reserved(s->log, s->scratch.base,
-                                     s->scratch.len, on_proposed, p);
-    else
-        rv = replog_propose(s->log, s->scratch.base, s->scratch.len,
-                            on_proposed, p);
-    if (rv != 0)
+    if ((rv = proc_propose_txn(s, &t, on_proposed, p)) != 0)
         free(p);
     return rv;
 }

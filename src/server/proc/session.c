@@ -12,6 +12,8 @@
 #include "server/config/config.h"
 #include "server/config/log.h"
 #include "server/fsm/fsm.h"
+#include "server/peer/peer.h"
+#include "server/raft/replog.h"
 #include "server/server.h"
 
 static void reply_connect(struct conn *c, int32_t timeout, int64_t id,
@@ -141,6 +143,9 @@ void session_result(struct conn *c, int rc, const uint8_t *body, size_t len)
 void session_touch(struct tbd *s, int64_t id)
 {
     expiry_touch(&s->sessions, id, tbd_now_ms(s));
+    /* Only the leader expires: a follower tells it (peer.h). */
+    if (s->peer != NULL && !replog_is_leader(s->log))
+        peer_touched(s, id);
 }
 
 void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms)
@@ -193,5 +198,8 @@ void session_tick(struct tbd *s)
     if (lost > 0)
         tb_log(TB_LOG_WARN, "stalled %llu ms: session deadlines moved by it",
                (unsigned long long)lost);
-    expiry_tick(&s->sessions, now, lost, propose_close, s);
+    /* Only the leader expires sessions; a new one gives each a fresh
+     * timeout first (main.c). */
+    if (replog_is_leader(s->log))
+        expiry_tick(&s->sessions, now, lost, propose_close, s);
 }

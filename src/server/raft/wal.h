@@ -151,6 +151,7 @@ struct wal_meta {
     uint64_t log_id, oldest, newest, epoch;
     uint64_t repair_bound; /* a repair cut, zxids not yet moved: see
                               wal_meta.c */
+    uint64_t server_id;    /* whose log it is */
 };
 
 /* What reading the log found (wal_load.c): where it ends, and what lies

@@ -198,6 +198,14 @@ static int open_meta(struct wal *w)
     int rv = replog__wal_meta_read(w->dir, &w->meta, w->io->errmsg,
                                    sizeof w->io->errmsg);
 
+    /* A data directory is one server's: another's vote and log are not
+     * this one's to use. */
+    if (rv == 0 && w->meta.server_id != (uint64_t)w->l->server_id) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "the log in %s is server %llu's, not server %d's", w->dir,
+                 (unsigned long long)w->meta.server_id, w->l->server_id);
+        return RAFT_CORRUPT;
+    }
     if (rv == 0 && w->meta.repair_bound != 0 && !w->repair) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
                  "a repair cut the log but stopped before zxids moved to a "
@@ -216,6 +224,7 @@ static int open_meta(struct wal *w)
     }
     if (getrandom(&m.log_id, sizeof m.log_id, 0) != sizeof m.log_id)
         m.log_id = uv_hrtime() ^ ((uint64_t)getpid() << 32);
+    m.server_id = (uint64_t)w->l->server_id;
     if ((rv = replog__wal_meta_write(w->dir, &m)) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s", w->dir,
                  WAL_META_NAME, strerror(rv));
@@ -229,11 +238,13 @@ static int open_meta(struct wal *w)
 static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
 {
     struct wal *w = io->impl;
-    int rv = w->uv->init(w->uv, id, address);
+    /* Ours first: a failure after raft_uv's init would leave it to undo. */
+    int rv = open_meta(w);
 
-    UV_ERR(w, rv);
-    if (rv == 0)
-        rv = open_meta(w);
+    if (rv == 0) {
+        rv = w->uv->init(w->uv, id, address);
+        UV_ERR(w, rv);
+    }
     /* A new log's first segment is prepared while raft opens.  Not before
      * raft_uv's own checks of the directory have passed: a log that fails
      * to open is freed at once, and the preparation must not outlive it. */

@@ -6,7 +6,7 @@
  *
  *   OFFSET  SIZE  FIELD (big-endian)
  *        0     8  magic "TBWALMT1"
- *        8     4  crc: CRC-32 of bytes 12 .. 56
+ *        8     4  crc: CRC-32 of bytes 12 .. 64
  *       12     4  zero
  *       16     8  log id
  *       24     8  newest segment made (0: none yet)
@@ -16,6 +16,7 @@
  *       48     8  repair pending: from a repair's cut until zxids have moved
  *                 to a new epoch, the highest log index a client may have
  *                 seen a zxid of before the cut; 0: none pending
+ *       56     8  the id of the server whose log it is
  *
  * It is replaced whole (a temporary file synced, renamed, the directory
  * synced), so a crash leaves the old one or the new one. */
@@ -29,7 +30,7 @@
 #include "server/raft/internal.h"
 #include "server/raft/wal.h"
 
-#define META_SIZE 56
+#define META_SIZE 64
 static const char meta_magic[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '1'};
 
 int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
@@ -60,6 +61,7 @@ int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
     m->epoch = tb_load_be64(b + 32);
     m->oldest = tb_load_be64(b + 40);
     m->repair_bound = tb_load_be64(b + 48);
+    m->server_id = tb_load_be64(b + 56);
     return 0;
 }
 
@@ -75,6 +77,7 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
     tb_store_be64(b + 32, m->epoch);
     tb_store_be64(b + 40, m->oldest);
     tb_store_be64(b + 48, m->repair_bound);
+    tb_store_be64(b + 56, m->server_id);
     tb_store_be32(b + 8, replog__wal_crc(0, b + 12, META_SIZE - 12));
     snprintf(tmp, sizeof tmp, "%s/" WAL_META_NAME ".tmp", dir);
     snprintf(path, sizeof path, "%s/" WAL_META_NAME, dir);

@@ -1,0 +1,571 @@
+/* The peer links of an ensemble (peer.h says what they carry). */
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "proto/proto.h"
+#include "server/config/log.h"
+#include "server/peer/peer.h"
+#include "server/raft/replog.h"
+#include "server/server.h"
+
+enum { PEER_HELLO = 1, PEER_FORWARD = 2, PEER_TOUCH = 3, PEER_FAILED = 4 };
+
+#define FRAME_HDR 5
+/* A txn is at most a client's frame (jute.maxbuffer) and what the server
+ * adds; anything larger is not a peer speaking this protocol. */
+#define MAX_FRAME ((size_t)64 << 20)
+/* How often the leader is looked for: a follower learns of a new one
+ * within this (raft has no callback for it). */
+#define POLL_MS 20
+
+struct link {
+    uv_tcp_t tcp;
+    struct peer *p;
+    struct tb_queue node; /* in p->accepted, for a follower's link */
+    uint64_t id;
+    int leader_id;       /* the leader it goes to; 0: a follower's link */
+    int from;            /* a follower's link: its server id (HELLO) */
+    int connected;       /* to the leader: the connect completed */
+    struct tb_wbuf in;   /* what was read and not yet handled */
+    struct tb_wbuf held; /* frames sent before the connect completed */
+};
+
+struct member {
+    int id;
+    struct sockaddr_storage addr;
+};
+
+struct peer {
+    struct tbd *srv;
+    uv_tcp_t listener;
+    uv_timer_t timer;
+    struct member *members;
+    unsigned n;
+    struct tb_queue accepted; /* struct link: followers' */
+    struct link *out;         /* to the leader, or NULL */
+    uint64_t next_id;
+    struct tb_map touched; /* session ids heard from since the last report */
+    uint64_t touch_at_ms;  /* when the next report goes */
+    int open_handles;      /* the listener and the timer, closing */
+    int unreachable;       /* the leader last found so, once said */
+};
+
+/* A forwarded txn proposed on the leader, for its answer. */
+struct forward {
+    struct peer *p;
+    uint64_t link_id;
+    int64_t origin;
+};
+
+static void link_close(struct link *k);
+
+static struct peer *peer_of(struct tbd *s)
+{
+    return s->peer;
+}
+
+/* ---- writing ---- */
+
+struct write_req {
+    uv_write_t req;
+    struct link *k;
+};
+
+static void written(uv_write_t *req, int status)
+{
+    struct write_req *w = TB_CONTAINER_OF(req, struct write_req, req);
+
+    if (status != 0 && !uv_is_closing((uv_handle_t *)&w->k->tcp))
+        link_close(w->k);
+    free(w);
+}
+
+static void write_out(struct link *k, const void *p, size_t n)
+{
+    struct write_req *w = malloc(sizeof *w + n);
+    uv_buf_t b;
+
+    if (w == NULL) {
+        link_close(k);
+        return;
+    }
+    w->k = k;
+    memcpy(w + 1, p, n);
+    b = uv_buf_init((char *)(w + 1), (unsigned)n);
+    if (uv_write(&w->req, (uv_stream_t *)&k->tcp, &b, 1, written) != 0) {
+        free(w);
+        link_close(k);
+    }
+}
+
+static void link_send(struct link *k, int type, const void *a, size_t an,
+                      const void *b, size_t bn)
+{
+    struct tb_wbuf *f = &k->p->srv->scratch2;
+    uint8_t hdr[FRAME_HDR];
+
+    tb_store_be32(hdr, (uint32_t)(1 + an + bn));
+    hdr[4] = (uint8_t)type;
+    if (!k->connected) { /* sent once the connect completes */
+        tb_wbuf_put(&k->held, hdr, sizeof hdr);
+        tb_wbuf_put(&k->held, a, an);
+        tb_wbuf_put(&k->held, b, bn);
+        if (k->held.oom)
+            link_close(k);
+        return;
+    }
+    f->len = 0;
+    tb_wbuf_put(f, hdr, sizeof hdr);
+    tb_wbuf_put(f, a, an);
+    tb_wbuf_put(f, b, bn);
+    if (f->oom)
+        link_close(k);
+    else
+        write_out(k, f->base, f->len);
+}
+
+/* ---- closing ---- */
+
+static void handle_closed(uv_handle_t *h)
+{
+    struct link *k = h->data;
+
+    tb_wbuf_free(&k->in);
+    tb_wbuf_free(&k->held);
+    free(k);
+}
+
+/* Every client with a write forwarded on it loses its connection: the
+ * write's outcome is unknown. */
+static void drop_forwarded(struct tbd *s)
+{
+    struct tb_queue *q, *next;
+    struct conn *c;
+
+    for (q = tb_queue_head(&s->conns); q != &s->conns; q = next) {
+        next = q->next;
+        c = TB_CONTAINER_OF(q, struct conn, link);
+        if (c->writes_in_flight > 0 && c->tcp.data != NULL)
+            conn_close(c);
+    }
+}
+
+static void link_close(struct link *k)
+{
+    struct peer *p = k->p;
+
+    if (uv_is_closing((uv_handle_t *)&k->tcp))
+        return;
+    if (k == p->out) {
+        p->out = NULL;
+        if (k->connected)
+            tb_log(TB_LOG_INFO, "peer: link to the leader (server %d) closed",
+                   k->leader_id);
+        drop_forwarded(p->srv);
+    } else {
+        tb_queue_remove(&k->node);
+    }
+    uv_close((uv_handle_t *)&k->tcp, handle_closed);
+}
+
+/* ---- frames a follower sends, on the leader ---- */
+
+static struct link *accepted_link(struct peer *p, uint64_t id)
+{
+    struct tb_queue *q;
+
+    TB_QUEUE_FOREACH (q, &p->accepted)
+        if (TB_CONTAINER_OF(q, struct link, node)->id == id)
+            return TB_CONTAINER_OF(q, struct link, node);
+    return NULL;
+}
+
+static void send_failed(struct link *k, int64_t origin, int status)
+{
+    uint8_t b[12];
+
+    tb_store_be64(b, (uint64_t)origin);
+    tb_store_be32(b + 8, (uint32_t)status);
+    link_send(k, PEER_FAILED, b, sizeof b, NULL, 0);
+}
+
+static void forward_done(void *arg, int status, int64_t index)
+{
+    struct forward *f = arg;
+    struct link *k;
+
+    (void)index;
+    if (status != 0 && (k = accepted_link(f->p, f->link_id)) != NULL)
+        send_failed(k, f->origin, status);
+    free(f);
+}
+
+static void on_forward(struct link *k, const uint8_t *p, size_t n)
+{
+    struct tbd *s = k->p->srv;
+    struct tb_rd r = tb_rd_make(p, n);
+    struct forward *f;
+    struct tb_txn t;
+    int rv;
+
+    if (tb_txn_decode(&r, &t) != 0) {
+        tb_log(TB_LOG_WARN, "peer: server %d forwarded a malformed txn",
+               k->from);
+        link_close(k);
+        return;
+    }
+    if ((f = malloc(sizeof *f)) == NULL) {
+        send_failed(k, t.origin, TB_ENOMEM);
+        return;
+    }
+    *f = (struct forward){k->p, k->id, t.origin};
+    rv = replog_is_leader(s->log) ? proc_propose_txn(s, &t, forward_done, f)
+                                  : TB_ECONNECTIONLOSS;
+    if (rv != 0) {
+        free(f);
+        send_failed(k, t.origin, rv);
+    }
+}
+
+static void on_touch(struct link *k, const uint8_t *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i + 8 <= n; i += 8)
+        session_touch(k->p->srv, (int64_t)tb_load_be64(p + i));
+}
+
+/* ---- reading ---- */
+
+static void on_frame(struct link *k, int type, const uint8_t *p, size_t n)
+{
+    struct conn *c;
+
+    switch (type) {
+    case PEER_HELLO:
+        if (n >= 4)
+            k->from = (int)tb_load_be32(p);
+        break;
+    case PEER_FORWARD:
+        on_forward(k, p, n);
+        break;
+    case PEER_TOUCH:
+        on_touch(k, p, n);
+        break;
+    case PEER_FAILED:
+        c = n >= 12 ? tb_map_get(&k->p->srv->conn_by_id, tb_load_be64(p))
+                    : NULL;
+        if (c != NULL && c->tcp.data != NULL) {
+            tb_log(TB_LOG_WARN,
+                   "peer: the leader could not log a write "
+                   "(%s): its connection is closed",
+                   tb_strerror((int32_t)tb_load_be32(p + 8)));
+            conn_close(c);
+        }
+        break;
+    default:
+        tb_log(TB_LOG_WARN, "peer: unknown frame %d: closing the link", type);
+        link_close(k);
+    }
+}
+
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    struct link *k = h->data;
+
+    (void)hint;
+    if (tb_wbuf_reserve(&k->in, 65536) != 0) {
+        *buf = uv_buf_init(NULL, 0);
+        return;
+    }
+    *buf = uv_buf_init((char *)k->in.base + k->in.len, 65536);
+}
+
+static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    struct link *k = st->data;
+    size_t off = 0, len;
+
+    (void)buf;
+    if (nread < 0) {
+        link_close(k);
+        return;
+    }
+    k->in.len += (size_t)nread;
+    while (k->in.len - off >= FRAME_HDR && !uv_is_closing((uv_handle_t *)st)) {
+        len = tb_load_be32(k->in.base + off);
+        if (len < 1 || len > MAX_FRAME) {
+            tb_log(TB_LOG_WARN, "peer: a frame of %zu bytes: closing", len);
+            link_close(k);
+            return;
+        }
+        if (k->in.len - off < 4 + len)
+            break;
+        on_frame(k, k->in.base[off + 4], k->in.base + off + FRAME_HDR, len - 1);
+        off += 4 + len;
+    }
+    if (uv_is_closing((uv_handle_t *)st))
+        return;
+    memmove(k->in.base, k->in.base + off, k->in.len - off);
+    k->in.len -= off;
+}
+
+static struct link *link_new(struct peer *p)
+{
+    struct link *k = calloc(1, sizeof *k);
+
+    if (k == NULL)
+        return NULL;
+    k->p = p;
+    k->id = ++p->next_id;
+    tb_wbuf_init(&k->in);
+    tb_wbuf_init(&k->held);
+    uv_tcp_init(p->srv->loop, &k->tcp);
+    k->tcp.data = k;
+    uv_tcp_nodelay(&k->tcp, 1);
+    return k;
+}
+
+/* ---- a follower's link to the leader ---- */
+
+static void connected_cb(uv_connect_t *req, int status)
+{
+    struct link *k = req->data;
+    struct peer *p = k->p;
+    uint8_t id[4];
+
+    free(req);
+    if (status == UV_ECANCELED)
+        return;
+    if (status != 0 || k != p->out) {
+        /* Tried again every POLL_MS while raft still names it: said once. */
+        if (k == p->out && p->unreachable != k->leader_id)
+            tb_log(TB_LOG_WARN,
+                   "peer: cannot reach the leader (server %d): "
+                   "%s",
+                   k->leader_id, uv_strerror(status));
+        if (k == p->out)
+            p->unreachable = k->leader_id;
+        link_close(k);
+        return;
+    }
+    p->unreachable = 0;
+    tb_log(TB_LOG_INFO, "peer: following server %d", k->leader_id);
+    k->connected = 1;
+    tb_store_be32(id, (uint32_t)p->srv->server_id);
+    write_out(k, (uint8_t[]){0, 0, 0, 5, PEER_HELLO}, FRAME_HDR);
+    write_out(k, id, sizeof id);
+    if (k->held.len > 0)
+        write_out(k, k->held.base, k->held.len);
+    tb_wbuf_free(&k->held);
+    uv_read_start((uv_stream_t *)&k->tcp, alloc_cb, read_cb);
+}
+
+static const struct member *member(const struct peer *p, int id)
+{
+    unsigned i;
+
+    for (i = 0; i < p->n; i++)
+        if (p->members[i].id == id)
+            return &p->members[i];
+    return NULL;
+}
+
+static void follow(struct peer *p, int leader)
+{
+    const struct member *m = member(p, leader);
+    uv_connect_t *req;
+    struct link *k;
+
+    if (p->out != NULL)
+        link_close(p->out);
+    if (m == NULL || (k = link_new(p)) == NULL)
+        return;
+    if ((req = malloc(sizeof *req)) == NULL) {
+        uv_close((uv_handle_t *)&k->tcp, handle_closed);
+        return;
+    }
+    k->leader_id = leader;
+    req->data = k;
+    p->out = k;
+    if (uv_tcp_connect(req, &k->tcp, (const struct sockaddr *)&m->addr,
+                       connected_cb) != 0) {
+        free(req);
+        link_close(k);
+    }
+}
+
+/* ---- sessions heard from, reported to the leader ---- */
+
+static void report_touched(struct peer *p)
+{
+    struct tb_wbuf *b = &p->srv->scratch;
+    uint8_t x[8];
+    uint64_t id;
+    size_t i = 0;
+    void *v;
+
+    if (p->out == NULL || p->touched.count == 0)
+        return;
+    b->len = 0;
+    while (tb_map_next(&p->touched, &i, &id, &v)) {
+        tb_store_be64(x, id);
+        tb_wbuf_put(b, x, sizeof x);
+    }
+    if (!b->oom)
+        link_send(p->out, PEER_TOUCH, b->base, b->len, NULL, 0);
+    tb_map_free(&p->touched);
+    tb_map_init(&p->touched);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    struct peer *p = t->data;
+    struct tbd *s = p->srv;
+    int leader = replog_leader(s->log);
+    uint64_t now = tbd_now_ms(s);
+
+    if (leader == (int)s->server_id || leader == 0) {
+        if (p->out != NULL)
+            link_close(p->out);
+    } else if (p->out == NULL || p->out->leader_id != leader) {
+        follow(p, leader);
+    }
+    if (now >= p->touch_at_ms) {
+        report_touched(p);
+        p->touch_at_ms = now + s->tick_ms;
+    }
+}
+
+/* ---- the leader's side: followers connecting ---- */
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    struct peer *p = server->data;
+    struct link *k;
+
+    if (status != 0 || (k = link_new(p)) == NULL)
+        return;
+    if (uv_accept(server, (uv_stream_t *)&k->tcp) != 0) {
+        uv_close((uv_handle_t *)&k->tcp, handle_closed);
+        return;
+    }
+    k->connected = 1;
+    tb_queue_insert_tail(&p->accepted, &k->node);
+    uv_read_start((uv_stream_t *)&k->tcp, alloc_cb, read_cb);
+}
+
+/* ---- the interface ---- */
+
+int peer_forward(struct tbd *s, const void *txn, size_t len)
+{
+    struct peer *p = peer_of(s);
+
+    if (p == NULL || p->out == NULL)
+        return TB_ECONNECTIONLOSS;
+    link_send(p->out, PEER_FORWARD, txn, len, NULL, 0);
+    return p->out != NULL ? 0 : TB_ECONNECTIONLOSS;
+}
+
+void peer_touched(struct tbd *s, int64_t id)
+{
+    struct peer *p = peer_of(s);
+
+    if (p != NULL)
+        (void)tb_map_put(&p->touched, (uint64_t)id, p);
+}
+
+static int resolve(const char *host, int port, struct sockaddr_storage *out)
+{
+    struct addrinfo hints = {0}, *ai;
+    char service[8];
+    int rv;
+
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(service, sizeof service, "%d", port);
+    if ((rv = getaddrinfo(host, service, &hints, &ai)) != 0) {
+        tb_log(TB_LOG_ERROR, "peer: cannot resolve %s: %s", host,
+               gai_strerror(rv));
+        return TB_EINVAL;
+    }
+    memcpy(out, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static void peer_closed(uv_handle_t *h)
+{
+    struct peer *p = h->data;
+
+    if (--p->open_handles > 0)
+        return;
+    tb_map_free(&p->touched);
+    free(p->members);
+    free(p);
+}
+
+int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
+{
+    struct peer *p = calloc(1, sizeof *p);
+    const struct member *self;
+    unsigned i;
+    int rv;
+
+    if (p == NULL || (p->members = calloc(n, sizeof *p->members)) == NULL) {
+        free(p);
+        return TB_ENOMEM;
+    }
+    p->srv = s;
+    p->n = n;
+    tb_queue_init(&p->accepted);
+    tb_map_init(&p->touched);
+    for (i = 0; i < n; i++) {
+        p->members[i].id = m[i].id;
+        if ((rv = resolve(m[i].host, m[i].port, &p->members[i].addr)) != 0)
+            goto err;
+    }
+    self = member(p, (int)s->server_id);
+    uv_tcp_init(s->loop, &p->listener);
+    p->listener.data = p;
+    rv = self == NULL ? UV_EINVAL
+                      : uv_tcp_bind(&p->listener,
+                                    (const struct sockaddr *)&self->addr, 0);
+    if (rv == 0)
+        rv = uv_listen((uv_stream_t *)&p->listener, 64, on_connection);
+    if (rv != 0) {
+        tb_log(TB_LOG_ERROR, "peer: cannot listen on the election port: %s",
+               uv_strerror(rv));
+        p->open_handles = 1;
+        uv_close((uv_handle_t *)&p->listener, peer_closed);
+        return TB_EIO;
+    }
+    uv_timer_init(s->loop, &p->timer);
+    p->timer.data = p;
+    uv_timer_start(&p->timer, on_timer, POLL_MS, POLL_MS);
+    s->peer = p;
+    return 0;
+err:
+    tb_map_free(&p->touched);
+    free(p->members);
+    free(p);
+    return rv;
+}
+
+void peer_stop(struct tbd *s)
+{
+    struct peer *p = peer_of(s);
+
+    if (p == NULL)
+        return;
+    if (p->out != NULL)
+        link_close(p->out);
+    while (!tb_queue_empty(&p->accepted))
+        link_close(
+            TB_CONTAINER_OF(tb_queue_head(&p->accepted), struct link, node));
+    p->open_handles = 2;
+    uv_close((uv_handle_t *)&p->listener, peer_closed);
+    uv_close((uv_handle_t *)&p->timer, peer_closed);
+    s->peer = NULL;
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# A 3-server ensemble on loopback, its leader killed (SIGKILL) while
+# clients of every server write and take a lock:
+#   - writes go through any server (a follower forwards them), and every
+#     write acknowledged before, during and after the kill is on every
+#     server once the killed one is back and caught up;
+#   - a new leader takes over, and zxids keep rising across the change;
+#   - no two processes hold the lock at once, and each holder's fencing
+#     token is above the one before;
+#   - a standalone server given the ensemble's data directory, and a
+#     member given another's, are refused.
+#   ensemble.sh TUMBLERD ACKED_WRITER TUMBLER
+set -euo pipefail
+tumblerd=("$1") writer=$2 tumbler=$3
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-ensemble.XXXXXX")
+source "$(dirname "$0")/lib.sh"
+pids=(0 0 0 0) lockers=()
+cleanup() {
+    local rc=$?
+    crash_kill "${pids[@]:1}" "${lockers[@]}"
+    [ "$rc" = 0 ] || for i in 1 2 3; do echo "---- server $i"; tail -20 "$dir/s$i.log"; done
+    rm -rf "$dir"
+    exit "$rc"
+}
+trap cleanup EXIT
+
+cport=() qport=() eport=()
+for i in 1 2 3; do
+    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+done
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    for i in 1 2 3; do
+        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
+    done
+} >"$dir/zoo.cfg"
+hosts="127.0.0.1:${cport[1]},127.0.0.1:${cport[2]},127.0.0.1:${cport[3]}"
+
+start() {
+    "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$1" --dataDir="$dir/d$1" \
+        2>>"$dir/s$1.log" &
+    pids[$1]=$!
+}
+srvr() { printf srvr | nc -q1 127.0.0.1 "${cport[$1]}" 2>/dev/null || true; }
+mode() { srvr "$1" | sed -n 's/^Mode: //p'; }
+zxid() { srvr "$1" | sed -n 's/^Zxid: //p'; }
+# leader: the server that says it leads, within 20 s.
+leader() {
+    local i
+    for _ in $(seq 200); do
+        for i in 1 2 3; do
+            [ "${pids[$i]}" != 0 ] && [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }
+        done
+        sleep 0.1
+    done
+    echo "no leader" >&2
+    return 1
+}
+
+for i in 1 2 3; do start "$i"; done
+l=$(leader)
+echo "server $l leads"
+
+# Writes through every server, then the leader killed under more.
+"$writer" write "$hosts" /before 300 >"$dir/acked1" 2>/dev/null
+[ "$(grep -c . "$dir/acked1")" = 300 ] || { echo "writes failed before the kill"; exit 1; }
+before=$(zxid "$l")
+
+# Lockers on every server: each holding writes its token and the time it
+# began and ended (ns) to its own file.
+for i in 1 2 3; do
+    (
+        for _ in $(seq 40); do
+            "$tumbler" -s "127.0.0.1:${cport[$i]}" lock -w 20 /lk -- \
+                sh -c 'printf "%s %s " "$TUMBLER_LOCK_TOKEN" "$(date +%s%N)"; sleep 0.02; date +%s%N' \
+                >>"$dir/holds$i" 2>>"$dir/lockers.err" || true
+        done
+    ) &
+    lockers+=($!)
+done
+"$writer" write "$hosts" /during 100000 >"$dir/acked2" 2>/dev/null &
+w=$!
+for _ in $(seq 100); do [ -s "$dir/acked2" ] && break; sleep 0.05; done
+sleep 0.3
+crash_kill "${pids[$l]}"
+pids[$l]=0
+killed=$l
+wait "$w" || true
+echo "killed server $killed with $(grep -c . "$dir/acked2") of the writes acknowledged"
+l=$(leader)
+echo "server $l leads now"
+"$writer" write "$hosts" /after 300 >"$dir/acked3" 2>/dev/null
+[ "$(grep -c . "$dir/acked3")" = 300 ] || { echo "writes failed after the change"; exit 1; }
+after=$(zxid "$l")
+[ $(( after )) -gt $(( before )) ] || { echo "zxid $after after the change, $before before"; exit 1; }
+
+# The killed server back: it catches up and serves everything.
+start "$killed"
+cat "$dir/acked1" "$dir/acked2" "$dir/acked3" >"$dir/acked"
+for _ in $(seq 100); do
+    [ "$(zxid "$killed")" = "$(zxid "$l")" ] && break
+    sleep 0.1
+done
+for i in 1 2 3; do
+    "$writer" verify "127.0.0.1:${cport[$i]}" <"$dir/acked"
+done
+for p in "${lockers[@]}"; do wait "$p" || true; done
+lockers=()
+
+# One holder at a time, tokens rising in the order of the holds.
+cat "$dir"/holds* | sort -k2,2n >"$dir/holds"
+holds=$(grep -c . "$dir/holds")
+[ "$holds" -ge 30 ] || { echo "only $holds holds"; cat "$dir/lockers.err"; exit 1; }
+awk '{ if (NR > 1 && $2 < end) { print "overlap: " prev " and " $0; bad = 1 }
+       if (NR > 1 && $1 <= tok) { print "token not rising: " prev " then " $0; bad = 1 }
+       tok = $1; end = $3; prev = $0 }
+     END { exit bad }' "$dir/holds"
+echo "$holds holds, one at a time, tokens rising"
+
+# Misconfiguration: a standalone server on a member's data directory, and
+# a member on another's.
+crash_kill "${pids[$killed]}"
+pids[$killed]=0
+status=0
+timeout 20 "${tumblerd[@]}" --clientPort="$(free_port)" --serverId="$killed" \
+    --dataDir="$dir/d$killed" 2>"$dir/refused.log" || status=$?
+[ "$status" = 1 ] && grep -q "the log belongs to an ensemble" "$dir/refused.log" ||
+    { echo "a standalone start on a member's log:"; cat "$dir/refused.log"; exit 1; }
+other=$(( killed % 3 + 1 ))
+crash_kill "${pids[$other]}"
+pids[$other]=0
+status=0
+timeout 20 "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$other" --dataDir="$dir/d$killed" \
+    2>"$dir/refused.log" || status=$?
+[ "$status" = 1 ] && grep -q "is server $killed's, not server $other's" "$dir/refused.log" ||
+    { echo "a member on another's log:"; cat "$dir/refused.log"; exit 1; }
+echo "1 passed, 0 failed"
