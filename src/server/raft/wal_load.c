@@ -96,6 +96,7 @@ struct list {
     struct raft_entry *e;
     size_t n, cap;
     raft_index first;
+    raft_index floor; /* the first index the snapshot does not hold */
 };
 
 /* Drops the entries from `index` on; an index before the first empties the
@@ -156,10 +157,14 @@ static int apply(struct list *l, const struct wal_rec *r)
 
     switch (r->kind) {
     case WAL_ENTRIES:
+        /* A gap is damage, unless the snapshot holds what it skips (a
+         * repair cut entries it holds, and the log went on after it). */
+        if (r->index > next && l->n > 0 && r->index > l->floor)
+            return RAFT_CORRUPT;
+        if (l->n == 0 || r->index > next)
+            list_truncate(l, 0);
         if (l->n == 0)
             l->first = r->index;
-        else if (r->index > next)
-            return RAFT_CORRUPT;
         else
             list_truncate(l, r->index);
         for (i = 0; i < r->n; i++) {
@@ -224,7 +229,7 @@ void replog__wal_uv_entries_free(struct raft_entry *e, size_t n)
 
 void replog__wal_entries_free(struct raft_entry *e, size_t n)
 {
-    struct list l = {e, n, n, 0};
+    struct list l = {e, n, n, 0, 0};
 
     list_free(&l);
 }
@@ -761,6 +766,7 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
     raft_index floor = snap != NULL ? snap->index + 1 : 1;
     int rv;
 
+    l.floor = floor;
     rv = copy_uv_entries(&l, *start, *entries, *n);
     if (rv == 0)
         rv = load_segments(w, &l);
