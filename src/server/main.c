@@ -224,12 +224,28 @@ static void on_log_closed(void *arg)
     uv_walk(s->loop, close_walk, NULL);
 }
 
+static void stop(struct tbd *s);
+
+static void handed_over(void *arg)
+{
+    stop(arg);
+}
+
 static void stop(struct tbd *s)
 {
     struct tb_queue *q;
 
     if (s->stopping)
         return;
+    /* A leader of an ensemble hands over first: the others go on without
+     * waiting for an election timeout (a rolling restart costs clients a
+     * reconnect).  Its clients are served meanwhile. */
+    if (s->peer != NULL && !s->handing_over &&
+        replog_transfer(s->log, handed_over, s) == 0) {
+        s->handing_over = 1;
+        tb_log(TB_LOG_INFO, "stopping: leadership handed over first");
+        return;
+    }
     s->stopping = 1;
     tb_log(TB_LOG_INFO, "shutting down");
     uv_close((uv_handle_t *)&s->listener, NULL);
@@ -444,6 +460,8 @@ int main(int argc, char **argv)
     rc.repair_log = cfg.repair_log;
     rc.on_leader = on_leader;
     rc.on_leader_data = s;
+    rc.election_timeout_ms = (unsigned)cfg.election_timeout;
+    rc.heartbeat_timeout_ms = (unsigned)cfg.heartbeat_interval;
     if (tb_config_ensemble(&cfg) &&
         ((addr = calloc(cfg.nservers, sizeof *addr)) == NULL ||
          (peers = calloc(cfg.nservers, sizeof *peers)) == NULL ||

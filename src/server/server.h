@@ -99,6 +99,7 @@ struct tbd {
     uint64_t packets_received, packets_sent;
     struct latency lat;
     int stopping;
+    int handing_over; /* stopping: leadership is being handed over first */
 };
 
 enum conn_state {

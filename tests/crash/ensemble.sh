@@ -7,6 +7,7 @@
 #   - a new leader takes over, and zxids keep rising across the change;
 #   - no two processes hold the lock at once, and each holder's fencing
 #     token is above the one before;
+#   - SIGTERM on the leader hands leadership over before it stops;
 #   - a standalone server given the ensemble's data directory, and a
 #     member given another's, are refused.
 #   ensemble.sh TUMBLERD ACKED_WRITER TUMBLER
@@ -117,6 +118,17 @@ awk '{ if (NR > 1 && $2 < end) { print "overlap: " prev " and " $0; bad = 1 }
        tok = $1; end = $3; prev = $0 }
      END { exit bad }' "$dir/holds"
 echo "$holds holds, one at a time, tokens rising"
+
+# SIGTERM on the leader hands leadership over before it stops: another
+# leads at once, not after an election timeout.
+l=$(leader)
+kill -TERM "${pids[$l]}"
+wait "${pids[$l]}" || true
+pids[$l]=0
+grep -q "leadership handed to server" "$dir/s$l.log" ||
+    { echo "server $l stopped without handing over:"; tail -5 "$dir/s$l.log"; exit 1; }
+echo "server $l handed over: $(grep -o 'handed to server [0-9]*' "$dir/s$l.log")"
+start "$l"
 
 # Misconfiguration: a standalone server on a member's data directory, and
 # a member on another's.

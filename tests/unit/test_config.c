@@ -381,6 +381,9 @@ static void test_args_errors(void **state)
     expect_args_error("/nonexistent/zoo.cfg: cannot read: No such file or "
                       "directory", "-c", "/nonexistent/zoo.cfg", NULL);
     expect_args_error("/ is a directory, not a zoo.cfg file", "-c", "/", NULL);
+    expect_args_error("heartbeatInterval (500 ms) must be less than "
+                      "electionTimeout (500 ms)",
+                      "--heartbeatInterval=500", NULL);
     expect_args_error("--maxSessionTimeout: minSessionTimeout (4000, 2 x "
                       "tickTime) must not be larger than maxSessionTimeout "
                       "(1000)", "--maxSessionTimeout=1000", NULL);

@@ -129,6 +129,11 @@ enum key_type {
       "OCSP: not supported, true stops the server")                         \
     X("client.portUnification", K_BOOL, tls.port_unification, 0, 1,        \
       "false", "TLS on clientPort too: not supported, true stops the server")\
+    X("electionTimeout", K_INT, election_timeout, 20, 60000, "500",         \
+      "ms; an ensemble's follower that hears no leader for this long (and "  \
+      "up to twice it) starts an election")                                 \
+    X("heartbeatInterval", K_INT, heartbeat_interval, 5, 30000, "50",       \
+      "ms between the leader's heartbeats; less than electionTimeout")      \
     X("serverId", K_INT, server_id, 1, 254, "1",                            \
       "this server's id; dataDir/myid gives it too (see server.N)")         \
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
@@ -945,6 +950,12 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
         (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
         (rv = finish_ensemble(cfg, err, errlen)) != 0)
         return rv;
+    if (cfg->heartbeat_interval >= cfg->election_timeout) {
+        set_err(err, errlen, "heartbeatInterval (%d ms) must be less than "
+                "electionTimeout (%d ms)", cfg->heartbeat_interval,
+                cfg->election_timeout);
+        return TB_EINVAL;
+    }
     if (!cfg->min_session_timeout_set)
         cfg->min_session_timeout = 2 * cfg->tick_time;
     if (!cfg->max_session_timeout_set)

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "proto/proto.h"
+#include "server/config/config.h"
 #include "server/config/log.h"
 #include "server/peer/peer.h"
 #include "server/raft/replog.h"
@@ -50,6 +51,8 @@ struct peer {
     uint64_t touch_at_ms;  /* when the next report goes */
     int open_handles;      /* the listener and the timer, closing */
     int unreachable;       /* the leader last found so, once said */
+    uint64_t leaderless_since; /* no leader known since then; 0: one is */
+    int dropped_clients;       /* ... for so long the clients went */
 };
 
 /* A forwarded txn proposed on the leader, for its answer. */
@@ -420,6 +423,44 @@ static void report_touched(struct peer *p)
     tb_map_init(&p->touched);
 }
 
+/* A server that has known no leader for longer than an election takes
+ * (twice the election timeout) is cut off from the others: its clients'
+ * connections close, so that they move to a server that can serve them,
+ * as ZooKeeper's do. */
+static void leaderless(struct peer *p, int none, uint64_t now)
+{
+    struct tbd *s = p->srv;
+    struct tb_queue *q, *next;
+    unsigned n = 0;
+
+    if (!none) {
+        p->leaderless_since = 0;
+        p->dropped_clients = 0;
+        return;
+    }
+    if (p->leaderless_since == 0)
+        p->leaderless_since = now;
+    if (p->dropped_clients ||
+        now - p->leaderless_since < 2 * (uint64_t)s->cfg->election_timeout)
+        return;
+    for (q = tb_queue_head(&s->conns); q != &s->conns; q = next, n++) {
+        next = q->next;
+        conn_close(TB_CONTAINER_OF(q, struct conn, link));
+    }
+    p->dropped_clients = 1;
+    tb_log(TB_LOG_WARN,
+           "no leader for %llu ms: %u client connection(s) "
+           "closed, new ones refused until one is known",
+           (unsigned long long)(now - p->leaderless_since), n);
+}
+
+int peer_serving(struct tbd *s)
+{
+    struct peer *p = peer_of(s);
+
+    return p == NULL || p->leaderless_since == 0 || !p->dropped_clients;
+}
+
 static void on_timer(uv_timer_t *t)
 {
     struct peer *p = t->data;
@@ -433,6 +474,7 @@ static void on_timer(uv_timer_t *t)
     } else if (p->out == NULL || p->out->leader_id != leader) {
         follow(p, leader);
     }
+    leaderless(p, leader == 0, now);
     if (now >= p->touch_at_ms) {
         report_touched(p);
         p->touch_at_ms = now + s->tick_ms;

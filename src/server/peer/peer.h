@@ -52,5 +52,8 @@ void peer_stop(struct tbd *s);
 int peer_forward(struct tbd *s, const void *txn, size_t len);
 /* Session `id` was heard from on this server (a follower reports it). */
 void peer_touched(struct tbd *s, int64_t id);
+/* 0 while this server, cut off from any leader for longer than an
+ * election, takes no clients (it closed those it had). */
+int peer_serving(struct tbd *s);
 
 #endif

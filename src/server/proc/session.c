@@ -78,6 +78,10 @@ void session_connect(struct conn *c, struct tb_str frame)
         conn_close(c);
         return;
     }
+    if (!peer_serving(s)) {
+        conn_close(c); /* no leader: another server can serve it */
+        return;
+    }
     if (req.last_zxid > proc_zxid(s)) {
         tb_log(TB_LOG_WARN, "refusing %s:%d: client has seen zxid 0x%llx, "
                "this server only 0x%llx", c->peer, c->peer_port,

@@ -132,6 +132,10 @@ struct replog {
 
     struct replog_stats stats;
 
+    struct raft_transfer transfer; /* replog_transfer's, one at a time */
+    void (*transfer_cb)(void *arg);
+    void *transfer_arg;
+
     /* Closing: raft first, then our handles, then the user's cb. */
     int closing;
     int raft_started; /* raft_init succeeded: raft_close is needed */

@@ -320,6 +320,32 @@ int replog_leader(struct replog *l)
     return (int)id;
 }
 
+static void transferred(struct raft_transfer *req)
+{
+    struct replog *l = req->data;
+    int id = replog_leader(l);
+
+    replog__logf(l, REPLOG_LOG_INFO, "leadership %s server %d",
+                 id != 0 && id != l->server_id ? "handed to" : "kept by",
+                 id != 0 ? id : l->server_id);
+    l->transfer_cb(l->transfer_arg);
+}
+
+int replog_transfer(struct replog *l, void (*cb)(void *arg), void *arg)
+{
+    int rv;
+
+    if (!replog_is_leader(l) || l->transfer_cb != NULL)
+        return TB_EINVAL;
+    memset(&l->transfer, 0, sizeof l->transfer);
+    l->transfer.data = l;
+    if ((rv = raft_transfer(l->raft, &l->transfer, 0, transferred)) != 0)
+        return replog__err(rv);
+    l->transfer_cb = cb;
+    l->transfer_arg = arg;
+    return 0;
+}
+
 void replog_set_min_free(struct replog *l, uint64_t bytes)
 {
     l->min_free = bytes;

@@ -233,6 +233,10 @@ int64_t replog_last_applied(struct replog *l);
 int replog_is_leader(struct replog *l);
 /* The server id of the leader this server knows of; 0: none known. */
 int replog_leader(struct replog *l);
+/* Hands leadership to another voter (one raft picks): cb fires once, when
+ * it leads or an election timeout has passed.  0, or a negative TB_E* code
+ * (not the leader, no other voter) and cb does not fire. */
+int replog_transfer(struct replog *l, void (*cb)(void *arg), void *arg);
 
 /* Changes the free-disk minimum and re-measures at once. */
 void replog_set_min_free(struct replog *l, uint64_t bytes);
