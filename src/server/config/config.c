@@ -1062,8 +1062,7 @@ static void render_host(struct tb_wbuf *out, const char *host)
  * output ends without a newline. */
 static void render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out)
 {
-    const struct tb_config_server *self = tb_config_self(cfg), *s;
-    size_t i;
+    const struct tb_config_server *self = tb_config_self(cfg);
 
     if (self == NULL)
         return;
@@ -1071,6 +1070,15 @@ static void render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out)
                    self->election_port, self->quorum_port,
                    self->role == TB_ROLE_OBSERVER);
     tb_wbuf_printf(out, "membership: \n");
+    tb_config_render_membership(cfg, out);
+}
+
+void tb_config_render_membership(const struct tb_config *cfg,
+                                 struct tb_wbuf *out)
+{
+    const struct tb_config_server *s;
+    size_t i;
+
     for (i = 0; i < cfg->nservers; i++) {
         s = &cfg->servers[i];
         tb_wbuf_printf(out, "server.%d=", s->id);

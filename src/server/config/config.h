@@ -233,6 +233,10 @@ int tb_config_read_myid(const char *dir, int *id, char *err, size_t errlen);
 /* 1 if server.N lines make this server a member of an ensemble, 0 for a
  * standalone server.  Valid after tb_config_finish(). */
 int tb_config_ensemble(const struct tb_config *cfg);
+/* The members as ZooKeeper's /zookeeper/config holds them: a server.N
+ * line each, then "version=0" (no newline after it). */
+void tb_config_render_membership(const struct tb_config *cfg,
+                                 struct tb_wbuf *out);
 
 /* This server's own line (the one whose id is cfg->server_id), or NULL
  * for a standalone server.  Valid after tb_config_finish(). */

@@ -207,9 +207,14 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     return rv;
 }
 
-static int is_write(int32_t type)
+/* What goes through the log.  In an ensemble, sync too: a follower
+ * answers it once it has applied the barrier the leader logged, so the
+ * reads after it see everything the leader had committed. */
+static int is_write(const struct tbd *s, int32_t type)
 {
     switch (type) {
+    case TB_OP_SYNC:
+        return s->peer != NULL;
     case TB_OP_CREATE:
     case TB_OP_DELETE:
     case TB_OP_SETDATA:
@@ -306,7 +311,7 @@ void proc_frame(struct conn *c, struct tb_str frame)
     }
     if (!auth_enforced(c, h.xid))
         return;
-    if (is_write(h.type))
+    if (is_write(c->srv, h.type))
         write_request(c, h.xid, h.type, body);
     else
         read_request(c, h.xid, h.type, body);

@@ -82,6 +82,26 @@ static void put_children(struct tb_wbuf *w, const struct tree_node *n)
         tb_put_STR(w, tree_node_name(tree_node_child(n, i)));
 }
 
+/* A node's data; an ensemble's /zookeeper/config holds its members, as
+ * ZooKeeper's does (the tree keeps the node, the configuration the text:
+ * members change only with the configuration). */
+static void put_data(struct conn *c, struct tb_wbuf *w, struct tree_node *n,
+                     struct tb_stat *st)
+{
+    const struct tb_config *cfg = c->srv->cfg;
+    struct tb_wbuf *m = &c->srv->scratch2;
+
+    if (!tb_config_ensemble(cfg) ||
+        !tb_str_eq(tree_node_path(n), TB_STR("/zookeeper/config"))) {
+        tb_put_BUF(w, tree_node_data(n));
+        return;
+    }
+    m->len = 0;
+    tb_config_render_membership(cfg, m);
+    st->data_length = (int32_t)m->len;
+    tb_put_BUF(w, (struct tb_str){(const char *)m->base, m->len});
+}
+
 static void get_node(struct conn *c, int32_t xid, int32_t type,
                      struct tb_str body)
 {
@@ -116,7 +136,7 @@ static void get_node(struct conn *c, int32_t xid, int32_t type,
     tree_node_stat(n, &st);
     switch (type) {
     case TB_OP_GETDATA:
-        tb_put_BUF(w, tree_node_data(n));
+        put_data(c, w, n, &st);
         tb_put_STAT(w, &st);
         break;
     case TB_OP_GETCHILDREN:
