@@ -320,6 +320,28 @@ int replog_leader(struct replog *l)
     return (int)id;
 }
 
+unsigned replog_followers(struct replog *l, struct replog_follower *out,
+                          unsigned max)
+{
+    const struct raft_configuration *c = &l->raft->configuration;
+    const struct raft_progress *pr;
+    raft_index last = raft_last_index(l->raft);
+    unsigned i, n = 0;
+
+    if (!replog_is_leader(l))
+        return 0;
+    for (i = 0; i < c->n && n < max; i++) {
+        if (c->servers[i].id == (raft_id)l->server_id)
+            continue;
+        pr = &l->raft->leader_state.progress[i];
+        out[n++] = (struct replog_follower){
+            (int)c->servers[i].id, c->servers[i].role == RAFT_VOTER,
+            pr->recent_recv,
+            last > pr->match_index ? last - pr->match_index : 0};
+    }
+    return n;
+}
+
 static void transferred(struct raft_transfer *req)
 {
     struct replog *l = req->data;

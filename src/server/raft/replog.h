@@ -233,6 +233,16 @@ int64_t replog_last_applied(struct replog *l);
 int replog_is_leader(struct replog *l);
 /* The server id of the leader this server knows of; 0: none known. */
 int replog_leader(struct replog *l);
+/* What the leader knows of another member. */
+struct replog_follower {
+    int id;
+    int voter;
+    int synced;   /* heard from within an election timeout */
+    uint64_t lag; /* entries it has yet to store */
+};
+/* The leader's followers (up to max): their number, 0 on a follower. */
+unsigned replog_followers(struct replog *l, struct replog_follower *out,
+                          unsigned max);
 /* Hands leadership to another voter (one raft picks): cb fires once, when
  * it leads or an election timeout has passed.  0, or a negative TB_E* code
  * (not the leader, no other voter) and cb does not fire. */
