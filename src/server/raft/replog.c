@@ -640,6 +640,9 @@ void replog__configure_raft(struct replog *l)
 {
     raft_set_election_timeout(l->raft, l->election_ms);
     raft_set_heartbeat_timeout(l->raft, l->heartbeat_ms);
+    /* A member cut off and back must not depose a working leader by the
+     * terms it raised meanwhile. */
+    raft_set_pre_vote(l->raft, true);
     replog__snapshot_policy(l, 0);
 }
 
