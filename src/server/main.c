@@ -486,7 +486,11 @@ int main(int argc, char **argv)
     if (rv != 0) {
         tb_log(TB_LOG_ERROR, "cannot open the log in %s (%s): not started",
                cfg.data_dir, tb_strerror(rv));
-        uv_run(s->loop, UV_RUN_NOWAIT);
+        /* What the log still closes finishes on the loop: nothing else
+         * may keep it running. */
+        if (!cfg.repair_log)
+            conn_unlisten(s);
+        uv_run(s->loop, UV_RUN_DEFAULT);
         status = 1;
         goto out;
     }

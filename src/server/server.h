@@ -169,6 +169,8 @@ struct conn {
 
 /* net/conn.c */
 int conn_listen(struct tbd *s);
+/* Closes what conn_listen opened (a start that goes no further). */
+void conn_unlisten(struct tbd *s);
 void conn_send(struct conn *c, const void *frame, size_t len);
 void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
                 const void *body, size_t len);

@@ -15,7 +15,7 @@ set -euo pipefail
 tumblerd=("$1") writer=$2 tumbler=$3
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-ensemble.XXXXXX")
 source "$(dirname "$0")/lib.sh"
-pids=(0 0 0 0) lockers=()
+pids=("" "" "" "") lockers=()
 cleanup() {
     local rc=$?
     crash_kill "${pids[@]:1}" "${lockers[@]}"
@@ -51,7 +51,7 @@ leader() {
     local i
     for _ in $(seq 200); do
         for i in 1 2 3; do
-            [ "${pids[$i]}" != 0 ] && [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }
+            [ -n "${pids[$i]}" ] && [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }
         done
         sleep 0.1
     done
@@ -85,7 +85,7 @@ w=$!
 for _ in $(seq 100); do [ -s "$dir/acked2" ] && break; sleep 0.05; done
 sleep 0.3
 crash_kill "${pids[$l]}"
-pids[$l]=0
+pids[$l]=""
 killed=$l
 wait "$w" || true
 echo "killed server $killed with $(grep -c . "$dir/acked2") of the writes acknowledged"
@@ -124,7 +124,7 @@ echo "$holds holds, one at a time, tokens rising"
 l=$(leader)
 kill -TERM "${pids[$l]}"
 wait "${pids[$l]}" || true
-pids[$l]=0
+pids[$l]=""
 grep -q "leadership handed to server" "$dir/s$l.log" ||
     { echo "server $l stopped without handing over:"; tail -5 "$dir/s$l.log"; exit 1; }
 echo "server $l handed over: $(grep -o 'handed to server [0-9]*' "$dir/s$l.log")"
@@ -133,7 +133,7 @@ start "$l"
 # Misconfiguration: a standalone server on a member's data directory, and
 # a member on another's.
 crash_kill "${pids[$killed]}"
-pids[$killed]=0
+pids[$killed]=""
 status=0
 timeout 20 "${tumblerd[@]}" --clientPort="$(free_port)" --serverId="$killed" \
     --dataDir="$dir/d$killed" 2>"$dir/refused.log" || status=$?
@@ -141,7 +141,7 @@ timeout 20 "${tumblerd[@]}" --clientPort="$(free_port)" --serverId="$killed" \
     { echo "a standalone start on a member's log:"; cat "$dir/refused.log"; exit 1; }
 other=$(( killed % 3 + 1 ))
 crash_kill "${pids[$other]}"
-pids[$other]=0
+pids[$other]=""
 status=0
 timeout 20 "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$other" --dataDir="$dir/d$killed" \
     2>"$dir/refused.log" || status=$?

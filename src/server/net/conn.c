@@ -647,3 +647,17 @@ int conn_listen(struct tbd *s)
     uv_check_start(&s->flusher, on_check);
     return 0;
 }
+
+void conn_unlisten(struct tbd *s)
+{
+    int i;
+
+    uv_close((uv_handle_t *)&s->listener, NULL);
+    uv_close((uv_handle_t *)&s->flusher, NULL);
+    if (s->cfg->tls.port == 0)
+        return;
+    uv_close((uv_handle_t *)&s->tls_listener, NULL);
+    for (i = 0; i < 2; i++)
+        if (uv_is_active((uv_handle_t *)&s->tls_stores[i]))
+            uv_close((uv_handle_t *)&s->tls_stores[i], NULL);
+}
