@@ -54,6 +54,12 @@ static void node_log(void *data, int level, const char *msg)
 void cluster_init(struct cluster *c, unsigned n,
                   const struct replog_config *cfg)
 {
+    cluster_init_voters(c, n, n, cfg);
+}
+
+void cluster_init_voters(struct cluster *c, unsigned n, unsigned voters,
+                         const struct replog_config *cfg)
+{
     struct fsm_hooks hooks = {0};
     struct raft_configuration conf;
     struct node *x;
@@ -84,7 +90,7 @@ void cluster_init(struct cluster *c, unsigned n,
                          0);
         replog_attach(x->log, raft_fixture_get(&c->f, i));
     }
-    assert_int_equal(raft_fixture_configuration(&c->f, n, &conf), 0);
+    assert_int_equal(raft_fixture_configuration(&c->f, voters, &conf), 0);
     assert_int_equal(raft_fixture_bootstrap(&c->f, &conf), 0);
     raft_configuration_close(&conf);
     assert_int_equal(raft_fixture_start(&c->f), 0);

@@ -59,6 +59,10 @@ struct cluster {
  * the logs' configuration (snapshot policy), or NULL for the default. */
 void cluster_init(struct cluster *c, unsigned n,
                   const struct replog_config *cfg);
+/* The same, the first `voters` voting, the others replicating only (an
+ * ensemble's observers). */
+void cluster_init_voters(struct cluster *c, unsigned n, unsigned voters,
+                         const struct replog_config *cfg);
 void cluster_close(struct cluster *c);
 
 /* Steps the fixture (ticking every live server's log after each step)

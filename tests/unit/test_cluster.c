@@ -214,6 +214,36 @@ static void test_session_across_leader_change(void **state)
     cluster_close(c);
 }
 
+/* An observer (a member without a vote) has every write, and writes go on
+ * without it; without a majority of the voters they stop. */
+static void test_observer(void **state)
+{
+    struct cluster *c = &cl;
+    unsigned l, k;
+
+    (void)state;
+    cluster_init_voters(c, 3, 2, NULL);
+    l = cluster_leader(c, 10000);
+    assert_true(l < 2);
+    session_on(c, l);
+    cluster_create(c, l, "/o1", 0);
+    cluster_converge(c, 5000);
+    assert_true(cluster_has(c, 2, "/o1"));
+    raft_fixture_kill(&c->f, 2);
+    k = cluster_create(c, l, "/o2", 0);
+    cluster_converge(c, 5000);
+    assert_int_equal(c->props[k].status, 0);
+    raft_fixture_revive(&c->f, 2);
+    raft_fixture_kill(&c->f, 1 - l);
+    k = cluster_create(c, l, "/o3", 0);
+    cluster_step_for(c, 3000);
+    assert_true(!c->props[k].fired || c->props[k].status != 0);
+    raft_fixture_revive(&c->f, 1 - l);
+    cluster_converge(c, 20000);
+    assert_true(cluster_has(c, 2, "/o2"));
+    cluster_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_minority_leader),
         cmocka_unit_test(test_follower_caught_up_by_snapshot),
         cmocka_unit_test(test_session_across_leader_change),
+        cmocka_unit_test(test_observer),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,7 +39,10 @@ static void stats(void *data, struct fourlw_stats *out)
     out->outstanding = outstanding(s);
     out->zxid = (uint64_t)proc_zxid(s);
     if (s->peer != NULL)
-        out->mode = replog_is_leader(s->log) ? "leader" : "follower";
+        out->mode = replog_is_leader(s->log) ? "leader"
+                    : tb_config_self(s->cfg)->role == TB_ROLE_OBSERVER
+                        ? "observer"
+                        : "follower";
     /* ZooKeeper counts the root twice (as "" and "/"). */
     out->node_count = tree_count(fsm_tree(s->fsm)) + 1;
 }
