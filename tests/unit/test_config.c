@@ -531,13 +531,12 @@ static void test_help_and_version(void **state)
     assert_non_null(strstr(text, "\n  4lw.commands.whitelist=srvr\n"));
     assert_non_null(strstr(text, "\n  minFreeDiskBytes=67108864\n"));
     assert_non_null(strstr(text, "\n  logLevel=info\n"));
-    /* the ensemble: ZooKeeper's syntax, the election port unused, myid */
+    /* the ensemble: ZooKeeper's syntax, the two ports, myid */
     assert_non_null(strstr(text, "\n  server.N=host:quorumPort:electionPort"
                                  "[:participant|:observer]"
                                  "[;[clientAddr:]clientPort]\n"));
-    assert_non_null(strstr(text, "Peers speak Raft\n      on the quorum port "
-                                 "only: the election port is accepted and\n"
-                                 "      unused."));
+    assert_non_null(strstr(text, "Peers speak Raft\n      on the quorum port; "
+                                 "on the election port a follower forwards\n"));
     assert_non_null(strstr(text, "\n  dataDir/myid\n"));
     free(text);
 

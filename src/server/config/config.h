@@ -41,7 +41,7 @@ struct tb_config_server {
     int id;                   /* N, 1..254 */
     char *host;               /* a name, IPv4 or IPv6, without brackets */
     int quorum_port;          /* Raft's port */
-    int election_port;        /* accepted, unused */
+    int election_port;        /* followers forward writes to it (peer.h) */
     enum tb_config_role role; /* participant unless ":observer" */
     char *client_addr;        /* NULL: no client part; "0.0.0.0" for a
                                  bare ";clientPort", as ZooKeeper */
