@@ -584,9 +584,6 @@ static void check_log_figures(void)
     IT_CHECK(mntr_value(after, "zk_tumbler_log_append_wait_us") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_overlapped") >= 0);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_threaded") >= 0);
-    IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_joined") >= 0);
-    IT_CHECK(mntr_value(after, "zk_tumbler_log_writes_held") >=
-             mntr_value(after, "zk_tumbler_log_writes_joined"));
     /* The first segment of a new log has no spare to come from. */
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_zeroed") >= 1);
     IT_CHECK(mntr_value(after, "zk_tumbler_log_segments_reserved") >= 0);

@@ -247,7 +247,6 @@ static void test_two_writes_in_flight(void **state)
     struct replog_config c = base_config(f);
     struct prop p[9];
     struct replog_stats s0, mid, s1;
-    struct wal *w;
     int i;
 
     memset(p, 0, sizeof p);
@@ -275,10 +274,6 @@ static void test_two_writes_in_flight(void **state)
     assert_int_equal(s1.log_entries - s0.log_entries, 8);
     assert_true(s1.log_write_us > s0.log_write_us);
     assert_true(s1.log_write_us_max > 0);
-    /* The holds' rule sees which went alone, and how long they took. */
-    w = f->l->io.impl;
-    assert_int_equal(w->alone_done, s1.log_writes - s1.log_writes_overlapped);
-    assert_true(w->alone_ns > 0);
     fx_close(f);
 
     assert_int_equal(fx_open(f, &c), 0);
@@ -304,12 +299,11 @@ static void test_append_waits_for_a_write(void **state)
     propose_one(f, 0, 10);
     w = f->l->io.impl;
     /* Two turns submit a write each, unless the first is done before the
-     * second turn (a loaded machine) or held: then again. */
+     * second turn (a loaded machine): then again. */
     while (w->inflight < WAL_INFLIGHT) {
         if (n == 2 * 20)
             fail_msg("no two writes on their way at once in 20 tries");
         wait_props(f, p, (size_t)n);
-        w->no_hold = 1;
         propose_seq(f, &p[n], (uint64_t)n + 1, 100);
         n++;
         uv_run(&f->loop, UV_RUN_NOWAIT);
@@ -334,149 +328,6 @@ static void test_append_waits_for_a_write(void **state)
     assert_int_equal(s0.log_appends - s1.log_appends, 1);
     assert_int_equal(s0.log_appends_queued, s1.log_appends_queued);
     fx_close(f);
-}
-
-struct phase {
-    uint64_t rounds, writes, held, joined;
-};
-
-/* For `ms`, rounds of proposals of `len` bytes as `turns` says: a digit
- * is that many proposed in one turn of the loop, '/' waits for those so
- * far.  Each turn's proposals make one append, submitted or held before the
- * next turn's. */
-static void write_phase(struct fx *f, uint64_t *seq, size_t len,
-                        const char *turns, int ms, struct phase *ph)
-{
-    uint64_t end = uv_hrtime() + (uint64_t)ms * 1000000;
-    struct replog_stats s0, s1;
-    struct prop p[8];
-    const char *t;
-    size_t i, n, done;
-
-    memset(ph, 0, sizeof *ph);
-    replog_get_stats(f->l, &s0);
-    while (uv_hrtime() < end) {
-        memset(p, 0, sizeof p);
-        n = done = 0;
-        for (t = turns; *t != '\0'; t++) {
-            if (*t == '/') {
-                wait_props(f, p + done, n - done);
-                done = n;
-                continue;
-            }
-            for (i = 0; i < (size_t)(*t - '0'); i++)
-                propose_seq(f, &p[n++], (*seq)++, len);
-            uv_run(&f->loop, UV_RUN_NOWAIT);
-        }
-        wait_props(f, p + done, n - done);
-        for (i = 0; i < n; i++)
-            assert_int_equal(p[i].status, 0);
-        ph->rounds++;
-    }
-    replog_get_stats(f->l, &s1);
-    ph->writes = s1.log_writes - s0.log_writes;
-    ph->held = s1.log_writes_held - s0.log_writes_held;
-    ph->joined = s1.log_writes_joined - s0.log_writes_joined;
-}
-
-/* Runs `turns` in 100 ms phases until one shows most of its rounds held
- * (want 1), few (want 0), or either (want -1): the rule is looked at every
- * 100 ms of wall time, so on a loaded machine it can take several before
- * it turns, and the counted phase that follows must find it settled. */
-static void settle(struct fx *f, uint64_t *seq, size_t len, const char *turns,
-                   int want)
-{
-    struct phase ph;
-    int i;
-
-    for (i = 0; i < 50; i++) {
-        write_phase(f, seq, len, turns, 100, &ph);
-        if (want < 0 ||
-            (want ? ph.held > ph.rounds * 3 / 4 : ph.held < ph.rounds / 4))
-            return;
-    }
-    fail_msg("holds for '%s' (%zu bytes) did not settle in 5 s", turns, len);
-}
-
-/* Holds pay where writes submitted beside another took longer, on
- * average, than writes submitted alone; a period without both kinds keeps
- * the answer before it. */
-static void test_hold_pays(void **state)
-{
-    (void)state;
-    assert_true(replog__wal_hold_pays(10, 10 * 150000, 10, 10 * 190000, 0));
-    assert_false(replog__wal_hold_pays(10, 10 * 175000, 10, 10 * 138000, 1));
-    assert_false(replog__wal_hold_pays(10, 10 * 150000, 10, 10 * 150000, 1));
-    assert_true(replog__wal_hold_pays(3, 3 * 100000, 1, 120000, 0));
-    assert_true(replog__wal_hold_pays(10, 10 * 150000, 0, 0, 1));
-    assert_false(replog__wal_hold_pays(10, 10 * 150000, 0, 0, 0));
-    assert_true(replog__wal_hold_pays(0, 0, 10, 10 * 150000, 1));
-    assert_false(replog__wal_hold_pays(0, 0, 10, 10 * 150000, 0));
-}
-
-/* Small writes that come a turn apart are held (here whatever the disk
- * shows: log_hold_always), and the later append joins the earlier one's
- * write; large ones and writes that come one at a time go at once.  A
- * write of two proposals of one turn is held only where more were
- * answered since the last submission: not after a write of two, yes after
- * one of three, or after one of two and one of one.  The choices are made
- * every 100 ms, so each kind runs until they have settled before its
- * 300 ms are counted.  A hold lasts half a write's time: where writes take
- * microseconds (tmpfs) it can end before the next append comes, so joins
- * are counted on a disk only.  What was written is all read back. */
-static void test_holds(void **state)
-{
-    struct fx *f = *state;
-    struct replog_config c = base_config(f);
-    uint64_t seq = 1;
-    struct phase ph;
-    struct statfs sf;
-    int tmpfs;
-
-    c.log_hold_always = 1;
-    assert_int_equal(fx_open(f, &c), 0);
-    propose_one(f, 0, 10);
-    assert_int_equal(statfs(f->dir, &sf), 0);
-    tmpfs = sf.f_type == TMPFS_MAGIC;
-
-    settle(f, &seq, 100, "11", 1);
-    write_phase(f, &seq, 100, "11", 300, &ph);
-    assert_true(ph.rounds >= 20);
-    assert_true(ph.held > ph.rounds * 3 / 4);
-    if (!tmpfs) {
-        assert_true(ph.joined > ph.held * 3 / 4);
-        assert_true(ph.writes < ph.rounds * 5 / 4);
-    }
-
-    settle(f, &seq, 100, "1", 0);
-    write_phase(f, &seq, 100, "1", 300, &ph);
-    assert_true(ph.rounds >= 20);
-    assert_true(ph.held < ph.rounds / 4);
-
-    settle(f, &seq, 100, "11/2", 1);
-    write_phase(f, &seq, 100, "11/2", 300, &ph);
-    assert_true(ph.rounds >= 10);
-    assert_true(ph.held > ph.rounds * 3 / 4);
-    assert_true(ph.held < ph.rounds * 5 / 4);
-
-    settle(f, &seq, 100, "21", tmpfs ? -1 : 1);
-    write_phase(f, &seq, 100, "21", 300, &ph);
-    assert_true(ph.rounds >= 20);
-    if (!tmpfs) {
-        assert_true(ph.held > ph.rounds * 3 / 4);
-        assert_true(ph.joined > ph.held * 3 / 4);
-    }
-
-    settle(f, &seq, 100, "11", 1);
-    settle(f, &seq, 10000, "11", 0);
-    write_phase(f, &seq, 10000, "11", 300, &ph);
-    assert_true(ph.rounds >= 20);
-    assert_true(ph.held < ph.rounds / 4);
-    assert_true(ph.writes >= ph.rounds * 3 / 2);
-    fx_close(f);
-
-    assert_int_equal(fx_open(f, &c), 0);
-    assert_int_equal(f->fsm.n, seq);
 }
 
 /* What a crash leaves instead of a clean close: segment 1's last record,
@@ -871,8 +722,6 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_new_segment_zeroed_or_reserved,
                                         setup, teardown),
-        cmocka_unit_test(test_hold_pays),
-        cmocka_unit_test_setup_teardown(test_holds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_waits_for_a_write, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,

@@ -143,10 +143,6 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)rs.log_writes_overlapped);
     fourlw_emit_metric_int(e, "tumbler_log_writes_threaded",
                            (int64_t)rs.log_writes_threaded);
-    fourlw_emit_metric_int(e, "tumbler_log_writes_held",
-                           (int64_t)rs.log_writes_held);
-    fourlw_emit_metric_int(e, "tumbler_log_writes_joined",
-                           (int64_t)rs.log_writes_joined);
     fourlw_emit_metric_int(e, "tumbler_log_entries", (int64_t)rs.log_entries);
     fourlw_emit_metric_int(e, "tumbler_log_appends", (int64_t)rs.log_appends);
     fourlw_emit_metric_int(e, "tumbler_log_appends_queued",

@@ -106,8 +106,7 @@ struct replog {
      * snap_delta.  snap_active: raft is writing snap_bufs, whose state is
      * snap_map (the child's) or snap_state (serialized on the loop), until
      * finalize. */
-    int snap_in_loop;    /* never fork */
-    int log_hold_always; /* replog_config's */
+    int snap_in_loop; /* never fork */
     pid_t snap_pid;
     uint64_t snap_polled; /* uv_now when the child was last looked at */
     int snap_fd;

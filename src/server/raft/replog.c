@@ -624,7 +624,6 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->on_leader = cfg->on_leader;
     l->on_leader_data = cfg->on_leader_data;
     l->snap_in_loop = cfg->snapshot_in_loop;
-    l->log_hold_always = cfg->log_hold_always;
     l->repair = cfg->repair_log;
 #define OR(v, d) ((v) != 0 ? (v) : (d))
     l->snap_max_entries = OR(cfg->snapshot_max_entries, UINT_MAX);

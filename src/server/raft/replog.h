@@ -103,9 +103,6 @@ struct replog_config {
     /* Serialize snapshots on the loop rather than in a forked child (what
      * is done anyway when fork fails). */
     int snapshot_in_loop;
-    /* Hold small log writes for the next append whatever the disk shows
-     * (wal.c, hold), not only while it shows them paying. */
-    int log_hold_always;
     /* Cut a log that is damaged beyond what a crash leaves at its last
      * good record (wal_repair.c) instead of refusing to open it; see
      * replog_repair_report. */
@@ -152,8 +149,6 @@ struct replog_stats {
     uint64_t log_writes_overlapped;  /* of those, submitted while another
                                         was on its way */
     uint64_t log_writes_threaded;    /* of those, by the threadpool */
-    uint64_t log_writes_held;        /* of those, held for a later append */
-    uint64_t log_writes_joined;      /* ... and joined by one */
     uint64_t log_entries;            /* entries appended */
     uint64_t log_appends;            /* appends of one or more entries */
     uint64_t log_appends_queued;     /* of those, made while the log's

@@ -6,8 +6,9 @@
  * append only marks pending as due: it is submitted just before the loop
  * next waits, so that the appends of one turn make one write, and the
  * replies of that turn are on their sockets before the submission
- * (notifying the device takes tens of microseconds under a hypervisor);
- * a write that would go alone may wait for the next append (hold).
+ * (notifying the device takes tens of microseconds under a hypervisor).
+ * An append made while WAL_INFLIGHT writes are on their way waits for one
+ * to end, and then goes with every other waiting one: a group commit.
  * Completions are handed to raft in submission order, and after a failed
  * write every later one fails too: its records follow a gap.
  *
@@ -29,7 +30,6 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -317,10 +317,6 @@ static void write_finish(struct wal_write *wr, int err)
     wr->done = 1;
     ns = uv_hrtime() - wr->submitted_ns;
     w->write_ns += ns;
-    if (wr->alone) {
-        w->alone_ns += ns;
-        w->alone_done++;
-    }
     if (ns > w->write_ns_max)
         w->write_ns_max = ns;
     while ((head = w->head) != NULL && head->done) {
@@ -332,7 +328,6 @@ static void write_finish(struct wal_write *wr, int err)
         seg_release(w, head->seg);
         if (head->status != 0)
             replog__fail_stop(w->l, "log write: %s", strerror(head->status));
-        w->answered += head->b.n_entries;
         answer(&head->b, 0);
         replog__wal_batch_free(w, &head->b);
         free(head);
@@ -382,124 +377,6 @@ static int aio_submit(struct wal_write *wr)
     cb->aio_flags = IOCB_FLAG_RESFD;
     cb->aio_resfd = (uint32_t)w->aio_fd;
     return syscall(__NR_io_submit, w->aio, 1L, &cb) == 1 ? 0 : -1;
-}
-
-/* Holding a write back.  Where appends come a little apart, as one lock's
- * re-queueing create and, a round trip later, the next holder's delete,
- * two writes on their way at once can take longer than one write of both:
- * each synced write is its data and then a cache flush, and on some disks
- * the flushes of two AIO writes go one after the other.  On others the
- * second write shares the first one's flush and ends just after it,
- * sooner than it would alone, and a hold only delays it (and bunches the
- * replies of both into one turn).  So holds wait for the disk to show
- * that they pay: the last period with writes of both kinds saw those
- * submitted beside another take longer on average than those submitted
- * alone (replog__wal_hold_pays; the holds leave writes beside another,
- * those their timers end, to keep the answer current).  Then, while a
- * quarter or more of the last period's writes went while another was on
- * its way or were joined while held, and they were small (a write's time
- * then is mostly its flush; larger ones keep the disk busy with data,
- * which a hold would leave idle), a write of one entry that would go
- * alone waits for the next append: half the period's mean write time, and
- * WAL_HOLD_MAX_NS, at most.  Appends that came while a write was on its
- * way have waited already and are not held; nor are writes that come one
- * at a time.  A write of several entries is held only while fewer of them
- * came than were answered since the last submission: the appends that
- * follow come mostly from the clients those answers reached, and once as
- * many are back, few more are coming (one lock's create and delete come in
- * one turn at times, and then nothing follows them).  The period is
- * 100 ms. */
-#define WAL_HOLD_MAX_NS 500000
-#define WAL_HOLD_BYTES  (2 * WAL_BLOCK) /* mean write size of a period */
-
-int replog__wal_hold_pays(uint64_t alone, uint64_t alone_ns, uint64_t beside,
-                          uint64_t beside_ns, int last)
-{
-    if (alone == 0 || beside == 0)
-        return last;
-    return beside_ns / beside > alone_ns / alone;
-}
-
-static void look(struct wal *w)
-{
-    uint64_t now = uv_hrtime(), n, o, done, total, ns, alone, alone_ns;
-    int small;
-
-    if (now - w->look.at_ns < 100000000)
-        return;
-    n = w->writes - w->look.writes;
-    o = w->overlapped - w->look.overlapped + w->joined - w->look.joined;
-    done = w->writes - w->inflight - w->look.done;
-    total = w->write_ns - w->look.write_ns;
-    ns = done > 0 ? total / done / 2 : 0;
-    alone = w->alone_done - w->look.alone_done;
-    alone_ns = w->alone_ns - w->look.alone_ns;
-    w->look.pays = replog__wal_hold_pays(alone, alone_ns, done - alone,
-                                         total - alone_ns, w->look.pays);
-    small = w->bytes - w->look.bytes <= n * WAL_HOLD_BYTES;
-    w->look.hold_ns =
-        (w->look.pays || w->l->log_hold_always) && n > 0 && 4 * o >= n && small
-            ? (ns < WAL_HOLD_MAX_NS ? ns : WAL_HOLD_MAX_NS)
-            : 0;
-    w->look.at_ns = now;
-    w->look.bytes = w->bytes;
-    w->look.writes = w->writes;
-    w->look.done = w->writes - w->inflight;
-    w->look.overlapped = w->overlapped;
-    w->look.joined = w->joined;
-    w->look.write_ns = w->write_ns;
-    w->look.alone_ns = w->alone_ns;
-    w->look.alone_done = w->alone_done;
-}
-
-static void hold_timer(struct wal *w, uint64_t ns)
-{
-    struct itimerspec t = {
-        {0, 0}, {(time_t)(ns / 1000000000), (long)(ns % 1000000000)}};
-
-    timerfd_settime(w->hold_fd, 0, &t, NULL);
-}
-
-/* Whether pending waits: a hold begins, or goes on until an append joins
- * it or its timer ends it (hold_ready). */
-static int hold(struct wal *w)
-{
-    if (w->holding) {
-        if (w->pending.n_acks == w->hold_acks)
-            return 1;
-        hold_timer(w, 0);
-        w->holding = 0;
-        w->joined++;
-        return 0;
-    }
-    if (w->inflight > 0 || w->no_hold || w->hold_fd < 0 || w->closing ||
-        w->pending.n_entries == 0)
-        return 0;
-    look(w);
-    if (w->look.hold_ns == 0)
-        return 0;
-    if (w->pending.n_entries > 1 &&
-        w->pending.n_entries >= w->answered - w->answered_at_submit)
-        return 0;
-    hold_timer(w, w->look.hold_ns);
-    w->holding = 1;
-    w->no_hold = 1;
-    w->hold_acks = w->pending.n_acks;
-    w->held++;
-    return 1;
-}
-
-static void hold_ready(uv_poll_t *h, int status, int events)
-{
-    struct wal *w = h->data;
-    uint64_t count;
-
-    (void)status;
-    (void)events;
-    if (read(w->hold_fd, &count, sizeof count) < 0 || !w->holding)
-        return;
-    w->holding = 0;
-    flush(w);
 }
 
 static void aio_ready(uv_poll_t *h, int status, int events)
@@ -737,7 +614,7 @@ static void flush(struct wal *w)
 
     if (w->pending.len == 0 && w->pending.open == SIZE_MAX)
         return;
-    if (w->inflight >= WAL_INFLIGHT || hold(w))
+    if (w->inflight >= WAL_INFLIGHT)
         return;
     record_close(w);
     if ((s = seg_for(w, w->pending.len)) == NULL)
@@ -760,10 +637,8 @@ static void flush(struct wal *w)
         free(wr);
         return;
     }
-    w->no_hold = 0;
     w->wait_ns += wr->b.n_acks * wr->submitted_ns - w->pending_at_ns;
     w->pending_at_ns = 0;
-    w->answered_at_submit = w->answered;
     s->end += (off_t)wr->b.len;
     s->writing++;
     s->writes++;
@@ -771,8 +646,7 @@ static void flush(struct wal *w)
         s->last_index = wr->b.last_index;
     w->writes++;
     w->bytes += wr->b.len;
-    wr->alone = w->inflight++ == 0;
-    w->overlapped += !wr->alone;
+    w->overlapped += w->inflight++ > 0;
     if (w->tail != NULL)
         w->tail->next = wr;
     else
@@ -790,24 +664,11 @@ static void on_flusher(uv_prepare_t *h)
     flush(w);
 }
 
-/* Without a timer, writes are not held. */
 void replog__wal_flusher_init(struct wal *w)
 {
     if (uv_prepare_init(w->loop, &w->flusher) == 0) {
         w->flusher.data = w;
         w->flusher_on = 1;
-    }
-    w->hold_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (w->hold_fd < 0)
-        return;
-    w->hold_poll.data = w;
-    if (uv_poll_init(w->loop, &w->hold_poll, w->hold_fd) != 0) {
-        close(w->hold_fd);
-        w->hold_fd = -1;
-    } else if (uv_poll_start(&w->hold_poll, UV_READABLE, hold_ready) != 0) {
-        uv_close((uv_handle_t *)&w->hold_poll, NULL);
-        close(w->hold_fd);
-        w->hold_fd = -1;
     }
 }
 
@@ -843,8 +704,6 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
         return RAFT_IOERR;
     for (i = 0; i < n; i++)
         need += WAL_E_HDR + ((entries[i].buf.len + 7) & ~(size_t)7);
-    if (b->n_acks == 0 && w->inflight > 0)
-        w->no_hold = 1; /* it waits for that write already */
     if ((rv = batch_reserve(w, b, need)) != 0 ||
         (rv = batch_ack(b, req, cb)) != 0)
         return rv;

@@ -138,7 +138,6 @@ struct wal_write {
     struct wal_batch b;
     int status; /* errno value from the thread */
     int done;
-    int alone; /* no other write was on its way at submission */
     uint64_t submitted_ns;
     struct wal_write *next;
 };
@@ -199,20 +198,6 @@ struct wal {
     uv_prepare_t flusher; /* submits pending before the loop next waits */
     int flusher_on;       /* initialized: closed with the log */
     unsigned inflight;
-    int hold_fd; /* timerfd ending a hold (wal.c, hold) */
-    uv_poll_t hold_poll;
-    int holding;        /* pending is held back now */
-    int no_hold;        /* pending is not held (again) */
-    unsigned hold_acks; /* pending's appends when the hold began */
-    uint64_t answered;  /* entries whose writes are done */
-    uint64_t answered_at_submit; /* as many at the last submission */
-    uint64_t alone_ns, alone_done; /* finished writes that went alone */
-    struct {
-        uint64_t at_ns, writes, bytes, done, overlapped, joined, write_ns;
-        uint64_t alone_ns, alone_done;
-        int pays;         /* replog__wal_hold_pays */
-        uint64_t hold_ns; /* how long a write is held; 0: not at all */
-    } look;               /* wal.c, look: the last period's writes */
     struct wal_seg **segs; /* ascending; the last one is written to */
     unsigned n_segs, cap_segs;
     uint64_t next_seq;
@@ -264,8 +249,6 @@ struct wal {
     uint64_t writes;        /* submitted */
     uint64_t bytes;         /* in them */
     uint64_t overlapped;    /* submitted while another was on its way */
-    uint64_t held;          /* held back for a later append */
-    uint64_t joined;        /* of those, joined by one */
     uint64_t threaded;      /* written by the threadpool */
     uint64_t entries;       /* appended */
     uint64_t appends;       /* raft's appends, each of one or more entries */
@@ -293,12 +276,6 @@ void replog__wal_batch_free(struct wal *w, struct wal_batch *b);
 void replog__wal_cancel_pending(struct wal *w);
 /* At a clean close, once every write has ended: a WAL_CLOSED record. */
 void replog__wal_mark_closed(struct wal *w);
-/* Whether holds pay, from a period's finished writes, `alone` of them
- * submitted with none on its way and `beside` with another (their times
- * summed in the _ns): those beside another took longer on average.
- * Without both kinds, `last`, the answer before. */
-int replog__wal_hold_pays(uint64_t alone, uint64_t alone_ns, uint64_t beside,
-                          uint64_t beside_ns, int last);
 void replog__wal_start_prep(struct wal *w);
 void replog__wal_maybe_prep(struct wal *w);
 void replog__wal_aio_init(struct wal *w);

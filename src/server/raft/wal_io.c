@@ -502,26 +502,9 @@ static void close_aio(struct wal *w)
         w->uv->close(w->uv, uv_closed);
 }
 
-static void hold_closed(uv_handle_t *h)
-{
-    struct wal *w = h->data;
-
-    close(w->hold_fd);
-    w->hold_fd = -1;
-    close_aio(w);
-}
-
-static void close_hold(struct wal *w)
-{
-    if (w->hold_fd >= 0)
-        uv_close((uv_handle_t *)&w->hold_poll, hold_closed);
-    else
-        close_aio(w);
-}
-
 static void flusher_closed(uv_handle_t *h)
 {
-    close_hold(h->data);
+    close_aio(h->data);
 }
 
 /* raft_uv closes once no write, preparation, removal, or state being
@@ -551,7 +534,7 @@ void replog__wal_maybe_closed(struct wal *w)
     if (w->flusher_on)
         uv_close((uv_handle_t *)&w->flusher, flusher_closed);
     else
-        close_hold(w);
+        close_aio(w);
 }
 
 static void wal_close(struct raft_io *io, raft_io_close_cb cb)
@@ -598,8 +581,6 @@ void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
     out->log_writes = w->writes;
     out->log_writes_overlapped = w->overlapped;
     out->log_writes_threaded = w->threaded;
-    out->log_writes_held = w->held;
-    out->log_writes_joined = w->joined;
     out->log_entries = w->entries;
     out->log_appends = w->appends;
     out->log_appends_queued = w->queued;
@@ -631,7 +612,6 @@ int replog__wal_init(struct replog *l, off_t segment_bytes)
     w->next_seq = 1;
     w->write_seq = 1;
     w->pending.open = SIZE_MAX;
-    w->hold_fd = -1;
     l->uv.data = w;
     memset(io, 0, sizeof *io);
     io->version = l->uv.version;
