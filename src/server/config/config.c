@@ -1,20 +1,19 @@
-/* The configuration keys, their defaults and checks, an ensemble's
- * server.N lines checked together, and the `conf` text.
+/* The configuration keys, their defaults and checks, and the `conf` text.
  *
  * One table drives everything: tb_config_init() applies each key's default
  * text through the same setter a zoo.cfg line goes through, and --help
  * prints the same defaults, so the three cannot disagree.  Reading files
- * and the command line is in config_args.c. */
+ * and the command line is in config_args.c; an ensemble's server.N lines,
+ * myid and the checks of the members together in config_ensemble.c. */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "server/config/config.h"
+#include "server/config/config_int.h"
 #include "server/config/fourlw.h"
 #include "server/config/log.h"
 
@@ -171,31 +170,6 @@ const char *tb_config_version(void)
     return TB_VERSION;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* "zoo.cfg:7: tickTime" or "--tickTime": the start of every message. */
-static void where(char *buf, size_t cap, const struct tb_config_origin *o,
-                  const char *key)
-{
-    if (o != NULL && o->file != NULL)
-        snprintf(buf, cap, "%s:%d: %s", o->file, o->line, key);
-    else if (o != NULL && o->line < 0)
-        snprintf(buf, cap, "default %s", key);
-    else
-        snprintf(buf, cap, "--%s", key);
-}
-
 static const struct key_def *find_key(const char *name)
 {
     size_t i;
@@ -219,23 +193,6 @@ static int is_quiet_key(const char *name)
             return 1;
         }
     }
-    return 0;
-}
-
-static int parse_i64(const char *s, int64_t *v)
-{
-    char *end;
-    long long x;
-
-    if (*s == '\0')
-        return TB_EINVAL;
-    errno = 0;
-    x = strtoll(s, &end, 10);
-    if (*end != '\0' || end == s)
-        return TB_EINVAL;
-    if (errno == ERANGE)
-        return TB_ETOOBIG;
-    *v = (int64_t)x;
     return 0;
 }
 
@@ -279,17 +236,6 @@ static int is_digest(const char *s)
         if (!is_base64_char(colon[1 + i]))
             return 0;
     return colon[28] == '=';
-}
-
-static int replace_str(char **slot, const char *value)
-{
-    char *copy = NULL;
-
-    if (value != NULL && (copy = strdup(value)) == NULL)
-        return TB_ENOMEM;
-    free(*slot);
-    *slot = copy;
-    return 0;
 }
 
 static int set_int(const struct key_def *k, void *field, const char *value,
@@ -390,62 +336,6 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
     return TB_EINVAL;
 }
 
-/* "server.N": parsed at once, so that a bad value is blamed on its own
- * line; tb_config_finish() checks the lines against each other.  One N
- * twice in the file (or twice on the command line) is refused: ZooKeeper
- * lets the later line win without a word, and the member of the other
- * would be dropped unseen.  On the command line it overrides the file's,
- * as every key does. */
-static int set_server(struct tb_config *cfg, const char *key, const char *value,
-                      const struct tb_config_origin *o, const char *at,
-                      char *err, size_t errlen)
-{
-    struct tb_config_server s, *grown, *old = NULL;
-    int line = o != NULL && o->file != NULL ? o->line : 0;
-    int64_t id;
-    size_t i;
-    int rv;
-
-    if (parse_i64(key + 7, &id) != 0 || id < 1 || id > 254 ||
-        key[7] == '+' || key[7] == '-') {
-        set_err(err, errlen, "%s: the server id must be 1..254", at);
-        return TB_EINVAL;
-    }
-    if (*value == '\0') {
-        set_err(err, errlen, "%s: must not be empty", at);
-        return TB_EINVAL;
-    }
-    for (i = 0; i < cfg->nservers; i++)
-        if (cfg->servers[i].id == (int)id)
-            old = &cfg->servers[i];
-    if (old != NULL && (old->line > 0) == (line > 0)) {
-        if (line > 0)
-            set_err(err, errlen, "%s: given twice, first on line %d", at,
-                    old->line);
-        else
-            set_err(err, errlen, "%s: given twice", at);
-        return TB_EINVAL;
-    }
-    rv = tb_config_server_parse(&s, (int)id, value, at, err, errlen);
-    if (rv != 0)
-        return rv;
-    s.line = line;
-    if (old != NULL) {
-        tb_config_server_free(old);
-        *old = s;
-        return 0;
-    }
-    grown = realloc(cfg->servers, (cfg->nservers + 1) * sizeof *grown);
-    if (grown == NULL) {
-        tb_config_server_free(&s);
-        set_err(err, errlen, "%s: out of memory", at);
-        return TB_ENOMEM;
-    }
-    cfg->servers = grown;
-    cfg->servers[cfg->nservers++] = s;
-    return 0;
-}
-
 /* "authProvider.N": the schemes Digest and IP are always there; naming
  * SASLAuthenticationProvider makes "sasl" a scheme ACLs may use, as in
  * ZooKeeper, where a server without it refuses such ACLs. */
@@ -518,7 +408,7 @@ int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
         key += 10;
     where(at, sizeof at, origin, key);
     if (strncmp(key, "server.", 7) == 0)
-        return set_server(cfg, key, value, origin, at, err, errlen);
+        return config__set_server(cfg, key, value, origin, at, err, errlen);
     if (strncmp(key, "authProvider.", 13) == 0)
         return set_auth_provider(cfg, value, at);
     k = find_key(key);
@@ -715,225 +605,6 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
-/* "zoo.cfg:4", "the command line" or "the default": where a key was set,
- * for a message blaming another. */
-static const char *origin_text(char *buf, size_t cap,
-                               const struct tb_config_origin *o)
-{
-    if (o->file != NULL)
-        snprintf(buf, cap, "%s:%d", o->file, o->line);
-    else
-        snprintf(buf, cap, "%s",
-                 o->line < 0 ? "the default" : "the command line");
-    return buf;
-}
-
-/* An IP literal's bytes ("localhost" as 127.0.0.1, as clientPortAddress
- * takes it), so that one host written two ways is seen as one; 0 for a
- * name, which is compared as written (nothing here resolves names). */
-static int ip_bytes(const char *host, unsigned char out[16])
-{
-    if (strcmp(host, "localhost") == 0)
-        host = "127.0.0.1";
-    memset(out, 0, 16);
-    if (inet_pton(AF_INET, host, out + 12) == 1)
-        return AF_INET;
-    return inet_pton(AF_INET6, host, out) == 1 ? AF_INET6 : 0;
-}
-
-static int same_host(const char *a, const char *b)
-{
-    unsigned char x[16], y[16];
-    int fx = ip_bytes(a, x), fy = ip_bytes(b, y);
-
-    if (fx != 0 || fy != 0)
-        return fx == fy && memcmp(x, y, 16) == 0;
-    return strcasecmp(a, b) == 0;
-}
-
-static int is_wildcard(const char *addr)
-{
-    return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0;
-}
-
-static int by_id(const void *a, const void *b)
-{
-    const struct tb_config_server *x = a, *y = b;
-
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-/* This server's id: dataDir/myid, serverId, both (then equal), or, for
- * a standalone server only, serverId's default. */
-static int finish_server_id(struct tb_config *cfg, char *err, size_t errlen)
-{
-    int myid = 0, set = cfg->origin_server_id.line >= 0, rv;
-    char at[512];
-
-    rv = tb_config_read_myid(cfg->data_dir, &myid, err, errlen);
-    if (rv < 0)
-        return rv;
-    if (rv == 0 && set && myid != cfg->server_id) {
-        where(at, sizeof at, &cfg->origin_server_id, "serverId");
-        set_err(err, errlen, "%s: %d disagrees with myid in %s, which says %d",
-                at, cfg->server_id, cfg->data_dir, myid);
-        return TB_EINVAL;
-    }
-    if (rv == 0)
-        cfg->server_id = myid;
-    else if (cfg->nservers > 0 && !set) {
-        set_err(err, errlen,
-                "no myid in %s and no serverId: which server.N is this one?",
-                cfg->data_dir);
-        return TB_EINVAL;
-    }
-    return 0;
-}
-
-/* What the lines say together: no quorum address twice (in file order,
- * blaming the later line), at least one voter. */
-static int check_members(const struct tb_config *cfg, char *err, size_t errlen)
-{
-    const struct tb_config_server *a, *b;
-    char addr[TB_CONFIG_ADDR_MAX];
-    size_t i, j, voters = 0;
-
-    for (j = 0; j < cfg->nservers; j++) {
-        b = &cfg->servers[j];
-        voters += b->role == TB_ROLE_PARTICIPANT;
-        for (i = 0; i < j; i++) {
-            a = &cfg->servers[i];
-            if (a->quorum_port != b->quorum_port ||
-                !same_host(a->host, b->host))
-                continue;
-            (void)tb_config_quorum_address(b, addr, sizeof addr);
-            set_err(err, errlen, "%s: %s is server.%d's quorum address too",
-                    b->where, addr, a->id);
-            return TB_EINVAL;
-        }
-    }
-    if (voters == 0) {
-        set_err(err, errlen,
-                "every server.N line is an observer: raft needs "
-                "at least one participant to vote");
-        return TB_EINVAL;
-    }
-    return 0;
-}
-
-/* As ZooKeeper's setupClientPort: a client part in this server's own line
- * is where it listens; clientPort and clientPortAddress, if written down
- * too, must say the same (a wildcard clientPortAddress allows any). */
-static int finish_client_part(struct tb_config *cfg,
-                              const struct tb_config_server *self, char *err,
-                              size_t errlen)
-{
-    const char *addr = self->client_addr;
-    unsigned char bytes[16];
-    char from[512];
-
-    if (addr == NULL)
-        return 0;
-    if (ip_bytes(addr, bytes) == 0) {
-        set_err(err, errlen,
-                "%s: the client address \"%s\" must be an IP "
-                "address: this server listens on it",
-                self->where, addr);
-        return TB_EINVAL;
-    }
-    if (cfg->origin_client_port.line >= 0 &&
-        cfg->client_port != self->client_port) {
-        set_err(err, errlen,
-                "%s: client port %d differs from clientPort %d "
-                "(%s)",
-                self->where, self->client_port, cfg->client_port,
-                origin_text(from, sizeof from, &cfg->origin_client_port));
-        return TB_EINVAL;
-    }
-    if (cfg->origin_client_addr.line >= 0 &&
-        !is_wildcard(cfg->client_port_address) &&
-        !same_host(cfg->client_port_address, addr)) {
-        set_err(err, errlen,
-                "%s: client address %s differs from "
-                "clientPortAddress %s (%s)",
-                self->where, addr, cfg->client_port_address,
-                origin_text(from, sizeof from, &cfg->origin_client_addr));
-        return TB_EINVAL;
-    }
-    cfg->client_port = self->client_port;
-    return replace_str(&cfg->client_port_address,
-                       strcmp(addr, "localhost") == 0 ? "127.0.0.1" : addr);
-}
-
-/* An ensemble's configuration, as far as it can be judged alone: whether
- * it agrees with the members stored in the log is the log's to check. */
-static int finish_ensemble(struct tb_config *cfg, char *err, size_t errlen)
-{
-    const struct tb_config_server *self;
-    char list[512], from[512];
-    size_t i, n = 0;
-    int rv;
-
-    if ((rv = finish_server_id(cfg, err, errlen)) != 0 || cfg->nservers == 0)
-        return rv;
-    if ((rv = check_members(cfg, err, errlen)) != 0)
-        return rv;
-    qsort(cfg->servers, cfg->nservers, sizeof *cfg->servers, by_id);
-    if ((self = tb_config_self(cfg)) == NULL) {
-        for (i = 0; i < cfg->nservers && n < sizeof list; i++)
-            n += (size_t)snprintf(list + n, sizeof list - n, "%sserver.%d",
-                                  i > 0 ? ", " : "", cfg->servers[i].id);
-        if (cfg->origin_server_id.line >= 0)
-            where(from, sizeof from, &cfg->origin_server_id, "serverId");
-        else
-            snprintf(from, sizeof from, "myid in %s", cfg->data_dir);
-        set_err(err, errlen, "serverId %d is not among %s (from %s)",
-                cfg->server_id, list, from);
-        return TB_EINVAL;
-    }
-    if ((rv = finish_client_part(cfg, self, err, errlen)) != 0) {
-        if (rv == TB_ENOMEM)
-            set_err(err, errlen, "out of memory");
-        return rv;
-    }
-    if (self->quorum_port == cfg->client_port ||
-        self->quorum_port == cfg->tls.port) {
-        set_err(err, errlen,
-                "%s: the quorum port %d is also this server's "
-                "%s",
-                self->where, self->quorum_port,
-                self->quorum_port == cfg->client_port ? "clientPort"
-                                                      : "secureClientPort");
-        return TB_EINVAL;
-    }
-    return 0;
-}
-
-int tb_config_ensemble(const struct tb_config *cfg)
-{
-    return cfg->nservers > 0;
-}
-
-const struct tb_config_server *tb_config_self(const struct tb_config *cfg)
-{
-    size_t i;
-
-    for (i = 0; i < cfg->nservers; i++)
-        if (cfg->servers[i].id == cfg->server_id)
-            return &cfg->servers[i];
-    return NULL;
-}
-
-int tb_config_quorum_address(const struct tb_config_server *s, char *buf,
-                             size_t n)
-{
-    int v6 = strchr(s->host, ':') != NULL;
-    int len = snprintf(buf, n, "%s%s%s:%d", v6 ? "[" : "", s->host,
-                       v6 ? "]" : "", s->quorum_port);
-
-    return len >= 0 && (size_t)len < n ? 0 : TB_EINVAL;
-}
-
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
 {
     const struct tb_config_origin *o;
@@ -948,7 +619,7 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
     }
     if ((rv = finish_tls(cfg, err, errlen)) != 0 ||
         (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
-        (rv = finish_ensemble(cfg, err, errlen)) != 0)
+        (rv = config__finish_ensemble(cfg, err, errlen)) != 0)
         return rv;
     if (cfg->heartbeat_interval >= cfg->election_timeout) {
         set_err(err, errlen, "heartbeatInterval (%d ms) must be less than "
@@ -1035,67 +706,6 @@ void tb_config_usage(struct tb_wbuf *out)
         "accepted and ignored.\n");
 }
 
-/* A host as ZooKeeper's QuorumServer.toString() prints it: an IP
- * address as Java's getHostAddress() (IPv6 in brackets, all eight groups,
- * no "::"; an IPv4-mapped one as IPv4), a name as written. */
-static void render_host(struct tb_wbuf *out, const char *host)
-{
-    unsigned char a[16];
-    int i;
-
-    if (inet_pton(AF_INET6, host, a) != 1) {
-        tb_wbuf_printf(out, "%s", host);
-        return;
-    }
-    if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
-        tb_wbuf_printf(out, "%d.%d.%d.%d", a[12], a[13], a[14], a[15]);
-        return;
-    }
-    for (i = 0; i < 16; i += 2)
-        tb_wbuf_printf(out, "%s%x%s", i == 0 ? "[" : ":",
-                       (unsigned)(a[i] << 8 | a[i + 1]), i == 14 ? "]" : "");
-}
-
-/* ZooKeeper's QuorumPeer lines after serverId, then its membership.  The
- * version is that of a configuration read from the file (ZooKeeper's,
- * with reconfigEnabled=false as by default, stays 0 too), in hex; its
- * output ends without a newline. */
-static void render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out)
-{
-    const struct tb_config_server *self = tb_config_self(cfg);
-
-    if (self == NULL)
-        return;
-    tb_wbuf_printf(out, "electionPort=%d\nquorumPort=%d\npeerType=%d\n",
-                   self->election_port, self->quorum_port,
-                   self->role == TB_ROLE_OBSERVER);
-    tb_wbuf_printf(out, "membership: \n");
-    tb_config_render_membership(cfg, out);
-}
-
-void tb_config_render_membership(const struct tb_config *cfg,
-                                 struct tb_wbuf *out)
-{
-    const struct tb_config_server *s;
-    size_t i;
-
-    for (i = 0; i < cfg->nservers; i++) {
-        s = &cfg->servers[i];
-        tb_wbuf_printf(out, "server.%d=", s->id);
-        render_host(out, s->host);
-        tb_wbuf_printf(out, ":%d:%d:%s", s->quorum_port, s->election_port,
-                       s->role == TB_ROLE_OBSERVER ? "observer"
-                                                   : "participant");
-        if (s->client_addr != NULL) {
-            tb_wbuf_printf(out, ";");
-            render_host(out, s->client_addr);
-            tb_wbuf_printf(out, ":%d", s->client_port);
-        }
-        tb_wbuf_printf(out, "\n");
-    }
-    tb_wbuf_printf(out, "version=0");
-}
-
 void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
                            uint64_t data_log_size, struct tb_wbuf *out)
 {
@@ -1113,5 +723,5 @@ void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
     tb_wbuf_printf(out, "clientPortListenBacklog=%d\n",
                    cfg->client_port_listen_backlog);
     tb_wbuf_printf(out, "serverId=%d\n", cfg->server_id);
-    render_ensemble(cfg, out);
+    config__render_ensemble(cfg, out);
 }
