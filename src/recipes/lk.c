@@ -1,989 +1,266 @@
-/* The engine's acquisition: create our node, find it again after a lost
- * reply, look at the queue, wait for the one node we queue behind, give
- * up cleanly.  rcp.h draws the phases; lk_hold.c takes over once held.
+/* The engine's handle: what the recipes call -- rcp_lk_new, rcp_lk_lock,
+ * rcp_lk_unlock, rcp_lk_free -- and the hold count.
  *
- * Fair (cfg->fair): our node is PARENT/_c_<uuid>-<name><seq>, sequential
- * and ephemeral.  After the create we send, back to back, exists(our
- * node, watch) -- the holder's own-node watch, set once per node -- and
- * getChildren(PARENT); replies come in order, so when the children are
- * in we also know our node's czxid (the fencing token).  The children of
- * the kinds cfg->kinds names are sorted into one queue (kinds.c); a
- * strict engine refuses a parent holding any other (lk_other.c).  The
- * predicate says whether we hold or which single node to watch (exists),
- * so a departure wakes exactly the waiter behind it.
+ * A lock on a handle that holds is a reentrant hold, and an unlock above
+ * one keeps the lock: neither asks the server anything, but their
+ * callbacks still ride on one small request, so that they come from the
+ * callback thread.  Any other lock starts an acquisition (lk_acquire.c);
+ * the last unlock gives our node to the reaper.
  *
- * Non-fair: our node is PATH itself, ephemeral, its data "_c_<uuid>"
- * followed by the user's data.  A failed create (node exists) watches
- * PATH, and every waiter wakes when it goes: the herd, on purpose.
- *
- * A create whose reply is lost (connection loss) may or may not have
- * happened: FINDING lists the parent for our uuid prefix (non-fair: reads
- * PATH's data), and either carries on with the node found or creates
- * again.  This is why a lost reply leaves no orphan: the node is always
- * found, and then owned, queued or deleted like any other. */
-#include <stdio.h>
+ * The engine's files call one way: this file calls lk_acquire.c, which
+ * calls lk_state.c (what a holder is told), which calls lk_ctx.c (the
+ * object and its callback contexts); lk_cfg.c holds the rows the recipes
+ * run on it. */
 #include <string.h>
 
 #include "recipes/rcp.h"
 
-#define MAX_PARENT_TRIES 10
-#define MAX_RESTARTS     20
+/* ---- reentrant holds and the release ---- */
 
-static int pred_leases(struct tb_mutex *m, const struct rcp_child *v, int n,
-                       int me, int *watch)
+static void reset_hold(struct tb_mutex *m)
 {
-    (void)v;
-    (void)n;
-    if (me < m->max_leases)
-        return 1;
-    *watch = me - m->max_leases;
-    return 0;
-}
-
-/* Readers share; a reader waits for the nearest exclusive node (a writer,
- * a mutex, a kazoo lock) queued before it (the ZooKeeper recipe; Curator
- * waits for the first writer, which wakes readers that cannot proceed
- * yet).  Holding the write side through the same handle pair lets the
- * read side in at once: that is the downgrade. */
-static int pred_read(struct tb_mutex *m, const struct rcp_child *v, int n,
-                     int me, int *watch)
-{
-    struct tb_mutex *w = m->peer;
-    int i, last = -1;
-
-    (void)n;
-    if (w != NULL && w->holds > 0 && w->lstate != TB_LOCK_LOST)
-        return 1;
-    for (i = 0; i < me; i++)
-        if (!tb_lock_node_shared(v[i].kind))
-            last = i;
-    if (last < 0)
-        return 1;
-    *watch = last;
-    return 0;
-}
-
-/* Semaphore leases (InterProcessSemaphoreV2): proceed while the lease
- * nodes, ours included, are no more than the limit. */
-static int pred_count(struct tb_mutex *m, const struct rcp_child *v, int n,
-                      int me, int *watch)
-{
-    (void)v;
-    (void)me;
-    if (n <= m->max_leases)
-        return 1;
-    *watch = -1;
-    return 0;
-}
-
-/* The mutex and both read-write sides queue with every lock kind and
- * refuse anything else on their path (lk_other.c); a mutex or a writer
- * holds when first.  An election's or a semaphore's lease queue keeps to
- * its own kind, as Curator's do. */
-const struct rcp_cfg rcp_cfg_mutex = {.name = "lock-",
-                                      .kinds = RCP_LOCK_KINDS,
-                                      .strict = 1,
-                                      .fair = 1,
-                                      .pred = pred_leases};
-const struct rcp_cfg rcp_cfg_nonfair = {.name = ""};
-const struct rcp_cfg rcp_cfg_read = {.name = "__READ__",
-                                     .kinds = RCP_LOCK_KINDS,
-                                     .strict = 1,
-                                     .fair = 1,
-                                     .pred = pred_read};
-const struct rcp_cfg rcp_cfg_write = {.name = "__WRIT__",
-                                      .kinds = RCP_LOCK_KINDS,
-                                      .strict = 1,
-                                      .fair = 1,
-                                      .pred = pred_leases};
-const struct rcp_cfg rcp_cfg_latch = {.name = "latch-",
-                                      .kinds = RCP_KIND(TB_NODE_LATCH),
-                                      .fair = 1,
-                                      .pred = pred_leases};
-const struct rcp_cfg rcp_cfg_lease = {.name = "lease-",
-                                      .kinds = RCP_KIND(TB_NODE_LEASE),
-                                      .fair = 1,
-                                      .pred = pred_count,
-                                      .children_watch = 1};
-
-static void pred_watch_cb(struct tb_client *c, const struct tb_event *ev,
-                          void *wdata);
-static void children_watch_cb(struct tb_client *c, const struct tb_event *ev,
-                              void *wdata);
-static void send_check(struct tb_mutex *m, struct rcp_out *o);
-static void send_create(struct tb_mutex *m, struct rcp_out *o);
-static void send_find(struct tb_mutex *m, struct rcp_out *o);
-static void watch_pred(struct tb_mutex *m, const char *name, struct rcp_out *o);
-static void wait_holder(struct tb_mutex *m, struct rcp_out *o);
-
-/* ---- references and callback contexts ---- */
-
-void rcp_lk_ref(struct tb_mutex *m)
-{
-    __atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
-}
-
-static void destroy(struct tb_mutex *m)
-{
-    struct tb_mutex *peer_ref = m->is_read ? m->peer : NULL;
-    void (*hook)(void *) = m->on_destroy;
-    void *hook_data = m->destroy_data;
-
-    free(m->path);
-    free(m->parent);
-    free(m->uvalue);
-    if (m->value != m->uvalue)
-        free(m->value);
-    free(m->prefix);
+    m->holds = 0;
+    m->token = 0;
+    m->lstate = TB_LOCK_UNLOCKED;
+    m->phase = LK_IDLE;
+    m->attempt++;
     free(m->node);
-    free(m->pred_path);
-    free(m->conflict);
-    pthread_mutex_destroy(&m->own_mu);
-    free(m);
-    if (peer_ref != NULL) /* the read side kept the shared mutex alive */
-        rcp_lk_unref(peer_ref);
-    if (hook != NULL)
-        hook(hook_data);
+    m->node = NULL;
 }
 
-void rcp_lk_unref(struct tb_mutex *m)
+/* A reentrant acquire or a release that keeps the lock: nothing to do on
+ * the server, but the callback must still come from the callback thread,
+ * so it rides on the reply of one small request. */
+struct bounce {
+    struct tb_mutex *m;
+    tb_acquire_cb acb;
+    tb_done_cb dcb;
+    void *data;
+    int64_t token;
+};
+
+static void on_bounce(struct tb_client *c, int rc, const struct tb_stat *st,
+                      void *data)
 {
-    if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0)
-        destroy(m);
-}
+    struct bounce *b = data;
+    struct tb_mutex *m = b->m;
+    int lost;
 
-/* Under the lock, never the last reference (the caller holds one). */
-static void unref_locked(struct tb_mutex *m)
-{
-    __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
-}
-
-struct rcp_ctx *rcp_ctx_new(struct tb_mutex *m)
-{
-    struct rcp_ctx *x = malloc(sizeof *x);
-
-    if (x == NULL)
-        return NULL;
-    x->m = m;
-    x->attempt = m->attempt;
-    x->gen = m->gen;
-    x->w = NULL;
-    rcp_lk_ref(m);
-    return x;
-}
-
-void rcp_ctx_free_locked(struct rcp_ctx *x)
-{
-    unref_locked(x->m);
-    free(x);
-}
-
-int rcp_ctx_enter(struct rcp_ctx *x)
-{
-    struct tb_mutex *m = x->m;
-
+    (void)c;
+    (void)rc;
+    (void)st;
     rcp_note_cb_thread(m->c);
     pthread_mutex_lock(m->mu);
-    return x->attempt == m->attempt;
-}
-
-void rcp_ctx_leave(struct rcp_ctx *x, struct rcp_out *o)
-{
-    struct tb_mutex *m = x->m;
-
+    lost = m->lstate == TB_LOCK_LOST;
     pthread_mutex_unlock(m->mu);
-    free(x);
-    rcp_out_fire(o);
+    if (b->acb != NULL)
+        b->acb(lost ? TB_ELOCKLOST : 0, lost ? 0 : b->token, b->data);
+    if (b->dcb != NULL)
+        b->dcb(lost ? TB_ELOCKLOST : 0, b->data);
     rcp_lk_unref(m);
+    free(b);
 }
 
-void rcp_out_fire(struct rcp_out *o)
+static int bounce(struct tb_mutex *m, tb_acquire_cb acb, tb_done_cb dcb,
+                  void *data)
 {
-    int i;
-
-    for (i = 0; i < o->nstates; i++)
-        if (o->scb != NULL)
-            o->scb(o->states[i], o->stoken, o->sdata);
-    if (o->acb != NULL)
-        o->acb(o->arc, o->atoken, o->adata);
-    if (o->dcb != NULL)
-        o->dcb(o->drc, o->ddata);
-    if (o->session_cb != NULL)
-        o->session_cb(o->session_data);
-}
-
-/* ---- ending an acquisition ---- */
-
-void rcp_lk_drop_pred_watch(struct tb_mutex *m)
-{
-    if (m->pred_w == NULL || m->c_closed)
-        return;
-    /* Local removal: the watcher gets its final call (and frees its
-     * context); the server is told unless another local watcher of this
-     * client still needs the watch. */
-    tb_remove_watches(m->c, m->pred_path,
-                      m->pred_children ? TB_WATCHER_CHILDREN : TB_WATCHER_DATA,
-                      m->pred_children ? children_watch_cb : pred_watch_cb,
-                      m->pred_w, 1, NULL, NULL);
-    m->pred_w = NULL;
-}
-
-void rcp_lk_finish(struct tb_mutex *m, int rc, struct rcp_out *o)
-{
-    if (rcp_timer_disarm(&m->timer))
-        unref_locked(m);
-    o->acb = m->acb;
-    o->adata = m->adata;
-    o->arc = rc;
-    o->atoken = rc == 0 ? m->token : 0;
-    m->acb = NULL;
-    m->adata = NULL;
-    if (rc != 0) {
-        m->phase = LK_IDLE;
-        m->attempt++;
-        if (m->holds == 0)
-            m->lstate = TB_LOCK_UNLOCKED;
-    }
-}
-
-/* Gives up an acquisition whose node (if any) is known: the reaper deletes
- * it, and the callback fires once it has tried. */
-static void on_abort_reaped(int rc, void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-
-    (void)rc;
-    pthread_mutex_lock(m->mu);
-    rcp_lk_finish(m, m->abort_rc, &o);
-    rcp_ctx_leave(x, &o);
-}
-
-int rcp_lk_session_over(int rc)
-{
-    return rc == TB_ESESSIONEXPIRED || rc == TB_ECLOSING ||
-           rc == TB_EAUTHFAILED;
-}
-
-void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o)
-{
-    struct rcp_ctx *x;
-
-    rcp_lk_note_session_end(m, rc);
-    if (m->abort_rc == 0)
-        m->abort_rc = rc;
-    m->attempt++; /* replies still in flight are now stale */
-    rcp_lk_drop_pred_watch(m);
-    if (m->node == NULL || m->c_closed || rcp_lk_session_over(rc)) {
-        free(m->node);
-        m->node = NULL;
-        m->own_w = NULL;
-        rcp_lk_finish(m, m->abort_rc, o);
-        return;
-    }
-    rcp_lk_drop_own_watch(m);
-    m->phase = LK_ABORTING;
-    x = rcp_ctx_new(m);
-    if (x == NULL || rcp_reap(m->c, m->node, 0, on_abort_reaped, x) != 0) {
-        if (x != NULL)
-            rcp_ctx_free_locked(x);
-        rcp_lk_finish(m, m->abort_rc, o);
-    }
-    free(m->node);
-    m->node = NULL;
-}
-
-/* ---- phases ---- */
-
-/* A client call failed at once (closing, out of memory). */
-static int submitted(struct tb_mutex *m, int rv, struct rcp_ctx *x,
-                     struct rcp_out *o)
-{
-    if (rv == 0)
-        return 1;
-    if (x != NULL)
-        rcp_ctx_free_locked(x);
-    rcp_lk_fail(m, rv, o);
-    return 0;
-}
-
-void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o)
-{
-    if (++m->restarts > MAX_RESTARTS) {
-        rcp_lk_fail(m, TB_ENONODE, o);
-        return;
-    }
-    m->st.restarts++;
-    m->attempt++;
-    rcp_lk_drop_pred_watch(m);
-    rcp_lk_drop_own_watch(m);
-    free(m->node);
-    m->node = NULL;
-    m->czxid = 0;
-    send_create(m, o);
-}
-
-static void on_parents(int rc, void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-
-    if (!rcp_ctx_enter(x)) {
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    if (m->abort_rc != 0)
-        rcp_lk_fail(m, m->abort_rc, &o);
-    else if (rc == 0 || rc == TB_ECONNECTIONLOSS)
-        send_create(m, &o);
-    else if (!rcp_lk_refuse_ephemeral(m, rc, 1, &o))
-        rcp_lk_fail(m, rc, &o);
-    rcp_ctx_leave(x, &o);
-}
-
-static void on_create(struct tb_client *c, int rc, const char *path,
-                      const struct tb_stat *st, void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-
-    (void)c;
-    if (!rcp_ctx_enter(x)) {
-        if (rc == 0) /* cannot happen: a give-up waits for this reply */
-            rcp_reap(m->c, path, 0, NULL, NULL);
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    switch (rc) {
-    case TB_OK:
-        m->node = rcp_strdup(path);
-        m->czxid = st->czxid;
-        if (m->node == NULL)
-            rcp_reap(m->c, path, 0, NULL, NULL);
-        if (m->node == NULL || m->abort_rc != 0)
-            rcp_lk_fail(m, m->node == NULL ? TB_ENOMEM : m->abort_rc, &o);
-        else
-            send_check(m, &o);
-        break;
-    case TB_ENONODE: { /* the parent is missing: make it, then again */
-        struct rcp_ctx *y;
-        if (m->abort_rc != 0 || ++m->parent_tries > MAX_PARENT_TRIES) {
-            rcp_lk_fail(m, m->abort_rc ? m->abort_rc : rc, &o);
-            break;
-        }
-        m->phase = LK_PARENTS;
-        y = rcp_ctx_new(m);
-        submitted(m,
-                  y ? rcp_mkparents(m->c, m->parent, on_parents, y) : TB_ENOMEM,
-                  y, &o);
-        break;
-    }
-    case TB_ENODEEXISTS: /* non-fair only: somebody holds PATH */
-        if (m->abort_rc != 0)
-            rcp_lk_fail(m, m->abort_rc, &o);
-        else if (m->try_only)
-            send_find(m, &o); /* whose is it? (its stat says) */
-        else
-            wait_holder(m, &o);
-        break;
-    case TB_ECONNECTIONLOSS:
-        send_find(m, &o);
-        break;
-    default:
-        if (!rcp_lk_refuse_ephemeral(m, rc, 0, &o))
-            rcp_lk_fail(m, rc, &o);
-    }
-    rcp_ctx_leave(x, &o);
-}
-
-static void send_create(struct tb_mutex *m, struct rcp_out *o)
-{
-    struct rcp_ctx *x = rcp_ctx_new(m);
-    char *path;
+    struct bounce *b = malloc(sizeof *b);
     int rv;
 
-    m->phase = LK_CREATING;
-    if (x == NULL) {
-        rcp_lk_fail(m, TB_ENOMEM, o);
-        return;
-    }
-    m->st.creates++;
-    if (m->cfg->fair) {
-        path = rcp_join(m->parent, m->prefix);
-        rv = path == NULL ? TB_ENOMEM
-                          : tb_create(m->c, path, m->value, m->len, NULL,
-                                      TB_EPHEMERAL_SEQUENTIAL, 0, on_create, x);
-        free(path);
-    } else {
-        rv = tb_create(m->c, m->path, m->value, m->len, NULL, TB_EPHEMERAL, 0,
-                       on_create, x);
-    }
-    submitted(m, rv, x, o);
-}
-
-/* ---- FINDING: was the create with the lost reply made? ---- */
-
-static void found(struct tb_mutex *m, const char *path, struct rcp_out *o)
-{
-    m->st.recoveries++;
-    m->node = rcp_strdup(path);
-    if (m->node == NULL) {
-        rcp_reap(m->c, path, 0, NULL, NULL);
-        rcp_lk_fail(m, TB_ENOMEM, o);
-    } else if (m->abort_rc != 0) {
-        rcp_lk_fail(m, m->abort_rc, o);
-    } else {
-        send_check(m, o);
-    }
-}
-
-static void on_find_children(struct tb_client *c, int rc,
-                             const struct tb_strings *v,
-                             const struct tb_stat *st, void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-    size_t plen;
-    int i;
-
-    (void)c;
-    (void)st;
-    if (!rcp_ctx_enter(x)) {
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    plen = strlen(m->prefix);
-    if (rc == TB_ECONNECTIONLOSS) {
-        send_find(m, &o);
-    } else if (rc == TB_ENONODE) { /* no parent: nothing was made */
-        if (m->abort_rc != 0)
-            rcp_lk_fail(m, m->abort_rc, &o);
-        else
-            send_create(m, &o);
-    } else if (rc != 0) {
-        rcp_lk_fail(m, rc, &o);
-    } else {
-        for (i = 0; i < v->count; i++)
-            if (strncmp(v->v[i], m->prefix, plen) == 0)
-                break;
-        if (i < v->count) {
-            char *p = rcp_join(m->parent, v->v[i]);
-            if (p == NULL)
-                rcp_lk_fail(m, TB_ENOMEM, &o);
-            else
-                found(m, p, &o);
-            free(p);
-        } else if (m->abort_rc != 0) {
-            rcp_lk_fail(m, m->abort_rc, &o);
-        } else {
-            send_create(m, &o);
-        }
-    }
-    rcp_ctx_leave(x, &o);
-}
-
-static void on_find_data(struct tb_client *c, int rc, const void *value,
-                         size_t len, const struct tb_stat *st, void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-    size_t plen;
-
-    (void)c;
-    if (!rcp_ctx_enter(x)) {
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    plen = strlen(m->prefix);
-    if (rc == TB_ECONNECTIONLOSS) {
-        send_find(m, &o);
-    } else if (rc == TB_ENONODE) {
-        if (m->abort_rc != 0)
-            rcp_lk_fail(m, m->abort_rc, &o);
-        else
-            send_create(m, &o);
-    } else if (rc != 0) {
-        rcp_lk_fail(m, rc, &o);
-    } else if (len >= plen && memcmp(value, m->prefix, plen) == 0) {
-        found(m, m->path, &o);
-    } else if (m->abort_rc != 0) {
-        rcp_lk_fail(m, m->abort_rc, &o);
-    } else if (!rcp_lk_refuse_nonfair(m, st, &o)) {
-        if (m->try_only)
-            rcp_lk_fail(m, TB_ETIMEDOUT, &o);
-        else
-            wait_holder(m, &o);
-    }
-    rcp_ctx_leave(x, &o);
-}
-
-static void send_find(struct tb_mutex *m, struct rcp_out *o)
-{
-    struct rcp_ctx *x = rcp_ctx_new(m);
-    int rv;
-
-    m->phase = LK_FINDING;
-    if (x == NULL) {
-        rcp_lk_fail(m, TB_ENOMEM, o);
-        return;
-    }
-    if (m->cfg->fair)
-        rv = tb_get_children(m->c, m->parent, NULL, NULL, on_find_children, x);
-    else
-        rv = tb_get_data(m->c, m->path, NULL, NULL, on_find_data, x);
-    submitted(m, rv, x, o);
-}
-
-/* ---- CHECKING: where are we in the queue? ---- */
-
-/* Deletes other nodes carrying our uuid: made by a create whose reply
- * was lost and that the server applied only after we looked. */
-static void reap_twins(struct tb_mutex *m, const struct tb_strings *v,
-                       const char *mine)
-{
-    size_t plen = strlen(m->prefix);
-    int i;
-
-    for (i = 0; i < v->count; i++) {
-        char *p;
-        if (strncmp(v->v[i], m->prefix, plen) != 0 ||
-            strcmp(v->v[i], mine) == 0)
-            continue;
-        p = rcp_join(m->parent, v->v[i]);
-        if (p != NULL)
-            rcp_reap(m->c, p, 0, NULL, NULL);
-        free(p);
-    }
-}
-
-static void decide(struct tb_mutex *m, const struct tb_strings *v,
-                   struct rcp_out *o)
-{
-    const char *mine = strrchr(m->node, '/') + 1;
-    struct rcp_child *kids = malloc(((size_t)v->count + 1) * sizeof *kids);
-    const char *other;
-    int n, me, watch = -1;
-
-    if (kids == NULL) {
-        rcp_lk_fail(m, TB_ENOMEM, o);
-        return;
-    }
-    n = rcp_children_sort(v, m->cfg->kinds, kids, &other);
-    for (me = 0; me < n; me++)
-        if (strcmp(kids[me].name, mine) == 0)
-            break;
-    reap_twins(m, v, mine);
-    if (rcp_lk_refuse_children(m, other, o)) {
-        free(kids);
-        return;
-    }
-    if (me == n) { /* our node is gone (deleted by someone) */
-        free(kids);
-        rcp_lk_restart(m, o);
-        return;
-    }
-    if (m->cfg->pred(m, kids, n, me, &watch)) {
-        free(kids);
-        if (m->czxid == 0 || m->own_w == NULL) /* own exists failed */
-            send_check(m, o);
-        else
-            rcp_lk_hold(m, o);
-        return;
-    }
-    if (m->try_only) {
-        free(kids);
-        rcp_lk_fail(m, TB_ETIMEDOUT, o);
-        return;
-    }
-    if (watch < 0) { /* the getChildren already set the parent watch */
-        free(kids);
-        m->phase = LK_WAITING;
-        return;
-    }
-    watch_pred(m, kids[watch].name, o);
-    free(kids);
-}
-
-static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
-                        const struct tb_stat *st, void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-
-    (void)c;
-    (void)st;
-    if (!rcp_ctx_enter(x)) {
-        rcp_lk_settle_watch(x, rc == 0);
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    rcp_lk_settle_watch(x, rc == 0);
-    if (m->phase != LK_CHECKING) {
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    if (rc == TB_ECONNECTIONLOSS)
-        send_check(m, &o);
-    else if (rc == TB_ENONODE)
-        rcp_lk_restart(m, &o);
-    else if (rc != 0)
-        rcp_lk_fail(m, rc, &o);
-    else
-        decide(m, v, &o);
-    rcp_ctx_leave(x, &o);
-}
-
-static void send_check(struct tb_mutex *m, struct rcp_out *o)
-{
-    struct rcp_ctx *x;
-    int rv;
-
-    m->phase = LK_CHECKING;
-    if (m->own_w == NULL && (rv = rcp_lk_watch_own(m)) != 0) {
-        rcp_lk_fail(m, rv, o);
-        return;
-    }
-    if (!m->cfg->fair)
-        return; /* the own-node exists reply decides */
-    x = rcp_ctx_new(m);
-    if (x == NULL) {
-        rcp_lk_fail(m, TB_ENOMEM, o);
-        return;
-    }
-    m->st.children_reads++;
-    if (m->cfg->children_watch) {
-        char *pp = rcp_strdup(m->parent);
-        x->w = pp != NULL ? rcp_ctx_new(m) : NULL;
-        if (x->w == NULL) {
-            free(pp);
-            rcp_ctx_free_locked(x);
-            rcp_lk_fail(m, TB_ENOMEM, o);
-            return;
-        }
-        rcp_lk_drop_pred_watch(m);
-        free(m->pred_path);
-        m->pred_path = pp;
-        m->pred_children = 1;
-        m->gen++;
-        x->w->gen = m->gen;
-        m->pred_w = x->w;
-        m->st.watches_set++;
-        rv = tb_get_children(m->c, m->parent, children_watch_cb, x->w,
-                             on_children, x);
-        if (rv != 0) {
-            m->pred_w = NULL;
-            rcp_ctx_free_locked(x->w);
-        }
-    } else {
-        rv = tb_get_children(m->c, m->parent, NULL, NULL, on_children, x);
-    }
-    submitted(m, rv, x, o);
-}
-
-/* ---- waiting for the node ahead (or the parent's children) ---- */
-
-void rcp_lk_settle_watch(struct rcp_ctx *x, int set)
-{
-    struct tb_mutex *m = x->m;
-    struct rcp_ctx *w = x->w;
-
-    if (w == NULL)
-        return;
-    x->w = NULL;
-    if (set)
-        return; /* registered: its final call frees it */
-    if (m->pred_w == w)
-        m->pred_w = NULL;
-    if (m->own_w == w)
-        m->own_w = NULL;
-    rcp_ctx_free_locked(w);
-}
-
-/* What a wake-up leads to: the fair engine looks at the queue again, the
- * non-fair one races to create the node again. */
-static void recheck(struct tb_mutex *m, struct rcp_out *o)
-{
-    if (m->cfg->fair)
-        send_check(m, o);
-    else
-        send_create(m, o);
-}
-
-static void on_pred_stat(struct tb_client *c, int rc, const struct tb_stat *st,
-                         void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-    int set = rc == 0 || rc == TB_ENONODE;
-
-    (void)c;
-    if (!rcp_ctx_enter(x) || m->phase != LK_WATCHING) {
-        rcp_lk_settle_watch(x, set);
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    rcp_lk_settle_watch(x, set);
-    if (rc == 0) {
-        if (m->cfg->fair || !rcp_lk_refuse_nonfair(m, st, &o))
-            m->phase = LK_WAITING;
-    } else if (rc == TB_ENONODE) { /* gone already: no wait */
-        rcp_lk_drop_pred_watch(m); /* the watch for its creation */
-        recheck(m, &o);
-    } else if (rc == TB_ECONNECTIONLOSS) {
-        recheck(m, &o);
-    } else {
-        rcp_lk_fail(m, rc, &o);
-    }
-    rcp_ctx_leave(x, &o);
-}
-
-static void send_watch(struct tb_mutex *m, char *path, struct rcp_out *o)
-{
-    struct rcp_ctx *x, *w;
-    int rv;
-
-    rcp_lk_drop_pred_watch(m);
-    free(m->pred_path);
-    m->pred_path = path;
-    m->pred_children = 0;
-    m->gen++;
-    m->phase = LK_WATCHING;
-    x = rcp_ctx_new(m);
-    w = x != NULL ? rcp_ctx_new(m) : NULL;
-    if (w == NULL) {
-        if (x != NULL)
-            rcp_ctx_free_locked(x);
-        rcp_lk_fail(m, TB_ENOMEM, o);
-        return;
-    }
-    x->w = w;
-    m->pred_w = w;
-    m->st.watches_set++;
-    rv = tb_exists(m->c, path, pred_watch_cb, w, on_pred_stat, x);
+    if (b == NULL)
+        return TB_ENOMEM;
+    b->m = m;
+    b->acb = acb;
+    b->dcb = dcb;
+    b->data = data;
+    b->token = m->token;
+    rcp_lk_ref(m);
+    rv = tb_exists(m->c, m->node, NULL, NULL, on_bounce, b);
     if (rv != 0) {
-        m->pred_w = NULL;
-        rcp_ctx_free_locked(w);
+        rcp_lk_unref(m); /* the caller's reference keeps it alive */
+        free(b);
     }
-    submitted(m, rv, x, o);
+    return rv;
 }
 
-static void watch_pred(struct tb_mutex *m, const char *name, struct rcp_out *o)
+int rcp_lk_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
+                void *data)
 {
-    char *path = rcp_join(m->parent, name);
-
-    if (path == NULL)
-        rcp_lk_fail(m, TB_ENOMEM, o);
-    else
-        send_watch(m, path, o);
-}
-
-static void wait_holder(struct tb_mutex *m, struct rcp_out *o)
-{
-    char *path = rcp_strdup(m->path);
-
-    if (path == NULL)
-        rcp_lk_fail(m, TB_ENOMEM, o);
-    else
-        send_watch(m, path, o);
-}
-
-static int node_event(const struct tb_event *ev)
-{
-    return ev->type >= TB_EVENT_CREATED &&
-           ev->type <= TB_EVENT_CHILDREN_CHANGED;
-}
-
-/* Every call of a one-shot watcher is its last: the context ends here. */
-static void wait_event(struct rcp_ctx *x, const struct tb_event *ev)
-{
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-    int current;
-
-    rcp_note_cb_thread(m->c);
-    pthread_mutex_lock(m->mu);
-    if (m->pred_w == x)
-        m->pred_w = NULL;
-    current =
-        x->attempt == m->attempt && x->gen == m->gen && m->phase == LK_WAITING;
-    if (node_event(ev))
-        m->st.wakeups++; /* stale ones too: the server sent them */
-    if (current && node_event(ev)) {
-        recheck(m, &o);
-    } else if (current && ev->type == TB_EVENT_NONE &&
-               rcp_lk_session_over(ev->rc)) {
-        rcp_lk_fail(m, ev->rc, &o);
-    }
-    rcp_ctx_leave(x, &o);
-}
-
-static void pred_watch_cb(struct tb_client *c, const struct tb_event *ev,
-                          void *wdata)
-{
-    (void)c;
-    wait_event(wdata, ev);
-}
-
-static void children_watch_cb(struct tb_client *c, const struct tb_event *ev,
-                              void *wdata)
-{
-    (void)c;
-    wait_event(wdata, ev);
-}
-
-/* Non-fair node data: our uuid prefix, then the user's data, so FINDING
- * can tell our node from another holder's. */
-static int nonfair_value(struct tb_mutex *m)
-{
-    size_t plen = strlen(m->prefix);
-    char *v = malloc(plen + m->ulen + 1);
-
-    if (v == NULL)
-        return TB_ENOMEM;
-    memcpy(v, m->prefix, plen);
-    if (m->ulen > 0)
-        memcpy(v + plen, m->uvalue, m->ulen);
-    if (m->value != m->uvalue)
-        free(m->value);
-    m->value = v;
-    m->len = plen + m->ulen;
-    return 0;
-}
-
-/* Non-fair, CHECKING: the exists on the node we created failed. */
-void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o)
-{
-    if (rc == TB_ENONODE)
-        rcp_lk_restart(m, o);
-    else
-        send_check(m, o);
-}
-
-/* ---- starting and giving up ---- */
-
-void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag)
-{
-    struct tb_mutex *m = TB_CONTAINER_OF(t, struct tb_mutex, timer);
-
-    pthread_mutex_lock(m->mu);
-    if (m->acb != NULL && tag == m->acq_id) {
-        pthread_mutex_unlock(m->mu);
-        rcp_lk_abort(m, TB_ETIMEDOUT);
-    } else {
-        pthread_mutex_unlock(m->mu);
-    }
-    rcp_lk_unref(m); /* the timer's */
-}
-
-int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
-                 void *data)
-{
-    struct rcp_out o = {0};
-    size_t nlen = strlen(m->cfg->name);
-    char *prefix = malloc(sizeof RCP_PREFIX + RCP_UUID_LEN + 1 + nlen);
     int rv;
 
-    if (prefix == NULL)
-        return TB_ENOMEM;
-    rcp_uuid(m->uuid);
-    if (m->cfg->fair)
-        sprintf(prefix, RCP_PREFIX "%s-%s", m->uuid, m->cfg->name);
-    else
-        sprintf(prefix, RCP_PREFIX "%s", m->uuid);
-    free(m->prefix);
-    m->prefix = prefix;
-    if (!m->cfg->fair && (rv = nonfair_value(m)) != 0)
+    if (timeout_ms > 0 && (rv = rcp_async_timeout_check(m->c, timeout_ms)))
         return rv;
-    rcp_lk_clear_conflict(m);
-    m->acq_id++;
-    m->attempt++;
-    m->acb = cb;
-    m->adata = data;
-    m->try_only = timeout_ms == 0;
-    m->abort_rc = 0;
-    m->parent_tries = 0;
-    m->restarts = 0;
-    m->czxid = 0;
-    m->lstate = TB_LOCK_ACQUIRING;
-    send_create(m, &o);
-    if (m->phase != LK_CREATING) { /* refused at once: no callback */
-        m->acb = NULL;
-        m->lstate = TB_LOCK_UNLOCKED;
-        return o.arc != 0 ? o.arc : TB_ESYSTEM;
-    }
-    if (timeout_ms > 0) {
-        rcp_lk_ref(m);
-        if (rcp_timer_arm(&m->timer, rcp_now_ms() + timeout_ms, m->acq_id)) {
-            unref_locked(m);
-            m->abort_rc = TB_ESYSTEM; /* no timer thread: the reply to
-                                         the create ends it */
-        }
-    }
-    return 0;
-}
-
-static void on_deferred(struct tb_client *c, int rc, const struct tb_stat *st,
-                        void *data)
-{
-    struct rcp_ctx *x = data;
-    struct rcp_out o = {0};
-
-    (void)c;
-    (void)rc;
-    (void)st;
-    rcp_ctx_enter(x);
-    rcp_lk_finish(x->m, x->m->abort_rc, &o);
-    rcp_ctx_leave(x, &o);
-}
-
-/* A give-up from a thread other than the callback thread, with no node to
- * delete (a non-fair waiter): one cheap request carries the callback to
- * the callback thread, where every recipe callback runs. */
-static void defer_fail(struct tb_mutex *m, struct rcp_out *o)
-{
-    struct rcp_ctx *x;
-
-    m->attempt++;
-    rcp_lk_drop_pred_watch(m);
-    m->phase = LK_ABORTING;
-    x = rcp_ctx_new(m);
-    if (x == NULL ||
-        tb_exists(m->c, m->parent, NULL, NULL, on_deferred, x) != 0) {
-        if (x != NULL)
-            rcp_ctx_free_locked(x);
-        rcp_lk_finish(m, m->abort_rc, o);
-    }
-}
-
-int rcp_lk_abort(struct tb_mutex *m, int rc)
-{
-    struct rcp_out o = {0};
-
     pthread_mutex_lock(m->mu);
-    if (m->acb == NULL || m->phase == LK_ABORTING || m->abort_rc != 0) {
-        pthread_mutex_unlock(m->mu);
-        return TB_EINVAL;
-    }
-    m->abort_rc = rc;
-    switch (m->phase) {
-    case LK_CREATING:
-    case LK_PARENTS:
-    case LK_FINDING:
-        break; /* the reply in flight decides what there is to delete */
-    default:
-        if (m->node == NULL && !m->c_closed)
-            defer_fail(m, &o);
-        else
-            rcp_lk_fail(m, rc, &o);
+    if (m->c_closed) {
+        rv = TB_ECLOSING;
+    } else if (m->acb != NULL || m->phase == LK_ABORTING) {
+        rv = TB_EINVAL; /* one acquisition at a time per handle */
+    } else if (m->holds > 0) {
+        if (m->lstate == TB_LOCK_LOST) {
+            rv = TB_ELOCKLOST;
+        } else if ((rv = bounce(m, cb, NULL, data)) == 0) {
+            m->holds++;
+        }
+    } else if (m->peer != NULL && !m->is_read && m->peer->holds > 0) {
+        rv = TB_EINVAL; /* read -> write upgrade would deadlock */
+    } else {
+        rv = rcp_lk_start(m, timeout_ms, cb, data);
     }
     pthread_mutex_unlock(m->mu);
-    rcp_out_fire(&o);
+    return rv;
+}
+
+struct release {
+    tb_done_cb cb;
+    void *data;
+};
+
+static void on_released(int rc, void *data)
+{
+    struct release *r = data;
+
+    if (r->cb != NULL)
+        r->cb(rc == 0                                         ? 0
+              : (rc == TB_ENONODE || rcp_lk_session_over(rc)) ? TB_ELOCKLOST
+                                                              : rc,
+              r->data);
+    free(r);
+}
+
+/* Lock held.  Gives the node to the reaper, which reports the outcome. */
+static int release_node(struct tb_mutex *m, tb_done_cb cb, void *data)
+{
+    struct release *r;
+    int rv;
+
+    if (m->c_closed)
+        return TB_ELOCKLOST;
+    r = malloc(sizeof *r);
+    if (r == NULL)
+        return TB_ENOMEM;
+    r->cb = cb;
+    r->data = data;
+    rcp_lk_drop_own_watch(m);
+    rv = rcp_reap(m->c, m->node, 1, on_released, r);
+    if (rv != 0) {
+        free(r);
+        return rcp_lk_session_over(rv) ? TB_ELOCKLOST : rv;
+    }
     return 0;
+}
+
+int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
+{
+    int rv;
+
+    pthread_mutex_lock(m->mu);
+    if (m->holds == 0) {
+        rv = TB_ENOTHELD;
+    } else if (m->lstate == TB_LOCK_LOST || m->c_closed) {
+        if (!m->c_closed && m->node != NULL) /* in case it still exists */
+            rcp_reap(m->c, m->node, 0, NULL, NULL);
+        reset_hold(m);
+        rv = TB_ELOCKLOST;
+    } else if (m->holds > 1) {
+        if ((rv = bounce(m, NULL, cb, data)) == 0)
+            m->holds--;
+    } else {
+        rv = release_node(m, cb, data);
+        reset_hold(m);
+    }
+    pthread_mutex_unlock(m->mu);
+    return rv;
+}
+
+/* ---- creation and end ---- */
+
+static void reg_ref(struct rcp_reg *r)
+{
+    rcp_lk_ref(TB_CONTAINER_OF(r, struct tb_mutex, reg));
+}
+
+static void reg_unref(struct rcp_reg *r)
+{
+    rcp_lk_unref(TB_CONTAINER_OF(r, struct tb_mutex, reg));
+}
+
+static int copy_value(struct tb_mutex *m, const struct tb_lock_options *o)
+{
+    char buf[300];
+    const void *v = buf;
+    size_t n;
+
+    if (o != NULL && o->value != NULL) {
+        v = o->value;
+        n = o->len;
+    } else {
+        rcp_default_value(buf, sizeof buf, &n);
+    }
+    m->uvalue = malloc(n + 1);
+    if (m->uvalue == NULL)
+        return TB_ENOMEM;
+    memcpy(m->uvalue, v, n);
+    m->ulen = n;
+    m->value = m->uvalue;
+    m->len = n;
+    return 0;
+}
+
+int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
+               const struct rcp_cfg *cfg, const struct tb_lock_options *o)
+{
+    struct tb_mutex *m;
+
+    if (out == NULL || c == NULL || !rcp_path_ok(path) || strlen(path) < 2)
+        return TB_EINVAL;
+    m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return TB_ENOMEM;
+    pthread_mutex_init(&m->own_mu, NULL);
+    m->mu = &m->own_mu;
+    m->refs = 1;
+    m->c = c;
+    m->cfg = cfg;
+    m->max_leases = 1;
+    m->lstate = TB_LOCK_UNLOCKED;
+    m->phase = LK_IDLE;
+    m->timer.fn = rcp_lk_on_timer;
+    m->path = rcp_strdup(path);
+    m->parent = cfg->fair ? rcp_strdup(path) : rcp_dirname(path);
+    if (o != NULL) {
+        m->scb = o->state_cb;
+        m->sdata = o->data;
+    }
+    m->reg.on_state = rcp_lk_on_state;
+    m->reg.ref = reg_ref;
+    m->reg.unref = reg_unref;
+    m->seen_session = tb_client_session(c, NULL);
+    if (m->path == NULL || m->parent == NULL || copy_value(m, o) != 0 ||
+        rcp_reg_attach(&m->reg, c) != 0) {
+        rcp_lk_unref(m);
+        return TB_ENOMEM;
+    }
+    *out = m;
+    return 0;
+}
+
+void rcp_lk_free(struct tb_mutex *m)
+{
+    int acquiring;
+
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(m->mu);
+    m->user_freed = 1;
+    acquiring = m->acb != NULL && m->phase != LK_ABORTING;
+    if (m->holds > 0) {
+        if (m->lstate != TB_LOCK_LOST && !m->c_closed)
+            release_node(m, NULL, NULL);
+        reset_hold(m);
+    }
+    pthread_mutex_unlock(m->mu);
+    if (acquiring)
+        rcp_lk_abort(m, TB_ECANCELED);
+    rcp_reg_detach(&m->reg);
+    rcp_lk_unref(m);
 }

@@ -1,7 +1,7 @@
 /* The recipes' internals (prefix rcp_), shared by the files of
  * src/recipes.  Everything here is built on the public client API only.
  *
- * The engine (lk.c, lk_hold.c) is one state machine, struct tb_mutex,
+ * The engine (lk.c and its lk_*.c) is one state machine, struct tb_mutex,
  * that puts one node of its own into a parent and waits until a predicate
  * over the parent's sorted children says it holds.  With different names
  * and predicates it is the fair mutex, both sides of the read-write lock,
@@ -178,6 +178,7 @@ struct rcp_cfg {
     rcp_pred pred;
     int children_watch; /* wait by watching the parent's children */
 };
+/* lk_cfg.c: the rows */
 extern const struct rcp_cfg rcp_cfg_mutex, rcp_cfg_nonfair, rcp_cfg_read,
     rcp_cfg_write, rcp_cfg_latch, rcp_cfg_lease;
 
@@ -259,20 +260,43 @@ struct tb_mutex {
     struct tb_recipe_stats st;
 };
 
+/* The engine's files call one way: lk.c -> lk_acquire.c -> lk_state.c ->
+ * lk_ctx.c (lk_other.c, called by lk_acquire.c, ends an acquisition it
+ * refuses through rcp_lk_fail). */
+
+/* lk.c: the handle, what the recipes call */
 int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
                const struct rcp_cfg *cfg, const struct tb_lock_options *o);
-void rcp_lk_ref(struct tb_mutex *m);
-void rcp_lk_unref(struct tb_mutex *m);
 /* Frees as tb_mutex_free does (also embedded engines). */
 void rcp_lk_free(struct tb_mutex *m);
 int rcp_lk_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
                 void *data);
 int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data);
+
+/* lk_acquire.c: the acquisition, and the watch on our own node */
+int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
+                 void *data);
 /* Gives a pending acquisition up with `rc`; TB_EINVAL if none. */
 int rcp_lk_abort(struct tb_mutex *m, int rc);
-void rcp_out_fire(struct rcp_out *o);
+void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o);
+void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag);
+void rcp_lk_drop_own_watch(struct tb_mutex *m);
 
-/* lk.c internals used by lk_hold.c */
+/* lk_state.c: what a holder is told */
+void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o);
+/* 1 if it holds and has not learnt that the lock is lost. */
+int rcp_lk_holding(const struct tb_mutex *m);
+int rcp_lk_state(struct tb_mutex *m);
+void rcp_lk_on_state(struct rcp_reg *r, int state);
+void rcp_lk_note_session_end(struct tb_mutex *m, int rc);
+int rcp_lk_session_over(int rc);
+
+/* lk_ctx.c: references, callback contexts, user callbacks */
+void rcp_lk_ref(struct tb_mutex *m);
+void rcp_lk_unref(struct tb_mutex *m);
+/* Under the lock, never the last reference (the caller holds one). */
+void rcp_lk_unref_locked(struct tb_mutex *m);
+void rcp_out_fire(struct rcp_out *o);
 struct rcp_ctx {
     struct tb_mutex *m;
     unsigned attempt;
@@ -284,27 +308,6 @@ struct rcp_ctx *rcp_ctx_new(struct tb_mutex *m);
 int rcp_ctx_enter(struct rcp_ctx *x);
 void rcp_ctx_leave(struct rcp_ctx *x, struct rcp_out *o);
 void rcp_ctx_free_locked(struct rcp_ctx *x);
-/* After an operation that carried x->w: frees the watch context unless
- * the server set the watch (then its final call frees it). */
-void rcp_lk_settle_watch(struct rcp_ctx *x, int set);
-int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
-                 void *data);
-void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o);
-void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o);
-void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o);
-void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag);
-void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o);
-int rcp_lk_state(struct tb_mutex *m);
-void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o);
-void rcp_lk_finish(struct tb_mutex *m, int rc, struct rcp_out *o);
-void rcp_lk_drop_pred_watch(struct tb_mutex *m);
-void rcp_lk_on_state(struct rcp_reg *r, int state);
-int rcp_lk_watch_own(struct tb_mutex *m);
-void rcp_lk_drop_own_watch(struct tb_mutex *m);
-void rcp_lk_note_session_end(struct tb_mutex *m, int rc);
-int rcp_lk_session_over(int rc);
-void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
-                      void *wdata);
 
 /* lk_other.c: refusing a path that holds what we cannot queue with.  Each
  * returns 1 if it refused (the acquisition then fails with
