@@ -4,7 +4,8 @@
 #   - writes go through any server (a follower forwards them), and every
 #     write acknowledged before, during and after the kill is on every
 #     server once the killed one is back and caught up;
-#   - a new leader takes over, and zxids keep rising across the change;
+#   - a new leader takes over, its election started at once by the member
+#     after the dead one (its port refused), and zxids keep rising;
 #   - no two processes hold the lock at once, and each holder's fencing
 #     token is above the one before;
 #   - SIGTERM on the leader hands leadership over before it stops;
@@ -91,6 +92,9 @@ wait "$w" || true
 echo "killed server $killed with $(grep -c . "$dir/acked2") of the writes acknowledged"
 l=$(leader)
 echo "server $l leads now"
+# The leader's process gone, its successor did not wait for timeouts.
+grep -h "leader $killed is gone: server [0-9]* starts an election now" "$dir"/s*.log ||
+    { echo "no election started at once after the leader was killed"; exit 1; }
 "$writer" write "$hosts" /after 300 >"$dir/acked3" 2>/dev/null
 [ "$(grep -c . "$dir/acked3")" = 300 ] || { echo "writes failed after the change"; exit 1; }
 after=$(zxid "$l")

@@ -51,6 +51,7 @@ struct peer {
     uint64_t touch_at_ms;  /* when the next report goes */
     int open_handles;      /* the listener and the timer, closing */
     int unreachable;       /* the leader last found so, once said */
+    int lost;              /* the leader whose working link closed last */
     uint64_t leaderless_since; /* no leader known since then; 0: one is */
     int dropped_clients;       /* ... for so long the clients went */
 };
@@ -163,9 +164,11 @@ static void link_close(struct link *k)
         return;
     if (k == p->out) {
         p->out = NULL;
-        if (k->connected)
+        if (k->connected) {
             tb_log(TB_LOG_INFO, "peer: link to the leader (server %d) closed",
                    k->leader_id);
+            p->lost = k->leader_id;
+        }
         drop_forwarded(p->srv);
     } else {
         tb_queue_remove(&k->node);
@@ -342,6 +345,14 @@ static void connected_cb(uv_connect_t *req, int status)
     free(req);
     if (status == UV_ECANCELED)
         return;
+    /* Its link closed and nothing listens on its port any more: the
+     * leader's process is gone (a connection refused is the kernel's
+     * answer at once; a host gone answers nothing, and raft's timeouts
+     * apply). */
+    if (status == UV_ECONNREFUSED && k == p->out && k->leader_id == p->lost) {
+        p->lost = 0;
+        replog_leader_gone(p->srv->log, k->leader_id);
+    }
     if (status != 0 || k != p->out) {
         /* Tried again every POLL_MS while raft still names it: said once. */
         if (k == p->out && p->unreachable != k->leader_id)

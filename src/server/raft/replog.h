@@ -238,6 +238,10 @@ struct replog_follower {
 /* The leader's followers (up to max): their number, 0 on a follower. */
 unsigned replog_followers(struct replog *l, struct replog_follower *out,
                           unsigned max);
+/* The leader `id`'s process is gone (its peer links closed, its port
+ * refuses): the first voter after it starts an election at once instead
+ * of waiting for election timeouts (failover.c). */
+void replog_leader_gone(struct replog *l, int id);
 /* Hands leadership to another voter (one raft picks): cb fires once, when
  * it leads or an election timeout has passed.  0, or a negative TB_E* code
  * (not the leader, no other voter) and cb does not fire. */

@@ -1,0 +1,71 @@
+/* A failover that does not wait for election timeouts when the leader's
+ * process is known to be gone (replog_leader_gone).
+ *
+ * libraft 0.15 has a follower turn down every vote while it still knows a
+ * leader, until its own election timeout passes; the first candidate is
+ * therefore turned down, the followers' timers fire apart, votes split,
+ * and a failover took 2.5-3.4 election timeouts (libraft-notes.md).  A
+ * leadership transfer avoids that: the leader sends the chosen follower a
+ * TimeoutNow, and the follower's election carries raft's permission to
+ * disrupt the leader, which the others honour.  When the leader died, the
+ * first voter after it in the membership hands itself that TimeoutNow,
+ * through raft's own receive path, as the leader would have: the election
+ * starts at once and the others grant it (if its log is as up to date as
+ * theirs; otherwise the timeouts decide, as before).  Only one member does
+ * so, so the votes do not split. */
+#include "server/raft/internal.h"
+#include "server/raft/wal.h"
+
+/* The voter that stands for a lost leader: the first one after it. */
+static raft_id successor(const struct raft_configuration *c, raft_id gone)
+{
+    raft_id best = 0, first = 0;
+    unsigned i;
+
+    for (i = 0; i < c->n; i++) {
+        raft_id id = c->servers[i].id;
+        if (c->servers[i].role != RAFT_VOTER || id == gone)
+            continue;
+        if (first == 0 || id < first)
+            first = id;
+        if (id > gone && (best == 0 || id < best))
+            best = id;
+    }
+    return best != 0 ? best : first;
+}
+
+static raft_term last_term(const struct raft_log *log)
+{
+    if (log->front == log->back)
+        return log->snapshot.last_term;
+    return log->entries[(log->back + log->size - 1) % log->size].term;
+}
+
+void replog_leader_gone(struct replog *l, int id)
+{
+    struct raft *r = l->raft;
+    struct raft_message m = {0};
+    const struct raft_server *s;
+    struct wal *w = l->io.impl;
+    unsigned i;
+
+    if (l->attached || l->closing || r->state != RAFT_FOLLOWER ||
+        r->follower_state.current_leader.id != (raft_id)id ||
+        successor(&r->configuration, (raft_id)id) != (raft_id)l->server_id)
+        return;
+    for (i = 0, s = NULL; i < r->configuration.n; i++)
+        if (r->configuration.servers[i].id == (raft_id)id)
+            s = &r->configuration.servers[i];
+    if (s == NULL)
+        return;
+    replog__logf(l, REPLOG_LOG_INFO,
+                 "leader %d is gone: server %d starts an election now", id,
+                 l->server_id);
+    m.type = RAFT_IO_TIMEOUT_NOW;
+    m.server_id = (raft_id)id;
+    m.server_address = s->address;
+    m.timeout_now.term = r->current_term;
+    m.timeout_now.last_log_index = raft_last_index(r);
+    m.timeout_now.last_log_term = last_term(&r->log);
+    w->recv(w->io, &m);
+}
