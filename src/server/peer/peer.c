@@ -56,9 +56,10 @@ struct peer {
     int dropped_clients;       /* ... for so long the clients went */
 };
 
-/* A forwarded txn proposed on the leader, for its answer. */
+/* A forwarded txn proposed on the leader, for its answer: the links may
+ * be gone by then (the peer stopped first), so they are looked up again. */
 struct forward {
-    struct peer *p;
+    struct tbd *srv;
     uint64_t link_id;
     int64_t origin;
 };
@@ -200,10 +201,11 @@ static void send_failed(struct link *k, int64_t origin, int status)
 static void forward_done(void *arg, int status, int64_t index)
 {
     struct forward *f = arg;
+    struct peer *p = peer_of(f->srv);
     struct link *k;
 
     (void)index;
-    if (status != 0 && (k = accepted_link(f->p, f->link_id)) != NULL)
+    if (status != 0 && p != NULL && (k = accepted_link(p, f->link_id)) != NULL)
         send_failed(k, f->origin, status);
     free(f);
 }
@@ -226,7 +228,7 @@ static void on_forward(struct link *k, const uint8_t *p, size_t n)
         send_failed(k, t.origin, TB_ENOMEM);
         return;
     }
-    *f = (struct forward){k->p, k->id, t.origin};
+    *f = (struct forward){s, k->id, t.origin};
     rv = replog_is_leader(s->log) ? proc_propose_txn(s, &t, forward_done, f)
                                   : TB_ECONNECTIONLOSS;
     if (rv != 0) {
