@@ -1,5 +1,6 @@
 /* The peer links of an ensemble (peer.h says what they carry). */
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -496,14 +497,46 @@ static void on_timer(uv_timer_t *t)
 
 /* ---- the leader's side: followers connecting ---- */
 
+/* Whether `a` is the address of a member: a forwarded txn is trusted as
+ * its follower made it (its identities, super or not), so only members
+ * may connect.  The ports must still be reachable by the members alone,
+ * as ZooKeeper's quorum and election ports must. */
+static int from_member(const struct peer *p, const struct sockaddr_storage *a)
+{
+    const struct sockaddr_in *x4 = (const struct sockaddr_in *)a;
+    const struct sockaddr_in6 *x6 = (const struct sockaddr_in6 *)a;
+    unsigned i;
+
+    for (i = 0; i < p->n; i++) {
+        const struct sockaddr_storage *m = &p->members[i].addr;
+        if (a->ss_family != m->ss_family)
+            continue;
+        if (a->ss_family == AF_INET &&
+            x4->sin_addr.s_addr ==
+                ((const struct sockaddr_in *)m)->sin_addr.s_addr)
+            return 1;
+        if (a->ss_family == AF_INET6 &&
+            memcmp(&x6->sin6_addr, &((const struct sockaddr_in6 *)m)->sin6_addr,
+                   sizeof x6->sin6_addr) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     struct peer *p = server->data;
+    struct sockaddr_storage a;
+    int alen = sizeof a;
     struct link *k;
 
     if (status != 0 || (k = link_new(p)) == NULL)
         return;
-    if (uv_accept(server, (uv_stream_t *)&k->tcp) != 0) {
+    if (uv_accept(server, (uv_stream_t *)&k->tcp) != 0 ||
+        uv_tcp_getpeername(&k->tcp, (struct sockaddr *)&a, &alen) != 0 ||
+        !from_member(p, &a)) {
+        tb_log(TB_LOG_WARN, "peer: a connection to the election port from "
+               "no member: closed");
         uv_close((uv_handle_t *)&k->tcp, handle_closed);
         return;
     }
