@@ -496,7 +496,7 @@ static int quota_below(struct cli *cli, const char *qp, int top, char **found)
     for (i = 0; i < ch.count && rc == 0 && *found == NULL; i++) {
         size_t n = strlen(qp) + strlen(ch.v[i]) + 2;
         char *p;
-        if (strcmp(ch.v[i], LIMITS + 1) == 0) {
+        if (strcmp(ch.v[i], &LIMITS[1]) == 0) { /* the name, no slash */
             if (!top)
                 *found = strdup(qp + sizeof QROOT - 1);
             continue;
