@@ -242,6 +242,13 @@ static void write_request(struct conn *c, int32_t xid, int32_t type,
         return;
     }
     rv = proc_propose(s, type, c->session_id, xid, c->id, c, body);
+    /* A follower with no leader to forward to (one just died): the client
+     * sees the connection lost, as with ZooKeeper's, and goes on through
+     * another server or once a leader is known; not an error reply. */
+    if (rv == TB_ECONNECTIONLOSS) {
+        conn_close(c);
+        return;
+    }
     if (rv != 0) {
         if (rv != TB_ENOTREADONLY)
             tb_log(TB_LOG_ERROR, "cannot log a write: %s", tb_strerror(rv));
