@@ -53,6 +53,7 @@ struct peer {
     int open_handles;      /* the listener and the timer, closing */
     int unreachable;       /* the leader last found so, once said */
     int lost;              /* the leader whose working link closed last */
+    int pushing, push_again; /* push_commit's barrier */
     uint64_t leaderless_since; /* no leader known since then; 0: one is */
     int dropped_clients;       /* ... for so long the clients went */
 };
@@ -199,6 +200,34 @@ static void send_failed(struct link *k, int64_t origin, int status)
     link_send(k, PEER_FAILED, b, sizeof b, NULL, 0);
 }
 
+/* A forwarded write is applied here, and its follower replies once it
+ * knows the entry is committed, which raft tells it with the next message
+ * it sends: a heartbeat, up to heartbeatInterval later.  A barrier sends it
+ * now (one at a time; one more if writes were applied meanwhile). */
+static void push_commit(struct peer *p);
+
+static void pushed(void *arg, int status)
+{
+    struct peer *p = peer_of(arg);
+
+    (void)status;
+    if (p == NULL)
+        return;
+    p->pushing = 0;
+    if (p->push_again)
+        push_commit(p);
+}
+
+static void push_commit(struct peer *p)
+{
+    if (p->pushing) {
+        p->push_again = 1;
+        return;
+    }
+    p->push_again = 0;
+    p->pushing = replog_barrier(p->srv->log, pushed, p->srv) == 0;
+}
+
 static void forward_done(void *arg, int status, int64_t index)
 {
     struct forward *f = arg;
@@ -206,6 +235,8 @@ static void forward_done(void *arg, int status, int64_t index)
     struct link *k;
 
     (void)index;
+    if (p != NULL && status == 0)
+        push_commit(p);
     if (status != 0 && p != NULL && (k = accepted_link(p, f->link_id)) != NULL)
         send_failed(k, f->origin, status);
     free(f);

@@ -1,4 +1,5 @@
-/* A failover that does not wait for election timeouts when the leader's
+/* What an ensemble asks of raft besides proposals: a barrier, and a
+ * failover that does not wait for election timeouts when the leader's
  * process is known to be gone (replog_leader_gone).
  *
  * libraft 0.15 has a follower turn down every vote while it still knows a
@@ -13,8 +14,44 @@
  * starts at once and the others grant it (if its log is as up to date as
  * theirs; otherwise the timeouts decide, as before).  Only one member does
  * so, so the votes do not split. */
+#include <stdlib.h>
+
 #include "server/raft/internal.h"
 #include "server/raft/wal.h"
+
+struct barrier {
+    struct raft_barrier req;
+    void (*cb)(void *arg, int status);
+    void *arg;
+};
+
+static void barrier_done(struct raft_barrier *req, int status)
+{
+    struct barrier *b = req->data;
+
+    b->cb(b->arg, replog__err(status));
+    free(b);
+}
+
+int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
+                   void *arg)
+{
+    struct barrier *b;
+    int rv;
+
+    if (l->closing)
+        return TB_ECLOSING;
+    if ((b = malloc(sizeof *b)) == NULL)
+        return TB_ENOMEM;
+    b->req.data = b;
+    b->cb = cb;
+    b->arg = arg;
+    if ((rv = raft_barrier(l->raft, &b->req, barrier_done)) != 0) {
+        free(b);
+        return replog__err(rv);
+    }
+    return 0;
+}
 
 /* The voter that stands for a lost leader: the first one after it. */
 static raft_id successor(const struct raft_configuration *c, raft_id gone)

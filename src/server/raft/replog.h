@@ -238,6 +238,12 @@ struct replog_follower {
 /* The leader's followers (up to max): their number, 0 on a follower. */
 unsigned replog_followers(struct replog *l, struct replog_follower *out,
                           unsigned max);
+/* An entry that changes nothing: cb fires once it is applied here (status
+ * 0), or with a TB_E* code.  On a leader, what it sends the followers
+ * carries the commit index, which they otherwise learn with the next
+ * heartbeat.  0, or a TB_E* code and cb does not fire. */
+int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
+                   void *arg);
 /* The leader `id`'s process is gone (its peer links closed, its port
  * refuses): the first voter after it starts an election at once instead
  * of waiting for election timeouts (failover.c). */
