@@ -330,6 +330,65 @@ static void test_append_waits_for_a_write(void **state)
     fx_close(f);
 }
 
+#ifndef NDEBUG
+/* The "at all times" statements of struct wal and struct replog hold with
+ * writes on their way, and a state that breaks one is found, named. */
+static void test_state_checks(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct prop p[8];
+    struct wal *w;
+    struct wal_seg *s;
+    char why[256];
+    int i;
+
+    memset(p, 0, sizeof p);
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 0, 10);
+    w = f->l->io.impl;
+    assert_int_equal(replog__wal_check(w, why, sizeof why), 0);
+    assert_int_equal(replog__check(f->l, why, sizeof why), 0);
+    for (i = 0; i < 8; i++) {
+        propose_seq(f, &p[i], (uint64_t)i + 1, 1000);
+        if (i % 3 == 2)
+            uv_run(&f->loop, UV_RUN_NOWAIT);
+        assert_int_equal(replog__wal_check(w, why, sizeof why), 0);
+        assert_int_equal(replog__check(f->l, why, sizeof why), 0);
+    }
+    wait_props(f, p, 8);
+
+    s = w->segs[w->n_segs - 1];
+    s->end += 1;
+    assert_int_equal(replog__wal_check(w, why, sizeof why),
+                     TB_EDATAINCONSISTENCY);
+    assert_non_null(strstr(why, "ends at"));
+    s->end -= 1;
+    w->inflight++;
+    assert_int_equal(replog__wal_check(w, why, sizeof why),
+                     TB_EDATAINCONSISTENCY);
+    assert_non_null(strstr(why, "inflight 1"));
+    w->inflight--;
+    w->pending_at_ns++;
+    assert_int_equal(replog__wal_check(w, why, sizeof why),
+                     TB_EDATAINCONSISTENCY);
+    w->pending_at_ns--;
+    assert_int_equal(replog__wal_check(w, why, sizeof why), 0);
+
+    f->l->batch_n++;
+    assert_int_equal(replog__check(f->l, why, sizeof why),
+                     TB_EDATAINCONSISTENCY);
+    assert_non_null(strstr(why, "requests queued"));
+    f->l->batch_n--;
+    f->l->idle_index = f->l->applied_index + 1;
+    assert_int_equal(replog__check(f->l, why, sizeof why),
+                     TB_EDATAINCONSISTENCY);
+    f->l->idle_index = f->l->applied_index;
+    assert_int_equal(replog__check(f->l, why, sizeof why), 0);
+    fx_close(f);
+}
+#endif
+
 /* What a crash leaves instead of a clean close: segment 1's last record,
  * the closing one, is not there. */
 static void crash_after(const struct fx *f, off_t *off, size_t *n)
@@ -722,6 +781,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_new_segment_zeroed_or_reserved,
                                         setup, teardown),
+#ifndef NDEBUG
+        cmocka_unit_test_setup_teardown(test_state_checks, setup, teardown),
+#endif
         cmocka_unit_test_setup_teardown(test_append_waits_for_a_write, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,

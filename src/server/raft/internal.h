@@ -51,6 +51,25 @@ struct replog_batch {
     unsigned n;
 };
 
+/* The log's handle.  At all times (replog__check, in debug builds, once
+ * open, after each turn's proposals go to raft, a batch fails or the
+ * leadership changes):
+ *   - attached iff loop is NULL: raft is then a test's, dir NULL and
+ *     snapshots serialized on the loop; else raft is &raft_own, dir set;
+ *   - server_id > 0; n_peers is 0 (a lone voter) or 2 and more, peers set
+ *     iff it is not 0, and tcp_ready only then;
+ *   - queued holds batch_n <= batch_cap requests, in proposal order, the
+ *     i-th one's entry in batch[i], none with an index yet;
+ *   - pending holds the requests given to raft and not yet answered, in
+ *     proposal order: their indexes rise, each above applied_index (apply
+ *     answers every request up to the entry it applies), which idle_index
+ *     does not pass;
+ *   - while a snapshot's child runs (snap_pid > 0), snap_fd is open, no
+ *     state is mapped or being written (snap_active 0), and snap_in_loop
+ *     is 0; a mapped state (snap_map) is a collected child's: snap_pid 0,
+ *     snap_fd open; snap_delta holds entries only while a child runs or its
+ *     state is mapped, snap_state a state only while raft writes it;
+ *   - raft_closed only once closing; handles_open <= 2. */
 struct replog {
     uv_loop_t *loop;
     struct raft *raft; /* &raft_own, or a test's (replog_attach.h) */
@@ -180,6 +199,17 @@ int replog__err(int raft_rv);
 void replog__submit(struct replog *l);
 /* The entry at `index` was applied (status 0) or skipped as malformed. */
 void replog__answer(struct replog *l, int64_t index, int status);
+
+/* check.c, in debug builds: 0 if every "at all times" statement of struct
+ * replog holds, else TB_EDATAINCONSISTENCY with the first that does not in
+ * why.  REPLOG_CHECK traps on one that does not (nothing with NDEBUG). */
+#ifndef NDEBUG
+int replog__check(const struct replog *l, char *why, size_t cap);
+void replog__check_trap(const struct replog *l);
+#define REPLOG_CHECK(l) replog__check_trap(l)
+#else
+#define REPLOG_CHECK(l) ((void)0)
+#endif
 
 /* disk.c */
 void replog__disk_refresh(struct replog *l);

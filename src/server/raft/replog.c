@@ -177,6 +177,7 @@ static void batch_cb(struct raft_apply *rreq, int status, void *result)
         fail_from(l, (int64_t)rreq->index,
                   l->closing ? TB_ECLOSING : replog__err(status));
     free(b);
+    REPLOG_CHECK(l);
 }
 
 void replog__submit(struct replog *l)
@@ -209,6 +210,7 @@ void replog__submit(struct replog *l)
         for (i = 0; i < n; i++)
             finish_req(req_of(tb_queue_head(&l->queued)),
                        rv == RAFT_NOMEM ? TB_ENOMEM : TB_ESYSTEM, 0);
+        REPLOG_CHECK(l);
         return;
     }
     for (i = 0; i < n; i++) {
@@ -218,6 +220,7 @@ void replog__submit(struct replog *l)
         req_of(q)->term = l->raft->current_term;
         tb_queue_insert_tail(&l->pending, q);
     }
+    REPLOG_CHECK(l);
 }
 
 static int batch_reserve(struct replog *l)
@@ -399,6 +402,7 @@ void replog__poll_leader(struct replog *l)
      * outcome is unknown, as with any write a lost leader accepted. */
     if (!lead)
         fail_from(l, 0, TB_ECONNECTIONLOSS);
+    REPLOG_CHECK(l);
     if (l->on_leader != NULL) {
         l->on_leader(l->on_leader_data, lead);
     }
@@ -883,6 +887,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
                  (unsigned long long)raft_last_index(l->raft),
                  (long long)replog_last_applied(l),
                  l->was_leader ? "leader" : "not leader");
+    REPLOG_CHECK(l);
     *out = l;
     return 0;
 

@@ -332,6 +332,7 @@ static void write_finish(struct wal_write *wr, int err)
         replog__wal_batch_free(w, &head->b);
         free(head);
     }
+    WAL_CHECK(w);
     flush(w);
     replog__wal_maybe_closed(w);
 }
@@ -489,6 +490,7 @@ void replog__wal_cancel_pending(struct wal *w)
 
     memset(&w->pending, 0, sizeof w->pending);
     w->pending.open = SIZE_MAX;
+    w->pending_at_ns = 0;
     answer(&b, RAFT_CANCELED);
     replog__wal_batch_free(w, &b);
 }
@@ -518,6 +520,7 @@ static void prep_done(uv_work_t *work, int status)
         else
             w->segs_reserved++;
         w->ready = s;
+        WAL_CHECK(w);
         flush(w);
     }
     replog__wal_maybe_closed(w);
@@ -593,6 +596,7 @@ static struct wal_seg *seg_for(struct wal *w, size_t len)
     }
     s = w->ready;
     w->ready = NULL;
+    WAL_CHECK(w);
     return s;
 }
 
@@ -652,6 +656,7 @@ static void flush(struct wal *w)
     else
         w->head = wr;
     w->tail = wr;
+    WAL_CHECK(w);
     replog__wal_maybe_prep(w);
 }
 
@@ -731,6 +736,7 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
     w->entries += n;
     b->last_index = w->next_index - 1;
     flush_soon(w);
+    WAL_CHECK(w);
     return 0;
 }
 
@@ -747,6 +753,7 @@ int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index)
     record_close(w);
     w->next_index = index;
     flush_soon(w);
+    WAL_CHECK(w);
     return 0;
 }
 

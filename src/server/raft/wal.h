@@ -174,6 +174,42 @@ struct wal_exam {
     int damaged;        /* the log's errmsg says how */
 };
 
+/* The log's state, on the loop.  At all times (replog__wal_check, in debug
+ * builds, after each write is submitted or completes, each append or mark,
+ * and each segment taken into use, prepared or removed):
+ *   - head..tail lists the writes submitted and not yet handed back to
+ *     raft, in submission order: head is NULL iff tail is, tail->next is
+ *     NULL, inflight is their number, at most WAL_INFLIGHT, and the head is
+ *     not done (a done write at the head is handed back at once);
+ *   - every write on the list goes to the last of segs, one after the
+ *     other: each begins where the one before it ends, the tail ends at
+ *     that segment's `end`, whose `writing` is inflight (every other
+ *     segment's is 0), and whose last_index is at least theirs;
+ *   - the records of those writes, then pending's, follow one another:
+ *     the writes are numbered up to write_seq - 1, one apart, each record
+ *     sealed with its write's number and its segment, its prev the crc of
+ *     the record before it, the tail's last crc last_crc; each ENTRIES
+ *     record begins at the index where the record before it ends (a
+ *     TRUNCATE or RESET record ends at its own index), and the last ends at
+ *     next_index;
+ *   - a batch holds whole records at block boundaries, all closed but the
+ *     ENTRIES record at `open` (SIZE_MAX: none), which runs to its `len`;
+ *     n_entries and last_index are its entries' number and the last one's
+ *     index (0: none); pending's appends (n_acks) came at times summed in
+ *     pending_at_ns, 0 without any;
+ *   - segs ascend by seq, each below next_seq; only the last may be open
+ *     (fd >= 0), and it is while a write is on its way; a segment's end is
+ *     a multiple of WAL_BLOCK, beyond its size only after a first write
+ *     larger than the segment;
+ *   - ready and prep_seg are never both set, and neither is in segs: their
+ *     seq is above the last segment's and below next_seq; ready is open and
+ *     holds nothing of the log (end 0, no write);
+ *   - removal_busy iff doomed is set, with n_doomed > 0 segments, all below
+ *     removal_oldest, the first of segs;
+ *   - unused is empty once the log is loaded; n_spare_segs <= WAL_SPARES,
+ *     n_spare <= WAL_INFLIGHT + 1;
+ *   - overlapped and threaded count some of the writes, queued some of the
+ *     appends; bytes is whole blocks, at least one a write. */
 struct wal {
     struct replog *l;
     struct raft_io *io, *uv;
@@ -280,6 +316,17 @@ void replog__wal_start_prep(struct wal *w);
 void replog__wal_maybe_prep(struct wal *w);
 void replog__wal_aio_init(struct wal *w);
 void replog__wal_flusher_init(struct wal *w);
+
+/* check.c, in debug builds: 0 if every "at all times" statement of struct
+ * wal holds, else TB_EDATAINCONSISTENCY with the first that does not in
+ * why.  WAL_CHECK traps on one that does not (and is nothing with NDEBUG). */
+#ifndef NDEBUG
+int replog__wal_check(const struct wal *w, char *why, size_t cap);
+void replog__wal_check_trap(const struct wal *w);
+#define WAL_CHECK(w) replog__wal_check_trap(w)
+#else
+#define WAL_CHECK(w) ((void)0)
+#endif
 
 /* wal_io.c: raft_uv's calls, snapshots, closing. */
 void replog__wal_maybe_closed(struct wal *w);

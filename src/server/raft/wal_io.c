@@ -60,6 +60,7 @@ static void removal_done(uv_work_t *work, int status)
     w->doomed = NULL;
     w->n_doomed = 0;
     w->removal_busy = 0;
+    WAL_CHECK(w);
     replog__wal_maybe_closed(w);
 }
 
@@ -99,6 +100,7 @@ static void remove_upto(struct wal *w, raft_index upto)
         removal_work(&w->removal);
         removal_done(&w->removal, 0);
     }
+    WAL_CHECK(w);
 }
 
 void replog__wal_put_done(struct raft_io_snapshot_put *put, int status)
@@ -352,6 +354,7 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
     w->loaded = 1;
     replog__wal_tidy(w);
     replog__wal_maybe_prep(w);
+    WAL_CHECK(w);
     return 0;
 }
 
