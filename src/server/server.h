@@ -4,7 +4,8 @@
  * answers reads from the tree and turns writes into txns (proc.c, read.c),
  * raft/ makes each txn durable and hands it to fsm/ in log order, whose
  * hooks fire watches (watch/) and route the result back to the connection
- * that asked (result.c).  Replies leave once per loop turn (conn_flush). */
+ * that asked (proc_result, proc.c).  Replies leave once per loop turn
+ * (conn_flush_all). */
 #ifndef TBD_SERVER_H
 #define TBD_SERVER_H
 

@@ -1,12 +1,14 @@
 /* On-disk envelopes of the replicated log: one around every log entry and
  * one around every snapshot.  Internal to src/server/raft.
  *
- * Why the entry envelope exists (G1): libraft 0.15 pads each entry to 8
- * bytes when writing a segment but sums the unpadded lengths when loading
- * it, so an entry whose length is not a multiple of 8 makes the segment
- * unreadable at the next start and, with auto-recovery, silently drops
- * acknowledged entries.  We therefore only ever hand raft buffers whose
- * length is a multiple of 8 and carry the real payload length inside.
+ * Why the entry envelope exists (G1): libraft 0.15's raft_uv pads each
+ * entry to 8 bytes when writing a segment but sums the unpadded lengths
+ * when loading it, so an entry whose length is not a multiple of 8 made
+ * the segment unreadable at the next start.  We therefore only ever hand
+ * raft buffers whose length is a multiple of 8 and carry the real payload
+ * length inside.  raft_uv's segments now hold only the bootstrap entry:
+ * the log's entries are wal.c's records, which keep each entry's size
+ * themselves (wal.h).
  *
  * Entry, version 1 (big endian):
  *
@@ -19,8 +21,10 @@
  *
  *   Invariant: total length 8 + L + P is a multiple of 8 (and >= 8).
  *
- * Snapshot, version 2 (big endian).  raft_uv compresses the file (LZ4) and
- * hands restore one buffer holding exactly these bytes:
+ * Snapshot, version 2 (big endian).  snapstore.c writes these bytes into a
+ * `state-<index>` file of its own, LZ4-compressed, and raft_uv keeps only a
+ * reference to it (raft_uv's own compression is off); restore is handed one
+ * buffer holding exactly these bytes:
  *
  *   OFFSET  SIZE  DESCRIPTION
  *        0     8  magic "TBRLSNAP"
