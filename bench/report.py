@@ -258,11 +258,9 @@ def bounds(t):
              "holding for 0 ms, sends its own delete. The old holder sends its next create as soon "
              "as its delete is acknowledged, so that create reaches the server a round trip before "
              "the next delete. Written at once, it is still being written when the delete comes: "
-             "two synced writes an acquisition, the delete's one of two on their way at once. "
-             "Where the disk shows two such writes taking longer than one, tumblerd holds the "
-             "create's for the next append, half a write's time at most, so that one synced "
-             "write carries both; where the second shares the first one's cache flush, it does "
-             "not (each server's count is below). The disk's legs "
+             "two synced writes an acquisition, the delete's one of two on their way at once, "
+             "sharing the first one's cache flush where the disk allows (each server's count is "
+             "below). The disk's legs "
              "are measured with no server; the others inside the one-lock run, or with one client "
              "and one request in flight (single):")
     L.append("")
