@@ -178,9 +178,9 @@ struct wal_exam {
  * builds, after each write is submitted or completes, each append or mark,
  * and each segment taken into use, prepared or removed):
  *   - head..tail lists the writes submitted and not yet handed back to
- *     raft, in submission order: head is NULL iff tail is, tail->next is
- *     NULL, inflight is their number, at most WAL_INFLIGHT, and the head is
- *     not done (a done write at the head is handed back at once);
+ *     raft, in submission order (a write done before the one ahead of it
+ *     waits there): head is NULL iff tail is, tail->next is NULL, and
+ *     inflight is their number, at most WAL_INFLIGHT;
  *   - every write on the list goes to the last of segs, one after the
  *     other: each begins where the one before it ends, the tail ends at
  *     that segment's `end`, whose `writing` is inflight (every other
@@ -352,9 +352,11 @@ int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
                           size_t errlen);
 /* 0 or an errno value. */
 int replog__wal_meta_write(const char *dir, const struct wal_meta *m);
-/* Sets one field of w->meta and writes it all: 0 or an errno value (the
- * field then keeps its old value).  Safe from the loop and from a
- * segment's preparation or removal at once. */
+/* Sets one field of w->meta and writes it all, if that changes it: 0 or
+ * an errno value (the field then keeps its old value).  Safe from the loop
+ * and from a segment's preparation or removal at once; the loop reads the
+ * fields those threads set (oldest, newest) only while the log loads,
+ * before any of them runs. */
 enum wal_meta_field {
     WAL_META_OLDEST,
     WAL_META_NEWEST,
