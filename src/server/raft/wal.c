@@ -458,7 +458,7 @@ static void prep_work(uv_work_t *work)
         named = 1;
         err = replog__wal_sync_dir(w->dir);
     }
-    if (err == 0 && s->seq > w->meta.newest)
+    if (err == 0)
         err = replog__wal_meta_set(w, WAL_META_NEWEST, s->seq);
     if (err == 0 && (s->fd = replog__wal_open(path)) < 0)
         err = errno;

@@ -177,22 +177,6 @@ static int is_pristine(const char *dir)
     return pristine;
 }
 
-static int has_segments(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    unsigned long long seq;
-    int found = 0, end;
-
-    if (d == NULL)
-        return 0;
-    while (!found && (de = readdir(d)) != NULL)
-        found = sscanf(de->d_name, "wal-%16llx%n", &seq, &end) == 1 &&
-                end == 20 && de->d_name[end] == '\0';
-    closedir(d);
-    return found;
-}
-
 /* wal-meta: read, or made for a new log. */
 static int open_meta(struct wal *w)
 {
@@ -247,11 +231,9 @@ static int wal_init_io(struct raft_io *io, raft_id id, const char *address)
         rv = w->uv->init(w->uv, id, address);
         UV_ERR(w, rv);
     }
-    /* A new log's first segment is prepared while raft opens.  Not before
-     * raft_uv's own checks of the directory have passed: a log that fails
-     * to open is freed at once, and the preparation must not outlive it. */
-    if (rv == 0 && (w->fresh || w->meta.newest == 0) && !has_segments(w->dir))
-        replog__wal_start_prep(w);
+    /* A new log's first segment is prepared once the log is loaded
+     * (wal_load), not meanwhile: the load reads wal-meta, which the
+     * preparation writes. */
     return rv;
 }
 

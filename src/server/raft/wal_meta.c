@@ -101,26 +101,39 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
  * at a time. */
 static pthread_mutex_t saving = PTHREAD_MUTEX_INITIALIZER;
 
+static uint64_t *field_of(struct wal_meta *m, enum wal_meta_field f)
+{
+    switch (f) {
+    case WAL_META_OLDEST:
+        return &m->oldest;
+    case WAL_META_NEWEST:
+        return &m->newest;
+    case WAL_META_EPOCH:
+        return &m->epoch;
+    default:
+        return &m->repair_bound;
+    }
+}
+
 int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v)
 {
     struct wal_meta m;
-    int err;
+    int err = 0;
 
     pthread_mutex_lock(&saving);
     m = w->meta;
-    if (f == WAL_META_OLDEST)
-        m.oldest = v;
-    else if (f == WAL_META_NEWEST)
-        m.newest = v;
-    else if (f == WAL_META_EPOCH)
-        m.epoch = v;
-    else
-        m.repair_bound = v;
+    *field_of(&m, f) = v;
     /* The first segment made is the oldest. */
     if (m.oldest == 0 || m.newest == 0)
         m.oldest = m.newest;
-    if ((err = replog__wal_meta_write(w->dir, &m)) == 0)
-        w->meta = m;
+    if (memcmp(&m, &w->meta, sizeof m) != 0 &&
+        (err = replog__wal_meta_write(w->dir, &m)) == 0) {
+        /* Only what changed is stored: the loop reads the fields no
+         * thread sets without the lock. */
+        *field_of(&w->meta, f) = v;
+        if (w->meta.oldest != m.oldest)
+            w->meta.oldest = m.oldest;
+    }
     pthread_mutex_unlock(&saving);
     return err;
 }
