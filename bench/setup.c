@@ -17,13 +17,31 @@ int bn_env_init(struct bn_env *e, const struct bn_opts *o)
 {
     const char *colon;
     struct rlimit rl;
+    char list[1024], *save = NULL, *tok;
 
     memset(e, 0, sizeof(*e));
     e->o = o;
-    if (bn_resolve(o->server, &e->addr, &e->addrlen) != 0) {
-        fprintf(stderr, "tbbench: cannot resolve %s\n", o->server);
+    snprintf(list, sizeof(list), "%s", o->server);
+    for (tok = strtok_r(list, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (e->n_servers == BN_MAX_SERVERS ||
+            bn_resolve(tok, &e->more[e->n_servers],
+                       &e->more_len[e->n_servers]) != 0) {
+            fprintf(stderr, "tbbench: cannot resolve %s\n", tok);
+            return -1;
+        }
+        e->n_servers++;
+    }
+    if (e->n_servers == 0) {
+        fprintf(stderr, "tbbench: no server in %s\n", o->server);
         return -1;
     }
+    if (e->n_servers > 1 && o->tls_port > 0) {
+        fprintf(stderr, "tbbench: --tls-port takes one --server\n");
+        return -1;
+    }
+    e->addr = e->more[0];
+    e->addrlen = e->more_len[0];
     e->sess_addr = e->addr;
     if (o->tls_port > 0) {
         if (bn_tls_init(o->tls_ca, o->tls_cert, o->tls_key) != 0)
@@ -36,7 +54,7 @@ int bn_env_init(struct bn_env *e, const struct bn_opts *o)
                 htons((uint16_t)o->tls_port);
     }
     e->pid = o->pid;
-    colon = strrchr(o->server, ':');
+    colon = strrchr(list, ':'); /* list: the first server, cut by strtok */
     if (e->pid <= 0 && colon != NULL)
         e->pid = bn_find_listener_pid(atoi(colon + 1));
     /* ten thousand sessions need as many descriptors */
@@ -46,6 +64,18 @@ int bn_env_init(struct bn_env *e, const struct bn_opts *o)
     }
     e->loop = bn_loop_new();
     return e->loop ? 0 : -1;
+}
+
+const struct sockaddr *bn_sess_addr(const struct bn_env *e, int i,
+                                    unsigned *len)
+{
+    if (e->n_servers <= 1) {
+        *len = e->addrlen;
+        return (const struct sockaddr *)&e->sess_addr;
+    }
+    i %= e->n_servers;
+    *len = e->more_len[i];
+    return (const struct sockaddr *)&e->more[i];
 }
 
 void bn_env_fini(struct bn_env *e)
@@ -80,11 +110,12 @@ static void gate_settle(struct bn_conn *c, int ok)
 static void gate_fill(struct gate *g)
 {
     while (g->inflight < g->window && g->next < g->n) {
+        unsigned len;
+        const struct sockaddr *a = bn_sess_addr(g->e, g->next, &len);
         struct bn_conn *c = g->conns[g->next++];
         c->settle = gate_settle;
         c->settle_data = g;
-        if (bn_conn_start(c, (struct sockaddr *)&g->e->sess_addr, g->e->addrlen,
-                          g->e->o->session_timeout) != 0) {
+        if (bn_conn_start(c, a, len, g->e->o->session_timeout) != 0) {
             c->settle = NULL;
             g->failed++;
             continue;

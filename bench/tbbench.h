@@ -266,15 +266,26 @@ struct bn_opts {
     const char *tls_ca, *tls_cert, *tls_key; /* PEM files */
 };
 
-/* Shared setup: the sockaddr to connect to and the server pid. */
+/* Shared setup: the sockaddr to connect to and the server pid.  --server
+ * may list several servers (an ensemble), comma-separated: the sessions go
+ * round-robin over them (the i-th opened to server i mod n), four-letter
+ * words and the pid stay with the first. */
+#define BN_MAX_SERVERS 16
 struct bn_env {
     const struct bn_opts *o;
-    struct sockaddr_storage addr; /* --server: four-letter words */
+    struct sockaddr_storage addr; /* --server's first: four-letter words */
     unsigned addrlen;
     struct sockaddr_storage sess_addr; /* sessions: addr, or the TLS port */
+    struct sockaddr_storage more[BN_MAX_SERVERS]; /* sessions, all of them */
+    unsigned more_len[BN_MAX_SERVERS];
+    int n_servers;
     long pid;
     struct bn_loop *loop;
 };
+
+/* The address session number `i` opens to. */
+const struct sockaddr *bn_sess_addr(const struct bn_env *e, int i,
+                                    unsigned *len);
 
 int bn_env_init(struct bn_env *e, const struct bn_opts *o);
 void bn_env_fini(struct bn_env *e);

@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# A 3-node tumblerd ensemble against a 3-node Apache ZooKeeper 3.8 ensemble, side by side on
+# loopback, in one run:
+#
+#   bench/ensemble.sh     (environment: BUILD_DIR, QUICK=1, KILLS, STOPS, REPEATS, ZK_TICK, BS_KEEP=1)
+#
+#   1. failover after kill -9 of the leader: tbfail, a session already on a survivor, writes
+#      sequential nodes one after the other (each given 250 ms, then the connection is dropped
+#      and the session taken up again on the other survivor after 5 ms); the figure is kill(2)
+#      to the first acknowledgement of a write sent after it.  Every acknowledged write is then
+#      looked for on every server;
+#   2. the same after SIGSTOP of the leader; a second session, on the leader, sends one create
+#      while it is stopped; SIGCONT 300 ms after the first write acknowledged through a survivor,
+#      and what that session hears is reported, beside how many copies of its node the tree holds;
+#   3. rejoin: the killed leader restarted (fork) until its srvr says follower with the leader's
+#      zxid; and the stopped one, from SIGCONT, likewise;
+#   4. throughput through all three nodes (tbbench, sessions round-robin over them), on fresh
+#      ensembles: fair lock, 100 clients on 1 and on 10 locks; pipelined creates, gets and
+#      deletes; one client's creates one at a time through the leader and through a follower;
+#   5. RSS of every node: idle after the start, after the runs above, and on fresh ensembles
+#      before and after 100,000 znodes of 100 bytes.
+# Trials alternate between the systems (which goes first flips every trial); both ensembles stay
+# up the whole run, one idle while the other is measured.  Failover trials restart the killed node
+# in place (the next trial kills whoever leads then).  The RESULT lines go to
+# bench/last-ensemble-results.txt and a summary (medians, ratios tumbler/zookeeper) to stdout and
+# bench/last-ensemble.md.  QUICK=1 makes every part short, for trying the script; its figures are
+# not results.  Not a test: nothing here is in ctest.
+set -Eeuo pipefail
+trap 'echo "ensemble.sh: line $LINENO: command failed" >&2' ERR
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build-bench}
+QUICK=${QUICK:-0}
+# ZooKeeper's defaults, those of its zoo_sample.cfg: a follower gives a silent leader
+# syncLimit x tickTime.  tumblerd's election timeout (500 ms) is not configurable yet.
+ZK_TICK=${ZK_TICK:-2000}
+ZK_INIT_LIMIT=${ZK_INIT_LIMIT:-10}
+ZK_SYNC_LIMIT=${ZK_SYNC_LIMIT:-5}
+
+if [ "$QUICK" = 1 ]; then
+    KILLS=${KILLS:-2}; STOPS=${STOPS:-2}; REPEATS=${REPEATS:-1}; D=2; W=1; RD=1; RW=0.5; ZN=20000
+else
+    KILLS=${KILLS:-7}; STOPS=${STOPS:-5}; REPEATS=${REPEATS:-3}; D=6; W=2; RD=3; RW=1; ZN=100000
+fi
+
+command -v java >/dev/null || { echo "ensemble.sh: java not found (scripts/deps.sh --test)" >&2; exit 1; }
+[ -f /usr/share/java/zookeeper.jar ] ||
+    { echo "ensemble.sh: Apache ZooKeeper not installed (scripts/deps.sh --test)" >&2; exit 1; }
+
+cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+ninja -C "$BUILD_DIR" tumblerd tbbench tbfail > /dev/null
+TUMBLERD=$BUILD_DIR/src/server/tumblerd
+TBBENCH=$BUILD_DIR/bench/tbbench
+TBFAIL=$BUILD_DIR/bench/tbfail
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+BS_TMPDIR=${BS_TMPDIR:-/var/tmp}
+# shellcheck source=servers.sh
+. "$ROOT/bench/servers.sh"
+bs_init
+RESULTS=$BS_ROOT/results.txt
+: > "$RESULTS"
+KINDS=(tumbler zookeeper)
+declare -A PID CPORT QPORT EPORT
+
+# A port free now and not handed out before in this run.
+TAKEN=" "
+new_port()
+{
+    local p
+    while :; do
+        p=$(free_port)
+        [[ $TAKEN == *" $p "* ]] || break
+    done
+    TAKEN+="$p "
+    echo "$p"
+}
+
+
+hosts() # KIND [NODE...]: host:port list of those nodes (all three by default)
+{
+    local kind=$1 i out=""
+    shift
+    [ $# -gt 0 ] || set -- 1 2 3
+    for i in "$@"; do out+="${out:+,}127.0.0.1:${CPORT[$kind,$i]}"; done
+    echo "$out"
+}
+
+# ports KIND: new ports for the three nodes of KIND.
+ports()
+{
+    local i
+    for i in 1 2 3; do
+        CPORT[$1,$i]=$(new_port) QPORT[$1,$i]=$(new_port) EPORT[$1,$i]=$(new_port)
+    done
+    rm -f "$BS_ROOT/$1.cfg"
+}
+GEN=0 # the data directories' suffix: parts 4 and 5 run on fresh ensembles
+for kind in "${KINDS[@]}"; do ports "$kind"; done
+
+# node_start KIND I: node I of the ensemble KIND, in the background, in $BS_ROOT/KIND-I.GEN.
+node_start()
+{
+    local kind=$1 i=$2 dir=$BS_ROOT/$1-$2.$GEN j
+    mkdir -p "$dir/data"
+    case "$kind" in
+        tumbler)
+            [ -f "$BS_ROOT/tumbler.cfg" ] || {
+                echo "tickTime=2000"
+                echo "maxClientCnxns=0"
+                echo "4lw.commands.whitelist=*"
+                for j in 1 2 3; do
+                    echo "server.$j=127.0.0.1:${QPORT[$kind,$j]}:${EPORT[$kind,$j]};127.0.0.1:${CPORT[$kind,$j]}"
+                done
+            } > "$BS_ROOT/tumbler.cfg"
+            "$TUMBLERD" "$BS_ROOT/tumbler.cfg" --serverId="$i" --dataDir="$dir/data" \
+                >> "$dir/server.log" 2>&1 < /dev/null &
+            ;;
+        zookeeper)
+            echo "$i" > "$dir/data/myid"
+            {
+                echo "tickTime=$ZK_TICK"
+                echo "initLimit=$ZK_INIT_LIMIT"
+                echo "syncLimit=$ZK_SYNC_LIMIT"
+                echo "dataDir=$dir/data"
+                echo "clientPort=${CPORT[$kind,$i]}"
+                echo "clientPortAddress=127.0.0.1"
+                echo "maxClientCnxns=0"
+                echo "forceSync=yes"
+                echo "4lw.commands.whitelist=*"
+                echo "admin.enableServer=false"
+                for j in 1 2 3; do
+                    echo "server.$j=127.0.0.1:${QPORT[$kind,$j]}:${EPORT[$kind,$j]}"
+                done
+            } > "$dir/zoo.cfg"
+            local jd=/usr/share/java n cp
+            cp="$jd/zookeeper.jar:$jd/zookeeper-jute.jar:$jd/slf4j-api.jar:$jd/slf4j-simple.jar"
+            for n in common buffer transport handler codec resolver transport-native-unix-common; do
+                cp+=":$jd/netty-$n.jar"
+            done
+            java -Xmx1000m \
+                -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
+                -Dorg.slf4j.simpleLogger.showDateTime=true \
+                -Dorg.slf4j.simpleLogger.logFile="$dir/server.log" \
+                -Dzookeeper.admin.enableServer=false \
+                -Dzookeeper.jmx.log4j.disable=true \
+                -cp "$cp" \
+                org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
+                >> "$dir/server.log" 2>&1 < /dev/null &
+            ;;
+    esac
+    PID[$kind,$i]=$!
+    BS_PIDS+=("${PID[$kind,$i]}")
+}
+
+# node_gone KIND I: reaps node I (killed by tbfail) and forgets it.
+node_gone()
+{
+    local pid=${PID[$1,$2]}
+    kill -CONT "$pid" 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
+    bs_stop "$pid"
+}
+
+# heal KIND: a node found gone that no step here stopped (on a machine shared with other
+# work) is reported with its exit status (137: SIGKILL from outside; 134 or 139 would be a
+# crash of its own) and started again.
+heal()
+{
+    local kind=$1 i pid st rc
+    for i in 1 2 3; do
+        pid=${PID[$kind,$i]}
+        st=$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)
+        [ -z "$st" ] || [ "$st" = Z ] || continue
+        rc=0
+        wait "$pid" 2>/dev/null || rc=$?
+        echo "  $kind: node $i (pid $pid) found gone, exit status $rc; started again" >&2
+        echo "RESULT system=$kind step=death node=$i status=$rc" >> "$RESULTS"
+        bs_stop "$pid"
+        node_start "$kind" "$i"
+    done
+}
+
+# fresh: both ensembles stopped, then started again on new ports and empty data directories.
+fresh()
+{
+    local kind i
+    for kind in "${KINDS[@]}"; do
+        for i in 1 2 3; do bs_stop "${PID[$kind,$i]}"; done
+        ports "$kind"
+    done
+    GEN=$((GEN + 1))
+    for kind in "${KINDS[@]}"; do
+        for i in 1 2 3; do node_start "$kind" "$i"; done
+    done
+    for kind in "${KINDS[@]}"; do leader "$kind" > /dev/null; done
+    sleep 2
+}
+
+# leader KIND: waits (60 s at most) until the ensemble has one leader and two followers with
+# the same zxid; prints the leader's number.
+leader()
+{
+    "$TBFAIL" ensemble --servers "$(hosts "$1")" --timeout-s 60
+}
+
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# record KIND WHAT LINE...: RESULT lines tagged with the system and the step.
+record()
+{
+    local kind=$1 what=$2
+    shift 2
+    local line
+    while IFS= read -r line; do
+        [[ $line == RESULT* ]] || continue
+        echo "RESULT system=$kind step=$what ${line#RESULT }" >> "$RESULTS"
+    done <<< "$*"
+}
+
+rss_all() # KIND WHEN
+{
+    local i
+    for i in 1 2 3; do
+        echo "RESULT system=$1 step=rss when=$2 node=$i rss_kb=$(rss_kb "${PID[$1,$i]}")" >> "$RESULTS"
+    done
+}
+
+order()
+{
+    if [ $(($1 % 2)) = 1 ]; then echo "tumbler zookeeper"; else echo "zookeeper tumbler"; fi
+}
+
+# survivors L: the two other nodes, the one after L first.
+survivors() { echo "$(($1 % 3 + 1)) $((($1 + 1) % 3 + 1))"; }
+
+# ---- 1 and 3: kill -9 of the leader, then its restart ----
+kill_trial()
+{
+    local kind=$1 n=$2 l s1 s2 out t0 rc=0
+    heal "$kind"
+    l=$(leader "$kind")
+    read -r s1 s2 <<< "$(survivors "$l")"
+    echo "  [$n] $kind: kill -9 of leader $l, writing through $s1" >&2
+    out=$("$TBFAIL" failover --servers "$(hosts "$kind" "$s1" "$s2")" --pid "${PID[$kind,$l]}" \
+        --signal kill --root "/ens/kill$n" --acked "$BS_ROOT/acked-$kind-kill$n") || rc=$?
+    node_gone "$kind" "$l"
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" kill "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n leader=$l rc=$rc /")"
+    out=$("$TBFAIL" verify --servers "$(hosts "$kind" "$s1" "$s2")" --root "/ens/kill$n" \
+        --acked "$BS_ROOT/acked-$kind-kill$n") || echo "  [$n] $kind: ACKNOWLEDGED WRITES MISSING" >&2
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" kill-verify "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
+    # The restart: from the fork to follower with the leader's zxid.
+    sync
+    t0=${EPOCHREALTIME/./}
+    node_start "$kind" "$l"
+    out=$("$TBFAIL" rejoin --servers "$(hosts "$kind")" --node "$l" --since-us "$t0" \
+        --timeout-s 60) || echo "  [$n] $kind: node $l did not rejoin" >&2
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" rejoin "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
+    out=$("$TBFAIL" verify --servers "$(hosts "$kind" "$l")" --root "/ens/kill$n" \
+        --acked "$BS_ROOT/acked-$kind-kill$n") || echo "  [$n] $kind: ACKNOWLEDGED WRITES MISSING on the rejoined node" >&2
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" rejoin-verify "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
+}
+
+# ---- 2: SIGSTOP of the leader, a write sent to it while stopped, SIGCONT ----
+stop_trial()
+{
+    local kind=$1 n=$2 l s1 s2 out cont rc=0
+    heal "$kind"
+    l=$(leader "$kind")
+    read -r s1 s2 <<< "$(survivors "$l")"
+    echo "  [$n] $kind: SIGSTOP of leader $l, writing through $s1" >&2
+    out=$("$TBFAIL" failover --servers "$(hosts "$kind" "$s1" "$s2")" --pid "${PID[$kind,$l]}" \
+        --signal stop --stale "127.0.0.1:${CPORT[$kind,$l]}" --root "/ens/stop$n" \
+        --acked "$BS_ROOT/acked-$kind-stop$n" --max-s 60) || rc=$?
+    kill -CONT "${PID[$kind,$l]}" 2>/dev/null || true
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" stop "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n leader=$l rc=$rc /")"
+    cont=$(echo "$out" | tr ' ' '\n' | sed -n 's/^cont_wall_us=//p')
+    # The resumed leader, from SIGCONT, back as a follower with the leader's zxid.
+    out=$("$TBFAIL" rejoin --servers "$(hosts "$kind")" --node "$l" --since-us "${cont:-0}" \
+        --timeout-s 60) || echo "  [$n] $kind: the resumed node $l did not come back" >&2
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" resume "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
+    out=$("$TBFAIL" verify --servers "$(hosts "$kind")" --root "/ens/stop$n" \
+        --acked "$BS_ROOT/acked-$kind-stop$n") || echo "  [$n] $kind: ACKNOWLEDGED WRITES MISSING" >&2
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" stop-verify "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
+}
+
+# ---- 4: tbbench through all three nodes ----
+bench()
+{
+    local rep=$1 kind=$2 name=$3 i c0=0 c1=0 t0 t1 out rc=0
+    shift 3
+    echo "  [$rep] $kind: tbbench $*" >&2
+    for i in 1 2 3; do c0=$((c0 + $(cpu_ticks "${PID[$kind,$i]}"))); done
+    t0=${EPOCHREALTIME/./}
+    out=$(timeout 900 "$TBBENCH" "$@" --server "$(hosts "$kind")" --pid "${PID[$kind,1]}" \
+        --label "$kind") || rc=$?
+    t1=${EPOCHREALTIME/./}
+    for i in 1 2 3; do c1=$((c1 + $(cpu_ticks "${PID[$kind,$i]}"))); done
+    printf '%s\n' "$out" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
+    record "$kind" "$name" "$(printf '%s\n' "$out" | grep '^RESULT' |
+        sed "s/^RESULT /RESULT rep=$rep rc=$rc ensemble_cpu_s=$(echo "$c0 $c1 $(getconf CLK_TCK)" |
+            awk '{ printf "%.2f", ($2 - $1) / $3 }') wall_s=$(((t1 - t0) / 1000000)) /")"
+    [ "$rc" = 0 ] || echo "  [$rep] $kind: tbbench exited with $rc" >&2
+}
+
+machine_facts()
+{
+    local dev q
+    dev=$(df --output=source "$BS_ROOT" | tail -1)
+    q=/sys/block/$(basename "$dev" | sed 's/[0-9]*$//')/queue
+    {
+        echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "nproc=$(nproc)"
+        echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+        echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+        echo "kernel=$(uname -sr)"
+        echo "disk=$dev ($(df -h --output=fstype,size "$BS_ROOT" | tail -1 | xargs)," \
+             "rotational=$(cat "$q/rotational" 2>/dev/null || echo '?')," \
+             "cache $(cat "$q/write_cache" 2>/dev/null || echo '?'), FUA $(cat "$q/fua" 2>/dev/null || echo '?'))"
+        echo "java=$(java -version 2>&1 | head -1)"
+        echo "zookeeper=$(basename "$(ls /usr/share/java/zookeeper-3*.jar | head -1)" .jar)" \
+             "tickTime=$ZK_TICK initLimit=$ZK_INIT_LIMIT syncLimit=$ZK_SYNC_LIMIT"
+        if git -C "$ROOT" rev-parse --short HEAD > /dev/null 2>&1; then
+            echo "tumbler=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+local changes')"
+        else # a tree exported with git archive
+            echo "tumbler=${TUMBLER_REV:-unknown}"
+        fi
+        echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "kills=$KILLS"
+        echo "stops=$STOPS"
+        echo "repeats=$REPEATS"
+        echo "quick=$QUICK"
+    } | sed 's/^/META /' >> "$RESULTS"
+}
+
+machine_facts
+start=$SECONDS
+echo "== starting both ensembles" >&2
+for kind in "${KINDS[@]}"; do
+    for i in 1 2 3; do node_start "$kind" "$i"; done
+done
+for kind in "${KINDS[@]}"; do
+    l=$(leader "$kind") || { echo "ensemble.sh: $kind did not settle" >&2; exit 1; }
+    echo "  $kind: server $l leads" >&2
+done
+sleep 2
+for kind in "${KINDS[@]}"; do rss_all "$kind" idle; done
+
+echo "== 1, 3: kill -9 of the leader, restart" >&2
+for n in $(seq 1 "$KILLS"); do
+    for kind in $(order "$n"); do kill_trial "$kind" "$n"; done
+done
+echo "== 2: SIGSTOP of the leader, SIGCONT" >&2
+for n in $(seq 1 "$STOPS"); do
+    for kind in $(order "$n"); do stop_trial "$kind" "$n"; done
+done
+
+# Parts 4 and 5 on fresh ensembles, so that what the failovers leave behind (a server still
+# settling after its pause, say) is not measured as throughput.
+echo "== 4: throughput through the three nodes, on fresh ensembles" >&2
+fresh
+for rep in $(seq 1 "$REPEATS"); do
+    for s in "lock_fair_1|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W" \
+             "lock_fair_10|lock --variant fair --clients 100 --locks 10 --duration $D --warmup $W" \
+             "raw|raw --clients 18 --outstanding 64 --ops create,get,delete --data-bytes 100 --duration $RD --warmup $RW"; do
+        for kind in $(order "$rep"); do
+            # shellcheck disable=SC2086
+            bench "$rep" "$kind" "${s%%|*}" ${s#*|}
+        done
+    done
+done
+# One client, one create at a time, through the leader and then through a follower: what a
+# write's round trip costs on each path.
+for kind in $(order 1); do
+    l=$(leader "$kind")
+    read -r f _ <<< "$(survivors "$l")"
+    for via in leader follower; do
+        n=$l
+        [ "$via" = follower ] && n=$f
+        echo "  $kind: one client, one create at a time, through the $via (server $n)" >&2
+        out=$(timeout 300 "$TBBENCH" raw --clients 1 --outstanding 1 --ops create,delete \
+            --data-bytes 100 --duration "$RD" --warmup "$RW" --server "127.0.0.1:${CPORT[$kind,$n]}" \
+            --pid "${PID[$kind,$n]}" --label "$kind") || true
+        printf '%s\n' "$out" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
+        record "$kind" "single_$via" "$(printf '%s\n' "$out" | grep '^RESULT scenario=raw .* op=create ')"
+    done
+done
+for kind in "${KINDS[@]}"; do rss_all "$kind" loaded; done
+
+# Part 5 on fresh ensembles: after the runs above each server's memory holds the high-water of
+# its own create phase, and tumblerd made about ten times as many nodes in it.
+echo "== 5: $ZN znodes of 100 bytes, on fresh ensembles" >&2
+fresh
+for kind in $(order 1); do
+    rss_all "$kind" fresh
+    bench 1 "$kind" memory memory --znodes "$ZN" --data-bytes 100 --clients 18 --outstanding 64 \
+        --no-cleanup
+    sleep 2
+    rss_all "$kind" "znodes$ZN"
+done
+echo "META load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$RESULTS"
+echo "META elapsed_s=$((SECONDS - start))" >> "$RESULTS"
+
+cp "$RESULTS" "$ROOT/bench/last-ensemble-results.txt"
+python3 "$ROOT/bench/ensemble_report.py" "$RESULTS" | tee "$ROOT/bench/last-ensemble.md"

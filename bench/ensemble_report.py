@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""The summary of a bench/ensemble.sh run, in markdown, from its RESULT and META lines.
+
+    ensemble_report.py RESULTS
+
+Failover and rejoin figures: median, smallest and largest over the trials of each system, and
+the ratio tumbler / zookeeper of the medians and of the largest.  Throughput: the median over
+the repetitions, and the range of the per-repetition ratios (the two systems ran back to back).
+RSS: the largest node of each ensemble at each moment.  The goals are issue 41's.
+"""
+import statistics
+import sys
+
+SYSTEMS = ("tumbler", "zookeeper")
+
+
+def load(path):
+    rows, meta = [], {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("META "):
+                k, _, v = line[5:].rstrip("\n").partition("=")
+                meta[k] = v
+            elif line.startswith("RESULT "):
+                rows.append(dict(t.split("=", 1) for t in line.split()[1:] if "=" in t))
+    return rows, meta
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "–"
+    if abs(v) >= 100:
+        s = "{:,.0f}".format(v)
+    elif abs(v) >= 10:
+        s = "{:.1f}".format(v)
+    else:
+        s = "{:.2f}".format(v)
+    return s + unit
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fmt_ratio(r):
+    if r is None:
+        return "–"
+    return ("{:.3g}×".format(r))
+
+
+def pick(rows, **kw):
+    return [r for r in rows if all(r.get(k) == v for k, v in kw.items())]
+
+
+def series(rows, step, key, system):
+    out = []
+    for r in pick(rows, system=system, step=step):
+        v = num(r.get(key))
+        if v is not None and v >= 0:
+            out.append(v)
+    return out
+
+
+def failed(rows, step, key, system):
+    return sum(1 for r in pick(rows, system=system, step=step) if (num(r.get(key)) or -1) < 0)
+
+
+def main():
+    rows, meta = load(sys.argv[1])
+    out = []
+    p = out.append
+    p("Machine: {} × {}, {}, {}; disk {}. {}. ZooKeeper: {}. Tumbler: {}. Run {}, took {} s; "
+      "load average {} before, {} after. {}.".format(
+          meta.get("nproc", "?"), meta.get("cpu", "?"), meta.get("memory", "?"),
+          meta.get("kernel", "?"), meta.get("disk", "?"), meta.get("java", "?"),
+          meta.get("zookeeper", "?"), meta.get("tumbler", "?"), meta.get("date", "?"),
+          meta.get("elapsed_s", "?"), meta.get("load_before", "?"), meta.get("load_after", "?"),
+          "{} kill and {} stop trials per system, {} repetitions of the throughput runs{}".format(
+              meta.get("kills", "?"), meta.get("stops", "?"), meta.get("repeats", "?"),
+              "; QUICK=1: not results" if meta.get("quick") == "1" else "")))
+    p("")
+
+    # Acknowledged writes lost, over every verify of every trial.
+    lost = {s: 0 for s in SYSTEMS}
+    checked = {s: 0 for s in SYSTEMS}
+    stale_copies = {s: 0 for s in SYSTEMS}
+    for r in rows:
+        if r.get("step", "").endswith("verify") and r.get("system") in lost:
+            lost[r["system"]] += int(num(r.get("missing")) or 0)
+            checked[r["system"]] += int(num(r.get("checked")) or 0)
+            if r["step"] == "stop-verify":
+                stale_copies[r["system"]] = max(stale_copies[r["system"]],
+                                                int(num(r.get("stale_copies")) or 0))
+    p("Acknowledged writes looked for on every server after each trial: tumbler {:,} checked, "
+      "**{} missing**; zookeeper {:,} checked, **{} missing**.".format(
+          checked["tumbler"], lost["tumbler"], checked["zookeeper"], lost["zookeeper"]))
+    p("")
+
+    for r in rows:
+        if r.get("step") == "death":
+            p("**Node {} of {} was found gone between trials, exit status {}**{}; it was started "
+              "again.".format(r.get("node"), r.get("system"), r.get("status"),
+                              " (SIGKILL, not sent by the script)" if r.get("status") == "137" else ""))
+            p("")
+    p("| figure | tumbler median (min–max) | zookeeper median (min–max) | ratio of medians | ratio of max | goal | met |")
+    p("|---|---:|---:|---:|---:|---:|:---:|")
+    table = [
+        ("Failover, leader killed (kill -9): kill → first write acknowledged through a survivor",
+         "kill", "first_ack_ms", "≤ ¼"),
+        ("Failover, leader stopped (SIGSTOP): stop → first write acknowledged through a survivor",
+         "stop", "first_ack_ms", "≤ ¼"),
+        ("Rejoin: killed node restarted (fork) → follower with the leader's zxid",
+         "rejoin", "caught_up_ms", "–"),
+        ("Rejoin: killed node restarted (fork) → a write acknowledged through a new session on it",
+         "rejoin", "session_write_ms", "–"),
+        ("Stopped leader resumed (SIGCONT) → follower with the leader's zxid",
+         "resume", "caught_up_ms", "–"),
+    ]
+    for label, step, key, goal in table:
+        t = series(rows, step, key, "tumbler")
+        z = series(rows, step, key, "zookeeper")
+        tm = statistics.median(t) if t else None
+        zm = statistics.median(z) if z else None
+        rm = ratio(tm, zm)
+        rx = ratio(max(t) if t else None, max(z) if z else None)
+        met = "–"
+        if goal == "≤ ¼" and rm is not None:
+            met = "yes" if rm <= 0.25 and (rx or 0) <= 0.25 else "**no**"
+        nf = failed(rows, step, key, "tumbler"), failed(rows, step, key, "zookeeper")
+        note = "" if nf == (0, 0) else " ({} / {} trials without one)".format(*nf)
+        p("| {}{} | {} ms ({}–{}) | {} ms ({}–{}) | {} | {} | {} | {} |".format(
+            label, note, fmt(tm), fmt(min(t) if t else None), fmt(max(t) if t else None),
+            fmt(zm), fmt(min(z) if z else None), fmt(max(z) if z else None),
+            fmt_ratio(rm), fmt_ratio(rx), goal, met))
+    p("")
+    for s in SYSTEMS:
+        p("- {} per trial, kill: {}; stop: {}; rejoin: {}; resumed: {} (ms)".format(
+            s,
+            ", ".join(fmt(v) for v in series(rows, "kill", "first_ack_ms", s)),
+            ", ".join(fmt(v) for v in series(rows, "stop", "first_ack_ms", s)),
+            ", ".join(fmt(v) for v in series(rows, "rejoin", "caught_up_ms", s)),
+            ", ".join(fmt(v) for v in series(rows, "resume", "caught_up_ms", s))))
+    p("")
+    p("What the session on the stopped leader saw of the create it sent while the leader was "
+      "stopped (answer time after SIGCONT), and the most copies of that node any server held:")
+    p("")
+    for s in SYSTEMS:
+        seen = ["{} ({} ms)".format(r.get("stale"), fmt(num(r.get("stale_answer_after_cont_ms"))))
+                for r in pick(rows, system=s, step="stop")]
+        errs = {}
+        for r in pick(rows, system=s, step="stop") + pick(rows, system=s, step="kill"):
+            for k in ("timeouts", "losses", "other_errors", "open_failures", "expired"):
+                errs[k] = errs.get(k, 0) + int(num(r.get(k)) or 0)
+        p("- {}: {}; copies: {}. The writer's failures over all trials: {}.".format(
+            s, "; ".join(seen), stale_copies[s],
+            ", ".join("{} {}".format(v, k.replace("_", " ")) for k, v in errs.items())))
+    p("")
+
+    # Throughput.
+    p("| throughput, sessions spread over the three nodes | tumbler | zookeeper | ratio (per-repetition range) | goal | met |")
+    p("|---|---:|---:|---:|---:|:---:|")
+    tp = [
+        ("Fair lock, 100 clients, 1 lock: acquisitions/s", "lock_fair_1", None, "acq_per_s"),
+        ("Fair lock, 100 clients, 10 locks: acquisitions/s", "lock_fair_10", None, "acq_per_s"),
+        ("create/s, 18 clients × 64 pipelined", "raw", "create", "ops_per_s"),
+        ("getData/s, 18 clients × 64 pipelined", "raw", "get", "ops_per_s"),
+        ("delete/s, 18 clients × 64 pipelined", "raw", "delete", "ops_per_s"),
+    ]
+    extra = []
+    for label, step, op, key in tp:
+        per = {}
+        for s in SYSTEMS:
+            for r in pick(rows, system=s, step=step):
+                if op is not None and r.get("op") != op:
+                    continue
+                per.setdefault(s, {})[r.get("rep")] = r
+        t = [num(r.get(key)) for r in per.get("tumbler", {}).values()]
+        z = [num(r.get(key)) for r in per.get("zookeeper", {}).values()]
+        tm = statistics.median(t) if t else None
+        zm = statistics.median(z) if z else None
+        reps = sorted(set(per.get("tumbler", {})) & set(per.get("zookeeper", {})))
+        rr = [ratio(num(per["tumbler"][k].get(key)), num(per["zookeeper"][k].get(key))) for k in reps]
+        rr = [x for x in rr if x is not None]
+        rng = " ({}–{})".format(fmt_ratio(min(rr)).rstrip("×"), fmt_ratio(max(rr))) if len(rr) > 1 else ""
+        rm = ratio(tm, zm)
+        goal = "≥ 4×" if op != "delete" else "–"
+        met = "–" if goal == "–" or rm is None else ("yes" if rm >= 4 else "**no**")
+        p("| {} | {} | {} | {}{} | {} | {} |".format(label, fmt(tm), fmt(zm), fmt_ratio(rm), rng, goal, met))
+        if step.startswith("lock"):
+            for s in SYSTEMS:
+                rs = list(per.get(s, {}).values())
+                if not rs:
+                    continue
+                med = lambda k: statistics.median([num(r.get(k)) or 0 for r in rs])
+                extra.append("- {} {}: handoff p50 {} µs, p99 {} µs (release → the watch's notice p50 "
+                             "{} µs, notice → grant {} µs); acquisition p99 {} µs; "
+                             "{} violations, {} errors.".format(
+                                 s, step, fmt(med("handoff_p50_us")), fmt(med("handoff_p99_us")),
+                                 fmt(med("notice_p50_us")), fmt(med("regrant_p50_us")),
+                                 fmt(med("acq_p99_us")),
+                                 int(sum(num(r.get("violations")) or 0 for r in rs)),
+                                 int(sum(num(r.get("errors")) or 0 for r in rs))))
+        else:
+            for s in SYSTEMS:
+                rs = list(per.get(s, {}).values())
+                if rs:
+                    extra.append("- {} {}: latency p50 {} µs, p99 {} µs; {} errors.".format(
+                        s, op, fmt(statistics.median([num(r.get("lat_p50_us")) or 0 for r in rs])),
+                        fmt(statistics.median([num(r.get("lat_p99_us")) or 0 for r in rs])),
+                        int(sum(num(r.get("errors")) or 0 for r in rs))))
+    p("")
+    out.extend(extra)
+    p("")
+    for s in SYSTEMS:
+        parts = []
+        for via in ("leader", "follower"):
+            rs = pick(rows, system=s, step="single_" + via)
+            if rs:
+                parts.append("through the {}: {}/s, p50 {} µs, p99 {} µs".format(
+                    via, fmt(num(rs[0].get("ops_per_s"))), fmt(num(rs[0].get("lat_p50_us"))),
+                    fmt(num(rs[0].get("lat_p99_us")))))
+        if parts:
+            p("- {}, one client, one create at a time: {}.".format(s, "; ".join(parts)))
+    p("")
+
+    # RSS.
+    p("| RSS per node (the largest of the three) | tumbler | zookeeper | ratio | goal | met |")
+    p("|---|---:|---:|---:|---:|:---:|")
+    whens = []
+    for r in rows:
+        if r.get("step") == "rss" and r.get("when") not in whens:
+            whens.append(r.get("when"))
+    names = {"idle": "fresh ensemble, idle",
+             "loaded": "after the throughput runs (not like for like: each holds the high-water "
+                       "of its own create phase)",
+             "fresh": "another fresh ensemble, idle"}
+    for w in whens:
+        t = [num(r.get("rss_kb")) for r in pick(rows, system="tumbler", step="rss", when=w)]
+        z = [num(r.get("rss_kb")) for r in pick(rows, system="zookeeper", step="rss", when=w)]
+        label = names.get(w, "then " + w.replace("znodes", "") + " znodes of 100 B" if w.startswith("znodes") else w)
+        rm = ratio(max(t) if t else None, max(z) if z else None)
+        met = "–" if rm is None else ("yes" if rm <= 0.125 else "**no**")
+        p("| {} (all three: {} / {} kB) | {} kB | {} kB | {} | ≤ ⅛ | {} |".format(
+            label, ", ".join(fmt(v) for v in t), ", ".join(fmt(v) for v in z),
+            fmt(max(t) if t else None), fmt(max(z) if z else None), fmt_ratio(rm), met))
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
