@@ -5,7 +5,8 @@
 #     write acknowledged before, during and after the kill is on every
 #     server once the killed one is back and caught up;
 #   - a new leader takes over, its election started at once by the member
-#     after the dead one (its port refused), and zxids keep rising;
+#     after the dead one (its port refused), and zxids keep rising; so too
+#     after a member has restarted, the election winning in its term;
 #   - no two processes hold the lock at once, and each holder's fencing
 #     token is above the one before;
 #   - SIGTERM on the leader hands leadership over before it stops;
@@ -112,6 +113,26 @@ for i in 1 2 3; do
 done
 for p in "${lockers[@]}"; do wait "$p" || true; done
 lockers=()
+
+# The leader killed again, now that a member has restarted: the election
+# started at once wins in its term.  (A vote or its grant sent on a
+# connection to the restarted member's old process would be lost, and the
+# election left to the timeouts, in a later term.)
+l=$(leader)
+crash_kill "${pids[$l]}"
+pids[$l]=""
+l2=$(leader)
+term=$(sed -n "s/.*leader $l is gone: server [0-9]* starts an election now (term \([0-9]*\)).*/\1/p" \
+    "$dir"/s*.log | tail -1)
+won=$(sed -n 's/.*server [0-9]* took leadership (term \([0-9]*\)).*/\1/p' "$dir/s$l2.log" | tail -1)
+[ -n "$term" ] && [ "$won" = "$term" ] ||
+    { echo "server $l killed: election started in term '$term', server $l2 leads from term $won"; exit 1; }
+echo "server $l killed: server $l2 leads from term $won, the election started at once"
+start "$l"
+for _ in $(seq 100); do
+    [ "$(zxid "$l")" = "$(zxid "$l2")" ] && break
+    sleep 0.1
+done
 
 # One holder at a time, tokens rising in the order of the holds.
 cat "$dir"/holds* | sort -k2,2n >"$dir/holds"

