@@ -1,6 +1,7 @@
 /* The peer links of an ensemble (peer.h says what they carry). */
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -173,6 +174,12 @@ static void link_close(struct link *k)
             p->lost = k->leader_id;
         }
         drop_forwarded(p->srv);
+        /* Reset, not closed: the kernel would otherwise deliver what is
+         * still unsent once the leader is reached again, writes whose
+         * clients were told the connection was lost, and which may have
+         * written since through another server. */
+        if (uv_tcp_close_reset(&k->tcp, handle_closed) == 0)
+            return;
     } else {
         tb_queue_remove(&k->node);
     }
@@ -424,8 +431,10 @@ static const struct member *member(const struct peer *p, int id)
 static void follow(struct peer *p, int leader)
 {
     const struct member *m = member(p, leader);
+    unsigned timeout = 2 * (unsigned)p->srv->cfg->election_timeout;
     uv_connect_t *req;
     struct link *k;
+    uv_os_fd_t fd;
 
     if (p->out != NULL)
         link_close(p->out);
@@ -442,7 +451,14 @@ static void follow(struct peer *p, int leader)
                        connected_cb) != 0) {
         free(req);
         link_close(k);
+        return;
     }
+    /* Writes (or the connect) unanswered for two elections end the link,
+     * instead of waiting in the kernel for as long as the leader is out of
+     * reach: their clients are told, and the rest goes to the next. */
+    if (uv_fileno((uv_handle_t *)&k->tcp, &fd) == 0)
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
+                         sizeof timeout);
 }
 
 /* ---- sessions heard from, reported to the leader ---- */

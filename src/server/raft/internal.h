@@ -76,10 +76,7 @@ struct replog {
     struct raft raft_own;
     struct raft_io io; /* wal.c's, in front of uv */
     struct raft_io uv; /* raft_uv: term, vote, snapshots */
-    struct raft_uv_transport transport; /* transport.c's */
-    struct raft_uv_transport tcp;       /* an ensemble's, behind it */
-    struct tcp_conn *tcp_conns;         /* the connections raft opened */
-    raft_uv_transport_close_cb transport_closed;
+    struct raft_uv_transport transport; /* transport.c's or tcp.c's */
     struct raft_fsm raft_fsm; /* raft's view of `fsm`, version 2 */
     struct replog_fsm fsm;
 
@@ -90,7 +87,7 @@ struct replog {
     struct replog_peer *peers; /* copied, addresses too; n_peers > 1: the
                                   TCP transport and the peers' list */
     unsigned n_peers;
-    int tcp_ready; /* raft_uv_tcp_init succeeded: closed with the log */
+    int tcp_ready; /* replog__tcp_init succeeded: freed with the log */
     int server_id;
     void (*log)(void *data, int level, const char *msg);
     void *log_data;
@@ -254,8 +251,10 @@ void replog__wal_flush_soon(struct raft_io *io);
 
 /* transport.c */
 void replog__local_transport_init(struct raft_uv_transport *t);
-/* raft_uv_tcp's, the connections raft opens watched; closed with
- * raft_uv_tcp_close(&l->tcp). */
-int replog__tcp_transport_init(struct replog *l);
+
+/* tcp.c: an ensemble's transport.  Freed once raft_uv has closed it, or
+ * if raft_uv never used it. */
+int replog__tcp_init(struct raft_uv_transport *t, struct replog *l);
+void replog__tcp_free(struct raft_uv_transport *t);
 
 #endif

@@ -459,7 +459,7 @@ static void raft_closed(struct raft *r)
     replog__wal_free(&l->io);
     raft_uv_close(&l->uv);
     if (l->tcp_ready)
-        raft_uv_tcp_close(&l->tcp);
+        replog__tcp_free(&l->transport);
     /* raft fails the batches it knows of while closing; anything not
      * answered is answered here, so done fires exactly once. */
     fail_from(l, 0, TB_ECLOSING);
@@ -830,7 +830,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     }
     if ((rv = lock_dir(l)) != 0)
         goto err;
-    if (l->n_peers > 0 && (rv = replog__tcp_transport_init(l)) == 0)
+    if (l->n_peers > 0 && (rv = replog__tcp_init(&l->transport, l)) == 0)
         l->tcp_ready = 1;
     if (l->n_peers == 0)
         replog__local_transport_init(&l->transport);
@@ -897,7 +897,7 @@ int replog_open(struct replog **out, uv_loop_t *loop,
 
 err:
     if (l->tcp_ready)
-        raft_uv_tcp_close(&l->tcp);
+        replog__tcp_free(&l->transport);
     replog__snapshot_discard(l);
     if (l->lock_fd >= 0)
         close(l->lock_fd);

@@ -1,0 +1,493 @@
+/* An ensemble's raft transport: raft_uv_tcp's listener, connections of our
+ * own to the other members.
+ *
+ * raft_uv only writes to the connections it opens, and would find out
+ * that one is dead only from a write that fails:
+ *   - the far end's process restarted: the write before the one that fails
+ *     is taken by the kernel, answered with a reset, and lost with no
+ *     error.  Followers write to each other only in elections, so that was
+ *     a vote or its grant, and the election waited for the next round;
+ *   - the far end cut off: the writes wait in the kernel, sent again ever
+ *     less often (up to two minutes apart), and so does a connect; when the
+ *     cut heals, the member is reached only at the next of those.
+ * So each connection is made here with a user timeout (TCP_USER_TIMEOUT,
+ * twice the election timeout): data or a connect unanswered that long ends
+ * it, and raft connects again, anew.  And each is watched, through a
+ * duplicate of its socket, for its far end closing it: then its sending
+ * half is shut and raft is made to send a result of term 0, which fails at
+ * once (and would be ignored if it went anywhere), so that raft connects
+ * again before it has something to say.
+ *
+ * A connection starts with raft_uv_tcp's handshake, which its listener
+ * reads (little-endian):
+ *
+ *   OFFSET  SIZE  FIELD
+ *        0     8  protocol: 1
+ *        8     8  the server id of the one connecting
+ *       16     8  n: the size of the address field, a multiple of 8
+ *       24     n  its raft address, NUL-terminated, zero-padded
+ *
+ * raft_uv owns t->data (its own state); t->impl is ours. */
+#include <errno.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "server/raft/internal.h"
+
+#define HANDSHAKE_PROTOCOL 1
+
+struct conn;
+struct dial;
+
+struct tcp {
+    struct replog *l;
+    struct raft_uv_transport *outer; /* raft's view of this */
+    struct raft_uv_transport inner;  /* raft_uv_tcp's: it listens */
+    raft_id id;                      /* ours, for the handshake */
+    char *address;
+    struct conn *conns; /* the connections raft has, watched */
+    struct dial *dials; /* the connects on their way */
+    unsigned open;      /* conns and dials with handles not closed */
+    int inner_open;     /* raft_uv_tcp not yet closed */
+    raft_uv_transport_close_cb closed;
+};
+
+/* ---- a connection raft has, watched for its far end closing ---- */
+
+struct conn {
+    uv_poll_t poll;
+    uv_timer_t wait; /* the kick of one closed as soon as opened */
+    int handles;     /* not yet closed */
+    int fd;          /* a duplicate of raft's socket: the handles are ours */
+    raft_id id;
+    char *address;
+    uint64_t since; /* uv_now when opened */
+    struct tcp *t;
+    struct conn *next;
+};
+
+static void maybe_closed(struct tcp *t)
+{
+    if (t->closed != NULL && t->open == 0 && !t->inner_open)
+        t->closed(t->outer);
+}
+
+static void conn_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    struct tcp *t = c->t;
+
+    if (--c->handles > 0)
+        return;
+    close(c->fd);
+    free(c->address);
+    free(c);
+    t->open--;
+    maybe_closed(t);
+}
+
+static void conn_drop(struct conn *c)
+{
+    struct conn **p = &c->t->conns;
+
+    while (*p != c)
+        p = &(*p)->next;
+    *p = c->next;
+    uv_close((uv_handle_t *)&c->poll, conn_closed);
+    uv_close((uv_handle_t *)&c->wait, conn_closed);
+}
+
+static void kicked(struct raft_io_send *req, int status)
+{
+    (void)status;
+    free(req);
+}
+
+static void kick(uv_timer_t *h)
+{
+    struct conn *c = h->data;
+    struct replog *l = c->t->l;
+    struct raft_message m = {0};
+    struct raft_io_send *req;
+
+    if (!l->closing && (req = calloc(1, sizeof *req)) != NULL) {
+        m.type = RAFT_IO_APPEND_ENTRIES_RESULT;
+        m.server_id = c->id;
+        m.server_address = c->address;
+        if (l->uv.send(&l->uv, req, &m, kicked) != 0)
+            free(req);
+    }
+    conn_drop(c);
+}
+
+static void conn_cb(uv_poll_t *h, int status, int events)
+{
+    struct conn *c = h->data;
+    struct replog *l = c->t->l;
+    uint64_t age = uv_now(l->loop) - c->since;
+    char b[64];
+    ssize_t n;
+
+    (void)events;
+    /* Nothing comes the other way but the end of the connection. */
+    n = recv(c->fd, b, sizeof b, MSG_DONTWAIT);
+    if (status == 0 && (n > 0 || (n < 0 && errno == EAGAIN)))
+        return;
+    uv_poll_stop(h);
+    shutdown(c->fd, SHUT_WR);
+    /* One the far end closed as soon as it was opened (a process on its
+     * way out took it) is kicked a heartbeat after it was opened: one
+     * that is closed every time would otherwise have raft connect again at
+     * once, and again. */
+    if (age >= l->heartbeat_ms ||
+        uv_timer_start(&c->wait, kick, l->heartbeat_ms - age, 0) != 0)
+        kick(&c->wait);
+}
+
+static void conn_watch(struct tcp *t, raft_id id, const char *address,
+                       uv_tcp_t *tcp)
+{
+    struct conn *c = calloc(1, sizeof *c);
+    uv_os_fd_t fd;
+
+    if (c == NULL || uv_fileno((uv_handle_t *)tcp, &fd) != 0 ||
+        (c->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        free(c);
+        return; /* raft's own way, then: it finds out on a write */
+    }
+    if ((c->address = strdup(address)) == NULL ||
+        uv_poll_init(t->l->loop, &c->poll, c->fd) != 0) {
+        close(c->fd);
+        free(c->address);
+        free(c);
+        return;
+    }
+    uv_timer_init(t->l->loop, &c->wait);
+    c->handles = 2;
+    c->id = id;
+    c->since = uv_now(t->l->loop);
+    c->t = t;
+    c->poll.data = c;
+    c->wait.data = c;
+    c->next = t->conns;
+    t->conns = c;
+    t->open++;
+    if (uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, conn_cb) != 0)
+        conn_drop(c);
+}
+
+/* ---- a connect on its way, for raft ---- */
+
+static void store_le64(uint8_t *p, uint64_t v)
+{
+    int i;
+
+    for (i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+struct dial {
+    struct raft_uv_connect *req; /* raft's */
+    raft_id id;
+    char *address;
+    struct tcp *t;
+    uv_getaddrinfo_t resolve;
+    uv_tcp_t *tcp; /* raft_malloc'd: raft frees it once it closes it */
+    uv_connect_t connect;
+    uv_write_t write;
+    uv_buf_t hello;
+    int status; /* RAFT_CANCELED once the transport closes */
+    struct dial *next;
+};
+
+static void dial_done(struct dial *d, uv_stream_t *stream, int status)
+{
+    struct tcp *t = d->t;
+    struct dial **p = &t->dials;
+
+    while (*p != d)
+        p = &(*p)->next;
+    *p = d->next;
+    d->req->cb(d->req, stream, status);
+    free(d->hello.base);
+    free(d->address);
+    free(d);
+    t->open--;
+    maybe_closed(t);
+}
+
+static void dial_closed(uv_handle_t *h)
+{
+    struct dial *d = h->data;
+
+    raft_free(h);
+    dial_done(d, NULL, d->status);
+}
+
+static void dial_fail(struct dial *d, int status)
+{
+    if (d->status == 0)
+        d->status = status;
+    uv_close((uv_handle_t *)d->tcp, dial_closed);
+}
+
+static void wrote(uv_write_t *w, int status)
+{
+    struct dial *d = w->data;
+
+    if (d->status != 0)
+        return; /* closing: dial_closed finishes */
+    if (status != 0) {
+        dial_fail(d, RAFT_NOCONNECTION);
+        return;
+    }
+    conn_watch(d->t, d->id, d->address, d->tcp);
+    dial_done(d, (uv_stream_t *)d->tcp, 0);
+}
+
+static void connected(uv_connect_t *c, int status)
+{
+    struct dial *d = c->data;
+    struct tcp *t = d->t;
+    size_t n = (strlen(t->address) + 1 + 7) / 8 * 8;
+    uint8_t *p;
+
+    if (d->status != 0)
+        return;
+    if (status != 0) {
+        dial_fail(d, RAFT_NOCONNECTION);
+        return;
+    }
+    d->hello.len = 24 + n;
+    if ((d->hello.base = calloc(1, d->hello.len)) == NULL) {
+        dial_fail(d, RAFT_NOMEM);
+        return;
+    }
+    p = (uint8_t *)d->hello.base;
+    store_le64(p, HANDSHAKE_PROTOCOL);
+    store_le64(p + 8, t->id);
+    store_le64(p + 16, n);
+    memcpy(p + 24, t->address, strlen(t->address));
+    d->write.data = d;
+    if (uv_write(&d->write, (uv_stream_t *)d->tcp, &d->hello, 1, wrote) != 0)
+        dial_fail(d, RAFT_NOCONNECTION);
+}
+
+static void resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *ai)
+{
+    struct dial *d = r->data;
+    struct replog *l = d->t->l;
+    unsigned timeout = 2 * l->election_ms;
+    uv_os_fd_t fd;
+
+    if (d->status != 0 || status != 0) {
+        uv_freeaddrinfo(ai);
+        dial_done(d, NULL, d->status != 0 ? d->status : RAFT_NOCONNECTION);
+        return;
+    }
+    if ((d->tcp = raft_malloc(sizeof *d->tcp)) == NULL) {
+        uv_freeaddrinfo(ai);
+        dial_done(d, NULL, RAFT_NOMEM);
+        return;
+    }
+    d->tcp->data = d;
+    d->connect.data = d;
+    if (uv_tcp_init_ex(l->loop, d->tcp, (unsigned)ai->ai_family) != 0) {
+        raft_free(d->tcp);
+        uv_freeaddrinfo(ai);
+        dial_done(d, NULL, RAFT_NOCONNECTION);
+        return;
+    }
+    if (uv_fileno((uv_handle_t *)d->tcp, &fd) != 0 ||
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
+                   sizeof timeout) != 0 ||
+        uv_tcp_connect(&d->connect, d->tcp, ai->ai_addr, connected) != 0)
+        dial_fail(d, RAFT_NOCONNECTION);
+    uv_freeaddrinfo(ai);
+}
+
+/* "host:port" or "[v6]:port" into its parts, in place. */
+static int split(char *address, char **host, char **port)
+{
+    char *colon = strrchr(address, ':');
+
+    if (colon == NULL)
+        return -1;
+    *colon = '\0';
+    *port = colon + 1;
+    *host = address;
+    if (address[0] == '[' && colon > address && colon[-1] == ']') {
+        colon[-1] = '\0';
+        *host = address + 1;
+    }
+    return 0;
+}
+
+static int tcp_connect(struct raft_uv_transport *rt,
+                       struct raft_uv_connect *req, raft_id id,
+                       const char *address, raft_uv_connect_cb cb)
+{
+    struct tcp *t = rt->impl;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
+    struct dial *d = calloc(1, sizeof *d);
+    char *copy = strdup(address), *host, *port;
+
+    if (d == NULL || copy == NULL || (d->address = strdup(address)) == NULL) {
+        free(d);
+        free(copy);
+        return RAFT_NOMEM;
+    }
+    req->cb = cb;
+    d->req = req;
+    d->id = id;
+    d->t = t;
+    d->resolve.data = d;
+    if (split(copy, &host, &port) != 0 ||
+        uv_getaddrinfo(t->l->loop, &d->resolve, resolved, host, port,
+                       &hints) != 0) {
+        snprintf(rt->errmsg, sizeof rt->errmsg, "cannot connect to %s",
+                 address);
+        free(copy);
+        free(d->address);
+        free(d);
+        return RAFT_NOCONNECTION;
+    }
+    free(copy);
+    d->next = t->dials;
+    t->dials = d;
+    t->open++;
+    return 0;
+}
+
+/* ---- the transport ---- */
+
+/* raft_uv_tcp listens on an IPv4 address only: a host name is resolved
+ * to one. */
+static int bind_address(struct tcp *t, struct raft_uv_transport *rt)
+{
+    struct addrinfo hints = {.ai_family = AF_INET,
+                             .ai_socktype = SOCK_STREAM},
+                    *ai;
+    struct in_addr a;
+    char *copy = strdup(t->address), *host, *port, ip[INET_ADDRSTRLEN],
+         bind[INET_ADDRSTRLEN + 8];
+    int rv = 0;
+
+    if (copy == NULL)
+        return RAFT_NOMEM;
+    if (split(copy, &host, &port) == 0 && inet_pton(AF_INET, host, &a) != 1) {
+        if ((rv = getaddrinfo(host, port, &hints, &ai)) != 0) {
+            snprintf(rt->errmsg, sizeof rt->errmsg, "%s: %s", host,
+                     gai_strerror(rv));
+            free(copy);
+            return RAFT_NOCONNECTION;
+        }
+        inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, ip,
+                  sizeof ip);
+        freeaddrinfo(ai);
+        snprintf(bind, sizeof bind, "%s:%s", ip, port);
+        raft_uv_tcp_set_bind_address(&t->inner, bind);
+    }
+    free(copy);
+    return 0;
+}
+
+static int tcp_init(struct raft_uv_transport *rt, raft_id id,
+                    const char *address)
+{
+    struct tcp *t = rt->impl;
+    int rv;
+
+    t->id = id;
+    if ((t->address = strdup(address)) == NULL)
+        return RAFT_NOMEM;
+    if ((rv = bind_address(t, rt)) != 0)
+        return rv;
+    if ((rv = t->inner.init(&t->inner, id, address)) != 0)
+        memcpy(rt->errmsg, t->inner.errmsg, sizeof rt->errmsg);
+    return rv;
+}
+
+static int tcp_listen(struct raft_uv_transport *rt, raft_uv_accept_cb cb)
+{
+    struct tcp *t = rt->impl;
+    int rv;
+
+    /* raft_uv_tcp hands raft its own transport with a connection taken,
+     * and raft finds itself in its data (set after init). */
+    t->inner.data = rt->data;
+    if ((rv = t->inner.listen(&t->inner, cb)) != 0)
+        memcpy(rt->errmsg, t->inner.errmsg, sizeof rt->errmsg);
+    return rv;
+}
+
+static void inner_closed(struct raft_uv_transport *inner)
+{
+    struct tcp *t = (struct tcp *)((char *)inner - offsetof(struct tcp, inner));
+
+    t->inner_open = 0;
+    maybe_closed(t);
+}
+
+static void tcp_close(struct raft_uv_transport *rt,
+                      raft_uv_transport_close_cb cb)
+{
+    struct tcp *t = rt->impl;
+    struct dial *d;
+
+    t->closed = cb;
+    while (t->conns != NULL)
+        conn_drop(t->conns);
+    for (d = t->dials; d != NULL; d = d->next) {
+        if (d->status != 0)
+            continue;
+        d->status = RAFT_CANCELED;
+        if (d->tcp != NULL)
+            uv_close((uv_handle_t *)d->tcp, dial_closed);
+        else
+            uv_cancel((uv_req_t *)&d->resolve);
+    }
+    t->inner.close(&t->inner, inner_closed);
+}
+
+int replog__tcp_init(struct raft_uv_transport *rt, struct replog *l)
+{
+    struct tcp *t = calloc(1, sizeof *t);
+    int rv;
+
+    if (t == NULL)
+        return RAFT_NOMEM;
+    if ((rv = raft_uv_tcp_init(&t->inner, l->loop)) != 0) {
+        free(t);
+        return rv;
+    }
+    memset(rt, 0, sizeof *rt);
+    t->l = l;
+    t->outer = rt;
+    t->inner_open = 1;
+    rt->impl = t;
+    rt->init = tcp_init;
+    rt->listen = tcp_listen;
+    rt->connect = tcp_connect;
+    rt->close = tcp_close;
+    return 0;
+}
+
+void replog__tcp_free(struct raft_uv_transport *rt)
+{
+    struct tcp *t = rt->impl;
+
+    raft_uv_tcp_close(&t->inner);
+    free(t->address);
+    free(t);
+    rt->impl = NULL;
+}
