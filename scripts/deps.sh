@@ -17,7 +17,8 @@ if [ "${1:-}" = "--test" ]; then
            clang libclang-rt-14-dev python3 e2fsprogs util-linux strace
            python3-kazoo python3-pytest python3-pytest-timeout
            python3-pytest-rerunfailures python3-mock python3-objgraph
-           golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl)
+           golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl
+           iproute2)
 fi
 
 missing=()

@@ -43,8 +43,12 @@ done
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
+    # Member 3 by name: raft binds and dials, and the peer links check
+    # their callers, by what the name resolves to.
     for i in 1 2 3; do
-        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
+        host=127.0.0.1
+        [ "$i" = 3 ] && host=localhost
+        echo "server.$i=$host:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
     done
 } > "$work/zoo.cfg"
 hosts="127.0.0.1:${cport[1]},127.0.0.1:${cport[2]},127.0.0.1:${cport[3]}"
