@@ -267,16 +267,28 @@ static void on_signal(uv_signal_t *h, int signum)
     stop(h->data);
 }
 
-/* Certificates expire: SIGHUP puts new ones in use without a restart. */
+/* SIGHUP: logFile is opened again (logrotate moved it away), and
+ * certificates, which expire, are put in use without a restart.  Nothing
+ * else is read again: other keys need a restart. */
 static void on_sighup(uv_signal_t *h, int signum)
 {
     struct tbd *s = h->data;
+    int rv;
 
     (void)signum;
+    if (s->cfg->log_file != NULL) {
+        rv = tb_log_reopen();
+        if (rv != 0)
+            tb_log(TB_LOG_ERROR, "SIGHUP: cannot reopen logFile %s (%s): "
+                   "logging on to the file open before",
+                   s->cfg->log_file, strerror(-rv));
+        else
+            tb_log(TB_LOG_INFO, "SIGHUP: logFile reopened");
+    }
     if (s->tls_ctx != NULL)
         tls_server_reload(s);
     else
-        tb_log(TB_LOG_INFO, "SIGHUP: no TLS port, nothing to read again");
+        tb_log(TB_LOG_INFO, "SIGHUP: no TLS port, no certificates to read again");
 }
 
 static int refresh_session(void *arg, const struct fsm_session_info *si)
@@ -422,6 +434,12 @@ int main(int argc, char **argv)
         return 2;
     }
     tb_log_set_level(cfg.log_level);
+    if (cfg.log_file != NULL && (rv = tb_log_open(cfg.log_file)) != 0) {
+        fprintf(stderr, "tumblerd: logFile %s: %s\n", cfg.log_file,
+                strerror(-rv));
+        tb_config_free(&cfg);
+        return 2;
+    }
     if (sasl_setup(&cfg, err, sizeof err) != 0) {
         fprintf(stderr, "tumblerd: %s\n", err);
         tb_config_free(&cfg);

@@ -2,6 +2,7 @@
  * overrides, error messages naming file:line), the `conf` text and the
  * server's logger.  An ensemble's (server.N lines, myid) are in
  * test_config_ensemble.c. */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -740,6 +741,54 @@ static void test_log_lines(void **state)
     free(text);
 }
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *text = calloc(1, 4096);
+
+    assert_non_null(f);
+    assert_non_null(text);
+    assert_true(fread(text, 1, 4095, f) < 4095);
+    fclose(f);
+    return text;
+}
+
+/* logFile and SIGHUP under logrotate: lines go to the file as it was
+ * opened until it is reopened, then to a new file at the same path. */
+static void test_log_file_reopen(void **state)
+{
+    char dir[] = "/tmp/tb_test_logfile_XXXXXX", path[64], moved[64];
+    char *text;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/tumblerd.log", dir);
+    snprintf(moved, sizeof moved, "%s/tumblerd.log.1", dir);
+    assert_int_equal(tb_log_open(path), 0);
+    tb_log(TB_LOG_INFO, "first");
+    assert_int_equal(rename(path, moved), 0);
+    tb_log(TB_LOG_INFO, "second");
+    assert_int_equal(tb_log_reopen(), 0);
+    tb_log(TB_LOG_INFO, "third");
+    tb_log_set_fd(2);
+    assert_int_equal(tb_log_reopen(), 0); /* no file now: a no-op */
+
+    text = slurp(moved);
+    assert_non_null(strstr(text, "INFO  first\n"));
+    assert_non_null(strstr(text, "INFO  second\n"));
+    assert_null(strstr(text, "third"));
+    free(text);
+    text = slurp(path);
+    assert_non_null(strstr(text, "INFO  third\n"));
+    assert_null(strstr(text, "second"));
+    free(text);
+
+    assert_int_equal(tb_log_open("/nonexistent-dir/tumblerd.log"), -ENOENT);
+    assert_int_equal(unlink(moved), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -757,6 +806,7 @@ int main(void)
         cmocka_unit_test(test_log_time),
         cmocka_unit_test(test_log_levels),
         cmocka_unit_test(test_log_lines),
+        cmocka_unit_test(test_log_file_reopen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

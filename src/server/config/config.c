@@ -138,7 +138,10 @@ enum key_type {
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
       "writes are refused when dataDir has less free; 0: no check")         \
     X("logLevel", K_LEVEL, log_level, 0, 0, "info",                         \
-      "error, warn, info or debug")
+      "error, warn, info or debug")                                         \
+    X("logFile", K_STR, log_file, 0, 0, "",                                 \
+      "append the log to this file, reopened on SIGHUP (for logrotate); "   \
+      "empty: stderr (the journal, under systemd)")
 
 struct key_def {
     const char *name;

@@ -132,6 +132,8 @@ struct tb_config {
     int64_t min_free_disk_bytes;   /* minFreeDiskBytes: refuse writes below;
                                       0 turns the check off */
     int log_level;                 /* logLevel: enum tb_log_level */
+    char *log_file;                /* logFile: the log appended here, or
+                                      NULL for stderr */
 
     /* server.N lines; after tb_config_finish() sorted by id, and, when
      * there are any, server_id is one of them (tb_config_self()) */

@@ -1,9 +1,12 @@
 /* The server's line logger (see log.h).  The level and the descriptor are
  * atomics: they are set at startup by the loop thread but read by every
  * thread that logs, and a plain int would be a data race under TSan. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +19,8 @@
 
 static _Atomic int log_level = TB_LOG_INFO;
 static _Atomic int log_fd = 2;
+/* logFile, kept for tb_log_reopen(); empty: none */
+static char log_path[4096];
 
 static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
 
@@ -40,7 +45,40 @@ int tb_log_enabled(int level)
 
 void tb_log_set_fd(int fd)
 {
+    log_path[0] = '\0'; /* a descriptor given is not reopened by a path */
     atomic_store_explicit(&log_fd, fd, memory_order_relaxed);
+}
+
+int tb_log_open(const char *path)
+{
+    int fd;
+
+    if (strlen(path) >= sizeof log_path)
+        return -ENAMETOOLONG;
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0)
+        return -errno;
+    tb_log_set_fd(fd);
+    strcpy(log_path, path);
+    return 0;
+}
+
+int tb_log_reopen(void)
+{
+    int fd, old = atomic_load_explicit(&log_fd, memory_order_relaxed);
+
+    if (log_path[0] == '\0')
+        return 0;
+    fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0)
+        return -errno;
+    if (dup3(fd, old, O_CLOEXEC) < 0) {
+        int rv = -errno;
+        close(fd);
+        return rv;
+    }
+    close(fd);
+    return 0;
 }
 
 const char *tb_log_level_name(int level)

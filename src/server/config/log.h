@@ -1,4 +1,4 @@
-/* tumblerd's log: one line per event on stderr,
+/* tumblerd's log: one line per event on stderr (or in logFile),
  *
  *     2026-11-22T04:28:26.123Z WARN  too many connections from 10.0.0.7
  *
@@ -29,6 +29,15 @@ int tb_log_enabled(int level);
 
 /* Where lines go; the default is 2 (stderr).  Tests point it at a file. */
 void tb_log_set_fd(int fd);
+
+/* logFile: lines are appended to `path` (created 0640) from now on.
+ * tb_log_reopen() opens the same path again, for SIGHUP after logrotate
+ * moved the file away: the new file takes the old one's descriptor with
+ * dup2(2), so a thread writing meanwhile writes to one or the other, never
+ * to a closed descriptor.  Both return 0 or a negative errno; on an error
+ * the log keeps going where it went.  Only the loop thread calls them. */
+int tb_log_open(const char *path);
+int tb_log_reopen(void);
 
 void tb_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
