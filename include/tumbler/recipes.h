@@ -227,11 +227,59 @@ TB_API const char *tb_lock_node_what(const char *name);
 typedef int (*tb_lock_fn)(void *arg, int64_t token);
 TB_API int tb_lock_run(struct tb_client *c, const char *path, tb_lock_fn fn,
                        void *arg);
+/* The same, giving up the wait after `timeout_ms` (see Timeouts above):
+ * then TB_ETIMEDOUT, fn not called and no node left. */
+TB_API int tb_lock_run_timeout(struct tb_client *c, const char *path,
+                               int timeout_ms, tb_lock_fn fn, void *arg);
 /* The same, asynchronous: fn runs on the callback thread (it must not
  * block), then `cb` gets what tb_lock_run would return. */
 TB_API int tb_lock_run_async(struct tb_client *c, const char *path,
                              int timeout_ms, tb_lock_fn fn, void *arg,
                              tb_done_cb cb, void *data);
+
+/* ------------------------------------------------------------------ */
+/* Fencing on the server                                               */
+
+/* A fenced write: a multi that applies only while the handle still holds
+ * its fair lock (a mutex or a side of a read-write lock).  It carries a
+ * check that the handle's lock node exists, which is true exactly while
+ * the hold lasts, so a holder paused past its session, or whose node was
+ * deleted, writes nothing once another can hold.  tb_mutex_fence appends
+ * that check to `ops` (the writes and the check apply all or nothing, in
+ * any order).  The exec forms append it and send `ops`; they report
+ * TB_ELOCKLOST when the check failed (nothing was applied), else the
+ * multi's own result (TB_ELOCKLOST too when the session expired: the
+ * write then applied before the loss or not at all); the results include
+ * the check, last.  All return
+ * TB_ENOTHELD if the handle does not hold, TB_ELOCKLOST if it knows the
+ * lock lost, TB_EINVAL for a non-fair lock (its node is recreated by the
+ * next holder under the same name, so no check can tell the two apart).
+ * `ops` keeps the check: build a new one for the next write. */
+TB_API int tb_mutex_fence(struct tb_mutex *m, struct tb_multi *ops);
+TB_API int tb_fenced_exec(struct tb_mutex *m, struct tb_multi *ops,
+                          tb_multi_cb cb, void *data);
+TB_API int tb_fenced_exec_sync(struct tb_mutex *m, struct tb_multi *ops,
+                               struct tb_multi_results *out);
+/* One fenced setData (`version` -1: any). */
+TB_API int tb_fenced_set_data_sync(struct tb_mutex *m, const char *path,
+                                   const void *value, size_t len,
+                                   int32_t version, struct tb_stat *stat);
+
+/* The token check (Chubby's CheckSequencer), for a resource that is
+ * handed a fencing token and must know before it acts whether the hold
+ * that token names is still on: `cb` gets 0 if a current holder of the
+ * lock at `path` has that token (the first node of the queue, each reader
+ * sharing the lock, an election's leader, or a non-fair lock's or
+ * leader's node PATH), TB_ELOCKLOST if none has (that hold is over, or
+ * the token was never a holder's), or the error that kept the server from
+ * answering.  It syncs first, so a server behind the holder's answers
+ * with the grant the holder saw.  Any session may ask; the answer is true
+ * of the moment the server read the queue -- a resource that acts on it
+ * must still refuse tokens lower than the largest it has seen. */
+TB_API int tb_token_check(struct tb_client *c, const char *path, int64_t token,
+                          tb_done_cb cb, void *data);
+TB_API int tb_token_check_sync(struct tb_client *c, const char *path,
+                               int64_t token);
 
 /* ------------------------------------------------------------------ */
 /* Read-write lock                                                     */

@@ -188,6 +188,12 @@ static int run_result(int fn_rc, int unlock_rc)
 
 int tb_lock_run(struct tb_client *c, const char *path, tb_lock_fn fn, void *arg)
 {
+    return tb_lock_run_timeout(c, path, -1, fn, arg);
+}
+
+int tb_lock_run_timeout(struct tb_client *c, const char *path, int timeout_ms,
+                        tb_lock_fn fn, void *arg)
+{
     struct tb_mutex *m;
     int64_t token;
     int rv, frc;
@@ -196,7 +202,7 @@ int tb_lock_run(struct tb_client *c, const char *path, tb_lock_fn fn, void *arg)
         return TB_EINVAL;
     if ((rv = tb_mutex_new(&m, c, path, NULL)) != 0)
         return rv;
-    rv = tb_mutex_lock_sync(m, -1, &token);
+    rv = tb_mutex_lock_sync(m, timeout_ms, &token);
     if (rv == 0) {
         frc = fn(arg, token);
         rv = run_result(frc, tb_mutex_unlock_sync(m));

@@ -36,6 +36,11 @@ static const struct {
     {"mixed", t_mixed, ""},
     {"try", t_try, "PATH mutex|read|write|nonfair|sem [TIMEOUT_MS]"},
     {"hold", t_hold, "PATH mutex|read|write|nonfair|sem FILE"},
+    {"fence", t_fence, ""},
+    {"fence_holder", t_fence_holder, "LOCK RES"},
+    {"fence_taker", t_fence_taker, "LOCK RES OLD_TOKEN"},
+    {"check_token", t_check_token, "PATH TOKEN"},
+    {"get", t_get, "PATH"},
 };
 
 int main(int argc, char **argv)

@@ -52,6 +52,16 @@ static inline void rt_done_cb(int rc, void *data)
     rt_acq_set(data, rc, 0, NULL);
 }
 
+/* A multi's completion: rc, and the count of results as the token. */
+static inline void rt_multi_cb(struct tb_client *c, int rc,
+                               const struct tb_op_result *r, int count,
+                               void *data)
+{
+    (void)c;
+    (void)r;
+    rt_acq_set(data, rc, count, NULL);
+}
+
 static inline void rt_lease_cb(int rc, struct tb_lease *l, void *data)
 {
     rt_acq_set(data, rc, 0, l);

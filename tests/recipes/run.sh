@@ -151,6 +151,32 @@ sigstop)
     [ $((got - stopped)) -ge 2500 ] || fail "lock free before the session expired"
     [ $((lost - resumed)) -le 3000 ] || fail "holder told too late"
     ;;
+fence_stop)
+    # A holder writing a resource fenced is paused past its session: the
+    # next holder takes the lock, writes, and finds the old token stale.
+    # On SIGCONT the old holder's next write is refused (by the server's
+    # check, or because it has heard of the loss) and the resource keeps
+    # the new holder's write.
+    lock=/rt/fstop/lock res=/fstop_res
+    "$bin" "$hosts" fence_holder $lock $res > "$tmp/holder.out" 2>&1 &
+    hpid=$!
+    CHILDREN+=($hpid)
+    wait_line "$tmp/holder.out" '^WROTE ' 20 || fail "holder"
+    t1=$(field "$tmp/holder.out" HELD 2)
+    kill -STOP "$hpid"
+    "$bin" "$hosts" fence_taker $lock $res "$t1" > "$tmp/taker.out" 2>&1 ||
+        fail "taker: $(cat "$tmp/taker.out")"
+    t2=$(field "$tmp/taker.out" TOOK 2)
+    kill -CONT "$hpid"
+    wait_pid "$hpid" 20 || fail "holder did not end: $(cat "$tmp/holder.out")"
+    cat "$tmp/holder.out" "$tmp/taker.out"
+    grep -q '^FENCED ELOCKLOST' "$tmp/holder.out" || fail "holder's write not refused"
+    got=$("$bin" "$hosts" get $res)
+    [ "$got" = "taker $t2" ] || fail "resource holds '$got', not the taker's write"
+    got=$("$bin" "$hosts" check_token $lock "$t1")
+    [ "$got" = "CHECK ELOCKLOST" ] || fail "old token: $got"
+    echo "fence_stop: tokens $t1 -> $t2; the paused holder's write refused"
+    ;;
 restart)
     # Fencing tokens keep rising across a server restart.
     "$bin" "$hosts" token_before /rt/restart/lock "$tmp/token" || fail "before"

@@ -24,5 +24,10 @@ int t_loop(int argc, char **argv);
 int t_mixed(int argc, char **argv);
 int t_try(int argc, char **argv);
 int t_hold(int argc, char **argv);
+int t_fence(int argc, char **argv);
+int t_fence_holder(int argc, char **argv);
+int t_fence_taker(int argc, char **argv);
+int t_check_token(int argc, char **argv);
+int t_get(int argc, char **argv);
 
 #endif
