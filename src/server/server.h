@@ -243,6 +243,8 @@ void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms);
 void session_closed(struct tbd *s, int64_t id);
 void session_tick(struct tbd *s);
 void session_result(struct conn *c, int rc, const uint8_t *body, size_t len);
+/* The leader recorded the session c resumes as held here (peer.h). */
+void session_claimed(struct conn *c);
 
 /* proc/read.c */
 void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body);

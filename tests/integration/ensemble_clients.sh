@@ -331,6 +331,30 @@ check5() {
 }
 run_check 5 "a member behind the client's last zxid refuses it" check5
 
+# A session resumed on another member while its first connection is still open (as when a
+# client gave that one up, with a request on its way): what the old connection sends is
+# refused, as ZooKeeper's leader refuses it (SESSIONMOVED), never applied after the writes the
+# session makes since.
+check5m() {
+    local bad=0 from to n=0 a b
+    all_up || return 1
+    l=$(leader)
+    a=$(( l % 3 + 1 )) b=$(( (l + 1) % 3 + 1 ))
+    for pair in "$a $b" "$a $l" "$l $a"; do
+        read -r from to <<< "$pair"
+        n=$((n + 1))
+        if "$session_tool" moved "127.0.0.1:${cport[$from]}" "127.0.0.1:${cport[$to]}" \
+                "/moved$n" > "$work/moved.out" 2>&1; then
+            echo "  ok   member $from to $to: $(cat "$work/moved.out")"
+        else
+            echo "  FAIL: member $from to $to: $(cat "$work/moved.out")"
+            bad=1
+        fi
+    done
+    return "$bad"
+}
+run_check 5m "a session moved: its old connection writes nothing more" check5m
+
 check6() {
     local out=$work/lock.out tok=$work/lock.token mark=$work/lock.done lk rc bad=0
     local held p k sess sess2 n

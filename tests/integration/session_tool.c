@@ -7,10 +7,17 @@
  *       reconnects to the session (exit 0 if the server accepted it and
  *       PATH still exists, 3 if the session was refused as expired)
  *   session_tool exists HOST:PORT PATH
- *       exit 0 if PATH exists, 1 if not */
+ *       exit 0 if PATH exists, 1 if not
+ *   session_tool moved HOST:PORT HOST:PORT PATH
+ *       opens a session on the first server, resumes it on the second
+ *       while the first connection stays open, then sends a create of PATH
+ *       on the first: exit 0 if it was refused and PATH does not exist
+ *       (the first server no longer holds the session), 1 if it was
+ *       created */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rawzk.h"
 
@@ -83,12 +90,64 @@ static int do_exists(const char *hp, const char *path)
     return rv == 0 ? 0 : 1;
 }
 
+static int do_moved(const char *from, const char *to, const char *path)
+{
+    struct rz z1, z2;
+    struct rz_stat st;
+    struct rz_hello h = {0, 0, 10000, 0, NULL, 0};
+    struct rz_reply rep;
+    struct rz_w w = {0};
+    int created, absent, tries;
+
+    rz_init(&z1);
+    if (rz_open(&z1, from, 10000) != 0)
+        return 2;
+    h.sid = z1.sid;
+    h.pw = z1.pw;
+    h.last_zxid = z1.last_zxid;
+    /* The second server refuses a client that has seen more than it has
+     * applied: tried again, as a client would, until it has caught up. */
+    for (tries = 0; tries < 100; tries++) {
+        rz_init(&z2);
+        if (rz_dial(&z2, to) == 0 && rz_hello(&z2, &h) == 1 &&
+            z2.sid == z1.sid)
+            break;
+        rz_drop(&z2);
+        usleep(20000);
+    }
+    if (tries == 100) {
+        rz_drop(&z1);
+        return 2;
+    }
+    created = rz_create(&z1, RZ_OP_CREATE, path, "x", 1, 0, -1, NULL, 0,
+                        NULL) == 0;
+    /* A sync on the second server: it has applied all the first could
+     * have had logged. */
+    rz_w_str(&w, path);
+    if (rz_call(&z2, RZ_OP_SYNC, &w, &rep) != 0) {
+        rz_w_free(&w);
+        rz_drop(&z1);
+        rz_drop(&z2);
+        return 2;
+    }
+    rz_w_free(&w);
+    absent = rz_exists(&z2, path, 0, &st) != 0;
+    printf("session %llx moved; the create on its old connection %s; %s %s\n",
+           (unsigned long long)z1.sid, created ? "acknowledged" : "refused",
+           path, absent ? "missing" : "present");
+    rz_drop(&z1);
+    rz_close(&z2);
+    return !created && absent ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "open") == 0)
         return do_open(argv[2], argv[3], atoi(argv[4]));
     if (argc == 7 && strcmp(argv[1], "resume") == 0)
         return do_resume(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    if (argc == 5 && strcmp(argv[1], "moved") == 0)
+        return do_moved(argv[2], argv[3], argv[4]);
     if (argc == 4 && strcmp(argv[1], "exists") == 0)
         return do_exists(argv[2], argv[3]);
     fprintf(stderr, "usage: see the comment at the top of session_tool.c\n");

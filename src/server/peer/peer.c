@@ -13,7 +13,14 @@
 #include "server/raft/replog.h"
 #include "server/server.h"
 
-enum { PEER_HELLO = 1, PEER_FORWARD = 2, PEER_TOUCH = 3, PEER_FAILED = 4 };
+enum {
+    PEER_HELLO = 1,
+    PEER_FORWARD = 2,
+    PEER_TOUCH = 3,
+    PEER_FAILED = 4,
+    PEER_OWN = 5,
+    PEER_OWNED = 6
+};
 
 #define FRAME_HDR 5
 /* A txn is at most a client's frame (jute.maxbuffer) and what the server
@@ -50,6 +57,8 @@ struct peer {
     struct link *out;         /* to the leader, or NULL */
     uint64_t next_id;
     struct tb_map touched; /* session ids heard from since the last report */
+    struct tb_map owner;   /* the leader: session id -> the server id it is
+                              held on (PEER_OWN), as a pointer */
     uint64_t touch_at_ms;  /* when the next report goes */
     int open_handles;      /* the listener and the timer, closing */
     int unreachable;       /* the leader last found so, once said */
@@ -146,7 +155,8 @@ static void handle_closed(uv_handle_t *h)
 }
 
 /* Every client with a write forwarded on it loses its connection: the
- * write's outcome is unknown. */
+ * write's outcome is unknown; so does one whose handshake waits for the
+ * leader (a new session, or one resumed here). */
 static void drop_forwarded(struct tbd *s)
 {
     struct tb_queue *q, *next;
@@ -155,7 +165,8 @@ static void drop_forwarded(struct tbd *s)
     for (q = tb_queue_head(&s->conns); q != &s->conns; q = next) {
         next = q->next;
         c = TB_CONTAINER_OF(q, struct conn, link);
-        if (c->writes_in_flight > 0 && c->tcp.data != NULL)
+        if ((c->writes_in_flight > 0 || c->state == CONN_SESSION) &&
+            c->tcp.data != NULL)
             conn_close(c);
     }
 }
@@ -255,6 +266,7 @@ static void on_forward(struct link *k, const uint8_t *p, size_t n)
     struct tb_rd r = tb_rd_make(p, n);
     struct forward *f;
     struct tb_txn t;
+    intptr_t owner;
     int rv;
 
     if (tb_txn_decode(&r, &t) != 0) {
@@ -268,11 +280,43 @@ static void on_forward(struct link *k, const uint8_t *p, size_t n)
         return;
     }
     *f = (struct forward){s, k->id, t.origin};
-    rv = replog_is_leader(s->log) ? proc_propose_txn(s, &t, forward_done, f)
-                                  : TB_ECONNECTIONLOSS;
+    owner = (intptr_t)tb_map_get(&k->p->owner, (uint64_t)t.session);
+    if (!replog_is_leader(s->log))
+        rv = TB_ECONNECTIONLOSS;
+    else if (owner != 0 && owner != k->from)
+        rv = TB_ESESSIONMOVED;
+    else
+        rv = proc_propose_txn(s, &t, forward_done, f);
     if (rv != 0) {
         free(f);
         send_failed(k, t.origin, rv);
+    }
+}
+
+/* Sessions now held on k's follower: recorded, and the leader's own
+ * connection of each, if any, closed (the client has moved). */
+static void on_own(struct link *k, const uint8_t *p, size_t n)
+{
+    struct tbd *s = k->p->srv;
+    uint8_t b[8];
+    struct conn *c;
+    uint64_t id;
+    size_t i;
+
+    for (i = 0; i + 16 <= n; i += 16) {
+        id = tb_load_be64(p + i);
+        memcpy(b, p + i + 8, 8);
+        if (!replog_is_leader(s->log)) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
+            continue;
+        }
+        if (tb_map_put(&k->p->owner, id, (void *)(intptr_t)k->from) != 0) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ENOMEM);
+            continue;
+        }
+        if ((c = tb_map_get(&s->conn_by_session, id)) != NULL)
+            conn_close(c);
+        link_send(k, PEER_OWNED, b, sizeof b, NULL, 0);
     }
 }
 
@@ -301,13 +345,24 @@ static void on_frame(struct link *k, int type, const uint8_t *p, size_t n)
     case PEER_TOUCH:
         on_touch(k, p, n);
         break;
+    case PEER_OWN:
+        on_own(k, p, n);
+        break;
+    case PEER_OWNED:
+        c = n >= 8 ? tb_map_get(&k->p->srv->conn_by_id, tb_load_be64(p))
+                   : NULL;
+        if (c != NULL && c->tcp.data != NULL && c->state == CONN_SESSION &&
+            c->session_id != 0)
+            session_claimed(c);
+        break;
     case PEER_FAILED:
         c = n >= 12 ? tb_map_get(&k->p->srv->conn_by_id, tb_load_be64(p))
                     : NULL;
         if (c != NULL && c->tcp.data != NULL) {
             tb_log(TB_LOG_WARN,
-                   "peer: the leader could not log a write "
+                   "peer: the leader refused a request of session 0x%llx "
                    "(%s): its connection is closed",
+                   (unsigned long long)c->session_id,
                    tb_strerror((int32_t)tb_load_be32(p + 8)));
             conn_close(c);
         }
@@ -529,6 +584,12 @@ static void on_timer(uv_timer_t *t)
     int leader = replog_leader(s->log);
     uint64_t now = tbd_now_ms(s);
 
+    /* Where sessions are held is learned anew by the next leader, from
+     * the handshakes after it took over. */
+    if (leader != (int)s->server_id && p->owner.count > 0) {
+        tb_map_free(&p->owner);
+        tb_map_init(&p->owner);
+    }
     if (leader == (int)s->server_id || leader == 0) {
         if (p->out != NULL)
             link_close(p->out);
@@ -604,6 +665,34 @@ int peer_forward(struct tbd *s, const void *txn, size_t len)
     return p->out != NULL ? 0 : TB_ECONNECTIONLOSS;
 }
 
+int peer_claim(struct tbd *s, const struct conn *c, int64_t id)
+{
+    struct peer *p = peer_of(s);
+    uint8_t b[16];
+
+    if (p == NULL)
+        return 1;
+    if (replog_is_leader(s->log))
+        return tb_map_put(&p->owner, (uint64_t)id,
+                          (void *)(intptr_t)s->server_id) == 0
+                   ? 1
+                   : TB_ENOMEM;
+    if (p->out == NULL)
+        return TB_ECONNECTIONLOSS;
+    tb_store_be64(b, (uint64_t)id);
+    tb_store_be64(b + 8, c->id);
+    link_send(p->out, PEER_OWN, b, sizeof b, NULL, 0);
+    return p->out != NULL ? 0 : TB_ECONNECTIONLOSS;
+}
+
+void peer_session_closed(struct tbd *s, int64_t id)
+{
+    struct peer *p = peer_of(s);
+
+    if (p != NULL)
+        (void)tb_map_del(&p->owner, (uint64_t)id);
+}
+
 void peer_touched(struct tbd *s, int64_t id)
 {
     struct peer *p = peer_of(s);
@@ -637,6 +726,7 @@ static void peer_closed(uv_handle_t *h)
     if (--p->open_handles > 0)
         return;
     tb_map_free(&p->touched);
+    tb_map_free(&p->owner);
     free(p->members);
     free(p);
 }
@@ -656,6 +746,7 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
     p->n = n;
     tb_queue_init(&p->accepted);
     tb_map_init(&p->touched);
+    tb_map_init(&p->owner);
     for (i = 0; i < n; i++) {
         p->members[i].id = m[i].id;
         if ((rv = resolve(m[i].host, m[i].port, &p->members[i].addr)) != 0)
@@ -683,6 +774,7 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
     return 0;
 err:
     tb_map_free(&p->touched);
+    tb_map_free(&p->owner);
     free(p->members);
     free(p);
     return rv;

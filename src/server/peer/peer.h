@@ -15,6 +15,16 @@
  * The same link carries, every half tick, the sessions the follower's
  * clients were heard on: only the leader expires sessions.
  *
+ * A session has one home: the server its client is connected to.  A
+ * client that resumes its session on a follower is answered only once the
+ * leader has recorded the session there (PEER_OWN, then PEER_OWNED); from
+ * then on the leader refuses what another server forwards for it
+ * (TB_ESESSIONMOVED: that server closes the connection), and closes the
+ * session's connection of its own if it has one.  So a write its client
+ * sent to its old server, held up on the way, can never be applied after
+ * the writes it made since, as with ZooKeeper's SESSIONMOVED.  A new
+ * leader knows only the sessions resumed since it took over.
+ *
  * Frames, both ways, big-endian: u32 length of what follows, u8 type,
  * then the payload.
  *   follower -> leader
@@ -22,14 +32,17 @@
  *     PEER_FORWARD  a txn (tb_txn's encoding); the leader stamps its time
  *                   and policies on it again
  *     PEER_TOUCH    n x u64 session id
+ *     PEER_OWN      n x (u64 session id, u64 connection id)
  *   leader -> follower
- *     PEER_FAILED   u64 origin, i32 status (a TB_E* code) */
+ *     PEER_FAILED   u64 origin, i32 status (a TB_E* code)
+ *     PEER_OWNED    u64 connection id */
 #ifndef TBD_PEER_H
 #define TBD_PEER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+struct conn;
 struct tbd;
 
 /* A member of the ensemble, as the peer links reach it. */
@@ -50,6 +63,13 @@ void peer_stop(struct tbd *s);
  * leader is known or reachable now (the caller closes the client's
  * connection). */
 int peer_forward(struct tbd *s, const void *txn, size_t len);
+/* Connection `c` resumes session `id` here: 1 if it may go on at once
+ * (no ensemble, or this is the leader, which records it), 0 if the leader
+ * was asked (session_claimed follows, or the connection is closed), or
+ * TB_ECONNECTIONLOSS when no leader is reachable now. */
+int peer_claim(struct tbd *s, const struct conn *c, int64_t id);
+/* Session `id` is closed: the leader forgets where it was. */
+void peer_session_closed(struct tbd *s, int64_t id);
 /* Session `id` was heard from on this server (a follower reports it). */
 void peer_touched(struct tbd *s, int64_t id);
 /* 0 while this server, cut off from any leader for longer than an

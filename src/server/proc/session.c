@@ -59,6 +59,21 @@ static void attach(struct conn *c, int64_t id, int32_t timeout)
     expiry_attach(&s->sessions, id, timeout, tbd_now_ms(s));
 }
 
+/* c resumes its session (c->session_id, c->timeout_ms), held here now. */
+static void resume(struct conn *c)
+{
+    struct fsm_session_info fs;
+
+    /* Closed while the leader was asked: not the client's any more. */
+    if (!fsm_session_get(c->srv->fsm, c->session_id, &fs)) {
+        refuse(c);
+        return;
+    }
+    attach(c, c->session_id, c->timeout_ms);
+    reply_connect(c, c->timeout_ms, c->session_id,
+                  (struct tb_str){(const char *)fs.passwd, 16});
+}
+
 void session_connect(struct conn *c, struct tb_str frame)
 {
     struct tbd *s = c->srv;
@@ -103,9 +118,15 @@ void session_connect(struct conn *c, struct tb_str frame)
             refuse(c);
             return;
         }
-        attach(c, req.session_id, timeout);
-        reply_connect(c, timeout, req.session_id,
-                      (struct tb_str){(const char *)fs.passwd, 16});
+        c->session_id = req.session_id;
+        c->timeout_ms = timeout;
+        rv = peer_claim(s, c, req.session_id);
+        if (rv == 1)
+            resume(c);
+        else if (rv == 0)
+            c->state = CONN_SESSION; /* reads nothing until claimed */
+        else
+            conn_close(c);
         return;
     }
     /* The kernel's generator: OpenSSL's would load its providers, a few
@@ -144,6 +165,12 @@ void session_result(struct conn *c, int rc, const uint8_t *body, size_t len)
     conn_resume(c);
 }
 
+void session_claimed(struct conn *c)
+{
+    resume(c);
+    conn_resume(c); /* what the client sent since */
+}
+
 void session_touch(struct tbd *s, int64_t id)
 {
     expiry_touch(&s->sessions, id, tbd_now_ms(s));
@@ -165,6 +192,7 @@ void session_closed(struct tbd *s, int64_t id)
     struct req *r;
 
     expiry_forget(&s->sessions, id);
+    peer_session_closed(s, id);
     if (c == NULL)
         return;
     /* A client's own closeSession is answered before its socket closes. */
