@@ -282,6 +282,47 @@ TB_API int tb_token_check_sync(struct tb_client *c, const char *path,
                                int64_t token);
 
 /* ------------------------------------------------------------------ */
+/* Shared counter                                                      */
+
+/* Curator's DistributedAtomicLong: the persistent node `path` holds the
+ * value as 8 bytes, big-endian; a missing node or empty data reads as 0,
+ * data of another length fails with TB_EDATAINCONSISTENCY.  Curator and
+ * libtumbler clients share one counter.  Writes are optimistic (read,
+ * write on the version read, read again after a conflict), so no add is
+ * lost however many clients add at once.  A missing node is created by
+ * the first write, its parents as containers.  A write cut off with the
+ * connection may or may not have applied: TB_ECONNECTIONLOSS, not retried
+ * (a retry could count twice).  `cb` gets the value (for an add, set or
+ * compare-and-set: the value written) and the node's version (-1: no node
+ * yet). */
+typedef void (*tb_counter_cb)(int rc, int64_t value, int32_t version,
+                              void *data);
+TB_API int tb_counter_get(struct tb_client *c, const char *path,
+                          tb_counter_cb cb, void *data);
+/* Adds `delta` (negative subtracts; wraps as Java's long does). */
+TB_API int tb_counter_add(struct tb_client *c, const char *path, int64_t delta,
+                          tb_counter_cb cb, void *data);
+/* Sets the value whatever it was. */
+TB_API int tb_counter_set(struct tb_client *c, const char *path, int64_t value,
+                          tb_counter_cb cb, void *data);
+/* Compare-and-set on the version (Curator's SharedCount.trySetCount): sets
+ * `value` only if the node is still at `version` as read by a get (-1: only
+ * if there is no node yet); else TB_EBADVERSION and nothing changes. */
+TB_API int tb_counter_cas(struct tb_client *c, const char *path,
+                          int32_t version, int64_t value, tb_counter_cb cb,
+                          void *data);
+/* Out-parameters may be NULL. */
+TB_API int tb_counter_get_sync(struct tb_client *c, const char *path,
+                               int64_t *value, int32_t *version);
+TB_API int tb_counter_add_sync(struct tb_client *c, const char *path,
+                               int64_t delta, int64_t *value);
+TB_API int tb_counter_set_sync(struct tb_client *c, const char *path,
+                               int64_t value);
+TB_API int tb_counter_cas_sync(struct tb_client *c, const char *path,
+                               int32_t version, int64_t value,
+                               int32_t *new_version);
+
+/* ------------------------------------------------------------------ */
 /* Read-write lock                                                     */
 
 /* Curator's InterProcessReadWriteLock: readers share, a writer excludes

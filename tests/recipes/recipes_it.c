@@ -41,6 +41,8 @@ static const struct {
     {"fence_taker", t_fence_taker, "LOCK RES OLD_TOKEN"},
     {"check_token", t_check_token, "PATH TOKEN"},
     {"get", t_get, "PATH"},
+    {"counter", t_counter, ""},
+    {"counter_op", t_counter_op, "PATH get|set VALUE|add N"},
 };
 
 int main(int argc, char **argv)

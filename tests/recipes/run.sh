@@ -217,7 +217,7 @@ election_kill)
     [ "$t1" -gt "$t0" ] || fail "token did not rise"
     [ $((at - killed)) -ge 2500 ] || fail "led before the session expired"
     ;;
-interop | interop_rw)
+interop | interop_rw | counter_interop)
     classes=$1
     cp="$classes"
     for j in curator-framework curator-client curator-recipes zookeeper \
@@ -230,6 +230,41 @@ interop | interop_rw)
     }
     java_lock() { java_run CuratorLock "$@"; }
     ;;&
+counter_interop)
+    # Curator's DistributedAtomicLong and libtumbler's counter on one node:
+    # each reads what the other wrote, then both add at once (a JVM and two
+    # libtumbler processes) and no add is lost.
+    ctr=/rt/ictr/n
+    "$bin" "$hosts" counter_op $ctr set 1234567890123 || fail "libtumbler set"
+    got=$(java_run CuratorCounter "$hosts" $ctr get)
+    [ "$got" = "VALUE 1234567890123" ] || fail "Curator read $got"
+    java_run CuratorCounter "$hosts" $ctr set -5 || fail "Curator set"
+    got=$("$bin" "$hosts" counter_op $ctr get)
+    [ "$got" = "VALUE -5" ] || fail "libtumbler read $got"
+    # The libtumbler adders start once Curator's adds have begun (a JVM
+    # takes a while to start), and Curator must still write after that.
+    java_run CuratorCounter "$hosts" $ctr add 300 > "$tmp/j.out" 2>&1 &
+    CHILDREN+=($!)
+    deadline=$((SECONDS + 30))
+    v0=-5
+    while [ "$v0" = -5 ] && [ "$SECONDS" -lt "$deadline" ]; do
+        v0=$("$bin" "$hosts" counter_op $ctr get | awk '{ print $2 }')
+    done
+    [ "$v0" != -5 ] || fail "Curator's adds did not start"
+    for w in 1 2; do
+        "$bin" "$hosts" counter_op $ctr add 150 > "$tmp/c$w.out" 2>&1 &
+        CHILDREN+=($!)
+    done
+    for p in "${CHILDREN[@]}"; do wait_pid "$p" 60 || fail "adder $p"; done
+    CHILDREN=()
+    cat "$tmp/j.out" "$tmp"/c*.out
+    got=$("$bin" "$hosts" counter_op $ctr get)
+    [ "$got" = "VALUE 595" ] || fail "after 600 adds from -5: $got"
+    jlast=$(field "$tmp/j.out" ADDED 4)
+    [ "$jlast" -gt "$v0" ] || fail "Curator's adds ended before ours began ($jlast, $v0)"
+    echo "counter_interop: Curator and libtumbler read each other's values;" \
+         "600 adds, ours from $v0 on, Curator's until $jlast: none lost"
+    ;;
 interop_rw)
     # Curator's InterProcessReadWriteLock and libtumbler on one path: a
     # Curator writer keeps every libtumbler kind out; libtumbler's reader

@@ -29,5 +29,7 @@ int t_fence_holder(int argc, char **argv);
 int t_fence_taker(int argc, char **argv);
 int t_check_token(int argc, char **argv);
 int t_get(int argc, char **argv);
+int t_counter(int argc, char **argv);
+int t_counter_op(int argc, char **argv);
 
 #endif

@@ -1,0 +1,300 @@
+/* The shared counter: Curator's DistributedAtomicLong, one persistent
+ * node whose data is the value as 8 bytes, big-endian (Java's
+ * ByteBuffer.putLong); a missing node or empty data reads as 0.  Curator
+ * and libtumbler clients thus count on the same node.
+ *
+ * Every change is optimistic: read the value and its version, write the
+ * new value on that version, and on a version conflict (someone wrote in
+ * between) read again.  Each conflict means another change succeeded, so
+ * the retries end, and no change is lost: a write lands only on the
+ * version it was computed from.  A missing node is created (its parents
+ * as containers, as Curator's creatingParentContainersIfNeeded), and a
+ * create that meets the node made by another is a conflict too.
+ *
+ * A write whose reply is lost with the connection may or may not have
+ * been applied, and the node keeps nothing to tell which (Curator's layout
+ * has no room for it): it is reported, TB_ECONNECTIONLOSS, not retried,
+ * which could count twice. */
+#include <string.h>
+
+#include "recipes/rcp.h"
+
+enum ctr_op { CTR_GET, CTR_ADD, CTR_SET, CTR_CAS };
+
+struct ctr {
+    struct tb_client *c;
+    char *path;
+    int op;
+    int64_t arg;     /* ADD: the delta; SET, CAS: the new value */
+    int32_t version; /* CAS: the expected version */
+    int64_t value;   /* the value being written */
+    int made_parents;
+    tb_counter_cb cb;
+    void *data;
+};
+
+static void encode(int64_t v, unsigned char b[8])
+{
+    uint64_t u = (uint64_t)v;
+    int i;
+
+    for (i = 7; i >= 0; i--, u >>= 8)
+        b[i] = (unsigned char)(u & 0xff);
+}
+
+/* Curator's bytesToValue: null or empty is 0; anything but 8 bytes is a
+ * node of another layout. */
+static int decode(const void *p, size_t len, int64_t *v)
+{
+    const unsigned char *b = p;
+    uint64_t u = 0;
+    size_t i;
+
+    if (p == NULL || len == 0) {
+        *v = 0;
+        return 0;
+    }
+    if (len != 8)
+        return TB_EDATAINCONSISTENCY;
+    for (i = 0; i < 8; i++)
+        u = (u << 8) | b[i];
+    *v = (int64_t)u;
+    return 0;
+}
+
+static void ctr_end(struct ctr *k, int rc, int64_t value, int32_t version)
+{
+    if (k->cb != NULL)
+        k->cb(rc, rc == 0 ? value : 0, rc == 0 ? version : 0, k->data);
+    free(k->path);
+    free(k);
+}
+
+static int ctr_read(struct ctr *k);
+static int ctr_create(struct ctr *k);
+
+/* A conflict: another change came first.  CAS reports it; the others
+ * read again and recompute. */
+static void conflict(struct ctr *k)
+{
+    int rv;
+
+    if (k->op == CTR_CAS) {
+        ctr_end(k, TB_EBADVERSION, 0, 0);
+        return;
+    }
+    if ((rv = ctr_read(k)) != 0)
+        ctr_end(k, rv, 0, 0);
+}
+
+static void on_set(struct tb_client *c, int rc, const struct tb_stat *st,
+                   void *data)
+{
+    struct ctr *k = data;
+
+    rcp_note_cb_thread(c);
+    if (rc == TB_EBADVERSION || rc == TB_ENONODE)
+        conflict(k);
+    else
+        ctr_end(k, rc, k->value, rc == 0 ? st->version : 0);
+}
+
+static void on_parents(int rc, void *data)
+{
+    struct ctr *k = data;
+
+    if (rc == 0)
+        rc = ctr_create(k);
+    if (rc != 0)
+        ctr_end(k, rc, 0, 0);
+}
+
+static void on_create(struct tb_client *c, int rc, const char *path,
+                      const struct tb_stat *st, void *data)
+{
+    struct ctr *k = data;
+    char *parent;
+
+    (void)path;
+    rcp_note_cb_thread(c);
+    if (rc == TB_ENODEEXISTS) {
+        conflict(k);
+    } else if (rc == TB_ENONODE && !k->made_parents) {
+        k->made_parents = 1;
+        parent = rcp_dirname(k->path);
+        rc = parent == NULL ? TB_ENOMEM
+                            : rcp_mkparents(c, parent, on_parents, k);
+        free(parent);
+        if (rc != 0)
+            ctr_end(k, rc, 0, 0);
+    } else {
+        ctr_end(k, rc, k->value, rc == 0 ? st->version : 0);
+    }
+}
+
+static int ctr_create(struct ctr *k)
+{
+    unsigned char b[8];
+
+    encode(k->value, b);
+    return tb_create(k->c, k->path, b, sizeof b, NULL, TB_PERSISTENT, 0,
+                     on_create, k);
+}
+
+/* Writes k->value on `version`, or creates the node (version < 0). */
+static int ctr_write(struct ctr *k, int32_t version)
+{
+    unsigned char b[8];
+
+    if (version < 0)
+        return ctr_create(k);
+    encode(k->value, b);
+    return tb_set_data(k->c, k->path, b, sizeof b, version, on_set, k);
+}
+
+static void on_get(struct tb_client *c, int rc, const void *value, size_t len,
+                   const struct tb_stat *st, void *data)
+{
+    struct ctr *k = data;
+    int32_t version = -1;
+    int64_t cur = 0;
+
+    rcp_note_cb_thread(c);
+    if (rc == 0) {
+        version = st->version;
+        rc = decode(value, len, &cur);
+    } else if (rc == TB_ENONODE) {
+        rc = 0; /* no node yet: 0, and a write creates it */
+    }
+    if (rc != 0 || k->op == CTR_GET) {
+        ctr_end(k, rc, cur, version);
+        return;
+    }
+    /* Two's-complement wrap on overflow, as Java's long addition. */
+    k->value =
+        k->op == CTR_ADD ? (int64_t)((uint64_t)cur + (uint64_t)k->arg) : k->arg;
+    if ((rc = ctr_write(k, version)) != 0)
+        ctr_end(k, rc, 0, 0);
+}
+
+static int ctr_read(struct ctr *k)
+{
+    return tb_get_data(k->c, k->path, NULL, NULL, on_get, k);
+}
+
+static int ctr_start(struct tb_client *c, const char *path, int op, int64_t arg,
+                     int32_t version, tb_counter_cb cb, void *data)
+{
+    struct ctr *k;
+    int rv;
+
+    if (c == NULL || !rcp_path_ok(path) || strcmp(path, "/") == 0)
+        return TB_EINVAL;
+    k = calloc(1, sizeof *k);
+    if (k == NULL || (k->path = rcp_strdup(path)) == NULL) {
+        free(k);
+        return TB_ENOMEM;
+    }
+    k->c = c;
+    k->op = op;
+    k->arg = arg;
+    k->version = version;
+    k->value = arg;
+    k->cb = cb;
+    k->data = data;
+    rv = op == CTR_CAS ? ctr_write(k, version) : ctr_read(k);
+    if (rv != 0) {
+        free(k->path);
+        free(k);
+    }
+    return rv;
+}
+
+int tb_counter_get(struct tb_client *c, const char *path, tb_counter_cb cb,
+                   void *data)
+{
+    return ctr_start(c, path, CTR_GET, 0, 0, cb, data);
+}
+
+int tb_counter_add(struct tb_client *c, const char *path, int64_t delta,
+                   tb_counter_cb cb, void *data)
+{
+    return ctr_start(c, path, CTR_ADD, delta, 0, cb, data);
+}
+
+int tb_counter_set(struct tb_client *c, const char *path, int64_t value,
+                   tb_counter_cb cb, void *data)
+{
+    return ctr_start(c, path, CTR_SET, value, 0, cb, data);
+}
+
+int tb_counter_cas(struct tb_client *c, const char *path, int32_t version,
+                   int64_t value, tb_counter_cb cb, void *data)
+{
+    return ctr_start(c, path, CTR_CAS, value, version < 0 ? -1 : version, cb,
+                     data);
+}
+
+/* ---- synchronous forms ---- */
+
+struct ctr_wait {
+    struct rcp_wait w;
+    int32_t version;
+};
+
+static void on_sync_done(int rc, int64_t value, int32_t version, void *data)
+{
+    struct ctr_wait *cw = data;
+
+    cw->version = version; /* published by rcp_wait_done's lock */
+    rcp_wait_done(&cw->w, rc, value, NULL);
+}
+
+static int ctr_sync(struct tb_client *c, const char *path, int op, int64_t arg,
+                    int32_t version, int64_t *value, int32_t *version_out)
+{
+    struct ctr_wait cw;
+    int rv;
+
+    if (c == NULL)
+        return TB_EINVAL;
+    if ((rv = rcp_sync_check(c)) != 0)
+        return rv;
+    rcp_wait_init(&cw.w);
+    cw.version = 0;
+    rv = ctr_start(c, path, op, arg, version, on_sync_done, &cw);
+    if (rv == 0) {
+        rcp_wait(c, &cw.w, -1, NULL, NULL);
+        rv = cw.w.rc;
+        if (rv == 0 && value != NULL)
+            *value = cw.w.token;
+        if (rv == 0 && version_out != NULL)
+            *version_out = cw.version;
+    }
+    rcp_wait_destroy(&cw.w);
+    return rv;
+}
+
+int tb_counter_get_sync(struct tb_client *c, const char *path, int64_t *value,
+                        int32_t *version)
+{
+    return ctr_sync(c, path, CTR_GET, 0, 0, value, version);
+}
+
+int tb_counter_add_sync(struct tb_client *c, const char *path, int64_t delta,
+                        int64_t *value)
+{
+    return ctr_sync(c, path, CTR_ADD, delta, 0, value, NULL);
+}
+
+int tb_counter_set_sync(struct tb_client *c, const char *path, int64_t value)
+{
+    return ctr_sync(c, path, CTR_SET, value, 0, NULL, NULL);
+}
+
+int tb_counter_cas_sync(struct tb_client *c, const char *path, int32_t version,
+                        int64_t value, int32_t *new_version)
+{
+    return ctr_sync(c, path, CTR_CAS, value, version < 0 ? -1 : version, NULL,
+                    new_version);
+}
