@@ -10,10 +10,12 @@
 #      other (the order flips every repetition, so drift on this shared machine hits both); the
 #      fair-lock scenarios also against tumblerd with its data on tmpfs, the machine's ceiling.
 # The medians and the tumbler/zookeeper ratios go into docs/BENCHMARKS.md, between the markers
-# of its generated section (text outside them is kept), with the machine facts and the commands;
-# the raw results and the facts stay in bench/last-results.txt and bench/last-meta.txt, so that
-# `bench/report.py bench/last-results.txt bench/last-meta.txt docs/BENCHMARKS.md` writes the
-# section again.
+# of its generated parts (the one-screen summary near the top and the full tables; text outside
+# them is kept), with the machine facts and the commands, and the run's analysis of what bounds
+# the lock figures into docs/benchmarks-notes.md, between its markers; the raw results and the
+# facts stay in bench/last-results.txt and bench/last-meta.txt, so that `bench/report.py
+# bench/last-results.txt bench/last-meta.txt docs/BENCHMARKS.md docs/benchmarks-notes.md` writes
+# them again.
 # QUICK=1 shortens every scenario, for trying the script itself; its figures are not results.
 set -Eeuo pipefail
 trap 'echo "compare.sh: line $LINENO: command failed" >&2' ERR
@@ -187,5 +189,6 @@ echo "elapsed_s=$((SECONDS - start))" >> "$META"
 mkdir -p "$ROOT/docs"
 cp "$RESULTS" "$ROOT/bench/last-results.txt"
 cp "$META" "$ROOT/bench/last-meta.txt"
-python3 "$ROOT/bench/report.py" "$RESULTS" "$META" "$ROOT/docs/BENCHMARKS.md"
-echo "wrote docs/BENCHMARKS.md (raw results in bench/last-results.txt)" >&2
+python3 "$ROOT/bench/report.py" "$RESULTS" "$META" "$ROOT/docs/BENCHMARKS.md" \
+    "$ROOT/docs/benchmarks-notes.md"
+echo "wrote docs/BENCHMARKS.md and docs/benchmarks-notes.md (raw results in bench/last-results.txt)" >&2
