@@ -4,8 +4,9 @@
 #   scripts/deps.sh --test   also the test peers: Apache ZooKeeper 3.8 (server,
 #                            zkCli.sh, the C client, Curator, Netty for its
 #                            TLS port), kazoo and its
-#                            test suite's needs, Go with go-zookeeper, and
-#                            clang
+#                            test suite's needs, Go with go-zookeeper,
+#                            clang, and what builds and checks the Debian
+#                            packages (tests/package)
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
@@ -18,7 +19,8 @@ if [ "${1:-}" = "--test" ]; then
            python3-kazoo python3-pytest python3-pytest-timeout
            python3-pytest-rerunfailures python3-mock python3-objgraph
            golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl
-           iproute2)
+           iproute2
+           debhelper lintian logrotate man-db systemd)
 fi
 
 missing=()

@@ -34,6 +34,16 @@ roff() {
         if (s ~ /^[.'\'']/) s = "\\&" s
         return s
     }
+    # Long words (server.N=host:port:..., Java class names) may break
+    # after : ; | . = /, or troff cannot fit them in the line.
+    function brk(s,   n, w, i, r) {
+        n = split(s, w, / /)
+        for (i = 1; i <= n; i++) {
+            if (length(w[i]) > 24) gsub(/[:;|.=\/]/, "&\\:", w[i])
+            r = r (i > 1 ? " " : "") w[i]
+        }
+        return r
+    }
     function trim(s) { sub(/^ +/, "", s); sub(/ +$/, "", s); return s }
     function out(s) { if (want == "all" || want == part) print s }
     BEGIN { part = "intro" }
@@ -60,14 +70,14 @@ roff() {
         if (n == 0 && line !~ /^-/) n = index(line, " ")
         tag = n ? substr(line, 1, n - 1) : line
         text = n ? trim(substr(line, n)) : ""
-        out(".TP"); out("\\fB" esc(tag) "\\fR")
-        if (text != "") out(esc(text))
+        out(".TP"); out("\\fB" brk(esc(tag)) "\\fR")
+        if (text != "") out(brk(esc(text)))
         item = 1; pp = 0; next
     }
-    item && /^ / { out(esc(trim($0))); next }
+    item && /^ / { out(brk(esc(trim($0)))); next }
     {
         if (pp || item) out(".PP")
-        out(esc($0)); pp = 0; item = 0
+        out(brk(esc($0))); pp = 0; item = 0
     }
     END { if (part == "usage") out(".fi") }'
 }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The Debian packages as an operator meets them (ctest package; root, as in
+# CI): built from the committed tree with dpkg-buildpackage, checked by
+# lintian, installed with apt-get, then
+#   files.sh   every file where its package says, the user and directories
+#   units.sh   systemd-analyze verify, both units hardened alike
+#   dev.sh     a C program built against libtumbler-dev by pkg-config alone
+#   serve.sh   the unit's ExecStart as user tumbler serves zoo.cfg (to that
+#              program too), data under /var/lib/tumbler, logFile rotated
+#              by the logrotate snippet, a clean stop on SIGTERM
+#   man.sh     the man pages render and hold every key and command of --help
+#   purge.sh   purging removes config and logs, keeps the data unless asked
+# and the packages are purged again, whatever happened.
+#   run.sh SOURCE_DIR
+set -euo pipefail
+src=$1 here=$(cd "$(dirname "$0")" && pwd)
+pkgs=(tumblerd tumbler libtumbler0 libtumbler-dev)
+
+fail() { echo "package: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || fail "must run as root (apt-get install, user tumbler)"
+for c in git dpkg-buildpackage dh lintian apt-get systemd-analyze man \
+         setpriv unshare ip cc pkg-config readelf logrotate; do
+    command -v "$c" >/dev/null ||
+        fail "'$c' not found (scripts/deps.sh --test installs it)"
+done
+
+tmp=$(mktemp -d /tmp/tb-package.XXXXXX)
+export TB_PKG_TMP=$tmp
+purge_all() {
+    local installed=()
+    for p in "${pkgs[@]}"; do
+        # ii, rc (config files left), ...; un and pn: nothing of it here
+        case $(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) in
+        "" | u* | p*) ;;
+        *) installed+=("$p") ;;
+        esac
+    done
+    [ ${#installed[@]} -eq 0 ] ||
+        DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${installed[@]}" >/dev/null
+}
+cleanup() {
+    [ -f "$tmp/pid" ] && kill -KILL "$(cat "$tmp/pid")" 2>/dev/null || true
+    purge_all || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The committed tree, as a release is built (a shared checkout's work in
+# progress is not packaged): the debs land in $tmp.
+echo "== dpkg-buildpackage"
+mkdir "$tmp/src"
+git -C "$src" archive HEAD | tar -x -C "$tmp/src"
+(cd "$tmp/src" && dpkg-buildpackage -us -uc -b >"$tmp/build.log" 2>&1) ||
+    { tail -40 "$tmp/build.log"; fail "dpkg-buildpackage failed"; }
+
+# Errors and warnings fail; what remains is explained in debian/*overrides.
+echo "== lintian"
+lintian --fail-on error,warning "$tmp"/tumbler_*.changes ||
+    fail "lintian found errors or warnings (above)"
+
+echo "== apt-get install"
+purge_all
+debs=()
+for p in "${pkgs[@]}"; do debs+=("$tmp/${p}_"*.deb); done
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${debs[@]}" >"$tmp/apt.log" 2>&1 ||
+    { cat "$tmp/apt.log"; fail "apt-get install of the packages failed"; }
+# Where systemd runs, the package started the service: the checks run
+# tumblerd themselves.
+[ -d /run/systemd/system ] && systemctl stop tumblerd
+
+for t in files units dev serve man purge; do
+    echo "== $t"
+    bash "$here/$t.sh" "$src" || fail "$t.sh failed"
+done
+echo "package: all checks passed"
