@@ -29,6 +29,11 @@
 #   the three at one zxid, the leader unchanged (pre-vote: the member does
 #   not depose it), the member taking writes; then on all three every write
 #   acknowledged anywhere, the same tree (every path, each top node's stat).
+# All through, two workloads from the hub, checked once they stop: a
+# register read and written by compare-and-set from three sessions (one
+# starting on each member), its history linearizable; and `tumbler lock` in
+# turn from three loops, one holder at a time and fencing tokens rising
+# (history.py says how each is checked).
 # A check that fails is counted as an anomaly and the run goes on where it
 # can (a member back late is waited for, 60 s more); the test fails if any.
 # Needs root (ip netns, veth, bridges), as CI runs it; without root or
@@ -47,6 +52,7 @@ fail() { echo "FAIL: $*"; exit 1; }
     fail "partition.sh needs root: it makes network namespaces, veth pairs and bridges (CI runs it as root)"
 command -v ip >/dev/null || fail "partition.sh needs ip (iproute2) for its network namespaces"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-partition.XXXXXX")
+here=$(cd "$(dirname "$0")" && pwd)
 source "$(dirname "$0")/lib.sh"
 
 pfx=tbpart$$ net=$(($$ % 250 + 1))
@@ -161,15 +167,22 @@ settled() {
     { echo "FAIL: servers $1 did not settle on one leader within 20 s:"; show $1; } >&2
     return 1
 }
-# converged MS: within MS, the three at one zxid; prints it.
+# converged MS: within MS, each of the three at or past the highest zxid
+# any had when this began (the workloads keep writing: the three are at one
+# zxid only by chance); prints that zxid.
 converged() {
-    local z end=$(($(now_ms) + $1))
-    while [ "$(now_ms)" -lt "$end" ]; do
-        z=$(zxid 1)
-        [ -n "$z" ] && [ "$z" = "$(zxid 2)" ] && [ "$z" = "$(zxid 3)" ] && { echo "$z"; return 0; }
-        sleep 0.1
+    local i z top=0 end=$(($(now_ms) + $1))
+    for i in 1 2 3; do
+        z=$(zxid "$i")
+        [ -n "$z" ] && [ $((z)) -gt "$top" ] && top=$((z))
     done
-    return 1
+    for i in 1 2 3; do
+        until z=$(zxid "$i"); [ -n "$z" ] && [ $((z)) -ge "$top" ]; do
+            [ "$(now_ms)" -lt "$end" ] || return 1
+            sleep 0.1
+        done
+    done
+    printf '0x%x\n' "$top"
 }
 # write WHERE PREFIX N: N creates from the hub through the servers WHERE
 # (a list), every acknowledged path appended to $dir/acked; all N must be.
@@ -196,7 +209,8 @@ czxid() {
 }
 # check_all: on each server every acknowledged write, and none of the
 # creates sent to a cut-off leader; the same tree on all three (every path,
-# and each top node's stat).
+# and each top node's stat; not /load, which the workloads keep changing
+# and check on their own).
 check_all() {
     local i n out u
     n=$(grep -c . "$dir/acked")
@@ -206,9 +220,11 @@ check_all() {
             fail "server $i lost acknowledged writes: $(echo "$out" | head -20)"
         {
             echo "ls -R /"
-            hubx "$tumbler" -s "$(caddr "$i"):2181" ls / | grep -v '^zookeeper$' | sed 's|^|stat /|'
+            hubx "$tumbler" -s "$(caddr "$i"):2181" ls / | grep -v '^zookeeper$' |
+                grep -vx load | sed 's|^|stat /|'
         } | hubx "$tumbler" -s "$(caddr "$i"):2181" >"$dir/tree$i" 2>&1 ||
             fail "cannot read server $i's tree: $(tail -3 "$dir/tree$i")"
+        sed -i '\|^/load|d' "$dir/tree$i"
         [ "$u" = 0 ] || [ "$(present "$i" <"$dir/unacked")" = 0 ] ||
             anomaly "server $i has creates that only a cut-off leader was sent, never acknowledged: $(hubx "$writer" verify "$(caddr "$i"):2181" <"$dir/unacked" | grep -v '^missing' | head -5)"
     done
@@ -241,11 +257,19 @@ shell_open() {
             sleep 0.05
         done
         [ -n "${3:-}" ] && return 0
-        # srvr's own connection and the shell's.
-        [ "$(srvr "$i" | sed -n 's/^Connections: //p')" = 2 ] && return 0
+        [ "$(server_of "${shpid[$name]}")" = "$i" ] && return 0
         shell_close "$name"
     done
     fail "the shell's session never started on server $i"
+}
+# server_of PID: the server our client PID (or its child: hubx runs in a
+# subshell) is connected to.
+server_of() {
+    local p
+    for p in "$1" $(pgrep -P "$1"); do
+        hubx ss -tnpH state established '( dport = :2181 )' |
+            sed -nE "/pid=$p,/s/.*\.([0-9]+):2181 .*/\1/p"
+    done | head -n1
 }
 # shell NAME COMMAND...: one command line to the shell.
 shell() { local name=$1; shift; echo "$*" >&"${shfd[$name]}"; }
@@ -299,7 +323,7 @@ rejoined() {
     fi
     t=$(settled "1 2 3")
     [ "$t" = "$l" ] || anomaly "healed, server $i deposed leader $l (server $t leads; pre-vote should prevent it)"
-    echo "  server $i back (zxid $z on all three) $(($(now_ms) - t0)) ms after the heal; server $t leads"
+    echo "  server $i back (all three at zxid $z or past it) $(($(now_ms) - t0)) ms after the heal; server $t leads"
     write "$i" "/r$r-$kind-back" 100
     echo "  100 writes through server $i acknowledged"
     check_all
@@ -310,6 +334,46 @@ rejoined() {
 l=$(settled "1 2 3")
 echo "server $l leads"
 write "1 2 3" /before 300
+
+# ---- the workloads
+loads=()
+# locker I: `tumbler lock` in a loop, each hold (50 ms) said in $dir/holdsI.
+locker() {
+    while [ ! -e "$dir/load-stop" ]; do
+        # shellcheck disable=SC2016 # expanded by the command's shell
+        hubx "$tumbler" -s "$(hosts 1 2 3)" --session-timeout 10 lock -w 30 /load/lock -- sh -c '
+            trap "echo end \$(date +%s%N) \$TUMBLER_LOCK_TOKEN $0; exit 1" TERM
+            echo start "$(date +%s%N)" "$TUMBLER_LOCK_TOKEN" "$0"
+            sleep 0.05
+            echo end "$(date +%s%N)" "$TUMBLER_LOCK_TOKEN" "$0"' "l$1" \
+            >>"$dir/holds$1" 2>>"$dir/holds$1.err" || sleep 0.1
+    done
+}
+load_start() {
+    local i
+    write "1 2 3" /load 0
+    for i in 1 2 3; do
+        # shellcheck disable=SC2046 # the others, one word each
+        hubx /usr/bin/python3 "$here/history.py" register "$(hosts "$i" $(others "$i"))" /load/reg \
+            "c$i" "$dir/load-stop" >"$dir/reg$i" 2>"$dir/reg$i.err" &
+        loads+=($!)
+        locker "$i" &
+        loads+=($!)
+    done
+}
+load_stop() {
+    local p
+    touch "$dir/load-stop"
+    for p in "${loads[@]}"; do
+        [ "$(finish "$p" 40)" != killed ] ||
+            anomaly "a workload client still ran 40 s after it was told to stop"
+    done
+    python3 "$here/history.py" check-register "$dir"/reg[123] | sed 's/^/  /'
+    [ "${PIPESTATUS[0]}" = 0 ] || anomaly "the register's history is not linearizable"
+    python3 "$here/history.py" check-holds "$dir"/holds[123] | sed 's/^/  /'
+    [ "${PIPESTATUS[0]}" = 0 ] || anomaly "the lock was held by two at once, or a token went back"
+}
+load_start
 
 # ---- the leader cut off
 leader_cut() {
@@ -440,7 +504,7 @@ flaps() {
     echo "  $(grep -c . "$dir/flap$r" || true) writes acknowledged through the cuts, by $(grep -c '^writer' "$dir/flap$r.err") writers in turn"
     l=$(settled "1 2 3")
     z=$(converged 20000) || { show 1 2 3; fail "the servers did not reach one zxid within 20 s"; }
-    echo "  server $l leads, zxid $z on all three"
+    echo "  server $l leads, all three at zxid $z or past it"
     check_all
 }
 
@@ -452,6 +516,8 @@ for r in $(seq 2 "$rounds"); do
     follower_cut "$r" "${FOLLOWER_HOLD:-$((RANDOM % 40 + 2))}"
     flaps "$r"
 done
+echo "workloads stopped"
+load_stop
 echo "$rounds round(s) in $(($(now_ms) - start_ms)) ms: $(grep -c . "$dir/acked") acknowledged writes checked on every server, $anomalies anomalies"
 [ "$anomalies" = 0 ] || exit 1
 echo "1 passed, 0 failed"
