@@ -6,12 +6,13 @@
 #                            TLS port), kazoo and its
 #                            test suite's needs, Go with go-zookeeper,
 #                            clang, and what builds and checks the Debian
-#                            packages (tests/package)
+#                            packages (tests/package), Prometheus (server and
+#                            promtool) and curl for the HTTP endpoints
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
       libuv1-dev libraft-dev liblz4-dev nettle-dev zlib1g-dev libreadline-dev
-      libsasl2-dev libsasl2-modules libssl-dev)
+      libsasl2-dev libsasl2-modules libssl-dev libmicrohttpd-dev)
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(libcmocka-dev zookeeper zookeeper-bin libzookeeper-mt-dev
            libcurator-recipes-java default-jdk-headless netcat-openbsd
@@ -20,7 +21,8 @@ if [ "${1:-}" = "--test" ]; then
            python3-pytest-rerunfailures python3-mock python3-objgraph
            golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl
            iproute2
-           debhelper lintian logrotate man-db systemd)
+           debhelper lintian logrotate man-db systemd
+           prometheus curl)
 fi
 
 missing=()

@@ -116,6 +116,7 @@ static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
     if (!b->oom) {
         conn_send(c, b->base, b->len);
         conn_notified(c);
+        d->srv->watch_notifications++;
     }
 }
 
@@ -248,6 +249,7 @@ static void stop(struct tbd *s)
     }
     s->stopping = 1;
     tb_log(TB_LOG_INFO, "shutting down");
+    http_stop(s);
     uv_close((uv_handle_t *)&s->listener, NULL);
     if (s->tls_ctx != NULL)
         uv_close((uv_handle_t *)&s->tls_listener, NULL);
@@ -500,14 +502,23 @@ int main(int argc, char **argv)
         status = 1;
         goto out;
     }
+    if (!cfg.repair_log && http_start(s) != 0) {
+        http_stop(s);
+        conn_unlisten(s);
+        uv_run(s->loop, UV_RUN_DEFAULT);
+        status = 1;
+        goto out;
+    }
     rv = replog_open(&s->log, s->loop, &rc, &rf);
     if (rv != 0) {
         tb_log(TB_LOG_ERROR, "cannot open the log in %s (%s): not started",
                cfg.data_dir, tb_strerror(rv));
         /* What the log still closes finishes on the loop: nothing else
          * may keep it running. */
-        if (!cfg.repair_log)
+        if (!cfg.repair_log) {
+            http_stop(s);
             conn_unlisten(s);
+        }
         uv_run(s->loop, UV_RUN_DEFAULT);
         status = 1;
         goto out;
@@ -521,6 +532,7 @@ int main(int argc, char **argv)
     fsm_session_foreach(s->fsm, refresh_session, s);
     if (members != NULL &&
         peer_start(s, members, (unsigned)cfg.nservers) != 0) {
+        http_stop(s);
         replog_close(s->log, on_log_closed, s);
         uv_run(s->loop, UV_RUN_DEFAULT);
         status = 1;

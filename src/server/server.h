@@ -15,6 +15,8 @@
 #include "common/map.h"
 #include "proto/proto.h"
 #include "server/config/log.h"
+#include "server/http/hist.h"
+#include "server/http/metrics.h"
 #include "server/proc/expiry.h"
 #include "server/watch/watch.h"
 
@@ -22,6 +24,8 @@ struct tb_config;
 struct fsm;
 struct replog;
 struct sasl_conn;
+struct httpd;
+struct fourlw_source;
 
 /* Counters shown by srvr/stat/mntr/cons. */
 struct latency {
@@ -99,6 +103,11 @@ struct tbd {
     uint64_t last_tick_ms; /* session_tick's, to tell a stalled loop */
     uint64_t packets_received, packets_sent;
     struct latency lat;
+    /* Request latency by type, for the Prometheus endpoint (http/). */
+    struct hist req_latency[METRICS_NOPS];
+    uint64_t watch_notifications; /* notices sent to this server's clients */
+    struct httpd *metrics_http;   /* metricsProvider.*, or NULL */
+    struct httpd *admin_http;     /* admin.*, or NULL */
     int stopping;
     int handing_over; /* stopping: leadership is being handed over first */
 };
@@ -119,6 +128,7 @@ struct req {
     int32_t xid;
     int32_t type;
     uint64_t start_ms;
+    uint64_t start_ns;   /* uv_hrtime(): the latency histograms' clock */
     struct tb_str body;  /* REQ_READ: a copy of the request record */
     uint8_t *reply;      /* REQ_DONE: the framed reply */
     size_t reply_len;
@@ -271,7 +281,16 @@ void sasl_teardown(void);
 void sasl_request(struct conn *c, int32_t xid, struct tb_str body);
 void sasl_conn_closed(struct conn *c);
 
-/* net/admin.c: four-letter words */
+/* net/admin.c: four-letter words, and what they read off the server,
+ * which the AdminServer and the Prometheus endpoint read too. */
 int admin_try(struct conn *c);
+void admin_source(struct tbd *s, struct fourlw_source *src);
+
+/* http/serve.c: the Prometheus endpoint (metricsProvider.*) and the
+ * AdminServer (admin.*), each if configured.  0, or logs why not and
+ * returns non-zero (a port taken): the start fails. */
+int http_start(struct tbd *s);
+/* Closes both; safe if they never started. */
+void http_stop(struct tbd *s);
 
 #endif

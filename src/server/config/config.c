@@ -128,6 +128,24 @@ enum key_type {
       "OCSP: not supported, true stops the server")                         \
     X("client.portUnification", K_BOOL, tls.port_unification, 0, 1,        \
       "false", "TLS on clientPort too: not supported, true stops the server")\
+    X("metricsProvider.className", K_STR, metrics.class_name, 0, 0, "",     \
+      "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider "  \
+      "serves Prometheus's metrics; empty (or ZooKeeper's Default or "      \
+      "NullMetricsProvider): none")                                         \
+    X("metricsProvider.httpHost", K_ADDR, metrics.http_host, 0, 0,          \
+      "0.0.0.0", "address of the metrics port")                             \
+    X("metricsProvider.httpPort", K_INT, metrics.http_port, 0, 65535,       \
+      "7000", "metrics port: GET /metrics")                                 \
+    X("admin.enableServer", K_BOOL, admin.enabled, 0, 1, "false",           \
+      "serve ZooKeeper's AdminServer commands over HTTP")                   \
+    X("admin.serverAddress", K_ADDR, admin.address, 0, 0, "0.0.0.0",        \
+      "address of the AdminServer")                                         \
+    X("admin.serverPort", K_INT, admin.port, 0, 65535, "8080",              \
+      "AdminServer port")                                                   \
+    X("admin.commandURL", K_STR, admin.command_url, 0, 0, "/commands",      \
+      "where the commands are: GET /commands/NAME")                         \
+    X("admin.idleTimeout", K_INT, admin.idle_timeout, 1, 2147483647,        \
+      "30000", "ms an AdminServer connection may stay idle")                \
     X("electionTimeout", K_INT, election_timeout, 20, 60000, "500",         \
       "ms; an ensemble's follower that hears no leader for this long (and "  \
       "up to twice it) starts an election")                                 \
@@ -569,6 +587,38 @@ static int finish_enforce_auth(struct tb_config *cfg, char *err, size_t errlen)
 /* What can be checked without reading the stores (net/tls.c does that
  * when the port opens): a TLS port needs the server's key store, and
  * ssl.clientAuth is one of ZooKeeper's three words, in any case. */
+#define PROMETHEUS_PROVIDER                                                 \
+    "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider"
+
+/* metricsProvider.className names the one provider that serves anything,
+ * or one of ZooKeeper's two that serve nothing; admin.commandURL is a
+ * path. */
+static int finish_http(struct tb_config *cfg, char *err, size_t errlen)
+{
+    const char *cls = cfg->metrics.class_name, *url = cfg->admin.command_url;
+    size_t n;
+
+    cfg->metrics.enabled = cls != NULL && strcmp(cls, PROMETHEUS_PROVIDER) == 0;
+    if (cls != NULL && !cfg->metrics.enabled &&
+        strcmp(cls, "org.apache.zookeeper.metrics.impl.DefaultMetricsProvider")
+            != 0 &&
+        strcmp(cls, "org.apache.zookeeper.metrics.impl.NullMetricsProvider") !=
+            0) {
+        set_err(err, errlen, "metricsProvider.className: unknown provider "
+                "\"%s\"; expected " PROMETHEUS_PROVIDER, cls);
+        return TB_EINVAL;
+    }
+    if (url == NULL || url[0] != '/') {
+        set_err(err, errlen, "admin.commandURL: expected a path such as "
+                "/commands, got \"%s\"", url ? url : "");
+        return TB_EINVAL;
+    }
+    n = strlen(url);
+    while (n > 1 && url[n - 1] == '/')
+        cfg->admin.command_url[--n] = '\0';
+    return 0;
+}
+
 static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
 {
     static const char *const words[] = {"none", "want", "need"}; /* TB_TLS_ */
@@ -621,6 +671,7 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
         return TB_ENOMEM;
     }
     if ((rv = finish_tls(cfg, err, errlen)) != 0 ||
+        (rv = finish_http(cfg, err, errlen)) != 0 ||
         (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
         (rv = config__finish_ensemble(cfg, err, errlen)) != 0)
         return rv;

@@ -125,6 +125,21 @@ struct tb_config {
         int cert_reload;           /* client.certReload: on file changes */
         int crl, ocsp, port_unification; /* not supported: must be false */
     } tls;
+    struct {                       /* metricsProvider.*: Prometheus */
+        char *class_name;          /* className as written, or NULL */
+        int enabled;               /* ... names PrometheusMetricsProvider
+                                      (set by tb_config_finish()) */
+        char *http_host;           /* httpHost */
+        int http_port;             /* httpPort */
+    } metrics;
+    struct {                       /* admin.*: the AdminServer */
+        int enabled;               /* enableServer */
+        char *address;             /* serverAddress */
+        int port;                  /* serverPort */
+        char *command_url;         /* commandURL: "/..." without a
+                                      trailing '/' after tb_config_finish() */
+        int idle_timeout;          /* idleTimeout, ms */
+    } admin;
     /* Tumbler keys */
     int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */
     int election_timeout;          /* electionTimeout, ms (an ensemble's) */

@@ -357,35 +357,42 @@ void fourlw_render_conn(struct tb_wbuf *out, const struct fourlw_conn *c,
     tb_wbuf_printf(out, ")\n");
 }
 
-static void mntr_u64(struct tb_wbuf *out, const char *key, uint64_t v)
+void fourlw_emit_mntr_base(struct fourlw_emit *e, const struct fourlw_stats *s,
+                           const struct fourlw_mntr *m)
 {
-    tb_wbuf_printf(out, "zk_%s\t%" PRIu64 "\n", key, v);
+    fourlw_emit_metric_str(e, "version", version_of(s));
+    fourlw_emit_metric_str(e, "server_state", mode_of(s));
+    fourlw_emit_metric_avg(e, "avg_latency", s->latency.total,
+                           s->latency.count);
+    fourlw_emit_metric_int(e, "max_latency", (int64_t)s->latency.max);
+    fourlw_emit_metric_int(e, "min_latency", (int64_t)min_of(&s->latency));
+    fourlw_emit_metric_int(e, "packets_received", (int64_t)s->packets_received);
+    fourlw_emit_metric_int(e, "packets_sent", (int64_t)s->packets_sent);
+    fourlw_emit_metric_int(e, "num_alive_connections",
+                           (int64_t)s->connections);
+    fourlw_emit_metric_int(e, "outstanding_requests", (int64_t)s->outstanding);
+    fourlw_emit_metric_int(e, "znode_count", (int64_t)s->node_count);
+    fourlw_emit_metric_int(e, "watch_count", (int64_t)m->watch_count);
+    fourlw_emit_metric_int(e, "ephemerals_count", (int64_t)m->ephemerals_count);
+    fourlw_emit_metric_int(e, "approximate_data_size",
+                           (int64_t)m->approximate_data_size);
+    fourlw_emit_metric_int(e, "open_file_descriptor_count",
+                           (int64_t)m->open_fds);
+    fourlw_emit_metric_int(e, "max_file_descriptor_count",
+                           (int64_t)m->max_fds);
+    fourlw_emit_metric_int(e, "global_sessions", (int64_t)m->global_sessions);
+    fourlw_emit_metric_int(e, "local_sessions", (int64_t)m->local_sessions);
+    fourlw_emit_metric_int(e, "uptime", (int64_t)m->uptime_ms);
 }
 
 void fourlw_render_mntr(struct tb_wbuf *out, const struct fourlw_stats *s,
                         const struct fourlw_mntr *m)
 {
-    char avg[40];
+    struct fourlw_emit e;
 
-    tb_wbuf_printf(out, "zk_version\t%s\n", version_of(s));
-    tb_wbuf_printf(out, "zk_server_state\t%s\n", mode_of(s));
-    fourlw_format_avg(avg, sizeof avg, s->latency.total, s->latency.count);
-    tb_wbuf_printf(out, "zk_avg_latency\t%s\n", avg);
-    mntr_u64(out, "max_latency", s->latency.max);
-    mntr_u64(out, "min_latency", min_of(&s->latency));
-    mntr_u64(out, "packets_received", s->packets_received);
-    mntr_u64(out, "packets_sent", s->packets_sent);
-    mntr_u64(out, "num_alive_connections", s->connections);
-    mntr_u64(out, "outstanding_requests", s->outstanding);
-    mntr_u64(out, "znode_count", s->node_count);
-    mntr_u64(out, "watch_count", m->watch_count);
-    mntr_u64(out, "ephemerals_count", m->ephemerals_count);
-    mntr_u64(out, "approximate_data_size", m->approximate_data_size);
-    mntr_u64(out, "open_file_descriptor_count", m->open_fds);
-    mntr_u64(out, "max_file_descriptor_count", m->max_fds);
-    mntr_u64(out, "global_sessions", m->global_sessions);
-    mntr_u64(out, "local_sessions", m->local_sessions);
-    mntr_u64(out, "uptime", m->uptime_ms);
+    fourlw_emit_init(&e, FOURLW_LIST_METRICS, out);
+    fourlw_emit_mntr_base(&e, s, m);
+    fourlw_emit_finish(&e);
 }
 
 void fourlw_render_wchs(struct tb_wbuf *out,

@@ -52,6 +52,7 @@
 #include "common/common.h"
 
 struct tb_config;
+struct fourlw_source;
 
 /* X(ID, word): every word ZooKeeper 3.8 knows. */
 #define FOURLW_COMMANDS(X)                                                  \
@@ -199,11 +200,39 @@ enum fourlw_list_kind {
     FOURLW_LIST_METRICS,       /* mntr:  metric_*()* */
 };
 
+/* One mntr figure: "zk_" + (ns + "_" if ns) + key, and its value. */
+enum fourlw_metric_type { FOURLW_METRIC_INT, FOURLW_METRIC_DOUBLE,
+                          FOURLW_METRIC_STR };
+struct fourlw_metric {
+    const char *key;
+    struct tb_str ns;   /* a quota namespace or "server.N"; empty: none */
+    enum fourlw_metric_type type;
+    int64_t i;
+    double d;           /* FOURLW_METRIC_DOUBLE; avg_latency's is total/count */
+    const char *s;
+};
+
+/* What a listing's items are given to instead of the text, when another
+ * rendering (the AdminServer's JSON, Prometheus) wants the same walk: each
+ * fourlw_emit_*() call is handed on as it comes, and nothing is written.
+ * Every member may be NULL (that item is skipped). */
+struct fourlw_sink {
+    void *arg;
+    void (*conn)(void *arg, const struct fourlw_conn *c);
+    void (*session)(void *arg, int64_t sid);
+    void (*path)(void *arg, const char *path, size_t len);
+    void (*bucket)(void *arg, int64_t expire_wall_ms);
+    void (*conn_id)(void *arg, const char *addr, int port, int64_t sid);
+    void (*metric)(void *arg, const struct fourlw_metric *m);
+};
+
 /* Collects one listing.  Items after their group are buffered until the
  * group ends, so headers can carry counts.  Calls that do not belong to the
  * listing's kind (or an item before any group) are ignored.  Fields are
- * private to fourlw. */
+ * private to fourlw, but for `sink`, which a caller may set after
+ * fourlw_emit_init(): the items then go there and out is left alone. */
 struct fourlw_emit {
+    const struct fourlw_sink *sink;
     enum fourlw_list_kind kind;
     struct tb_wbuf *out;
     struct tb_wbuf body;   /* the listing so far, groups complete */
@@ -241,6 +270,12 @@ void fourlw_emit_metric_str(struct fourlw_emit *e, const char *key,
 /* "zk_" + ns + "_" + key, TAB, value: a metric of one quota namespace. */
 void fourlw_emit_ns_metric(struct fourlw_emit *e, struct tb_str ns,
                            const char *key, int64_t value);
+/* ZooKeeper's average latency (fourlw_format_avg in text). */
+void fourlw_emit_metric_avg(struct fourlw_emit *e, const char *key,
+                            uint64_t total, uint64_t count);
+/* Every mntr line, base and extra, into e (a FOURLW_LIST_METRICS listing):
+ * mntr's text, and every other view of the same figures, come from here. */
+void fourlw_emit_mntr(const struct fourlw_source *src, struct fourlw_emit *e);
 
 /* ---- renderers on plain data ------------------------------------------ */
 
@@ -252,6 +287,9 @@ void fourlw_render_conn(struct tb_wbuf *out, const struct fourlw_conn *c,
                         int brief);
 void fourlw_render_mntr(struct tb_wbuf *out, const struct fourlw_stats *s,
                         const struct fourlw_mntr *m);
+/* The lines of fourlw_render_mntr, as emit calls. */
+void fourlw_emit_mntr_base(struct fourlw_emit *e, const struct fourlw_stats *s,
+                           const struct fourlw_mntr *m);
 void fourlw_render_wchs(struct tb_wbuf *out,
                         const struct fourlw_watch_summary *w);
 void fourlw_render_envi(struct tb_wbuf *out, const char *version,
@@ -296,6 +334,10 @@ struct fourlw_source {
     void (*reset_server_stats)(void *data);
     uint64_t (*get_trace_mask)(void *data);          /* NULL: 0 */
     void (*set_trace_mask)(void *data, uint64_t mask);
+    /* An ensemble's leader as this server knows it: its id (0: none
+     * known) and whether it is this one; -1 standalone (NULL: -1).  Read by
+     * the AdminServer's `leader`. */
+    int (*leader)(void *data, int *is_self);
 };
 
 /* Answers `cmd` into out, checking the whitelist first.  `arg` is stmk's

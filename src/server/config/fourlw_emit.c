@@ -70,6 +70,11 @@ static struct tb_wbuf *item_buf(struct fourlw_emit *e)
 
 void fourlw_emit_conn(struct fourlw_emit *e, const struct fourlw_conn *c)
 {
+    if (e->sink != NULL) {
+        if (e->sink->conn != NULL)
+            e->sink->conn(e->sink->arg, c);
+        return;
+    }
     if (e->kind != FOURLW_LIST_CONNS_BRIEF && e->kind != FOURLW_LIST_CONNS_FULL)
         return;
     e->items++;
@@ -80,6 +85,11 @@ void fourlw_emit_session(struct fourlw_emit *e, int64_t sid)
 {
     struct tb_wbuf *b;
 
+    if (e->sink != NULL) {
+        if (e->sink->session != NULL)
+            e->sink->session(e->sink->arg, sid);
+        return;
+    }
     switch (e->kind) {
     case FOURLW_LIST_WATCH_BY_SID:
         open_group(e, sid);
@@ -103,6 +113,11 @@ void fourlw_emit_path(struct fourlw_emit *e, const char *path, size_t len)
 {
     struct tb_wbuf *b;
 
+    if (e->sink != NULL) {
+        if (e->sink->path != NULL)
+            e->sink->path(e->sink->arg, path, len);
+        return;
+    }
     switch (e->kind) {
     case FOURLW_LIST_WATCH_BY_PATH:
         open_group(e, 0);
@@ -124,6 +139,11 @@ void fourlw_emit_path(struct fourlw_emit *e, const char *path, size_t len)
 
 void fourlw_emit_bucket(struct fourlw_emit *e, int64_t expire_wall_ms)
 {
+    if (e->sink != NULL) {
+        if (e->sink->bucket != NULL)
+            e->sink->bucket(e->sink->arg, expire_wall_ms);
+        return;
+    }
     if (counted_groups(e))
         open_group(e, expire_wall_ms);
 }
@@ -133,6 +153,11 @@ void fourlw_emit_conn_id(struct fourlw_emit *e, const char *addr, int port,
 {
     struct tb_wbuf *b;
 
+    if (e->sink != NULL) {
+        if (e->sink->conn_id != NULL)
+            e->sink->conn_id(e->sink->arg, addr, port, sid);
+        return;
+    }
     if (e->kind != FOURLW_LIST_CNXN_EXPIRY || (b = item_buf(e)) == NULL)
         return;
     if (addr == NULL)
@@ -146,37 +171,74 @@ void fourlw_emit_conn_id(struct fourlw_emit *e, const char *addr, int port,
                        port, (uint64_t)sid);
 }
 
+/* A metric to the sink, if there is one: 1 if it took it. */
+static int to_sink(struct fourlw_emit *e, const struct fourlw_metric *m)
+{
+    if (e->sink == NULL)
+        return 0;
+    if (e->sink->metric != NULL)
+        e->sink->metric(e->sink->arg, m);
+    return 1;
+}
+
 void fourlw_emit_metric_int(struct fourlw_emit *e, const char *key,
                             int64_t value)
 {
-    if (e->kind == FOURLW_LIST_METRICS)
-        tb_wbuf_printf(&e->body, "zk_%s\t%" PRId64 "\n", key, value);
+    struct fourlw_metric m = {key, TB_STR_NULL, FOURLW_METRIC_INT, value, 0,
+                              NULL};
+
+    if (e->kind != FOURLW_LIST_METRICS || to_sink(e, &m))
+        return;
+    tb_wbuf_printf(&e->body, "zk_%s\t%" PRId64 "\n", key, value);
 }
 
 void fourlw_emit_metric_double(struct fourlw_emit *e, const char *key,
                                double value)
 {
+    struct fourlw_metric m = {key, TB_STR_NULL, FOURLW_METRIC_DOUBLE, 0, value,
+                              NULL};
     char num[40];
 
-    if (e->kind != FOURLW_LIST_METRICS)
+    if (e->kind != FOURLW_LIST_METRICS || to_sink(e, &m))
         return;
     fourlw_format_double(num, sizeof num, value);
     tb_wbuf_printf(&e->body, "zk_%s\t%s\n", key, num);
 }
 
+void fourlw_emit_metric_avg(struct fourlw_emit *e, const char *key,
+                            uint64_t total, uint64_t count)
+{
+    struct fourlw_metric m = {key, TB_STR_NULL, FOURLW_METRIC_DOUBLE, 0,
+                              count ? (double)total / (double)count : 0.0,
+                              NULL};
+    char avg[40];
+
+    if (e->kind != FOURLW_LIST_METRICS || to_sink(e, &m))
+        return;
+    fourlw_format_avg(avg, sizeof avg, total, count);
+    tb_wbuf_printf(&e->body, "zk_%s\t%s\n", key, avg);
+}
+
 void fourlw_emit_metric_str(struct fourlw_emit *e, const char *key,
                             const char *value)
 {
-    if (e->kind == FOURLW_LIST_METRICS)
-        tb_wbuf_printf(&e->body, "zk_%s\t%s\n", key, value);
+    struct fourlw_metric m = {key, TB_STR_NULL, FOURLW_METRIC_STR, 0, 0,
+                              value};
+
+    if (e->kind != FOURLW_LIST_METRICS || to_sink(e, &m))
+        return;
+    tb_wbuf_printf(&e->body, "zk_%s\t%s\n", key, value);
 }
 
 void fourlw_emit_ns_metric(struct fourlw_emit *e, struct tb_str ns,
                            const char *key, int64_t value)
 {
-    if (e->kind == FOURLW_LIST_METRICS)
-        tb_wbuf_printf(&e->body, "zk_%.*s_%s\t%" PRId64 "\n", (int)ns.len,
-                       ns.ptr, key, value);
+    struct fourlw_metric m = {key, ns, FOURLW_METRIC_INT, value, 0, NULL};
+
+    if (e->kind != FOURLW_LIST_METRICS || to_sink(e, &m))
+        return;
+    tb_wbuf_printf(&e->body, "zk_%.*s_%s\t%" PRId64 "\n", (int)ns.len,
+                   ns.ptr, key, value);
 }
 
 void fourlw_emit_finish(struct fourlw_emit *e)

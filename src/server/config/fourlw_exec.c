@@ -41,7 +41,7 @@ static void do_stat(const struct fourlw_source *src, struct tb_wbuf *out)
     tb_wbuf_free(&conns);
 }
 
-static void do_mntr(const struct fourlw_source *src, struct tb_wbuf *out)
+void fourlw_emit_mntr(const struct fourlw_source *src, struct fourlw_emit *e)
 {
     struct fourlw_stats s;
     struct fourlw_mntr m;
@@ -50,8 +50,18 @@ static void do_mntr(const struct fourlw_source *src, struct tb_wbuf *out)
     memset(&m, 0, sizeof m);
     if (src->mntr != NULL)
         src->mntr(src->data, &m);
-    fourlw_render_mntr(out, &s, &m);
-    list(src, src->mntr_extra, FOURLW_LIST_METRICS, out);
+    fourlw_emit_mntr_base(e, &s, &m);
+    if (src->mntr_extra != NULL)
+        src->mntr_extra(src->data, e);
+}
+
+static void do_mntr(const struct fourlw_source *src, struct tb_wbuf *out)
+{
+    struct fourlw_emit e;
+
+    fourlw_emit_init(&e, FOURLW_LIST_METRICS, out);
+    fourlw_emit_mntr(src, &e);
+    fourlw_emit_finish(&e);
 }
 
 static void do_wchs(const struct fourlw_source *src, struct tb_wbuf *out)

@@ -100,6 +100,25 @@ static void mntr_followers(struct tbd *s, struct fourlw_emit *e)
     fourlw_emit_metric_int(e, "pending_syncs", 0);
 }
 
+/* The ensemble as this member sees it: ZooKeeper's quorum_size (voters),
+ * and raft's term, the leader and how often it changed. */
+static void mntr_ensemble(struct tbd *s, struct fourlw_emit *e,
+                          const struct replog_stats *rs)
+{
+    size_t i, voters = 0;
+
+    if (s->peer == NULL)
+        return;
+    for (i = 0; i < s->cfg->nservers; i++)
+        voters += s->cfg->servers[i].role != TB_ROLE_OBSERVER;
+    fourlw_emit_metric_int(e, "quorum_size", (int64_t)voters);
+    fourlw_emit_metric_int(e, "tumbler_raft_term", (int64_t)rs->term);
+    fourlw_emit_metric_int(e, "tumbler_leader_id",
+                           (int64_t)replog_leader(s->log));
+    fourlw_emit_metric_int(e, "tumbler_leader_changes",
+                           (int64_t)rs->leader_changes);
+}
+
 static void mntr_extra(void *data, struct fourlw_emit *e)
 {
     struct tbd *s = data;
@@ -164,6 +183,15 @@ static void mntr_extra(void *data, struct fourlw_emit *e)
                            (int64_t)rs.free_bytes);
     fourlw_emit_metric_int(e, "tumbler_writes_refused_low_disk",
                            (int64_t)rs.proposals_refused_disk);
+    fourlw_emit_metric_int(e, "tumbler_snapshot_bytes_last",
+                           (int64_t)rs.last_snapshot_bytes);
+    fourlw_emit_metric_double(e, "tumbler_snapshot_stall_last_ms",
+                              rs.snapshot_stall_last_ms);
+    fourlw_emit_metric_int(e, "tumbler_watch_notifications",
+                           (int64_t)s->watch_notifications);
+    fourlw_emit_metric_int(e, "tumbler_sessions_connected",
+                           (int64_t)s->conn_by_session.count);
+    mntr_ensemble(s, e, &rs);
 }
 
 static void conn_info(const struct conn *c, struct fourlw_conn *f)
@@ -363,6 +391,36 @@ static void reset_server_stats(void *data)
         s->quota_ns[i].count = 0; /* as ZooKeeper's srst: the names stay */
 }
 
+static int leader(void *data, int *is_self)
+{
+    struct tbd *s = data;
+
+    if (s->peer == NULL)
+        return -1;
+    *is_self = replog_is_leader(s->log);
+    return replog_leader(s->log);
+}
+
+void admin_source(struct tbd *s, struct fourlw_source *src)
+{
+    memset(src, 0, sizeof *src);
+    src->data = s;
+    src->cfg = s->cfg;
+    src->stats = stats;
+    src->mntr = mntr;
+    src->mntr_extra = mntr_extra;
+    src->conns = conns;
+    src->watch_summary = watch_summary;
+    src->watches_by_session = by_session;
+    src->watches_by_path = by_path;
+    src->session_buckets = session_buckets;
+    src->ephemerals = ephemerals;
+    src->dir_sizes = dir_sizes;
+    src->reset_conn_stats = reset_conn_stats;
+    src->reset_server_stats = reset_server_stats;
+    src->leader = leader;
+}
+
 /* If the connection opened with a four-letter word, answers it and returns
  * 1 (2 while its argument is still arriving); else 0 and the bytes are a
  * frame length. */
@@ -380,21 +438,7 @@ int admin_try(struct conn *c)
             return 2; /* wait for the mask */
         arg = tb_load_be64(c->in + 4);
     }
-    memset(&src, 0, sizeof src);
-    src.data = c->srv;
-    src.cfg = c->srv->cfg;
-    src.stats = stats;
-    src.mntr = mntr;
-    src.mntr_extra = mntr_extra;
-    src.conns = conns;
-    src.watch_summary = watch_summary;
-    src.watches_by_session = by_session;
-    src.watches_by_path = by_path;
-    src.session_buckets = session_buckets;
-    src.ephemerals = ephemerals;
-    src.dir_sizes = dir_sizes;
-    src.reset_conn_stats = reset_conn_stats;
-    src.reset_server_stats = reset_server_stats;
+    admin_source(c->srv, &src);
     tb_wbuf_init(&out);
     fourlw_execute(&src, cmd, arg, &out);
     c->state = CONN_OPEN; /* so the reply is written, then the close */

@@ -32,9 +32,13 @@ static void note_latency(struct latency *l, uint64_t ms)
 static void request_done(struct conn *c, const struct req *r)
 {
     uint64_t ms = tbd_now_ms(c->srv) - r->start_ms;
+    int op = metrics_op_index(r->type);
 
     note_latency(&c->lat, ms);
     note_latency(&c->srv->lat, ms);
+    if (op >= 0)
+        hist_note(&c->srv->req_latency[op],
+                  (uv_hrtime() - r->start_ns) / 1000);
     c->last_resp_ms = tbd_now_ms(c->srv);
 }
 
@@ -58,6 +62,7 @@ static struct req *req_push(struct conn *c, enum req_state st, int32_t xid,
     r->xid = xid;
     r->type = type;
     r->start_ms = tbd_now_ms(c->srv);
+    r->start_ns = uv_hrtime();
     tb_queue_insert_tail(&c->reqs, &r->link);
     c->nreqs++;
     return r;
@@ -272,7 +277,8 @@ static void read_request(struct conn *c, int32_t xid, int32_t type,
 
     if (tb_queue_empty(&c->reqs)) {
         uint64_t start = tbd_now_ms(c->srv);
-        struct req tmp = {.start_ms = start};
+        struct req tmp = {.type = type, .start_ms = start,
+                          .start_ns = uv_hrtime()};
         read_serve(c, xid, type, body);
         request_done(c, &tmp);
         return;

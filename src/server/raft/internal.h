@@ -109,6 +109,7 @@ struct replog {
     unsigned batch_n, batch_cap;
     int64_t applied_index;   /* last index given to fsm.apply or restore */
     int was_leader;
+    int known_leader;         /* replog_leader() at the last poll */
 
     /* Free-disk guard (G3).  free_cached is exact right after a statvfs;
      * bytes_since counts what was proposed since, so the estimate

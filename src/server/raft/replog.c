@@ -383,6 +383,7 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
     out->last_applied = replog_last_applied(l);
     out->free_limit = replog__disk_limit(l);
     out->snapshot_busy = l->snap_pid > 0 || l->snap_active;
+    out->term = l->raft->current_term;
     replog__wal_stats(&l->io, out);
 }
 
@@ -390,8 +391,12 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
 
 void replog__poll_leader(struct replog *l)
 {
-    int lead = replog_is_leader(l);
+    int lead = replog_is_leader(l), id = replog_leader(l);
 
+    if (id != l->known_leader) {
+        l->known_leader = id;
+        l->stats.leader_changes++;
+    }
     if (lead == l->was_leader)
         return;
     l->was_leader = lead;

@@ -160,6 +160,9 @@ struct replog_stats {
     uint64_t log_segments_reserved;  /* new segments, blocks reserved */
     uint64_t log_segments_reused;    /* spares renamed to be the next */
     uint64_t log_spare_segments;     /* spares kept now */
+    uint64_t term;                   /* raft's current term */
+    uint64_t leader_changes;         /* times the leader this server knows
+                                        of became another (none included) */
 };
 
 struct replog;

@@ -1,0 +1,238 @@
+/* libmicrohttpd driven from the libuv loop (see httpd.h for why and the
+ * limits).  MHD_USE_EPOLL without MHD_USE_INTERNAL_POLLING_THREAD is
+ * libmicrohttpd's "external event loop" mode with one descriptor to watch:
+ * its epoll set, readable whenever the listener or a connection has
+ * something for it.  After each MHD_run() the timer is set to what
+ * MHD_get_timeout() says: 0 while it has work left it could not finish
+ * (data already read), else the nearest idle timeout. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/config/log.h"
+#include "server/http/httpd.h"
+
+struct httpd {
+    struct MHD_Daemon *mhd;
+    uv_poll_t poll;
+    uv_timer_t timer;
+    int handles;     /* uv handles still open */
+    int started;     /* serving: libmicrohttpd's own lines go to debug */
+    char name[32];
+    httpd_handler handler;
+    void *data;
+};
+
+static void rearm(struct httpd *h);
+
+static void run(struct httpd *h)
+{
+    MHD_run(h->mhd);
+    rearm(h);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    run(t->data);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+    (void)status;
+    (void)events;
+    run(p->data);
+}
+
+static void rearm(struct httpd *h)
+{
+    MHD_UNSIGNED_LONG_LONG ms;
+
+    if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
+        uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
+    else
+        uv_timer_stop(&h->timer);
+}
+
+/* Before the start, libmicrohttpd's messages say why it failed (a port
+ * taken); after it, what one bad client did, which is not the operator's
+ * news: debug. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    struct httpd *h = cls;
+    char line[256];
+    size_t n;
+
+    vsnprintf(line, sizeof line, fmt, ap);
+    n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    tb_log(h->started ? TB_LOG_DEBUG : TB_LOG_WARN, "%s: %s", h->name, line);
+}
+
+const char *httpd_arg(const struct httpd_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static enum MHD_Result answer(struct MHD_Connection *conn, int status,
+                              const char *type, const void *body, size_t len,
+                              const char *allow)
+{
+    struct MHD_Response *r;
+    enum MHD_Result rv;
+
+    r = MHD_create_response_from_buffer(len, (void *)body,
+                                        MHD_RESPMEM_MUST_COPY);
+    if (r == NULL)
+        return MHD_NO; /* closes the connection */
+    if (type != NULL)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (allow != NULL)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    rv = MHD_queue_response(conn, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return rv;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_len, void **req_cls)
+{
+    static const char bad_method[] = "only GET and HEAD are served\n";
+    static const char no_memory[] = "out of memory\n";
+    struct httpd *h = cls;
+    struct httpd_req req = {method, url, conn};
+    struct httpd_resp resp;
+    enum MHD_Result rv;
+
+    (void)version;
+    (void)upload;
+    (void)upload_len;
+    (void)req_cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+        strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return answer(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
+                      bad_method, sizeof bad_method - 1, "GET, HEAD");
+    memset(&resp, 0, sizeof resp);
+    tb_wbuf_init(&resp.body);
+    h->handler(h->data, &req, &resp);
+    if (resp.status == 0 || resp.body.oom)
+        rv = answer(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+                    no_memory, sizeof no_memory - 1, NULL);
+    else
+        rv = answer(conn, resp.status, resp.content_type, resp.body.base,
+                    resp.body.len, NULL);
+    tb_wbuf_free(&resp.body);
+    return rv;
+}
+
+static int sockaddr_of(const char *addr, int port, struct sockaddr_storage *ss,
+                       int *v6)
+{
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
+    memset(ss, 0, sizeof *ss);
+    *v6 = 0;
+    if (inet_pton(AF_INET, addr, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *v6 = 1;
+        return 0;
+    }
+    return TB_EINVAL;
+}
+
+static void on_closed(uv_handle_t *handle)
+{
+    struct httpd *h = handle->data;
+
+    if (--h->handles > 0)
+        return;
+    MHD_stop_daemon(h->mhd);
+    free(h);
+}
+
+int httpd_start(struct httpd **out, uv_loop_t *loop,
+                const struct httpd_config *cfg, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    const union MHD_DaemonInfo *info;
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    struct httpd *h;
+    int v6;
+
+    if (sockaddr_of(cfg->address, cfg->port, &ss, &v6) != 0) {
+        snprintf(err, errlen, "%s: not an IP address: %s", cfg->name,
+                 cfg->address);
+        return TB_EINVAL;
+    }
+    if ((h = calloc(1, sizeof *h)) == NULL) {
+        snprintf(err, errlen, "%s: out of memory", cfg->name);
+        return TB_ENOMEM;
+    }
+    snprintf(h->name, sizeof h->name, "%s", cfg->name);
+    h->handler = cfg->handler;
+    h->data = cfg->data;
+    if (v6)
+        flags |= MHD_USE_IPv6;
+    errno = 0;
+    h->mhd = MHD_start_daemon(
+        flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTPD_MAX_CONNS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTPD_MAX_PER_IP,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTPD_MEMORY,
+        MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)((cfg->idle_ms ? cfg->idle_ms : 30000) + 999) / 1000,
+        MHD_OPTION_END);
+    if (h->mhd == NULL) {
+        snprintf(err, errlen, "%s: cannot listen on %s:%d%s%s", cfg->name,
+                 cfg->address, cfg->port, errno ? ": " : "",
+                 errno ? strerror(errno) : "");
+        free(h);
+        return TB_ESYSTEM;
+    }
+    info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    if (info == NULL || uv_poll_init(loop, &h->poll, info->epoll_fd) != 0) {
+        snprintf(err, errlen, "%s: cannot watch libmicrohttpd's descriptor",
+                 cfg->name);
+        MHD_stop_daemon(h->mhd);
+        free(h);
+        return TB_ESYSTEM;
+    }
+    uv_timer_init(loop, &h->timer);
+    h->poll.data = h->timer.data = h;
+    h->handles = 2;
+    uv_poll_start(&h->poll, UV_READABLE, on_poll);
+    h->started = 1;
+    rearm(h);
+    *out = h;
+    return 0;
+}
+
+int httpd_port(const struct httpd *h)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
+
+    return info != NULL ? info->port : -1;
+}
+
+void httpd_stop(struct httpd *h)
+{
+    if (h == NULL)
+        return;
+    uv_close((uv_handle_t *)&h->poll, on_closed);
+    uv_close((uv_handle_t *)&h->timer, on_closed);
+}
