@@ -323,6 +323,48 @@ TB_API int tb_counter_cas_sync(struct tb_client *c, const char *path,
                                int32_t *new_version);
 
 /* ------------------------------------------------------------------ */
+/* Barriers                                                            */
+
+/* Curator's DistributedBarrier: the barrier is up while the persistent
+ * node `path` exists.  Set creates it (its parents as containers; set
+ * already: fine), remove deletes it (gone already: fine), wait waits until
+ * it is gone (see Timeouts above: TB_ETIMEDOUT; 0 looks once). */
+TB_API int tb_barrier_set(struct tb_client *c, const char *path, tb_done_cb cb,
+                          void *data);
+TB_API int tb_barrier_remove(struct tb_client *c, const char *path,
+                             tb_done_cb cb, void *data);
+TB_API int tb_barrier_wait(struct tb_client *c, const char *path,
+                           int timeout_ms, tb_done_cb cb, void *data);
+TB_API int tb_barrier_set_sync(struct tb_client *c, const char *path);
+TB_API int tb_barrier_remove_sync(struct tb_client *c, const char *path);
+TB_API int tb_barrier_wait_sync(struct tb_client *c, const char *path,
+                                int timeout_ms);
+
+/* Curator's DistributedDoubleBarrier: `members` processes enter, and
+ * none gets past enter until all have; then none gets past leave until
+ * all have left.  Each member is an ephemeral node PATH/<uuid>, and the
+ * one whose arrival makes `members` creates PATH/ready, which lets all
+ * in.  Every member of a barrier must agree on `members`.  One operation
+ * at a time per handle (TB_EINVAL).  An enter that fails or is given up
+ * removes the member's node; a leave given up keeps it, if it still
+ * stands (leave again, or free).  Leave fails with TB_ENONODE if the
+ * member's node was deleted under it (its session expired). */
+struct tb_dbarrier;
+TB_API int tb_dbarrier_new(struct tb_dbarrier **out, struct tb_client *c,
+                           const char *path, int members);
+/* Gives up a pending operation (its callback gets TB_ECANCELED) and
+ * removes the member's node, if any. */
+TB_API void tb_dbarrier_free(struct tb_dbarrier *b);
+TB_API int tb_dbarrier_enter(struct tb_dbarrier *b, int timeout_ms,
+                             tb_done_cb cb, void *data);
+TB_API int tb_dbarrier_leave(struct tb_dbarrier *b, int timeout_ms,
+                             tb_done_cb cb, void *data);
+TB_API int tb_dbarrier_enter_sync(struct tb_dbarrier *b, int timeout_ms);
+TB_API int tb_dbarrier_leave_sync(struct tb_dbarrier *b, int timeout_ms);
+/* 1 between a successful enter and the leave that removes the node. */
+TB_API int tb_dbarrier_entered(struct tb_dbarrier *b);
+
+/* ------------------------------------------------------------------ */
 /* Read-write lock                                                     */
 
 /* Curator's InterProcessReadWriteLock: readers share, a writer excludes

@@ -28,7 +28,6 @@ struct ctr {
     int64_t arg;     /* ADD: the delta; SET, CAS: the new value */
     int32_t version; /* CAS: the expected version */
     int64_t value;   /* the value being written */
-    int made_parents;
     tb_counter_cb cb;
     void *data;
 };
@@ -71,7 +70,6 @@ static void ctr_end(struct ctr *k, int rc, int64_t value, int32_t version)
 }
 
 static int ctr_read(struct ctr *k);
-static int ctr_create(struct ctr *k);
 
 /* A conflict: another change came first.  CAS reports it; the others
  * read again and recompute. */
@@ -99,37 +97,14 @@ static void on_set(struct tb_client *c, int rc, const struct tb_stat *st,
         ctr_end(k, rc, k->value, rc == 0 ? st->version : 0);
 }
 
-static void on_parents(int rc, void *data)
+static void on_create(int rc, void *data)
 {
     struct ctr *k = data;
 
-    if (rc == 0)
-        rc = ctr_create(k);
-    if (rc != 0)
-        ctr_end(k, rc, 0, 0);
-}
-
-static void on_create(struct tb_client *c, int rc, const char *path,
-                      const struct tb_stat *st, void *data)
-{
-    struct ctr *k = data;
-    char *parent;
-
-    (void)path;
-    rcp_note_cb_thread(c);
-    if (rc == TB_ENODEEXISTS) {
+    if (rc == TB_ENODEEXISTS)
         conflict(k);
-    } else if (rc == TB_ENONODE && !k->made_parents) {
-        k->made_parents = 1;
-        parent = rcp_dirname(k->path);
-        rc = parent == NULL ? TB_ENOMEM
-                            : rcp_mkparents(c, parent, on_parents, k);
-        free(parent);
-        if (rc != 0)
-            ctr_end(k, rc, 0, 0);
-    } else {
-        ctr_end(k, rc, k->value, rc == 0 ? st->version : 0);
-    }
+    else
+        ctr_end(k, rc, k->value, 0); /* a new node's version */
 }
 
 static int ctr_create(struct ctr *k)
@@ -137,8 +112,8 @@ static int ctr_create(struct ctr *k)
     unsigned char b[8];
 
     encode(k->value, b);
-    return tb_create(k->c, k->path, b, sizeof b, NULL, TB_PERSISTENT, 0,
-                     on_create, k);
+    return rcp_create_in(k->c, k->path, b, sizeof b, TB_PERSISTENT, on_create,
+                         k);
 }
 
 /* Writes k->value on `version`, or creates the node (version < 0). */

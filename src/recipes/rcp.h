@@ -149,6 +149,26 @@ int rcp_reap(struct tb_client *c, const char *path, int wait_final,
  * `done` gets 0 or the first error other than TB_ENODEEXISTS. */
 int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
                   void *data);
+/* Creates `path` (`mode`, open ACL), and its missing parents as
+ * containers if the create finds them missing; `done` gets the create's
+ * result (TB_ENODEEXISTS included). */
+int rcp_create_in(struct tb_client *c, const char *path, const void *value,
+                  size_t len, int mode, tb_done_cb done, void *data);
+
+/* ---- nodewait.c: until a node exists, or is gone ---- */
+struct rcp_nw;
+/* Waits until `path` exists (want 1) or does not (want 0); `cb` gets 0,
+ * TB_ETIMEDOUT after timeout_ms (0: one look; < 0: none; > 0 needs the
+ * I/O thread), the give-up's rc, or the session's end.  With `keep`, the
+ * caller also holds the wait (for rcp_nw_give_up) until rcp_nw_release. */
+int rcp_nw_start(struct tb_client *c, const char *path, int want,
+                 int timeout_ms, tb_done_cb cb, void *data,
+                 struct rcp_nw **keep);
+void rcp_nw_give_up(struct rcp_nw *w, int rc);
+void rcp_nw_release(struct rcp_nw *w);
+/* The same, blocking (any timeout, both modes); its result. */
+int rcp_nw_sync(struct tb_client *c, const char *path, int want,
+                int timeout_ms);
 
 /* ---- the engine ---- */
 enum rcp_phase {

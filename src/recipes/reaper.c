@@ -1,5 +1,5 @@
-/* The reaper: deletes a recipe's node until it is really gone, and
- * creates a lock's parents as containers.
+/* The reaper: deletes a recipe's node until it is really gone; and
+ * creates a lock's parents as containers, or a node with its parents.
  *
  * Why it exists: a waiter that gives up, or a holder that releases, must
  * not leave its node behind, or every later waiter queues behind a node
@@ -169,4 +169,94 @@ int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
     if (rv != 0)
         k->rc = rv;
     return 0;
+}
+
+/* ---- a node whose parents may be missing ---- */
+
+struct cin {
+    struct tb_client *c;
+    char *path;
+    void *value;
+    size_t len;
+    int mode;
+    int made_parents;
+    tb_done_cb cb;
+    void *data;
+};
+
+static void cin_end(struct cin *k, int rc)
+{
+    k->cb(rc, k->data);
+    free(k->value);
+    free(k->path);
+    free(k);
+}
+
+static int cin_send(struct cin *k);
+
+static void on_cin_parents(int rc, void *data)
+{
+    struct cin *k = data;
+
+    if (rc == 0)
+        rc = cin_send(k);
+    if (rc != 0)
+        cin_end(k, rc);
+}
+
+static void on_cin(struct tb_client *c, int rc, const char *path,
+                   const struct tb_stat *st, void *data)
+{
+    struct cin *k = data;
+    char *parent;
+
+    (void)path;
+    (void)st;
+    rcp_note_cb_thread(c);
+    if (rc == TB_ENONODE && !k->made_parents) {
+        k->made_parents = 1;
+        parent = rcp_dirname(k->path);
+        rc = parent == NULL ? TB_ENOMEM
+                            : rcp_mkparents(c, parent, on_cin_parents, k);
+        free(parent);
+        if (rc == 0)
+            return;
+    }
+    cin_end(k, rc);
+}
+
+static int cin_send(struct cin *k)
+{
+    return tb_create(k->c, k->path, k->value, k->len, NULL, k->mode, 0, on_cin,
+                     k);
+}
+
+/* Parents are made only when the create says they are missing: the
+ * common case, a parent already there, costs one round trip. */
+int rcp_create_in(struct tb_client *c, const char *path, const void *value,
+                  size_t len, int mode, tb_done_cb done, void *data)
+{
+    struct cin *k = calloc(1, sizeof *k);
+    int rv;
+
+    if (k == NULL || (k->path = rcp_strdup(path)) == NULL ||
+        (len > 0 && (k->value = malloc(len)) == NULL)) {
+        if (k != NULL)
+            free(k->path);
+        free(k);
+        return TB_ENOMEM;
+    }
+    if (len > 0)
+        memcpy(k->value, value, len);
+    k->c = c;
+    k->len = len;
+    k->mode = mode;
+    k->cb = done;
+    k->data = data;
+    if ((rv = cin_send(k)) != 0) {
+        free(k->value);
+        free(k->path);
+        free(k);
+    }
+    return rv;
 }

@@ -43,6 +43,9 @@ static const struct {
     {"get", t_get, "PATH"},
     {"counter", t_counter, ""},
     {"counter_op", t_counter_op, "PATH get|set VALUE|add N"},
+    {"barrier", t_barrier, ""},
+    {"dmember", t_dmember, "PATH N [GO_FILE]"},
+    {"barrier_op", t_barrier_op, "PATH set|remove|wait [TIMEOUT_MS]"},
 };
 
 int main(int argc, char **argv)

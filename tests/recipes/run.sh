@@ -177,6 +177,33 @@ fence_stop)
     [ "$got" = "CHECK ELOCKLOST" ] || fail "old token: $got"
     echo "fence_stop: tokens $t1 -> $t2; the paused holder's write refused"
     ;;
+dbarrier_kill9)
+    # A double barrier of 3; once all entered, one member is killed with
+    # kill -9 and the others leave: they are through once the server has
+    # expired its session (4 s) and removed its node, not before, and
+    # nothing is left behind.
+    dbar=/rt/k9bar
+    for i in 0 1 2; do
+        "$bin" "$hosts" dmember $dbar 3 "$tmp/go" > "$tmp/m$i.out" 2>&1 &
+        CHILDREN+=($!)
+        eval "mpid$i=$!"
+    done
+    for i in 0 1 2; do wait_line "$tmp/m$i.out" ENTERED 30 || fail "member $i"; done
+    killed=$(date +%s%3N)
+    kill -KILL "$mpid1"
+    touch "$tmp/go"
+    wait_pid "$mpid0" 30 || fail "member 0: $(cat "$tmp/m0.out")"
+    wait_pid "$mpid2" 30 || fail "member 2: $(cat "$tmp/m2.out")"
+    for i in 0 2; do
+        left=$(field "$tmp/m$i.out" LEFT 2)
+        [ -n "$left" ] || fail "member $i did not leave"
+        echo "member $i left $((left - killed)) ms after the kill"
+        [ $((left - killed)) -ge 2500 ] || fail "member $i left before the session expired"
+    done
+    wait_children $dbar 0 10 || fail "nodes left behind"
+    echo "dbarrier_kill9: both survivors left once the killed member's" \
+         "session expired (4 s), nothing left behind"
+    ;;
 restart)
     # Fencing tokens keep rising across a server restart.
     "$bin" "$hosts" token_before /rt/restart/lock "$tmp/token" || fail "before"
@@ -217,7 +244,7 @@ election_kill)
     [ "$t1" -gt "$t0" ] || fail "token did not rise"
     [ $((at - killed)) -ge 2500 ] || fail "led before the session expired"
     ;;
-interop | interop_rw | counter_interop)
+interop | interop_rw | counter_interop | barrier_interop)
     classes=$1
     cp="$classes"
     for j in curator-framework curator-client curator-recipes zookeeper \
@@ -230,6 +257,50 @@ interop | interop_rw | counter_interop)
     }
     java_lock() { java_run CuratorLock "$@"; }
     ;;&
+barrier_interop)
+    # Curator's DistributedBarrier and DistributedDoubleBarrier with
+    # libtumbler's on the same paths.
+    bar=/rt/ibar/gate
+    "$bin" "$hosts" barrier_op $bar set > /dev/null || fail "libtumbler set"
+    got=$(java_run CuratorBarrier "$hosts" $bar wait 300 | tail -1)
+    [ "$got" = TIMEDOUT ] || fail "Curator passed a set barrier: $got"
+    java_run CuratorBarrier "$hosts" $bar wait 30000 > "$tmp/jw.out" 2>&1 &
+    CHILDREN+=($!)
+    wait_line "$tmp/jw.out" WAITING 30 || fail "Curator waiter"
+    sleep 0.5 # its exists() on the way; a waiter shows nothing more
+    grep -q PASSED "$tmp/jw.out" && fail "Curator passed before the removal"
+    got=$("$bin" "$hosts" barrier_op $bar remove)
+    [ "$got" = "BARRIER OK" ] || fail "libtumbler remove: $got"
+    for p in "${CHILDREN[@]}"; do wait_pid "$p" 30 || fail "Curator waiter"; done
+    CHILDREN=()
+    [ "$(tail -1 "$tmp/jw.out")" = PASSED ] || fail "Curator waiter: $(cat "$tmp/jw.out")"
+    java_run CuratorBarrier "$hosts" $bar set || fail "Curator set"
+    got=$("$bin" "$hosts" barrier_op $bar wait 0)
+    [ "$got" = "BARRIER ETIMEDOUT" ] || fail "libtumbler passed Curator's barrier: $got"
+    java_run CuratorBarrier "$hosts" $bar remove || fail "Curator remove"
+    got=$("$bin" "$hosts" barrier_op $bar wait 0)
+    [ "$got" = "BARRIER OK" ] || fail "libtumbler after Curator's removal: $got"
+    # A double barrier of 3: libtumbler, Curator, then libtumbler; nobody
+    # is through before the third arrives, all leave together.
+    dbar=/rt/idbar
+    "$bin" "$hosts" dmember $dbar 3 "$tmp/go" > "$tmp/m1.out" 2>&1 &
+    CHILDREN+=($!)
+    wait_children $dbar 1 20 || fail "member 1 did not arrive"
+    java_run CuratorBarrier "$hosts" $dbar double 3 "$tmp/go" > "$tmp/m2.out" 2>&1 &
+    CHILDREN+=($!)
+    wait_children $dbar 2 30 || fail "Curator's member did not arrive"
+    grep -q ENTERED "$tmp/m1.out" "$tmp/m2.out" && fail "entered with 2 of 3"
+    "$bin" "$hosts" dmember $dbar 3 "$tmp/go" > "$tmp/m3.out" 2>&1 &
+    CHILDREN+=($!)
+    for i in 1 2 3; do wait_line "$tmp/m$i.out" ENTERED 30 || fail "member $i"; done
+    touch "$tmp/go"
+    for p in "${CHILDREN[@]}"; do wait_pid "$p" 30 || fail "member $p"; done
+    CHILDREN=()
+    for i in 1 2 3; do grep -q LEFT "$tmp/m$i.out" || fail "member $i did not leave"; done
+    wait_children $dbar 0 5 || fail "nodes left behind"
+    echo "barrier_interop: barriers shared both ways; a double barrier of" \
+         "two libtumbler members and a Curator member entered and left together"
+    ;;
 counter_interop)
     # Curator's DistributedAtomicLong and libtumbler's counter on one node:
     # each reads what the other wrote, then both add at once (a JVM and two

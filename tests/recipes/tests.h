@@ -31,5 +31,8 @@ int t_check_token(int argc, char **argv);
 int t_get(int argc, char **argv);
 int t_counter(int argc, char **argv);
 int t_counter_op(int argc, char **argv);
+int t_barrier(int argc, char **argv);
+int t_dmember(int argc, char **argv);
+int t_barrier_op(int argc, char **argv);
 
 #endif

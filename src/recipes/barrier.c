@@ -1,0 +1,103 @@
+/* The barrier: Curator's DistributedBarrier.  The barrier is up while the
+ * node PATH exists (persistent, its parents containers); waiters wait
+ * until it is gone.  Set and remove are idempotent, as Curator's are (an
+ * existing node, a missing one, are fine). */
+#include "recipes/rcp.h"
+
+struct bop {
+    tb_done_cb cb;
+    void *data;
+};
+
+/* Set's create and remove's delete: already so is fine. */
+static void bop_done(int rc, void *data)
+{
+    struct bop *b = data;
+
+    if (b->cb != NULL)
+        b->cb(rc == TB_ENODEEXISTS || rc == TB_ENONODE ? 0 : rc, b->data);
+    free(b);
+}
+
+static void on_delete(struct tb_client *c, int rc, void *data)
+{
+    rcp_note_cb_thread(c);
+    bop_done(rc, data);
+}
+
+static int bop_start(struct tb_client *c, const char *path, int set,
+                     tb_done_cb cb, void *data)
+{
+    struct bop *b;
+    int rv;
+
+    if (c == NULL || !rcp_path_ok(path) || path[1] == '\0')
+        return TB_EINVAL;
+    if ((b = calloc(1, sizeof *b)) == NULL)
+        return TB_ENOMEM;
+    b->cb = cb;
+    b->data = data;
+    rv = set ? rcp_create_in(c, path, NULL, 0, TB_PERSISTENT, bop_done, b)
+             : tb_delete(c, path, -1, on_delete, b);
+    if (rv != 0)
+        free(b);
+    return rv;
+}
+
+int tb_barrier_set(struct tb_client *c, const char *path, tb_done_cb cb,
+                   void *data)
+{
+    return bop_start(c, path, 1, cb, data);
+}
+
+int tb_barrier_remove(struct tb_client *c, const char *path, tb_done_cb cb,
+                      void *data)
+{
+    return bop_start(c, path, 0, cb, data);
+}
+
+int tb_barrier_wait(struct tb_client *c, const char *path, int timeout_ms,
+                    tb_done_cb cb, void *data)
+{
+    if (c == NULL || !rcp_path_ok(path))
+        return TB_EINVAL;
+    return rcp_nw_start(c, path, 0, timeout_ms, cb, data, NULL);
+}
+
+/* ---- synchronous forms ---- */
+
+static int sync_op(struct tb_client *c, const char *path,
+                   int (*op)(struct tb_client *, const char *, tb_done_cb,
+                             void *))
+{
+    struct rcp_wait w;
+    int rv;
+
+    if (c == NULL)
+        return TB_EINVAL;
+    if ((rv = rcp_sync_check(c)) != 0)
+        return rv;
+    rcp_wait_init(&w);
+    rv = op(c, path, rcp_wait_done_cb, &w);
+    if (rv == 0) {
+        rcp_wait(c, &w, -1, NULL, NULL);
+        rv = w.rc;
+    }
+    rcp_wait_destroy(&w);
+    return rv;
+}
+
+int tb_barrier_set_sync(struct tb_client *c, const char *path)
+{
+    return sync_op(c, path, tb_barrier_set);
+}
+
+int tb_barrier_remove_sync(struct tb_client *c, const char *path)
+{
+    return sync_op(c, path, tb_barrier_remove);
+}
+
+int tb_barrier_wait_sync(struct tb_client *c, const char *path, int timeout_ms)
+{
+    return rcp_nw_sync(c, path, 0, timeout_ms);
+}

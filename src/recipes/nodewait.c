@@ -1,0 +1,282 @@
+/* Waiting until a node exists, or until it is gone: the one wait the
+ * barriers are made of (a barrier's node gone; a double barrier's "ready"
+ * there; the member a leaving one waits for gone).
+ *
+ * exists() with a watch, and again after each event, until the answer is
+ * the one wanted.  The answer is read after the watch is set, by the same
+ * call, so a change between the two cannot be missed.  Each registration
+ * has its own small context, so a finished wait can remove exactly its
+ * watch (locally: the server is told unless another watcher needs it).
+ *
+ * A give-up (the deadline, or the synchronous caller's) never fires the
+ * callback itself: it removes the watch, or lets the reply in flight see
+ * it, and the callback fires from that client callback, on the client's
+ * callback thread, like every other recipe callback.
+ *
+ * References: the caller's (until the callback is decided), each exists
+ * in flight, each registered watch, an armed timer, and the synchronous
+ * caller's handle (rcp_nw_start's `keep`). */
+#include "recipes/rcp.h"
+
+struct nw_watch {
+    struct rcp_nw *w;
+};
+
+struct rcp_nw {
+    pthread_mutex_t mu;
+    int refs;
+    struct tb_client *c;
+    char *path;
+    int want;                 /* 1: until it exists; 0: until it is gone */
+    int done;                 /* the callback is decided */
+    int gave_up;              /* the give-up's rc, 0 if none */
+    struct nw_watch *pending; /* registered if the exists in flight is ok */
+    struct nw_watch *watch;   /* registered, not fired yet */
+    tb_done_cb cb;
+    void *data;
+    struct rcp_timer timer;
+};
+
+static void nw_free(struct rcp_nw *w)
+{
+    pthread_mutex_destroy(&w->mu);
+    free(w->path);
+    free(w);
+}
+
+/* Drops a reference taken under the lock, with the lock held; 1 if it was
+ * the last (the caller frees after unlocking). */
+static int drop_locked(struct rcp_nw *w)
+{
+    return --w->refs == 0;
+}
+
+void rcp_nw_release(struct rcp_nw *w)
+{
+    int last;
+
+    pthread_mutex_lock(&w->mu);
+    last = drop_locked(w);
+    pthread_mutex_unlock(&w->mu);
+    if (last)
+        nw_free(w);
+}
+
+static void on_watch(struct tb_client *c, const struct tb_event *ev,
+                     void *data);
+static void on_exists(struct tb_client *c, int rc, const struct tb_stat *st,
+                      void *data);
+
+/* Only our registration: other watchers of the path (another wait, a
+ * lock) keep theirs.  Its final call (WATCH_REMOVED) frees the context. */
+static void remove_watch(struct rcp_nw *w)
+{
+    if (w->watch == NULL)
+        return;
+    tb_remove_watches(w->c, w->path, TB_WATCHER_DATA, on_watch, w->watch, 1,
+                      NULL, NULL);
+    w->watch = NULL;
+}
+
+/* Decides the callback (under the lock); *fire gets it. */
+static void finish(struct rcp_nw *w, int rc, int *fire, int *last)
+{
+    if (w->done)
+        return;
+    w->done = 1;
+    *fire = rc;
+    if (rcp_timer_disarm(&w->timer))
+        *last |= drop_locked(w);
+    remove_watch(w);
+    *last |= drop_locked(w); /* the caller's */
+}
+
+static int send_exists(struct rcp_nw *w)
+{
+    struct nw_watch *x = malloc(sizeof *x);
+    int rv;
+
+    if (x == NULL)
+        return TB_ENOMEM;
+    x->w = w;
+    w->refs += 2; /* the request and the watch */
+    w->pending = x;
+    rv = tb_exists(w->c, w->path, on_watch, x, on_exists, w);
+    if (rv != 0) {
+        w->refs -= 2;
+        w->pending = NULL;
+        free(x);
+    }
+    return rv;
+}
+
+static void unlock_fire(struct rcp_nw *w, int fire, int last)
+{
+    tb_done_cb cb = w->cb;
+    void *data = w->data;
+
+    pthread_mutex_unlock(&w->mu);
+    if (fire != 1 && cb != NULL)
+        cb(fire, data);
+    if (last)
+        nw_free(w);
+}
+
+static void on_exists(struct tb_client *c, int rc, const struct tb_stat *st,
+                      void *data)
+{
+    struct rcp_nw *w = data;
+    struct nw_watch *x;
+    int fire = 1, last = 0, rv;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&w->mu);
+    x = w->pending;
+    w->pending = NULL;
+    if (rc == 0 || rc == TB_ENONODE) {
+        w->watch = x; /* set, also for a missing node */
+    } else {
+        free(x); /* not set: its callback never comes */
+        last |= drop_locked(w);
+    }
+    if ((rc == 0 || rc == TB_ENONODE) && (rc == 0) == w->want)
+        finish(w, 0, &fire, &last);
+    else if (w->gave_up != 0)
+        finish(w, w->gave_up, &fire, &last);
+    else if (rc == 0 || rc == TB_ENONODE) {
+        /* not yet: the watch will tell */
+    } else if (rc == TB_ECONNECTIONLOSS && !w->done) {
+        /* Sent again; the client holds it until it reconnects. */
+        if ((rv = send_exists(w)) != 0)
+            finish(w, rv, &fire, &last);
+    } else {
+        finish(w, rc, &fire, &last);
+    }
+    last |= drop_locked(w); /* the request's */
+    unlock_fire(w, fire, last);
+}
+
+static void on_watch(struct tb_client *c, const struct tb_event *ev, void *data)
+{
+    struct nw_watch *x = data;
+    struct rcp_nw *w = x->w;
+    int fire = 1, last = 0, rv;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&w->mu);
+    if (w->watch == x)
+        w->watch = NULL;
+    if (!w->done) {
+        if (w->gave_up != 0)
+            finish(w, w->gave_up, &fire, &last);
+        else if (ev->rc != 0)
+            finish(w, ev->rc, &fire, &last); /* the session ended */
+        else if ((rv = send_exists(w)) != 0)
+            finish(w, rv, &fire, &last);
+    }
+    if (ev->final) {
+        free(x);
+        last |= drop_locked(w);
+    }
+    unlock_fire(w, fire, last);
+}
+
+/* Gives the wait up with `rc`: its callback fires from the removal of the
+ * watch, or from the reply in flight. */
+void rcp_nw_give_up(struct rcp_nw *w, int rc)
+{
+    pthread_mutex_lock(&w->mu);
+    if (!w->done && w->gave_up == 0) {
+        w->gave_up = rc;
+        remove_watch(w);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void on_timer(struct rcp_timer *t, unsigned tag)
+{
+    struct rcp_nw *w = TB_CONTAINER_OF(t, struct rcp_nw, timer);
+
+    (void)tag;
+    rcp_nw_give_up(w, TB_ETIMEDOUT);
+    rcp_nw_release(w); /* the timer's */
+}
+
+int rcp_nw_start(struct tb_client *c, const char *path, int want,
+                 int timeout_ms, tb_done_cb cb, void *data,
+                 struct rcp_nw **keep)
+{
+    struct rcp_nw *w;
+    int rv;
+
+    if ((rv = rcp_async_timeout_check(c, timeout_ms)) != 0)
+        return rv;
+    w = calloc(1, sizeof *w);
+    if (w == NULL || (w->path = rcp_strdup(path)) == NULL) {
+        free(w);
+        return TB_ENOMEM;
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    w->c = c;
+    w->want = want;
+    w->cb = cb;
+    w->data = data;
+    w->timer.fn = on_timer;
+    w->refs = keep != NULL ? 2 : 1;
+    pthread_mutex_lock(&w->mu);
+    if (timeout_ms == 0) {
+        w->gave_up = TB_ETIMEDOUT; /* one look, then the answer */
+    } else if (timeout_ms > 0) {
+        w->refs++;
+        rv = rcp_timer_arm(&w->timer, rcp_now_ms() + timeout_ms, 0);
+        if (rv != 0) {
+            pthread_mutex_unlock(&w->mu);
+            nw_free(w);
+            return rv;
+        }
+    }
+    rv = send_exists(w);
+    if (rv != 0 && rcp_timer_disarm(&w->timer))
+        w->refs--;
+    pthread_mutex_unlock(&w->mu);
+    if (rv != 0) {
+        nw_free(w);
+        return rv;
+    }
+    if (keep != NULL)
+        *keep = w;
+    return 0;
+}
+
+/* ---- the synchronous wait ---- */
+
+static void give_up(void *arg)
+{
+    rcp_nw_give_up(arg, TB_ETIMEDOUT);
+}
+
+int rcp_nw_sync(struct tb_client *c, const char *path, int want, int timeout_ms)
+{
+    struct rcp_wait w;
+    struct rcp_nw *nw;
+    int rv;
+
+    if (c == NULL || !rcp_path_ok(path))
+        return TB_EINVAL;
+    if ((rv = rcp_sync_check(c)) != 0)
+        return rv;
+    rcp_wait_init(&w);
+    /* The deadline is ours (the timer thread is for asynchronous calls,
+     * and loop mode has none); 0 is one look. */
+    rv = rcp_nw_start(c, path, want, timeout_ms == 0 ? 0 : -1, rcp_wait_done_cb,
+                      &w, &nw);
+    if (rv == 0) {
+        rcp_wait(c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
+                 give_up, nw);
+        rv = w.rc;
+        rcp_nw_release(nw);
+    }
+    rcp_wait_destroy(&w);
+    return rv;
+}
