@@ -429,11 +429,11 @@ int main(int argc, char **argv)
     raise_fd_limit();
     tb_config_init(&cfg);
     rv = tb_config_parse_args(&cfg, argc, argv, err, sizeof err);
-    if (rv == TB_CONFIG_EXIT)
-        return 0;
-    if (rv != 0) {
+    if (rv != 0 && rv != TB_CONFIG_EXIT)
         fprintf(stderr, "tumblerd: %s\n", err);
-        return 2;
+    if (rv != 0) {
+        tb_config_free(&cfg);
+        return rv == TB_CONFIG_EXIT ? 0 : 2;
     }
     tb_log_set_level(cfg.log_level);
     if (cfg.log_file != NULL && (rv = tb_log_open(cfg.log_file)) != 0) {
