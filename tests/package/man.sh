@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The installed man pages render (man -l) without a warning, and hold what
-# the installed programs' --help prints: every zoo.cfg key of tumblerd, and
+# the installed programs' --help prints: every option and zoo.cfg key of
+# tumblerd, and
 # every command and global option of tumbler, each command a subsection;
 # tumblerd(8) has the sections the help has not.
 set -euo pipefail
@@ -24,7 +25,10 @@ keys=$(tumblerd --help | sed -n 's/^  \([A-Za-z0-9.]*\)=.*/\1/p')
 for k in $keys; do
     grep -Eq "^ +$k=" "$tmp/tumblerd.txt" || no "tumblerd(8) lacks the key $k"
 done
-for s in SYNOPSIS DESCRIPTION SIGNALS "EXIT STATUS" FILES; do
+for o in $(tumblerd --help | sed -n '/^Options:/,/^Keys/p' | grep -o -- '--[a-z-]*' | sort -u); do
+    grep -q -- "$o" "$tmp/tumblerd.txt" || no "tumblerd(8) lacks $o"
+done
+for s in SYNOPSIS DESCRIPTION OPTIONS SIGNALS "EXIT STATUS" FILES; do
     grep -qx "$s" "$tmp/tumblerd.txt" || no "tumblerd(8) has no $s section"
 done
 

@@ -734,6 +734,19 @@ void tb_config_usage(struct tb_wbuf *out)
         "epoch (so that no zxid, and no fencing token, is given twice) and\n"
         "exits without serving.  A whole log is left as it is.\n"
         "\n"
+        "Options:\n\n"
+        "  -c FILE, --config FILE, --config=FILE\n"
+        "      the zoo.cfg to read; FILE alone says the same\n"
+        "  --KEY=VALUE\n"
+        "      sets KEY (one of those below), after the file\n"
+        "  --repair-log\n"
+        "      repairs a damaged log as above, and exits\n"
+        "  -h, --help\n"
+        "      this help; tumblerd(8) also has the signals, the files and\n"
+        "      the exit statuses\n"
+        "  -V, --version\n"
+        "      prints the version\n"
+        "\n"
         "Keys and their defaults:\n\n");
     for (i = 0; i < NKEYS; i++)
         tb_wbuf_printf(out, "  %s=%s\n      %s\n", keys[i].name, keys[i].def,
