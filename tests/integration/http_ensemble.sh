@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The ensemble's figures on the HTTP endpoints, on three tumblerd members on
+# 127.0.0.1, each with its Prometheus endpoint and AdminServer: the leader's
+# /metrics has quorum_size, each follower's lag as a labelled series, and
+# promtool takes it; every member shows its role and the same raft term;
+# the AdminServer's leader and voting_view commands agree with the
+# configuration and with srvr; after the leader is killed, a survivor
+# counts a leader change and a higher term.
+#   http_ensemble.sh      (TUMBLERD names the server binary)
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+it_init
+work=$(it_tmpdir work)
+passed=0
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
+
+cport=() qport=() eport=() mport=() aport=() pid=(0 0 0 0) dir=()
+for i in 1 2 3; do
+    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+    mport[$i]=$(free_port) aport[$i]=$(free_port)
+    dir[$i]=$(it_tmpdir "s$i")
+done
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    echo "metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider"
+    echo "metricsProvider.httpHost=127.0.0.1"
+    echo "admin.enableServer=true"
+    echo "admin.serverAddress=127.0.0.1"
+    for i in 1 2 3; do
+        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
+    done
+} > "$work/zoo.cfg"
+for i in 1 2 3; do
+    "$TUMBLERD" "$work/zoo.cfg" --serverId="$i" --dataDir="${dir[$i]}/data" \
+        --metricsProvider.httpPort="${mport[$i]}" --admin.serverPort="${aport[$i]}" \
+        >> "${dir[$i]}/server.log" 2>&1 < /dev/null &
+    pid[$i]=$!
+    IT_PIDS+=("${pid[$i]}")
+    IT_TUMBLERDS+="${pid[$i]} "
+done
+
+mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
+metric() { # I NAME: member I's sample NAME (with its labels), or nothing
+    curl -s --max-time 3 "http://127.0.0.1:${mport[$1]}/metrics" |
+        awk -v n="$2" '$1 == n { print $2 }'
+}
+admin() { curl -s --max-time 3 "http://127.0.0.1:${aport[$1]}/commands/$2"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# until_ok LIMIT_S COMMAND...: retries COMMAND every 0.1 s until it succeeds.
+until_ok() {
+    local deadline=$((SECONDS + $1))
+    shift
+    while ! "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] || return 1
+        sleep 0.1
+    done
+}
+find_leader() {
+    local i
+    for i in "$@"; do
+        [ "$(mode "$i")" = leader ] && { L=$i; return 0; }
+    done
+    return 1
+}
+# every member in $@ knows leader $L and has a follower's lag on the leader
+settled() {
+    local i
+    for i in "$@"; do
+        [ "$(admin "$i" leader | json "d['leader_id']")" = "$L" ] || return 1
+    done
+    return 0
+}
+
+until_ok 30 find_leader 1 2 3 || fail "no leader"
+followers=()
+for i in 1 2 3; do [ "$i" = "$L" ] || followers+=("$i"); done
+until_ok 15 settled 1 2 3 || fail "members do not agree on leader $L"
+ok "leader $L"
+
+curl -s --max-time 3 "http://127.0.0.1:${mport[$L]}/metrics" > "$work/lead.prom"
+promtool check metrics < "$work/lead.prom" > "$work/lint" 2>&1
+rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "promtool: $(cat "$work/lint")"
+! grep -v -E '^(znode|watch|ephemerals|open_file_descriptor|max_file_descriptor)_count non-histogram' \
+    "$work/lint" | grep -q . || fail "promtool lint: $(cat "$work/lint")"
+[ "$(awk '$1 == "quorum_size" { print $2 }' "$work/lead.prom")" = 3 ] || fail "quorum_size"
+for f in "${followers[@]}"; do
+    lag=$(awk -v n="tumbler_follower_lag{key=\"server.$f\"}" '$1 == n { print $2 }' "$work/lead.prom")
+    [ -n "$lag" ] || fail "no lag for server.$f: $(grep follower_lag "$work/lead.prom")"
+done
+grep -q '^tumbler_server_state{server_state="leader"} 1$' "$work/lead.prom" || fail "leader's state"
+[ "$(metric "${followers[0]}" 'tumbler_server_state{server_state="follower"}')" = 1 ] ||
+    fail "follower's state"
+term=$(awk '$1 == "tumbler_raft_term" { print $2 }' "$work/lead.prom")
+for i in "${followers[@]}"; do
+    [ "$(metric "$i" tumbler_raft_term)" = "$term" ] || fail "member $i's term differs from $term"
+done
+ok "leader's metrics: quorum_size 3, both followers' lag, roles, one term ($term)"
+
+[ "$(admin "$L" leader | json "d['is_leader']")" = True ] || fail "leader says is_leader false"
+for f in "${followers[@]}"; do
+    [ "$(admin "$f" leader | json "d['is_leader'], d['leader_ip']")" = "False 127.0.0.1" ] ||
+        fail "follower $f: $(admin "$f" leader)"
+done
+want="{'1': '127.0.0.1:${qport[1]}:${eport[1]}:participant;127.0.0.1:${cport[1]}', '2': '127.0.0.1:${qport[2]}:${eport[2]}:participant;127.0.0.1:${cport[2]}', '3': '127.0.0.1:${qport[3]}:${eport[3]}:participant;127.0.0.1:${cport[3]}'}"
+[ "$(admin 1 voting_view | json "d['current_config']")" = "$want" ] ||
+    fail "voting_view: $(admin 1 voting_view)"
+[ "$(admin "$L" srvr | json "d['server_stats']['server_state']")" = leader ] || fail "srvr's state"
+ok "AdminServer: leader, voting_view, srvr"
+
+s=${followers[0]}
+changes=$(metric "$s" tumbler_leader_changes)
+kill -KILL "${pid[$L]}"
+wait "${pid[$L]}" 2>/dev/null
+pid[$L]=0
+old=$L
+until_ok 30 find_leader "${followers[@]}" || fail "no leader after the kill"
+[ "$L" != "$old" ] || fail "the killed member still leads"
+more() { [ "$(metric "$s" tumbler_leader_changes)" -gt "$changes" ]; }
+until_ok 10 more || fail "member $s counted no leader change ($changes)"
+[ "$(metric "$s" tumbler_raft_term)" -gt "$term" ] || fail "term did not rise"
+ok "after the leader's kill: member $s counts a leader change, the term rose"
+
+for i in 1 2 3; do
+    [ "${pid[$i]}" = 0 ] && continue
+    stop_server "${pid[$i]}" 10
+    [ "$STOP_STATUS" = 0 ] || fail "member $i exited $STOP_STATUS"
+done
+ok "clean stops"
+echo "$passed passed, 0 failed"
