@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The installed man pages render (man -l) without a warning, and hold what
 # the installed programs' --help prints: every option and zoo.cfg key of
-# tumblerd, and
-# every command and global option of tumbler, each command a subsection;
-# tumblerd(8) has the sections the help has not.
+# tumblerd, every command and global option of tumbler, each command a
+# subsection; tumblerd(8) has the sections the help has not.
 set -euo pipefail
 tmp=$TB_PKG_TMP
 bad=0
