@@ -282,6 +282,62 @@ TB_API int tb_token_check_sync(struct tb_client *c, const char *path,
                                int64_t token);
 
 /* ------------------------------------------------------------------ */
+/* Distributed queue                                                   */
+
+/* On kazoo's layouts, FIFO within a priority (0..999, lower first; -1:
+ * kazoo's default, 100):
+ *   TB_QUEUE_SIMPLE   kazoo Queue: PATH/entry-<prio>-<seq>; a take reads
+ *                     the first entry and deletes it: each item goes to
+ *                     exactly one taker, at most once (an item deleted
+ *                     and not yet processed dies with its taker; a take
+ *                     whose delete reply is lost with the connection
+ *                     fails with TB_ECONNECTIONLOSS and may have removed
+ *                     it).
+ *   TB_QUEUE_LOCKING  kazoo LockingQueue: PATH/entries/entry-<prio>-<seq>
+ *                     and an ephemeral claim PATH/taken/<same name>; a
+ *                     take claims an item, consume removes it, release
+ *                     gives it back; a claimer that dies loses the claim
+ *                     with its session and the item is taken again: at
+ *                     least once, nothing lost.  A handle holds one claim
+ *                     at a time (kazoo's rule); take again after consume
+ *                     or release (TB_EINVAL before).
+ * PATH (and entries/, taken/) are persistent, made on first use. */
+enum tb_queue_kind { TB_QUEUE_SIMPLE = 0, TB_QUEUE_LOCKING = 1 };
+struct tb_dqueue;
+TB_API int tb_dqueue_new(struct tb_dqueue **out, struct tb_client *c,
+                         const char *path, int kind);
+/* Cancels a take in progress; a claim not consumed goes back. */
+TB_API void tb_dqueue_free(struct tb_dqueue *q);
+TB_API int tb_dqueue_put(struct tb_dqueue *q, const void *value, size_t len,
+                         int priority, tb_done_cb cb, void *data);
+/* An item, borrowed for the callback: rc 0 and its data, or TB_ETIMEDOUT,
+ * TB_ECANCELED, TB_ENONODE (peek: the queue is empty), ... */
+typedef void (*tb_item_cb)(int rc, const void *value, size_t len,
+                           void *data);
+/* Takes the first item, waiting for one (see Timeouts above).  One
+ * take or peek at a time per handle. */
+TB_API int tb_dqueue_take(struct tb_dqueue *q, int timeout_ms, tb_item_cb cb,
+                          void *data);
+/* The first item not claimed, left in place; TB_ENONODE if none. */
+TB_API int tb_dqueue_peek(struct tb_dqueue *q, tb_item_cb cb, void *data);
+TB_API int tb_dqueue_cancel(struct tb_dqueue *q);
+/* Locking: removes the claimed item (entry and claim in one multi);
+ * TB_ENOTHELD without a claim, TB_ELOCKLOST if the claim was lost (the
+ * session expired: the item is someone else's now). */
+TB_API int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data);
+/* Locking: gives the claimed item back (its claim deleted, retried
+ * across reconnects). */
+TB_API int tb_dqueue_release(struct tb_dqueue *q);
+TB_API int tb_dqueue_put_sync(struct tb_dqueue *q, const void *value,
+                              size_t len, int priority);
+/* *value is malloc'ed (free()), with a spare NUL after its *len bytes. */
+TB_API int tb_dqueue_take_sync(struct tb_dqueue *q, int timeout_ms,
+                               void **value, size_t *len);
+TB_API int tb_dqueue_peek_sync(struct tb_dqueue *q, void **value,
+                               size_t *len);
+TB_API int tb_dqueue_consume_sync(struct tb_dqueue *q);
+
+/* ------------------------------------------------------------------ */
 /* Shared counter                                                      */
 
 /* Curator's DistributedAtomicLong: the persistent node `path` holds the

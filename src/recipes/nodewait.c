@@ -27,7 +27,8 @@ struct rcp_nw {
     int refs;
     struct tb_client *c;
     char *path;
-    int want;                 /* 1: until it exists; 0: until it is gone */
+    int want;                 /* RCP_NW_GONE, _EXISTS or _CHILDREN */
+    int64_t cversion;         /* _CHILDREN: until it is no longer this */
     int done;                 /* the callback is decided */
     int gave_up;              /* the give-up's rc, 0 if none */
     struct nw_watch *pending; /* registered if the exists in flight is ok */
@@ -73,8 +74,10 @@ static void remove_watch(struct rcp_nw *w)
 {
     if (w->watch == NULL)
         return;
-    tb_remove_watches(w->c, w->path, TB_WATCHER_DATA, on_watch, w->watch, 1,
-                      NULL, NULL);
+    tb_remove_watches(w->c, w->path,
+                      w->want == RCP_NW_CHILDREN ? TB_WATCHER_CHILDREN
+                                                 : TB_WATCHER_DATA,
+                      on_watch, w->watch, 1, NULL, NULL);
     w->watch = NULL;
 }
 
@@ -91,6 +94,9 @@ static void finish(struct rcp_nw *w, int rc, int *fire, int *last)
     *last |= drop_locked(w); /* the caller's */
 }
 
+static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
+                        const struct tb_stat *st, void *data);
+
 static int send_exists(struct rcp_nw *w)
 {
     struct nw_watch *x = malloc(sizeof *x);
@@ -101,7 +107,10 @@ static int send_exists(struct rcp_nw *w)
     x->w = w;
     w->refs += 2; /* the request and the watch */
     w->pending = x;
-    rv = tb_exists(w->c, w->path, on_watch, x, on_exists, w);
+    if (w->want == RCP_NW_CHILDREN)
+        rv = tb_get_children2(w->c, w->path, on_watch, x, on_children, w);
+    else
+        rv = tb_exists(w->c, w->path, on_watch, x, on_exists, w);
     if (rv != 0) {
         w->refs -= 2;
         w->pending = NULL;
@@ -122,29 +131,27 @@ static void unlock_fire(struct rcp_nw *w, int fire, int last)
         nw_free(w);
 }
 
-static void on_exists(struct tb_client *c, int rc, const struct tb_stat *st,
-                      void *data)
+/* A reply: `set` if it set the watch, `met` if the answer is the one
+ * wanted. */
+static void on_answer(struct rcp_nw *w, int rc, int set, int met)
 {
-    struct rcp_nw *w = data;
     struct nw_watch *x;
     int fire = 1, last = 0, rv;
 
-    (void)st;
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&w->mu);
     x = w->pending;
     w->pending = NULL;
-    if (rc == 0 || rc == TB_ENONODE) {
-        w->watch = x; /* set, also for a missing node */
+    if (set) {
+        w->watch = x;
     } else {
         free(x); /* not set: its callback never comes */
         last |= drop_locked(w);
     }
-    if ((rc == 0 || rc == TB_ENONODE) && (rc == 0) == w->want)
+    if (met)
         finish(w, 0, &fire, &last);
     else if (w->gave_up != 0)
         finish(w, w->gave_up, &fire, &last);
-    else if (rc == 0 || rc == TB_ENONODE) {
+    else if (set) {
         /* not yet: the watch will tell */
     } else if (rc == TB_ECONNECTIONLOSS && !w->done) {
         /* Sent again; the client holds it until it reconnects. */
@@ -155,6 +162,29 @@ static void on_exists(struct tb_client *c, int rc, const struct tb_stat *st,
     }
     last |= drop_locked(w); /* the request's */
     unlock_fire(w, fire, last);
+}
+
+static void on_exists(struct tb_client *c, int rc, const struct tb_stat *st,
+                      void *data)
+{
+    struct rcp_nw *w = data;
+    int set = rc == 0 || rc == TB_ENONODE; /* set for a missing node too */
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    on_answer(w, rc, set, set && (rc == 0) == (w->want == RCP_NW_EXISTS));
+}
+
+/* Children: met once the parent's cversion moved.  A missing parent sets
+ * no watch and ends the wait with TB_ENONODE. */
+static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
+                        const struct tb_stat *st, void *data)
+{
+    struct rcp_nw *w = data;
+
+    (void)v;
+    rcp_note_cb_thread(c);
+    on_answer(w, rc, rc == 0, rc == 0 && st->cversion != w->cversion);
 }
 
 static void on_watch(struct tb_client *c, const struct tb_event *ev, void *data)
@@ -207,6 +237,13 @@ int rcp_nw_start(struct tb_client *c, const char *path, int want,
                  int timeout_ms, tb_done_cb cb, void *data,
                  struct rcp_nw **keep)
 {
+    return rcp_nw_start_children(c, path, want, -1, timeout_ms, cb, data, keep);
+}
+
+int rcp_nw_start_children(struct tb_client *c, const char *path, int want,
+                          int64_t cversion, int timeout_ms, tb_done_cb cb,
+                          void *data, struct rcp_nw **keep)
+{
     struct rcp_nw *w;
     int rv;
 
@@ -220,6 +257,8 @@ int rcp_nw_start(struct tb_client *c, const char *path, int want,
     pthread_mutex_init(&w->mu, NULL);
     w->c = c;
     w->want = want;
+    w->cversion = cversion;
+
     w->cb = cb;
     w->data = data;
     w->timer.fn = on_timer;

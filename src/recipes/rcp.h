@@ -157,13 +157,19 @@ int rcp_create_in(struct tb_client *c, const char *path, const void *value,
 
 /* ---- nodewait.c: until a node exists, or is gone ---- */
 struct rcp_nw;
-/* Waits until `path` exists (want 1) or does not (want 0); `cb` gets 0,
+enum { RCP_NW_GONE = 0, RCP_NW_EXISTS = 1, RCP_NW_CHILDREN = 2 };
+/* Waits until `path` exists (RCP_NW_EXISTS) or does not (RCP_NW_GONE); `cb` gets 0,
  * TB_ETIMEDOUT after timeout_ms (0: one look; < 0: none; > 0 needs the
  * I/O thread), the give-up's rc, or the session's end.  With `keep`, the
  * caller also holds the wait (for rcp_nw_give_up) until rcp_nw_release. */
 int rcp_nw_start(struct tb_client *c, const char *path, int want,
                  int timeout_ms, tb_done_cb cb, void *data,
                  struct rcp_nw **keep);
+/* RCP_NW_CHILDREN: until the children of `path` change from those whose
+ * parent's cversion was `cversion` (TB_ENONODE if `path` is missing). */
+int rcp_nw_start_children(struct tb_client *c, const char *path, int want,
+                          int64_t cversion, int timeout_ms, tb_done_cb cb,
+                          void *data, struct rcp_nw **keep);
 void rcp_nw_give_up(struct rcp_nw *w, int rc);
 void rcp_nw_release(struct rcp_nw *w);
 /* The same, blocking (any timeout, both modes); its result. */

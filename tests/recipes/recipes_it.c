@@ -46,6 +46,8 @@ static const struct {
     {"barrier", t_barrier, ""},
     {"dmember", t_dmember, "PATH N [GO_FILE]"},
     {"barrier_op", t_barrier_op, "PATH set|remove|wait [TIMEOUT_MS]"},
+    {"queue", t_queue, ""},
+    {"qop", t_qop, "PATH simple|locking put VALUE|take [MS]|claim"},
 };
 
 int main(int argc, char **argv)

@@ -408,6 +408,11 @@ interop)
     "$bin" "$hosts" checklog "$log" 40 || fail "mixed contention"
     wait_children $lock 0 5 || fail "nodes left behind"
     ;;
+kazoo_queue)
+    # kazoo's Queue and LockingQueue with libtumbler's on the same paths.
+    timeout -k 5 120 /usr/bin/python3 "$here/kazoo_queue.py" "$hosts" "$bin" ||
+        fail "kazoo and libtumbler queues"
+    ;;
 kazoo)
     # kazoo (Debian's python3-kazoo) and libtumbler on the same paths.
     timeout -k 5 120 /usr/bin/python3 "$here/kazoo_mix.py" "$hosts" "$bin" "$tmp" ||

@@ -34,5 +34,7 @@ int t_counter_op(int argc, char **argv);
 int t_barrier(int argc, char **argv);
 int t_dmember(int argc, char **argv);
 int t_barrier_op(int argc, char **argv);
+int t_queue(int argc, char **argv);
+int t_qop(int argc, char **argv);
 
 #endif

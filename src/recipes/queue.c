@@ -1,0 +1,940 @@
+/* Distributed queues on kazoo's layouts, FIFO within a priority.
+ *
+ *   simple    PATH/entry-<prio>-<seq>            kazoo Queue
+ *   locking   PATH/entries/entry-<prio>-<seq>    kazoo LockingQueue
+ *             PATH/taken/entry-<prio>-<seq>      EPHEMERAL claim, data: our id
+ *
+ * <prio> is three digits, lower first (kazoo's default 100); names sort
+ * by priority, then by the sequence number, which is the order of puts.
+ *
+ * Simple take: read the first entry, then delete it; the one taker whose
+ * delete succeeds has it (exactly one taker per item), and a taker that
+ * dies between reading and deleting leaves the item for the next.  An
+ * item deleted but not yet processed is lost with its taker (at most
+ * once), and a delete whose reply is lost may or may not have taken the
+ * item: TB_ECONNECTIONLOSS, never handed out twice.
+ *
+ * Locking take: claim the first unclaimed entry with an ephemeral node
+ * under taken/ (the create succeeds for one taker only), then read it;
+ * consume deletes entry and claim in one multi, release deletes the
+ * claim.  A claimer that dies loses its claim with its session and the
+ * item is taken again: at least once, nothing lost.
+ *
+ * The queue's own nodes are persistent, as kazoo makes them: containers
+ * would vanish under a taker waiting on an empty queue.  A take that finds
+ * nothing waits for the children of the entries (and, locking, of the
+ * claims: a released claim frees an item) to change: every put wakes
+ * every waiting taker, who race for it (the herd is the queue's nature:
+ * which taker gets the item is decided by the delete or the claim). */
+#include <stdio.h>
+#include <string.h>
+
+#include "recipes/rcp.h"
+
+#define PREFIX "entry-"
+
+enum { Q_TAKE, Q_PEEK };
+
+struct tb_dqueue {
+    pthread_mutex_t mu;
+    int refs; /* the user's, and an operation's */
+    int freed;
+    struct tb_client *c;
+    int locking;
+    char *path, *entries, *taken;
+    char id[RCP_UUID_LEN + 1]; /* a claim's data */
+    int paths_made;
+
+    /* The take or peek in progress. */
+    int busy;
+    int op;
+    int gave_up;
+    int64_t deadline; /* < 0: none */
+    tb_item_cb cb;
+    void *data;
+    char **cand; /* this round's candidates, sorted */
+    int ncand, icand;
+    int64_t cv_entries, cv_taken;
+    int claim_retried;
+    struct rcp_nw *nw[2];
+    int waits;
+    int wait_rc;
+
+    char *claimed; /* locking: the name of the entry we hold */
+};
+
+/* ---- the handle ---- */
+
+static void q_free(struct tb_dqueue *q)
+{
+    pthread_mutex_destroy(&q->mu);
+    free(q->path);
+    free(q->entries);
+    free(q->taken);
+    free(q->claimed);
+    free(q);
+}
+
+static void unref(struct tb_dqueue *q)
+{
+    int last;
+
+    pthread_mutex_lock(&q->mu);
+    last = --q->refs == 0;
+    pthread_mutex_unlock(&q->mu);
+    if (last)
+        q_free(q);
+}
+
+int tb_dqueue_new(struct tb_dqueue **out, struct tb_client *c, const char *path,
+                  int kind)
+{
+    struct tb_dqueue *q;
+
+    if (out == NULL || c == NULL || !rcp_path_ok(path) || path[1] == '\0' ||
+        (kind != TB_QUEUE_SIMPLE && kind != TB_QUEUE_LOCKING))
+        return TB_EINVAL;
+    q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return TB_ENOMEM;
+    pthread_mutex_init(&q->mu, NULL);
+    q->refs = 1;
+    q->c = c;
+    q->locking = kind == TB_QUEUE_LOCKING;
+    rcp_uuid(q->id);
+    q->path = rcp_strdup(path);
+    q->entries = q->locking ? rcp_join(path, "entries") : rcp_strdup(path);
+    q->taken = q->locking ? rcp_join(path, "taken") : NULL;
+    if (q->path == NULL || q->entries == NULL ||
+        (q->locking && q->taken == NULL)) {
+        q_free(q);
+        return TB_ENOMEM;
+    }
+    *out = q;
+    return 0;
+}
+
+/* ---- the queue's own nodes ---- */
+
+struct mk {
+    struct tb_dqueue *q;
+    int pending, rc;
+    tb_done_cb done;
+    void *data;
+};
+
+static void on_made(struct tb_client *c, int rc, const char *path,
+                    const struct tb_stat *st, void *data)
+{
+    struct mk *k = data;
+
+    (void)path;
+    (void)st;
+    rcp_note_cb_thread(c);
+    if (rc != 0 && rc != TB_ENODEEXISTS && k->rc == 0)
+        k->rc = rc;
+    if (--k->pending > 0)
+        return;
+    if (k->rc == 0) {
+        pthread_mutex_lock(&k->q->mu);
+        k->q->paths_made = 1;
+        pthread_mutex_unlock(&k->q->mu);
+    }
+    k->done(k->rc, k->data);
+    free(k);
+}
+
+/* Sends the creates of PATH (and entries/, taken/), pipelined: each finds
+ * its parent made by the one before.  An error if none could be sent. */
+static int send_paths(struct mk *k)
+{
+    struct tb_dqueue *q = k->q;
+    const char *p[3] = {q->path, q->entries, q->taken};
+    int i, n = q->locking ? 3 : 1, rv = 0;
+
+    k->pending = 0;
+    for (i = 0; i < n && rv == 0; i++)
+        if ((rv = tb_create(q->c, p[i], NULL, 0, NULL, TB_PERSISTENT, 0,
+                            on_made, k)) == 0)
+            k->pending++;
+    if (rv != 0 && k->pending > 0) {
+        k->rc = rv; /* those sent report it */
+        rv = 0;
+    }
+    return rv;
+}
+
+static void on_ancestors(int rc, void *data)
+{
+    struct mk *k = data;
+
+    if (rc == 0)
+        rc = send_paths(k);
+    if (rc != 0) {
+        k->done(rc, k->data);
+        free(k);
+    }
+}
+
+/* Makes PATH (and entries/, taken/) persistent, its ancestors as
+ * containers, once per handle: 1 if made already, else 0 and `done`
+ * later, or an error now. */
+static int make_paths(struct tb_dqueue *q, tb_done_cb done, void *data)
+{
+    struct mk *k;
+    char *parent;
+    int rv;
+
+    if (q->paths_made)
+        return 1;
+    k = calloc(1, sizeof *k);
+    parent = rcp_dirname(q->path);
+    if (k == NULL || parent == NULL) {
+        free(k);
+        free(parent);
+        return TB_ENOMEM;
+    }
+    k->q = q;
+    k->done = done;
+    k->data = data;
+    rv = strcmp(parent, "/") == 0
+             ? send_paths(k)
+             : rcp_mkparents(q->c, parent, on_ancestors, k);
+    free(parent);
+    if (rv != 0)
+        free(k);
+    return rv;
+}
+
+/* ---- put ---- */
+
+struct put {
+    struct tb_dqueue *q;
+    char *node;
+    void *value;
+    size_t len;
+    tb_done_cb cb;
+    void *data;
+};
+
+static void put_end(struct put *p, int rc)
+{
+    if (p->cb != NULL)
+        p->cb(rc, p->data);
+    unref(p->q);
+    free(p->node);
+    free(p->value);
+    free(p);
+}
+
+static void on_put(struct tb_client *c, int rc, const char *path,
+                   const struct tb_stat *st, void *data)
+{
+    (void)path;
+    (void)st;
+    rcp_note_cb_thread(c);
+    put_end(data, rc);
+}
+
+static void put_send(int rc, void *data)
+{
+    struct put *p = data;
+
+    if (rc == 0)
+        rc = tb_create(p->q->c, p->node, p->value, p->len, NULL,
+                       TB_PERSISTENT_SEQUENTIAL, 0, on_put, p);
+    if (rc != 0)
+        put_end(p, rc);
+}
+
+int tb_dqueue_put(struct tb_dqueue *q, const void *value, size_t len,
+                  int priority, tb_done_cb cb, void *data)
+{
+    char name[32];
+    struct put *p;
+    int rv;
+
+    if (q == NULL || priority < -1 || priority > 999 ||
+        (value == NULL && len > 0))
+        return TB_EINVAL;
+    snprintf(name, sizeof name, PREFIX "%03d-", priority < 0 ? 100 : priority);
+    p = calloc(1, sizeof *p);
+    if (p == NULL || (p->node = rcp_join(q->entries, name)) == NULL ||
+        (len > 0 && (p->value = malloc(len)) == NULL)) {
+        if (p != NULL)
+            free(p->node);
+        free(p);
+        return TB_ENOMEM;
+    }
+    if (len > 0)
+        memcpy(p->value, value, len);
+    p->q = q;
+    p->len = len;
+    p->cb = cb;
+    p->data = data;
+    pthread_mutex_lock(&q->mu);
+    q->refs++;
+    rv = make_paths(q, put_send, p);
+    if (rv == 1)
+        rv = tb_create(q->c, p->node, p->value, p->len, NULL,
+                       TB_PERSISTENT_SEQUENTIAL, 0, on_put, p);
+    if (rv != 0)
+        q->refs--;
+    pthread_mutex_unlock(&q->mu);
+    if (rv != 0) {
+        free(p->node);
+        free(p->value);
+        free(p);
+    }
+    return rv;
+}
+
+/* ---- take and peek: one round over the sorted candidates ---- */
+
+static void free_cand(struct tb_dqueue *q)
+{
+    int i;
+
+    for (i = 0; i < q->ncand; i++)
+        free(q->cand[i]);
+    free(q->cand);
+    q->cand = NULL;
+    q->ncand = q->icand = 0;
+}
+
+/* Ends the operation; the lock is held and released here. */
+static void op_end(struct tb_dqueue *q, int rc, const void *v, size_t len)
+{
+    tb_item_cb cb = q->cb;
+    void *data = q->data;
+
+    free_cand(q);
+    if ((rc != 0 || q->freed) && q->claimed != NULL) {
+        char *t = rcp_join(q->taken, q->claimed);
+        if (t != NULL) /* a claim the caller will not have: back */
+            rcp_reap(q->c, t, 0, NULL, NULL);
+        free(t);
+        free(q->claimed);
+        q->claimed = NULL;
+    }
+    q->busy = 0;
+    q->cb = NULL;
+    pthread_mutex_unlock(&q->mu);
+    if (cb != NULL)
+        cb(rc, rc == 0 ? v : NULL, rc == 0 ? len : 0, data);
+    unref(q);
+}
+
+static int list_entries(struct tb_dqueue *q);
+static int try_next(struct tb_dqueue *q);
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static int is_taken(const struct tb_strings *t, const char *n)
+{
+    int i;
+
+    for (i = 0; t != NULL && i < t->count; i++)
+        if (strcmp(t->v[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+/* This round's candidates: the entries of our layout not claimed. */
+static int set_cand(struct tb_dqueue *q, const struct tb_strings *e,
+                    const struct tb_strings *t)
+{
+    int i;
+
+    free_cand(q);
+    q->cand = calloc((size_t)e->count + 1, sizeof *q->cand);
+    if (q->cand == NULL)
+        return TB_ENOMEM;
+    for (i = 0; i < e->count; i++)
+        if (strncmp(e->v[i], PREFIX, strlen(PREFIX)) == 0 &&
+            !is_taken(t, e->v[i]) &&
+            (q->cand[q->ncand] = rcp_strdup(e->v[i])) != NULL)
+            q->ncand++;
+    qsort(q->cand, (size_t)q->ncand, sizeof *q->cand, by_name);
+    return 0;
+}
+
+static void on_waited(int rc, void *data);
+
+/* Nothing to take: wait for the children to change (lock held). */
+static int wait_change(struct tb_dqueue *q)
+{
+    int t = -1, i, n = q->locking ? 2 : 1, rv = 0;
+    const char *p[2] = {q->entries, q->taken};
+    int64_t cv[2] = {q->cv_entries, q->cv_taken};
+
+    if (q->op == Q_PEEK)
+        return TB_ENONODE; /* peek does not wait */
+    if (q->deadline >= 0) {
+        int64_t left = q->deadline - rcp_now_ms();
+        if (left <= 0)
+            return TB_ETIMEDOUT;
+        t = (int)left;
+    }
+    q->waits = 0;
+    q->wait_rc = 1;
+    for (i = 0; i < n && rv == 0; i++) {
+        rv = rcp_nw_start_children(q->c, p[i], RCP_NW_CHILDREN, cv[i], t,
+                                   on_waited, q, &q->nw[i]);
+        if (rv == 0)
+            q->waits++;
+    }
+    if (rv != 0 && q->waits > 0) { /* the started one ends it */
+        q->wait_rc = rv;
+        rcp_nw_give_up(q->nw[0], rv);
+        rv = 0;
+    }
+    return rv;
+}
+
+/* A wait ended.  The first to end gives the other up; the round starts
+ * again once both are in (a change: list again; else the error). */
+static void on_waited(int rc, void *data)
+{
+    struct tb_dqueue *q = data;
+    int i;
+
+    pthread_mutex_lock(&q->mu);
+    if (q->wait_rc == 1 || (q->wait_rc == TB_ECANCELED && rc != TB_ECANCELED))
+        q->wait_rc = rc;
+    if (--q->waits > 0) {
+        for (i = 0; i < 2; i++)
+            if (q->nw[i] != NULL)
+                rcp_nw_give_up(q->nw[i], TB_ECANCELED);
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
+    for (i = 0; i < 2; i++) {
+        if (q->nw[i] != NULL)
+            rcp_nw_release(q->nw[i]);
+        q->nw[i] = NULL;
+    }
+    rc = q->gave_up != 0 ? q->gave_up : q->wait_rc;
+    if (rc == 0)
+        rc = list_entries(q);
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+static void on_taken_list(struct tb_client *c, int rc,
+                          const struct tb_strings *v, const struct tb_stat *st,
+                          void *data);
+
+static void on_entries(struct tb_client *c, int rc, const struct tb_strings *v,
+                       const struct tb_stat *st, void *data)
+{
+    struct tb_dqueue *q = data;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&q->mu);
+    if (rc == 0 && q->gave_up != 0)
+        rc = q->gave_up;
+    if (rc == 0) {
+        q->cv_entries = st->cversion;
+        rc = set_cand(q, v, NULL);
+    }
+    if (rc == 0 && q->locking)
+        rc = tb_get_children2(c, q->taken, NULL, NULL, on_taken_list, q);
+    else if (rc == 0)
+        rc = try_next(q);
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+/* Locking: the claims, listed after the entries; an entry claimed since
+ * is refused by our claim's create. */
+static void on_taken_list(struct tb_client *c, int rc,
+                          const struct tb_strings *v, const struct tb_stat *st,
+                          void *data)
+{
+    struct tb_dqueue *q = data;
+    int i, j = 0;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&q->mu);
+    if (rc == 0) {
+        q->cv_taken = st->cversion;
+        for (i = 0; i < q->ncand; i++) {
+            if (is_taken(v, q->cand[i]))
+                free(q->cand[i]);
+            else
+                q->cand[j++] = q->cand[i];
+        }
+        q->ncand = j;
+        rc = try_next(q);
+    }
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+static int list_entries(struct tb_dqueue *q)
+{
+    return tb_get_children2(q->c, q->entries, NULL, NULL, on_entries, q);
+}
+
+/* ---- one candidate ---- */
+
+static void on_deleted(struct tb_client *c, int rc, void *data);
+static void on_claim(struct tb_client *c, int rc, const char *path,
+                     const struct tb_stat *st, void *data);
+
+/* The value read, kept until the delete says it is ours. */
+struct held {
+    struct tb_dqueue *q;
+    void *v;
+    size_t len;
+};
+
+static int next_or_wait(struct tb_dqueue *q)
+{
+    q->icand++;
+    return try_next(q);
+}
+
+static void on_read(struct tb_client *c, int rc, const void *value, size_t len,
+                    const struct tb_stat *st, void *data)
+{
+    struct tb_dqueue *q = data;
+    struct held *h;
+    char *p;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&q->mu);
+    if (rc == TB_ENONODE) { /* taken (simple) or consumed (locking) */
+        if (q->locking) {   /* our claim on nothing: give it back */
+            p = rcp_join(q->taken, q->cand[q->icand]);
+            if (p != NULL)
+                rcp_reap(c, p, 0, NULL, NULL);
+            free(p);
+            free(q->claimed);
+            q->claimed = NULL;
+        }
+        rc = next_or_wait(q);
+    } else if (rc == 0 && (q->op == Q_PEEK || q->locking)) {
+        op_end(q, 0, value, len); /* peeked, or claimed and read */
+        return;
+    } else if (rc == 0) {
+        h = calloc(1, sizeof *h);
+        p = rcp_join(q->entries, q->cand[q->icand]);
+        rc = TB_ENOMEM;
+        if (h != NULL && p != NULL && (len == 0 || (h->v = malloc(len)))) {
+            h->q = q;
+            h->len = len;
+            if (len > 0)
+                memcpy(h->v, value, len);
+            rc = tb_delete(c, p, -1, on_deleted, h);
+        }
+        if (rc != 0 && h != NULL)
+            free(h->v);
+        if (rc != 0)
+            free(h);
+        free(p);
+    }
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+/* Simple take: the delete decides whose the item is. */
+static void on_deleted(struct tb_client *c, int rc, void *data)
+{
+    struct held *h = data;
+    struct tb_dqueue *q = h->q;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&q->mu);
+    if (rc == 0) {
+        op_end(q, 0, h->v, h->len);
+        free(h->v);
+        free(h);
+        return;
+    }
+    free(h->v);
+    free(h);
+    if (rc == TB_ENONODE) /* another taker's */
+        rc = next_or_wait(q);
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+static int read_cand(struct tb_dqueue *q)
+{
+    char *p = rcp_join(q->entries, q->cand[q->icand]);
+    int rv;
+
+    if (p == NULL)
+        return TB_ENOMEM;
+    rv = tb_get_data(q->c, p, NULL, NULL, on_read, q);
+    free(p);
+    return rv;
+}
+
+static int send_claim(struct tb_dqueue *q)
+{
+    char *p = rcp_join(q->taken, q->cand[q->icand]);
+    int rv;
+
+    if (p == NULL)
+        return TB_ENOMEM;
+    rv = tb_create(q->c, p, q->id, strlen(q->id), NULL, TB_EPHEMERAL, 0,
+                   on_claim, q);
+    free(p);
+    return rv;
+}
+
+static void on_claim_owner(struct tb_client *c, int rc,
+                           const struct tb_stat *st, void *data)
+{
+    struct tb_dqueue *q = data;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&q->mu);
+    if (rc == 0 && st->ephemeral_owner == tb_client_session(c, NULL)) {
+        q->claimed = rcp_strdup(q->cand[q->icand]); /* its reply was lost */
+        rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
+    } else if (rc == 0 || rc == TB_ENONODE)
+        rc = next_or_wait(q);
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+static void on_claim(struct tb_client *c, int rc, const char *path,
+                     const struct tb_stat *st, void *data)
+{
+    struct tb_dqueue *q = data;
+    char *p;
+
+    (void)path;
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&q->mu);
+    if (rc == 0) {
+        q->claimed = rcp_strdup(q->cand[q->icand]);
+        rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
+    } else if (rc == TB_ECONNECTIONLOSS) {
+        q->claim_retried = 1;
+        rc = send_claim(q);
+    } else if (rc == TB_ENODEEXISTS && q->claim_retried) {
+        /* Ours from before the loss, or another taker's: its owner says. */
+        q->claim_retried = 0;
+        p = rcp_join(q->taken, q->cand[q->icand]);
+        rc = p == NULL ? TB_ENOMEM
+                       : tb_exists(c, p, NULL, NULL, on_claim_owner, q);
+        free(p);
+    } else if (rc == TB_ENODEEXISTS) {
+        rc = next_or_wait(q);
+    }
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+/* Tries the candidate at icand, or waits if none is left (lock held). */
+static int try_next(struct tb_dqueue *q)
+{
+    if (q->gave_up != 0)
+        return q->gave_up;
+    if (q->icand >= q->ncand)
+        return wait_change(q);
+    q->claim_retried = 0;
+    if (q->locking && q->op == Q_TAKE)
+        return send_claim(q);
+    return read_cand(q);
+}
+
+static void start_list(int rc, void *data)
+{
+    struct tb_dqueue *q = data;
+
+    pthread_mutex_lock(&q->mu);
+    if (rc == 0)
+        rc = q->gave_up != 0 ? q->gave_up : list_entries(q);
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
+static int op_start(struct tb_dqueue *q, int op, int timeout_ms, tb_item_cb cb,
+                    void *data)
+{
+    int rv;
+
+    if (q == NULL)
+        return TB_EINVAL;
+    if ((rv = rcp_async_timeout_check(q->c, timeout_ms)) != 0)
+        return rv;
+    pthread_mutex_lock(&q->mu);
+    if (q->busy || (op == Q_TAKE && q->claimed != NULL)) {
+        pthread_mutex_unlock(&q->mu); /* one at a time; consume first */
+        return TB_EINVAL;
+    }
+    q->busy = 1;
+    q->op = op;
+    q->gave_up = 0;
+    q->deadline = timeout_ms < 0 ? -1 : rcp_now_ms() + timeout_ms;
+    q->cb = cb;
+    q->data = data;
+    rv = make_paths(q, start_list, q);
+    if (rv == 1)
+        rv = list_entries(q);
+    if (rv != 0)
+        q->busy = 0;
+    else
+        q->refs++;
+    pthread_mutex_unlock(&q->mu);
+    return rv;
+}
+
+int tb_dqueue_take(struct tb_dqueue *q, int timeout_ms, tb_item_cb cb,
+                   void *data)
+{
+    return op_start(q, Q_TAKE, timeout_ms, cb, data);
+}
+
+int tb_dqueue_peek(struct tb_dqueue *q, tb_item_cb cb, void *data)
+{
+    return op_start(q, Q_PEEK, -1, cb, data);
+}
+
+static void give_up(struct tb_dqueue *q, int rc)
+{
+    int i;
+
+    pthread_mutex_lock(&q->mu);
+    if (q->busy && q->gave_up == 0) {
+        q->gave_up = rc;
+        for (i = 0; i < 2; i++)
+            if (q->nw[i] != NULL)
+                rcp_nw_give_up(q->nw[i], rc);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+int tb_dqueue_cancel(struct tb_dqueue *q)
+{
+    int busy;
+
+    pthread_mutex_lock(&q->mu);
+    busy = q->busy;
+    pthread_mutex_unlock(&q->mu);
+    if (!busy)
+        return TB_EINVAL;
+    give_up(q, TB_ECANCELED);
+    return 0;
+}
+
+/* ---- consume and release (locking) ---- */
+
+struct fin {
+    struct tb_dqueue *q;
+    tb_done_cb cb;
+    void *data;
+};
+
+static void on_consumed(struct tb_client *c, int rc,
+                        const struct tb_op_result *r, int n, void *data)
+{
+    struct fin *f = data;
+
+    (void)r;
+    (void)n;
+    rcp_note_cb_thread(c);
+    if (f->cb != NULL)
+        f->cb(rc == TB_ENONODE ? TB_ELOCKLOST : rc, f->data);
+    unref(f->q);
+    free(f);
+}
+
+int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data)
+{
+    struct tb_multi *m;
+    struct fin *f;
+    char *e = NULL, *t = NULL;
+    int rv = TB_ENOMEM;
+
+    if (q == NULL)
+        return TB_EINVAL;
+    pthread_mutex_lock(&q->mu);
+    if (q->claimed == NULL || q->busy) {
+        pthread_mutex_unlock(&q->mu);
+        return TB_ENOTHELD;
+    }
+    m = tb_multi_new();
+    f = calloc(1, sizeof *f);
+    e = rcp_join(q->entries, q->claimed);
+    t = rcp_join(q->taken, q->claimed);
+    if (m != NULL && f != NULL && e != NULL && t != NULL &&
+        tb_multi_delete(m, e, -1) == 0 && tb_multi_delete(m, t, -1) == 0) {
+        f->q = q;
+        f->cb = cb;
+        f->data = data;
+        rv = tb_multi_exec(q->c, m, on_consumed, f);
+    }
+    if (rv == 0) {
+        q->refs++;
+        free(q->claimed); /* a failed consume: the claim ends anyway */
+        q->claimed = NULL;
+    } else {
+        free(f);
+    }
+    pthread_mutex_unlock(&q->mu);
+    tb_multi_free(m);
+    free(e);
+    free(t);
+    return rv;
+}
+
+int tb_dqueue_release(struct tb_dqueue *q)
+{
+    char *t;
+    int rv;
+
+    if (q == NULL)
+        return TB_EINVAL;
+    pthread_mutex_lock(&q->mu);
+    if (q->claimed == NULL || q->busy) {
+        pthread_mutex_unlock(&q->mu);
+        return TB_ENOTHELD;
+    }
+    t = rcp_join(q->taken, q->claimed);
+    rv = t == NULL ? TB_ENOMEM : rcp_reap(q->c, t, 0, NULL, NULL);
+    free(t);
+    free(q->claimed);
+    q->claimed = NULL;
+    pthread_mutex_unlock(&q->mu);
+    return rv;
+}
+
+void tb_dqueue_free(struct tb_dqueue *q)
+{
+    if (q == NULL)
+        return;
+    give_up(q, TB_ECANCELED);
+    tb_dqueue_release(q); /* a claim not consumed goes back */
+    pthread_mutex_lock(&q->mu);
+    q->freed = 1; /* and one a take in flight makes */
+    pthread_mutex_unlock(&q->mu);
+    unref(q);
+}
+
+/* ---- synchronous forms ---- */
+
+struct item_wait {
+    struct rcp_wait w;
+    void *v;
+    size_t len;
+};
+
+static void on_item(int rc, const void *value, size_t len, void *data)
+{
+    struct item_wait *iw = data;
+
+    if (rc == 0) {
+        iw->v = malloc(len + 1); /* a spare NUL, as tb_get_data_sync's */
+        if (iw->v == NULL) {
+            rc = TB_ENOMEM;
+        } else {
+            memcpy(iw->v, value, len);
+            ((char *)iw->v)[len] = '\0';
+            iw->len = len;
+        }
+    }
+    rcp_wait_done(&iw->w, rc, 0, NULL);
+}
+
+static void sync_give_up(void *arg)
+{
+    give_up(arg, TB_ETIMEDOUT);
+}
+
+static int item_sync(struct tb_dqueue *q, int op, int timeout_ms, void **value,
+                     size_t *len)
+{
+    struct item_wait iw = {.v = NULL, .len = 0};
+    int rv;
+
+    if (q == NULL || value == NULL)
+        return TB_EINVAL;
+    *value = NULL;
+    if (len != NULL)
+        *len = 0;
+    if ((rv = rcp_sync_check(q->c)) != 0)
+        return rv;
+    rcp_wait_init(&iw.w);
+    rv = op_start(q, op, timeout_ms == 0 ? 0 : -1, on_item, &iw);
+    if (rv == 0) {
+        rcp_wait(q->c, &iw.w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
+                 sync_give_up, q);
+        rv = iw.w.rc;
+        *value = iw.v;
+        if (len != NULL)
+            *len = iw.len;
+    }
+    rcp_wait_destroy(&iw.w);
+    return rv;
+}
+
+int tb_dqueue_take_sync(struct tb_dqueue *q, int timeout_ms, void **value,
+                        size_t *len)
+{
+    return item_sync(q, Q_TAKE, timeout_ms, value, len);
+}
+
+int tb_dqueue_peek_sync(struct tb_dqueue *q, void **value, size_t *len)
+{
+    return item_sync(q, Q_PEEK, -1, value, len);
+}
+
+static int done_sync(struct tb_dqueue *q, int put, const void *v, size_t len,
+                     int priority)
+{
+    struct rcp_wait w;
+    int rv;
+
+    if (q == NULL)
+        return TB_EINVAL;
+    if ((rv = rcp_sync_check(q->c)) != 0)
+        return rv;
+    rcp_wait_init(&w);
+    rv = put ? tb_dqueue_put(q, v, len, priority, rcp_wait_done_cb, &w)
+             : tb_dqueue_consume(q, rcp_wait_done_cb, &w);
+    if (rv == 0) {
+        rcp_wait(q->c, &w, -1, NULL, NULL);
+        rv = w.rc;
+    }
+    rcp_wait_destroy(&w);
+    return rv;
+}
+
+int tb_dqueue_put_sync(struct tb_dqueue *q, const void *value, size_t len,
+                       int priority)
+{
+    return done_sync(q, 1, value, len, priority);
+}
+
+int tb_dqueue_consume_sync(struct tb_dqueue *q)
+{
+    return done_sync(q, 0, NULL, 0, 0);
+}
