@@ -15,7 +15,7 @@
 #include "common/map.h"
 #include "proto/proto.h"
 #include "server/config/log.h"
-#include "server/http/hist.h"
+#include "common/hist.h"
 #include "server/http/metrics.h"
 #include "server/proc/expiry.h"
 #include "server/watch/watch.h"

@@ -70,7 +70,9 @@ creates=$(value 'tumbler_request_latency_seconds_count{op="create2"}' "$dir/m1")
 [ "$creates" = 2 ] || fail "create histogram count $creates, expected 2"
 inf=$(value 'tumbler_request_latency_seconds_bucket{op="create2",le="+Inf"}' "$dir/m1")
 [ "$inf" = 2 ] || fail "create +Inf bucket $inf"
-ok "figures: znode_count $prom_nodes as mntr's, 2 creates in the histogram"
+syncs=$(value 'tumbler_log_write_duration_seconds_count' "$dir/m1")
+[ "${syncs:-0}" -ge 2 ] || fail "log write histogram count '$syncs'"
+ok "figures: znode_count $prom_nodes as mntr's, 2 creates in the histogram, $syncs log writes"
 
 code=$("${CURL[@]}" -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/nope")
 [ "$code" = 404 ] || fail "/nope answered $code"

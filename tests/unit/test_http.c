@@ -14,7 +14,7 @@
 #include "server/config/config.h"
 #include "server/config/fourlw.h"
 #include "server/http/adminsrv.h"
-#include "server/http/hist.h"
+#include "common/hist.h"
 #include "server/http/json.h"
 #include "server/http/metrics.h"
 

@@ -15,15 +15,25 @@
 #include "server/http/adminsrv.h"
 #include "server/http/httpd.h"
 #include "server/http/metrics.h"
+#include "server/raft/replog.h"
 #include "server/server.h"
 
-/* What mntr's flat lines cannot carry: a latency histogram per request
- * type that has been seen. */
+/* What mntr's flat lines cannot carry: the spread of the log's writes,
+ * and a latency histogram per request type that has been seen. */
 static void histograms(void *arg, struct tb_wbuf *out)
 {
     struct tbd *s = arg;
+    struct replog_stats rs;
     char labels[64];
     int i, typed = 0;
+
+    replog_get_stats(s->log, &rs);
+    tb_wbuf_printf(out, "# HELP tumbler_log_write_duration_seconds A write "
+                   "of the log, from its submission to its completion, "
+                   "fdatasync included.\n# TYPE tumbler_log_write_duration_"
+                   "seconds histogram\n");
+    hist_render(out, "tumbler_log_write_duration_seconds", "",
+                &rs.log_write_hist);
 
     for (i = 0; i < METRICS_NOPS; i++) {
         if (s->req_latency[i].count == 0)

@@ -31,6 +31,7 @@
 #include <uv.h>
 
 #include "common/common.h"
+#include "common/hist.h"
 
 /* Log severities, syslog(3) numbering, so a shared logger can map them. */
 enum {
@@ -160,6 +161,7 @@ struct replog_stats {
     uint64_t log_segments_reserved;  /* new segments, blocks reserved */
     uint64_t log_segments_reused;    /* spares renamed to be the next */
     uint64_t log_spare_segments;     /* spares kept now */
+    struct hist log_write_hist;      /* log_write_us's spread */
     uint64_t term;                   /* raft's current term */
     uint64_t leader_changes;         /* times the leader this server knows
                                         of became another (none included) */

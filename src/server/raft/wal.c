@@ -319,6 +319,7 @@ static void write_finish(struct wal_write *wr, int err)
     w->write_ns += ns;
     if (ns > w->write_ns_max)
         w->write_ns_max = ns;
+    hist_note(&w->write_hist, ns / 1000);
     while ((head = w->head) != NULL && head->done) {
         w->head = head->next;
         if (w->head == NULL)

@@ -32,6 +32,7 @@
 #include <uv.h>
 
 #include "common/common.h"
+#include "common/hist.h"
 
 #define WAL_BLOCK       4096
 #define WAL_INFLIGHT    2
@@ -293,6 +294,7 @@ struct wal {
     uint64_t wait_ns;       /* appends' time until their write was submitted */
     uint64_t pending_at_ns; /* pending's appends: when each came, summed */
     uint64_t write_ns, write_ns_max; /* submission to completion, done ones */
+    struct hist write_hist;          /* ... their spread */
     uint64_t segs_zeroed, segs_reserved, segs_reused;
 };
 

@@ -572,6 +572,7 @@ void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
     out->log_append_wait_us = w->wait_ns / 1000;
     out->log_write_us = w->write_ns / 1000;
     out->log_write_us_max = w->write_ns_max / 1000;
+    out->log_write_hist = w->write_hist;
     out->log_segments_zeroed = w->segs_zeroed;
     out->log_segments_reserved = w->segs_reserved;
     out->log_segments_reused = w->segs_reused;

@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "server/http/hist.h"
+#include "common/hist.h"
 
 #define HIST__BOUND(us) us,
 static const uint64_t bounds[HIST_NBOUNDS] = {HIST_BOUNDS(HIST__BOUND)};

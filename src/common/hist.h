@@ -2,8 +2,8 @@
  * bucket, a sum and a count.  Noting a value is a few comparisons and three
  * additions, cheap enough for every request.  No clock here: the caller
  * measures. */
-#ifndef TB_HIST_H
-#define TB_HIST_H
+#ifndef TB_COMMON_HIST_H
+#define TB_COMMON_HIST_H
 
 #include <stdint.h>
 
