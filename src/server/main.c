@@ -290,7 +290,8 @@ static void on_sighup(uv_signal_t *h, int signum)
     if (s->tls_ctx != NULL)
         tls_server_reload(s);
     else
-        tb_log(TB_LOG_INFO, "SIGHUP: no TLS port, no certificates to read again");
+        tb_log(TB_LOG_INFO,
+               "SIGHUP: no TLS port, no certificates to read again");
 }
 
 static int refresh_session(void *arg, const struct fsm_session_info *si)

@@ -514,7 +514,8 @@ static void test_help_and_version(void **state)
     assert_int_equal(rv, TB_CONFIG_EXIT);
     assert_true(strncmp(text, "Usage: tumblerd ", 16) == 0);
     /* every option scan_args takes (the man page is made from this) */
-    assert_non_null(strstr(text, "\n  -c FILE, --config FILE, --config=FILE\n"));
+    assert_non_null(
+        strstr(text, "\n  -c FILE, --config FILE, --config=FILE\n"));
     assert_non_null(strstr(text, "\n  --KEY=VALUE\n"));
     assert_non_null(strstr(text, "\n  --repair-log\n"));
     assert_non_null(strstr(text, "\n  -h, --help\n"));
