@@ -350,6 +350,73 @@ static void expect_args_error(const char *msg, ...)
     tb_config_free(&cfg);
 }
 
+/* The Prometheus endpoint's and the AdminServer's keys: the same in a
+ * file and as flags; off by default; a provider nobody knows, or a command
+ * URL that is no path, is an error; the AdminServer's HTTPS keys are not
+ * acted on, and said so. */
+static void test_http_keys(void **state)
+{
+    struct tb_config cfg;
+    struct capture cap;
+    char err[256] = "", *logged;
+    const char *path = write_cfg(
+        "metricsProvider.className=org.apache.zookeeper.metrics.prometheus."
+        "PrometheusMetricsProvider\n"
+        "metricsProvider.httpPort=7001\n"
+        "metricsProvider.exportJvmInfo=false\n"
+        "admin.enableServer=true\n"
+        "admin.commandURL=/cmd//\n"
+        "admin.forceHttps=true\n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(tb_config_finish(&cfg, err, sizeof err), 0);
+    assert_false(cfg.metrics.enabled);
+    assert_false(cfg.admin.enabled);
+    assert_int_equal(cfg.metrics.http_port, 7000);
+    assert_string_equal(cfg.metrics.http_host, "0.0.0.0");
+    assert_int_equal(cfg.admin.port, 8080);
+    assert_string_equal(cfg.admin.address, "0.0.0.0");
+    assert_string_equal(cfg.admin.command_url, "/commands");
+    assert_int_equal(cfg.admin.idle_timeout, 30000);
+    tb_config_free(&cfg);
+
+    tb_config_init(&cfg);
+    capture_start(&cap);
+    assert_int_equal(parse(&cfg, err, sizeof err, "-c", path,
+                           "--metricsProvider.httpHost=127.0.0.2",
+                           "--admin.serverPort=8081", NULL),
+                     0);
+    logged = capture_end(&cap);
+    assert_true(cfg.metrics.enabled);
+    assert_int_equal(cfg.metrics.http_port, 7001);
+    assert_string_equal(cfg.metrics.http_host, "127.0.0.2");
+    assert_true(cfg.admin.enabled);
+    assert_int_equal(cfg.admin.port, 8081);
+    assert_string_equal(cfg.admin.command_url, "/cmd");
+    assert_non_null(strstr(logged, ":6: admin.forceHttps: unknown or "
+                                   "unsupported"));
+    assert_null(strstr(logged, "exportJvmInfo")); /* no JVM: nothing to say */
+    free(logged);
+    tb_config_free(&cfg);
+    unlink(path);
+
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err,
+                           "--metricsProvider.className=org.apache.zookeeper."
+                           "metrics.impl.NullMetricsProvider", NULL), 0);
+    assert_false(cfg.metrics.enabled);
+    tb_config_free(&cfg);
+    expect_args_error("metricsProvider.className: unknown provider "
+                      "\"com.example.Metrics\"; expected org.apache.zookeeper."
+                      "metrics.prometheus.PrometheusMetricsProvider",
+                      "--metricsProvider.className=com.example.Metrics", NULL);
+    expect_args_error("admin.commandURL: expected a path such as /commands, "
+                      "got \"commands\"", "--admin.commandURL=commands", NULL);
+    expect_args_error("--admin.serverPort: 65536 is out of range (0..65535)",
+                      "--admin.serverPort=65536", NULL);
+}
+
 static void test_args_errors(void **state)
 {
     (void)state;
@@ -805,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_overrides_after_file),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_http_keys),
         cmocka_unit_test(test_args_errors),
         cmocka_unit_test(test_enforce_auth),
         cmocka_unit_test(test_help_and_version),

@@ -183,7 +183,9 @@ static const char *const quiet_keys[] = {
     "standaloneEnabled", "reconfigEnabled", "quorumListenOnAllIPs",
     "syncEnabled", "preAllocSize", "forceSync", "fsync.warningthresholdms",
     "serverCnxnFactory", /* TLS needs Netty in ZooKeeper; not here */
-    "admin.*", "autopurge.*", "metricsProvider.*", "jvm.pause.*",
+    "autopurge.*", "jvm.pause.*",
+    /* the Prometheus provider's tuning (JVM metrics, its worker threads) */
+    "metricsProvider.*",
 };
 
 const char *tb_config_version(void)
@@ -769,7 +771,7 @@ void tb_config_usage(struct tb_wbuf *out)
         "  authProvider.N=org.apache.zookeeper.server.auth."
         "SASLAuthenticationProvider\n"
         "      lets ACLs use the sasl scheme\n"
-        "\nOther ZooKeeper keys (initLimit, syncLimit, admin.*, ...) are\n"
+        "\nOther ZooKeeper keys (initLimit, syncLimit, autopurge.*, ...) are\n"
         "accepted and ignored.\n");
 }
 
