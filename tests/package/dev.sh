@@ -15,7 +15,8 @@ cd "$out/dev"
 # shellcheck disable=SC2046  # pkg-config prints words
 cc -Wall -Werror -o "$out/example" example.c $(pkg-config --cflags --libs tumbler)
 ldd "$out/example" | grep -Eq "libtumbler.so.0 => (/usr)?/lib/$ma/libtumbler.so.0" ||
-    { echo "dev: example is not linked to the packaged library" >&2; exit 1; }
+    { echo "dev: example is not linked to the packaged library:" >&2
+      ldd "$out/example" >&2; exit 1; }
 
 # shellcheck disable=SC2046
 cc -Wall -Werror -o example_static example.c $(pkg-config --cflags tumbler) \
