@@ -318,6 +318,9 @@ extern const struct cli_spec cli_cmd_ls, cli_cmd_get, cli_cmd_stat,
     cli_cmd_get_all_children_number, cli_cmd_removewatches, cli_cmd_setquota,
     cli_cmd_listquota, cli_cmd_delquota;
 extern const struct cli_cmd cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
+/* The other recipes: cmd_barrier.c, cmd_queue.c, cmd_counter.c. */
+extern const struct cli_spec cli_cmd_barrier, cli_cmd_queue, cli_cmd_counter,
+    cli_cmd_check_token;
 /* shell.c */
 extern const struct cli_spec cli_cmd_connect, cli_cmd_quit, cli_cmd_exit;
 

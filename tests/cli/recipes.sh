@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# tumbler check-token, counter, queue and barrier: the recipes beyond the
+# lock, each through the tool.  check-token says current for a running
+# lock's TUMBLER_LOCK_TOKEN and stale once it is released; counter adds
+# from 4 processes at once lose nothing; queue items come out by
+# priority, then in order, each to one of 3 racing takers; a barrier
+# holds its waiter until removed; a double barrier of 3 starts no CMD
+# before the third arrives.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+srv_start
+D=$T_DIR
+
+# ---- check-token ----
+bg 60 "$TUMBLER" lock /tok -- sh -c \
+    'echo "$TUMBLER_LOCK_TOKEN" > "$0/token"; while [ ! -e "$0/go" ]; do sleep 0.05; done' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/token"
+token=$(cat "$D/token")
+check_eq "the holder's token is current" current "$(tb check-token /tok "$token")"
+tb check-token /tok $((token + 1)) > /dev/null; check_eq "another token: 1" 1 "$?"
+touch "$D/go"
+wait_st "$job"
+check_eq "lock released" 0 "$ST"
+check_eq "a released holder's token is stale" stale "$(tb check-token /tok "$token")"
+tb check-token /tok "$token" > /dev/null; check_eq "stale: 1" 1 "$?"
+check_eq "json" False "$(tb --json check-token /tok "$token" | json_get 'd["current"]')"
+tb check-token /tok x 2>/dev/null; check_eq "bad token: 64" 64 "$?"
+
+# ---- counter ----
+check_eq "a missing counter is 0" 0 "$(tb counter get /ctr/n)"
+check_eq "add prints the value written" 5 "$(tb counter add /ctr/n 5)"
+check_eq "add 1 by default" 6 "$(tb counter add /ctr/n)"
+check_eq "set (a negative value after --)" -3 "$(tb counter set /ctr/n -- -3)"
+pids=()
+for w in 1 2 3 4; do
+    bg 60 sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do "$0" counter add /ctr/n > /dev/null || exit 1; done' "$TUMBLER"
+    pids+=("$BG_PID")
+done
+for p in "${pids[@]}"; do wait_st "$p"; check_eq "adder" 0 "$ST"; done
+check_eq "40 adds at once from -3: none lost" 37 "$(tb counter get /ctr/n)"
+check_eq "json" 37 "$(tb --json counter get /ctr/n | json_get 'd["value"]')"
+tb create /ctr/text hello > /dev/null
+tb counter get /ctr/text 2>/dev/null; check_eq "not a counter: 3 (data inconsistency)" 3 "$?"
+
+# ---- queue ----
+for l in "" -l; do
+    tb queue $l put /q$l a > /dev/null
+    tb queue $l put /q$l b > /dev/null
+    tb queue $l put -p 5 /q$l urgent > /dev/null
+    check_eq "queue $l: peek shows the urgent item" urgent "$(tb queue $l peek /q$l)"
+    check_eq "queue $l: ls in take order" "urgent a b" \
+        "$(tb queue $l ls /q$l | awk '{ print $2 }' | xargs)"
+    check_eq "queue $l: take by priority" urgent "$(tb queue $l take /q$l)"
+    check_eq "queue $l: then in order" a "$(tb queue $l take /q$l)"
+    check_eq "queue $l: json" b "$(tb --json queue $l take /q$l | json_get 'd["data"]')"
+    tb queue $l take -w 0.2 /q$l 2>/dev/null; check_eq "queue $l: empty: 1" 1 "$?"
+done
+# A waiting take gets a later put; 3 takers race over 30 items.
+bg 30 "$TUMBLER" queue take /qw
+job=$BG_PID
+sleep 0.3
+tb queue put /qw late > /dev/null
+wait_st "$job"
+check_eq "a waiting take gets a later put" 0 "$ST"
+pids=()
+for w in 1 2 3; do
+    bg 60 sh -c 'while x=$("$0" queue take -w 2 /qr); do echo "$x"; done > "$1/taken.$2"' \
+        "$TUMBLER" "$D" "$w"
+    pids+=("$BG_PID")
+done
+for i in $(seq 1 30); do tb queue put /qr "item$i" > /dev/null; done
+for p in "${pids[@]}"; do wait_st "$p"; done
+check_eq "30 items, each taken once" 30 "$(cat "$D"/taken.* | sort -u | wc -l)"
+check_eq "and none twice" 30 "$(cat "$D"/taken.* | wc -l)"
+
+# ---- barrier ----
+tb barrier set /bar > /dev/null
+tb barrier -w 0.2 /bar 2>/dev/null; check_eq "a set barrier holds: 1" 1 "$?"
+bg 30 "$TUMBLER" barrier /bar
+job=$BG_PID
+sleep 0.3
+kill -0 "$job" 2>/dev/null; check_eq "the waiter waits" 0 "$?"
+tb barrier remove /bar > /dev/null
+wait_st "$job"
+check_eq "removed: the waiter passes" 0 "$ST"
+tb barrier remove /bar > /dev/null; check_eq "remove again: 0" 0 "$?"
+# A double barrier of 3: no CMD starts before the third arrives; each
+# exits with its CMD's status once all left.
+pids=()
+for w in 1 2; do
+    bg 60 "$TUMBLER" barrier -e 3 /dbar -- sh -c 'touch "$0/in.$1"; exit 7' "$D" "$w"
+    pids+=("$BG_PID")
+done
+wait_for 10 test "$(tb ls /dbar 2>/dev/null | wc -l)" = 2
+sleep 0.3
+check_eq "no CMD with 2 of 3" "" "$(ls "$D" | grep '^in\.')"
+bg 60 "$TUMBLER" barrier -e 3 /dbar -- sh -c 'touch "$0/in.3"' "$D"
+pids+=("$BG_PID")
+for p in "${pids[@]}"; do wait_st "$p"; done
+check_eq "all three ran" "in.1 in.2 in.3" "$(ls "$D" | grep '^in\.' | xargs)"
+check_eq "the last exits with its CMD's status" 0 "$ST"
+wait_for 10 test "$(tb ls /dbar 2>/dev/null | wc -l)" = 0
+check_eq "nothing left in the double barrier" 0 "$(tb ls /dbar 2>/dev/null | wc -l)"
+tb barrier -e 3 -w 0.3 /dbar2 -- true 2>/dev/null; check_eq "alone, -w: 1" 1 "$?"
+tb barrier bogus /x 2>/dev/null; check_eq "bad action: 64" 64 "$?"
+t_end
