@@ -244,6 +244,63 @@ static void test_observer(void **state)
     cluster_close(c);
 }
 
+/* Disk faults: the leader's log fails a write while it takes writes, then
+ * a follower's.  A proposal the log could not take is refused at once and
+ * is nowhere; one whose entry failed later is answered once, with an
+ * outcome the client must look up (the entry may still be committed by the
+ * next leader); what was acknowledged is on every server; the cluster goes
+ * on and converges. */
+static void test_disk_faults(void **state)
+{
+    struct cluster *c = &cl;
+    char path[32];
+    unsigned l, m, f, k, failed = 0;
+    int i;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    raft_fixture_io_fault(&c->f, l, 3, 1);
+    for (i = 0; i < 30; i++) {
+        snprintf(path, sizeof path, "/d%d", i);
+        cluster_create(c, l, path, 0);
+        cluster_step_for(c, 1);
+    }
+    m = cluster_leader(c, 20000);
+    f = (m + 1) % c->n;
+    raft_fixture_io_fault(&c->f, f, 2, 1);
+    for (i = 0; i < 30; i++) {
+        snprintf(path, sizeof path, "/e%d", i);
+        cluster_create(c, m, path, 0);
+        cluster_step_for(c, 1);
+    }
+    cluster_converge(c, 20000);
+    for (k = 0; k < c->nprops; k++) {
+        struct prop *p = &c->props[k];
+        assert_int_equal(p->fired, 1);
+        if (p->status == 0)
+            continue;
+        failed++;
+        /* Refused at once (the log could not take it): a definite "no",
+         * so it must be nowhere; or failed later, outcome unknown. */
+        if (p->index == 0) {
+            assert_int_equal(p->status, TB_ESYSTEM);
+            for (i = 0; i < (int)c->n; i++)
+                assert_false(cluster_has(c, (unsigned)i, p->path));
+        } else {
+            assert_true(p->status == TB_ECONNECTIONLOSS ||
+                        p->status == TB_EIO);
+        }
+    }
+    /* The fault was hit: some write failed, and writes went on after. */
+    assert_true(failed > 0);
+    k = cluster_create(c, cluster_leader(c, 10000), "/after", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
+    cluster_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_follower_caught_up_by_snapshot),
         cmocka_unit_test(test_session_across_leader_change),
         cmocka_unit_test(test_observer),
+        cmocka_unit_test(test_disk_faults),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
