@@ -14,13 +14,16 @@ cd "$out/dev"
 
 # shellcheck disable=SC2046  # pkg-config prints words
 cc -Wall -Werror -o "$out/example" example.c $(pkg-config --cflags --libs tumbler)
-ldd "$out/example" | grep -Eq "libtumbler.so.0 => (/usr)?/lib/$ma/libtumbler.so.0" ||
-    { echo "dev: example is not linked to the packaged library:" >&2
-      ldd "$out/example" >&2; exit 1; }
+# ldd's output is taken first, not piped: grep -q's early exit would fail
+# ldd with SIGPIPE under pipefail.
+libs=$(ldd "$out/example")
+grep -Eq "libtumbler.so.0 => (/usr)?/lib/$ma/libtumbler.so.0" <<<"$libs" ||
+    { echo "dev: example is not linked to the packaged library: $libs" >&2; exit 1; }
 
 # shellcheck disable=SC2046
 cc -Wall -Werror -o example_static example.c $(pkg-config --cflags tumbler) \
     "$(pkg-config --variable=libdir tumbler)/libtumbler.a" \
     $(pkg-config --static --libs-only-l tumbler | sed 's/-ltumbler//')
-! ldd example_static | grep -q libtumbler ||
+libs=$(ldd example_static)
+! grep -q libtumbler <<<"$libs" ||
     { echo "dev: example_static uses the shared library" >&2; exit 1; }

@@ -15,7 +15,9 @@ done
 
 # package path: what README.md, tumblerd(8) and the units name.
 while read -r p f; do
-    dpkg -S "$f" 2>/dev/null | grep -Eq "^$p(:[a-z0-9]+)?: " || no "$f is not in $p"
+    # not in a pipe: grep -q's early exit would fail it under pipefail
+    grep -Eq "^$p(:[a-z0-9]+)?: " <<<"$(dpkg -S "$f" 2>/dev/null)" ||
+        no "$f is not in $p"
 done <<END
 tumblerd /usr/sbin/tumblerd
 tumblerd /etc/tumbler/zoo.cfg
@@ -56,7 +58,7 @@ case ${shell:-} in */nologin | */false) ;; *) no "tumbler's shell is '$shell'" ;
 # --version says the package's version: debian/changelog and the
 # project's VERSION in CMakeLists.txt agree.
 v=$(dpkg-query -W -f='${Version}' tumblerd)
-tumblerd --version | grep -q "^tumblerd ${v%%-*} " ||
+grep -q "^tumblerd ${v%%-*} " <<<"$(tumblerd --version)" ||
     no "tumblerd --version ($(tumblerd --version)) is not $v"
 [ "$(tumbler --version)" = "tumbler ${v%%-*}" ] ||
     no "tumbler --version ($(tumbler --version)) is not $v"
