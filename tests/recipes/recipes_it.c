@@ -48,6 +48,7 @@ static const struct {
     {"barrier_op", t_barrier_op, "PATH set|remove|wait [TIMEOUT_MS]"},
     {"queue", t_queue, ""},
     {"qop", t_qop, "PATH simple|locking put VALUE|take [MS]|claim"},
+    {"articles", t_articles, "CLIENTS_PER_KEY KEYS HOLD_MS"},
 };
 
 int main(int argc, char **argv)
