@@ -405,6 +405,7 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
         conn_close(c);
         return;
     }
+    tbd_shown_ns_expire(c->srv); /* the requests read now start now */
     if (c->tls != NULL) {
         /* The plaintext goes to the shared buffer too, as a plain read's
          * bytes do: the SSL has copied the ciphertext out of it first. */
@@ -597,6 +598,7 @@ void conn_sweep_sessionless(struct tbd *s)
 static void on_check(uv_check_t *h)
 {
     conn_flush_all(h->data);
+    tbd_shown_ns_expire(h->data); /* a turn ends */
 }
 
 static int listen_on(struct tbd *s, uv_tcp_t *h, const char *what,

@@ -33,6 +33,20 @@ int64_t tbd_txn_time(const struct tbd *s)
     return s->clock.wall_ms(s->clock.data);
 }
 
+uint64_t tbd_shown_ns(struct tbd *s)
+{
+    if (!s->shown_ns_valid) {
+        s->shown_ns = uv_hrtime();
+        s->shown_ns_valid = 1;
+    }
+    return s->shown_ns;
+}
+
+void tbd_shown_ns_expire(struct tbd *s)
+{
+    s->shown_ns_valid = 0;
+}
+
 int64_t tbd_wall_ms(void)
 {
     struct timeval tv;

@@ -38,7 +38,7 @@ static void request_done(struct conn *c, const struct req *r)
     note_latency(&c->srv->lat, ms);
     if (op >= 0)
         hist_note(&c->srv->req_latency[op],
-                  (uv_hrtime() - r->start_ns) / 1000);
+                  (tbd_shown_ns(c->srv) - r->start_ns) / 1000);
     c->last_resp_ms = tbd_now_ms(c->srv);
 }
 
@@ -62,7 +62,7 @@ static struct req *req_push(struct conn *c, enum req_state st, int32_t xid,
     r->xid = xid;
     r->type = type;
     r->start_ms = tbd_now_ms(c->srv);
-    r->start_ns = uv_hrtime();
+    r->start_ns = tbd_shown_ns(c->srv);
     tb_queue_insert_tail(&c->reqs, &r->link);
     c->nreqs++;
     return r;
@@ -278,7 +278,7 @@ static void read_request(struct conn *c, int32_t xid, int32_t type,
     if (tb_queue_empty(&c->reqs)) {
         uint64_t start = tbd_now_ms(c->srv);
         struct req tmp = {.type = type, .start_ms = start,
-                          .start_ns = uv_hrtime()};
+                          .start_ns = tbd_shown_ns(c->srv)};
         read_serve(c, xid, type, body);
         request_done(c, &tmp);
         return;
