@@ -1,9 +1,11 @@
-/* libtumbler recipes: locks, read-write locks, semaphores, multi-locks and
- * leader election on top of the client API of <tumbler/tumbler.h>.
+/* libtumbler recipes: locks, read-write locks, semaphores, multi-locks,
+ * leader election, fencing, barriers, queues and a shared counter on top
+ * of the client API of <tumbler/tumbler.h>.
  *
  * Every recipe keeps its state in znodes laid out as Apache Curator 5 lays
- * them out, so a libtumbler client and a Curator client using the same
- * path cooperate (docs/recipes.md draws each layout):
+ * them out (the queues: as kazoo does), so a libtumbler client and a
+ * Curator (kazoo) client using the same path cooperate (docs/recipes.md
+ * draws each layout):
  *
  *   fair mutex   PATH/_c_<uuid>-lock-<seq>        EPHEMERAL_SEQUENTIAL
  *   rw lock      PATH/_c_<uuid>-__READ__<seq>, PATH/_c_<uuid>-__WRIT__<seq>
@@ -11,6 +13,11 @@
  *                PATH/leases/_c_<uuid>-lease-<seq>
  *   election     PATH/_c_<uuid>-latch-<seq>
  *   non-fair     PATH itself, EPHEMERAL (data starts with _c_<uuid>)
+ *   barrier      PATH itself, PERSISTENT (DistributedBarrier)
+ *   double       PATH/<uuid> EPHEMERAL, PATH/ready (DistributedDoubleBarrier)
+ *   counter      PATH, 8 bytes big-endian (DistributedAtomicLong)
+ *   queue        PATH/entry-<prio>-<seq>, or PATH/entries/... and
+ *                PATH/taken/... (kazoo's Queue and LockingQueue)
  *
  * One path, one lock, whatever the kind (flock's rule): the nodes of the
  * fair mutex, of both sides of the read-write lock and of kazoo's Lock,
