@@ -289,6 +289,29 @@ TB_API int tb_token_check_sync(struct tb_client *c, const char *path,
                                int64_t token);
 
 /* ------------------------------------------------------------------ */
+/* Count-down latch                                                    */
+
+/* Menagerie's ZkCountDownLatch semantics: count_down adds one persistent
+ * sequential node PATH/countDownLatch-<seq>; await returns once there are
+ * `count` of them (at once if there are; TB_ETIMEDOUT, see Timeouts
+ * above).  Counts are persistent: one made survives its session.  Waiters
+ * watch only the name the last count will take, so counting down wakes
+ * nobody before the last.  PATH must hold only the latch's nodes; to use
+ * a path again, delete its children.  Every user agrees on `count`. */
+struct tb_latch;
+TB_API int tb_latch_new(struct tb_latch **out, struct tb_client *c,
+                        const char *path, int count);
+/* Gives a pending await up (TB_ECANCELED). */
+TB_API void tb_latch_free(struct tb_latch *l);
+TB_API int tb_latch_count_down(struct tb_latch *l, tb_done_cb cb, void *data);
+TB_API int tb_latch_await(struct tb_latch *l, int timeout_ms, tb_done_cb cb,
+                          void *data);
+TB_API int tb_latch_count_down_sync(struct tb_latch *l);
+TB_API int tb_latch_await_sync(struct tb_latch *l, int timeout_ms);
+/* How many counts are still missing (0 once open). */
+TB_API int tb_latch_remaining_sync(struct tb_latch *l, int *remaining);
+
+/* ------------------------------------------------------------------ */
 /* Distributed queue                                                   */
 
 /* On kazoo's layouts, FIFO within a priority (0..999, lower first; -1:

@@ -49,6 +49,7 @@ static const struct {
     {"queue", t_queue, ""},
     {"qop", t_qop, "PATH simple|locking put VALUE|take [MS]|claim"},
     {"articles", t_articles, "CLIENTS_PER_KEY KEYS HOLD_MS"},
+    {"latch", t_latch, ""},
 };
 
 int main(int argc, char **argv)

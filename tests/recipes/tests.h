@@ -37,5 +37,6 @@ int t_barrier_op(int argc, char **argv);
 int t_queue(int argc, char **argv);
 int t_qop(int argc, char **argv);
 int t_articles(int argc, char **argv);
+int t_latch(int argc, char **argv);
 
 #endif

@@ -1,0 +1,314 @@
+/* The count-down latch, with Menagerie's semantics: countDown adds one
+ * persistent sequential node PATH/countDownLatch-<seq> (persistent, as
+ * Menagerie's: a count made is not lost with the session that made it),
+ * and await returns once there are `count` of them.
+ *
+ * Herd freedom where the count allows: the counters' sequence numbers
+ * follow one another (the parent's counter, nothing else created under
+ * PATH, no counter deleted while in use), so a waiter that sees the
+ * first counter knows the name the last one will get and watches that
+ * name alone (exists): one wake-up per waiter, however many count down.
+ * Before the first counter, or when the names are not consecutive (PATH
+ * reset while waiting), a waiter watches PATH's children instead and
+ * looks again at each change. */
+#include <stdio.h>
+#include <string.h>
+
+#include "recipes/rcp.h"
+
+#define PREFIX "countDownLatch-"
+
+struct tb_latch {
+    pthread_mutex_t mu;
+    int refs; /* the user's, and an await's */
+    struct tb_client *c;
+    char *path;
+    int count;
+    int busy, gave_up;
+    int64_t deadline; /* < 0: none */
+    struct rcp_nw *nw;
+    tb_done_cb cb;
+    void *data;
+};
+
+static void latch_free(struct tb_latch *l)
+{
+    pthread_mutex_destroy(&l->mu);
+    free(l->path);
+    free(l);
+}
+
+static void unref(struct tb_latch *l)
+{
+    int last;
+
+    pthread_mutex_lock(&l->mu);
+    last = --l->refs == 0;
+    pthread_mutex_unlock(&l->mu);
+    if (last)
+        latch_free(l);
+}
+
+int tb_latch_new(struct tb_latch **out, struct tb_client *c, const char *path,
+                 int count)
+{
+    struct tb_latch *l;
+
+    if (out == NULL || c == NULL || !rcp_path_ok(path) || path[1] == '\0' ||
+        count < 1)
+        return TB_EINVAL;
+    if ((l = calloc(1, sizeof *l)) == NULL)
+        return TB_ENOMEM;
+    if ((l->path = rcp_strdup(path)) == NULL) {
+        free(l);
+        return TB_ENOMEM;
+    }
+    pthread_mutex_init(&l->mu, NULL);
+    l->refs = 1;
+    l->c = c;
+    l->count = count;
+    *out = l;
+    return 0;
+}
+
+/* ---- count down ---- */
+
+static void ignore(int rc, void *data)
+{
+    (void)rc;
+    (void)data;
+}
+
+int tb_latch_count_down(struct tb_latch *l, tb_done_cb cb, void *data)
+{
+    char *p;
+    int rv;
+
+    if (l == NULL)
+        return TB_EINVAL;
+    if ((p = rcp_join(l->path, PREFIX)) == NULL)
+        return TB_ENOMEM;
+    rv = rcp_create_in(l->c, p, NULL, 0, TB_PERSISTENT_SEQUENTIAL,
+                       cb != NULL ? cb : ignore, data);
+    free(p);
+    return rv;
+}
+
+/* ---- await ---- */
+
+/* Ends the await (lock held, released here). */
+static void await_end(struct tb_latch *l, int rc)
+{
+    tb_done_cb cb = l->cb;
+    void *data = l->data;
+
+    l->busy = 0;
+    l->cb = NULL;
+    pthread_mutex_unlock(&l->mu);
+    if (cb != NULL)
+        cb(rc, data);
+    unref(l);
+}
+
+static int look(struct tb_latch *l);
+
+static void on_waited(int rc, void *data)
+{
+    struct tb_latch *l = data;
+    struct rcp_nw *nw;
+
+    pthread_mutex_lock(&l->mu);
+    nw = l->nw;
+    l->nw = NULL;
+    if (rc == 0)
+        rc = l->gave_up != 0 ? l->gave_up : look(l);
+    if (rc != 0)
+        await_end(l, rc);
+    else
+        pthread_mutex_unlock(&l->mu);
+    rcp_nw_release(nw);
+}
+
+static int time_left(struct tb_latch *l)
+{
+    int64_t left;
+
+    if (l->deadline < 0)
+        return -1;
+    left = l->deadline - rcp_now_ms();
+    return left <= 0 ? 0 : (int)left;
+}
+
+/* What to wait for after a look at `n` counters from `lo` to `hi`. */
+static int wait_more(struct tb_latch *l, int n, int64_t lo, int64_t hi,
+                     int64_t cversion)
+{
+    char name[64], *p;
+    int rv;
+
+    if (n > 0 && hi - lo + 1 == n) { /* consecutive: the last one's name */
+        snprintf(name, sizeof name, PREFIX "%010lld",
+                 (long long)(lo + l->count - 1));
+        if ((p = rcp_join(l->path, name)) == NULL)
+            return TB_ENOMEM;
+        rv = rcp_nw_start(l->c, p, RCP_NW_EXISTS, time_left(l), on_waited, l,
+                          &l->nw);
+        free(p);
+        return rv;
+    }
+    return rcp_nw_start_children(l->c, l->path, RCP_NW_CHILDREN, cversion,
+                                 time_left(l), on_waited, l, &l->nw);
+}
+
+static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
+                        const struct tb_stat *st, void *data)
+{
+    struct tb_latch *l = data;
+    int64_t seq, lo = INT64_MAX, hi = -1;
+    int i, n = 0;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&l->mu);
+    if (rc == 0 && l->gave_up != 0)
+        rc = l->gave_up;
+    if (rc == 0) {
+        for (i = 0; i < v->count; i++) {
+            if (strncmp(v->v[i], PREFIX, strlen(PREFIX)) != 0)
+                continue;
+            seq = strtoll(v->v[i] + strlen(PREFIX), NULL, 10);
+            lo = seq < lo ? seq : lo;
+            hi = seq > hi ? seq : hi;
+            n++;
+        }
+        if (n >= l->count) {
+            await_end(l, 0);
+            return;
+        }
+        rc = time_left(l) == 0 ? TB_ETIMEDOUT
+                               : wait_more(l, n, lo, hi, st->cversion);
+    } else if (rc == TB_ENONODE) { /* no counter yet: wait for PATH */
+        rc = rcp_nw_start(c, l->path, RCP_NW_EXISTS, time_left(l), on_waited, l,
+                          &l->nw);
+    }
+    if (rc != 0)
+        await_end(l, rc);
+    else
+        pthread_mutex_unlock(&l->mu);
+}
+
+static int look(struct tb_latch *l)
+{
+    return tb_get_children2(l->c, l->path, NULL, NULL, on_children, l);
+}
+
+int tb_latch_await(struct tb_latch *l, int timeout_ms, tb_done_cb cb,
+                   void *data)
+{
+    int rv;
+
+    if (l == NULL)
+        return TB_EINVAL;
+    if ((rv = rcp_async_timeout_check(l->c, timeout_ms)) != 0)
+        return rv;
+    pthread_mutex_lock(&l->mu);
+    if (l->busy) {
+        pthread_mutex_unlock(&l->mu);
+        return TB_EINVAL;
+    }
+    l->busy = 1;
+    l->gave_up = 0;
+    l->deadline = timeout_ms < 0 ? -1 : rcp_now_ms() + timeout_ms;
+    l->cb = cb;
+    l->data = data;
+    if ((rv = look(l)) == 0)
+        l->refs++;
+    else
+        l->busy = 0;
+    pthread_mutex_unlock(&l->mu);
+    return rv;
+}
+
+static void give_up(struct tb_latch *l, int rc)
+{
+    pthread_mutex_lock(&l->mu);
+    if (l->busy && l->gave_up == 0) {
+        l->gave_up = rc;
+        if (l->nw != NULL)
+            rcp_nw_give_up(l->nw, rc);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+void tb_latch_free(struct tb_latch *l)
+{
+    if (l == NULL)
+        return;
+    give_up(l, TB_ECANCELED);
+    unref(l);
+}
+
+/* ---- synchronous forms ---- */
+
+static void sync_give_up(void *arg)
+{
+    give_up(arg, TB_ETIMEDOUT);
+}
+
+int tb_latch_await_sync(struct tb_latch *l, int timeout_ms)
+{
+    struct rcp_wait w;
+    int rv;
+
+    if (l == NULL)
+        return TB_EINVAL;
+    if ((rv = rcp_sync_check(l->c)) != 0)
+        return rv;
+    rcp_wait_init(&w);
+    rv = tb_latch_await(l, timeout_ms == 0 ? 0 : -1, rcp_wait_done_cb, &w);
+    if (rv == 0) {
+        rcp_wait(l->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
+                 sync_give_up, l);
+        rv = w.rc;
+    }
+    rcp_wait_destroy(&w);
+    return rv;
+}
+
+int tb_latch_count_down_sync(struct tb_latch *l)
+{
+    struct rcp_wait w;
+    int rv;
+
+    if (l == NULL)
+        return TB_EINVAL;
+    if ((rv = rcp_sync_check(l->c)) != 0)
+        return rv;
+    rcp_wait_init(&w);
+    if ((rv = tb_latch_count_down(l, rcp_wait_done_cb, &w)) == 0) {
+        rcp_wait(l->c, &w, -1, NULL, NULL);
+        rv = w.rc;
+    }
+    rcp_wait_destroy(&w);
+    return rv;
+}
+
+int tb_latch_remaining_sync(struct tb_latch *l, int *remaining)
+{
+    struct tb_strings v;
+    int rc, i, n = 0;
+
+    if (l == NULL || remaining == NULL)
+        return TB_EINVAL;
+    rc = tb_get_children_sync(l->c, l->path, NULL, NULL, &v);
+    if (rc == TB_ENONODE) {
+        *remaining = l->count;
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    for (i = 0; i < v.count; i++)
+        n += strncmp(v.v[i], PREFIX, strlen(PREFIX)) == 0;
+    tb_strings_free(&v);
+    *remaining = n >= l->count ? 0 : l->count - n;
+    return 0;
+}
