@@ -211,16 +211,19 @@ static void test_file(void **state)
     assert_int_equal(cfg.servers[1].id, 2);
     assert_string_equal(cfg.config_file, path);
 
-    /* the unknown key is warned about with its line; quorum keys are only
-     * mentioned at debug level */
+    /* the unknown key is warned about with its line; ZooKeeper's keys that
+     * are not acted on are named, each once, with why, in one warning */
     assert_non_null(strstr(logged, ":25: someNewKey: unknown or unsupported"));
     assert_non_null(strstr(logged, " WARN  /tmp/"));
-    assert_non_null(strstr(logged, ":3: initLimit: a ZooKeeper quorum "
-                                   "setting; ignored"));
-    assert_non_null(strstr(logged, " DEBUG /tmp/"));
+    assert_non_null(strstr(logged, " WARN  ZooKeeper keys accepted and not "
+                                   "acted on: initLimit (raft's "
+                                   "electionTimeout and heartbeatInterval "
+                                   "time the ensemble); syncLimit (raft's "));
     {
-        /* exactly one warning: the unknown key */
+        /* exactly two warnings: the unknown key, the keys not acted on */
         const char *w = strstr(logged, " WARN ");
+        w = strstr(w + 1, " WARN ");
+        assert_non_null(w);
         assert_null(strstr(w + 1, " WARN "));
     }
     free(logged);
@@ -396,7 +399,9 @@ static void test_http_keys(void **state)
     assert_string_equal(cfg.admin.command_url, "/cmd");
     assert_non_null(strstr(logged, ":6: admin.forceHttps: unknown or "
                                    "unsupported"));
-    assert_null(strstr(logged, "exportJvmInfo")); /* no JVM: nothing to say */
+    assert_non_null(strstr(logged, "not acted on: metricsProvider."
+                                   "exportJvmInfo (the Prometheus provider's "
+                                   "tuning"));
     free(logged);
     tb_config_free(&cfg);
     unlink(path);
@@ -417,6 +422,51 @@ static void test_http_keys(void **state)
                       "--admin.serverPort=65536", NULL);
 }
 
+/* A ZooKeeper key tumblerd does not act on is accepted in a file and as a
+ * flag alike, and named once, with why, in one warning; --check-config's
+ * text has every key's effective value, secrets hidden. */
+static void test_ignored_and_effective(void **state)
+{
+    struct tb_config cfg;
+    struct capture cap;
+    struct tb_wbuf out;
+    char err[256] = "", *logged, *text;
+    const char *path = write_cfg("forceSync=no\ntickTime=2500\n"
+                                 "ssl.keyStore.password=hunter2\n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    capture_start(&cap);
+    assert_int_equal(parse(&cfg, err, sizeof err, "-c", path, "--initLimit=5",
+                           "--forceSync=yes", NULL),
+                     0);
+    logged = capture_end(&cap);
+    assert_non_null(strstr(logged, " WARN  ZooKeeper keys accepted and not "
+                                   "acted on: forceSync (the log always "
+                                   "syncs); initLimit (raft's "));
+    assert_null(strstr(strstr(logged, "forceSync") + 1, "forceSync"));
+    assert_null(strstr(strstr(logged, " WARN ") + 1, " WARN "));
+    free(logged);
+
+    tb_wbuf_init(&out);
+    tb_config_render_effective(&cfg, &out);
+    tb_wbuf_put(&out, "", 1);
+    text = (char *)out.base;
+    assert_true(strncmp(text, "tickTime=2500\n", 14) == 0);
+    assert_non_null(strstr(text, "\nminSessionTimeout=5000\n")); /* resolved */
+    assert_non_null(strstr(text, "\nclientPortAddress=127.0.0.1\n"));
+    assert_non_null(strstr(text, "\nextendedTypesEnabled=true\n"));
+    assert_non_null(strstr(text, "\nminFreeDiskBytes=67108864\n"));
+    assert_non_null(strstr(text, "\nlogLevel=info\n"));
+    assert_non_null(strstr(text, "\nssl.keyStore.password=********\n"));
+    assert_null(strstr(text, "hunter2"));
+    assert_non_null(strstr(text, "\n# accepted and not acted on: forceSync "
+                                 "(the log always syncs); initLimit"));
+    tb_wbuf_free(&out);
+    tb_config_free(&cfg);
+    unlink(path);
+}
+
 static void test_args_errors(void **state)
 {
     (void)state;
@@ -424,9 +474,6 @@ static void test_args_errors(void **state)
                       "--tickTime=fast", NULL);
     expect_args_error("--tikTime: unknown key (see --help)", "--tikTime=1",
                       NULL);
-    /* a quorum key is fine in a file but not worth typing on a command line */
-    expect_args_error("--initLimit: unknown key (see --help)",
-                      "--initLimit=5", NULL);
     expect_args_error("--tickTime: unknown option; expected --key=value "
                       "(see --help)", "--tickTime", "2000", NULL);
     expect_args_error("-x: unknown option; expected --key=value (see --help)",
@@ -694,7 +741,8 @@ static void test_set(void **state)
     assert_true(tb_config_has_key("tickTime"));
     assert_true(tb_config_has_key("zookeeper.jute.maxbuffer"));
     assert_true(tb_config_has_key("server.3"));
-    assert_false(tb_config_has_key("initLimit"));
+    assert_true(tb_config_has_key("initLimit")); /* accepted, not acted on */
+    assert_false(tb_config_has_key("initLimits"));
     tb_config_free(&cfg);
 }
 
@@ -873,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_overrides_after_file),
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_http_keys),
+        cmocka_unit_test(test_ignored_and_effective),
         cmocka_unit_test(test_args_errors),
         cmocka_unit_test(test_enforce_auth),
         cmocka_unit_test(test_help_and_version),

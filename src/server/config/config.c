@@ -176,16 +176,32 @@ static const struct key_def keys[] = {CONFIG_KEYS(KEY_DEF)};
 #undef KEY_DEF
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-/* ZooKeeper keys that only a Java quorum or its tooling reads: harmless in
- * a zoo.cfg, ignored without a warning.  A trailing '*' matches a prefix. */
-static const char *const quiet_keys[] = {
-    "initLimit", "syncLimit", "electionAlg", "peerType",
-    "standaloneEnabled", "reconfigEnabled", "quorumListenOnAllIPs",
-    "syncEnabled", "preAllocSize", "forceSync", "fsync.warningthresholdms",
-    "serverCnxnFactory", /* TLS needs Netty in ZooKeeper; not here */
-    "autopurge.*", "jvm.pause.*",
-    /* the Prometheus provider's tuning (JVM metrics, its worker threads) */
-    "metricsProvider.*",
+/* ZooKeeper keys tumblerd accepts and does not act on, each with why: a
+ * zoo.cfg written for ZooKeeper starts, and the start-up's one warning
+ * names them (tb_config_finish).  A trailing '*' matches a prefix. */
+static const struct {
+    const char *key;
+    const char *why;
+} ignored_keys[] = {
+    {"initLimit", "raft's electionTimeout and heartbeatInterval time the "
+                  "ensemble"},
+    {"syncLimit", "raft's electionTimeout and heartbeatInterval time the "
+                  "ensemble"},
+    {"electionAlg", "raft elects the leader"},
+    {"peerType", "server.N's :observer says it"},
+    {"standaloneEnabled", "no server.N lines is standalone"},
+    {"reconfigEnabled", "reconfig is not supported"},
+    {"quorumListenOnAllIPs", "the quorum ports listen on server.N's address"},
+    {"syncEnabled", "observers always keep the log"},
+    {"preAllocSize", "log segments are sized by tumblerd"},
+    {"forceSync", "the log always syncs"},
+    {"fsync.warningthresholdms", "the log's write times are metrics"},
+    {"serverCnxnFactory", "the TLS port needs no Netty"},
+    {"autopurge.*", "old snapshots and log segments are removed as they "
+                    "are replaced"},
+    {"jvm.pause.*", "there is no JVM"},
+    {"metricsProvider.*", "the Prometheus provider's tuning: there is no "
+                          "JVM and no worker thread"},
 };
 
 const char *tb_config_version(void)
@@ -203,20 +219,41 @@ static const struct key_def *find_key(const char *name)
     return NULL;
 }
 
-static int is_quiet_key(const char *name)
+/* Why `name` is accepted and not acted on, or NULL if it is not such a
+ * key. */
+static const char *ignored_why(const char *name)
 {
     size_t i, n;
 
-    for (i = 0; i < sizeof quiet_keys / sizeof quiet_keys[0]; i++) {
-        n = strlen(quiet_keys[i]);
-        if (quiet_keys[i][n - 1] == '*') {
-            if (strncmp(name, quiet_keys[i], n - 1) == 0)
-                return 1;
-        } else if (strcmp(name, quiet_keys[i]) == 0) {
-            return 1;
+    for (i = 0; i < sizeof ignored_keys / sizeof ignored_keys[0]; i++) {
+        n = strlen(ignored_keys[i].key);
+        if (ignored_keys[i].key[n - 1] == '*') {
+            if (strncmp(name, ignored_keys[i].key, n - 1) == 0)
+                return ignored_keys[i].why;
+        } else if (strcmp(name, ignored_keys[i].key) == 0) {
+            return ignored_keys[i].why;
         }
     }
-    return 0;
+    return NULL;
+}
+
+/* Adds "key (why)" to cfg->ignored, once per key. */
+static void note_ignored(struct tb_config *cfg, const char *key,
+                         const char *why)
+{
+    char item[512];
+    size_t n = cfg->ignored ? strlen(cfg->ignored) : 0, k = strlen(key);
+    const char *p;
+    char *grown;
+
+    for (p = cfg->ignored; p != NULL && (p = strstr(p, key)) != NULL; p++)
+        if ((p == cfg->ignored || p[-1] == ' ') && p[k] == ' ')
+            return;
+    snprintf(item, sizeof item, "%s%s (%s)", n ? "; " : "", key, why);
+    if ((grown = realloc(cfg->ignored, n + strlen(item) + 1)) == NULL)
+        return; /* the warning is shorter; nothing else depends on it */
+    memcpy(grown + n, item, strlen(item) + 1);
+    cfg->ignored = grown;
 }
 
 static int parse_bool(const char *s, int *v)
@@ -416,7 +453,8 @@ int tb_config_has_key(const char *key)
     if (strncmp(key, "zookeeper.", 10) == 0)
         key += 10;
     return strncmp(key, "server.", 7) == 0 ||
-           strncmp(key, "authProvider.", 13) == 0 || find_key(key) != NULL;
+           strncmp(key, "authProvider.", 13) == 0 || find_key(key) != NULL ||
+           ignored_why(key) != NULL;
 }
 
 int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
@@ -436,12 +474,11 @@ int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
         return set_auth_provider(cfg, value, at);
     k = find_key(key);
     if (k == NULL) {
-        if (is_quiet_key(key)) {
-            tb_log(TB_LOG_DEBUG, "%s: a ZooKeeper quorum setting; ignored",
-                   at);
-        } else {
+        const char *why = ignored_why(key);
+        if (why != NULL)
+            note_ignored(cfg, key, why);
+        else
             tb_log(TB_LOG_WARN, "%s: unknown or unsupported key; ignored", at);
-        }
         return 1;
     }
     rv = set_key(cfg, k, value, at, err, errlen);
@@ -485,6 +522,7 @@ void tb_config_free(struct tb_config *cfg)
         if (owns_string(keys[i].type))
             free(*(char **)((char *)cfg + keys[i].off));
     free(cfg->config_file);
+    free(cfg->ignored);
     free((char *)cfg->origin_min_to.file);
     free((char *)cfg->origin_max_to.file);
     free((char *)cfg->origin_server_id.file);
@@ -672,6 +710,11 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return TB_ENOMEM;
     }
+    if (cfg->ignored != NULL && !cfg->ignored_told) {
+        tb_log(TB_LOG_WARN, "ZooKeeper keys accepted and not acted on: %s",
+               cfg->ignored);
+        cfg->ignored_told = 1;
+    }
     if ((rv = finish_tls(cfg, err, errlen)) != 0 ||
         (rv = finish_http(cfg, err, errlen)) != 0 ||
         (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
@@ -723,6 +766,7 @@ void tb_config_usage(struct tb_wbuf *out)
     tb_wbuf_printf(out,
         "Usage: tumblerd [-c FILE | --config=FILE | FILE] [--KEY=VALUE ...]\n"
         "       tumblerd --repair-log [-c FILE] [--KEY=VALUE ...]\n"
+        "       tumblerd --check-config [-c FILE] [--KEY=VALUE ...]\n"
         "       tumblerd --help | --version\n"
         "\n"
         "A ZooKeeper-compatible coordination server.  FILE is a zoo.cfg\n"
@@ -743,6 +787,9 @@ void tb_config_usage(struct tb_wbuf *out)
         "      sets KEY (one of those below), after the file\n"
         "  --repair-log\n"
         "      repairs a damaged log as above, and exits\n"
+        "  --check-config\n"
+        "      checks the configuration and prints every key's effective\n"
+        "      value, touching nothing; exits 0, or 2 naming what is wrong\n"
         "  -h, --help\n"
         "      this help; tumblerd(8) also has the signals, the files and\n"
         "      the exit statuses\n"
@@ -771,8 +818,62 @@ void tb_config_usage(struct tb_wbuf *out)
         "  authProvider.N=org.apache.zookeeper.server.auth."
         "SASLAuthenticationProvider\n"
         "      lets ACLs use the sasl scheme\n"
-        "\nOther ZooKeeper keys (initLimit, syncLimit, autopurge.*, ...) are\n"
-        "accepted and ignored.\n");
+        "\nZooKeeper keys tumblerd does not act on (initLimit, syncLimit,\n"
+        "forceSync, autopurge.*, ...) are accepted, and named with the\n"
+        "reason in one warning at start-up; any other key is warned about.\n");
+}
+
+/* A secret's value is not printed, only whether one is set. */
+static int is_secret(const struct key_def *k)
+{
+    return k->type == K_DIGEST || strstr(k->name, "assword") != NULL;
+}
+
+void tb_config_render_effective(const struct tb_config *cfg,
+                                struct tb_wbuf *out)
+{
+    const struct key_def *k;
+    const void *f;
+    const char *str;
+    size_t i;
+
+    for (i = 0; i < NKEYS; i++) {
+        k = &keys[i];
+        f = (const char *)cfg + k->off;
+        tb_wbuf_printf(out, "%s=", k->name);
+        switch (k->type) {
+        case K_INT:
+            tb_wbuf_printf(out, "%d\n", *(const int *)f);
+            break;
+        case K_I64:
+            tb_wbuf_printf(out, "%" PRId64 "\n", *(const int64_t *)f);
+            break;
+        case K_BOOL:
+            tb_wbuf_printf(out, "%s\n", *(const int *)f ? "true" : "false");
+            break;
+        case K_LEVEL:
+            str = tb_log_level_name(*(const int *)f);
+            for (; *str; str++)
+                tb_wbuf_printf(out, "%c", *str - 'A' + 'a');
+            tb_wbuf_printf(out, "\n");
+            break;
+        default: /* the owned strings */
+            str = *(char *const *)f;
+            tb_wbuf_printf(out, "%s\n",
+                           str == NULL ? ""
+                           : is_secret(k) && *str ? "********"
+                                                  : str);
+            break;
+        }
+    }
+    if (cfg->sasl_acls)
+        tb_wbuf_printf(out, "authProvider.1=org.apache.zookeeper.server.auth."
+                       "SASLAuthenticationProvider\n");
+    for (i = 0; i < cfg->nservers; i++)
+        tb_wbuf_printf(out, "server.%d=%s\n", cfg->servers[i].id,
+                       cfg->servers[i].spec);
+    if (cfg->ignored != NULL)
+        tb_wbuf_printf(out, "# accepted and not acted on: %s\n", cfg->ignored);
 }
 
 void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,

@@ -3,11 +3,13 @@
  *
  * A zoo.cfg written for Apache ZooKeeper 3.8 works unchanged: keys that
  * ZooKeeper reads as Java system properties are accepted with or without
- * their "zookeeper." prefix, keys that only matter to a Java quorum
- * (initLimit, syncLimit, admin.*, autopurge.* ...) are ignored quietly, and
- * anything unknown is ignored with a warning.  Command-line overrides use
- * the same key names (`--tickTime=2000`); an unknown one there is an error,
- * because a typo on the command line is almost never intended.
+ * their "zookeeper." prefix, ZooKeeper keys tumblerd does not act on
+ * (initLimit, syncLimit, forceSync, autopurge.* ...) are accepted and named,
+ * each with why, in one warning at start-up, and anything unknown is
+ * ignored with a warning.  Command-line overrides use the same key names
+ * (`--tickTime=2000`, `--initLimit=10` too); an unknown one there is an
+ * error, because a typo on the command line is almost never intended.
+ * --check-config prints every key's effective value and exits.
  *
  * Defaults (ZooKeeper's where a key is ZooKeeper's; see tb_config_usage()):
  *   tickTime 2000 ms  (ZooKeeper's code says 3000, every sample zoo.cfg and
@@ -156,6 +158,10 @@ struct tb_config {
     size_t nservers;
 
     char *config_file;             /* the file loaded, or NULL */
+    char *ignored;                 /* "key (why); ..." of the ZooKeeper keys
+                                      set and not acted on, or NULL */
+    int ignored_told;              /* ... logged (tb_config_finish) */
+    int check_config;              /* --check-config: print, and exit */
     int repair_log;                /* --repair-log: cut a damaged log at its
                                       last good record, then exit */
     int min_session_timeout_set;   /* explicitly set (not -1) */
@@ -288,6 +294,13 @@ void tb_config_usage(struct tb_wbuf *out);
  * as ZooKeeper prints a configuration read from its file.  ZooKeeper's
  * initLimit, syncLimit and electionAlg lines are left out: they mean
  * nothing here. */
+/* --check-config's text: every key's effective value, key=value, in the
+ * key table's order (defaults applied, minSessionTimeout and the like
+ * resolved; passwords and digests as ******** when set), then the
+ * server.N lines and a comment naming the keys accepted and not acted
+ * on. */
+void tb_config_render_effective(const struct tb_config *cfg,
+                                struct tb_wbuf *out);
 void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
                            uint64_t data_log_size, struct tb_wbuf *out);
 

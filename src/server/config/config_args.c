@@ -86,6 +86,17 @@ static int is_opt(const char *a, const char *name)
     return strcmp(a, name) == 0;
 }
 
+/* --check-config: the effective configuration on stdout. */
+static void print_effective(const struct tb_config *cfg)
+{
+    struct tb_wbuf b;
+
+    tb_wbuf_init(&b);
+    tb_config_render_effective(cfg, &b);
+    fwrite(b.base, 1, b.len, stdout);
+    tb_wbuf_free(&b);
+}
+
 static void print_usage(void)
 {
     struct tb_wbuf b;
@@ -120,6 +131,10 @@ static int scan_args(struct tb_config *cfg, int argc, char **argv,
         }
         if (is_opt(a, "--repair-log")) {
             cfg->repair_log = 1;
+            continue;
+        }
+        if (is_opt(a, "--check-config")) {
+            cfg->check_config = 1;
             continue;
         }
         if (is_opt(a, "-c") || is_opt(a, "--config")) {
@@ -164,7 +179,7 @@ static int apply_overrides(struct tb_config *cfg, int argc, char **argv,
             continue;
         }
         if (strncmp(a, "--", 2) != 0 || strncmp(a, "--config=", 9) == 0 ||
-            is_opt(a, "--repair-log"))
+            is_opt(a, "--repair-log") || is_opt(a, "--check-config"))
             continue;
         eq = strchr(a, '=');
         n = (size_t)(eq - (a + 2));
@@ -198,5 +213,8 @@ int tb_config_parse_args(struct tb_config *cfg, int argc, char **argv,
         return rv;
     if ((rv = apply_overrides(cfg, argc, argv, err, errlen)) != 0)
         return rv;
-    return tb_config_finish(cfg, err, errlen);
+    if ((rv = tb_config_finish(cfg, err, errlen)) != 0 || !cfg->check_config)
+        return rv;
+    print_effective(cfg);
+    return TB_CONFIG_EXIT;
 }

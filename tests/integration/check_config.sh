@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# tumblerd --check-config: validates a configuration and prints every key's
+# effective value, touching nothing; exit 0, or 2 with the reason.  Every key
+# it prints is accepted both in a file and as --key=value, with the same
+# effect (the output fed back either way prints the same).  ZooKeeper keys
+# that tumblerd does not act on are accepted both ways and named, with why,
+# in one warning.
+#   check_config.sh      (TUMBLERD names the server binary)
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+it_init
+d=$(it_tmpdir cfg)
+passed=0
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { passed=$((passed + 1)); echo "ok - $*"; }
+
+cat > "$d/zoo.cfg" <<CFG
+tickTime=2500
+dataDir=$d/data
+initLimit=10
+syncLimit=5
+forceSync=no
+autopurge.snapRetainCount=3
+metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+metricsProvider.httpPort=7001
+ssl.keyStore.password=hunter2
+server.1=127.0.0.1:2888:3888;2181
+server.2=127.0.0.2:2888:3888;2181
+server.3=127.0.0.3:2888:3888;2181
+CFG
+"$TUMBLERD" --check-config "$d/zoo.cfg" --serverId=2 > "$d/out" 2> "$d/err"
+rc=$?
+[ "$rc" = 0 ] || fail "exit $rc: $(cat "$d/err")"
+for want in 'tickTime=2500' 'minSessionTimeout=5000' 'metricsProvider.httpPort=7001' \
+    'serverId=2' 'ssl.keyStore.password=********' 'server.3=127.0.0.3:2888:3888;2181'; do
+    grep -qxF "$want" "$d/out" || fail "no line $want in: $(cat "$d/out")"
+done
+! grep -q hunter2 "$d/out" "$d/err" || fail "a password was printed"
+[ "$(grep -c ' WARN ' "$d/err")" = 1 ] || fail "warnings: $(cat "$d/err")"
+grep -q 'WARN  ZooKeeper keys accepted and not acted on: initLimit (.*); syncLimit (.*); forceSync (the log always syncs); autopurge.snapRetainCount (' \
+    "$d/err" || fail "warning: $(cat "$d/err")"
+[ ! -e "$d/data" ] || fail "--check-config created the data directory"
+ok "prints the effective configuration, hides secrets, names the keys not acted on, touches nothing"
+
+# Every key, fed back as a file and as flags: the same effective text.
+grep -v '^#' "$d/out" > "$d/again.cfg"
+"$TUMBLERD" --check-config "$d/again.cfg" > "$d/out_file" 2>/dev/null ||
+    fail "its own output as a file was refused"
+mapfile -t flags < <(grep -v '^#' "$d/out" | sed 's/^/--/')
+"$TUMBLERD" --check-config "${flags[@]}" > "$d/out_flags" 2>/dev/null ||
+    fail "its own output as flags was refused"
+diff <(grep -v '^#' "$d/out") <(grep -v '^#' "$d/out_file") > /dev/null ||
+    fail "file round trip differs: $(diff <(grep -v '^#' "$d/out") "$d/out_file")"
+diff "$d/out_file" "$d/out_flags" > /dev/null ||
+    fail "file and flags differ: $(diff "$d/out_file" "$d/out_flags")"
+n=$(grep -c '=' "$d/out_file")
+ok "all $n keys accepted in a file and as flags, to the same effect"
+
+"$TUMBLERD" --check-config --initLimit=10 --forceSync=no > /dev/null 2> "$d/err" ||
+    fail "ZooKeeper's keys as flags: $(cat "$d/err")"
+grep -q 'not acted on: initLimit' "$d/err" || fail "flag warning: $(cat "$d/err")"
+ok "ZooKeeper keys not acted on are accepted as flags too"
+
+printf 'tickTime=fast\n' > "$d/bad.cfg"
+"$TUMBLERD" --check-config "$d/bad.cfg" > "$d/out" 2> "$d/err"
+rc=$?
+[ "$rc" = 2 ] || fail "bad file: exit $rc"
+grep -q "bad.cfg:1: tickTime: expected an integer, got \"fast\"" "$d/err" || fail "bad file: $(cat "$d/err")"
+[ ! -s "$d/out" ] || fail "bad file printed a configuration"
+"$TUMBLERD" --check-config --metricsProvider.className=x > /dev/null 2> "$d/err"
+[ $? = 2 ] && grep -q 'unknown provider "x"' "$d/err" || fail "bad provider: $(cat "$d/err")"
+ok "a bad configuration exits 2 naming the key"
+echo "$passed passed, 0 failed"
