@@ -138,9 +138,14 @@ struct tb_lock_options {
     int kind;                  /* enum tb_lock_kind (mutex, election) */
     tb_lock_state_cb state_cb; /* hold state changes; NULL: none */
     void *data;                /* for state_cb */
-    /* Data stored in the recipe's nodes; NULL: "<hostname>:<pid>". */
+        /* Data stored in the recipe's nodes; NULL: "<hostname>:<pid>". */
     const void *value;
     size_t len;
+    /* Fair mutex only (else TB_EINVAL), and with the I/O thread: when the
+     * previous holder's node went without a release (its session died),
+     * the grant waits this long (Chubby's lock-delay); a clean release
+     * hands over at once.  0: none.  See docs/recipes.md. */
+    int lock_delay_ms;
 };
 
 /* Counters of one recipe object, for monitoring and for the tests that

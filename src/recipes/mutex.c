@@ -15,28 +15,53 @@ int tb_mutex_new(struct tb_mutex **out, struct tb_client *c, const char *path,
 {
     const struct rcp_cfg *cfg = &rcp_cfg_mutex;
 
+    int rv;
+
     if (o != NULL && o->kind == TB_LOCK_NONFAIR)
         cfg = &rcp_cfg_nonfair;
     else if (o != NULL && o->kind != TB_LOCK_FAIR)
         return TB_EINVAL;
-    return rcp_lk_new(out, c, path, cfg, o);
+    if (o != NULL && (o->lock_delay_ms < 0 ||
+                      (o->lock_delay_ms > 0 && cfg != &rcp_cfg_mutex)))
+        return TB_EINVAL;
+    if ((rv = rcp_lk_new(out, c, path, cfg, o)) == 0 && o != NULL)
+        (*out)->lock_delay_ms = o->lock_delay_ms;
+    return rv;
+}
+
+/* With lock-delay the acquisition has steps after the engine's grant. */
+static int lock_any(struct tb_mutex *m, int timeout_ms, int64_t deadline,
+                    tb_acquire_cb cb, void *data)
+{
+    if (m->lock_delay_ms > 0)
+        return rcp_ld_lock(m, timeout_ms, deadline, cb, data);
+    return rcp_lk_lock(m, timeout_ms, cb, data);
+}
+
+static int abort_any(struct tb_mutex *m, int rc)
+{
+    return m->lock_delay_ms > 0 ? rcp_ld_abort(m, rc) : rcp_lk_abort(m, rc);
 }
 
 void tb_mutex_free(struct tb_mutex *m)
 {
-    if (m != NULL && !m->embedded)
+    if (m != NULL && !m->embedded) {
+        if (m->lock_delay_ms > 0)
+            rcp_ld_abort(m, TB_ECANCELED); /* a grant still in its delay */
         rcp_lk_free(m);
+    }
 }
 
 int tb_mutex_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
                   void *data)
 {
-    return rcp_lk_lock(m, timeout_ms, cb, data);
+    return lock_any(m, timeout_ms,
+                    timeout_ms < 0 ? -1 : rcp_now_ms() + timeout_ms, cb, data);
 }
 
 int tb_mutex_trylock(struct tb_mutex *m, tb_acquire_cb cb, void *data)
 {
-    return rcp_lk_lock(m, 0, cb, data);
+    return tb_mutex_lock(m, 0, cb, data);
 }
 
 int tb_mutex_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
@@ -46,12 +71,12 @@ int tb_mutex_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
 
 int tb_mutex_cancel(struct tb_mutex *m)
 {
-    return rcp_lk_abort(m, TB_ECANCELED);
+    return abort_any(m, TB_ECANCELED);
 }
 
 static void give_up(void *arg)
 {
-    rcp_lk_abort(arg, TB_ETIMEDOUT);
+    abort_any(arg, TB_ETIMEDOUT);
 }
 
 /* 1 and the result if a held lock was re-entered locally. */
@@ -87,7 +112,8 @@ int tb_mutex_lock_sync(struct tb_mutex *m, int timeout_ms, int64_t *token)
     if (reenter(m, token, &rv))
         return rv;
     rcp_wait_init(&w);
-    rv = rcp_lk_lock(m, timeout_ms == 0 ? 0 : -1, rcp_wait_acquire_cb, &w);
+    rv = lock_any(m, timeout_ms == 0 ? 0 : -1,
+                  timeout_ms == 0 ? rcp_now_ms() : -1, rcp_wait_acquire_cb, &w);
     if (rv == 0) {
         rcp_wait(m->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
                  give_up, m);

@@ -277,6 +277,11 @@ struct tb_mutex {
     void *adata;
     struct rcp_timer timer;
 
+        /* Lock-delay (lk_delay.c): the delay, and the acquisition in its
+     * steps after the engine's grant (NULL: none). */
+    int lock_delay_ms;
+    struct rcp_ld *ld;
+
     /* The hold. */
     int holds;
     int lstate;
@@ -334,6 +339,16 @@ struct rcp_ctx *rcp_ctx_new(struct tb_mutex *m);
 int rcp_ctx_enter(struct rcp_ctx *x);
 void rcp_ctx_leave(struct rcp_ctx *x, struct rcp_out *o);
 void rcp_ctx_free_locked(struct rcp_ctx *x);
+
+/* lk_delay.c: lock-delay around the engine.  rcp_ld_lock acquires and,
+ * if the previous holder died holding, waits the delay (deadline: the
+ * caller's, < 0 none); rcp_ld_abort gives either step up;
+ * rcp_ld_record_release is the release's record (lock held). */
+struct rcp_ld;
+int rcp_ld_lock(struct tb_mutex *m, int timeout_ms, int64_t deadline,
+                tb_acquire_cb cb, void *data);
+int rcp_ld_abort(struct tb_mutex *m, int rc);
+void rcp_ld_record_release(struct tb_mutex *m);
 
 /* lk_other.c: refusing a path that holds what we cannot queue with.  Each
  * returns 1 if it refused (the acquisition then fails with

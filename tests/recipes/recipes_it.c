@@ -50,6 +50,9 @@ static const struct {
     {"qop", t_qop, "PATH simple|locking put VALUE|take [MS]|claim"},
     {"articles", t_articles, "CLIENTS_PER_KEY KEYS HOLD_MS"},
     {"latch", t_latch, ""},
+    {"delay", t_delay, ""},
+    {"ldhold", t_ldhold, "PATH DELAY_MS"},
+    {"ldwait", t_ldwait, "PATH DELAY_MS"},
 };
 
 int main(int argc, char **argv)

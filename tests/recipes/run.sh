@@ -182,6 +182,26 @@ fence_stop)
     [ "$got" = "CHECK ELOCKLOST" ] || fail "old token: $got"
     echo "fence_stop: tokens $t1 -> $t2; the paused holder's write refused"
     ;;
+lock_delay_kill9)
+    # A holder with lock-delay (2 s) killed with kill -9: the waiter gets
+    # the lock once the session expired (4 s) and the delay passed, not
+    # before.
+    "$bin" "$hosts" ldhold /rt/ldk/lock 2000 > "$tmp/holder.out" 2>&1 &
+    hpid=$!
+    CHILDREN+=($hpid)
+    wait_line "$tmp/holder.out" '^HELD ' 20 || fail "holder"
+    "$bin" "$hosts" ldwait /rt/ldk/lock 2000 > "$tmp/waiter.out" 2>&1 &
+    wpid=$!
+    CHILDREN+=($wpid)
+    wait_children /rt/ldk/lock 2 20 || fail "waiter did not queue"
+    killed=$(date +%s%3N)
+    kill -KILL "$hpid"
+    wait_pid "$wpid" 40 || fail "waiter: $(cat "$tmp/waiter.out")"
+    got=$(field "$tmp/waiter.out" ACQUIRED 2)
+    echo "lock-delay kill -9: the waiter got the lock $((got - killed)) ms" \
+         "after the holder died (session 4000 ms + delay 2000 ms)"
+    [ $((got - killed)) -ge 4500 ] || fail "granted before the session expiry and the delay"
+    ;;
 dbarrier_kill9)
     # A double barrier of 3; once all entered, one member is killed with
     # kill -9 and the others leave: they are through once the server has
@@ -249,7 +269,7 @@ election_kill)
     [ "$t1" -gt "$t0" ] || fail "token did not rise"
     [ $((at - killed)) -ge 2500 ] || fail "led before the session expired"
     ;;
-interop | interop_rw | counter_interop | barrier_interop)
+interop | interop_rw | counter_interop | barrier_interop | lock_delay_interop)
     classes=$1
     cp="$classes"
     for j in curator-framework curator-client curator-recipes zookeeper \
@@ -305,6 +325,26 @@ barrier_interop)
     wait_children $dbar 0 5 || fail "nodes left behind"
     echo "barrier_interop: barriers shared both ways; a double barrier of" \
          "two libtumbler members and a Curator member entered and left together"
+    ;;
+lock_delay_interop)
+    # Curator's InterProcessMutex on a lock libtumbler holds with
+    # lock-delay: it neither writes nor reads the record, so it keeps
+    # working, ignoring the delay.  A libtumbler holder with lock-delay
+    # killed with kill -9: Curator's waiter gets the lock at the session's
+    # expiry, without the delay.
+    lock=/rt/ldi/lock
+    "$bin" "$hosts" ldhold $lock 20000 > "$tmp/holder.out" 2>&1 &
+    hpid=$!
+    CHILDREN+=($hpid)
+    wait_line "$tmp/holder.out" '^HELD ' 20 || fail "holder"
+    java_run CuratorTry "$hosts" $lock mutex 30000 > "$tmp/cw.out" 2>&1 &
+    CHILDREN+=($!)
+    wait_children $lock 2 30 || fail "Curator did not queue"
+    kill -KILL "$hpid"
+    wait_line "$tmp/cw.out" '^ACQUIRED' 20 || fail "Curator's waiter"
+    echo "lock_delay_interop: Curator's waiter got the lock after the expiry," \
+         "ignoring the 20 s delay"
+    wait_children $lock 0 10 || fail "nodes left behind"
     ;;
 counter_interop)
     # Curator's DistributedAtomicLong and libtumbler's counter on one node:

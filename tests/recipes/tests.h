@@ -38,5 +38,8 @@ int t_queue(int argc, char **argv);
 int t_qop(int argc, char **argv);
 int t_articles(int argc, char **argv);
 int t_latch(int argc, char **argv);
+int t_delay(int argc, char **argv);
+int t_ldhold(int argc, char **argv);
+int t_ldwait(int argc, char **argv);
 
 #endif

@@ -1,0 +1,260 @@
+/* Lock-delay (Chubby's, Consul's): a fair mutex whose previous holder
+ * died holding it is granted only after a delay, so that writes the dead
+ * holder had in flight land before the next holder's, for resources that
+ * cannot check tokens.  A clean release hands over at once.
+ *
+ * How a new holder tells the two apart: holders with lock-delay keep a
+ * record in PATH's data.  On a grant they write "held:<node>"; on a
+ * release "released:<node>", sent before the delete of the node on the
+ * same connection, so it is applied first.  A holder that finds
+ * "held:<another node>" knows that holder's node went without a release
+ * (its session expired, or it was deleted) and waits lock_delay_ms before
+ * it reports the grant.  Other clients (Curator, kazoo, libtumbler without
+ * lock-delay) neither write nor read the record: they ignore the delay,
+ * and after one of them held, a stale "held:" can delay the next holder
+ * with lock-delay for nothing (never less than it should).
+ *
+ * The delay runs between the engine's grant and the caller's callback:
+ * the node is held all along, and a give-up (timeout, cancel, free)
+ * releases it without a record, so the next holder delays in turn. */
+#include <stdio.h>
+#include <string.h>
+
+#include "recipes/rcp.h"
+
+#define HELD     "held:"
+#define RELEASED "released:"
+
+enum { LD_LOCKING, LD_READING, LD_DELAYING, LD_MARKING };
+
+struct rcp_ld {
+    struct tb_mutex *m;
+    int phase;
+    int abort_rc;     /* a give-up seen between two steps */
+    int64_t deadline; /* the caller's, < 0: none */
+    int64_t token;
+    tb_acquire_cb cb;
+    void *data;
+    struct rcp_timer timer;
+};
+
+static const char *node_name(const struct tb_mutex *m)
+{
+    return m->node != NULL ? strrchr(m->node, '/') + 1 : "";
+}
+
+/* The release's record, sent just before the delete (lock held). */
+void rcp_ld_record_release(struct tb_mutex *m)
+{
+    char v[256];
+    int n;
+
+    if (m->lock_delay_ms <= 0 || m->ld != NULL || m->node == NULL)
+        return; /* never granted to the caller: no release to record */
+    n = snprintf(v, sizeof v, RELEASED "%s", node_name(m));
+    tb_set_data(m->c, m->path, v, (size_t)n, -1, NULL, NULL);
+}
+
+static void ld_end(struct rcp_ld *ld, int rc)
+{
+    struct tb_mutex *m = ld->m;
+
+    ld->cb(rc, rc == 0 ? ld->token : 0, ld->data);
+    rcp_lk_unref(m);
+    free(ld);
+}
+
+/* m->ld is cleared only now: until then the release writes no record. */
+static void on_given_up(int rc, void *data)
+{
+    struct rcp_ld *ld = data;
+    struct tb_mutex *m = ld->m;
+
+    (void)rc;
+    pthread_mutex_lock(m->mu);
+    if (m->ld == ld)
+        m->ld = NULL;
+    pthread_mutex_unlock(m->mu);
+    ld_end(ld, ld->abort_rc);
+}
+
+/* Gives the hold back without a record (lock held, released here). */
+static void give_back(struct rcp_ld *ld, int rc)
+{
+    struct tb_mutex *m = ld->m;
+
+    ld->abort_rc = rc;
+    pthread_mutex_unlock(m->mu);
+    if (rcp_lk_unlock(m, on_given_up, ld) != 0)
+        on_given_up(0, ld); /* nothing held any more (freed, lost) */
+}
+
+static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
+                      void *data)
+{
+    struct rcp_ld *ld = data;
+    struct tb_mutex *m = ld->m;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(m->mu);
+    if (ld->abort_rc != 0) {
+        give_back(ld, ld->abort_rc);
+        return;
+    }
+    if (!rcp_lk_holding(m)) {
+        give_back(ld, TB_ESESSIONEXPIRED); /* lost during the delay */
+        return;
+    }
+    (void)rc; /* a record not written only costs a later holder a delay */
+    m->ld = NULL;
+    pthread_mutex_unlock(m->mu);
+    ld_end(ld, 0);
+}
+
+/* Writes our record, then reports the grant (lock held). */
+static void mark(struct rcp_ld *ld)
+{
+    struct tb_mutex *m = ld->m;
+    char v[256];
+    int n = snprintf(v, sizeof v, HELD "%s", node_name(m));
+
+    ld->phase = LD_MARKING;
+    if (tb_set_data(m->c, m->path, v, (size_t)n, -1, on_marked, ld) != 0) {
+        give_back(ld, TB_ECLOSING);
+        return;
+    }
+    pthread_mutex_unlock(m->mu);
+}
+
+static void on_timer(struct rcp_timer *t, unsigned tag)
+{
+    struct rcp_ld *ld = TB_CONTAINER_OF(t, struct rcp_ld, timer);
+
+    pthread_mutex_lock(ld->m->mu);
+    if (tag == 1)
+        mark(ld); /* the delay is over */
+    else
+        give_back(ld, TB_ETIMEDOUT); /* the caller's deadline came first */
+}
+
+static void on_record(struct tb_client *c, int rc, const void *value,
+                      size_t len, const struct tb_stat *st, void *data)
+{
+    struct rcp_ld *ld = data;
+    struct tb_mutex *m = ld->m;
+    size_t hl = strlen(HELD);
+    int64_t at;
+    int died;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(m->mu);
+    if (ld->abort_rc != 0) {
+        give_back(ld, ld->abort_rc);
+        return;
+    }
+    died = rc == 0 && value != NULL && len > hl &&
+           memcmp(value, HELD, hl) == 0 &&
+           (len - hl != strlen(node_name(m)) ||
+            memcmp((const char *)value + hl, node_name(m), len - hl) != 0);
+    if (!died) {
+        mark(ld);
+        return;
+    }
+    at = rcp_now_ms() + m->lock_delay_ms;
+    ld->phase = LD_DELAYING;
+    if (ld->deadline >= 0 && ld->deadline < at)
+        rc = rcp_timer_arm(&ld->timer, ld->deadline, 0);
+    else
+        rc = rcp_timer_arm(&ld->timer, at, 1);
+    if (rc != 0)
+        give_back(ld, rc);
+    else
+        pthread_mutex_unlock(m->mu);
+}
+
+static void on_locked(int rc, int64_t token, void *data)
+{
+    struct rcp_ld *ld = data;
+    struct tb_mutex *m = ld->m;
+
+    pthread_mutex_lock(m->mu);
+    if (rc == 0 && m->holds > 1) { /* reentry: granted long ago */
+        m->ld = NULL;
+        pthread_mutex_unlock(m->mu);
+        ld->token = token;
+        ld_end(ld, 0);
+        return;
+    }
+    if (rc != 0) {
+        m->ld = NULL;
+        pthread_mutex_unlock(m->mu);
+        ld_end(ld, rc);
+        return;
+    }
+    ld->token = token;
+    ld->phase = LD_READING;
+    if (ld->abort_rc != 0)
+        give_back(ld, ld->abort_rc);
+    else if ((rc = tb_get_data(m->c, m->path, NULL, NULL, on_record, ld)) != 0)
+        give_back(ld, rc);
+    else
+        pthread_mutex_unlock(m->mu);
+}
+
+int rcp_ld_lock(struct tb_mutex *m, int timeout_ms, int64_t deadline,
+                tb_acquire_cb cb, void *data)
+{
+    struct rcp_ld *ld;
+    int rv;
+
+    /* The delay's timer calls the client from its own thread. */
+    if ((rv = rcp_async_timeout_check(m->c, 1)) != 0)
+        return rv;
+    if ((ld = calloc(1, sizeof *ld)) == NULL)
+        return TB_ENOMEM;
+    ld->m = m;
+    ld->cb = cb;
+    ld->data = data;
+    ld->deadline = deadline;
+    ld->timer.fn = on_timer;
+    pthread_mutex_lock(m->mu);
+    if (m->ld != NULL) {
+        pthread_mutex_unlock(m->mu);
+        free(ld);
+        return TB_EINVAL;
+    }
+    m->ld = ld;
+    rcp_lk_ref(m);
+    pthread_mutex_unlock(m->mu);
+    rv = rcp_lk_lock(m, timeout_ms, on_locked, ld);
+    if (rv != 0) {
+        pthread_mutex_lock(m->mu);
+        m->ld = NULL;
+        pthread_mutex_unlock(m->mu);
+        rcp_lk_unref(m);
+        free(ld);
+    }
+    return rv;
+}
+
+int rcp_ld_abort(struct tb_mutex *m, int rc)
+{
+    struct rcp_ld *ld;
+
+    pthread_mutex_lock(m->mu);
+    ld = m->ld;
+    if (ld == NULL || ld->phase == LD_LOCKING) {
+        pthread_mutex_unlock(m->mu);
+        return ld == NULL ? TB_EINVAL : rcp_lk_abort(m, rc);
+    }
+    if (ld->phase == LD_DELAYING && rcp_timer_disarm(&ld->timer)) {
+        give_back(ld, rc);
+        return 0;
+    }
+    if (ld->abort_rc == 0)
+        ld->abort_rc = rc; /* the step in flight gives up */
+    pthread_mutex_unlock(m->mu);
+    return 0;
+}

@@ -1,0 +1,166 @@
+/* Lock-delay: a clean release hands over at once (well within the
+ * delay); a holder whose node went without a release (deleted under it,
+ * as its session's expiry would) makes the next holder wait the delay,
+ * while a lock without lock-delay on the same path is granted at once; a
+ * waiter whose timeout ends within the delay gives up, leaving the record
+ * so the next one waits too; free during the delay cancels; non-fair locks
+ * refuse it.  The processes of the kill -9 script (ldhold, ldwait). */
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+#include "rt_async.h"
+#include "tests.h"
+
+#define LOCK  "/rt/ld/lock"
+#define DELAY 1500
+
+static struct tb_mutex *new_lock(struct tb_client *c, int delay)
+{
+    struct tb_lock_options o = {.lock_delay_ms = delay};
+    struct tb_mutex *m;
+
+    CHECK_RC(tb_mutex_new(&m, c, LOCK, &o), 0);
+    return m;
+}
+
+/* Deletes m's node from another session: the holder's node goes without a
+ * release. */
+static void kill_node(struct tb_client *other, struct tb_mutex *m)
+{
+    char node[512];
+
+    CHECK_RC(tb_mutex_node(m, node, sizeof node), 0);
+    CHECK_RC(tb_delete_sync(other, node, -1), 0);
+}
+
+int t_delay(int argc, char **argv)
+{
+    struct tb_client *c1 = rt_connect(rt_hosts, RT_SESSION_MS);
+    struct tb_client *c2 = rt_connect(rt_hosts, RT_SESSION_MS);
+    struct tb_lock_options nf = {.kind = TB_LOCK_NONFAIR, .lock_delay_ms = 5};
+    struct tb_mutex *m1, *m2, *plain;
+    struct rt_acq a;
+    int64_t t, t0, took;
+    char *v;
+    size_t n;
+
+    (void)argc;
+    (void)argv;
+    rt_rmr(c1, "/rt/ld");
+    CHECK_RC(tb_mutex_new(&plain, c1, LOCK, &nf), TB_EINVAL);
+
+    /* A clean release: at once. */
+    m1 = new_lock(c1, DELAY);
+    m2 = new_lock(c2, DELAY);
+    CHECK_RC(tb_mutex_lock_sync(m1, 5000, &t), 0);
+    rt_acq_init(&a);
+    CHECK_RC(tb_mutex_lock(m2, -1, rt_acq_cb, &a), 0);
+    CHECK(rt_wait_nchildren(c1, LOCK, 2, 5000) == 2);
+    t0 = rt_now_ms();
+    CHECK_RC(tb_mutex_unlock_sync(m1), 0);
+    CHECK_RC(rt_acq_wait(&a, 5000), 0);
+    took = rt_now_ms() - t0;
+    printf("lock-delay: a clean release handed over in %lld ms\n",
+           (long long)took);
+    CHECK(took < DELAY / 2);
+    CHECK_RC(tb_get_data_sync(c1, LOCK, NULL, NULL, &v, &n, NULL), 0);
+    CHECK(n > 5 && memcmp(v, "held:", 5) == 0);
+    tb_free(v);
+
+    /* The holder's node goes without a release: the next waits. */
+    rt_acq_init(&a);
+    CHECK_RC(tb_mutex_lock(m1, -1, rt_acq_cb, &a), 0);
+    CHECK(rt_wait_nchildren(c1, LOCK, 2, 5000) == 2);
+    t0 = rt_now_ms();
+    kill_node(c1, m2);
+    CHECK_RC(rt_acq_wait(&a, DELAY + 5000), 0);
+    took = rt_now_ms() - t0;
+    printf("lock-delay: after a holder died, granted %lld ms later (delay "
+           "%d ms)\n",
+           (long long)took, DELAY);
+    CHECK(took >= DELAY - 20);
+    CHECK_RC(tb_mutex_unlock_sync(m2), TB_ELOCKLOST);
+
+    /* A give-up within the delay keeps the record: the next waits too. */
+    kill_node(c2, m1);
+    CHECK_RC(tb_mutex_lock_sync(m2, 300, &t), TB_ETIMEDOUT);
+    CHECK(rt_nchildren(c1, LOCK) == 0 ||
+          rt_wait_nchildren(c1, LOCK, 0, 2000) == 0);
+    /* Without lock-delay: granted at once on the same path. */
+    plain = new_lock(c2, 0);
+    t0 = rt_now_ms();
+    CHECK_RC(tb_mutex_lock_sync(plain, 5000, &t), 0);
+    CHECK(rt_now_ms() - t0 < DELAY / 2);
+    CHECK_RC(tb_mutex_unlock_sync(plain), 0);
+    tb_mutex_free(plain);
+    t0 = rt_now_ms();
+    CHECK_RC(tb_mutex_lock_sync(m2, 10000, &t), 0);
+    CHECK(rt_now_ms() - t0 >= DELAY - 20);
+    CHECK_RC(tb_mutex_unlock_sync(m1), TB_ELOCKLOST);
+
+    /* Freed during the delay: ECANCELED, node gone. */
+    kill_node(c1, m2);
+    tb_mutex_free(m2);
+    m2 = new_lock(c2, DELAY);
+    rt_acq_init(&a);
+    CHECK_RC(tb_mutex_lock(m2, -1, rt_acq_cb, &a), 0);
+    rt_sleep_ms(200);
+    CHECK(!rt_acq_done(&a));
+    tb_mutex_free(m2);
+    CHECK_RC(rt_acq_wait(&a, 5000), TB_ECANCELED);
+    CHECK(rt_wait_nchildren(c1, LOCK, 0, 5000) == 0);
+    tb_mutex_free(m1);
+    rt_rmr(c1, "/rt/ld");
+    tb_client_close(c1);
+    tb_client_close(c2);
+    printf("lock-delay: ok\n");
+    return 0;
+}
+
+static long long wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ldhold PATH DELAY_MS: holds until killed ("HELD"). */
+int t_ldhold(int argc, char **argv)
+{
+    struct tb_lock_options o = {0};
+    struct tb_client *c;
+    struct tb_mutex *m;
+    int64_t t;
+
+    CHECK(argc >= 2);
+    o.lock_delay_ms = atoi(argv[1]);
+    c = rt_connect(rt_hosts, RT_SESSION_MS);
+    CHECK_RC(tb_mutex_new(&m, c, argv[0], &o), 0);
+    CHECK_RC(tb_mutex_lock_sync(m, 30000, &t), 0);
+    printf("HELD %lld\n", (long long)t);
+    rt_sleep_ms(120000);
+    return 0;
+}
+
+/* ldwait PATH DELAY_MS: waits, prints ACQUIRED <wall ms>, releases. */
+int t_ldwait(int argc, char **argv)
+{
+    struct tb_lock_options o = {0};
+    struct tb_client *c;
+    struct tb_mutex *m;
+    int64_t t;
+
+    CHECK(argc >= 2);
+    o.lock_delay_ms = atoi(argv[1]);
+    c = rt_connect(rt_hosts, RT_SESSION_MS);
+    CHECK_RC(tb_mutex_new(&m, c, argv[0], &o), 0);
+    printf("WAITING\n");
+    CHECK_RC(tb_mutex_lock_sync(m, 60000, &t), 0);
+    printf("ACQUIRED %lld\n", wall_ms());
+    CHECK_RC(tb_mutex_unlock_sync(m), 0);
+    tb_mutex_free(m);
+    tb_client_close(c);
+    return 0;
+}
