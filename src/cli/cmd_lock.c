@@ -39,6 +39,7 @@ enum {
     OPT_LOST_DISC,
     OPT_DATA,
     OPT_VERBOSE,
+    OPT_LOCK_DELAY,
 };
 
 static const struct option lock_lo[] = {
@@ -56,6 +57,7 @@ static const struct option lock_lo[] = {
     {"lost-on-disconnect", no_argument, NULL, OPT_LOST_DISC},
     {"data", required_argument, NULL, OPT_DATA},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"lock-delay", required_argument, NULL, OPT_LOCK_DELAY},
     {"listen", no_argument, NULL, 'l'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
@@ -117,6 +119,14 @@ static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
     case OPT_NONFAIR:
         o->h.nonfair = 1;
         return 0;
+    case OPT_LOCK_DELAY:
+        if (is_elect)
+            break;
+        if (cli_parse_seconds(optarg, &v) != 0 || v < 1 || v > INT32_MAX)
+            return cli_usage(cli, cmd, "bad --lock-delay '%s' (seconds > 0)",
+                             optarg);
+        o->h.lock_delay_ms = (int)v;
+        return 0;
     case 'c':
         o->shell_cmd = optarg;
         return 0;
@@ -160,6 +170,8 @@ static int lock_operands(struct cli *cli, const struct cli_cmd *cmd,
     static char *shv[4];
     int i = optind;
 
+    if (o->h.lock_delay_ms > 0 && (o->h.kind != HOLD_MUTEX || o->h.nonfair))
+        return cli_usage(cli, cmd, "--lock-delay is for the fair mutex");
     if (i >= argc)
         return cli_usage(cli, cmd, "expected PATH");
     o->h.path = argv[i++];
@@ -601,7 +613,8 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
 const struct cli_cmd cli_cmd_lock = {
     "lock",
     run_lock,
-    "lock [-w S] [-n] [-E N] [-s|-x|--semaphore N] [--non-fair] PATH "
+    "lock [-w S] [-n] [-E N] [-s|-x|--semaphore N] [--non-fair] "
+    "[--lock-delay S] PATH "
     "[[--] CMD [ARG...]]",
     "Run CMD holding the lock PATH (a distributed flock), or just hold it.",
     "  -n, --nonblock      fail at once if the lock is taken\n"
@@ -610,8 +623,12 @@ const struct cli_cmd cli_cmd_lock = {
     "  -x, --exclusive     the write lock of the read-write layout\n"
     "      --semaphore N   one of N leases of a counting semaphore\n"
     "                      (every user of PATH must give the same N)\n"
+
     "                      Without -s, -x, --semaphore: a fair "
-    "mutex.\n" LOCK_COMMON_HELP,
+    "mutex.\n"
+    "      --lock-delay S  if the last holder died holding the lock, wait\n"
+    "                      S seconds more before CMD runs (fair "
+    "mutex)\n" LOCK_COMMON_HELP,
     CLI_NO_SHELL | CLI_NO_JSON,
     LOCK_NOTES};
 

@@ -108,6 +108,7 @@ int hold_new(struct hold *h, struct tb_client *c)
     o.len = h->value ? strlen(h->value) : 0;
     switch (h->kind) {
     case HOLD_MUTEX:
+        o.lock_delay_ms = h->lock_delay_ms;
         return tb_mutex_new(&h->m, c, h->path, &o);
     case HOLD_READ:
     case HOLD_WRITE:

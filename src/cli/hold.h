@@ -20,6 +20,7 @@ struct hold {
     int kind;
     int nonfair;
     int max_leases;
+    int lock_delay_ms;      /* HOLD_MUTEX, fair: lock-delay; 0: none */
     int lost_on_disconnect; /* SUSPENDED counts as lost */
     const char *path;
     const char *value; /* node data; NULL: the library's "<host>:<pid>" */

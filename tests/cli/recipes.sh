@@ -5,7 +5,8 @@
 # from 4 processes at once lose nothing; queue items come out by
 # priority, then in order, each to one of 3 racing takers; a barrier
 # holds its waiter until removed; a double barrier of 3 starts no CMD
-# before the third arrives.
+# before the third arrives; lock --lock-delay hands over at once after a
+# clean release, and only after the delay once a holder was killed.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -105,4 +106,27 @@ wait_for 10 test "$(tb ls /dbar 2>/dev/null | wc -l)" = 0
 check_eq "nothing left in the double barrier" 0 "$(tb ls /dbar 2>/dev/null | wc -l)"
 tb barrier -e 3 -w 0.3 /dbar2 -- true 2>/dev/null; check_eq "alone, -w: 1" 1 "$?"
 tb barrier bogus /x 2>/dev/null; check_eq "bad action: 64" 64 "$?"
+
+# ---- lock --lock-delay ----
+tb lock --lock-delay 1 -s /ldx -- true 2>/dev/null; check_eq "--lock-delay with -s: 64" 64 "$?"
+# A clean release hands over at once ...
+tb lock --lock-delay 5 /ld -- true; check_eq "first holder" 0 "$?"
+t0=$(date +%s%3N)
+tb lock --lock-delay 5 /ld -- true; check_eq "after a clean release" 0 "$?"
+took=$(( $(date +%s%3N) - t0 ))
+[ "$took" -lt 2500 ] && ok "at once ($took ms)" || fail "a clean release delayed the next: $took ms"
+# ... a holder killed with kill -9 delays the next until its session
+# expired (4 s) and the delay (2 s) passed.
+bgp 60 "$D/ldh.pid" "$TUMBLER" --session-timeout 4 lock --lock-delay 2 /ld2 -- sleep 60
+wait_for 10 test "$(tb ls /ld2 2>/dev/null | wc -l)" = 1
+bg 60 "$TUMBLER" lock --lock-delay 2 /ld2 -- sh -c 'date +%s%3N > "$0/ld2.at"' "$D"
+job=$BG_PID
+wait_for 10 test "$(tb ls /ld2 2>/dev/null | wc -l)" = 2
+killed=$(date +%s%3N)
+kill -KILL "$(pid_in "$D/ldh.pid")"
+wait_st "$job"
+check_eq "the waiter ran" 0 "$ST"
+after=$(( $(cat "$D/ld2.at") - killed ))
+[ "$after" -ge 4500 ] && ok "granted $after ms after the kill" ||
+    fail "granted $after ms after the kill, before expiry + delay"
 t_end
