@@ -59,7 +59,9 @@ static struct tb_client *tls_client(const char *hosts, const char *ca,
     it_rec_init(st);
     o.hosts = hosts;
     o.session_timeout_ms = 10000;
-    o.connect_timeout_ms = 1000;
+    /* ZooKeeper's first TLS handshakes, before its JIT has run, took over
+     * a second on a loaded machine. */
+    o.connect_timeout_ms = 3000;
     o.state_cb = it_rec_state;
     o.data = st;
     o.tls = 1;
