@@ -138,7 +138,7 @@ struct tb_lock_options {
     int kind;                  /* enum tb_lock_kind (mutex, election) */
     tb_lock_state_cb state_cb; /* hold state changes; NULL: none */
     void *data;                /* for state_cb */
-        /* Data stored in the recipe's nodes; NULL: "<hostname>:<pid>". */
+    /* Data stored in the recipe's nodes; NULL: "<hostname>:<pid>". */
     const void *value;
     size_t len;
     /* Fair mutex only (else TB_EINVAL), and with the I/O thread: when the
@@ -347,8 +347,7 @@ TB_API int tb_dqueue_put(struct tb_dqueue *q, const void *value, size_t len,
                          int priority, tb_done_cb cb, void *data);
 /* An item, borrowed for the callback: rc 0 and its data, or TB_ETIMEDOUT,
  * TB_ECANCELED, TB_ENONODE (peek: the queue is empty), ... */
-typedef void (*tb_item_cb)(int rc, const void *value, size_t len,
-                           void *data);
+typedef void (*tb_item_cb)(int rc, const void *value, size_t len, void *data);
 /* Takes the first item, waiting for one (see Timeouts above).  One
  * take or peek at a time per handle. */
 TB_API int tb_dqueue_take(struct tb_dqueue *q, int timeout_ms, tb_item_cb cb,
@@ -368,8 +367,7 @@ TB_API int tb_dqueue_put_sync(struct tb_dqueue *q, const void *value,
 /* *value is malloc'ed (free()), with a spare NUL after its *len bytes. */
 TB_API int tb_dqueue_take_sync(struct tb_dqueue *q, int timeout_ms,
                                void **value, size_t *len);
-TB_API int tb_dqueue_peek_sync(struct tb_dqueue *q, void **value,
-                               size_t *len);
+TB_API int tb_dqueue_peek_sync(struct tb_dqueue *q, void **value, size_t *len);
 TB_API int tb_dqueue_consume_sync(struct tb_dqueue *q);
 
 /* ------------------------------------------------------------------ */

@@ -66,35 +66,38 @@ int tb_barrier_wait(struct tb_client *c, const char *path, int timeout_ms,
 
 /* ---- synchronous forms ---- */
 
-static int sync_op(struct tb_client *c, const char *path,
-                   int (*op)(struct tb_client *, const char *, tb_done_cb,
-                             void *))
+struct bsync {
+    struct tb_client *c;
+    const char *path;
+    int set;
+};
+
+static int bsync_start(void *arg, int timeout_ms, struct rcp_wait *w)
 {
+    struct bsync *b = arg;
+
+    (void)timeout_ms;
+    return bop_start(b->c, b->path, b->set, rcp_wait_done_cb, w);
+}
+
+static int sync_op(struct tb_client *c, const char *path, int set)
+{
+    struct bsync b = {c, path, set};
     struct rcp_wait w;
-    int rv;
 
     if (c == NULL)
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(c)) != 0)
-        return rv;
-    rcp_wait_init(&w);
-    rv = op(c, path, rcp_wait_done_cb, &w);
-    if (rv == 0) {
-        rcp_wait(c, &w, -1, NULL, NULL);
-        rv = w.rc;
-    }
-    rcp_wait_destroy(&w);
-    return rv;
+    return rcp_sync_run(c, &w, -1, bsync_start, NULL, &b);
 }
 
 int tb_barrier_set_sync(struct tb_client *c, const char *path)
 {
-    return sync_op(c, path, tb_barrier_set);
+    return sync_op(c, path, 1);
 }
 
 int tb_barrier_remove_sync(struct tb_client *c, const char *path)
 {
-    return sync_op(c, path, tb_barrier_remove);
+    return sync_op(c, path, 0);
 }
 
 int tb_barrier_wait_sync(struct tb_client *c, const char *path, int timeout_ms)

@@ -215,6 +215,11 @@ int tb_counter_cas(struct tb_client *c, const char *path, int32_t version,
 struct ctr_wait {
     struct rcp_wait w;
     int32_t version;
+    struct tb_client *c;
+    const char *path;
+    int op;
+    int64_t arg;
+    int32_t version_in;
 };
 
 static void on_sync_done(int rc, int64_t value, int32_t version, void *data)
@@ -225,28 +230,30 @@ static void on_sync_done(int rc, int64_t value, int32_t version, void *data)
     rcp_wait_done(&cw->w, rc, value, NULL);
 }
 
+static int ctr_sync_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    struct ctr_wait *cw = arg;
+
+    (void)timeout_ms;
+    (void)w; /* cw->w: on_sync_done completes it */
+    return ctr_start(cw->c, cw->path, cw->op, cw->arg, cw->version_in,
+                     on_sync_done, cw);
+}
+
 static int ctr_sync(struct tb_client *c, const char *path, int op, int64_t arg,
                     int32_t version, int64_t *value, int32_t *version_out)
 {
-    struct ctr_wait cw;
+    struct ctr_wait cw = {
+        .c = c, .path = path, .op = op, .arg = arg, .version_in = version};
     int rv;
 
     if (c == NULL)
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(c)) != 0)
-        return rv;
-    rcp_wait_init(&cw.w);
-    cw.version = 0;
-    rv = ctr_start(c, path, op, arg, version, on_sync_done, &cw);
-    if (rv == 0) {
-        rcp_wait(c, &cw.w, -1, NULL, NULL);
-        rv = cw.w.rc;
-        if (rv == 0 && value != NULL)
-            *value = cw.w.token;
-        if (rv == 0 && version_out != NULL)
-            *version_out = cw.version;
-    }
-    rcp_wait_destroy(&cw.w);
+    rv = rcp_sync_run(c, &cw.w, -1, ctr_sync_start, NULL, &cw);
+    if (rv == 0 && value != NULL)
+        *value = cw.w.token;
+    if (rv == 0 && version_out != NULL)
+        *version_out = cw.version;
     return rv;
 }
 

@@ -396,31 +396,31 @@ int tb_dbarrier_leave(struct tb_dbarrier *b, int timeout_ms, tb_done_cb cb,
     return op_start(b, OP_LEAVE, timeout_ms, cb, data);
 }
 
+struct dsync {
+    struct tb_dbarrier *b;
+    int op;
+};
+
 static void sync_give_up(void *arg)
 {
-    give_up(arg, TB_ETIMEDOUT);
+    give_up(((struct dsync *)arg)->b, TB_ETIMEDOUT);
+}
+
+static int dsync_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    struct dsync *d = arg;
+
+    return op_start(d->b, d->op, timeout_ms, rcp_wait_done_cb, w);
 }
 
 static int op_sync(struct tb_dbarrier *b, int op, int timeout_ms)
 {
+    struct dsync d = {b, op};
     struct rcp_wait w;
-    int rv;
 
     if (b == NULL)
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(b->c)) != 0)
-        return rv;
-    rcp_wait_init(&w);
-    /* Our own deadline: no timer thread, so loop mode works too.  0 is
-     * one look: the wait's deadline is now. */
-    rv = op_start(b, op, timeout_ms == 0 ? 0 : -1, rcp_wait_done_cb, &w);
-    if (rv == 0) {
-        rcp_wait(b->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
-                 sync_give_up, b);
-        rv = w.rc;
-    }
-    rcp_wait_destroy(&w);
-    return rv;
+    return rcp_sync_run(b->c, &w, timeout_ms, dsync_start, sync_give_up, &d);
 }
 
 int tb_dbarrier_enter_sync(struct tb_dbarrier *b, int timeout_ms)

@@ -278,21 +278,26 @@ int tb_token_check(struct tb_client *c, const char *path, int64_t token,
     return rv;
 }
 
+struct tsync {
+    struct tb_client *c;
+    const char *path;
+    int64_t token;
+};
+
+static int tsync_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    struct tsync *t = arg;
+
+    (void)timeout_ms;
+    return tb_token_check(t->c, t->path, t->token, rcp_wait_done_cb, w);
+}
+
 int tb_token_check_sync(struct tb_client *c, const char *path, int64_t token)
 {
+    struct tsync t = {c, path, token};
     struct rcp_wait w;
-    int rv;
 
     if (c == NULL)
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(c)) != 0)
-        return rv;
-    rcp_wait_init(&w);
-    rv = tb_token_check(c, path, token, rcp_wait_done_cb, &w);
-    if (rv == 0) {
-        rcp_wait(c, &w, -1, NULL, NULL);
-        rv = w.rc;
-    }
-    rcp_wait_destroy(&w);
-    return rv;
+    return rcp_sync_run(c, &w, -1, tsync_start, NULL, &t);
 }

@@ -254,42 +254,33 @@ static void sync_give_up(void *arg)
     give_up(arg, TB_ETIMEDOUT);
 }
 
+static int await_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    return tb_latch_await(arg, timeout_ms, rcp_wait_done_cb, w);
+}
+
 int tb_latch_await_sync(struct tb_latch *l, int timeout_ms)
 {
     struct rcp_wait w;
-    int rv;
 
     if (l == NULL)
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(l->c)) != 0)
-        return rv;
-    rcp_wait_init(&w);
-    rv = tb_latch_await(l, timeout_ms == 0 ? 0 : -1, rcp_wait_done_cb, &w);
-    if (rv == 0) {
-        rcp_wait(l->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
-                 sync_give_up, l);
-        rv = w.rc;
-    }
-    rcp_wait_destroy(&w);
-    return rv;
+    return rcp_sync_run(l->c, &w, timeout_ms, await_start, sync_give_up, l);
+}
+
+static int count_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    (void)timeout_ms;
+    return tb_latch_count_down(arg, rcp_wait_done_cb, w);
 }
 
 int tb_latch_count_down_sync(struct tb_latch *l)
 {
     struct rcp_wait w;
-    int rv;
 
     if (l == NULL)
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(l->c)) != 0)
-        return rv;
-    rcp_wait_init(&w);
-    if ((rv = tb_latch_count_down(l, rcp_wait_done_cb, &w)) == 0) {
-        rcp_wait(l->c, &w, -1, NULL, NULL);
-        rv = w.rc;
-    }
-    rcp_wait_destroy(&w);
-    return rv;
+    return rcp_sync_run(l->c, &w, -1, count_start, NULL, l);
 }
 
 int tb_latch_remaining_sync(struct tb_latch *l, int *remaining)

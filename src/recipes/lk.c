@@ -140,7 +140,7 @@ static int release_node(struct tb_mutex *m, tb_done_cb cb, void *data)
         return TB_ENOMEM;
     r->cb = cb;
     r->data = data;
-        rcp_lk_drop_own_watch(m);
+    rcp_lk_drop_own_watch(m);
     rcp_ld_record_release(m); /* lock-delay: before the delete */
     rv = rcp_reap(m->c, m->node, 1, on_released, r);
     if (rv != 0) {

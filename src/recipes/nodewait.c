@@ -290,32 +290,36 @@ int rcp_nw_start_children(struct tb_client *c, const char *path, int want,
 
 /* ---- the synchronous wait ---- */
 
-static void give_up(void *arg)
+struct nw_sync {
+    struct tb_client *c;
+    const char *path;
+    int want;
+    struct rcp_nw *nw; /* kept, for the give-up */
+};
+
+static int sync_start(void *arg, int timeout_ms, struct rcp_wait *w)
 {
-    rcp_nw_give_up(arg, TB_ETIMEDOUT);
+    struct nw_sync *s = arg;
+
+    return rcp_nw_start(s->c, s->path, s->want, timeout_ms, rcp_wait_done_cb, w,
+                        &s->nw);
+}
+
+static void sync_give_up(void *arg)
+{
+    rcp_nw_give_up(((struct nw_sync *)arg)->nw, TB_ETIMEDOUT);
 }
 
 int rcp_nw_sync(struct tb_client *c, const char *path, int want, int timeout_ms)
 {
+    struct nw_sync s = {c, path, want, NULL};
     struct rcp_wait w;
-    struct rcp_nw *nw;
     int rv;
 
     if (c == NULL || !rcp_path_ok(path))
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(c)) != 0)
-        return rv;
-    rcp_wait_init(&w);
-    /* The deadline is ours (the timer thread is for asynchronous calls,
-     * and loop mode has none); 0 is one look. */
-    rv = rcp_nw_start(c, path, want, timeout_ms == 0 ? 0 : -1, rcp_wait_done_cb,
-                      &w, &nw);
-    if (rv == 0) {
-        rcp_wait(c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
-                 give_up, nw);
-        rv = w.rc;
-        rcp_nw_release(nw);
-    }
-    rcp_wait_destroy(&w);
+    rv = rcp_sync_run(c, &w, timeout_ms, sync_start, sync_give_up, &s);
+    if (s.nw != NULL)
+        rcp_nw_release(s.nw);
     return rv;
 }

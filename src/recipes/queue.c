@@ -845,6 +845,8 @@ struct item_wait {
     struct rcp_wait w;
     void *v;
     size_t len;
+    struct tb_dqueue *q;
+    int op;
 };
 
 static void on_item(int rc, const void *value, size_t len, void *data)
@@ -866,33 +868,31 @@ static void on_item(int rc, const void *value, size_t len, void *data)
 
 static void sync_give_up(void *arg)
 {
-    give_up(arg, TB_ETIMEDOUT);
+    give_up(((struct item_wait *)arg)->q, TB_ETIMEDOUT);
+}
+
+static int item_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    struct item_wait *iw = arg;
+
+    (void)w; /* iw->w: on_item completes it */
+    return op_start(iw->q, iw->op, timeout_ms, on_item, iw);
 }
 
 static int item_sync(struct tb_dqueue *q, int op, int timeout_ms, void **value,
                      size_t *len)
 {
-    struct item_wait iw = {.v = NULL, .len = 0};
+    struct item_wait iw = {.v = NULL, .len = 0, .q = q, .op = op};
     int rv;
 
     if (q == NULL || value == NULL)
         return TB_EINVAL;
-    *value = NULL;
+    rv = rcp_sync_run(q->c, &iw.w, timeout_ms, item_start, sync_give_up, &iw);
+    *value = rv == 0 ? iw.v : NULL;
+    if (rv != 0)
+        free(iw.v);
     if (len != NULL)
-        *len = 0;
-    if ((rv = rcp_sync_check(q->c)) != 0)
-        return rv;
-    rcp_wait_init(&iw.w);
-    rv = op_start(q, op, timeout_ms == 0 ? 0 : -1, on_item, &iw);
-    if (rv == 0) {
-        rcp_wait(q->c, &iw.w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
-                 sync_give_up, q);
-        rv = iw.w.rc;
-        *value = iw.v;
-        if (len != NULL)
-            *len = iw.len;
-    }
-    rcp_wait_destroy(&iw.w);
+        *len = rv == 0 ? iw.len : 0;
     return rv;
 }
 
@@ -907,25 +907,33 @@ int tb_dqueue_peek_sync(struct tb_dqueue *q, void **value, size_t *len)
     return item_sync(q, Q_PEEK, -1, value, len);
 }
 
+struct put_wait {
+    struct tb_dqueue *q;
+    int put;
+    const void *v;
+    size_t len;
+    int priority;
+};
+
+static int done_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    struct put_wait *p = arg;
+
+    (void)timeout_ms;
+    return p->put ? tb_dqueue_put(p->q, p->v, p->len, p->priority,
+                                  rcp_wait_done_cb, w)
+                  : tb_dqueue_consume(p->q, rcp_wait_done_cb, w);
+}
+
 static int done_sync(struct tb_dqueue *q, int put, const void *v, size_t len,
                      int priority)
 {
+    struct put_wait p = {q, put, v, len, priority};
     struct rcp_wait w;
-    int rv;
 
     if (q == NULL)
         return TB_EINVAL;
-    if ((rv = rcp_sync_check(q->c)) != 0)
-        return rv;
-    rcp_wait_init(&w);
-    rv = put ? tb_dqueue_put(q, v, len, priority, rcp_wait_done_cb, &w)
-             : tb_dqueue_consume(q, rcp_wait_done_cb, &w);
-    if (rv == 0) {
-        rcp_wait(q->c, &w, -1, NULL, NULL);
-        rv = w.rc;
-    }
-    rcp_wait_destroy(&w);
-    return rv;
+    return rcp_sync_run(q->c, &w, -1, done_start, NULL, &p);
 }
 
 int tb_dqueue_put_sync(struct tb_dqueue *q, const void *value, size_t len,

@@ -136,6 +136,14 @@ int rcp_sync_check(struct tb_client *c);
 /* TB_EINVAL if an asynchronous positive timeout cannot be timed here
  * (loop mode). */
 int rcp_async_timeout_check(struct tb_client *c, int timeout_ms);
+/* The synchronous form of an asynchronous call: rcp_sync_check, then
+ * start(arg, 0 or -1, w), whose callback completes `w`; at timeout_ms > 0
+ * give_up(arg) once, and the wait goes on for the callback.  Returns
+ * w->rc (or start's or the check's error); `w` is initialised and
+ * destroyed here, its result fields kept. */
+int rcp_sync_run(struct tb_client *c, struct rcp_wait *w, int timeout_ms,
+                 int (*start)(void *arg, int timeout_ms, struct rcp_wait *w),
+                 void (*give_up)(void *arg), void *arg);
 
 /* ---- reaper.c: deletes nodes, retrying across reconnects ---- */
 /* `done` (may be NULL) fires once: with wait_final 0 after the first
@@ -158,8 +166,8 @@ int rcp_create_in(struct tb_client *c, const char *path, const void *value,
 /* ---- nodewait.c: until a node exists, or is gone ---- */
 struct rcp_nw;
 enum { RCP_NW_GONE = 0, RCP_NW_EXISTS = 1, RCP_NW_CHILDREN = 2 };
-/* Waits until `path` exists (RCP_NW_EXISTS) or does not (RCP_NW_GONE); `cb` gets 0,
- * TB_ETIMEDOUT after timeout_ms (0: one look; < 0: none; > 0 needs the
+/* Waits until `path` exists (RCP_NW_EXISTS) or does not (RCP_NW_GONE); `cb`
+ * gets 0, TB_ETIMEDOUT after timeout_ms (0: one look; < 0: none; > 0 needs the
  * I/O thread), the give-up's rc, or the session's end.  With `keep`, the
  * caller also holds the wait (for rcp_nw_give_up) until rcp_nw_release. */
 int rcp_nw_start(struct tb_client *c, const char *path, int want,
@@ -277,7 +285,7 @@ struct tb_mutex {
     void *adata;
     struct rcp_timer timer;
 
-        /* Lock-delay (lk_delay.c): the delay, and the acquisition in its
+    /* Lock-delay (lk_delay.c): the delay, and the acquisition in its
      * steps after the engine's grant (NULL: none). */
     int lock_delay_ms;
     struct rcp_ld *ld;

@@ -165,3 +165,24 @@ int rcp_wait(struct tb_client *c, struct rcp_wait *w, int64_t deadline,
         wait_loop(c, w, deadline, give_up, arg);
     return 0;
 }
+
+int rcp_sync_run(struct tb_client *c, struct rcp_wait *w, int timeout_ms,
+                 int (*start)(void *arg, int timeout_ms, struct rcp_wait *w),
+                 void (*give_up)(void *arg), void *arg)
+{
+    int rv;
+
+    if ((rv = rcp_sync_check(c)) != 0)
+        return rv;
+    rcp_wait_init(w);
+    /* The deadline is kept here, not by the timer thread (loop mode has
+     * none); 0 is the call's own single look. */
+    rv = start(arg, timeout_ms == 0 ? 0 : -1, w);
+    if (rv == 0) {
+        rcp_wait(c, w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1, give_up,
+                 arg);
+        rv = w->rc;
+    }
+    rcp_wait_destroy(w);
+    return rv;
+}

@@ -244,8 +244,7 @@ int t_qop(int argc, char **argv)
     size_t n;
 
     CHECK(argc >= 3);
-    kind = strcmp(argv[1], "locking") == 0 ? TB_QUEUE_LOCKING
-                                           : TB_QUEUE_SIMPLE;
+    kind = strcmp(argv[1], "locking") == 0 ? TB_QUEUE_LOCKING : TB_QUEUE_SIMPLE;
     c = rt_connect(rt_hosts, RT_SESSION_MS);
     CHECK_RC(tb_dqueue_new(&q, c, argv[0], kind), 0);
     if (strcmp(argv[2], "put") == 0) {
