@@ -86,6 +86,16 @@ static void op_end(struct tb_dbarrier *b, int rc)
     unref(b);
 }
 
+/* The end of a step (lock held, released here): the operation goes on,
+ * or ends with `rc`. */
+static void step_done(struct tb_dbarrier *b, int rc)
+{
+    if (rc != 0)
+        op_end(b, rc);
+    else
+        pthread_mutex_unlock(&b->mu);
+}
+
 /* Takes the lock for a step; 0 if the operation was given up (ended). */
 static int step(struct tb_dbarrier *b)
 {
@@ -157,10 +167,7 @@ static void on_enter_children(struct tb_client *c, int rc,
                        b);
     else if (rc == 0)
         rc = wait_node(b, b->ready, 1);
-    if (rc != 0)
-        op_end(b, rc);
-    else
-        pthread_mutex_unlock(&b->mu);
+    step_done(b, rc);
 }
 
 static int send_create(struct tb_dbarrier *b);
@@ -179,10 +186,7 @@ static void on_created(int rc, void *data)
             rc = tb_get_children(b->c, b->path, NULL, NULL, on_enter_children,
                                  b);
     }
-    if (rc != 0)
-        op_end(b, rc);
-    else
-        pthread_mutex_unlock(&b->mu);
+    step_done(b, rc);
 }
 
 static int send_create(struct tb_dbarrier *b)
@@ -260,10 +264,7 @@ static void on_leave_children(struct tb_client *c, int rc,
         return;
     if (rc == 0 || rc == TB_ENONODE)
         rc = leave_look(b, rc == 0 ? v : &none);
-    if (rc != 0)
-        op_end(b, rc);
-    else
-        pthread_mutex_unlock(&b->mu);
+    step_done(b, rc);
 }
 
 static int leave_next(struct tb_dbarrier *b)

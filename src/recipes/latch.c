@@ -110,6 +110,16 @@ static void await_end(struct tb_latch *l, int rc)
     unref(l);
 }
 
+/* The end of a step (lock held, released here): the operation goes on,
+ * or ends with `rc`. */
+static void step_done(struct tb_latch *l, int rc)
+{
+    if (rc != 0)
+        await_end(l, rc);
+    else
+        pthread_mutex_unlock(&l->mu);
+}
+
 static int look(struct tb_latch *l);
 
 static void on_waited(int rc, void *data)
@@ -122,10 +132,7 @@ static void on_waited(int rc, void *data)
     l->nw = NULL;
     if (rc == 0)
         rc = l->gave_up != 0 ? l->gave_up : look(l);
-    if (rc != 0)
-        await_end(l, rc);
-    else
-        pthread_mutex_unlock(&l->mu);
+    step_done(l, rc);
     rcp_nw_release(nw);
 }
 
@@ -190,10 +197,7 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
         rc = rcp_nw_start(c, l->path, RCP_NW_EXISTS, time_left(l), on_waited, l,
                           &l->nw);
     }
-    if (rc != 0)
-        await_end(l, rc);
-    else
-        pthread_mutex_unlock(&l->mu);
+    step_done(l, rc);
 }
 
 static int look(struct tb_latch *l)

@@ -325,6 +325,16 @@ static void op_end(struct tb_dqueue *q, int rc, const void *v, size_t len)
     unref(q);
 }
 
+/* The end of a step (lock held, released here): the operation goes on,
+ * or ends with `rc`. */
+static void step_done(struct tb_dqueue *q, int rc)
+{
+    if (rc != 0)
+        op_end(q, rc, NULL, 0);
+    else
+        pthread_mutex_unlock(&q->mu);
+}
+
 static int list_entries(struct tb_dqueue *q);
 static int try_next(struct tb_dqueue *q);
 
@@ -420,10 +430,7 @@ static void on_waited(int rc, void *data)
     rc = q->gave_up != 0 ? q->gave_up : q->wait_rc;
     if (rc == 0)
         rc = list_entries(q);
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 static void on_taken_list(struct tb_client *c, int rc,
@@ -447,10 +454,7 @@ static void on_entries(struct tb_client *c, int rc, const struct tb_strings *v,
         rc = tb_get_children2(c, q->taken, NULL, NULL, on_taken_list, q);
     else if (rc == 0)
         rc = try_next(q);
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 /* Locking: the claims, listed after the entries; an entry claimed since
@@ -475,10 +479,7 @@ static void on_taken_list(struct tb_client *c, int rc,
         q->ncand = j;
         rc = try_next(q);
     }
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 static int list_entries(struct tb_dqueue *q)
@@ -545,10 +546,7 @@ static void on_read(struct tb_client *c, int rc, const void *value, size_t len,
             free(h);
         free(p);
     }
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 /* Simple take: the delete decides whose the item is. */
@@ -569,10 +567,7 @@ static void on_deleted(struct tb_client *c, int rc, void *data)
     free(h);
     if (rc == TB_ENONODE) /* another taker's */
         rc = next_or_wait(q);
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 static int read_cand(struct tb_dqueue *q)
@@ -612,10 +607,7 @@ static void on_claim_owner(struct tb_client *c, int rc,
         rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
     } else if (rc == 0 || rc == TB_ENONODE)
         rc = next_or_wait(q);
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 static void on_claim(struct tb_client *c, int rc, const char *path,
@@ -644,10 +636,7 @@ static void on_claim(struct tb_client *c, int rc, const char *path,
     } else if (rc == TB_ENODEEXISTS) {
         rc = next_or_wait(q);
     }
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 /* Tries the candidate at icand, or waits if none is left (lock held). */
@@ -670,10 +659,7 @@ static void start_list(int rc, void *data)
     pthread_mutex_lock(&q->mu);
     if (rc == 0)
         rc = q->gave_up != 0 ? q->gave_up : list_entries(q);
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
+    step_done(q, rc);
 }
 
 static int op_start(struct tb_dqueue *q, int op, int timeout_ms, tb_item_cb cb,
