@@ -29,39 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "recipes/rcp.h"
-
-#define PREFIX "entry-"
-
-enum { Q_TAKE, Q_PEEK };
-
-struct tb_dqueue {
-    pthread_mutex_t mu;
-    int refs; /* the user's, and an operation's */
-    int freed;
-    struct tb_client *c;
-    int locking;
-    char *path, *entries, *taken;
-    char id[RCP_UUID_LEN + 1]; /* a claim's data */
-    int paths_made;
-
-    /* The take or peek in progress. */
-    int busy;
-    int op;
-    int gave_up;
-    int64_t deadline; /* < 0: none */
-    tb_item_cb cb;
-    void *data;
-    char **cand; /* this round's candidates, sorted */
-    int ncand, icand;
-    int64_t cv_entries, cv_taken;
-    int claim_retried;
-    struct rcp_nw *nw[2];
-    int waits;
-    int wait_rc;
-
-    char *claimed; /* locking: the name of the entry we hold */
-};
+#include "recipes/queue.h"
 
 /* ---- the handle ---- */
 
@@ -75,7 +43,7 @@ static void q_free(struct tb_dqueue *q)
     free(q);
 }
 
-static void unref(struct tb_dqueue *q)
+void rcp_q_unref(struct tb_dqueue *q)
 {
     int last;
 
@@ -179,7 +147,7 @@ static void on_ancestors(int rc, void *data)
 /* Makes PATH (and entries/, taken/) persistent, its ancestors as
  * containers, once per handle: 1 if made already, else 0 and `done`
  * later, or an error now. */
-static int make_paths(struct tb_dqueue *q, tb_done_cb done, void *data)
+int rcp_q_make_paths(struct tb_dqueue *q, tb_done_cb done, void *data)
 {
     struct mk *k;
     char *parent;
@@ -221,7 +189,7 @@ static void put_end(struct put *p, int rc)
 {
     if (p->cb != NULL)
         p->cb(rc, p->data);
-    unref(p->q);
+    rcp_q_unref(p->q);
     free(p->node);
     free(p->value);
     free(p);
@@ -274,7 +242,7 @@ int tb_dqueue_put(struct tb_dqueue *q, const void *value, size_t len,
     p->data = data;
     pthread_mutex_lock(&q->mu);
     q->refs++;
-    rv = make_paths(q, put_send, p);
+    rv = rcp_q_make_paths(q, put_send, p);
     if (rv == 1)
         rv = tb_create(q->c, p->node, p->value, p->len, NULL,
                        TB_PERSISTENT_SEQUENTIAL, 0, on_put, p);
@@ -287,448 +255,6 @@ int tb_dqueue_put(struct tb_dqueue *q, const void *value, size_t len,
         free(p);
     }
     return rv;
-}
-
-/* ---- take and peek: one round over the sorted candidates ---- */
-
-static void free_cand(struct tb_dqueue *q)
-{
-    int i;
-
-    for (i = 0; i < q->ncand; i++)
-        free(q->cand[i]);
-    free(q->cand);
-    q->cand = NULL;
-    q->ncand = q->icand = 0;
-}
-
-/* Ends the operation; the lock is held and released here. */
-static void op_end(struct tb_dqueue *q, int rc, const void *v, size_t len)
-{
-    tb_item_cb cb = q->cb;
-    void *data = q->data;
-
-    free_cand(q);
-    if ((rc != 0 || q->freed) && q->claimed != NULL) {
-        char *t = rcp_join(q->taken, q->claimed);
-        if (t != NULL) /* a claim the caller will not have: back */
-            rcp_reap(q->c, t, 0, NULL, NULL);
-        free(t);
-        free(q->claimed);
-        q->claimed = NULL;
-    }
-    q->busy = 0;
-    q->cb = NULL;
-    pthread_mutex_unlock(&q->mu);
-    if (cb != NULL)
-        cb(rc, rc == 0 ? v : NULL, rc == 0 ? len : 0, data);
-    unref(q);
-}
-
-/* The end of a step (lock held, released here): the operation goes on,
- * or ends with `rc`. */
-static void step_done(struct tb_dqueue *q, int rc)
-{
-    if (rc != 0)
-        op_end(q, rc, NULL, 0);
-    else
-        pthread_mutex_unlock(&q->mu);
-}
-
-static int list_entries(struct tb_dqueue *q);
-static int try_next(struct tb_dqueue *q);
-
-static int by_name(const void *x, const void *y)
-{
-    return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-static int is_taken(const struct tb_strings *t, const char *n)
-{
-    int i;
-
-    for (i = 0; t != NULL && i < t->count; i++)
-        if (strcmp(t->v[i], n) == 0)
-            return 1;
-    return 0;
-}
-
-/* This round's candidates: the entries of our layout not claimed. */
-static int set_cand(struct tb_dqueue *q, const struct tb_strings *e,
-                    const struct tb_strings *t)
-{
-    int i;
-
-    free_cand(q);
-    q->cand = calloc((size_t)e->count + 1, sizeof *q->cand);
-    if (q->cand == NULL)
-        return TB_ENOMEM;
-    for (i = 0; i < e->count; i++)
-        if (strncmp(e->v[i], PREFIX, strlen(PREFIX)) == 0 &&
-            !is_taken(t, e->v[i]) &&
-            (q->cand[q->ncand] = rcp_strdup(e->v[i])) != NULL)
-            q->ncand++;
-    qsort(q->cand, (size_t)q->ncand, sizeof *q->cand, by_name);
-    return 0;
-}
-
-static void on_waited(int rc, void *data);
-
-/* Nothing to take: wait for the children to change (lock held). */
-static int wait_change(struct tb_dqueue *q)
-{
-    int t = -1, i, n = q->locking ? 2 : 1, rv = 0;
-    const char *p[2] = {q->entries, q->taken};
-    int64_t cv[2] = {q->cv_entries, q->cv_taken};
-
-    if (q->op == Q_PEEK)
-        return TB_ENONODE; /* peek does not wait */
-    if (q->deadline >= 0) {
-        int64_t left = q->deadline - rcp_now_ms();
-        if (left <= 0)
-            return TB_ETIMEDOUT;
-        t = (int)left;
-    }
-    q->waits = 0;
-    q->wait_rc = 1;
-    for (i = 0; i < n && rv == 0; i++) {
-        rv = rcp_nw_start_children(q->c, p[i], RCP_NW_CHILDREN, cv[i], t,
-                                   on_waited, q, &q->nw[i]);
-        if (rv == 0)
-            q->waits++;
-    }
-    if (rv != 0 && q->waits > 0) { /* the started one ends it */
-        q->wait_rc = rv;
-        rcp_nw_give_up(q->nw[0], rv);
-        rv = 0;
-    }
-    return rv;
-}
-
-/* A wait ended.  The first to end gives the other up; the round starts
- * again once both are in (a change: list again; else the error). */
-static void on_waited(int rc, void *data)
-{
-    struct tb_dqueue *q = data;
-    int i;
-
-    pthread_mutex_lock(&q->mu);
-    if (q->wait_rc == 1 || (q->wait_rc == TB_ECANCELED && rc != TB_ECANCELED))
-        q->wait_rc = rc;
-    if (--q->waits > 0) {
-        for (i = 0; i < 2; i++)
-            if (q->nw[i] != NULL)
-                rcp_nw_give_up(q->nw[i], TB_ECANCELED);
-        pthread_mutex_unlock(&q->mu);
-        return;
-    }
-    for (i = 0; i < 2; i++) {
-        if (q->nw[i] != NULL)
-            rcp_nw_release(q->nw[i]);
-        q->nw[i] = NULL;
-    }
-    rc = q->gave_up != 0 ? q->gave_up : q->wait_rc;
-    if (rc == 0)
-        rc = list_entries(q);
-    step_done(q, rc);
-}
-
-static void on_taken_list(struct tb_client *c, int rc,
-                          const struct tb_strings *v, const struct tb_stat *st,
-                          void *data);
-
-static void on_entries(struct tb_client *c, int rc, const struct tb_strings *v,
-                       const struct tb_stat *st, void *data)
-{
-    struct tb_dqueue *q = data;
-
-    rcp_note_cb_thread(c);
-    pthread_mutex_lock(&q->mu);
-    if (rc == 0 && q->gave_up != 0)
-        rc = q->gave_up;
-    if (rc == 0) {
-        q->cv_entries = st->cversion;
-        rc = set_cand(q, v, NULL);
-    }
-    if (rc == 0 && q->locking)
-        rc = tb_get_children2(c, q->taken, NULL, NULL, on_taken_list, q);
-    else if (rc == 0)
-        rc = try_next(q);
-    step_done(q, rc);
-}
-
-/* Locking: the claims, listed after the entries; an entry claimed since
- * is refused by our claim's create. */
-static void on_taken_list(struct tb_client *c, int rc,
-                          const struct tb_strings *v, const struct tb_stat *st,
-                          void *data)
-{
-    struct tb_dqueue *q = data;
-    int i, j = 0;
-
-    rcp_note_cb_thread(c);
-    pthread_mutex_lock(&q->mu);
-    if (rc == 0) {
-        q->cv_taken = st->cversion;
-        for (i = 0; i < q->ncand; i++) {
-            if (is_taken(v, q->cand[i]))
-                free(q->cand[i]);
-            else
-                q->cand[j++] = q->cand[i];
-        }
-        q->ncand = j;
-        rc = try_next(q);
-    }
-    step_done(q, rc);
-}
-
-static int list_entries(struct tb_dqueue *q)
-{
-    return tb_get_children2(q->c, q->entries, NULL, NULL, on_entries, q);
-}
-
-/* ---- one candidate ---- */
-
-static void on_deleted(struct tb_client *c, int rc, void *data);
-static void on_claim(struct tb_client *c, int rc, const char *path,
-                     const struct tb_stat *st, void *data);
-
-/* The value read, kept until the delete says it is ours. */
-struct held {
-    struct tb_dqueue *q;
-    void *v;
-    size_t len;
-};
-
-static int next_or_wait(struct tb_dqueue *q)
-{
-    q->icand++;
-    return try_next(q);
-}
-
-static void on_read(struct tb_client *c, int rc, const void *value, size_t len,
-                    const struct tb_stat *st, void *data)
-{
-    struct tb_dqueue *q = data;
-    struct held *h;
-    char *p;
-
-    (void)st;
-    rcp_note_cb_thread(c);
-    pthread_mutex_lock(&q->mu);
-    if (rc == TB_ENONODE) { /* taken (simple) or consumed (locking) */
-        if (q->locking) {   /* our claim on nothing: give it back */
-            p = rcp_join(q->taken, q->cand[q->icand]);
-            if (p != NULL)
-                rcp_reap(c, p, 0, NULL, NULL);
-            free(p);
-            free(q->claimed);
-            q->claimed = NULL;
-        }
-        rc = next_or_wait(q);
-    } else if (rc == 0 && (q->op == Q_PEEK || q->locking)) {
-        op_end(q, 0, value, len); /* peeked, or claimed and read */
-        return;
-    } else if (rc == 0) {
-        h = calloc(1, sizeof *h);
-        p = rcp_join(q->entries, q->cand[q->icand]);
-        rc = TB_ENOMEM;
-        if (h != NULL && p != NULL && (len == 0 || (h->v = malloc(len)))) {
-            h->q = q;
-            h->len = len;
-            if (len > 0)
-                memcpy(h->v, value, len);
-            rc = tb_delete(c, p, -1, on_deleted, h);
-        }
-        if (rc != 0 && h != NULL)
-            free(h->v);
-        if (rc != 0)
-            free(h);
-        free(p);
-    }
-    step_done(q, rc);
-}
-
-/* Simple take: the delete decides whose the item is. */
-static void on_deleted(struct tb_client *c, int rc, void *data)
-{
-    struct held *h = data;
-    struct tb_dqueue *q = h->q;
-
-    rcp_note_cb_thread(c);
-    pthread_mutex_lock(&q->mu);
-    if (rc == 0) {
-        op_end(q, 0, h->v, h->len);
-        free(h->v);
-        free(h);
-        return;
-    }
-    free(h->v);
-    free(h);
-    if (rc == TB_ENONODE) /* another taker's */
-        rc = next_or_wait(q);
-    step_done(q, rc);
-}
-
-static int read_cand(struct tb_dqueue *q)
-{
-    char *p = rcp_join(q->entries, q->cand[q->icand]);
-    int rv;
-
-    if (p == NULL)
-        return TB_ENOMEM;
-    rv = tb_get_data(q->c, p, NULL, NULL, on_read, q);
-    free(p);
-    return rv;
-}
-
-static int send_claim(struct tb_dqueue *q)
-{
-    char *p = rcp_join(q->taken, q->cand[q->icand]);
-    int rv;
-
-    if (p == NULL)
-        return TB_ENOMEM;
-    rv = tb_create(q->c, p, q->id, strlen(q->id), NULL, TB_EPHEMERAL, 0,
-                   on_claim, q);
-    free(p);
-    return rv;
-}
-
-static void on_claim_owner(struct tb_client *c, int rc,
-                           const struct tb_stat *st, void *data)
-{
-    struct tb_dqueue *q = data;
-
-    rcp_note_cb_thread(c);
-    pthread_mutex_lock(&q->mu);
-    if (rc == 0 && st->ephemeral_owner == tb_client_session(c, NULL)) {
-        q->claimed = rcp_strdup(q->cand[q->icand]); /* its reply was lost */
-        rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
-    } else if (rc == 0 || rc == TB_ENONODE)
-        rc = next_or_wait(q);
-    step_done(q, rc);
-}
-
-static void on_claim(struct tb_client *c, int rc, const char *path,
-                     const struct tb_stat *st, void *data)
-{
-    struct tb_dqueue *q = data;
-    char *p;
-
-    (void)path;
-    (void)st;
-    rcp_note_cb_thread(c);
-    pthread_mutex_lock(&q->mu);
-    if (rc == 0) {
-        q->claimed = rcp_strdup(q->cand[q->icand]);
-        rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
-    } else if (rc == TB_ECONNECTIONLOSS) {
-        q->claim_retried = 1;
-        rc = send_claim(q);
-    } else if (rc == TB_ENODEEXISTS && q->claim_retried) {
-        /* Ours from before the loss, or another taker's: its owner says. */
-        q->claim_retried = 0;
-        p = rcp_join(q->taken, q->cand[q->icand]);
-        rc = p == NULL ? TB_ENOMEM
-                       : tb_exists(c, p, NULL, NULL, on_claim_owner, q);
-        free(p);
-    } else if (rc == TB_ENODEEXISTS) {
-        rc = next_or_wait(q);
-    }
-    step_done(q, rc);
-}
-
-/* Tries the candidate at icand, or waits if none is left (lock held). */
-static int try_next(struct tb_dqueue *q)
-{
-    if (q->gave_up != 0)
-        return q->gave_up;
-    if (q->icand >= q->ncand)
-        return wait_change(q);
-    q->claim_retried = 0;
-    if (q->locking && q->op == Q_TAKE)
-        return send_claim(q);
-    return read_cand(q);
-}
-
-static void start_list(int rc, void *data)
-{
-    struct tb_dqueue *q = data;
-
-    pthread_mutex_lock(&q->mu);
-    if (rc == 0)
-        rc = q->gave_up != 0 ? q->gave_up : list_entries(q);
-    step_done(q, rc);
-}
-
-static int op_start(struct tb_dqueue *q, int op, int timeout_ms, tb_item_cb cb,
-                    void *data)
-{
-    int rv;
-
-    if (q == NULL)
-        return TB_EINVAL;
-    if ((rv = rcp_async_timeout_check(q->c, timeout_ms)) != 0)
-        return rv;
-    pthread_mutex_lock(&q->mu);
-    if (q->busy || (op == Q_TAKE && q->claimed != NULL)) {
-        pthread_mutex_unlock(&q->mu); /* one at a time; consume first */
-        return TB_EINVAL;
-    }
-    q->busy = 1;
-    q->op = op;
-    q->gave_up = 0;
-    q->deadline = timeout_ms < 0 ? -1 : rcp_now_ms() + timeout_ms;
-    q->cb = cb;
-    q->data = data;
-    rv = make_paths(q, start_list, q);
-    if (rv == 1)
-        rv = list_entries(q);
-    if (rv != 0)
-        q->busy = 0;
-    else
-        q->refs++;
-    pthread_mutex_unlock(&q->mu);
-    return rv;
-}
-
-int tb_dqueue_take(struct tb_dqueue *q, int timeout_ms, tb_item_cb cb,
-                   void *data)
-{
-    return op_start(q, Q_TAKE, timeout_ms, cb, data);
-}
-
-int tb_dqueue_peek(struct tb_dqueue *q, tb_item_cb cb, void *data)
-{
-    return op_start(q, Q_PEEK, -1, cb, data);
-}
-
-static void give_up(struct tb_dqueue *q, int rc)
-{
-    int i;
-
-    pthread_mutex_lock(&q->mu);
-    if (q->busy && q->gave_up == 0) {
-        q->gave_up = rc;
-        for (i = 0; i < 2; i++)
-            if (q->nw[i] != NULL)
-                rcp_nw_give_up(q->nw[i], rc);
-    }
-    pthread_mutex_unlock(&q->mu);
-}
-
-int tb_dqueue_cancel(struct tb_dqueue *q)
-{
-    int busy;
-
-    pthread_mutex_lock(&q->mu);
-    busy = q->busy;
-    pthread_mutex_unlock(&q->mu);
-    if (!busy)
-        return TB_EINVAL;
-    give_up(q, TB_ECANCELED);
-    return 0;
 }
 
 /* ---- consume and release (locking) ---- */
@@ -749,7 +275,7 @@ static void on_consumed(struct tb_client *c, int rc,
     rcp_note_cb_thread(c);
     if (f->cb != NULL)
         f->cb(rc == TB_ENONODE ? TB_ELOCKLOST : rc, f->data);
-    unref(f->q);
+    rcp_q_unref(f->q);
     free(f);
 }
 
@@ -817,12 +343,12 @@ void tb_dqueue_free(struct tb_dqueue *q)
 {
     if (q == NULL)
         return;
-    give_up(q, TB_ECANCELED);
+    rcp_q_give_up(q, TB_ECANCELED);
     tb_dqueue_release(q); /* a claim not consumed goes back */
     pthread_mutex_lock(&q->mu);
     q->freed = 1; /* and one a take in flight makes */
     pthread_mutex_unlock(&q->mu);
-    unref(q);
+    rcp_q_unref(q);
 }
 
 /* ---- synchronous forms ---- */
@@ -854,7 +380,7 @@ static void on_item(int rc, const void *value, size_t len, void *data)
 
 static void sync_give_up(void *arg)
 {
-    give_up(((struct item_wait *)arg)->q, TB_ETIMEDOUT);
+    rcp_q_give_up(((struct item_wait *)arg)->q, TB_ETIMEDOUT);
 }
 
 static int item_start(void *arg, int timeout_ms, struct rcp_wait *w)
@@ -862,7 +388,7 @@ static int item_start(void *arg, int timeout_ms, struct rcp_wait *w)
     struct item_wait *iw = arg;
 
     (void)w; /* iw->w: on_item completes it */
-    return op_start(iw->q, iw->op, timeout_ms, on_item, iw);
+    return rcp_q_op_start(iw->q, iw->op, timeout_ms, on_item, iw);
 }
 
 static int item_sync(struct tb_dqueue *q, int op, int timeout_ms, void **value,
