@@ -7,7 +7,7 @@
 #     answers a query through its HTTP API with the server's figure;
 #   - the AdminServer (admin.*): every command listed at /commands answers
 #     JSON with "command" and "error" (parsed by Python), srvr/conf/mntr
-#     carry the server's figures, an unknown command is 404;
+#     carry the server's figures, an unknown command says so;
 #   - hostile input on both ports: huge headers and URLs, a request line of
 #     garbage, bodies, other methods, more idle connections than allowed:
 #     each gets its error or is closed, the server keeps serving HTTP and

@@ -340,7 +340,7 @@ static void test_admin_errors(void **state)
     char *t;
 
     (void)state;
-    t = admin("nope\"x", 404, NULL);
+    t = admin("nope\"x", 200, NULL); /* as ZooKeeper 3.8 */
     assert_string_equal(t, "{\"command\":\"nope\\\"x\",\"error\":"
                            "\"Unknown command: nope\\\"x\"}");
     free(t);
@@ -399,6 +399,7 @@ static void test_json(void **state)
     json_array(&j);
     json_strn(&j, "a\x01\"\\\n", 5);
     json_double(&j, 0.1);
+    json_double(&j, 2.0); /* still a double to the reader */
     json_double(&j, 1.0 / 0.0);
     json_object(&j);
     json_end(&j);
@@ -406,7 +407,7 @@ static void test_json(void **state)
     json_end(&j);
     tb_wbuf_put(&out, "", 1);
     assert_string_equal((char *)out.base,
-                        "[\"a\\u0001\\\"\\\\\\u000a\",0.1,null,{},-3]");
+                        "[\"a\\u0001\\\"\\\\\\u000a\",0.1,2.0,null,{},-3]");
     tb_wbuf_free(&out);
 }
 

@@ -217,6 +217,11 @@ static void server_stats(struct ctx *c)
     kv_int(j, "num_alive_client_connections", (int64_t)s.connections);
     kv_bool(j, "provider_null", 0);
     kv_int(j, "uptime", (int64_t)m.uptime_ms);
+    /* ZooKeeper 3.8's counts of failed logins and of TLS connections
+     * without a client certificate: not kept here */
+    kv_int(j, "auth_failed_count", 0);
+    kv_int(j, "non_mtlsremote_conn_count", 0);
+    kv_int(j, "non_mtlslocal_conn_count", 0);
     json_end(j);
     buffer_sizes(j, "client_response", -1, -1, -1);
     if (s.has_proposal_sizes)
@@ -230,19 +235,25 @@ static void cmd_srvr(struct ctx *c)
     server_stats(c);
 }
 
+/* TLS connections are listed with the others in `connections`. */
+static void no_secure_connections(struct ctx *c)
+{
+    json_key(c->j, "secure_connections");
+    json_array(c->j);
+    json_end(c->j);
+}
+
 static void cmd_stat(struct ctx *c)
 {
     server_stats(c);
     connections(c, 1);
+    no_secure_connections(c);
 }
 
 static void cmd_cons(struct ctx *c)
 {
     connections(c, 0);
-    /* TLS connections are listed with the others in `connections`. */
-    json_key(c->j, "secure_connections");
-    json_array(c->j);
-    json_end(c->j);
+    no_secure_connections(c);
 }
 
 static void on_metric(void *arg, const struct fourlw_metric *m)
@@ -594,7 +605,7 @@ int adminsrv_run(const struct fourlw_source *src, const char *name,
         kv_str(&j, "command", shown);
         kv_str(&j, "error", unknown);
         json_end(&j);
-        return 404;
+        return 200;
     }
     if (cmd->needs_server && src->serving != NULL &&
         !src->serving(src->data))

@@ -17,7 +17,7 @@ struct fourlw_source;
 typedef const char *(*adminsrv_arg_fn)(void *ctx, const char *name);
 
 /* Answers command `name` into out as JSON; returns the HTTP status: 200,
- * or 404 for a name no command has (its JSON says so too). */
+ * also for a name no command has (its JSON says so), as ZooKeeper 3.8. */
 int adminsrv_run(const struct fourlw_source *src, const char *name,
                  adminsrv_arg_fn arg, void *ctx, struct tb_wbuf *out);
 

@@ -136,6 +136,9 @@ void json_double(struct json *j, double v)
         }
         snprintf(num, sizeof num, "%.*g", prec, v);
         tb_wbuf_put(j->out, num, strlen(num));
+        /* a double stays one for the reader, as Java writes it: 0.0 */
+        if (strpbrk(num, ".e") == NULL)
+            tb_wbuf_put(j->out, ".0", 2);
     } else
         tb_wbuf_put(j->out, "null", 4); /* JSON has no NaN nor infinity */
 }

@@ -33,6 +33,8 @@ void json_keyn(struct json *j, const char *key, size_t len);
 void json_str(struct json *j, const char *s);
 void json_strn(struct json *j, const char *s, size_t len);
 void json_int(struct json *j, int64_t v);
+/* The shortest digits that read back as v, always with a '.' or an
+ * exponent (0.0, as Java writes a double); null for NaN and infinities. */
 void json_double(struct json *j, double v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
