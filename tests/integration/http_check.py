@@ -46,6 +46,7 @@ def admin(base, client_port, nodes):
     assert d["node_count"] == nodes, d
     d = command(base, "conf")
     assert d["client_port"] == client_port and d["tick_time"] == 2000, d
+    assert d["tumbler_config"]["admin.idleTimeout"] == 1000, d
     d = command(base, "mntr")
     assert d["znode_count"] == nodes and d["server_state"] == "standalone", d
     d = command(base, "wchs")

@@ -384,6 +384,13 @@ static void test_admin_conf(void **state)
                                              "\"data_dir\":\"./data\","));
     assert_non_null(strstr((char *)out.base, "\"tick_time\":2000,"
                                              "\"max_client_cnxns\":60,"));
+    /* and every key's effective value, under its own name */
+    assert_non_null(strstr((char *)out.base, ",\"tumbler_config\":{"
+                                             "\"tickTime\":2000,"
+                                             "\"dataDir\":\"./data\","));
+    assert_non_null(strstr((char *)out.base, "\"minSessionTimeout\":4000,"));
+    assert_non_null(strstr((char *)out.base, "\"admin.commandURL\":"
+                                             "\"/commands\","));
     tb_wbuf_free(&out);
     tb_config_free(&cfg);
 }

@@ -302,6 +302,14 @@ static void cmd_conf(struct ctx *c)
     tb_wbuf_init(&text);
     tb_config_render_conf(c->src->cfg, data_dir, log_dir, &text);
     text_fields(c->j, (const char *)text.base, text.len, 1);
+    /* Beside ZooKeeper's fields, every key's effective value, as
+     * --check-config prints them (secrets hidden). */
+    text.len = 0;
+    tb_config_render_effective(c->src->cfg, &text);
+    json_key(c->j, "tumbler_config");
+    json_object(c->j);
+    text_fields(c->j, (const char *)text.base, text.len, 0);
+    json_end(c->j);
     c->j->out->oom |= text.oom;
     tb_wbuf_free(&text);
 }
