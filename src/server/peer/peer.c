@@ -228,10 +228,14 @@ static void pushed(void *arg, int status)
 {
     struct peer *p = peer_of(arg);
 
-    (void)status;
     if (p == NULL)
         return;
     p->pushing = 0;
+    /* A barrier fails as raft gives leadership up, from inside that: one
+     * started there would go into the log it is tearing down.  A follower
+     * then has nothing more to learn from this one. */
+    if (status != 0)
+        p->push_again = 0;
     if (p->push_again)
         push_commit(p);
 }
