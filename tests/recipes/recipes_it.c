@@ -53,6 +53,7 @@ static const struct {
     {"delay", t_delay, ""},
     {"ldhold", t_ldhold, "PATH DELAY_MS"},
     {"ldwait", t_ldwait, "PATH DELAY_MS"},
+    {"queue_connloss", t_queue_connloss, "PORT"},
 };
 
 int main(int argc, char **argv)

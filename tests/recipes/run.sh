@@ -237,8 +237,8 @@ restart)
     wait_serving "$port" 60 "$SERVER_PID" || fail "server did not restart"
     "$bin" "$hosts" token_after /rt/restart/lock "$tmp/token" || fail "after"
     ;;
-connloss)
-    "$bin" "$hosts" connloss "$port"
+connloss | queue_connloss)
+    "$bin" "$hosts" "$scenario" "$port"
     ;;
 election_kill)
     # Three candidate processes; the leader is killed with kill -9: the

@@ -41,5 +41,6 @@ int t_latch(int argc, char **argv);
 int t_delay(int argc, char **argv);
 int t_ldhold(int argc, char **argv);
 int t_ldwait(int argc, char **argv);
+int t_queue_connloss(int argc, char **argv);
 
 #endif
