@@ -61,6 +61,8 @@ static void rearm(struct httpd *h)
  * taken); after it, what one bad client did, which is not the operator's
  * news: debug. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     struct httpd *h = cls;
     char line[256];
