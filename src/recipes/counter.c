@@ -32,7 +32,7 @@ struct ctr {
     void *data;
 };
 
-static void encode(int64_t v, unsigned char b[8])
+void rcp_counter_encode(int64_t v, unsigned char b[8])
 {
     uint64_t u = (uint64_t)v;
     int i;
@@ -43,7 +43,7 @@ static void encode(int64_t v, unsigned char b[8])
 
 /* Curator's bytesToValue: null or empty is 0; anything but 8 bytes is a
  * node of another layout. */
-static int decode(const void *p, size_t len, int64_t *v)
+int rcp_counter_decode(const void *p, size_t len, int64_t *v)
 {
     const unsigned char *b = p;
     uint64_t u = 0;
@@ -111,7 +111,7 @@ static int ctr_create(struct ctr *k)
 {
     unsigned char b[8];
 
-    encode(k->value, b);
+    rcp_counter_encode(k->value, b);
     return rcp_create_in(k->c, k->path, b, sizeof b, TB_PERSISTENT, on_create,
                          k);
 }
@@ -123,7 +123,7 @@ static int ctr_write(struct ctr *k, int32_t version)
 
     if (version < 0)
         return ctr_create(k);
-    encode(k->value, b);
+    rcp_counter_encode(k->value, b);
     return tb_set_data(k->c, k->path, b, sizeof b, version, on_set, k);
 }
 
@@ -137,7 +137,7 @@ static void on_get(struct tb_client *c, int rc, const void *value, size_t len,
     rcp_note_cb_thread(c);
     if (rc == 0) {
         version = st->version;
-        rc = decode(value, len, &cur);
+        rc = rcp_counter_decode(value, len, &cur);
     } else if (rc == TB_ENONODE) {
         rc = 0; /* no node yet: 0, and a write creates it */
     }

@@ -187,7 +187,7 @@ static void on_holders(struct tb_client *c, int rc,
 
 /* How many of the sorted children hold now: the first, and while they
  * are shared (readers), every reader before the first exclusive node. */
-static int holders(const struct rcp_child *v, int n)
+int rcp_holders(const struct rcp_child *v, int n)
 {
     int i;
 
@@ -208,7 +208,7 @@ static int ask_holders(struct tcheck *k, const struct tb_strings *v)
 
     if (kids != NULL && ops != NULL) {
         n = rcp_children_sort(v, CHECK_KINDS, kids, NULL);
-        h = holders(kids, n);
+        h = rcp_holders(kids, n);
         rv = h == 0 ? TB_ELOCKLOST : 0;
         for (i = 0; i < h && rv == 0; i++) {
             char *p = rcp_join(k->path, kids[i].name);

@@ -184,6 +184,15 @@ void rcp_nw_release(struct rcp_nw *w);
 int rcp_nw_sync(struct tb_client *c, const char *path, int want,
                 int timeout_ms);
 
+/* ---- counter.c, fence.c: their I/O-free parts ---- */
+/* Curator's DistributedAtomicLong bytes: 8, big-endian (ByteBuffer). */
+void rcp_counter_encode(int64_t v, unsigned char b[8]);
+/* NULL or empty: 0; 8 bytes: the value; else TB_EDATAINCONSISTENCY. */
+int rcp_counter_decode(const void *p, size_t len, int64_t *v);
+/* How many of a lock's sorted children hold now: the first, and while
+ * they are shared, every reader before the first exclusive node. */
+int rcp_holders(const struct rcp_child *v, int n);
+
 /* ---- the engine ---- */
 enum rcp_phase {
     LK_IDLE,

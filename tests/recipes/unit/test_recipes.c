@@ -1,8 +1,10 @@
 /* Unit tests of the recipes' I/O-free parts: ordering a lock's children by
  * sequence number (never by the random uuid in front), every lock kind in
  * one queue and what each child is, uuid v4 names,
- * path arithmetic, and the timer thread firing in deadline order with the
- * tag of the arming that fired, each timer at or after its deadline. */
+ * path arithmetic, the timer thread firing in deadline order with the
+ * tag of the arming that fired, each timer at or after its deadline; the
+ * counter's bytes (Curator's layout) and which nodes a token check counts
+ * as holding. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -202,6 +204,65 @@ static void timers(void **state)
     assert_int_equal(rcp_timer_disarm(&a.t), 0); /* already fired */
 }
 
+/* Curator's DistributedAtomicLong bytes, both ways; what is no counter. */
+static void counter_bytes(void **state)
+{
+    static const unsigned char minus2[8] = {0xff, 0xff, 0xff, 0xff,
+                                            0xff, 0xff, 0xff, 0xfe};
+    static const int64_t vals[] = {
+        0, 1, -1, 0x0102030405060708LL, INT64_MAX, INT64_MIN};
+    unsigned char b[8];
+    int64_t v = 7;
+    size_t i;
+
+    (void)state;
+    rcp_counter_encode(-2, b);
+    assert_memory_equal(b, minus2, 8);
+    rcp_counter_encode(0x0102030405060708LL, b);
+    assert_int_equal(b[0], 1);
+    assert_int_equal(b[7], 8);
+    for (i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        rcp_counter_encode(vals[i], b);
+        assert_int_equal(rcp_counter_decode(b, 8, &v), 0);
+        assert_true(v == vals[i]);
+    }
+    assert_int_equal(rcp_counter_decode(NULL, 0, &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(rcp_counter_decode("", 0, &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(rcp_counter_decode("12", 2, &v), TB_EDATAINCONSISTENCY);
+    assert_int_equal(rcp_counter_decode("123456789", 9, &v),
+                     TB_EDATAINCONSISTENCY);
+}
+
+/* Which nodes of a queue a token check counts as holding. */
+static void token_holders(void **state)
+{
+    struct rcp_child v[5] = {{NULL, 0, 0}};
+    int i;
+    const int kinds[][5] = {
+        {TB_NODE_MUTEX, TB_NODE_MUTEX, -1},
+        {TB_NODE_READ, TB_NODE_KAZOO_READ, TB_NODE_WRITE, TB_NODE_READ, -1},
+        {TB_NODE_READ, -1},
+        {TB_NODE_WRITE, TB_NODE_READ, TB_NODE_READ, -1},
+        {TB_NODE_LATCH, TB_NODE_LATCH, -1},
+        {TB_NODE_KAZOO_LOCK, TB_NODE_READ, -1},
+    };
+    const int want[] = {1, 2, 1, 1, 1, 1};
+    size_t c;
+
+    (void)state;
+    assert_int_equal(rcp_holders(v, 0), 0);
+    for (c = 0; c < sizeof want / sizeof want[0]; c++) {
+        for (i = 0; kinds[c][i] >= 0; i++) {
+            v[i].kind = kinds[c][i];
+            v[i].seq = i;
+            v[i].name = "";
+        }
+        assert_int_equal(rcp_holders(v, i), want[c]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +272,8 @@ int main(void)
         cmocka_unit_test(uuid_v4),
         cmocka_unit_test(paths),
         cmocka_unit_test(timers),
+        cmocka_unit_test(counter_bytes),
+        cmocka_unit_test(token_holders),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
