@@ -17,7 +17,7 @@
 #include "server/config/log.h"
 #include "server/fsm/fsm.h"
 #include "server/peer/peer.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 #include "server/server.h"
 
 static void on_event(void *data, int type, struct tb_str path,

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 
 struct bench {
     uv_loop_t loop;

@@ -10,7 +10,7 @@
 
 #include "cluster.h"
 #include "proto/proto.h"
-#include "server/raft/replog_attach.h"
+#include "server/replog/replog_attach.h"
 #include "tree/tree.h"
 
 static void node_apply(void *data, int64_t index, const void *p, size_t n)

@@ -1,5 +1,5 @@
 /* A deterministic cluster: N servers' real state machines (src/server/fsm)
- * and replicated logs (src/server/raft, attached: replog_attach.h) over
+ * and replicated logs (src/server/replog, attached: replog_attach.h) over
  * libraft's raft_fixture, with its in-memory io and virtual clock, in one
  * process.  Nothing sleeps: a scenario of seconds of cluster time runs in
  * milliseconds, the same way every time.
@@ -18,7 +18,7 @@
 #include <raft/fixture.h>
 
 #include "server/fsm/fsm.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 
 #define CLUSTER_MAX       5
 #define CLUSTER_MAX_PROPS 4096

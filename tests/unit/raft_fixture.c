@@ -18,8 +18,8 @@
 #include <raft.h>
 #include <raft/uv.h>
 
-#include "server/raft/envelope.h"
-#include "server/raft/replog.h"
+#include "server/replog/envelope.h"
+#include "server/replog/replog.h"
 
 #include "raft_fixture.h"
 

@@ -10,7 +10,7 @@
 #include <uv.h>
 
 #include "common/common.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 
 #define WAIT_MS  30000
 #define G1_COUNT (301 + 5) /* g1_len's lengths: 0..300, then 5 large */

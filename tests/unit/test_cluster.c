@@ -13,7 +13,7 @@
 
 #include "cluster.h"
 #include "proto/proto.h"
-#include "server/raft/replog_attach.h"
+#include "server/replog/replog_attach.h"
 #include "tree/tree.h"
 
 static struct cluster cl;

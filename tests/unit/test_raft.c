@@ -1,4 +1,4 @@
-/* Unit tests of src/server/raft (replog) over the real raft_uv on a
+/* Unit tests of src/server/replog (replog) over the real raft_uv on a
  * temporary directory (TB_TEST_TMPDIR, default /tmp) and a real libuv loop:
  * the envelope, opening, proposals, close semantics and failures at open.
  * Every wait is bounded.  The durability guards are test_raft_durability.c;
@@ -26,9 +26,9 @@
 #include <raft.h>
 #include <raft/uv.h>
 
-#include "server/raft/envelope.h"
-#include "server/raft/internal.h"
-#include "server/raft/replog.h"
+#include "server/replog/envelope.h"
+#include "server/replog/internal.h"
+#include "server/replog/replog.h"
 
 #include "raft_fixture.h"
 

@@ -22,7 +22,7 @@
 
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 #include "server/server.h"
 
 #define T0      1000000u

@@ -1,4 +1,4 @@
-/* Unit tests of the snapshot states' own files (src/server/raft/snapstore.c)
+/* Unit tests of the snapshot states' own files (src/server/replog/snapstore.c)
  * through replog, on a temporary directory and a real libuv loop: raft_uv
  * keeps only a reference, the state comes back on load and on
  * snapshot_get, a stale file is written over, a snapshot of an older
@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/wal.h"
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 #include "raft_fixture.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests of the log's own files (src/server/raft/wal.c, wal_load.c)
+/* Unit tests of the log's own files (src/server/replog/wal.c, wal_load.c)
  * through replog, on a temporary directory and a real libuv loop: segments
  * prepared ahead, two writes in flight, what a crash can leave at the end
  * of the log, segments filled and removed after snapshots, spare segments
@@ -24,8 +24,8 @@
 
 #include <cmocka.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/wal.h"
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 #include "raft_fixture.h"
 

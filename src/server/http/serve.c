@@ -15,7 +15,7 @@
 #include "server/http/adminsrv.h"
 #include "server/http/httpd.h"
 #include "server/http/metrics.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 #include "server/server.h"
 
 /* What mntr's flat lines cannot carry: the spread of the log's writes,

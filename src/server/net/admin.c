@@ -8,7 +8,7 @@
 #include "server/config/config.h"
 #include "server/config/fourlw.h"
 #include "server/fsm/fsm.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 #include "server/server.h"
 #include "tree/tree.h"
 

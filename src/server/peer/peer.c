@@ -10,7 +10,7 @@
 #include "server/config/config.h"
 #include "server/config/log.h"
 #include "server/peer/peer.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 #include "server/server.h"
 
 enum {

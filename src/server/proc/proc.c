@@ -11,7 +11,7 @@
 #include "server/config/log.h"
 #include "server/fsm/fsm.h"
 #include "server/peer/peer.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 #include "server/server.h"
 
 int64_t proc_zxid(const struct tbd *s)

@@ -13,7 +13,7 @@
 #include "server/config/log.h"
 #include "server/fsm/fsm.h"
 #include "server/peer/peer.h"
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 #include "server/server.h"
 
 static void reply_connect(struct conn *c, int32_t timeout, int64_t id,

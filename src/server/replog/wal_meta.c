@@ -27,8 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/wal.h"
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 #define META_SIZE 64
 static const char meta_magic[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '1'};

@@ -41,7 +41,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "server/raft/internal.h"
+#include "server/replog/internal.h"
 
 #define HANDSHAKE_PROTOCOL 1
 

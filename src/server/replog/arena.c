@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "common/map.h"
-#include "server/raft/internal.h"
+#include "server/replog/internal.h"
 
 #define CHUNK ((size_t)1 << 20)
 /* Bigger entries are rare and go to malloc. */

@@ -16,8 +16,8 @@
  * so, so the votes do not split. */
 #include <stdlib.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/wal.h"
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 struct barrier {
     struct raft_barrier req;

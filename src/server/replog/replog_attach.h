@@ -14,7 +14,7 @@
 #ifndef TB_SERVER_REPLOG_ATTACH_H
 #define TB_SERVER_REPLOG_ATTACH_H
 
-#include "server/raft/replog.h"
+#include "server/replog/replog.h"
 
 struct raft;
 struct raft_fsm;

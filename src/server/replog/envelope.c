@@ -1,6 +1,6 @@
 /* Encoding and checking of the log entry and snapshot envelopes drawn in
  * envelope.h.  No I/O. */
-#include "server/raft/envelope.h"
+#include "server/replog/envelope.h"
 
 #include <string.h>
 

@@ -36,8 +36,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/wal.h"
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 uint32_t replog__wal_crc(uint32_t crc, const void *p, size_t n)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#include "server/raft/internal.h"
+#include "server/replog/internal.h"
 
 /* The configured minimum never goes below REPLOG_DISK_FLOOR: raft_uv
  * allocates 8 MiB open segments ahead of need (one being written, one

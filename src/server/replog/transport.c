@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/raft/internal.h"
+#include "server/replog/internal.h"
 
 static int local_init(struct raft_uv_transport *t, raft_id id,
                       const char *address)

@@ -1,6 +1,6 @@
 /* replog handle: open (bootstrap, restore, replay), propose, close, and the
  * tick that refreshes the free-disk figure and polls leadership.  The state
- * machine glue is in fsm.c, the disk guard in disk.c, the entry format in
+ * machine glue is in raft_fsm.c, the disk guard in disk.c, the entry format in
  * envelope.c. */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/raft/internal.h"
+#include "server/replog/internal.h"
 
 #define DEFAULT_ADDRESS          "127.0.0.1:0"
 #define DEFAULT_SNAP_TRAILING    8192

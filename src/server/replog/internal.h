@@ -1,5 +1,5 @@
 /* The replog handle and the helpers its files share.  Internal to
- * src/server/raft: nothing outside this folder includes raft.h. */
+ * src/server/replog: nothing outside this folder includes raft.h. */
 #ifndef TB_SERVER_RAFT_INTERNAL_H
 #define TB_SERVER_RAFT_INTERNAL_H
 
@@ -8,8 +8,8 @@
 #include <raft.h>
 #include <raft/uv.h>
 
-#include "server/raft/envelope.h"
-#include "server/raft/replog.h"
+#include "server/replog/envelope.h"
+#include "server/replog/replog.h"
 
 /* When the estimated free space is within this much of the limit, every
  * proposal measures again instead of trusting the cached figure (G3). */
@@ -45,7 +45,7 @@ struct replog_req {
  * append request, its entries array, the append's callback) is then paid
  * once a turn instead of once a write.  raft answers a batch once, when its
  * first entry is applied, and only to fail it; each entry's own answer
- * comes from fsm.c's apply. */
+ * comes from raft_fsm.c's apply. */
 struct replog_batch {
     struct raft_apply raft_req; /* raft_req.index: its first entry's */
     unsigned n;
@@ -221,7 +221,7 @@ int replog__disk_roomy(const struct replog *l);
  * reserved write may use the space down to REPLOG_DISK_FLOOR. */
 int replog__disk_admit(struct replog *l, size_t n, int reserved);
 
-/* fsm.c: raft_fsm callbacks over struct replog_fsm, and the G5 policy. */
+/* raft_fsm.c: raft_fsm callbacks over struct replog_fsm, and the G5 policy. */
 void replog__fsm_init(struct replog *l);
 void replog__snapshot_policy(struct replog *l, uint64_t state_bytes);
 

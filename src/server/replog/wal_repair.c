@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/wal.h"
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 /* The folder the copies go to (w->backup, in the data directory), made
  * once per run. */

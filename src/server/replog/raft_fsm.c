@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "server/raft/internal.h"
+#include "server/replog/internal.h"
 
 /* Raft keeps every entry since the last snapshot in memory and counts
  * them, not their bytes: apply lowers raft's threshold once the bytes are

@@ -8,7 +8,7 @@
  * RAFT_BUSY.  So the first call forks and answers busy; the loop goes on
  * applying and keeps a copy of each entry it applies (the delta); the first
  * call after the child has exited gives raft the child's state followed by
- * the delta, and restore applies the delta on top of the state (fsm.c).
+ * the delta, and restore applies the delta on top of the state (raft_fsm.c).
  *
  * The child writes into a memfd that the parent maps read-only for the
  * snapshot store (snapstore.c) to compress and write, so the state is
@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "server/raft/internal.h"
+#include "server/replog/internal.h"
 
 /* ---- the child ------------------------------------------------------------
  */
@@ -120,7 +120,7 @@ static int fork_child(struct replog *l)
     return 0;
 }
 
-/* Keeps what fsm.c's apply hands us while the child runs. */
+/* Keeps what raft_fsm.c's apply hands us while the child runs. */
 void replog__snapshot_record(struct replog *l, int64_t index,
                              const void *payload, size_t len)
 {
@@ -138,7 +138,7 @@ static void barrier_cb(struct raft_barrier *req, int status)
 
 /* Writes have paused, and the log kept in memory since the last snapshot
  * is worth giving back: without this it would stay until the next burst
- * of writes took the log to the policy's limit (fsm.c).  A write waiting
+ * of writes took the log to the policy's limit (raft_fsm.c).  A write waiting
  * on a slow disk is no pause. */
 static int idle_with_log(struct replog *l)
 {

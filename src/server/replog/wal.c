@@ -33,8 +33,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/wal.h"
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 /* One page of zeros repeated by pwritev: even zero-page mappings of a
  * larger buffer count in the process's RSS.  While another segment takes

@@ -1,8 +1,8 @@
 /* replog over a raft someone else owns (replog_attach.h says why). */
 #include <stdlib.h>
 
-#include "server/raft/internal.h"
-#include "server/raft/replog_attach.h"
+#include "server/replog/internal.h"
+#include "server/replog/replog_attach.h"
 
 int replog_attach_new(struct replog **out, const struct replog_config *cfg,
                       const struct replog_fsm *fsm)

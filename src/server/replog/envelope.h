@@ -1,5 +1,5 @@
 /* On-disk envelopes of the replicated log: one around every log entry and
- * one around every snapshot.  Internal to src/server/raft.
+ * one around every snapshot.  Internal to src/server/replog.
  *
  * Why the entry envelope exists (G1): libraft 0.15's raft_uv pads each
  * entry to 8 bytes when writing a segment but sums the unpadded lengths
