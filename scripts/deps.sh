@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing Tumbler needs, from Debian 12's packages.
 #   scripts/deps.sh          build dependencies only
+#   scripts/deps.sh --package  also what builds the Debian packages
+#                            (scripts/package.sh)
 #   scripts/deps.sh --test   also the test peers: Apache ZooKeeper 3.8 (server,
 #                            zkCli.sh, the C client, Curator, Netty for its
 #                            TLS port), kazoo and its
@@ -13,6 +15,9 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       libuv1-dev libraft-dev liblz4-dev nettle-dev zlib1g-dev libreadline-dev
       libsasl2-dev libsasl2-modules libssl-dev libmicrohttpd-dev)
+if [ "${1:-}" = "--package" ]; then
+    pkgs+=(debhelper git)
+fi
 if [ "${1:-}" = "--test" ]; then
     pkgs+=(libcmocka-dev zookeeper zookeeper-bin libzookeeper-mt-dev
            libcurator-recipes-java default-jdk-headless netcat-openbsd

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian packages as an operator meets them (ctest package; root, as in
-# CI): built from the committed tree with dpkg-buildpackage, checked by
+# CI): built from the committed tree by scripts/package.sh, checked by
 # lintian, installed with apt-get, then
 #   files.sh   every file where its package says, the user and directories
 #   units.sh   systemd-analyze verify, both units hardened alike
@@ -46,13 +46,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The committed tree, as a release is built (a shared checkout's work in
-# progress is not packaged): the debs land in $tmp.
-echo "== dpkg-buildpackage"
-mkdir "$tmp/src"
-git -C "$src" archive HEAD | tar -x -C "$tmp/src"
-(cd "$tmp/src" && dpkg-buildpackage -us -uc -b >"$tmp/build.log" 2>&1) ||
-    { tail -40 "$tmp/build.log"; fail "dpkg-buildpackage failed"; }
+# README's way: scripts/package.sh builds the committed tree (a shared
+# checkout's work in progress is not packaged); the debs land in $tmp.
+echo "== scripts/package.sh"
+"$src/scripts/package.sh" "$tmp" >"$tmp/build.log" 2>&1 ||
+    { tail -40 "$tmp/build.log"; fail "scripts/package.sh failed"; }
 
 # Errors and warnings fail; what remains is explained in debian/*overrides.
 echo "== lintian"

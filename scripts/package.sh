@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the Debian packages (tumblerd, tumbler, libtumbler0,
+# libtumbler-dev) from the committed tree, as a release is built: first
+# installing what that needs, then dpkg-buildpackage in a scratch copy.
+# The .deb files (with the .changes and .buildinfo) land in OUTDIR,
+# ./packages by default:
+#   scripts/package.sh [OUTDIR]
+#   sudo apt-get install ./packages/tumblerd_*.deb ./packages/tumbler_*.deb
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mkdir -p "${1:-packages}" && cd "${1:-packages}" && pwd)
+scripts/deps.sh --package
+work=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-package.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/src"
+git archive HEAD | tar -x -C "$work/src"
+(cd "$work/src" && dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1) ||
+    { tail -40 "$work/build.log"; echo "package.sh: dpkg-buildpackage failed" >&2; exit 1; }
+rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
+mv "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out"/
+ls "$out"/*.deb
