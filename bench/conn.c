@@ -14,7 +14,6 @@
  * its ConnectRequest, with OpenSSL straight on the non-blocking socket. */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -139,35 +138,6 @@ void bn_conn_abort(struct bn_conn *c, int err)
         c->settle(c, 0);
     if (c->ops->on_closed != NULL)
         c->ops->on_closed(c);
-}
-
-int bn_resolve(const char *hostport, struct sockaddr_storage *ss, unsigned *len)
-{
-    char host[256];
-    const char *colon = strrchr(hostport, ':');
-    struct addrinfo hints = {0}, *ai = NULL;
-    size_t hl;
-    int rc;
-
-    if (colon == NULL || colon == hostport)
-        return TB_EBADARGUMENTS;
-    hl = (size_t)(colon - hostport);
-    if (hostport[0] == '[' && hl >= 2 && hostport[hl - 1] == ']') {
-        hostport++;
-        hl -= 2;
-    }
-    if (hl >= sizeof(host))
-        return TB_EBADARGUMENTS;
-    memcpy(host, hostport, hl);
-    host[hl] = '\0';
-    hints.ai_socktype = SOCK_STREAM;
-    rc = getaddrinfo(host, colon + 1, &hints, &ai);
-    if (rc != 0 || ai == NULL)
-        return TB_EBADARGUMENTS;
-    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-    *len = (unsigned)ai->ai_addrlen;
-    freeaddrinfo(ai);
-    return 0;
 }
 
 static void send_connect_request(struct bn_conn *c)

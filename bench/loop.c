@@ -24,14 +24,6 @@ struct bn_loop {
     int no_pwait2; /* kernel older than 5.11 */
 };
 
-uint64_t bn_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 struct bn_loop *bn_loop_new(void)
 {
     struct bn_loop *l = calloc(1, sizeof(*l));

@@ -6,8 +6,9 @@
  * matching, watch notifications, closeSession): enough to run lock recipes
  * and raw operations, nothing a real client library needs beyond that.
  *
- * Pieces: loop.c (epoll + timer heap + clock), conn.c (one session over one
- * socket), hist.c (latency histograms), sysinfo.c (server pid, RSS, CPU from
+ * Pieces: loop.c (epoll + timer heap), clock.c and addr.c (clocks and
+ * addresses, shared with tbfail), conn.c (one session over one socket),
+ * hist.c (latency histograms), sysinfo.c (server pid, RSS, CPU from
  * /proc), mntr.c (the server's count of synced writes), lock.c (lock
  * recipes), raw.c (pipelined operations), storm.c (session storm, memory,
  * serving probe), disk.c (the disk's synced-write floor), setup.c (shared
@@ -22,9 +23,10 @@
 #include "common/common.h"
 #include "proto/proto.h"
 
-/* ---- clock and loop (loop.c) ---------------------------------------- */
+#include "addr.h"
+#include "clock.h"
 
-uint64_t bn_now_ns(void); /* CLOCK_MONOTONIC */
+/* ---- loop (loop.c) ------------------------------------------------- */
 
 struct bn_loop;
 
@@ -153,10 +155,6 @@ void bn_set_data(struct bn_conn *c, struct tb_str path, struct tb_str data,
                  int32_t version, bn_reply_cb cb, uint64_t arg);
 void bn_get_children(struct bn_conn *c, struct tb_str path, int watch,
                      bn_reply_cb cb, uint64_t arg);
-
-/* Resolves "host:port" (numeric or by name) for IPv4/IPv6. */
-int bn_resolve(const char *hostport, struct sockaddr_storage *ss,
-               unsigned *len);
 
 /* ---- latency histogram (hist.c) -------------------------------------- */
 
