@@ -110,6 +110,30 @@ static int read_frame(struct tf_sess *s, uint64_t deadline,
     }
 }
 
+/* Non-blocking, no delay (tbfail.h). */
+int tf_connect(struct tf_sess *s, const struct tf_srv *v, uint64_t deadline)
+{
+    int one = 1, err = 0;
+    socklen_t el = sizeof(err);
+
+    s->fd =
+        socket(v->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->fd < 0)
+        return TB_ESYSTEM;
+    (void)setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connect(s->fd, (const struct sockaddr *)&v->ss, v->len) != 0) {
+        struct pollfd pf = {s->fd, POLLOUT, 0};
+        if (errno != EINPROGRESS ||
+            poll(&pf, 1, tf_remaining_ms(deadline)) <= 0 ||
+            getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 ||
+            err != 0) {
+            tf_sess_drop(s);
+            return err == ECONNREFUSED ? TB_ECONNECTIONLOSS : TB_EOPTIMEOUT;
+        }
+    }
+    return 0;
+}
+
 /* Opens a connection to `v` and makes (or takes up again) the session.
  * 0, TB_ESESSIONEXPIRED (the server says the session is gone; the session
  * is forgotten, so the next open makes a new one), or another error. */
@@ -129,27 +153,13 @@ int tf_sess_open(struct tf_sess *s, const struct tf_srv *v, uint64_t deadline)
     struct tb_str payload;
     struct tb_rd r;
     size_t start;
-    int one = 1, err = 0, rc;
-    socklen_t el = sizeof(err);
+    int rc;
 
     tf_sess_drop(s);
     req.passwd = s->id ? (struct tb_str){(const char *)s->passwd, s->passwd_len}
                        : (struct tb_str){(const char *)zeros, sizeof(zeros)};
-    s->fd =
-        socket(v->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s->fd < 0)
-        return TB_ESYSTEM;
-    (void)setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(s->fd, (const struct sockaddr *)&v->ss, v->len) != 0) {
-        struct pollfd pf = {s->fd, POLLOUT, 0};
-        if (errno != EINPROGRESS ||
-            poll(&pf, 1, tf_remaining_ms(deadline)) <= 0 ||
-            getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 ||
-            err != 0) {
-            tf_sess_drop(s);
-            return err == ECONNREFUSED ? TB_ECONNECTIONLOSS : TB_EOPTIMEOUT;
-        }
-    }
+    if ((rc = tf_connect(s, v, deadline)) != 0)
+        return rc;
     tb_wbuf_init(&w);
     start = tb_frame_begin(&w);
     tb_connect_req_encode(&w, &req);

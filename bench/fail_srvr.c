@@ -15,25 +15,11 @@ static void fourlw(const struct tf_srv *v, const char *cmd, char *out,
     uint64_t deadline = bn_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     struct tf_sess s;
     size_t n = 0;
-    int err = 0;
-    socklen_t el = sizeof(err);
 
     out[0] = '\0';
     tf_sess_init(&s, 0);
-    s.fd =
-        socket(v->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s.fd < 0)
+    if (tf_connect(&s, v, deadline) != 0)
         return;
-    if (connect(s.fd, (const struct sockaddr *)&v->ss, v->len) != 0) {
-        struct pollfd pf = {s.fd, POLLOUT, 0};
-        if (errno != EINPROGRESS ||
-            poll(&pf, 1, tf_remaining_ms(deadline)) <= 0 ||
-            getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 ||
-            err != 0) {
-            tf_sess_drop(&s);
-            return;
-        }
-    }
     if (tf_send_all(s.fd, (const uint8_t *)cmd, strlen(cmd), deadline) == 0) {
         for (;;) {
             struct pollfd pf = {s.fd, POLLIN, 0};

@@ -68,6 +68,9 @@ int tf_remaining_ms(uint64_t deadline);
 /* All of p[0..n) on a non-blocking socket by `deadline`: 0,
  * TB_EOPTIMEOUT or TB_ECONNECTIONLOSS. */
 int tf_send_all(int fd, const uint8_t *p, size_t n, uint64_t deadline);
+/* A connection to `v` in s->fd by `deadline`, nothing sent: 0,
+ * TB_ESYSTEM, TB_ECONNECTIONLOSS (refused) or TB_EOPTIMEOUT. */
+int tf_connect(struct tf_sess *s, const struct tf_srv *v, uint64_t deadline);
 /* Opens a connection to `v` and makes (or takes up again) the session.
  * 0, TB_ESESSIONEXPIRED (the server says the session is gone; the session
  * is forgotten, so the next open makes a new one), or another error. */
