@@ -43,16 +43,25 @@ static const char *node_name(const struct tb_mutex *m)
     return m->node != NULL ? strrchr(m->node, '/') + 1 : "";
 }
 
-/* The release's record, sent just before the delete (lock held). */
+/* The release's record, sent just before the delete (lock held), and
+ * written only while the holder's node is there: a holder whose node went
+ * already (deleted, its session gone) did not release cleanly, and the
+ * next holder must wait. */
 void rcp_ld_record_release(struct tb_mutex *m)
 {
+    struct tb_multi *ops;
     char v[256];
     int n;
 
     if (m->lock_delay_ms <= 0 || m->ld != NULL || m->node == NULL)
         return; /* never granted to the caller: no release to record */
     n = snprintf(v, sizeof v, RELEASED "%s", node_name(m));
-    tb_set_data(m->c, m->path, v, (size_t)n, -1, NULL, NULL);
+    if ((ops = tb_multi_new()) == NULL)
+        return; /* a record not written only costs the next holder a delay */
+    if (tb_multi_check(ops, m->node, -1) == 0 &&
+        tb_multi_set_data(ops, m->path, v, (size_t)n, -1) == 0)
+        (void)tb_multi_exec(m->c, ops, NULL, NULL);
+    tb_multi_free(ops);
 }
 
 static void ld_end(struct rcp_ld *ld, int rc)
