@@ -86,30 +86,30 @@ int tb_dqueue_new(struct tb_dqueue **out, struct tb_client *c, const char *path,
 
 struct mk {
     struct tb_dqueue *q;
-    int pending, rc;
     tb_done_cb done;
     void *data;
 };
 
-static void on_made(struct tb_client *c, int rc, const char *path,
-                    const struct tb_stat *st, void *data)
+static void made(int rc, void *data)
 {
     struct mk *k = data;
 
-    (void)path;
-    (void)st;
-    rcp_note_cb_thread(c);
-    if (rc != 0 && rc != TB_ENODEEXISTS && k->rc == 0)
-        k->rc = rc;
-    if (--k->pending > 0)
-        return;
-    if (k->rc == 0) {
+    if (rc == 0) {
         pthread_mutex_lock(&k->q->mu);
         k->q->paths_made = 1;
         pthread_mutex_unlock(&k->q->mu);
     }
-    k->done(k->rc, k->data);
+    k->done(rc, k->data);
     free(k);
+}
+
+static void on_made(struct tb_client *c, int rc, const char *path,
+                    const struct tb_stat *st, void *data)
+{
+    (void)path;
+    (void)st;
+    rcp_note_cb_thread(c);
+    rcp_fan_answer(data, rc == TB_ENODEEXISTS ? 0 : rc);
 }
 
 /* Sends the creates of PATH (and entries/, taken/), pipelined: each finds
@@ -118,18 +118,15 @@ static int send_paths(struct mk *k)
 {
     struct tb_dqueue *q = k->q;
     const char *p[3] = {q->path, q->entries, q->taken};
+    struct rcp_fan *f = rcp_fan_begin(made, k);
     int i, n = q->locking ? 3 : 1, rv = 0;
 
-    k->pending = 0;
+    if (f == NULL)
+        return TB_ENOMEM;
     for (i = 0; i < n && rv == 0; i++)
-        if ((rv = tb_create(q->c, p[i], NULL, 0, NULL, TB_PERSISTENT, 0,
-                            on_made, k)) == 0)
-            k->pending++;
-    if (rv != 0 && k->pending > 0) {
-        k->rc = rv; /* those sent report it */
-        rv = 0;
-    }
-    return rv;
+        rv = rcp_fan_sent(f, tb_create(q->c, p[i], NULL, 0, NULL,
+                                       TB_PERSISTENT, 0, on_made, f));
+    return rcp_fan_end(f);
 }
 
 static void on_ancestors(int rc, void *data)

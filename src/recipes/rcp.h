@@ -33,7 +33,7 @@
  * share one).  Client calls are made with it held (the client never calls
  * back from inside a call); user callbacks are collected in a struct
  * rcp_out and fired after it is released.  Lock order: engine mutex, then
- * the client's, then the registry's or the timer's. */
+ * a fan's (fan.c), then the client's, then the registry's or the timer's. */
 #ifndef TB_RCP_H
 #define TB_RCP_H
 
@@ -162,6 +162,18 @@ int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
  * result (TB_ENODEEXISTS included). */
 int rcp_create_in(struct tb_client *c, const char *path, const void *value,
                   size_t len, int mode, tb_done_cb done, void *data);
+
+/* ---- fan.c: several requests answered as one ---- */
+/* begin (NULL: no memory), then for each request rcp_fan_sent(f, the
+ * call's return) while it returns 0, then rcp_fan_end: 0 and `done` later
+ * with the first error, once every request sent was answered through
+ * rcp_fan_answer; or, when none could be sent, that error now and no
+ * `done`.  Between begin and end the sender holds the fan's lock. */
+struct rcp_fan;
+struct rcp_fan *rcp_fan_begin(tb_done_cb done, void *data);
+int rcp_fan_sent(struct rcp_fan *f, int rv);
+int rcp_fan_end(struct rcp_fan *f);
+void rcp_fan_answer(struct rcp_fan *f, int rc);
 
 /* ---- nodewait.c: until a node exists, or is gone ---- */
 struct rcp_nw;

@@ -105,27 +105,13 @@ int rcp_reap(struct tb_client *c, const char *path, int wait_final,
 
 /* ---- parents as containers ---- */
 
-struct mkp {
-    int pending;
-    int rc;
-    tb_done_cb done;
-    void *data;
-};
-
 static void on_mkp(struct tb_client *c, int rc, const char *path,
                    const struct tb_stat *st, void *data)
 {
-    struct mkp *k = data;
-
     (void)path;
     (void)st;
     rcp_note_cb_thread(c);
-    if (rc != 0 && rc != TB_ENODEEXISTS && k->rc == 0)
-        k->rc = rc;
-    if (--k->pending == 0) {
-        k->done(k->rc, k->data);
-        free(k);
-    }
+    rcp_fan_answer(data, rc == TB_ENODEEXISTS ? 0 : rc);
 }
 
 /* Creates "/a", "/a/b", ... "/a/b/c" in one pipeline: the server handles
@@ -133,42 +119,30 @@ static void on_mkp(struct tb_client *c, int rc, const char *path,
 int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
                   void *data)
 {
-    struct mkp *k;
+    struct rcp_fan *f;
     char *p;
     size_t i, n = strlen(path);
     int rv = 0;
 
     if (n <= 1) /* the root always exists */
         return TB_EINVAL;
-    k = calloc(1, sizeof *k);
-    p = rcp_strdup(path);
-    if (k == NULL || p == NULL) {
-        free(k);
+    if ((p = rcp_strdup(path)) == NULL)
+        return TB_ENOMEM;
+    if ((f = rcp_fan_begin(done, data)) == NULL) {
         free(p);
         return TB_ENOMEM;
     }
-    k->done = done;
-    k->data = data;
-    k->pending = 1;
     for (i = 1; i <= n && rv == 0; i++) {
         if (i < n && p[i] != '/')
             continue;
         p[i] = '\0';
-        k->pending++;
-        rv = tb_create(c, p, NULL, 0, NULL, TB_CONTAINER, 0, on_mkp, k);
-        if (rv != 0)
-            k->pending--;
+        rv = rcp_fan_sent(f, tb_create(c, p, NULL, 0, NULL, TB_CONTAINER, 0,
+                                       on_mkp, f));
         if (i < n)
             p[i] = '/';
     }
     free(p);
-    if (--k->pending == 0) { /* nothing in flight: report directly */
-        free(k);
-        return rv != 0 ? rv : TB_EINVAL;
-    }
-    if (rv != 0)
-        k->rc = rv;
-    return 0;
+    return rcp_fan_end(f);
 }
 
 /* ---- a node whose parents may be missing ---- */

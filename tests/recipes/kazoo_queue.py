@@ -35,6 +35,8 @@ def check(what, ok, detail=""):
 def qop(*args):
     out = subprocess.run([IT, HOSTS, "qop"] + list(args), capture_output=True,
                          text=True, timeout=60)
+    if out.returncode != 0:
+        return "exit %d: %s" % (out.returncode, (out.stdout + out.stderr).strip())
     return out.stdout.strip()
 
 
@@ -44,11 +46,13 @@ zk.start(timeout=20)
 q = Queue(zk, "/rt/kq/simple")
 q.put(b"k1")
 q.put(b"k0", priority=5)
-check("libtumbler takes kazoo's item of priority 5 first",
-      qop("/rt/kq/simple", "simple", "take", "5000") == "TOOK OK k0")
-check("then the other",
-      qop("/rt/kq/simple", "simple", "take", "5000") == "TOOK OK k1")
-qop("/rt/kq/simple", "simple", "put", "t1")
+took = qop("/rt/kq/simple", "simple", "take", "5000")
+check("libtumbler takes kazoo's item of priority 5 first", took == "TOOK OK k0",
+      took)
+took = qop("/rt/kq/simple", "simple", "take", "5000")
+check("then the other", took == "TOOK OK k1", took)
+put = qop("/rt/kq/simple", "simple", "put", "t1")
+check("libtumbler puts", put == "PUT OK", put)
 got = q.get()
 check("kazoo takes libtumbler's item", got == b"t1", repr(got))
 
@@ -67,7 +71,8 @@ after = time.time() - killed
 check("kazoo gets the item once the killed claimer's session expired",
       got == b"L1" and after >= 2.5, "%r after %.1f s" % (got, after))
 check("and consumes it", lq.consume())
-qop("/rt/kq/locking", "locking", "put", "L2")
+put = qop("/rt/kq/locking", "locking", "put", "L2")
+check("libtumbler puts on the locking queue", put == "PUT OK", put)
 got = lq.get(timeout=5)
 check("kazoo takes libtumbler's item", got == b"L2", repr(got))
 lq.consume()
