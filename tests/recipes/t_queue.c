@@ -3,8 +3,9 @@
  * 6 takers in their own sessions racing over 300 items: each item taken
  * exactly once, none missing.  Locking: a claimed item is hidden from peek
  * and other takers, goes back on release and when its claimer frees its
- * handle, and is gone after consume.  The processes of the kill -9 script
- * (qop). */
+ * handle, and is gone after consume.  Fresh handles on paths whose parents
+ * are missing: every first put succeeds.  The processes of the kill -9
+ * script (qop). */
 #include <pthread.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 
 #define NITEMS  300
 #define NTAKERS 6
+#define NFRESH  200
 
 static const char *qpath(int kind)
 {
@@ -212,6 +214,26 @@ static void claims(struct tb_client *c1)
            "it back; consume removes both nodes\n");
 }
 
+/* A handle's first put makes its path and the missing parents, pipelined
+ * creates whose answers may all arrive before the last one is sent. */
+static void fresh(struct tb_client *c)
+{
+    struct tb_dqueue *q;
+    char path[64];
+    int i, kind, failed = 0;
+
+    for (i = 0; i < NFRESH; i++) {
+        kind = i % 2 ? TB_QUEUE_LOCKING : TB_QUEUE_SIMPLE;
+        snprintf(path, sizeof path, "/rt/q/fresh/%d/a/q", i);
+        CHECK_RC(tb_dqueue_new(&q, c, path, kind), 0);
+        failed += tb_dqueue_put_sync(q, "x", 1, -1) != 0;
+        tb_dqueue_free(q);
+    }
+    printf("queue: %d fresh handles on missing parents, %d first puts "
+           "failed\n", NFRESH, failed);
+    CHECK(failed == 0);
+}
+
 int t_queue(int argc, char **argv)
 {
     struct tb_client *c1 = rt_connect(rt_hosts, RT_SESSION_MS);
@@ -226,6 +248,7 @@ int t_queue(int argc, char **argv)
         contention(c1, kind);
     }
     claims(c1);
+    fresh(c1);
     rt_rmr(c1, "/rt/q");
     tb_client_close(c1);
     tb_client_close(c2);
