@@ -133,6 +133,18 @@ void tb_wbuf_printf(struct tb_wbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+int tb_check_fail(char *why, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (cap > 0) {
+        va_start(ap, fmt);
+        vsnprintf(why, cap, fmt, ap);
+        va_end(ap);
+    }
+    return TB_EDATAINCONSISTENCY;
+}
+
 uint8_t *tb_wbuf_take(struct tb_wbuf *b, size_t *len)
 {
     uint8_t *p = b->base;

@@ -53,6 +53,12 @@ void tb_wbuf_printf(struct tb_wbuf *b, const char *fmt, ...)
 /* Hands the bytes to the caller (free() them) and resets the buffer. */
 uint8_t *tb_wbuf_take(struct tb_wbuf *b, size_t *len);
 
+/* For the debug consistency checkers: the reason a statement does not
+ * hold, into why[cap] (nothing when cap is 0); returns
+ * TB_EDATAINCONSISTENCY, so that a checker says `return tb_check_fail(..)`. */
+int tb_check_fail(char *why, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* `len` bytes of zeroed, page-aligned memory of its own (munmap it) that a
  * forked child does not inherit: a snapshot's child would otherwise make
  * each page the parent writes next a copy.  `populated`: its pages are

@@ -1,8 +1,6 @@
 /* The debug consistency checker: recomputes from scratch everything the
  * tree maintains incrementally and compares.  O(n); tests run it after
  * every operation, fuzzers after every step. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/path.h"
@@ -14,18 +12,7 @@ struct check {
     size_t cap;
 };
 
-__attribute__((format(printf, 2, 3))) static int fail(struct check *c,
-                                                      const char *fmt, ...)
-{
-    va_list ap;
-
-    if (c->cap > 0) {
-        va_start(ap, fmt);
-        vsnprintf(c->why, c->cap, fmt, ap);
-        va_end(ap);
-    }
-    return TB_EDATAINCONSISTENCY;
-}
+#define fail(c, ...) tb_check_fail((c)->why, (c)->cap, __VA_ARGS__)
 
 static int check_links(struct check *c, const struct tree_node *n)
 {

@@ -4,7 +4,6 @@
  * NDEBUG: wal.c, wal_io.c and replog.c call them through WAL_CHECK and
  * REPLOG_CHECK where the state changes most, and a statement that does not
  * hold traps there, naming it. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,18 +17,7 @@ struct check {
     size_t cap;
 };
 
-__attribute__((format(printf, 2, 3))) static int fail(struct check *c,
-                                                      const char *fmt, ...)
-{
-    va_list ap;
-
-    if (c->cap > 0) {
-        va_start(ap, fmt);
-        vsnprintf(c->why, c->cap, fmt, ap);
-        va_end(ap);
-    }
-    return TB_EDATAINCONSISTENCY;
-}
+#define fail(c, ...) tb_check_fail((c)->why, (c)->cap, __VA_ARGS__)
 
 /* ---- struct wal ---- */
 
