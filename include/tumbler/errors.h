@@ -62,7 +62,8 @@ extern "C" {
     X(ELOCKLOST, -1008, "lock lost")                                        \
     X(ENOTHELD, -1009, "lock not held")                                     \
     X(ETLS, -1010, "TLS handshake or certificate verification failed")      \
-    X(EFOREIGNLOCK, -1011, "lock path holds another recipe's nodes")
+    X(EFOREIGNLOCK, -1011, "lock path holds another recipe's nodes")       \
+    X(EBROKEN, -1012, "barrier broken")
 
 #define TB__ERR_ENUM(name, value, msg) TB_##name = (value),
 enum tb_err { TB_ERRORS(TB__ERR_ENUM) };

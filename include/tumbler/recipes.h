@@ -317,6 +317,35 @@ TB_API int tb_latch_await_sync(struct tb_latch *l, int timeout_ms);
 TB_API int tb_latch_remaining_sync(struct tb_latch *l, int *remaining);
 
 /* ------------------------------------------------------------------ */
+/* Cyclic barrier                                                      */
+
+/* Java's CyclicBarrier, as Menagerie's ZkCyclicBarrier carries it over:
+ * await returns 0 once `parties` parties have arrived, all together, and
+ * the barrier is then ready for the next generation of `parties`.  A
+ * party that gives up (timeout: TB_ETIMEDOUT; free: TB_ECANCELED) or
+ * whose session ends while it waits breaks the generation: the others
+ * get TB_EBROKEN, and so does every await until a reset, which also
+ * breaks the parties waiting when it is made.  A timeout that comes after
+ * the trip is no break: that party passes.  Nodes (see docs/recipes.md):
+ * PATH/gen-<K>/party-<uuid>-<seq> per party, PATH/gen-<K>/end deciding
+ * generation K; PATH must hold only these.  Every user agrees on
+ * `parties`; one await at a time per handle (TB_EINVAL). */
+struct tb_cbarrier;
+TB_API int tb_cbarrier_new(struct tb_cbarrier **out, struct tb_client *c,
+                           const char *path, int parties);
+/* Gives a pending await up (TB_ECANCELED; it breaks the generation). */
+TB_API void tb_cbarrier_free(struct tb_cbarrier *b);
+TB_API int tb_cbarrier_await(struct tb_cbarrier *b, int timeout_ms,
+                             tb_done_cb cb, void *data);
+TB_API int tb_cbarrier_await_sync(struct tb_cbarrier *b, int timeout_ms);
+/* A new generation; the current one's waiters get TB_EBROKEN. */
+TB_API int tb_cbarrier_reset(struct tb_cbarrier *b, tb_done_cb cb, void *data);
+TB_API int tb_cbarrier_reset_sync(struct tb_cbarrier *b);
+/* How many parties wait in the current generation; TB_EBROKEN (with
+ * *waiting set) if it is broken. */
+TB_API int tb_cbarrier_waiting_sync(struct tb_cbarrier *b, int *waiting);
+
+/* ------------------------------------------------------------------ */
 /* Distributed queue                                                   */
 
 /* On kazoo's layouts, FIFO within a priority (0..999, lower first; -1:

@@ -205,6 +205,21 @@ int rcp_counter_decode(const void *p, size_t len, int64_t *v);
  * they are shared, every reader before the first exclusive node. */
 int rcp_holders(const struct rcp_child *v, int n);
 
+/* ---- cbarrier.c: its I/O-free parts ---- */
+/* K of a generation's name "gen-K", else -1. */
+int64_t rcp_cb_gen(const char *name);
+/* The highest generation among a barrier's children, -1 if none. */
+int64_t rcp_cb_highest_gen(const struct tb_strings *v);
+/* The sequence number of a party's name "party-<uuid>-<seq>", else -1. */
+int64_t rcp_cb_party_seq(const char *name);
+/* What one look at a generation's children says (`cversion` the
+ * generation's, `mine` our party's name or NULL): decided ("end" there);
+ * our node gone; a party left while it was open (break it); all arrived
+ * (pass it); wait. */
+enum { RCP_CB_END, RCP_CB_GONE, RCP_CB_BREAK, RCP_CB_PASS, RCP_CB_WAIT };
+int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
+                  const char *mine, int parties);
+
 /* ---- the engine ---- */
 enum rcp_phase {
     LK_IDLE,

@@ -54,6 +54,8 @@ static const struct {
     {"ldhold", t_ldhold, "PATH DELAY_MS"},
     {"ldwait", t_ldwait, "PATH DELAY_MS"},
     {"queue_connloss", t_queue_connloss, "PORT"},
+    {"cbarrier", t_cbarrier, ""},
+    {"cparty", t_cparty, "PATH N await [TIMEOUT_MS]|reset|waiting"},
 };
 
 int main(int argc, char **argv)

@@ -229,6 +229,39 @@ dbarrier_kill9)
     echo "dbarrier_kill9: both survivors left once the killed member's" \
          "session expired (4 s), nothing left behind"
     ;;
+cbarrier_kill9)
+    # A cyclic barrier of 4; 3 parties wait, one is killed with kill -9:
+    # the other two get EBROKEN once the server has expired its session
+    # (4 s) and removed its node, not before; the killed party's node is
+    # gone, and after a reset only the fresh generation is left.
+    cbar=/rt/k9cbar gen0=/rt/k9cbar/gen-0000000000
+    for i in 0 1 2; do
+        "$bin" "$hosts" cparty $cbar 4 await 60000 > "$tmp/p$i.out" 2>&1 &
+        CHILDREN+=($!)
+        eval "ppid$i=$!"
+    done
+    wait_children $gen0 3 30 || fail "parties did not arrive"
+    killed=$(date +%s%3N)
+    kill -KILL "$ppid1"
+    for i in 0 2; do
+        eval "wait_pid \$ppid$i 30" || fail "party $i: $(cat "$tmp/p$i.out")"
+        got=$(field "$tmp/p$i.out" RESULT 2)
+        at=$(field "$tmp/p$i.out" RESULT 3)
+        [ "$got" = EBROKEN ] || fail "party $i: $(cat "$tmp/p$i.out")"
+        echo "party $i broken $((at - killed)) ms after the kill"
+        [ $((at - killed)) -ge 2500 ] || fail "party $i broken before the session expired"
+    done
+    got=$("$bin" "$hosts" cparty $cbar 4 waiting)
+    [ "$got" = "WAITING 0 EBROKEN" ] || fail "after the break: $got"
+    wait_children $gen0 1 10 || fail "party nodes left behind"
+    got=$("$bin" "$hosts" cparty $cbar 4 reset)
+    [ "$got" = "RESET OK" ] || fail "reset: $got"
+    wait_children $cbar 1 10 || fail "the broken generation left behind"
+    "$bin" "$hosts" children $cbar | grep -qx gen-0000000001 || fail "no fresh generation"
+    wait_children $cbar/gen-0000000001 0 5 || fail "nodes in the fresh generation"
+    echo "cbarrier_kill9: both survivors broken once the killed party's" \
+         "session expired (4 s); nothing left behind after the reset"
+    ;;
 restart)
     # Fencing tokens keep rising across a server restart.
     "$bin" "$hosts" token_before /rt/restart/lock "$tmp/token" || fail "before"

@@ -42,5 +42,7 @@ int t_delay(int argc, char **argv);
 int t_ldhold(int argc, char **argv);
 int t_ldwait(int argc, char **argv);
 int t_queue_connloss(int argc, char **argv);
+int t_cbarrier(int argc, char **argv);
+int t_cparty(int argc, char **argv);
 
 #endif

@@ -263,6 +263,48 @@ static void token_holders(void **state)
     }
 }
 
+/* The cyclic barrier's names and what one look at a generation says. */
+static void cbarrier_look(void **state)
+{
+    char *gens[] = {"gen-0000000003", "gen-0000000012", "gen-x", "gen-",
+                    "other"};
+    struct tb_strings g = {5, gens};
+    char *open2[] = {"party-u1-0000000001", "party-u0-0000000000"};
+    struct tb_strings o = {2, open2};
+    char *ended[] = {"party-u0-0000000000", "end"};
+    struct tb_strings e = {2, ended};
+    struct tb_strings none = {0, NULL};
+
+    (void)state;
+    assert_int_equal(rcp_cb_highest_gen(&g), 12);
+    assert_int_equal(rcp_cb_highest_gen(&none), -1);
+    assert_int_equal(rcp_cb_gen("gen-0000000007"), 7);
+    assert_int_equal(rcp_cb_gen("gen-7x"), -1);
+    assert_int_equal(rcp_cb_gen("gen--1"), -1);
+    assert_int_equal(rcp_cb_party_seq("party-u1-0000000041"), 41);
+    assert_int_equal(rcp_cb_party_seq("party-u1-"), -1);
+    assert_int_equal(rcp_cb_party_seq("end"), -1);
+    /* Two of three, nobody left (cversion = creates): wait; of two: pass. */
+    assert_int_equal(rcp_cb_decide(&o, 2, "party-u1-0000000001", 3),
+                     RCP_CB_WAIT);
+    assert_int_equal(rcp_cb_decide(&o, 2, "party-u1-0000000001", 2),
+                     RCP_CB_PASS);
+    /* One left while it was open (a create and a delete more): break,
+     * even when the count is reached by another arrival. */
+    assert_int_equal(rcp_cb_decide(&o, 4, "party-u1-0000000001", 3),
+                     RCP_CB_BREAK);
+    assert_int_equal(rcp_cb_decide(&o, 4, "party-u1-0000000001", 2),
+                     RCP_CB_BREAK);
+    /* Our node is gone: our session ended. */
+    assert_int_equal(rcp_cb_decide(&o, 2, "party-u9-0000000009", 3),
+                     RCP_CB_GONE);
+    /* "end" decides, whatever else the look shows. */
+    assert_int_equal(rcp_cb_decide(&e, 9, "party-u9-0000000009", 3),
+                     RCP_CB_END);
+    /* A look without a node of ours (none yet): the count alone. */
+    assert_int_equal(rcp_cb_decide(&o, 2, NULL, 3), RCP_CB_WAIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +316,7 @@ int main(void)
         cmocka_unit_test(timers),
         cmocka_unit_test(counter_bytes),
         cmocka_unit_test(token_holders),
+        cmocka_unit_test(cbarrier_look),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

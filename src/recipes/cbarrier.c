@@ -1,0 +1,837 @@
+/* The cyclic barrier, with the semantics of Java's CyclicBarrier and
+ * Menagerie's ZkCyclicBarrier: `parties` parties await; when the last
+ * arrives they all pass together and the barrier is ready for the next
+ * generation.  A party that gives up (its timeout, free) or dies (its
+ * session ends) breaks the generation: every other party of it returns
+ * TB_EBROKEN, and so does each await until a reset starts a new one.
+ *
+ *   PATH                        PERSISTENT (its parents containers)
+ *   PATH/gen-<K, 10 digits>     PERSISTENT, one per generation; the
+ *                               highest is the current one
+ *   PATH/gen-K/party-<uuid>-<seq>   EPHEMERAL_SEQUENTIAL, a party of K
+ *   PATH/gen-K/end              PERSISTENT, "passed" or "broken": made
+ *                               once, it decides K; "passed" is made in
+ *                               one multi with gen-(K+1)
+ *
+ * Why these choices:
+ * - One "end" node, made by whoever decides first (the last arrival
+ *   passing, a party giving up breaking), so a timeout that races the
+ *   trip is either before it (the others are broken) or after it (the
+ *   late party passes, as in Java), never both.
+ * - A party's departure is seen in the generation's stat: while K is
+ *   open its children are only created, so cversion (creates + deletes)
+ *   equals the number of parties; cversion > count means one left, and
+ *   the generation is broken by whoever sees it.  A party that gives up
+ *   deletes its node in the same multi that makes "end".
+ * - Herd freedom: the two lowest parties watch K's children (one of them
+ *   sees any departure, the other sees the lowest's); every other party
+ *   watches "end" alone.  An arrival wakes two parties, the trip wakes
+ *   each once.
+ * - Sequence numbers of an open generation run 0, 1, ...: a party whose
+ *   number is `parties` or more arrived after the trip was due, so once K
+ *   has passed it moves on to K+1, as a late thread does in Java.
+ * - The last party out of a decided generation deletes "end" and the
+ *   generation's node, in a multi that checks that K+1 exists (a broken
+ *   generation stays, it is the barrier's state, until a reset).  A party
+ *   that died leaves that cleanup to the next arrival, which removes
+ *   every empty generation below the current one.
+ *
+ * An await runs as a chain of client callbacks on the handle, one at a
+ * time; a give-up is a flag each step looks at, and ends a wait in
+ * progress. */
+#include <stdio.h>
+#include <string.h>
+
+#include "recipes/rcp.h"
+
+#define GEN    "gen-"
+#define PARTY  "party-"
+#define END    "end"
+#define PASSED "passed"
+#define BROKEN "broken"
+
+struct tb_cbarrier {
+    pthread_mutex_t mu;
+    int refs; /* the user's, and an await's */
+    struct tb_client *c;
+    char *path;
+    int parties;
+    int busy, gave_up;
+    int64_t deadline; /* < 0: none */
+    struct rcp_nw *nw;
+    tb_done_cb cb;
+    void *data;
+    int64_t gen;    /* K */
+    char *gen_path; /* PATH/gen-K */
+    char uuid[RCP_UUID_LEN + 1];
+    char *node; /* our party node, NULL when we have none */
+    int64_t seq;
+    int result; /* decided, while leaving */
+};
+
+/* ---- the I/O-free parts ---- */
+
+int64_t rcp_cb_gen(const char *name)
+{
+    char *end;
+    int64_t k;
+
+    if (strncmp(name, GEN, strlen(GEN)) != 0)
+        return -1;
+    k = strtoll(name + strlen(GEN), &end, 10);
+    return *end == '\0' && end != name + strlen(GEN) && k >= 0 ? k : -1;
+}
+
+int64_t rcp_cb_highest_gen(const struct tb_strings *v)
+{
+    int64_t k, hi = -1;
+    int i;
+
+    for (i = 0; i < v->count; i++)
+        if ((k = rcp_cb_gen(v->v[i])) > hi)
+            hi = k;
+    return hi;
+}
+
+int64_t rcp_cb_party_seq(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    char *end;
+    int64_t seq;
+
+    if (strncmp(name, PARTY, strlen(PARTY)) != 0 || dash == NULL)
+        return -1;
+    seq = strtoll(dash + 1, &end, 10);
+    return *end == '\0' && end != dash + 1 ? seq : -1;
+}
+
+int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
+                  const char *mine, int parties)
+{
+    int i, n = 0, me = 0;
+
+    for (i = 0; i < v->count; i++) {
+        if (strcmp(v->v[i], END) == 0)
+            return RCP_CB_END;
+        if (rcp_cb_party_seq(v->v[i]) >= 0)
+            n++;
+        if (mine != NULL && strcmp(v->v[i], mine) == 0)
+            me = 1;
+    }
+    if (mine != NULL && !me)
+        return RCP_CB_GONE;
+    if (cversion > v->count)
+        return RCP_CB_BREAK;
+    return n >= parties ? RCP_CB_PASS : RCP_CB_WAIT;
+}
+
+/* ---- the handle ---- */
+
+static void cb_free(struct tb_cbarrier *b)
+{
+    pthread_mutex_destroy(&b->mu);
+    free(b->path);
+    free(b->gen_path);
+    free(b->node);
+    free(b);
+}
+
+static void unref(struct tb_cbarrier *b)
+{
+    int last;
+
+    pthread_mutex_lock(&b->mu);
+    last = --b->refs == 0;
+    pthread_mutex_unlock(&b->mu);
+    if (last)
+        cb_free(b);
+}
+
+int tb_cbarrier_new(struct tb_cbarrier **out, struct tb_client *c,
+                    const char *path, int parties)
+{
+    struct tb_cbarrier *b;
+
+    if (out == NULL || c == NULL || !rcp_path_ok(path) || path[1] == '\0' ||
+        parties < 1)
+        return TB_EINVAL;
+    if ((b = calloc(1, sizeof *b)) == NULL)
+        return TB_ENOMEM;
+    if ((b->path = rcp_strdup(path)) == NULL) {
+        free(b);
+        return TB_ENOMEM;
+    }
+    pthread_mutex_init(&b->mu, NULL);
+    b->refs = 1;
+    b->c = c;
+    b->parties = parties;
+    *out = b;
+    return 0;
+}
+
+static char *gen_name(const char *path, int64_t k)
+{
+    char name[32];
+
+    snprintf(name, sizeof name, GEN "%010lld", (long long)k);
+    return rcp_join(path, name);
+}
+
+/* ---- ending ---- */
+
+/* Ends the await (lock held, released here); a node still ours goes to
+ * the reaper. */
+static void await_end(struct tb_cbarrier *b, int rc)
+{
+    tb_done_cb cb = b->cb;
+    void *data = b->data;
+
+    if (b->node != NULL)
+        rcp_reap(b->c, b->node, 0, NULL, NULL);
+    free(b->node);
+    b->node = NULL;
+    b->busy = 0;
+    b->cb = NULL;
+    pthread_mutex_unlock(&b->mu);
+    if (cb != NULL)
+        cb(rc, data);
+    unref(b);
+}
+
+/* The end of a step (lock held, released here): the await goes on, or
+ * ends with `rc`. */
+static void step_done(struct tb_cbarrier *b, int rc)
+{
+    if (rc != 0)
+        await_end(b, rc);
+    else
+        pthread_mutex_unlock(&b->mu);
+}
+
+static int time_left(struct tb_cbarrier *b)
+{
+    int64_t left;
+
+    if (b->deadline < 0)
+        return -1;
+    left = b->deadline - rcp_now_ms();
+    return left <= 0 ? 0 : (int)left;
+}
+
+static int look_gens(struct tb_cbarrier *b);
+static int join(struct tb_cbarrier *b);
+static int look(struct tb_cbarrier *b);
+
+/* ---- the last one out ---- */
+
+/* Out of generation K (lock held, released here): the await ends, or a
+ * party that arrived after the trip goes on to K+1. */
+static void out_of_gen(struct tb_cbarrier *b)
+{
+    if (b->result != 0 || b->seq < b->parties) {
+        await_end(b, b->result);
+        return;
+    }
+    b->gen++;
+    step_done(b, join(b));
+}
+
+static void on_cleaned(struct tb_client *c, int rc,
+                       const struct tb_op_result *r, int count, void *data)
+{
+    struct tb_cbarrier *b = data;
+
+    (void)rc;
+    (void)r;
+    (void)count;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    out_of_gen(b);
+}
+
+/* Removes generation `k`'s end and node if it is decided, empty and not
+ * the current one; `done` gets the multi's answer (NULL: nobody waits). */
+static int clean_gen(struct tb_client *c, const char *path, int64_t k,
+                     tb_multi_cb done, void *data)
+{
+    char *g = gen_name(path, k), *next = gen_name(path, k + 1);
+    char *end = g != NULL ? rcp_join(g, END) : NULL;
+    struct tb_multi *ops = tb_multi_new();
+    int rv = TB_ENOMEM;
+
+    if (g != NULL && next != NULL && end != NULL && ops != NULL &&
+        tb_multi_check(ops, next, -1) == 0 &&
+        tb_multi_delete(ops, end, -1) == 0 && tb_multi_delete(ops, g, -1) == 0)
+        rv = tb_multi_exec(c, ops, done, data);
+    tb_multi_free(ops);
+    free(end);
+    free(next);
+    free(g);
+    return rv;
+}
+
+static void on_remaining(struct tb_client *c, int rc,
+                         const struct tb_strings *v, const struct tb_stat *st,
+                         void *data)
+{
+    struct tb_cbarrier *b = data;
+    int i, n = 0;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    for (i = 0; rc == 0 && i < v->count; i++)
+        n += rcp_cb_party_seq(v->v[i]) >= 0;
+    if (rc == 0 && n == 0 &&
+        clean_gen(c, b->path, b->gen, on_cleaned, b) == 0) {
+        pthread_mutex_unlock(&b->mu);
+        return;
+    }
+    out_of_gen(b);
+}
+
+static void on_left(struct tb_client *c, int rc, void *data)
+{
+    struct tb_cbarrier *b = data;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    if (rc != 0 && rc != TB_ENONODE) {
+        await_end(b, rc == TB_ECONNECTIONLOSS ? b->result : rc);
+        return;
+    }
+    free(b->node);
+    b->node = NULL;
+    rc = tb_get_children(c, b->gen_path, NULL, NULL, on_remaining, b);
+    if (rc != 0)
+        await_end(b, b->result);
+    else
+        pthread_mutex_unlock(&b->mu);
+}
+
+/* The generation is decided: `rc` is our result; our node goes. */
+static int leave(struct tb_cbarrier *b, int rc)
+{
+    b->result = rc;
+    if (b->node == NULL)
+        return tb_get_children(b->c, b->gen_path, NULL, NULL, on_remaining, b);
+    return tb_delete(b->c, b->node, -1, on_left, b);
+}
+
+/* ---- deciding ---- */
+
+static void on_end_data(struct tb_client *c, int rc, const void *value,
+                        size_t len, const struct tb_stat *st, void *data)
+{
+    struct tb_cbarrier *b = data;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    if (rc == 0)
+        rc = len == strlen(PASSED) && memcmp(value, PASSED, len) == 0
+                 ? leave(b, 0)
+                 : leave(b, TB_EBROKEN);
+    else if (rc == TB_ENONODE) /* cleaned up: our node went first */
+        rc = leave(b, TB_EBROKEN);
+    step_done(b, rc);
+}
+
+static void on_broke(struct tb_client *c, int rc, const struct tb_op_result *r,
+                     int count, void *data)
+{
+    struct tb_cbarrier *b = data;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    if (rc == 0) { /* broken by us; our node went with it */
+        free(b->node);
+        b->node = NULL;
+        b->result = b->gave_up != 0 ? b->gave_up : TB_EBROKEN;
+        rc = tb_get_children(c, b->gen_path, NULL, NULL, on_remaining, b);
+    } else if (count > 0 && r[0].rc == TB_ENODEEXISTS) {
+        rc = look(b);              /* decided already: "end" says how */
+    } else if (rc == TB_ENONODE) { /* our node went with our session */
+        free(b->node);
+        b->node = NULL;
+        rc = TB_EBROKEN;
+    }
+    step_done(b, rc);
+}
+
+/* Breaks the generation (lock held): "end" = broken, our node deleted. */
+static int break_gen(struct tb_cbarrier *b)
+{
+    struct tb_multi *ops = tb_multi_new();
+    char *end = rcp_join(b->gen_path, END);
+    int rv = TB_ENOMEM;
+
+    if (ops != NULL && end != NULL &&
+        tb_multi_create(ops, end, BROKEN, strlen(BROKEN), NULL, TB_PERSISTENT,
+                        0) == 0 &&
+        (b->node == NULL || tb_multi_delete(ops, b->node, -1) == 0))
+        rv = tb_multi_exec(b->c, ops, on_broke, b);
+    tb_multi_free(ops);
+    free(end);
+    return rv;
+}
+
+static void on_passed(struct tb_client *c, int rc, const struct tb_op_result *r,
+                      int count, void *data)
+{
+    struct tb_cbarrier *b = data;
+
+    (void)r;
+    (void)count;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    if (rc == 0 || rc == TB_ENODEEXISTS)
+        rc = look(b); /* "end" is there: read it like everyone */
+    step_done(b, rc);
+}
+
+/* The trip: "end" = passed, and the next generation, in one multi. */
+static int pass_gen(struct tb_cbarrier *b)
+{
+    struct tb_multi *ops = tb_multi_new();
+    char *end = rcp_join(b->gen_path, END);
+    char *next = gen_name(b->path, b->gen + 1);
+    int rv = TB_ENOMEM;
+
+    if (ops != NULL && end != NULL && next != NULL &&
+        tb_multi_create(ops, end, PASSED, strlen(PASSED), NULL, TB_PERSISTENT,
+                        0) == 0 &&
+        tb_multi_create(ops, next, NULL, 0, NULL, TB_PERSISTENT, 0) == 0)
+        rv = tb_multi_exec(b->c, ops, on_passed, b);
+    tb_multi_free(ops);
+    free(next);
+    free(end);
+    return rv;
+}
+
+/* ---- waiting ---- */
+
+static void on_waited(int rc, void *data)
+{
+    struct tb_cbarrier *b = data;
+    struct rcp_nw *nw;
+
+    pthread_mutex_lock(&b->mu);
+    nw = b->nw;
+    b->nw = NULL;
+    if (rc == TB_ETIMEDOUT && b->gave_up == 0)
+        b->gave_up = rc;
+    if (rc == 0 || rc == b->gave_up)
+        rc = look(b); /* a give-up breaks the generation there */
+    step_done(b, rc);
+    rcp_nw_release(nw);
+}
+
+static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
+                    const struct tb_stat *st, void *data)
+{
+    struct tb_cbarrier *b = data;
+    const char *mine;
+    char *end;
+
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    if (rc != 0) {
+        step_done(b, rc == TB_ENONODE ? TB_EBROKEN : rc);
+        return;
+    }
+    mine = b->node != NULL ? strrchr(b->node, '/') + 1 : NULL;
+    switch (rcp_cb_decide(v, st->cversion, mine, b->parties)) {
+    case RCP_CB_END:
+        end = rcp_join(b->gen_path, END);
+        rc = end == NULL ? TB_ENOMEM
+                         : tb_get_data(c, end, NULL, NULL, on_end_data, b);
+        free(end);
+        break;
+    case RCP_CB_GONE: /* our session ended: we broke it */
+        free(b->node);
+        b->node = NULL;
+        rc = TB_EBROKEN;
+        break;
+    case RCP_CB_BREAK:
+        rc = break_gen(b);
+        break;
+    case RCP_CB_PASS:
+        rc = pass_gen(b);
+        break;
+    default:
+        if (b->gave_up != 0 || time_left(b) == 0) {
+            if (b->gave_up == 0)
+                b->gave_up = TB_ETIMEDOUT;
+            rc = break_gen(b);
+        } else if (b->seq <= 1) { /* the two lowest see departures */
+            rc = rcp_nw_start_children(c, b->gen_path, RCP_NW_CHILDREN,
+                                       st->cversion, time_left(b), on_waited, b,
+                                       &b->nw);
+        } else {
+            end = rcp_join(b->gen_path, END);
+            rc = end == NULL ? TB_ENOMEM
+                             : rcp_nw_start(c, end, RCP_NW_EXISTS, time_left(b),
+                                            on_waited, b, &b->nw);
+            free(end);
+        }
+    }
+    step_done(b, rc);
+}
+
+static int look(struct tb_cbarrier *b)
+{
+    return tb_get_children2(b->c, b->gen_path, NULL, NULL, on_look, b);
+}
+
+/* ---- arriving ---- */
+
+static void on_found(struct tb_client *c, int rc, const struct tb_strings *v,
+                     const struct tb_stat *st, void *data)
+{
+    struct tb_cbarrier *b = data;
+    int i;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    for (i = 0; rc == 0 && i < v->count && b->node == NULL; i++)
+        if (strstr(v->v[i], b->uuid) != NULL) {
+            b->node = rcp_join(b->gen_path, v->v[i]);
+            b->seq = rcp_cb_party_seq(v->v[i]);
+            if (b->node == NULL)
+                rc = TB_ENOMEM;
+        }
+    if (rc == 0)
+        rc = b->node != NULL ? look(b) : join(b); /* not made: again */
+    else if (rc == TB_ENONODE)
+        rc = look_gens(b);
+    step_done(b, rc);
+}
+
+static void on_joined(struct tb_client *c, int rc, const char *path,
+                      const struct tb_stat *st, void *data)
+{
+    struct tb_cbarrier *b = data;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    if (rc == 0) {
+        b->node = rcp_strdup(path);
+        b->seq = rcp_cb_party_seq(strrchr(path, '/') + 1);
+        rc = b->node == NULL ? TB_ENOMEM : look(b);
+    } else if (rc == TB_ECONNECTIONLOSS) { /* made or not: find it */
+        rc = tb_get_children(c, b->gen_path, NULL, NULL, on_found, b);
+    } else if (rc == TB_ENONODE) { /* K is over and cleaned up */
+        rc = look_gens(b);
+    }
+    step_done(b, rc);
+}
+
+/* Our party node in generation b->gen (lock held). */
+static int join(struct tb_cbarrier *b)
+{
+    char name[64], *p;
+    int rv;
+
+    if (b->gave_up != 0)
+        return b->gave_up;
+    free(b->gen_path);
+    if ((b->gen_path = gen_name(b->path, b->gen)) == NULL)
+        return TB_ENOMEM;
+    snprintf(name, sizeof name, PARTY "%s-", b->uuid);
+    if ((p = rcp_join(b->gen_path, name)) == NULL)
+        return TB_ENOMEM;
+    rv = tb_create(b->c, p, NULL, 0, NULL, TB_EPHEMERAL_SEQUENTIAL, 0,
+                   on_joined, b);
+    free(p);
+    return rv;
+}
+
+static void on_gen_made(int rc, void *data)
+{
+    struct tb_cbarrier *b = data;
+
+    pthread_mutex_lock(&b->mu);
+    if (rc == 0 || rc == TB_ENODEEXISTS)
+        rc = look_gens(b);
+    step_done(b, rc);
+}
+
+static void on_gens(struct tb_client *c, int rc, const struct tb_strings *v,
+                    const struct tb_stat *st, void *data)
+{
+    struct tb_cbarrier *b = data;
+    struct tb_strings none = {0, NULL};
+    char *g;
+    int i;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    pthread_mutex_lock(&b->mu);
+    if (rc == 0 || rc == TB_ENONODE) {
+        if (rc != 0)
+            v = &none;
+        b->gen = rcp_cb_highest_gen(v);
+        if (b->gen < 0) { /* a new barrier: its first generation */
+            rc = (g = gen_name(b->path, 0)) == NULL
+                     ? TB_ENOMEM
+                     : rcp_create_in(c, g, NULL, 0, TB_PERSISTENT, on_gen_made,
+                                     b);
+            free(g);
+        } else {
+            /* Generations below the current one whose last party died
+             * before it could clean up: nobody waits for this. */
+            for (i = 0; i < v->count; i++) {
+                int64_t k = rcp_cb_gen(v->v[i]);
+                if (k >= 0 && k < b->gen)
+                    clean_gen(c, b->path, k, NULL, NULL);
+            }
+            rc = join(b);
+        }
+    }
+    step_done(b, rc);
+}
+
+static int look_gens(struct tb_cbarrier *b)
+{
+    if (b->gave_up != 0)
+        return b->gave_up;
+    return tb_get_children(b->c, b->path, NULL, NULL, on_gens, b);
+}
+
+int tb_cbarrier_await(struct tb_cbarrier *b, int timeout_ms, tb_done_cb cb,
+                      void *data)
+{
+    int rv;
+
+    if (b == NULL || timeout_ms < -1)
+        return TB_EINVAL;
+    if ((rv = rcp_async_timeout_check(b->c, timeout_ms)) != 0)
+        return rv;
+    pthread_mutex_lock(&b->mu);
+    if (b->busy) {
+        pthread_mutex_unlock(&b->mu);
+        return TB_EINVAL;
+    }
+    b->busy = 1;
+    b->gave_up = 0;
+    b->result = 0;
+    b->deadline = timeout_ms < 0 ? -1 : rcp_now_ms() + timeout_ms;
+    b->cb = cb;
+    b->data = data;
+    rcp_uuid(b->uuid);
+    if ((rv = look_gens(b)) == 0)
+        b->refs++;
+    else
+        b->busy = 0;
+    pthread_mutex_unlock(&b->mu);
+    return rv;
+}
+
+static void give_up(struct tb_cbarrier *b, int rc)
+{
+    pthread_mutex_lock(&b->mu);
+    if (b->busy && b->gave_up == 0) {
+        b->gave_up = rc;
+        if (b->nw != NULL)
+            rcp_nw_give_up(b->nw, rc);
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+void tb_cbarrier_free(struct tb_cbarrier *b)
+{
+    if (b == NULL)
+        return;
+    give_up(b, TB_ECANCELED);
+    unref(b);
+}
+
+/* ---- reset ---- */
+
+struct reset {
+    struct tb_client *c;
+    char *path;
+    int64_t k;
+    tb_done_cb cb;
+    void *data;
+};
+
+static void reset_end(struct reset *r, int rc)
+{
+    if (r->cb != NULL)
+        r->cb(rc, r->data);
+    free(r->path);
+    free(r);
+}
+
+static void on_next_made(struct tb_client *c, int rc, const char *path,
+                         const struct tb_stat *st, void *data)
+{
+    struct reset *r = data;
+
+    (void)path;
+    (void)st;
+    rcp_note_cb_thread(c);
+    if (rc == 0 || rc == TB_ENODEEXISTS)
+        clean_gen(c, r->path, r->k, NULL, NULL);
+    reset_end(r, rc == TB_ENODEEXISTS ? 0 : rc);
+}
+
+static void on_reset(struct tb_client *c, int rc, const struct tb_op_result *v,
+                     int count, void *data)
+{
+    struct reset *r = data;
+    char *next;
+
+    rcp_note_cb_thread(c);
+    if (rc == 0) { /* K's parties are told; K goes once they are out */
+        clean_gen(c, r->path, r->k, NULL, NULL);
+    } else if (count > 0 && v[0].rc == TB_ENODEEXISTS) {
+        /* K was decided already: broken, it needs its successor;
+         * passed, it has one. */
+        next = gen_name(r->path, r->k + 1);
+        rc = next == NULL ? TB_ENOMEM
+                          : tb_create(c, next, NULL, 0, NULL, TB_PERSISTENT, 0,
+                                      on_next_made, r);
+        free(next);
+        if (rc == 0)
+            return;
+    }
+    reset_end(r, rc);
+}
+
+static void on_reset_gens(struct tb_client *c, int rc,
+                          const struct tb_strings *v, const struct tb_stat *st,
+                          void *data)
+{
+    struct reset *r = data;
+    struct tb_multi *ops;
+    char *g = NULL, *end = NULL, *next = NULL;
+
+    (void)st;
+    rcp_note_cb_thread(c);
+    if (rc == TB_ENONODE || (rc == 0 && rcp_cb_highest_gen(v) < 0)) {
+        reset_end(r, 0); /* never used: nothing to reset */
+        return;
+    }
+    if (rc == 0) {
+        r->k = rcp_cb_highest_gen(v);
+        ops = tb_multi_new();
+        g = gen_name(r->path, r->k);
+        end = g != NULL ? rcp_join(g, END) : NULL;
+        next = gen_name(r->path, r->k + 1);
+        rc = TB_ENOMEM;
+        if (ops != NULL && end != NULL && next != NULL &&
+            tb_multi_create(ops, end, BROKEN, strlen(BROKEN), NULL,
+                            TB_PERSISTENT, 0) == 0 &&
+            tb_multi_create(ops, next, NULL, 0, NULL, TB_PERSISTENT, 0) == 0)
+            rc = tb_multi_exec(c, ops, on_reset, r);
+        tb_multi_free(ops);
+        free(next);
+        free(end);
+        free(g);
+    }
+    if (rc != 0)
+        reset_end(r, rc);
+}
+
+int tb_cbarrier_reset(struct tb_cbarrier *b, tb_done_cb cb, void *data)
+{
+    struct reset *r;
+    int rv;
+
+    if (b == NULL)
+        return TB_EINVAL;
+    if ((r = calloc(1, sizeof *r)) == NULL ||
+        (r->path = rcp_strdup(b->path)) == NULL) {
+        free(r);
+        return TB_ENOMEM;
+    }
+    r->c = b->c;
+    r->cb = cb;
+    r->data = data;
+    rv = tb_get_children(b->c, b->path, NULL, NULL, on_reset_gens, r);
+    if (rv != 0) {
+        free(r->path);
+        free(r);
+    }
+    return rv;
+}
+
+/* ---- synchronous forms ---- */
+
+static void sync_give_up(void *arg)
+{
+    give_up(arg, TB_ETIMEDOUT);
+}
+
+static int await_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    return tb_cbarrier_await(arg, timeout_ms, rcp_wait_done_cb, w);
+}
+
+int tb_cbarrier_await_sync(struct tb_cbarrier *b, int timeout_ms)
+{
+    struct rcp_wait w;
+
+    if (b == NULL)
+        return TB_EINVAL;
+    return rcp_sync_run(b->c, &w, timeout_ms, await_start, sync_give_up, b);
+}
+
+static int reset_start(void *arg, int timeout_ms, struct rcp_wait *w)
+{
+    (void)timeout_ms;
+    return tb_cbarrier_reset(arg, rcp_wait_done_cb, w);
+}
+
+int tb_cbarrier_reset_sync(struct tb_cbarrier *b)
+{
+    struct rcp_wait w;
+
+    if (b == NULL)
+        return TB_EINVAL;
+    return rcp_sync_run(b->c, &w, -1, reset_start, NULL, b);
+}
+
+int tb_cbarrier_waiting_sync(struct tb_cbarrier *b, int *waiting)
+{
+    struct tb_strings v;
+    char *g;
+    int rc, i, n = 0;
+
+    if (b == NULL || waiting == NULL)
+        return TB_EINVAL;
+    rc = tb_get_children_sync(b->c, b->path, NULL, NULL, &v);
+    if (rc == TB_ENONODE || (rc == 0 && rcp_cb_highest_gen(&v) < 0)) {
+        if (rc == 0)
+            tb_strings_free(&v);
+        *waiting = 0;
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    g = gen_name(b->path, rcp_cb_highest_gen(&v));
+    tb_strings_free(&v);
+    if (g == NULL)
+        return TB_ENOMEM;
+    rc = tb_get_children_sync(b->c, g, NULL, NULL, &v);
+    free(g);
+    if (rc == TB_ENONODE) { /* passed and cleaned since the listing */
+        *waiting = 0;
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    for (i = 0; i < v.count; i++) {
+        if (strcmp(v.v[i], END) == 0)
+            rc = TB_EBROKEN; /* the current one is decided only if broken */
+        n += rcp_cb_party_seq(v.v[i]) >= 0;
+    }
+    tb_strings_free(&v);
+    *waiting = n;
+    return rc;
+}

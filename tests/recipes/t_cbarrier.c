@@ -1,0 +1,273 @@
+/* Cyclic barrier: 3 parties in their own sessions, arriving 100 ms apart,
+ * pass two generations, none before the last arrival of its generation,
+ * and only the fresh generation's node is left; 4 parties of a barrier of
+ * 2 arriving at once pass as two generations; a timeout breaks the
+ * generation for a party waiting beside it (TB_EBROKEN), every await is
+ * then refused until a reset; a reset breaks the parties waiting; free
+ * cancels an await and breaks the others; the asynchronous timeout; no
+ * party node is left after any of these. */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+#include "rt_async.h"
+#include "tests.h"
+
+#define CB     "/rt/cbar"
+#define N      3
+#define ROUNDS 2
+#define GEN0   CB "/gen-0000000000"
+
+struct party {
+    struct tb_client *c;
+    const char *path;
+    int i, parties, rounds, timeout_ms;
+    int64_t arrive[ROUNDS], passed[ROUNDS];
+    int rc;
+};
+
+static void *party_main(void *arg)
+{
+    struct party *p = arg;
+    struct tb_cbarrier *b;
+    int r;
+
+    CHECK_RC(tb_cbarrier_new(&b, p->c, p->path, p->parties), 0);
+    for (r = 0; r < p->rounds; r++) {
+        rt_sleep_ms(100 * p->i); /* arrive one after another */
+        p->arrive[r] = rt_now_ms();
+        p->rc = tb_cbarrier_await_sync(b, p->timeout_ms);
+        p->passed[r] = rt_now_ms();
+        if (p->rc != 0)
+            break;
+    }
+    tb_cbarrier_free(b);
+    return NULL;
+}
+
+static void start(struct party *p, pthread_t *th, int i, int parties,
+                  int rounds, int timeout_ms)
+{
+    memset(p, 0, sizeof *p);
+    p->c = rt_connect(rt_hosts, RT_SESSION_MS);
+    p->path = CB;
+    p->i = i;
+    p->parties = parties;
+    p->rounds = rounds;
+    p->timeout_ms = timeout_ms;
+    CHECK(pthread_create(th, NULL, party_main, p) == 0);
+}
+
+static void finish(struct party *p, pthread_t th)
+{
+    pthread_join(th, NULL);
+    tb_client_close(p->c);
+}
+
+/* Nodes of the current generation, which must be the only one. */
+static int current_parties(struct tb_client *c)
+{
+    struct tb_strings v;
+    char path[128];
+    int n;
+
+    CHECK_RC(tb_get_children_sync(c, CB, NULL, NULL, &v), 0);
+    for (n = 0; v.count != 1 && n < v.count; n++)
+        fprintf(stderr, "left: %s (%d children)\n", v.v[n],
+                rt_nchildren_with(c, CB, v.v[n]));
+    CHECK(v.count == 1);
+    snprintf(path, sizeof path, CB "/%s", v.v[0]);
+    tb_strings_free(&v);
+    n = rt_nchildren(c, path);
+    return n;
+}
+
+static void generations(struct tb_client *c1)
+{
+    struct party p[N];
+    pthread_t th[N];
+    int64_t last, first;
+    int i, r;
+
+    for (i = 0; i < N; i++)
+        start(&p[i], &th[i], i, N, ROUNDS, 20000);
+    for (i = 0; i < N; i++)
+        finish(&p[i], th[i]);
+    for (r = 0; r < ROUNDS; r++) {
+        last = 0;
+        first = -1;
+        for (i = 0; i < N; i++) {
+            CHECK_RC(p[i].rc, 0);
+            last = p[i].arrive[r] > last ? p[i].arrive[r] : last;
+            if (first < 0 || p[i].passed[r] < first)
+                first = p[i].passed[r];
+        }
+        CHECK(first >= last);
+        printf("cyclic barrier: generation %d: %d parties, the first through "
+               "%lld ms after the last arrived\n",
+               r, N, (long long)(first - last));
+    }
+    CHECK(rt_nchildren_with(c1, CB, "gen-0000000002") == 1);
+    CHECK(current_parties(c1) == 0);
+}
+
+/* 4 parties of a barrier of 2, all at once: two generations. */
+static void more_than_parties(struct tb_client *c1)
+{
+    struct party p[4];
+    pthread_t th[4];
+    int i;
+
+    rt_rmr(c1, CB);
+    for (i = 0; i < 4; i++) {
+        start(&p[i], &th[i], 0, 2, 1, 20000);
+    }
+    for (i = 0; i < 4; i++) {
+        finish(&p[i], th[i]);
+        CHECK_RC(p[i].rc, 0);
+    }
+    CHECK(rt_nchildren_with(c1, CB, "gen-0000000002") == 1);
+    CHECK(current_parties(c1) == 0);
+    printf("cyclic barrier: 4 parties of a barrier of 2 at once passed as "
+           "two generations\n");
+}
+
+/* Waits until `n` parties wait in the current generation. */
+static void wait_parties(struct tb_cbarrier *b, int n)
+{
+    int64_t end = rt_now_ms() + 10000;
+    int w = -1;
+
+    while (rt_now_ms() < end) {
+        CHECK_RC(tb_cbarrier_waiting_sync(b, &w), 0);
+        if (w == n)
+            return;
+        rt_sleep_ms(20);
+    }
+    fprintf(stderr, "%d parties wait, want %d\n", w, n);
+    exit(1);
+}
+
+static void breaking(struct tb_client *c1)
+{
+    struct tb_cbarrier *b;
+    struct party p[2];
+    pthread_t th[2];
+    struct rt_done d;
+    int64_t t0;
+    int w;
+
+    rt_rmr(c1, CB);
+    CHECK_RC(tb_cbarrier_new(&b, c1, CB, N), 0);
+    /* A timeout breaks it for the party beside; then refused until a
+     * reset. */
+    start(&p[0], &th[0], 0, N, 1, 20000);
+    wait_parties(b, 1);
+    t0 = rt_now_ms();
+    CHECK_RC(tb_cbarrier_await_sync(b, 300), TB_ETIMEDOUT);
+    CHECK(rt_now_ms() - t0 >= 290);
+    finish(&p[0], th[0]);
+    CHECK_RC(p[0].rc, TB_EBROKEN);
+    CHECK_RC(tb_cbarrier_waiting_sync(b, &w), TB_EBROKEN);
+    CHECK(w == 0);
+    CHECK_RC(tb_cbarrier_await_sync(b, 5000), TB_EBROKEN);
+    CHECK(rt_nchildren_with(c1, GEN0, "party-") == 0);
+    CHECK_RC(tb_cbarrier_reset_sync(b), 0);
+    CHECK_RC(tb_cbarrier_waiting_sync(b, &w), 0);
+    CHECK(rt_wait_nchildren(c1, CB, 1, 5000) == 1); /* the broken one gone */
+    printf("cyclic barrier: a timeout broke the generation for the party "
+           "waiting beside; awaits refused until the reset\n");
+
+    /* A reset breaks the parties waiting. */
+    start(&p[0], &th[0], 0, N, 1, 20000);
+    start(&p[1], &th[1], 0, N, 1, 20000);
+    wait_parties(b, 2);
+    CHECK_RC(tb_cbarrier_reset_sync(b), 0);
+    finish(&p[0], th[0]);
+    finish(&p[1], th[1]);
+    CHECK_RC(p[0].rc, TB_EBROKEN);
+    CHECK_RC(p[1].rc, TB_EBROKEN);
+    CHECK(rt_wait_nchildren(c1, CB, 1, 5000) == 1);
+    CHECK(current_parties(c1) == 0);
+    printf("cyclic barrier: a reset broke the 2 parties waiting\n");
+
+    /* Free while waiting: ECANCELED, and broken for the other. */
+    start(&p[0], &th[0], 0, N, 1, 20000);
+    wait_parties(b, 1);
+    rt_done_init(&d);
+    CHECK_RC(tb_cbarrier_await(b, -1, rt_done_cb, &d), 0);
+    CHECK_RC(tb_cbarrier_await(b, -1, rt_done_cb, &d), TB_EINVAL);
+    wait_parties(b, 2);
+    tb_cbarrier_free(b);
+    CHECK_RC(rt_done_wait(&d, 5000), TB_ECANCELED);
+    finish(&p[0], th[0]);
+    CHECK_RC(p[0].rc, TB_EBROKEN);
+
+    /* The asynchronous timeout, after a reset. */
+    CHECK_RC(tb_cbarrier_new(&b, c1, CB, N), 0);
+    CHECK_RC(tb_cbarrier_reset_sync(b), 0);
+    rt_done_init(&d);
+    CHECK_RC(tb_cbarrier_await(b, 200, rt_done_cb, &d), 0);
+    CHECK_RC(rt_done_wait(&d, 5000), TB_ETIMEDOUT);
+    CHECK_RC(tb_cbarrier_reset_sync(b), 0);
+    CHECK(rt_wait_nchildren(c1, CB, 1, 5000) == 1);
+    CHECK(current_parties(c1) == 0);
+    tb_cbarrier_free(b);
+    CHECK_RC(tb_cbarrier_new(&b, c1, CB, 0), TB_EINVAL);
+    CHECK_RC(tb_cbarrier_new(&b, c1, "/", 2), TB_EINVAL);
+    printf("cyclic barrier: free cancels and breaks; asynchronous timeout; "
+           "no party node left\n");
+}
+
+int t_cbarrier(int argc, char **argv)
+{
+    struct tb_client *c1 = rt_connect(rt_hosts, RT_SESSION_MS);
+
+    (void)argc;
+    (void)argv;
+    rt_rmr(c1, CB);
+    generations(c1);
+    more_than_parties(c1);
+    breaking(c1);
+    rt_rmr(c1, CB);
+    tb_client_close(c1);
+    printf("cbarrier: ok\n");
+    return 0;
+}
+
+/* Wall-clock ms, to compare with the scripts' `date +%s%3N`. */
+static long long wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* cparty PATH N await TIMEOUT_MS | reset | waiting: one party's await
+ * (prints RESULT <error name> <wall ms>), a reset, or the count waiting
+ * (WAITING <n> <error name>). */
+int t_cparty(int argc, char **argv)
+{
+    struct tb_client *c;
+    struct tb_cbarrier *b;
+    int rc, w = 0;
+
+    CHECK(argc >= 3);
+    c = rt_connect(rt_hosts, RT_SESSION_MS);
+    CHECK_RC(tb_cbarrier_new(&b, c, argv[0], atoi(argv[1])), 0);
+    if (strcmp(argv[2], "await") == 0) {
+        rc = tb_cbarrier_await_sync(b, argc > 3 ? atoi(argv[3]) : -1);
+        printf("RESULT %s %lld\n", tb_errname(rc), wall_ms());
+    } else if (strcmp(argv[2], "reset") == 0) {
+        rc = tb_cbarrier_reset_sync(b);
+        printf("RESET %s\n", tb_errname(rc));
+    } else {
+        rc = tb_cbarrier_waiting_sync(b, &w);
+        printf("WAITING %d %s\n", w, tb_errname(rc));
+    }
+    tb_cbarrier_free(b);
+    tb_client_close(c);
+    return 0;
+}
