@@ -321,6 +321,8 @@ extern const struct cli_cmd cli_cmd_lock, cli_cmd_elect, cli_cmd_locks;
 /* The other recipes: cmd_barrier.c, cmd_queue.c, cmd_counter.c. */
 extern const struct cli_spec cli_cmd_barrier, cli_cmd_queue, cli_cmd_counter,
     cli_cmd_check_token;
+/* cmd_top.c: the live view of the locks. */
+extern const struct cli_spec cli_cmd_top;
 /* shell.c */
 extern const struct cli_spec cli_cmd_connect, cli_cmd_quit, cli_cmd_exit;
 

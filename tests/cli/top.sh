@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# tumbler top on a terminal, under tmux:  top.sh KIND TUMBLER
+#
+# KIND is "tumblerd" (needs TUMBLERD in the environment) or "zk" (Apache
+# ZooKeeper 3.8), started by tests/integration/lib.sh.  Two mutexes under
+# /locks are held, with waiters (tumbler lock -- CMD, in the background);
+# `tumbler top /locks` runs in a detached tmux session, and the pane must
+# show both holders with their owners and tokens, the waiters with
+# theirs, and the counts.  Then one holder lets go: the screen must show
+# the next in line holding since that refresh (held 0s or 1s, though it
+# had waited longer).  `q` must end top with status 0, out of the
+# alternate screen; SIGTERM too.  Every wait is bounded.
+set -u
+# shellcheck disable=SC2154  # pid_a1 ... are set by eval
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../integration/lib.sh
+source "$here/../integration/lib.sh"
+
+kind=${1:?usage: $0 KIND TUMBLER}
+TUMBLER=${2:?usage: $0 KIND TUMBLER}
+command -v tmux > /dev/null || it_die "tmux is needed (scripts/deps.sh --test)"
+it_init
+launch "$kind" server
+export TUMBLER_SERVERS=127.0.0.1:$LAUNCH_PORT
+D=$(it_tmpdir top)
+SOCK=$D/tmux.sock
+FAILS=0
+# The tmux server goes with the test, before lib.sh's cleanup.
+trap 'rc=$?; tmux -S "$SOCK" kill-server 2> /dev/null; it_cleanup "$rc"' EXIT
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+
+# holder ID PATH: tumbler lock PATH that holds until $D/release.ID exists;
+# its pid (the owner HOST:PID in the node data) in $D/ID.pid.
+holder()
+{
+    run_bg 60 bash -c 'echo $$ > "$0/$1.pid"; exec "$2" lock "$3" -- sh -c \
+        "while [ ! -e $0/release.$1 ]; do sleep 0.05; done"' "$D" "$1" "$TUMBLER" "$2"
+}
+
+# until_ok LIMIT_S COMMAND...: polls COMMAND every 0.1 s; false after LIMIT_S.
+until_ok()
+{
+    local end=$((SECONDS + $1))
+    shift
+    until "$@" 2> /dev/null; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.1
+    done
+}
+
+queued() # PATH HOLDING WAITING: tumbler locks' summary says so
+{
+    [ "$("$TUMBLER" locks "$1" | head -n 1)" = "$1: mutex, $2 holding, $3 waiting" ]
+}
+
+pane() { tmux -S "$SOCK" capture-pane -p -t top; }
+pane_shows() { pane | grep -Eq -- "$1"; }
+alt_on() { tmux -S "$SOCK" display -p -t top '#{alternate_on}'; }
+
+# expect_screen WHAT REGEX: the pane shows a line matching REGEX within 10 s.
+expect_screen()
+{
+    if until_ok 10 pane_shows "$2"; then return 0; fi
+    fail "$1: no line matches /$2/ on the screen:"
+    pane >&2
+    return 1
+}
+
+# token PATH N: the fencing token of the N-th node in PATH's queue.
+token()
+{
+    "$TUMBLER" --json locks "$1" |
+        python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print((d["holders"] + d["waiting"])[int(sys.argv[1])]["token"])' "$2"
+}
+
+host=$(hostname)
+holder a1 /locks/a
+until_ok 10 queued /locks/a 1 0 || it_die "a1 did not get /locks/a"
+holder a2 /locks/a
+until_ok 10 queued /locks/a 1 1 || it_die "a2 did not queue"
+holder a3 /locks/a
+holder b1 /locks/b
+until_ok 10 queued /locks/b 1 0 || it_die "b1 did not get /locks/b"
+holder b2 /locks/b
+until_ok 10 queued /locks/a 1 2 || it_die "a3 did not queue"
+until_ok 10 queued /locks/b 1 1 || it_die "b2 did not queue"
+for id in a1 a2 a3 b1 b2; do
+    eval "pid_$id=\$(cat \"\$D/\$id.pid\")"
+done
+ta1=$(token /locks/a 0) ta2=$(token /locks/a 1) ta3=$(token /locks/a 2)
+tb1=$(token /locks/b 0) tb2=$(token /locks/b 1)
+
+# A pane wide enough for whole lines; top's status lands in a file.
+tmux -S "$SOCK" -f /dev/null new-session -d -s top -x 200 -y 40 \
+    "$TUMBLER top -d 0.2 /locks; echo \$? > $D/status; sleep 60" ||
+    it_die "tmux did not start"
+
+expect_screen "counts of /locks/a" "^/locks/a  mutex, 1 holding, 2 waiting$"
+expect_screen "counts of /locks/b" "^/locks/b  mutex, 1 holding, 1 waiting$"
+expect_screen "total" "^2 locks under /locks: 2 holding, 3 waiting$"
+expect_screen "a1 holds, its token" "^  holder +$host:$pid_a1 +held +[0-9]+s +token $ta1 +_c_.*-lock-[0-9]{10}$"
+expect_screen "a2 waits, its token" "^  waiting +$host:$pid_a2 +waited +[0-9]+s +token $ta2 "
+expect_screen "a3 waits, its token" "^  waiting +$host:$pid_a3 +waited +[0-9]+s +token $ta3 "
+expect_screen "b1 holds, its token" "^  holder +$host:$pid_b1 +held +[0-9]+s +token $tb1 "
+expect_screen "b2 waits, its token" "^  waiting +$host:$pid_b2 +waited +[0-9]+s +token $tb2 "
+expect_screen "the server's figures" "^server 127\.0\.0\.1:$LAUNCH_PORT standalone: [0-9.]+ requests/s, latency min/avg/max [0-9.]+/[0-9.]+/[0-9.]+ ms"
+[ "$(alt_on)" = 1 ] || fail "top is not on the alternate screen"
+# The order on screen is the queue's: a1, a2, a3.
+order=$(pane | grep -E "^  (holder|waiting) " | head -n 3 | awk '{ print $2 }')
+[ "$order" = "$(printf '%s\n' "$host:$pid_a1" "$host:$pid_a2" "$host:$pid_a3")" ] ||
+    fail "queue order on screen: $order"
+
+# a2 has waited 2 s or more when a1 lets go: held since the change, not
+# since it joined.
+expect_screen "a2 has waited" "^  waiting +$host:$pid_a2 +waited +[2-9]s "
+touch "$D/release.a1"
+expect_screen "after a1: counts" "^/locks/a  mutex, 1 holding, 1 waiting$"
+expect_screen "after a1: a2 holds, held since it got the lock" \
+    "^  holder +$host:$pid_a2 +held +[01]s +token $ta2 "
+expect_screen "after a1: total" "^2 locks under /locks: 2 holding, 2 waiting$"
+if pane_shows "$host:$pid_a1 "; then fail "a1 still on the screen"; fi
+
+tmux -S "$SOCK" send-keys -t top q
+until_ok 10 test -s "$D/status" || fail "q did not end top"
+[ "$(cat "$D/status" 2> /dev/null)" = 0 ] || fail "status after q: $(cat "$D/status" 2> /dev/null)"
+[ "$(alt_on)" = 0 ] || fail "the alternate screen was not left"
+if pane_shows "holding"; then fail "top's screen still shown after q"; pane >&2; fi
+tmux -S "$SOCK" kill-session -t top
+
+# SIGTERM: the same clean exit.
+rm -f "$D/status"
+tmux -S "$SOCK" -f /dev/null new-session -d -s top -x 200 -y 40 \
+    "$TUMBLER top -d 0.2 /locks; echo \$? > $D/status; stty -a > $D/stty; sleep 60" ||
+    it_die "tmux did not start"
+expect_screen "top again" "^/locks/b  mutex"
+shell=$(tmux -S "$SOCK" display -p -t top '#{pane_pid}')
+toppid=$(ps -o pid= --ppid "$shell" | head -n 1 | tr -d ' ')
+[ -n "$toppid" ] && kill -TERM "$toppid"
+until_ok 10 test -s "$D/stty" || fail "SIGTERM did not end top"
+[ "$(cat "$D/status" 2> /dev/null)" = 0 ] || fail "status after SIGTERM: $(cat "$D/status" 2> /dev/null)"
+[ "$(alt_on)" = 0 ] || fail "the alternate screen was not left after SIGTERM"
+grep -Eq '(^| )icanon( |$)' "$D/stty" && grep -Eq '(^| )echo( |$)' "$D/stty" ||
+    fail "the terminal's modes were not restored: $(cat "$D/stty")"
+
+touch "$D/release.a2" "$D/release.a3" "$D/release.b1" "$D/release.b2"
+echo "$kind: $FAILS failed"
+[ "$FAILS" = 0 ]
