@@ -9,7 +9,8 @@
 #                            test suite's needs, Go with go-zookeeper,
 #                            clang, and what builds and checks the Debian
 #                            packages (tests/package), Prometheus (server and
-#                            promtool) and curl for the HTTP endpoints
+#                            promtool) and curl for the HTTP endpoints,
+#                            tmux for tumbler top's screen
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
@@ -27,7 +28,7 @@ if [ "${1:-}" = "--test" ]; then
            golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl
            iproute2
            debhelper lintian logrotate man-db systemd
-           prometheus curl)
+           prometheus curl tmux)
 fi
 
 missing=()
