@@ -36,6 +36,9 @@
  *   that died leaves that cleanup to the next arrival, which removes
  *   every empty generation below the current one.
  *
+ * cbarrier_gen.c has the generations' names, what a look at one says,
+ * the removal of one that is over, and the reset.
+ *
  * An await runs as a chain of client callbacks on the handle, one at a
  * time; a give-up is a flag each step looks at, and ends a wait in
  * progress. */
@@ -44,11 +47,10 @@
 
 #include "recipes/rcp.h"
 
-#define GEN    "gen-"
 #define PARTY  "party-"
-#define END    "end"
-#define PASSED "passed"
-#define BROKEN "broken"
+#define END    RCP_CB_END
+#define PASSED RCP_CB_PASSED
+#define BROKEN RCP_CB_BROKEN
 
 struct tb_cbarrier {
     pthread_mutex_t mu;
@@ -68,62 +70,6 @@ struct tb_cbarrier {
     int64_t seq;
     int result; /* decided, while leaving */
 };
-
-/* ---- the I/O-free parts ---- */
-
-int64_t rcp_cb_gen(const char *name)
-{
-    char *end;
-    int64_t k;
-
-    if (strncmp(name, GEN, strlen(GEN)) != 0)
-        return -1;
-    k = strtoll(name + strlen(GEN), &end, 10);
-    return *end == '\0' && end != name + strlen(GEN) && k >= 0 ? k : -1;
-}
-
-int64_t rcp_cb_highest_gen(const struct tb_strings *v)
-{
-    int64_t k, hi = -1;
-    int i;
-
-    for (i = 0; i < v->count; i++)
-        if ((k = rcp_cb_gen(v->v[i])) > hi)
-            hi = k;
-    return hi;
-}
-
-int64_t rcp_cb_party_seq(const char *name)
-{
-    const char *dash = strrchr(name, '-');
-    char *end;
-    int64_t seq;
-
-    if (strncmp(name, PARTY, strlen(PARTY)) != 0 || dash == NULL)
-        return -1;
-    seq = strtoll(dash + 1, &end, 10);
-    return *end == '\0' && end != dash + 1 ? seq : -1;
-}
-
-int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
-                  const char *mine, int parties)
-{
-    int i, n = 0, me = 0;
-
-    for (i = 0; i < v->count; i++) {
-        if (strcmp(v->v[i], END) == 0)
-            return RCP_CB_END;
-        if (rcp_cb_party_seq(v->v[i]) >= 0)
-            n++;
-        if (mine != NULL && strcmp(v->v[i], mine) == 0)
-            me = 1;
-    }
-    if (mine != NULL && !me)
-        return RCP_CB_GONE;
-    if (cversion > v->count)
-        return RCP_CB_BREAK;
-    return n >= parties ? RCP_CB_PASS : RCP_CB_WAIT;
-}
 
 /* ---- the handle ---- */
 
@@ -167,14 +113,6 @@ int tb_cbarrier_new(struct tb_cbarrier **out, struct tb_client *c,
     b->parties = parties;
     *out = b;
     return 0;
-}
-
-static char *gen_name(const char *path, int64_t k)
-{
-    char name[32];
-
-    snprintf(name, sizeof name, GEN "%010lld", (long long)k);
-    return rcp_join(path, name);
 }
 
 /* ---- ending ---- */
@@ -249,27 +187,6 @@ static void on_cleaned(struct tb_client *c, int rc,
     out_of_gen(b);
 }
 
-/* Removes generation `k`'s end and node if it is decided, empty and not
- * the current one; `done` gets the multi's answer (NULL: nobody waits). */
-static int clean_gen(struct tb_client *c, const char *path, int64_t k,
-                     tb_multi_cb done, void *data)
-{
-    char *g = gen_name(path, k), *next = gen_name(path, k + 1);
-    char *end = g != NULL ? rcp_join(g, END) : NULL;
-    struct tb_multi *ops = tb_multi_new();
-    int rv = TB_ENOMEM;
-
-    if (g != NULL && next != NULL && end != NULL && ops != NULL &&
-        tb_multi_check(ops, next, -1) == 0 &&
-        tb_multi_delete(ops, end, -1) == 0 && tb_multi_delete(ops, g, -1) == 0)
-        rv = tb_multi_exec(c, ops, done, data);
-    tb_multi_free(ops);
-    free(end);
-    free(next);
-    free(g);
-    return rv;
-}
-
 static void on_remaining(struct tb_client *c, int rc,
                          const struct tb_strings *v, const struct tb_stat *st,
                          void *data)
@@ -283,7 +200,7 @@ static void on_remaining(struct tb_client *c, int rc,
     for (i = 0; rc == 0 && i < v->count; i++)
         n += rcp_cb_party_seq(v->v[i]) >= 0;
     if (rc == 0 && n == 0 &&
-        clean_gen(c, b->path, b->gen, on_cleaned, b) == 0) {
+        rcp_cb_clean_gen(c, b->path, b->gen, on_cleaned, b) == 0) {
         pthread_mutex_unlock(&b->mu);
         return;
     }
@@ -395,7 +312,7 @@ static int pass_gen(struct tb_cbarrier *b)
 {
     struct tb_multi *ops = tb_multi_new();
     char *end = rcp_join(b->gen_path, END);
-    char *next = gen_name(b->path, b->gen + 1);
+    char *next = rcp_cb_gen_path(b->path, b->gen + 1);
     int rv = TB_ENOMEM;
 
     if (ops != NULL && end != NULL && next != NULL &&
@@ -442,7 +359,7 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
     }
     mine = b->node != NULL ? strrchr(b->node, '/') + 1 : NULL;
     switch (rcp_cb_decide(v, st->cversion, mine, b->parties)) {
-    case RCP_CB_END:
+    case RCP_CB_DECIDED:
         end = rcp_join(b->gen_path, END);
         rc = end == NULL ? TB_ENOMEM
                          : tb_get_data(c, end, NULL, NULL, on_end_data, b);
@@ -538,7 +455,7 @@ static int join(struct tb_cbarrier *b)
     if (b->gave_up != 0)
         return b->gave_up;
     free(b->gen_path);
-    if ((b->gen_path = gen_name(b->path, b->gen)) == NULL)
+    if ((b->gen_path = rcp_cb_gen_path(b->path, b->gen)) == NULL)
         return TB_ENOMEM;
     snprintf(name, sizeof name, PARTY "%s-", b->uuid);
     if ((p = rcp_join(b->gen_path, name)) == NULL)
@@ -575,7 +492,7 @@ static void on_gens(struct tb_client *c, int rc, const struct tb_strings *v,
             v = &none;
         b->gen = rcp_cb_highest_gen(v);
         if (b->gen < 0) { /* a new barrier: its first generation */
-            rc = (g = gen_name(b->path, 0)) == NULL
+            rc = (g = rcp_cb_gen_path(b->path, 0)) == NULL
                      ? TB_ENOMEM
                      : rcp_create_in(c, g, NULL, 0, TB_PERSISTENT, on_gen_made,
                                      b);
@@ -586,7 +503,7 @@ static void on_gens(struct tb_client *c, int rc, const struct tb_strings *v,
             for (i = 0; i < v->count; i++) {
                 int64_t k = rcp_cb_gen(v->v[i]);
                 if (k >= 0 && k < b->gen)
-                    clean_gen(c, b->path, k, NULL, NULL);
+                    rcp_cb_clean_gen(c, b->path, k, NULL, NULL);
             }
             rc = join(b);
         }
@@ -649,118 +566,6 @@ void tb_cbarrier_free(struct tb_cbarrier *b)
     unref(b);
 }
 
-/* ---- reset ---- */
-
-struct reset {
-    struct tb_client *c;
-    char *path;
-    int64_t k;
-    tb_done_cb cb;
-    void *data;
-};
-
-static void reset_end(struct reset *r, int rc)
-{
-    if (r->cb != NULL)
-        r->cb(rc, r->data);
-    free(r->path);
-    free(r);
-}
-
-static void on_next_made(struct tb_client *c, int rc, const char *path,
-                         const struct tb_stat *st, void *data)
-{
-    struct reset *r = data;
-
-    (void)path;
-    (void)st;
-    rcp_note_cb_thread(c);
-    if (rc == 0 || rc == TB_ENODEEXISTS)
-        clean_gen(c, r->path, r->k, NULL, NULL);
-    reset_end(r, rc == TB_ENODEEXISTS ? 0 : rc);
-}
-
-static void on_reset(struct tb_client *c, int rc, const struct tb_op_result *v,
-                     int count, void *data)
-{
-    struct reset *r = data;
-    char *next;
-
-    rcp_note_cb_thread(c);
-    if (rc == 0) { /* K's parties are told; K goes once they are out */
-        clean_gen(c, r->path, r->k, NULL, NULL);
-    } else if (count > 0 && v[0].rc == TB_ENODEEXISTS) {
-        /* K was decided already: broken, it needs its successor;
-         * passed, it has one. */
-        next = gen_name(r->path, r->k + 1);
-        rc = next == NULL ? TB_ENOMEM
-                          : tb_create(c, next, NULL, 0, NULL, TB_PERSISTENT, 0,
-                                      on_next_made, r);
-        free(next);
-        if (rc == 0)
-            return;
-    }
-    reset_end(r, rc);
-}
-
-static void on_reset_gens(struct tb_client *c, int rc,
-                          const struct tb_strings *v, const struct tb_stat *st,
-                          void *data)
-{
-    struct reset *r = data;
-    struct tb_multi *ops;
-    char *g = NULL, *end = NULL, *next = NULL;
-
-    (void)st;
-    rcp_note_cb_thread(c);
-    if (rc == TB_ENONODE || (rc == 0 && rcp_cb_highest_gen(v) < 0)) {
-        reset_end(r, 0); /* never used: nothing to reset */
-        return;
-    }
-    if (rc == 0) {
-        r->k = rcp_cb_highest_gen(v);
-        ops = tb_multi_new();
-        g = gen_name(r->path, r->k);
-        end = g != NULL ? rcp_join(g, END) : NULL;
-        next = gen_name(r->path, r->k + 1);
-        rc = TB_ENOMEM;
-        if (ops != NULL && end != NULL && next != NULL &&
-            tb_multi_create(ops, end, BROKEN, strlen(BROKEN), NULL,
-                            TB_PERSISTENT, 0) == 0 &&
-            tb_multi_create(ops, next, NULL, 0, NULL, TB_PERSISTENT, 0) == 0)
-            rc = tb_multi_exec(c, ops, on_reset, r);
-        tb_multi_free(ops);
-        free(next);
-        free(end);
-        free(g);
-    }
-    if (rc != 0)
-        reset_end(r, rc);
-}
-
-int tb_cbarrier_reset(struct tb_cbarrier *b, tb_done_cb cb, void *data)
-{
-    struct reset *r;
-    int rv;
-
-    if (b == NULL)
-        return TB_EINVAL;
-    if ((r = calloc(1, sizeof *r)) == NULL ||
-        (r->path = rcp_strdup(b->path)) == NULL) {
-        free(r);
-        return TB_ENOMEM;
-    }
-    r->c = b->c;
-    r->cb = cb;
-    r->data = data;
-    rv = tb_get_children(b->c, b->path, NULL, NULL, on_reset_gens, r);
-    if (rv != 0) {
-        free(r->path);
-        free(r);
-    }
-    return rv;
-}
-
 /* ---- synchronous forms ---- */
 
 static void sync_give_up(void *arg)
@@ -788,6 +593,13 @@ static int reset_start(void *arg, int timeout_ms, struct rcp_wait *w)
     return tb_cbarrier_reset(arg, rcp_wait_done_cb, w);
 }
 
+int tb_cbarrier_reset(struct tb_cbarrier *b, tb_done_cb cb, void *data)
+{
+    if (b == NULL)
+        return TB_EINVAL;
+    return rcp_cb_reset(b->c, b->path, cb, data);
+}
+
 int tb_cbarrier_reset_sync(struct tb_cbarrier *b)
 {
     struct rcp_wait w;
@@ -799,39 +611,7 @@ int tb_cbarrier_reset_sync(struct tb_cbarrier *b)
 
 int tb_cbarrier_waiting_sync(struct tb_cbarrier *b, int *waiting)
 {
-    struct tb_strings v;
-    char *g;
-    int rc, i, n = 0;
-
     if (b == NULL || waiting == NULL)
         return TB_EINVAL;
-    rc = tb_get_children_sync(b->c, b->path, NULL, NULL, &v);
-    if (rc == TB_ENONODE || (rc == 0 && rcp_cb_highest_gen(&v) < 0)) {
-        if (rc == 0)
-            tb_strings_free(&v);
-        *waiting = 0;
-        return 0;
-    }
-    if (rc != 0)
-        return rc;
-    g = gen_name(b->path, rcp_cb_highest_gen(&v));
-    tb_strings_free(&v);
-    if (g == NULL)
-        return TB_ENOMEM;
-    rc = tb_get_children_sync(b->c, g, NULL, NULL, &v);
-    free(g);
-    if (rc == TB_ENONODE) { /* passed and cleaned since the listing */
-        *waiting = 0;
-        return 0;
-    }
-    if (rc != 0)
-        return rc;
-    for (i = 0; i < v.count; i++) {
-        if (strcmp(v.v[i], END) == 0)
-            rc = TB_EBROKEN; /* the current one is decided only if broken */
-        n += rcp_cb_party_seq(v.v[i]) >= 0;
-    }
-    tb_strings_free(&v);
-    *waiting = n;
-    return rc;
+    return rcp_cb_waiting(b->c, b->path, waiting);
 }

@@ -205,7 +205,12 @@ int rcp_counter_decode(const void *p, size_t len, int64_t *v);
  * they are shared, every reader before the first exclusive node. */
 int rcp_holders(const struct rcp_child *v, int n);
 
-/* ---- cbarrier.c: its I/O-free parts ---- */
+/* ---- cbarrier_gen.c: a cyclic barrier's generations ---- */
+#define RCP_CB_END    "end"
+#define RCP_CB_PASSED "passed"
+#define RCP_CB_BROKEN "broken"
+/* "PATH/gen-<k, 10 digits>", allocated. */
+char *rcp_cb_gen_path(const char *path, int64_t k);
 /* K of a generation's name "gen-K", else -1. */
 int64_t rcp_cb_gen(const char *name);
 /* The highest generation among a barrier's children, -1 if none. */
@@ -216,9 +221,18 @@ int64_t rcp_cb_party_seq(const char *name);
  * generation's, `mine` our party's name or NULL): decided ("end" there);
  * our node gone; a party left while it was open (break it); all arrived
  * (pass it); wait. */
-enum { RCP_CB_END, RCP_CB_GONE, RCP_CB_BREAK, RCP_CB_PASS, RCP_CB_WAIT };
+enum { RCP_CB_DECIDED, RCP_CB_GONE, RCP_CB_BREAK, RCP_CB_PASS, RCP_CB_WAIT };
 int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
                   const char *mine, int parties);
+/* Removes generation k's "end" and node if it is decided, has no party
+ * left and is not the current one (a multi checking that k+1 exists);
+ * `done` (NULL: nobody waits) gets the multi's answer. */
+int rcp_cb_clean_gen(struct tb_client *c, const char *path, int64_t k,
+                     tb_multi_cb done, void *data);
+/* tb_cbarrier_reset and tb_cbarrier_waiting_sync of the barrier at PATH. */
+int rcp_cb_reset(struct tb_client *c, const char *path, tb_done_cb cb,
+                 void *data);
+int rcp_cb_waiting(struct tb_client *c, const char *path, int *waiting);
 
 /* ---- the engine ---- */
 enum rcp_phase {

@@ -300,7 +300,7 @@ static void cbarrier_look(void **state)
                      RCP_CB_GONE);
     /* "end" decides, whatever else the look shows. */
     assert_int_equal(rcp_cb_decide(&e, 9, "party-u9-0000000009", 3),
-                     RCP_CB_END);
+                     RCP_CB_DECIDED);
     /* A look without a node of ours (none yet): the count alone. */
     assert_int_equal(rcp_cb_decide(&o, 2, NULL, 3), RCP_CB_WAIT);
 }
