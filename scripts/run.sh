@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 # Configure only once: every configure stamps a new build time into
-# tumblerd (src/server/config/CMakeLists.txt), which would then be rebuilt
+# tumblerd (src/server/admin/CMakeLists.txt), which would then be rebuilt
 # on every start.  ninja runs cmake again by itself when a CMakeLists.txt
 # changes.
 [ -f build/build.ninja ] ||

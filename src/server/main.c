@@ -13,9 +13,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "server/admin/fourlw.h"
 #include "server/config/config.h"
-#include "server/config/log.h"
 #include "server/fsm/fsm.h"
+#include "server/logging/log.h"
 #include "server/peer/peer.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
@@ -429,6 +430,7 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     raise_fd_limit();
     tb_config_init(&cfg);
+    cfg.check_4lw = fourlw_whitelist_check;
     rv = tb_config_parse_args(&cfg, argc, argv, err, sizeof err);
     if (rv != 0 && rv != TB_CONFIG_EXIT)
         fprintf(stderr, "tumblerd: %s\n", err);

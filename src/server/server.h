@@ -12,11 +12,11 @@
 #include <uv.h>
 
 #include "common/common.h"
+#include "common/hist.h"
 #include "common/map.h"
 #include "proto/proto.h"
-#include "server/config/log.h"
-#include "common/hist.h"
 #include "server/http/metrics.h"
+#include "server/logging/log.h"
 #include "server/proc/expiry.h"
 #include "server/watch/watch.h"
 

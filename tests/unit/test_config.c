@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
+#include "server/admin/fourlw.h"
 #include "server/config/config.h"
-#include "server/config/fourlw.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 #include "test_config.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -83,7 +83,9 @@ static void test_defaults(void **state)
     assert_int_equal(cfg.min_session_timeout, 4000);
     assert_int_equal(cfg.max_session_timeout, 40000);
     assert_string_equal(cfg.fourlw_whitelist, "srvr");
-    assert_int_equal(cfg.fourlw_allowed, FOURLW_BIT(FOURLW_SRVR));
+    assert_int_equal(fourlw_whitelist_parse(cfg.fourlw_whitelist, NULL,
+                                            NULL, 0),
+                     FOURLW_BIT(FOURLW_SRVR));
     assert_int_equal(cfg.jute_maxbuffer, 1048575);
     assert_int_equal(cfg.max_outstanding, 1000);
     assert_int_equal(cfg.snap_count, 0);
@@ -193,7 +195,8 @@ static void test_file(void **state)
     assert_int_equal(cfg.client_port, 2999);
     assert_string_equal(cfg.client_port_address, "0.0.0.0");
     assert_int_equal(cfg.max_client_cnxns, 0);
-    assert_int_equal(cfg.fourlw_allowed,
+    assert_int_equal(fourlw_whitelist_parse(cfg.fourlw_whitelist, NULL,
+                                            NULL, 0),
                      FOURLW_BIT(FOURLW_SRVR) | FOURLW_BIT(FOURLW_STAT) |
                          FOURLW_BIT(FOURLW_RUOK) | FOURLW_BIT(FOURLW_MNTR));
     assert_int_equal(cfg.extended_types_enabled, 0);
@@ -247,7 +250,9 @@ static void test_overrides_after_file(void **state)
     assert_int_equal(cfg.tick_time, 3000);
     assert_int_equal(cfg.client_port, 0);
     assert_string_equal(cfg.data_dir, "/from/args");
-    assert_int_equal(cfg.fourlw_allowed, FOURLW_ALL);
+    assert_int_equal(fourlw_whitelist_parse(cfg.fourlw_whitelist, NULL,
+                                            NULL, 0),
+                     FOURLW_ALL);
     tb_config_free(&cfg);
 
     /* --config=FILE and a bare FILE are the same */
@@ -681,12 +686,14 @@ static void test_set(void **state)
     assert_null(cfg.super_digest);
 
     capture_start(&cap);
+    cfg.check_4lw = fourlw_whitelist_check; /* as tumblerd's main does */
     assert_int_equal(tb_config_set(&cfg, "autopurge.purgeInterval", "1", &at,
                                    err, sizeof err), 1);
     assert_int_equal(tb_config_set(&cfg, "4lw.commands.whitelist",
                                    "ruok, hash", &at, err, sizeof err), 0);
     logged = capture_end(&cap);
-    assert_int_equal(cfg.fourlw_allowed,
+    assert_int_equal(fourlw_whitelist_parse(cfg.fourlw_whitelist, NULL,
+                                            NULL, 0),
                      FOURLW_BIT(FOURLW_SRVR) | FOURLW_BIT(FOURLW_RUOK));
     assert_null(strstr(logged, "autopurge"));
     assert_non_null(strstr(logged, "x.cfg:9: 4lw.commands.whitelist: 1 "

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
+#include "server/admin/fourlw.h"
 #include "server/config/config.h"
-#include "server/config/fourlw.h"
 
 #define ZKV "3.8.0-${mvngit.commit.id}, built on 2024-12-29 17:54 UTC"
 

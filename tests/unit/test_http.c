@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
-#include "server/config/config.h"
-#include "server/config/fourlw.h"
-#include "server/http/adminsrv.h"
 #include "common/hist.h"
-#include "server/http/json.h"
+#include "common/json.h"
+#include "server/admin/adminsrv.h"
+#include "server/admin/fourlw.h"
+#include "server/config/config.h"
 #include "server/http/metrics.h"
 
 struct fake {

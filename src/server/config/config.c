@@ -14,8 +14,7 @@
 
 #include "server/config/config.h"
 #include "server/config/config_int.h"
-#include "server/config/fourlw.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 
 #ifndef TB_VERSION
 #define TB_VERSION "0.0.0"
@@ -28,7 +27,7 @@ enum key_type {
     K_DIR,    /* owned string, not empty */
     K_ADDR,   /* owned string, an IP literal ("localhost" = 127.0.0.1) */
     K_LEVEL,  /* int field: a log level name */
-    K_4LW,    /* owned string + the parsed mask */
+    K_4LW,    /* owned string, its words checked by cfg->check_4lw */
     K_DIGEST, /* owned string or NULL: "user:base64(sha1)" */
     K_STR,    /* owned string, or NULL when empty */
 };
@@ -323,14 +322,8 @@ static int set_int(const struct key_def *k, void *field, const char *value,
 static int set_whitelist(struct tb_config *cfg, const char *value,
                          const char *at)
 {
-    char first[32];
-    int unknown = 0;
-
-    cfg->fourlw_allowed = fourlw_whitelist_parse(value, &unknown, first,
-                                                 sizeof first);
-    if (unknown > 0)
-        tb_log(TB_LOG_WARN, "%s: %d unknown four-letter word(s) ignored, "
-               "the first \"%s\"", at, unknown, first);
+    if (cfg->check_4lw != NULL)
+        cfg->check_4lw(value, at);
     return replace_str(&cfg->fourlw_whitelist, value);
 }
 

@@ -81,8 +81,8 @@ struct tb_config {
     int max_client_cnxns;          /* maxClientCnxns per client IP; 0: no cap */
     int min_session_timeout;       /* minSessionTimeout, ms */
     int max_session_timeout;       /* maxSessionTimeout, ms */
-    char *fourlw_whitelist;        /* 4lw.commands.whitelist, as written */
-    uint32_t fourlw_allowed;       /* ... parsed: bit (1 << FOURLW_x) */
+    char *fourlw_whitelist;        /* 4lw.commands.whitelist, as written;
+                                      admin/ knows the words it names */
     int jute_maxbuffer;            /* jute.maxbuffer: largest request frame */
     int max_outstanding;           /* globalOutstandingLimit, per connection */
     int snap_count;                /* snapCount: most entries between
@@ -162,6 +162,11 @@ struct tb_config {
                                       set and not acted on, or NULL */
     int ignored_told;              /* ... logged (tb_config_finish) */
     int check_config;              /* --check-config: print, and exit */
+    /* Called with 4lw.commands.whitelist's value and where it was set, as
+     * the key is read, to warn of words nobody knows: admin/ knows them
+     * (fourlw_whitelist_check), config only keeps the text.  NULL (after
+     * tb_config_init()): not checked. */
+    void (*check_4lw)(const char *value, const char *at);
     int repair_log;                /* --repair-log: cut a damaged log at its
                                       last good record, then exit */
     int min_session_timeout_set;   /* explicitly set (not -1) */

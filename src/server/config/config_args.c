@@ -15,7 +15,7 @@
 
 #include "server/config/config.h"
 #include "server/config/config_int.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 
 /* One line of the file: 0 (set or skipped), or a negative code with err. */
 static int load_line(struct tb_config *cfg, char *line,

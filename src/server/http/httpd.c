@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/config/log.h"
 #include "server/http/httpd.h"
+#include "server/logging/log.h"
 
 struct httpd {
     struct MHD_Daemon *mhd;

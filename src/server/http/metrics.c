@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/config/fourlw.h"
+#include "server/admin/fourlw.h"
 #include "server/http/metrics.h"
 
 struct sample {

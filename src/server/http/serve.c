@@ -9,12 +9,12 @@
  * four-letter words, and answer from the loop thread (httpd.h). */
 #include <string.h>
 
+#include "server/admin/adminsrv.h"
+#include "server/admin/fourlw.h"
 #include "server/config/config.h"
-#include "server/config/fourlw.h"
-#include "server/config/log.h"
-#include "server/http/adminsrv.h"
 #include "server/http/httpd.h"
 #include "server/http/metrics.h"
+#include "server/logging/log.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 
 #include "server/config/config.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 #include "server/server.h"
 
 #define OUT_PAUSE (4u << 20)  /* stop reading requests above this */

@@ -20,7 +20,7 @@
 #include <strings.h>
 
 #include "server/config/config.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 #include "server/server.h"
 
 #define TLS_RECORD 16384 /* the most plaintext one record carries */

@@ -8,7 +8,7 @@
 
 #include "proto/proto.h"
 #include "server/config/config.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 #include "server/peer/peer.h"
 #include "server/replog/replog.h"
 #include "server/server.h"

@@ -10,7 +10,7 @@
 
 #include "common/digest.h"
 #include "server/config/config.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 #include "server/server.h"
 #include "tree/acl.h"
 

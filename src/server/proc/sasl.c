@@ -19,7 +19,7 @@
 
 #include "server/config/config.h"
 #include "server/config/jaas.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 #include "server/server.h"
 
 #define ZK_SERVICE "zookeeper"

@@ -10,8 +10,8 @@
 #include <sys/random.h>
 
 #include "server/config/config.h"
-#include "server/config/log.h"
 #include "server/fsm/fsm.h"
+#include "server/logging/log.h"
 #include "server/peer/peer.h"
 #include "server/replog/replog.h"
 #include "server/server.h"

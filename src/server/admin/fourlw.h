@@ -98,6 +98,10 @@ const char *fourlw_name(int cmd);
 uint32_t fourlw_whitelist_parse(const char *spec, int *unknown,
                                 char *first_unknown, size_t cap);
 int fourlw_allowed(uint32_t mask, int cmd);
+/* Logs a warning naming the first unknown word of `spec`, if it has any;
+ * `at` says where it was set ("zoo.cfg:3: 4lw.commands.whitelist").  The
+ * configuration calls it as the key is read (tb_config's check_4lw). */
+void fourlw_whitelist_check(const char *spec, const char *at);
 
 /* The version shown by srvr, stat, mntr and envi: ZooKeeper's "3.8.0-"
  * first, since tools parse the leading number, then Tumbler's own:
@@ -316,7 +320,7 @@ size_t fourlw_format_date(char *buf, size_t cap, int64_t wall_ms);
  * the order their listing's kind states. */
 struct fourlw_source {
     void *data;
-    const struct tb_config *cfg;  /* conf; whitelist (cfg->fourlw_allowed) */
+    const struct tb_config *cfg;  /* conf; whitelist (cfg->fourlw_whitelist) */
     int (*serving)(void *data);   /* NULL: always serving */
     void (*stats)(void *data, struct fourlw_stats *out);
     void (*mntr)(void *data, struct fourlw_mntr *out);

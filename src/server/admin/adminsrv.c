@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
+#include "server/admin/adminsrv.h"
+#include "server/admin/fourlw.h"
 #include "server/config/config.h"
-#include "server/config/fourlw.h"
-#include "server/http/adminsrv.h"
-#include "server/http/json.h"
 
 struct ctx {
     const struct fourlw_source *src;

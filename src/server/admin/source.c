@@ -1,12 +1,12 @@
 /* Four-letter words on the client port: the first four bytes of a fresh
  * connection may name one; the answer is written and the connection
- * closed.  The texts are rendered by config/fourlw.c from what this file
+ * closed.  The texts are rendered by admin/fourlw.c from what this file
  * reads off the server. */
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "server/admin/fourlw.h"
 #include "server/config/config.h"
-#include "server/config/fourlw.h"
 #include "server/fsm/fsm.h"
 #include "server/replog/replog.h"
 #include "server/server.h"

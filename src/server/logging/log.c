@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
-#include "server/config/log.h"
+#include "server/logging/log.h"
 
 /* Longer messages are cut and end in "..." rather than allocating. */
 #define LOG_LINE_MAX 2048

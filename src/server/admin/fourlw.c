@@ -13,7 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/config/fourlw.h"
+#include "server/admin/fourlw.h"
+#include "server/logging/log.h"
 
 #ifndef TB_VERSION
 #define TB_VERSION "0.0.0"
@@ -97,6 +98,17 @@ uint32_t fourlw_whitelist_parse(const char *spec, int *unknown,
     if (unknown != NULL)
         *unknown = bad;
     return mask;
+}
+
+void fourlw_whitelist_check(const char *spec, const char *at)
+{
+    char first[32];
+    int unknown = 0;
+
+    (void)fourlw_whitelist_parse(spec, &unknown, first, sizeof first);
+    if (unknown > 0)
+        tb_log(TB_LOG_WARN, "%s: %d unknown four-letter word(s) ignored, "
+               "the first \"%s\"", at, unknown, first);
 }
 
 int fourlw_allowed(uint32_t mask, int cmd)

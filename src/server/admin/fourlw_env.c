@@ -10,7 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "server/config/fourlw.h"
+#include "server/admin/fourlw.h"
 
 static void copy(char *dst, size_t cap, const char *src)
 {

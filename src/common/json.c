@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/http/json.h"
+#include "common/json.h"
 
 void json_init(struct json *j, struct tb_wbuf *out)
 {

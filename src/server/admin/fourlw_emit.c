@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/config/fourlw.h"
+#include "server/admin/fourlw.h"
 
 void fourlw_emit_init(struct fourlw_emit *e, enum fourlw_list_kind kind,
                       struct tb_wbuf *out)
