@@ -78,7 +78,7 @@ struct top {
     int nfound, capfound, walked;
     struct seen *seen;
     int nseen;
-    const char *state; /* the session's state, if it changed */
+    const char *state; /* the session's state, NULL while connected */
 };
 
 static int64_t clock_ms(clockid_t id)
@@ -417,8 +417,10 @@ static int wait_next(struct top *t, struct screen *s, const char *text,
         else if (rv == CLI_EV_SIGNAL && sig != SIGCHLD)
             return 1;
         while ((m = cli_ev_take()) != NULL) {
-            if (m->kind == CLI_MSG_STATE)
-                t->state = tb_session_state_name(m->code);
+            if (m->kind == CLI_MSG_STATE) /* shown while not connected */
+                t->state = m->code == TB_SESSION_CONNECTED
+                               ? NULL
+                               : tb_session_state_name(m->code);
             free(m);
         }
         if (rv == CLI_EV_FD) {

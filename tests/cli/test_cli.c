@@ -1,8 +1,9 @@
 /* Unit tests of the tumbler CLI's pure parts: shell word splitting, ACL
  * parsing, the JSON writer (escaping, UTF-8 check, base64), number and
- * duration parsing, the exit-status map, the command table, and the event
+ * duration parsing, the exit-status map, the command table, the event
  * pipe that carries signals and other threads' messages to the main
- * thread.  No server: the scripts beside this file cover the commands end
+ * thread, and what top reads of the four-letter words (the server list,
+ * srvr's figures, cons's est).  No server: the scripts beside this file cover the commands end
  * to end. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "cli/cli.h"
+#include "cli/fourlw.h"
 
 /* ---- words ---- */
 
@@ -365,6 +367,85 @@ static void test_events(void **state)
     assert_int_equal(cli_ev_wait(-1, 0, &sig), CLI_EV_TIMEOUT);
 }
 
+/* The n-th server of a connection string, with the default port. */
+static void test_4lw_server(void **state)
+{
+    char hp[CLI_HOSTPORT_LEN];
+
+    (void)state;
+    assert_int_equal(cli_4lw_server("a:1,b,[::1]:3,[::2]/chroot", 0, hp), 0);
+    assert_string_equal(hp, "a:1");
+    assert_int_equal(cli_4lw_server("a:1,b,[::1]:3,[::2]/chroot", 1, hp), 0);
+    assert_string_equal(hp, "b:2181");
+    assert_int_equal(cli_4lw_server("a:1,b,[::1]:3,[::2]/chroot", 2, hp), 0);
+    assert_string_equal(hp, "[::1]:3");
+    assert_int_equal(cli_4lw_server("a:1,b,[::1]:3,[::2]/chroot", 3, hp), 0);
+    assert_string_equal(hp, "[::2]:2181");
+    assert_int_equal(cli_4lw_server("a:1,b,[::1]:3,[::2]/chroot", 4, hp), -1);
+    assert_int_equal(cli_4lw_server("h", 0, hp), 0);
+    assert_string_equal(hp, "h:2181");
+    assert_int_equal(cli_4lw_server("a,,b", 1, hp), -1); /* empty entry */
+    assert_int_equal(cli_4lw_server("/chroot", 0, hp), -1);
+}
+
+/* srvr as ZooKeeper 3.8 writes it; what is not srvr's answer. */
+static void test_srvr(void **state)
+{
+    struct cli_srvr s;
+
+    (void)state;
+    assert_int_equal(
+        cli_srvr_parse("Zookeeper version: 3.8.0-debian, built on 2023\n"
+                       "Latency min/avg/max: 0/2.1818/8\nReceived: 120\n"
+                       "Sent: 119\nConnections: 3\nOutstanding: 1\n"
+                       "Zxid: 0x6\nMode: standalone\nNode count: 7\n",
+                       &s),
+        0);
+    assert_int_equal(s.received, 120);
+    assert_int_equal(s.sent, 119);
+    assert_int_equal(s.connections, 3);
+    assert_int_equal(s.outstanding, 1);
+    assert_int_equal(s.nodes, 7);
+    assert_true(s.lat_min == 0 && s.lat_max == 8);
+    assert_true(s.lat_avg > 2.1817 && s.lat_avg < 2.1819);
+    assert_string_equal(s.mode, "standalone");
+    assert_int_equal(
+        cli_srvr_parse("srvr is not executed because it is not in the "
+                       "whitelist.\n",
+                       &s),
+        -1);
+    assert_int_equal(cli_srvr_parse("This ZooKeeper instance is not "
+                                    "currently serving requests\n",
+                                    &s),
+                     -1);
+    /* a line that only ends in the key is not the key */
+    assert_int_equal(cli_srvr_parse("Not Received: 5\n", &s), -1);
+}
+
+/* cons: the est of one session's connection, not of another's. */
+static void test_cons_est(void **state)
+{
+    const char *cons =
+        " /127.0.0.1:5[1](queued=0,recved=4,sent=4,sid=0x1000a,lop=GETD,"
+        "est=1700000000001,to=30000,lcxid=0x3,lzxid=0x5,lresp=99,llat=0,"
+        "minlat=0,avglat=0,maxlat=1)\n"
+        " /127.0.0.1:6[1](queued=0,recved=4,sent=4,sid=0x1000,lop=GETD,"
+        "est=1700000000002,to=30000)\n"
+        " /127.0.0.1:7[0](queued=0,recved=1,sent=0)\n\n";
+    int64_t est = 0;
+
+    (void)state;
+    assert_int_equal(cli_cons_est(cons, 0x1000a, &est), 0);
+    assert_int_equal(est, 1700000000001);
+    assert_int_equal(cli_cons_est(cons, 0x1000, &est), 0);
+    assert_int_equal(est, 1700000000002);
+    assert_int_equal(cli_cons_est(cons, 0x100, &est), -1);
+    assert_int_equal(cli_cons_est("cons is not executed because it is not "
+                                  "in the whitelist.\n",
+                                  0x1000, &est),
+                     -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +453,8 @@ int main(void)
         cmocka_unit_test(test_perms),   cmocka_unit_test(test_json),
         cmocka_unit_test(test_numbers), cmocka_unit_test(test_status),
         cmocka_unit_test(test_table),   cmocka_unit_test(test_events),
+        cmocka_unit_test(test_4lw_server), cmocka_unit_test(test_srvr),
+        cmocka_unit_test(test_cons_est),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

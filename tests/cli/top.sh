@@ -113,6 +113,22 @@ order=$(pane | grep -E "^  (holder|waiting) " | head -n 3 | awk '{ print $2 }')
 [ "$order" = "$(printf '%s\n' "$host:$pid_a1" "$host:$pid_a2" "$host:$pid_a3")" ] ||
     fail "queue order on screen: $order"
 
+# A smaller terminal: each line cut to its width (not wrapped), the rows
+# that do not fit counted on the last one.
+tmux -S "$SOCK" resize-window -t top -x 50 -y 8
+expect_screen "cut to the new size" '^\([0-9]+ more lines\)$'
+rows=$(pane)
+row1=$(sed -n 1p <<< "$rows")
+[ "${#row1}" = 50 ] && [ "${row1#tumbler top /locks - }" != "$row1" ] ||
+    fail "first row not the header cut at 50 columns: $row1"
+# (wrapped, the header would go on in the second row)
+check_row2() { [ "$(pane | sed -n 2p | cut -c1-7)" = "server " ]; }
+until_ok 5 check_row2 || fail "second row is not the server's: $(pane | sed -n 2p)"
+[ "$(awk 'length > 50' <<< "$rows" | wc -l)" = 0 ] || fail "a row wider than 50 columns"
+[ "$(sed -n 8p <<< "$rows")" != "" ] || fail "the last row is empty: $rows"
+tmux -S "$SOCK" resize-window -t top -x 200 -y 40
+expect_screen "whole lines again" "^/locks/b  mutex, 1 holding, 1 waiting$"
+
 # a2 has waited 2 s or more when a1 lets go: held since the change, not
 # since it joined.
 expect_screen "a2 has waited" "^  waiting +$host:$pid_a2 +waited +[2-9]s "
