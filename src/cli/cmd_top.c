@@ -19,9 +19,9 @@
  * offset, less ctime.  Without `cons` (ZooKeeper allows only `srvr` by
  * default), or when its est is a day off ours (then it is no wall-clock
  * time: tumblerd's is its loop's clock), the offset is 0 and the screen
- * says the ages are on this host's clock; an age that comes out negative (a server ahead of what
- * was measured) shows as 0s.  The servers of an ensemble are taken to
- * agree with each other: ctime is the leader's clock.
+ * says the ages are on this host's clock; an age that comes out negative (a
+ * server ahead of what was measured) shows as 0s.  The servers of an ensemble
+ * are taken to agree with each other: ctime is the leader's clock.
  *
  * How long held: a node's ctime is when it joined the queue, not when it
  * got the lock, and nothing in the tree says when that was.  A holder top
@@ -41,7 +41,7 @@
 #include "cli/screen.h"
 
 enum {
-    WALK_MAX = 10000,      /* nodes visited per refresh */
+    WALK_MAX = 10000,       /* nodes visited per refresh */
     WORD_TIMEOUT_MS = 2000, /* one four-letter word */
     CONS_CAP = 256 * 1024,
     OWNER_COLS = 24,
@@ -72,7 +72,7 @@ struct top {
     int64_t offset_ms; /* server's wall clock less ours, if clock_known */
     int64_t offset_err_ms;
     int clock_known; /* 1: offset_ms known; -1: cons's est unusable */
-    char server[CLI_HOSTPORT_LEN]; /* where the four-letter words go */
+    char server[CLI_HOSTPORT_LEN];  /* where the four-letter words go */
     int64_t prev_received, prev_at; /* prev_at < 0: no earlier srvr */
     struct found *found;
     int nfound, capfound, walked;
@@ -101,8 +101,7 @@ static void find_server(struct top *t, int64_t t0, int64_t t1)
     int n;
 
     t->server[0] = '\0';
-    for (n = 0; buf != NULL && cli_4lw_server(t->cli->hosts, n, hp) == 0;
-         n++) {
+    for (n = 0; buf != NULL && cli_4lw_server(t->cli->hosts, n, hp) == 0; n++) {
         if (cli_4lw(hp, "cons", WORD_TIMEOUT_MS, buf, CONS_CAP, why,
                     sizeof why) >= 0 &&
             cli_cons_est(buf, sid, &est) == 0) {
@@ -113,9 +112,8 @@ static void find_server(struct top *t, int64_t t0, int64_t t1)
             memcpy(t->server, hp, sizeof hp);
             break;
         }
-        if (t->server[0] == '\0' &&
-            cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf, CONS_CAP, why,
-                    sizeof why) >= 0)
+        if (t->server[0] == '\0' && cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf,
+                                            CONS_CAP, why, sizeof why) >= 0)
             memcpy(t->server, hp, sizeof hp);
     }
     free(buf);
@@ -195,8 +193,7 @@ static int by_name(const void *a, const void *b)
 
 static int walk(struct top *t, char *path);
 
-static int walk_children(struct top *t, const char *path,
-                         struct tb_strings *ch)
+static int walk_children(struct top *t, const char *path, struct tb_strings *ch)
 {
     size_t n;
     char *sub;
@@ -272,8 +269,7 @@ static void age_str(int64_t ms, char *buf, size_t cap)
     else if (s < 3600)
         snprintf(buf, cap, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
     else if (s < 86400)
-        snprintf(buf, cap, "%" PRId64 "h%02" PRId64 "m", s / 3600,
-                 s / 60 % 60);
+        snprintf(buf, cap, "%" PRId64 "h%02" PRId64 "m", s / 3600, s / 60 % 60);
     else
         snprintf(buf, cap, "%" PRId64 "d%02" PRId64 "h", s / 86400,
                  s / 3600 % 24);
@@ -376,11 +372,13 @@ static int frame(struct top *t, FILE *f)
             t->state ? " - session " : "", t->state ? t->state : "");
     print_srvr(t, f);
     if (t->clock_known > 0)
-        fprintf(f, "ages on the server's clock (ours %+" PRId64 " ms, +-%" PRId64
-                   " ms)\n",
+        fprintf(f,
+                "ages on the server's clock (ours %+" PRId64 " ms, +-%" PRId64
+                " ms)\n",
                 t->offset_ms, t->offset_err_ms);
     else
-        fprintf(f, "ages on this host's clock (the server's is not known: %s)\n",
+        fprintf(f,
+                "ages on this host's clock (the server's is not known: %s)\n",
                 t->clock_known < 0 ? "its cons gives no wall-clock time"
                                    : "no cons");
     free_found(t);
@@ -391,8 +389,7 @@ static int frame(struct top *t, FILE *f)
     if (rc == TB_ESESSIONEXPIRED)
         (void)tb_client_new_session(t->cli->c);
     if (rc != 0)
-        fprintf(f, "\n%s: %s (%s)\n", t->path, tb_strerror(rc),
-                tb_errname(rc));
+        fprintf(f, "\n%s: %s (%s)\n", t->path, tb_strerror(rc), tb_errname(rc));
     else
         print_locks(t, f, now);
     return rc;

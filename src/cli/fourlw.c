@@ -175,12 +175,11 @@ int cli_srvr_parse(const char *text, struct cli_srvr *out)
     out->outstanding = num(text, "Outstanding");
     out->nodes = num(text, "Node count");
     if ((v = field(text, "Latency min/avg/max")) != NULL &&
-        sscanf(v, "%lf/%lf/%lf", &out->lat_min, &out->lat_avg,
-               &out->lat_max) != 3)
+        sscanf(v, "%lf/%lf/%lf", &out->lat_min, &out->lat_avg, &out->lat_max) !=
+            3)
         out->lat_min = out->lat_avg = out->lat_max = -1;
     if ((v = field(text, "Mode")) != NULL)
-        snprintf(out->mode, sizeof out->mode, "%.*s", (int)strcspn(v, "\n"),
-                 v);
+        snprintf(out->mode, sizeof out->mode, "%.*s", (int)strcspn(v, "\n"), v);
     return 0;
 }
 

@@ -29,8 +29,8 @@ const char *ll_kind_name(int kind)
 
 /* Reads the node `full` into the listing under the name `rel` (taken
  * over); a node gone meanwhile is skipped. */
-static int add_path(struct tb_client *c, struct ll_listing *l,
-                    const char *full, char *rel, int kind, int64_t seq)
+static int add_path(struct tb_client *c, struct ll_listing *l, const char *full,
+                    char *rel, int kind, int64_t seq)
 {
     struct ll_entry *e;
     int rc;
@@ -59,8 +59,8 @@ static int add_path(struct tb_client *c, struct ll_listing *l,
     return 0;
 }
 
-static int add_node(struct tb_client *c, struct ll_listing *l,
-                    const char *sub, const char *name)
+static int add_node(struct tb_client *c, struct ll_listing *l, const char *sub,
+                    const char *name)
 {
     size_t n = strlen(l->path) + strlen(sub) + strlen(name) + 3;
     char *full = malloc(n), *rel = malloc(n);
@@ -231,8 +231,7 @@ void ll_owner(const struct ll_listing *l, const struct ll_entry *e,
 
 /* "mutex", "read-write", "kazoo" or a mix of them ("mutex+read-write"):
  * the kinds of lock queued on one path. */
-static void lock_layout_name(const struct ll_listing *l, char *buf,
-                             size_t cap)
+static void lock_layout_name(const struct ll_listing *l, char *buf, size_t cap)
 {
     static const struct {
         unsigned kinds;

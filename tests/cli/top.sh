@@ -11,7 +11,6 @@
 # had waited longer).  `q` must end top with status 0, out of the
 # alternate screen; SIGTERM too.  Every wait is bounded.
 set -u
-# shellcheck disable=SC2154  # pid_a1 ... are set by eval
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../integration/lib.sh
 source "$here/../integration/lib.sh"
@@ -26,7 +25,13 @@ D=$(it_tmpdir top)
 SOCK=$D/tmux.sock
 FAILS=0
 # The tmux server goes with the test, before lib.sh's cleanup.
-trap 'rc=$?; tmux -S "$SOCK" kill-server 2> /dev/null; it_cleanup "$rc"' EXIT
+end_test()
+{
+    local rc=$?
+    tmux -S "$SOCK" kill-server 2> /dev/null
+    it_cleanup "$rc"
+}
+trap end_test EXIT
 
 fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
 
@@ -34,6 +39,7 @@ fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
 # its pid (the owner HOST:PID in the node data) in $D/ID.pid.
 holder()
 {
+    # shellcheck disable=SC2016  # expanded by the inner bash
     run_bg 60 bash -c 'echo $$ > "$0/$1.pid"; exec "$2" lock "$3" -- sh -c \
         "while [ ! -e $0/release.$1 ]; do sleep 0.05; done"' "$D" "$1" "$TUMBLER" "$2"
 }
@@ -87,9 +93,8 @@ until_ok 10 queued /locks/b 1 0 || it_die "b1 did not get /locks/b"
 holder b2 /locks/b
 until_ok 10 queued /locks/a 1 2 || it_die "a3 did not queue"
 until_ok 10 queued /locks/b 1 1 || it_die "b2 did not queue"
-for id in a1 a2 a3 b1 b2; do
-    eval "pid_$id=\$(cat \"\$D/\$id.pid\")"
-done
+pid_a1=$(cat "$D/a1.pid") pid_a2=$(cat "$D/a2.pid") pid_a3=$(cat "$D/a3.pid")
+pid_b1=$(cat "$D/b1.pid") pid_b2=$(cat "$D/b2.pid")
 ta1=$(token /locks/a 0) ta2=$(token /locks/a 1) ta3=$(token /locks/a 2)
 tb1=$(token /locks/b 0) tb2=$(token /locks/b 1)
 
@@ -119,7 +124,7 @@ tmux -S "$SOCK" resize-window -t top -x 50 -y 8
 expect_screen "cut to the new size" '^\([0-9]+ more lines\)$'
 rows=$(pane)
 row1=$(sed -n 1p <<< "$rows")
-[ "${#row1}" = 50 ] && [ "${row1#tumbler top /locks - }" != "$row1" ] ||
+[[ "${#row1}" = 50 && "$row1" == "tumbler top /locks - "* ]] ||
     fail "first row not the header cut at 50 columns: $row1"
 # (wrapped, the header would go on in the second row)
 check_row2() { [ "$(pane | sed -n 2p | cut -c1-7)" = "server " ]; }
@@ -158,7 +163,7 @@ toppid=$(ps -o pid= --ppid "$shell" | head -n 1 | tr -d ' ')
 until_ok 10 test -s "$D/stty" || fail "SIGTERM did not end top"
 [ "$(cat "$D/status" 2> /dev/null)" = 0 ] || fail "status after SIGTERM: $(cat "$D/status" 2> /dev/null)"
 [ "$(alt_on)" = 0 ] || fail "the alternate screen was not left after SIGTERM"
-grep -Eq '(^| )icanon( |$)' "$D/stty" && grep -Eq '(^| )echo( |$)' "$D/stty" ||
+[[ " $(tr '\n' ' ' < "$D/stty") " == *" icanon "*" echo "* ]] ||
     fail "the terminal's modes were not restored: $(cat "$D/stty")"
 
 touch "$D/release.a2" "$D/release.a3" "$D/release.b1" "$D/release.b2"

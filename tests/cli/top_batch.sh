@@ -61,6 +61,7 @@ check_eq "a path that does not exist: no locks" "0 locks under /nothing: 0 holdi
 # ---- one mutex with a holder and a waiter, under a plain parent ----
 tb create /app > /dev/null
 tb create /app/locks > /dev/null  # a plain node named like a semaphore's gate
+# shellcheck disable=SC2016  # expanded by the inner bash
 run_bg 60 bash -c 'echo $$ > "$0/h.pid"; exec "$1" lock --data "the holder" /app/locks/job -- \
     sh -c "while [ ! -e $0/release ]; do sleep 0.05; done"' "$D" "$TUMBLER"
 until_ok 10 queued /app/locks/job 1 0 || it_die "no holder"
@@ -73,7 +74,6 @@ t0=$(tok 0) t1=$(tok 1)
 
 tb top -b -n 2 -d 0.3 /app > "$D/frames"
 check_eq "two frames: status" 0 "$?"
-frames=$(cat "$D/frames")
 if LC_ALL=C grep -q $'\033' "$D/frames"; then fail "an escape byte in batch output"; fi
 check_eq "two frames, each ended by a blank line" 2 "$(grep -c '^tumbler top /app - ' "$D/frames")"
 check_eq "last line blank" "" "$(tail -n 1 "$D/frames")"
