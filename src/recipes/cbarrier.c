@@ -245,12 +245,12 @@ static void on_end_data(struct tb_client *c, int rc, const void *value,
     (void)st;
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
-    if (rc == 0)
-        rc = len == strlen(PASSED) && memcmp(value, PASSED, len) == 0
-                 ? leave(b, 0)
-                 : leave(b, TB_EBROKEN);
-    else if (rc == TB_ENONODE) /* cleaned up: our node went first */
-        rc = leave(b, TB_EBROKEN);
+    if (rc == 0 && len == strlen(PASSED) && memcmp(value, PASSED, len) == 0)
+        rc = leave(b, 0);
+    else if (rc == 0 || rc == TB_ENONODE) /* ENONODE: cleaned up since */
+        rc = leave(b, b->gave_up != 0 ? b->gave_up : TB_EBROKEN);
+    else if (rc == TB_ECONNECTIONLOSS)
+        rc = look(b);
     step_done(b, rc);
 }
 
@@ -266,8 +266,9 @@ static void on_broke(struct tb_client *c, int rc, const struct tb_op_result *r,
         b->node = NULL;
         b->result = b->gave_up != 0 ? b->gave_up : TB_EBROKEN;
         rc = tb_get_children(c, b->gen_path, NULL, NULL, on_remaining, b);
-    } else if (count > 0 && r[0].rc == TB_ENODEEXISTS) {
-        rc = look(b);              /* decided already: "end" says how */
+    } else if ((count > 0 && r[0].rc == TB_ENODEEXISTS) ||
+               rc == TB_ECONNECTIONLOSS) {
+        rc = look(b); /* decided already (or by our lost multi): "end" */
     } else if (rc == TB_ENONODE) { /* our node went with our session */
         free(b->node);
         b->node = NULL;
@@ -302,8 +303,10 @@ static void on_passed(struct tb_client *c, int rc, const struct tb_op_result *r,
     (void)count;
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
-    if (rc == 0 || rc == TB_ENODEEXISTS)
-        rc = look(b); /* "end" is there: read it like everyone */
+    /* "end" is there: read it like everyone; after a lost reply, look
+     * whether it is */
+    if (rc == 0 || rc == TB_ENODEEXISTS || rc == TB_ECONNECTIONLOSS)
+        rc = look(b);
     step_done(b, rc);
 }
 
@@ -353,8 +356,10 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
 
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
-    if (rc != 0) {
-        step_done(b, rc == TB_ENONODE ? TB_EBROKEN : rc);
+    if (rc != 0) { /* a read: after a lost connection, read again */
+        step_done(b, rc == TB_ECONNECTIONLOSS ? look(b)
+                     : rc == TB_ENONODE       ? TB_EBROKEN
+                                              : rc);
         return;
     }
     mine = b->node != NULL ? strrchr(b->node, '/') + 1 : NULL;
@@ -423,6 +428,8 @@ static void on_found(struct tb_client *c, int rc, const struct tb_strings *v,
         rc = b->node != NULL ? look(b) : join(b); /* not made: again */
     else if (rc == TB_ENONODE)
         rc = look_gens(b);
+    else if (rc == TB_ECONNECTIONLOSS)
+        rc = tb_get_children(c, b->gen_path, NULL, NULL, on_found, b);
     step_done(b, rc);
 }
 
@@ -487,6 +494,10 @@ static void on_gens(struct tb_client *c, int rc, const struct tb_strings *v,
     (void)st;
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
+    if (rc == TB_ECONNECTIONLOSS) {
+        step_done(b, look_gens(b));
+        return;
+    }
     if (rc == 0 || rc == TB_ENONODE) {
         if (rc != 0)
             v = &none;

@@ -42,7 +42,7 @@ static const struct {
     {"check_token", t_check_token, "PATH TOKEN"},
     {"get", t_get, "PATH"},
     {"counter", t_counter, ""},
-    {"counter_op", t_counter_op, "PATH get|set VALUE|add N"},
+    {"counter_op", t_counter_op, "PATH get|set VALUE|add N|addlog N"},
     {"barrier", t_barrier, ""},
     {"dmember", t_dmember, "PATH N [GO_FILE]"},
     {"barrier_op", t_barrier_op, "PATH set|remove|wait [TIMEOUT_MS]"},
@@ -56,6 +56,8 @@ static const struct {
     {"queue_connloss", t_queue_connloss, "PORT"},
     {"cbarrier", t_cbarrier, ""},
     {"cparty", t_cparty, "PATH N await [TIMEOUT_MS]|reset|waiting"},
+    {"toolbox_connloss", t_toolbox_connloss, "PORT"},
+    {"latch_op", t_latch_op, "PATH N count [hold]|await [TIMEOUT_MS]"},
 };
 
 int main(int argc, char **argv)

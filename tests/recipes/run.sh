@@ -262,6 +262,84 @@ cbarrier_kill9)
     echo "cbarrier_kill9: both survivors broken once the killed party's" \
          "session expired (4 s); nothing left behind after the reset"
     ;;
+barrier_kill9)
+    # The simple barrier: a waiter killed with kill -9 leaves nothing and
+    # holds nobody up; the setter killed leaves the barrier set (it is
+    # persistent, as Curator's), and anyone's removal lets the others go.
+    bar=/rt/k9b/gate
+    "$bin" "$hosts" barrier_op $bar set > /dev/null || fail "set"
+    for i in 0 1; do
+        "$bin" "$hosts" barrier_op $bar wait 30000 > "$tmp/w$i.out" 2>&1 &
+        CHILDREN+=($!)
+        eval "wpid$i=$!"
+    done
+    sleep 0.5 # their exists() on the way; a waiter shows nothing more
+    kill -KILL "$wpid1"
+    grep -q BARRIER "$tmp/w0.out" && fail "waiter 0 let go while set"
+    got=$("$bin" "$hosts" barrier_op $bar remove)
+    [ "$got" = "BARRIER OK" ] || fail "remove: $got"
+    wait_pid "$wpid0" 20 || fail "waiter 0: $(cat "$tmp/w0.out")"
+    [ "$(cat "$tmp/w0.out")" = "BARRIER OK" ] || fail "waiter 0: $(cat "$tmp/w0.out")"
+    "$bin" "$hosts" barrier_op $bar set > /dev/null || fail "set again"
+    [ "$("$bin" "$hosts" barrier_op $bar wait 0)" = "BARRIER ETIMEDOUT" ] ||
+        fail "set by a process now dead: not set"
+    got=$("$bin" "$hosts" barrier_op $bar remove)
+    [ "$got" = "BARRIER OK" ] || fail "remove: $got"
+    wait_children /rt/k9b 0 5 || fail "nodes left behind"
+    echo "barrier_kill9: a killed waiter held nobody up; the barrier of a" \
+         "dead setter stayed set until removed; nothing left"
+    ;;
+latch_kill9)
+    # A latch of 2: a process that counted down is killed with kill -9,
+    # and so is a waiter: the count stays (counts are persistent), the
+    # killed waiter leaves nothing, the other waiter is let go by the
+    # second count, and only the two counts are left.
+    latch=/rt/k9l
+    for i in 0 1; do
+        "$bin" "$hosts" latch_op $latch 2 await 30000 > "$tmp/w$i.out" 2>&1 &
+        CHILDREN+=($!)
+        eval "wpid$i=$!"
+    done
+    "$bin" "$hosts" latch_op $latch 2 count hold > "$tmp/c.out" 2>&1 &
+    cpid=$!
+    CHILDREN+=($cpid)
+    wait_line "$tmp/c.out" '^COUNTED' 20 || fail "counter"
+    kill -KILL "$cpid" "$wpid1"
+    grep -q RESULT "$tmp/w0.out" && fail "waiter let go after one count of 2"
+    got=$("$bin" "$hosts" latch_op $latch 2 count)
+    [ "$got" = COUNTED ] || fail "second count: $got"
+    wait_pid "$wpid0" 20 || fail "waiter 0: $(cat "$tmp/w0.out")"
+    [ "$(cat "$tmp/w0.out")" = "RESULT OK" ] || fail "waiter 0: $(cat "$tmp/w0.out")"
+    wait_children $latch 2 5 || fail "not the two counts alone"
+    echo "latch_kill9: the count of a killed process kept; a killed waiter" \
+         "left nothing; the other waiter let go by the second count"
+    ;;
+counter_kill9)
+    # Two processes add to one counter; one is killed with kill -9 in the
+    # middle of its adds: the other finishes (nothing stuck), and the
+    # value is the other's 200 plus every add the killed one was told of,
+    # and at most the one it was sending.
+    ctr=/rt/k9c/n
+    "$bin" "$hosts" counter_op $ctr set 0 || fail "set"
+    "$bin" "$hosts" counter_op $ctr addlog 100000 > "$tmp/a.out" 2>&1 &
+    apid=$!
+    CHILDREN+=($apid)
+    "$bin" "$hosts" counter_op $ctr add 200 > "$tmp/b.out" 2>&1 &
+    bpid=$!
+    CHILDREN+=($bpid)
+    wait_line "$tmp/a.out" '^ACK ' 20 || fail "adder a"
+    sleep 0.2
+    kill -KILL "$apid"
+    wait "$apid" 2>/dev/null
+    wait_pid "$bpid" 60 || fail "adder b: $(cat "$tmp/b.out")"
+    acked=$(grep -c '^ACK ' "$tmp/a.out")
+    got=$("$bin" "$hosts" counter_op $ctr get | awk '{ print $2 }')
+    echo "counter_kill9: value $got: 200 + $acked told to the killed adder" \
+         "+ $((got - 200 - acked)) in flight"
+    [ $((got - 200)) -ge "$acked" ] || fail "an acknowledged add lost"
+    [ $((got - 200)) -le $((acked + 1)) ] || fail "more adds than were made"
+    wait_children /rt/k9c 1 5 || fail "nodes left behind"
+    ;;
 restart)
     # Fencing tokens keep rising across a server restart.
     "$bin" "$hosts" token_before /rt/restart/lock "$tmp/token" || fail "before"
@@ -270,7 +348,7 @@ restart)
     wait_serving "$port" 60 "$SERVER_PID" || fail "server did not restart"
     "$bin" "$hosts" token_after /rt/restart/lock "$tmp/token" || fail "after"
     ;;
-connloss | queue_connloss)
+connloss | queue_connloss | toolbox_connloss)
     "$bin" "$hosts" "$scenario" "$port"
     ;;
 election_kill)

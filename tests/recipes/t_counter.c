@@ -145,8 +145,9 @@ int t_counter(int argc, char **argv)
     return 0;
 }
 
-/* counter_op PATH get | set V | add N: as CuratorCounter does, for the
- * interop script; add prints "ADDED <n> LAST <value>". */
+/* counter_op PATH get | set V | add N | addlog N: as CuratorCounter
+ * does, for the interop script; add prints "ADDED <n> LAST <value>",
+ * addlog "ACK <value>" after each add. */
 int t_counter_op(int argc, char **argv)
 {
     struct tb_client *c;
@@ -161,6 +162,12 @@ int t_counter_op(int argc, char **argv)
     } else if (strcmp(argv[1], "set") == 0 && argc >= 3) {
         CHECK_RC(tb_counter_set_sync(c, argv[0], strtoll(argv[2], NULL, 10)),
                  0);
+    } else if (strcmp(argv[1], "addlog") == 0 && argc >= 3) {
+        n = atoi(argv[2]); /* one line per add, for a test that kills us */
+        for (i = 0; i < n; i++) {
+            CHECK_RC(tb_counter_add_sync(c, argv[0], 1, &v), 0);
+            printf("ACK %lld\n", (long long)v);
+        }
     } else {
         CHECK(strcmp(argv[1], "add") == 0 && argc >= 3);
         n = atoi(argv[2]);

@@ -102,3 +102,29 @@ int t_latch(int argc, char **argv)
     printf("latch: ok\n");
     return 0;
 }
+
+/* latch_op PATH N count [hold] | await MS: counts down (prints COUNTED,
+ * then with "hold" waits to be killed), or awaits (prints RESULT <error
+ * name>). */
+int t_latch_op(int argc, char **argv)
+{
+    struct tb_client *c;
+    struct tb_latch *l;
+    int rc;
+
+    CHECK(argc >= 3);
+    c = rt_connect(rt_hosts, RT_SESSION_MS);
+    CHECK_RC(tb_latch_new(&l, c, argv[0], atoi(argv[1])), 0);
+    if (strcmp(argv[2], "count") == 0) {
+        CHECK_RC(tb_latch_count_down_sync(l), 0);
+        printf("COUNTED\n");
+        while (argc > 3 && strcmp(argv[3], "hold") == 0)
+            rt_sleep_ms(1000); /* until killed */
+    } else {
+        rc = tb_latch_await_sync(l, argc > 3 ? atoi(argv[3]) : -1);
+        printf("RESULT %s\n", tb_errname(rc));
+    }
+    tb_latch_free(l);
+    tb_client_close(c);
+    return 0;
+}

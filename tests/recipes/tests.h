@@ -44,5 +44,7 @@ int t_ldwait(int argc, char **argv);
 int t_queue_connloss(int argc, char **argv);
 int t_cbarrier(int argc, char **argv);
 int t_cparty(int argc, char **argv);
+int t_toolbox_connloss(int argc, char **argv);
+int t_latch_op(int argc, char **argv);
 
 #endif
