@@ -1,0 +1,34 @@
+/* An OpenSSL context from one set of ZooKeeper's TLS keys: ssl.* for the
+ * secure client port (tls.c), ssl.quorum.* for the links between the
+ * members of an ensemble (peer/tunnel.c).  Both read their stores the same
+ * way, as ZooKeeper's Java reads them: PKCS12 or PEM, the type from
+ * *.type or else the file's name, the password from *.passwordPath's file
+ * or else *.password. */
+#ifndef TBD_TLS_CTX_H
+#define TBD_TLS_CTX_H
+
+#include <stddef.h>
+
+struct ssl_ctx_st;
+struct ssl_method_st;
+
+/* The settings of one context, borrowed; NULL: not set. */
+struct tls_keys {
+    const char *prefix; /* "ssl" or "ssl.quorum": how messages name keys */
+    const char *key_store, *key_password, *key_password_path, *key_type;
+    const char *trust_store, *trust_password, *trust_password_path,
+        *trust_type;
+    const char *protocol, *protocols, *ciphersuites;
+};
+
+/* A context of `method` with the key store's key and chain, the trust
+ * store's CAs (the system's without one), the versions and the suites
+ * set; how peers are verified is the caller's.  NULL after logging why,
+ * naming the key and the file. */
+struct ssl_ctx_st *tls_ctx_new(const struct ssl_method_st *method,
+                               const struct tls_keys *k);
+
+/* OpenSSL's reason for the last failure into buf, its queue emptied. */
+const char *tls_why(char *buf, size_t n);
+
+#endif
