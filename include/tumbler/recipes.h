@@ -281,12 +281,12 @@ TB_API int tb_fenced_set_data_sync(struct tb_mutex *m, const char *path,
  * handed a fencing token and must know before it acts whether the hold
  * that token names is still on: `cb` gets 0 if a current holder of the
  * lock at `path` has that token (the first node of the queue, each reader
- * sharing the lock, an election's leader, or a non-fair lock's or
- * leader's node PATH), TB_ELOCKLOST if none has (that hold is over, or
- * the token was never a holder's), or the error that kept the server from
- * answering.  It syncs first, so a server behind the holder's answers
- * with the grant the holder saw.  Any session may ask; the answer is true
- * of the moment the server read the queue -- a resource that acts on it
+ * sharing the lock, an election's leader, a semaphore's lease, or a
+ * non-fair lock's or leader's node PATH), TB_ELOCKLOST if none has (that hold
+ * is over, or the token was never a holder's), or the error that kept the
+ * server from answering.  It syncs first, so a server behind the holder's
+ * answers with the grant the holder saw.  Any session may ask; the answer is
+ * true of the moment the server read the queue -- a resource that acts on it
  * must still refuse tokens lower than the largest it has seen. */
 TB_API int tb_token_check(struct tb_client *c, const char *path, int64_t token,
                           tb_done_cb cb, void *data);
@@ -531,6 +531,14 @@ TB_API int tb_semaphore_cancel(struct tb_semaphore *s);
 TB_API int tb_lease_release(struct tb_lease *l, tb_done_cb cb, void *data);
 TB_API int tb_lease_release_sync(struct tb_lease *l);
 TB_API int64_t tb_lease_token(struct tb_lease *l);
+/* Fenced writes while this lease is held, as tb_mutex_fence and
+ * tb_fenced_exec(_sync) for a lock (TB_ENOTHELD, TB_ELOCKLOST alike);
+ * tb_token_check on the semaphore's PATH checks a lease's token. */
+TB_API int tb_lease_fence(struct tb_lease *l, struct tb_multi *ops);
+TB_API int tb_lease_fenced_exec(struct tb_lease *l, struct tb_multi *ops,
+                                tb_multi_cb cb, void *data);
+TB_API int tb_lease_fenced_exec_sync(struct tb_lease *l, struct tb_multi *ops,
+                                     struct tb_multi_results *out);
 TB_API int tb_lease_state(struct tb_lease *l);
 TB_API void tb_semaphore_stats(struct tb_semaphore *s,
                                struct tb_recipe_stats *out);
@@ -586,6 +594,17 @@ TB_API int tb_election_await_sync(struct tb_election *e, int timeout_ms,
  * out of the race until the client has a new session). */
 TB_API int tb_election_state(struct tb_election *e);
 TB_API int64_t tb_election_token(struct tb_election *e);
+/* Fenced writes while this candidate leads, as tb_mutex_fence and
+ * tb_fenced_exec(_sync) for a lock: TB_ENOTHELD when it does not lead,
+ * TB_ELOCKLOST once it knows the leadership lost or the server's check
+ * fails; TB_EINVAL for a non-fair election.  tb_token_check on PATH
+ * checks a leader's token. */
+TB_API int tb_election_fence(struct tb_election *e, struct tb_multi *ops);
+TB_API int tb_election_fenced_exec(struct tb_election *e, struct tb_multi *ops,
+                                   tb_multi_cb cb, void *data);
+TB_API int tb_election_fenced_exec_sync(struct tb_election *e,
+                                        struct tb_multi *ops,
+                                        struct tb_multi_results *out);
 TB_API int tb_election_is_leader(struct tb_election *e);
 TB_API void tb_election_stats(struct tb_election *e,
                               struct tb_recipe_stats *out);

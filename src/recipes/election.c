@@ -323,6 +323,25 @@ int tb_election_state(struct tb_election *e)
     return s < 0 ? rcp_lk_state(e->m) : s;
 }
 
+/* The fenced write of a leader: its engine's, whose node is the
+ * candidate's; a non-fair election's node cannot be fenced (TB_EINVAL). */
+int tb_election_fence(struct tb_election *e, struct tb_multi *ops)
+{
+    return e == NULL ? TB_EINVAL : tb_mutex_fence(e->m, ops);
+}
+
+int tb_election_fenced_exec(struct tb_election *e, struct tb_multi *ops,
+                            tb_multi_cb cb, void *data)
+{
+    return e == NULL ? TB_EINVAL : tb_fenced_exec(e->m, ops, cb, data);
+}
+
+int tb_election_fenced_exec_sync(struct tb_election *e, struct tb_multi *ops,
+                                 struct tb_multi_results *out)
+{
+    return e == NULL ? TB_EINVAL : tb_fenced_exec_sync(e->m, ops, out);
+}
+
 int64_t tb_election_token(struct tb_election *e)
 {
     int64_t t;

@@ -13,6 +13,13 @@
  * PATH itself, which the next holder creates again under the same name,
  * so it cannot be fenced this way (TB_EINVAL).
  *
+ * A semaphore's lease is held from its grant until its node is deleted
+ * (only the gate's holder waits with a lease node, and its token is
+ * handed out once it holds), so every node under PATH/leases holds, and
+ * the check on a semaphore's PATH looks there.  The fenced writes of a
+ * lease and of an election's leader are those of their engines
+ * (semaphore.c, election.c).
+ *
  * Why the token check reads after a sync: the resource's session may be
  * on another server than the holder's, and a read there may lag; sync
  * makes the read see at least every write acknowledged before it, among
@@ -146,6 +153,7 @@ int tb_fenced_set_data_sync(struct tb_mutex *m, const char *path,
 struct tcheck {
     struct tb_client *c;
     char *path;
+    int leases; /* path is a semaphore's PATH/leases */
     int64_t token;
     tb_done_cb cb;
     void *data;
@@ -207,8 +215,9 @@ static int ask_holders(struct tcheck *k, const struct tb_strings *v)
     int n, h, i, rv = TB_ENOMEM;
 
     if (kids != NULL && ops != NULL) {
-        n = rcp_children_sort(v, CHECK_KINDS, kids, NULL);
-        h = rcp_holders(kids, n);
+        n = rcp_children_sort(
+            v, k->leases ? RCP_KIND(TB_NODE_LEASE) : CHECK_KINDS, kids, NULL);
+        h = k->leases ? n : rcp_holders(kids, n);
         rv = h == 0 ? TB_ELOCKLOST : 0;
         for (i = 0; i < h && rv == 0; i++) {
             char *p = rcp_join(k->path, kids[i].name);
@@ -221,6 +230,16 @@ static int ask_holders(struct tcheck *k, const struct tb_strings *v)
     tb_multi_free(ops);
     free(kids);
     return rv;
+}
+
+static int has_child(const struct tb_strings *v, const char *name)
+{
+    int i;
+
+    for (i = 0; i < v->count; i++)
+        if (strcmp(v->v[i], name) == 0)
+            return 1;
+    return 0;
 }
 
 static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
@@ -236,6 +255,19 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
     /* A non-fair lock or leader is PATH itself, an ephemeral node. */
     if (st->ephemeral_owner != 0) {
         check_end(k, st->czxid == k->token ? 0 : TB_ELOCKLOST);
+        return;
+    }
+    if (!k->leases && has_child(v, "leases")) { /* a semaphore's PATH */
+        char *p = rcp_join(k->path, "leases");
+        if (p == NULL) {
+            check_end(k, TB_ENOMEM);
+            return;
+        }
+        free(k->path);
+        k->path = p;
+        k->leases = 1;
+        if ((rc = tb_get_children2(c, p, NULL, NULL, on_children, k)) != 0)
+            check_end(k, check_rc(rc));
         return;
     }
     if ((rc = ask_holders(k, v)) != 0)

@@ -472,6 +472,24 @@ int tb_lease_release_sync(struct tb_lease *l)
     return rv;
 }
 
+/* The fenced write of a lease: its engine's, whose node is the lease's. */
+int tb_lease_fence(struct tb_lease *l, struct tb_multi *ops)
+{
+    return l == NULL ? TB_EINVAL : tb_mutex_fence(l->lease, ops);
+}
+
+int tb_lease_fenced_exec(struct tb_lease *l, struct tb_multi *ops,
+                         tb_multi_cb cb, void *data)
+{
+    return l == NULL ? TB_EINVAL : tb_fenced_exec(l->lease, ops, cb, data);
+}
+
+int tb_lease_fenced_exec_sync(struct tb_lease *l, struct tb_multi *ops,
+                              struct tb_multi_results *out)
+{
+    return l == NULL ? TB_EINVAL : tb_fenced_exec_sync(l->lease, ops, out);
+}
+
 int64_t tb_lease_token(struct tb_lease *l)
 {
     return tb_mutex_token(l->lease);

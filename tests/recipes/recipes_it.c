@@ -57,6 +57,7 @@ static const struct {
     {"cbarrier", t_cbarrier, ""},
     {"cparty", t_cparty, "PATH N await [TIMEOUT_MS]|reset|waiting"},
     {"toolbox_connloss", t_toolbox_connloss, "PORT"},
+    {"fence_recipes", t_fence_recipes, ""},
     {"latch_op", t_latch_op, "PATH N count [hold]|await [TIMEOUT_MS]"},
 };
 
