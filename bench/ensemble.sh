@@ -2,7 +2,8 @@
 # A 3-node tumblerd ensemble against a 3-node Apache ZooKeeper 3.8 ensemble, side by side on
 # loopback, in one run:
 #
-#   bench/ensemble.sh     (environment: BUILD_DIR, QUICK=1, KILLS, STOPS, REPEATS, ZK_TICK, BS_KEEP=1)
+#   bench/ensemble.sh     (environment: BUILD_DIR, QUICK=1, KILLS, STOPS, ROLLS, REPEATS, ZK_TICK,
+#                          BS_KEEP=1)
 #
 #   1. failover after kill -9 of the leader: tbfail, a session already on a survivor, writes
 #      sequential nodes one after the other (each given 250 ms, then the connection is dropped
@@ -18,7 +19,12 @@
 #      ensembles: fair lock, 100 clients on 1 and on 10 locks; pipelined creates, gets and
 #      deletes; one client's creates one at a time through the leader and through a follower;
 #   5. RSS of every node: idle after the start, after the runs above, and on fresh ensembles
-#      before and after 100,000 znodes of 100 bytes.
+#      before and after 100,000 znodes of 100 bytes;
+#   6. (run after 2) a rolling restart: each member in turn gets SIGTERM, is started again and
+#      waited for until it follows with the leader's zxid and takes a write (tbfail rejoin), while
+#      tbfail writer writes one node after another through all three without pause; the figure
+#      is the longest time that client waited between two acknowledgements, then every
+#      acknowledged write is looked for on every server.
 # Trials alternate between the systems (which goes first flips every trial); both ensembles stay
 # up the whole run, one idle while the other is measured.  Failover trials restart the killed node
 # in place (the next trial kills whoever leads then).  The RESULT lines go to
@@ -38,9 +44,11 @@ ZK_INIT_LIMIT=${ZK_INIT_LIMIT:-10}
 ZK_SYNC_LIMIT=${ZK_SYNC_LIMIT:-5}
 
 if [ "$QUICK" = 1 ]; then
-    KILLS=${KILLS:-2}; STOPS=${STOPS:-2}; REPEATS=${REPEATS:-1}; D=2; W=1; RD=1; RW=0.5; ZN=20000
+    KILLS=${KILLS:-2}; STOPS=${STOPS:-2}; ROLLS=${ROLLS:-1}; REPEATS=${REPEATS:-1}; D=2; W=1; RD=1; RW=0.5
+    ZN=20000
 else
-    KILLS=${KILLS:-7}; STOPS=${STOPS:-5}; REPEATS=${REPEATS:-3}; D=6; W=2; RD=3; RW=1; ZN=100000
+    KILLS=${KILLS:-7}; STOPS=${STOPS:-5}; ROLLS=${ROLLS:-3}; REPEATS=${REPEATS:-3}; D=6; W=2; RD=3; RW=1
+    ZN=100000
 fi
 
 command -v java >/dev/null || { echo "ensemble.sh: java not found (scripts/deps.sh --test)" >&2; exit 1; }
@@ -292,6 +300,40 @@ stop_trial()
     record "$kind" stop-verify "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
 }
 
+# ---- 6: a rolling restart under a writing client ----
+roll_trial()
+{
+    local kind=$1 n=$2 i l out t0 w rc=0 until=$BS_ROOT/until-$kind-roll$n
+    heal "$kind"
+    l=$(leader "$kind")
+    rm -f "$until"
+    "$TBFAIL" writer --servers "$(hosts "$kind")" --root "/ens/roll$n" \
+        --acked "$BS_ROOT/acked-$kind-roll$n" --until "$until" > "$BS_ROOT/writer-$kind-roll$n" &
+    w=$!
+    sleep 1
+    for i in 1 2 3; do
+        echo "  [$n] $kind: SIGTERM to node $i$([ "$i" = "$l" ] && echo ' (the leader)'), restart" >&2
+        bs_stop "${PID[$kind,$i]}"
+        sync
+        t0=${EPOCHREALTIME/./}
+        node_start "$kind" "$i"
+        out=$("$TBFAIL" rejoin --servers "$(hosts "$kind")" --node "$i" --since-us "$t0" \
+            --timeout-s 60) || echo "  [$n] $kind: node $i did not come back" >&2
+        echo "$out" | sed 's/^/      /' >&2
+        record "$kind" roll-rejoin "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
+    done
+    sleep 1
+    touch "$until"
+    wait "$w" || rc=$?
+    out=$(cat "$BS_ROOT/writer-$kind-roll$n")
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" roll "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n leader=$l rc=$rc /")"
+    out=$("$TBFAIL" verify --servers "$(hosts "$kind")" --root "/ens/roll$n" \
+        --acked "$BS_ROOT/acked-$kind-roll$n") || echo "  [$n] $kind: ACKNOWLEDGED WRITES MISSING" >&2
+    echo "$out" | sed 's/^/      /' >&2
+    record "$kind" roll-verify "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
+}
+
 # ---- 4: tbbench through all three nodes ----
 bench()
 {
@@ -336,6 +378,7 @@ machine_facts()
         echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "kills=$KILLS"
         echo "stops=$STOPS"
+        echo "rolls=$ROLLS"
         echo "repeats=$REPEATS"
         echo "quick=$QUICK"
     } | sed 's/^/META /' >> "$RESULTS"
@@ -361,6 +404,11 @@ done
 echo "== 2: SIGSTOP of the leader, SIGCONT" >&2
 for n in $(seq 1 "$STOPS"); do
     for kind in $(order "$n"); do stop_trial "$kind" "$n"; done
+done
+
+echo "== 6: rolling restart of the three under a writing client" >&2
+for n in $(seq 1 "$ROLLS"); do
+    for kind in $(order "$n"); do roll_trial "$kind" "$n"; done
 done
 
 # Parts 4 and 5 on fresh ensembles, so that what the failovers leave behind (a server still

@@ -84,8 +84,10 @@ def main():
           meta.get("kernel", "?"), meta.get("disk", "?"), meta.get("java", "?"),
           meta.get("zookeeper", "?"), meta.get("tumbler", "?"), meta.get("date", "?"),
           meta.get("elapsed_s", "?"), meta.get("load_before", "?"), meta.get("load_after", "?"),
-          "{} kill and {} stop trials per system, {} repetitions of the throughput runs{}".format(
-              meta.get("kills", "?"), meta.get("stops", "?"), meta.get("repeats", "?"),
+          "{} kill, {} stop and {} rolling-restart trials per system, {} repetitions of the "
+          "throughput runs{}".format(
+              meta.get("kills", "?"), meta.get("stops", "?"), meta.get("rolls", "?"),
+              meta.get("repeats", "?"),
               "; QUICK=1: not results" if meta.get("quick") == "1" else "")))
     p("")
 
@@ -124,6 +126,11 @@ def main():
          "rejoin", "session_write_ms", "–"),
         ("Stopped leader resumed (SIGCONT) → follower with the leader's zxid",
          "resume", "caught_up_ms", "–"),
+        ("Rolling restart (each member in turn: SIGTERM, started again, serving): the longest "
+         "a client writing without pause waited between two acknowledgements",
+         "roll", "longest_gap_ms", "–"),
+        ("Rolling restart: a member started again → follower with the leader's zxid",
+         "roll-rejoin", "caught_up_ms", "–"),
     ]
     for label, step, key, goal in table:
         t = series(rows, step, key, "tumbler")
@@ -149,6 +156,18 @@ def main():
             ", ".join(fmt(v) for v in series(rows, "stop", "first_ack_ms", s)),
             ", ".join(fmt(v) for v in series(rows, "rejoin", "caught_up_ms", s)),
             ", ".join(fmt(v) for v in series(rows, "resume", "caught_up_ms", s))))
+    p("")
+    for s in SYSTEMS:
+        rs = pick(rows, system=s, step="roll")
+        if rs:
+            p("- {} rolling restarts: longest wait {} ms (at {} s into each run), {} writes "
+              "acknowledged; the writer's failures: {} timeouts, {} losses, {} other, "
+              "{} reconnects, {} sessions expired.".format(
+                  s, ", ".join(fmt(num(r.get("longest_gap_ms"))) for r in rs),
+                  ", ".join(fmt(num(r.get("gap_from_s"))) for r in rs),
+                  sum(int(num(r.get("acks")) or 0) for r in rs),
+                  *(sum(int(num(r.get(k)) or 0) for r in rs)
+                    for k in ("timeouts", "losses", "other_errors", "reconnects", "expired"))))
     p("")
     p("What the session on the stopped leader saw of the create it sent while the leader was "
       "stopped (answer time after SIGCONT), and the most copies of that node any server held:")

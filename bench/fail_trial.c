@@ -48,7 +48,7 @@ static int proc_state(long pid)
     return p != NULL && p[1] == ' ' ? p[2] : 0;
 }
 
-static int ensure_root(struct tf_sess *s, const char *root)
+int tf_ensure_root(struct tf_sess *s, const char *root)
 {
     char buf[512];
     size_t i, n = strlen(root);
@@ -89,7 +89,7 @@ int tf_run_failover(const struct tf_fo_opts *o)
         return 2;
     }
     if (tf_sess_open_any(&w, 0, 1, bn_now_ns() + 20000000000ull, NULL) != 0 ||
-        ensure_root(&w, o->root) != 0) {
+        tf_ensure_root(&w, o->root) != 0) {
         fprintf(stderr, "tbfail: cannot write through %s\n", tf_srvs[0].name);
         return 2;
     }

@@ -33,6 +33,12 @@
  *       above the last txn, until it commits one), then until a new
  *       session on it has a write acknowledged (an ephemeral node, gone
  *       with the session); prints the times since T.
+ *   tbfail writer --servers A,B,C --root R --acked FILE --until STOP
+ *          [--timeout-ms 250] [--retry-ms 5]
+ *       A session writes R/w- nodes one after the other, as failover's
+ *       does, moving to the next server when a write fails, until the file
+ *       STOP exists; prints the longest time between two acknowledgements.
+ *       Every acknowledged path goes to FILE.
  *
  * Results are "RESULT key=value ..." lines on stdout.  This file is the
  * command line; the pieces are listed in tbfail.h. */
@@ -47,13 +53,13 @@ int main(int argc, char **argv)
 {
     struct tf_fo_opts fo = {0, 0,   "/tbfail", NULL, NULL, 250,
                             5, 300, 200,       300,  60};
-    const char *mode, *servers = NULL, *acked = NULL;
+    const char *mode, *servers = NULL, *acked = NULL, *until = NULL;
     double timeout_s = 60;
     uint64_t since_us = 0;
     int node = 0, i;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: tbfail failover|verify|ensemble|rejoin "
+        fprintf(stderr, "usage: tbfail failover|verify|ensemble|rejoin|writer "
                         "[options] (see bench/tbfail.c)\n");
         return 2;
     }
@@ -90,6 +96,8 @@ int main(int argc, char **argv)
             node = atoi(v);
         else if (strcmp(k, "--since-us") == 0)
             since_us = strtoull(v, NULL, 10);
+        else if (strcmp(k, "--until") == 0)
+            until = v;
         else {
             fprintf(stderr, "tbfail: unknown option %s\n", k);
             return 2;
@@ -114,6 +122,9 @@ int main(int argc, char **argv)
     if (strcmp(mode, "rejoin") == 0)
         return tf_run_rejoin(node, since_us ? since_us : bn_wall_us(),
                              timeout_s);
+    if (strcmp(mode, "writer") == 0 && acked != NULL && until != NULL)
+        return tf_run_writer(fo.root, acked, until, fo.timeout_ms,
+                             fo.retry_ms);
     fprintf(stderr, "tbfail: unknown mode %s\n", mode);
     return 2;
 }

@@ -12,6 +12,8 @@
  *   fail_verify.c   acknowledged writes on every server (tbfail verify)
  *   fail_members.c  waiting for the ensemble to settle and for a restarted
  *                   member to rejoin (tbfail ensemble, tbfail rejoin)
+ *   fail_writer.c   writing without pause through a rolling restart
+ *                   (tbfail writer)
  *   tbfail.c        the command line
  *
  * Clocks and address resolution are tbbench's (clock.c, addr.c). */
@@ -127,7 +129,8 @@ struct tf_srvr {
 /* `v`'s srvr, within a second; r->ok = 0 if it did not answer. */
 void tf_srvr(const struct tf_srv *v, struct tf_srvr *r);
 
-/* ---- the modes (fail_trial.c, fail_verify.c, fail_members.c) ---- */
+/* ---- the modes (fail_trial.c, fail_verify.c, fail_members.c,
+ * fail_writer.c) ---- */
 
 struct tf_fo_opts {
     long pid;
@@ -142,5 +145,9 @@ void tf_on_term(int sig);
 int tf_run_verify(const char *root, const char *acked_file);
 int tf_run_ensemble(double timeout_s);
 int tf_run_rejoin(int node, uint64_t since_us, double timeout_s);
+/* R and its parents, made if missing (fail_trial.c). */
+int tf_ensure_root(struct tf_sess *s, const char *root);
+int tf_run_writer(const char *root, const char *acked_file, const char *until,
+                  double timeout_ms, double retry_ms);
 
 #endif
