@@ -79,29 +79,40 @@ static int add_node(struct tb_client *c, struct ll_listing *l, const char *sub,
     return rc;
 }
 
-/* Adds the children of PATH/sub whose kind is in the set `kinds`. */
+/* Adds the names of `ch`, children of PATH/sub, whose kind is in the set
+ * `kinds`. */
+static int add_names(struct tb_client *c, struct ll_listing *l, const char *sub,
+                     const struct tb_strings *ch, unsigned kinds)
+{
+    int32_t i;
+    int rc = 0;
+
+    for (i = 0; i < ch->count && rc == 0; i++)
+        if (kinds & BIT(tb_lock_node_kind(ch->v[i], NULL)))
+            rc = add_node(c, l, sub, ch->v[i]);
+    return rc;
+}
+
+/* Lists PATH/sub (a semaphore's leases or locks) and adds its children
+ * whose kind is in the set `kinds`. */
 static int add_children(struct tb_client *c, struct ll_listing *l,
                         const char *sub, unsigned kinds)
 {
     size_t n = strlen(l->path) + strlen(sub) + 2;
     char *dir = malloc(n);
     struct tb_strings ch;
-    int32_t i;
     int rc;
 
     if (dir == NULL)
         return TB_ENOMEM;
-    snprintf(dir, n, "%s%s%s", l->path, *sub && strcmp(l->path, "/") ? "/" : "",
-             sub);
+    snprintf(dir, n, "%s%s%s", l->path, strcmp(l->path, "/") ? "/" : "", sub);
     rc = tb_get_children_sync(c, dir, NULL, NULL, &ch);
     free(dir);
     if (rc == TB_ENONODE)
         return 0;
     if (rc != 0)
         return rc;
-    for (i = 0; i < ch.count && rc == 0; i++)
-        if (kinds & BIT(tb_lock_node_kind(ch.v[i], NULL)))
-            rc = add_node(c, l, sub, ch.v[i]);
+    rc = add_names(c, l, sub, &ch, kinds);
     tb_strings_free(&ch);
     return rc;
 }
@@ -278,10 +289,10 @@ int ll_collect_from(struct tb_client *c, struct ll_listing *l,
             rc = add_children(c, l, "locks", BIT(TB_NODE_MUTEX));
         break;
     case LL_LOCK:
-        rc = add_children(c, l, "", LOCK_KINDS);
+        rc = add_names(c, l, "", ch, LOCK_KINDS);
         break;
     case LL_ELECT:
-        rc = add_children(c, l, "", BIT(TB_NODE_LATCH));
+        rc = add_names(c, l, "", ch, BIT(TB_NODE_LATCH));
         break;
     case LL_NONFAIR: {
         char *rel = strdup(".");
