@@ -55,6 +55,9 @@ enum tb_op {
     /* A txn of our own, never on the wire: zxids jump to a new epoch
      * (body: new_epoch_txn). */
     TB_OP_NEWEPOCH = -100,
+    /* The leader's answer to a reconfig, once the members have changed in
+     * raft or could not (body reconfig_txn; proc/reconfig.c). */
+    TB_OP_RECONFIG_TXN = -101,
 };
 
 /* Special xids. */
@@ -159,6 +162,7 @@ typedef uint8_t tb__FLAGS;      /* a last byte older records lack: 0 */
                F(FLAGS, flags))                                             \
     R(create_session_txn, F(I32, timeout) F(BUF, passwd))                   \
     R(new_epoch_txn, F(I64, zxid))                                          \
+    R(reconfig_txn, F(I32, rc) F(STR, members))                             \
     R(session_resp, F(I64, session) F(I32, timeout) F(BUF, passwd))
 
 #define TB__REC_FIELD(T, name) tb__##T name;

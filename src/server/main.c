@@ -170,6 +170,7 @@ static void on_tick(uv_timer_t *t)
 {
     session_tick(t->data);
     conn_sweep_sessionless(t->data);
+    reconfig_tick(t->data);
 }
 
 struct cleanup {
@@ -481,6 +482,7 @@ int main(int argc, char **argv)
     rc.snapshot_max_entries = (unsigned)cfg.snap_count;
     rc.log = replog_logger;
     rc.repair_log = cfg.repair_log;
+    rc.join = cfg.join_ensemble;
     rc.on_leader = on_leader;
     rc.on_leader_data = s;
     rc.election_timeout_ms = (unsigned)cfg.election_timeout;
@@ -573,6 +575,7 @@ out:
     free(addr);
     free(peers);
     free(members);
+    reconfig_free(s);
     fsm_close(s->fsm);
     while (s->quota_nns > 0)
         free(s->quota_ns[--s->quota_nns].ns);

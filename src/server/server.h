@@ -56,6 +56,7 @@ struct tbd {
     struct fsm *fsm;
     struct replog *log;
     struct peer *peer;     /* an ensemble's links (peer.h), or NULL */
+    struct reconfig *reconfig; /* proc/reconfig.c's, once used */
     struct watch_mgr watches;
     struct tb_wbuf scratch; /* txn and notification encoding, reused */
     struct tb_wbuf scratch2;
@@ -254,6 +255,15 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t,
                      void *arg);
 void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
                  const uint8_t *body, size_t len);
+
+/* proc/reconfig.c: a reconfig request's txn, on the leader (proc_propose_txn
+ * hands it over; done as replog_propose's); the members applied, followed
+ * on every member once a tick; its state freed at exit. */
+int reconfig_propose(struct tbd *s, const struct tb_txn *t,
+                     void (*done)(void *arg, int status, int64_t index),
+                     void *arg);
+void reconfig_tick(struct tbd *s);
+void reconfig_free(struct tbd *s);
 
 /* proc/session.c */
 void session_connect(struct conn *c, struct tb_str frame);

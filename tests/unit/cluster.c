@@ -96,6 +96,33 @@ void cluster_init_voters(struct cluster *c, unsigned n, unsigned voters,
     assert_int_equal(raft_fixture_start(&c->f), 0);
 }
 
+unsigned cluster_grow(struct cluster *c)
+{
+    struct fsm_hooks hooks = {0};
+    struct replog_config rc = c->cfg;
+    struct replog_fsm rf;
+    unsigned i = c->n;
+    struct node *x = &c->nodes[i];
+
+    assert_true(i < CLUSTER_MAX);
+    x->c = c;
+    x->i = i;
+    rc.server_id = (int)i + 1;
+    rc.log = node_log;
+    rc.log_data = x;
+    rc.on_leader = node_leader;
+    rc.on_leader_data = x;
+    rc.join = 1;
+    rf = (struct replog_fsm){x, node_apply, node_snapshot, node_restore};
+    assert_int_equal(fsm_init(&x->fsm, &hooks), 0);
+    assert_int_equal(replog_attach_new(&x->log, &rc, &rf), 0);
+    assert_int_equal(raft_fixture_grow(&c->f, replog_attached_fsm(x->log)), 0);
+    replog_attach(x->log, raft_fixture_get(&c->f, i));
+    assert_int_equal(raft_start(raft_fixture_get(&c->f, i)), 0);
+    c->n++;
+    return i;
+}
+
 void cluster_close(struct cluster *c)
 {
     unsigned i;

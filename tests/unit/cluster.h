@@ -64,6 +64,10 @@ void cluster_init(struct cluster *c, unsigned n,
 void cluster_init_voters(struct cluster *c, unsigned n, unsigned voters,
                          const struct replog_config *cfg);
 void cluster_close(struct cluster *c);
+/* One more server, started with an empty log and in no configuration, as
+ * a server joining at run time (replog_config.join): its index.  It
+ * becomes a member by replog_member_add on the leader. */
+unsigned cluster_grow(struct cluster *c);
 
 /* Steps the fixture (ticking every live server's log after each step)
  * until stop(c, arg) or ms of cluster time passed; whether it stopped. */

@@ -301,6 +301,112 @@ static void test_disk_faults(void **state)
     cluster_close(c);
 }
 
+struct change {
+    int fired;
+    int status;
+};
+
+static void changed(void *arg, int status)
+{
+    struct change *ch = arg;
+
+    ch->fired++;
+    ch->status = status;
+}
+
+static int change_done(struct cluster *c, void *arg)
+{
+    (void)c;
+    return ((struct change *)arg)->fired > 0;
+}
+
+static int role_of(struct cluster *c, unsigned i, int id)
+{
+    struct replog_member m[CLUSTER_MAX];
+    unsigned n = replog_members(c->nodes[i].log, m, CLUSTER_MAX), k;
+
+    for (k = 0; k < n; k++)
+        if (m[k].id == id)
+            return m[k].role;
+    return -1;
+}
+
+/* Members changed at run time (membership.c): a fourth server joins with
+ * an empty log, catches up from a snapshot and only then votes; a second
+ * change while one is in flight is refused; a joiner that never answers
+ * is given up; a member leaves, and the others go on without it. */
+static void test_members_change(void **state)
+{
+    struct cluster *c = &cl;
+    struct replog_config cfg = {0};
+    struct change add = {0}, again = {0}, dead = {0}, rm = {0};
+    struct replog_stats st;
+    char path[32];
+    unsigned l, j, gone, k;
+    int i, rv;
+
+    (void)state;
+    cfg.snapshot_max_entries = 16;
+    cfg.snapshot_trailing = 4;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    for (i = 0; i < 100; i++) {
+        snprintf(path, sizeof path, "/m%d", i);
+        cluster_create(c, l, path, 0);
+    }
+    cluster_converge(c, 10000);
+    j = cluster_grow(c);
+    assert_int_equal(role_of(c, l, (int)j + 1), -1);
+    assert_int_equal(replog_member_add(c->nodes[l].log, (int)j + 1, "4", 1,
+                                       changed, &add),
+                     0);
+    assert_true(replog_member_changing(c->nodes[l].log));
+    rv = replog_member_remove(c->nodes[l].log, 2, changed, &again);
+    assert_int_equal(rv, TB_ERECONFIGINPROGRESS);
+    assert_true(cluster_step_until(c, change_done, &add, 30000));
+    assert_int_equal(add.status, 0);
+    assert_int_equal(role_of(c, l, (int)j + 1), REPLOG_VOTER);
+    /* It holds what was written before it joined: most of it by a
+     * snapshot, not entry by entry. */
+    assert_true(cluster_has(c, j, "/m99"));
+    replog_get_stats(c->nodes[j].log, &st);
+    assert_true(st.entries_applied < 100);
+    k = cluster_create(c, l, "/with4", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
+    assert_true(cluster_has(c, j, "/with4"));
+
+    /* A joiner that never answers: given up, left a spare. */
+    assert_int_equal(
+        replog_member_add(c->nodes[l].log, 9, "9", 1, changed, &dead), 0);
+    assert_true(cluster_step_until(c, change_done, &dead, 30000));
+    assert_int_equal(dead.status, TB_ENEWCONFIGNOQUORUM);
+    assert_int_equal(role_of(c, l, 9), REPLOG_SPARE);
+    assert_int_equal(replog_member_remove(c->nodes[l].log, 9, changed, &rm),
+                     0);
+    assert_true(cluster_step_until(c, change_done, &rm, 10000));
+    assert_int_equal(rm.status, 0);
+    assert_int_equal(role_of(c, l, 9), -1);
+
+    /* A follower leaves; the other three go on. */
+    gone = (l + 1) % 3;
+    memset(&rm, 0, sizeof rm);
+    assert_int_equal(replog_member_remove(c->nodes[l].log, (int)gone + 1,
+                                          changed, &rm),
+                     0);
+    assert_true(cluster_step_until(c, change_done, &rm, 10000));
+    assert_int_equal(rm.status, 0);
+    assert_int_equal(role_of(c, l, (int)gone + 1), -1);
+    raft_fixture_kill(&c->f, gone);
+    k = cluster_create(c, l, "/without", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
+    assert_true(cluster_has(c, j, "/without"));
+    assert_int_equal(again.fired, 0);
+    cluster_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_session_across_leader_change),
         cmocka_unit_test(test_observer),
         cmocka_unit_test(test_disk_faults),
+        cmocka_unit_test(test_members_change),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,6 +63,11 @@ enum key_type {
       "bytes allow (a snapshot is due once they reach the state's size)")   \
     X("extendedTypesEnabled", K_BOOL, extended_types_enabled, 0, 1, "true", \
       "allow TTL nodes")                                                    \
+    X("reconfigEnabled", K_BOOL, reconfig_enabled, 0, 1, "false",           \
+      "the super user may change an ensemble's members with reconfig")      \
+    X("joinEnsemble", K_BOOL, join_ensemble, 0, 1, "false",                 \
+      "a new server, its dataDir empty, that a running ensemble adds with " \
+      "reconfig: its log starts from the leader's")                         \
     X("enforceQuota", K_BOOL, enforce_quota, 0, 1, "false",                 \
       "refuse a create or setData over a quota's countHardLimit or "        \
       "byteHardLimit (QuotaExceeded)")                                      \
@@ -189,7 +194,6 @@ static const struct {
     {"electionAlg", "raft elects the leader"},
     {"peerType", "server.N's :observer says it"},
     {"standaloneEnabled", "no server.N lines is standalone"},
-    {"reconfigEnabled", "reconfig is not supported"},
     {"quorumListenOnAllIPs", "the quorum ports listen on server.N's address"},
     {"syncEnabled", "observers always keep the log"},
     {"preAllocSize", "log segments are sized by tumblerd"},

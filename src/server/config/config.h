@@ -89,6 +89,8 @@ struct tb_config {
                                       snapshots (the log's size in bytes
                                       may call one sooner) */
     int extended_types_enabled;    /* extendedTypesEnabled: TTL nodes */
+    int reconfig_enabled;          /* reconfigEnabled: reconfig allowed */
+    int join_ensemble;             /* joinEnsemble: added at run time */
     int enforce_quota;             /* enforceQuota: refuse writes over a
                                       hard quota limit */
     int container_check_interval_ms; /* znode.container.checkIntervalMs */
@@ -265,6 +267,9 @@ int tb_config_ensemble(const struct tb_config *cfg);
  * line each, then "version=0" (no newline after it). */
 void tb_config_render_membership(const struct tb_config *cfg,
                                  struct tb_wbuf *out);
+/* Just the server.N lines of `n` servers, each ending in a newline. */
+void tb_config_render_servers(const struct tb_config_server *servers,
+                              size_t n, struct tb_wbuf *out);
 
 /* This server's own line (the one whose id is cfg->server_id), or NULL
  * for a standalone server.  Valid after tb_config_finish(). */

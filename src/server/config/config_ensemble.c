@@ -587,14 +587,14 @@ void config__render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out)
     tb_config_render_membership(cfg, out);
 }
 
-void tb_config_render_membership(const struct tb_config *cfg,
-                                 struct tb_wbuf *out)
+void tb_config_render_servers(const struct tb_config_server *servers,
+                              size_t n, struct tb_wbuf *out)
 {
     const struct tb_config_server *s;
     size_t i;
 
-    for (i = 0; i < cfg->nservers; i++) {
-        s = &cfg->servers[i];
+    for (i = 0; i < n; i++) {
+        s = &servers[i];
         tb_wbuf_printf(out, "server.%d=", s->id);
         render_host(out, s->host);
         tb_wbuf_printf(out, ":%d:%d:%s", s->quorum_port, s->election_port,
@@ -607,5 +607,11 @@ void tb_config_render_membership(const struct tb_config *cfg,
         }
         tb_wbuf_printf(out, "\n");
     }
+}
+
+void tb_config_render_membership(const struct tb_config *cfg,
+                                 struct tb_wbuf *out)
+{
+    tb_config_render_servers(cfg->servers, cfg->nservers, out);
     tb_wbuf_printf(out, "version=0");
 }

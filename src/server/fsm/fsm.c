@@ -221,6 +221,8 @@ static int dispatch(struct fsm *f, const struct tb_txn *txn)
         return fsm__delete_container(f, p.path);
     case TB_OP_NEWEPOCH: /* new_epoch did its work */
         return 0;
+    case TB_OP_RECONFIG_TXN:
+        return fsm__reconfig(f, txn->body);
     case TB_OP_SYNC:
         /* A log barrier: changes nothing, echoes the path. */
         if (tb_path_req_decode(&r, &p) != 0)

@@ -69,6 +69,8 @@ int fsm__delete_container(struct fsm *f, struct tb_str path);
 int fsm__remove_ephemerals(struct fsm *f, int64_t owner);
 
 int fsm__multi(struct fsm *f, struct tb_str body);
+/* fsm_reconfig.c: a reconfig's outcome (body reconfig_txn). */
+int fsm__reconfig(struct fsm *f, struct tb_str body);
 int fsm__create_session(struct fsm *f, struct tb_str body);
 int fsm__close_session(struct fsm *f);
 /* Makes the deferred session-table change (cannot fail) and says which

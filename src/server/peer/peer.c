@@ -66,6 +66,8 @@ struct peer {
     int pushing, push_again; /* push_commit's barrier */
     uint64_t leaderless_since; /* no leader known since then; 0: one is */
     int dropped_clients;       /* ... for so long the clients went */
+    int logged_leader;         /* the leader the log last named; 0: none */
+    int removed;               /* not a member any more (a reconfig) */
 };
 
 /* A forwarded txn proposed on the leader, for its answer: the links may
@@ -578,6 +580,8 @@ int peer_serving(struct tbd *s)
 {
     struct peer *p = peer_of(s);
 
+    if (p != NULL && p->removed)
+        return 0;
     return p == NULL || p->leaderless_since == 0 || !p->dropped_clients;
 }
 
@@ -782,6 +786,34 @@ err:
     free(p->members);
     free(p);
     return rv;
+}
+
+void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
+{
+    struct peer *p = peer_of(s);
+    struct member *grown;
+    struct tb_queue *q, *next;
+    unsigned i;
+
+    if (p == NULL || (grown = calloc(n ? n : 1, sizeof *grown)) == NULL)
+        return;
+    for (i = 0; i < n; i++) {
+        grown[i].id = m[i].id;
+        if (resolve(m[i].host, m[i].port, &grown[i].addr) != 0) {
+            free(grown);
+            return;
+        }
+    }
+    free(p->members);
+    p->members = grown;
+    p->n = n;
+    if (p->removed || member(p, (int)s->server_id) != NULL)
+        return;
+    p->removed = 1;
+    for (q = tb_queue_head(&s->conns); q != &s->conns; q = next) {
+        next = q->next;
+        conn_close(TB_CONTAINER_OF(q, struct conn, link));
+    }
 }
 
 void peer_stop(struct tbd *s)

@@ -56,6 +56,10 @@ struct peer_member {
  * then on; `m` (copied) lists every member, this one included.  0, or a
  * negative TB_E* code after logging why. */
 int peer_start(struct tbd *s, const struct peer_member *m, unsigned n);
+/* The members changed (reconfig): links are made to and accepted from
+ * these from now on.  A server not among them was removed: it closes its
+ * clients' connections and takes no more (peer_serving), for good. */
+void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n);
 /* Closes every link; pending forwards get their connections closed. */
 void peer_stop(struct tbd *s);
 

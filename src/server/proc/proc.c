@@ -167,6 +167,8 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
     t->flags = (s->cfg->enforce_quota ? TB_TXN_ENFORCE_QUOTA : 0) |
                (s->cfg->sasl_acls ? TB_TXN_SASL_ACLS : 0) |
                (s->cfg->tls.port ? TB_TXN_X509_ACLS : 0);
+    if (t->type == TB_OP_RECONFIG) /* decided first (reconfig.c) */
+        return reconfig_propose(s, t, done, arg);
     s->scratch.len = 0;
     tb_txn_encode(&s->scratch, t);
     if (s->scratch.oom)
@@ -229,6 +231,7 @@ static int is_write(const struct tbd *s, int32_t type)
     case TB_OP_CREATECONTAINER:
     case TB_OP_CREATETTL:
     case TB_OP_CLOSESESSION:
+    case TB_OP_RECONFIG:
         return 1;
     default:
         return 0;
@@ -347,10 +350,14 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     }
     if (c->session_id != t->session)
         return;
+    /* A reconfig's outcome is logged once raft's members have changed
+     * (reconfig.c): the writes after it may be answered first, and wait
+     * for it to be sent in order. */
     TB_QUEUE_FOREACH(q, &c->reqs)
     {
         r = TB_CONTAINER_OF(q, struct req, link);
-        if (r->state == REQ_WRITE)
+        if (r->state == REQ_WRITE &&
+            (r->type != TB_OP_RECONFIG || r->xid == t->xid))
             break;
         r = NULL;
     }

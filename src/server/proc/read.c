@@ -83,15 +83,15 @@ static void put_children(struct tb_wbuf *w, const struct tree_node *n)
 }
 
 /* A node's data; an ensemble's /zookeeper/config holds its members, as
- * ZooKeeper's does (the tree keeps the node, the configuration the text:
- * members change only with the configuration). */
+ * ZooKeeper's does: the tree's text once a reconfig wrote it
+ * (fsm_reconfig.c), before that the server.N lines, version 0. */
 static void put_data(struct conn *c, struct tb_wbuf *w, struct tree_node *n,
                      struct tb_stat *st)
 {
     const struct tb_config *cfg = c->srv->cfg;
     struct tb_wbuf *m = &c->srv->scratch2;
 
-    if (!tb_config_ensemble(cfg) ||
+    if (!tb_config_ensemble(cfg) || tree_node_data(n).len > 0 ||
         !tb_str_eq(tree_node_path(n), TB_STR("/zookeeper/config"))) {
         tb_put_BUF(w, tree_node_data(n));
         return;
@@ -525,10 +525,6 @@ void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body)
     case TB_OP_CHECKWATCHES:
     case TB_OP_REMOVEWATCHES:
         remove_watches(c, xid, type, body);
-        break;
-    case TB_OP_RECONFIG:
-        /* As a standalone ZooKeeper with reconfigEnabled=false. */
-        fail(c, xid, TB_ERECONFIGDISABLED);
         break;
     default:
         /* Unknown opcodes, a standalone check, and the internal

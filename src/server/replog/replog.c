@@ -746,13 +746,24 @@ static const struct replog_peer *peer_of(const struct replog *l, raft_id id)
 
 /* The members the log holds must be the ones given: a configuration
  * edited, or another server's, would otherwise start a second history
- * beside the first.  A lone voter's log holds it alone. */
-static int check_members(struct replog *l)
+ * beside the first.  A lone voter's log holds it alone.  Once members
+ * changed at run time (a configuration entry after the first), the log's
+ * are the ensemble's and the server.N lines only the first ones; a server
+ * joining has none until the leader sends them. */
+static int check_members(struct replog *l, int join)
 {
     const struct raft_configuration *c = &l->raft->configuration;
     const struct replog_peer *p;
     unsigned i, n = l->n_peers > 0 ? l->n_peers : 1;
     int same = c->n == n;
+
+    if ((join && c->n == 0) || l->raft->configuration_index > 1) {
+        replog__logf(l, REPLOG_LOG_INFO,
+                     "open %s: %u member(s) in the log%s", l->dir, c->n,
+                     c->n == 0 ? ": joining, the leader sends them"
+                               : ", changed at run time: they hold");
+        return 0;
+    }
 
     for (i = 0; i < c->n && same; i++) {
         p = peer_of(l, c->servers[i].id);
@@ -876,13 +887,13 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     }
     l->raft->data = l;
     replog__configure_raft(l);
-    if ((rv = bootstrap(l)) != 0)
+    if (!cfg->join && (rv = bootstrap(l)) != 0)
         return abandon(l, "bootstrap", rv);
     /* Loads term, vote, snapshot (fsm restore) and log; a lone voter
      * elects itself and applies the whole log (fsm apply) right here. */
     if ((rv = raft_start(l->raft)) != 0)
         return abandon(l, "start", rv);
-    if ((rv = check_members(l)) != 0) {
+    if ((rv = check_members(l, cfg->join)) != 0) {
         l->closing = 1;
         raft_close(l->raft, raft_closed);
         return rv;

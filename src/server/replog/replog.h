@@ -110,6 +110,10 @@ struct replog_config {
     /* Raft timing, for ensembles; 0 picks the default in brackets. */
     unsigned election_timeout_ms;  /* [500] */
     unsigned heartbeat_timeout_ms; /* [50] */
+    /* A new server that an ensemble already running adds at run time
+     * (replog_member_add on its leader): its log starts empty, not with
+     * the members above, and fills from the leader's. */
+    int join;
     /* Log sink; NULL prints warnings and errors to stderr. `msg` has no
      * trailing newline and is valid only during the call. */
     void (*log)(void *data, int level, const char *msg);
@@ -256,6 +260,34 @@ void replog_leader_gone(struct replog *l, int id);
  * it leads or an election timeout has passed.  0, or a negative TB_E* code
  * (not the leader, no other voter) and cb does not fire. */
 int replog_transfer(struct replog *l, void (*cb)(void *arg), void *arg);
+
+/* Members changed at run time (membership.c), on the leader, one change
+ * at a time: cb fires once, with 0 when the configuration entry making the
+ * change is committed, else TB_ERECONFIGINPROGRESS (another change is in
+ * flight), TB_ENEWCONFIGNOQUORUM (a joining voter did not catch up: it is
+ * left a spare), TB_EBADARGUMENTS (the id is a member already, or none),
+ * TB_ECONNECTIONLOSS (leadership lost) or another TB_E* code.  The calls
+ * return 0, or such a code and cb does not fire. */
+int replog_member_add(struct replog *l, int id, const char *address,
+                      int voter, void (*cb)(void *arg, int status), void *arg);
+int replog_member_assign(struct replog *l, int id, int voter,
+                         void (*cb)(void *arg, int status), void *arg);
+int replog_member_remove(struct replog *l, int id,
+                         void (*cb)(void *arg, int status), void *arg);
+/* 1 on a leader while a change is in flight. */
+int replog_member_changing(struct replog *l);
+/* 1 when every entry this server's log holds is applied. */
+int replog_applied_all(struct replog *l);
+enum { REPLOG_SPARE, REPLOG_STANDBY, REPLOG_VOTER };
+struct replog_member {
+    int id;
+    char address[280]; /* its raft address, "host:port" */
+    int role;          /* REPLOG_* */
+};
+/* raft's members as this server knows them (the latest configuration
+ * entry, committed or not), up to max: their number. */
+unsigned replog_members(struct replog *l, struct replog_member *out,
+                        unsigned max);
 
 /* Changes the free-disk minimum and re-measures at once. */
 void replog_set_min_free(struct replog *l, uint64_t bytes);

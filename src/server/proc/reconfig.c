@@ -1,0 +1,744 @@
+/* reconfig: an ensemble's members changed at run time by ZooKeeper's own
+ * request (opcode 16: zkCli's `reconfig -add/-remove/-members`, Curator's
+ * and kazoo's reconfig).
+ *
+ * Only the leader decides one: a follower forwards it as any write
+ * (peer.h), and proc_propose_txn hands it here.  The checks run in the
+ * order ZooKeeper 3.8's PrepRequestProcessor runs them, so the first that
+ * fails gives its error:
+ *
+ *   reconfigEnabled false       ZRECONFIGDISABLED (-123)
+ *   a standalone server         ZUNIMPLEMENTED (-6)
+ *   another change in flight    ZRECONFIGINPROGRESS (-14)
+ *   fromConfig not the current  ZBADVERSION (-103)
+ *   a server line that cannot   ZBADARGUMENTS (-8), the reason logged
+ *   be parsed, fewer than two
+ *   voters left
+ *   no synced majority among    ZNEWCONFIGNOQUORUM (-13)
+ *   the new voters
+ *   no WRITE on /zookeeper/     ZNOAUTH (-102): its ACL is world:anyone
+ *   config                      READ, so only the super user passes
+ *
+ * Then raft's members change, one server at a time (replog_member_*):
+ * joiners first (a voter catches up before it votes), then roles, then
+ * leavers, the leader last.  Last, a TB_OP_RECONFIG_TXN carries the
+ * outcome through the log: every replica's /zookeeper/config becomes the
+ * new members with the txn's zxid as version (fsm_reconfig.c), and the
+ * server the client is on answers it with that data and stat.  An error
+ * travels the same way, changing nothing.  A change is in flight from its
+ * acceptance to that txn's answer; a joiner that does not catch up is
+ * removed again before the error is logged.
+ *
+ * Every member looks at /zookeeper/config on its tick (reconfig_tick): the
+ * peer links follow the new members, and a server no longer among them
+ * stops serving clients and says why. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/config/config.h"
+#include "server/fsm/fsm.h"
+#include "server/logging/log.h"
+#include "server/peer/peer.h"
+#include "server/replog/replog.h"
+#include "server/server.h"
+#include "tree/acl.h"
+#include "tree/tree.h"
+
+#define CONFIG_NODE "/zookeeper/config"
+#define MAX_SERVERS 255
+
+enum step_op { STEP_ADD, STEP_ASSIGN };
+
+struct step {
+    enum step_op op;
+    int id;
+    int voter;
+    char address[TB_CONFIG_ADDR_MAX]; /* STEP_ADD: its raft address */
+};
+
+/* A set of servers, owned (tb_config_server_free each). */
+struct members {
+    struct tb_config_server *v;
+    size_t n;
+    int64_t version; /* /zookeeper/config's, 0 for the server.N lines */
+};
+
+/* At all times: busy iff a reconfig was accepted and its txn's answer
+ * has not come; steps[at..nsteps) are still to make then. */
+struct reconfig {
+    struct tbd *srv;
+    int busy;
+    struct members next;
+    struct step steps[MAX_SERVERS];
+    size_t nsteps, at;
+    int leaving[MAX_SERVERS]; /* removed from raft once the outcome is
+                                 applied, so that they learn it */
+    size_t nleaving, at_leave;
+    unsigned leave_tries; /* looks at leaving[at_leave]'s lag */
+    int leave_retry;      /* the tick looks again */
+    int undo; /* a failed join's spare is being removed; rc says why */
+    int rc;
+    int32_t xid;
+    int64_t session, origin;
+    void (*done)(void *arg, int status, int64_t index);
+    void *arg;
+    struct tb_wbuf body;
+    int64_t seen; /* /zookeeper/config's mzxid the tick last acted on */
+    int removed;  /* this server was told it is not a member */
+};
+
+static struct reconfig *state(struct tbd *s);
+
+static void members_free(struct members *m)
+{
+    while (m->n > 0)
+        tb_config_server_free(&m->v[--m->n]);
+    free(m->v);
+    m->v = NULL;
+}
+
+static struct tb_config_server *members_find(const struct members *m, int id)
+{
+    size_t i;
+
+    for (i = 0; i < m->n; i++)
+        if (m->v[i].id == id)
+            return &m->v[i];
+    return NULL;
+}
+
+/* Adds or replaces server.id=spec: 0, or TB_EINVAL with why in err. */
+static int members_put(struct members *m, int id, const char *spec,
+                       char *err, size_t errlen)
+{
+    struct tb_config_server s, *old, *grown;
+    char at[32];
+    int rv;
+
+    snprintf(at, sizeof at, "server.%d", id);
+    if ((rv = tb_config_server_parse(&s, id, spec, at, err, errlen)) != 0)
+        return rv;
+    if ((old = members_find(m, id)) != NULL) {
+        tb_config_server_free(old);
+        *old = s;
+        return 0;
+    }
+    if (m->n == MAX_SERVERS ||
+        (grown = realloc(m->v, (m->n + 1) * sizeof *grown)) == NULL) {
+        tb_config_server_free(&s);
+        snprintf(err, errlen, "too many servers");
+        return TB_EINVAL;
+    }
+    m->v = grown;
+    m->v[m->n++] = s;
+    return 0;
+}
+
+static void members_del(struct members *m, int id)
+{
+    struct tb_config_server *s = members_find(m, id);
+
+    if (s == NULL)
+        return;
+    tb_config_server_free(s);
+    *s = m->v[--m->n];
+}
+
+/* A "server.N" key: N, or 0. */
+static int server_key(const char *k)
+{
+    char *end;
+    long id;
+
+    if (strncmp(k, "server.", 7) != 0)
+        return 0;
+    id = strtol(k + 7, &end, 10);
+    return *end == '\0' && id >= 1 && id <= 254 && k[7] != '+' ? (int)id : 0;
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' ||
+                     e[-1] == '\n'))
+        *--e = '\0';
+    return s;
+}
+
+/* "server.N=spec" items split at any of `seps`; "version=..." items are
+ * skipped when skip_version.  Each must have a client part when
+ * need_client, as ZooKeeper's joiners must. */
+static int parse_lines(struct members *m, struct tb_str text, const char *seps,
+                       int skip_version, int need_client, char *err,
+                       size_t errlen)
+{
+    char *copy = strndup(text.ptr != NULL ? text.ptr : "", text.len), *save,
+         *item, *eq, *k;
+    int rv = 0, id;
+
+    if (copy == NULL)
+        return TB_ENOMEM;
+    for (item = strtok_r(copy, seps, &save); item != NULL && rv == 0;
+         item = strtok_r(NULL, seps, &save)) {
+        item = trim(item);
+        if (*item == '\0')
+            continue;
+        eq = strchr(item, '=');
+        if (eq != NULL)
+            *eq = '\0';
+        k = trim(item);
+        if (eq != NULL && skip_version && strcmp(k, "version") == 0)
+            continue;
+        if (eq == NULL || (id = server_key(k)) == 0) {
+            snprintf(err, errlen, "\"%s\" is not server.N=spec", k);
+            rv = TB_EINVAL;
+            break;
+        }
+        rv = members_put(m, id, trim(eq + 1), err, errlen);
+        if (rv == 0 && need_client && members_find(m, id)->client_port == 0) {
+            snprintf(err, errlen,
+                     "server.%d: a joiner needs its client port "
+                     "(host:quorumPort:electionPort;clientPort)",
+                     id);
+            rv = TB_EINVAL;
+        }
+    }
+    free(copy);
+    return rv;
+}
+
+static struct tree_node *config_node(struct tbd *s)
+{
+    return tree_find(fsm_tree(s->fsm), TB_STR(CONFIG_NODE));
+}
+
+/* The members now: /zookeeper/config's text once a reconfig wrote it,
+ * else the server.N lines. */
+static int current(struct tbd *s, struct members *m)
+{
+    struct tree_node *n = config_node(s);
+    struct tb_str text = n != NULL ? tree_node_data(n) : TB_STR("");
+    struct tb_stat st;
+    char err[256];
+    size_t i;
+    int rv = 0;
+
+    memset(m, 0, sizeof *m);
+    if (text.len > 0) {
+        tree_node_stat(n, &st);
+        m->version = st.mzxid;
+        return parse_lines(m, text, "\n", 1, 0, err, sizeof err);
+    }
+    for (i = 0; i < s->cfg->nservers && rv == 0; i++)
+        rv = members_put(m, s->cfg->servers[i].id, s->cfg->servers[i].spec,
+                         err, sizeof err);
+    return rv;
+}
+
+/* ---- the outcome, through the log ---- */
+
+static int propose_outcome(struct tbd *s, struct tb_wbuf *body, int rc,
+                           struct tb_str members, int32_t xid,
+                           int64_t session, int64_t origin,
+                           void (*done)(void *, int, int64_t), void *arg)
+{
+    struct tb_txn t;
+
+    memset(&t, 0, sizeof t);
+    body->len = 0;
+    tb_reconfig_txn_encode(body, &(struct tb_reconfig_txn){rc, members});
+    if (body->oom)
+        return TB_ENOMEM;
+    t.type = TB_OP_RECONFIG_TXN;
+    t.session = session;
+    t.xid = xid;
+    t.origin = origin;
+    t.super = 1;
+    t.body = (struct tb_str){(const char *)body->base, body->len};
+    return proc_propose_txn(s, &t, done, arg);
+}
+
+static void leave_next(struct reconfig *r);
+
+/* The outcome is applied here: the client is answered (by the fsm, on its
+ * server); the leavers, who have it too by then, are removed next. */
+static void answered(void *arg, int status, int64_t index)
+{
+    struct reconfig *r = arg;
+    void (*done)(void *, int, int64_t) = r->done;
+
+    members_free(&r->next);
+    if (status != 0 || r->rc != 0)
+        r->nleaving = 0;
+    r->at_leave = 0;
+    r->leave_tries = 0;
+    leave_next(r);
+    done(r->arg, status, index);
+}
+
+static void finish(struct reconfig *r, int rc)
+{
+    struct tb_wbuf text;
+    int rv;
+
+    tb_wbuf_init(&text);
+    if (rc == 0)
+        tb_config_render_servers(r->next.v, r->next.n, &text);
+    rv = text.oom ? TB_ENOMEM
+                  : propose_outcome(r->srv, &r->body, rc,
+                                    (struct tb_str){(const char *)text.base,
+                                                    text.len},
+                                    r->xid, r->session, r->origin, answered,
+                                    r);
+    tb_wbuf_free(&text);
+    if (rv != 0)
+        answered(r, rv, 0);
+}
+
+static void next_step(struct reconfig *r);
+
+static int lag_of(struct reconfig *r, int id)
+{
+    struct replog_follower f[MAX_SERVERS];
+    unsigned n = replog_followers(r->srv->log, f, MAX_SERVERS), i;
+
+    for (i = 0; i < n; i++)
+        if (f[i].id == id)
+            return f[i].lag > 0;
+    return 0;
+}
+
+static void left(void *arg, int status)
+{
+    struct reconfig *r = arg;
+
+    if (status != 0) {
+        tb_log(TB_LOG_WARN, "reconfig: server %d did not leave raft's "
+               "members: %s", r->leaving[r->at_leave], tb_strerror(status));
+        r->busy = 0; /* a leader's tick removes it (reconfig_tick) */
+        return;
+    }
+    r->at_leave++;
+    r->leave_tries = 0;
+    leave_next(r);
+}
+
+/* A leaver is removed once it has the outcome (its lag 0 after a
+ * barrier, which carries the commit index), or after a few ticks: one
+ * that is down learns nothing anyway. */
+static void leave_synced(void *arg, int status)
+{
+    struct reconfig *r = arg;
+    int id = r->leaving[r->at_leave], rv;
+
+    if (status != 0) {
+        r->busy = 0;
+        return;
+    }
+    if (lag_of(r, id) && ++r->leave_tries < 4) {
+        r->leave_retry = 1;
+        return;
+    }
+    if ((rv = replog_member_remove(r->srv->log, id, left, r)) != 0)
+        left(r, rv);
+}
+
+static void leave_next(struct reconfig *r)
+{
+    if (r->at_leave == r->nleaving) {
+        r->busy = 0;
+        return;
+    }
+    if (replog_barrier(r->srv->log, leave_synced, r) != 0)
+        r->busy = 0;
+}
+
+static void step_done(void *arg, int status)
+{
+    struct reconfig *r = arg;
+    const struct step *st = &r->steps[r->at];
+    int rv;
+
+    if (r->undo) {
+        finish(r, r->rc);
+        return;
+    }
+    if (status == 0) {
+        r->at++;
+        next_step(r);
+        return;
+    }
+    tb_log(TB_LOG_WARN, "reconfig: server %d could not %s: %s", st->id,
+           st->op == STEP_ADD ? "join" : "change its role",
+           tb_strerror(status));
+    r->rc = status == TB_ECONNECTIONLOSS ? status : TB_ENEWCONFIGNOQUORUM;
+    /* A joiner left a spare is removed: the members stay the old ones. */
+    if (st->op == STEP_ADD && status != TB_ECONNECTIONLOSS) {
+        r->undo = 1;
+        rv = replog_member_remove(r->srv->log, st->id, step_done, r);
+        if (rv == 0)
+            return;
+    }
+    finish(r, r->rc);
+}
+
+static void next_step(struct reconfig *r)
+{
+    const struct step *st;
+    struct replog *l = r->srv->log;
+    int rv;
+
+    if (r->at == r->nsteps) {
+        finish(r, 0);
+        return;
+    }
+    st = &r->steps[r->at];
+    rv = st->op == STEP_ADD ? replog_member_add(l, st->id, st->address,
+                                                st->voter, step_done, r)
+                            : replog_member_assign(l, st->id, st->voter,
+                                                   step_done, r);
+    if (rv != 0)
+        finish(r, rv == TB_ECONNECTIONLOSS ? rv : TB_ENEWCONFIGNOQUORUM);
+}
+
+/* ---- deciding ---- */
+
+static int voter(const struct tb_config_server *s)
+{
+    return s->role == TB_ROLE_PARTICIPANT;
+}
+
+/* Steps from `cur` to r->next; TB_EBADARGUMENTS when a server would
+ * change its quorum address (it must leave, then join). */
+static int plan(struct reconfig *r, const struct members *cur, char *err,
+                size_t errlen)
+{
+    struct tb_config_server *a, *b;
+    char x[TB_CONFIG_ADDR_MAX], y[TB_CONFIG_ADDR_MAX];
+    int self = (int)r->srv->server_id, pass;
+    size_t i;
+
+    r->nsteps = r->at = 0;
+    for (i = 0; i < r->next.n; i++) {
+        b = &r->next.v[i];
+        a = members_find(cur, b->id);
+        if (tb_config_quorum_address(b, y, sizeof y) != 0)
+            return TB_EBADARGUMENTS;
+        if (a == NULL) {
+            r->steps[r->nsteps] = (struct step){STEP_ADD, b->id, voter(b), ""};
+            memcpy(r->steps[r->nsteps++].address, y, sizeof y);
+            continue;
+        }
+        (void)tb_config_quorum_address(a, x, sizeof x);
+        if (strcmp(x, y) != 0) {
+            snprintf(err, errlen,
+                     "server.%d's quorum address would change from %s to "
+                     "%s: remove it, then add it",
+                     b->id, x, y);
+            return TB_EBADARGUMENTS;
+        }
+        if (voter(a) != voter(b))
+            r->steps[r->nsteps++] =
+                (struct step){STEP_ASSIGN, b->id, voter(b), ""};
+    }
+    /* Leavers after the outcome, this server after the others. */
+    r->nleaving = 0;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < cur->n; i++)
+            if (members_find(&r->next, cur->v[i].id) == NULL &&
+                (cur->v[i].id == self) == (pass == 1))
+                r->leaving[r->nleaving++] = cur->v[i].id;
+    return 0;
+}
+
+/* The new members from the request. */
+static int next_members(struct reconfig *r, const struct members *cur,
+                        const struct tb_reconfig_req *q, char *err,
+                        size_t errlen)
+{
+    char *copy, *save, *item, *end;
+    size_t i;
+    long id;
+    int rv;
+
+    memset(&r->next, 0, sizeof r->next);
+    if (q->new_members.ptr != NULL)
+        return parse_lines(&r->next, q->new_members, ",\n", 1, 0, err,
+                           errlen);
+    for (i = 0; i < cur->n; i++)
+        if ((rv = members_put(&r->next, cur->v[i].id, cur->v[i].spec, err,
+                              errlen)) != 0)
+            return rv;
+    if (q->leaving.ptr != NULL) {
+        if ((copy = strndup(q->leaving.ptr, q->leaving.len)) == NULL)
+            return TB_ENOMEM;
+        for (item = strtok_r(copy, ",", &save); item != NULL;
+             item = strtok_r(NULL, ",", &save)) {
+            item = trim(item);
+            id = strtol(item, &end, 10);
+            if (*item == '\0' || *end != '\0' || id < 1 || id > 254) {
+                snprintf(err, errlen, "leaving: \"%s\" is not a server id",
+                         item);
+                free(copy);
+                return TB_EINVAL;
+            }
+            members_del(&r->next, (int)id);
+        }
+        free(copy);
+    }
+    if (q->joining.ptr != NULL)
+        return parse_lines(&r->next, q->joining, ",", 0, 1, err, errlen);
+    return 0;
+}
+
+/* ZooKeeper's isQuorumSynced: the new voters the leader hears from now
+ * (itself included) are a majority of them. */
+static int quorum_synced(struct reconfig *r)
+{
+    struct replog_follower f[MAX_SERVERS];
+    unsigned nf = replog_followers(r->srv->log, f, MAX_SERVERS), j;
+    size_t i, voters = 0, synced = 0;
+
+    for (i = 0; i < r->next.n; i++) {
+        if (!voter(&r->next.v[i]))
+            continue;
+        voters++;
+        if (r->next.v[i].id == (int)r->srv->server_id) {
+            synced++;
+            continue;
+        }
+        for (j = 0; j < nf; j++)
+            if (f[j].id == r->next.v[i].id && (f[j].synced || f[j].lag == 0))
+                synced++;
+    }
+    return synced > voters / 2;
+}
+
+static int decide(struct reconfig *r, const struct tb_txn *t)
+{
+    struct tbd *s = r->srv;
+    struct tb_rd rd = tb_rd_make(t->body.ptr, t->body.len);
+    struct tb_reconfig_req q;
+    struct members cur;
+    struct tree_node *n;
+    char err[800] = "";
+    size_t i, voters = 0;
+    int rv;
+
+    if (!s->cfg->reconfig_enabled) {
+        tb_log(TB_LOG_WARN, "reconfig refused: reconfigEnabled is false");
+        return TB_ERECONFIGDISABLED;
+    }
+    if (s->peer == NULL)
+        return TB_EUNIMPLEMENTED;
+    if (r->busy || replog_member_changing(s->log))
+        return TB_ERECONFIGINPROGRESS;
+    if (tb_reconfig_req_decode(&rd, &q) != 0)
+        return TB_EMARSHALLING;
+    if ((rv = current(s, &cur)) != 0) {
+        members_free(&cur);
+        return rv == TB_ENOMEM ? rv : TB_ESYSTEM;
+    }
+    if (q.config_id != -1 && q.config_id != cur.version) {
+        tb_log(TB_LOG_WARN,
+               "reconfig refused: from version %llx, the current is %llx",
+               (unsigned long long)q.config_id,
+               (unsigned long long)cur.version);
+        members_free(&cur);
+        return TB_EBADVERSION;
+    }
+    rv = next_members(r, &cur, &q, err, sizeof err);
+    for (i = 0; rv == 0 && i < r->next.n; i++)
+        voters += voter(&r->next.v[i]);
+    if (rv == 0 && voters < 2) {
+        snprintf(err, sizeof err,
+                 "the new configuration must include at least 2 voters");
+        rv = TB_EINVAL;
+    }
+    if (rv == 0)
+        rv = plan(r, &cur, err, sizeof err);
+    members_free(&cur);
+    n = config_node(s);
+    if (rv == 0 && (n == NULL || tb_acl_check(tree_node_acl(n), t->ids,
+                                              t->super, TB_PERM_WRITE) != 0)) {
+        snprintf(err, sizeof err, "only the super user may reconfig");
+        rv = TB_ENOAUTH;
+    }
+    if (rv != 0) {
+        members_free(&r->next);
+        tb_log(TB_LOG_WARN, "reconfig refused: %s",
+               err[0] ? err : tb_strerror(rv));
+        return rv == TB_EINVAL ? TB_EBADARGUMENTS : rv;
+    }
+    return 0;
+}
+
+/* The barrier before the first step: the followers that have its entry
+ * are those a change can count on now. */
+static void synced(void *arg, int status)
+{
+    struct reconfig *r = arg;
+
+    if (status != 0) {
+        finish(r, TB_ECONNECTIONLOSS);
+        return;
+    }
+    if (!quorum_synced(r)) {
+        tb_log(TB_LOG_WARN, "reconfig refused: a majority of the new voters "
+               "must be connected and synced");
+        finish(r, TB_ENEWCONFIGNOQUORUM);
+        return;
+    }
+    next_step(r);
+}
+
+int reconfig_propose(struct tbd *s, const struct tb_txn *t,
+                     void (*done)(void *arg, int status, int64_t index),
+                     void *arg)
+{
+    struct reconfig *r = s->reconfig;
+    int rc;
+
+    if (r == NULL && (r = state(s)) == NULL)
+        return TB_ENOMEM;
+    if ((rc = decide(r, t)) != 0) {
+        struct tb_wbuf body;
+        int rv;
+
+        /* Its own buffer: r->body may be the change in flight's. */
+        tb_wbuf_init(&body);
+        rv = propose_outcome(s, &body, rc, TB_STR(""), t->xid, t->session,
+                             t->origin, done, arg);
+        tb_wbuf_free(&body);
+        return rv;
+    }
+    r->busy = 1;
+    r->undo = 0;
+    r->rc = 0;
+    r->xid = t->xid;
+    r->session = t->session;
+    r->origin = t->origin;
+    r->done = done;
+    r->arg = arg;
+    tb_log(TB_LOG_INFO,
+           "reconfig: %zu server(s) joining or changing role, %zu leaving",
+           r->nsteps, r->nleaving);
+    if ((rc = replog_barrier(s->log, synced, r)) != 0)
+        synced(r, rc);
+    return 0;
+}
+
+/* ---- every member: following the members applied ---- */
+
+static struct reconfig *state(struct tbd *s)
+{
+    struct reconfig *r = s->reconfig;
+
+    if (r == NULL && (r = calloc(1, sizeof *r)) != NULL) {
+        r->srv = s;
+        tb_wbuf_init(&r->body);
+        s->reconfig = r;
+    }
+    return r;
+}
+
+static void reconciled(void *arg, int status)
+{
+    (void)arg;
+    (void)status;
+}
+
+/* On a leader with no change in flight: a server in raft's members but
+ * not in the configuration was left there by a reconfig cut short (its
+ * leader lost before the outcome was logged, or a leaver not removed);
+ * it goes, one per tick. */
+static void reconcile(struct reconfig *r)
+{
+    struct tbd *s = r->srv;
+    struct replog_member rm[MAX_SERVERS];
+    unsigned n, i;
+    struct members m;
+
+    /* Not before the configuration is applied up to the log's end: an
+     * outcome committed and not yet applied here would look missing. */
+    if (r->busy || !replog_is_leader(s->log) ||
+        replog_member_changing(s->log) || !replog_applied_all(s->log))
+        return;
+    n = replog_members(s->log, rm, MAX_SERVERS);
+    if (current(s, &m) != 0) {
+        members_free(&m);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        if (members_find(&m, rm[i].id) != NULL)
+            continue;
+        tb_log(TB_LOG_WARN,
+               "reconfig: server %d is among raft's members but not in the "
+               "configuration (a change cut short): removing it",
+               rm[i].id);
+        if (replog_member_remove(s->log, rm[i].id, reconciled, NULL) == 0)
+            break;
+    }
+    members_free(&m);
+}
+
+void reconfig_tick(struct tbd *s)
+{
+    struct reconfig *r;
+    struct tree_node *n = config_node(s);
+    struct peer_member pm[MAX_SERVERS];
+    struct members m;
+    struct tb_stat st;
+    size_t i;
+
+    if (s->peer == NULL || (r = state(s)) == NULL)
+        return;
+    if (r->leave_retry) {
+        r->leave_retry = 0;
+        leave_next(r);
+    }
+    reconcile(r);
+    if (n == NULL || tree_node_data(n).len == 0)
+        return;
+    tree_node_stat(n, &st);
+    if (r->seen == st.mzxid)
+        return;
+    if (current(s, &m) != 0) {
+        members_free(&m);
+        return;
+    }
+    r->seen = st.mzxid;
+    for (i = 0; i < m.n; i++)
+        pm[i] = (struct peer_member){m.v[i].id, m.v[i].host,
+                                     m.v[i].election_port};
+    peer_set_members(s, pm, (unsigned)m.n);
+    if (members_find(&m, (int)s->server_id) == NULL && !r->removed) {
+        r->removed = 1;
+        tb_log(TB_LOG_WARN,
+               "server %lld is not a member of the ensemble any more "
+               "(configuration version %llx, a reconfig removed it): it "
+               "serves no clients from now on; stop it",
+               (long long)s->server_id, (unsigned long long)st.mzxid);
+    } else {
+        tb_log(TB_LOG_INFO, "members: configuration version %llx, %zu "
+               "server(s)", (unsigned long long)st.mzxid, m.n);
+    }
+    members_free(&m);
+}
+
+void reconfig_free(struct tbd *s)
+{
+    struct reconfig *r = s->reconfig;
+
+    if (r == NULL)
+        return;
+    members_free(&r->next);
+    tb_wbuf_free(&r->body);
+    free(r);
+    s->reconfig = NULL;
+}

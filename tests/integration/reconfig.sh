@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# Membership at run time through ZooKeeper's reconfig request, driven by Apache's zkCli and
+# kazoo against a tumblerd ensemble on 127.0.0.1 (reconfigEnabled=true, a super user).  Each
+# check is numbered and says what it found; the script fails if any did.
+#   1. reconfig from a client that is not the super user: NoAuth, members unchanged
+#   2. a 4th server (joinEnsemble, its data directory empty) added with zkCli's
+#      `reconfig -add server.4=...`: the answer is the new configuration with its version
+#   3. a write through the new member, read back on member 1
+#   4. `config` (getConfig) on members 1, 2 and 4 shows server.4 and the same version
+#   5. kazoo: while a change is in flight (a joiner that does not run, which never catches up),
+#      a second is refused with ReconfigInProgress (-14); the first ends in NewConfigNoQuorum
+#      (-13) and changes nothing
+#   6. `reconfig -remove 3`: member 3 leaves; it says why in its log and serves no client any
+#      more; `config` on member 1 no longer shows it
+#   7. a server with reconfigEnabled=false answers ZRECONFIGDISABLED
+#   8. member 1 restarted with the zoo.cfg it started with (servers 1-3): the members its log
+#      holds (1, 2, 4) stay, and it takes writes
+#
+#   reconfig.sh   (TUMBLERD names the server)
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+[ $# = 0 ] || it_die "usage: $0"
+[ -x "${TUMBLERD:-}" ] || it_die "TUMBLERD is not set to the server binary"
+py=/usr/bin/python3
+it_init
+work=$(it_tmpdir work)
+
+# The super user's digest, as ZooKeeper's DigestAuthenticationProvider makes it.
+super_digest=$("$py" -c 'import base64, hashlib
+print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
+
+cport=() qport=() eport=() pid=(0 0 0 0 0 0) dir=()
+for i in 1 2 3 4 5; do
+    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+    dir[$i]=$(it_tmpdir "s$i")
+done
+line() { echo "server.$1=127.0.0.1:${qport[$1]}:${eport[$1]};127.0.0.1:${cport[$1]}"; }
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    echo "reconfigEnabled=true"
+    echo "DigestAuthenticationProvider.superDigest=$super_digest"
+    for i in 1 2 3; do line "$i"; done
+} > "$work/zoo.cfg"
+# The joiner's: the members now and itself, as ZooKeeper's joiners are given.
+{ cat "$work/zoo.cfg"; line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
+
+start() {
+    local cfg=$work/zoo.cfg
+    [ "$1" = 4 ] && cfg=$work/zoo4.cfg
+    "$TUMBLERD" "$cfg" --serverId="$1" --dataDir="${dir[$1]}/data" \
+        >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
+    pid[$1]=$!
+    IT_PIDS+=("${pid[$1]}")
+    IT_TUMBLERDS+="${pid[$1]} "
+}
+mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
+leader() {
+    local i n
+    for n in $(seq 150); do
+        for i in 1 2 3; do [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }; done
+        sleep 0.1
+    done
+    return 1
+}
+# zk MEMBER [super]: zkCli on one member, commands from stdin, waiting for its session;
+# output (without the banner) on stdout.
+zk() {
+    # shellcheck disable=SC2046
+    { [ "${2:-}" = super ] && echo "addauth digest super:secret"; cat; echo quit; } |
+        run_bounded 60 "${ZK_JAVA:-java}" $(zk_jvm_flags "$work/zkcli.log") \
+            -cp "$(zk_classpath)" org.apache.zookeeper.ZooKeeperMain \
+            -server "127.0.0.1:${cport[$1]}" -timeout 10000 -waitforconnection 2>&1 |
+        grep -v -e '^$' -e '^WATCHER::' -e '^WatchedEvent state:SyncConnected' \
+            -e '^Connecting to' -e '^Welcome to ZooKeeper' -e '^JLine support'
+}
+# config MEMBER: what getConfig shows on it, its server and version lines.
+config() { echo config | zk "$1" | grep -e '^server\.' -e '^version='; }
+
+passed=0 failed=0 results=()
+run_check() {
+    local n=$1 title=$2 fn=$3 t0=$SECONDS
+    echo "--- check $n: $title"
+    if "$fn"; then
+        passed=$((passed + 1))
+        results+=("ok $n - $title ($((SECONDS - t0)) s)")
+    else
+        failed=$((failed + 1))
+        results+=("FAIL $n - $title")
+    fi
+    echo "${results[-1]}"
+}
+
+for i in 1 2 3; do start "$i"; done
+for i in 1 2 3; do
+    wait_serving "${cport[$i]}" 20 "${pid[$i]}" || it_die "member $i did not start"
+done
+l=$(leader) || it_die "no member leads"
+echo "3 members, member $l leads"
+start 4
+for n in $(seq 100); do four_letter "${cport[4]}" ruok | grep -q imok && break; sleep 0.1; done
+
+check1() {
+    local out
+    out=$(echo "reconfig -remove 3" | zk 1)
+    echo "$out" | sed 's/^/  | /'
+    echo "$out" | grep -q -i -e 'NoAuth' -e 'Insufficient permission' ||
+        { echo "  FAIL: expected NoAuth"; return 1; }
+    [ "$(config 1 | grep -c '^server\.')" = 3 ] || { echo "  FAIL: members changed"; return 1; }
+}
+run_check 1 "reconfig by a client that is not the super user: NoAuth" check1
+
+version4=""
+check2() {
+    local out
+    out=$(echo "reconfig -add $(line 4)" | zk 2 super)
+    echo "$out" | sed 's/^/  | /'
+    echo "$out" | grep -q "^server.4=127.0.0.1:${qport[4]}:${eport[4]}:participant;127.0.0.1:${cport[4]}$" ||
+        { echo "  FAIL: the answer does not show server.4"; return 1; }
+    version4=$(echo "$out" | sed -n 's/^version=//p')
+    [ -n "$version4" ] && [ "$version4" != 0 ] || { echo "  FAIL: no version"; return 1; }
+    grep -q "member 4 added" "${dir[$l]}/server.log" ||
+        { echo "  FAIL: the leader's log does not show member 4 added"; return 1; }
+    echo "  ok   server.4 joined, configuration version $version4"
+}
+run_check 2 "zkCli reconfig -add server.4 (a joiner with an empty data directory)" check2
+
+check3() {
+    local got
+    echo "create /via4 joined" | zk 4 | sed 's/^/  member 4: /'
+    got=$(printf 'sync /via4\nget /via4\n' | zk 1 | grep -x joined)
+    [ "$got" = joined ] || { echo "  FAIL: /via4 on member 1: '$got'"; return 1; }
+    echo "  ok   created through member 4, read on member 1"
+}
+run_check 3 "a write through the new member" check3
+
+check4() {
+    local i got rc=0
+    for i in 1 2 4; do
+        got=$(config "$i")
+        echo "$got" | sed "s/^/  member $i: /"
+        [ "$(echo "$got" | grep -c '^server\.')" = 4 ] && echo "$got" | grep -q '^server\.4=' &&
+            echo "$got" | grep -qx "version=$version4" || { echo "  FAIL on member $i"; rc=1; }
+    done
+    return "$rc"
+}
+run_check 4 "config on members 1, 2 and 4: four servers, version $version4" check4
+
+check5() {
+    local out
+    out=$("$py" - "127.0.0.1:${cport[1]}" "$(line 5)" <<'EOF' 2>&1
+import sys
+from kazoo.client import KazooClient
+from kazoo.exceptions import NewConfigNoQuorumError, ReconfigInProcessError
+c = KazooClient(hosts=sys.argv[1], timeout=10)
+c.start(timeout=15)
+c.add_auth("digest", "super:secret")
+first = c.reconfig_async(sys.argv[2], None, None, -1)
+try:
+    c.reconfig(None, "3", None)
+    print("FAIL: the second change was accepted")
+except ReconfigInProcessError:
+    print("second change while one is in flight: ReconfigInProcessError")
+try:
+    first.get(timeout=30)
+    print("FAIL: a joiner that does not run was added")
+except NewConfigNoQuorumError:
+    print("the first (server.5, not running): NewConfigNoQuorumError")
+data, _ = c.get("/zookeeper/config")
+print("server.5 in the configuration:", b"server.5=" in data)
+c.stop()
+EOF
+)
+    echo "$out" | sed 's/^/  | /'
+    echo "$out" | grep -q "ReconfigInProcessError" && echo "$out" | grep -q "NewConfigNoQuorumError" &&
+        echo "$out" | grep -q "in the configuration: False" && ! echo "$out" | grep -q FAIL
+}
+run_check 5 "kazoo: a second change while one is in flight is refused (-14)" check5
+
+check6() {
+    local out n got
+    out=$(echo "reconfig -remove 3" | zk 1 super)
+    echo "$out" | sed 's/^/  | /'
+    echo "$out" | grep -q '^server\.3=' && { echo "  FAIL: server.3 still there"; return 1; }
+    echo "$out" | grep -q '^server\.4=' || { echo "  FAIL: no answer"; return 1; }
+    for n in $(seq 100); do
+        grep -q "not a member of the ensemble any more" "${dir[3]}/server.log" && break
+        sleep 0.1
+    done
+    grep "not a member" "${dir[3]}/server.log" | sed 's/^/  member 3 log: /'
+    grep -q "not a member of the ensemble any more" "${dir[3]}/server.log" ||
+        { echo "  FAIL: member 3 does not say it was removed"; return 1; }
+    "$py" - "127.0.0.1:${cport[3]}" <<'EOF' > "$work/s3.out" 2>&1
+import sys
+from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
+c = KazooClient(hosts=sys.argv[1], timeout=4, connection_retry={"max_tries": 2})
+try:
+    c.start(timeout=4)
+    print("served:", c.get("/via4")[0])
+except KazooTimeoutError:
+    print("no session")
+EOF
+    sed 's/^/  member 3: /' "$work/s3.out"
+    grep -qx "no session" "$work/s3.out" || { echo "  FAIL: member 3 still serves"; return 1; }
+    echo "  ok   member 3 serves no client"
+    got=$(config 1)
+    echo "$got" | sed 's/^/  member 1: /'
+    [ "$(echo "$got" | grep -c '^server\.')" = 3 ] && ! echo "$got" | grep -q '^server\.3=' ||
+        { echo "  FAIL: member 1's config"; return 1; }
+}
+run_check 6 "zkCli reconfig -remove 3: member 3 stops serving, config follows" check6
+
+check7() {
+    local d=$(it_tmpdir standalone) p out
+    p=${cport[5]}
+    start_tumblerd "$d" "$p"
+    wait_serving "$p" 20 "$SERVER_PID" || return 1
+    out=$(echo "reconfig -remove 3" | run_bounded 60 "${ZK_JAVA:-java}" \
+        $(zk_jvm_flags "$work/zkcli.log") -cp "$(zk_classpath)" \
+        org.apache.zookeeper.ZooKeeperMain -server "127.0.0.1:$p" -waitforconnection 2>&1)
+    echo "$out" | grep -i -e 'reconfig' | grep -v '^\[' | sed 's/^/  | /'
+    echo "$out" | grep -q -i 'Reconfig is disabled' || { echo "  FAIL: expected ZRECONFIGDISABLED"; return 1; }
+}
+run_check 7 "reconfigEnabled=false: ZRECONFIGDISABLED" check7
+
+check8() {
+    local got n
+    kill -TERM "${pid[1]}"
+    for n in $(seq 200); do running "${pid[1]}" || break; sleep 0.05; done
+    wait "${pid[1]}" 2>/dev/null
+    start 1
+    wait_serving "${cport[1]}" 20 "${pid[1]}" || return 1
+    grep "in the log, changed at run time" "${dir[1]}/server.log" | sed 's/^/  member 1 log: /'
+    got=$(config 1)
+    echo "$got" | sed 's/^/  member 1: /'
+    echo "$got" | grep -q '^server\.4=' && ! echo "$got" | grep -q '^server\.3=' ||
+        { echo "  FAIL: member 1's config after the restart"; return 1; }
+    got=$(printf 'create /after1 x\nget /after1\n' | zk 1 | grep -x x)
+    [ "$got" = x ] || { echo "  FAIL: no write through member 1 after the restart"; return 1; }
+    echo "  ok   member 1 back with servers 1, 2 and 4; a write through it"
+}
+run_check 8 "member 1 restarted with its first zoo.cfg: the members the log holds stay" check8
+
+echo
+printf '%s\n' "${results[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
