@@ -15,6 +15,7 @@
 #   7. a server with reconfigEnabled=false answers ZRECONFIGDISABLED
 #   8. member 1 restarted with the zoo.cfg it started with (servers 1-3): the members its log
 #      holds (1, 2, 4) stay, and it takes writes
+#   9. kazoo's reconfig with the whole member list (newMembers): server.4 becomes an observer
 #
 #   reconfig.sh   (TUMBLERD names the server)
 set -u
@@ -243,6 +244,29 @@ check8() {
     echo "  ok   member 1 back with servers 1, 2 and 4; a write through it"
 }
 run_check 8 "member 1 restarted with its first zoo.cfg: the members the log holds stay" check8
+
+check9() {
+    local out
+    out=$("$py" - "127.0.0.1:${cport[2]}" "$(line 1),$(line 2),$(line 4 | sed 's/;/:observer;/')" <<'EOF' 2>&1
+import sys
+from kazoo.client import KazooClient
+c = KazooClient(hosts=sys.argv[1], timeout=10)
+c.start(timeout=15)
+c.add_auth("digest", "super:secret")
+data, stat = c.reconfig(None, None, sys.argv[2])
+print(data.decode())
+c.stop()
+EOF
+)
+    echo "$out" | sed 's/^/  | /'
+    echo "$out" | grep -q "^server.4=127.0.0.1:${qport[4]}:${eport[4]}:observer;" ||
+        { echo "  FAIL: server.4 is no observer"; return 1; }
+    grep -q "member 4: becoming a standby" "${dir[1]}/server.log" "${dir[2]}/server.log" "${dir[4]}/server.log" ||
+        { echo "  FAIL: raft's role of member 4 did not change"; return 1; }
+    config 4 | grep -q "^server.4=.*:observer;" || { echo "  FAIL: config on member 4"; return 1; }
+    echo "  ok   server.4 is an observer: a standby in raft"
+}
+run_check 9 "kazoo reconfig with the whole member list: server.4 becomes an observer" check9
 
 echo
 printf '%s\n' "${results[@]}"
