@@ -1,6 +1,7 @@
 /* JSON writer (json.h).  Strings are escaped as RFC 8259 asks: quote,
- * backslash and control characters; other bytes pass as they are (paths
- * and names are UTF-8 already). */
+ * backslash and control characters; UTF-8 passes as it is, and a byte that
+ * does not begin a well-formed sequence is written as U+FFFD, as Java's
+ * decoder reads it, so that the text is always valid JSON. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -59,15 +60,57 @@ void json_end(struct json *j)
     tb_wbuf_put(j->out, &j->closer[j->depth], 1);
 }
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t left)
+{
+    size_t n, i;
+    unsigned lo = 0x80, hi = 0xbf;
+
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef)
+        n = 3;
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+        n = 4;
+    else
+        return 0;
+    if (p[0] == 0xe0)
+        lo = 0xa0;
+    else if (p[0] == 0xed)
+        hi = 0x9f;
+    else if (p[0] == 0xf0)
+        lo = 0x90;
+    else if (p[0] == 0xf4)
+        hi = 0x8f;
+    if (left < n || p[1] < lo || p[1] > hi)
+        return 0;
+    for (i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return n;
+}
+
 static void put_string(struct json *j, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t i, from = 0;
+    size_t i, from = 0, n;
     char esc[6];
 
     tb_wbuf_put(j->out, "\"", 1);
     for (i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            n = utf8_len((const unsigned char *)s + i, len - i);
+            if (n > 0) {
+                i += n - 1;
+                continue;
+            }
+            tb_wbuf_put(j->out, s + from, i - from);
+            from = i + 1;
+            tb_wbuf_put(j->out, "\\ufffd", 6);
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
         tb_wbuf_put(j->out, s + from, i - from);

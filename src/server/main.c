@@ -432,19 +432,24 @@ int main(int argc, char **argv)
     raise_fd_limit();
     tb_config_init(&cfg);
     cfg.check_4lw = fourlw_whitelist_check;
+    /* What reading the configuration logs waits for its logLevel,
+     * logFormat and logFile. */
+    tb_log_hold();
     rv = tb_config_parse_args(&cfg, argc, argv, err, sizeof err);
+    tb_log_set_level(cfg.log_level);
+    tb_log_set_format(cfg.log_format);
+    if (rv == 0 && cfg.log_file != NULL &&
+        (rv = tb_log_open(cfg.log_file)) != 0) {
+        snprintf(err, sizeof err, "logFile %s: %s", cfg.log_file,
+                 strerror(-rv));
+        rv = TB_EINVAL;
+    }
+    tb_log_release();
     if (rv != 0 && rv != TB_CONFIG_EXIT)
         fprintf(stderr, "tumblerd: %s\n", err);
     if (rv != 0) {
         tb_config_free(&cfg);
         return rv == TB_CONFIG_EXIT ? 0 : 2;
-    }
-    tb_log_set_level(cfg.log_level);
-    if (cfg.log_file != NULL && (rv = tb_log_open(cfg.log_file)) != 0) {
-        fprintf(stderr, "tumblerd: logFile %s: %s\n", cfg.log_file,
-                strerror(-rv));
-        tb_config_free(&cfg);
-        return 2;
     }
     if (sasl_setup(&cfg, err, sizeof err) != 0) {
         fprintf(stderr, "tumblerd: %s\n", err);

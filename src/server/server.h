@@ -87,6 +87,7 @@ struct tbd {
     struct tb_log_rate refused_log;            /* conn.c's refuse() */
     struct tb_log_rate auth_log;               /* refused logins */
     struct tb_log_rate quota_log;              /* quotas gone over */
+    struct tb_log_rate slow_log;               /* over slowRequestMs */
     uint64_t quota_exceeded;                   /* limits a write went over */
     uint64_t quota_refused;                    /* writes a hard limit refused */
     /* Those refusals by namespace, the first name of the quota's path, as

@@ -918,6 +918,89 @@ static void test_log_file_reopen(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* --log-format=json: one object a line with time, level, message and the
+ * fields; the text form leaves the fields out. */
+static void test_log_json(void **state)
+{
+    struct tb_log_rate r = {0, 0, 3};
+    struct capture cap;
+    char *text;
+    int f;
+
+    (void)state;
+    tb_log_set_level(TB_LOG_INFO);
+    capture_start(&cap);
+    tb_log_fields(TB_LOG_INFO,
+                  TB_LOG_FIELDS(TB_LOG_HEX("session", 0x1234),
+                                TB_LOG_INT("timeout_ms", -5),
+                                TB_LOG_STR("peer", "a\"b")),
+                  "expiring %s\n", "x\x01y");
+    tb_log_set_format(TB_LOG_JSON);
+    tb_log_fields(TB_LOG_INFO,
+                  TB_LOG_FIELDS(TB_LOG_HEX("session", 0x1234),
+                                TB_LOG_INT("timeout_ms", -5),
+                                TB_LOG_STR("peer", "a\"b")),
+                  "expiring %s\n", "x\x01y");
+    tb_log(TB_LOG_WARN, "plain \xff");
+    tb_log_fields(TB_LOG_DEBUG, TB_LOG_FIELDS(TB_LOG_INT("n", 1)), "dropped");
+    tb_log_rated_fields(&r, TB_LOG_WARN, TB_LOG_FIELDS(TB_LOG_STR("k", "v")),
+                        "rated");
+    tb_log_set_format(TB_LOG_TEXT);
+    text = capture_end(&cap);
+
+    assert_non_null(strstr(text, " INFO  expiring x\x01y\n{\"time\":\""));
+    assert_non_null(strstr(text, "Z\",\"level\":\"INFO\",\"message\":"
+                                 "\"expiring x\\u0001y\",\"session\":"
+                                 "\"0x1234\",\"timeout_ms\":-5,\"peer\":"
+                                 "\"a\\\"b\"}\n"));
+    assert_non_null(strstr(text, "\"level\":\"WARN\",\"message\":\"plain "
+                                 "\\ufffd\"}\n"));
+    assert_null(strstr(text, "dropped"));
+    assert_non_null(strstr(text, "\"message\":\"rated (and 3 more since the "
+                                 "last such line)\",\"k\":\"v\","
+                                 "\"unlogged\":3}\n"));
+    /* {"time":"YYYY-MM-DDTHH:MM:SS.mmmZ", */
+    assert_int_equal(strchr(text, '{')[34], ',');
+    free(text);
+
+    assert_int_equal(tb_log_format_parse("JSON", &f), 0);
+    assert_int_equal(f, TB_LOG_JSON);
+    assert_int_equal(tb_log_format_parse("xml", &f), TB_EINVAL);
+    assert_string_equal(tb_log_format_name(TB_LOG_TEXT), "text");
+}
+
+/* Lines held before the configuration is read come out after, by its
+ * rules: its level, its format, its file. */
+static void test_log_hold(void **state)
+{
+    struct capture cap;
+    char *text;
+
+    (void)state;
+    capture_start(&cap);
+    tb_log_set_level(TB_LOG_INFO);
+    tb_log_hold();
+    tb_log(TB_LOG_DEBUG, "held debug");
+    tb_log_fields(TB_LOG_WARN, TB_LOG_FIELDS(TB_LOG_INT("line", 3)),
+                  "held warn");
+    text = capture_end(&cap);
+    assert_string_equal(text, ""); /* nothing yet */
+    free(text);
+
+    capture_start(&cap);
+    tb_log_set_level(TB_LOG_WARN);
+    tb_log_set_format(TB_LOG_JSON);
+    tb_log_release();
+    tb_log(TB_LOG_WARN, "after");
+    tb_log_set_format(TB_LOG_TEXT);
+    tb_log_set_level(TB_LOG_INFO);
+    text = capture_end(&cap);
+    assert_null(strstr(text, "held debug"));
+    assert_non_null(strstr(text, "\"message\":\"held warn\",\"line\":3}\n{"));
+    assert_non_null(strstr(text, "\"message\":\"after\"}\n"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -938,6 +1021,8 @@ int main(void)
         cmocka_unit_test(test_log_levels),
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_log_file_reopen),
+        cmocka_unit_test(test_log_json),
+        cmocka_unit_test(test_log_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

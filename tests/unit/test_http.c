@@ -418,6 +418,37 @@ static void test_json(void **state)
     tb_wbuf_free(&out);
 }
 
+/* UTF-8 passes; a byte that begins no well-formed sequence (a stray
+ * continuation, an overlong form, a surrogate, a sequence cut short) is
+ * written as U+FFFD, so that the text stays valid JSON. */
+static void test_json_utf8(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92", /* été € U+1F512 */
+         "\"\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92\""},
+        {"a\x80" "b", "\"a\\ufffdb\""},
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},               /* overlong '/' */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},     /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* too big */
+        {"x\xe2\x82", "\"x\\ufffd\\ufffd\""},              /* cut short */
+    };
+    struct tb_wbuf out;
+    struct json j;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tb_wbuf_init(&out);
+        json_init(&j, &out);
+        json_str(&j, cases[i].in);
+        tb_wbuf_put(&out, "", 1);
+        assert_string_equal((char *)out.base, cases[i].out);
+        tb_wbuf_free(&out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +460,7 @@ int main(void)
         cmocka_unit_test_setup(test_admin_errors, setup),
         cmocka_unit_test_setup(test_admin_conf, setup),
         cmocka_unit_test_setup(test_json, setup),
+        cmocka_unit_test_setup(test_json_utf8, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

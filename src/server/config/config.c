@@ -27,6 +27,7 @@ enum key_type {
     K_DIR,    /* owned string, not empty */
     K_ADDR,   /* owned string, an IP literal ("localhost" = 127.0.0.1) */
     K_LEVEL,  /* int field: a log level name */
+    K_FORMAT, /* int field: a log format name */
     K_4LW,    /* owned string, its words checked by cfg->check_4lw */
     K_DIGEST, /* owned string or NULL: "user:base64(sha1)" */
     K_STR,    /* owned string, or NULL when empty */
@@ -163,7 +164,13 @@ enum key_type {
       "error, warn, info or debug")                                         \
     X("logFile", K_STR, log_file, 0, 0, "",                                 \
       "append the log to this file, reopened on SIGHUP (for logrotate); "   \
-      "empty: stderr (the journal, under systemd)")
+      "empty: stderr (the journal, under systemd)")                         \
+    X("logFormat", K_FORMAT, log_format, 0, 0, "text",                      \
+      "text, or json: one JSON object a line, with the line's fields, for " \
+      "log shippers (--log-format=json says the same)")                     \
+    X("slowRequestMs", K_INT, slow_request_ms, 0, 2147483647, "1000",       \
+      "ms; a request answered later than this after it arrived is logged "  \
+      "(a line a second at most); 0: none")
 
 struct key_def {
     const char *name;
@@ -353,6 +360,14 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
         if (tb_log_level_parse(value, &v) != 0) {
             set_err(err, errlen, "%s: expected error, warn, info or debug, "
                     "got \"%s\"", at, value);
+            return TB_EINVAL;
+        }
+        *(int *)field = v;
+        return 0;
+    case K_FORMAT:
+        if (tb_log_format_parse(value, &v) != 0) {
+            set_err(err, errlen, "%s: expected text or json, got \"%s\"", at,
+                    value);
             return TB_EINVAL;
         }
         *(int *)field = v;
@@ -853,6 +868,9 @@ void tb_config_render_effective(const struct tb_config *cfg,
             for (; *str; str++)
                 tb_wbuf_printf(out, "%c", *str - 'A' + 'a');
             tb_wbuf_printf(out, "\n");
+            break;
+        case K_FORMAT:
+            tb_wbuf_printf(out, "%s\n", tb_log_format_name(*(const int *)f));
             break;
         default: /* the owned strings */
             str = *(char *const *)f;

@@ -153,6 +153,9 @@ struct tb_config {
     int log_level;                 /* logLevel: enum tb_log_level */
     char *log_file;                /* logFile: the log appended here, or
                                       NULL for stderr */
+    int log_format;                /* logFormat: enum tb_log_format */
+    int slow_request_ms;           /* slowRequestMs: log requests answered
+                                      later than this; 0: none */
 
     /* server.N lines; after tb_config_finish() sorted by id, and, when
      * there are any, server_id is one of them (tb_config_self()) */

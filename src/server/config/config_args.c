@@ -189,6 +189,8 @@ static int apply_overrides(struct tb_config *cfg, int argc, char **argv,
         }
         memcpy(key, a + 2, n);
         key[n] = '\0';
+        if (strcmp(key, "log-format") == 0) /* as other daemons spell it */
+            snprintf(key, sizeof key, "logFormat");
         if (!tb_config_has_key(key)) {
             snprintf(err, errlen, "--%s: unknown key (see --help)", key);
             return TB_EINVAL;

@@ -1,26 +1,43 @@
-/* The server's line logger (see log.h).  The level and the descriptor are
- * atomics: they are set at startup by the loop thread but read by every
- * thread that logs, and a plain int would be a data race under TSan. */
+/* The server's line logger (see log.h).  The level, the format and the
+ * descriptor are atomics: they are set at startup by the loop thread but
+ * read by every thread that logs, and a plain int would be a data race
+ * under TSan. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/json.h"
 #include "server/logging/log.h"
 
-/* Longer messages are cut and end in "..." rather than allocating. */
+/* Longer lines are cut and end in "..." rather than allocating: a text
+ * line's timestamp and level take 31 bytes, its message the rest. */
 #define LOG_LINE_MAX 2048
+#define LOG_MSG_MAX (LOG_LINE_MAX - 31)
 
 static _Atomic int log_level = TB_LOG_INFO;
+static _Atomic int log_format = TB_LOG_TEXT;
 static _Atomic int log_fd = 2;
 /* logFile, kept for tb_log_reopen(); empty: none */
 static char log_path[4096];
+
+/* Lines kept while held (tb_log_hold), in order; loop thread only. */
+struct held {
+    struct held *next;
+    int level;
+    int64_t wall_ms;
+    struct tb_wbuf fields; /* the fields as a JSON object's text */
+    char msg[];
+};
+static _Atomic int holding;
+static struct held *held_head, **held_tail = &held_head;
 
 static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
 
@@ -79,6 +96,30 @@ int tb_log_reopen(void)
     }
     close(fd);
     return 0;
+}
+
+void tb_log_set_format(int format)
+{
+    atomic_store_explicit(&log_format,
+                          format == TB_LOG_JSON ? TB_LOG_JSON : TB_LOG_TEXT,
+                          memory_order_relaxed);
+}
+
+int tb_log_format_parse(const char *s, int *format)
+{
+    if (s != NULL && strcasecmp(s, "text") == 0)
+        *format = TB_LOG_TEXT;
+    else if (s != NULL && strcasecmp(s, "json") == 0)
+        *format = TB_LOG_JSON;
+    else
+        return TB_EINVAL;
+    return 0;
+}
+
+const char *tb_log_format_name(int format)
+{
+    return format == TB_LOG_TEXT ? "text" : format == TB_LOG_JSON ? "json"
+                                                                 : "?";
 }
 
 const char *tb_log_level_name(int level)
@@ -147,57 +188,192 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
-/* One line: the message, then `more` (if any) after a space. */
-static void vlog(int level, const char *more, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-static void vlog(int level, const char *more, const char *fmt, va_list ap)
+/* The fields as a JSON object's text, "{...}". */
+static void fields_json(struct tb_wbuf *b, const struct tb_log_field *f,
+                        size_t n, uint64_t unlogged)
 {
-    char line[LOG_LINE_MAX];
-    size_t n, room;
+    struct json j;
+    char hex[24];
+    size_t i;
+
+    json_init(&j, b);
+    json_object(&j);
+    for (i = 0; i < n; i++) {
+        json_key(&j, f[i].key);
+        if (f[i].str != NULL) {
+            json_str(&j, f[i].str);
+        } else if (f[i].hex) {
+            snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)f[i].num);
+            json_str(&j, hex);
+        } else {
+            json_int(&j, f[i].num);
+        }
+    }
+    if (unlogged > 0) {
+        json_key(&j, "unlogged");
+        json_int(&j, (int64_t)unlogged);
+    }
+    json_end(&j);
+}
+
+/* One line out, in the format set: `fields` (JSON text "{...}", or NULL)
+ * goes into a JSON line only. */
+static void emit(int level, int64_t wall_ms, const char *msg,
+                 const struct tb_wbuf *fields)
+{
+    char line[LOG_LINE_MAX + 1];
+    struct tb_wbuf b;
+    struct json j;
+    size_t n;
+
+    n = tb_log_format_time(line, sizeof line, wall_ms);
+    if (atomic_load_explicit(&log_format, memory_order_relaxed) ==
+        TB_LOG_TEXT) {
+        n += (size_t)snprintf(line + n, sizeof line - n, " %-5s %s\n",
+                              tb_log_level_name(level), msg);
+        write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line,
+                  n < sizeof line ? n : sizeof line - 1);
+        return;
+    }
+    tb_wbuf_init(&b);
+    json_init(&j, &b);
+    json_object(&j);
+    json_key(&j, "time");
+    json_strn(&j, line, n);
+    json_key(&j, "level");
+    json_str(&j, tb_log_level_name(level));
+    json_key(&j, "message");
+    json_str(&j, msg);
+    /* the fields' members, after a comma, without their braces */
+    if (fields != NULL && fields->len > 2) {
+        tb_wbuf_put(&b, ",", 1);
+        tb_wbuf_put(&b, fields->base + 1, fields->len - 2);
+    }
+    tb_wbuf_put(&b, "}\n", 2);
+    if (!b.oom)
+        write_all(atomic_load_explicit(&log_fd, memory_order_relaxed),
+                  (const char *)b.base, b.len);
+    tb_wbuf_free(&b);
+}
+
+/* One line: the message, then `r`'s count of lines unsaid (if any), then
+ * the fields. */
+static void vlog(int level, const struct tb_log_rate *r,
+                 const struct tb_log_field *f, size_t nf, const char *fmt,
+                 va_list ap) __attribute__((format(printf, 5, 0)));
+static void vlog(int level, const struct tb_log_rate *r,
+                 const struct tb_log_field *f, size_t nf, const char *fmt,
+                 va_list ap)
+{
+    char msg[LOG_MSG_MAX];
+    uint64_t unlogged = r != NULL ? r->skipped : 0;
+    struct tb_wbuf fields;
+    struct held *h;
+    size_t room = sizeof msg - 1;
     int m;
 
-    n = tb_log_format_time(line, sizeof line, wall_ms_now());
-    n += (size_t)snprintf(line + n, sizeof line - n, " %-5s ",
-                          tb_log_level_name(level));
-    room = sizeof line - n - 1; /* keep one byte for the newline */
-    m = vsnprintf(line + n, room + 1, fmt, ap);
+    m = vsnprintf(msg, sizeof msg, fmt, ap);
     if (m < 0)
         m = 0;
-    if ((size_t)m <= room && more != NULL)
-        m += snprintf(line + n + m, room + 1 - (size_t)m, " %s", more);
+    if ((size_t)m <= room && unlogged > 0)
+        m += snprintf(msg + m, sizeof msg - (size_t)m,
+                      " (and %llu more since the last such line)",
+                      (unsigned long long)unlogged);
     if ((size_t)m > room) {
-        memcpy(line + sizeof line - 4, "...", 3);
+        memcpy(msg + sizeof msg - 4, "...", 4);
         m = (int)room;
     }
-    n += (size_t)m;
-    if (n > 0 && line[n - 1] == '\n')
-        n--; /* callers sometimes end with one; never print two */
-    line[n++] = '\n';
-    write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line, n);
+    if (m > 0 && msg[m - 1] == '\n')
+        msg[--m] = '\0'; /* callers sometimes end with one; never two */
+    tb_wbuf_init(&fields);
+    if (nf > 0 || unlogged > 0)
+        fields_json(&fields, f, nf, unlogged);
+    if (atomic_load_explicit(&holding, memory_order_relaxed) &&
+        (h = malloc(sizeof *h + (size_t)m + 1)) != NULL) {
+        h->next = NULL;
+        h->level = level;
+        h->wall_ms = wall_ms_now();
+        h->fields = fields;
+        memcpy(h->msg, msg, (size_t)m + 1);
+        *held_tail = h;
+        held_tail = &h->next;
+        return;
+    }
+    emit(level, wall_ms_now(), msg, &fields);
+    tb_wbuf_free(&fields);
+}
+
+void tb_log_hold(void)
+{
+    atomic_store_explicit(&holding, 1, memory_order_relaxed);
+}
+
+void tb_log_release(void)
+{
+    struct held *h;
+
+    atomic_store_explicit(&holding, 0, memory_order_relaxed);
+    while ((h = held_head) != NULL) {
+        held_head = h->next;
+        if (tb_log_enabled(h->level))
+            emit(h->level, h->wall_ms, h->msg, &h->fields);
+        tb_wbuf_free(&h->fields);
+        free(h);
+    }
+    held_tail = &held_head;
+}
+
+/* While held, every line is kept: the level is not known yet. */
+static int wanted(int level)
+{
+    return tb_log_enabled(level) ||
+           atomic_load_explicit(&holding, memory_order_relaxed);
 }
 
 void tb_log(int level, const char *fmt, ...)
 {
     va_list ap;
 
-    if (!tb_log_enabled(level))
+    if (!wanted(level))
         return;
     va_start(ap, fmt);
-    vlog(level, NULL, fmt, ap);
+    vlog(level, NULL, NULL, 0, fmt, ap);
+    va_end(ap);
+}
+
+void tb_log_fields(int level, const struct tb_log_field *f, size_t n,
+                   const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!wanted(level))
+        return;
+    va_start(ap, fmt);
+    vlog(level, NULL, f, n, fmt, ap);
     va_end(ap);
 }
 
 void tb_log_rated(const struct tb_log_rate *r, int level, const char *fmt, ...)
 {
-    char more[64];
     va_list ap;
 
-    if (!tb_log_enabled(level))
+    if (!wanted(level))
         return;
-    snprintf(more, sizeof more, "(and %llu more since the last such line)",
-             (unsigned long long)r->skipped);
     va_start(ap, fmt);
-    vlog(level, r->skipped > 0 ? more : NULL, fmt, ap);
+    vlog(level, r, NULL, 0, fmt, ap);
+    va_end(ap);
+}
+
+void tb_log_rated_fields(const struct tb_log_rate *r, int level,
+                         const struct tb_log_field *f, size_t n,
+                         const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!wanted(level))
+        return;
+    va_start(ap, fmt);
+    vlog(level, r, f, n, fmt, ap);
     va_end(ap);
 }
 

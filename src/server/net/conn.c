@@ -342,10 +342,13 @@ static void process_input(struct conn *c)
         if (rv == TB_EAGAIN)
             break;
         if (rv != 0) {
-            tb_log(TB_LOG_WARN, "closing connection from %s:%d: frame "
-                   "length %d outside 0..%zu", c->peer, c->peer_port,
-                   (int32_t)tb_load_be32(c->in + off),
-                   (size_t)c->srv->cfg->jute_maxbuffer);
+            tb_log_fields(TB_LOG_WARN,
+                          TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                        TB_LOG_STR("refused", "frame")),
+                          "closing connection from %s:%d: frame length %d "
+                          "outside 0..%zu", c->peer, c->peer_port,
+                          (int32_t)tb_load_be32(c->in + off),
+                          (size_t)c->srv->cfg->jute_maxbuffer);
             conn_close(c);
             return;
         }
@@ -505,7 +508,10 @@ static void refuse(struct conn *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    tb_log_rated(&s->refused_log, TB_LOG_WARN, "%s; closing %s", why, c->peer);
+    tb_log_rated_fields(&s->refused_log, TB_LOG_WARN,
+                        TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                      TB_LOG_STR("refused", "limit")),
+                        "%s; closing %s", why, c->peer);
 close:
     c->tcp.data = NULL;
     uv_close((uv_handle_t *)&c->tcp, on_closed);
@@ -588,9 +594,12 @@ void conn_sweep_sessionless(struct tbd *s)
         if (c->state != CONN_NEW)
             continue;
         if (tb_log_due(&s->refused_log, now))
-            tb_log_rated(&s->refused_log, TB_LOG_INFO,
-                         "no session after %d ms; closing %s",
-                         CONN_SESSIONLESS_MS, c->peer);
+            tb_log_rated_fields(&s->refused_log, TB_LOG_INFO,
+                                TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                              TB_LOG_STR("refused",
+                                                         "no session")),
+                                "no session after %d ms; closing %s",
+                                CONN_SESSIONLESS_MS, c->peer);
         conn_close(c);
     }
 }

@@ -585,12 +585,39 @@ int peer_serving(struct tbd *s)
     return p == NULL || p->leaderless_since == 0 || !p->dropped_clients;
 }
 
+/* A line per change of leader, on every member, so that an election can
+ * be followed across the ensemble's logs. */
+static void log_leader(struct tbd *s, struct peer *p, int leader)
+{
+    struct replog_stats st;
+
+    if (leader == p->logged_leader)
+        return;
+    p->logged_leader = leader;
+    replog_get_stats(s->log, &st);
+    if (leader == 0)
+        tb_log_fields(TB_LOG_INFO,
+                      TB_LOG_FIELDS(TB_LOG_INT("leader", 0),
+                                    TB_LOG_INT("term", st.term)),
+                      "leader: none known (term %llu)",
+                      (unsigned long long)st.term);
+    else
+        tb_log_fields(TB_LOG_INFO,
+                      TB_LOG_FIELDS(TB_LOG_INT("leader", leader),
+                                    TB_LOG_INT("term", st.term)),
+                      "leader: server %d (term %llu)%s", leader,
+                      (unsigned long long)st.term,
+                      leader == (int)s->server_id ? ", this one" : "");
+}
+
 static void on_timer(uv_timer_t *t)
 {
     struct peer *p = t->data;
     struct tbd *s = p->srv;
     int leader = replog_leader(s->log);
     uint64_t now = tbd_now_ms(s);
+
+    log_leader(s, p, leader);
 
     /* Where sessions are held is learned anew by the next leader, from
      * the handshakes after it took over. */

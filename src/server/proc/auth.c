@@ -53,8 +53,12 @@ void auth_log_refusal(struct conn *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    tb_log_rated(&s->auth_log, TB_LOG_WARN, "session 0x%llx from %s: %s",
-                 (unsigned long long)c->session_id, c->peer, why);
+    tb_log_rated_fields(&s->auth_log, TB_LOG_WARN,
+                        TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                      TB_LOG_HEX("session", c->session_id),
+                                      TB_LOG_STR("refused", "auth")),
+                        "session 0x%llx from %s: %s",
+                        (unsigned long long)c->session_id, c->peer, why);
 }
 
 void auth_init_conn(struct conn *c)

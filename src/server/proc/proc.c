@@ -40,6 +40,21 @@ static void request_done(struct conn *c, const struct req *r)
         hist_note(&c->srv->req_latency[op],
                   (tbd_shown_ns(c->srv) - r->start_ns) / 1000);
     c->last_resp_ms = tbd_now_ms(c->srv);
+    if (c->srv->cfg->slow_request_ms > 0 &&
+        ms > (uint64_t)c->srv->cfg->slow_request_ms &&
+        tb_log_due(&c->srv->slow_log, c->last_resp_ms))
+        tb_log_rated_fields(
+            &c->srv->slow_log, TB_LOG_WARN,
+            TB_LOG_FIELDS(TB_LOG_STR("op", op >= 0 ? metrics_op_name(op) : "?"),
+                          TB_LOG_INT("opcode", r->type),
+                          TB_LOG_HEX("session", c->session_id),
+                          TB_LOG_STR("peer", c->peer),
+                          TB_LOG_INT("xid", r->xid), TB_LOG_INT("ms", ms)),
+            "slow request: %s (xid %d) of session 0x%llx from %s answered "
+            "in %llu ms (slowRequestMs %d)",
+            op >= 0 ? metrics_op_name(op) : "?", r->xid,
+            (unsigned long long)c->session_id, c->peer,
+            (unsigned long long)ms, c->srv->cfg->slow_request_ms);
 }
 
 static void req_free(struct conn *c, struct req *r)

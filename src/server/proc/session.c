@@ -88,20 +88,37 @@ void session_connect(struct conn *c, struct tb_str frame)
     int rv;
 
     if (tb_connect_req_decode(&rd, &req) != 0) {
-        tb_log(TB_LOG_WARN, "closing %s:%d: malformed ConnectRequest",
-               c->peer, c->peer_port);
+        tb_log_fields(TB_LOG_WARN,
+                      TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                    TB_LOG_STR("refused", "handshake")),
+                      "closing %s:%d: malformed ConnectRequest", c->peer,
+                      c->peer_port);
         conn_close(c);
         return;
     }
     if (!peer_serving(s)) {
-        conn_close(c); /* no leader: another server can serve it */
+        /* no leader: another server can serve it */
+        if (tb_log_due(&s->refused_log, tbd_now_ms(s)))
+            tb_log_rated_fields(&s->refused_log, TB_LOG_INFO,
+                                TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                              TB_LOG_STR("refused",
+                                                         "not serving")),
+                                "refusing %s:%d: no leader is known, this "
+                                "server is not serving", c->peer,
+                                c->peer_port);
+        conn_close(c);
         return;
     }
     if (req.last_zxid > proc_zxid(s)) {
-        tb_log(TB_LOG_WARN, "refusing %s:%d: client has seen zxid 0x%llx, "
-               "this server only 0x%llx", c->peer, c->peer_port,
-               (unsigned long long)req.last_zxid,
-               (unsigned long long)proc_zxid(s));
+        tb_log_fields(TB_LOG_WARN,
+                      TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                    TB_LOG_STR("refused", "zxid ahead"),
+                                    TB_LOG_HEX("client_zxid", req.last_zxid),
+                                    TB_LOG_HEX("zxid", proc_zxid(s))),
+                      "refusing %s:%d: client has seen zxid 0x%llx, "
+                      "this server only 0x%llx", c->peer, c->peer_port,
+                      (unsigned long long)req.last_zxid,
+                      (unsigned long long)proc_zxid(s));
         conn_close(c);
         return;
     }
@@ -211,8 +228,11 @@ static int propose_close(void *arg, const struct sess *se)
         proc_propose(arg, TB_OP_CLOSESESSION, se->id, 0, 0, NULL, TB_STR(""));
 
     if (rv == 0)
-        tb_log(TB_LOG_INFO, "expiring session 0x%llx (timeout %d ms)",
-               (unsigned long long)se->id, se->timeout_ms);
+        tb_log_fields(TB_LOG_INFO,
+                      TB_LOG_FIELDS(TB_LOG_HEX("session", se->id),
+                                    TB_LOG_INT("timeout_ms", se->timeout_ms)),
+                      "expiring session 0x%llx (timeout %d ms)",
+                      (unsigned long long)se->id, se->timeout_ms);
     return rv;
 }
 

@@ -128,6 +128,7 @@ struct replog {
      * finalize. */
     int snap_in_loop; /* never fork */
     pid_t snap_pid;
+    uint64_t snap_forked_ns; /* uv_hrtime when the child was forked */
     uint64_t snap_polled; /* uv_now when the child was last looked at */
     int snap_fd;
     int64_t snap_base;

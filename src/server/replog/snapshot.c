@@ -114,6 +114,7 @@ static int fork_child(struct replog *l)
     if (pid == 0)
         child_main(l, fd, parent);
     l->snap_pid = pid;
+    l->snap_forked_ns = uv_hrtime();
     l->snap_fd = fd;
     l->snap_base = raft_last_applied(l->raft);
     tb_wbuf_init(&l->snap_delta);
@@ -349,11 +350,17 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
     l->snap_active = 1;
     l->stats.snapshots_taken++;
     l->stats.snapshot_delta_last = raft_last_applied(l->raft) - l->snap_base;
-    replog__logf(l, REPLOG_LOG_DEBUG,
+    /* an operator's line: its size, and how long since it began (the
+     * fork, or this call when serialized on the loop) */
+    replog__logf(l, REPLOG_LOG_INFO,
                  "snapshot at %lld: state at %lld, %zu bytes, then %zu bytes"
-                 " of entries",
+                 " of entries; made in %llu ms",
                  (long long)raft_last_applied(l->raft), (long long)l->snap_base,
-                 state_len, l->snap_delta.len);
+                 state_len, l->snap_delta.len,
+                 (unsigned long long)((uv_hrtime() - (l->snap_map != NULL
+                                                          ? l->snap_forked_ns
+                                                          : t0)) /
+                                      1000000));
     replog__snapshot_policy(l, state_len);
     return 0;
 }

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The lines an operator follows in tumblerd's log, each provoked against real
+# servers and read back from a --log-format=json log, every line of which must
+# be one JSON object (python3's json) with time, level, message and the
+# line's fields:
+#   - a standalone server (logFormat=json in its zoo.cfg): a session expired,
+#     connections refused over maxClientCnxns, a ConnectRequest cut short, a
+#     request slower than slowRequestMs, a snapshot with its size and time;
+#   - three members (--log-format=json as a flag): the leader named with its
+#     term on each, a new leader and a higher term once the leader stops, and
+#     a connection refused by the last member while no leader is known.
+#   oplog.sh      (TUMBLERD names the server binary)
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+it_init
+passed=0
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
+py() { run_bounded 60 /usr/bin/python3 "$here/oplog.py" "$@"; }
+# until_ok LIMIT_S COMMAND...: retries COMMAND every 0.1 s until it succeeds.
+until_ok() {
+    local deadline=$((SECONDS + $1))
+    shift
+    while ! "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] || return 1
+        sleep 0.1
+    done
+}
+# logged LOG PATTERN: some line of the JSON log LOG (as oplog.py check-json
+# prints it, keys sorted) matches the extended regex PATTERN.
+logged() { py check-json "$1" 2> /dev/null | grep -Eq -- "$2"; }
+
+# ---- one server ------------------------------------------------------------
+d=$(it_tmpdir one)
+port=$(free_port)
+mkdir -p "$d/data"
+cat > "$d/zoo.cfg" <<CFG
+tickTime=100
+dataDir=$d/data
+clientPort=$port
+clientPortAddress=127.0.0.1
+maxClientCnxns=3
+4lw.commands.whitelist=*
+snapCount=200
+slowRequestMs=1
+logFormat=json
+logFile=$d/tumblerd.log
+CFG
+"$TUMBLERD" "$d/zoo.cfg" >> "$d/server.log" 2>&1 < /dev/null &
+pid=$!
+IT_PIDS+=("$pid")
+IT_TUMBLERDS+="$pid "
+wait_serving "$port" 30 "$pid" || fail "the server did not start"
+log=$d/tumblerd.log
+
+sid=$(py abandon "$port" 300) || fail "no session"
+until_ok 20 logged "$log" "\"message\": \"expiring session $sid \\(timeout 300 ms\\)\".*\"session\": \"$sid\", \"time\": .*\"timeout_ms\": 300" ||
+    fail "no expiry line for $sid: $(tail -5 "$log")"
+ok "a session expired: its line names it and its timeout"
+
+closed=$(py crowd "$port" 6) || fail "crowd"
+[ "$closed" -ge 3 ] || fail "only $closed of 6 connections refused with maxClientCnxns=3"
+until_ok 10 logged "$log" '"level": "WARN", "message": "too many connections from 127.0.0.1 \(maxClientCnxns 3\); closing 127.0.0.1", "peer": "127.0.0.1", "refused": "limit"' ||
+    fail "no refusal line: $(tail -5 "$log")"
+py garbage "$port" || fail "garbage"
+until_ok 10 logged "$log" '"message": "closing 127.0.0.1:[0-9]+: malformed ConnectRequest", "peer": "127.0.0.1", "refused": "handshake"' ||
+    fail "no bad handshake line: $(tail -5 "$log")"
+ok "refused connections say why: over the limit, a bad handshake"
+
+sid=$(py burst "$port" 3000) || fail "burst"
+until_ok 10 logged "$log" "\"message\": \"slow request: create \\(xid [0-9]+\\) of session $sid from 127.0.0.1 answered in [0-9]+ ms \\(slowRequestMs 1\\)\", \"ms\": [0-9]+, \"op\": \"create\", \"opcode\": 1, \"peer\": \"127.0.0.1\", \"session\": \"$sid\"" ||
+    fail "no slow request line: $(grep -c . "$log") lines, the last $(tail -3 "$log")"
+ok "a request over slowRequestMs: its op, session, client and time"
+until_ok 20 logged "$log" '"message": "raft: snapshot at [0-9]+: state at [0-9]+, [1-9][0-9]* bytes, then [0-9]+ bytes of entries; made in [0-9]+ ms"' ||
+    fail "no snapshot line: $(grep snapshot "$log")"
+ok "a snapshot: its size and how long it took"
+
+stop_server "$pid" 10
+[ "$STOP_STATUS" = 0 ] || fail "exit $STOP_STATUS on SIGTERM"
+n=$(py check-json "$log" | wc -l) || fail "$(py check-json "$log" 2>&1 >/dev/null)"
+[ "$n" -ge 8 ] || fail "only $n lines"
+ok "all $n lines of the log are JSON objects with time, level and message"
+
+# ---- three members ---------------------------------------------------------
+work=$(it_tmpdir three)
+cport=() qport=() eport=() pids=(0 0 0 0) logs=()
+for i in 1 2 3; do
+    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+    mkdir -p "$work/s$i/data"
+    logs[$i]=$work/s$i/tumblerd.log
+done
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    for i in 1 2 3; do
+        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
+    done
+} > "$work/zoo.cfg"
+for i in 1 2 3; do
+    "$TUMBLERD" "$work/zoo.cfg" --serverId="$i" --dataDir="$work/s$i/data" \
+        --log-format=json --logFile="${logs[$i]}" \
+        >> "$work/s$i/server.log" 2>&1 < /dev/null &
+    pids[$i]=$!
+    IT_PIDS+=("${pids[$i]}")
+    IT_TUMBLERDS+="${pids[$i]} "
+done
+mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
+find_leader() {
+    local i
+    for i in "$@"; do
+        [ "$(mode "$i")" = leader ] && { L=$i; return 0; }
+    done
+    return 1
+}
+# leader_line I LEADER: member I's log has named LEADER; sets TERM to its term
+leader_line() {
+    TERM_SEEN=$(py check-json "${logs[$1]}" 2> /dev/null |
+        sed -n "s/.*\"leader\": $2, \"level\": \"INFO\", \"message\": \"leader: server $2 (term \\([0-9]*\\))[^\"]*\", \"term\": \\1,.*/\\1/p" |
+        tail -1)
+    [ -n "$TERM_SEEN" ]
+}
+until_ok 30 find_leader 1 2 3 || fail "no leader"
+for i in 1 2 3; do
+    until_ok 10 leader_line "$i" "$L" || fail "member $i did not log leader $L: $(cat "${logs[$i]}")"
+    term=$TERM_SEEN
+done
+ok "each member names the leader, server $L, and its term $term"
+
+others=()
+for i in 1 2 3; do [ "$i" = "$L" ] || others+=("$i"); done
+stop_server "${pids[$L]}" 10
+[ "$STOP_STATUS" = 0 ] || fail "the leader exited $STOP_STATUS"
+until_ok 30 find_leader "${others[@]}" || fail "no new leader"
+for i in "${others[@]}"; do
+    until_ok 10 leader_line "$i" "$L" || fail "member $i did not log the new leader $L"
+    [ "$TERM_SEEN" -gt "$term" ] || fail "member $i: term $TERM_SEEN after $term"
+done
+ok "after the leader stopped, both others name server $L and a higher term"
+
+for i in "${others[@]}"; do [ "$i" = "$L" ] || last=$i; done
+stop_server "${pids[$L]}" 10
+# refused_line: a ConnectRequest to the last member is refused, and logged so
+refused_line() {
+    py refused "${cport[$last]}" 2> /dev/null &&
+        logged "${logs[$last]}" '"level": "INFO", "message": "refusing 127.0.0.1:[0-9]+: no leader is known, this server is not serving.*", "peer": "127.0.0.1", "refused": "not serving"'
+}
+until_ok 30 refused_line || fail "no refusal while leaderless: $(tail -5 "${logs[$last]}")"
+ok "with no leader, a connection is refused and the line says why"
+
+stop_server "${pids[$last]}" 10
+for i in 1 2 3; do
+    py check-json "${logs[$i]}" > /dev/null || fail "member $i's log"
+done
+ok "every line of the three members' logs is a JSON object"
+echo "$passed passed, 0 failed"
