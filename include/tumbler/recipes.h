@@ -344,6 +344,11 @@ TB_API int tb_cbarrier_reset_sync(struct tb_cbarrier *b);
 /* How many parties wait in the current generation; TB_EBROKEN (with
  * *waiting set) if it is broken. */
 TB_API int tb_cbarrier_waiting_sync(struct tb_cbarrier *b, int *waiting);
+/* Party nodes created, looks at a generation (children_reads), waits
+ * started (watches_set) and the wake-ups they delivered, over the
+ * handle's life. */
+TB_API void tb_cbarrier_stats(struct tb_cbarrier *b,
+                              struct tb_recipe_stats *out);
 
 /* ------------------------------------------------------------------ */
 /* Distributed queue                                                   */

@@ -69,6 +69,7 @@ struct tb_cbarrier {
     char *node; /* our party node, NULL when we have none */
     int64_t seq;
     int result; /* decided, while leaving */
+    struct tb_recipe_stats st;
 };
 
 /* ---- the handle ---- */
@@ -339,6 +340,8 @@ static void on_waited(int rc, void *data)
     pthread_mutex_lock(&b->mu);
     nw = b->nw;
     b->nw = NULL;
+    if (rc == 0)
+        b->st.wakeups++;
     if (rc == TB_ETIMEDOUT && b->gave_up == 0)
         b->gave_up = rc;
     if (rc == 0 || rc == b->gave_up)
@@ -387,10 +390,12 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
                 b->gave_up = TB_ETIMEDOUT;
             rc = break_gen(b);
         } else if (b->seq <= 1) { /* the two lowest see departures */
+            b->st.watches_set++;
             rc = rcp_nw_start_children(c, b->gen_path, RCP_NW_CHILDREN,
                                        st->cversion, time_left(b), on_waited, b,
                                        &b->nw);
         } else {
+            b->st.watches_set++;
             end = rcp_join(b->gen_path, END);
             rc = end == NULL ? TB_ENOMEM
                              : rcp_nw_start(c, end, RCP_NW_EXISTS, time_left(b),
@@ -403,6 +408,7 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
 
 static int look(struct tb_cbarrier *b)
 {
+    b->st.children_reads++;
     return tb_get_children2(b->c, b->gen_path, NULL, NULL, on_look, b);
 }
 
@@ -442,6 +448,7 @@ static void on_joined(struct tb_client *c, int rc, const char *path,
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
     if (rc == 0) {
+        b->st.creates++;
         b->node = rcp_strdup(path);
         b->seq = rcp_cb_party_seq(strrchr(path, '/') + 1);
         rc = b->node == NULL ? TB_ENOMEM : look(b);
@@ -625,4 +632,11 @@ int tb_cbarrier_waiting_sync(struct tb_cbarrier *b, int *waiting)
     if (b == NULL || waiting == NULL)
         return TB_EINVAL;
     return rcp_cb_waiting(b->c, b->path, waiting);
+}
+
+void tb_cbarrier_stats(struct tb_cbarrier *b, struct tb_recipe_stats *out)
+{
+    pthread_mutex_lock(&b->mu);
+    *out = b->st;
+    pthread_mutex_unlock(&b->mu);
 }

@@ -5,7 +5,8 @@
  * generation for a party waiting beside it (TB_EBROKEN), every await is
  * then refused until a reset; a reset breaks the parties waiting; free
  * cancels an await and breaks the others; the asynchronous timeout; no
- * party node is left after any of these. */
+ * party node is left after any of these; 12 parties arriving one by one
+ * take at most 3 wake-ups each in all (herd freedom). */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +26,7 @@ struct party {
     int i, parties, rounds, timeout_ms;
     int64_t arrive[ROUNDS], passed[ROUNDS];
     int rc;
+    struct tb_recipe_stats st;
 };
 
 static void *party_main(void *arg)
@@ -42,6 +44,7 @@ static void *party_main(void *arg)
         if (p->rc != 0)
             break;
     }
+    tb_cbarrier_stats(b, &p->st);
     tb_cbarrier_free(b);
     return NULL;
 }
@@ -149,6 +152,41 @@ static void wait_parties(struct tb_cbarrier *b, int n)
     exit(1);
 }
 
+/* Herd freedom: HERD parties arriving one after another; an arrival wakes
+ * the two lowest parties only, the trip each party once: about 3 wake-ups
+ * per party in all, where parties all watching the children would take
+ * HERD * (HERD - 1) / 2 for the arrivals alone. */
+#define HERD 12
+static void herd(struct tb_client *c1)
+{
+    struct party p[HERD];
+    pthread_t th[HERD];
+    struct tb_cbarrier *b;
+    uint64_t wakeups = 0, looks = 0;
+    int i;
+
+    rt_rmr(c1, CB);
+    CHECK_RC(tb_cbarrier_new(&b, c1, CB, HERD), 0);
+    for (i = 0; i < HERD; i++) {
+        start(&p[i], &th[i], 0, HERD, 1, 30000);
+        if (i < HERD - 1)
+            wait_parties(b, i + 1);
+    }
+    for (i = 0; i < HERD; i++) {
+        finish(&p[i], th[i]);
+        CHECK_RC(p[i].rc, 0);
+        wakeups += p[i].st.wakeups;
+        looks += p[i].st.children_reads;
+    }
+    tb_cbarrier_free(b);
+    printf("cyclic barrier: %d parties arriving one by one: %llu wake-ups "
+           "and %llu looks in all (all watching the children: %d wake-ups "
+           "for the arrivals alone)\n",
+           HERD, (unsigned long long)wakeups, (unsigned long long)looks,
+           HERD * (HERD - 1) / 2);
+    CHECK(wakeups <= 3 * HERD);
+}
+
 static void breaking(struct tb_client *c1)
 {
     struct tb_cbarrier *b;
@@ -230,6 +268,7 @@ int t_cbarrier(int argc, char **argv)
     generations(c1);
     more_than_parties(c1);
     breaking(c1);
+    herd(c1);
     rt_rmr(c1, CB);
     tb_client_close(c1);
     printf("cbarrier: ok\n");
