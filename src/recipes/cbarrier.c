@@ -35,6 +35,9 @@
  *   generation stays, it is the barrier's state, until a reset).  A party
  *   that died leaves that cleanup to the next arrival, which removes
  *   every empty generation below the current one.
+ * - A lost connection: a read is made again; a create whose reply was
+ *   lost is looked for by the uuid in its name, and a multi's outcome by
+ *   looking whether "end" is there.
  *
  * cbarrier_gen.c has the generations' names, what a look at one says,
  * the removal of one that is over, and the reset.
