@@ -6,7 +6,8 @@
  * then refused until a reset; a reset breaks the parties waiting; free
  * cancels an await and breaks the others; the asynchronous timeout; no
  * party node is left after any of these; 12 parties arriving one by one
- * take at most 3 wake-ups each in all (herd freedom). */
+ * take at most 3 wake-ups each in all (herd freedom); a generation a dead
+ * party left behind is removed by the next arrival. */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -134,6 +135,35 @@ static void more_than_parties(struct tb_client *c1)
     CHECK(current_parties(c1) == 0);
     printf("cyclic barrier: 4 parties of a barrier of 2 at once passed as "
            "two generations\n");
+}
+
+/* A generation whose last party died before cleaning up (made here by
+ * hand: passed, only its "end" left) is removed by the next arrival. */
+static void stale_generation(struct tb_client *c1)
+{
+    struct tb_cbarrier *b;
+
+    rt_rmr(c1, CB);
+    tb_create_sync(c1, "/rt", NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0, NULL);
+    CHECK_RC(
+        tb_create_sync(c1, CB, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0, NULL),
+        0);
+    CHECK_RC(tb_create_sync(c1, GEN0, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+                            NULL),
+             0);
+    CHECK_RC(tb_create_sync(c1, GEN0 "/end", "passed", 6, NULL, TB_PERSISTENT,
+                            0, NULL, 0, NULL),
+             0);
+    CHECK_RC(tb_create_sync(c1, CB "/gen-0000000001", NULL, 0, NULL,
+                            TB_PERSISTENT, 0, NULL, 0, NULL),
+             0);
+    CHECK_RC(tb_cbarrier_new(&b, c1, CB, 1), 0);
+    CHECK_RC(tb_cbarrier_await_sync(b, 5000), 0);
+    tb_cbarrier_free(b);
+    CHECK(rt_wait_nchildren(c1, CB, 1, 5000) == 1);
+    CHECK(rt_nchildren_with(c1, CB, "gen-0000000002") == 1);
+    printf("cyclic barrier: a generation a dead party left behind removed by "
+           "the next arrival\n");
 }
 
 /* Waits until `n` parties wait in the current generation. */
@@ -269,6 +299,7 @@ int t_cbarrier(int argc, char **argv)
     more_than_parties(c1);
     breaking(c1);
     herd(c1);
+    stale_generation(c1);
     rt_rmr(c1, CB);
     tb_client_close(c1);
     printf("cbarrier: ok\n");
