@@ -5,9 +5,9 @@
 # ZooKeeper 3.8), started by tests/integration/lib.sh.  Checks the frames
 # line by line (header, the server's srvr figures and its request rate
 # from the second frame on, which clock the ages are on, each lock with
-# its holder and waiter), that there is not one escape byte, that a
-# lock's plain parent and an idle path are no locks, that stdout on a pipe
-# means batch without -b, and that bad command lines are refused with
+# its holder and waiter, a kazoo Lock's holder), that there is not one
+# escape byte, that a lock's plain parent and an idle path are no locks,
+# that stdout on a pipe means batch without -b, and that bad command lines are refused with
 # status 64 and a message naming what is wrong.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -67,6 +67,27 @@ run_bg 60 bash -c 'echo $$ > "$0/h.pid"; exec "$1" lock --data "the holder" /app
 until_ok 10 queued /app/locks/job 1 0 || it_die "no holder"
 run_bg 60 "$TUMBLER" lock /app/locks/job -- true
 until_ok 10 queued /app/locks/job 1 1 || it_die "no waiter"
+# A lock of another client on the same server: kazoo's Lock, its
+# identifier as the node's data (Debian's python3-kazoo: the system's
+# python3).
+KAZOO_PY=/usr/bin/python3
+"$KAZOO_PY" -c 'import kazoo' 2> /dev/null ||
+    it_die "python3-kazoo is needed (scripts/deps.sh --test installs it)"
+run_bg 60 "$KAZOO_PY" -c '
+import os, sys, time
+from kazoo.client import KazooClient
+d = sys.argv[1]
+zk = KazooClient(hosts=os.environ["TUMBLER_SERVERS"], timeout=4.0)
+zk.start(timeout=20)
+lk = zk.Lock("/app/zk", "kazoo holder")
+lk.acquire(timeout=20)
+open(os.path.join(d, "held.kz"), "w").close()
+while not os.path.exists(os.path.join(d, "release")):
+    time.sleep(0.05)
+lk.release()
+zk.stop()' "$D"
+until_ok 30 test -e "$D/held.kz" || it_die "kazoo did not get /app/zk"
+tkz=$(tb --json locks /app/zk | python3 -c 'import json, sys; print(json.load(sys.stdin)["holders"][0]["token"])')
 j=$(tb --json locks /app/locks/job)
 tok() { python3 -c 'import json, sys; d = json.load(sys.stdin); print((d["holders"] + d["waiting"])[int(sys.argv[1])]["token"])' "$1" <<< "$j"; }
 owner1=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["waiting"][0]["owner"])' <<< "$j")
@@ -98,7 +119,7 @@ if [ "$kind" = zk ]; then
 else
     check_match "tumblerd: which clock" "^ages on (the server's clock \(ours|this host's clock \(the server's is not known: its cons gives no wall-clock time\))" "$clock"
 fi
-check_eq "the count" "1 lock under /app: 1 holding, 1 waiting" "$(sed -n 4p <<< "$first")"
+check_eq "the count" "2 locks under /app: 2 holding, 1 waiting" "$(sed -n 4p <<< "$first")"
 check_eq "a blank line" "" "$(sed -n 5p <<< "$first")"
 check_eq "the lock" "/app/locks/job  mutex, 1 holding, 1 waiting" "$(sed -n 6p <<< "$first")"
 check_match "the holder: its data, age, token, node" \
@@ -107,7 +128,11 @@ check_match "the holder: its data, age, token, node" \
 check_match "the waiter: its HOST:PID, token" \
     "^  waiting  $owner1 +waited +[0-9]+s  token $t1 +_c_[0-9a-f-]{36}-lock-0000000001$" \
     "$(sed -n 8p <<< "$first")"
-check_eq "the frame ends there" 8 "$(wc -l <<< "$first" | tr -d ' ')"
+check_eq "kazoo's lock, after in path order" "/app/zk  kazoo, 1 holding, 0 waiting" "$(sed -n 9p <<< "$first")"
+check_match "kazoo's holder: its identifier, token" \
+    "^  holder   kazoo holder +held +[0-9]+s  token $tkz +[0-9a-f]{32}__lock__0000000000$" \
+    "$(sed -n 10p <<< "$first")"
+check_eq "the frame ends there" 10 "$(wc -l <<< "$first" | tr -d ' ')"
 
 # stdout a pipe: batch without -b.
 piped=$(tb top -n 1 /app | cat)
