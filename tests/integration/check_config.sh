@@ -63,6 +63,55 @@ ok "all $n keys accepted in a file and as flags, to the same effect"
 grep -q 'not acted on: initLimit' "$d/err" || fail "flag warning: $(cat "$d/err")"
 ok "ZooKeeper keys not acted on are accepted as flags too"
 
+# ZooKeeper 3.8's documented keys that tumblerd does not act on, from each
+# part of its administrator's guide: accepted in a file and as flags, each
+# named once in the one warning.
+zk_keys=(dataLogDir=/var/lib/zookeeper/log commitLogCount=500 snapSizeLimitInKb=4194304
+    maxCnxns=0 connectionMaxTokens=0 requestThrottleLimit=0 watchManagerName=x
+    fastleader.minNotificationInterval=200 localSessionsEnabled=false
+    zookeeper.nio.numWorkerThreads=8 admin.forceHttps=false audit.enable=false
+    metricsProvider.exportJvmInfo=true jute.maxbuffer.extrasize=1024 snapshot.trust.empty=false)
+printf '%s\n' "${zk_keys[@]}" > "$d/zk.cfg"
+"$TUMBLERD" --check-config "$d/zk.cfg" > /dev/null 2> "$d/err" || fail "ZooKeeper's keys in a file: $(cat "$d/err")"
+mapfile -t flags < <(printf -- '--%s\n' "${zk_keys[@]}")
+"$TUMBLERD" --check-config "${flags[@]}" > /dev/null 2> "$d/err_flags" ||
+    fail "ZooKeeper's keys as flags: $(cat "$d/err_flags")"
+for f in "$d/err" "$d/err_flags"; do
+    [ "$(grep -c ' WARN ' "$f")" = 1 ] || fail "warnings: $(cat "$f")"
+    for kv in "${zk_keys[@]}"; do
+        k=${kv%%=*}
+        k=${k#zookeeper.}
+        grep -qF " $k (" "$f" || fail "$k not named in: $(cat "$f")"
+    done
+done
+ok "ZooKeeper's documented keys not acted on: accepted in a file and as flags, each named"
+
+printf 'tickTime=2000\nsomeNewKey=1\n' > "$d/unknown.cfg"
+"$TUMBLERD" --check-config "$d/unknown.cfg" > "$d/out" 2> "$d/err"
+rc=$?
+[ "$rc" = 2 ] || fail "unknown key: exit $rc"
+grep -q "unknown.cfg:2: someNewKey: unknown key, neither tumblerd's nor one of ZooKeeper's" "$d/err" ||
+    fail "unknown key: $(cat "$d/err")"
+"$TUMBLERD" --check-config --group.1=1:2:3 > /dev/null 2> "$d/err"
+[ $? = 2 ] && grep -q 'group.1: hierarchical quorums are not supported' "$d/err" ||
+    fail "group.1: $(cat "$d/err")"
+ok "an unknown key, or one of ZooKeeper's that cannot be done without, stops the start"
+
+# A running server's conf: ZooKeeper's lines first, then every other key's
+# effective value, a secret hidden.
+port=$(free_port)
+start_tumblerd "$d/run" "$port" --logLevel=warn --slowRequestMs=250 --ssl.keyStore.password=hunter2
+wait_serving "$port" 30 "$SERVER_PID" || fail "the server did not start"
+four_letter "$port" conf > "$d/conf"
+[ "$(head -1 "$d/conf")" = "clientPort=$port" ] || fail "conf begins: $(head -3 "$d/conf")"
+for want in 'logLevel=warn' 'slowRequestMs=250' 'tickTime=2000' 'ssl.keyStore.password=********' \
+    'logFormat=text'; do
+    [ "$(grep -cxF "$want" "$d/conf")" = 1 ] || fail "conf has not one line $want: $(cat "$d/conf")"
+done
+! grep -q hunter2 "$d/conf" || fail "conf printed a password"
+stop_server "$SERVER_PID" 10
+ok "conf shows every key's effective value after ZooKeeper's lines"
+
 printf 'tickTime=fast\n' > "$d/bad.cfg"
 "$TUMBLERD" --check-config "$d/bad.cfg" > "$d/out" 2> "$d/err"
 rc=$?

@@ -178,7 +178,7 @@ static void test_file(void **state)
         "server.2=10.0.0.2:2888:3888\n"
         "server.3=10.0.0.9:2888:3888;2999\n"
         "tickTime=2000\n"
-        "someNewKey=1\n");
+        "dataLogDir=/var/lib/zookeeper/log\n");
 
     (void)state;
     tb_config_init(&cfg);
@@ -214,18 +214,16 @@ static void test_file(void **state)
     assert_int_equal(cfg.servers[1].id, 2);
     assert_string_equal(cfg.config_file, path);
 
-    /* the unknown key is warned about with its line; ZooKeeper's keys that
-     * are not acted on are named, each once, with why, in one warning */
-    assert_non_null(strstr(logged, ":25: someNewKey: unknown or unsupported"));
-    assert_non_null(strstr(logged, " WARN  /tmp/"));
+    /* ZooKeeper's keys that are not acted on are named, each once, with
+     * why, in one warning, and nothing else is warned about */
     assert_non_null(strstr(logged, " WARN  ZooKeeper keys accepted and not "
                                    "acted on: initLimit (raft's "
                                    "electionTimeout and heartbeatInterval "
                                    "time the ensemble); syncLimit (raft's "));
+    assert_non_null(strstr(logged, "; dataLogDir (the log is kept in "
+                                   "dataDir)\n"));
     {
-        /* exactly two warnings: the unknown key, the keys not acted on */
         const char *w = strstr(logged, " WARN ");
-        w = strstr(w + 1, " WARN ");
         assert_non_null(w);
         assert_null(strstr(w + 1, " WARN "));
     }
@@ -292,6 +290,23 @@ static void expect_file_error(const char *text, const char *msg)
 static void test_file_errors(void **state)
 {
     (void)state;
+    /* a key nobody documents is an error, not a warning */
+    expect_file_error("tickTime=2000\nsomeNewKey=1\n",
+                      "2: someNewKey: unknown key, neither tumblerd's nor one "
+                      "of ZooKeeper's (see --help)");
+    expect_file_error("zookeeper.tikTime=2000\n",
+                      "1: tikTime: unknown key, neither tumblerd's nor one "
+                      "of ZooKeeper's (see --help)");
+    /* ZooKeeper's keys whose absence would change what was asked for */
+    expect_file_error("group.1=1:2:3\n",
+                      "1: group.1: hierarchical quorums are not supported: "
+                      "the quorum would be another than the one configured");
+    expect_file_error("dynamicConfigFile=/etc/zookeeper/zoo.cfg.dynamic\n",
+                      "1: dynamicConfigFile: not supported: write the "
+                      "server.N lines in this file");
+    expect_file_error("quorum.auth.enableSasl=true\n",
+                      "1: quorum.auth.enableSasl: SASL between members is not "
+                      "supported");
     expect_file_error("# x\n\ntickTime=2s\n",
                       "3: tickTime: expected an integer, got \"2s\"");
     expect_file_error("tickTime=2000 # comment\n",
@@ -402,8 +417,8 @@ static void test_http_keys(void **state)
     assert_true(cfg.admin.enabled);
     assert_int_equal(cfg.admin.port, 8081);
     assert_string_equal(cfg.admin.command_url, "/cmd");
-    assert_non_null(strstr(logged, ":6: admin.forceHttps: unknown or "
-                                   "unsupported"));
+    assert_non_null(strstr(logged, "; admin.forceHttps (the AdminServer is "
+                                   "plain HTTP)"));
     assert_non_null(strstr(logged, "not acted on: metricsProvider."
                                    "exportJvmInfo (the Prometheus provider's "
                                    "tuning"));

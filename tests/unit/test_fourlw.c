@@ -611,11 +611,11 @@ static void test_emit_misuse_ignored(void **state)
     tb_wbuf_free(&b);
 }
 
+/* conf: ZooKeeper's lines first, as it writes them, then each other key's
+ * effective value, once. */
 static void test_conf_dirs(void **state)
 {
-    struct fake *f = *state;
-
-    expect_answer(f, "conf", "clientPort=52137\n"
+    static const char zk[] = "clientPort=52137\n"
                              "secureClientPort=-1\n"
                              "dataDir=./data\n"
                              "dataDirSize=457\n"
@@ -626,7 +626,24 @@ static void test_conf_dirs(void **state)
                              "minSessionTimeout=4000\n"
                              "maxSessionTimeout=40000\n"
                              "clientPortListenBacklog=-1\n"
-                             "serverId=1\n");
+                             "serverId=1\n";
+    struct fake *f = *state;
+    struct fourlw_source src = source_of(f);
+    struct tb_wbuf b;
+    const char *text;
+
+    tb_wbuf_init(&b);
+    assert_int_equal(fourlw_execute(&src, FOURLW_CONF, 0, &b), 0);
+    tb_wbuf_put(&b, "", 1);
+    text = (const char *)b.base;
+    assert_memory_equal(text, zk, sizeof zk - 1);
+    assert_non_null(strstr(text, "\nserverId=1\nclientPortAddress="));
+    assert_non_null(strstr(text, "\nlogLevel=info\n"));
+    assert_non_null(strstr(text, "\n4lw.commands.whitelist="));
+    assert_null(strstr(text, "\nclientPort=")); /* the first line only */
+    assert_null(strstr(strstr(text, "\ntickTime=") + 1, "\ntickTime="));
+    assert_null(strstr(text, "#"));
+    tb_wbuf_free(&b);
     expect_answer(f, "dirs", "datadir_size: 457\nlogdir_size: 458\n");
 }
 

@@ -92,6 +92,48 @@ static void dir_sizes(const struct fourlw_source *src, uint64_t *d,
         src->dir_sizes(src->data, d, l);
 }
 
+/* Whether `text` has a line "key=..." (klen bytes of key). */
+static int has_key(const struct tb_wbuf *text, const char *key, size_t klen)
+{
+    const char *p = (const char *)text->base, *end = p + text->len, *eol;
+
+    for (; p < end; p = eol + 1) {
+        if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
+            eol = end;
+        if ((size_t)(eol - p) > klen && memcmp(p, key, klen) == 0 &&
+            p[klen] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+/* ZooKeeper's conf lines, then every other key's effective value as
+ * --check-config prints it (secrets hidden), so that conf shows what each
+ * key is; tools read conf as key=value lines, and ZooKeeper's come first. */
+static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
+{
+    const char *p, *end, *eol, *eq;
+    struct tb_wbuf all;
+    uint64_t d, l;
+
+    if (src->cfg == NULL)
+        return;
+    dir_sizes(src, &d, &l);
+    tb_config_render_conf(src->cfg, d, l, out);
+    tb_wbuf_init(&all);
+    tb_config_render_effective(src->cfg, &all);
+    p = (const char *)all.base;
+    end = p + all.len;
+    for (; p < end; p = eol + 1) {
+        if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
+            break;
+        eq = memchr(p, '=', (size_t)(eol - p));
+        if (*p != '#' && eq != NULL && !has_key(out, p, (size_t)(eq - p)))
+            tb_wbuf_put(out, p, (size_t)(eol + 1 - p));
+    }
+    tb_wbuf_free(&all);
+}
+
 static void do_envi(const struct fourlw_source *src, struct tb_wbuf *out)
 {
     struct fourlw_stats s;
@@ -150,11 +192,7 @@ static void serving_word(const struct fourlw_source *src, int cmd,
         tb_wbuf_printf(out, "\n");
         break;
     case FOURLW_DUMP: do_dump(src, out); break;
-    case FOURLW_CONF:
-        dir_sizes(src, &d, &l);
-        if (src->cfg != NULL)
-            tb_config_render_conf(src->cfg, d, l, out);
-        break;
+    case FOURLW_CONF: do_conf(src, out); break;
     case FOURLW_DIRS:
         dir_sizes(src, &d, &l);
         fourlw_render_dirs(out, d, l);

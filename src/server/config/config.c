@@ -187,32 +187,6 @@ static const struct key_def keys[] = {CONFIG_KEYS(KEY_DEF)};
 #undef KEY_DEF
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-/* ZooKeeper keys tumblerd accepts and does not act on, each with why: a
- * zoo.cfg written for ZooKeeper starts, and the start-up's one warning
- * names them (tb_config_finish).  A trailing '*' matches a prefix. */
-static const struct {
-    const char *key;
-    const char *why;
-} ignored_keys[] = {
-    {"initLimit", "raft's electionTimeout and heartbeatInterval time the "
-                  "ensemble"},
-    {"syncLimit", "raft's electionTimeout and heartbeatInterval time the "
-                  "ensemble"},
-    {"electionAlg", "raft elects the leader"},
-    {"peerType", "server.N's :observer says it"},
-    {"standaloneEnabled", "no server.N lines is standalone"},
-    {"quorumListenOnAllIPs", "the quorum ports listen on server.N's address"},
-    {"syncEnabled", "observers always keep the log"},
-    {"preAllocSize", "log segments are sized by tumblerd"},
-    {"forceSync", "the log always syncs"},
-    {"fsync.warningthresholdms", "the log's write times are metrics"},
-    {"serverCnxnFactory", "the TLS port needs no Netty"},
-    {"autopurge.*", "old snapshots and log segments are removed as they "
-                    "are replaced"},
-    {"jvm.pause.*", "there is no JVM"},
-    {"metricsProvider.*", "the Prometheus provider's tuning: there is no "
-                          "JVM and no worker thread"},
-};
 
 const char *tb_config_version(void)
 {
@@ -229,23 +203,6 @@ static const struct key_def *find_key(const char *name)
     return NULL;
 }
 
-/* Why `name` is accepted and not acted on, or NULL if it is not such a
- * key. */
-static const char *ignored_why(const char *name)
-{
-    size_t i, n;
-
-    for (i = 0; i < sizeof ignored_keys / sizeof ignored_keys[0]; i++) {
-        n = strlen(ignored_keys[i].key);
-        if (ignored_keys[i].key[n - 1] == '*') {
-            if (strncmp(name, ignored_keys[i].key, n - 1) == 0)
-                return ignored_keys[i].why;
-        } else if (strcmp(name, ignored_keys[i].key) == 0) {
-            return ignored_keys[i].why;
-        }
-    }
-    return NULL;
-}
 
 /* Adds "key (why)" to cfg->ignored, once per key. */
 static void note_ignored(struct tb_config *cfg, const char *key,
@@ -462,11 +419,13 @@ static int note_origin(struct tb_config *cfg, const struct key_def *k,
 
 int tb_config_has_key(const char *key)
 {
+    int refused;
+
     if (strncmp(key, "zookeeper.", 10) == 0)
         key += 10;
     return strncmp(key, "server.", 7) == 0 ||
            strncmp(key, "authProvider.", 13) == 0 || find_key(key) != NULL ||
-           ignored_why(key) != NULL;
+           config__zk_key(key, &refused) != NULL;
 }
 
 int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
@@ -486,11 +445,18 @@ int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
         return set_auth_provider(cfg, value, at);
     k = find_key(key);
     if (k == NULL) {
-        const char *why = ignored_why(key);
-        if (why != NULL)
-            note_ignored(cfg, key, why);
-        else
-            tb_log(TB_LOG_WARN, "%s: unknown or unsupported key; ignored", at);
+        int refused = 0;
+        const char *why = config__zk_key(key, &refused);
+        if (why == NULL) {
+            set_err(err, errlen, "%s: unknown key, neither tumblerd's nor one "
+                    "of ZooKeeper's (see --help)", at);
+            return TB_EINVAL;
+        }
+        if (refused) {
+            set_err(err, errlen, "%s: %s", at, why);
+            return TB_EINVAL;
+        }
+        note_ignored(cfg, key, why);
         return 1;
     }
     rv = set_key(cfg, k, value, at, err, errlen);
@@ -832,7 +798,9 @@ void tb_config_usage(struct tb_wbuf *out)
         "      lets ACLs use the sasl scheme\n"
         "\nZooKeeper keys tumblerd does not act on (initLimit, syncLimit,\n"
         "forceSync, autopurge.*, ...) are accepted, and named with the\n"
-        "reason in one warning at start-up; any other key is warned about.\n");
+        "reason in one warning at start-up; a few whose absence would\n"
+        "matter (group.N, weight.N, dynamicConfigFile, quorum.auth.*) stop\n"
+        "the start with the reason, and so does any other key.\n");
 }
 
 /* A secret's value is not printed, only whether one is set. */
