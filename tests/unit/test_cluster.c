@@ -334,7 +334,8 @@ static int role_of(struct cluster *c, unsigned i, int id)
 /* Members changed at run time (membership.c): a fourth server joins with
  * an empty log, catches up from a snapshot and only then votes; a second
  * change while one is in flight is refused; a joiner that never answers
- * is given up; a member leaves, and the others go on without it. */
+ * is given up; a member leaves, and the others go on without it; then the
+ * leader itself leaves. */
 static void test_members_change(void **state)
 {
     struct cluster *c = &cl;
@@ -342,7 +343,7 @@ static void test_members_change(void **state)
     struct change add = {0}, again = {0}, dead = {0}, rm = {0};
     struct replog_stats st;
     char path[32];
-    unsigned l, j, gone, k;
+    unsigned l, j, gone, k, m;
     int i, rv;
 
     (void)state;
@@ -404,6 +405,20 @@ static void test_members_change(void **state)
     assert_int_equal(c->props[k].status, 0);
     assert_true(cluster_has(c, j, "/without"));
     assert_int_equal(again.fired, 0);
+
+    /* The leader itself leaves: one of the two voters left leads. */
+    memset(&rm, 0, sizeof rm);
+    assert_int_equal(replog_member_remove(c->nodes[l].log, (int)l + 1,
+                                          changed, &rm),
+                     0);
+    assert_true(cluster_step_until(c, change_done, &rm, 10000));
+    assert_int_equal(rm.status, 0);
+    raft_fixture_kill(&c->f, l);
+    m = cluster_new_leader(c, l, 20000);
+    assert_true(m != gone);
+    k = cluster_create(c, m, "/after_leader", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
     cluster_close(c);
 }
 
