@@ -65,6 +65,7 @@ struct tbd {
     uv_tcp_t tls_listener;      /* secureClientPort's, if configured */
     struct ssl_ctx_st *tls_ctx; /* OpenSSL's SSL_CTX for it */
     uv_fs_poll_t tls_stores[2]; /* client.certReload: key, trust store */
+    struct tunnel_ctx *quorum_tls; /* sslQuorum's (peer/tunnel.h), or NULL */
     uv_check_t flusher;   /* writes out every dirty connection per turn */
     uv_timer_t ticker;    /* session expiry, once per tick */
     uv_timer_t cleaner;   /* container and TTL cleanup */

@@ -1,15 +1,19 @@
 /* The peer links of an ensemble (peer.h says what they carry). */
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "proto/proto.h"
 #include "server/config/config.h"
 #include "server/logging/log.h"
 #include "server/peer/peer.h"
+#include "server/peer/tunnel.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 
@@ -32,6 +36,10 @@ enum {
 
 struct link {
     uv_tcp_t tcp;
+    uv_pipe_t pipe;  /* with peer TLS: the plaintext, once secured */
+    uv_stream_t *st; /* what frames go on: &tcp, or &pipe */
+    void *secured;   /* with peer TLS: the handshake on its way */
+    int handles;     /* not yet closed */
     struct peer *p;
     struct tb_queue node; /* in p->accepted, for a follower's link */
     uint64_t id;
@@ -45,6 +53,7 @@ struct link {
 struct member {
     int id;
     struct sockaddr_storage addr;
+    char host[256]; /* as configured, for peer TLS; empty: addr's */
 };
 
 struct peer {
@@ -113,7 +122,7 @@ static void write_out(struct link *k, const void *p, size_t n)
     w->k = k;
     memcpy(w + 1, p, n);
     b = uv_buf_init((char *)(w + 1), (unsigned)n);
-    if (uv_write(&w->req, (uv_stream_t *)&k->tcp, &b, 1, written) != 0) {
+    if (uv_write(&w->req, k->st, &b, 1, written) != 0) {
         free(w);
         link_close(k);
     }
@@ -151,6 +160,8 @@ static void handle_closed(uv_handle_t *h)
 {
     struct link *k = h->data;
 
+    if (--k->handles > 0)
+        return;
     tb_wbuf_free(&k->in);
     tb_wbuf_free(&k->held);
     free(k);
@@ -179,6 +190,11 @@ static void link_close(struct link *k)
 
     if (uv_is_closing((uv_handle_t *)&k->tcp))
         return;
+    if (k->secured != NULL)
+        tunnel_cancel(k->secured);
+    k->secured = NULL;
+    if (k->handles == 2)
+        uv_close((uv_handle_t *)&k->pipe, handle_closed);
     if (k == p->out) {
         p->out = NULL;
         if (k->connected) {
@@ -420,6 +436,14 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     k->in.len -= off;
 }
 
+/* A link on no list yet, closed. */
+static void link_discard(struct link *k)
+{
+    if (k->handles == 2)
+        uv_close((uv_handle_t *)&k->pipe, handle_closed);
+    uv_close((uv_handle_t *)&k->tcp, handle_closed);
+}
+
 static struct link *link_new(struct peer *p)
 {
     struct link *k = calloc(1, sizeof *k);
@@ -432,17 +456,89 @@ static struct link *link_new(struct peer *p)
     tb_wbuf_init(&k->held);
     uv_tcp_init(p->srv->loop, &k->tcp);
     k->tcp.data = k;
+    k->st = (uv_stream_t *)&k->tcp;
+    k->handles = 1;
     uv_tcp_nodelay(&k->tcp, 1);
+    if (p->srv->quorum_tls != NULL) {
+        uv_pipe_init(p->srv->loop, &k->pipe, 0);
+        k->pipe.data = k;
+        k->handles = 2;
+    }
     return k;
 }
 
+/* With peer TLS, the link's socket is handed to a tunnel (a copy: k->tcp
+ * keeps its own until the link closes), which calls `cb` with the
+ * plaintext; `peer` as in tunnel_start.  0, or the link is closed. */
+static int secure(struct link *k, const char *peer, void (*cb)(void *, int))
+{
+    uv_os_fd_t fd;
+    int copy;
+
+    if (uv_fileno((uv_handle_t *)&k->tcp, &fd) != 0 ||
+        (copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
+        (k->secured = tunnel_start(k->p->srv->quorum_tls, copy, peer != NULL,
+                                   peer, cb, k)) == NULL) {
+        link_close(k);
+        return TB_EIO;
+    }
+    return 0;
+}
+
+/* The plaintext `fd` from the tunnel, for frames from now on; 0, or the
+ * link is closed. */
+static int secured(struct link *k, int fd)
+{
+    k->secured = NULL;
+    if (fd < 0 || uv_pipe_open(&k->pipe, fd) != 0) {
+        if (fd >= 0)
+            close(fd);
+        link_close(k);
+        return TB_EIO;
+    }
+    k->st = (uv_stream_t *)&k->pipe;
+    return 0;
+}
+
 /* ---- a follower's link to the leader ---- */
+
+static const struct member *member(const struct peer *p, int id)
+{
+    unsigned i;
+
+    for (i = 0; i < p->n; i++)
+        if (p->members[i].id == id)
+            return &p->members[i];
+    return NULL;
+}
+
+/* "host:port" of a member's election port, its host as configured. */
+static int member_address(const struct member *m, char *buf, size_t n)
+{
+    const struct sockaddr_in *a4 = (const struct sockaddr_in *)&m->addr;
+    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&m->addr;
+    char ip[INET6_ADDRSTRLEN];
+    int v6 = m->addr.ss_family == AF_INET6;
+
+    if (inet_ntop(m->addr.ss_family, v6 ? (const void *)&a6->sin6_addr
+                                        : (const void *)&a4->sin_addr,
+                  ip, sizeof ip) == NULL)
+        return TB_EINVAL;
+    snprintf(buf, n, "%s%s%s:%d", v6 && !m->host[0] ? "[" : "",
+             m->host[0] ? m->host : ip, v6 && !m->host[0] ? "]" : "",
+             ntohs(v6 ? a6->sin6_port : a4->sin_port));
+    return 0;
+}
+
+static void following(struct link *k);
+static void leader_secured(void *arg, int fd);
 
 static void connected_cb(uv_connect_t *req, int status)
 {
     struct link *k = req->data;
     struct peer *p = k->p;
-    uint8_t id[4];
+    const struct member *m;
+    char peer[300];
 
     free(req);
     if (status == UV_ECANCELED)
@@ -468,6 +564,32 @@ static void connected_cb(uv_connect_t *req, int status)
         return;
     }
     p->unreachable = 0;
+    if (p->srv->quorum_tls == NULL) {
+        following(k);
+        return;
+    }
+    m = member(p, k->leader_id);
+    if (m == NULL || member_address(m, peer, sizeof peer) != 0)
+        link_close(k);
+    else
+        (void)secure(k, peer, leader_secured);
+}
+
+static void leader_secured(void *arg, int fd)
+{
+    struct link *k = arg;
+
+    if (secured(k, fd) == 0)
+        following(k);
+}
+
+/* The link to the leader is up: the follower says who it is, sends what
+ * waited, and reads. */
+static void following(struct link *k)
+{
+    struct peer *p = k->p;
+    uint8_t id[4];
+
     tb_log(TB_LOG_INFO, "peer: following server %d", k->leader_id);
     k->connected = 1;
     tb_store_be32(id, (uint32_t)p->srv->server_id);
@@ -476,17 +598,7 @@ static void connected_cb(uv_connect_t *req, int status)
     if (k->held.len > 0)
         write_out(k, k->held.base, k->held.len);
     tb_wbuf_free(&k->held);
-    uv_read_start((uv_stream_t *)&k->tcp, alloc_cb, read_cb);
-}
-
-static const struct member *member(const struct peer *p, int id)
-{
-    unsigned i;
-
-    for (i = 0; i < p->n; i++)
-        if (p->members[i].id == id)
-            return &p->members[i];
-    return NULL;
+    uv_read_start(k->st, alloc_cb, read_cb);
 }
 
 static void follow(struct peer *p, int leader)
@@ -502,7 +614,7 @@ static void follow(struct peer *p, int leader)
     if (m == NULL || (k = link_new(p)) == NULL)
         return;
     if ((req = malloc(sizeof *req)) == NULL) {
-        uv_close((uv_handle_t *)&k->tcp, handle_closed);
+        link_discard(k);
         return;
     }
     k->leader_id = leader;
@@ -666,6 +778,21 @@ static int from_member(const struct peer *p, const struct sockaddr_storage *a)
     return 0;
 }
 
+/* A follower's link is up: its frames are read. */
+static void follower_linked(struct link *k)
+{
+    k->connected = 1;
+    uv_read_start(k->st, alloc_cb, read_cb);
+}
+
+static void follower_secured(void *arg, int fd)
+{
+    struct link *k = arg;
+
+    if (secured(k, fd) == 0)
+        follower_linked(k);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     struct peer *p = server->data;
@@ -680,12 +807,14 @@ static void on_connection(uv_stream_t *server, int status)
         !from_member(p, &a)) {
         tb_log(TB_LOG_WARN, "peer: a connection to the election port from "
                "no member: closed");
-        uv_close((uv_handle_t *)&k->tcp, handle_closed);
+        link_discard(k);
         return;
     }
-    k->connected = 1;
     tb_queue_insert_tail(&p->accepted, &k->node);
-    uv_read_start((uv_stream_t *)&k->tcp, alloc_cb, read_cb);
+    if (p->srv->quorum_tls == NULL)
+        follower_linked(k);
+    else
+        (void)secure(k, NULL, follower_secured);
 }
 
 /* ---- the interface ---- */
@@ -784,6 +913,8 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
     tb_map_init(&p->owner);
     for (i = 0; i < n; i++) {
         p->members[i].id = m[i].id;
+        snprintf(p->members[i].host, sizeof p->members[i].host, "%s",
+                 m[i].host);
         if ((rv = resolve(m[i].host, m[i].port, &p->members[i].addr)) != 0)
             goto err;
     }

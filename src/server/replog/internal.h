@@ -88,6 +88,7 @@ struct replog {
                                   TCP transport and the peers' list */
     unsigned n_peers;
     int tcp_ready; /* replog__tcp_init succeeded: freed with the log */
+    struct replog_secure secure; /* replog_config.secure: peer TLS */
     int server_id;
     void (*log)(void *data, int level, const char *msg);
     void *log_data;

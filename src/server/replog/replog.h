@@ -114,6 +114,17 @@ struct replog_config {
      * (replog_member_add on its leader): its log starts empty, not with
      * the members above, and fills from the leader's. */
     int join;
+    /* Peer TLS, optional: with start set, every connection between the
+     * members is handed to it once made (its socket, `dialing` to `peer`,
+     * the member's "host:port", or accepted), and carries raft's bytes on
+     * the fd that cb then gets (-1: it failed).  start returns a handle
+     * for cancel (cb then never fires), or NULL (fd closed, no cb). */
+    struct replog_secure {
+        void *(*start)(void *data, int fd, int dialing, const char *peer,
+                       void (*cb)(void *arg, int fd), void *arg);
+        void (*cancel)(void *handle);
+        void *data;
+    } secure;
     /* Log sink; NULL prints warnings and errors to stderr. `msg` has no
      * trailing newline and is valid only during the call. */
     void (*log)(void *data, int level, const char *msg);

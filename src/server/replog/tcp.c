@@ -27,6 +27,14 @@
  *       16     8  n: the size of the address field, a multiple of 8
  *       24     n  its raft address, NUL-terminated, zero-padded
  *
+ * With peer TLS (replog_config.secure) each connection is secured first,
+ * both ways: a connect's socket goes to secure.start once connected, and
+ * the handshake above is written on the plaintext stream it gives back; a
+ * listener of ours (raft_uv_tcp's is then not used) accepts, has each
+ * connection secured, reads the handshake from the plaintext and hands
+ * raft that stream.  The plaintext is a socketpair's end: raft reads and
+ * writes it, and the watch below watches it, as they would the socket.
+ *
  * raft_uv owns t->data (its own state); t->impl is ours. */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -47,6 +55,7 @@
 
 struct conn;
 struct dial;
+struct incoming;
 
 struct tcp {
     struct replog *l;
@@ -54,9 +63,15 @@ struct tcp {
     struct raft_uv_transport inner;  /* raft_uv_tcp's: it listens */
     raft_id id;                      /* ours, for the handshake */
     char *address;
+    char *bind;                      /* the address listened on, an IP's */
+    struct replog_secure secure;     /* peer TLS, if start is set */
+    uv_tcp_t listener;               /* with peer TLS, instead of inner's */
+    int listening;                   /* ... open */
+    raft_uv_accept_cb accept_cb;     /* raft's, for what it accepts */
     struct conn *conns; /* the connections raft has, watched */
     struct dial *dials; /* the connects on their way */
-    unsigned open;      /* conns and dials with handles not closed */
+    struct incoming *incoming; /* accepted, not yet handed to raft */
+    unsigned open;      /* conns, dials, incoming and handles not closed */
     int inner_open;     /* raft_uv_tcp not yet closed */
     raft_uv_transport_close_cb closed;
 };
@@ -154,12 +169,12 @@ static void conn_cb(uv_poll_t *h, int status, int events)
 }
 
 static void conn_watch(struct tcp *t, raft_id id, const char *address,
-                       uv_tcp_t *tcp)
+                       uv_stream_t *stream)
 {
     struct conn *c = calloc(1, sizeof *c);
     uv_os_fd_t fd;
 
-    if (c == NULL || uv_fileno((uv_handle_t *)tcp, &fd) != 0 ||
+    if (c == NULL || uv_fileno((uv_handle_t *)stream, &fd) != 0 ||
         (c->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
         free(c);
         return; /* raft's own way, then: it finds out on a write */
@@ -202,6 +217,8 @@ struct dial {
     struct tcp *t;
     uv_getaddrinfo_t resolve;
     uv_tcp_t *tcp; /* raft_malloc'd: raft frees it once it closes it */
+    uv_stream_t *stream; /* what raft gets: tcp, or TLS's plaintext */
+    void *secured;       /* TLS on its way (secure.start's), or NULL */
     uv_connect_t connect;
     uv_write_t write;
     uv_buf_t hello;
@@ -237,7 +254,52 @@ static void dial_fail(struct dial *d, int status)
 {
     if (d->status == 0)
         d->status = status;
-    uv_close((uv_handle_t *)d->tcp, dial_closed);
+    if (d->secured != NULL) {
+        d->t->secure.cancel(d->secured);
+        d->secured = NULL;
+        dial_done(d, NULL, d->status);
+    } else {
+        uv_close((uv_handle_t *)d->stream, dial_closed);
+    }
+}
+
+/* A handle of ours given up, its socket still open in a copy. */
+static void handle_freed(uv_handle_t *h)
+{
+    struct tcp *t = h->data;
+
+    raft_free(h);
+    t->open--;
+    maybe_closed(t);
+}
+
+/* A socket's copy, for secure.start: the handle closes its own. */
+static int dup_fd(uv_handle_t *h)
+{
+    uv_os_fd_t fd;
+
+    return uv_fileno(h, &fd) != 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* A raft_malloc'd stream on `fd`, TLS's plaintext end (closed if not). */
+static uv_stream_t *plaintext(struct tcp *t, int fd, void *data)
+{
+    uv_pipe_t *p = raft_malloc(sizeof *p);
+
+    if (p == NULL) {
+        close(fd);
+        return NULL;
+    }
+    uv_pipe_init(t->l->loop, p, 0);
+    p->data = data;
+    if (uv_pipe_open(p, fd) != 0) {
+        close(fd);
+        p->data = t;
+        t->open++;
+        uv_close((uv_handle_t *)p, handle_freed);
+        return NULL;
+    }
+    return (uv_stream_t *)p;
 }
 
 static void wrote(uv_write_t *w, int status)
@@ -250,23 +312,16 @@ static void wrote(uv_write_t *w, int status)
         dial_fail(d, RAFT_NOCONNECTION);
         return;
     }
-    conn_watch(d->t, d->id, d->address, d->tcp);
-    dial_done(d, (uv_stream_t *)d->tcp, 0);
+    conn_watch(d->t, d->id, d->address, d->stream);
+    dial_done(d, d->stream, 0);
 }
 
-static void connected(uv_connect_t *c, int status)
+static void send_hello(struct dial *d)
 {
-    struct dial *d = c->data;
     struct tcp *t = d->t;
     size_t n = (strlen(t->address) + 1 + 7) / 8 * 8;
     uint8_t *p;
 
-    if (d->status != 0)
-        return;
-    if (status != 0) {
-        dial_fail(d, RAFT_NOCONNECTION);
-        return;
-    }
     d->hello.len = 24 + n;
     if ((d->hello.base = calloc(1, d->hello.len)) == NULL) {
         dial_fail(d, RAFT_NOMEM);
@@ -278,8 +333,51 @@ static void connected(uv_connect_t *c, int status)
     store_le64(p + 16, n);
     memcpy(p + 24, t->address, strlen(t->address));
     d->write.data = d;
-    if (uv_write(&d->write, (uv_stream_t *)d->tcp, &d->hello, 1, wrote) != 0)
+    if (uv_write(&d->write, d->stream, &d->hello, 1, wrote) != 0)
         dial_fail(d, RAFT_NOCONNECTION);
+}
+
+static void dial_secured(void *arg, int fd)
+{
+    struct dial *d = arg;
+
+    d->secured = NULL;
+    if (fd < 0 || (d->stream = plaintext(d->t, fd, d)) == NULL) {
+        dial_done(d, NULL, RAFT_NOCONNECTION);
+        return;
+    }
+    send_hello(d);
+}
+
+static void connected(uv_connect_t *c, int status)
+{
+    struct dial *d = c->data;
+    struct tcp *t = d->t;
+    int fd;
+
+    if (d->status != 0)
+        return;
+    if (status != 0) {
+        dial_fail(d, RAFT_NOCONNECTION);
+        return;
+    }
+    if (t->secure.start == NULL) {
+        send_hello(d);
+        return;
+    }
+    if ((fd = dup_fd((uv_handle_t *)d->tcp)) < 0) {
+        dial_fail(d, RAFT_NOCONNECTION);
+        return;
+    }
+    d->tcp->data = t;
+    t->open++;
+    uv_close((uv_handle_t *)d->tcp, handle_freed);
+    d->tcp = NULL;
+    d->stream = NULL;
+    d->secured = t->secure.start(t->secure.data, fd, 1, d->address,
+                                 dial_secured, d);
+    if (d->secured == NULL)
+        dial_done(d, NULL, RAFT_NOCONNECTION);
 }
 
 static void resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *ai)
@@ -300,6 +398,7 @@ static void resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *ai)
         return;
     }
     d->tcp->data = d;
+    d->stream = (uv_stream_t *)d->tcp;
     d->connect.data = d;
     if (uv_tcp_init_ex(l->loop, d->tcp, (unsigned)ai->ai_family) != 0) {
         raft_free(d->tcp);
@@ -368,6 +467,188 @@ static int tcp_connect(struct raft_uv_transport *rt,
     return 0;
 }
 
+/* ---- with peer TLS: a connection accepted, secured, its handshake read ---- */
+
+#define MAX_ADDRESS 1024 /* a longer raft address is no member's */
+
+struct incoming {
+    struct tcp *t;
+    void *secured;       /* TLS on its way, or NULL */
+    uv_stream_t *stream; /* then the plaintext: raft_malloc'd */
+    uint8_t preamble[24];
+    char *address;       /* the handshake's, once its size is known */
+    size_t need, got;    /* of the part being read */
+    struct incoming *next;
+};
+
+static uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    int i;
+
+    for (i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void incoming_free(struct incoming *in)
+{
+    struct tcp *t = in->t;
+    struct incoming **p = &t->incoming;
+
+    while (*p != in)
+        p = &(*p)->next;
+    *p = in->next;
+    free(in->address);
+    free(in);
+    t->open--;
+    maybe_closed(t);
+}
+
+static void incoming_closed(uv_handle_t *h)
+{
+    struct incoming *in = h->data;
+
+    raft_free(h);
+    incoming_free(in);
+}
+
+static void incoming_drop(struct incoming *in)
+{
+    if (in->secured != NULL) {
+        in->t->secure.cancel(in->secured);
+        incoming_free(in);
+    } else if (!uv_is_closing((uv_handle_t *)in->stream)) {
+        uv_close((uv_handle_t *)in->stream, incoming_closed);
+    }
+}
+
+/* Exactly the rest of the part being read: what follows is raft's. */
+static void incoming_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    struct incoming *in = h->data;
+    char *base = in->address != NULL ? in->address : (char *)in->preamble;
+
+    (void)hint;
+    *buf = uv_buf_init(base + in->got, (unsigned)(in->need - in->got));
+}
+
+static void incoming_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    struct incoming *in = s->data;
+    struct tcp *t = in->t;
+    uint64_t size;
+
+    (void)buf;
+    if (n == 0)
+        return;
+    if (n < 0) {
+        incoming_drop(in);
+        return;
+    }
+    if ((in->got += (size_t)n) < in->need)
+        return;
+    if (in->address == NULL) {
+        size = load_le64(in->preamble + 16);
+        if (load_le64(in->preamble) != HANDSHAKE_PROTOCOL || size == 0 ||
+            size > MAX_ADDRESS || (in->address = calloc(1, size + 1)) == NULL) {
+            incoming_drop(in);
+            return;
+        }
+        in->need = (size_t)size;
+        in->got = 0;
+        return;
+    }
+    uv_read_stop(s);
+    s->data = NULL;
+    t->accept_cb(t->outer, (raft_id)load_le64(in->preamble + 8), in->address,
+                 s);
+    in->stream = NULL;
+    incoming_free(in);
+}
+
+static void incoming_secured(void *arg, int fd)
+{
+    struct incoming *in = arg;
+
+    in->secured = NULL;
+    if (fd < 0 || (in->stream = plaintext(in->t, fd, in)) == NULL) {
+        incoming_free(in);
+        return;
+    }
+    in->need = sizeof in->preamble;
+    if (uv_read_start(in->stream, incoming_alloc, incoming_read) != 0)
+        incoming_drop(in);
+}
+
+static void on_accept(uv_stream_t *listener, int status)
+{
+    struct tcp *t = listener->data;
+    struct incoming *in;
+    uv_tcp_t *c;
+    int fd = -1;
+
+    if (status != 0 || t->l->closing || (c = raft_malloc(sizeof *c)) == NULL)
+        return;
+    uv_tcp_init(t->l->loop, c);
+    c->data = t;
+    t->open++;
+    if (uv_accept(listener, (uv_stream_t *)c) == 0)
+        fd = dup_fd((uv_handle_t *)c);
+    uv_close((uv_handle_t *)c, handle_freed);
+    if (fd < 0)
+        return;
+    if ((in = calloc(1, sizeof *in)) == NULL) {
+        close(fd);
+        return;
+    }
+    in->t = t;
+    in->next = t->incoming;
+    t->incoming = in;
+    t->open++;
+    in->secured = t->secure.start(t->secure.data, fd, 0, NULL,
+                                  incoming_secured, in);
+    if (in->secured == NULL)
+        incoming_free(in);
+}
+
+static void listener_closed(uv_handle_t *h)
+{
+    struct tcp *t = h->data;
+
+    t->open--;
+    maybe_closed(t);
+}
+
+static int listen_secured(struct tcp *t, struct raft_uv_transport *rt,
+                          raft_uv_accept_cb cb)
+{
+    char *copy = strdup(t->bind), *host, *port;
+    struct sockaddr_in a;
+    int rv;
+
+    if (copy == NULL)
+        return RAFT_NOMEM;
+    rv = split(copy, &host, &port) != 0 ? UV_EINVAL
+                                        : uv_ip4_addr(host, atoi(port), &a);
+    free(copy);
+    t->accept_cb = cb;
+    uv_tcp_init(t->l->loop, &t->listener);
+    t->listener.data = t;
+    t->listening = 1;
+    t->open++;
+    if (rv == 0)
+        rv = uv_tcp_bind(&t->listener, (const struct sockaddr *)&a, 0);
+    if (rv == 0)
+        rv = uv_listen((uv_stream_t *)&t->listener, 64, on_accept);
+    if (rv != 0) {
+        snprintf(rt->errmsg, sizeof rt->errmsg, "listen on %s: %s", t->bind,
+                 uv_strerror(rv));
+        return RAFT_IOERR;
+    }
+    return 0;
+}
+
 /* ---- the transport ---- */
 
 /* raft_uv_tcp listens on an IPv4 address only: a host name is resolved
@@ -379,7 +660,7 @@ static int bind_address(struct tcp *t, struct raft_uv_transport *rt)
                     *ai;
     struct in_addr a;
     char *copy = strdup(t->address), *host, *port, ip[INET_ADDRSTRLEN],
-         bind[INET_ADDRSTRLEN + 8];
+         bind[INET_ADDRSTRLEN + 8] = "";
     int rv = 0;
 
     if (copy == NULL)
@@ -398,7 +679,8 @@ static int bind_address(struct tcp *t, struct raft_uv_transport *rt)
         raft_uv_tcp_set_bind_address(&t->inner, bind);
     }
     free(copy);
-    return 0;
+    t->bind = strdup(rv == 0 && bind[0] != '\0' ? bind : t->address);
+    return t->bind != NULL ? 0 : RAFT_NOMEM;
 }
 
 static int tcp_init(struct raft_uv_transport *rt, raft_id id,
@@ -422,6 +704,8 @@ static int tcp_listen(struct raft_uv_transport *rt, raft_uv_accept_cb cb)
     struct tcp *t = rt->impl;
     int rv;
 
+    if (t->secure.start != NULL)
+        return listen_secured(t, rt, cb);
     /* raft_uv_tcp hands raft its own transport with a connection taken,
      * and raft finds itself in its data (set after init). */
     t->inner.data = rt->data;
@@ -442,21 +726,36 @@ static void tcp_close(struct raft_uv_transport *rt,
                       raft_uv_transport_close_cb cb)
 {
     struct tcp *t = rt->impl;
-    struct dial *d;
+    struct incoming *in, *next_in;
+    struct dial *d, *next;
 
     t->closed = cb;
     while (t->conns != NULL)
         conn_drop(t->conns);
-    for (d = t->dials; d != NULL; d = d->next) {
+    for (d = t->dials; d != NULL; d = next) {
+        next = d->next;
         if (d->status != 0)
             continue;
-        d->status = RAFT_CANCELED;
-        if (d->tcp != NULL)
-            uv_close((uv_handle_t *)d->tcp, dial_closed);
-        else
+        if (d->secured != NULL || d->stream != NULL)
+            dial_fail(d, RAFT_CANCELED);
+        else {
+            d->status = RAFT_CANCELED;
             uv_cancel((uv_req_t *)&d->resolve);
+        }
     }
-    t->inner.close(&t->inner, inner_closed);
+    for (in = t->incoming; in != NULL; in = next_in) {
+        next_in = in->next;
+        incoming_drop(in);
+    }
+    if (t->secure.start == NULL) {
+        t->inner.close(&t->inner, inner_closed);
+        return;
+    }
+    /* raft_uv_tcp never listened: it has nothing to close. */
+    t->inner_open = 0;
+    if (t->listening)
+        uv_close((uv_handle_t *)&t->listener, listener_closed);
+    maybe_closed(t);
 }
 
 int replog__tcp_init(struct raft_uv_transport *rt, struct replog *l)
@@ -474,6 +773,7 @@ int replog__tcp_init(struct raft_uv_transport *rt, struct replog *l)
     t->l = l;
     t->outer = rt;
     t->inner_open = 1;
+    t->secure = l->secure;
     rt->impl = t;
     rt->init = tcp_init;
     rt->listen = tcp_listen;
@@ -488,6 +788,7 @@ void replog__tcp_free(struct raft_uv_transport *rt)
 
     raft_uv_tcp_close(&t->inner);
     free(t->address);
+    free(t->bind);
     free(t);
     rt->impl = NULL;
 }

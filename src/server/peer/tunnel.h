@@ -1,0 +1,43 @@
+/* TLS between the members of an ensemble (sslQuorum, ssl.quorum.*): every
+ * connection of raft's (replog/tcp.c) and of the peer links (peer.c) is
+ * made as before, then handed here with its socket; the user gets in
+ * return one end of a socketpair carrying the plaintext, and reads and
+ * writes it as it did the socket:
+ *
+ *   raft_uv, peer.c  <- plaintext ->  socketpair  <- tunnel.c ->  TLS, TCP
+ *
+ * Both ends present a certificate and verify the other's against the
+ * trust store (ZooKeeper's ssl.quorum.clientAuth=need), and, with
+ * ssl.quorum.hostnameVerification, against the member's host as the
+ * configuration names it (dialing) or the address it connects from
+ * (accepting).  A handshake that fails is logged on both sides with
+ * OpenSSL's reason, at most once a second.  Loop thread only. */
+#ifndef TBD_TUNNEL_H
+#define TBD_TUNNEL_H
+
+#include <uv.h>
+
+struct tls_keys;
+struct tunnel_ctx;
+
+/* The quorum's context from ssl.quorum.* (`k`), verifying the members'
+ * hosts if `verify_host`: NULL after logging why (the key and the file
+ * named). */
+struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
+                                  int verify_host);
+/* Once the loop has ended: frees the tunnels whose handles it closed. */
+void tunnel_ctx_free(struct tunnel_ctx *x);
+
+/* Takes `fd`, a connected TCP socket (closed here in every case), and
+ * makes TLS on it: as the client if `dialing` to `peer` ("host:port", the
+ * member's address as configured), else as the server.  Then cb(arg, fd2)
+ * once: fd2 is the plaintext end, the caller's to close (its closing ends
+ * the connection, with a reset); or -1 when the handshake failed (logged)
+ * or the connection ended first.  Returns a handle for tunnel_cancel, or
+ * NULL (fd closed, cb never called).  The signature is replog_secure's. */
+void *tunnel_start(void *ctx, int fd, int dialing, const char *peer,
+                   void (*cb)(void *arg, int fd), void *arg);
+/* Before its cb: the connection is dropped, and cb is never called. */
+void tunnel_cancel(void *handle);
+
+#endif
