@@ -215,10 +215,12 @@ EOF
 run_check 6 "zkCli reconfig -remove 3: member 3 stops serving, config follows" check6
 
 check7() {
-    local d=$(it_tmpdir standalone) p out
+    local d p out
+    d=$(it_tmpdir standalone)
     p=${cport[5]}
     start_tumblerd "$d" "$p"
     wait_serving "$p" 20 "$SERVER_PID" || return 1
+    # shellcheck disable=SC2046
     out=$(echo "reconfig -remove 3" | run_bounded 60 "${ZK_JAVA:-java}" \
         $(zk_jvm_flags "$work/zkcli.log") -cp "$(zk_classpath)" \
         org.apache.zookeeper.ZooKeeperMain -server "127.0.0.1:$p" -waitforconnection 2>&1)

@@ -36,11 +36,9 @@ int fsm__reconfig(struct fsm *f, struct tb_str body)
     tb_wbuf_put(&f->path, version, strlen(version));
     if (f->path.oom)
         return TB_ENOMEM;
-    rv = tree_set_data(f->tree, n,
-                       (struct tb_str){(const char *)f->path.base,
-                                       f->path.len},
-                       (int32_t)((uint32_t)tree_node_version(n) + 1), f->zxid,
-                       f->txn->time);
+    rv = tree_set_data(
+        f->tree, n, (struct tb_str){(const char *)f->path.base, f->path.len},
+        (int32_t)((uint32_t)tree_node_version(n) + 1), f->zxid, f->txn->time);
     if (rv != 0)
         return rv;
     fsm__event(f, TB_EVENT_DATA_CHANGED, tree_node_path(n),

@@ -109,8 +109,8 @@ static struct tb_config_server *members_find(const struct members *m, int id)
 }
 
 /* Adds or replaces server.id=spec: 0, or TB_EINVAL with why in err. */
-static int members_put(struct members *m, int id, const char *spec,
-                       char *err, size_t errlen)
+static int members_put(struct members *m, int id, const char *spec, char *err,
+                       size_t errlen)
 {
     struct tb_config_server s, *old, *grown;
     char at[32];
@@ -164,8 +164,8 @@ static char *trim(char *s)
     while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
         s++;
     e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' ||
-                     e[-1] == '\n'))
+    while (e > s &&
+           (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
         *--e = '\0';
     return s;
 }
@@ -235,17 +235,17 @@ static int current(struct tbd *s, struct members *m)
         return parse_lines(m, text, "\n", 1, 0, err, sizeof err);
     }
     for (i = 0; i < s->cfg->nservers && rv == 0; i++)
-        rv = members_put(m, s->cfg->servers[i].id, s->cfg->servers[i].spec,
-                         err, sizeof err);
+        rv = members_put(m, s->cfg->servers[i].id, s->cfg->servers[i].spec, err,
+                         sizeof err);
     return rv;
 }
 
 /* ---- the outcome, through the log ---- */
 
 static int propose_outcome(struct tbd *s, struct tb_wbuf *body, int rc,
-                           struct tb_str members, int32_t xid,
-                           int64_t session, int64_t origin,
-                           void (*done)(void *, int, int64_t), void *arg)
+                           struct tb_str members, int32_t xid, int64_t session,
+                           int64_t origin, void (*done)(void *, int, int64_t),
+                           void *arg)
 {
     struct tb_txn t;
 
@@ -290,11 +290,10 @@ static void finish(struct reconfig *r, int rc)
     if (rc == 0)
         tb_config_render_servers(r->next.v, r->next.n, &text);
     rv = text.oom ? TB_ENOMEM
-                  : propose_outcome(r->srv, &r->body, rc,
-                                    (struct tb_str){(const char *)text.base,
-                                                    text.len},
-                                    r->xid, r->session, r->origin, answered,
-                                    r);
+                  : propose_outcome(
+                        r->srv, &r->body, rc,
+                        (struct tb_str){(const char *)text.base, text.len},
+                        r->xid, r->session, r->origin, answered, r);
     tb_wbuf_free(&text);
     if (rv != 0)
         answered(r, rv, 0);
@@ -318,8 +317,10 @@ static void left(void *arg, int status)
     struct reconfig *r = arg;
 
     if (status != 0) {
-        tb_log(TB_LOG_WARN, "reconfig: server %d did not leave raft's "
-               "members: %s", r->leaving[r->at_leave], tb_strerror(status));
+        tb_log(TB_LOG_WARN,
+               "reconfig: server %d did not leave raft's "
+               "members: %s",
+               r->leaving[r->at_leave], tb_strerror(status));
         r->busy = 0; /* a leader's tick removes it (reconfig_tick) */
         return;
     }
@@ -398,10 +399,10 @@ static void next_step(struct reconfig *r)
         return;
     }
     st = &r->steps[r->at];
-    rv = st->op == STEP_ADD ? replog_member_add(l, st->id, st->address,
-                                                st->voter, step_done, r)
-                            : replog_member_assign(l, st->id, st->voter,
-                                                   step_done, r);
+    rv =
+        st->op == STEP_ADD
+            ? replog_member_add(l, st->id, st->address, st->voter, step_done, r)
+            : replog_member_assign(l, st->id, st->voter, step_done, r);
     if (rv != 0)
         finish(r, rv == TB_ECONNECTIONLOSS ? rv : TB_ENEWCONFIGNOQUORUM);
 }
@@ -468,8 +469,7 @@ static int next_members(struct reconfig *r, const struct members *cur,
 
     memset(&r->next, 0, sizeof r->next);
     if (q->new_members.ptr != NULL)
-        return parse_lines(&r->next, q->new_members, ",\n", 1, 0, err,
-                           errlen);
+        return parse_lines(&r->next, q->new_members, ",\n", 1, 0, err, errlen);
     for (i = 0; i < cur->n; i++)
         if ((rv = members_put(&r->next, cur->v[i].id, cur->v[i].spec, err,
                               errlen)) != 0)
@@ -590,7 +590,7 @@ static void synced(void *arg, int status)
     }
     if (!quorum_synced(r)) {
         tb_log(TB_LOG_WARN, "reconfig refused: a majority of the new voters "
-               "must be connected and synced");
+                            "must be connected and synced");
         finish(r, TB_ENEWCONFIGNOQUORUM);
         return;
     }
@@ -714,8 +714,8 @@ void reconfig_tick(struct tbd *s)
     }
     r->seen = st.mzxid;
     for (i = 0; i < m.n; i++)
-        pm[i] = (struct peer_member){m.v[i].id, m.v[i].host,
-                                     m.v[i].election_port};
+        pm[i] =
+            (struct peer_member){m.v[i].id, m.v[i].host, m.v[i].election_port};
     peer_set_members(s, pm, (unsigned)m.n);
     if (members_find(&m, (int)s->server_id) == NULL && !r->removed) {
         r->removed = 1;
@@ -725,8 +725,10 @@ void reconfig_tick(struct tbd *s)
                "serves no clients from now on; stop it",
                (long long)s->server_id, (unsigned long long)st.mzxid);
     } else {
-        tb_log(TB_LOG_INFO, "members: configuration version %llx, %zu "
-               "server(s)", (unsigned long long)st.mzxid, m.n);
+        tb_log(TB_LOG_INFO,
+               "members: configuration version %llx, %zu "
+               "server(s)",
+               (unsigned long long)st.mzxid, m.n);
     }
     members_free(&m);
 }

@@ -127,8 +127,8 @@ static int start(struct replog *l, struct change *c, int rv)
     return change_err(rv);
 }
 
-int replog_member_add(struct replog *l, int id, const char *address,
-                      int voter, void (*cb)(void *arg, int status), void *arg)
+int replog_member_add(struct replog *l, int id, const char *address, int voter,
+                      void (*cb)(void *arg, int status), void *arg)
 {
     struct change *c;
 
@@ -140,8 +140,8 @@ int replog_member_add(struct replog *l, int id, const char *address,
         return TB_ENOMEM;
     replog__logf(l, REPLOG_LOG_INFO, "member %d at %s: joining as a %s", id,
                  address, role_name(role_of(voter)));
-    return start(l, c, raft_add(l->raft, &c->req, (raft_id)id, address,
-                                changed));
+    return start(l, c,
+                 raft_add(l->raft, &c->req, (raft_id)id, address, changed));
 }
 
 int replog_member_assign(struct replog *l, int id, int voter,
@@ -155,8 +155,9 @@ int replog_member_assign(struct replog *l, int id, int voter,
         return TB_ENOMEM;
     replog__logf(l, REPLOG_LOG_INFO, "member %d: becoming a %s", id,
                  role_name(role_of(voter)));
-    return start(l, c, raft_assign(l->raft, &c->req, (raft_id)id,
-                                   role_of(voter), changed));
+    return start(
+        l, c,
+        raft_assign(l->raft, &c->req, (raft_id)id, role_of(voter), changed));
 }
 
 int replog_member_remove(struct replog *l, int id,
