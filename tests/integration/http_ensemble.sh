@@ -50,15 +50,6 @@ metric() { # I NAME: member I's sample NAME (with its labels), or nothing
 }
 admin() { curl -s --max-time 3 "http://127.0.0.1:${aport[$1]}/commands/$2"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-# until_ok LIMIT_S COMMAND...: retries COMMAND every 0.1 s until it succeeds.
-until_ok() {
-    local deadline=$((SECONDS + $1))
-    shift
-    while ! "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.1
-    done
-}
 find_leader() {
     local i
     for i in "$@"; do

@@ -92,6 +92,18 @@ it_cleanup()
     exit "$rc"
 }
 
+# until_ok LIMIT_S COMMAND [ARG ...]: run COMMAND every 0.1 s until it succeeds; fails after
+# LIMIT_S seconds.
+until_ok()
+{
+    local deadline=$((SECONDS + $1))
+    shift
+    while ! "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] || return 1
+        sleep 0.1
+    done
+}
+
 # run_bg LIMIT_S COMMAND [ARG ...]: start COMMAND in the background under timeout(1) and set
 # BG_PID.  Running test commands in the background and waiting for them keeps this shell able
 # to act on SIGTERM/SIGINT at once (bash runs traps only between foreground commands), and the

@@ -19,15 +19,6 @@ passed=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
 py() { run_bounded 60 /usr/bin/python3 "$here/oplog.py" "$@"; }
-# until_ok LIMIT_S COMMAND...: retries COMMAND every 0.1 s until it succeeds.
-until_ok() {
-    local deadline=$((SECONDS + $1))
-    shift
-    while ! "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.1
-    done
-}
 # logged LOG PATTERN: some line of the JSON log LOG (as oplog.py check-json
 # prints it, keys sorted) matches the extended regex PATTERN.
 logged() { py check-json "$1" 2> /dev/null | grep -Eq -- "$2"; }
