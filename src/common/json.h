@@ -1,6 +1,7 @@
-/* A JSON writer for the AdminServer's answers: values appended to a
- * tb_wbuf, commas and nesting tracked here so callers only say what comes
- * next.  Writing only; nothing here reads JSON.
+/* A JSON writer for the AdminServer's answers and the server's JSON log
+ * lines: values appended to a tb_wbuf, commas and nesting tracked here so
+ * callers only say what comes next.  Strings are always valid UTF-8 (json.c
+ * says how).  Writing only; nothing here reads JSON.
  *
  * At all times `depth` is the number of open objects and arrays, and
  * `more[d]` says whether the container at depth d already holds a value

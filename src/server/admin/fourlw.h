@@ -34,7 +34,8 @@
  *          Connections Sets (B)/(C):\n<n> expire at <date>:\n
  *          \tip: /<addr>:<port> sessionId: 0x<sid>\n..."
  *   envi  "Environment:\nzookeeper.version=V\nhost.name=...\n..."
- *   conf  tb_config_render_conf()
+ *   conf  tb_config_render_conf(), then every other key's effective value
+ *         as tb_config_render_effective() prints it
  *   dirs  "datadir_size: N\nlogdir_size: N\n"
  *   crst  "Connection stats reset.\n"     srst "Server stats reset.\n"
  *   gtmk  the trace mask in decimal     stmk the new mask in decimal
