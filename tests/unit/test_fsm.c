@@ -324,6 +324,56 @@ static void test_set_data(void **state)
     fx_free(x);
 }
 
+/* A reconfig's outcome (fsm_reconfig.c): on success /zookeeper/config
+ * holds the members then "version=" this txn's zxid in hex, watchers hear
+ * of it, the result is its data and stat; an error changes nothing. */
+static void test_reconfig_outcome(void **state)
+{
+    struct fx *x = fx_new();
+    struct tb_wbuf b;
+    struct tb_rd r;
+    struct tb_get_data_resp res;
+    struct tb_str data;
+    char want[128];
+
+    (void)state;
+    tb_wbuf_init(&b);
+    tb_reconfig_txn_encode(
+        &b, &(struct tb_reconfig_txn){TB_ERECONFIGINPROGRESS, TB_STR("")});
+    assert_int_equal(apply(x, TB_OP_RECONFIG_TXN, 0, &b),
+                     TB_ERECONFIGINPROGRESS);
+    data = tree_node_data(tree_find(fsm_tree(x->f), TB_STR("/zookeeper/config")));
+    assert_int_equal(data.len, 0);
+    ev_is(x, "");
+    b.len = 0;
+    tb_reconfig_txn_encode(
+        &b, &(struct tb_reconfig_txn){
+                0, TB_STR("server.1=127.0.0.1:2888:3888:participant;"
+                          "0.0.0.0:2181\n")});
+    x->time = 4242;
+    assert_int_equal(apply(x, TB_OP_RECONFIG_TXN, 0, &b), 0);
+    snprintf(want, sizeof want,
+             "server.1=127.0.0.1:2888:3888:participant;0.0.0.0:2181\n"
+             "version=%llx",
+             (unsigned long long)x->zxid);
+    ev_is(x, "3 /zookeeper/config|");
+    r = tb_rd_make(x->body.base, x->body.len);
+    assert_int_equal(tb_get_data_resp_decode(&r, &res), 0);
+    assert_int_equal(res.data.len, strlen(want));
+    assert_memory_equal(res.data.ptr, want, strlen(want));
+    assert_int_equal(res.stat.mzxid, x->zxid);
+    assert_int_equal(res.stat.mtime, 4242);
+    data = tree_node_data(tree_find(fsm_tree(x->f), TB_STR("/zookeeper/config")));
+    assert_int_equal(data.len, strlen(want));
+    /* Malformed: MarshallingError, nothing changed. */
+    b.len = 0;
+    tb_put_I32(&b, 0);
+    assert_int_equal(apply(x, TB_OP_RECONFIG_TXN, 0, &b), TB_EMARSHALLING);
+    assert_int_equal(stat_of(x, "/zookeeper/config").mzxid, res.stat.mzxid);
+    tb_wbuf_free(&b);
+    fx_free(x);
+}
+
 static void test_set_acl(void **state)
 {
     struct fx *x = fx_new();
@@ -975,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_create_errors),
         cmocka_unit_test(test_delete),
         cmocka_unit_test(test_set_data),
+        cmocka_unit_test(test_reconfig_outcome),
         cmocka_unit_test(test_set_acl),
         cmocka_unit_test(test_multi_success),
         cmocka_unit_test(test_multi_failure_rolls_back),
