@@ -108,17 +108,13 @@ check_match "second frame: the rate" \
     "^server 127\.0\.0\.1:$LAUNCH_PORT standalone: [0-9]+\.[0-9] requests/s, latency " \
     "$(sed -n 2p <<< "$second")"
 clock=$(sed -n 3p <<< "$first")
-if [ "$kind" = zk ]; then
-    # ZooKeeper's cons stamps the connection with its wall clock: the
-    # offset is measured, and on one host it is within its own bound.
-    check_match "zk: ages on the server's clock" \
-        "^ages on the server's clock \(ours [+-][0-9]+ ms, \+-[0-9]+ ms\)$" "$clock"
-    off=$(sed -n 's/.*ours \([+-][0-9]*\) ms, +-\([0-9]*\) ms.*/\1 \2/p' <<< "$clock")
-    read -r o e <<< "$off"
-    [ "${o#[+-]}" -le $((e + 2)) ] || fail "offset $o ms beyond its bound of $e ms"
-else
-    check_match "tumblerd: which clock" "^ages on (the server's clock \(ours|this host's clock \(the server's is not known: its cons gives no wall-clock time\))" "$clock"
-fi
+# Both servers' cons stamp the connection with their wall clock: the
+# offset is measured, and on one host it is within its own bound.
+check_match "ages on the server's clock" \
+    "^ages on the server's clock \(ours [+-][0-9]+ ms, \+-[0-9]+ ms\)$" "$clock"
+off=$(sed -n 's/.*ours \([+-][0-9]*\) ms, +-\([0-9]*\) ms.*/\1 \2/p' <<< "$clock")
+read -r o e <<< "$off"
+[ "${o#[+-]}" -le $((e + 2)) ] || fail "offset $o ms beyond its bound of $e ms"
 check_eq "the count" "2 locks under /app: 2 holding, 1 waiting" "$(sed -n 4p <<< "$first")"
 check_eq "a blank line" "" "$(sed -n 5p <<< "$first")"
 check_eq "the lock" "/app/locks/job  mutex, 1 holding, 1 waiting" "$(sed -n 6p <<< "$first")"

@@ -205,7 +205,10 @@ static void conn_info(const struct conn *c, struct fourlw_conn *f)
     f->sent = c->sent;
     f->sid = c->session_id;
     f->lop = fourlw_op_name(c->last_op);
-    f->est = (int64_t)c->established_ms;
+    /* On the wall clock, as ZooKeeper gives it (tumbler top learns the
+     * server's time from it); the connection's stamp is on the loop's
+     * clock, so it is carried over by its age. */
+    f->est = tbd_wall_ms() - (int64_t)(tbd_now_ms(c->srv) - c->established_ms);
     f->to = c->timeout_ms;
     f->lcxid = c->last_cxid;
     f->lzxid = c->last_zxid ? c->last_zxid : -1;
