@@ -18,6 +18,7 @@
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
 #include "server/peer/peer.h"
+#include "server/recovery.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 
@@ -505,6 +506,10 @@ int main(int argc, char **argv)
      * says which server (peer.h). */
     s->next_conn_id = (uint64_t)cfg.server_id << 56;
     rf = (struct replog_fsm){s, replog_apply, replog_snapshot, replog_restore};
+    if (cfg.recover_ensemble) {
+        status = recover_ensemble(s->loop, &cfg, &rc);
+        goto out;
+    }
     /* The ports first: a start that cannot serve must not have created or
      * touched a data directory.  Nothing is accepted before the loop
      * runs, once the log is open.  A repair serves nothing. */
@@ -548,6 +553,8 @@ int main(int argc, char **argv)
         status = 1;
         goto out;
     }
+    /* A joiner takes no clients before it is in the ensemble. */
+    reconfig_tick(s);
     uv_timer_init(s->loop, &s->ticker);
     s->ticker.data = s;
     /* At least 1 ms: a repeat of 0 would tick once. */

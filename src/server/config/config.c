@@ -509,6 +509,9 @@ void tb_config_free(struct tb_config *cfg)
     for (i = 0; i < cfg->nservers; i++)
         tb_config_server_free(&cfg->servers[i]);
     free(cfg->servers);
+    for (i = 0; i < cfg->nsurvivors; i++)
+        free(cfg->survivors[i]);
+    free(cfg->survivors);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -744,6 +747,8 @@ void tb_config_usage(struct tb_wbuf *out)
     tb_wbuf_printf(out,
         "Usage: tumblerd [-c FILE | --config=FILE | FILE] [--KEY=VALUE ...]\n"
         "       tumblerd --repair-log [-c FILE] [--KEY=VALUE ...]\n"
+        "       tumblerd --recover-ensemble [--survivor=DIR ...] [-c FILE]\n"
+        "                [--KEY=VALUE ...]\n"
         "       tumblerd --check-config [-c FILE] [--KEY=VALUE ...]\n"
         "       tumblerd --help | --version\n"
         "\n"
@@ -758,6 +763,15 @@ void tb_config_usage(struct tb_wbuf *out)
         "epoch (so that no zxid, and no fencing token, is given twice) and\n"
         "exits without serving.  A whole log is left as it is.\n"
         "\n"
+        "An ensemble that lost a majority of its members for good is\n"
+        "rebuilt offline with --recover-ensemble, run on the stopped\n"
+        "survivor whose log goes furthest, with the new members' server.N\n"
+        "lines: the log takes them as its members, in a new term, keeping\n"
+        "every entry; every other member then starts from a copy of that\n"
+        "dataDir.  Each --survivor=DIR is another survivor's dataDir (a\n"
+        "copy will do): the recovery is refused, changing nothing, if one\n"
+        "goes further, as it is for a log damaged or in use.\n"
+        "\n"
         "Options:\n\n"
         "  -c FILE, --config FILE, --config=FILE\n"
         "      the zoo.cfg to read; FILE alone says the same\n"
@@ -765,6 +779,11 @@ void tb_config_usage(struct tb_wbuf *out)
         "      sets KEY (one of those below), after the file\n"
         "  --repair-log\n"
         "      repairs a damaged log as above, and exits\n"
+        "  --recover-ensemble\n"
+        "      recovers the ensemble as above, and exits\n"
+        "  --survivor=DIR\n"
+        "      another survivor's dataDir, compared with this one's by\n"
+        "      --recover-ensemble; may be given several times\n"
         "  --check-config\n"
         "      checks the configuration and prints every key's effective\n"
         "      value, touching nothing; exits 0, or 2 naming what is wrong\n"

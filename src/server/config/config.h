@@ -174,6 +174,11 @@ struct tb_config {
     void (*check_4lw)(const char *value, const char *at);
     int repair_log;                /* --repair-log: cut a damaged log at its
                                       last good record, then exit */
+    int recover_ensemble;          /* --recover-ensemble: make the server.N
+                                      lines the log's members, then exit */
+    char **survivors;              /* --survivor=DIR, each: another
+                                      survivor's dataDir to compare with */
+    size_t nsurvivors;
     int min_session_timeout_set;   /* explicitly set (not -1) */
     int max_session_timeout_set;
     struct tb_config_origin origin_min_to, origin_max_to;

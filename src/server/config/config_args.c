@@ -108,6 +108,28 @@ static void print_usage(void)
     tb_wbuf_free(&b);
 }
 
+/* --survivor=DIR: a data directory --recover-ensemble compares with. */
+static int add_survivor(struct tb_config *cfg, const char *dir, char *err,
+                        size_t errlen)
+{
+    char **p;
+
+    if (dir[0] == '\0') {
+        snprintf(err, errlen, "--survivor=: expected a data directory");
+        return TB_EINVAL;
+    }
+    p = realloc(cfg->survivors, (cfg->nsurvivors + 1) * sizeof *p);
+    if (p == NULL || (p[cfg->nsurvivors] = strdup(dir)) == NULL) {
+        if (p != NULL)
+            cfg->survivors = p;
+        snprintf(err, errlen, "out of memory");
+        return TB_EINVAL;
+    }
+    cfg->survivors = p;
+    cfg->nsurvivors++;
+    return 0;
+}
+
 /* First pass: --help/--version, the file's name, and a check that every
  * other argument is --key=value, so nothing is applied from a command line
  * that is wrong further on. */
@@ -137,6 +159,15 @@ static int scan_args(struct tb_config *cfg, int argc, char **argv,
             cfg->check_config = 1;
             continue;
         }
+        if (is_opt(a, "--recover-ensemble")) {
+            cfg->recover_ensemble = 1;
+            continue;
+        }
+        if (strncmp(a, "--survivor=", 11) == 0) {
+            if (add_survivor(cfg, a + 11, err, errlen) != 0)
+                return TB_EINVAL;
+            continue;
+        }
         if (is_opt(a, "-c") || is_opt(a, "--config")) {
             if (i + 1 >= argc) {
                 snprintf(err, errlen, "%s: expected a file name", a);
@@ -160,6 +191,11 @@ static int scan_args(struct tb_config *cfg, int argc, char **argv,
         if (name != NULL)
             *file = name;
     }
+    if (cfg->nsurvivors > 0 && !cfg->recover_ensemble) {
+        snprintf(err, errlen, "--survivor=%s: only with --recover-ensemble",
+                 cfg->survivors[0]);
+        return TB_EINVAL;
+    }
     return TB_CONFIG_RUN;
 }
 
@@ -179,7 +215,9 @@ static int apply_overrides(struct tb_config *cfg, int argc, char **argv,
             continue;
         }
         if (strncmp(a, "--", 2) != 0 || strncmp(a, "--config=", 9) == 0 ||
-            is_opt(a, "--repair-log") || is_opt(a, "--check-config"))
+            is_opt(a, "--repair-log") || is_opt(a, "--check-config") ||
+            is_opt(a, "--recover-ensemble") ||
+            strncmp(a, "--survivor=", 11) == 0)
             continue;
         eq = strchr(a, '=');
         n = (size_t)(eq - (a + 2));

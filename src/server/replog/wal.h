@@ -224,6 +224,10 @@ struct wal {
     char backup[32];     /* repair-<time>, where the files it cut went */
     struct wal_exam repair_exam; /* the log before the cut */
     int fresh;           /* the directory was empty: a new log */
+    /* Set while tumblerd --recover-ensemble reads or recovers the log
+     * (recover.c): the load changes nothing; wal_recover does the rest. */
+    struct replog_recovery *recovery;
+    int foreign; /* ... another server's log, only read: its id unchecked */
     struct wal_exam exam;
     raft_index next_index; /* of the next entry appended */
     uint32_t last_crc;     /* of the last record submitted */
@@ -364,6 +368,7 @@ enum wal_meta_field {
     WAL_META_NEWEST,
     WAL_META_EPOCH,
     WAL_META_REPAIR_BOUND,
+    WAL_META_SERVER_ID,
 };
 int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v);
 
@@ -378,6 +383,12 @@ void replog__wal_tidy(struct wal *w);
 /* Entries replog__wal_load gave, and raft_uv's load. */
 void replog__wal_entries_free(struct raft_entry *e, size_t n);
 void replog__wal_uv_entries_free(struct raft_entry *e, size_t n);
+
+/* recover.c: raft_recover's work (wal_io.c's io->recover). */
+int replog__recover_io(struct wal *w, const struct raft_configuration *c);
+/* lock.c: takes the data directory's LOCK, as a recovery does: 0, or a
+ * TB_E* code after logging why (another server holds it). */
+int replog__lock_dir(struct replog *l);
 
 /* wal_repair.c: cuts a damaged log at its end (w->exam), after copying
  * what it changes; raises raft_uv's term to the log's. */

@@ -184,9 +184,23 @@ static int open_meta(struct wal *w)
     int rv = replog__wal_meta_read(w->dir, &w->meta, w->io->errmsg,
                                    sizeof w->io->errmsg);
 
+    /* A log tumblerd --recover-ensemble made is for any of its members
+     * to take, once: it holds no vote, and its copies are alike. */
+    if (rv == 0 && w->meta.server_id == 0 && w->recovery == NULL) {
+        if ((rv = replog__wal_meta_set(w, WAL_META_SERVER_ID,
+                                       (uint64_t)w->l->server_id)) != 0) {
+            snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s",
+                     w->dir, WAL_META_NAME, strerror(rv));
+            return RAFT_IOERR;
+        }
+        replog__logf(w->l, REPLOG_LOG_INFO,
+                     "%s: a recovered log, now server %d's", w->dir,
+                     w->l->server_id);
+    }
     /* A data directory is one server's: another's vote and log are not
      * this one's to use. */
-    if (rv == 0 && w->meta.server_id != (uint64_t)w->l->server_id) {
+    if (rv == 0 && !w->foreign && w->meta.server_id != 0 &&
+        w->meta.server_id != (uint64_t)w->l->server_id) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
                  "the log in %s is server %llu's, not server %d's", w->dir,
                  (unsigned long long)w->meta.server_id, w->l->server_id);
@@ -200,6 +214,11 @@ static int open_meta(struct wal *w)
     }
     if (rv != RAFT_NOTFOUND)
         return rv;
+    if (w->recovery != NULL) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "%s holds no log (no " WAL_META_NAME ")", w->dir);
+        return RAFT_NOTFOUND;
+    }
     if (!is_pristine(w->dir)) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
                  "%s holds files of a log but no " WAL_META_NAME
@@ -334,6 +353,10 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
         return rv;
     }
     w->loaded = 1;
+    /* A recovery decides first, changing nothing, and tidies once it has
+     * (recover.c). */
+    if (w->recovery != NULL)
+        return 0;
     replog__wal_tidy(w);
     replog__wal_maybe_prep(w);
     WAL_CHECK(w);
@@ -394,12 +417,12 @@ static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
     return rv;
 }
 
-/* raft_uv would write the configuration after its own entries only. */
+/* raft_uv's would write the configuration into a segment of its own,
+ * after its own entries, which are not the log's: recover.c writes it
+ * after the log's last entry, through the log. */
 static int wal_recover(struct raft_io *io, const struct raft_configuration *c)
 {
-    (void)c;
-    snprintf(io->errmsg, sizeof io->errmsg, "recover: not supported");
-    return RAFT_NOTFOUND;
+    return replog__recover_io(io->impl, c);
 }
 
 static int wal_set_term(struct raft_io *io, raft_term term)

@@ -16,7 +16,9 @@
  *       48     8  repair pending: from a repair's cut until zxids have moved
  *                 to a new epoch, the highest log index a client may have
  *                 seen a zxid of before the cut; 0: none pending
- *       56     8  the id of the server whose log it is
+ *       56     8  the id of the server whose log it is; 0: a log
+ *                 tumblerd --recover-ensemble made, which the first
+ *                 server of its members to start takes as its own
  *
  * It is replaced whole (a temporary file synced, renamed, the directory
  * synced), so a crash leaves the old one or the new one. */
@@ -110,6 +112,8 @@ static uint64_t *field_of(struct wal_meta *m, enum wal_meta_field f)
         return &m->newest;
     case WAL_META_EPOCH:
         return &m->epoch;
+    case WAL_META_SERVER_ID:
+        return &m->server_id;
     default:
         return &m->repair_bound;
     }

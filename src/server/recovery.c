@@ -1,0 +1,82 @@
+/* tumblerd --recover-ensemble: an ensemble that lost a majority of its
+ * members for good is rebuilt from one survivor's log (replog_recover.h).
+ * The other survivors' data directories named with --survivor are read
+ * first: a log that goes further than this one may hold writes that were
+ * acknowledged and that this one lacks, and the recovery is then refused.
+ * docs/operations.md has the steps. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "server/recovery.h"
+#include "server/replog/replog_recover.h"
+
+static void print_members(const struct tb_config *cfg)
+{
+    size_t i;
+
+    if (cfg->nservers == 0) {
+        printf("server %d alone", cfg->server_id);
+        return;
+    }
+    for (i = 0; i < cfg->nservers; i++)
+        printf("%s%d%s", i == 0 ? "servers " : ", ", cfg->servers[i].id,
+               cfg->servers[i].role == TB_ROLE_PARTICIPANT ? ""
+                                                           : " (observer)");
+}
+
+int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
+                     const struct replog_config *rc)
+{
+    struct replog_position *pos = NULL, at;
+    size_t i;
+    int rv;
+
+    if (cfg->repair_log) {
+        fprintf(stderr, "tumblerd: --recover-ensemble and --repair-log: "
+                        "repair the log first, then recover\n");
+        return 1;
+    }
+    if (cfg->nsurvivors > 0 &&
+        (pos = calloc(cfg->nsurvivors, sizeof *pos)) == NULL) {
+        fprintf(stderr, "tumblerd: out of memory\n");
+        return 1;
+    }
+    for (i = 0; i < cfg->nsurvivors; i++) {
+        rv = replog_read_position(loop, cfg->survivors[i], rc->log,
+                                  rc->log_data, &pos[i]);
+        if (rv != 0) {
+            fprintf(stderr,
+                    "tumblerd: recover: refused, nothing changed: the log in "
+                    "%s cannot be read (above), so what it holds cannot be "
+                    "compared; repair it, or leave it out if it is lost\n",
+                    cfg->survivors[i]);
+            free(pos);
+            return 1;
+        }
+        printf("recover: %s: the log of %s%d ends at entry %" PRIu64
+               " of term %" PRIu64 "\n",
+               cfg->survivors[i], pos[i].server_id ? "server " : "no server ",
+               pos[i].server_id, pos[i].last_index, pos[i].last_term);
+    }
+    rv = replog_recover(loop, rc, pos, (const char *const *)cfg->survivors,
+                        (unsigned)cfg->nsurvivors, &at);
+    free(pos);
+    if (rv != 0) {
+        fprintf(stderr, "tumblerd: recover: %s not recovered (above)\n",
+                rc->dir);
+        return 1;
+    }
+    printf("recover: %s: the log of server %d ends at entry %" PRIu64
+           " of term %" PRIu64 "; entry %" PRIu64 " makes its members ",
+           rc->dir, rc->server_id, at.last_index, at.last_term,
+           at.last_index + 1);
+    print_members(cfg);
+    printf(", in term %" PRIu64 "\n",
+           (at.term > at.last_term ? at.term : at.last_term) + 1);
+    printf("recover: next: copy %s whole to every other member's dataDir "
+           "(replacing what is there) before any of them starts, then start "
+           "them all\n",
+           rc->dir);
+    return 0;
+}
