@@ -10,7 +10,8 @@
 #   - the survivor recovered into a new ensemble of itself and two new
 #     servers, which start from copies of its directory: every write
 #     acknowledged before is served by each, new writes are acknowledged,
-#     and the third member, started last, catches up on them; a copy taken
+#     and the third member, started last, catches up on them; zxids keep
+#     rising across the recovery; a copy taken
 #     after the survivor started is refused;
 #   - a copy recovered into a server alone serves every write too.
 #   recover.sh TUMBLERD ACKED_WRITER
@@ -113,6 +114,7 @@ lag=$(( l % 3 + 1 )) surv=$(( (l + 1) % 3 + 1 ))
 stop "$lag"
 write "$dir/b" /b 300 "$l" "$surv"
 same_zxid "$l" "$surv"
+before=$(zxid "$surv")
 stop "$l"
 stop "$surv"
 rm -rf "${dir:?}/d$l"
@@ -161,6 +163,9 @@ grep -q "a recovered log, now server 4's" "$dir/s4.log" ||
 cat "$dir/a" "$dir/b" >"$dir/acked"
 verify "$surv" "$dir/acked"
 write "$dir/c" /c 300 "$surv" 4
+after=$(zxid "$surv")
+[ $(( after )) -gt $(( before )) ] || { echo "zxid $after after the recovery, $before before"; exit 1; }
+echo "zxids go on rising: $before before, $after after"
 # A copy taken once a member has started on it holds that member's vote.
 cp -a "$dir/d$surv" "$dir/late"
 status=0
