@@ -18,6 +18,7 @@
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
 #include "server/peer/peer.h"
+#include "server/peer/tunnel.h"
 #include "server/recovery.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
@@ -510,6 +511,17 @@ int main(int argc, char **argv)
         status = recover_ensemble(s->loop, &cfg, &rc);
         goto out;
     }
+    /* Peer TLS: the stores are read before anything listens, and every
+     * connection between the members is secured from then on. */
+    if (members != NULL && cfg.quorum_tls.enabled && !cfg.repair_log) {
+        if ((s->quorum_tls = tunnel_ctx_from(s->loop, &cfg)) == NULL) {
+            tb_log(TB_LOG_ERROR, "sslQuorum: not started");
+            status = 1;
+            goto out;
+        }
+        rc.secure = (struct replog_secure){tunnel_start, tunnel_cancel,
+                                           s->quorum_tls};
+    }
     /* The ports first: a start that cannot serve must not have created or
      * touched a data directory.  Nothing is accepted before the loop
      * runs, once the log is open.  A repair serves nothing. */
@@ -595,6 +607,7 @@ out:
     watch_mgr_close(&s->watches);
     sasl_teardown();
     tls_server_free(s);
+    tunnel_ctx_free(s->quorum_tls);
     tb_config_free(&cfg);
     return status;
 }

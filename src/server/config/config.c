@@ -133,6 +133,43 @@ enum key_type {
       "OCSP: not supported, true stops the server")                         \
     X("client.portUnification", K_BOOL, tls.port_unification, 0, 1,        \
       "false", "TLS on clientPort too: not supported, true stops the server")\
+    X("sslQuorum", K_BOOL, quorum_tls.enabled, 0, 1, "false",               \
+      "TLS, both sides authenticated, on every connection between members") \
+    X("ssl.quorum.keyStore.location", K_STR, quorum_tls.key_store, 0, 0, "",\
+      "this member's key and certificate chain: PKCS12 or PEM")             \
+    X("ssl.quorum.keyStore.password", K_STR, quorum_tls.key_password, 0, 0, \
+      "", "its password")                                                   \
+    X("ssl.quorum.keyStore.passwordPath", K_STR,                            \
+      quorum_tls.key_password_path, 0, 0, "", "a file holding its password")\
+    X("ssl.quorum.keyStore.type", K_STR, quorum_tls.key_type, 0, 0, "",     \
+      "PKCS12 or PEM; empty: from the file's extension")                    \
+    X("ssl.quorum.trustStore.location", K_STR, quorum_tls.trust_store, 0, 0,\
+      "", "the CAs that sign members' certificates: PKCS12 or PEM; empty: " \
+      "the system's")                                                       \
+    X("ssl.quorum.trustStore.password", K_STR, quorum_tls.trust_password, 0,\
+      0, "", "its password")                                                \
+    X("ssl.quorum.trustStore.passwordPath", K_STR,                          \
+      quorum_tls.trust_password_path, 0, 0, "",                             \
+      "a file holding its password")                                        \
+    X("ssl.quorum.trustStore.type", K_STR, quorum_tls.trust_type, 0, 0, "", \
+      "PKCS12 or PEM; empty: from the file's extension")                    \
+    X("ssl.quorum.protocol", K_STR, quorum_tls.protocol, 0, 0, "",          \
+      "TLSv1.2 or TLSv1.3: the only version offered; empty: both")          \
+    X("ssl.quorum.enabledProtocols", K_STR, quorum_tls.protocols, 0, 0, "", \
+      "comma-separated versions offered; overrides ssl.quorum.protocol")    \
+    X("ssl.quorum.ciphersuites", K_STR, quorum_tls.ciphersuites, 0, 0, "",  \
+      "comma-separated cipher suites by their standard (IANA) names; "      \
+      "empty: OpenSSL's defaults")                                          \
+    X("ssl.quorum.hostnameVerification", K_BOOL,                            \
+      quorum_tls.hostname_verification, 0, 1, "true",                       \
+      "a member's certificate must name its host (server.N's, or the "      \
+      "address it connects from)")                                          \
+    X("ssl.quorum.clientAuth", K_STR, quorum_tls.client_auth_name, 0, 0,    \
+      "need", "need only: every member presents its certificate")           \
+    X("ssl.quorum.crl", K_BOOL, quorum_tls.crl, 0, 1, "false",              \
+      "revocation lists: not supported, true stops the server")             \
+    X("ssl.quorum.ocsp", K_BOOL, quorum_tls.ocsp, 0, 1, "false",            \
+      "OCSP: not supported, true stops the server")                         \
     X("metricsProvider.className", K_STR, metrics.class_name, 0, 0, "",     \
       "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider "  \
       "serves Prometheus's metrics; empty (or ZooKeeper's Default or "      \
@@ -679,6 +716,31 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* sslQuorum needs this member's key store (tumblerd reads the stores at
+ * start-up); what a member must present is not negotiable. */
+static int finish_quorum_tls(struct tb_config *cfg, char *err, size_t errlen)
+{
+    const char *name = cfg->quorum_tls.client_auth_name;
+
+    if (name != NULL && strcasecmp(name, "need") != 0) {
+        set_err(err, errlen, "ssl.quorum.clientAuth: only need is supported "
+                "(members authenticate each other), got \"%s\"", name);
+        return TB_EINVAL;
+    }
+    name = cfg->quorum_tls.crl ? "ssl.quorum.crl"
+           : cfg->quorum_tls.ocsp ? "ssl.quorum.ocsp" : NULL;
+    if (name != NULL) {
+        set_err(err, errlen, "%s=true is not supported", name);
+        return TB_EINVAL;
+    }
+    if (cfg->quorum_tls.enabled && cfg->quorum_tls.key_store == NULL) {
+        set_err(err, errlen, "sslQuorum is true: ssl.quorum.keyStore.location "
+                "must name this member's key and certificate");
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
 {
     const struct tb_config_origin *o;
@@ -697,6 +759,7 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
         cfg->ignored_told = 1;
     }
     if ((rv = finish_tls(cfg, err, errlen)) != 0 ||
+        (rv = finish_quorum_tls(cfg, err, errlen)) != 0 ||
         (rv = finish_http(cfg, err, errlen)) != 0 ||
         (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
         (rv = config__finish_ensemble(cfg, err, errlen)) != 0)

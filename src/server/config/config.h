@@ -129,6 +129,17 @@ struct tb_config {
         int cert_reload;           /* client.certReload: on file changes */
         int crl, ocsp, port_unification; /* not supported: must be false */
     } tls;
+    struct {                       /* sslQuorum: TLS between members; the
+                                      stores as ssl.*'s (peer/tunnel.c) */
+        int enabled;               /* sslQuorum */
+        char *key_store, *key_password, *key_password_path, *key_type;
+        char *trust_store, *trust_password, *trust_password_path,
+            *trust_type;
+        char *protocol, *protocols, *ciphersuites;
+        int hostname_verification; /* ssl.quorum.hostnameVerification */
+        char *client_auth_name;    /* ssl.quorum.clientAuth: need only */
+        int crl, ocsp;             /* not supported: must be false */
+    } quorum_tls;
     struct {                       /* metricsProvider.*: Prometheus */
         char *class_name;          /* className as written, or NULL */
         int enabled;               /* ... names PrometheusMetricsProvider

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "server/config/config.h"
 #include "server/logging/log.h"
 #include "server/net/tls_ctx.h"
 #include "server/peer/tunnel.h"
@@ -556,6 +557,26 @@ struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
     SSL_CTX_set_session_cache_mode(x->ssl, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_num_tickets(x->ssl, 0);
     return x;
+}
+
+struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop, const struct tb_config *cfg)
+{
+    const struct tls_keys k = {
+        "ssl.quorum",
+        cfg->quorum_tls.key_store,
+        cfg->quorum_tls.key_password,
+        cfg->quorum_tls.key_password_path,
+        cfg->quorum_tls.key_type,
+        cfg->quorum_tls.trust_store,
+        cfg->quorum_tls.trust_password,
+        cfg->quorum_tls.trust_password_path,
+        cfg->quorum_tls.trust_type,
+        cfg->quorum_tls.protocol,
+        cfg->quorum_tls.protocols,
+        cfg->quorum_tls.ciphersuites,
+    };
+
+    return tunnel_ctx_new(loop, &k, cfg->quorum_tls.hostname_verification);
 }
 
 void tunnel_ctx_free(struct tunnel_ctx *x)

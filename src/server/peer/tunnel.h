@@ -17,6 +17,7 @@
 
 #include <uv.h>
 
+struct tb_config;
 struct tls_keys;
 struct tunnel_ctx;
 
@@ -25,6 +26,9 @@ struct tunnel_ctx;
  * named). */
 struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
                                   int verify_host);
+/* ... from the configuration's ssl.quorum.* keys. */
+struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop,
+                                   const struct tb_config *cfg);
 /* Once the loop has ended: frees the tunnels whose handles it closed. */
 void tunnel_ctx_free(struct tunnel_ctx *x);
 

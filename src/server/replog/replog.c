@@ -706,6 +706,7 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
     tb_queue_init(&l->pending);
     copy_config(l, cfg);
     l->address = strdup(cfg->address != NULL ? cfg->address : DEFAULT_ADDRESS);
+    l->secure = cfg->secure;
     if (cfg->dir != NULL)
         l->dir = strdup(cfg->dir);
     if (l->address == NULL || (cfg->dir != NULL && l->dir == NULL)) {

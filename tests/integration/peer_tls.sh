@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Peer TLS (sslQuorum, ssl.quorum.*) on three tumblerd members on 127.0.0.1, with
+# tls/mkcerts.sh's certificates: members 1 and 2 read PKCS12 stores, member 3 PEM files.
+#   1. the members elect a leader and take writes on every member, each read on another;
+#   2. both quorum ports of a member speak TLS and want a certificate: openssl s_client with
+#      the CA's certificate finishes a handshake on each and is verified; without one it is
+#      refused, and the member logs the refusal; plain bytes (raft's own handshake) get no
+#      raft traffic back, only a TLS alert or nothing;
+#   3. a 4th member whose certificate another CA signed cannot join: the members refuse it
+#      and log why, it logs that they refused it (an alert after its handshake: it is told by
+#      the first byte of the other side, an ACK, when it is in), and the leader stays;
+#   4. kill -9 of the leader: the other two elect a new one and take writes;
+#   5. sslQuorum with a key store missing, unreadable, with a wrong password or not named
+#      stops tumblerd at start, the key and the file named; so does a clientAuth but need.
+#   peer_tls.sh TUMBLER      (TUMBLERD names the server binary)
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+[ $# = 1 ] || it_die "usage: $0 TUMBLER"
+tumbler=$1
+it_init
+work=$(it_tmpdir work)
+certs=$work/certs
+"$here/tls/mkcerts.sh" "$certs" > /dev/null || it_die "cannot make the test certificates"
+passed=0
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
+
+cport=() qport=() eport=() pid=(0 0 0 0 0) dir=()
+for i in 1 2 3 4; do
+    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+    dir[$i]=$(it_tmpdir "s$i")
+done
+members() { # N: the server.N lines of members 1..N
+    local i
+    for ((i = 1; i <= $1; i++)); do
+        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
+    done
+}
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    echo "sslQuorum=true"
+    members 3
+} > "$work/zoo.cfg"
+p12=(--ssl.quorum.keyStore.location="$certs/server.p12" --ssl.quorum.keyStore.password=secret
+    --ssl.quorum.trustStore.location="$certs/trust.p12" --ssl.quorum.trustStore.password=secret)
+pem=(--ssl.quorum.keyStore.location="$certs/server.pem.key" --ssl.quorum.keyStore.type=PEM
+    --ssl.quorum.trustStore.location="$certs/ca.pem")
+start() { # I CFG [ARG...]: member I
+    local i=$1 cfg=$2
+    shift 2
+    "$TUMBLERD" "$cfg" --serverId="$i" --dataDir="${dir[$i]}/data" "$@" \
+        >> "${dir[$i]}/server.log" 2>&1 < /dev/null &
+    pid[$i]=$!
+    IT_PIDS+=("${pid[$i]}")
+    IT_TUMBLERDS+="${pid[$i]} "
+}
+start 1 "$work/zoo.cfg" "${p12[@]}"
+start 2 "$work/zoo.cfg" "${p12[@]}"
+start 3 "$work/zoo.cfg" "${pem[@]}"
+
+mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
+find_leader() {
+    local i
+    for i in "$@"; do
+        [ "$(mode "$i")" = leader ] && { L=$i; return 0; }
+    done
+    return 1
+}
+tb() { run_bounded 20 "$tumbler" --connect-timeout 10 -s "127.0.0.1:${cport[$1]}" "${@:2}"; }
+# write_each ROUND MEMBER...: a create through each member, read back through the next one.
+write_each() {
+    local round=$1 i n got
+    shift
+    local m=("$@")
+    for ((n = 0; n < ${#m[@]}; n++)); do
+        i=${m[$n]}
+        tb "$i" create "/$round-$i" "from-$i" > /dev/null || fail "create through member $i"
+        got=$(tb "${m[$(((n + 1) % ${#m[@]}))]}" get "/$round-$i") ||
+            fail "get /$round-$i through member ${m[$(((n + 1) % ${#m[@]}))]}"
+        [ "$got" = "from-$i" ] || fail "/$round-$i holds \"$got\""
+    done
+}
+
+until_ok 30 find_leader 1 2 3 || fail "no leader"
+ok "sslQuorum: leader $L"
+write_each a 1 2 3
+ok "a write through every member, each read through another"
+
+# 2. The quorum ports speak TLS, and want a certificate.
+sclient() { # PORT [ARG...]
+    local port=$1
+    shift
+    timeout 10 openssl s_client -connect "127.0.0.1:$port" -CAfile "$certs/ca.pem" \
+        -verify_return_error "$@" < /dev/null 2>&1
+}
+for port in "${qport[1]}" "${eport[1]}"; do
+    out=$(sclient "$port" -cert "$certs/server.pem" -key "$certs/server.key")
+    grep -q "Verify return code: 0 (ok)" <<< "$out" ||
+        fail "s_client with a certificate to port $port: $out"
+    grep -q "subject=O = Tumbler, CN = localhost" <<< "$out" ||
+        fail "port $port's certificate: $out"
+done
+ok "the quorum and election ports finish a TLS handshake, the member's certificate verified"
+for port in "${qport[1]}" "${eport[1]}"; do
+    out=$(sclient "$port" -ign_eof)
+    grep -q "alert certificate required" <<< "$out" ||
+        fail "s_client without a certificate to port $port was not refused: $out"
+    until_ok 5 grep -q "peer TLS: a connection from 127.0.0.1:[0-9]* (to port $port): .*peer did not return a certificate" \
+        "${dir[1]}/server.log" || fail "member 1 did not log the refusal on port $port"
+done
+ok "a client without a certificate is refused on both ports, and member 1 says so"
+# raft's own handshake in plain text: protocol 1, id 9, an address of 16 bytes.
+printf '\001\0\0\0\0\0\0\0\011\0\0\0\0\0\0\0\020\0\0\0\0\0\0\000127.0.0.1:1\0\0\0\0\0' |
+    timeout 5 python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(sys.stdin.buffer.read())
+s.settimeout(3)
+got = b""
+try:
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        got += b
+except (socket.timeout, ConnectionResetError):
+    pass
+# Nothing, or TLS records: a TLS alert (content type 21, version 3.x).
+sys.exit(0 if got == b"" or (got[0] == 21 and got[1] == 3) else 1)
+' "${qport[1]}" || fail "plain bytes to the quorum port got something other than a TLS alert"
+ok "raft's plain handshake on the quorum port: no raft traffic back"
+
+# 3. A 4th member, its certificate from another CA (it trusts ours: it goes as far as to present
+# its own).
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    echo "sslQuorum=true"
+    members 4
+} > "$work/rogue.cfg"
+start 4 "$work/rogue.cfg" --ssl.quorum.keyStore.location="$certs/rogue.p12" \
+    --ssl.quorum.keyStore.password=secret --ssl.quorum.trustStore.location="$certs/ca.pem"
+refused_by_member() {
+    local i
+    for i in 1 2 3; do
+        grep -q "peer TLS: a connection from 127.0.0.1:[0-9]* (to port ${qport[$i]}): .*certificate verify failed" \
+            "${dir[$i]}/server.log" || return 1
+    done
+}
+until_ok 15 refused_by_member || fail "a member did not log refusing the rogue"
+until_ok 10 grep -q "peer TLS: connecting to 127.0.0.1:${qport[1]}: .*alert unknown ca" "${dir[4]}/server.log" ||
+    fail "the rogue did not log being refused: $(tail -5 "${dir[4]}/server.log")"
+[ "$(mode 4)" != leader ] || fail "the rogue leads"
+old=$L
+find_leader 1 2 3 && [ "$L" = "$old" ] || fail "the leader changed from $old to ${L}"
+write_each b 1 2 3
+kill -KILL "${pid[4]}"
+wait "${pid[4]}" 2> /dev/null
+pid[4]=0
+ok "a member from another CA is refused by all three and says so; leader $L stays, writes go on"
+
+# 4. Failover.
+kill -KILL "${pid[$L]}"
+wait "${pid[$L]}" 2> /dev/null
+pid[$L]=0
+old=$L
+rest=()
+for i in 1 2 3; do [ "$i" = "$old" ] || rest+=("$i"); done
+until_ok 30 find_leader "${rest[@]}" || fail "no leader after the leader's kill"
+write_each c "${rest[@]}"
+ok "kill -9 of leader $old: member $L leads, writes through both survivors"
+
+# 5. Stores that cannot be used stop the start.
+{
+    echo "sslQuorum=true"
+    for i in 1 2 3; do
+        echo "server.$i=127.0.0.1:$(free_port):$(free_port);127.0.0.1:$(free_port)"
+    done
+} > "$work/refused.cfg"
+refused() { # WHAT TEXT ARG...: a member with ARGs exits non-zero saying TEXT
+    local what=$1 text=$2 d
+    shift 2
+    d=$(it_tmpdir "refused-$passed")
+    run_bounded 20 "$TUMBLERD" "$work/refused.cfg" --serverId=1 --dataDir="$d/data" "$@" \
+        > "$d/log" 2>&1 && fail "tumblerd started with $what"
+    grep -qF -- "$text" "$d/log" || fail "with $what tumblerd did not say \"$text\": $(cat "$d/log")"
+    [ ! -e "$d/data" ] || fail "tumblerd with $what made its data directory"
+    passed=$((passed + 1))
+    echo "ok - refused at start-up: $what"
+}
+refused "a missing key store" \
+    "ssl.quorum.keyStore.location $work/nothing.p12 cannot be used" \
+    --ssl.quorum.keyStore.location="$work/nothing.p12" --ssl.quorum.keyStore.password=secret
+head -c 600 /dev/urandom > "$work/garbage.p12"
+refused "an unreadable key store" "ssl.quorum.keyStore.location $work/garbage.p12 cannot be used" \
+    --ssl.quorum.keyStore.location="$work/garbage.p12" --ssl.quorum.keyStore.password=secret
+refused "a wrong password" "server.p12 cannot be used: error:11800071:PKCS12 routines::mac verify failure (a wrong password?)" \
+    --ssl.quorum.keyStore.location="$certs/server.p12" --ssl.quorum.keyStore.password=wrong
+refused "no key store" "sslQuorum is true: ssl.quorum.keyStore.location must name" \
+    --ssl.quorum.trustStore.location="$certs/ca.pem"
+refused "clientAuth want" "ssl.quorum.clientAuth: only need is supported" "${pem[@]}" \
+    --ssl.quorum.clientAuth=want
+
+for i in 1 2 3; do
+    [ "${pid[$i]}" = 0 ] && continue
+    stop_server "${pid[$i]}" 10
+    [ "$STOP_STATUS" = 0 ] || fail "member $i exited $STOP_STATUS"
+done
+ok "clean stops"
+echo "$passed passed, 0 failed"
