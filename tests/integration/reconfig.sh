@@ -3,8 +3,9 @@
 # kazoo against a tumblerd ensemble on 127.0.0.1 (reconfigEnabled=true, a super user).  Each
 # check is numbered and says what it found; the script fails if any did.
 #   1. reconfig from a client that is not the super user: NoAuth, members unchanged
-#   2. a 4th server (joinEnsemble, its data directory empty) added with zkCli's
-#      `reconfig -add server.4=...`: the answer is the new configuration with its version
+#   2. a 4th server (joinEnsemble, its data directory empty) serves no client before it is added;
+#      added with zkCli's `reconfig -add server.4=...`: the answer is the new configuration with
+#      its version
 #   3. a write through the new member, read back on member 1
 #   4. `config` (getConfig) on members 1, 2 and 4 shows server.4 and the same version
 #   5. kazoo: while a change is in flight (a joiner that does not run, which never catches up),
@@ -80,6 +81,22 @@ zk() {
 # config MEMBER: what getConfig shows on it, its server and version lines.
 config() { echo config | zk "$1" | grep -e '^server\.' -e '^version='; }
 
+# serves MEMBER: "no session" when kazoo cannot open one on it (4 s), else what it reads.
+serves() {
+    "$py" - "127.0.0.1:${cport[$1]}" <<'EOF' 2>/dev/null
+import sys
+from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
+c = KazooClient(hosts=sys.argv[1], timeout=4, connection_retry={"max_tries": 2})
+try:
+    c.start(timeout=4)
+    print("served: /zookeeper has", c.get_children("/zookeeper"))
+    c.stop()
+except KazooTimeoutError:
+    print("no session")
+EOF
+}
+
 passed=0 failed=0 results=()
 run_check() {
     local n=$1 title=$2 fn=$3 t0=$SECONDS
@@ -116,6 +133,11 @@ run_check 1 "reconfig by a client that is not the super user: NoAuth" check1
 version4=""
 check2() {
     local out
+    # Before it is added, the joiner serves nobody: what it holds is not the ensemble's.
+    grep "joining: no clients" "${dir[4]}/server.log" | sed 's/^/  member 4 log: /'
+    grep -q "joining: no clients" "${dir[4]}/server.log" ||
+        { echo "  FAIL: member 4 does not say it is joining"; return 1; }
+    serves 4 | grep -qx "no session" || { echo "  FAIL: member 4 serves before it joined"; return 1; }
     out=$(echo "reconfig -add $(line 4)" | zk 2 super)
     echo "$out" | sed 's/^/  | /'
     echo "$out" | grep -q "^server.4=127.0.0.1:${qport[4]}:${eport[4]}:participant;127.0.0.1:${cport[4]}$" ||
@@ -193,19 +215,8 @@ check6() {
     grep "not a member" "${dir[3]}/server.log" | sed 's/^/  member 3 log: /'
     grep -q "not a member of the ensemble any more" "${dir[3]}/server.log" ||
         { echo "  FAIL: member 3 does not say it was removed"; return 1; }
-    "$py" - "127.0.0.1:${cport[3]}" <<'EOF' > "$work/s3.out" 2>&1
-import sys
-from kazoo.client import KazooClient
-from kazoo.handlers.threading import KazooTimeoutError
-c = KazooClient(hosts=sys.argv[1], timeout=4, connection_retry={"max_tries": 2})
-try:
-    c.start(timeout=4)
-    print("served:", c.get("/via4")[0])
-except KazooTimeoutError:
-    print("no session")
-EOF
-    sed 's/^/  member 3: /' "$work/s3.out"
-    grep -qx "no session" "$work/s3.out" || { echo "  FAIL: member 3 still serves"; return 1; }
+    serves 3 | sed 's/^/  member 3: /'
+    serves 3 | grep -qx "no session" || { echo "  FAIL: member 3 still serves"; return 1; }
     echo "  ok   member 3 serves no client"
     got=$(config 1)
     echo "$got" | sed 's/^/  member 1: /'

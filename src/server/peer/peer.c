@@ -76,7 +76,7 @@ struct peer {
     uint64_t leaderless_since; /* no leader known since then; 0: one is */
     int dropped_clients;       /* ... for so long the clients went */
     int logged_leader;         /* the leader the log last named; 0: none */
-    int removed;               /* not a member any more (a reconfig) */
+    int removed;               /* not a member (peer_set_outside) */
 };
 
 /* A forwarded txn proposed on the leader, for its answer: the links may
@@ -950,7 +950,6 @@ void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
 {
     struct peer *p = peer_of(s);
     struct member *grown;
-    struct tb_queue *q, *next;
     unsigned i;
 
     if (p == NULL || (grown = calloc(n ? n : 1, sizeof *grown)) == NULL)
@@ -965,10 +964,17 @@ void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
     free(p->members);
     p->members = grown;
     p->n = n;
-    if (p->removed || member(p, (int)s->server_id) != NULL)
+}
+
+void peer_set_outside(struct tbd *s, int outside)
+{
+    struct peer *p = peer_of(s);
+    struct tb_queue *q, *next;
+
+    if (p == NULL || p->removed == outside)
         return;
-    p->removed = 1;
-    for (q = tb_queue_head(&s->conns); q != &s->conns; q = next) {
+    p->removed = outside;
+    for (q = tb_queue_head(&s->conns); outside && q != &s->conns; q = next) {
         next = q->next;
         conn_close(TB_CONTAINER_OF(q, struct conn, link));
     }

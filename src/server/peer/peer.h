@@ -57,9 +57,12 @@ struct peer_member {
  * negative TB_E* code after logging why. */
 int peer_start(struct tbd *s, const struct peer_member *m, unsigned n);
 /* The members changed (reconfig): links are made to and accepted from
- * these from now on.  A server not among them was removed: it closes its
- * clients' connections and takes no more (peer_serving), for good. */
+ * these from now on. */
 void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n);
+/* Whether this server is outside the ensemble (removed by a reconfig, or
+ * joining and not yet added): while it is, it closes its clients'
+ * connections and takes no more (peer_serving). */
+void peer_set_outside(struct tbd *s, int outside);
 /* Closes every link; pending forwards get their connections closed. */
 void peer_stop(struct tbd *s);
 

@@ -31,7 +31,9 @@
  *
  * Every member looks at /zookeeper/config on its tick (reconfig_tick): the
  * peer links follow the new members, and a server no longer among them
- * stops serving clients and says why. */
+ * stops serving clients and says why.  A joiner (joinEnsemble) serves none
+ * before it is in raft's members and in the configuration applied: until
+ * then what it holds is not the ensemble's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,7 @@ struct reconfig {
     unsigned leave_tries; /* looks at leaving[at_leave]'s lag */
     int leave_retry;      /* the tick looks again */
     int undo; /* a failed join's spare is being removed; rc says why */
+    uint64_t sync_start; /* tbd_now_ms when the first barrier went */
     int rc;
     int32_t xid;
     int64_t session, origin;
@@ -85,7 +88,9 @@ struct reconfig {
     void *arg;
     struct tb_wbuf body;
     int64_t seen; /* /zookeeper/config's mzxid the tick last acted on */
-    int removed;  /* this server was told it is not a member */
+    int absent;   /* the configuration applied does not hold this server */
+    int admitted; /* a joiner: added, caught up and in the configuration */
+    int outside;  /* absent, or joining: it serves no clients */
 };
 
 static struct reconfig *state(struct tbd *s);
@@ -588,7 +593,14 @@ static void synced(void *arg, int status)
         finish(r, TB_ECONNECTIONLOSS);
         return;
     }
+    /* Barriers again until they are, for an election timeout: a follower
+     * that is up answers one within a round trip, but a loaded machine
+     * delays what raft last heard from it. */
     if (!quorum_synced(r)) {
+        if (tbd_now_ms(r->srv) - r->sync_start <
+                (uint64_t)r->srv->cfg->election_timeout &&
+            replog_barrier(r->srv->log, synced, r) == 0)
+            return;
         tb_log(TB_LOG_WARN, "reconfig refused: a majority of the new voters "
                             "must be connected and synced");
         finish(r, TB_ENEWCONFIGNOQUORUM);
@@ -628,6 +640,7 @@ int reconfig_propose(struct tbd *s, const struct tb_txn *t,
     tb_log(TB_LOG_INFO,
            "reconfig: %zu server(s) joining or changing role, %zu leaving",
            r->nsteps, r->nleaving);
+    r->sync_start = tbd_now_ms(s);
     if ((rc = replog_barrier(s->log, synced, r)) != 0)
         synced(r, rc);
     return 0;
@@ -687,14 +700,85 @@ static void reconcile(struct reconfig *r)
     members_free(&m);
 }
 
-void reconfig_tick(struct tbd *s)
+/* The configuration applied changed: the peer links follow it, and
+ * whether this server is in it is noted. */
+static void follow_config(struct reconfig *r)
 {
-    struct reconfig *r;
+    struct tbd *s = r->srv;
     struct tree_node *n = config_node(s);
     struct peer_member pm[MAX_SERVERS];
     struct members m;
     struct tb_stat st;
     size_t i;
+
+    if (n == NULL || tree_node_data(n).len == 0)
+        return;
+    tree_node_stat(n, &st);
+    if (r->seen == st.mzxid || current(s, &m) != 0) {
+        if (r->seen != st.mzxid)
+            members_free(&m);
+        return;
+    }
+    r->seen = st.mzxid;
+    for (i = 0; i < m.n; i++)
+        pm[i] =
+            (struct peer_member){m.v[i].id, m.v[i].host, m.v[i].election_port};
+    peer_set_members(s, pm, (unsigned)m.n);
+    r->absent = members_find(&m, (int)s->server_id) == NULL;
+    tb_log(TB_LOG_INFO, "members: configuration version %llx, %zu server(s)",
+           (unsigned long long)st.mzxid, m.n);
+    members_free(&m);
+}
+
+/* Whether raft's members (the latest configuration entry this server
+ * has) hold it as a voter or standby: added and caught up. */
+static int in_raft(struct reconfig *r)
+{
+    struct replog_member rm[MAX_SERVERS];
+    unsigned n = replog_members(r->srv->log, rm, MAX_SERVERS), i;
+
+    for (i = 0; i < n; i++)
+        if (rm[i].id == (int)r->srv->server_id && rm[i].role != REPLOG_SPARE)
+            return 1;
+    return 0;
+}
+
+/* Outside the ensemble a server serves no clients, what it holds not
+ * being the ensemble's: a joiner (joinEnsemble) until it is in raft's
+ * members and in the configuration applied, a member once the
+ * configuration applied no longer holds it. */
+static void serve_or_not(struct reconfig *r)
+{
+    struct tbd *s = r->srv;
+    int join, outside;
+
+    if (s->cfg->join_ensemble && !r->admitted && !r->absent && in_raft(r))
+        r->admitted = 1;
+    join = s->cfg->join_ensemble && !r->admitted;
+    outside = join || r->absent;
+    if (outside == r->outside)
+        return;
+    r->outside = outside;
+    peer_set_outside(s, outside);
+    if (join)
+        tb_log(TB_LOG_INFO,
+               "joining: no clients until the leader has added server %lld "
+               "(reconfig -add) and it has caught up",
+               (long long)s->server_id);
+    else if (outside)
+        tb_log(TB_LOG_WARN,
+               "server %lld is not a member of the ensemble any more "
+               "(configuration version %llx, a reconfig removed it): it "
+               "serves no clients from now on; stop it",
+               (long long)s->server_id, (unsigned long long)r->seen);
+    else
+        tb_log(TB_LOG_INFO, "server %lld is a member: serving clients",
+               (long long)s->server_id);
+}
+
+void reconfig_tick(struct tbd *s)
+{
+    struct reconfig *r;
 
     if (s->peer == NULL || (r = state(s)) == NULL)
         return;
@@ -703,34 +787,8 @@ void reconfig_tick(struct tbd *s)
         leave_next(r);
     }
     reconcile(r);
-    if (n == NULL || tree_node_data(n).len == 0)
-        return;
-    tree_node_stat(n, &st);
-    if (r->seen == st.mzxid)
-        return;
-    if (current(s, &m) != 0) {
-        members_free(&m);
-        return;
-    }
-    r->seen = st.mzxid;
-    for (i = 0; i < m.n; i++)
-        pm[i] =
-            (struct peer_member){m.v[i].id, m.v[i].host, m.v[i].election_port};
-    peer_set_members(s, pm, (unsigned)m.n);
-    if (members_find(&m, (int)s->server_id) == NULL && !r->removed) {
-        r->removed = 1;
-        tb_log(TB_LOG_WARN,
-               "server %lld is not a member of the ensemble any more "
-               "(configuration version %llx, a reconfig removed it): it "
-               "serves no clients from now on; stop it",
-               (long long)s->server_id, (unsigned long long)st.mzxid);
-    } else {
-        tb_log(TB_LOG_INFO,
-               "members: configuration version %llx, %zu "
-               "server(s)",
-               (unsigned long long)st.mzxid, m.n);
-    }
-    members_free(&m);
+    follow_config(r);
+    serve_or_not(r);
 }
 
 void reconfig_free(struct tbd *s)
