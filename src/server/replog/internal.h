@@ -196,6 +196,10 @@ void replog__logf(struct replog *l, int level, const char *fmt, ...)
 __attribute__((noreturn, format(printf, 2, 3))) void
 replog__fail_stop(struct replog *l, const char *fmt, ...);
 
+/* lock.c: takes the data directory's LOCK, as a start and a recovery
+ * do: 0, or a TB_E* code after logging why (another server holds it). */
+int replog__lock_dir(struct replog *l);
+
 /* Maps a raft error code to a TB_E* code. */
 int replog__err(int raft_rv);
 /* Gives raft the proposals queued this turn (the log's flusher calls it). */

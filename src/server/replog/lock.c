@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "server/replog/internal.h"
-#include "server/replog/wal.h"
 
 /* One server per data directory: a second one would write the same log
  * files, and each would lose the other's acknowledged writes at the next

@@ -386,9 +386,6 @@ void replog__wal_uv_entries_free(struct raft_entry *e, size_t n);
 
 /* recover.c: raft_recover's work (wal_io.c's io->recover). */
 int replog__recover_io(struct wal *w, const struct raft_configuration *c);
-/* lock.c: takes the data directory's LOCK, as a recovery does: 0, or a
- * TB_E* code after logging why (another server holds it). */
-int replog__lock_dir(struct replog *l);
 
 /* wal_repair.c: cuts a damaged log at its end (w->exam), after copying
  * what it changes; raises raft_uv's term to the log's. */
