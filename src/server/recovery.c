@@ -29,7 +29,7 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                      const struct replog_config *rc)
 {
     struct replog_position *pos = NULL, at;
-    size_t i;
+    size_t i, voters = 0;
     int rv;
 
     if (cfg->repair_log) {
@@ -74,9 +74,13 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
     print_members(cfg);
     printf(", in term %" PRIu64 "\n",
            (at.term > at.last_term ? at.term : at.last_term) + 1);
-    printf("recover: next: copy %s whole to every other member's dataDir "
-           "(replacing what is there) before any of them starts, then start "
-           "them all\n",
-           rc->dir);
+    for (i = 0; i < cfg->nservers; i++)
+        voters += cfg->servers[i].role == TB_ROLE_PARTICIPANT;
+    if (voters > 1)
+        printf("recover: next: copy %s whole to the dataDir of %zu other "
+               "voter%s (with this one, a majority) before any of them "
+               "starts, and start them; the other members start with an "
+               "empty dataDir and joinEnsemble=true\n",
+               rc->dir, voters / 2, voters / 2 > 1 ? "s" : "");
     return 0;
 }

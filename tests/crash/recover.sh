@@ -8,9 +8,10 @@
 #     directory is in use (LOCK held); a damaged copy of the survivor's
 #     log; the survivor told of a survivor whose log cannot be read;
 #   - the survivor recovered into a new ensemble of itself and two new
-#     servers, which start from copies of its directory: every write
-#     acknowledged before is served by each, new writes are acknowledged,
-#     and the third member, started last, catches up on them; zxids keep
+#     servers, one started from a copy of its directory (the two are a
+#     majority), the other, started last, empty with joinEnsemble=true:
+#     every write acknowledged before is served by each, new writes are
+#     acknowledged, and the joiner catches up on them; zxids keep
 #     rising across the recovery; a copy taken
 #     after the survivor started is refused;
 #   - a copy recovered into a server alone serves every write too.
@@ -145,7 +146,7 @@ refused "a survivor that cannot be read" "cannot be compared" "$dir/d$surv" \
     "$dir/new.cfg" --serverId="$surv" --survivor="$dir/damaged"
 
 # The survivor recovered, told of the laggard (behind it: no refusal), into
-# itself and two new servers, 4 and 5, which start from its copies.
+# itself and two new servers, 4 and 5; 4 starts from a copy.
 cp -a "$dir/d$surv" "$dir/solo"
 "${tumblerd[@]}" --recover-ensemble "$dir/new.cfg" --serverId="$surv" \
     --dataDir="$dir/d$surv" --survivor="$dir/d$lag" >"$dir/out" 2>&1 ||
@@ -153,7 +154,6 @@ cp -a "$dir/d$surv" "$dir/solo"
 grep "^recover:" "$dir/out"
 rm -rf "${dir:?}/d$lag"
 cp -a "$dir/d$surv" "$dir/d4"
-cp -a "$dir/d$surv" "$dir/d5"
 start "$dir/new.cfg" "$surv"
 start "$dir/new.cfg" 4
 l=$(leader "$surv" 4)
@@ -175,7 +175,11 @@ timeout 30 "${tumblerd[@]}" "$dir/new.cfg" --serverId=5 --dataDir="$dir/late" \
     { echo "a late copy: exit $status:"; cat "$dir/out"; exit 1; }
 echo "refused, a copy of a started member: $(grep -o "is server $surv's, not server 5's" "$dir/out")"
 cat "$dir/c" >>"$dir/acked"
-start "$dir/new.cfg" 5
+# The third new member starts empty and joins: the leader sends it the log.
+mkdir "$dir/d5"
+"${tumblerd[@]}" "$dir/new.cfg" --serverId=5 --dataDir="$dir/d5" --joinEnsemble=true \
+    2>>"$dir/s5.log" &
+pids[5]=$!
 same_zxid "$surv" 4 5
 for i in "$surv" 4 5; do verify "$i" "$dir/acked"; done
 echo "servers $surv, 4, 5 serve all $(grep -c . "$dir/acked") acknowledged writes"
