@@ -291,9 +291,11 @@ static void on_sighup(uv_signal_t *h, int signum)
         else
             tb_log(TB_LOG_INFO, "SIGHUP: logFile reopened");
     }
+    if (s->quorum_tls != NULL)
+        tunnel_ctx_reload(s->quorum_tls, s->cfg);
     if (s->tls_ctx != NULL)
         tls_server_reload(s);
-    else
+    else if (s->quorum_tls == NULL)
         tb_log(TB_LOG_INFO,
                "SIGHUP: no TLS port, no certificates to read again");
 }

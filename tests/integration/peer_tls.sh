@@ -6,6 +6,8 @@
 #      the CA's certificate finishes a handshake on each and is verified; without one it is
 #      refused, and the member logs the refusal; plain bytes (raft's own handshake) get no
 #      raft traffic back, only a TLS alert or nothing;
+#   2b. SIGHUP reads the stores again: a renewed certificate is presented, a broken store
+#      leaves the one in use;
 #   3. a 4th member whose certificate another CA signed cannot join: the members refuse it
 #      and log why, it logs that they refused it (an alert after its handshake: it is told by
 #      the first byte of the other side, an ACK, when it is in), and the leader stays;
@@ -46,7 +48,8 @@ members() { # N: the server.N lines of members 1..N
 } > "$work/zoo.cfg"
 p12=(--ssl.quorum.keyStore.location="$certs/server.p12" --ssl.quorum.keyStore.password=secret
     --ssl.quorum.trustStore.location="$certs/trust.p12" --ssl.quorum.trustStore.password=secret)
-pem=(--ssl.quorum.keyStore.location="$certs/server.pem.key" --ssl.quorum.keyStore.type=PEM
+cp "$certs/server.pem.key" "$work/m3.pem"
+pem=(--ssl.quorum.keyStore.location="$work/m3.pem" --ssl.quorum.keyStore.type=PEM
     --ssl.quorum.trustStore.location="$certs/ca.pem")
 start() { # I CFG [ARG...]: member I
     local i=$1 cfg=$2
@@ -132,6 +135,23 @@ except (socket.timeout, ConnectionResetError):
 sys.exit(0 if got == b"" or (got[0] == 21 and got[1] == 3) else 1)
 ' "${qport[1]}" || fail "plain bytes to the quorum port got something other than a TLS alert"
 ok "raft's plain handshake on the quorum port: no raft traffic back"
+
+# SIGHUP reads the stores again: a renewed certificate is presented from then on; a store that
+# cannot be used leaves the one in use.
+cp "$certs/renewed.pem.key" "$work/m3.pem"
+kill -HUP "${pid[3]}"
+until_ok 10 grep -q "peer TLS: the quorum's key and trust stores were read again" \
+    "${dir[3]}/server.log" || fail "member 3 did not read its stores again on SIGHUP"
+sclient "${qport[3]}" -cert "$certs/server.pem" -key "$certs/server.key" |
+    grep -q "subject=O = Tumbler renewed, CN = localhost" || fail "member 3 kept its old certificate"
+echo garbage > "$work/m3.pem"
+kill -HUP "${pid[3]}"
+until_ok 10 grep -q "peer TLS: the certificates in use stay" "${dir[3]}/server.log" ||
+    fail "member 3 did not refuse a store it cannot use"
+sclient "${qport[3]}" -cert "$certs/server.pem" -key "$certs/server.key" |
+    grep -q "subject=O = Tumbler renewed, CN = localhost" || fail "member 3 lost its certificate"
+write_each r 1 2 3
+ok "SIGHUP: member 3 presents its renewed certificate, keeps it when the store is broken"
 
 # 3. A 4th member, its certificate from another CA (it trusts ours: it goes as far as to present
 # its own).

@@ -537,31 +537,40 @@ void tunnel_cancel(void *handle)
     tunnel_close(t, 1);
 }
 
+/* The members' context: both sides present a certificate (no certificate,
+ * no connection), and a reconnecting member makes a full handshake:
+ * nothing is kept between connections, no tickets follow a handshake. */
+static SSL_CTX *quorum_ssl(const struct tls_keys *k)
+{
+    SSL_CTX *ssl = tls_ctx_new(TLS_method(), k);
+
+    if (ssl == NULL)
+        return NULL;
+    SSL_CTX_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+                       NULL);
+    SSL_CTX_set_session_cache_mode(ssl, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_num_tickets(ssl, 0);
+    return ssl;
+}
+
 struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
                                   int verify_host)
 {
     struct tunnel_ctx *x = calloc(1, sizeof *x);
 
-    if (x == NULL || (x->ssl = tls_ctx_new(TLS_method(), k)) == NULL) {
+    if (x == NULL || (x->ssl = quorum_ssl(k)) == NULL) {
         free(x);
         return NULL;
     }
     x->loop = loop;
     x->verify_host = verify_host;
     tb_queue_init(&x->live);
-    /* Members authenticate each other: no certificate, no connection. */
-    SSL_CTX_set_verify(x->ssl,
-                       SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-    /* A member that reconnects makes a full handshake: nothing is kept
-     * between connections, and no tickets follow the handshake. */
-    SSL_CTX_set_session_cache_mode(x->ssl, SSL_SESS_CACHE_OFF);
-    SSL_CTX_set_num_tickets(x->ssl, 0);
     return x;
 }
 
-struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop, const struct tb_config *cfg)
+static struct tls_keys keys_of(const struct tb_config *cfg)
 {
-    const struct tls_keys k = {
+    return (struct tls_keys){
         "ssl.quorum",
         cfg->quorum_tls.key_store,
         cfg->quorum_tls.key_password,
@@ -575,8 +584,29 @@ struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop, const struct tb_config *cfg)
         cfg->quorum_tls.protocols,
         cfg->quorum_tls.ciphersuites,
     };
+}
+
+struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop, const struct tb_config *cfg)
+{
+    const struct tls_keys k = keys_of(cfg);
 
     return tunnel_ctx_new(loop, &k, cfg->quorum_tls.hostname_verification);
+}
+
+int tunnel_ctx_reload(struct tunnel_ctx *x, const struct tb_config *cfg)
+{
+    const struct tls_keys k = keys_of(cfg);
+    SSL_CTX *ssl = quorum_ssl(&k);
+
+    if (ssl == NULL) {
+        tb_log(TB_LOG_WARN, "peer TLS: the certificates in use stay");
+        return TB_EINVAL;
+    }
+    SSL_CTX_free(x->ssl); /* each tunnel's SSL holds a reference */
+    x->ssl = ssl;
+    tb_log(TB_LOG_INFO,
+           "peer TLS: the quorum's key and trust stores were read again");
+    return 0;
 }
 
 void tunnel_ctx_free(struct tunnel_ctx *x)

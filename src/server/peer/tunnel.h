@@ -29,6 +29,10 @@ struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
 /* ... from the configuration's ssl.quorum.* keys. */
 struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop,
                                    const struct tb_config *cfg);
+/* Reads the stores again (SIGHUP): new connections present and check
+ * what they hold now, open ones go on; if they cannot be used (logged),
+ * nothing changes.  0 or TB_EINVAL. */
+int tunnel_ctx_reload(struct tunnel_ctx *x, const struct tb_config *cfg);
 /* Once the loop has ended: frees the tunnels whose handles it closed. */
 void tunnel_ctx_free(struct tunnel_ctx *x);
 
