@@ -1,8 +1,9 @@
 /* Recovery of an ensemble that lost its quorum for good (tumblerd
  * --recover-ensemble), offline, on stopped servers: libraft's raft_recover
  * makes the configured members the log's members, with the log's last
- * entry as it is.  Run on the survivor whose log goes furthest; the other
- * members then start from copies of its data directory (docs/operations.md).
+ * entry as it is.  Run on the survivor whose log goes furthest; enough
+ * other voters for a majority then start from copies of its data
+ * directory, the other members empty, joining (docs/operations.md).
  *
  * What it writes, after the log's last entry (index L, term t; raft's term
  * T, T >= t):
