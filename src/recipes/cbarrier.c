@@ -88,12 +88,7 @@ static void cb_free(struct tb_cbarrier *b)
 
 static void unref(struct tb_cbarrier *b)
 {
-    int last;
-
-    pthread_mutex_lock(&b->mu);
-    last = --b->refs == 0;
-    pthread_mutex_unlock(&b->mu);
-    if (last)
+    if (rcp_unref(&b->mu, &b->refs))
         cb_free(b);
 }
 

@@ -51,12 +51,7 @@ static void db_free(struct tb_dbarrier *b)
 
 static void unref(struct tb_dbarrier *b)
 {
-    int last;
-
-    pthread_mutex_lock(&b->mu);
-    last = --b->refs == 0;
-    pthread_mutex_unlock(&b->mu);
-    if (last)
+    if (rcp_unref(&b->mu, &b->refs))
         db_free(b);
 }
 

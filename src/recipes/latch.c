@@ -40,12 +40,7 @@ static void latch_free(struct tb_latch *l)
 
 static void unref(struct tb_latch *l)
 {
-    int last;
-
-    pthread_mutex_lock(&l->mu);
-    last = --l->refs == 0;
-    pthread_mutex_unlock(&l->mu);
-    if (last)
+    if (rcp_unref(&l->mu, &l->refs))
         latch_free(l);
 }
 

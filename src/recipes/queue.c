@@ -45,12 +45,7 @@ static void q_free(struct tb_dqueue *q)
 
 void rcp_q_unref(struct tb_dqueue *q)
 {
-    int last;
-
-    pthread_mutex_lock(&q->mu);
-    last = --q->refs == 0;
-    pthread_mutex_unlock(&q->mu);
-    if (last)
+    if (rcp_unref(&q->mu, &q->refs))
         q_free(q);
 }
 

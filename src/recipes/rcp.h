@@ -57,6 +57,9 @@ char *rcp_dirname(const char *path);
 /* Default node data: "<hostname>:<pid>". */
 void rcp_default_value(char *buf, size_t cap, size_t *len);
 int rcp_path_ok(const char *path);
+/* Drops one of the references counted in *refs under mu: 1 when it was the
+ * last, and the caller frees the object. */
+int rcp_unref(pthread_mutex_t *mu, int *refs);
 
 /* ---- kinds.c: what a lock's children are ---- */
 /* The bit of a TB_NODE_* kind in a set of kinds. */

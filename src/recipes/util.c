@@ -132,3 +132,13 @@ int rcp_path_ok(const char *path)
     n = strlen(path);
     return n == 1 || path[n - 1] != '/';
 }
+
+int rcp_unref(pthread_mutex_t *mu, int *refs)
+{
+    int last;
+
+    pthread_mutex_lock(mu);
+    last = --*refs == 0;
+    pthread_mutex_unlock(mu);
+    return last;
+}
