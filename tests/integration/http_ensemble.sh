@@ -43,20 +43,12 @@ for i in 1 2 3; do
     IT_TUMBLERDS+="${pid[$i]} "
 done
 
-mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
 metric() { # I NAME: member I's sample NAME (with its labels), or nothing
     curl -s --max-time 3 "http://127.0.0.1:${mport[$1]}/metrics" |
         awk -v n="$2" '$1 == n { print $2 }'
 }
 admin() { curl -s --max-time 3 "http://127.0.0.1:${aport[$1]}/commands/$2"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-find_leader() {
-    local i
-    for i in "$@"; do
-        [ "$(mode "$i")" = leader ] && { L=$i; return 0; }
-    done
-    return 1
-}
 # every member in $@ knows leader $L and has a follower's lag on the leader
 settled() {
     local i

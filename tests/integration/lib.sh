@@ -143,6 +143,20 @@ four_letter()
     ' "$1" "$2" 2>/dev/null
 }
 
+# For the ensemble tests, whose members are numbered and whose client ports
+# are in the caller's array `cport`:
+# member_mode I: what member I's srvr says it is (leader, follower, ...).
+member_mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
+# find_leader I...: L becomes the first of these members that leads.
+find_leader()
+{
+    local i
+    for i in "$@"; do
+        [ "$(member_mode "$i")" = leader ] && { L=$i; return 0; }
+    done
+    return 1
+}
+
 # zk_classpath: the jars needed to run Apache ZooKeeper with quiet file logging.
 zk_classpath()
 {

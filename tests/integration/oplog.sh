@@ -97,14 +97,6 @@ for i in 1 2 3; do
     IT_PIDS+=("${pids[$i]}")
     IT_TUMBLERDS+="${pids[$i]} "
 done
-mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
-find_leader() {
-    local i
-    for i in "$@"; do
-        [ "$(mode "$i")" = leader ] && { L=$i; return 0; }
-    done
-    return 1
-}
 # leader_line I LEADER: member I's log has named LEADER; sets TERM to its term
 leader_line() {
     TERM_SEEN=$(py check-json "${logs[$1]}" 2> /dev/null |

@@ -64,14 +64,6 @@ start 1 "$work/zoo.cfg" "${p12[@]}"
 start 2 "$work/zoo.cfg" "${p12[@]}"
 start 3 "$work/zoo.cfg" "${pem[@]}"
 
-mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
-find_leader() {
-    local i
-    for i in "$@"; do
-        [ "$(mode "$i")" = leader ] && { L=$i; return 0; }
-    done
-    return 1
-}
 tb() { run_bounded 20 "$tumbler" --connect-timeout 10 -s "127.0.0.1:${cport[$1]}" "${@:2}"; }
 # write_each ROUND MEMBER...: a create through each member, read back through the next one.
 write_each() {
@@ -173,7 +165,7 @@ refused_by_member() {
 until_ok 15 refused_by_member || fail "a member did not log refusing the rogue"
 until_ok 10 grep -q "peer TLS: connecting to 127.0.0.1:${qport[1]}: .*alert unknown ca" "${dir[4]}/server.log" ||
     fail "the rogue did not log being refused: $(tail -5 "${dir[4]}/server.log")"
-[ "$(mode 4)" != leader ] || fail "the rogue leads"
+[ "$(member_mode 4)" != leader ] || fail "the rogue leads"
 old=$L
 find_leader 1 2 3 && [ "$L" = "$old" ] || fail "the leader changed from $old to ${L}"
 write_each b 1 2 3

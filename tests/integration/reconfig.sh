@@ -58,15 +58,7 @@ start() {
     IT_PIDS+=("${pid[$1]}")
     IT_TUMBLERDS+="${pid[$1]} "
 }
-mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
-leader() {
-    local i n
-    for n in $(seq 150); do
-        for i in 1 2 3; do [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }; done
-        sleep 0.1
-    done
-    return 1
-}
+leader() { until_ok 15 find_leader 1 2 3 && echo "$L"; }
 # zk MEMBER [super]: zkCli on one member, commands from stdin, waiting for its session;
 # output (without the banner) on stdout.
 zk() {
