@@ -146,8 +146,10 @@ four_letter()
 # For the ensemble tests, whose members are numbered and whose client ports
 # are in the caller's array `cport`:
 # member_mode I: what member I's srvr says it is (leader, follower, ...).
+# shellcheck disable=SC2154 # cport is the caller's
 member_mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }
 # find_leader I...: L becomes the first of these members that leads.
+# shellcheck disable=SC2034 # L is the caller's
 find_leader()
 {
     local i
