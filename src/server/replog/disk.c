@@ -1,8 +1,9 @@
 /* Free-disk guard (G3).  libraft 0.15 can crash inside its own code when the
  * data directory runs out of space with writes in flight, so we refuse new
- * writes ourselves, well before that.  Free space is measured with statvfs,
- * cached, refreshed by the tick timer, and measured again on every proposal
- * while the estimate is near the limit. */
+ * writes ourselves, well before that.  Free space is measured with statvfs
+ * (or the configuration's free_space), cached, refreshed by the tick timer,
+ * and measured again on every proposal while the estimate is near the
+ * limit. */
 #include <errno.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -40,21 +41,32 @@ int replog__disk_roomy(const struct replog *l)
     return est > limit && est - limit >= REPLOG_DISK_NEAR_MARGIN;
 }
 
-void replog__disk_refresh(struct replog *l)
+static int free_space(void *data, const char *dir, uint64_t *bytes)
 {
     struct statvfs st;
+
+    (void)data;
+    if (statvfs(dir, &st) != 0)
+        return -errno;
+    *bytes = (uint64_t)st.f_bavail * st.f_frsize;
+    return 0;
+}
+
+void replog__disk_refresh(struct replog *l)
+{
+    int rv;
 
     l->stats.disk_checks++;
     l->bytes_since = 0;
     l->last_check_ms = uv_now(l->loop);
-    if (statvfs(l->dir, &st) != 0) {
+    rv = (l->free_space != NULL ? l->free_space : free_space)(
+        l->free_space_data, l->dir, &l->free_cached);
+    if (rv != 0) {
         /* Unknown free space: fail safe, refuse writes until it is known. */
         if (l->free_cached != 0)
-            replog__logf(l, REPLOG_LOG_ERROR, "statvfs %s: %s", l->dir,
-                         strerror(errno));
+            replog__logf(l, REPLOG_LOG_ERROR, "free space of %s: %s", l->dir,
+                         strerror(-rv));
         l->free_cached = 0;
-    } else {
-        l->free_cached = (uint64_t)st.f_bavail * st.f_frsize;
     }
     l->stats.free_bytes = l->free_cached;
     l->stats.free_limit = replog__disk_limit(l);

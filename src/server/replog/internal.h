@@ -117,6 +117,8 @@ struct replog {
      * free_cached - bytes_since errs on the low side. */
     uv_timer_t tick;
     uint64_t min_free;
+    int (*free_space)(void *data, const char *dir, uint64_t *bytes);
+    void *free_space_data;
     uint64_t free_cached;
     uint64_t bytes_since;
     uint64_t last_check_ms;

@@ -583,6 +583,8 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
 {
     l->server_id = cfg->server_id;
     l->min_free = cfg->min_free_bytes;
+    l->free_space = cfg->free_space;
+    l->free_space_data = cfg->free_space_data;
     l->log = cfg->log;
     l->log_data = cfg->log_data;
     l->on_leader = cfg->on_leader;

@@ -86,6 +86,11 @@ struct replog_config {
     unsigned n_peers;
     uint64_t min_free_bytes; /* refuse writes when free disk is below
                                 max(this, 24 MiB) + 2 x last snapshot (G3) */
+    /* The free bytes of dir's file system into *bytes, 0 or -errno; NULL:
+     * statvfs.  For tests that need a disk of a given size, whatever else
+     * the machine writes meanwhile. */
+    int (*free_space)(void *data, const char *dir, uint64_t *bytes);
+    void *free_space_data;
     /* Snapshot policy (G5); 0 picks the default in brackets.  A snapshot
      * is due when the log since the last one holds as many bytes as the
      * state, at least snapshot_log_bytes (the memory raft keeps it in is
