@@ -20,6 +20,33 @@ void hist_note(struct hist *h, uint64_t us)
         }
 }
 
+void hist_add(struct hist *to, const struct hist *from)
+{
+    unsigned i;
+
+    to->count += from->count;
+    to->sum_us += from->sum_us;
+    for (i = 0; i < HIST_NBOUNDS; i++)
+        to->in[i] += from->in[i];
+}
+
+double hist_quantile_us(const struct hist *h, double q)
+{
+    double rank = q * (double)h->count, below = 0, lower = 0;
+    unsigned i;
+
+    if (h->count == 0)
+        return -1;
+    for (i = 0; i < HIST_NBOUNDS; i++) {
+        if (h->in[i] > 0 && below + (double)h->in[i] >= rank)
+            return lower + ((double)bounds[i] - lower) * (rank - below) /
+                               (double)h->in[i];
+        below += (double)h->in[i];
+        lower = (double)bounds[i];
+    }
+    return lower; /* in +Inf: past the last bound, how far is not known */
+}
+
 static void series(struct tb_wbuf *out, const char *name, const char *suffix,
                    const char *labels, const char *le)
 {

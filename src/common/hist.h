@@ -28,6 +28,18 @@ struct hist {
 
 void hist_note(struct hist *h, uint64_t us);
 
+/* Adds `from`'s counts and sum to `to`'s: several series as one. */
+void hist_add(struct hist *to, const struct hist *from);
+
+/* An estimate of the q-quantile (0 < q < 1) in microseconds, from the
+ * buckets alone, as Prometheus's histogram_quantile() makes it: the bucket
+ * that holds the value of rank q * count is found, and the value is placed
+ * within it linearly, as if its values were spread evenly from its lower
+ * bound (0 for the first) to its upper.  So it can be off by up to a
+ * bucket's width; a rank past the last bound gives that bound (10 s).
+ * -1 when nothing has been noted. */
+double hist_quantile_us(const struct hist *h, double q);
+
 /* Prometheus text lines of one histogram series, in seconds:
  *   NAME_bucket{LABELS,le="0.0001"} N ... {le="+Inf"} N, NAME_sum, NAME_count
  * `labels` is "" or already formatted without braces ("op=\"create\""). */

@@ -3,7 +3,10 @@
 #   - the Prometheus endpoint (metricsProvider.*): `promtool check metrics`
 #     finds no error, and no lint but on ZooKeeper's own names; its figures
 #     are mntr's (the same znode_count through both); the CLI's creates
-#     (create2) show in their latency histogram; a real Prometheus server scrapes it and
+#     (create2) show in their latency histogram; ZooKeeper's summaries
+#     (fsynctime, snapshottime, readlatency, updatelatency), after reads,
+#     writes and a snapshot, have its shape and agree with the histograms
+#     they come from (http_check.py summaries); a real Prometheus server scrapes it and
 #     answers a query through its HTTP API with the server's figure;
 #   - the AdminServer (admin.*): every command listed at /commands answers
 #     JSON with "command" and "error" (parsed by Python), srvr/conf/mntr
@@ -31,7 +34,8 @@ fail() { echo "FAIL: $*"; tail -n 20 "$dir/server.log"; exit 1; }
 ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
 
 prom=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
-start_tumblerd "$dir" "$port" --metricsProvider.className=$prom \
+# snapCount: a snapshot within the test's few writes, for snapshottime
+start_tumblerd "$dir" "$port" --snapCount=4 --metricsProvider.className=$prom \
     --metricsProvider.httpHost=127.0.0.1 --metricsProvider.httpPort="$mport" \
     --admin.enableServer=true --admin.serverAddress=127.0.0.1 \
     --admin.serverPort="$aport" --admin.idleTimeout=1000
@@ -48,15 +52,18 @@ CURL=(curl -sS --max-time 5)
 "${CURL[@]}" -o "$dir/m1" -D "$dir/h1" "$M" || fail "GET /metrics"
 grep -qi '^content-type: text/plain; version=0.0.4' "$dir/h1" ||
     fail "content type: $(cat "$dir/h1")"
-promtool check metrics < "$dir/m1" > "$dir/lint" 2>&1
-rc=$?
-# 3: lint only.  ZooKeeper's names keep their "_count" (dashboards use
-# them); anything else is ours to fix.
-[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "promtool: $(cat "$dir/lint")"
-if grep -v -E '^(znode|watch|ephemerals|open_file_descriptor|max_file_descriptor)_count non-histogram' \
-    "$dir/lint" | grep -q .; then
-    fail "promtool lint: $(cat "$dir/lint")"
-fi
+promtool_check() {
+    promtool check metrics < "$1" > "$dir/lint" 2>&1
+    rc=$?
+    # 3: lint only.  ZooKeeper's names keep their "_count" (dashboards use
+    # them); anything else is ours to fix.
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "promtool: $(cat "$dir/lint")"
+    if grep -v -E '^(znode|watch|ephemerals|open_file_descriptor|max_file_descriptor)_count non-histogram' \
+        "$dir/lint" | grep -q .; then
+        fail "promtool lint: $(cat "$dir/lint")"
+    fi
+}
+promtool_check "$dir/m1"
 ok "promtool check metrics"
 
 value() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
@@ -73,6 +80,25 @@ inf=$(value 'tumbler_request_latency_seconds_bucket{op="create2",le="+Inf"}' "$d
 syncs=$(value 'tumbler_log_write_duration_seconds_count' "$dir/m1")
 [ "${syncs:-0}" -ge 2 ] || fail "log write histogram count '$syncs'"
 ok "figures: znode_count $prom_nodes as mntr's, 2 creates in the histogram, $syncs log writes"
+
+# ---- ZooKeeper's summaries ---------------------------------------------------
+for i in 1 2 3; do
+    "$cli" -s "127.0.0.1:$port" get /app >/dev/null || fail "get /app"
+    "$cli" -s "127.0.0.1:$port" set /app "v$i" >/dev/null || fail "set /app"
+done
+snaps=0
+deadline=$((SECONDS + 30))
+while [ "$SECONDS" -lt "$deadline" ]; do
+    "${CURL[@]}" -o "$dir/m2" "$M" || fail "GET /metrics"
+    snaps=$(value tumbler_snapshots_taken "$dir/m2")
+    [ "${snaps:-0}" -ge 1 ] && break
+    "$cli" -s "127.0.0.1:$port" set /app/b w >/dev/null || fail "set /app/b"
+    sleep 0.2
+done
+[ "${snaps:-0}" -ge 1 ] || fail "no snapshot taken (snapCount=4)"
+python3 "$here/http_check.py" summaries "$dir/m2" || fail "ZooKeeper's summaries"
+promtool_check "$dir/m2"
+ok "ZooKeeper's summaries after reads, writes and $snaps snapshot(s); promtool check metrics"
 
 code=$("${CURL[@]}" -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/nope")
 [ "$code" = 404 ] || fail "/nope answered $code"

@@ -3,6 +3,7 @@ process for all of them (each start costs a few hundred ms).
 
   http_check.py admin URL CLIENT_PORT NODES   the AdminServer's answers
   http_check.py hostile MPORT APORT           bytes that are no HTTP
+  http_check.py summaries FILE                ZooKeeper's summaries in a scrape
 Prints what it checked; exits non-zero at the first failure."""
 import json
 import re
@@ -133,7 +134,91 @@ def hostile(mport, aport):
           % (len(JUNK), len(UNFINISHED), time.monotonic() - t))
 
 
+def parse(text):
+    """({family: type}, [(name, {label: value}, float)]) of a scrape."""
+    types, samples = {}, []
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            types[name] = kind
+        elif line and not line.startswith("#"):
+            m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line)
+            assert m, line
+            labels = dict(re.findall(r'([a-zA-Z_]+)="([^"]*)"', m.group(2) or ""))
+            samples.append((m.group(1), labels, float(m.group(3))))
+    return types, samples
+
+
+# ZooKeeper counts a request in updatelatency when it makes a txn; auth and
+# sasl in neither; every other it answers in readlatency.
+UPDATES = set("create delete setData setACL check multi create2 reconfig "
+              "createContainer deleteContainer createTTL createSession "
+              "closeSession".split())
+NEITHER = {"auth", "sasl"}
+
+
+def source(samples, hist, keep):
+    """count, sum (ms) and cumulative buckets [(le ms, n)] of the series of
+    histogram `hist` whose labels `keep` accepts, added together."""
+    count, total, buckets = 0, 0.0, {}
+    for name, labels, v in samples:
+        if not keep(labels):
+            continue
+        if name == hist + "_count":
+            count += v
+        elif name == hist + "_sum":
+            total += v * 1000
+        elif name == hist + "_bucket":
+            le = float(labels["le"]) * 1000
+            buckets[le] = buckets.get(le, 0) + v
+    return count, total, sorted(buckets.items())
+
+
+def summaries(path):
+    types, samples = parse(open(path).read())
+    one = {name: v for name, labels, v in samples if not labels}
+    lat = "tumbler_request_latency_seconds"
+    checks = [
+        ("fsynctime", ["0.5"],
+         source(samples, "tumbler_log_write_duration_seconds", lambda l: True)),
+        ("snapshottime", ["0.5"], None),
+        ("readlatency", ["0.5", "0.9", "0.99"],
+         source(samples, lat, lambda l: l.get("op") not in UPDATES | NEITHER)),
+        ("updatelatency", ["0.5", "0.9", "0.99"],
+         source(samples, lat, lambda l: l.get("op") in UPDATES)),
+    ]
+    for name, quantiles, src in checks:
+        assert types.get(name) == "summary", (name, types.get(name))
+        qs = [(labels, v) for n, labels, v in samples if n == name]
+        assert [l for l, _ in qs] == [{"quantile": q} for q in quantiles], (name, qs)
+        values = [v for _, v in qs]
+        count, total = one[name + "_count"], one[name + "_sum"]
+        assert count > 0 and total >= 0, (name, count, total)
+        assert all(0 <= a <= b for a, b in zip(values, values[1:] + [1e4])), (name, values)
+        if src is None:  # no histogram of its own: the snapshots' count
+            assert count == one["tumbler_snapshots_taken"], (name, count)
+            assert total > 0, (name, total)
+            continue
+        # the histogram's count and sum, in ms; each quantile in the
+        # bucket that holds its rank
+        scount, stotal, buckets = src
+        assert count == scount and abs(total - stotal) < 0.002, (name, count, total, src)
+        for q, v in zip(quantiles, values):
+            rank, lower = float(q) * count, 0
+            for le, n in buckets:
+                if n >= rank:
+                    assert lower <= v <= le, (name, q, v, lower, le)
+                    break
+                lower = le
+    assert "election_time" not in types  # raft's elections are not timed
+    print("summaries: %s have ZooKeeper's shape, counts and sums as their "
+          "histograms', quantiles in order and in their buckets"
+          % ", ".join("%s (%d)" % (n, one[n + "_count"]) for n, _, _ in checks))
+
+
 if sys.argv[1] == "admin":
     admin(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+elif sys.argv[1] == "summaries":
+    summaries(sys.argv[2])
 else:
     hostile(int(sys.argv[2]), int(sys.argv[3]))

@@ -17,6 +17,7 @@
 #include "server/admin/fourlw.h"
 #include "server/config/config.h"
 #include "server/http/metrics.h"
+#include "server/http/zksummary.h"
 
 struct fake {
     int serving;
@@ -259,6 +260,65 @@ static void test_hist(void **state)
     assert_int_equal(metrics_op_index(0), -1);
 }
 
+/* ZooKeeper's summaries: quantiles placed linearly within their bucket,
+ * in ms, with the exact count and sum; none seen gives NaN; a rank past
+ * the last bound gives that bound. */
+static void test_zksummary(void **state)
+{
+    struct hist h, both;
+    struct tb_wbuf out;
+    int i;
+    char *t;
+
+    (void)state;
+    memset(&h, 0, sizeof h);
+    for (i = 0; i < 4; i++) {
+        hist_note(&h, 50);  /* (0, 100] */
+        hist_note(&h, 200); /* (100, 250] */
+    }
+    hist_note(&h, 400); /* (250, 500] */
+    hist_note(&h, 400);
+    /* rank 5 is the first of (100, 250]'s four: 100 + 150 / 4 */
+    assert_true(hist_quantile_us(&h, 0.5) == 137.5);
+    assert_true(hist_quantile_us(&h, 0.9) == 375);
+    tb_wbuf_init(&out);
+    zksummary_render(&out, "updatelatency", "x", ZKSUMMARY_ADVANCED, &h);
+    tb_wbuf_put(&out, "", 1);
+    t = (char *)out.base;
+    assert_string_equal(t, "# HELP updatelatency x\n"
+                           "# TYPE updatelatency summary\n"
+                           "updatelatency{quantile=\"0.5\"} 0.1375\n"
+                           "updatelatency{quantile=\"0.9\"} 0.375\n"
+                           "updatelatency{quantile=\"0.99\"} 0.4875\n"
+                           "updatelatency_count 10\n"
+                           "updatelatency_sum 1.800\n");
+    tb_wbuf_free(&out);
+
+    memset(&both, 0, sizeof both);
+    tb_wbuf_init(&out);
+    zksummary_render(&out, "fsynctime", "y", ZKSUMMARY_BASIC, &both);
+    tb_wbuf_put(&out, "", 1);
+    assert_string_equal((char *)out.base, "# HELP fsynctime y\n"
+                                          "# TYPE fsynctime summary\n"
+                                          "fsynctime{quantile=\"0.5\"} NaN\n"
+                                          "fsynctime_count 0\n"
+                                          "fsynctime_sum 0.000\n");
+    tb_wbuf_free(&out);
+    hist_add(&both, &h);
+    hist_add(&both, &h);
+    assert_int_equal(both.count, 20);
+    assert_int_equal(both.sum_us, 3600);
+    assert_true(hist_quantile_us(&both, 0.5) == 137.5);
+    hist_note(&both, 20000000); /* +Inf only */
+    assert_true(hist_quantile_us(&both, 0.99) == 10000000);
+
+    assert_int_equal(metrics_op_is_update(metrics_op_index(1)), 1);   /* create */
+    assert_int_equal(metrics_op_is_update(metrics_op_index(-10)), 1); /* createSession */
+    assert_int_equal(metrics_op_is_update(metrics_op_index(4)), 0);   /* getData */
+    assert_int_equal(metrics_op_is_update(metrics_op_index(11)), 0);  /* ping */
+    assert_int_equal(metrics_op_is_update(metrics_op_index(100)), -1); /* auth */
+}
+
 /* The request's query arguments: the environment stands in for them. */
 static const char *env_arg(void *ctx, const char *name)
 {
@@ -455,6 +515,7 @@ int main(void)
         cmocka_unit_test_setup(test_metrics_names, setup),
         cmocka_unit_test_setup(test_metrics_families, setup),
         cmocka_unit_test_setup(test_hist, setup),
+        cmocka_unit_test_setup(test_zksummary, setup),
         cmocka_unit_test_setup(test_admin_simple, setup),
         cmocka_unit_test_setup(test_admin_stats, setup),
         cmocka_unit_test_setup(test_admin_errors, setup),

@@ -233,3 +233,28 @@ const char *metrics_op_name(int index)
 {
     return index >= 0 && index < METRICS_NOPS ? ops[index].name : NULL;
 }
+
+int metrics_op_is_update(int index)
+{
+    switch (index >= 0 && index < METRICS_NOPS ? ops[index].code : 100) {
+    case 100: /* auth */
+    case 102: /* sasl */
+        return -1;
+    case 1:   /* create */
+    case 2:   /* delete */
+    case 5:   /* setData */
+    case 7:   /* setACL */
+    case 13:  /* check */
+    case 14:  /* multi */
+    case 15:  /* create2 */
+    case 16:  /* reconfig */
+    case 19:  /* createContainer */
+    case 20:  /* deleteContainer */
+    case 21:  /* createTTL */
+    case -10: /* createSession */
+    case -11: /* closeSession */
+        return 1;
+    default:
+        return 0;
+    }
+}

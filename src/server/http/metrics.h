@@ -7,7 +7,8 @@
  * as a label, key="..." (as ZooKeeper's labelled gauges); a text figure
  * (server_state, version) as tumbler_<name>{<name>="<text>"} 1.  All are
  * gauges, as ZooKeeper declares them.  Then what mntr's flat lines cannot
- * carry, added by `more` (histograms). */
+ * carry, added by `more` (histograms, and ZooKeeper's summaries made from
+ * them: zksummary.h). */
 #ifndef TB_METRICS_H
 #define TB_METRICS_H
 
@@ -27,5 +28,12 @@ void metrics_render(const struct fourlw_source *src,
 #define METRICS_NOPS 31
 int metrics_op_index(int32_t opcode);
 const char *metrics_op_name(int index);
+
+/* How ZooKeeper splits its request latency: 1 for a type it counts in
+ * updatelatency (one that makes a txn: a write, a check, a multi, a
+ * reconfig, a session's start or close), 0 for one in readlatency (every
+ * other it answers, pings and watch settings too), -1 for neither (auth and
+ * sasl, answered before its request pipeline). */
+int metrics_op_is_update(int index);
 
 #endif

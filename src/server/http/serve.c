@@ -14,12 +14,41 @@
 #include "server/config/config.h"
 #include "server/http/httpd.h"
 #include "server/http/metrics.h"
+#include "server/http/zksummary.h"
 #include "server/logging/log.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 
+/* ZooKeeper's summaries where tumblerd has the same figure, so the panels
+ * of its dashboards built on them work (zksummary.h): fsynctime from the
+ * log's writes (each ends in its fdatasync), snapshottime from the
+ * snapshots' making, readlatency and updatelatency from the request types'
+ * histograms, split as ZooKeeper splits them.  No election_time: raft's
+ * elections are not timed. */
+static void zk_summaries(const struct tbd *s, const struct replog_stats *rs,
+                         struct tb_wbuf *out)
+{
+    struct hist reads = {0}, updates = {0};
+    int i, kind;
+
+    zksummary_render(out, "fsynctime", "A write of the log, fdatasync "
+                     "included, in ms.", ZKSUMMARY_BASIC, &rs->log_write_hist);
+    zksummary_render(out, "snapshottime", "The making of a snapshot, in ms.",
+                     ZKSUMMARY_BASIC, &rs->snapshot_hist);
+    for (i = 0; i < METRICS_NOPS; i++) {
+        kind = metrics_op_is_update(i);
+        if (kind >= 0)
+            hist_add(kind ? &updates : &reads, &s->req_latency[i]);
+    }
+    zksummary_render(out, "readlatency", "From a read's arrival to its "
+                     "answer, in ms.", ZKSUMMARY_ADVANCED, &reads);
+    zksummary_render(out, "updatelatency", "From a write's arrival to its "
+                     "answer, in ms.", ZKSUMMARY_ADVANCED, &updates);
+}
+
 /* What mntr's flat lines cannot carry: the spread of the log's writes,
- * and a latency histogram per request type that has been seen. */
+ * a latency histogram per request type that has been seen, and
+ * ZooKeeper's summaries made from them. */
 static void histograms(void *arg, struct tb_wbuf *out)
 {
     struct tbd *s = arg;
@@ -47,6 +76,7 @@ static void histograms(void *arg, struct tb_wbuf *out)
         hist_render(out, "tumbler_request_latency_seconds", labels,
                     &s->req_latency[i]);
     }
+    zk_summaries(s, &rs, out);
 }
 
 /* The log is open from before the loop first runs; but never read a

@@ -154,6 +154,10 @@ struct replog_stats {
     double snapshot_stall_max_ms;    /* longest fsm snapshot call (a fork,
                                         or a serialization on the loop) */
     double snapshot_stall_last_ms;   /* latest fsm snapshot call */
+    struct hist snapshot_hist;       /* each snapshot's making: the fork (or
+                                        the call serializing on the loop) to
+                                        its state in hand, as its log line's
+                                        "made in" */
     uint64_t last_snapshot_bytes;    /* serialized state size (uncompressed),
                                         taken or restored */
     unsigned snapshot_threshold;     /* at most this many entries between

@@ -297,6 +297,7 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
     uint64_t t0 = uv_hrtime();
     const uint8_t *state;
     size_t state_len;
+    uint64_t made_ns;
     unsigned n = 0;
     int rv;
 
@@ -350,17 +351,16 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
     l->snap_active = 1;
     l->stats.snapshots_taken++;
     l->stats.snapshot_delta_last = raft_last_applied(l->raft) - l->snap_base;
-    /* an operator's line: its size, and how long since it began (the
-     * fork, or this call when serialized on the loop) */
+    /* how long since it began (the fork, or this call when serialized on
+     * the loop): an operator's line, with its size, and the spread */
+    made_ns = uv_hrtime() - (l->snap_map != NULL ? l->snap_forked_ns : t0);
+    hist_note(&l->stats.snapshot_hist, made_ns / 1000);
     replog__logf(l, REPLOG_LOG_INFO,
                  "snapshot at %lld: state at %lld, %zu bytes, then %zu bytes"
                  " of entries; made in %llu ms",
                  (long long)raft_last_applied(l->raft), (long long)l->snap_base,
                  state_len, l->snap_delta.len,
-                 (unsigned long long)((uv_hrtime() - (l->snap_map != NULL
-                                                          ? l->snap_forked_ns
-                                                          : t0)) /
-                                      1000000));
+                 (unsigned long long)(made_ns / 1000000));
     replog__snapshot_policy(l, state_len);
     return 0;
 }
