@@ -25,6 +25,14 @@
 #      of the session's creates sent to the cut-off follower (outcome
 #      unknown to it) is applied, it is applied before the write the
 #      session made after it (ZooKeeper's FIFO order of a session).
+#   3. last, a follower removed by reconfig (kazoo as the super user,
+#      reconfigEnabled=true), then cut off (3 s), with two sessions on it
+#      (one that may move, one pinned to it): it says it was removed; it
+#      acknowledges none of the pinned session's creates and gives no new
+#      session, cut off or healed; the two left keep a leader and take
+#      writes; the other session moves to them and writes; then the two
+#      have every acknowledged write and the same tree, and none of the
+#      creates sent to the removed one.
 #   After each heal, within 10 s (20 election timeouts), the member is back:
 #   the three at one zxid, the leader unchanged (pre-vote: the member does
 #   not depose it), the member taking writes; then on all three every write
@@ -43,7 +51,7 @@
 # run: each further round cuts the leader and a random follower again, for
 # 2-41 s each, then cuts random members 8 times for 0-5 s (shorter and
 # longer than an election) under writers on all three, and checks the
-# same once healed.  LEADER_HOLD=S / FOLLOWER_HOLD=S fix the cut lengths;
+# same once healed; the removal (3.) comes after the last round.  LEADER_HOLD=S / FOLLOWER_HOLD=S fix the cut lengths;
 # KEEP=1 keeps the logs and data of a failed run.
 set -euo pipefail
 tumblerd=$1 writer=$2 tumbler=$3 rounds=${4:-${ROUNDS:-1}}
@@ -122,9 +130,15 @@ hubx() { ip netns exec "$hub" "$@"; }
 now_ms() { date +%s%3N; }
 others() { echo 1 2 3 | tr ' ' '\n' | grep -vx "$1" | xargs; }
 
+# The super user's digest (ZooKeeper's DigestAuthenticationProvider's),
+# for the reconfig that removes a member.
+super_digest=$(python3 -c 'import base64, hashlib
+print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
+    echo "reconfigEnabled=true"
+    echo "DigestAuthenticationProvider.superDigest=$super_digest"
     for i in 1 2 3; do echo "server.$i=$(saddr "$i"):2888:3888;$(caddr "$i"):2181"; done
 } >"$dir/zoo.cfg"
 for i in 1 2 3; do
@@ -172,11 +186,11 @@ settled() {
 # zxid only by chance); prints that zxid.
 converged() {
     local i z top=0 end=$(($(now_ms) + $1))
-    for i in 1 2 3; do
+    for i in $members; do
         z=$(zxid "$i")
         [ -n "$z" ] && [ $((z)) -gt "$top" ] && top=$((z))
     done
-    for i in 1 2 3; do
+    for i in $members; do
         until z=$(zxid "$i"); [ -n "$z" ] && [ $((z)) -ge "$top" ]; do
             [ "$(now_ms)" -lt "$end" ] || return 1
             sleep 0.1
@@ -207,15 +221,16 @@ czxid() {
     z=$(hubx "$tumbler" -s "$(caddr "$1"):2181" stat "$2" 2>/dev/null | sed -n 's/^cZxid = //p')
     [ -z "$z" ] || echo $((z))
 }
-# check_all: on each server every acknowledged write, and none of the
-# creates sent to a cut-off leader; the same tree on all three (every path,
-# and each top node's stat; not /load, which the workloads keep changing
-# and check on their own).
+# check_all: on each member every acknowledged write, and none of the
+# creates sent to a cut-off leader or a removed member; the same tree on
+# all (every path, and each top node's stat; not /load, which the
+# workloads keep changing and check on their own).  The members: $members.
+members="1 2 3"
 check_all() {
-    local i n out u
+    local i n out u f=${members%% *}
     n=$(grep -c . "$dir/acked")
     u=$(grep -c . "$dir/unacked" || true)
-    for i in 1 2 3; do
+    for i in $members; do
         out=$(hubx "$writer" verify "$(caddr "$i"):2181" <"$dir/acked") ||
             fail "server $i lost acknowledged writes: $(echo "$out" | head -20)"
         {
@@ -228,10 +243,12 @@ check_all() {
         [ "$u" = 0 ] || [ "$(present "$i" <"$dir/unacked")" = 0 ] ||
             anomaly "server $i has creates that only a cut-off leader was sent, never acknowledged: $(hubx "$writer" verify "$(caddr "$i"):2181" <"$dir/unacked" | grep -v '^missing' | head -5)"
     done
-    cmp -s "$dir/tree1" "$dir/tree2" && cmp -s "$dir/tree1" "$dir/tree3" ||
-        fail "the servers' trees differ: $(diff "$dir/tree1" "$dir/tree2" | head -5) $(diff "$dir/tree1" "$dir/tree3" | head -5)"
-    out="  all three: $n acknowledged writes present, the same tree ($(grep -c . "$dir/tree1") lines)"
-    [ "$u" = 0 ] || out+=", none of the $u creates sent to a cut-off leader"
+    for i in $members; do
+        cmp -s "$dir/tree$f" "$dir/tree$i" ||
+            fail "the trees of servers $f and $i differ: $(diff "$dir/tree$f" "$dir/tree$i" | head -5)"
+    done
+    out="  servers $members: $n acknowledged writes present, the same tree ($(grep -c . "$dir/tree$f") lines)"
+    [ "$u" = 0 ] || out+=", none of the $u creates sent to a cut-off leader or a removed member"
     echo "$out"
 }
 
@@ -508,6 +525,90 @@ flaps() {
     check_all
 }
 
+# ---- a member removed (reconfig -remove), then cut off
+# reconfig_remove I HOSTS: kazoo, as the super user, through HOSTS, asks
+# that member I leave; prints the new configuration.
+reconfig_remove() {
+    hubx timeout 60 /usr/bin/python3 - "$2" "$1" <<'EOF'
+import sys
+from kazoo.client import KazooClient
+c = KazooClient(hosts=sys.argv[1], timeout=10)
+c.start(timeout=20)
+c.add_auth("digest", "super:secret")
+data, stat = c.reconfig(joining=None, leaving=sys.argv[2], new_members=None)
+print(data.decode())
+c.stop()
+EOF
+}
+# removed_cut: a follower removed by reconfig, then cut off, with two
+# sessions on it (one that may move, one that may not): it acknowledges
+# none of their writes, and gives no new session, cut off or healed; the two left keep a leader and take
+# writes; the session that may move goes on there; then check_all on the
+# two.
+# new_session I PATH WHAT: a new session on server I alone, to create
+# PATH, is refused (PATH then counted as never acknowledged).
+new_session() {
+    local status=0
+    hubx "$tumbler" -s "$(caddr "$1"):2181" --connect-timeout 1 create "$2" x >/dev/null 2>&1 || status=$?
+    echo "$2" >>"$dir/unacked"
+    [ "$status" != 0 ] || anomaly "server $1, $3, gave a new session and created $2"
+}
+removed_cut() {
+    local l f o t0 out n k z
+    l=$(settled "1 2 3")
+    f=$(others "$l" | tr ' ' '\n' | shuf -n1)
+    o=$(others "$f")
+    echo "removing follower $f (reconfig -remove $f), then cutting it off"
+    write "1 2 3" /rm-cut 0
+    shell_open rmmove "$f"
+    shell_open rmpin "$f" pinned
+    t0=$(now_ms)
+    # shellcheck disable=SC2086 # the others, one word each
+    out=$(reconfig_remove "$f" "$(hosts $o)" 2>&1) ||
+        fail "reconfig -remove $f failed: $(echo "$out" | tail -3)"
+    ! echo "$out" | grep -q "^server\.$f=" ||
+        anomaly "server $f still in the configuration the reconfig answered: $out"
+    echo "  the new configuration: $(echo "$out" | grep -c '^server\.') members, $(echo "$out" | sed -n 's/^version=/version /p')"
+    members=$o
+    # It learns that it left (it has the outcome before it is removed).
+    until grep -q "not a member of the ensemble any more" "$dir/s$f.log"; do
+        [ $(($(now_ms) - t0)) -lt 20000 ] || {
+            anomaly "server $f did not say within 20 s that it was removed"
+            break
+        }
+        sleep 0.05
+    done
+    echo "  server $f says it was removed $(($(now_ms) - t0)) ms after the request"
+    cut_off "$f"
+    t0=$(now_ms)
+    k=10
+    for n in $(seq 0 $((k - 1))); do
+        shell rmpin "create /rm-cut/n-$n x"
+        echo "/rm-cut/n-$n" >>"$dir/unacked"
+    done
+    # The two left keep (or elect) a leader and take writes.
+    l=$(settled "$o")
+    write "$o" /rm-major 300
+    echo "  server $l leads servers $o; 300 writes through them acknowledged"
+    moved rmmove /rm-cut/after
+    echo "  the session that was on it moved over and wrote"
+    # A new session on it, to create: refused, cut off and once healed
+    # (it is still no member).
+    new_session "$f" /rm-cut/v1 "removed and cut off"
+    while [ $(($(now_ms) - t0)) -lt 3000 ]; do sleep 0.1; done
+    heal "$f"
+    new_session "$f" /rm-cut/v2 "removed, once healed"
+    shell_close rmpin 3
+    ! grep -h "^Created /rm-cut/n" "$dir/rmpin.out" ||
+        anomaly "server $f, removed and cut off, acknowledged the creates above"
+    echo "  server $f acknowledged none of the $k creates sent to it after the cut, and gave no new session, cut off or healed"
+    # shellcheck disable=SC2086
+    z=$(converged 10000) || { show $o; anomaly "servers $o not at one zxid within 10 s"; }
+    echo "  servers $o at zxid $z or past it"
+    check_all
+    shell_close rmmove
+}
+
 start_ms=$(now_ms)
 leader_cut 1 "${LEADER_HOLD:-30}"
 follower_cut 1 "${FOLLOWER_HOLD:-3}"
@@ -516,6 +617,7 @@ for r in $(seq 2 "$rounds"); do
     follower_cut "$r" "${FOLLOWER_HOLD:-$((RANDOM % 40 + 2))}"
     flaps "$r"
 done
+removed_cut
 echo "workloads stopped"
 load_stop
 echo "$rounds round(s) in $(($(now_ms) - start_ms)) ms: $(grep -c . "$dir/acked") acknowledged writes checked on every server, $anomalies anomalies"
