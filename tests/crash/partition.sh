@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Network partitions between the members of a 3-server ensemble.  Each
+# Network partitions between the members of a 3-server ensemble and its
+# observer (server 4).  Each
 # tumblerd runs in a network namespace of its own that this test makes, with
-# two veth links to a fourth namespace (the hub): one to the servers'
+# two veth links to a fifth namespace (the hub): one to the servers'
 # bridge, which carries raft and forwarded writes (10.200.<pid-based>.N),
 # and one to the clients' bridge (10.201.<pid-based>.N); the addresses
 # exist only inside these namespaces, nothing changes in the machine's own.
@@ -25,7 +26,10 @@
 #      of the session's creates sent to the cut-off follower (outcome
 #      unknown to it) is applied, it is applied before the write the
 #      session made after it (ZooKeeper's FIFO order of a session).
-#   3. last, a follower removed by reconfig (kazoo as the super user,
+#   3. the observer cut off (3 s) with a session pinned to it: none of
+#      its creates acknowledged while cut; healed, the observer catches up
+#      within 10 s and has the voters' tree (check_all over the four);
+#   4. last, a follower removed by reconfig (kazoo as the super user,
 #      reconfigEnabled=true), then cut off (3 s), with two sessions on it
 #      (one that may move, one pinned to it): it says it was removed; it
 #      acknowledges none of the pinned session's creates and gives no new
@@ -51,7 +55,8 @@
 # run: each further round cuts the leader and a random follower again, for
 # 2-41 s each, then cuts random members 8 times for 0-5 s (shorter and
 # longer than an election) under writers on all three, and checks the
-# same once healed; the removal (3.) comes after the last round.  LEADER_HOLD=S / FOLLOWER_HOLD=S fix the cut lengths;
+# same once healed; the observer's cut and the removal (3., 4.)
+# come after the last round.  LEADER_HOLD=S / FOLLOWER_HOLD=S fix the cut lengths;
 # KEEP=1 keeps the logs and data of a failed run.
 set -euo pipefail
 tumblerd=$1 writer=$2 tumbler=$3 rounds=${4:-${ROUNDS:-1}}
@@ -78,7 +83,7 @@ cleanup() {
     for n in "${made[@]}"; do crash_kill $(ip netns pids "$n" 2>/dev/null); done
     for n in "${made[@]}"; do ip netns del "$n" 2>/dev/null || true; done
     if [ "$rc" != 0 ]; then
-        for n in 1 2 3; do
+        for n in 1 2 3 4; do
             [ -f "$dir/s$n.log" ] && { echo "---- server $n"; grep -v 'cannot log a write\|did not complete' "$dir/s$n.log" | tail -25; }
         done
     fi
@@ -108,7 +113,7 @@ for b in 0 1; do
     ip -n "$hub" link set "br$b" up
 done
 ip -n "$hub" addr add "$(caddr 254)/24" dev br1
-for i in 1 2 3; do
+for i in 1 2 3 4; do
     mkns "$(nsn "$i")"
     ip -n "$(nsn "$i")" link set lo up
     # s$i: the servers' bridge, eth0 inside; c$i: the clients', eth1.
@@ -140,8 +145,9 @@ print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode
     echo "reconfigEnabled=true"
     echo "DigestAuthenticationProvider.superDigest=$super_digest"
     for i in 1 2 3; do echo "server.$i=$(saddr "$i"):2888:3888;$(caddr "$i"):2181"; done
+    echo "server.4=$(saddr 4):2888:3888:observer;$(caddr 4):2181"
 } >"$dir/zoo.cfg"
-for i in 1 2 3; do
+for i in 1 2 3 4; do
     ip netns exec "$(nsn "$i")" "$tumblerd" "$dir/zoo.cfg" --serverId="$i" \
         --dataDir="$dir/d$i" 2>>"$dir/s$i.log" &
 done
@@ -525,6 +531,43 @@ flaps() {
     check_all
 }
 
+# ---- the observer cut off from the voters
+# observer_cut: server 4, an observer, cut off (3 s) with a session
+# pinned to it: none of that session's creates acknowledged while cut;
+# healed, it catches up (the four at one zxid within 10 s) and has the
+# voters' tree (check_all over the four).
+observer_cut() {
+    local t0 k n z
+    echo "cutting off the observer, server 4"
+    write "1 2 3" /ob-cut 0
+    [ "$(mode 4)" = observer ] || anomaly "server 4 is no observer: $(mode 4)"
+    shell_open obpin 4 pinned
+    cut_off 4
+    t0=$(now_ms)
+    k=10
+    for n in $(seq 0 $((k - 1))); do shell obpin "create /ob-cut/n-$n x"; done
+    write "1 2 3" /ob-major 100
+    echo "  100 writes through the voters acknowledged"
+    while [ $(($(now_ms) - t0)) -lt 3000 ]; do sleep 0.1; done
+    ! grep -h "^Created /ob-cut/n" "$dir/obpin.out" ||
+        anomaly "server 4, an observer cut off from the voters, acknowledged the creates above"
+    echo "  none of the $k creates sent through it while cut acknowledged"
+    # What it has left fails, or is stopped (a create it forwarded into
+    # the cut link may still be applied once healed: on all, as any).
+    shell_close obpin 1
+    heal 4
+    t0=$(now_ms)
+    members="1 2 3 4"
+    z=$(converged 10000) || {
+        anomaly "server 4 had not caught up 10 s after the heal:"
+        show 1 2 3 4
+        z=$(converged 60000) || { show 1 2 3 4; fail "server 4 had not caught up 70 s after the heal"; }
+    }
+    echo "  server 4 caught up (the four at zxid $z or past it) $(($(now_ms) - t0)) ms after the heal"
+    check_all
+    members="1 2 3"
+}
+
 # ---- a member removed (reconfig -remove), then cut off
 # reconfig_remove I HOSTS: kazoo, as the super user, through HOSTS, asks
 # that member I leave; prints the new configuration.
@@ -568,7 +611,7 @@ removed_cut() {
         fail "reconfig -remove $f failed: $(echo "$out" | tail -3)"
     ! echo "$out" | grep -q "^server\.$f=" ||
         anomaly "server $f still in the configuration the reconfig answered: $out"
-    echo "  the new configuration: $(echo "$out" | grep -c '^server\.') members, $(echo "$out" | sed -n 's/^version=/version /p')"
+    echo "  the new configuration: $(echo "$out" | grep '^server\.' | cut -d= -f1 | xargs), $(echo "$out" | sed -n 's/^version=/version /p')"
     members=$o
     # It learns that it left (it has the outcome before it is removed).
     until grep -q "not a member of the ensemble any more" "$dir/s$f.log"; do
@@ -588,8 +631,8 @@ removed_cut() {
     done
     # The two left keep (or elect) a leader and take writes.
     l=$(settled "$o")
-    write "$o" /rm-major 300
-    echo "  server $l leads servers $o; 300 writes through them acknowledged"
+    write "$o" /rm-major 100
+    echo "  server $l leads servers $o; 100 writes through them acknowledged"
     moved rmmove /rm-cut/after
     echo "  the session that was on it moved over and wrote"
     # A new session on it, to create: refused, cut off and once healed
@@ -617,6 +660,7 @@ for r in $(seq 2 "$rounds"); do
     follower_cut "$r" "${FOLLOWER_HOLD:-$((RANDOM % 40 + 2))}"
     flaps "$r"
 done
+observer_cut
 removed_cut
 echo "workloads stopped"
 load_stop
