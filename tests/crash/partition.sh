@@ -26,11 +26,11 @@
 #      of the session's creates sent to the cut-off follower (outcome
 #      unknown to it) is applied, it is applied before the write the
 #      session made after it (ZooKeeper's FIFO order of a session).
-#   3. the observer cut off (3 s) with a session pinned to it: none of
+#   3. the observer cut off (2 s) with a session pinned to it: none of
 #      its creates acknowledged while cut; healed, the observer catches up
 #      within 10 s and has the voters' tree (check_all over the four);
 #   4. last, a follower removed by reconfig (kazoo as the super user,
-#      reconfigEnabled=true), then cut off (3 s), with two sessions on it
+#      reconfigEnabled=true), then cut off (2 s), with two sessions on it
 #      (one that may move, one pinned to it): it says it was removed; it
 #      acknowledges none of the pinned session's creates and gives no new
 #      session, cut off or healed; the two left keep a leader and take
@@ -548,7 +548,7 @@ observer_cut() {
     for n in $(seq 0 $((k - 1))); do shell obpin "create /ob-cut/n-$n x"; done
     write "1 2 3" /ob-major 100
     echo "  100 writes through the voters acknowledged"
-    while [ $(($(now_ms) - t0)) -lt 3000 ]; do sleep 0.1; done
+    while [ $(($(now_ms) - t0)) -lt 2000 ]; do sleep 0.1; done
     ! grep -h "^Created /ob-cut/n" "$dir/obpin.out" ||
         anomaly "server 4, an observer cut off from the voters, acknowledged the creates above"
     echo "  none of the $k creates sent through it while cut acknowledged"
@@ -638,7 +638,7 @@ removed_cut() {
     # A new session on it, to create: refused, cut off and once healed
     # (it is still no member).
     new_session "$f" /rm-cut/v1 "removed and cut off"
-    while [ $(($(now_ms) - t0)) -lt 3000 ]; do sleep 0.1; done
+    while [ $(($(now_ms) - t0)) -lt 2000 ]; do sleep 0.1; done
     heal "$f"
     new_session "$f" /rm-cut/v2 "removed, once healed"
     shell_close rmpin 3
