@@ -149,6 +149,8 @@ struct replog {
     unsigned snap_backoff_ms; /* 0 while snapshots succeed */
     uint64_t snap_retry_at;   /* uv_now */
     uint64_t trim_high; /* largest state since the heap was last trimmed */
+    int trim_due; /* a snapshot has been taken since the last trim at a
+                     pause of writes (replog__snapshot_poke) */
     struct tb_wbuf snap_state;
     uint8_t snap_hdr[REPLOG_SNAP_HDR];
     struct raft_buffer snap_bufs[3];
