@@ -216,8 +216,14 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         }
         m->phase = LK_PARENTS;
         y = rcp_ctx_new(m);
+        /* Lock-delay keeps its record in PATH's data: a container would
+         * be reaped with it once the lock empties. */
         submitted(m,
-                  y ? rcp_mkparents(m->c, m->parent, on_parents, y) : TB_ENOMEM,
+                  y ? rcp_mkparents(m->c, m->parent,
+                                    m->lock_delay_ms > 0 ? TB_PERSISTENT
+                                                         : TB_CONTAINER,
+                                    on_parents, y)
+                    : TB_ENOMEM,
                   y, &o);
         break;
     }

@@ -251,19 +251,24 @@ int rcp_ld_lock(struct tb_mutex *m, int timeout_ms, int64_t deadline,
 int rcp_ld_abort(struct tb_mutex *m, int rc)
 {
     struct rcp_ld *ld;
+    int phase;
 
     pthread_mutex_lock(m->mu);
-    ld = m->ld;
-    if (ld == NULL || ld->phase == LD_LOCKING) {
+    if ((ld = m->ld) == NULL) {
         pthread_mutex_unlock(m->mu);
-        return ld == NULL ? TB_EINVAL : rcp_lk_abort(m, rc);
+        return TB_EINVAL;
     }
     if (ld->phase == LD_DELAYING && rcp_timer_disarm(&ld->timer)) {
         give_back(ld, rc);
         return 0;
     }
+    /* The step in flight gives up.  While locking, the engine is asked
+     * too; if it has granted already, on_locked gives the hold back. */
     if (ld->abort_rc == 0)
-        ld->abort_rc = rc; /* the step in flight gives up */
+        ld->abort_rc = rc;
+    phase = ld->phase;
     pthread_mutex_unlock(m->mu);
+    if (phase == LD_LOCKING)
+        (void)rcp_lk_abort(m, rc);
     return 0;
 }

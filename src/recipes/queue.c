@@ -159,7 +159,7 @@ int rcp_q_make_paths(struct tb_dqueue *q, tb_done_cb done, void *data)
     k->data = data;
     rv = strcmp(parent, "/") == 0
              ? send_paths(k)
-             : rcp_mkparents(q->c, parent, on_ancestors, k);
+             : rcp_mkparents(q->c, parent, TB_CONTAINER, on_ancestors, k);
     free(parent);
     if (rv != 0)
         free(k);

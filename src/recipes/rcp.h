@@ -156,10 +156,11 @@ int rcp_sync_run(struct tb_client *c, struct rcp_wait *w, int timeout_ms,
  * TB_ECLOSING). */
 int rcp_reap(struct tb_client *c, const char *path, int wait_final,
              tb_done_cb done, void *data);
-/* Creates `path` and its missing ancestors as containers (pipelined);
- * `done` gets 0 or the first error other than TB_ENODEEXISTS. */
-int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
-                  void *data);
+/* Creates `path` (`mode`) and its missing ancestors as containers
+ * (pipelined); `done` gets 0 or the first error other than
+ * TB_ENODEEXISTS. */
+int rcp_mkparents(struct tb_client *c, const char *path, int mode,
+                  tb_done_cb done, void *data);
 /* Creates `path` (`mode`, open ACL), and its missing parents as
  * containers if the create finds them missing; `done` gets the create's
  * result (TB_ENODEEXISTS included). */

@@ -116,8 +116,8 @@ static void on_mkp(struct tb_client *c, int rc, const char *path,
 
 /* Creates "/a", "/a/b", ... "/a/b/c" in one pipeline: the server handles
  * one connection's requests in order, so each finds its parent made. */
-int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
-                  void *data)
+int rcp_mkparents(struct tb_client *c, const char *path, int mode,
+                  tb_done_cb done, void *data)
 {
     struct rcp_fan *f;
     char *p;
@@ -136,8 +136,9 @@ int rcp_mkparents(struct tb_client *c, const char *path, tb_done_cb done,
         if (i < n && p[i] != '/')
             continue;
         p[i] = '\0';
-        rv = rcp_fan_sent(f, tb_create(c, p, NULL, 0, NULL, TB_CONTAINER, 0,
-                                       on_mkp, f));
+        rv = rcp_fan_sent(f, tb_create(c, p, NULL, 0, NULL,
+                                       i < n ? TB_CONTAINER : mode, 0, on_mkp,
+                                       f));
         if (i < n)
             p[i] = '/';
     }
@@ -191,7 +192,7 @@ static void on_cin(struct tb_client *c, int rc, const char *path,
         k->made_parents = 1;
         parent = rcp_dirname(k->path);
         rc = parent == NULL ? TB_ENOMEM
-                            : rcp_mkparents(c, parent, on_cin_parents, k);
+                            : rcp_mkparents(c, parent, TB_CONTAINER, on_cin_parents, k);
         free(parent);
         if (rc == 0)
             return;

@@ -3,7 +3,8 @@
  * as its session's expiry would) makes the next holder wait the delay,
  * while a lock without lock-delay on the same path is granted at once; a
  * waiter whose timeout ends within the delay gives up, leaving the record
- * so the next one waits too; free during the delay cancels; non-fair locks
+ * so the next one waits too, also once the emptied lock has stood past the
+ * servers' container reaping; free during the delay cancels; non-fair locks
  * refuse it.  The processes of the kill -9 script (ldhold, ldwait). */
 #include <string.h>
 #include <time.h>
@@ -87,6 +88,11 @@ int t_delay(int argc, char **argv)
     CHECK_RC(tb_mutex_lock_sync(m2, 300, &t), TB_ETIMEDOUT);
     CHECK(rt_nchildren(c1, LOCK) == 0 ||
           rt_wait_nchildren(c1, LOCK, 0, 2000) == 0);
+    /* The lock is empty now: past two of the servers' container checks
+     * (1 s in these tests) PATH, and the record in it, must still be
+     * there. */
+    rt_sleep_ms(2100);
+    CHECK_RC(tb_exists_sync(c1, LOCK, NULL, NULL, NULL), 0);
     /* Without lock-delay: granted at once on the same path. */
     plain = new_lock(c2, 0);
     t0 = rt_now_ms();
