@@ -145,16 +145,6 @@ static void step_done(struct tb_cbarrier *b, int rc)
         pthread_mutex_unlock(&b->mu);
 }
 
-static int time_left(struct tb_cbarrier *b)
-{
-    int64_t left;
-
-    if (b->deadline < 0)
-        return -1;
-    left = b->deadline - rcp_now_ms();
-    return left <= 0 ? 0 : (int)left;
-}
-
 static int look_gens(struct tb_cbarrier *b);
 static int join(struct tb_cbarrier *b);
 static int look(struct tb_cbarrier *b);
@@ -383,20 +373,20 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
         rc = pass_gen(b);
         break;
     default:
-        if (b->gave_up != 0 || time_left(b) == 0) {
+        if (b->gave_up != 0 || rcp_ms_left(b->deadline) == 0) {
             if (b->gave_up == 0)
                 b->gave_up = TB_ETIMEDOUT;
             rc = break_gen(b);
         } else if (b->seq <= 1) { /* the two lowest see departures */
             b->st.watches_set++;
             rc = rcp_nw_start_children(c, b->gen_path, RCP_NW_CHILDREN,
-                                       st->cversion, time_left(b), on_waited, b,
+                                       st->cversion, rcp_ms_left(b->deadline), on_waited, b,
                                        &b->nw);
         } else {
             b->st.watches_set++;
             end = rcp_join(b->gen_path, END);
             rc = end == NULL ? TB_ENOMEM
-                             : rcp_nw_start(c, end, RCP_NW_EXISTS, time_left(b),
+                             : rcp_nw_start(c, end, RCP_NW_EXISTS, rcp_ms_left(b->deadline),
                                             on_waited, b, &b->nw);
             free(end);
         }

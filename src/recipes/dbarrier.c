@@ -107,13 +107,8 @@ static void on_waited(int rc, void *data);
  * time to the deadline, or until given up. */
 static int wait_node(struct tb_dbarrier *b, const char *path, int want)
 {
-    int t = -1;
-
-    if (b->deadline >= 0) {
-        int64_t left = b->deadline - rcp_now_ms();
-        t = left <= 0 ? 0 : (int)left;
-    }
-    return rcp_nw_start(b->c, path, want, t, on_waited, b, &b->nw);
+    return rcp_nw_start(b->c, path, want, rcp_ms_left(b->deadline), on_waited,
+                        b, &b->nw);
 }
 
 /* ---- enter ---- */

@@ -131,15 +131,6 @@ static void on_waited(int rc, void *data)
     rcp_nw_release(nw);
 }
 
-static int time_left(struct tb_latch *l)
-{
-    int64_t left;
-
-    if (l->deadline < 0)
-        return -1;
-    left = l->deadline - rcp_now_ms();
-    return left <= 0 ? 0 : (int)left;
-}
 
 /* What to wait for after a look at `n` counters from `lo` to `hi`. */
 static int wait_more(struct tb_latch *l, int n, int64_t lo, int64_t hi,
@@ -153,13 +144,13 @@ static int wait_more(struct tb_latch *l, int n, int64_t lo, int64_t hi,
                  (long long)(lo + l->count - 1));
         if ((p = rcp_join(l->path, name)) == NULL)
             return TB_ENOMEM;
-        rv = rcp_nw_start(l->c, p, RCP_NW_EXISTS, time_left(l), on_waited, l,
+        rv = rcp_nw_start(l->c, p, RCP_NW_EXISTS, rcp_ms_left(l->deadline), on_waited, l,
                           &l->nw);
         free(p);
         return rv;
     }
     return rcp_nw_start_children(l->c, l->path, RCP_NW_CHILDREN, cversion,
-                                 time_left(l), on_waited, l, &l->nw);
+                                 rcp_ms_left(l->deadline), on_waited, l, &l->nw);
 }
 
 static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
@@ -186,10 +177,10 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
             await_end(l, 0);
             return;
         }
-        rc = time_left(l) == 0 ? TB_ETIMEDOUT
+        rc = rcp_ms_left(l->deadline) == 0 ? TB_ETIMEDOUT
                                : wait_more(l, n, lo, hi, st->cversion);
     } else if (rc == TB_ENONODE) { /* no counter yet: wait for PATH */
-        rc = rcp_nw_start(c, l->path, RCP_NW_EXISTS, time_left(l), on_waited, l,
+        rc = rcp_nw_start(c, l->path, RCP_NW_EXISTS, rcp_ms_left(l->deadline), on_waited, l,
                           &l->nw);
     }
     step_done(l, rc);

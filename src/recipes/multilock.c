@@ -275,12 +275,10 @@ static void step(struct tb_multilock *ml, struct rcp_out *o)
         o->drc = 0;
         return;
     }
-    if (ml->deadline == 0) {
+    if (ml->deadline == 0)
         timeout = 0;
-    } else if (ml->deadline > 0 && ml->timer) {
-        int64_t left = ml->deadline - rcp_now_ms();
-        timeout = left > 0 ? (int)left : 0;
-    }
+    else if (ml->deadline > 0 && ml->timer)
+        timeout = rcp_ms_left(ml->deadline);
     rv = tb_mutex_lock(ml->m[ml->next], timeout, on_member, ml);
     if (rv != 0)
         rollback(ml, rv, o);

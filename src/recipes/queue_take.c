@@ -95,18 +95,14 @@ static void on_waited(int rc, void *data);
 /* Nothing to take: wait for the children to change (lock held). */
 static int wait_change(struct tb_dqueue *q)
 {
-    int t = -1, i, n = q->locking ? 2 : 1, rv = 0;
+    int t, i, n = q->locking ? 2 : 1, rv = 0;
     const char *p[2] = {q->entries, q->taken};
     int64_t cv[2] = {q->cv_entries, q->cv_taken};
 
     if (q->op == Q_PEEK)
         return TB_ENONODE; /* peek does not wait */
-    if (q->deadline >= 0) {
-        int64_t left = q->deadline - rcp_now_ms();
-        if (left <= 0)
-            return TB_ETIMEDOUT;
-        t = (int)left;
-    }
+    if ((t = rcp_ms_left(q->deadline)) == 0)
+        return TB_ETIMEDOUT;
     q->waits = 0;
     q->wait_rc = 1;
     for (i = 0; i < n && rv == 0; i++) {

@@ -50,6 +50,9 @@
 /* ---- util.c ---- */
 void rcp_uuid(char out[RCP_UUID_LEN + 1]);
 int64_t rcp_now_ms(void);
+/* What is left to `deadline` (rcp_now_ms clock) in ms: -1 when it is
+ * < 0 (none), 0 once it has passed. */
+int rcp_ms_left(int64_t deadline);
 char *rcp_strdup(const char *s);
 char *rcp_join(const char *parent, const char *name);
 /* The parent of an absolute path ("/" for "/a"), allocated. */

@@ -171,12 +171,9 @@ static void lease_end(struct tb_lease *l, int rc)
  * the synchronous form (whose wait gives up itself), none or one try. */
 static int remaining(const struct tb_lease *l)
 {
-    int64_t left;
-
-    if (l->deadline < 0 || (!l->timer && l->deadline > 0))
+    if (!l->timer && l->deadline > 0)
         return -1;
-    left = l->deadline - rcp_now_ms();
-    return left > 0 ? (int)left : 0; /* past it: one try */
+    return rcp_ms_left(l->deadline); /* past it (0): one try */
 }
 
 static void on_lease(int rc, int64_t token, void *data)

@@ -68,6 +68,16 @@ int64_t rcp_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int rcp_ms_left(int64_t deadline)
+{
+    int64_t left;
+
+    if (deadline < 0)
+        return -1;
+    left = deadline - rcp_now_ms();
+    return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
 char *rcp_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
