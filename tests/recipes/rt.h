@@ -86,4 +86,17 @@ void rt_proxy_cut_all(struct rt_proxy *p, int refuse_ms);
 int rt_proxy_cuts(struct rt_proxy *p);
 void rt_proxy_stop(struct rt_proxy *p);
 
+/* A test's two clients of one server: `direct`, and `proxied` through a
+ * proxy to it that the test cuts. */
+struct rt_cut {
+    struct rt_proxy *px;
+    struct tb_client *direct, *proxied;
+};
+/* Starts the proxy to 127.0.0.1:port (a test's argument) and connects
+ * both clients. */
+void rt_cut_open(struct rt_cut *k, const char *port);
+void rt_cut_close(struct rt_cut *k);
+/* Waits (10 s at most) until the proxy has made `n` cuts in all. */
+void rt_cut_wait(struct rt_cut *k, int n);
+
 #endif

@@ -321,3 +321,29 @@ void rt_proxy_stop(struct rt_proxy *p)
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
+
+void rt_cut_open(struct rt_cut *k, const char *port)
+{
+    char hosts[64];
+
+    k->px = rt_proxy_start(atoi(port));
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", rt_proxy_port(k->px));
+    k->direct = rt_connect(rt_hosts, RT_SESSION_MS);
+    k->proxied = rt_connect(hosts, RT_SESSION_MS);
+}
+
+void rt_cut_close(struct rt_cut *k)
+{
+    tb_client_close(k->proxied);
+    tb_client_close(k->direct);
+    rt_proxy_stop(k->px);
+}
+
+void rt_cut_wait(struct rt_cut *k, int n)
+{
+    int64_t end = rt_now_ms() + 10000;
+
+    while (rt_proxy_cuts(k->px) < n && rt_now_ms() < end)
+        rt_sleep_ms(2);
+    CHECK(rt_proxy_cuts(k->px) >= n);
+}

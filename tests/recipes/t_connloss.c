@@ -16,17 +16,7 @@
 #define OP_CREATE2     15
 #define PATH           "/rt/connloss/lock"
 
-static struct tb_client *direct, *proxied;
-static struct rt_proxy *px;
-
-static void wait_cuts(int n)
-{
-    int64_t end = rt_now_ms() + 10000;
-
-    while (rt_proxy_cuts(px) < n && rt_now_ms() < end)
-        rt_sleep_ms(2);
-    CHECK(rt_proxy_cuts(px) >= n);
-}
+static struct rt_cut k;
 
 /* Create applied, reply lost; then also the first search's reply. */
 static void case_lost_reply(int also_find)
@@ -34,23 +24,23 @@ static void case_lost_reply(int also_find)
     struct tb_mutex *m;
     struct tb_recipe_stats st;
     struct rt_acq a;
-    int cuts = rt_proxy_cuts(px);
+    int cuts = rt_proxy_cuts(k.px);
 
-    CHECK_RC(tb_mutex_new(&m, proxied, PATH, NULL), 0);
-    rt_proxy_cut_on(px, OP_CREATE2, 1, 300);
+    CHECK_RC(tb_mutex_new(&m, k.proxied, PATH, NULL), 0);
+    rt_proxy_cut_on(k.px, OP_CREATE2, 1, 300);
     rt_acq_init(&a);
     CHECK_RC(tb_mutex_lock(m, -1, rt_acq_cb, &a), 0);
-    wait_cuts(cuts + 1);
+    rt_cut_wait(&k, cuts + 1);
     if (also_find) {
-        rt_proxy_cut_on(px, OP_GETCHILDREN, 1, 300);
-        wait_cuts(cuts + 2);
+        rt_proxy_cut_on(k.px, OP_GETCHILDREN, 1, 300);
+        rt_cut_wait(&k, cuts + 2);
     }
     CHECK_RC(rt_acq_wait(&a, 15000), 0);
     tb_mutex_stats(m, &st);
     CHECK(st.recoveries == 1 && st.creates == 1);
-    CHECK(rt_nchildren(direct, PATH) == 1);
+    CHECK(rt_nchildren(k.direct, PATH) == 1);
     CHECK_RC(tb_mutex_unlock_sync(m), 0);
-    CHECK(rt_nchildren(direct, PATH) == 0);
+    CHECK(rt_nchildren(k.direct, PATH) == 0);
     tb_mutex_free(m);
     printf("lost create reply%s: node found by its uuid, no orphan\n",
            also_find ? " and lost search reply" : "");
@@ -63,19 +53,19 @@ static void case_not_sent(void)
     struct tb_mutex *m;
     struct tb_recipe_stats st;
     struct rt_acq a;
-    int cuts = rt_proxy_cuts(px);
+    int cuts = rt_proxy_cuts(k.px);
 
-    CHECK_RC(tb_mutex_new(&m, proxied, PATH, NULL), 0);
-    rt_proxy_cut_on(px, OP_CREATE2, 0, 300);
+    CHECK_RC(tb_mutex_new(&m, k.proxied, PATH, NULL), 0);
+    rt_proxy_cut_on(k.px, OP_CREATE2, 0, 300);
     rt_acq_init(&a);
     CHECK_RC(tb_mutex_lock(m, -1, rt_acq_cb, &a), 0);
-    wait_cuts(cuts + 1);
+    rt_cut_wait(&k, cuts + 1);
     CHECK_RC(rt_acq_wait(&a, 15000), 0);
     tb_mutex_stats(m, &st);
     CHECK(st.recoveries == 0 && st.creates == 2);
-    CHECK(rt_nchildren(direct, PATH) == 1);
+    CHECK(rt_nchildren(k.direct, PATH) == 1);
     CHECK_RC(tb_mutex_unlock_sync(m), 0);
-    CHECK(rt_nchildren(direct, PATH) == 0);
+    CHECK(rt_nchildren(k.direct, PATH) == 0);
     tb_mutex_free(m);
     printf("create not sent: created again, one node\n");
 }
@@ -87,49 +77,49 @@ static void case_queued(void)
     struct tb_mutex *h, *m;
     struct rt_acq a;
     int64_t th;
-    int cuts = rt_proxy_cuts(px);
+    int cuts = rt_proxy_cuts(k.px);
 
-    CHECK_RC(tb_mutex_new(&h, direct, PATH, NULL), 0);
+    CHECK_RC(tb_mutex_new(&h, k.direct, PATH, NULL), 0);
     CHECK_RC(tb_mutex_lock_sync(h, 5000, &th), 0);
-    CHECK_RC(tb_mutex_new(&m, proxied, PATH, NULL), 0);
-    rt_proxy_cut_on(px, OP_CREATE2, 1, 300);
+    CHECK_RC(tb_mutex_new(&m, k.proxied, PATH, NULL), 0);
+    rt_proxy_cut_on(k.px, OP_CREATE2, 1, 300);
     rt_acq_init(&a);
     CHECK_RC(tb_mutex_lock(m, -1, rt_acq_cb, &a), 0);
-    wait_cuts(cuts + 1);
-    CHECK(rt_wait_nchildren(direct, PATH, 2, 5000) == 2);
+    rt_cut_wait(&k, cuts + 1);
+    CHECK(rt_wait_nchildren(k.direct, PATH, 2, 5000) == 2);
     rt_sleep_ms(800); /* reconnected and queued, still exactly two */
-    CHECK(rt_nchildren(direct, PATH) == 2);
+    CHECK(rt_nchildren(k.direct, PATH) == 2);
     CHECK(!rt_acq_done(&a));
     CHECK_RC(tb_mutex_unlock_sync(h), 0);
     CHECK_RC(rt_acq_wait(&a, 10000), 0);
     CHECK(a.token > th);
     CHECK_RC(tb_mutex_unlock_sync(m), 0);
-    CHECK(rt_nchildren(direct, PATH) == 0);
+    CHECK(rt_nchildren(k.direct, PATH) == 0);
     tb_mutex_free(m);
     printf("lost create reply behind a holder: queued once, handed over\n");
 
     /* Giving up while the reply is lost and the server unreachable: the
      * give-up waits for the node to be found, then deletes it. */
     CHECK_RC(tb_mutex_lock_sync(h, 5000, &th), 0);
-    CHECK_RC(tb_mutex_new(&m, proxied, PATH, NULL), 0);
-    cuts = rt_proxy_cuts(px);
-    rt_proxy_cut_on(px, OP_CREATE2, 1, 1500);
+    CHECK_RC(tb_mutex_new(&m, k.proxied, PATH, NULL), 0);
+    cuts = rt_proxy_cuts(k.px);
+    rt_proxy_cut_on(k.px, OP_CREATE2, 1, 1500);
     CHECK_RC(tb_mutex_lock_sync(m, 500, NULL), TB_ETIMEDOUT);
-    CHECK(rt_proxy_cuts(px) == cuts + 1);
-    CHECK(rt_nchildren(direct, PATH) == 1);
+    CHECK(rt_proxy_cuts(k.px) == cuts + 1);
+    CHECK(rt_nchildren(k.direct, PATH) == 1);
     printf("timeout during a lost create reply: no node left\n");
 
     /* Cancel while waiting and disconnected: the reaper deletes the node
      * once the connection is back. */
     rt_acq_init(&a);
     CHECK_RC(tb_mutex_lock(m, -1, rt_acq_cb, &a), 0);
-    CHECK(rt_wait_nchildren(direct, PATH, 2, 5000) == 2);
+    CHECK(rt_wait_nchildren(k.direct, PATH, 2, 5000) == 2);
     rt_sleep_ms(100);
-    rt_proxy_cut_all(px, 1000);
+    rt_proxy_cut_all(k.px, 1000);
     rt_sleep_ms(100);
     CHECK_RC(tb_mutex_cancel(m), 0);
     CHECK_RC(rt_acq_wait(&a, 10000), TB_ECANCELED);
-    CHECK(rt_wait_nchildren(direct, PATH, 1, 10000) == 1);
+    CHECK(rt_wait_nchildren(k.direct, PATH, 1, 10000) == 1);
     printf("cancel while disconnected: node removed after reconnect\n");
     CHECK_RC(tb_mutex_unlock_sync(h), 0);
     tb_mutex_free(h);
@@ -144,19 +134,19 @@ static void case_nonfair(int forward)
     struct tb_mutex *m;
     struct tb_recipe_stats st;
     struct tb_stat ns;
-    int cuts = rt_proxy_cuts(px);
+    int cuts = rt_proxy_cuts(k.px);
     int64_t t;
 
-    CHECK_RC(tb_mutex_new(&m, proxied, "/rt/connloss/nf", &o), 0);
-    rt_proxy_cut_on(px, OP_CREATE2, forward, 300);
+    CHECK_RC(tb_mutex_new(&m, k.proxied, "/rt/connloss/nf", &o), 0);
+    rt_proxy_cut_on(k.px, OP_CREATE2, forward, 300);
     CHECK_RC(tb_mutex_lock_sync(m, 15000, &t), 0);
-    CHECK(rt_proxy_cuts(px) == cuts + 1);
+    CHECK(rt_proxy_cuts(k.px) == cuts + 1);
     tb_mutex_stats(m, &st);
     CHECK(st.recoveries == (uint64_t)forward);
-    CHECK_RC(tb_exists_sync(direct, "/rt/connloss/nf", NULL, NULL, &ns), 0);
+    CHECK_RC(tb_exists_sync(k.direct, "/rt/connloss/nf", NULL, NULL, &ns), 0);
     CHECK(ns.czxid == t);
     CHECK_RC(tb_mutex_unlock_sync(m), 0);
-    CHECK_RC(tb_exists_sync(direct, "/rt/connloss/nf", NULL, NULL, NULL),
+    CHECK_RC(tb_exists_sync(k.direct, "/rt/connloss/nf", NULL, NULL, NULL),
              TB_ENONODE);
     tb_mutex_free(m);
     printf("non-fair, create %s: %s\n", forward ? "applied" : "not sent",
@@ -189,9 +179,9 @@ static void case_suspended(void)
     struct rt_done d;
     int64_t t, end;
 
-    CHECK_RC(tb_mutex_new(&m, proxied, PATH, &o), 0);
+    CHECK_RC(tb_mutex_new(&m, k.proxied, PATH, &o), 0);
     CHECK_RC(tb_mutex_lock_sync(m, 5000, &t), 0);
-    rt_proxy_cut_all(px, 1000);
+    rt_proxy_cut_all(k.px, 1000);
     end = rt_now_ms() + 10000;
     while (rt_now_ms() < end) {
         pthread_mutex_lock(&s.mu);
@@ -208,35 +198,30 @@ static void case_suspended(void)
     printf("holder disconnected briefly: SUSPENDED, then HELD\n");
 
     /* Release while disconnected: done once the connection is back. */
-    rt_proxy_cut_all(px, 800);
+    rt_proxy_cut_all(k.px, 800);
     rt_sleep_ms(100);
     rt_done_init(&d);
     CHECK_RC(tb_mutex_unlock(m, rt_done_cb, &d), 0);
     CHECK_RC(rt_done_wait(&d, 10000), 0);
-    CHECK(rt_nchildren(direct, PATH) == 0);
+    CHECK(rt_nchildren(k.direct, PATH) == 0);
     tb_mutex_free(m);
     printf("release while disconnected: node deleted after reconnect\n");
 }
 
 int t_connloss(int argc, char **argv)
 {
-    char hosts[64];
-
     CHECK(argc >= 1);
-    px = rt_proxy_start(atoi(argv[0]));
-    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", rt_proxy_port(px));
-    direct = rt_connect(rt_hosts, RT_SESSION_MS);
-    proxied = rt_connect(hosts, RT_SESSION_MS);
-    rt_rmr(direct, "/rt/connloss");
+    rt_cut_open(&k, argv[0]);
+    rt_rmr(k.direct, "/rt/connloss");
     /* A persistent parent: the counts of creates below are then exact,
      * and no container removal races with the cases. */
-    tb_create_sync(direct, "/rt", NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+    tb_create_sync(k.direct, "/rt", NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
                    NULL);
-    CHECK_RC(tb_create_sync(direct, "/rt/connloss", NULL, 0, NULL,
+    CHECK_RC(tb_create_sync(k.direct, "/rt/connloss", NULL, 0, NULL,
                             TB_PERSISTENT, 0, NULL, 0, NULL),
              0);
-    CHECK_RC(tb_create_sync(direct, PATH, NULL, 0, NULL, TB_PERSISTENT, 0, NULL,
-                            0, NULL),
+    CHECK_RC(tb_create_sync(k.direct, PATH, NULL, 0, NULL, TB_PERSISTENT, 0,
+                            NULL, 0, NULL),
              0);
     case_lost_reply(0);
     case_lost_reply(1);
@@ -245,9 +230,7 @@ int t_connloss(int argc, char **argv)
     case_nonfair(1);
     case_nonfair(0);
     case_suspended();
-    tb_client_close(proxied);
-    tb_client_close(direct);
-    rt_proxy_stop(px);
+    rt_cut_close(&k);
     printf("connloss: ok\n");
     return 0;
 }

@@ -12,17 +12,7 @@
 #define OP_DELETE  2
 #define OP_CREATE2 15
 
-static struct tb_client *direct, *proxied;
-static struct rt_proxy *px;
-
-static void wait_cuts(int n)
-{
-    int64_t end = rt_now_ms() + 10000;
-
-    while (rt_proxy_cuts(px) < n && rt_now_ms() < end)
-        rt_sleep_ms(2);
-    CHECK(rt_proxy_cuts(px) >= n);
-}
+static struct rt_cut k;
 
 /* Takes from `q` (waiting up to ms); the item's text in buf. */
 static int take(struct tb_dqueue *q, int ms, char *buf, size_t cap)
@@ -46,21 +36,21 @@ static void claim_reply_lost(void)
     char buf[32];
     void *v;
     size_t n;
-    int cuts = rt_proxy_cuts(px);
+    int cuts = rt_proxy_cuts(k.px);
 
-    CHECK_RC(tb_dqueue_new(&qp, proxied, path, TB_QUEUE_LOCKING), 0);
-    CHECK_RC(tb_dqueue_new(&qd, direct, path, TB_QUEUE_LOCKING), 0);
+    CHECK_RC(tb_dqueue_new(&qp, k.proxied, path, TB_QUEUE_LOCKING), 0);
+    CHECK_RC(tb_dqueue_new(&qd, k.direct, path, TB_QUEUE_LOCKING), 0);
     CHECK_RC(tb_dqueue_peek_sync(qp, &v, &n), TB_ENONODE); /* its nodes */
     CHECK_RC(tb_dqueue_put_sync(qd, "c1", 2, -1), 0);
-    rt_proxy_cut_on(px, OP_CREATE2, 1, 300);
+    rt_proxy_cut_on(k.px, OP_CREATE2, 1, 300);
     CHECK_RC(take(qp, 15000, buf, sizeof buf), 0);
-    wait_cuts(cuts + 1);
+    rt_cut_wait(&k, cuts + 1);
     CHECK(strcmp(buf, "c1") == 0);
-    CHECK(rt_nchildren(direct, "/rt/qcut/locking/taken") == 1);
+    CHECK(rt_nchildren(k.direct, "/rt/qcut/locking/taken") == 1);
     CHECK_RC(take(qd, 0, buf, sizeof buf), TB_ETIMEDOUT); /* claimed */
     CHECK_RC(tb_dqueue_consume_sync(qp), 0);
-    CHECK(rt_nchildren(direct, "/rt/qcut/locking/entries") == 0);
-    CHECK(rt_nchildren(direct, "/rt/qcut/locking/taken") == 0);
+    CHECK(rt_nchildren(k.direct, "/rt/qcut/locking/entries") == 0);
+    CHECK(rt_nchildren(k.direct, "/rt/qcut/locking/taken") == 0);
     tb_dqueue_free(qp);
     tb_dqueue_free(qd);
     printf("locking: claim applied, reply lost: the item taken by its "
@@ -74,16 +64,16 @@ static void delete_cut(int forward)
     char buf[32];
     void *v;
     size_t n;
-    int cuts = rt_proxy_cuts(px);
+    int cuts = rt_proxy_cuts(k.px);
 
-    CHECK_RC(tb_dqueue_new(&qp, proxied, path, TB_QUEUE_SIMPLE), 0);
-    CHECK_RC(tb_dqueue_new(&qd, direct, path, TB_QUEUE_SIMPLE), 0);
+    CHECK_RC(tb_dqueue_new(&qp, k.proxied, path, TB_QUEUE_SIMPLE), 0);
+    CHECK_RC(tb_dqueue_new(&qd, k.direct, path, TB_QUEUE_SIMPLE), 0);
     CHECK_RC(tb_dqueue_peek_sync(qp, &v, &n), TB_ENONODE);
     CHECK_RC(tb_dqueue_put_sync(qd, "s1", 2, -1), 0);
-    rt_proxy_cut_on(px, OP_DELETE, forward, 300);
+    rt_proxy_cut_on(k.px, OP_DELETE, forward, 300);
     CHECK_RC(take(qp, 15000, buf, sizeof buf), TB_ECONNECTIONLOSS);
-    wait_cuts(cuts + 1);
-    CHECK_RC(tb_client_wait_connected(proxied, 10000), 0); /* same session */
+    rt_cut_wait(&k, cuts + 1);
+    CHECK_RC(tb_client_wait_connected(k.proxied, 10000), 0); /* same session */
     if (forward) { /* gone, and nobody gets it again */
         CHECK_RC(take(qd, 0, buf, sizeof buf), TB_ETIMEDOUT);
         CHECK_RC(take(qp, 0, buf, sizeof buf), TB_ETIMEDOUT);
@@ -91,7 +81,7 @@ static void delete_cut(int forward)
         CHECK_RC(take(qd, 5000, buf, sizeof buf), 0);
         CHECK(strcmp(buf, "s1") == 0);
     }
-    CHECK(rt_nchildren(direct, path) == 0);
+    CHECK(rt_nchildren(k.direct, path) == 0);
     tb_dqueue_free(qp);
     tb_dqueue_free(qd);
     printf("simple: delete %s, reply lost: ECONNECTIONLOSS, the item %s\n",
@@ -101,21 +91,14 @@ static void delete_cut(int forward)
 
 int t_queue_connloss(int argc, char **argv)
 {
-    char hosts[64];
-
     CHECK(argc >= 1);
-    px = rt_proxy_start(atoi(argv[0]));
-    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", rt_proxy_port(px));
-    direct = rt_connect(rt_hosts, RT_SESSION_MS);
-    proxied = rt_connect(hosts, RT_SESSION_MS);
-    rt_rmr(direct, "/rt/qcut");
+    rt_cut_open(&k, argv[0]);
+    rt_rmr(k.direct, "/rt/qcut");
     claim_reply_lost();
     delete_cut(1);
     delete_cut(0);
-    rt_rmr(direct, "/rt/qcut");
-    tb_client_close(proxied);
-    tb_client_close(direct);
-    rt_proxy_stop(px);
+    rt_rmr(k.direct, "/rt/qcut");
+    rt_cut_close(&k);
     printf("queue_connloss: ok\n");
     return 0;
 }

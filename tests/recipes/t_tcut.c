@@ -15,17 +15,12 @@
 #define OP_SETDATA 5
 #define OP_CREATE2 15
 
-static struct tb_client *direct, *proxied;
-static struct rt_proxy *px;
+static struct rt_cut k;
 
 static void wait_cuts(int n)
 {
-    int64_t end = rt_now_ms() + 10000;
-
-    while (rt_proxy_cuts(px) < n && rt_now_ms() < end)
-        rt_sleep_ms(2);
-    CHECK(rt_proxy_cuts(px) >= n);
-    CHECK_RC(tb_client_wait_connected(proxied, 10000), 0); /* same session */
+    rt_cut_wait(&k, n);
+    CHECK_RC(tb_client_wait_connected(k.proxied, 10000), 0); /* same session */
 }
 
 /* `d` is still pending after `ms`. */
@@ -44,8 +39,8 @@ static void pending(struct rt_done *d, int ms)
  * lost: `op` runs through the proxy and must report the loss. */
 #define CUT_WRITE(opcode, forward, call)                                       \
     do {                                                                       \
-        int cuts_ = rt_proxy_cuts(px);                                         \
-        rt_proxy_cut_on(px, (opcode), (forward), 300);                         \
+        int cuts_ = rt_proxy_cuts(k.px);                                       \
+        rt_proxy_cut_on(k.px, (opcode), (forward), 300);                       \
         CHECK_RC((call), TB_ECONNECTIONLOSS);                                  \
         wait_cuts(cuts_ + 1);                                                  \
     } while (0)
@@ -56,22 +51,22 @@ static void barrier(void)
     struct rt_done d;
     int cuts;
 
-    CUT_WRITE(OP_CREATE2, 0, tb_barrier_set_sync(proxied, path));
-    CHECK_RC(tb_barrier_wait_sync(direct, path, 0), 0); /* not set */
-    CUT_WRITE(OP_CREATE2, 1, tb_barrier_set_sync(proxied, path));
-    CHECK_RC(tb_barrier_wait_sync(direct, path, 0), TB_ETIMEDOUT); /* set */
-    CHECK_RC(tb_barrier_set_sync(proxied, path), 0); /* again: idempotent */
+    CUT_WRITE(OP_CREATE2, 0, tb_barrier_set_sync(k.proxied, path));
+    CHECK_RC(tb_barrier_wait_sync(k.direct, path, 0), 0); /* not set */
+    CUT_WRITE(OP_CREATE2, 1, tb_barrier_set_sync(k.proxied, path));
+    CHECK_RC(tb_barrier_wait_sync(k.direct, path, 0), TB_ETIMEDOUT); /* set */
+    CHECK_RC(tb_barrier_set_sync(k.proxied, path), 0); /* again: idempotent */
 
     /* Cut while waiting; removed while the waiter is away. */
     rt_done_init(&d);
-    CHECK_RC(tb_barrier_wait(proxied, path, -1, rt_done_cb, &d), 0);
+    CHECK_RC(tb_barrier_wait(k.proxied, path, -1, rt_done_cb, &d), 0);
     pending(&d, 300);
-    cuts = rt_proxy_cuts(px);
-    rt_proxy_cut_all(px, 500);
-    CHECK_RC(tb_barrier_remove_sync(direct, path), 0);
+    cuts = rt_proxy_cuts(k.px);
+    rt_proxy_cut_all(k.px, 500);
+    CHECK_RC(tb_barrier_remove_sync(k.direct, path), 0);
     CHECK_RC(rt_done_wait(&d, 15000), 0);
     wait_cuts(cuts + 1);
-    CHECK(rt_nchildren(direct, "/rt/tcut") == 0);
+    CHECK(rt_nchildren(k.direct, "/rt/tcut") == 0);
     printf("barrier: set lost before the server: ECONNECTIONLOSS, not set; "
            "after it: ECONNECTIONLOSS, set; a waiter cut off while it was "
            "removed let go after reconnecting\n");
@@ -84,11 +79,11 @@ static void latch(void)
     struct rt_done d;
     int left, cuts;
 
-    CHECK_RC(tb_create_sync(direct, path, NULL, 0, NULL, TB_PERSISTENT, 0,
+    CHECK_RC(tb_create_sync(k.direct, path, NULL, 0, NULL, TB_PERSISTENT, 0,
                             NULL, 0, NULL),
              0); /* so that the cut create is the count's own */
-    CHECK_RC(tb_latch_new(&lp, proxied, path, 3), 0);
-    CHECK_RC(tb_latch_new(&ld, direct, path, 3), 0);
+    CHECK_RC(tb_latch_new(&lp, k.proxied, path, 3), 0);
+    CHECK_RC(tb_latch_new(&ld, k.direct, path, 3), 0);
     CUT_WRITE(OP_CREATE2, 0, tb_latch_count_down_sync(lp));
     CHECK_RC(tb_latch_remaining_sync(ld, &left), 0);
     CHECK(left == 3);
@@ -99,13 +94,13 @@ static void latch(void)
     rt_done_init(&d);
     CHECK_RC(tb_latch_await(lp, -1, rt_done_cb, &d), 0);
     pending(&d, 300);
-    cuts = rt_proxy_cuts(px);
-    rt_proxy_cut_all(px, 500);
+    cuts = rt_proxy_cuts(k.px);
+    rt_proxy_cut_all(k.px, 500);
     CHECK_RC(tb_latch_count_down_sync(ld), 0);
     CHECK_RC(tb_latch_count_down_sync(ld), 0);
     CHECK_RC(rt_done_wait(&d, 15000), 0);
     wait_cuts(cuts + 1);
-    CHECK(rt_nchildren(direct, path) == 3);
+    CHECK(rt_nchildren(k.direct, path) == 3);
     tb_latch_free(lp);
     tb_latch_free(ld);
     printf("latch: a count lost before the server: not counted; after it: "
@@ -117,14 +112,14 @@ static void counter(void)
     const char *path = "/rt/tcut/ctr";
     int64_t v;
 
-    CHECK_RC(tb_counter_set_sync(direct, path, 10), 0);
-    CUT_WRITE(OP_SETDATA, 0, tb_counter_add_sync(proxied, path, 1, &v));
-    CHECK_RC(tb_counter_get_sync(direct, path, &v, NULL), 0);
+    CHECK_RC(tb_counter_set_sync(k.direct, path, 10), 0);
+    CUT_WRITE(OP_SETDATA, 0, tb_counter_add_sync(k.proxied, path, 1, &v));
+    CHECK_RC(tb_counter_get_sync(k.direct, path, &v, NULL), 0);
     CHECK(v == 10);
-    CUT_WRITE(OP_SETDATA, 1, tb_counter_add_sync(proxied, path, 1, &v));
-    CHECK_RC(tb_counter_get_sync(direct, path, &v, NULL), 0);
+    CUT_WRITE(OP_SETDATA, 1, tb_counter_add_sync(k.proxied, path, 1, &v));
+    CHECK_RC(tb_counter_get_sync(k.direct, path, &v, NULL), 0);
     CHECK(v == 11); /* added once, not retried */
-    CHECK_RC(tb_counter_add_sync(proxied, path, 1, &v), 0);
+    CHECK_RC(tb_counter_add_sync(k.proxied, path, 1, &v), 0);
     CHECK(v == 12);
     printf("counter: an add lost before the server: not added; after it: "
            "added once, not retried; the next add works\n");
@@ -139,15 +134,15 @@ static void cbarrier(void)
 
     /* Generation 0 passed by a barrier of 1: gen-1 is there, so the next
      * create through the proxy is the party's own. */
-    CHECK_RC(tb_cbarrier_new(&one, direct, path, 1), 0);
+    CHECK_RC(tb_cbarrier_new(&one, k.direct, path, 1), 0);
     CHECK_RC(tb_cbarrier_await_sync(one, 5000), 0);
     tb_cbarrier_free(one);
-    CHECK_RC(tb_cbarrier_new(&bp, proxied, path, 2), 0);
-    CHECK_RC(tb_cbarrier_new(&bd, direct, path, 2), 0);
+    CHECK_RC(tb_cbarrier_new(&bp, k.proxied, path, 2), 0);
+    CHECK_RC(tb_cbarrier_new(&bd, k.direct, path, 2), 0);
 
     /* The party's create applied, its reply lost: found by its name. */
-    cuts = rt_proxy_cuts(px);
-    rt_proxy_cut_on(px, OP_CREATE2, 1, 300);
+    cuts = rt_proxy_cuts(k.px);
+    rt_proxy_cut_on(k.px, OP_CREATE2, 1, 300);
     rt_done_init(&d);
     CHECK_RC(tb_cbarrier_await(bp, -1, rt_done_cb, &d), 0);
     wait_cuts(cuts + 1);
@@ -161,15 +156,15 @@ static void cbarrier(void)
     rt_done_init(&d);
     CHECK_RC(tb_cbarrier_await(bp, -1, rt_done_cb, &d), 0);
     pending(&d, 300);
-    cuts = rt_proxy_cuts(px);
-    rt_proxy_cut_all(px, 500);
+    cuts = rt_proxy_cuts(k.px);
+    rt_proxy_cut_all(k.px, 500);
     CHECK_RC(tb_cbarrier_await_sync(bd, 10000), 0);
     CHECK_RC(rt_done_wait(&d, 15000), 0);
     wait_cuts(cuts + 1);
     CHECK_RC(tb_cbarrier_waiting_sync(bd, &w), 0);
     CHECK(w == 0);
-    CHECK(rt_nchildren(direct, path) == 1); /* gen-3 alone */
-    CHECK(rt_nchildren_with(direct, path, "gen-0000000003") == 1);
+    CHECK(rt_nchildren(k.direct, path) == 1); /* gen-3 alone */
+    CHECK(rt_nchildren_with(k.direct, path, "gen-0000000003") == 1);
     tb_cbarrier_free(bp);
     tb_cbarrier_free(bd);
     printf("cyclic barrier: a party whose create reply was lost found its "
@@ -180,28 +175,21 @@ static void cbarrier(void)
 
 int t_toolbox_connloss(int argc, char **argv)
 {
-    char hosts[64];
-
     CHECK(argc >= 1);
-    px = rt_proxy_start(atoi(argv[0]));
-    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", rt_proxy_port(px));
-    direct = rt_connect(rt_hosts, RT_SESSION_MS);
-    proxied = rt_connect(hosts, RT_SESSION_MS);
-    rt_rmr(direct, "/rt/tcut");
+    rt_cut_open(&k, argv[0]);
+    rt_rmr(k.direct, "/rt/tcut");
     /* A parent of our own, not a container the server could reap. */
-    tb_create_sync(direct, "/rt", NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+    tb_create_sync(k.direct, "/rt", NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
                    NULL);
-    CHECK_RC(tb_create_sync(direct, "/rt/tcut", NULL, 0, NULL, TB_PERSISTENT, 0,
-                            NULL, 0, NULL),
+    CHECK_RC(tb_create_sync(k.direct, "/rt/tcut", NULL, 0, NULL, TB_PERSISTENT,
+                            0, NULL, 0, NULL),
              0);
     barrier();
     latch();
     counter();
     cbarrier();
-    rt_rmr(direct, "/rt/tcut");
-    tb_client_close(proxied);
-    tb_client_close(direct);
-    rt_proxy_stop(px);
+    rt_rmr(k.direct, "/rt/tcut");
+    rt_cut_close(&k);
     printf("toolbox_connloss: ok\n");
     return 0;
 }
