@@ -3,7 +3,15 @@
 # loopback, in one run:
 #
 #   bench/ensemble.sh     (environment: BUILD_DIR, QUICK=1, KILLS, STOPS, ROLLS, REPEATS, ZK_TICK,
-#                          BS_KEEP=1)
+#                          BS_KEEP=1, PARTS, P4, MEM_TRIALS, MNTR=1, METRICS=1, PERF=1)
+#
+#   PARTS="4 5" runs those parts alone (default: all; 3 comes with 1); P4 names part 4's
+#   scenarios (default "lock_fair_1 lock_fair_10 raw single"); MEM_TRIALS=3 repeats part 5 on
+#   fresh ensembles; MNTR=1 keeps every member's mntr before and after each tbbench run of part 4
+#   (in $BS_ROOT/mntr/, with BS_KEEP=1); METRICS=1 gives each tumblerd a metrics port and keeps
+#   its GET /metrics (the latency histograms) beside them; PERF=1 records the whole machine
+#   (perf record -a -g) over each of tumblerd's lock runs, in $BS_ROOT/perf/ (not for figures:
+#   the recording costs CPU).
 #
 #   1. failover after kill -9 of the leader: tbfail, a session already on a survivor, writes
 #      sequential nodes one after the other (each given 250 ms, then the connection is dropped
@@ -19,7 +27,9 @@
 #      ensembles: fair lock, 100 clients on 1 and on 10 locks; pipelined creates, gets and
 #      deletes; one client's creates one at a time through the leader and through a follower;
 #   5. RSS of every node: idle after the start, after the runs above, and on fresh ensembles
-#      before and after 100,000 znodes of 100 bytes;
+#      before and after 100,000 znodes of 100 bytes (2 s after the last create); then, after that
+#      figure is taken, each ZooKeeper member's Java heap (jcmd GC.heap_info: committed and used),
+#      and its heap and RSS again after a full collection (jcmd GC.run), what its tree needs;
 #   6. (run after 2) a rolling restart: each member in turn gets SIGTERM, is started again and
 #      waited for until it follows with the leader's zxid and takes a write (tbfail rejoin), while
 #      tbfail writer writes one node after another through all three without pause; the figure
@@ -50,6 +60,19 @@ else
     KILLS=${KILLS:-7}; STOPS=${STOPS:-5}; ROLLS=${ROLLS:-3}; REPEATS=${REPEATS:-3}; D=6; W=2; RD=3; RW=1
     ZN=100000
 fi
+PARTS=${PARTS:-1 2 3 4 5 6}
+P4=${P4:-lock_fair_1 lock_fair_10 raw single}
+MEM_TRIALS=${MEM_TRIALS:-1}
+MNTR=${MNTR:-0}
+METRICS=${METRICS:-0}
+PERF=${PERF:-0}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+p4() { [[ " $P4 " == *" $1 "* ]]; }
+part 1 || part 3 || KILLS=0
+part 2 || STOPS=0
+part 6 || ROLLS=0
+part 4 || REPEATS=0
+part 5 || MEM_TRIALS=0
 
 command -v java >/dev/null || { echo "ensemble.sh: java not found (scripts/deps.sh --test)" >&2; exit 1; }
 [ -f /usr/share/java/zookeeper.jar ] ||
@@ -69,7 +92,7 @@ bs_init
 RESULTS=$BS_ROOT/results.txt
 : > "$RESULTS"
 KINDS=(tumbler zookeeper)
-declare -A PID CPORT QPORT EPORT
+declare -A PID CPORT QPORT EPORT MPORT
 
 # A port free now and not handed out before in this run.
 TAKEN=" "
@@ -100,6 +123,7 @@ ports()
     local i
     for i in 1 2 3; do
         CPORT[$1,$i]=$(new_port) QPORT[$1,$i]=$(new_port) EPORT[$1,$i]=$(new_port)
+        MPORT[$1,$i]=$(new_port)
     done
     rm -f "$BS_ROOT/$1.cfg"
 }
@@ -121,7 +145,12 @@ node_start()
                     echo "server.$j=127.0.0.1:${QPORT[$kind,$j]}:${EPORT[$kind,$j]};127.0.0.1:${CPORT[$kind,$j]}"
                 done
             } > "$BS_ROOT/tumbler.cfg"
-            "$TUMBLERD" "$BS_ROOT/tumbler.cfg" --serverId="$i" --dataDir="$dir/data" \
+            local metrics=()
+            if [ "$METRICS" = 1 ]; then
+                metrics=(--metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+                    --metricsProvider.httpHost=127.0.0.1 --metricsProvider.httpPort="${MPORT[$kind,$i]}")
+            fi
+            "$TUMBLERD" "$BS_ROOT/tumbler.cfg" --serverId="$i" --dataDir="$dir/data" "${metrics[@]}" \
                 >> "$dir/server.log" 2>&1 < /dev/null &
             ;;
         zookeeper)
@@ -227,11 +256,35 @@ record()
     done <<< "$*"
 }
 
-rss_all() # KIND WHEN
+rss_all() # KIND WHEN [TRIAL]
 {
     local i
     for i in 1 2 3; do
-        echo "RESULT system=$1 step=rss when=$2 node=$i rss_kb=$(rss_kb "${PID[$1,$i]}")" >> "$RESULTS"
+        echo "RESULT system=$1 step=rss when=$2 node=$i rss_kb=$(rss_kb "${PID[$1,$i]}")${3:+ trial=$3}" >> "$RESULTS"
+    done
+}
+
+# zk_heap WHEN TRIAL: each ZooKeeper member's Java heap, committed and used (jcmd GC.heap_info).
+zk_heap()
+{
+    local i line
+    for i in 1 2 3; do
+        line=$(jcmd "${PID[zookeeper,$i]}" GC.heap_info 2>/dev/null | grep -m1 'heap.*total') || continue
+        echo "RESULT system=zookeeper step=heap when=$1 node=$i trial=$2 $(echo "$line" |
+            sed -E 's/.*total ([0-9]+)K, used ([0-9]+)K.*/heap_committed_kb=\1 heap_used_kb=\2/')" >> "$RESULTS"
+    done
+}
+
+# mntr_all KIND FILE-PREFIX: every member's mntr, kept in $BS_ROOT/mntr/.
+mntr_all()
+{
+    local i
+    mkdir -p "$BS_ROOT/mntr"
+    for i in 1 2 3; do
+        echo mntr | timeout 5 nc -q 2 127.0.0.1 "${CPORT[$1,$i]}" > "$BS_ROOT/mntr/$2-$1-$i" 2>/dev/null || true
+        if [ "$METRICS" = 1 ] && [ "$1" = tumbler ]; then
+            curl -s -m 5 "http://127.0.0.1:${MPORT[$1,$i]}/metrics" > "$BS_ROOT/mntr/$2-$1-$i.metrics" || true
+        fi
     done
 }
 
@@ -303,7 +356,8 @@ stop_trial()
 # ---- 6: a rolling restart under a writing client ----
 roll_trial()
 {
-    local kind=$1 n=$2 i l out t0 w rc=0 until=$BS_ROOT/until-$kind-roll$n
+    local kind=$1 n=$2 i l out t0 w rc=0 until
+    until=$BS_ROOT/until-$kind-roll$n
     heal "$kind"
     l=$(leader "$kind")
     rm -f "$until"
@@ -337,15 +391,23 @@ roll_trial()
 # ---- 4: tbbench through all three nodes ----
 bench()
 {
-    local rep=$1 kind=$2 name=$3 i c0=0 c1=0 t0 t1 out rc=0
+    local rep=$1 kind=$2 name=$3 i c0=0 c1=0 t0 t1 out rc=0 perf=""
     shift 3
     echo "  [$rep] $kind: tbbench $*" >&2
+    if [ "$MNTR" = 1 ]; then mntr_all "$kind" "$name-$rep-before"; fi
+    if [ "$PERF" = 1 ] && [ "$kind" = tumbler ] && [[ $name == lock* ]]; then
+        mkdir -p "$BS_ROOT/perf"
+        perf record -a -g -F 499 -o "$BS_ROOT/perf/$name-$rep.data" > /dev/null 2>&1 &
+        perf=$!
+    fi
     for i in 1 2 3; do c0=$((c0 + $(cpu_ticks "${PID[$kind,$i]}"))); done
     t0=${EPOCHREALTIME/./}
     out=$(timeout 900 "$TBBENCH" "$@" --server "$(hosts "$kind")" --pid "${PID[$kind,1]}" \
         --label "$kind") || rc=$?
     t1=${EPOCHREALTIME/./}
     for i in 1 2 3; do c1=$((c1 + $(cpu_ticks "${PID[$kind,$i]}"))); done
+    if [ -n "$perf" ]; then kill -INT "$perf"; wait "$perf" || true; fi
+    if [ "$MNTR" = 1 ]; then mntr_all "$kind" "$name-$rep-after"; fi
     printf '%s\n' "$out" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
     record "$kind" "$name" "$(printf '%s\n' "$out" | grep '^RESULT' |
         sed "s/^RESULT /RESULT rep=$rep rc=$rc ensemble_cpu_s=$(echo "$c0 $c1 $(getconf CLK_TCK)" |
@@ -381,6 +443,8 @@ machine_facts()
         echo "rolls=$ROLLS"
         echo "repeats=$REPEATS"
         echo "quick=$QUICK"
+        echo "parts=$PARTS"
+        echo "mem_trials=$MEM_TRIALS"
     } | sed 's/^/META /' >> "$RESULTS"
 }
 
@@ -413,12 +477,14 @@ done
 
 # Parts 4 and 5 on fresh ensembles, so that what the failovers leave behind (a server still
 # settling after its pause, say) is not measured as throughput.
+if part 4; then
 echo "== 4: throughput through the three nodes, on fresh ensembles" >&2
 fresh
 for rep in $(seq 1 "$REPEATS"); do
     for s in "lock_fair_1|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W" \
              "lock_fair_10|lock --variant fair --clients 100 --locks 10 --duration $D --warmup $W" \
              "raw|raw --clients 18 --outstanding 64 --ops create,get,delete --data-bytes 100 --duration $RD --warmup $RW"; do
+        p4 "${s%%|*}" || continue
         for kind in $(order "$rep"); do
             # shellcheck disable=SC2086
             bench "$rep" "$kind" "${s%%|*}" ${s#*|}
@@ -427,6 +493,7 @@ for rep in $(seq 1 "$REPEATS"); do
 done
 # One client, one create at a time, through the leader and then through a follower: what a
 # write's round trip costs on each path.
+if p4 single; then
 for kind in $(order 1); do
     l=$(leader "$kind")
     read -r f _ <<< "$(survivors "$l")"
@@ -441,21 +508,38 @@ for kind in $(order 1); do
         record "$kind" "single_$via" "$(printf '%s\n' "$out" | grep '^RESULT scenario=raw .* op=create ')"
     done
 done
+fi
 for kind in "${KINDS[@]}"; do rss_all "$kind" loaded; done
+fi
 
 # Part 5 on fresh ensembles: after the runs above each server's memory holds the high-water of
 # its own create phase, and tumblerd made about ten times as many nodes in it.
-echo "== 5: $ZN znodes of 100 bytes, on fresh ensembles" >&2
-fresh
-for kind in $(order 1); do
-    rss_all "$kind" fresh
-    bench 1 "$kind" memory memory --znodes "$ZN" --data-bytes 100 --clients 18 --outstanding 64 \
-        --no-cleanup
-    sleep 2
-    rss_all "$kind" "znodes$ZN"
+if part 5; then
+for t in $(seq 1 "$MEM_TRIALS"); do
+    echo "== 5: $ZN znodes of 100 bytes, on fresh ensembles (trial $t of $MEM_TRIALS)" >&2
+    fresh
+    for kind in $(order "$t"); do
+        rss_all "$kind" fresh "$t"
+        bench "$t" "$kind" memory memory --znodes "$ZN" --data-bytes 100 --clients 18 \
+            --outstanding 64 --no-cleanup
+        sleep 2
+        rss_all "$kind" "znodes$ZN" "$t"
+        if [ "$kind" = zookeeper ]; then
+            # After the figure: the JVM's heap, then the same after a full collection.
+            zk_heap "znodes$ZN" "$t"
+            for i in 1 2 3; do jcmd "${PID[zookeeper,$i]}" GC.run > /dev/null 2>&1 || true; done
+            sleep 2
+            zk_heap "znodes$ZN-gc" "$t"
+            rss_all zookeeper "znodes$ZN-gc" "$t"
+        fi
+    done
 done
+fi
 echo "META load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$RESULTS"
 echo "META elapsed_s=$((SECONDS - start))" >> "$RESULTS"
 
-cp "$RESULTS" "$ROOT/bench/last-ensemble-results.txt"
-python3 "$ROOT/bench/ensemble_report.py" "$RESULTS" | tee "$ROOT/bench/last-ensemble.md"
+# A run of some parts only writes bench/last-ensemble-partN...; a full run bench/last-ensemble.
+OUT=last-ensemble
+[ "$PARTS" = "1 2 3 4 5 6" ] || OUT=last-ensemble-part$(echo "$PARTS" | tr -d ' ')
+cp "$RESULTS" "$ROOT/bench/$OUT-results.txt"
+python3 "$ROOT/bench/ensemble_report.py" "$RESULTS" | tee "$ROOT/bench/$OUT.md"

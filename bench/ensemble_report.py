@@ -85,12 +85,15 @@ def main():
           meta.get("zookeeper", "?"), meta.get("tumbler", "?"), meta.get("date", "?"),
           meta.get("elapsed_s", "?"), meta.get("load_before", "?"), meta.get("load_after", "?"),
           "{} kill, {} stop and {} rolling-restart trials per system, {} repetitions of the "
-          "throughput runs{}".format(
+          "throughput runs, {} of the memory run{}{}".format(
               meta.get("kills", "?"), meta.get("stops", "?"), meta.get("rolls", "?"),
-              meta.get("repeats", "?"),
+              meta.get("repeats", "?"), meta.get("mem_trials", "1"),
+              "" if meta.get("parts", "1 2 3 4 5 6") == "1 2 3 4 5 6"
+              else "; parts {} only".format(meta.get("parts")),
               "; QUICK=1: not results" if meta.get("quick") == "1" else "")))
     p("")
 
+    mark = len(out)
     # Acknowledged writes lost, over every verify of every trial.
     lost = {s: 0 for s in SYSTEMS}
     checked = {s: 0 for s in SYSTEMS}
@@ -184,6 +187,10 @@ def main():
             ", ".join("{} {}".format(v, k.replace("_", " ")) for k, v in errs.items())))
     p("")
 
+    if not any(x.get("step") in ("kill", "stop", "roll") for x in rows):
+        del out[mark:]  # a run without parts 1, 2 and 6
+    mark = len(out)
+
     # Throughput.
     p("| throughput, sessions spread over the three nodes | tumbler | zookeeper | ratio (per-repetition range) | goal | met |")
     p("|---|---:|---:|---:|---:|:---:|")
@@ -251,26 +258,68 @@ def main():
             p("- {}, one client, one create at a time: {}.".format(s, "; ".join(parts)))
     p("")
 
+    if not any(x.get("step", "").startswith(("lock", "raw", "single")) for x in rows):
+        del out[mark:]  # a run without part 4
+
     # RSS.
     p("| RSS per node (the largest of the three) | tumbler | zookeeper | ratio | goal | met |")
     p("|---|---:|---:|---:|---:|:---:|")
     whens = []
     for r in rows:
-        if r.get("step") == "rss" and r.get("when") not in whens:
-            whens.append(r.get("when"))
+        if r.get("step") == "rss" and r.get("system") == "tumbler" and (r.get("when"), r.get("trial")) not in whens:
+            whens.append((r.get("when"), r.get("trial")))
     names = {"idle": "fresh ensemble, idle",
              "loaded": "after the throughput runs (not like for like: each holds the high-water "
                        "of its own create phase)",
              "fresh": "another fresh ensemble, idle"}
-    for w in whens:
-        t = [num(r.get("rss_kb")) for r in pick(rows, system="tumbler", step="rss", when=w)]
-        z = [num(r.get("rss_kb")) for r in pick(rows, system="zookeeper", step="rss", when=w)]
+    loaded = []  # per trial of part 5: the ratio of the largest nodes after the znodes
+    for w, trial in whens:
+        sel = {"when": w} if trial is None else {"when": w, "trial": trial}
+        t = [num(r.get("rss_kb")) for r in pick(rows, system="tumbler", step="rss", **sel)]
+        z = [num(r.get("rss_kb")) for r in pick(rows, system="zookeeper", step="rss", **sel)]
         label = names.get(w, "then " + w.replace("znodes", "") + " znodes of 100 B" if w.startswith("znodes") else w)
+        if trial is not None:
+            label += " (trial {})".format(trial)
         rm = ratio(max(t) if t else None, max(z) if z else None)
+        if w.startswith("znodes") and rm is not None:
+            loaded.append((rm, max(t), max(z)))
         met = "–" if rm is None else ("yes" if rm <= 0.125 else "**no**")
         p("| {} (all three: {} / {} kB) | {} kB | {} kB | {} | ≤ ⅛ | {} |".format(
             label, ", ".join(fmt(v) for v in t), ", ".join(fmt(v) for v in z),
             fmt(max(t) if t else None), fmt(max(z) if z else None), fmt_ratio(rm), met))
+    if len(loaded) > 1:
+        p("")
+        p("After the znodes, over {} trials: tumbler's largest node {}–{} kB (median {}), "
+          "ZooKeeper's {}–{} kB (median {}); the ratio of the largest nodes {}–{} "
+          "(median {}).".format(
+              len(loaded), fmt(min(x[1] for x in loaded)), fmt(max(x[1] for x in loaded)),
+              fmt(statistics.median(x[1] for x in loaded)),
+              fmt(min(x[2] for x in loaded)), fmt(max(x[2] for x in loaded)),
+              fmt(statistics.median(x[2] for x in loaded)),
+              fmt_ratio(min(x[0] for x in loaded)), fmt_ratio(max(x[0] for x in loaded)),
+              fmt_ratio(statistics.median(x[0] for x in loaded))))
+    heap = pick(rows, system="zookeeper", step="heap")
+    if heap:
+        p("")
+        p("ZooKeeper's Java heap (jcmd GC.heap_info), committed / used, each member, kB; and its "
+          "RSS after a full collection (jcmd GC.run), which came after the figure above:")
+        p("")
+        trials = []
+        for r in heap:
+            if r.get("trial") not in trials:
+                trials.append(r.get("trial"))
+        for trial in trials:
+            parts = []
+            for w in sorted({r.get("when") for r in pick(heap, trial=trial)}, key=len):
+                hs = pick(heap, trial=trial, when=w)
+                parts.append("{}: {}".format(
+                    "after the znodes" if not w.endswith("-gc") else "after a full collection",
+                    ", ".join("{} / {}".format(fmt(num(r.get("heap_committed_kb"))),
+                                               fmt(num(r.get("heap_used_kb")))) for r in hs)))
+            gc = [num(r.get("rss_kb")) for r in pick(rows, system="zookeeper", step="rss", trial=trial)
+                  if r.get("when", "").endswith("-gc")]
+            p("- trial {}: {}; RSS after the collection {} kB.".format(
+                trial, "; ".join(parts), ", ".join(fmt(v) for v in gc)))
     print("\n".join(out))
 
 
