@@ -5,7 +5,7 @@
 # damage: truncation at several points of every segment, a byte flipped in
 # the header and in the payload of the first, a middle and the last record,
 # a segment deleted, renamed or copied in, a record of another log, the
-# term's metadata removed or older than the log, wal-meta removed, every
+# term older than the log, wal-meta removed, every
 # segment gone from under the snapshot, the snapshot gone from before the
 # log.  Each start must end with status 1, say what is wrong (the
 # file, and for a record its offset) and leave every file as it was.  What
@@ -135,9 +135,8 @@ crash_start "$dir/other"
 "$writer" write "127.0.0.1:$port" /o 3 >/dev/null 2>&1
 kill "$pid"; wait "$pid" || true; pid=""
 d=$(copy foreign); cp "$(seg "$dir/other" 1)" "$(seg "$d" "$oldest")"; refused foreign "a record of another log"
-# Metadata: the term and vote, wal-meta; a snapshot without its log, a
+# wal-meta; a snapshot without its log, a
 # log without its snapshot.
-d=$(copy no-metadata); rm -f "$d"/metadata1 "$d"/metadata2; refused no-metadata "metadata1 and metadata2 (the term and the vote) are missing"
 d=$(copy no-wal-meta); rm "$d/wal-meta"; refused no-wal-meta "holds files of a log but no wal-meta"
 d=$(copy no-segments); rm "$d"/wal-0*; refused no-segments "is missing"
 d=$(copy no-snapshot); rm "$d"/snapshot-* "$d"/state-*; refused no-snapshot "the log's first entry is [0-9]*, but the newest snapshot holds entries up to 0"
@@ -218,12 +217,17 @@ kill "$pid"; wait "$pid" || true; pid=""
 sums "$d" >"$dir/before"
 "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair2.log"
 grep -q "is whole; nothing changed" "$dir/repair2.log" || { cat "$dir/repair2.log"; exit 1; }
-# The term and vote older than the log (raft_uv's metadata: format,
-# version, term, vote, little-endian; a lone voter's term is 1): refused;
-# a repair raises the term.
+# The term and vote older than the log (wal-meta's term at offset 64, its
+# vote at 72; a lone voter's term is 1): refused; a repair raises the term.
 d=$(copy old-term)
-python3 -c 'import struct, sys; open(sys.argv[1], "r+b").write(struct.pack("<QQQQ", 1, 1, 0, 0))' "$d/metadata1"
-refused old-term "give term 0, but the log holds entries of term 1"
+python3 - "$d/wal-meta" <<'PY'
+import sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+b[64:80] = bytes(16)
+b[8:12] = zlib.crc32(bytes(b[12:])).to_bytes(4, "big")
+open(sys.argv[1], "wb").write(bytes(b))
+PY
+refused old-term "wal-meta gives term 0, but the log holds entries of term 1"
 "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair3.log"
 grep -q "the term is raised to the log's, 1" "$dir/repair3.log" || { cat "$dir/repair3.log"; exit 1; }
 crash_start "$d"

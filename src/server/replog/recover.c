@@ -154,11 +154,9 @@ int replog__recover_io(struct wal *w, const struct raft_configuration *c)
     replog__wal_maybe_prep(w);
     WAL_CHECK(w);
     term = (at->term > at->last_term ? at->term : at->last_term) + 1;
-    rv = w->uv->set_term(w->uv, term);
-    if (rv != 0) {
-        memcpy(w->io->errmsg, w->uv->errmsg, sizeof w->io->errmsg);
+    if ((rv = replog__wal_term_adopt(w)) != 0 ||
+        (rv = replog__wal_set_term(w->io, term)) != 0)
         return rv;
-    }
     if ((rv = append_conf(w, c, term)) != 0)
         return rv;
     if ((rv = replog__wal_meta_set(w, WAL_META_SERVER_ID, 0)) != 0) {

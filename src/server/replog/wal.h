@@ -1,6 +1,7 @@
-/* The log's own files, behind raft_io: raft_uv keeps the term, the vote and
- * the snapshots (their states in `state-<index>` files, snapstore.c), and
- * the entries go to `wal-<seq>` files written here.
+/* The log's own files, behind raft_io: the entries go to `wal-<seq>` files
+ * written here, the term and the vote to wal-meta (wal_term.c); raft_uv
+ * keeps the snapshots (their states in `state-<index>` files, snapstore.c)
+ * and the bootstrap configuration.
  * raft_uv writes one batch at a time, so an entry proposed while a batch is
  * on its way to the disk waited for that batch and then for its own; here
  * WAL_INFLIGHT writes may be on their way at once, each its own records,
@@ -145,13 +146,15 @@ struct wal_write {
 
 /* What wal-meta keeps (wal_meta.c): the log's id, in every record; the
  * oldest and newest segments (0: none yet), so that every one between
- * them must be there; the newest zxid epoch a repair began. */
+ * them must be there; the newest zxid epoch a repair began; raft's term
+ * and vote. */
 #define WAL_META_NAME "wal-meta"
 struct wal_meta {
     uint64_t log_id, oldest, newest, epoch;
     uint64_t repair_bound; /* a repair cut, zxids not yet moved: see
                               wal_meta.c */
     uint64_t server_id;    /* whose log it is */
+    uint64_t term, vote;   /* raft's; term 0: not bootstrapped */
 };
 
 /* What reading the log found (wal_load.c): where it ends, and what lies
@@ -224,6 +227,10 @@ struct wal {
     char backup[32];     /* repair-<time>, where the files it cut went */
     struct wal_exam repair_exam; /* the log before the cut */
     int fresh;           /* the directory was empty: a new log */
+    /* The term and vote in w->meta come from raft_uv's metadata1/2 (a
+     * wal-meta of format 1): wal_term.c writes them into wal-meta and
+     * removes those files once the log is found whole. */
+    int adopt_term;
     /* Set while tumblerd --recover-ensemble reads or recovers the log
      * (recover.c): the load changes nothing; wal_recover does the rest. */
     struct replog_recovery *recovery;
@@ -353,9 +360,11 @@ int replog__wal_open(const char *path);
 int replog__wal_add_seg(struct wal *w, struct wal_seg *s);
 
 /* wal_meta.c */
-/* 0, RAFT_NOTFOUND (no file), RAFT_CORRUPT or RAFT_IOERR with errmsg. */
-int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
-                          size_t errlen);
+/* 0, RAFT_NOTFOUND (no file), RAFT_CORRUPT or RAFT_IOERR with errmsg.
+ * *format is 2, or 1 for a wal-meta without the term and vote (0 in m):
+ * raft_uv's metadata1/metadata2 hold them (wal_term.c). */
+int replog__wal_meta_read(const char *dir, struct wal_meta *m, int *format,
+                          char *errmsg, size_t errlen);
 /* 0 or an errno value. */
 int replog__wal_meta_write(const char *dir, const struct wal_meta *m);
 /* Sets one field of w->meta and writes it all, if that changes it: 0 or
@@ -371,6 +380,20 @@ enum wal_meta_field {
     WAL_META_SERVER_ID,
 };
 int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v);
+/* Sets the term and the vote together, and writes wal-meta: 0 or an errno
+ * value (they then keep their old values). */
+int replog__wal_meta_set_term(struct wal *w, uint64_t term, uint64_t vote);
+
+/* wal_term.c: raft's term and vote, kept in wal-meta. */
+/* raft_uv's metadata1/metadata2, where a wal-meta of format 1 leaves the
+ * term and vote: read into w->meta, changing nothing (w->adopt_term set);
+ * 0 or RAFT_CORRUPT / RAFT_IOERR with the io's errmsg. */
+int replog__wal_term_read_uv(struct wal *w);
+/* Once the log is found whole: the term and vote read from raft_uv's
+ * files written into wal-meta, then those files removed. */
+int replog__wal_term_adopt(struct wal *w);
+int replog__wal_set_term(struct raft_io *io, raft_term term);
+int replog__wal_set_vote(struct raft_io *io, raft_id id);
 
 /* wal_load.c */
 int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r);
@@ -388,7 +411,7 @@ void replog__wal_uv_entries_free(struct raft_entry *e, size_t n);
 int replog__recover_io(struct wal *w, const struct raft_configuration *c);
 
 /* wal_repair.c: cuts a damaged log at its end (w->exam), after copying
- * what it changes; raises raft_uv's term to the log's. */
+ * what it changes; raises the term (wal-meta) to the log's. */
 int replog__wal_repair(struct wal *w);
 int replog__wal_repair_term(struct wal *w, raft_term term);
 

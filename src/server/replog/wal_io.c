@@ -181,9 +181,14 @@ static int is_pristine(const char *dir)
 static int open_meta(struct wal *w)
 {
     struct wal_meta m = {0};
-    int rv = replog__wal_meta_read(w->dir, &w->meta, w->io->errmsg,
+    int format = 2;
+    int rv = replog__wal_meta_read(w->dir, &w->meta, &format, w->io->errmsg,
                                    sizeof w->io->errmsg);
 
+    /* An older tumblerd's log: raft_uv keeps the term and vote.  Read
+     * before any write of wal-meta, which records them. */
+    if (rv == 0 && format == 1)
+        rv = replog__wal_term_read_uv(w);
     /* A log tumblerd --recover-ensemble made is for any of its members
      * to take, once: it holds no vote, and its copies are alike. */
     if (rv == 0 && w->meta.server_id == 0 && w->recovery == NULL) {
@@ -288,8 +293,10 @@ static int check_term(struct wal *w, raft_term *term, raft_id *vote,
     if (max <= *term)
         return 0;
     snprintf(w->io->errmsg, sizeof w->io->errmsg,
-             "metadata1/metadata2 give term %llu, but the log holds entries "
-             "of term %llu: the term and vote are older than the log",
+             "%s term %llu, but the log holds entries of term %llu: the term "
+             "and vote are older than the log",
+             w->adopt_term ? "metadata1/metadata2 give"
+                           : WAL_META_NAME " gives",
              (unsigned long long)*term, (unsigned long long)max);
     w->exam.damaged = 1;
     if (!w->repair || replog__wal_repair_term(w, max) != 0)
@@ -330,11 +337,15 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
                     struct raft_entry **entries, size_t *n)
 {
     struct wal *w = io->impl;
-    int rv = w->uv->load(w->uv, term, vote, snap, start, entries, n);
+    raft_term uv_term;
+    raft_id uv_vote;
+    int rv = w->uv->load(w->uv, &uv_term, &uv_vote, snap, start, entries, n);
 
     UV_ERR(w, rv);
     if (rv != 0)
         return rv;
+    *term = w->meta.term;
+    *vote = w->meta.vote;
     if (*snap != NULL) {
         w->state_kept = (*snap)->index;
         rv = replog__snapstore_expand(w->dir, *snap, io->errmsg);
@@ -357,6 +368,8 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
      * (recover.c). */
     if (w->recovery != NULL)
         return 0;
+    if ((rv = replog__wal_term_adopt(w)) != 0)
+        return rv;
     replog__wal_tidy(w);
     replog__wal_maybe_prep(w);
     WAL_CHECK(w);
@@ -390,21 +403,23 @@ static int wal_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
     return rv;
 }
 
-/* raft asks at every start; raft_uv answers RAFT_CANTBOOTSTRAP while its
- * metadata (the term and vote) exists.  Without it, only a new log may be
- * made: over an existing one it would start a second history. */
+/* raft asks at every start of a member that does not join.  Once a term
+ * is recorded the log was bootstrapped; without one, only a new log may
+ * be made: over an existing one it would start a second history.
+ *
+ * raft_uv still writes the configuration entry (its segment
+ * 0000000000000001-0000000000000001) and its own metadata1, with term 1;
+ * the term is recorded here first, and metadata1 goes once the log is
+ * loaded (replog__wal_term_adopt).  A crash between the two leaves term 1
+ * and no configuration, as raft_uv's own bootstrap did. */
 static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
 {
     struct wal *w = io->impl;
-    char path[PATH_MAX];
-    int i, rv;
+    int rv;
 
-    for (i = 1; i <= 2; i++) {
-        snprintf(path, sizeof path, "%s/metadata%d", w->dir, i);
-        if (access(path, F_OK) == 0)
-            return RAFT_CANTBOOTSTRAP;
-    }
-    if (!w->fresh && w->meta.newest > 0) {
+    if (w->meta.term != 0)
+        return RAFT_CANTBOOTSTRAP;
+    if (!w->fresh && w->meta.newest > 0 && w->adopt_term) {
         snprintf(io->errmsg, sizeof io->errmsg,
                  "metadata1 and metadata2 (the term and the vote) are "
                  "missing, but the log exists (" WAL_META_NAME
@@ -412,6 +427,12 @@ static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
                  (unsigned long long)w->meta.newest);
         return RAFT_CORRUPT;
     }
+    /* A term lost from a log that exists: the load refuses it as older
+     * than the log's entries, and a repair raises it. */
+    if (!w->fresh && w->meta.newest > 0)
+        return RAFT_CANTBOOTSTRAP;
+    if ((rv = replog__wal_set_term(io, 1)) != 0)
+        return rv;
     rv = w->uv->bootstrap(w->uv, c);
     UV_ERR(w, rv);
     return rv;
@@ -423,24 +444,6 @@ static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
 static int wal_recover(struct raft_io *io, const struct raft_configuration *c)
 {
     return replog__recover_io(io->impl, c);
-}
-
-static int wal_set_term(struct raft_io *io, raft_term term)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->set_term(w->uv, term);
-
-    UV_ERR(w, rv);
-    return rv;
-}
-
-static int wal_set_vote(struct raft_io *io, raft_id id)
-{
-    struct wal *w = io->impl;
-    int rv = w->uv->set_vote(w->uv, id);
-
-    UV_ERR(w, rv);
-    return rv;
 }
 
 static int wal_send(struct raft_io *io, struct raft_io_send *req,
@@ -631,8 +634,8 @@ int replog__wal_init(struct replog *l, off_t segment_bytes)
     io->start = wal_start;
     io->bootstrap = wal_bootstrap;
     io->recover = wal_recover;
-    io->set_term = wal_set_term;
-    io->set_vote = wal_set_vote;
+    io->set_term = replog__wal_set_term;
+    io->set_vote = replog__wal_set_vote;
     io->send = wal_send;
     io->append = replog__wal_append;
     io->truncate = replog__wal_truncate;

@@ -1,12 +1,13 @@
-/* wal-meta: what the log's segments cannot say about themselves.  A
- * segment deleted whole leaves no trace in the others, so the oldest and
- * newest kept are written down: the newest before any record goes into
- * it, the oldest before the segments before it are removed.  Every record
- * names the log it belongs to, whose id is kept here.
+/* wal-meta: what the log's segments cannot say about themselves, and
+ * raft's term and vote.  A segment deleted whole leaves no trace in the
+ * others, so the oldest and newest kept are written down: the newest
+ * before any record goes into it, the oldest before the segments before it
+ * are removed.  Every record names the log it belongs to, whose id is kept
+ * here.
  *
  *   OFFSET  SIZE  FIELD (big-endian)
- *        0     8  magic "TBWALMT1"
- *        8     4  crc: CRC-32 of bytes 12 .. 64
+ *        0     8  magic "TBWALMT2"
+ *        8     4  crc: CRC-32 of bytes 12 .. 80
  *       12     4  zero
  *       16     8  log id
  *       24     8  newest segment made (0: none yet)
@@ -19,9 +20,16 @@
  *       56     8  the id of the server whose log it is; 0: a log
  *                 tumblerd --recover-ensemble made, which the first
  *                 server of its members to start takes as its own
+ *       64     8  term: raft's current term (0: none yet, a log not
+ *                 bootstrapped)
+ *       72     8  vote: the server voted for in that term, 0: none
  *
  * It is replaced whole (a temporary file synced, renamed, the directory
- * synced), so a crash leaves the old one or the new one. */
+ * synced), so a crash leaves the old one or the new one.
+ *
+ * "TBWALMT1", 64 bytes, is the format before the term and vote were kept
+ * here: raft_uv kept them in metadata1/metadata2, which wal_term.c reads
+ * once and replaces by the first "TBWALMT2". */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -32,14 +40,46 @@
 #include "server/replog/internal.h"
 #include "server/replog/wal.h"
 
-#define META_SIZE 64
-static const char meta_magic[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '1'};
+/* The fields' offsets, as drawn above. */
+enum {
+    META_MAGIC = 0,
+    META_CRC = 8,
+    META_CRC_FROM = 12,
+    META_LOG_ID = 16,
+    META_NEWEST = 24,
+    META_EPOCH = 32,
+    META_OLDEST = 40,
+    META_REPAIR_BOUND = 48,
+    META_SERVER_ID = 56,
+    META_TERM = 64,
+    META_VOTE = 72,
+    META_SIZE = 80,
+    META_SIZE_1 = 64, /* "TBWALMT1": no term, no vote */
+};
+static const char meta_magic[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '2'};
+static const char meta_magic_1[8] = {'T', 'B', 'W', 'A', 'L', 'M', 'T', '1'};
 
-int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
-                          size_t errlen)
+/* A whole wal-meta of either format: its size, or 0. */
+static size_t meta_size(const uint8_t *b, ssize_t n)
+{
+    size_t size = n == META_SIZE && memcmp(b, meta_magic, 8) == 0 ? META_SIZE
+                  : n == META_SIZE_1 && memcmp(b, meta_magic_1, 8) == 0
+                      ? META_SIZE_1
+                      : 0;
+
+    if (size != 0 &&
+        tb_load_be32(b + META_CRC) !=
+            replog__wal_crc(0, b + META_CRC_FROM, size - META_CRC_FROM))
+        return 0;
+    return size;
+}
+
+int replog__wal_meta_read(const char *dir, struct wal_meta *m, int *format,
+                          char *errmsg, size_t errlen)
 {
     char path[PATH_MAX];
     uint8_t b[META_SIZE + 1];
+    size_t size;
     ssize_t n;
     int fd;
 
@@ -50,20 +90,25 @@ int replog__wal_meta_read(const char *dir, struct wal_meta *m, char *errmsg,
     }
     n = pread(fd, b, sizeof b, 0);
     close(fd);
-    if (n != META_SIZE || memcmp(b, meta_magic, sizeof meta_magic) != 0 ||
-        tb_load_be32(b + 8) != replog__wal_crc(0, b + 12, META_SIZE - 12)) {
+    if ((size = meta_size(b, n)) == 0) {
         snprintf(errmsg, errlen,
-                 "%s is damaged: expected %d bytes starting \"TBWALMT1\" "
-                 "with a matching checksum",
-                 path, META_SIZE);
+                 "%s is damaged: expected %d bytes starting \"TBWALMT2\" "
+                 "(or %d starting \"TBWALMT1\") with a matching checksum",
+                 path, META_SIZE, META_SIZE_1);
         return RAFT_CORRUPT;
     }
-    m->log_id = tb_load_be64(b + 16);
-    m->newest = tb_load_be64(b + 24);
-    m->epoch = tb_load_be64(b + 32);
-    m->oldest = tb_load_be64(b + 40);
-    m->repair_bound = tb_load_be64(b + 48);
-    m->server_id = tb_load_be64(b + 56);
+    memset(m, 0, sizeof *m);
+    m->log_id = tb_load_be64(b + META_LOG_ID);
+    m->newest = tb_load_be64(b + META_NEWEST);
+    m->epoch = tb_load_be64(b + META_EPOCH);
+    m->oldest = tb_load_be64(b + META_OLDEST);
+    m->repair_bound = tb_load_be64(b + META_REPAIR_BOUND);
+    m->server_id = tb_load_be64(b + META_SERVER_ID);
+    *format = size == META_SIZE_1 ? 1 : 2;
+    if (size == META_SIZE_1)
+        return 0;
+    m->term = tb_load_be64(b + META_TERM);
+    m->vote = tb_load_be64(b + META_VOTE);
     return 0;
 }
 
@@ -73,14 +118,17 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
     uint8_t b[META_SIZE] = {0};
     int fd, err;
 
-    memcpy(b, meta_magic, sizeof meta_magic);
-    tb_store_be64(b + 16, m->log_id);
-    tb_store_be64(b + 24, m->newest);
-    tb_store_be64(b + 32, m->epoch);
-    tb_store_be64(b + 40, m->oldest);
-    tb_store_be64(b + 48, m->repair_bound);
-    tb_store_be64(b + 56, m->server_id);
-    tb_store_be32(b + 8, replog__wal_crc(0, b + 12, META_SIZE - 12));
+    memcpy(b + META_MAGIC, meta_magic, sizeof meta_magic);
+    tb_store_be64(b + META_LOG_ID, m->log_id);
+    tb_store_be64(b + META_NEWEST, m->newest);
+    tb_store_be64(b + META_EPOCH, m->epoch);
+    tb_store_be64(b + META_OLDEST, m->oldest);
+    tb_store_be64(b + META_REPAIR_BOUND, m->repair_bound);
+    tb_store_be64(b + META_SERVER_ID, m->server_id);
+    tb_store_be64(b + META_TERM, m->term);
+    tb_store_be64(b + META_VOTE, m->vote);
+    tb_store_be32(b + META_CRC, replog__wal_crc(0, b + META_CRC_FROM,
+                                                META_SIZE - META_CRC_FROM));
     snprintf(tmp, sizeof tmp, "%s/" WAL_META_NAME ".tmp", dir);
     snprintf(path, sizeof path, "%s/" WAL_META_NAME, dir);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -137,6 +185,25 @@ int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v)
         *field_of(&w->meta, f) = v;
         if (w->meta.oldest != m.oldest)
             w->meta.oldest = m.oldest;
+    }
+    pthread_mutex_unlock(&saving);
+    return err;
+}
+
+int replog__wal_meta_set_term(struct wal *w, uint64_t term, uint64_t vote)
+{
+    struct wal_meta m;
+    int err;
+
+    pthread_mutex_lock(&saving);
+    m = w->meta;
+    m.term = term;
+    m.vote = vote;
+    /* Always written: a log adopting raft_uv's term and vote writes the
+     * same values, in the new format. */
+    if ((err = replog__wal_meta_write(w->dir, &m)) == 0) {
+        w->meta.term = term;
+        w->meta.vote = vote;
     }
     pthread_mutex_unlock(&saving);
     return err;

@@ -219,7 +219,12 @@ int replog__wal_repair_term(struct wal *w, raft_term term)
 
     if ((rv = backup_dir(w)) != 0)
         return rv;
-    for (i = 1; i <= 2; i++) {
+    /* wal-meta, unless the cut copied it already; raft_uv's files while
+     * they hold the term (wal_term.c). */
+    snprintf(path, sizeof path, "%s/%s/" WAL_META_NAME, w->dir, w->backup);
+    if (access(path, F_OK) != 0 && (rv = copy_file(w, WAL_META_NAME)) != 0)
+        return rv;
+    for (i = 1; i <= 2 && w->adopt_term; i++) {
         snprintf(path, sizeof path, "%s/metadata%d", w->dir, i);
         if (access(path, F_OK) == 0 &&
             (rv = copy_file(w, i == 1 ? "metadata1" : "metadata2")) != 0)
@@ -229,13 +234,14 @@ int replog__wal_repair_term(struct wal *w, raft_term term)
         (rv = replog__wal_meta_set(w, WAL_META_REPAIR_BOUND,
                                    w->exam.last_index + 1)) != 0)
         return RAFT_IOERR;
-    if ((rv = w->uv->set_term(w->uv, term)) != 0) {
-        memcpy(w->io->errmsg, w->uv->errmsg, sizeof w->io->errmsg);
-        return rv;
+    if ((rv = replog__wal_meta_set_term(w, term, 0)) != 0) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "repair: write " WAL_META_NAME ": %s", strerror(rv));
+        return RAFT_IOERR;
     }
     replog__logf(w->l, REPLOG_LOG_WARN,
                  "repair: the term is raised to the log's, %llu, with no "
-                 "vote; metadata1/metadata2 are copied in %s/%s",
+                 "vote; the files that held it are copied in %s/%s",
                  (unsigned long long)term, w->dir, w->backup);
     return 0;
 }

@@ -1,0 +1,362 @@
+/* Unit tests of raft's term and vote in wal-meta (src/server/replog/
+ * wal_term.c, wal_meta.c), and of their adoption from a data directory an
+ * older tumblerd made, where raft_uv kept them in metadata1/metadata2.
+ *
+ * The fixture (argv[1], tests/unit/fixtures/datadir-raft-uv) is such a
+ * directory, as the replog of that tumblerd left it: server 1 at
+ * 127.0.0.1:9001, five proposals of g1_len(0..4) bytes, closed cleanly;
+ * wal-meta of format 1, metadata1 at version 1 (term 1, no vote), raft_uv's
+ * segment with the bootstrap configuration, and wal-0000000000000001. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "server/replog/internal.h"
+#include "server/replog/wal.h"
+
+#include "raft_fixture.h"
+
+static const char *fixture;
+
+static const char *const files[] = {"0000000000000001-0000000000000001",
+                                    "metadata1", "metadata2",
+                                    "wal-0000000000000001", "wal-meta"};
+#define N_FILES (sizeof files / sizeof files[0])
+
+/* A file's bytes (NULL, *n 0 if it does not exist). */
+static uint8_t *slurp(const char *dir, const char *name, size_t *n)
+{
+    char path[512];
+    struct stat st;
+    uint8_t *b;
+    int fd;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *n = 0;
+    if ((fd = open(path, O_RDONLY)) < 0) {
+        assert_int_equal(errno, ENOENT);
+        return NULL;
+    }
+    assert_int_equal(fstat(fd, &st), 0);
+    b = malloc((size_t)st.st_size + 1);
+    assert_non_null(b);
+    assert_int_equal(read(fd, b, (size_t)st.st_size), st.st_size);
+    close(fd);
+    *n = (size_t)st.st_size;
+    return b;
+}
+
+static void spit(const char *dir, const char *name, const void *b, size_t n)
+{
+    char path[512];
+    int fd;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, b, n), (ssize_t)n);
+    close(fd);
+}
+
+/* The fixture copied into f->dir, in place of what is there. */
+static void copy_fixture(struct fx *f)
+{
+    char path[512];
+    uint8_t *b;
+    size_t i, n;
+
+    for (i = 0; i < N_FILES; i++) {
+        snprintf(path, sizeof path, "%s/%s", f->dir, files[i]);
+        unlink(path);
+    }
+    for (i = 0; i < N_FILES; i++)
+        if ((b = slurp(fixture, files[i], &n)) != NULL) {
+            spit(f->dir, files[i], b, n);
+            free(b);
+        }
+}
+
+/* raft_uv's metadata file: format 1, version, term, vote, little-endian. */
+static void put_uv_meta(struct fx *f, int which, uint64_t version,
+                        uint64_t term, uint64_t vote)
+{
+    uint64_t v[4] = {1, version, term, vote};
+    uint8_t b[32];
+    char name[16];
+    int i, k;
+
+    for (i = 0; i < 4; i++)
+        for (k = 0; k < 8; k++)
+            b[i * 8 + k] = (uint8_t)(v[i] >> (8 * k));
+    snprintf(name, sizeof name, "metadata%d", which);
+    spit(f->dir, name, b, sizeof b);
+}
+
+static int exists(const struct fx *f, const char *name)
+{
+    char path[512];
+
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* wal-meta's term and vote, checking it is of format 2. */
+static void meta_term(const struct fx *f, uint64_t *term, uint64_t *vote)
+{
+    size_t n;
+    uint8_t *b = slurp(f->dir, "wal-meta", &n);
+
+    assert_non_null(b);
+    assert_int_equal(n, 80);
+    assert_memory_equal(b, "TBWALMT2", 8);
+    *term = tb_load_be64(b + 64);
+    *vote = tb_load_be64(b + 72);
+    free(b);
+}
+
+/* The fixture's five proposals, applied in order. */
+static void check_entries(const struct fx *f)
+{
+    size_t i;
+
+    assert_int_equal(f->fsm.n, 5);
+    for (i = 0; i < 5; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], i, g1_len(i)));
+}
+
+/* Every file's bytes, to tell that a refused start changed none. */
+struct dir_bytes {
+    uint8_t *b[N_FILES];
+    size_t n[N_FILES];
+};
+
+static void take(const struct fx *f, struct dir_bytes *d)
+{
+    size_t i;
+
+    for (i = 0; i < N_FILES; i++)
+        d->b[i] = slurp(f->dir, files[i], &d->n[i]);
+}
+
+static void same_as(const struct fx *f, struct dir_bytes *d)
+{
+    struct dir_bytes now;
+    size_t i;
+
+    take(f, &now);
+    for (i = 0; i < N_FILES; i++) {
+        assert_int_equal(now.n[i], d->n[i]);
+        assert_true((now.b[i] == NULL) == (d->b[i] == NULL));
+        if (now.b[i] != NULL)
+            assert_memory_equal(now.b[i], d->b[i], d->n[i]);
+        free(now.b[i]);
+        free(d->b[i]);
+    }
+}
+
+/* The older directory opens with its entries; its term and vote move into
+ * wal-meta, and metadata1 goes.  raft's own segment stays (its bootstrap
+ * entry). */
+static void test_adopted(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    uint64_t term, vote;
+
+    copy_fixture(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    check_entries(f);
+    assert_non_null(strstr(f->logbuf, "moved from metadata1/metadata2"));
+    assert_false(exists(f, "metadata1"));
+    assert_false(exists(f, "metadata2"));
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 1);
+    assert_int_equal(vote, 0);
+    assert_int_equal(f->l->raft->current_term, 1);
+    propose_one(f, 5, 100);
+    fx_close(f);
+
+    /* And it is read back from there. */
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 6);
+    assert_int_equal(f->l->raft->current_term, 1);
+    assert_null(strstr(f->logbuf + f->loglen / 2, "moved from"));
+}
+
+/* raft_uv's rule: the file of the higher version holds the term and vote,
+ * whichever it is. */
+static void test_higher_version_wins(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    uint64_t term, vote;
+
+    copy_fixture(f);
+    put_uv_meta(f, 1, 5, 7, 1);
+    put_uv_meta(f, 2, 4, 6, 0);
+    assert_int_equal(fx_open(f, &c), 0);
+    check_entries(f);
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 7);
+    assert_int_equal(vote, 1);
+    assert_int_equal(f->l->raft->current_term, 7);
+    assert_false(exists(f, "metadata1"));
+    assert_false(exists(f, "metadata2"));
+    fx_close(f);
+
+    copy_fixture(f);
+    put_uv_meta(f, 1, 5, 7, 1);
+    put_uv_meta(f, 2, 6, 8, 0);
+    assert_int_equal(fx_open(f, &c), 0);
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 8);
+    assert_int_equal(f->l->raft->current_term, 8);
+}
+
+/* A write raft_uv cut short (a file under 32 bytes) counts as none: the
+ * other file holds the last term. */
+static void test_short_file_ignored(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    uint64_t term, vote;
+
+    copy_fixture(f);
+    put_uv_meta(f, 1, 3, 4, 1);
+    spit(f->dir, "metadata2", "\x01\0\0\0", 4);
+    assert_int_equal(fx_open(f, &c), 0);
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 4);
+    assert_int_equal(vote, 1);
+}
+
+/* What cannot be adopted is refused, and nothing changes: a metadata file
+ * of another format, two of the same version, none beside a log, and an
+ * older directory whose log is damaged (the adoption waits for the log to
+ * be found whole). */
+static void test_refused_unchanged(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct dir_bytes d;
+    char path[512];
+
+    copy_fixture(f);
+    spit(f->dir, "metadata1",
+         "\x09\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0"
+         "\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+         32);
+    take(f, &d);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "metadata1 is damaged"));
+    same_as(f, &d);
+
+    copy_fixture(f);
+    put_uv_meta(f, 1, 2, 3, 0);
+    put_uv_meta(f, 2, 2, 3, 0);
+    take(f, &d);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "both at version 2"));
+    same_as(f, &d);
+
+    copy_fixture(f);
+    snprintf(path, sizeof path, "%s/metadata1", f->dir);
+    assert_int_equal(unlink(path), 0);
+    take(f, &d);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "metadata1 and metadata2 (the term and "
+                                      "the vote) are missing, but the log "
+                                      "exists"));
+    same_as(f, &d);
+
+    copy_fixture(f);
+    snprintf(path, sizeof path, "%s/wal-0000000000000001", f->dir);
+    assert_int_equal(truncate(path, 100000), 0);
+    take(f, &d);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "cut short"));
+    same_as(f, &d);
+}
+
+/* A crash after wal-meta took the term, before raft_uv's files went: the
+ * files are stale, whatever they say, and go. */
+static void test_stale_files_removed(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    uint64_t term, vote;
+
+    copy_fixture(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    fx_close(f);
+    put_uv_meta(f, 1, 9, 9, 1);
+    assert_int_equal(fx_open(f, &c), 0);
+    check_entries(f);
+    assert_int_equal(f->l->raft->current_term, 1);
+    assert_false(exists(f, "metadata1"));
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 1);
+}
+
+/* A new log records its term in wal-meta, and raft_uv leaves no metadata
+ * file; a term and vote set survive a reopen. */
+static void test_new_log(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct wal *w;
+    uint64_t term, vote;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_false(exists(f, "metadata1"));
+    assert_false(exists(f, "metadata2"));
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 1);
+    w = f->l->io.impl;
+    assert_int_equal(f->l->io.set_term(&f->l->io, 3), 0);
+    assert_int_equal(f->l->io.set_vote(&f->l->io, 1), 0);
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 3);
+    assert_int_equal(vote, 1);
+    assert_int_equal(w->meta.term, 3);
+    /* A new term has no vote yet. */
+    assert_int_equal(f->l->io.set_term(&f->l->io, 4), 0);
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 4);
+    assert_int_equal(vote, 0);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->l->raft->current_term, 4);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_adopted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_higher_version_wins, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_short_file_ignored, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_refused_unchanged, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stale_files_removed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_new_log, setup, teardown),
+    };
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s FIXTURE_DIR\n", argv[0]);
+        return 2;
+    }
+    fixture = argv[1];
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
