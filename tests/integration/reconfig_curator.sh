@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Apache Curator's reconfig against a tumblerd ensemble (reconfigEnabled=true, a super user):
+# curator/CuratorReconfig.java, on member 1, adds server 4 (a joiner with an empty data
+# directory) and removes server 3, each from the configuration version it read, sees a stale
+# version refused with BadVersion and its watch on the configuration fire after each change.
+# Then, from here: member 4 serves and holds what was written through member 1 before it
+# joined; member 3 says it was removed and serves nobody.
+#   reconfig_curator.sh CLASSES   (TUMBLERD names the server; CLASSES holds the compiled test)
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+[ $# = 1 ] || it_die "usage: $0 CLASSES"
+[ -x "${TUMBLERD:-}" ] || it_die "TUMBLERD is not set to the server binary"
+classes=$1
+[ -f "$classes/CuratorReconfig.class" ] || it_die "$classes/CuratorReconfig.class not found"
+it_init
+work=$(it_tmpdir work)
+fail() { echo "FAIL: $*"; exit 1; }
+
+super_digest=$(python3 -c 'import base64, hashlib
+print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
+cport=() qport=() eport=() pid=(0 0 0 0 0) dir=()
+for i in 1 2 3 4; do
+    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+    dir[$i]=$(it_tmpdir "s$i")
+done
+line() { echo "server.$1=127.0.0.1:${qport[$1]}:${eport[$1]};127.0.0.1:${cport[$1]}"; }
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    echo "reconfigEnabled=true"
+    echo "DigestAuthenticationProvider.superDigest=$super_digest"
+    for i in 1 2 3; do line "$i"; done
+} > "$work/zoo.cfg"
+{ cat "$work/zoo.cfg"; line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
+start() {
+    local cfg=$work/zoo.cfg
+    [ "$1" = 4 ] && cfg=$work/zoo4.cfg
+    "$TUMBLERD" "$cfg" --serverId="$1" --dataDir="${dir[$1]}/data" \
+        >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
+    pid[$1]=$!
+    IT_PIDS+=("${pid[$1]}")
+    IT_TUMBLERDS+="${pid[$1]} "
+}
+for i in 1 2 3 4; do start "$i"; done
+for i in 1 2 3; do
+    wait_serving "${cport[$i]}" 20 "${pid[$i]}" || it_die "member $i did not start"
+done
+until_ok 15 find_leader 1 2 3 || it_die "no member leads"
+echo "3 members, member $L leads; server 4 waits to be added"
+until_ok 10 grep -q "joining: no clients" "${dir[4]}/server.log" ||
+    fail "server 4 does not say it waits to join"
+printf 'create /before4 written\n' |
+    zkcli "127.0.0.1:${cport[1]}" "$work/zkcli.log" > /dev/null 2>&1 ||
+    fail "create /before4 through member 1"
+
+cp="$classes"
+for j in curator-framework curator-client zookeeper zookeeper-jute guava slf4j-api \
+    slf4j-nop; do
+    cp+=":/usr/share/java/$j.jar"
+done
+run_bounded 60 java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Xmx128m -cp "$cp" \
+    CuratorReconfig "127.0.0.1:${cport[1]}" "$(line 4)" 3 > "$work/curator.out" 2>&1
+rc=$?
+sed 's/^/  | /' "$work/curator.out"
+[ "$rc" = 0 ] && tail -1 "$work/curator.out" | grep -qx PASSED ||
+    fail "Curator's side (exit status $rc)"
+
+wait_serving "${cport[4]}" 20 "${pid[4]}" || fail "member 4 does not serve after it joined"
+got=$(printf 'sync /before4\nget /before4\n' |
+    zkcli "127.0.0.1:${cport[4]}" "$work/zkcli.log" 2>&1 | grep -x written)
+[ "$got" = written ] || fail "member 4 does not hold /before4"
+echo "ok - member 4 serves, with what was written before it joined"
+until_ok 15 grep -q "not a member of the ensemble any more" "${dir[3]}/server.log" ||
+    fail "member 3 does not say it was removed"
+# A session asked of member 3 (ZooKeeper's ConnectRequest, by hand): no answer, the connection
+# closed.
+got=$(timeout 10 python3 - "${cport[3]}" <<'EOF'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+body = struct.pack(">iqiqi16s?", 0, 0, 10000, 0, 16, bytes(16), False)
+s.sendall(struct.pack(">i", len(body)) + body)
+try:
+    print("answered" if s.recv(64) else "closed")
+except (socket.timeout, ConnectionResetError):
+    print("closed")
+EOF
+)
+[ "$got" = closed ] || fail "member 3 still gives sessions: $got"
+echo "ok - member 3 says it was removed and serves nobody"
+echo PASSED
