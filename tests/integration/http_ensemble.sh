@@ -4,8 +4,9 @@
 # /metrics has quorum_size, each follower's lag as a labelled series, and
 # promtool takes it; every member shows its role and the same raft term;
 # the AdminServer's leader and voting_view commands agree with the
-# configuration and with srvr; after the leader is killed, a survivor
-# counts a leader change and a higher term.
+# configuration and with srvr; every member timed its first election
+# (election_time); after the leader is killed, a survivor counts a leader
+# change and a higher term, and both survivors time one election more.
 #   http_ensemble.sh      (TUMBLERD names the server binary)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -95,6 +96,18 @@ want="{'1': '127.0.0.1:${qport[1]}:${eport[1]}:participant;127.0.0.1:${cport[1]}
 [ "$(admin "$L" srvr | json "d['server_stats']['server_state']")" = leader ] || fail "srvr's state"
 ok "AdminServer: leader, voting_view, srvr"
 
+# ZooKeeper's election_time: each member timed the election at its start
+# (it knew no leader), in ZooKeeper's summary shape
+declare -A ecount esum
+for i in 1 2 3; do
+    ecount[$i]=$(metric "$i" election_time_count) esum[$i]=$(metric "$i" election_time_sum)
+    [ "${ecount[$i]:-0}" -ge 1 ] || fail "member $i: election_time_count '${ecount[$i]}'"
+    [ "$(metric "$i" 'election_time{quantile="0.5"}')" != NaN ] || fail "member $i: no median"
+    curl -s --max-time 3 "http://127.0.0.1:${mport[$i]}/metrics" |
+        grep -qx '# TYPE election_time summary' || fail "member $i: election_time's TYPE"
+done
+ok "election_time on every member: ${ecount[1]}, ${ecount[2]}, ${ecount[3]} election(s)"
+
 s=${followers[0]}
 changes=$(metric "$s" tumbler_leader_changes)
 kill -KILL "${pid[$L]}"
@@ -107,6 +120,23 @@ more() { [ "$(metric "$s" tumbler_leader_changes)" -gt "$changes" ]; }
 until_ok 10 more || fail "member $s counted no leader change ($changes)"
 [ "$(metric "$s" tumbler_raft_term)" -gt "$term" ] || fail "term did not rise"
 ok "after the leader's kill: member $s counts a leader change, the term rose"
+
+# each survivor timed one election more, from the lost link to the new
+# leader named: its count rises and so does its sum
+timed() {
+    local i=$1
+    [ "$(metric "$i" election_time_count)" -gt "${ecount[$i]}" ] &&
+        awk -v a="$(metric "$i" election_time_sum)" -v b="${esum[$i]}" 'BEGIN { exit !(a > b) }'
+}
+for i in "${followers[@]}"; do
+    until_ok 10 timed "$i" ||
+        fail "member $i: election_time $(metric "$i" election_time_count) / $(metric "$i" election_time_sum) ms after ${ecount[$i]} / ${esum[$i]}"
+done
+took=()
+for i in "${followers[@]}"; do
+    took+=("member $i $(awk -v a="$(metric "$i" election_time_sum)" -v b="${esum[$i]}" 'BEGIN { print a - b }') ms")
+done
+ok "after the kill, both survivors' election_time count and sum rose (${took[*]})"
 
 for i in 1 2 3; do
     [ "${pid[$i]}" = 0 ] && continue

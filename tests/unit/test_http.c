@@ -16,6 +16,7 @@
 #include "server/admin/adminsrv.h"
 #include "server/admin/fourlw.h"
 #include "server/config/config.h"
+#include "server/http/election.h"
 #include "server/http/metrics.h"
 #include "server/http/zksummary.h"
 
@@ -263,6 +264,62 @@ static void test_hist(void **state)
 /* ZooKeeper's summaries: quantiles placed linearly within their bucket,
  * in ms, with the exact count and sum; none seen gives NaN; a rank past
  * the last bound gives that bound. */
+/* Elections timed on one member's observations, on a clock of our own. */
+static void test_election(void **state)
+{
+    struct election_timer e;
+
+    (void)state;
+    /* starting: no leader until the poll at 1300 names server 2 */
+    election_start(&e, 1000);
+    election_note(&e, 0, 1, 1100);
+    assert_int_equal(e.hist.count, 0);
+    election_note(&e, 2, 1, 1300);
+    assert_int_equal(e.hist.count, 1);
+    assert_int_equal(e.hist.sum_us, 300000);
+    /* the same leader in the same term: nothing */
+    election_note(&e, 2, 1, 1400);
+    assert_int_equal(e.hist.count, 1);
+
+    /* the link to server 2 lost at 2000; raft names none at 2500, then
+     * server 3 at 2600: the election began with the loss */
+    election_lost(&e, 2, 2000);
+    election_lost(&e, 2, 2050); /* lost again: the first one stands */
+    election_note(&e, 2, 1, 2100);
+    election_note(&e, 0, 2, 2500);
+    election_note(&e, 3, 2, 2600);
+    assert_int_equal(e.hist.count, 2);
+    assert_int_equal(e.hist.sum_us, 300000 + 600000);
+
+    /* a new leader and term in one poll, after a loss: from the loss */
+    election_lost(&e, 3, 5000);
+    election_note(&e, 1, 3, 5040);
+    assert_int_equal(e.hist.count, 3);
+    assert_int_equal(e.hist.sum_us, 900000 + 40000);
+
+    /* the term alone rises (the member voted) with no loss seen: it
+     * counts from that poll, and ends when a leader is named */
+    election_note(&e, 1, 4, 6000);
+    assert_int_equal(e.hist.count, 4);
+    assert_int_equal(e.hist.sum_us, 940000);
+
+    /* a link lost and made again to the same leader: the hint expires,
+     * and a later election does not count from it */
+    election_lost(&e, 1, 7000);
+    election_note(&e, 1, 4, 7000 + ELECTION_HINT_MS + 1);
+    election_note(&e, 0, 5, 20000);
+    election_note(&e, 2, 5, 20100);
+    assert_int_equal(e.hist.count, 5);
+    assert_int_equal(e.hist.sum_us, 940000 + 100000);
+
+    /* a link closed to a leader no longer named is no loss */
+    election_lost(&e, 1, 30000);
+    election_note(&e, 0, 6, 30500);
+    election_note(&e, 2, 6, 30600);
+    assert_int_equal(e.hist.count, 6);
+    assert_int_equal(e.hist.sum_us, 1040000 + 100000);
+}
+
 static void test_zksummary(void **state)
 {
     struct hist h, both;
@@ -516,6 +573,7 @@ int main(void)
         cmocka_unit_test_setup(test_metrics_families, setup),
         cmocka_unit_test_setup(test_hist, setup),
         cmocka_unit_test_setup(test_zksummary, setup),
+        cmocka_unit_test_setup(test_election, setup),
         cmocka_unit_test_setup(test_admin_simple, setup),
         cmocka_unit_test_setup(test_admin_stats, setup),
         cmocka_unit_test_setup(test_admin_errors, setup),

@@ -16,6 +16,7 @@
 #include "server/http/metrics.h"
 #include "server/http/zksummary.h"
 #include "server/logging/log.h"
+#include "server/peer/peer.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 
@@ -23,12 +24,14 @@
  * of its dashboards built on them work (zksummary.h): fsynctime from the
  * log's writes (each ends in its fdatasync), snapshottime from the
  * snapshots' making, readlatency and updatelatency from the request types'
- * histograms, split as ZooKeeper splits them.  No election_time: raft's
- * elections are not timed. */
+ * histograms, split as ZooKeeper splits them; election_time from each
+ * election's time on this member (election.h: from losing or lacking a
+ * leader to naming one; none on a server alone, as on ZooKeeper's). */
 static void zk_summaries(const struct tbd *s, const struct replog_stats *rs,
                          struct tb_wbuf *out)
 {
-    struct hist reads = {0}, updates = {0};
+    struct hist reads = {0}, updates = {0}, none = {0};
+    const struct hist *el;
     int i, kind;
 
     zksummary_render(out, "fsynctime", "A write of the log, fdatasync "
@@ -44,6 +47,10 @@ static void zk_summaries(const struct tbd *s, const struct replog_stats *rs,
                      "answer, in ms.", ZKSUMMARY_ADVANCED, &reads);
     zksummary_render(out, "updatelatency", "From a write's arrival to its "
                      "answer, in ms.", ZKSUMMARY_ADVANCED, &updates);
+    el = peer_election_time(s);
+    zksummary_render(out, "election_time", "From losing or lacking a leader "
+                     "to naming one, in ms.", ZKSUMMARY_BASIC,
+                     el != NULL ? el : &none);
 }
 
 /* What mntr's flat lines cannot carry: the spread of the log's writes,

@@ -11,6 +11,7 @@
 
 #include "proto/proto.h"
 #include "server/config/config.h"
+#include "server/http/election.h"
 #include "server/logging/log.h"
 #include "server/peer/peer.h"
 #include "server/peer/tunnel.h"
@@ -77,6 +78,7 @@ struct peer {
     int dropped_clients;       /* ... for so long the clients went */
     int logged_leader;         /* the leader the log last named; 0: none */
     int removed;               /* not a member (peer_set_outside) */
+    struct election_timer election; /* election_time's (http/election.h) */
 };
 
 /* A forwarded txn proposed on the leader, for its answer: the links may
@@ -201,6 +203,7 @@ static void link_close(struct link *k)
             tb_log(TB_LOG_INFO, "peer: link to the leader (server %d) closed",
                    k->leader_id);
             p->lost = k->leader_id;
+            election_lost(&p->election, k->leader_id, tbd_now_ms(p->srv));
         }
         drop_forwarded(p->srv);
         /* Reset, not closed: the kernel would otherwise deliver what is
@@ -697,6 +700,11 @@ int peer_serving(struct tbd *s)
     return p == NULL || p->leaderless_since == 0 || !p->dropped_clients;
 }
 
+const struct hist *peer_election_time(const struct tbd *s)
+{
+    return s->peer != NULL ? &s->peer->election.hist : NULL;
+}
+
 /* A line per change of leader, on every member, so that an election can
  * be followed across the ensemble's logs. */
 static void log_leader(struct tbd *s, struct peer *p, int leader)
@@ -728,7 +736,10 @@ static void on_timer(uv_timer_t *t)
     struct tbd *s = p->srv;
     int leader = replog_leader(s->log);
     uint64_t now = tbd_now_ms(s);
+    struct replog_stats st;
 
+    replog_get_stats(s->log, &st);
+    election_note(&p->election, leader, st.term, now);
     log_leader(s, p, leader);
 
     /* Where sessions are held is learned anew by the next leader, from
@@ -936,6 +947,7 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
     uv_timer_init(s->loop, &p->timer);
     p->timer.data = p;
     uv_timer_start(&p->timer, on_timer, POLL_MS, POLL_MS);
+    election_start(&p->election, tbd_now_ms(s));
     s->peer = p;
     return 0;
 err:

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 struct conn;
+struct hist;
 struct tbd;
 
 /* A member of the ensemble, as the peer links reach it. */
@@ -82,5 +83,7 @@ void peer_touched(struct tbd *s, int64_t id);
 /* 0 while this server, cut off from any leader for longer than an
  * election, takes no clients (it closed those it had). */
 int peer_serving(struct tbd *s);
+/* Each election's time on this member (http/election.h); NULL: none. */
+const struct hist *peer_election_time(const struct tbd *s);
 
 #endif
