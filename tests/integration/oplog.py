@@ -16,6 +16,11 @@ speaking ZooKeeper's protocol (jute, big-endian, a 4-byte length before each fra
   oplog.py check-json FILE
       every line of FILE is one JSON object with time, level and message; prints the
       objects' messages and fields, one per line, as JSON, for grep.
+  oplog.py find FILE EXPR
+      prints the lines of FILE (JSON objects, as check-json reads them) for which the Python
+      expression EXPR over `o`, the line's object, is true; status 1 if there is none.
+  oplog.py tls PORT
+      sends a ConnectRequest in clear to a TLS port: the server must close the connection.
 
 Exit status 0, or 1 with the reason on stderr.
 """
@@ -158,6 +163,34 @@ def check_json(path):
         fail("%s is empty" % path)
 
 
+def read_json(path):
+    with open(path, "rb") as f:
+        return [json.loads(raw.decode("utf-8")) for raw in f.read().split(b"\n") if raw]
+
+
+def find(path, expr):
+    found = 0
+    for o in read_json(path):
+        try:
+            if eval(expr, {}, {"o": o}):
+                print(json.dumps(o, sort_keys=True))
+                found += 1
+        except (KeyError, TypeError):
+            pass  # a line without the fields looked at is no match
+    if not found:
+        fail("no line of %s has %s" % (path, expr))
+
+
+def tls_in_clear(port):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE_S)
+    sock.sendall(frame(connect_request(4000)))
+    try:
+        if read_frame(sock) is not None:
+            fail("the TLS port answered a ConnectRequest in clear")
+    except ConnectionResetError:
+        pass
+
+
 def main():
     if len(sys.argv) < 3:
         fail("usage: see the docstring")
@@ -174,6 +207,10 @@ def main():
         refused(int(arg))
     elif cmd == "check-json":
         check_json(arg)
+    elif cmd == "find":
+        find(arg, sys.argv[3])
+    elif cmd == "tls":
+        tls_in_clear(int(arg))
     else:
         fail("unknown command %s" % cmd)
 

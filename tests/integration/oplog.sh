@@ -5,7 +5,8 @@
 # line's fields:
 #   - a standalone server (logFormat=json in its zoo.cfg): a session expired,
 #     connections refused over maxClientCnxns, a ConnectRequest cut short, a
-#     request slower than slowRequestMs, a snapshot with its size and time;
+#     ConnectRequest in clear at its TLS port (tagged "tls"), a request
+#     slower than slowRequestMs, a snapshot with its size and time;
 #   - three members (--log-format=json as a flag): the leader named with its
 #     term on each, a new leader and a higher term once the leader stops, and
 #     a connection refused by the last member while no leader is known.
@@ -19,6 +20,9 @@ passed=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
 py() { run_bounded 60 /usr/bin/python3 "$here/oplog.py" "$@"; }
+# found LOG EXPR: some line of the JSON log LOG has the fields the Python
+# expression EXPR over o (the line's object) asks for (oplog.py find).
+found() { py find "$1" "$2" > /dev/null 2>&1; }
 # logged LOG PATTERN: some line of the JSON log LOG (as oplog.py check-json
 # prints it, keys sorted) matches the extended regex PATTERN.
 logged() { py check-json "$1" 2> /dev/null | grep -Eq -- "$2"; }
@@ -26,7 +30,12 @@ logged() { py check-json "$1" 2> /dev/null | grep -Eq -- "$2"; }
 # ---- one server ------------------------------------------------------------
 d=$(it_tmpdir one)
 port=$(free_port)
+tport=$(free_port)
 mkdir -p "$d/data"
+# a certificate for the TLS port, made here: none of the test CA's is needed
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/key.pem" -out "$d/cert.pem" \
+    -days 2 -subj /CN=localhost > /dev/null 2>&1 || fail "openssl"
+cat "$d/key.pem" "$d/cert.pem" > "$d/server.pem"
 cat > "$d/zoo.cfg" <<CFG
 tickTime=100
 dataDir=$d/data
@@ -36,6 +45,10 @@ maxClientCnxns=3
 4lw.commands.whitelist=*
 snapCount=200
 slowRequestMs=1
+secureClientPort=$tport
+ssl.keyStore.location=$d/server.pem
+ssl.keyStore.type=PEM
+ssl.clientAuth=none
 logFormat=json
 logFile=$d/tumblerd.log
 CFG
@@ -58,7 +71,11 @@ until_ok 10 logged "$log" '"level": "WARN", "message": "too many connections fro
 py garbage "$port" || fail "garbage"
 until_ok 10 logged "$log" '"message": "closing 127.0.0.1:[0-9]+: malformed ConnectRequest", "peer": "127.0.0.1", "refused": "handshake"' ||
     fail "no bad handshake line: $(tail -5 "$log")"
-ok "refused connections say why: over the limit, a bad handshake"
+py tls "$tport" || fail "a ConnectRequest in clear at the TLS port"
+until_ok 10 found "$log" 'o["refused"] == "tls" and o["level"] == "WARN" and o["peer"] == "127.0.0.1" and o["session"] == "0x0" and "TLS handshake failed: " in o["message"]' ||
+    fail "no TLS refusal line tagged tls: $(grep -i tls "$log")"
+! found "$log" 'o["refused"] == "auth"' || fail "a refusal tagged auth: $(grep auth "$log")"
+ok "refused connections say why: over the limit, a bad handshake, TLS (tagged tls)"
 
 sid=$(py burst "$port" 3000) || fail "burst"
 until_ok 10 logged "$log" "\"message\": \"slow request: create \\(xid [0-9]+\\) of session $sid from 127.0.0.1 answered in [0-9]+ ms \\(slowRequestMs 1\\)\", \"ms\": [0-9]+, \"op\": \"create\", \"opcode\": 1, \"peer\": \"127.0.0.1\", \"session\": \"$sid\"" ||

@@ -177,6 +177,23 @@ static void identify(struct conn *c)
     BIO_free(b);
 }
 
+/* A connection TLS refused (or broke once made): tagged "tls", so that a
+ * log shipper tells it from a refused login ("auth"), whose line rate
+ * (a line a second, s->auth_log) it shares, as it did when it was one. */
+static void log_refusal(struct conn *c, const char *what, const char *why)
+{
+    struct tbd *s = c->srv;
+
+    if (!tb_log_due(&s->auth_log, tbd_now_ms(s)))
+        return;
+    tb_log_rated_fields(&s->auth_log, TB_LOG_WARN,
+                        TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
+                                      TB_LOG_HEX("session", c->session_id),
+                                      TB_LOG_STR("refused", "tls")),
+                        "session 0x%llx from %s: TLS %s: %s",
+                        (unsigned long long)c->session_id, c->peer, what, why);
+}
+
 int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
 {
     struct tls_conn *t = c->tls;
@@ -217,11 +234,8 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
         return TB_EIO;
     if (!t->identified)
         c->srv->tls_failed++;
-    auth_log_refusal(c, "TLS %s: %s",
-                     t->identified ? "failed"
-                                   : "handshake "
-                                     "failed",
-                     tls_why(why, sizeof why));
+    log_refusal(c, t->identified ? "failed" : "handshake failed",
+                tls_why(why, sizeof why));
     return TB_EIO;
 }
 
