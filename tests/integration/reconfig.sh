@@ -7,7 +7,9 @@
 #      added with zkCli's `reconfig -add server.4=...`: the answer is the new configuration with
 #      its version
 #   3. a write through the new member, read back on member 1
-#   4. `config` (getConfig) on members 1, 2 and 4 shows server.4 and the same version
+#   4. `config` (getConfig) on members 1, 2 and 4 shows server.4 and the same version; `get -s
+#      /zookeeper/config` there has ZooKeeper 3.8's stat: mZxid the version the text names,
+#      dataVersion -1 (before the first change too, with version 0)
 #   5. kazoo: while a change is in flight (a joiner that does not run, which never catches up),
 #      a second is refused with ReconfigInProgress (-14); the first ends in NewConfigNoQuorum
 #      (-13) and changes nothing
@@ -72,6 +74,27 @@ zk() {
 }
 # config MEMBER: what getConfig shows on it, its server and version lines.
 config() { echo config | zk "$1" | grep -e '^server\.' -e '^version='; }
+# config_stat MEMBER: `get -s /zookeeper/config` on it, as "version=V mZxid=0xM dataVersion=D".
+config_stat() {
+    echo "get -s /zookeeper/config" | zk "$1" |
+        sed -n -e 's/^version=/version=/p' -e 's/^mZxid = /mZxid=/p' -e 's/^dataVersion = /dataVersion=/p' |
+        paste -sd ' '
+}
+# ZooKeeper 3.8 on a 3-node ensemble, recorded with zkCli (get -s /zookeeper/config): before any
+# reconfig, "version=100000000", mZxid = 0x100000000, dataVersion = -1; after `reconfig -add`
+# whose zxid was 0x10000000c, "version=10000000c", mZxid = 0x10000000c, dataVersion = -1, the
+# same on every member.  From its source: ZKDatabase.initConfigInZKDatabase sets the node with
+# DataTree.setData(CONFIG_NODE, qv.toString(), -1, qv.getVersion(), ...), and
+# PrepRequestProcessor logs a reconfig as new SetDataTxn(CONFIG_NODE, ..., -1) with the version
+# the txn's zxid; DataTree.setData stores the version it is given.  So: the text's version is the
+# mZxid in hex, the dataVersion always -1.  ZooKeeper's first version is its first leader's
+# zxid (epoch 1, counter 0); tumblerd's members from zoo.cfg have version 0 (no zxid made them).
+config_stat_ok() { # STAT [VERSION]: STAT is ZooKeeper's shape, of VERSION if given
+    local v
+    v=$(sed -n 's/^version=\([0-9a-f]*\) .*/\1/p' <<< "$1")
+    [ -n "$v" ] && [ "$1" = "version=$v mZxid=0x$v dataVersion=-1" ] &&
+        { [ -z "${2:-}" ] || [ "$v" = "$2" ]; }
+}
 
 # serves MEMBER: "no session" when kazoo cannot open one on it (4 s), else what it reads.
 serves() {
@@ -122,6 +145,17 @@ check1() {
 }
 run_check 1 "reconfig by a client that is not the super user: NoAuth" check1
 
+check1b() {
+    local i got rc=0
+    for i in 1 2 3; do
+        got=$(config_stat "$i")
+        echo "  member $i: $got"
+        config_stat_ok "$got" 0 || { echo "  FAIL: not version=0 mZxid=0x0 dataVersion=-1"; rc=1; }
+    done
+    return "$rc"
+}
+run_check 1b "before any change, /zookeeper/config's stat as ZooKeeper's: version 0, dataVersion -1" check1b
+
 version4=""
 check2() {
     local out
@@ -158,10 +192,14 @@ check4() {
         echo "$got" | sed "s/^/  member $i: /"
         [ "$(echo "$got" | grep -c '^server\.')" = 4 ] && echo "$got" | grep -q '^server\.4=' &&
             echo "$got" | grep -qx "version=$version4" || { echo "  FAIL on member $i"; rc=1; }
+        got=$(config_stat "$i")
+        echo "  member $i: $got"
+        config_stat_ok "$got" "$version4" ||
+            { echo "  FAIL: want version=$version4 mZxid=0x$version4 dataVersion=-1"; rc=1; }
     done
     return "$rc"
 }
-run_check 4 "config on members 1, 2 and 4: four servers, version $version4" check4
+run_check 4 "config and its stat on members 1, 2 and 4: four servers, version $version4" check4
 
 check5() {
     local out

@@ -364,6 +364,9 @@ static void test_reconfig_outcome(void **state)
     assert_memory_equal(res.data.ptr, want, strlen(want));
     assert_int_equal(res.stat.mzxid, x->zxid);
     assert_int_equal(res.stat.mtime, 4242);
+    /* ZooKeeper's dataVersion after a reconfig: -1, the SetDataTxn's. */
+    assert_int_equal(res.stat.version, -1);
+    assert_int_equal(stat_of(x, "/zookeeper/config").version, -1);
     data = tree_node_data(tree_find(fsm_tree(x->f), TB_STR("/zookeeper/config")));
     assert_int_equal(data.len, strlen(want));
     /* Malformed: MarshallingError, nothing changed. */

@@ -6,7 +6,12 @@
  * /zookeeper/config becomes them followed by "version=<zxid in hex>", as
  * ZooKeeper writes it, the zxid being this txn's own, and the answer is
  * the node's data and stat (ZooKeeper's reply to reconfig is a getData's).
- * On failure nothing changes and the error is the result. */
+ * On failure nothing changes and the error is the result.
+ *
+ * The stat is ZooKeeper 3.8's: its PrepRequestProcessor logs a reconfig as
+ * a SetDataTxn of version -1, which DataTree.setData stores as the node's
+ * version as it is, so /zookeeper/config's dataVersion is -1 after every
+ * reconfig (and its mZxid the version the text names), never a count. */
 #include <stdio.h>
 
 #include "server/fsm/fsm_int.h"
@@ -38,7 +43,7 @@ int fsm__reconfig(struct fsm *f, struct tb_str body)
         return TB_ENOMEM;
     rv = tree_set_data(
         f->tree, n, (struct tb_str){(const char *)f->path.base, f->path.len},
-        (int32_t)((uint32_t)tree_node_version(n) + 1), f->zxid, f->txn->time);
+        -1, f->zxid, f->txn->time);
     if (rv != 0)
         return rv;
     fsm__event(f, TB_EVENT_DATA_CHANGED, tree_node_path(n),

@@ -84,7 +84,9 @@ static void put_children(struct tb_wbuf *w, const struct tree_node *n)
 
 /* A node's data; an ensemble's /zookeeper/config holds its members, as
  * ZooKeeper's does: the tree's text once a reconfig wrote it
- * (fsm_reconfig.c), before that the server.N lines, version 0. */
+ * (fsm_reconfig.c), before that the server.N lines, version 0, with
+ * dataVersion -1 as ZooKeeper's ensembles give it from the start
+ * (ZKDatabase.initConfigInZKDatabase sets it with version -1). */
 static void put_data(struct conn *c, struct tb_wbuf *w, struct tree_node *n,
                      struct tb_stat *st)
 {
@@ -99,6 +101,7 @@ static void put_data(struct conn *c, struct tb_wbuf *w, struct tree_node *n,
     m->len = 0;
     tb_config_render_membership(cfg, m);
     st->data_length = (int32_t)m->len;
+    st->version = -1;
     tb_put_BUF(w, (struct tb_str){(const char *)m->base, m->len});
 }
 
