@@ -19,15 +19,18 @@
  *   no WRITE on /zookeeper/     ZNOAUTH (-102): its ACL is world:anyone
  *   config                      READ, so only the super user passes
  *
- * Then raft's members change, one server at a time (replog_member_*):
- * joiners first (a voter catches up before it votes), then roles, then
- * leavers, the leader last.  Last, a TB_OP_RECONFIG_TXN carries the
+ * Then raft's members change, one server at a time: joiners first (a
+ * voter catches up before it votes), then roles, as one change that is
+ * all or nothing (replog_members_change: when a step fails, those made
+ * are undone, so a whole member list that fails midway leaves the members
+ * and roles as they were, as ZooKeeper's one-proposal reconfig does).
+ * Then a TB_OP_RECONFIG_TXN carries the
  * outcome through the log: every replica's /zookeeper/config becomes the
  * new members with the txn's zxid as version (fsm_reconfig.c), and the
  * server the client is on answers it with that data and stat.  An error
- * travels the same way, changing nothing.  A change is in flight from its
- * acceptance to that txn's answer; a joiner that does not catch up is
- * removed again before the error is logged.
+ * travels the same way, changing nothing.  The leavers, the leader last,
+ * leave once the outcome is applied.  A change is in flight from its
+ * acceptance to that txn's answer.
  *
  * Every member looks at /zookeeper/config on its tick (reconfig_tick): the
  * peer links follow the new members, and a server no longer among them
@@ -42,6 +45,7 @@
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
 #include "server/peer/peer.h"
+#include "server/replog/membership.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 #include "tree/acl.h"
@@ -67,19 +71,18 @@ struct members {
 };
 
 /* At all times: busy iff a reconfig was accepted and its txn's answer
- * has not come; steps[at..nsteps) are still to make then. */
+ * has not come; steps[0..nsteps) are its joiners and role changes. */
 struct reconfig {
     struct tbd *srv;
     int busy;
     struct members next;
     struct step steps[MAX_SERVERS];
-    size_t nsteps, at;
+    size_t nsteps;
     int leaving[MAX_SERVERS]; /* removed from raft once the outcome is
                                  applied, so that they learn it */
     size_t nleaving, at_leave;
     unsigned leave_tries; /* looks at leaving[at_leave]'s lag */
     int leave_retry;      /* the tick looks again */
-    int undo; /* a failed join's spare is being removed; rc says why */
     uint64_t sync_start; /* tbd_now_ms when the first barrier went */
     int rc;
     int32_t xid;
@@ -304,8 +307,6 @@ static void finish(struct reconfig *r, int rc)
         answered(r, rv, 0);
 }
 
-static void next_step(struct reconfig *r);
-
 static int lag_of(struct reconfig *r, int id)
 {
     struct replog_follower f[MAX_SERVERS];
@@ -364,50 +365,38 @@ static void leave_next(struct reconfig *r)
         r->busy = 0;
 }
 
-static void step_done(void *arg, int status)
+/* The joiners and role changes made, or undone (replog_members_change). */
+static void steps_done(void *arg, int status)
 {
     struct reconfig *r = arg;
-    const struct step *st = &r->steps[r->at];
-    int rv;
 
-    if (r->undo) {
-        finish(r, r->rc);
-        return;
-    }
-    if (status == 0) {
-        r->at++;
-        next_step(r);
-        return;
-    }
-    tb_log(TB_LOG_WARN, "reconfig: server %d could not %s: %s", st->id,
-           st->op == STEP_ADD ? "join" : "change its role",
-           tb_strerror(status));
-    r->rc = status == TB_ECONNECTIONLOSS ? status : TB_ENEWCONFIGNOQUORUM;
-    /* A joiner left a spare is removed: the members stay the old ones. */
-    if (st->op == STEP_ADD && status != TB_ECONNECTIONLOSS) {
-        r->undo = 1;
-        rv = replog_member_remove(r->srv->log, st->id, step_done, r);
-        if (rv == 0)
-            return;
-    }
-    finish(r, r->rc);
+    if (status != 0)
+        tb_log(TB_LOG_WARN,
+               "reconfig: the members could not change, and are as they "
+               "were: %s",
+               tb_strerror(status));
+    finish(r, status == 0 || status == TB_ECONNECTIONLOSS
+                  ? status
+                  : TB_ENEWCONFIGNOQUORUM);
 }
 
-static void next_step(struct reconfig *r)
+static void make_steps(struct reconfig *r)
 {
-    const struct step *st;
-    struct replog *l = r->srv->log;
+    struct replog_member_step ms[MAX_SERVERS];
+    size_t i;
     int rv;
 
-    if (r->at == r->nsteps) {
+    if (r->nsteps == 0) {
         finish(r, 0);
         return;
     }
-    st = &r->steps[r->at];
-    rv =
-        st->op == STEP_ADD
-            ? replog_member_add(l, st->id, st->address, st->voter, step_done, r)
-            : replog_member_assign(l, st->id, st->voter, step_done, r);
+    for (i = 0; i < r->nsteps; i++)
+        ms[i] = (struct replog_member_step){
+            r->steps[i].id,
+            r->steps[i].op == STEP_ADD ? r->steps[i].address : NULL,
+            r->steps[i].voter};
+    rv = replog_members_change(r->srv->log, ms, (unsigned)r->nsteps,
+                               steps_done, r);
     if (rv != 0)
         finish(r, rv == TB_ECONNECTIONLOSS ? rv : TB_ENEWCONFIGNOQUORUM);
 }
@@ -419,8 +408,9 @@ static int voter(const struct tb_config_server *s)
     return s->role == TB_ROLE_PARTICIPANT;
 }
 
-/* Steps from `cur` to r->next; TB_EBADARGUMENTS when a server would
- * change its quorum address (it must leave, then join). */
+/* Steps from `cur` to r->next, joiners before role changes;
+ * TB_EBADARGUMENTS when a server would change its quorum address (it
+ * must leave, then join). */
 static int plan(struct reconfig *r, const struct members *cur, char *err,
                 size_t errlen)
 {
@@ -429,29 +419,33 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
     int self = (int)r->srv->server_id, pass;
     size_t i;
 
-    r->nsteps = r->at = 0;
-    for (i = 0; i < r->next.n; i++) {
-        b = &r->next.v[i];
-        a = members_find(cur, b->id);
-        if (tb_config_quorum_address(b, y, sizeof y) != 0)
-            return TB_EBADARGUMENTS;
-        if (a == NULL) {
-            r->steps[r->nsteps] = (struct step){STEP_ADD, b->id, voter(b), ""};
-            memcpy(r->steps[r->nsteps++].address, y, sizeof y);
-            continue;
+    r->nsteps = 0;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < r->next.n; i++) {
+            b = &r->next.v[i];
+            a = members_find(cur, b->id);
+            if (tb_config_quorum_address(b, y, sizeof y) != 0)
+                return TB_EBADARGUMENTS;
+            if (a == NULL) {
+                if (pass == 0) {
+                    r->steps[r->nsteps] =
+                        (struct step){STEP_ADD, b->id, voter(b), ""};
+                    memcpy(r->steps[r->nsteps++].address, y, sizeof y);
+                }
+                continue;
+            }
+            (void)tb_config_quorum_address(a, x, sizeof x);
+            if (strcmp(x, y) != 0) {
+                snprintf(err, errlen,
+                         "server.%d's quorum address would change from %s "
+                         "to %s: remove it, then add it",
+                         b->id, x, y);
+                return TB_EBADARGUMENTS;
+            }
+            if (pass == 1 && voter(a) != voter(b))
+                r->steps[r->nsteps++] =
+                    (struct step){STEP_ASSIGN, b->id, voter(b), ""};
         }
-        (void)tb_config_quorum_address(a, x, sizeof x);
-        if (strcmp(x, y) != 0) {
-            snprintf(err, errlen,
-                     "server.%d's quorum address would change from %s to "
-                     "%s: remove it, then add it",
-                     b->id, x, y);
-            return TB_EBADARGUMENTS;
-        }
-        if (voter(a) != voter(b))
-            r->steps[r->nsteps++] =
-                (struct step){STEP_ASSIGN, b->id, voter(b), ""};
-    }
     /* Leavers after the outcome, this server after the others. */
     r->nleaving = 0;
     for (pass = 0; pass < 2; pass++)
@@ -606,7 +600,7 @@ static void synced(void *arg, int status)
         finish(r, TB_ENEWCONFIGNOQUORUM);
         return;
     }
-    next_step(r);
+    make_steps(r);
 }
 
 int reconfig_propose(struct tbd *s, const struct tb_txn *t,
@@ -630,7 +624,6 @@ int reconfig_propose(struct tbd *s, const struct tb_txn *t,
         return rv;
     }
     r->busy = 1;
-    r->undo = 0;
     r->rc = 0;
     r->xid = t->xid;
     r->session = t->session;

@@ -8,12 +8,19 @@
  * it does not answer within a round (5 s), raft gives the change up.  An
  * observer is a standby: it gets the log and has no vote.  A server leaves
  * as raft_remove.  The change's callback fires once the configuration
- * entry that makes it is committed, or with the reason it is not. */
+ * entry that makes it is committed, or with the reason it is not.
+ *
+ * A change of several members (replog_members_change: a reconfig's
+ * joiners and role changes) is made as those single changes in turn, and
+ * is all or nothing, as ZooKeeper's reconfig, one proposal, is: when a
+ * step fails, the steps made are undone last first, so raft's members are
+ * the ones before the change again, as /zookeeper/config still says. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/replog/internal.h"
+#include "server/replog/membership.h"
 
 /* One change, from the call to its callback.  A join is two of raft's:
  * add, then assign (role). */
@@ -171,6 +178,180 @@ int replog_member_remove(struct replog *l, int id,
         return TB_ENOMEM;
     replog__logf(l, REPLOG_LOG_INFO, "member %d: leaving", id);
     return start(l, c, raft_remove(l->raft, &c->req, (raft_id)id, changed));
+}
+
+/* ---- several members as one ---- */
+
+/* At all times: steps[0..at) are made (or, undoing, not yet undone);
+ * status is 0 going forward, else the failure being undone. */
+struct batch {
+    struct replog *l;
+    struct replog_member_step *steps; /* addresses owned */
+    unsigned n, at;
+    int status;
+    int spare; /* undoing: the failed join at steps[at] left a spare */
+    void (*cb)(void *arg, int status);
+    void *arg;
+};
+
+static void batch_free(struct batch *b)
+{
+    unsigned i;
+
+    for (i = 0; i < b->n; i++)
+        free((char *)b->steps[i].address);
+    free(b->steps);
+    free(b);
+}
+
+static void batch_end(struct batch *b, int status)
+{
+    void (*cb)(void *, int) = b->cb;
+    void *arg = b->arg;
+
+    batch_free(b);
+    cb(arg, status);
+}
+
+/* The role `id` has in raft's latest configuration: REPLOG_*, or -1. */
+static int role_in_raft(struct replog *l, int id)
+{
+    const struct raft_configuration *c = &l->raft->configuration;
+    unsigned i;
+
+    for (i = 0; i < c->n; i++)
+        if (c->servers[i].id == (raft_id)id)
+            return c->servers[i].role == RAFT_VOTER     ? REPLOG_VOTER
+                   : c->servers[i].role == RAFT_STANDBY ? REPLOG_STANDBY
+                                                        : REPLOG_SPARE;
+    return -1;
+}
+
+static void undo_next(struct batch *b);
+
+static void undone(void *arg, int status)
+{
+    struct batch *b = arg;
+
+    if (status != 0)
+        replog__logf(b->l, REPLOG_LOG_WARN,
+                     "member %d: a change of several members failed and "
+                     "this step of it could not be undone: %s",
+                     b->steps[b->at].id, tb_strerror(status));
+    if (status == TB_ECONNECTIONLOSS || status == TB_ECLOSING) {
+        batch_end(b, b->status);
+        return;
+    }
+    undo_next(b);
+}
+
+/* Undoes steps[at - 1], then the ones before it; a spare the failed join
+ * left goes first (it is at steps[at], not counted as made). */
+static void undo_next(struct batch *b)
+{
+    const struct replog_member_step *st;
+    int rv;
+
+    for (;;) {
+        if (b->spare) {
+            b->spare = 0;
+            st = &b->steps[b->at];
+            rv = replog_member_remove(b->l, st->id, undone, b);
+        } else if (b->at > 0) {
+            st = &b->steps[--b->at];
+            rv = st->address != NULL
+                     ? replog_member_remove(b->l, st->id, undone, b)
+                     : replog_member_assign(b->l, st->id, !st->voter, undone,
+                                            b);
+        } else {
+            batch_end(b, b->status);
+            return;
+        }
+        if (rv == 0)
+            return;
+        replog__logf(b->l, REPLOG_LOG_WARN,
+                     "member %d: a change of several members failed and "
+                     "this step of it could not be undone: %s",
+                     st->id, tb_strerror(rv));
+        if (rv == TB_ECONNECTIONLOSS || rv == TB_ECLOSING) {
+            batch_end(b, b->status);
+            return;
+        }
+    }
+}
+
+static int batch_step(struct batch *b);
+
+static void stepped(void *arg, int status)
+{
+    struct batch *b = arg;
+    int rv;
+
+    if (status == 0) {
+        b->at++;
+        if (b->at == b->n) {
+            batch_end(b, 0);
+            return;
+        }
+        if ((rv = batch_step(b)) == 0)
+            return;
+        status = rv;
+    }
+    b->status = status;
+    if (status == TB_ECONNECTIONLOSS || status == TB_ECLOSING) {
+        batch_end(b, status);
+        return;
+    }
+    replog__logf(b->l, REPLOG_LOG_WARN,
+                 "member %d: a change of %u members failed at step %u: "
+                 "undoing the %u made",
+                 b->steps[b->at].id, b->n, b->at + 1, b->at);
+    b->spare = b->steps[b->at].address != NULL &&
+               role_in_raft(b->l, b->steps[b->at].id) == REPLOG_SPARE;
+    undo_next(b);
+}
+
+static int batch_step(struct batch *b)
+{
+    const struct replog_member_step *st = &b->steps[b->at];
+
+    return st->address != NULL
+               ? replog_member_add(b->l, st->id, st->address, st->voter,
+                                   stepped, b)
+               : replog_member_assign(b->l, st->id, st->voter, stepped, b);
+}
+
+int replog_members_change(struct replog *l,
+                          const struct replog_member_step *steps, unsigned n,
+                          void (*cb)(void *arg, int status), void *arg)
+{
+    struct batch *b;
+    unsigned i;
+    int rv;
+
+    if (n == 0 || steps == NULL || cb == NULL)
+        return TB_EINVAL;
+    if ((b = calloc(1, sizeof *b)) == NULL ||
+        (b->steps = calloc(n, sizeof *b->steps)) == NULL) {
+        free(b);
+        return TB_ENOMEM;
+    }
+    b->l = l;
+    b->cb = cb;
+    b->arg = arg;
+    for (i = 0; i < n; i++) {
+        b->steps[i] = steps[i];
+        b->steps[i].address = NULL;
+        b->n = i + 1;
+        if (steps[i].address != NULL &&
+            (b->steps[i].address = strdup(steps[i].address)) == NULL) {
+            batch_free(b);
+            return TB_ENOMEM;
+        }
+    }
+    if ((rv = batch_step(b)) != 0)
+        batch_free(b);
+    return rv;
 }
 
 int replog_member_changing(struct replog *l)
