@@ -158,14 +158,32 @@ static int replog_restore(void *data, const void *buf, size_t len)
     return fsm_restore(s->fsm, buf, len);
 }
 
+static int raft_level(int level)
+{
+    return level <= REPLOG_LOG_ERROR  ? TB_LOG_ERROR
+           : level <= REPLOG_LOG_WARN ? TB_LOG_WARN
+           : level <= REPLOG_LOG_INFO ? TB_LOG_INFO
+                                      : TB_LOG_DEBUG;
+}
+
 static void replog_logger(void *data, int level, const char *msg)
 {
     (void)data;
-    tb_log(level <= REPLOG_LOG_ERROR  ? TB_LOG_ERROR
-           : level <= REPLOG_LOG_WARN ? TB_LOG_WARN
-           : level <= REPLOG_LOG_INFO ? TB_LOG_INFO
-                                      : TB_LOG_DEBUG,
-           "raft: %s", msg);
+    tb_log(raft_level(level), "raft: %s", msg);
+}
+
+/* ... with the line's fields, for a JSON log (raft's lines have 6 at
+ * most, 8 are kept). */
+static void replog_logger_fields(void *data, int level, const char *msg,
+                                 const struct replog_field *f, size_t n)
+{
+    struct tb_log_field lf[8];
+    size_t i;
+
+    (void)data;
+    for (i = 0; i < n && i < sizeof lf / sizeof lf[0]; i++)
+        lf[i] = (struct tb_log_field){f[i].key, f[i].str, f[i].num, 0};
+    tb_log_fields(raft_level(level), lf, i, "raft: %s", msg);
 }
 
 static void on_tick(uv_timer_t *t)
@@ -489,7 +507,8 @@ int main(int argc, char **argv)
     rc.server_id = cfg.server_id;
     rc.min_free_bytes = (uint64_t)cfg.min_free_disk_bytes;
     rc.snapshot_max_entries = (unsigned)cfg.snap_count;
-    rc.log = replog_logger;
+    rc.log = replog_logger; /* replog_read_position's */
+    rc.log_fields = replog_logger_fields;
     rc.repair_log = cfg.repair_log;
     rc.join = cfg.join_ensemble;
     rc.on_leader = on_leader;

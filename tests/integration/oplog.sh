@@ -6,10 +6,12 @@
 #   - a standalone server (logFormat=json in its zoo.cfg): a session expired,
 #     connections refused over maxClientCnxns, a ConnectRequest cut short, a
 #     ConnectRequest in clear at its TLS port (tagged "tls"), a request
-#     slower than slowRequestMs, a snapshot with its size and time;
+#     slower than slowRequestMs, a snapshot with its size and time as fields;
 #   - three members (--log-format=json as a flag): the leader named with its
-#     term on each, a new leader and a higher term once the leader stops, and
-#     a connection refused by the last member while no leader is known.
+#     term on each, raft's line of the leader taking over with its fields, a
+#     new leader and a higher term once the leader stops, the old leader's
+#     handover and the new one's taking over as fields, and a connection
+#     refused by the last member while no leader is known.
 #   oplog.sh      (TUMBLERD names the server binary)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -83,7 +85,12 @@ until_ok 10 logged "$log" "\"message\": \"slow request: create \\(xid [0-9]+\\) 
 ok "a request over slowRequestMs: its op, session, client and time"
 until_ok 20 logged "$log" '"message": "raft: snapshot at [0-9]+: state at [0-9]+, [1-9][0-9]* bytes, then [0-9]+ bytes of entries; made in [0-9]+ ms"' ||
     fail "no snapshot line: $(grep snapshot "$log")"
-ok "a snapshot: its size and how long it took"
+snap='o["event"] == "snapshot" and o["level"] == "INFO" and o["index"] >= o["state_index"] > 0 and o["state_bytes"] > 0 and o["entries_bytes"] >= 0 and o["made_ms"] >= 0'
+found "$log" "$snap" || fail "the snapshot line's fields: $(grep snapshot "$log")"
+line=$(py find "$log" "$snap" | head -1)
+py find "$log" "$snap and o['message'] == 'raft: snapshot at %d: state at %d, %d bytes, then %d bytes of entries; made in %d ms' % (o['index'], o['state_index'], o['state_bytes'], o['entries_bytes'], o['made_ms'])" > /dev/null ||
+    fail "the snapshot line's fields are not its message's figures: $line"
+ok "a snapshot: its size and how long it took, in its message and as fields"
 
 stop_server "$pid" 10
 [ "$STOP_STATUS" = 0 ] || fail "exit $STOP_STATUS on SIGTERM"
@@ -127,6 +134,10 @@ for i in 1 2 3; do
     term=$TERM_SEEN
 done
 ok "each member names the leader, server $L, and its term $term"
+until_ok 10 found "${logs[$L]}" "o['event'] == 'leadership_taken' and o['server'] == $L and o['term'] == $term and o['message'] == 'raft: server $L took leadership (term $term)'" ||
+    fail "leader $L's raft line has no fields: $(grep leadership "${logs[$L]}")"
+ok "raft's line on leader $L: event leadership_taken, server and term as fields"
+old=$L
 
 others=()
 for i in 1 2 3; do [ "$i" = "$L" ] || others+=("$i"); done
@@ -138,6 +149,11 @@ for i in "${others[@]}"; do
     [ "$TERM_SEEN" -gt "$term" ] || fail "member $i: term $TERM_SEEN after $term"
 done
 ok "after the leader stopped, both others name server $L and a higher term"
+found "${logs[$old]}" "o['event'] == 'leadership_transfer' and o['leader'] == $L and o['handed'] == 1 and o['message'] == 'raft: leadership handed to server $L'" ||
+    fail "member $old's handover has no fields: $(grep leadership "${logs[$old]}")"
+until_ok 10 found "${logs[$L]}" "o['event'] == 'leadership_taken' and o['server'] == $L and o['term'] > $term" ||
+    fail "leader $L's raft line: $(grep leadership "${logs[$L]}")"
+ok "raft's lines as fields: member $old handed leadership to $L, which took it in a later term"
 
 for i in "${others[@]}"; do [ "$i" = "$L" ] || last=$i; done
 stop_server "${pids[$L]}" 10

@@ -95,10 +95,14 @@ void replog_leader_gone(struct replog *l, int id)
             s = &r->configuration.servers[i];
     if (s == NULL)
         return;
-    replog__logf(l, REPLOG_LOG_INFO,
-                 "leader %d is gone: server %d starts an election now "
-                 "(term %llu)",
-                 id, l->server_id, (unsigned long long)r->current_term + 1);
+    replog__logf_fields(
+        l, REPLOG_LOG_INFO,
+        REPLOG_FIELDS(REPLOG_STR("event", "election_started"),
+                      REPLOG_INT("gone", id),
+                      REPLOG_INT("server", l->server_id),
+                      REPLOG_INT("term", r->current_term + 1)),
+        "leader %d is gone: server %d starts an election now (term %llu)", id,
+        l->server_id, (unsigned long long)r->current_term + 1);
     m.type = RAFT_IO_TIMEOUT_NOW;
     m.server_id = (raft_id)id;
     m.server_address = s->address;

@@ -91,6 +91,8 @@ struct replog {
     struct replog_secure secure; /* replog_config.secure: peer TLS */
     int server_id;
     void (*log)(void *data, int level, const char *msg);
+    void (*log_fields)(void *data, int level, const char *msg,
+                       const struct replog_field *f, size_t n);
     void *log_data;
     void (*on_leader)(void *data, int is_leader);
     void *on_leader_data;
@@ -191,6 +193,18 @@ uint64_t replog__now(struct replog *l);
 
 void replog__logf(struct replog *l, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* ... with n structured fields (replog_config.log_fields). */
+void replog__logf_fields(struct replog *l, int level,
+                         const struct replog_field *f, size_t n,
+                         const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define REPLOG_STR(k, v) {(k), (v), 0}
+#define REPLOG_INT(k, v) {(k), NULL, (int64_t)(v)}
+/* The fields and their count, as replog__logf_fields takes them. */
+#define REPLOG_FIELDS(...)                                                  \
+    (const struct replog_field[]){__VA_ARGS__},                             \
+        sizeof((const struct replog_field[]){__VA_ARGS__}) /                \
+            sizeof(struct replog_field)
 
 /* The log could not be written: logs why and ends the process with
  * REPLOG_EXIT_LOG_FAILED, without returning.  libraft 0.15 cannot go on

@@ -142,10 +142,14 @@ static int fsm_restore(struct raft_fsm *rf, struct raft_buffer *buf)
     raft_free(buf->base);
     buf->base = NULL;
     l->applied_index = (int64_t)s.index;
-    replog__logf(l, REPLOG_LOG_INFO,
-                 "restored snapshot at %llu (state at %llu, %zu bytes)",
-                 (unsigned long long)s.index, (unsigned long long)base,
-                 s.state_len);
+    replog__logf_fields(
+        l, REPLOG_LOG_INFO,
+        REPLOG_FIELDS(REPLOG_STR("event", "snapshot_restored"),
+                      REPLOG_INT("index", s.index),
+                      REPLOG_INT("state_index", base),
+                      REPLOG_INT("state_bytes", s.state_len)),
+        "restored snapshot at %llu (state at %llu, %zu bytes)",
+        (unsigned long long)s.index, (unsigned long long)base, s.state_len);
     replog__snapshot_policy(l, s.state_len);
     return 0;
 }

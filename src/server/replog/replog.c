@@ -24,18 +24,41 @@
 #define DEFAULT_ELECTION_MS  500
 #define DEFAULT_HEARTBEAT_MS 50
 
-void replog__logf(struct replog *l, int level, const char *fmt, ...)
+static void vlogf(struct replog *l, int level, const struct replog_field *f,
+                  size_t n, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+static void vlogf(struct replog *l, int level, const struct replog_field *f,
+                  size_t n, const char *fmt, va_list ap)
 {
     char msg[512];
-    va_list ap;
 
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (l->log != NULL)
+    if (l->log_fields != NULL)
+        l->log_fields(l->log_data, level, msg, f, n);
+    else if (l->log != NULL)
         l->log(l->log_data, level, msg);
     else if (level <= REPLOG_LOG_WARN)
         fprintf(stderr, "replog: %s\n", msg);
+}
+
+void replog__logf(struct replog *l, int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vlogf(l, level, NULL, 0, fmt, ap);
+    va_end(ap);
+}
+
+void replog__logf_fields(struct replog *l, int level,
+                         const struct replog_field *f, size_t n,
+                         const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vlogf(l, level, f, n, fmt, ap);
+    va_end(ap);
 }
 
 void replog__fail_stop(struct replog *l, const char *fmt, ...)
@@ -350,9 +373,14 @@ static void transferred(struct raft_transfer *req)
     struct replog *l = req->data;
     int id = replog_leader(l);
 
-    replog__logf(l, REPLOG_LOG_INFO, "leadership %s server %d",
-                 id != 0 && id != l->server_id ? "handed to" : "kept by",
-                 id != 0 ? id : l->server_id);
+    replog__logf_fields(
+        l, REPLOG_LOG_INFO,
+        REPLOG_FIELDS(REPLOG_STR("event", "leadership_transfer"),
+                      REPLOG_INT("leader", id != 0 ? id : l->server_id),
+                      REPLOG_INT("handed", id != 0 && id != l->server_id)),
+        "leadership %s server %d",
+        id != 0 && id != l->server_id ? "handed to" : "kept by",
+        id != 0 ? id : l->server_id);
     l->transfer_cb(l->transfer_arg);
 }
 
@@ -400,9 +428,14 @@ void replog__poll_leader(struct replog *l)
     if (lead == l->was_leader)
         return;
     l->was_leader = lead;
-    replog__logf(l, REPLOG_LOG_INFO, "server %d %s leadership (term %llu)",
-                 l->server_id, lead ? "took" : "lost",
-                 (unsigned long long)l->raft->current_term);
+    replog__logf_fields(
+        l, REPLOG_LOG_INFO,
+        REPLOG_FIELDS(REPLOG_STR("event", lead ? "leadership_taken"
+                                               : "leadership_lost"),
+                      REPLOG_INT("server", l->server_id),
+                      REPLOG_INT("term", l->raft->current_term)),
+        "server %d %s leadership (term %llu)", l->server_id,
+        lead ? "took" : "lost", (unsigned long long)l->raft->current_term);
     /* raft fails a batch only until its first entry is applied: the rest
      * of one that was cut short would otherwise wait forever.  Their
      * outcome is unknown, as with any write a lost leader accepted. */
@@ -586,6 +619,7 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
     l->free_space = cfg->free_space;
     l->free_space_data = cfg->free_space_data;
     l->log = cfg->log;
+    l->log_fields = cfg->log_fields;
     l->log_data = cfg->log_data;
     l->on_leader = cfg->on_leader;
     l->on_leader_data = cfg->on_leader_data;

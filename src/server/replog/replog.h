@@ -67,6 +67,14 @@ struct replog_fsm {
     int (*restore)(void *data, const void *buf, size_t len);
 };
 
+/* A structured field of a log line: a string, or (str NULL) a number.
+ * Valid only during the log call. */
+struct replog_field {
+    const char *key;
+    const char *str;
+    int64_t num;
+};
+
 /* A member of an ensemble. */
 struct replog_peer {
     int id;              /* > 0 */
@@ -133,6 +141,15 @@ struct replog_config {
     /* Log sink; NULL prints warnings and errors to stderr. `msg` has no
      * trailing newline and is valid only during the call. */
     void (*log)(void *data, int level, const char *msg);
+    /* Optional, called instead of `log` when set: the same line with its
+     * structured fields (replog_field; n of them, possibly none), for a log
+     * that keeps them apart from the message, as a JSON one does.  Lines
+     * an operator follows carry an "event" field naming what happened
+     * ("snapshot", "snapshot_restored", "leadership_taken",
+     * "leadership_lost", "leadership_transfer", "election_started") and
+     * the figures the message says. */
+    void (*log_fields)(void *data, int level, const char *msg,
+                       const struct replog_field *f, size_t n);
     void *log_data;
     /* Optional: called from a timer when this server gains or loses
      * leadership (libraft 0.15 has no state callback, G6). */

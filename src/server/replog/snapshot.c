@@ -373,12 +373,18 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
      * the loop): an operator's line, with its size, and the spread */
     made_ns = uv_hrtime() - (l->snap_map != NULL ? l->snap_forked_ns : t0);
     hist_note(&l->stats.snapshot_hist, made_ns / 1000);
-    replog__logf(l, REPLOG_LOG_INFO,
-                 "snapshot at %lld: state at %lld, %zu bytes, then %zu bytes"
-                 " of entries; made in %llu ms",
-                 (long long)raft_last_applied(l->raft), (long long)l->snap_base,
-                 state_len, l->snap_delta.len,
-                 (unsigned long long)(made_ns / 1000000));
+    replog__logf_fields(
+        l, REPLOG_LOG_INFO,
+        REPLOG_FIELDS(REPLOG_STR("event", "snapshot"),
+                      REPLOG_INT("index", raft_last_applied(l->raft)),
+                      REPLOG_INT("state_index", l->snap_base),
+                      REPLOG_INT("state_bytes", state_len),
+                      REPLOG_INT("entries_bytes", l->snap_delta.len),
+                      REPLOG_INT("made_ms", made_ns / 1000000)),
+        "snapshot at %lld: state at %lld, %zu bytes, then %zu bytes"
+        " of entries; made in %llu ms",
+        (long long)raft_last_applied(l->raft), (long long)l->snap_base,
+        state_len, l->snap_delta.len, (unsigned long long)(made_ns / 1000000));
     replog__snapshot_policy(l, state_len);
     return 0;
 }
