@@ -13,6 +13,7 @@
 
 #include "cluster.h"
 #include "proto/proto.h"
+#include "server/replog/membership.h"
 #include "server/replog/replog_attach.h"
 #include "tree/tree.h"
 
@@ -422,6 +423,68 @@ static void test_members_change(void **state)
     cluster_close(c);
 }
 
+/* Several members changed as one (replog_members_change), as a reconfig
+ * with a whole member list asks it: all or nothing.  A follower made a
+ * standby, a fourth server joining as a voter, then one that never
+ * answers: the change fails, and what was made is undone, so raft's
+ * members are the first three voters again (the standby a voter, the
+ * joiner out, the silent one's spare gone) and writes go on.  The same
+ * with another joiner and without the silent one is made whole. */
+static void test_members_change_all_or_nothing(void **state)
+{
+    struct cluster *c = &cl;
+    struct change ch = {0};
+    struct replog_member_step steps[3];
+    char addr[16];
+    unsigned l, j, o, k;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    j = cluster_grow(c);
+    o = (l + 1) % 3;
+    snprintf(addr, sizeof addr, "%u", j + 1);
+    steps[0] = (struct replog_member_step){(int)o + 1, NULL, 0};
+    steps[1] = (struct replog_member_step){(int)j + 1, addr, 1};
+    steps[2] = (struct replog_member_step){9, "9", 1};
+    assert_int_equal(
+        replog_members_change(c->nodes[l].log, steps, 3, changed, &ch), 0);
+    assert_true(cluster_step_until(c, change_done, &ch, 60000));
+    assert_int_equal(ch.fired, 1);
+    assert_int_equal(ch.status, TB_ENEWCONFIGNOQUORUM);
+    assert_int_equal(role_of(c, l, (int)o + 1), REPLOG_VOTER);
+    assert_int_equal(role_of(c, l, (int)j + 1), -1);
+    assert_int_equal(role_of(c, l, 9), -1);
+    assert_false(replog_member_changing(c->nodes[l].log));
+    /* Out of the members, the joiner gets no more of the log. */
+    raft_fixture_kill(&c->f, j);
+    k = cluster_create(c, l, "/after_undo", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
+
+    j = cluster_grow(c);
+    snprintf(addr, sizeof addr, "%u", j + 1);
+    steps[1] = (struct replog_member_step){(int)j + 1, addr, 1};
+    memset(&ch, 0, sizeof ch);
+    assert_int_equal(
+        replog_members_change(c->nodes[l].log, steps, 2, changed, &ch), 0);
+    assert_true(cluster_step_until(c, change_done, &ch, 60000));
+    assert_int_equal(ch.status, 0);
+    assert_int_equal(role_of(c, l, (int)o + 1), REPLOG_STANDBY);
+    assert_int_equal(role_of(c, l, (int)j + 1), REPLOG_VOTER);
+    k = cluster_create(c, l, "/after_change", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
+    assert_true(cluster_has(c, j, "/after_undo"));
+    /* Nothing to make: refused, nothing called back. */
+    assert_int_equal(
+        replog_members_change(c->nodes[l].log, steps, 0, changed, &ch),
+        TB_EINVAL);
+    assert_int_equal(ch.fired, 1);
+    cluster_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_observer),
         cmocka_unit_test(test_disk_faults),
         cmocka_unit_test(test_members_change),
+        cmocka_unit_test(test_members_change_all_or_nothing),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
