@@ -22,6 +22,7 @@
 
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
+#include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 

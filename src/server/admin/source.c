@@ -8,6 +8,8 @@
 #include "server/admin/fourlw.h"
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
+#include "server/net/net.h"
+#include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 #include "tree/tree.h"

@@ -16,6 +16,8 @@
 
 #include "server/config/config.h"
 #include "server/logging/log.h"
+#include "server/net/net.h"
+#include "server/proc/proc.h"
 #include "server/server.h"
 
 #define OUT_PAUSE (4u << 20)  /* stop reading requests above this */

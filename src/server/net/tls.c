@@ -18,7 +18,9 @@
 
 #include "server/config/config.h"
 #include "server/logging/log.h"
+#include "server/net/net.h"
 #include "server/net/tls_ctx.h"
+#include "server/proc/proc.h"
 #include "server/server.h"
 
 #define TLS_RECORD 16384 /* the most plaintext one record carries */

@@ -13,8 +13,10 @@
 #include "server/config/config.h"
 #include "server/http/election.h"
 #include "server/logging/log.h"
+#include "server/net/net.h"
 #include "server/peer/peer.h"
 #include "server/peer/tunnel.h"
+#include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 

@@ -11,6 +11,8 @@
 #include "common/digest.h"
 #include "server/config/config.h"
 #include "server/logging/log.h"
+#include "server/net/net.h"
+#include "server/proc/proc.h"
 #include "server/server.h"
 #include "tree/acl.h"
 

@@ -4,6 +4,8 @@
 #include "common/path.h"
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
+#include "server/net/net.h"
+#include "server/proc/proc.h"
 #include "server/server.h"
 #include "tree/acl.h"
 #include "tree/tree.h"

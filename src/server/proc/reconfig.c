@@ -45,6 +45,7 @@
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
 #include "server/peer/peer.h"
+#include "server/proc/proc.h"
 #include "server/replog/membership.h"
 #include "server/replog/replog.h"
 #include "server/server.h"

@@ -20,6 +20,8 @@
 #include "server/config/config.h"
 #include "server/config/jaas.h"
 #include "server/logging/log.h"
+#include "server/net/net.h"
+#include "server/proc/proc.h"
 #include "server/server.h"
 
 #define ZK_SERVICE "zookeeper"

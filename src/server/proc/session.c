@@ -12,7 +12,9 @@
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
+#include "server/net/net.h"
 #include "server/peer/peer.h"
+#include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 
