@@ -11,7 +11,10 @@
 #   3. a 4th member whose certificate another CA signed cannot join: the members refuse it
 #      and log why, it logs that they refused it (an alert after its handshake: it is told by
 #      the first byte of the other side, an ACK, when it is in), and the leader stays;
-#   4. kill -9 of the leader: the other two elect a new one and take writes;
+#   3b. zkCli's `reconfig -add` of a 5th server with a valid certificate (joinEnsemble, its data
+#      directory empty): it joins over TLS, catches up (it holds what was written before) and
+#      serves: a write through it, read through the others;
+#   4. kill -9 of the leader: the other three elect a new one and take writes;
 #   5. sslQuorum with a key store missing, unreadable, with a wrong password or not named
 #      stops tumblerd at start, the key and the file named; so does a clientAuth but need.
 #   peer_tls.sh TUMBLER      (TUMBLERD names the server binary)
@@ -29,8 +32,8 @@ passed=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
 
-cport=() qport=() eport=() pid=(0 0 0 0 0) dir=()
-for i in 1 2 3 4; do
+cport=() qport=() eport=() pid=(0 0 0 0 0 0) dir=()
+for i in 1 2 3 4 5; do
     cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
     dir[$i]=$(it_tmpdir "s$i")
 done
@@ -40,10 +43,14 @@ members() { # N: the server.N lines of members 1..N
         echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
     done
 }
+super_digest=$(python3 -c 'import base64, hashlib
+print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
     echo "sslQuorum=true"
+    echo "reconfigEnabled=true"
+    echo "DigestAuthenticationProvider.superDigest=$super_digest"
     members 3
 } > "$work/zoo.cfg"
 p12=(--ssl.quorum.keyStore.location="$certs/server.p12" --ssl.quorum.keyStore.password=secret
@@ -174,16 +181,34 @@ wait "${pid[4]}" 2> /dev/null
 pid[4]=0
 ok "a member from another CA is refused by all three and says so; leader $L stays, writes go on"
 
+# 3b. A 5th server with a certificate of our CA, added at run time.
+line5="server.5=127.0.0.1:${qport[5]}:${eport[5]};127.0.0.1:${cport[5]}"
+{ cat "$work/zoo.cfg"; echo "$line5"; echo "joinEnsemble=true"; } > "$work/zoo5.cfg"
+start 5 "$work/zoo5.cfg" "${p12[@]}"
+until_ok 10 grep -q "joining: no clients" "${dir[5]}/server.log" ||
+    fail "member 5 does not say it waits to join"
+out=$(printf 'addauth digest super:secret\nreconfig -add %s\n' "$line5" |
+    zkcli "127.0.0.1:${cport[1]}" "$work/zkcli.log" 2>&1)
+grep -q "^server.5=127.0.0.1:${qport[5]}:${eport[5]}:participant;" <<< "$out" ||
+    fail "reconfig -add server.5: $out"
+wait_serving "${cport[5]}" 20 "${pid[5]}" || fail "member 5 does not serve after it joined"
+for r in a r b; do
+    got=$(tb 5 get "/$r-1") || fail "get /$r-1 through member 5"
+    [ "$got" = from-1 ] || fail "member 5 holds \"$got\" in /$r-1"
+done
+write_each d 5 1 2 3
+ok "reconfig -add of member 5 (a valid certificate) under sslQuorum: it caught up and serves"
+
 # 4. Failover.
 kill -KILL "${pid[$L]}"
 wait "${pid[$L]}" 2> /dev/null
 pid[$L]=0
 old=$L
 rest=()
-for i in 1 2 3; do [ "$i" = "$old" ] || rest+=("$i"); done
+for i in 1 2 3 5; do [ "$i" = "$old" ] || rest+=("$i"); done
 until_ok 30 find_leader "${rest[@]}" || fail "no leader after the leader's kill"
 write_each c "${rest[@]}"
-ok "kill -9 of leader $old: member $L leads, writes through both survivors"
+ok "kill -9 of leader $old: member $L leads, writes through the three survivors"
 
 # 5. Stores that cannot be used stop the start.
 {
@@ -216,7 +241,7 @@ refused "no key store" "sslQuorum is true: ssl.quorum.keyStore.location must nam
 refused "clientAuth want" "ssl.quorum.clientAuth: only need is supported" "${pem[@]}" \
     --ssl.quorum.clientAuth=want
 
-for i in 1 2 3; do
+for i in 1 2 3 5; do
     [ "${pid[$i]}" = 0 ] && continue
     stop_server "${pid[$i]}" 10
     [ "$STOP_STATUS" = 0 ] || fail "member $i exited $STOP_STATUS"
