@@ -74,6 +74,15 @@ struct top {
     int clock_known; /* 1: offset_ms known; -1: cons's est unusable */
     char server[CLI_HOSTPORT_LEN];  /* where the four-letter words go */
     int64_t prev_received, prev_at; /* prev_at < 0: no earlier srvr */
+    /* Requests this view sent since the last srvr (the walk's reads),
+     * which that server counts in Received if the session is there:
+     * session_here, as its cons said. */
+    int64_t own;
+    int session_here;
+    int words_counted; /* the server counts each srvr in Received too */
+    /* --tls: no four-letter words (they would go in clear; this view
+     * sends them on a plain connection), so neither srvr nor cons. */
+    int no_words;
     struct found *found;
     int nfound, capfound, walked;
     struct seen *seen;
@@ -90,6 +99,26 @@ static int64_t clock_ms(clockid_t id)
 }
 
 /* ---- the server: clock offset and srvr ---- */
+
+/* Whether `hp` counts a four-letter word among the requests srvr's
+ * Received gives (ZooKeeper 3.8 does, on the connections tested here;
+ * tumblerd does not): two srvr in a row, nothing of ours between them,
+ * differ by one if so.  Another client's requests meanwhile make it look
+ * counted; on a server that busy one request an interval is noise. */
+static int words_counted(const char *hp)
+{
+    char buf[4096], why[256];
+    struct cli_srvr a, b;
+
+    if (cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf, sizeof buf, why,
+                sizeof why) < 0 ||
+        cli_srvr_parse(buf, &a) != 0 ||
+        cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf, sizeof buf, why,
+                sizeof why) < 0 ||
+        cli_srvr_parse(buf, &b) != 0)
+        return 0;
+    return b.received > a.received;
+}
 
 /* Picks the server for the four-letter words: the one whose `cons` lists
  * our session (its `est` gives the clock offset), else the first that
@@ -109,6 +138,7 @@ static void find_server(struct top *t, int64_t t0, int64_t t1)
             t->offset_err_ms = (t1 - t0 + 1) / 2;
             /* a day apart: est is no wall-clock time (not ZooKeeper's) */
             t->clock_known = llabs(t->offset_ms) < DAY_MS ? 1 : -1;
+            t->session_here = 1;
             memcpy(t->server, hp, sizeof hp);
             break;
         }
@@ -119,13 +149,24 @@ static void find_server(struct top *t, int64_t t0, int64_t t1)
     free(buf);
     if (t->server[0] == '\0' && cli_4lw_server(t->cli->hosts, 0, hp) == 0)
         memcpy(t->server, hp, sizeof hp);
+    t->words_counted = words_counted(t->server);
 }
 
+/* The server's figures.  The rate is of requests the server received
+ * (srvr's Received) less this view's own: its walk when its session is
+ * there, and this srvr where the server counts it (words_counted). */
 static void print_srvr(struct top *t, FILE *f)
 {
     char buf[4096], why[256];
     struct cli_srvr s;
-    int64_t now = clock_ms(CLOCK_MONOTONIC);
+    int64_t now = clock_ms(CLOCK_MONOTONIC), own = t->own, n;
+
+    t->own = 0;
+    if (t->no_words) {
+        fprintf(f, "no server figures over TLS: the four-letter words "
+                   "would go in clear\n");
+        return;
+    }
 
     if (cli_4lw(t->server, "srvr", WORD_TIMEOUT_MS, buf, sizeof buf, why,
                 sizeof why) < 0) {
@@ -140,11 +181,14 @@ static void print_srvr(struct top *t, FILE *f)
         return;
     }
     fprintf(f, "server %s %s: ", t->server, s.mode);
-    if (t->prev_at >= 0 && now > t->prev_at && s.received >= t->prev_received)
-        fprintf(f, "%.1f requests/s, ",
-                (double)(s.received - t->prev_received) * 1000.0 /
-                    (double)(now - t->prev_at));
-    else
+    if (t->prev_at >= 0 && now > t->prev_at &&
+        s.received >= t->prev_received) {
+        n = s.received - t->prev_received - (t->session_here ? own : 0) -
+            t->words_counted;
+        fprintf(f, "%.1f requests/s %s, ",
+                (double)(n > 0 ? n : 0) * 1000.0 / (double)(now - t->prev_at),
+                t->session_here ? "besides top's" : "(top's own may count)");
+    } else
         fprintf(f, "- requests/s, ");
     fprintf(f,
             "latency min/avg/max %g/%g/%g ms, %" PRId64 " outstanding, %" PRId64
@@ -235,6 +279,7 @@ static int walk(struct top *t, char *path)
         t->found = f;
         t->capfound = cap;
     }
+    t->own++;
     rc = tb_get_children2_sync(t->cli->c, path, NULL, NULL, &ch, &st);
     if (rc != 0) {
         free(path);
@@ -244,8 +289,9 @@ static int walk(struct top *t, char *path)
     memset(f, 0, sizeof *f);
     f->path = path;
     f->l.path = path;
-    if ((rc = ll_collect_from(t->cli->c, &f->l, &ch, &st)) == 0 &&
-        is_lock(&f->l)) {
+    rc = ll_collect_from(t->cli->c, &f->l, &ch, &st);
+    t->own += f->l.reads;
+    if (rc == 0 && is_lock(&f->l)) {
         t->nfound++;
     } else {
         ll_free(&f->l);
@@ -380,6 +426,7 @@ static int frame(struct top *t, FILE *f)
         fprintf(f,
                 "ages on this host's clock (the server's is not known: %s)\n",
                 t->clock_known < 0 ? "its cons gives no wall-clock time"
+                : t->no_words      ? "no cons over TLS"
                                    : "no cons");
     free_found(t);
     t->walked = 0;
@@ -397,8 +444,18 @@ static int frame(struct top *t, FILE *f)
 
 /* ---- the loop ---- */
 
-/* Waits for the next refresh: 0 to refresh, 1 to quit.  `redraw` is
- * called on a resize. */
+/* ^Z: the terminal given back, then stopped as if not caught; once
+ * continued, the handler is ours again (SIGCONT redraws). */
+static void suspend(struct screen *s)
+{
+    screen_suspend(s);
+    signal(SIGTSTP, SIG_DFL);
+    raise(SIGTSTP); /* returns once continued */
+    (void)cli_ev_catch(SIGTSTP);
+}
+
+/* Waits for the next refresh: 0 to refresh, 1 to quit.  The frame is drawn
+ * again on a resize and when continued after a stop. */
 static int wait_next(struct top *t, struct screen *s, const char *text,
                      size_t len)
 {
@@ -409,10 +466,16 @@ static int wait_next(struct top *t, struct screen *s, const char *text,
 
     while ((left = end - clock_ms(CLOCK_MONOTONIC)) > 0) {
         rv = cli_ev_wait(s->raw ? STDIN_FILENO : -1, (int)left, &sig);
-        if (rv == CLI_EV_SIGNAL && sig == SIGWINCH)
+        if (rv == CLI_EV_SIGNAL && sig == SIGWINCH) {
             screen_draw(s, text, len);
-        else if (rv == CLI_EV_SIGNAL && sig != SIGCHLD)
+        } else if (rv == CLI_EV_SIGNAL && sig == SIGTSTP) {
+            suspend(s);
+        } else if (rv == CLI_EV_SIGNAL && sig == SIGCONT) {
+            screen_resume(s);
+            screen_draw(s, text, len);
+        } else if (rv == CLI_EV_SIGNAL && sig != SIGCHLD) {
             return 1;
+        }
         while ((m = cli_ev_take()) != NULL) {
             if (m->kind == CLI_MSG_STATE) /* shown while not connected */
                 t->state = m->code == TB_SESSION_CONNECTED
@@ -444,7 +507,9 @@ static int run(struct top *t, int64_t iterations)
     int rc = 0;
 
     memset(&s, 0, sizeof s);
-    if (!t->batch && (screen_open(&s) != 0 || cli_ev_catch(SIGWINCH) != 0))
+    if (!t->batch &&
+        (screen_open(&s) != 0 || cli_ev_catch(SIGWINCH) != 0 ||
+         cli_ev_catch(SIGTSTP) != 0 || cli_ev_catch(SIGCONT) != 0))
         t->batch = 1;
     for (i = 0; iterations < 0 || i < iterations; i++) {
         free(text);
@@ -493,7 +558,9 @@ static int exec_top(struct cli *cli, const struct cli_cmd *cmd,
     if ((rc = cli_connect(cli)) != 0)
         return rc;
     t1 = clock_ms(CLOCK_REALTIME);
-    find_server(&t, t0, t1);
+    t.no_words = cli->tls;
+    if (!t.no_words)
+        find_server(&t, t0, t1);
     rc = run(&t, a->num['n']);
     free_found(&t);
     free(t.found);
@@ -514,10 +581,18 @@ const struct cli_spec cli_cmd_top = {
                 "has held or\n"
                 "waited, and its fencing token.  Above them: the server's "
                 "requests a second\n"
-                "and latency (srvr).  Ages are on the server's clock when "
-                "its cons answers.\n"
+                "and latency (srvr), not counting this view's own requests "
+                "(its srvr, and its\n"
+                "reads when its session is on that server, as cons says).  "
+                "Ages are on the\n"
+                "server's clock when its cons answers.  With --tls no four-letter word is sent (they "
+                "would go in clear):\n"
+                "no server figures, and ages on this host's clock.\n"
                 "Keys: q quits, space refreshes now.  SIGINT and SIGTERM "
-                "end it cleanly.\n"
+                "end it cleanly;\n"
+                "^Z gives the terminal back while it is stopped, and it "
+                "draws again when\n"
+                "continued.\n"
                 "Batch mode (-b, or when stdout is no terminal): plain text, "
                 "one frame per\n"
                 "refresh, a blank line after each; exit status 0, or that of "

@@ -47,6 +47,7 @@ static int add_path(struct tb_client *c, struct ll_listing *l, const char *full,
     }
     e = &l->v[l->n];
     memset(e, 0, sizeof *e);
+    l->reads++;
     rc = tb_get_data_sync(c, full, NULL, NULL, &e->data, &e->len, &e->st);
     if (rc != 0) {
         free(rel);
@@ -106,6 +107,7 @@ static int add_children(struct tb_client *c, struct ll_listing *l,
     if (dir == NULL)
         return TB_ENOMEM;
     snprintf(dir, n, "%s%s%s", l->path, strcmp(l->path, "/") ? "/" : "", sub);
+    l->reads++;
     rc = tb_get_children_sync(c, dir, NULL, NULL, &ch);
     free(dir);
     if (rc == TB_ENONODE)

@@ -51,6 +51,7 @@ struct ll_listing {
     int n, cap;
     char **other;
     int nother;
+    int reads; /* requests sent to read it (tumbler top counts its own) */
 };
 
 /* Reads the lock at l->path: 0 or a TB_E* code.  A PATH that does not

@@ -23,20 +23,25 @@ static void put(const char *s)
     (void)r; /* a terminal gone away: nothing more to show */
 }
 
+/* The input without ICANON and ECHO (ISIG kept: ^C is SIGINT, ^Z
+ * SIGTSTP); 1 if set. */
+static int set_raw(const struct screen *s)
+{
+    struct termios t = s->saved;
+
+    t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    t.c_cc[VMIN] = 1;
+    t.c_cc[VTIME] = 0;
+    return tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
+}
+
 int screen_open(struct screen *s)
 {
-    struct termios t;
-
     memset(s, 0, sizeof *s);
     if (!isatty(STDOUT_FILENO))
         return -1;
-    if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &s->saved) == 0) {
-        t = s->saved;
-        t.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* ISIG kept: ^C is SIGINT */
-        t.c_cc[VMIN] = 1;
-        t.c_cc[VTIME] = 0;
-        s->raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
-    }
+    if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &s->saved) == 0)
+        s->raw = set_raw(s);
     fflush(stdout);
     put("\033[?1049h\033[?25l\033[H\033[J");
     s->on = 1;
@@ -82,7 +87,8 @@ void screen_draw(struct screen *s, const char *text, size_t len)
 
     size_of(&rows, &cols);
     /* the text, 5 bytes of escapes a row, 6 around, the last row's note */
-    if (!s->on || (buf = malloc(len + 5 * (size_t)rows + 6 + 64)) == NULL)
+    if (!s->on || s->away ||
+        (buf = malloc(len + 5 * (size_t)rows + 6 + 64)) == NULL)
         return;
     for (nl = text; nl < end; nl++)
         lines += *nl == '\n';
@@ -113,12 +119,30 @@ void screen_draw(struct screen *s, const char *text, size_t len)
     free(buf);
 }
 
-void screen_close(struct screen *s)
+void screen_suspend(struct screen *s)
 {
-    if (!s->on)
+    if (!s->on || s->away)
         return;
     put("\033[?25h\033[?1049l");
     if (s->raw)
         (void)tcsetattr(STDIN_FILENO, TCSANOW, &s->saved);
+    s->away = 1;
+}
+
+void screen_resume(struct screen *s)
+{
+    if (!s->on)
+        return;
+    if (s->raw)
+        (void)set_raw(s);
+    if (s->away)
+        put("\033[?1049h\033[?25l\033[H\033[J");
+    s->away = 0;
+}
+
+void screen_close(struct screen *s)
+{
+    screen_suspend(s);
     s->on = 0;
+    s->away = 0;
 }

@@ -9,7 +9,9 @@
 # theirs, and the counts.  Then one holder lets go: the screen must show
 # the next in line holding since that refresh (held 0s or 1s, though it
 # had waited longer).  `q` must end top with status 0, out of the
-# alternate screen; SIGTERM too.  Every wait is bounded.
+# alternate screen; SIGTERM too.  Under an interactive shell, ^Z must give
+# the shell's screen back (its prompt shown, out of the alternate screen)
+# and `fg` bring top's back.  Every wait is bounded.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../integration/lib.sh
@@ -111,7 +113,7 @@ expect_screen "a2 waits, its token" "^  waiting +$host:$pid_a2 +waited +[0-9]+s 
 expect_screen "a3 waits, its token" "^  waiting +$host:$pid_a3 +waited +[0-9]+s +token $ta3 "
 expect_screen "b1 holds, its token" "^  holder +$host:$pid_b1 +held +[0-9]+s +token $tb1 "
 expect_screen "b2 waits, its token" "^  waiting +$host:$pid_b2 +waited +[0-9]+s +token $tb2 "
-expect_screen "the server's figures" "^server 127\.0\.0\.1:$LAUNCH_PORT standalone: [0-9.]+ requests/s, latency min/avg/max [0-9.]+/[0-9.]+/[0-9.]+ ms"
+expect_screen "the server's figures" "^server 127\.0\.0\.1:$LAUNCH_PORT standalone: [0-9.]+ requests/s besides top's, latency min/avg/max [0-9.]+/[0-9.]+/[0-9.]+ ms"
 [ "$(alt_on)" = 1 ] || fail "top is not on the alternate screen"
 # The order on screen is the queue's: a1, a2, a3.
 order=$(pane | grep -E "^  (holder|waiting) " | head -n 3 | awk '{ print $2 }')
@@ -168,6 +170,28 @@ until_ok 10 test -s "$D/stty" || fail "SIGTERM did not end top"
 [ "$(alt_on)" = 0 ] || fail "the alternate screen was not left after SIGTERM"
 [[ " $(tr '\n' ' ' < "$D/stty") " == *" icanon "*" echo "* ]] ||
     fail "the terminal's modes were not restored: $(cat "$D/stty")"
+
+# ^Z under an interactive shell (job control): the shell's screen back,
+# its prompt shown; fg: top's screen again, drawn; q still ends it.
+tmux -S "$SOCK" kill-session -t top 2> /dev/null
+tmux -S "$SOCK" -f /dev/null new-session -d -s top -x 200 -y 40 \
+    "env PS1='prompt\$ ' bash --norc --noprofile -i" || it_die "tmux did not start"
+expect_screen "the shell's prompt" '^prompt\$ ?$'
+tmux -S "$SOCK" send-keys -t top "$TUMBLER top -d 0.2 /locks" Enter
+expect_screen "top under a shell" "^/locks/b  mutex"
+[ "$(alt_on)" = 1 ] || fail "top under a shell is not on the alternate screen"
+tmux -S "$SOCK" send-keys -t top C-z
+expect_screen "^Z: the job stopped" "Stopped +$TUMBLER top"
+expect_screen "^Z: the shell's prompt" '^prompt\$ ?$'
+[ "$(alt_on)" = 0 ] || fail "^Z did not leave the alternate screen"
+if pane_shows "^/locks/b  mutex"; then fail "top's screen still shown after ^Z"; pane >&2; fi
+tmux -S "$SOCK" send-keys -t top fg Enter
+expect_screen "fg: top's screen again" "^/locks/b  mutex, 1 holding, 1 waiting$"
+[ "$(alt_on)" = 1 ] || fail "fg: not on the alternate screen"
+if pane_shows '^prompt\$'; then fail "fg: the shell's screen still shown"; pane >&2; fi
+tmux -S "$SOCK" send-keys -t top q
+expect_screen "q after fg: the prompt" '^prompt\$ ?$'
+[ "$(alt_on)" = 0 ] || fail "q after fg: the alternate screen was not left"
 
 touch "$D/release.a2" "$D/release.a3" "$D/release.b1" "$D/release.b2"
 echo "$kind: $FAILS failed"

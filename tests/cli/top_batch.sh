@@ -8,7 +8,11 @@
 # its holder and waiter, a kazoo Lock's holder), that there is not one
 # escape byte, that a lock's plain parent and an idle path are no locks,
 # that stdout on a pipe means batch without -b, and that bad command lines are refused with
-# status 64 and a message naming what is wrong.
+# status 64 and a message naming what is wrong.  On a server no other
+# client uses, the rate is 0: neither top's four-letter words nor its own
+# walk count.  For tumblerd, top --tls at a TLS port sends no four-letter
+# word (it would go in clear: the server would count a failed handshake)
+# and says there are no server figures.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../integration/lib.sh
@@ -58,6 +62,16 @@ check_eq "a path that does not exist: status" 0 "$?"
 check_eq "a path that does not exist: no locks" "0 locks under /nothing: 0 holding, 0 waiting" \
     "$(sed -n 4p <<< "$out")"
 
+# ---- top's own requests are not counted in the rate ----
+# A few plain nodes and no other client: what the server receives while top
+# walks them every 0.3 s is top's own walk (its session is there, as cons
+# says) and its four-letter words (which no server counts): 0 a second.
+for n in /idle /idle/a /idle/a/b /idle/c; do tb create "$n" > /dev/null; done
+tb top -b -n 4 -d 0.3 /idle > "$D/idle" || fail "top /idle: status $?"
+rates=$(awk '/^server / { print $4, $5, $6 }' "$D/idle" | tail -n 3)
+check_eq "an idle server: 0 requests/s besides top's, three times" \
+    "$(printf '0.0 requests/s besides\n%.0s' 1 2 3)" "$rates"
+
 # ---- one mutex with a holder and a waiter, under a plain parent ----
 tb create /app > /dev/null
 tb create /app/locks > /dev/null  # a plain node named like a semaphore's gate
@@ -105,7 +119,7 @@ check_match "first frame: no rate yet" \
     "^server 127\.0\.0\.1:$LAUNCH_PORT standalone: - requests/s, latency min/avg/max [0-9.]+/[0-9.]+/[0-9.]+ ms, [0-9]+ outstanding, [0-9]+ connections, [0-9]+ nodes$" \
     "$(sed -n 2p <<< "$first")"
 check_match "second frame: the rate" \
-    "^server 127\.0\.0\.1:$LAUNCH_PORT standalone: [0-9]+\.[0-9] requests/s, latency " \
+    "^server 127\.0\.0\.1:$LAUNCH_PORT standalone: [0-9]+\.[0-9] requests/s besides top's, latency " \
     "$(sed -n 2p <<< "$second")"
 clock=$(sed -n 3p <<< "$first")
 # Both servers' cons stamp the connection with their wall clock: the
@@ -134,6 +148,39 @@ check_eq "the frame ends there" 10 "$(wc -l <<< "$first" | tr -d ' ')"
 piped=$(tb top -n 1 /app | cat)
 if LC_ALL=C grep -q $'\033' <<< "$piped"; then fail "escape bytes on a pipe"; fi
 check_eq "on a pipe: the same lock line" "/app/locks/job  mutex, 1 holding, 1 waiting" "$(sed -n 6p <<< "$piped")"
+
+# ---- --tls: no four-letter word in clear ----
+if [ "$kind" = tumblerd ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$D/key.pem" -out "$D/cert.pem" \
+        -days 2 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 > /dev/null 2>&1 ||
+        it_die "openssl"
+    cat "$D/key.pem" "$D/cert.pem" > "$D/server.pem"
+    tdir=$(it_tmpdir tls) pport=$(free_port) tport=$(free_port)
+    start_tumblerd "$tdir" "$pport" --secureClientPort="$tport" --ssl.clientAuth=none \
+        --ssl.keyStore.location="$D/server.pem" --ssl.keyStore.type=PEM
+    IT_PIDS+=("$SERVER_PID")
+    wait_serving "$pport" 30 "$SERVER_PID" || it_die "tumblerd with a TLS port did not start"
+    # connects LOG PORT: how many connections the traced process made to PORT
+    connects() { grep -c "connect(.*sin_port=htons($2)" "$1"; }
+    # (LeakSanitizer cannot run under ptrace: leaks are checked elsewhere)
+    traced_asan=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+    ASAN_OPTIONS=$traced_asan TUMBLER_SERVERS=127.0.0.1:$tport timeout -k 5 30 strace -f -e trace=connect -o "$D/tls.trace" \
+        "$TUMBLER" --tls --tls-ca "$D/cert.pem" top -b -n 2 -d 0.3 / > "$D/tls.out"
+    check_eq "--tls: status" 0 "$?"
+    out=$(cat "$D/tls.out")
+    check_eq "--tls: no server figures, said" \
+        "no server figures over TLS: the four-letter words would go in clear" "$(sed -n 2p <<< "$out")"
+    check_eq "--tls: no cons" \
+        "ages on this host's clock (the server's is not known: no cons over TLS)" "$(sed -n 3p <<< "$out")"
+    check_eq "--tls: the walk ran" "0 locks under /: 0 holding, 0 waiting" "$(sed -n 4p <<< "$out")"
+    # one connection, the session's over TLS: no four-letter word's
+    check_eq "--tls: connections to the TLS port" 1 "$(connects "$D/tls.trace" "$tport")"
+    # and the count can tell: without TLS, the words' connections are there
+    ASAN_OPTIONS=$traced_asan TUMBLER_SERVERS=127.0.0.1:$pport timeout -k 5 30 strace -f -e trace=connect -o "$D/plain.trace" \
+        "$TUMBLER" top -b -n 2 -d 0.3 / > /dev/null
+    n=$(connects "$D/plain.trace" "$pport")
+    [ "$n" -ge 4 ] || fail "without TLS: $n connections (the session, cons, srvr twice expected)"
+fi
 
 touch "$D/release"
 gone() { "$TUMBLER" locks /app/locks/job | grep -Eq '^/app/locks/job: [a-z]+, 0 holding, 0 waiting$'; }
