@@ -74,12 +74,14 @@ zk() {
 }
 # config MEMBER: what getConfig shows on it, its server and version lines.
 config() { echo config | zk "$1" | grep -e '^server\.' -e '^version='; }
-# config_stat MEMBER: `get -s /zookeeper/config` on it, as "version=V mZxid=0xM dataVersion=D".
-config_stat() {
-    echo "get -s /zookeeper/config" | zk "$1" |
-        sed -n -e 's/^version=/version=/p' -e 's/^mZxid = /mZxid=/p' -e 's/^dataVersion = /dataVersion=/p' |
-        paste -sd ' '
+# stat_of OUTPUT: the last `get -s /zookeeper/config` in zkCli's OUTPUT, as
+# "version=V mZxid=0xM dataVersion=D".
+stat_of() {
+    awk '/^version=/ { v = $0 } /^mZxid = / { m = "mZxid=" $3 }
+         /^dataVersion = / { d = "dataVersion=" $3 } END { print v, m, d }' <<< "$1"
 }
+# config_stat MEMBER: `get -s /zookeeper/config` on it, as stat_of gives it.
+config_stat() { stat_of "$(echo "get -s /zookeeper/config" | zk "$1")"; }
 # ZooKeeper 3.8 on a 3-node ensemble, recorded with zkCli (get -s /zookeeper/config): before any
 # reconfig, "version=100000000", mZxid = 0x100000000, dataVersion = -1; after `reconfig -add`
 # whose zxid was 0x10000000c, "version=10000000c", mZxid = 0x10000000c, dataVersion = -1, the
@@ -186,13 +188,15 @@ check3() {
 run_check 3 "a write through the new member" check3
 
 check4() {
-    local i got rc=0
+    local i got out rc=0
     for i in 1 2 4; do
-        got=$(config "$i")
+        # One session: getConfig's text (up to its version line), then the node's stat.
+        out=$(printf 'config\nget -s /zookeeper/config\n' | zk "$i")
+        got=$(awk '/^server\./ { print } /^version=/ { print; exit }' <<< "$out")
         echo "$got" | sed "s/^/  member $i: /"
         [ "$(echo "$got" | grep -c '^server\.')" = 4 ] && echo "$got" | grep -q '^server\.4=' &&
             echo "$got" | grep -qx "version=$version4" || { echo "  FAIL on member $i"; rc=1; }
-        got=$(config_stat "$i")
+        got=$(stat_of "$out")
         echo "  member $i: $got"
         config_stat_ok "$got" "$version4" ||
             { echo "  FAIL: want version=$version4 mZxid=0x$version4 dataVersion=-1"; rc=1; }
