@@ -110,11 +110,11 @@ static int words_counted(const char *hp)
     char buf[4096], why[256];
     struct cli_srvr a, b;
 
-    if (cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf, sizeof buf, why,
-                sizeof why) < 0 ||
+    if (cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf, sizeof buf, why, sizeof why) <
+            0 ||
         cli_srvr_parse(buf, &a) != 0 ||
-        cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf, sizeof buf, why,
-                sizeof why) < 0 ||
+        cli_4lw(hp, "srvr", WORD_TIMEOUT_MS, buf, sizeof buf, why, sizeof why) <
+            0 ||
         cli_srvr_parse(buf, &b) != 0)
         return 0;
     return b.received > a.received;
@@ -181,8 +181,7 @@ static void print_srvr(struct top *t, FILE *f)
         return;
     }
     fprintf(f, "server %s %s: ", t->server, s.mode);
-    if (t->prev_at >= 0 && now > t->prev_at &&
-        s.received >= t->prev_received) {
+    if (t->prev_at >= 0 && now > t->prev_at && s.received >= t->prev_received) {
         n = s.received - t->prev_received - (t->session_here ? own : 0) -
             t->words_counted;
         fprintf(f, "%.1f requests/s %s, ",
@@ -507,9 +506,8 @@ static int run(struct top *t, int64_t iterations)
     int rc = 0;
 
     memset(&s, 0, sizeof s);
-    if (!t->batch &&
-        (screen_open(&s) != 0 || cli_ev_catch(SIGWINCH) != 0 ||
-         cli_ev_catch(SIGTSTP) != 0 || cli_ev_catch(SIGCONT) != 0))
+    if (!t->batch && (screen_open(&s) != 0 || cli_ev_catch(SIGWINCH) != 0 ||
+                      cli_ev_catch(SIGTSTP) != 0 || cli_ev_catch(SIGCONT) != 0))
         t->batch = 1;
     for (i = 0; iterations < 0 || i < iterations; i++) {
         free(text);
@@ -585,9 +583,11 @@ const struct cli_spec cli_cmd_top = {
                 "(its srvr, and its\n"
                 "reads when its session is on that server, as cons says).  "
                 "Ages are on the\n"
-                "server's clock when its cons answers.  With --tls no four-letter word is sent (they "
-                "would go in clear):\n"
-                "no server figures, and ages on this host's clock.\n"
+                "server's clock when its cons answers.  With --tls no "
+                "four-letter word is\n"
+                "sent (they would go in clear): no server figures, and ages "
+                "on this host's\n"
+                "clock.\n"
                 "Keys: q quits, space refreshes now.  SIGINT and SIGTERM "
                 "end it cleanly;\n"
                 "^Z gives the terminal back while it is stopped, and it "

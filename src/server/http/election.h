@@ -33,12 +33,12 @@
 #define ELECTION_HINT_MS 2000
 
 struct election_timer {
-    int running;       /* an election is on: began at since_ms */
+    int running; /* an election is on: began at since_ms */
     uint64_t since_ms;
-    uint64_t lost_ms;  /* the link to the leader was lost then; 0: not */
-    int leader;        /* the leader last named (0: none yet) ... */
-    uint64_t term;     /* ... in this term */
-    struct hist hist;  /* every election's time, in microseconds */
+    uint64_t lost_ms; /* the link to the leader was lost then; 0: not */
+    int leader;       /* the leader last named (0: none yet) ... */
+    uint64_t term;    /* ... in this term */
+    struct hist hist; /* every election's time, in microseconds */
 };
 
 /* A member starting: it knows no leader, so an election is on. */
