@@ -7,9 +7,9 @@
 # do), so that the log's next segment cannot be made while 64 KiB creates
 # fill the current ones.  Then a log write that fails (EIO, injected by
 # strace): the same stop, from the write's end, and the same recovery; a
-# file-size limit below a segment: the same stop; and a data directory
-# that is a file, or a port in use: an error at start-up, the latter before
-# the data directory is made.
+# file-size limit below a segment, which a new log's first segment cannot
+# be made under; a data directory that is a file; or a port in use: an
+# error at start-up, the last before the data directory is made.
 #   logfail.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=("$1") writer=$2
@@ -95,9 +95,10 @@ expect_end() {
     grep ERROR "$dir/end.log"
 }
 
-# A file-size limit below a segment (1 MB): the same stop, with EFBIG's
-# message, not a death by SIGXFSZ (status 153).
-expect_end 74 "File too large; stopping (exit 74)" \
+# A file-size limit below a segment (1 MB): a new log's first segment,
+# made by its bootstrap, cannot be written, and the start fails (status 1)
+# with EFBIG's message, not a death by SIGXFSZ (status 153).
+expect_end 1 "wal-0000000000000001 and wal-meta: File too large" \
     prlimit --fsize=1000000 "${tumblerd[@]}" --clientPort="$port" --dataDir="$dir/small"
 
 # A data directory that is a file: a log that does not open is an error at

@@ -1,7 +1,8 @@
 /* The log's own files, behind raft_io: the entries go to `wal-<seq>` files
- * written here, the term and the vote to wal-meta (wal_term.c); raft_uv
- * keeps the snapshots (their states in `state-<index>` files, snapstore.c)
- * and the bootstrap configuration.
+ * written here (the first configuration too, wal_bootstrap.c), the term and
+ * the vote to wal-meta (wal_term.c); raft_uv keeps the snapshots' terms,
+ * indexes and configurations (their states in `state-<index>` files,
+ * snapstore.c).
  * raft_uv writes one batch at a time, so an entry proposed while a batch is
  * on its way to the disk waited for that batch and then for its own; here
  * WAL_INFLIGHT writes may be on their way at once, each its own records,
@@ -383,6 +384,10 @@ int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v);
 /* Sets the term and the vote together, and writes wal-meta: 0 or an errno
  * value (they then keep their old values). */
 int replog__wal_meta_set_term(struct wal *w, uint64_t term, uint64_t vote);
+
+/* wal_bootstrap.c: raft's bootstrap, the log's first record. */
+int replog__wal_bootstrap(struct raft_io *io,
+                          const struct raft_configuration *c);
 
 /* wal_term.c: raft's term and vote, kept in wal-meta. */
 /* raft_uv's metadata1/metadata2, where a wal-meta of format 1 leaves the

@@ -277,7 +277,7 @@ void replog__wal_snapshot_free(struct raft_snapshot **snap)
     *snap = NULL;
 }
 
-/* The term and vote raft_uv keeps must not be older than the log: a
+/* The term and vote (wal-meta) must not be older than the log: a
  * server that forgot a term it acted in could vote twice in it.  A repair
  * raises the term to the log's (with no vote in it). */
 static int check_term(struct wal *w, raft_term *term, raft_id *vote,
@@ -399,41 +399,6 @@ static int wal_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
     w->tick = tick;
     w->recv = recv;
     rv = w->uv->start(w->uv, msecs, wal_tick, wal_recv);
-    UV_ERR(w, rv);
-    return rv;
-}
-
-/* raft asks at every start of a member that does not join.  Once a term
- * is recorded the log was bootstrapped; without one, only a new log may
- * be made: over an existing one it would start a second history.
- *
- * raft_uv still writes the configuration entry (its segment
- * 0000000000000001-0000000000000001) and its own metadata1, with term 1;
- * the term is recorded here first, and metadata1 goes once the log is
- * loaded (replog__wal_term_adopt).  A crash between the two leaves term 1
- * and no configuration, as raft_uv's own bootstrap did. */
-static int wal_bootstrap(struct raft_io *io, const struct raft_configuration *c)
-{
-    struct wal *w = io->impl;
-    int rv;
-
-    if (w->meta.term != 0)
-        return RAFT_CANTBOOTSTRAP;
-    if (!w->fresh && w->meta.newest > 0 && w->adopt_term) {
-        snprintf(io->errmsg, sizeof io->errmsg,
-                 "metadata1 and metadata2 (the term and the vote) are "
-                 "missing, but the log exists (" WAL_META_NAME
-                 " names wal-%016llx)",
-                 (unsigned long long)w->meta.newest);
-        return RAFT_CORRUPT;
-    }
-    /* A term lost from a log that exists: the load refuses it as older
-     * than the log's entries, and a repair raises it. */
-    if (!w->fresh && w->meta.newest > 0)
-        return RAFT_CANTBOOTSTRAP;
-    if ((rv = replog__wal_set_term(io, 1)) != 0)
-        return rv;
-    rv = w->uv->bootstrap(w->uv, c);
     UV_ERR(w, rv);
     return rv;
 }
@@ -632,7 +597,7 @@ int replog__wal_init(struct replog *l, off_t segment_bytes)
     io->close = wal_close;
     io->load = wal_load;
     io->start = wal_start;
-    io->bootstrap = wal_bootstrap;
+    io->bootstrap = replog__wal_bootstrap;
     io->recover = wal_recover;
     io->set_term = replog__wal_set_term;
     io->set_vote = replog__wal_set_vote;

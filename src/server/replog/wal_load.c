@@ -1,8 +1,9 @@
 /* Reading the log back (wal.h has the format), and telling what a crash
  * can leave from damage.
  *
- * raft_uv loads the term, the vote, the latest snapshot and the entries of
- * its own segments (the bootstrap configuration); the records of our
+ * raft_uv loads the latest snapshot and, in an older tumblerd's directory,
+ * the entry of its own segment (the bootstrap configuration, which a new
+ * log holds as its first record: wal_bootstrap.c); the records of our
  * segments follow, and supersede raft_uv's entries from their first index
  * on.  Segments are read in sequence order, and a record joins the log
  * only if it names the CRC of the last record that did (the first record
@@ -324,6 +325,9 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
             goto fail;
         got += (size_t)k;
     }
+    /* The log writes with O_DIRECT: what the read left in the page cache
+     * would only cost memory. */
+    (void)posix_fadvise(fd, 0, (off_t)*len, POSIX_FADV_DONTNEED);
     close(fd);
     return 0;
 fail:
