@@ -220,6 +220,8 @@ def main():
         rm = ratio(tm, zm)
         goal = "≥ 4×" if op != "delete" else "–"
         met = "–" if goal == "–" or rm is None else ("yes" if rm >= 4 else "**no**")
+        if tm is None and zm is None:
+            continue  # a scenario P4 left out
         p("| {} | {} | {} | {}{} | {} | {} |".format(label, fmt(tm), fmt(zm), fmt_ratio(rm), rng, goal, met))
         if step.startswith("lock"):
             for s in SYSTEMS:
