@@ -8,6 +8,21 @@
 
 static const char snap_magic[8] = {'T', 'B', 'R', 'L', 'S', 'N', 'A', 'P'};
 
+/* The fields' offsets, as envelope.h draws them. */
+enum {
+    ENTRY_LEN = 0,     /* payload length L */
+    ENTRY_VERSION = 4, /* then 3 zero bytes */
+    SNAP_MAGIC = 0,
+    SNAP_VERSION = 8,
+    SNAP_ZERO = 12,
+    SNAP_INDEX = 16,      /* K */
+    SNAP_STATE_LEN = 24,  /* L */
+    SNAP_BASE_INDEX = 32, /* B */
+    SNAP_DELTA_LEN = 40,  /* D */
+    DELTA_INDEX = 0,
+    DELTA_LEN = 8,
+};
+
 size_t replog__entry_size(size_t len)
 {
     return REPLOG_ENTRY_HDR + ((len + 7) & ~(size_t)7);
@@ -19,9 +34,9 @@ void replog__entry_encode(void *dst, const void *payload, size_t len)
     size_t size = replog__entry_size(len);
 
     assert(len <= UINT32_MAX);
-    tb_store_be32(p, (uint32_t)len);
-    p[4] = REPLOG_ENTRY_VERSION;
-    p[5] = p[6] = p[7] = 0;
+    tb_store_be32(p + ENTRY_LEN, (uint32_t)len);
+    p[ENTRY_VERSION] = REPLOG_ENTRY_VERSION;
+    memset(p + ENTRY_VERSION + 1, 0, REPLOG_ENTRY_HDR - ENTRY_VERSION - 1);
     if (len > 0)
         memcpy(p + REPLOG_ENTRY_HDR, payload, len);
     memset(p + REPLOG_ENTRY_HDR + len, 0, size - REPLOG_ENTRY_HDR - len);
@@ -37,9 +52,10 @@ int replog__entry_decode(const void *buf, size_t buf_len, const void **payload,
      * from a peer running a different version. */
     if (buf_len < REPLOG_ENTRY_HDR || buf_len % 8 != 0)
         return TB_EMARSHALLING;
-    if (p[4] != REPLOG_ENTRY_VERSION || p[5] != 0 || p[6] != 0 || p[7] != 0)
+    if (p[ENTRY_VERSION] != REPLOG_ENTRY_VERSION || p[ENTRY_VERSION + 1] != 0 ||
+        p[ENTRY_VERSION + 2] != 0 || p[ENTRY_VERSION + 3] != 0)
         return TB_EMARSHALLING;
-    n = tb_load_be32(p);
+    n = tb_load_be32(p + ENTRY_LEN);
     if (replog__entry_size(n) != buf_len)
         return TB_EMARSHALLING;
     *payload = p + REPLOG_ENTRY_HDR;
@@ -51,13 +67,13 @@ void replog__snap_header_encode(uint8_t hdr[REPLOG_SNAP_HDR], uint64_t index,
                                 uint64_t state_len, uint64_t base_index,
                                 uint64_t delta_len)
 {
-    memcpy(hdr, snap_magic, sizeof snap_magic);
-    tb_store_be32(hdr + 8, REPLOG_SNAP_VERSION);
-    tb_store_be32(hdr + 12, 0);
-    tb_store_be64(hdr + 16, index);
-    tb_store_be64(hdr + 24, state_len);
-    tb_store_be64(hdr + 32, base_index);
-    tb_store_be64(hdr + 40, delta_len);
+    memcpy(hdr + SNAP_MAGIC, snap_magic, sizeof snap_magic);
+    tb_store_be32(hdr + SNAP_VERSION, REPLOG_SNAP_VERSION);
+    tb_store_be32(hdr + SNAP_ZERO, 0);
+    tb_store_be64(hdr + SNAP_INDEX, index);
+    tb_store_be64(hdr + SNAP_STATE_LEN, state_len);
+    tb_store_be64(hdr + SNAP_BASE_INDEX, base_index);
+    tb_store_be64(hdr + SNAP_DELTA_LEN, delta_len);
 }
 
 int replog__snap_decode(const void *buf, size_t buf_len,
@@ -66,17 +82,19 @@ int replog__snap_decode(const void *buf, size_t buf_len,
     const uint8_t *p = buf;
     uint64_t state_len, delta_len, rest;
 
-    if (buf_len < REPLOG_SNAP_HDR || memcmp(p, snap_magic, 8) != 0)
+    if (buf_len < REPLOG_SNAP_HDR ||
+        memcmp(p + SNAP_MAGIC, snap_magic, sizeof snap_magic) != 0)
         return TB_EMARSHALLING;
-    if (tb_load_be32(p + 8) != REPLOG_SNAP_VERSION || tb_load_be32(p + 12) != 0)
+    if (tb_load_be32(p + SNAP_VERSION) != REPLOG_SNAP_VERSION ||
+        tb_load_be32(p + SNAP_ZERO) != 0)
         return TB_EMARSHALLING;
-    state_len = tb_load_be64(p + 24);
-    delta_len = tb_load_be64(p + 40);
+    state_len = tb_load_be64(p + SNAP_STATE_LEN);
+    delta_len = tb_load_be64(p + SNAP_DELTA_LEN);
     rest = buf_len - REPLOG_SNAP_HDR;
     if (state_len > rest || delta_len != rest - state_len)
         return TB_EMARSHALLING;
-    out->index = tb_load_be64(p + 16);
-    out->base_index = tb_load_be64(p + 32);
+    out->index = tb_load_be64(p + SNAP_INDEX);
+    out->base_index = tb_load_be64(p + SNAP_BASE_INDEX);
     if (out->base_index > out->index)
         return TB_EMARSHALLING;
     out->state = p + REPLOG_SNAP_HDR;
@@ -91,8 +109,8 @@ void replog__delta_put(struct tb_wbuf *w, int64_t index, const void *payload,
 {
     uint8_t hdr[REPLOG_DELTA_HDR];
 
-    tb_store_be64(hdr, (uint64_t)index);
-    tb_store_be32(hdr + 8, (uint32_t)len);
+    tb_store_be64(hdr + DELTA_INDEX, (uint64_t)index);
+    tb_store_be32(hdr + DELTA_LEN, (uint32_t)len);
     tb_wbuf_put(w, hdr, sizeof hdr);
     tb_wbuf_put(w, payload, len);
 }
@@ -107,8 +125,8 @@ int replog__delta_next(struct replog_snap *s, int64_t *index,
         return 0;
     if (s->delta_len < REPLOG_DELTA_HDR)
         return TB_EMARSHALLING;
-    i = tb_load_be64(s->delta);
-    n = tb_load_be32(s->delta + 8);
+    i = tb_load_be64(s->delta + DELTA_INDEX);
+    n = tb_load_be32(s->delta + DELTA_LEN);
     /* Each record moves base_index on, so order and range are one check. */
     if (i <= s->base_index || i > s->index ||
         n > s->delta_len - REPLOG_DELTA_HDR)

@@ -6,9 +6,13 @@
  * when loading it, so an entry whose length is not a multiple of 8 made
  * the segment unreadable at the next start.  We therefore only ever hand
  * raft buffers whose length is a multiple of 8 and carry the real payload
- * length inside.  raft_uv's segments now hold only the bootstrap entry:
- * the log's entries are wal.c's records, which keep each entry's size
- * themselves (wal.h).
+ * length inside.  raft_uv writes no segment now (an older tumblerd's data
+ * directory holds one, with the bootstrap configuration, which is raft's
+ * own entry): the log's entries are wal.c's records, which keep each
+ * entry's size themselves (wal.h), so the envelope's length repeats it.
+ * It stays while entries of existing logs, and of members running an
+ * older tumblerd, carry it: nothing in a bare txn would tell it from an
+ * enveloped one.
  *
  * Entry, version 1 (big endian):
  *

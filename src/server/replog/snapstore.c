@@ -32,6 +32,14 @@
  * (envelope.c). */
 static const char ref_magic[8] = {'T', 'B', 'S', 'T', 'A', 'T', 'E', '1'};
 
+/* Its fields' offsets. */
+enum {
+    REF_MAGIC = 0,
+    REF_INDEX = 8,
+    REF_FILE_BYTES = 16,
+    REF_RAW_BYTES = 24,
+};
+
 struct snap_ref {
     uint64_t index, file_bytes, raw_bytes;
 };
@@ -43,11 +51,11 @@ static int ref_decode(const struct raft_snapshot *s, struct snap_ref *r)
     if (s->n_bufs != 1 || s->bufs[0].len != WAL_STATE_REF)
         return 0;
     p = s->bufs[0].base;
-    if (memcmp(p, ref_magic, sizeof ref_magic) != 0)
+    if (memcmp(p + REF_MAGIC, ref_magic, sizeof ref_magic) != 0)
         return 0;
-    r->index = tb_load_be64(p + 8);
-    r->file_bytes = tb_load_be64(p + 16);
-    r->raw_bytes = tb_load_be64(p + 24);
+    r->index = tb_load_be64(p + REF_INDEX);
+    r->file_bytes = tb_load_be64(p + REF_FILE_BYTES);
+    r->raw_bytes = tb_load_be64(p + REF_RAW_BYTES);
     return 1;
 }
 
@@ -237,10 +245,10 @@ static void put_work_done(uv_work_t *work, int status)
     (void)status;
     w->snap_busy--;
     if (rv == 0) {
-        memcpy(p, ref_magic, sizeof ref_magic);
-        tb_store_be64(p + 8, s->index);
-        tb_store_be64(p + 16, w->put_file);
-        tb_store_be64(p + 24, w->put_raw);
+        memcpy(p + REF_MAGIC, ref_magic, sizeof ref_magic);
+        tb_store_be64(p + REF_INDEX, s->index);
+        tb_store_be64(p + REF_FILE_BYTES, w->put_file);
+        tb_store_be64(p + REF_RAW_BYTES, w->put_raw);
         w->put_ref_buf.base = p;
         w->put_ref_buf.len = WAL_STATE_REF;
         w->put_snap = *s;
