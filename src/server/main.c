@@ -104,7 +104,7 @@ static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
                     struct tb_str path)
 {
     struct deliver *d = arg;
-    struct conn *c = TB_CONTAINER_OF(w, struct conn, watch);
+    struct proc_client *c = TB_CONTAINER_OF(w, struct proc_client, watch);
     struct tb_watcher_event ev = {type, TB_STATE_SYNC_CONNECTED, path};
     struct tb_wbuf *b = &d->srv->scratch;
     size_t start;
@@ -119,8 +119,8 @@ static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
     tb_watcher_event_encode(b, &ev);
     tb_frame_end(b, start);
     if (!b->oom) {
-        conn_send(c, b->base, b->len);
-        conn_notified(c);
+        c->ops->send(c, b->base, b->len);
+        c->ops->notified(c);
         d->srv->watch_notifications++;
     }
 }

@@ -66,6 +66,8 @@ struct tbd {
     struct tb_queue notified; /* ... of them, told of a watch just now */
     struct tb_queue fresh; /* connections maybe still without a
                               ConnectRequest, oldest first */
+    /* The clients proc serves (struct proc_client, proc.h), by their id
+     * (a txn's origin) and by the session each holds. */
     struct tb_map conn_by_id;
     struct tb_map conn_by_session;
     struct tb_map sessions; /* session id -> struct sess (proc/expiry.h) */

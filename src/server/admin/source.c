@@ -20,7 +20,7 @@ static uint64_t outstanding(const struct tbd *s)
     uint64_t n = 0;
 
     TB_QUEUE_FOREACH(q, &s->conns)
-    n += TB_CONTAINER_OF(q, struct conn, link)->nreqs;
+    n += TB_CONTAINER_OF(q, struct conn, link)->client.nreqs;
     return n;
 }
 
@@ -202,21 +202,22 @@ static void conn_info(const struct conn *c, struct fourlw_conn *f)
     f->addr = c->peer;
     f->port = c->peer_port;
     f->interest = c->reading ? 1 : 0;
-    f->queued = c->nreqs;
+    f->queued = c->client.nreqs;
     f->recved = c->received;
     f->sent = c->sent;
-    f->sid = c->session_id;
-    f->lop = fourlw_op_name(c->last_op);
+    f->sid = c->client.session_id;
+    f->lop = fourlw_op_name(c->client.last_op);
     /* On the wall clock, as ZooKeeper gives it (tumbler top learns the
      * server's time from it); the connection's stamp is on the loop's
      * clock, so it is carried over by its age. */
     f->est = tbd_wall_ms() - (int64_t)(tbd_now_ms(c->srv) - c->established_ms);
-    f->to = c->timeout_ms;
-    f->lcxid = c->last_cxid;
-    f->lzxid = c->last_zxid ? c->last_zxid : -1;
-    f->lresp = (int64_t)c->last_resp_ms;
-    f->latency = (struct fourlw_latency){c->lat.min_ms, c->lat.max_ms,
-                                         c->lat.total_ms, c->lat.count};
+    f->to = c->client.timeout_ms;
+    f->lcxid = c->client.last_cxid;
+    f->lzxid = c->client.last_zxid ? c->client.last_zxid : -1;
+    f->lresp = (int64_t)c->client.last_resp_ms;
+    f->latency =
+        (struct fourlw_latency){c->client.lat.min_ms, c->client.lat.max_ms,
+                                c->client.lat.total_ms, c->client.lat.count};
 }
 
 static void conns(void *data, struct fourlw_emit *e)
@@ -252,7 +253,7 @@ static int emit_path(void *arg, struct tb_str path, unsigned kinds)
 
 static int emit_owner_paths(void *arg, struct watch_owner *w, unsigned kinds)
 {
-    struct conn *c = TB_CONTAINER_OF(w, struct conn, watch);
+    struct proc_client *c = TB_CONTAINER_OF(w, struct proc_client, watch);
 
     (void)kinds;
     fourlw_emit_session(arg, c->session_id);
@@ -269,7 +270,8 @@ static void by_session(void *data, struct fourlw_emit *e)
 static int emit_session(void *arg, struct watch_owner *w, unsigned kinds)
 {
     (void)kinds;
-    fourlw_emit_session(arg, TB_CONTAINER_OF(w, struct conn, watch)->session_id);
+    fourlw_emit_session(
+        arg, TB_CONTAINER_OF(w, struct proc_client, watch)->session_id);
     return 0;
 }
 
@@ -381,7 +383,7 @@ static void reset_conn_stats(void *data)
     {
         struct conn *c = TB_CONTAINER_OF(q, struct conn, link);
         c->received = c->sent = 0;
-        memset(&c->lat, 0, sizeof c->lat);
+        memset(&c->client.lat, 0, sizeof c->client.lat);
     }
 }
 
@@ -446,7 +448,7 @@ int admin_try(struct conn *c)
     admin_source(c->srv, &src);
     tb_wbuf_init(&out);
     fourlw_execute(&src, cmd, arg, &out);
-    c->state = CONN_OPEN; /* so the reply is written, then the close */
+    c->client.state = CONN_OPEN; /* so the reply is written, then the close */
     conn_pause(c);
     if (out.len > 0)
         conn_send(c, out.base, out.len);

@@ -48,14 +48,14 @@ static void mark_dirty(struct conn *c)
 
 void conn_send(struct conn *c, const void *frame, size_t len)
 {
-    if (c->state == CONN_CLOSING && c->tcp.data == NULL)
+    if (c->client.state == CONN_CLOSING && c->tcp.data == NULL)
         return;
     tb_wbuf_put(&c->out, frame, len);
     c->sent++;
     c->srv->packets_sent++;
     if (c->out.oom || c->out.len + c->writing > OUT_LIMIT) {
         tb_log(TB_LOG_WARN, "closing 0x%llx from %s:%d: %zu bytes of replies "
-               "unread", (unsigned long long)c->session_id, c->peer,
+               "unread", (unsigned long long)c->client.session_id, c->peer,
                c->peer_port, c->out.len + c->writing);
         conn_close(c);
         return;
@@ -63,24 +63,12 @@ void conn_send(struct conn *c, const void *frame, size_t len)
     mark_dirty(c);
 }
 
-size_t conn_reply_header(uint8_t *hdr, int32_t xid, int64_t zxid, int32_t err,
-                         size_t len)
-{
-    size_t n = CONN_REPLY_HDR + (err == 0 ? len : 0);
-
-    tb_store_be32(hdr, (uint32_t)(n - 4));
-    tb_store_be32(hdr + 4, (uint32_t)xid);
-    tb_store_be64(hdr + 8, (uint64_t)zxid);
-    tb_store_be32(hdr + 16, (uint32_t)err);
-    return n;
-}
-
 void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
                 const void *body, size_t len)
 {
-    uint8_t hdr[CONN_REPLY_HDR];
+    uint8_t hdr[PROC_REPLY_HDR];
 
-    if (conn_reply_header(hdr, xid, zxid, err, len) == sizeof hdr) {
+    if (proc_reply_header(hdr, xid, zxid, err, len) == sizeof hdr) {
         conn_send(c, hdr, sizeof hdr);
         return;
     }
@@ -89,12 +77,53 @@ void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
     conn_send(c, body, len);
 }
 
+/* The ops through which proc answers a client of a connection (proc.h). */
+static struct conn *of(struct proc_client *pc)
+{
+    return TB_CONTAINER_OF(pc, struct conn, client);
+}
+
+static void op_send(struct proc_client *pc, const void *frame, size_t len)
+{
+    conn_send(of(pc), frame, len);
+}
+
+static void op_reply(struct proc_client *pc, int32_t xid, int64_t zxid,
+                     int32_t err, const void *body, size_t len)
+{
+    conn_reply(of(pc), xid, zxid, err, body, len);
+}
+
+static void op_close(struct proc_client *pc)
+{
+    conn_close(of(pc));
+}
+
+static void op_close_after_flush(struct proc_client *pc)
+{
+    conn_close_after_flush(of(pc));
+}
+
+static void op_resume(struct proc_client *pc)
+{
+    conn_resume(of(pc));
+}
+
+static void op_notified(struct proc_client *pc)
+{
+    conn_notified(of(pc));
+}
+
+static const struct proc_client_ops conn_client_ops = {
+    op_send, op_reply, op_close, op_close_after_flush, op_resume, op_notified,
+};
+
 static void on_closed(uv_handle_t *h)
 {
     struct conn *c = TB_CONTAINER_OF(h, struct conn, tcp);
 
     tb_wbuf_free(&c->out);
-    tb_wbuf_free(&c->ids);
+    tb_wbuf_free(&c->client.ids);
     tls_conn_free(c);
     free(c->in);
     free(c);
@@ -105,17 +134,18 @@ void conn_close(struct conn *c)
     struct tbd *s = c->srv;
     uintptr_t n;
 
-    if (c->state == CONN_CLOSING && c->tcp.data == NULL)
+    if (c->client.state == CONN_CLOSING && c->tcp.data == NULL)
         return;
-    c->state = CONN_CLOSING;
+    c->client.state = CONN_CLOSING;
     tb_queue_remove(&c->link);
     tb_queue_remove(&c->dirty_link);
     tb_queue_remove(&c->notified_link);
     tb_queue_remove(&c->fresh_link);
-    tb_map_del(&s->conn_by_id, c->id);
-    if (c->session_id != 0 && tb_map_get(&s->conn_by_session,
-                                         (uint64_t)c->session_id) == c)
-        tb_map_del(&s->conn_by_session, (uint64_t)c->session_id);
+    tb_map_del(&s->conn_by_id, c->client.id);
+    if (c->client.session_id != 0 &&
+        tb_map_get(&s->conn_by_session, (uint64_t)c->client.session_id) ==
+            &c->client)
+        tb_map_del(&s->conn_by_session, (uint64_t)c->client.session_id);
     if (c->peer_ip4 != 0) {
         n = (uintptr_t)tb_map_get(&s->ip_count, c->peer_ip4);
         if (n <= 1)
@@ -123,16 +153,17 @@ void conn_close(struct conn *c)
         else
             tb_map_put(&s->ip_count, c->peer_ip4, (void *)(n - 1));
     }
-    proc_conn_closed(c);
+    proc_client_closed(&c->client);
+    c->client.closed = 1;
     c->tcp.data = NULL; /* marks "closed" for late callers */
     uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
 void conn_close_after_flush(struct conn *c)
 {
-    if (c->state == CONN_CLOSING)
+    if (c->client.state == CONN_CLOSING)
         return;
-    c->state = CONN_CLOSING;
+    c->client.state = CONN_CLOSING;
     conn_pause(c);
     if (unsent(c) == 0 && c->writing == 0)
         conn_close(c);
@@ -164,9 +195,9 @@ static void on_write(uv_write_t *req, int status)
  * an open one paused for its output reads again. */
 static void output_drained(struct conn *c)
 {
-    if (c->state == CONN_CLOSING)
+    if (c->client.state == CONN_CLOSING)
         conn_close(c);
-    else if (c->state == CONN_OPEN && !c->reading)
+    else if (c->client.state == CONN_OPEN && !c->reading)
         process_input(c);
 }
 
@@ -310,14 +341,15 @@ static int should_pause(const struct conn *c)
 {
     unsigned cap = (unsigned)c->srv->cfg->max_outstanding;
 
-    return c->nreqs >= cap || c->out.len + c->writing > OUT_PAUSE;
+    return c->client.nreqs >= cap || c->out.len + c->writing > OUT_PAUSE;
 }
 
 static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf);
 
 void conn_resume(struct conn *c)
 {
-    if (c->state == CONN_CLOSING || c->tcp.data == NULL || should_pause(c))
+    if (c->client.state == CONN_CLOSING || c->tcp.data == NULL ||
+        should_pause(c))
         return;
     process_input(c);
 }
@@ -330,9 +362,9 @@ static void process_input(struct conn *c)
     struct tb_str frame;
     int rv;
 
-    while (c->state != CONN_CLOSING && c->state != CONN_SESSION &&
-           !should_pause(c)) {
-        if (c->state == CONN_NEW && c->in_len - off >= 4 && off == 0) {
+    while (c->client.state != CONN_CLOSING &&
+           c->client.state != CONN_SESSION && !should_pause(c)) {
+        if (c->client.state == CONN_NEW && c->in_len - off >= 4 && off == 0) {
             rv = admin_try(c);
             if (rv == 1)
                 return;
@@ -356,7 +388,7 @@ static void process_input(struct conn *c)
         }
         c->received++;
         c->srv->packets_received++;
-        proc_frame(c, frame);
+        proc_frame(&c->client, frame);
         off += used;
         if (c->tcp.data == NULL)
             return; /* the frame closed the connection */
@@ -370,9 +402,9 @@ static void process_input(struct conn *c)
         c->in = NULL;
         c->in_cap = 0;
     }
-    if (c->state == CONN_CLOSING)
+    if (c->client.state == CONN_CLOSING)
         return;
-    if (should_pause(c) || c->state == CONN_SESSION) {
+    if (should_pause(c) || c->client.state == CONN_SESSION) {
         conn_pause(c);
     } else if (!c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
@@ -384,7 +416,7 @@ static void process_input(struct conn *c)
  * buffer of the connection's own, before another connection reads. */
 static void keep_rest(struct conn *c)
 {
-    size_t len = c->state == CONN_CLOSING ? 0 : c->in_len;
+    size_t len = c->client.state == CONN_CLOSING ? 0 : c->in_len;
 
     c->in = NULL;
     c->in_cap = 0;
@@ -555,18 +587,22 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
-    c->id = ++s->next_conn_id;
-    c->state = CONN_NEW;
+    c->client.ops = &conn_client_ops;
+    c->client.srv = s;
+    c->client.id = ++s->next_conn_id;
+    c->client.peer = c->peer;
+    c->client.peer_port = c->peer_port;
+    c->client.state = CONN_NEW;
     c->established_ms = tbd_now_ms(s);
     tb_wbuf_init(&c->out);
-    tb_wbuf_init(&c->ids);
-    tb_queue_init(&c->reqs);
+    tb_wbuf_init(&c->client.ids);
+    tb_queue_init(&c->client.reqs);
     tb_queue_init(&c->dirty_link);
     tb_queue_init(&c->notified_link);
     tb_queue_insert_tail(&s->conns, &c->link);
     tb_queue_insert_tail(&s->fresh, &c->fresh_link);
-    tb_map_put(&s->conn_by_id, c->id, c);
-    auth_init_conn(c);
+    tb_map_put(&s->conn_by_id, c->client.id, &c->client);
+    auth_init_conn(&c->client);
     if (server == (uv_stream_t *)&s->tls_listener && tls_conn_new(c) != 0) {
         tb_log(TB_LOG_WARN, "closing TLS connection from %s: no memory",
                c->peer);
@@ -589,11 +625,11 @@ void conn_sweep_sessionless(struct tbd *s)
     while (!tb_queue_empty(&s->fresh)) {
         q = tb_queue_head(&s->fresh);
         c = TB_CONTAINER_OF(q, struct conn, fresh_link);
-        if (c->state == CONN_NEW &&
+        if (c->client.state == CONN_NEW &&
             now - c->established_ms < CONN_SESSIONLESS_MS)
             break;
         tb_queue_remove(q);
-        if (c->state != CONN_NEW)
+        if (c->client.state != CONN_NEW)
             continue;
         if (tb_log_due(&s->refused_log, now))
             tb_log_rated_fields(&s->refused_log, TB_LOG_INFO,

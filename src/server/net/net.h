@@ -9,27 +9,22 @@
 
 #include "common/common.h"
 #include "proto/proto.h"
+#include "server/proc/proc.h"
 #include "server/server.h"
-#include "server/watch/watch.h"
 
-struct sasl_conn;
+struct tls_conn;
 
-enum conn_state {
-    CONN_NEW,       /* waiting for ConnectRequest or a four-letter word */
-    CONN_SESSION,   /* createSession in the log */
-    CONN_OPEN,      /* session attached */
-    CONN_CLOSING,   /* output drains, then the socket closes */
-};
-
+/* A client's connection: the socket, its input and output buffers, and
+ * the client proc/ serves over it (proc.h), which conn.c carries through
+ * the ops it implements.  proc sees `client` only; the maps of struct
+ * tbd (conn_by_id, conn_by_session) hold it. */
 struct conn {
     uv_tcp_t tcp;
-    struct tbd *srv;
+    struct tbd *srv;            /* the same as client.srv */
     struct tb_queue link;       /* in srv->conns */
     struct tb_queue dirty_link; /* in srv->dirty while it has output */
     struct tb_queue notified_link; /* in srv->notified (conn.c) */
     struct tb_queue fresh_link; /* in srv->fresh until swept */
-    uint64_t id;
-    enum conn_state state;
     char peer[64];              /* "a.b.c.d" */
     int peer_port;
     uint32_t peer_ip4;          /* host order; 0 if not IPv4 */
@@ -41,27 +36,12 @@ struct conn {
     struct tb_wbuf out;         /* frames not yet handed to the kernel */
     size_t writing;             /* bytes in the uv_write in flight */
 
-    int64_t session_id;
-    int32_t timeout_ms;
-    uint8_t has_readonly;
-    struct tb_wbuf ids;         /* encoded vector<Id> elements */
-    int32_t nids;
-    int super;
-    unsigned schemes;           /* TB_SCHEME_* bits of its ids */
-    struct sasl_conn *sasl; /* a SASL exchange begun, or NULL */
     struct tls_conn *tls;   /* on the TLS port, else NULL (net/tls.c) */
 
-    struct tb_queue reqs;       /* struct req, oldest first */
-    unsigned nreqs;
-    unsigned writes_in_flight;
-
-    struct watch_owner watch;
+    struct proc_client client;
 
     /* statistics */
-    uint64_t received, sent, established_ms, last_resp_ms;
-    int32_t last_op, last_cxid;
-    int64_t last_zxid;
-    struct latency lat;
+    uint64_t received, sent, established_ms;
 };
 
 /* net/conn.c */
@@ -71,11 +51,6 @@ void conn_unlisten(struct tbd *s);
 void conn_send(struct conn *c, const void *frame, size_t len);
 void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
                 const void *body, size_t len);
-/* A reply's frame header (length, xid, zxid, err) into `hdr`; the body of
- * `len` bytes follows it only if err is 0.  Returns the frame's length. */
-#define CONN_REPLY_HDR 20
-size_t conn_reply_header(uint8_t *hdr, int32_t xid, int64_t zxid, int32_t err,
-                         size_t len);
 void conn_close(struct conn *c);
 void conn_close_after_flush(struct conn *c);
 void conn_pause(struct conn *c);

@@ -171,10 +171,10 @@ static void identify(struct conn *c)
                            XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0) {
         BIO_get_mem_ptr(b, &m);
         dn = (struct tb_str){m->data, m->length};
-        auth_add_id(c, (struct tb_id){TB_STR("x509"), dn});
+        auth_add_id(&c->client, (struct tb_id){TB_STR("x509"), dn});
         if (super != NULL && strlen(super) == dn.len &&
             memcmp(super, dn.ptr, dn.len) == 0)
-            auth_make_super(c);
+            auth_make_super(&c->client);
     }
     BIO_free(b);
 }
@@ -190,10 +190,12 @@ static void log_refusal(struct conn *c, const char *what, const char *why)
         return;
     tb_log_rated_fields(&s->auth_log, TB_LOG_WARN,
                         TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
-                                      TB_LOG_HEX("session", c->session_id),
+                                      TB_LOG_HEX("session",
+                                                 c->client.session_id),
                                       TB_LOG_STR("refused", "tls")),
                         "session 0x%llx from %s: TLS %s: %s",
-                        (unsigned long long)c->session_id, c->peer, what, why);
+                        (unsigned long long)c->client.session_id, c->peer,
+                        what, why);
 }
 
 int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)

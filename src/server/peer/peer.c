@@ -182,7 +182,8 @@ static void drop_forwarded(struct tbd *s)
     for (q = tb_queue_head(&s->conns); q != &s->conns; q = next) {
         next = q->next;
         c = TB_CONTAINER_OF(q, struct conn, link);
-        if ((c->writes_in_flight > 0 || c->state == CONN_SESSION) &&
+        if ((c->client.writes_in_flight > 0 ||
+             c->client.state == CONN_SESSION) &&
             c->tcp.data != NULL)
             conn_close(c);
     }
@@ -326,7 +327,7 @@ static void on_own(struct link *k, const uint8_t *p, size_t n)
 {
     struct tbd *s = k->p->srv;
     uint8_t b[8];
-    struct conn *c;
+    struct proc_client *c;
     uint64_t id;
     size_t i;
 
@@ -342,7 +343,7 @@ static void on_own(struct link *k, const uint8_t *p, size_t n)
             continue;
         }
         if ((c = tb_map_get(&s->conn_by_session, id)) != NULL)
-            conn_close(c);
+            c->ops->close(c);
         link_send(k, PEER_OWNED, b, sizeof b, NULL, 0);
     }
 }
@@ -359,7 +360,7 @@ static void on_touch(struct link *k, const uint8_t *p, size_t n)
 
 static void on_frame(struct link *k, int type, const uint8_t *p, size_t n)
 {
-    struct conn *c;
+    struct proc_client *c;
 
     switch (type) {
     case PEER_HELLO:
@@ -378,20 +379,20 @@ static void on_frame(struct link *k, int type, const uint8_t *p, size_t n)
     case PEER_OWNED:
         c = n >= 8 ? tb_map_get(&k->p->srv->conn_by_id, tb_load_be64(p))
                    : NULL;
-        if (c != NULL && c->tcp.data != NULL && c->state == CONN_SESSION &&
+        if (c != NULL && !c->closed && c->state == CONN_SESSION &&
             c->session_id != 0)
             session_claimed(c);
         break;
     case PEER_FAILED:
         c = n >= 12 ? tb_map_get(&k->p->srv->conn_by_id, tb_load_be64(p))
                     : NULL;
-        if (c != NULL && c->tcp.data != NULL) {
+        if (c != NULL && !c->closed) {
             tb_log(TB_LOG_WARN,
                    "peer: the leader refused a request of session 0x%llx "
                    "(%s): its connection is closed",
                    (unsigned long long)c->session_id,
                    tb_strerror((int32_t)tb_load_be32(p + 8)));
-            conn_close(c);
+            c->ops->close(c);
         }
         break;
     default:
@@ -842,7 +843,7 @@ int peer_forward(struct tbd *s, const void *txn, size_t len)
     return p->out != NULL ? 0 : TB_ECONNECTIONLOSS;
 }
 
-int peer_claim(struct tbd *s, const struct conn *c, int64_t id)
+int peer_claim(struct tbd *s, uint64_t origin, int64_t id)
 {
     struct peer *p = peer_of(s);
     uint8_t b[16];
@@ -857,7 +858,7 @@ int peer_claim(struct tbd *s, const struct conn *c, int64_t id)
     if (p->out == NULL)
         return TB_ECONNECTIONLOSS;
     tb_store_be64(b, (uint64_t)id);
-    tb_store_be64(b + 8, c->id);
+    tb_store_be64(b + 8, origin);
     link_send(p->out, PEER_OWN, b, sizeof b, NULL, 0);
     return p->out != NULL ? 0 : TB_ECONNECTIONLOSS;
 }

@@ -42,7 +42,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct conn;
 struct hist;
 struct tbd;
 
@@ -71,11 +70,12 @@ void peer_stop(struct tbd *s);
  * leader is known or reachable now (the caller closes the client's
  * connection). */
 int peer_forward(struct tbd *s, const void *txn, size_t len);
-/* Connection `c` resumes session `id` here: 1 if it may go on at once
- * (no ensemble, or this is the leader, which records it), 0 if the leader
- * was asked (session_claimed follows, or the connection is closed), or
- * TB_ECONNECTIONLOSS when no leader is reachable now. */
-int peer_claim(struct tbd *s, const struct conn *c, int64_t id);
+/* The client `origin` (a struct proc_client's id) resumes session `id`
+ * here: 1 if it may go on at once (no ensemble, or this is the leader,
+ * which records it), 0 if the leader was asked (session_claimed follows,
+ * or the client is closed), or TB_ECONNECTIONLOSS when no leader is
+ * reachable now. */
+int peer_claim(struct tbd *s, uint64_t origin, int64_t id);
 /* Session `id` is closed: the leader forgets where it was. */
 void peer_session_closed(struct tbd *s, int64_t id);
 /* Session `id` was heard from on this server (a follower reports it). */

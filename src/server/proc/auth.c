@@ -11,12 +11,12 @@
 #include "common/digest.h"
 #include "server/config/config.h"
 #include "server/logging/log.h"
-#include "server/net/net.h"
 #include "server/proc/proc.h"
 #include "server/server.h"
 #include "tree/acl.h"
 
-static int has_id(const struct conn *c, struct tb_str scheme, struct tb_str id)
+static int has_id(const struct proc_client *c, struct tb_str scheme,
+                  struct tb_str id)
 {
     struct tb_rd it = tb_vec_reader(tb_vec_view(&c->ids, c->nids));
     struct tb_id x;
@@ -27,7 +27,7 @@ static int has_id(const struct conn *c, struct tb_str scheme, struct tb_str id)
     return 0;
 }
 
-void auth_add_id(struct conn *c, struct tb_id id)
+void auth_add_id(struct proc_client *c, struct tb_id id)
 {
     if (has_id(c, id.scheme, id.id))
         return;
@@ -38,13 +38,13 @@ void auth_add_id(struct conn *c, struct tb_id id)
 
 /* As ZooKeeper, the super user also carries the id super:"", which
  * whoAmI shows and ACL checks honour. */
-void auth_make_super(struct conn *c)
+void auth_make_super(struct proc_client *c)
 {
     c->super = 1;
     auth_add_id(c, (struct tb_id){TB_STR("super"), TB_STR("")});
 }
 
-void auth_log_refusal(struct conn *c, const char *fmt, ...)
+void auth_log_refusal(struct proc_client *c, const char *fmt, ...)
 {
     struct tbd *s = c->srv;
     char why[256];
@@ -63,13 +63,13 @@ void auth_log_refusal(struct conn *c, const char *fmt, ...)
                         (unsigned long long)c->session_id, c->peer, why);
 }
 
-void auth_init_conn(struct conn *c)
+void auth_init_conn(struct proc_client *c)
 {
     watch_owner_init(&c->watch);
     auth_add_id(c, (struct tb_id){TB_STR("ip"), tb_str_c(c->peer)});
 }
 
-void auth_request(struct conn *c, int32_t xid, struct tb_str body)
+void auth_request(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     const char *super = c->srv->cfg->super_digest;
@@ -78,7 +78,7 @@ void auth_request(struct conn *c, int32_t xid, struct tb_str body)
     int n;
 
     if (tb_auth_req_decode(&rd, &a) != 0) {
-        conn_reply(c, xid, 0, TB_EMARSHALLING, NULL, 0);
+        c->ops->reply(c, xid, 0, TB_EMARSHALLING, NULL, 0);
         return;
     }
     if (tb_str_eq(a.scheme, TB_STR("digest")) && a.auth.len < 1024) {
@@ -87,22 +87,22 @@ void auth_request(struct conn *c, int32_t xid, struct tb_str body)
             auth_add_id(c, (struct tb_id){TB_STR("digest"), {id, (size_t)n}});
             if (super != NULL && super[0] != '\0' && strcmp(super, id) == 0)
                 auth_make_super(c);
-            conn_reply(c, xid, 0, 0, NULL, 0);
+            c->ops->reply(c, xid, 0, 0, NULL, 0);
             return;
         }
     } else if (tb_str_eq(a.scheme, TB_STR("ip"))) {
         auth_add_id(c, (struct tb_id){TB_STR("ip"), tb_str_c(c->peer)});
-        conn_reply(c, xid, 0, 0, NULL, 0);
+        c->ops->reply(c, xid, 0, 0, NULL, 0);
         return;
     }
     auth_log_refusal(c, "authentication failed (scheme '%.*s')",
                      (int)(a.scheme.len < 32 ? a.scheme.len : 32),
                      a.scheme.ptr ? a.scheme.ptr : "");
-    conn_reply(c, xid, 0, TB_EAUTHFAILED, NULL, 0);
-    conn_close_after_flush(c);
+    c->ops->reply(c, xid, 0, TB_EAUTHFAILED, NULL, 0);
+    c->ops->close_after_flush(c);
 }
 
-int auth_enforced(struct conn *c, int32_t xid)
+int auth_enforced(struct proc_client *c, int32_t xid)
 {
     const struct tb_config *cfg = c->srv->cfg;
 
@@ -110,12 +110,12 @@ int auth_enforced(struct conn *c, int32_t xid)
         return 1;
     auth_log_refusal(c, "not authenticated with any of %s; closing",
                      cfg->enforce_auth_schemes);
-    conn_reply(c, xid, 0, TB_ESESSIONCLOSEDREQUIRESASLAUTH, NULL, 0);
-    conn_close_after_flush(c);
+    c->ops->reply(c, xid, 0, TB_ESESSIONCLOSEDREQUIRESASLAUTH, NULL, 0);
+    c->ops->close_after_flush(c);
     return 0;
 }
 
-int auth_check(const struct conn *c, struct tb_vec acl, int perm)
+int auth_check(const struct proc_client *c, struct tb_vec acl, int perm)
 {
     return tb_acl_check(acl, tb_vec_view(&c->ids, c->nids), c->super, perm);
 }

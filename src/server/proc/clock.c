@@ -1,4 +1,4 @@
-/* The server's clock (struct tbd_clock in server.h): every read of time by
+/* The server's clock (struct tbd_clock in clock.h): every read of time by
  * sessions, ticks, latencies and txns goes through s->clock, so a test can
  * run them on virtual time.  tumblerd installs tbd_clock_system(). */
 #include <sys/time.h>

@@ -10,7 +10,6 @@
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
-#include "server/net/net.h"
 #include "server/peer/peer.h"
 #include "server/proc/proc.h"
 #include "server/replog/replog.h"
@@ -31,7 +30,7 @@ static void note_latency(struct latency *l, uint64_t ms)
     l->total_ms += ms;
 }
 
-static void request_done(struct conn *c, const struct req *r)
+static void request_done(struct proc_client *c, const struct req *r)
 {
     uint64_t ms = tbd_now_ms(c->srv) - r->start_ms;
     int op = metrics_op_index(r->type);
@@ -59,7 +58,7 @@ static void request_done(struct conn *c, const struct req *r)
             (unsigned long long)ms, c->srv->cfg->slow_request_ms);
 }
 
-static void req_free(struct conn *c, struct req *r)
+static void req_free(struct proc_client *c, struct req *r)
 {
     tb_queue_remove(&r->link);
     c->nreqs--;
@@ -68,8 +67,8 @@ static void req_free(struct conn *c, struct req *r)
     free(r);
 }
 
-static struct req *req_push(struct conn *c, enum req_state st, int32_t xid,
-                            int32_t type)
+static struct req *req_push(struct proc_client *c, enum req_state st,
+                            int32_t xid, int32_t type)
 {
     struct req *r = calloc(1, sizeof *r);
 
@@ -86,37 +85,49 @@ static struct req *req_push(struct conn *c, enum req_state st, int32_t xid,
 }
 
 /* The head request's reply is sent: 1 if the connection closes after it. */
-static int head_done(struct conn *c, struct req *r)
+static int head_done(struct proc_client *c, struct req *r)
 {
     int close_after = r->close_after;
 
     request_done(c, r);
     req_free(c, r);
     if (close_after)
-        conn_close_after_flush(c);
+        c->ops->close_after_flush(c);
     return close_after;
 }
 
 /* Sends every finished reply at the head of the queue and serves the reads
  * that no longer wait for a write. */
-void proc_drain(struct conn *c)
+void proc_drain(struct proc_client *c)
 {
     struct req *r;
 
-    while (!tb_queue_empty(&c->reqs) && c->tcp.data != NULL) {
+    while (!tb_queue_empty(&c->reqs) && !c->closed) {
         r = TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req, link);
         if (r->state == REQ_WRITE)
             break;
         if (r->state == REQ_DONE)
-            conn_send(c, r->reply, r->reply_len);
+            c->ops->send(c, r->reply, r->reply_len);
         else
             read_serve(c, r->xid, r->type, r->body);
-        if (c->tcp.data == NULL)
+        if (c->closed)
             return; /* the reply closed the connection; reqs are freed */
         if (head_done(c, r))
             return;
     }
-    conn_resume(c);
+    c->ops->resume(c);
+}
+
+size_t proc_reply_header(uint8_t *hdr, int32_t xid, int64_t zxid, int32_t err,
+                         size_t len)
+{
+    size_t n = PROC_REPLY_HDR + (err == 0 ? len : 0);
+
+    tb_store_be32(hdr, (uint32_t)(n - 4));
+    tb_store_be32(hdr + 4, (uint32_t)xid);
+    tb_store_be64(hdr + 8, (uint64_t)zxid);
+    tb_store_be32(hdr + 16, (uint32_t)err);
+    return n;
 }
 
 /* r's reply, kept until the replies before it are sent: 0, or -1 out of
@@ -124,31 +135,31 @@ void proc_drain(struct conn *c)
 static int keep_reply(struct req *r, int64_t zxid, int32_t err,
                       const void *body, size_t len)
 {
-    uint8_t *frame = malloc(CONN_REPLY_HDR + (err == 0 ? len : 0));
+    uint8_t *frame = malloc(PROC_REPLY_HDR + (err == 0 ? len : 0));
 
     if (frame == NULL)
         return -1;
-    r->reply_len = conn_reply_header(frame, r->xid, zxid, err, len);
-    if (r->reply_len > CONN_REPLY_HDR)
-        memcpy(frame + CONN_REPLY_HDR, body, len);
+    r->reply_len = proc_reply_header(frame, r->xid, zxid, err, len);
+    if (r->reply_len > PROC_REPLY_HDR)
+        memcpy(frame + PROC_REPLY_HDR, body, len);
     r->reply = frame;
     r->state = REQ_DONE;
     return 0;
 }
 
 /* A reply decided now for a request that must still keep its place. */
-static void reply_in_order(struct conn *c, int32_t xid, int32_t type,
+static void reply_in_order(struct proc_client *c, int32_t xid, int32_t type,
                            int64_t zxid, int err)
 {
     struct req *r;
 
     if (tb_queue_empty(&c->reqs)) {
-        conn_reply(c, xid, zxid, err, NULL, 0);
+        c->ops->reply(c, xid, zxid, err, NULL, 0);
         return;
     }
     r = req_push(c, REQ_DONE, xid, type);
     if (r == NULL || keep_reply(r, zxid, err, NULL, 0) != 0)
-        conn_close(c);
+        c->ops->close(c);
 }
 
 /* A proposal, for its answer: the fsm hook replies to one applied; one
@@ -164,15 +175,15 @@ struct proposal {
 static void on_proposed(void *arg, int status, int64_t index)
 {
     struct proposal *p = arg;
-    struct conn *c = tb_map_get(&p->srv->conn_by_id, p->origin);
+    struct proc_client *c = tb_map_get(&p->srv->conn_by_id, p->origin);
 
     (void)index;
     if (status != 0) {
         tb_log(TB_LOG_WARN, "a write did not complete (%s)%s",
                tb_strerror(status),
                c != NULL ? ": its connection is closed" : "");
-        if (c != NULL && c->tcp.data != NULL)
-            conn_close(c);
+        if (c != NULL && !c->closed)
+            c->ops->close(c);
     }
     free(p);
 }
@@ -201,7 +212,8 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
 /* A txn from this server: proposed here, or forwarded to the leader by a
  * follower (peer.h); the reply comes from the fsm result hook. */
 int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
-                 uint64_t origin, const struct conn *c, struct tb_str body)
+                 uint64_t origin, const struct proc_client *c,
+                 struct tb_str body)
 {
     struct proposal *p;
     struct tb_txn t;
@@ -255,7 +267,7 @@ static int is_write(const struct tbd *s, int32_t type)
     }
 }
 
-static void write_request(struct conn *c, int32_t xid, int32_t type,
+static void write_request(struct proc_client *c, int32_t xid, int32_t type,
                           struct tb_str body)
 {
     struct tbd *s = c->srv;
@@ -271,7 +283,7 @@ static void write_request(struct conn *c, int32_t xid, int32_t type,
      * sees the connection lost, as with ZooKeeper's, and goes on through
      * another server or once a leader is known; not an error reply. */
     if (rv == TB_ECONNECTIONLOSS) {
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     if (rv != 0) {
@@ -283,13 +295,13 @@ static void write_request(struct conn *c, int32_t xid, int32_t type,
     }
     r = req_push(c, REQ_WRITE, xid, type);
     if (r == NULL) {
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     c->writes_in_flight++;
 }
 
-static void read_request(struct conn *c, int32_t xid, int32_t type,
+static void read_request(struct proc_client *c, int32_t xid, int32_t type,
                          struct tb_str body)
 {
     struct req *r;
@@ -307,14 +319,14 @@ static void read_request(struct conn *c, int32_t xid, int32_t type,
     copy = malloc(body.len ? body.len : 1);
     if (r == NULL || copy == NULL) {
         free(copy);
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     memcpy(copy, body.ptr, body.len);
     r->body = (struct tb_str){copy, body.len};
 }
 
-void proc_frame(struct conn *c, struct tb_str frame)
+void proc_frame(struct proc_client *c, struct tb_str frame)
 {
     struct tb_rd rd = tb_rd_make(frame.ptr, frame.len);
     struct tb_request_header h;
@@ -327,7 +339,7 @@ void proc_frame(struct conn *c, struct tb_str frame)
     if (tb_request_header_decode(&rd, &h) != 0) {
         tb_log(TB_LOG_WARN, "closing 0x%llx: truncated request header",
                (unsigned long long)c->session_id);
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     body = (struct tb_str){(const char *)rd.pos, (size_t)(rd.end - rd.pos)};
@@ -355,10 +367,10 @@ void proc_frame(struct conn *c, struct tb_str frame)
 void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
                  const uint8_t *body, size_t len)
 {
-    struct conn *c = tb_map_get(&s->conn_by_id, (uint64_t)t->origin);
+    struct proc_client *c = tb_map_get(&s->conn_by_id, (uint64_t)t->origin);
     struct tb_queue *q;
     struct req *r = NULL;
-    if (c == NULL || c->tcp.data == NULL)
+    if (c == NULL || c->closed)
         return;
     if (t->type == TB_OP_CREATESESSION) {
         if (c->state == CONN_SESSION)
@@ -381,7 +393,7 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     if (r == NULL || r->xid != t->xid) {
         tb_log(TB_LOG_ERROR, "reply for xid %d out of order on 0x%llx",
                t->xid, (unsigned long long)c->session_id);
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     c->writes_in_flight--;
@@ -389,17 +401,17 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     r->close_after = t->type == TB_OP_CLOSESESSION;
     if (&r->link == tb_queue_head(&c->reqs)) {
         /* Nothing before it waits: sent now, with no copy kept. */
-        conn_reply(c, t->xid, zxid, rc, body, len);
-        if (c->tcp.data == NULL || head_done(c, r))
+        c->ops->reply(c, t->xid, zxid, rc, body, len);
+        if (c->closed || head_done(c, r))
             return;
     } else if (keep_reply(r, zxid, rc, body, len) != 0) {
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     proc_drain(c);
 }
 
-void proc_conn_closed(struct conn *c)
+void proc_client_closed(struct proc_client *c)
 {
     while (!tb_queue_empty(&c->reqs))
         req_free(c, TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req,

@@ -14,9 +14,86 @@
 #include "common/common.h"
 #include "proto/proto.h"
 #include "server/server.h"
+#include "server/watch/watch.h"
 
-struct conn;
 struct tb_config;
+struct sasl_conn;
+struct proc_client;
+
+/* What proc needs of whoever carries a client's requests and takes its
+ * replies: a socket today (net/conn.c), whose buffers, flushing and
+ * backpressure proc never sees.  Every reply, local or to a request
+ * forwarded through the log, leaves through these.  As the carrier
+ * closes (at once, or once drained) it calls proc_client_closed, then
+ * sets `closed`; a closed client is sent nothing more, and proc checks
+ * `closed` after every call that may close it. */
+struct proc_client_ops {
+    /* Queues one whole frame. */
+    void (*send)(struct proc_client *pc, const void *frame, size_t len);
+    /* Queues a reply: its header (proc_reply_header) and, if err is 0,
+     * the body of len bytes, as one frame. */
+    void (*reply)(struct proc_client *pc, int32_t xid, int64_t zxid,
+                  int32_t err, const void *body, size_t len);
+    /* Closes now; what was queued is dropped. */
+    void (*close)(struct proc_client *pc);
+    /* Sends what was queued, then closes; nothing more is read. */
+    void (*close_after_flush)(struct proc_client *pc);
+    /* Reading may go on: a handshake answered, queued requests drained. */
+    void (*resume)(struct proc_client *pc);
+    /* A watch's notice was queued: worth sending before the loop's turn
+     * ends (conn_flush_notified). */
+    void (*notified)(struct proc_client *pc);
+};
+
+enum conn_state {
+    CONN_NEW,       /* waiting for ConnectRequest or a four-letter word */
+    CONN_SESSION,   /* createSession in the log */
+    CONN_OPEN,      /* session attached */
+    CONN_CLOSING,   /* output drains, then the carrier closes */
+};
+
+/* A client as proc serves it: its session, identities, queue of requests
+ * and statistics.  The carrier sets ops, srv, id, peer and peer_port
+ * before the first frame, initialises ids and reqs (auth_init_conn then
+ * adds the ip id) and frees ids once closed; only it sets `closed` and
+ * CONN_CLOSING; proc owns the rest, which the carrier may read.
+ * `id` is unique on this server for its life: a txn's origin. */
+struct proc_client {
+    const struct proc_client_ops *ops;
+    struct tbd *srv;
+    uint64_t id;
+    enum conn_state state;
+    int closed;
+    const char *peer;           /* its address, for logs and the ip id */
+    int peer_port;
+
+    int64_t session_id;
+    int32_t timeout_ms;
+    uint8_t has_readonly;
+    struct tb_wbuf ids;         /* encoded vector<Id> elements */
+    int32_t nids;
+    int super;
+    unsigned schemes;           /* TB_SCHEME_* bits of its ids */
+    struct sasl_conn *sasl;     /* a SASL exchange begun, or NULL */
+
+    struct tb_queue reqs;       /* struct req, oldest first */
+    unsigned nreqs;
+    unsigned writes_in_flight;
+
+    struct watch_owner watch;
+
+    /* statistics */
+    uint64_t last_resp_ms;
+    int32_t last_op, last_cxid;
+    int64_t last_zxid;
+    struct latency lat;
+};
+
+/* A reply's frame header (length, xid, zxid, err) into `hdr`; the body of
+ * `len` bytes follows it only if err is 0.  Returns the frame's length. */
+#define PROC_REPLY_HDR 20
+size_t proc_reply_header(uint8_t *hdr, int32_t xid, int64_t zxid, int32_t err,
+                         size_t len);
 
 /* One queued request: served in arrival order, reads behind this
  * connection's writes still in the log. */
@@ -35,12 +112,16 @@ struct req {
 };
 
 /* proc/proc.c */
-void proc_frame(struct conn *c, struct tb_str frame);
-void proc_drain(struct conn *c);
-void proc_conn_closed(struct conn *c);
+/* A client's frame, after the bytes are split. */
+void proc_frame(struct proc_client *c, struct tb_str frame);
+void proc_drain(struct proc_client *c);
+/* Called once by the carrier as it closes, before it sets c->closed: the
+ * queued requests, the watches and a SASL exchange go. */
+void proc_client_closed(struct proc_client *c);
 int64_t proc_zxid(const struct tbd *s);
 int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
-                 uint64_t origin, const struct conn *c, struct tb_str body);
+                 uint64_t origin, const struct proc_client *c,
+                 struct tb_str body);
 struct tb_txn;
 /* On the leader: stamps t with what it decides once for every replica
  * (time, policies) and proposes it; done answers (replog_propose). */
@@ -60,38 +141,40 @@ void reconfig_tick(struct tbd *s);
 void reconfig_free(struct tbd *s);
 
 /* proc/session.c */
-void session_connect(struct conn *c, struct tb_str frame);
+void session_connect(struct proc_client *c, struct tb_str frame);
 void session_touch(struct tbd *s, int64_t id);
 void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms);
 void session_closed(struct tbd *s, int64_t id);
 void session_tick(struct tbd *s);
-void session_result(struct conn *c, int rc, const uint8_t *body, size_t len);
+void session_result(struct proc_client *c, int rc, const uint8_t *body,
+                    size_t len);
 /* The leader recorded the session c resumes as held here (peer.h). */
-void session_claimed(struct conn *c);
+void session_claimed(struct proc_client *c);
 
 /* proc/read.c */
-void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body);
+void read_serve(struct proc_client *c, int32_t xid, int32_t type,
+                struct tb_str body);
 
 /* proc/auth.c */
-void auth_init_conn(struct conn *c);
-void auth_add_id(struct conn *c, struct tb_id id);
-void auth_make_super(struct conn *c);
+void auth_init_conn(struct proc_client *c);
+void auth_add_id(struct proc_client *c, struct tb_id id);
+void auth_make_super(struct proc_client *c);
 /* Logs a refused login (setAuth, SASL, enforce.auth) a line a second at
  * most: a client can fail them as fast as it can connect. */
-void auth_log_refusal(struct conn *c, const char *fmt, ...)
+void auth_log_refusal(struct proc_client *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void auth_request(struct conn *c, int32_t xid, struct tb_str body);
-int auth_check(const struct conn *c, struct tb_vec acl, int perm);
+void auth_request(struct proc_client *c, int32_t xid, struct tb_str body);
+int auth_check(const struct proc_client *c, struct tb_vec acl, int perm);
 /* ZooKeeper's enforce.auth: 1 if the connection may go on; else it was
  * answered SessionClosedRequireAuth (-124) and is closing. */
-int auth_enforced(struct conn *c, int32_t xid);
+int auth_enforced(struct proc_client *c, int32_t xid);
 
 /* proc/sasl.c: nothing happens unless java.security.auth.login.config is
  * set; then sasl_setup() reads its users and fails (err) if SASL cannot
  * be offered. */
 int sasl_setup(const struct tb_config *cfg, char *err, size_t errlen);
 void sasl_teardown(void);
-void sasl_request(struct conn *c, int32_t xid, struct tb_str body);
-void sasl_conn_closed(struct conn *c);
+void sasl_request(struct proc_client *c, int32_t xid, struct tb_str body);
+void sasl_conn_closed(struct proc_client *c);
 
 #endif

@@ -4,14 +4,13 @@
 #include "common/path.h"
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
-#include "server/net/net.h"
 #include "server/proc/proc.h"
 #include "server/server.h"
 #include "tree/acl.h"
 #include "tree/tree.h"
 
 /* Starts a reply frame with a success header in the scratch buffer. */
-static struct tb_wbuf *begin(struct conn *c, int32_t xid, size_t *start)
+static struct tb_wbuf *begin(struct proc_client *c, int32_t xid, size_t *start)
 {
     struct tb_wbuf *w = &c->srv->scratch;
 
@@ -23,22 +22,22 @@ static struct tb_wbuf *begin(struct conn *c, int32_t xid, size_t *start)
     return w;
 }
 
-static void finish(struct conn *c, struct tb_wbuf *w, size_t start)
+static void finish(struct proc_client *c, struct tb_wbuf *w, size_t start)
 {
     tb_frame_end(w, start);
     if (w->oom) {
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
-    conn_send(c, w->base, w->len);
+    c->ops->send(c, w->base, w->len);
 }
 
-static void fail(struct conn *c, int32_t xid, int err)
+static void fail(struct proc_client *c, int32_t xid, int err)
 {
-    conn_reply(c, xid, proc_zxid(c->srv), err, NULL, 0);
+    c->ops->reply(c, xid, proc_zxid(c->srv), err, NULL, 0);
 }
 
-static void notify(struct conn *c, int type, struct tb_str path)
+static void notify(struct proc_client *c, int type, struct tb_str path)
 {
     struct tb_watcher_event ev = {type, TB_STATE_SYNC_CONNECTED, path};
     struct tb_wbuf *w = &c->srv->scratch;
@@ -53,13 +52,13 @@ static void notify(struct conn *c, int type, struct tb_str path)
     finish(c, w, start);
 }
 
-static struct tree *tree(const struct conn *c)
+static struct tree *tree(const struct proc_client *c)
 {
     return fsm_tree(c->srv->fsm);
 }
 
 /* Finds a readable node: NoNode, then NoAuth, as ZooKeeper orders them. */
-static int lookup(struct conn *c, struct tb_str path, int perm,
+static int lookup(struct proc_client *c, struct tb_str path, int perm,
                   struct tree_node **out)
 {
     struct tree_node *n;
@@ -89,8 +88,8 @@ static void put_children(struct tb_wbuf *w, const struct tree_node *n)
  * (fsm_reconfig.c), before that the server.N lines, version 0, with
  * dataVersion -1 as ZooKeeper's ensembles give it from the start
  * (ZKDatabase.initConfigInZKDatabase sets it with version -1). */
-static void put_data(struct conn *c, struct tb_wbuf *w, struct tree_node *n,
-                     struct tb_stat *st)
+static void put_data(struct proc_client *c, struct tb_wbuf *w,
+                     struct tree_node *n, struct tb_stat *st)
 {
     const struct tb_config *cfg = c->srv->cfg;
     struct tb_wbuf *m = &c->srv->scratch2;
@@ -107,7 +106,7 @@ static void put_data(struct conn *c, struct tb_wbuf *w, struct tree_node *n,
     tb_put_BUF(w, (struct tb_str){(const char *)m->base, m->len});
 }
 
-static void get_node(struct conn *c, int32_t xid, int32_t type,
+static void get_node(struct proc_client *c, int32_t xid, int32_t type,
                      struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
@@ -159,7 +158,7 @@ static void get_node(struct conn *c, int32_t xid, int32_t type,
 }
 
 /* getACL: READ or ADMIN; without ADMIN, digest ids are shown as user:x. */
-static void get_acl(struct conn *c, int32_t xid, struct tb_str body)
+static void get_acl(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len), it;
     struct tb_path_req r;
@@ -212,7 +211,7 @@ static void get_acl(struct conn *c, int32_t xid, struct tb_str body)
     finish(c, w, start);
 }
 
-static void all_children(struct conn *c, int32_t xid, struct tb_str body)
+static void all_children(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_path_req r;
@@ -254,7 +253,7 @@ static int eph_one(void *data, struct tree_node *n)
 }
 
 /* getEphemerals: a plain string-prefix match; "" and "/" mean all. */
-static void ephemerals(struct conn *c, int32_t xid, struct tb_str body)
+static void ephemerals(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_path_req r;
@@ -280,7 +279,7 @@ static void ephemerals(struct conn *c, int32_t xid, struct tb_str body)
 
 /* whoAmI: authenticated identities first, then the address; digest
  * identities show only their user. */
-static void who_am_i(struct conn *c, int32_t xid)
+static void who_am_i(struct proc_client *c, int32_t xid)
 {
     struct tb_rd it = tb_vec_reader(tb_vec_view(&c->ids, c->nids));
     struct tb_wbuf *w;
@@ -306,7 +305,7 @@ static void who_am_i(struct conn *c, int32_t xid)
     finish(c, w, start);
 }
 
-static void sync_path(struct conn *c, int32_t xid, struct tb_str body)
+static void sync_path(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_path_req r;
@@ -324,7 +323,7 @@ static void sync_path(struct conn *c, int32_t xid, struct tb_str body)
 
 /* multiRead: each getData / getChildren answered on its own; a failure
  * gives that op an error result and the others still run. */
-static void multi_read(struct conn *c, int32_t xid, struct tb_str body)
+static void multi_read(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_multi_op op;
@@ -366,7 +365,7 @@ static void multi_read(struct conn *c, int32_t xid, struct tb_str body)
 
 /* setWatches(2) after a reconnect: report what changed since the client's
  * last zxid (those watches are used up), register the rest. */
-static void set_watches(struct conn *c, int32_t xid, int32_t type,
+static void set_watches(struct proc_client *c, int32_t xid, int32_t type,
                         struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len), it;
@@ -397,7 +396,7 @@ static void set_watches(struct conn *c, int32_t xid, int32_t type,
                           : list == 3 ? r.persistent
                                       : r.recursive;
         it = tb_vec_reader(v);
-        while (tb_vec_next_str(&it, &p) == 1 && c->tcp.data != NULL) {
+        while (tb_vec_next_str(&it, &p) == 1 && !c->closed) {
             if (tb_path_validate(p) != 0)
                 continue;
             n = tree_find(tree(c), p);
@@ -435,11 +434,11 @@ static void set_watches(struct conn *c, int32_t xid, int32_t type,
             }
         }
     }
-    if (c->tcp.data != NULL)
-        conn_reply(c, xid, proc_zxid(c->srv), 0, NULL, 0);
+    if (!c->closed)
+        c->ops->reply(c, xid, proc_zxid(c->srv), 0, NULL, 0);
 }
 
-static void add_watch(struct conn *c, int32_t xid, struct tb_str body)
+static void add_watch(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_add_watch_req r;
@@ -467,7 +466,7 @@ static void add_watch(struct conn *c, int32_t xid, struct tb_str body)
 
 /* checkWatches / removeWatches.  Like 3.8, only types 1-3 exist (3 also
  * removes persistent watches); 4 and 5 are a MarshallingError. */
-static void remove_watches(struct conn *c, int32_t xid, int32_t type,
+static void remove_watches(struct proc_client *c, int32_t xid, int32_t type,
                            struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
@@ -487,14 +486,15 @@ static void remove_watches(struct conn *c, int32_t xid, int32_t type,
         rv = watch_remove(&c->srv->watches, r.path, &c->watch, r.type);
     else
         rv = watch_check(&c->srv->watches, r.path, &c->watch, r.type);
-    conn_reply(c, xid, proc_zxid(c->srv), rv, NULL, 0);
+    c->ops->reply(c, xid, proc_zxid(c->srv), rv, NULL, 0);
 }
 
-void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body)
+void read_serve(struct proc_client *c, int32_t xid, int32_t type,
+                struct tb_str body)
 {
     switch (type) {
     case TB_OP_PING:
-        conn_reply(c, TB_XID_PING, proc_zxid(c->srv), 0, NULL, 0);
+        c->ops->reply(c, TB_XID_PING, proc_zxid(c->srv), 0, NULL, 0);
         break;
     case TB_OP_EXISTS:
     case TB_OP_GETDATA:
@@ -534,7 +534,7 @@ void read_serve(struct conn *c, int32_t xid, int32_t type, struct tb_str body)
     default:
         /* Unknown opcodes, a standalone check, and the internal
          * createSession / deleteContainer: refused, connection kept. */
-        conn_reply(c, xid, -1, TB_EUNIMPLEMENTED, NULL, 0);
+        c->ops->reply(c, xid, -1, TB_EUNIMPLEMENTED, NULL, 0);
         break;
     }
 }

@@ -20,7 +20,6 @@
 #include "server/config/config.h"
 #include "server/config/jaas.h"
 #include "server/logging/log.h"
-#include "server/net/net.h"
 #include "server/proc/proc.h"
 #include "server/server.h"
 
@@ -199,7 +198,7 @@ void sasl_teardown(void)
  * empty one).  SASL_SUCCESS_DATA: the last step's answer (rspauth) comes
  * with the success, as Java's SaslServer completes on it.  A step after
  * that fails, in Cyrus as in Java. */
-static int step(struct conn *c, struct tb_str in, const char **out,
+static int step(struct proc_client *c, struct tb_str in, const char **out,
                 unsigned *outlen)
 {
     static const sasl_security_properties_t props = {
@@ -221,7 +220,7 @@ static int step(struct conn *c, struct tb_str in, const char **out,
                             out, outlen);
 }
 
-static void logged_in(struct conn *c)
+static void logged_in(struct proc_client *c)
 {
     const void *v = NULL;
     const char *user, *super = c->srv->cfg->sasl_super_user;
@@ -244,7 +243,7 @@ static void logged_in(struct conn *c)
 /* A token follows the reply header even after an error: ZooKeeper's Java
  * client reads one after every SASL reply, and sees a connection lost
  * instead of AuthFailed without it. */
-static void reply_token(struct conn *c, int32_t xid, int32_t err,
+static void reply_token(struct proc_client *c, int32_t xid, int32_t err,
                         const char *token, unsigned len)
 {
     struct tb_wbuf *w = &c->srv->scratch;
@@ -257,10 +256,10 @@ static void reply_token(struct conn *c, int32_t xid, int32_t err,
     tb_reply_header_encode(w, &h);
     tb_sasl_token_encode(w, &t);
     tb_frame_end(w, start);
-    conn_send(c, w->base, w->len);
+    c->ops->send(c, w->base, w->len);
 }
 
-void sasl_request(struct conn *c, int32_t xid, struct tb_str body)
+void sasl_request(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_sasl_token in;
@@ -270,7 +269,7 @@ void sasl_request(struct conn *c, int32_t xid, struct tb_str body)
 
     if (tb_sasl_token_decode(&rd, &in) != 0) {
         reply_token(c, xid, TB_EMARSHALLING, NULL, 0);
-        conn_close_after_flush(c);
+        c->ops->close_after_flush(c);
         return;
     }
     /* ZooKeeper without a JAAS Server section answers with no token. */
@@ -288,7 +287,7 @@ void sasl_request(struct conn *c, int32_t xid, struct tb_str body)
                         ? TB_ESESSIONCLOSEDREQUIRESASLAUTH
                         : TB_EAUTHFAILED,
                     NULL, 0);
-        conn_close_after_flush(c);
+        c->ops->close_after_flush(c);
         return;
     }
     if (rv == SASL_OK)
@@ -296,7 +295,7 @@ void sasl_request(struct conn *c, int32_t xid, struct tb_str body)
     reply_token(c, xid, 0, out, outlen);
 }
 
-void sasl_conn_closed(struct conn *c)
+void sasl_conn_closed(struct proc_client *c)
 {
     if (c->sasl != NULL)
         sasl_dispose(&c->sasl);

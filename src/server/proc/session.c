@@ -12,13 +12,12 @@
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
-#include "server/net/net.h"
 #include "server/peer/peer.h"
 #include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
 
-static void reply_connect(struct conn *c, int32_t timeout, int64_t id,
+static void reply_connect(struct proc_client *c, int32_t timeout, int64_t id,
                           struct tb_str passwd)
 {
     struct tb_connect_resp r = {0, timeout, id, passwd, c->has_readonly, 0};
@@ -29,16 +28,16 @@ static void reply_connect(struct conn *c, int32_t timeout, int64_t id,
     start = tb_frame_begin(&w);
     tb_connect_resp_encode(&w, &r);
     tb_frame_end(&w, start);
-    conn_send(c, w.base, w.len);
+    c->ops->send(c, w.base, w.len);
     tb_wbuf_free(&w);
 }
 
-static void refuse(struct conn *c)
+static void refuse(struct proc_client *c)
 {
     static const char zeros[16];
 
     reply_connect(c, 0, 0, (struct tb_str){zeros, 16});
-    conn_close_after_flush(c);
+    c->ops->close_after_flush(c);
 }
 
 static int32_t negotiate(const struct tb_config *cfg, int32_t asked)
@@ -50,7 +49,7 @@ static int32_t negotiate(const struct tb_config *cfg, int32_t asked)
     return asked;
 }
 
-static void attach(struct conn *c, int64_t id, int32_t timeout)
+static void attach(struct proc_client *c, int64_t id, int32_t timeout)
 {
     struct tbd *s = c->srv;
 
@@ -62,7 +61,7 @@ static void attach(struct conn *c, int64_t id, int32_t timeout)
 }
 
 /* c resumes its session (c->session_id, c->timeout_ms), held here now. */
-static void resume(struct conn *c)
+static void resume(struct proc_client *c)
 {
     struct fsm_session_info fs;
 
@@ -76,13 +75,13 @@ static void resume(struct conn *c)
                   (struct tb_str){(const char *)fs.passwd, 16});
 }
 
-void session_connect(struct conn *c, struct tb_str frame)
+void session_connect(struct proc_client *c, struct tb_str frame)
 {
     struct tbd *s = c->srv;
     struct tb_rd rd = tb_rd_make(frame.ptr, frame.len);
     struct tb_connect_req req;
     struct tb_create_session_txn st;
-    struct conn *old;
+    struct proc_client *old;
     uint8_t pw[16];
     int32_t timeout;
     struct fsm_session_info fs;
@@ -95,7 +94,7 @@ void session_connect(struct conn *c, struct tb_str frame)
                                     TB_LOG_STR("refused", "handshake")),
                       "closing %s:%d: malformed ConnectRequest", c->peer,
                       c->peer_port);
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     if (!peer_serving(s)) {
@@ -108,7 +107,7 @@ void session_connect(struct conn *c, struct tb_str frame)
                                 "refusing %s:%d: no leader is known, this "
                                 "server is not serving", c->peer,
                                 c->peer_port);
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     if (req.last_zxid > proc_zxid(s)) {
@@ -121,7 +120,7 @@ void session_connect(struct conn *c, struct tb_str frame)
                       "this server only 0x%llx", c->peer, c->peer_port,
                       (unsigned long long)req.last_zxid,
                       (unsigned long long)proc_zxid(s));
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     c->has_readonly = req.has_readonly;
@@ -130,7 +129,7 @@ void session_connect(struct conn *c, struct tb_str frame)
         /* Whoever held the session loses it first, as ZooKeeper does. */
         old = tb_map_get(&s->conn_by_session, (uint64_t)req.session_id);
         if (old != NULL && old != c)
-            conn_close(old);
+            old->ops->close(old);
         if (!fsm_session_get(s->fsm, req.session_id, &fs) ||
             req.passwd.len != 16 ||
             memcmp(req.passwd.ptr, fs.passwd, 16) != 0) {
@@ -139,19 +138,19 @@ void session_connect(struct conn *c, struct tb_str frame)
         }
         c->session_id = req.session_id;
         c->timeout_ms = timeout;
-        rv = peer_claim(s, c, req.session_id);
+        rv = peer_claim(s, c->id, req.session_id);
         if (rv == 1)
             resume(c);
         else if (rv == 0)
             c->state = CONN_SESSION; /* reads nothing until claimed */
         else
-            conn_close(c);
+            c->ops->close(c);
         return;
     }
     /* The kernel's generator: OpenSSL's would load its providers, a few
      * MiB of libcrypto made resident for 16 bytes. */
     if (getrandom(pw, sizeof pw, 0) != (ssize_t)sizeof pw) {
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     st.timeout = timeout;
@@ -164,30 +163,31 @@ void session_connect(struct conn *c, struct tb_str frame)
     if (rv != 0) {
         tb_log(TB_LOG_WARN, "cannot create a session for %s:%d: %s",
                c->peer, c->peer_port, tb_strerror(rv));
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     c->state = CONN_SESSION;
 }
 
-void session_result(struct conn *c, int rc, const uint8_t *body, size_t len)
+void session_result(struct proc_client *c, int rc, const uint8_t *body,
+                    size_t len)
 {
     struct tb_rd rd = tb_rd_make(body, len);
     struct tb_session_resp r;
 
     if (rc != 0 || tb_session_resp_decode(&rd, &r) != 0) {
-        conn_close(c);
+        c->ops->close(c);
         return;
     }
     attach(c, r.session, r.timeout);
     reply_connect(c, r.timeout, r.session, r.passwd);
-    conn_resume(c);
+    c->ops->resume(c);
 }
 
-void session_claimed(struct conn *c)
+void session_claimed(struct proc_client *c)
 {
     resume(c);
-    conn_resume(c); /* what the client sent since */
+    c->ops->resume(c); /* what the client sent since */
 }
 
 void session_touch(struct tbd *s, int64_t id)
@@ -207,7 +207,7 @@ void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms)
 
 void session_closed(struct tbd *s, int64_t id)
 {
-    struct conn *c = tb_map_get(&s->conn_by_session, (uint64_t)id);
+    struct proc_client *c = tb_map_get(&s->conn_by_session, (uint64_t)id);
     struct req *r;
 
     expiry_forget(&s->sessions, id);
@@ -221,7 +221,7 @@ void session_closed(struct tbd *s, int64_t id)
             return;
     }
     tb_map_del(&s->conn_by_session, (uint64_t)id);
-    conn_close_after_flush(c);
+    c->ops->close_after_flush(c);
 }
 
 static int propose_close(void *arg, const struct sess *se)
