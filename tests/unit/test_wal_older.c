@@ -3,11 +3,16 @@
  * (src/server/replog/wal_term.c); raft_uv's segment with the bootstrap
  * configuration is still read, and refused when damaged (G2).
  *
- * The fixture (argv[1], tests/unit/fixtures/datadir-raft-uv) is such a
- * directory, as the replog of that tumblerd left it: server 1 at
- * 127.0.0.1:9001, five proposals of g1_len(0..4) bytes, closed cleanly;
- * wal-meta of format 1, metadata1 at version 1 (term 1, no vote), raft_uv's
- * segment with the bootstrap configuration, and wal-0000000000000001. */
+ * The fixtures (in argv[1], tests/unit/fixtures; README.md there) are such
+ * directories, as the replog of that tumblerd left them: server 1 at
+ * 127.0.0.1:9001, closed cleanly; wal-meta of format 1, metadata1 at
+ * version 1 (term 1, no vote).  datadir-raft-uv: five proposals of
+ * g1_len(0..4) bytes, raft_uv's segment with the bootstrap configuration,
+ * and wal-0000000000000001.  datadir-raft-uv-snapshot: a hundred of
+ * g1_len(0..99) bytes with churn_config's snapshots, raft_uv's snapshot
+ * files naming state-0000000000000041 (its bootstrap segment removed with
+ * it). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -28,7 +33,7 @@
 
 #include "raft_fixture.h"
 
-static const char *fixture;
+static char fixture[512], fixture_snap[512];
 
 static const char *const files[] = {"0000000000000001-0000000000000001",
                                     "metadata1", "metadata2",
@@ -124,6 +129,26 @@ static void meta_term(const struct fx *f, uint64_t *term, uint64_t *vote)
     *term = tb_load_be64(b + 64);
     *vote = tb_load_be64(b + 72);
     free(b);
+}
+
+/* Every file of `from` copied into f->dir. */
+static void copy_dir(struct fx *f, const char *from)
+{
+    DIR *d = opendir(from);
+    struct dirent *de;
+    uint8_t *b;
+    size_t n;
+
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        b = slurp(from, de->d_name, &n);
+        assert_non_null(b);
+        spit(f->dir, de->d_name, b, n);
+        free(b);
+    }
+    closedir(d);
 }
 
 /* The fixture's five proposals, applied in order. */
@@ -385,6 +410,37 @@ static void test_g2_damaged_uv_segment(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* An older directory with a snapshot (raft_uv's snapshot files naming a
+ * state file; raft_uv's bootstrap segment gone with it): every entry comes
+ * back, from the snapshot and the log; the term moves into wal-meta; the
+ * log goes on, and opens again. */
+static void test_adopted_with_snapshot(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    uint64_t term, vote;
+    size_t i;
+
+    copy_dir(f, fixture_snap);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_true(f->fsm.n_restored > 0);
+    assert_int_equal(f->fsm.n, 100);
+    for (i = 0; i < 100; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], i, g1_len(i)));
+    assert_false(exists(f, "metadata1"));
+    meta_term(f, &term, &vote);
+    assert_int_equal(term, 1);
+    assert_int_equal(vote, 0);
+    for (i = 100; i < 200; i++)
+        propose_one(f, i, g1_len(i));
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 200);
+    for (i = 0; i < 200; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], i, g1_len(i)));
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -399,12 +455,16 @@ int main(int argc, char **argv)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_g2_damaged_uv_segment, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_adopted_with_snapshot, setup,
+                                        teardown),
     };
 
     if (argc != 2) {
         fprintf(stderr, "usage: %s FIXTURE_DIR\n", argv[0]);
         return 2;
     }
-    fixture = argv[1];
+    snprintf(fixture, sizeof fixture, "%s/datadir-raft-uv", argv[1]);
+    snprintf(fixture_snap, sizeof fixture_snap, "%s/datadir-raft-uv-snapshot",
+             argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
