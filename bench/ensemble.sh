@@ -6,7 +6,8 @@
 #                          BS_KEEP=1, PARTS, P4, MEM_TRIALS, MNTR=1, METRICS=1, PERF=1)
 #
 #   PARTS="4 5" runs those parts alone (default: all; 3 comes with 1); P4 names part 4's
-#   scenarios (default "lock_fair_1 lock_fair_10 raw single"); MEM_TRIALS=3 repeats part 5 on
+#   scenarios (default "lock_fair_1 lock_fair_10 raw single"; also lock_fair_1_leader: one lock
+#   with every session on the leader, no write forwarded); MEM_TRIALS=3 repeats part 5 on
 #   fresh ensembles; MNTR=1 keeps every member's mntr before and after each tbbench run of part 4
 #   (in $BS_ROOT/mntr/, with BS_KEEP=1); METRICS=1 gives each tumblerd a metrics port and keeps
 #   its GET /metrics (the latency histograms) beside them; PERF=1 records the whole machine
@@ -391,8 +392,10 @@ roll_trial()
 # ---- 4: tbbench through all three nodes ----
 bench()
 {
-    local rep=$1 kind=$2 name=$3 i c0=0 c1=0 t0 t1 out rc=0 perf=""
+    local rep=$1 kind=$2 name=$3 i c0=0 c1=0 t0 t1 out rc=0 perf="" on
     shift 3
+    on=$(hosts "$kind")
+    [[ $name == *_leader ]] && on=$(hosts "$kind" "$(leader "$kind")")
     echo "  [$rep] $kind: tbbench $*" >&2
     if [ "$MNTR" = 1 ]; then mntr_all "$kind" "$name-$rep-before"; fi
     if [ "$PERF" = 1 ] && [ "$kind" = tumbler ] && [[ $name == lock* ]]; then
@@ -402,7 +405,7 @@ bench()
     fi
     for i in 1 2 3; do c0=$((c0 + $(cpu_ticks "${PID[$kind,$i]}"))); done
     t0=${EPOCHREALTIME/./}
-    out=$(timeout 900 "$TBBENCH" "$@" --server "$(hosts "$kind")" --pid "${PID[$kind,1]}" \
+    out=$(timeout 900 "$TBBENCH" "$@" --server "$on" --pid "${PID[$kind,1]}" \
         --label "$kind") || rc=$?
     t1=${EPOCHREALTIME/./}
     for i in 1 2 3; do c1=$((c1 + $(cpu_ticks "${PID[$kind,$i]}"))); done
@@ -482,6 +485,7 @@ echo "== 4: throughput through the three nodes, on fresh ensembles" >&2
 fresh
 for rep in $(seq 1 "$REPEATS"); do
     for s in "lock_fair_1|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W" \
+             "lock_fair_1_leader|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W" \
              "lock_fair_10|lock --variant fair --clients 100 --locks 10 --duration $D --warmup $W" \
              "raw|raw --clients 18 --outstanding 64 --ops create,get,delete --data-bytes 100 --duration $RD --warmup $RW"; do
         p4 "${s%%|*}" || continue
