@@ -7,8 +7,13 @@
  * the clock, what the tick proposes, what a restart starts again.
  *
  * The hooks are main.c's, reduced: session opened/closed go to session.c,
- * results are recorded; on a restart every session in the fsm is opened
- * again, as main.c's refresh_session does. */
+ * results are recorded and routed by proc_result as in tumblerd; on a
+ * restart every session in the fsm is opened again, as main.c's
+ * refresh_session does.
+ *
+ * client_without_a_socket serves a client through struct proc_client's
+ * ops alone, on a carrier of the test's own: proc's handshake, a write's
+ * answer after the log and a read's must all leave through them. */
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,13 +74,13 @@ static void on_result(void *data, const struct tb_txn *t, int64_t zxid, int rc,
     struct tb_rd rd = tb_rd_make(body, len);
     struct tb_session_resp r;
 
-    (void)zxid;
     f->last_time = t->time;
     if (t->type == TB_OP_CREATESESSION && rc == 0 &&
         tb_session_resp_decode(&rd, &r) == 0)
         f->last_session = r.session;
     if (t->type == TB_OP_CLOSESESSION)
         f->closes_applied++;
+    proc_result(data, t, zxid, rc, body, len);
 }
 
 static void on_session(void *data, int64_t id, int32_t timeout, int opened)
@@ -371,6 +376,197 @@ static void fresh_timeout_after_restart(void **state)
     assert_closed(f, b, 2);
 }
 
+/* A carrier that is no socket: what proc sends is kept, frame by frame,
+ * and closing does what conn_close does for proc (proc.h's contract). */
+struct carrier {
+    struct proc_client pc;
+    struct tbd *s;
+    struct tb_wbuf out; /* every frame sent, each with its length prefix */
+    int frames, closes, resumes;
+};
+
+static void car_send(struct proc_client *pc, const void *frame, size_t len)
+{
+    struct carrier *k = TB_CONTAINER_OF(pc, struct carrier, pc);
+
+    assert_false(pc->closed);
+    tb_wbuf_put(&k->out, frame, len);
+    k->frames++;
+}
+
+static void car_reply(struct proc_client *pc, int32_t xid, int64_t zxid,
+                      int32_t err, const void *body, size_t len)
+{
+    uint8_t hdr[PROC_REPLY_HDR];
+    struct tb_wbuf w;
+
+    tb_wbuf_init(&w);
+    proc_reply_header(hdr, xid, zxid, err, len);
+    tb_wbuf_put(&w, hdr, sizeof hdr);
+    if (err == 0)
+        tb_wbuf_put(&w, body, len);
+    car_send(pc, w.base, w.len);
+    tb_wbuf_free(&w);
+}
+
+static void car_close(struct proc_client *pc)
+{
+    struct carrier *k = TB_CONTAINER_OF(pc, struct carrier, pc);
+
+    if (pc->closed)
+        return;
+    k->closes++;
+    pc->state = CONN_CLOSING;
+    tb_map_del(&k->s->conn_by_id, pc->id);
+    if (tb_map_get(&k->s->conn_by_session, (uint64_t)pc->session_id) == pc)
+        tb_map_del(&k->s->conn_by_session, (uint64_t)pc->session_id);
+    proc_client_closed(pc);
+    pc->closed = 1;
+}
+
+static void car_resume(struct proc_client *pc)
+{
+    TB_CONTAINER_OF(pc, struct carrier, pc)->resumes++;
+}
+
+static void car_notified(struct proc_client *pc)
+{
+    (void)pc;
+}
+
+static const struct proc_client_ops car_ops = {
+    car_send, car_reply, car_close, car_close, car_resume, car_notified,
+};
+
+/* The k->frames-th frame sent (from 1): its payload, past the prefix. */
+static struct tb_rd nth_frame(struct carrier *k, int n)
+{
+    const uint8_t *p = k->out.base, *end = k->out.base + k->out.len;
+    uint32_t len;
+
+    for (;;) {
+        assert_true(end - p >= 4);
+        len = tb_load_be32(p);
+        assert_true((size_t)(end - p) >= 4 + (size_t)len);
+        if (--n == 0)
+            return tb_rd_make(p + 4, len);
+        p += 4 + len;
+    }
+}
+
+/* One request as proc_frame takes it: the header, then the record. */
+static void request(struct carrier *k, struct tb_wbuf *body, int32_t xid,
+                    int32_t type)
+{
+    struct tb_wbuf w;
+
+    tb_wbuf_init(&w);
+    tb_request_header_encode(&w, &(struct tb_request_header){xid, type});
+    tb_wbuf_put(&w, body->base, body->len);
+    proc_frame(&k->pc, (struct tb_str){(const char *)w.base, w.len});
+    tb_wbuf_free(&w);
+    body->len = 0;
+}
+
+static void client_without_a_socket(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k = {.s = &f->s};
+    struct tb_connect_req cr = {0, 0, 8000, 0, TB_STR(""), 0, 0};
+    struct tb_connect_resp resp;
+    struct tb_reply_header h;
+    struct tb_path_resp pr;
+    struct tb_wbuf body, acl;
+    struct tb_rd rd;
+    struct tb_str data;
+
+    f->cfg.min_session_timeout = 4000; /* as tickTime 2000 gives */
+    f->cfg.max_session_timeout = 40000;
+    tb_wbuf_init(&k.out);
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    k.pc.ops = &car_ops;
+    k.pc.srv = &f->s;
+    k.pc.id = 7;
+    k.pc.peer = "test";
+    k.pc.state = CONN_NEW;
+    tb_wbuf_init(&k.pc.ids);
+    tb_queue_init(&k.pc.reqs);
+    auth_init_conn(&k.pc);
+    assert_int_equal(tb_map_put(&f->s.conn_by_id, k.pc.id, &k.pc), 0);
+
+    /* The handshake: createSession goes through the log; its answer comes
+     * back by the client's id and leaves through send. */
+    tb_connect_req_encode(&body, &cr);
+    proc_frame(&k.pc, (struct tb_str){(const char *)body.base, body.len});
+    body.len = 0;
+    assert_int_equal(k.pc.state, CONN_SESSION);
+    assert_true(run_until(f, &k.frames, 1));
+    rd = nth_frame(&k, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    assert_int_equal(resp.session_id, f->last_session);
+    assert_int_equal(resp.timeout, 8000);
+    assert_int_equal(k.pc.state, CONN_OPEN);
+    assert_ptr_equal(tb_map_get(&f->s.conn_by_session,
+                                (uint64_t)resp.session_id),
+                     &k.pc);
+    assert_int_equal(k.resumes, 1);
+
+    /* A write: answered through reply once the log has applied it. */
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/a"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&k, &body, 1, TB_OP_CREATE);
+    assert_int_equal(k.frames, 1);
+    assert_true(run_until(f, &k.frames, 2));
+    rd = nth_frame(&k, 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 1);
+    assert_int_equal(h.err, 0);
+    assert_true(h.zxid > 0);
+    assert_int_equal(tb_path_resp_decode(&rd, &pr), 0);
+    assert_true(tb_str_eq(pr.path, TB_STR("/a")));
+
+    /* A read, answered at once, sees it. */
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/a"), 0});
+    request(&k, &body, 2, TB_OP_GETDATA);
+    assert_int_equal(k.frames, 3);
+    rd = nth_frame(&k, 3);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 2);
+    assert_int_equal(h.err, 0);
+    assert_int_equal(tb_get_BUF(&rd, &data), 0);
+    assert_true(tb_str_eq(data, TB_STR("x")));
+
+    /* A request of a missing node: an error reply, header only. */
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/b"), 0});
+    request(&k, &body, 3, TB_OP_GETDATA);
+    assert_int_equal(k.frames, 4);
+    rd = nth_frame(&k, 4);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 3);
+    assert_int_equal(h.err, TB_ENONODE);
+    assert_true(rd.pos == rd.end);
+
+    /* A malformed request header closes the client through its ops. */
+    proc_frame(&k.pc, (struct tb_str){"\0\0", 2});
+    assert_int_equal(k.closes, 1);
+    assert_true(k.pc.closed);
+    assert_null(tb_map_get(&f->s.conn_by_id, k.pc.id));
+    assert_null(tb_map_get(&f->s.conn_by_session,
+                           (uint64_t)resp.session_id));
+    assert_int_equal(k.frames, 4);
+
+    tb_wbuf_free(&k.pc.ids);
+    tb_wbuf_free(&k.out);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +576,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(stalled_loop_counts_against_no_session,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(client_without_a_socket, setup,
                                         teardown),
     };
 
