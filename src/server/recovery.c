@@ -7,9 +7,43 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "proto/proto.h"
 #include "server/recovery.h"
 #include "server/replog/replog_recover.h"
+
+/* The new members as a reconfig's outcome (fsm_reconfig.c) makes them
+ * /zookeeper/config, logged after raft's configuration: a reconfig made
+ * before the loss left its own members there, which would otherwise
+ * outrank zoo.cfg's new lines, and the new leader would remove the
+ * members raft has and they lack.  No client is its origin (0). */
+static int members_txn(const struct tb_config *cfg, struct tb_wbuf *out)
+{
+    struct tb_wbuf text, body;
+    struct tb_txn t;
+    struct timespec ts;
+    int oom;
+
+    tb_wbuf_init(&text);
+    tb_wbuf_init(&body);
+    tb_config_render_servers(cfg->servers, cfg->nservers, &text);
+    tb_reconfig_txn_encode(
+        &body, &(struct tb_reconfig_txn){
+                   0, (struct tb_str){(const char *)text.base, text.len}});
+    clock_gettime(CLOCK_REALTIME, &ts);
+    memset(&t, 0, sizeof t);
+    t.type = TB_OP_RECONFIG_TXN;
+    t.time = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    t.super = 1;
+    t.body = (struct tb_str){(const char *)body.base, body.len};
+    tb_txn_encode(out, &t);
+    oom = text.oom || body.oom || out->oom;
+    tb_wbuf_free(&text);
+    tb_wbuf_free(&body);
+    return oom ? TB_ENOMEM : 0;
+}
 
 static void print_members(const struct tb_config *cfg)
 {
@@ -29,6 +63,7 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                      const struct replog_config *rc)
 {
     struct replog_position *pos = NULL, at;
+    struct tb_wbuf txn;
     size_t i, voters = 0;
     int rv;
 
@@ -59,9 +94,18 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                cfg->survivors[i], pos[i].server_id ? "server " : "no server ",
                pos[i].server_id, pos[i].last_index, pos[i].last_term);
     }
+    tb_wbuf_init(&txn);
+    if (cfg->nservers > 0 && members_txn(cfg, &txn) != 0) {
+        fprintf(stderr, "tumblerd: out of memory\n");
+        free(pos);
+        tb_wbuf_free(&txn);
+        return 1;
+    }
     rv = replog_recover(loop, rc, pos, (const char *const *)cfg->survivors,
-                        (unsigned)cfg->nsurvivors, &at);
+                        (unsigned)cfg->nsurvivors,
+                        cfg->nservers > 0 ? txn.base : NULL, txn.len, &at);
     free(pos);
+    tb_wbuf_free(&txn);
     if (rv != 0) {
         fprintf(stderr, "tumblerd: recover: %s not recovered (above)\n",
                 rc->dir);
@@ -72,8 +116,10 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
            rc->dir, rc->server_id, at.last_index, at.last_term,
            at.last_index + 1);
     print_members(cfg);
-    printf(", in term %" PRIu64 "\n",
-           (at.term > at.last_term ? at.term : at.last_term) + 1);
+    printf(", in term %" PRIu64 "%s\n",
+           (at.term > at.last_term ? at.term : at.last_term) + 1,
+           cfg->nservers > 0 ? "; the next records them in /zookeeper/config"
+                             : "");
     for (i = 0; i < cfg->nservers; i++)
         voters += cfg->servers[i].role == TB_ROLE_PARTICIPANT;
     if (voters > 1)

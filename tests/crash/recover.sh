@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Recovery after losing quorum for good (tumblerd --recover-ensemble):
-#   - a 3-server ensemble takes acknowledged writes; one member (the
+#   - a 3-server ensemble, made so by a reconfig (a 4th member that never
+#     ran removed: /zookeeper/config then names the members, not zoo.cfg),
+#     takes acknowledged writes; one member (the
 #     laggard) is killed, more writes are acknowledged by the other two,
 #     then those are killed too, and the leader's data directory deleted;
 #   - refused, each naming why and changing no file: the laggard, whose
@@ -12,7 +14,8 @@
 #     majority), the other, started last, empty with joinEnsemble=true:
 #     every write acknowledged before is served by each, new writes are
 #     acknowledged, and the joiner catches up on them; zxids keep
-#     rising across the recovery; a copy taken
+#     rising across the recovery; /zookeeper/config names the new
+#     members, and none is removed as missing from it; a copy taken
 #     after the survivor started is refused;
 #   - a copy recovered into a server alone serves every write too.
 #   recover.sh TUMBLERD ACKED_WRITER
@@ -32,7 +35,7 @@ cleanup() {
 trap cleanup EXIT
 
 declare -A cport=() qport=() eport=()
-for i in 1 2 3 4 5 9; do
+for i in 1 2 3 4 5 6 9; do
     cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
 done
 # members.cfg ID...: a zoo.cfg with those members.
@@ -40,11 +43,16 @@ members() {
     local i
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
+    echo "reconfigEnabled=true"
+    echo "DigestAuthenticationProvider.superDigest=$super_digest"
     for i in "$@"; do
         echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
     done
 }
-members 1 2 3 >"$dir/old.cfg"
+# The super user's digest, as ZooKeeper's DigestAuthenticationProvider makes it.
+super_digest=$(python3 -c 'import base64, hashlib
+print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
+members 1 2 3 6 >"$dir/old.cfg"
 
 # start CFG ID [DATADIR]
 start() {
@@ -89,6 +97,26 @@ write() {
     [ "$(grep -c . "$file")" = "$n" ] || { echo "$prefix: $(grep -c . "$file") of $n acknowledged"; exit 1; }
 }
 verify() { "$writer" verify "127.0.0.1:${cport[$1]}" <"$2"; }
+# kz ID ARG...: kazoo as the super user on server ID runs what follows
+# (stdin), with `c` the client and `a` the arguments.
+kz() {
+    local i=$1
+    shift
+    /usr/bin/python3 -c 'import sys
+from kazoo.client import KazooClient
+c = KazooClient(hosts=sys.argv[1], timeout=10)
+c.start(timeout=15)
+c.add_auth("digest", "super:secret")
+a = sys.argv[2:]
+exec(sys.stdin.read())
+c.stop()' "127.0.0.1:${cport[$i]}" "$@"
+}
+# config_ids ID: the server ids /zookeeper/config names, read on ID.
+config_ids() {
+    echo 'd, _ = c.get("/zookeeper/config")
+print(" ".join(l.split("=")[0][7:] for l in d.decode().splitlines() if l.startswith("server.")))' |
+        kz "$1"
+}
 # files DIR: every file's checksum but LOCK's (its pid is rewritten).
 files() { (cd "$1" && find . -type f ! -name LOCK | sort | xargs md5sum); }
 # refused WHAT PATTERN DATADIR ARG...: a recovery that exits 1 saying
@@ -108,6 +136,10 @@ refused() {
 
 for i in 1 2 3; do start "$dir/old.cfg" "$i"; done
 l=$(leader 1 2 3)
+echo 'c.reconfig(None, "6", None)' | kz "$l"
+[ "$(config_ids "$l")" = "1 2 3" ] ||
+    { echo "after reconfig -remove 6: /zookeeper/config names $(config_ids "$l")"; exit 1; }
+echo "server 6 removed by reconfig: /zookeeper/config names 1 2 3"
 write "$dir/a" /a 300 1 2 3
 same_zxid 1 2 3
 # The laggard: a follower, killed; the two others take more writes.
@@ -183,6 +215,15 @@ pids[5]=$!
 same_zxid "$surv" 4 5
 for i in "$surv" 4 5; do verify "$i" "$dir/acked"; done
 echo "servers $surv, 4, 5 serve all $(grep -c . "$dir/acked") acknowledged writes"
+want=$(printf '%s\n' "$surv" 4 5 | sort -n | tr '\n' ' ' | sed 's/ $//')
+for i in "$surv" 4 5; do
+    [ "$(config_ids "$i")" = "$want" ] ||
+        { echo "server $i: /zookeeper/config names $(config_ids "$i"), not $want"; exit 1; }
+done
+if grep -h "not in the configuration" "$dir"/s*.log; then
+    echo "a recovered member was removed as missing from /zookeeper/config"; exit 1
+fi
+echo "/zookeeper/config names $want on each, and no member was removed"
 
 # A copy of the survivor taken before the recovery, into a server alone.
 members >"$dir/solo.cfg"

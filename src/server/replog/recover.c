@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/replog/envelope.h"
 #include "server/replog/internal.h"
 #include "server/replog/replog_recover.h"
 #include "server/replog/wal.h"
@@ -21,8 +22,10 @@ struct replog_recovery {
     const struct replog_position *others;
     const char *const *other_dirs;
     unsigned n_others;
+    const void *cmd; /* the state machine's entry after it, or NULL */
+    size_t cmd_len;
     int refused;  /* errmsg says why */
-    int appended; /* the entry's write: 0 on its way, 1 done, -1 failed */
+    int appended; /* the entries' write: 0 on its way, 1 done, -1 failed */
     struct raft_io_append req;
 };
 
@@ -95,20 +98,31 @@ static void appended(struct raft_io_append *req, int status)
     r->appended = status == 0 ? 1 : -1;
 }
 
-/* Appends the configuration at the log's end, in term `term`, and waits
- * until it is on disk. */
+/* Appends the configuration at the log's end, in term `term`, then the
+ * state machine's entry if any, and waits until they are on disk. */
 static int append_conf(struct wal *w, const struct raft_configuration *c,
                        raft_term term)
 {
     struct replog_recovery *r = w->recovery;
-    struct raft_entry e = {.term = term, .type = RAFT_CHANGE};
-    int rv = raft_configuration_encode(c, &e.buf);
+    struct raft_entry e[2] = {{.term = term, .type = RAFT_CHANGE},
+                              {.term = term, .type = RAFT_COMMAND}};
+    unsigned n = r->cmd != NULL ? 2 : 1;
+    int rv = raft_configuration_encode(c, &e[0].buf);
 
     if (rv != 0)
         return rv;
+    if (n == 2) {
+        e[1].buf.len = replog__entry_size(r->cmd_len);
+        if ((e[1].buf.base = malloc(e[1].buf.len)) == NULL) {
+            raft_free(e[0].buf.base);
+            return RAFT_NOMEM;
+        }
+        replog__entry_encode(e[1].buf.base, r->cmd, r->cmd_len);
+    }
     r->req.data = r;
-    rv = replog__wal_append(w->io, &r->req, &e, 1, appended);
-    raft_free(e.buf.base); /* the log copied it */
+    rv = replog__wal_append(w->io, &r->req, e, n, appended);
+    raft_free(e[0].buf.base); /* the log copied them */
+    free(n == 2 ? e[1].buf.base : NULL);
     while (rv == 0 && r->appended == 0)
         if (uv_run(w->loop, UV_RUN_ONCE) == 0 && r->appended == 0)
             r->appended = -1; /* nothing left that could complete it */
@@ -289,12 +303,14 @@ static int is_voter(const struct replog *l)
 int replog_recover(uv_loop_t *loop, const struct replog_config *cfg,
                    const struct replog_position *others,
                    const char *const *other_dirs, unsigned n_others,
-                   struct replog_position *out)
+                   const void *cmd, size_t len, struct replog_position *out)
 {
     struct replog_recovery r = {.write = 1,
                                 .others = others,
                                 .other_dirs = other_dirs,
-                                .n_others = n_others};
+                                .n_others = n_others,
+                                .cmd = cmd,
+                                .cmd_len = len};
     struct raft_configuration conf;
     struct replog *l;
     int rv;

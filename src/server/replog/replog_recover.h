@@ -9,6 +9,10 @@
  * T, T >= t):
  *   - raft's term T + 1, with no vote (metadata1/metadata2);
  *   - a configuration entry at L + 1, of term T + 1, through the log;
+ *   - when given, the state machine's entry at L + 2, of term T + 1: the
+ *     server's own record of the new members (/zookeeper/config), which
+ *     would otherwise still name the members a reconfig last made, and
+ *     the new leader would remove the new members again;
  *   - wal-meta's server id 0: the log is then any member's to take, once
  *     (wal_io.c), so that copies of the directory start as their own.
  * Term T + 1 is one no leader ever had: the entry cannot be mistaken for
@@ -42,12 +46,13 @@ int replog_read_position(uv_loop_t *loop, const char *dir,
  * refuses, logging why and changing nothing, when the log is damaged or
  * empty, the directory in use, this server no voter, or one of `others`
  * (other survivors' logs, replog_read_position) goes further than this
- * one: that one may hold writes acknowledged that this one lacks.  0 with
- * *out where the log ended before, or a negative TB_E* code (TB_EINVAL for
- * a refusal). */
+ * one: that one may hold writes acknowledged that this one lacks.  `cmd`
+ * (len bytes; NULL: none) is a state machine entry appended after the
+ * configuration's, as replog_propose's payload.  0 with *out where the log
+ * ended before, or a negative TB_E* code (TB_EINVAL for a refusal). */
 int replog_recover(uv_loop_t *loop, const struct replog_config *cfg,
                    const struct replog_position *others,
                    const char *const *other_dirs, unsigned n_others,
-                   struct replog_position *out);
+                   const void *cmd, size_t len, struct replog_position *out);
 
 #endif
