@@ -121,6 +121,23 @@ static inline void tb_store_be64(uint8_t *p, uint64_t v)
     tb_store_be32(p, (uint32_t)(v >> 32));
     tb_store_be32(p + 4, (uint32_t)v);
 }
+/* Little endian: libraft's own formats (raft_uv's files, its handshake). */
+static inline uint64_t tb_load_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    int i;
+
+    for (i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+static inline void tb_store_le64(uint8_t *p, uint64_t v)
+{
+    int i;
+
+    for (i = 0; i < 8; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
 
 #ifndef NDEBUG
 #define TB_NEVER(x) ((x) ? (assert(0), 1) : 0)

@@ -202,14 +202,6 @@ static void conn_watch(struct tcp *t, raft_id id, const char *address,
 
 /* ---- a connect on its way, for raft ---- */
 
-static void store_le64(uint8_t *p, uint64_t v)
-{
-    int i;
-
-    for (i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 struct dial {
     struct raft_uv_connect *req; /* raft's */
     raft_id id;
@@ -328,9 +320,9 @@ static void send_hello(struct dial *d)
         return;
     }
     p = (uint8_t *)d->hello.base;
-    store_le64(p, HANDSHAKE_PROTOCOL);
-    store_le64(p + 8, t->id);
-    store_le64(p + 16, n);
+    tb_store_le64(p, HANDSHAKE_PROTOCOL);
+    tb_store_le64(p + 8, t->id);
+    tb_store_le64(p + 16, n);
     memcpy(p + 24, t->address, strlen(t->address));
     d->write.data = d;
     if (uv_write(&d->write, d->stream, &d->hello, 1, wrote) != 0)
@@ -481,16 +473,6 @@ struct incoming {
     struct incoming *next;
 };
 
-static uint64_t load_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    int i;
-
-    for (i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 static void incoming_free(struct incoming *in)
 {
     struct tcp *t = in->t;
@@ -549,8 +531,8 @@ static void incoming_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     if ((in->got += (size_t)n) < in->need)
         return;
     if (in->address == NULL) {
-        size = load_le64(in->preamble + 16);
-        if (load_le64(in->preamble) != HANDSHAKE_PROTOCOL || size == 0 ||
+        size = tb_load_le64(in->preamble + 16);
+        if (tb_load_le64(in->preamble) != HANDSHAKE_PROTOCOL || size == 0 ||
             size > MAX_ADDRESS || (in->address = calloc(1, size + 1)) == NULL) {
             incoming_drop(in);
             return;
@@ -561,7 +543,7 @@ static void incoming_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     }
     uv_read_stop(s);
     s->data = NULL;
-    t->accept_cb(t->outer, (raft_id)load_le64(in->preamble + 8), in->address,
+    t->accept_cb(t->outer, (raft_id)tb_load_le64(in->preamble + 8), in->address,
                  s);
     in->stream = NULL;
     incoming_free(in);

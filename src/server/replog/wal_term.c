@@ -43,16 +43,6 @@ struct uv_meta {
     uint64_t version, term, vote;
 };
 
-static uint64_t load_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    int i;
-
-    for (i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 /* One of raft_uv's files; 0, or RAFT_CORRUPT / RAFT_IOERR with errmsg. */
 static int read_uv_file(struct wal *w, const char *name, struct uv_meta *m)
 {
@@ -79,16 +69,16 @@ static int read_uv_file(struct wal *w, const char *name, struct uv_meta *m)
     }
     if (n < UV_META_SIZE)
         return 0; /* a write cut short: the other file holds the last */
-    if (load_le64(b) != UV_META_FORMAT || load_le64(b + 8) == 0) {
+    if (tb_load_le64(b) != UV_META_FORMAT || tb_load_le64(b + 8) == 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
                  "%s/%s is damaged: expected format 1 and a version above 0 "
                  "(raft_uv's term and vote)",
                  w->dir, name);
         return RAFT_CORRUPT;
     }
-    m->version = load_le64(b + 8);
-    m->term = load_le64(b + 16);
-    m->vote = load_le64(b + 24);
+    m->version = tb_load_le64(b + 8);
+    m->term = tb_load_le64(b + 16);
+    m->vote = tb_load_le64(b + 24);
     return 0;
 }
 
