@@ -18,12 +18,9 @@ passed=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
 
-cport=() qport=() eport=() mport=() aport=() pid=(0 0 0 0) dir=()
-for i in 1 2 3; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    mport[$i]=$(free_port) aport[$i]=$(free_port)
-    dir[$i]=$(it_tmpdir "s$i")
-done
+ens_init 3
+mport=() aport=()
+for i in 1 2 3; do mport[$i]=$(free_port) aport[$i]=$(free_port); done
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
@@ -31,17 +28,11 @@ done
     echo "metricsProvider.httpHost=127.0.0.1"
     echo "admin.enableServer=true"
     echo "admin.serverAddress=127.0.0.1"
-    for i in 1 2 3; do
-        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
-    done
+    for i in 1 2 3; do ens_line "$i"; done
 } > "$work/zoo.cfg"
 for i in 1 2 3; do
-    "$TUMBLERD" "$work/zoo.cfg" --serverId="$i" --dataDir="${dir[$i]}/data" \
-        --metricsProvider.httpPort="${mport[$i]}" --admin.serverPort="${aport[$i]}" \
-        >> "${dir[$i]}/server.log" 2>&1 < /dev/null &
-    pid[$i]=$!
-    IT_PIDS+=("${pid[$i]}")
-    IT_TUMBLERDS+="${pid[$i]} "
+    ens_start "$i" "$work/zoo.cfg" --metricsProvider.httpPort="${mport[$i]}" \
+        --admin.serverPort="${aport[$i]}"
 done
 
 metric() { # I NAME: member I's sample NAME (with its labels), or nothing

@@ -143,8 +143,41 @@ four_letter()
     ' "$1" "$2" 2>/dev/null
 }
 
-# For the ensemble tests, whose members are numbered and whose client ports
-# are in the caller's array `cport`:
+# For the ensemble tests, whose members are numbered, with their ports and
+# folders in the caller's arrays cport, qport, eport and dir, and pids in
+# pid:
+# ens_init N: free ports and a folder for members 1..N.
+# shellcheck disable=SC2034 # the arrays are the caller's
+ens_init()
+{
+    local i
+    cport=() qport=() eport=() dir=() pid=(0)
+    for ((i = 1; i <= $1; i++)); do
+        cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+        dir[$i]=$(it_tmpdir "s$i") pid[$i]=0
+    done
+}
+# ens_line I: member I's server.I line.
+ens_line() { echo "server.$1=127.0.0.1:${qport[$1]}:${eport[$1]};127.0.0.1:${cport[$1]}"; }
+# ens_super_digest: the superDigest of user "super", password "secret", as
+# ZooKeeper's DigestAuthenticationProvider makes it.
+ens_super_digest()
+{
+    /usr/bin/python3 -c 'import base64, hashlib
+print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())'
+}
+# ens_start I CFG [ARG...]: member I on CFG, its data in dir[I]/data, its
+# output appended to dir[I]/server.log.
+ens_start()
+{
+    local i=$1 cfg=$2
+    shift 2
+    "$TUMBLERD" "$cfg" --serverId="$i" --dataDir="${dir[$i]}/data" "$@" \
+        >> "${dir[$i]}/server.log" 2>&1 < /dev/null &
+    pid[$i]=$!
+    IT_PIDS+=("${pid[$i]}")
+    IT_TUMBLERDS+="${pid[$i]} "
+}
 # member_mode I: what member I's srvr says it is (leader, follower, ...).
 # shellcheck disable=SC2154 # cport is the caller's
 member_mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }

@@ -100,26 +100,16 @@ ok "all $n lines of the log are JSON objects with time, level and message"
 
 # ---- three members ---------------------------------------------------------
 work=$(it_tmpdir three)
-cport=() qport=() eport=() pids=(0 0 0 0) logs=()
-for i in 1 2 3; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    mkdir -p "$work/s$i/data"
-    logs[$i]=$work/s$i/tumblerd.log
-done
+ens_init 3
+logs=()
+for i in 1 2 3; do logs[$i]=${dir[$i]}/tumblerd.log; done
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
-    for i in 1 2 3; do
-        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
-    done
+    for i in 1 2 3; do ens_line "$i"; done
 } > "$work/zoo.cfg"
 for i in 1 2 3; do
-    "$TUMBLERD" "$work/zoo.cfg" --serverId="$i" --dataDir="$work/s$i/data" \
-        --log-format=json --logFile="${logs[$i]}" \
-        >> "$work/s$i/server.log" 2>&1 < /dev/null &
-    pids[$i]=$!
-    IT_PIDS+=("${pids[$i]}")
-    IT_TUMBLERDS+="${pids[$i]} "
+    ens_start "$i" "$work/zoo.cfg" --log-format=json --logFile="${logs[$i]}"
 done
 # leader_line I LEADER: member I's log has named LEADER; sets TERM to its term
 leader_line() {
@@ -141,7 +131,7 @@ old=$L
 
 others=()
 for i in 1 2 3; do [ "$i" = "$L" ] || others+=("$i"); done
-stop_server "${pids[$L]}" 10
+stop_server "${pid[$L]}" 10
 [ "$STOP_STATUS" = 0 ] || fail "the leader exited $STOP_STATUS"
 until_ok 30 find_leader "${others[@]}" || fail "no new leader"
 for i in "${others[@]}"; do
@@ -159,7 +149,7 @@ until_ok 10 found "${logs[$L]}" "o['event'] == 'leadership_taken' and o['server'
 ok "raft's lines as fields: member $old's handover, and $L taking leadership in a later term"
 
 for i in "${others[@]}"; do [ "$i" = "$L" ] || last=$i; done
-stop_server "${pids[$L]}" 10
+stop_server "${pid[$L]}" 10
 # refused_line: a ConnectRequest to the last member is refused, and logged so
 refused_line() {
     py refused "${cport[$last]}" 2> /dev/null &&
@@ -168,7 +158,7 @@ refused_line() {
 until_ok 30 refused_line || fail "no refusal while leaderless: $(tail -5 "${logs[$last]}")"
 ok "with no leader, a connection is refused and the line says why"
 
-stop_server "${pids[$last]}" 10
+stop_server "${pid[$last]}" 10
 for i in 1 2 3; do
     py check-json "${logs[$i]}" > /dev/null || fail "member $i's log"
 done

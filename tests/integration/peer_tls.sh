@@ -32,25 +32,17 @@ passed=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
 
-cport=() qport=() eport=() pid=(0 0 0 0 0 0) dir=()
-for i in 1 2 3 4 5; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    dir[$i]=$(it_tmpdir "s$i")
-done
+ens_init 5
 members() { # N: the server.N lines of members 1..N
     local i
-    for ((i = 1; i <= $1; i++)); do
-        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
-    done
+    for ((i = 1; i <= $1; i++)); do ens_line "$i"; done
 }
-super_digest=$(python3 -c 'import base64, hashlib
-print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
     echo "sslQuorum=true"
     echo "reconfigEnabled=true"
-    echo "DigestAuthenticationProvider.superDigest=$super_digest"
+    echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
     members 3
 } > "$work/zoo.cfg"
 p12=(--ssl.quorum.keyStore.location="$certs/server.p12" --ssl.quorum.keyStore.password=secret
@@ -58,18 +50,9 @@ p12=(--ssl.quorum.keyStore.location="$certs/server.p12" --ssl.quorum.keyStore.pa
 cp "$certs/server.pem.key" "$work/m3.pem"
 pem=(--ssl.quorum.keyStore.location="$work/m3.pem" --ssl.quorum.keyStore.type=PEM
     --ssl.quorum.trustStore.location="$certs/ca.pem")
-start() { # I CFG [ARG...]: member I
-    local i=$1 cfg=$2
-    shift 2
-    "$TUMBLERD" "$cfg" --serverId="$i" --dataDir="${dir[$i]}/data" "$@" \
-        >> "${dir[$i]}/server.log" 2>&1 < /dev/null &
-    pid[$i]=$!
-    IT_PIDS+=("${pid[$i]}")
-    IT_TUMBLERDS+="${pid[$i]} "
-}
-start 1 "$work/zoo.cfg" "${p12[@]}"
-start 2 "$work/zoo.cfg" "${p12[@]}"
-start 3 "$work/zoo.cfg" "${pem[@]}"
+ens_start 1 "$work/zoo.cfg" "${p12[@]}"
+ens_start 2 "$work/zoo.cfg" "${p12[@]}"
+ens_start 3 "$work/zoo.cfg" "${pem[@]}"
 
 tb() { run_bounded 20 "$tumbler" --connect-timeout 10 -s "127.0.0.1:${cport[$1]}" "${@:2}"; }
 # write_each ROUND MEMBER...: a create through each member, read back through the next one.
@@ -160,7 +143,7 @@ ok "SIGHUP: member 3 presents its renewed certificate, keeps it when the store i
     echo "sslQuorum=true"
     members 4
 } > "$work/rogue.cfg"
-start 4 "$work/rogue.cfg" --ssl.quorum.keyStore.location="$certs/rogue.p12" \
+ens_start 4 "$work/rogue.cfg" --ssl.quorum.keyStore.location="$certs/rogue.p12" \
     --ssl.quorum.keyStore.password=secret --ssl.quorum.trustStore.location="$certs/ca.pem"
 refused_by_member() {
     local i
@@ -182,9 +165,9 @@ pid[4]=0
 ok "a member from another CA is refused by all three and says so; leader $L stays, writes go on"
 
 # 3b. A 5th server with a certificate of our CA, added at run time.
-line5="server.5=127.0.0.1:${qport[5]}:${eport[5]};127.0.0.1:${cport[5]}"
+line5=$(ens_line 5)
 { cat "$work/zoo.cfg"; echo "$line5"; echo "joinEnsemble=true"; } > "$work/zoo5.cfg"
-start 5 "$work/zoo5.cfg" "${p12[@]}"
+ens_start 5 "$work/zoo5.cfg" "${p12[@]}"
 until_ok 10 grep -q "joining: no clients" "${dir[5]}/server.log" ||
     fail "member 5 does not say it waits to join"
 out=$(printf 'addauth digest super:secret\nreconfig -add %s\n' "$line5" |

@@ -18,32 +18,17 @@ it_init
 work=$(it_tmpdir work)
 fail() { echo "FAIL: $*"; exit 1; }
 
-super_digest=$(python3 -c 'import base64, hashlib
-print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
-cport=() qport=() eport=() pid=(0 0 0 0 0) dir=()
-for i in 1 2 3 4; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    dir[$i]=$(it_tmpdir "s$i")
-done
-line() { echo "server.$1=127.0.0.1:${qport[$1]}:${eport[$1]};127.0.0.1:${cport[$1]}"; }
+ens_init 4
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
     echo "reconfigEnabled=true"
-    echo "DigestAuthenticationProvider.superDigest=$super_digest"
-    for i in 1 2 3; do line "$i"; done
+    echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
+    for i in 1 2 3; do ens_line "$i"; done
 } > "$work/zoo.cfg"
-{ cat "$work/zoo.cfg"; line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
-start() {
-    local cfg=$work/zoo.cfg
-    [ "$1" = 4 ] && cfg=$work/zoo4.cfg
-    "$TUMBLERD" "$cfg" --serverId="$1" --dataDir="${dir[$1]}/data" \
-        >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
-    pid[$1]=$!
-    IT_PIDS+=("${pid[$1]}")
-    IT_TUMBLERDS+="${pid[$1]} "
-}
-for i in 1 2 3 4; do start "$i"; done
+{ cat "$work/zoo.cfg"; ens_line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
+for i in 1 2 3; do ens_start "$i" "$work/zoo.cfg"; done
+ens_start 4 "$work/zoo4.cfg"
 for i in 1 2 3; do
     wait_serving "${cport[$i]}" 20 "${pid[$i]}" || it_die "member $i did not start"
 done
@@ -61,7 +46,7 @@ for j in curator-framework curator-client zookeeper zookeeper-jute guava slf4j-a
     cp+=":/usr/share/java/$j.jar"
 done
 run_bounded 60 java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Xmx128m -cp "$cp" \
-    CuratorReconfig "127.0.0.1:${cport[1]}" "$(line 4)" 3 > "$work/curator.out" 2>&1
+    CuratorReconfig "127.0.0.1:${cport[1]}" "$(ens_line 4)" 3 > "$work/curator.out" 2>&1
 rc=$?
 sed 's/^/  | /' "$work/curator.out"
 [ "$rc" = 0 ] && tail -1 "$work/curator.out" | grep -qx PASSED ||
