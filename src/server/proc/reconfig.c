@@ -29,7 +29,9 @@
  * new members with the txn's zxid as version (fsm_reconfig.c), and the
  * server the client is on answers it with that data and stat.  An error
  * travels the same way, changing nothing.  The leavers, the leader last,
- * leave once the outcome is applied.  A change is in flight from its
+ * leave once the outcome is applied; a leader made an observer becomes a
+ * standby then too (raft steps it down, and only a leader logs the
+ * outcome).  A change is in flight from its
  * acceptance to that txn's answer.
  *
  * Every member looks at /zookeeper/config on its tick (reconfig_tick): the
@@ -82,6 +84,9 @@ struct reconfig {
     int leaving[MAX_SERVERS]; /* removed from raft once the outcome is
                                  applied, so that they learn it */
     size_t nleaving, at_leave;
+    int demote_self; /* this leader becomes an observer: after the
+                        outcome, as a leaver, raft's leader stepping down
+                        once it is no voter */
     unsigned leave_tries; /* looks at leaving[at_leave]'s lag */
     int leave_retry;      /* the tick looks again */
     uint64_t sync_start; /* tbd_now_ms when the first barrier went */
@@ -282,8 +287,10 @@ static void answered(void *arg, int status, int64_t index)
     void (*done)(void *, int, int64_t) = r->done;
 
     members_free(&r->next);
-    if (status != 0 || r->rc != 0)
+    if (status != 0 || r->rc != 0) {
         r->nleaving = 0;
+        r->demote_self = 0;
+    }
     r->at_leave = 0;
     r->leave_tries = 0;
     leave_next(r);
@@ -295,6 +302,7 @@ static void finish(struct reconfig *r, int rc)
     struct tb_wbuf text;
     int rv;
 
+    r->rc = rc;
     tb_wbuf_init(&text);
     if (rc == 0)
         tb_config_render_servers(r->next.v, r->next.n, &text);
@@ -356,9 +364,34 @@ static void leave_synced(void *arg, int status)
         left(r, rv);
 }
 
+static void demoted(void *arg, int status)
+{
+    struct reconfig *r = arg;
+
+    if (status != 0)
+        tb_log(TB_LOG_WARN,
+               "reconfig: server %lld did not become a non-voter in raft's "
+               "members: %s",
+               (long long)r->srv->server_id, tb_strerror(status));
+    r->busy = 0;
+}
+
 static void leave_next(struct reconfig *r)
 {
     if (r->at_leave == r->nleaving) {
+        /* The leader made an observer: the change steps it down once it
+         * is committed, so it comes after the outcome, which only a
+         * leader can log. */
+        if (r->demote_self) {
+            r->demote_self = 0;
+            if (replog_member_assign(r->srv->log, (int)r->srv->server_id, 0,
+                                     demoted, r) == 0)
+                return;
+            tb_log(TB_LOG_WARN,
+                   "reconfig: server %lld cannot become a non-voter in "
+                   "raft's members",
+                   (long long)r->srv->server_id);
+        }
         r->busy = 0;
         return;
     }
@@ -421,6 +454,7 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
     size_t i;
 
     r->nsteps = 0;
+    r->demote_self = 0;
     for (pass = 0; pass < 2; pass++)
         for (i = 0; i < r->next.n; i++) {
             b = &r->next.v[i];
@@ -443,7 +477,9 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
                          b->id, x, y);
                 return TB_EBADARGUMENTS;
             }
-            if (pass == 1 && voter(a) != voter(b))
+            if (pass == 1 && voter(a) && !voter(b) && b->id == self)
+                r->demote_self = 1;
+            else if (pass == 1 && voter(a) != voter(b))
                 r->steps[r->nsteps++] =
                     (struct step){STEP_ASSIGN, b->id, voter(b), ""};
         }
@@ -633,7 +669,7 @@ int reconfig_propose(struct tbd *s, const struct tb_txn *t,
     r->arg = arg;
     tb_log(TB_LOG_INFO,
            "reconfig: %zu server(s) joining or changing role, %zu leaving",
-           r->nsteps, r->nleaving);
+           r->nsteps + (size_t)r->demote_self, r->nleaving);
     r->sync_start = tbd_now_ms(s);
     if ((rc = replog_barrier(s->log, synced, r)) != 0)
         synced(r, rc);
