@@ -17,11 +17,19 @@
 #define NTHREADS 8
 #define NADDS    40
 
+/* The sessions' timeout.  An add whose reply is lost with the connection
+ * is reported (TB_ECONNECTIONLOSS: it may or may not have been applied),
+ * and the client drops a connection that is silent for 2/3 of it; a
+ * loaded machine can stall the server's synced writes for seconds, which
+ * RT_SESSION_MS (4 s) does not outlast.  This test asserts every add's
+ * result, so its sessions are long enough for such a stall. */
+#define CTR_SESSION_MS 20000
+
 static int64_t seen[NTHREADS * NADDS];
 
 static void *adder(void *arg)
 {
-    struct tb_client *c = rt_connect(rt_hosts, RT_SESSION_MS);
+    struct tb_client *c = rt_connect(rt_hosts, CTR_SESSION_MS);
     long t = (long)arg;
     int i;
 
@@ -72,7 +80,7 @@ static void counter_cb(int rc, int64_t value, int32_t version, void *data)
 
 int t_counter(int argc, char **argv)
 {
-    struct tb_client *c = rt_connect(rt_hosts, RT_SESSION_MS);
+    struct tb_client *c = rt_connect(rt_hosts, CTR_SESSION_MS);
     unsigned char raw[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe};
     char *data;
     size_t len;
