@@ -73,5 +73,9 @@ except (socket.timeout, ConnectionResetError):
 EOF
 )
 [ "$got" = closed ] || fail "member 3 still gives sessions: $got"
-echo "ok - member 3 says it was removed and serves nobody"
+# Its four-letter words say so, as a ZooKeeper server outside the quorum's do.
+got=$(four_letter "${cport[3]}" srvr)
+[ "$got" = "This ZooKeeper instance is not currently serving requests" ] ||
+    fail "member 3's srvr: $got"
+echo "ok - member 3 says it was removed and serves nobody, srvr included"
 echo PASSED

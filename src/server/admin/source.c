@@ -9,6 +9,7 @@
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
 #include "server/net/net.h"
+#include "server/peer/peer.h"
 #include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
@@ -408,6 +409,14 @@ static int leader(void *data, int *is_self)
     return replog_leader(s->log);
 }
 
+/* As ZooKeeper's: a member removed by a reconfig, or one that lost its
+ * leader long enough to drop its clients, serves no four-letter word but
+ * those that answer anyway (fourlw_exec.c). */
+static int serving(void *data)
+{
+    return peer_serving(data);
+}
+
 void admin_source(struct tbd *s, struct fourlw_source *src)
 {
     memset(src, 0, sizeof *src);
@@ -426,6 +435,7 @@ void admin_source(struct tbd *s, struct fourlw_source *src)
     src->reset_conn_stats = reset_conn_stats;
     src->reset_server_stats = reset_server_stats;
     src->leader = leader;
+    src->serving = serving;
 }
 
 /* If the connection opened with a four-letter word, answers it and returns
