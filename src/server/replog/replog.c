@@ -419,7 +419,16 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
 
 void replog__poll_leader(struct replog *l)
 {
-    int lead = replog_is_leader(l), id = replog_leader(l);
+    int lead, id;
+
+    /* A close is no change of leader.  replog_is_leader says no from the
+     * close on, but raft leads while the appends drain, and drain_cb waits
+     * for their real outcome: a tick in between took the close for a loss
+     * of leadership and failed them, ECONNECTIONLOSS. */
+    if (l->closing)
+        return;
+    lead = replog_is_leader(l);
+    id = replog_leader(l);
 
     if (id != l->known_leader) {
         l->known_leader = id;
