@@ -213,7 +213,10 @@ check5() {
 import sys
 from kazoo.client import KazooClient
 from kazoo.exceptions import NewConfigNoQuorumError, ReconfigInProcessError
-c = KazooClient(hosts=sys.argv[1], timeout=10)
+# The session's replies come in order, its pings' too: they wait for the first change, which
+# takes raft's 5 s round; kazoo drops a connection whose ping is not answered within a third
+# of the session timeout, so the session is the longest the ensemble allows (20 ticks).
+c = KazooClient(hosts=sys.argv[1], timeout=20)
 c.start(timeout=15)
 c.add_auth("digest", "super:secret")
 first = c.reconfig_async(sys.argv[2], None, None, -1)
