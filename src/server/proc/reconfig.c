@@ -84,9 +84,9 @@ struct reconfig {
     int leaving[MAX_SERVERS]; /* removed from raft once the outcome is
                                  applied, so that they learn it */
     size_t nleaving, at_leave;
-    int demote_self; /* this leader becomes an observer: after the
-                        outcome, as a leaver, raft's leader stepping down
-                        once it is no voter */
+    /* This leader becomes an observer: after the outcome, as a leaver,
+     * raft's leader stepping down once it is no voter. */
+    int demote_self;
     unsigned leave_tries; /* looks at leaving[at_leave]'s lag */
     int leave_retry;      /* the tick looks again */
     uint64_t sync_start; /* tbd_now_ms when the first barrier went */
