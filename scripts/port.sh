@@ -11,20 +11,28 @@ port_in_use()
         /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
-# free_port: print a port nothing uses now.  It comes from below the kernel's
-# ephemeral range, so no outgoing connection takes it between this check and
-# the server's bind, nor while a server restarts on it.
+# free_port: print a port nothing uses now and no other caller was handed
+# lately.  It comes from below the kernel's ephemeral range, so no outgoing
+# connection takes it between this check and the server's bind, nor while a
+# server restarts on it.  A test picks all its members' ports before it
+# starts the first, and tests run side by side, so the kernel's tables alone
+# would hand one port out twice; each port handed out is claimed by a file
+# in $FREE_PORT_CLAIMS (created with noclobber, which is atomic), and a
+# claim lapses after 30 minutes, longer than any test.
+FREE_PORT_CLAIMS=${FREE_PORT_CLAIMS:-${TMPDIR:-/tmp}/tumbler-ports}
 free_port()
 {
     local lo=20000 hi=32000 eph p i
     read -r eph _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
     [ "$eph" -le "$hi" ] && hi=$((eph - 1))
+    mkdir -p "$FREE_PORT_CLAIMS" || return 1
+    find "$FREE_PORT_CLAIMS" -type f -mmin +30 -delete 2>/dev/null
     for i in $(seq 1 200); do
         p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-        if ! port_in_use "$p"; then
-            echo "$p"
-            return 0
-        fi
+        port_in_use "$p" && continue
+        (set -C && : > "$FREE_PORT_CLAIMS/$p") 2>/dev/null || continue
+        echo "$p"
+        return 0
     done
     echo "no free port" >&2
     return 1
