@@ -32,7 +32,7 @@ static void note_latency(struct latency *l, uint64_t ms)
 
 static void request_done(struct proc_client *c, const struct req *r)
 {
-    uint64_t ms = tbd_now_ms(c->srv) - r->start_ms;
+    uint64_t now = tbd_now_ms(c->srv), ms = now - r->start_ms;
     int op = metrics_op_index(r->type);
 
     note_latency(&c->lat, ms);
@@ -40,7 +40,7 @@ static void request_done(struct proc_client *c, const struct req *r)
     if (op >= 0)
         hist_note(&c->srv->req_latency[op],
                   (tbd_shown_ns(c->srv) - r->start_ns) / 1000);
-    c->last_resp_ms = tbd_now_ms(c->srv);
+    c->last_resp_ms = now;
     if (c->srv->cfg->slow_request_ms > 0 &&
         ms > (uint64_t)c->srv->cfg->slow_request_ms &&
         tb_log_due(&c->srv->slow_log, c->last_resp_ms))
