@@ -33,34 +33,21 @@ py=/usr/bin/python3
 it_init
 work=$(it_tmpdir work)
 
-# The super user's digest, as ZooKeeper's DigestAuthenticationProvider makes it.
-super_digest=$("$py" -c 'import base64, hashlib
-print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
-
-cport=() qport=() eport=() pid=(0 0 0 0 0 0) dir=()
-for i in 1 2 3 4 5; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    dir[$i]=$(it_tmpdir "s$i")
-done
-line() { echo "server.$1=127.0.0.1:${qport[$1]}:${eport[$1]};127.0.0.1:${cport[$1]}"; }
+ens_init 5
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
     echo "reconfigEnabled=true"
-    echo "DigestAuthenticationProvider.superDigest=$super_digest"
-    for i in 1 2 3; do line "$i"; done
+    echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
+    for i in 1 2 3; do ens_line "$i"; done
 } > "$work/zoo.cfg"
 # The joiner's: the members now and itself, as ZooKeeper's joiners are given.
-{ cat "$work/zoo.cfg"; line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
+{ cat "$work/zoo.cfg"; ens_line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
 
 start() {
     local cfg=$work/zoo.cfg
     [ "$1" = 4 ] && cfg=$work/zoo4.cfg
-    "$TUMBLERD" "$cfg" --serverId="$1" --dataDir="${dir[$1]}/data" \
-        >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
-    pid[$1]=$!
-    IT_PIDS+=("${pid[$1]}")
-    IT_TUMBLERDS+="${pid[$1]} "
+    ens_start "$1" "$cfg"
 }
 leader() { until_ok 15 find_leader 1 2 3 && echo "$L"; }
 # zk MEMBER [super]: zkCli on one member, commands from stdin, waiting for its session;
@@ -168,7 +155,7 @@ check2() {
     grep -q "joining: no clients" "${dir[4]}/server.log" ||
         { echo "  FAIL: member 4 does not say it is joining"; return 1; }
     serves 4 | grep -qx "no session" || { echo "  FAIL: member 4 serves before it joined"; return 1; }
-    out=$(echo "reconfig -add $(line 4)" | zk 2 super)
+    out=$(echo "reconfig -add $(ens_line 4)" | zk 2 super)
     echo "$out" | sed 's/^/  | /'
     echo "$out" | grep -q "^server.4=127.0.0.1:${qport[4]}:${eport[4]}:participant;127.0.0.1:${cport[4]}$" ||
         { echo "  FAIL: the answer does not show server.4"; return 1; }
@@ -209,7 +196,7 @@ run_check 4 "config and its stat on members 1, 2 and 4: four servers, version $v
 
 check5() {
     local out
-    out=$("$py" - "127.0.0.1:${cport[1]}" "$(line 5)" <<'EOF' 2>&1
+    out=$("$py" - "127.0.0.1:${cport[1]}" "$(ens_line 5)" <<'EOF' 2>&1
 import sys
 from kazoo.client import KazooClient
 from kazoo.exceptions import NewConfigNoQuorumError, ReconfigInProcessError
@@ -318,7 +305,7 @@ lead4() {
 check9() {
     local out
     lead4 || return 1
-    out=$("$py" - "127.0.0.1:${cport[2]}" "$(line 1),$(line 2),$(line 4 | sed 's/;/:observer;/')" <<'EOF' 2>&1
+    out=$("$py" - "127.0.0.1:${cport[2]}" "$(ens_line 1),$(ens_line 2),$(ens_line 4 | sed 's/;/:observer;/')" <<'EOF' 2>&1
 import sys
 from kazoo.client import KazooClient
 c = KazooClient(hosts=sys.argv[1], timeout=10)
