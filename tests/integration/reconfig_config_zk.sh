@@ -15,14 +15,8 @@ it_init
 work=$(it_tmpdir work)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-super_digest=$(python3 -c 'import base64, hashlib
-print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
-cport=() qport=() eport=() dir=()
-for i in 1 2 3 4; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    dir[$i]=$(it_tmpdir "z$i")
-done
-line() { echo "server.$1=127.0.0.1:${qport[$1]}:${eport[$1]};127.0.0.1:${cport[$1]}"; }
+super_digest=$(ens_super_digest)
+ens_init 4
 for i in 1 2 3 4; do
     mkdir -p "${dir[$i]}/data"
     echo "$i" > "${dir[$i]}/data/myid"
@@ -35,8 +29,8 @@ for i in 1 2 3 4; do
         echo "admin.enableServer=false"
         echo "reconfigEnabled=true"
         echo "standaloneEnabled=false"
-        for j in 1 2 3; do line "$j"; done
-        [ "$i" = 4 ] && line 4
+        for j in 1 2 3; do ens_line "$j"; done
+        [ "$i" = 4 ] && ens_line 4
     } > "${dir[$i]}/zoo.cfg"
 done
 start() {
@@ -78,7 +72,7 @@ v0=$(all_stats 1 2 3) || exit 1
 echo "ok - before any reconfig: version $v0 = mZxid, dataVersion -1 on nodes 1-3"
 start 4
 wait_serving "${cport[4]}" 60 || fail "node 4 does not serve"
-out=$(printf 'addauth digest super:secret\nreconfig -add %s\n' "$(line 4)" | zk 2)
+out=$(printf 'addauth digest super:secret\nreconfig -add %s\n' "$(ens_line 4)" | zk 2)
 grep -q '^server\.4=' <<< "$out" || fail "reconfig -add: $out"
 v1=$(all_stats 1 2 3 4) || exit 1
 [ $((16#$v1)) -gt $((16#$v0)) ] || fail "version $v1 after the add is not above $v0"
