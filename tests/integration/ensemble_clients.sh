@@ -35,11 +35,7 @@ it_init
 work=$(it_tmpdir work)
 t_start=$SECONDS
 
-cport=() qport=() eport=() pid=(0 0 0 0) dir=()
-for i in 1 2 3; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    dir[$i]=$(it_tmpdir "s$i")
-done
+ens_init 3
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
@@ -54,13 +50,7 @@ done
 hosts="127.0.0.1:${cport[1]},127.0.0.1:${cport[2]},127.0.0.1:${cport[3]}"
 
 # start I: member I, its log in s$I/server.log (shown by lib.sh's cleanup if the test fails).
-start() {
-    "$TUMBLERD" "$work/zoo.cfg" --serverId="$1" --dataDir="${dir[$1]}/data" \
-        >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
-    pid[$1]=$!
-    IT_PIDS+=("${pid[$1]}")
-    IT_TUMBLERDS+="${pid[$1]} "
-}
+start() { ens_start "$1" "$work/zoo.cfg"; }
 # kill9 I: member I killed (SIGKILL) and reaped at once (so that bash says nothing of it).
 kill9() {
     kill -KILL "${pid[$1]}" 2>/dev/null
@@ -68,7 +58,6 @@ kill9() {
     pid[$1]=0
 }
 srvr() { four_letter "${cport[$1]}" srvr; }
-mode() { srvr "$1" | sed -n 's/^Mode: //p'; }
 zxid() { srvr "$1" | sed -n 's/^Zxid: //p'; }
 index_of_port() {
     local i
@@ -80,7 +69,7 @@ leader() {
     local i n
     for n in $(seq 150); do
         for i in 1 2 3; do
-            [ "${pid[$i]}" != 0 ] && [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }
+            [ "${pid[$i]}" != 0 ] && [ "$(member_mode "$i")" = leader ] && { echo "$i"; return 0; }
         done
         sleep 0.1
     done
@@ -117,7 +106,7 @@ all_up() {
     for n in $(seq 150); do
         ok=1
         for i in 1 2 3; do
-            [ "$(zxid "$i")" = "$(zxid "$l")" ] && [ -n "$(mode "$i")" ] || ok=0
+            [ "$(zxid "$i")" = "$(zxid "$l")" ] && [ -n "$(member_mode "$i")" ] || ok=0
         done
         [ "$ok" = 1 ] && return 0
         sleep 0.1
