@@ -1,10 +1,10 @@
 /* TLS between the members of an ensemble (sslQuorum, ssl.quorum.*): every
- * connection of raft's (replog/tcp.c) and of the peer links (peer.c) is
+ * connection of raft's (replog/tcp.c) and of the peer links (peer_link.c) is
  * made as before, then handed here with its socket; the user gets in
  * return one end of a socketpair carrying the plaintext, and reads and
  * writes it as it did the socket:
  *
- *   raft_uv, peer.c  <- plaintext ->  socketpair  <- tunnel.c ->  TLS, TCP
+ *   raft_uv, peer_link.c  <- plaintext ->  socketpair  <- tunnel.c ->  TLS, TCP
  *
  * Both ends present a certificate and verify the other's against the
  * trust store (ZooKeeper's ssl.quorum.clientAuth=need), and, with

@@ -1,0 +1,286 @@
+/* A follower's side of the peer links: the timer that looks for the
+ * leader raft names every POLL_MS and keeps one link to it (connected,
+ * secured, HELLO first), the leader's answers on that link (PEER_OWNED,
+ * PEER_FAILED), the sessions heard from reported to it, the line logged
+ * per change of leader, and a server cut off from any leader closing its
+ * clients' connections. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "proto/proto.h"
+#include "server/config/config.h"
+#include "server/http/election.h"
+#include "server/logging/log.h"
+#include "server/net/net.h"
+#include "server/peer/peer_int.h"
+#include "server/proc/proc.h"
+#include "server/replog/replog.h"
+#include "server/server.h"
+
+/* ---- frames the leader sends ---- */
+
+void peer__on_owned(struct peer *p, const uint8_t *b, size_t n)
+{
+    struct proc_client *c;
+
+    c = n >= 8 ? tb_map_get(&p->srv->conn_by_id, tb_load_be64(b)) : NULL;
+    if (c != NULL && !c->closed && c->state == CONN_SESSION &&
+        c->session_id != 0)
+        session_claimed(c);
+}
+
+void peer__on_failed(struct peer *p, const uint8_t *b, size_t n)
+{
+    struct proc_client *c;
+
+    c = n >= 12 ? tb_map_get(&p->srv->conn_by_id, tb_load_be64(b)) : NULL;
+    if (c != NULL && !c->closed) {
+        tb_log(TB_LOG_WARN,
+               "peer: the leader refused a request of session 0x%llx "
+               "(%s): its connection is closed",
+               (unsigned long long)c->session_id,
+               tb_strerror((int32_t)tb_load_be32(b + 8)));
+        c->ops->close(c);
+    }
+}
+
+/* ---- a follower's link to the leader ---- */
+
+/* "host:port" of a member's election port, its host as configured. */
+static int member_address(const struct member *m, char *buf, size_t n)
+{
+    const struct sockaddr_in *a4 = (const struct sockaddr_in *)&m->addr;
+    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&m->addr;
+    char ip[INET6_ADDRSTRLEN];
+    int v6 = m->addr.ss_family == AF_INET6;
+
+    if (inet_ntop(m->addr.ss_family,
+                  v6 ? (const void *)&a6->sin6_addr
+                     : (const void *)&a4->sin_addr,
+                  ip, sizeof ip) == NULL)
+        return TB_EINVAL;
+    snprintf(buf, n, "%s%s%s:%d", v6 && !m->host[0] ? "[" : "",
+             m->host[0] ? m->host : ip, v6 && !m->host[0] ? "]" : "",
+             ntohs(v6 ? a6->sin6_port : a4->sin_port));
+    return 0;
+}
+
+static void following(struct link *k);
+static void leader_secured(void *arg, int fd);
+
+static void connected_cb(uv_connect_t *req, int status)
+{
+    struct link *k = req->data;
+    struct peer *p = k->p;
+    const struct member *m;
+    char peer[300];
+
+    free(req);
+    if (status == UV_ECANCELED)
+        return;
+    /* Its link closed and nothing listens on its port any more: the
+     * leader's process is gone (a connection refused is the kernel's
+     * answer at once; a host gone answers nothing, and raft's timeouts
+     * apply). */
+    if (status == UV_ECONNREFUSED && k == p->out && k->leader_id == p->lost) {
+        p->lost = 0;
+        replog_leader_gone(p->srv->log, k->leader_id);
+    }
+    if (status != 0 || k != p->out) {
+        /* Tried again every POLL_MS while raft still names it: said once. */
+        if (k == p->out && p->unreachable != k->leader_id)
+            tb_log(TB_LOG_WARN,
+                   "peer: cannot reach the leader (server %d): "
+                   "%s",
+                   k->leader_id, uv_strerror(status));
+        if (k == p->out)
+            p->unreachable = k->leader_id;
+        peer__link_close(k);
+        return;
+    }
+    p->unreachable = 0;
+    if (p->srv->quorum_tls == NULL) {
+        following(k);
+        return;
+    }
+    m = peer__member(p, k->leader_id);
+    if (m == NULL || member_address(m, peer, sizeof peer) != 0)
+        peer__link_close(k);
+    else
+        (void)peer__secure(k, peer, leader_secured);
+}
+
+static void leader_secured(void *arg, int fd)
+{
+    struct link *k = arg;
+
+    if (peer__secured(k, fd) == 0)
+        following(k);
+}
+
+/* The link to the leader is up: the follower says who it is, sends what
+ * waited, and reads. */
+static void following(struct link *k)
+{
+    struct peer *p = k->p;
+    uint8_t id[4];
+
+    tb_log(TB_LOG_INFO, "peer: following server %d", k->leader_id);
+    k->connected = 1;
+    tb_store_be32(id, (uint32_t)p->srv->server_id);
+    peer__write_out(k, (uint8_t[]){0, 0, 0, 5, PEER_HELLO}, FRAME_HDR);
+    peer__write_out(k, id, sizeof id);
+    if (k->held.len > 0)
+        peer__write_out(k, k->held.base, k->held.len);
+    tb_wbuf_free(&k->held);
+    peer__link_read(k);
+}
+
+static void follow(struct peer *p, int leader)
+{
+    const struct member *m = peer__member(p, leader);
+    unsigned timeout = 2 * (unsigned)p->srv->cfg->election_timeout;
+    uv_connect_t *req;
+    struct link *k;
+    uv_os_fd_t fd;
+
+    if (p->out != NULL)
+        peer__link_close(p->out);
+    if (m == NULL || (k = peer__link_new(p)) == NULL)
+        return;
+    if ((req = malloc(sizeof *req)) == NULL) {
+        peer__link_discard(k);
+        return;
+    }
+    k->leader_id = leader;
+    req->data = k;
+    p->out = k;
+    if (uv_tcp_connect(req, &k->tcp, (const struct sockaddr *)&m->addr,
+                       connected_cb) != 0) {
+        free(req);
+        peer__link_close(k);
+        return;
+    }
+    /* Writes (or the connect) unanswered for two elections end the link,
+     * instead of waiting in the kernel for as long as the leader is out of
+     * reach: their clients are told, and the rest goes to the next. */
+    if (uv_fileno((uv_handle_t *)&k->tcp, &fd) == 0)
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
+                         sizeof timeout);
+}
+
+/* ---- sessions heard from, reported to the leader ---- */
+
+static void report_touched(struct peer *p)
+{
+    struct tb_wbuf *b = &p->srv->scratch;
+    uint8_t x[8];
+    uint64_t id;
+    size_t i = 0;
+    void *v;
+
+    if (p->out == NULL || p->touched.count == 0)
+        return;
+    b->len = 0;
+    while (tb_map_next(&p->touched, &i, &id, &v)) {
+        tb_store_be64(x, id);
+        tb_wbuf_put(b, x, sizeof x);
+    }
+    if (!b->oom)
+        peer__link_send(p->out, PEER_TOUCH, b->base, b->len, NULL, 0);
+    tb_map_free(&p->touched);
+    tb_map_init(&p->touched);
+}
+
+/* ---- the timer ---- */
+
+/* A server that has known no leader for longer than an election takes
+ * (twice the election timeout) is cut off from the others: its clients'
+ * connections close, so that they move to a server that can serve them,
+ * as ZooKeeper's do. */
+static void leaderless(struct peer *p, int none, uint64_t now)
+{
+    struct tbd *s = p->srv;
+    struct tb_queue *q, *next;
+    unsigned n = 0;
+
+    if (!none) {
+        p->leaderless_since = 0;
+        p->dropped_clients = 0;
+        return;
+    }
+    if (p->leaderless_since == 0)
+        p->leaderless_since = now;
+    if (p->dropped_clients ||
+        now - p->leaderless_since < 2 * (uint64_t)s->cfg->election_timeout)
+        return;
+    for (q = tb_queue_head(&s->conns); q != &s->conns; q = next, n++) {
+        next = q->next;
+        conn_close(TB_CONTAINER_OF(q, struct conn, link));
+    }
+    p->dropped_clients = 1;
+    tb_log(TB_LOG_WARN,
+           "no leader for %llu ms: %u client connection(s) "
+           "closed, new ones refused until one is known",
+           (unsigned long long)(now - p->leaderless_since), n);
+}
+
+/* A line per change of leader, on every member, so that an election can
+ * be followed across the ensemble's logs. */
+static void log_leader(struct tbd *s, struct peer *p, int leader)
+{
+    struct replog_stats st;
+
+    if (leader == p->logged_leader)
+        return;
+    p->logged_leader = leader;
+    replog_get_stats(s->log, &st);
+    if (leader == 0)
+        tb_log_fields(
+            TB_LOG_INFO,
+            TB_LOG_FIELDS(TB_LOG_INT("leader", 0), TB_LOG_INT("term", st.term)),
+            "leader: none known (term %llu)", (unsigned long long)st.term);
+    else
+        tb_log_fields(TB_LOG_INFO,
+                      TB_LOG_FIELDS(TB_LOG_INT("leader", leader),
+                                    TB_LOG_INT("term", st.term)),
+                      "leader: server %d (term %llu)%s", leader,
+                      (unsigned long long)st.term,
+                      leader == (int)s->server_id ? ", this one" : "");
+}
+
+void peer__on_timer(uv_timer_t *t)
+{
+    struct peer *p = t->data;
+    struct tbd *s = p->srv;
+    int leader = replog_leader(s->log);
+    uint64_t now = tbd_now_ms(s);
+    struct replog_stats st;
+
+    replog_get_stats(s->log, &st);
+    election_note(&p->election, leader, st.term, now);
+    log_leader(s, p, leader);
+
+    /* Where sessions are held is learned anew by the next leader, from
+     * the handshakes after it took over. */
+    if (leader != (int)s->server_id && p->owner.count > 0) {
+        tb_map_free(&p->owner);
+        tb_map_init(&p->owner);
+    }
+    if (leader == (int)s->server_id || leader == 0) {
+        if (p->out != NULL)
+            peer__link_close(p->out);
+    } else if (p->out == NULL || p->out->leader_id != leader) {
+        follow(p, leader);
+    }
+    leaderless(p, leader == 0, now);
+    if (now >= p->touch_at_ms) {
+        report_touched(p);
+        p->touch_at_ms = now + s->tick_ms;
+    }
+}

@@ -1,0 +1,135 @@
+/* What the files of the peer links share (peer.h says what the links
+ * carry): the frames' types, the link, member and peer structs, and the
+ * functions each file offers the others.  peer_link.c holds a link's
+ * writing, framing, closing and reading; peer_leader.c the leader's side;
+ * peer_follower.c a follower's link to the leader and the timer; peer.c
+ * the entry points of peer.h.  Internal to src/server/peer. */
+#ifndef TBD_PEER_INT_H
+#define TBD_PEER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "server/http/election.h"
+#include "server/server.h"
+
+enum {
+    PEER_HELLO = 1,
+    PEER_FORWARD = 2,
+    PEER_TOUCH = 3,
+    PEER_FAILED = 4,
+    PEER_OWN = 5,
+    PEER_OWNED = 6
+};
+
+#define FRAME_HDR 5
+/* A txn is at most a client's frame (jute.maxbuffer) and what the server
+ * adds; anything larger is not a peer speaking this protocol. */
+#define MAX_FRAME ((size_t)64 << 20)
+/* How often the leader is looked for: a follower learns of a new one
+ * within this (raft has no callback for it). */
+#define POLL_MS 20
+
+struct link {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;  /* with peer TLS: the plaintext, once secured */
+    uv_stream_t *st; /* what frames go on: &tcp, or &pipe */
+    void *secured;   /* with peer TLS: the handshake on its way */
+    int handles;     /* not yet closed */
+    struct peer *p;
+    struct tb_queue node; /* in p->accepted, for a follower's link */
+    uint64_t id;
+    int leader_id;       /* the leader it goes to; 0: a follower's link */
+    int from;            /* a follower's link: its server id (HELLO) */
+    int connected;       /* to the leader: the connect completed */
+    struct tb_wbuf in;   /* what was read and not yet handled */
+    struct tb_wbuf held; /* frames sent before the connect completed */
+};
+
+struct member {
+    int id;
+    struct sockaddr_storage addr;
+    char host[256]; /* as configured, for peer TLS; empty: addr's */
+};
+
+struct peer {
+    struct tbd *srv;
+    uv_tcp_t listener;
+    uv_timer_t timer;
+    struct member *members;
+    unsigned n;
+    struct tb_queue accepted; /* struct link: followers' */
+    struct link *out;         /* to the leader, or NULL */
+    uint64_t next_id;
+    struct tb_map touched;   /* session ids heard from since the last report */
+    struct tb_map owner;     /* the leader: session id -> the server id it is
+                                held on (PEER_OWN), as a pointer */
+    uint64_t touch_at_ms;    /* when the next report goes */
+    int open_handles;        /* the listener and the timer, closing */
+    int unreachable;         /* the leader last found so, once said */
+    int lost;                /* the leader whose working link closed last */
+    int pushing, push_again; /* push_commit's barrier */
+    uint64_t leaderless_since;      /* no leader known since then; 0: one is */
+    int dropped_clients;            /* ... for so long the clients went */
+    int logged_leader;              /* the leader the log last named; 0: none */
+    int removed;                    /* not a member (peer_set_outside) */
+    struct election_timer election; /* election_time's (http/election.h) */
+};
+
+static inline struct peer *peer_of(struct tbd *s)
+{
+    return s->peer;
+}
+
+/* ---- peer_link.c ---- */
+
+/* A new link of p's, on no list, not connected; NULL when out of memory. */
+struct link *peer__link_new(struct peer *p);
+/* Closes a link on no list yet (one peer__link_new made). */
+void peer__link_discard(struct link *k);
+/* Closes k, once (again: nothing); the link to the leader is reset and its
+ * clients with a write or a handshake in flight lose their connections. */
+void peer__link_close(struct link *k);
+/* Writes n raw bytes on k's stream; on failure k is closed. */
+void peer__write_out(struct link *k, const void *p, size_t n);
+/* Sends the frame `type` of a then b; held until k is connected; on
+ * failure k is closed. */
+void peer__link_send(struct link *k, int type, const void *a, size_t an,
+                     const void *b, size_t bn);
+/* Starts reading k's frames (on k->st), each handed to its handler. */
+void peer__link_read(struct link *k);
+/* With peer TLS, hands k's socket to a tunnel, which calls `cb` with the
+ * plaintext; `peer` as in tunnel_start.  0, or k is closed. */
+int peer__secure(struct link *k, const char *peer, void (*cb)(void *, int));
+/* The plaintext `fd` from the tunnel, for frames from now on; 0, or k is
+ * closed. */
+int peer__secured(struct link *k, int fd);
+
+/* ---- peer_leader.c: frames a follower sends, and followers connecting ---- */
+
+/* PEER_FORWARD: the txn is proposed, or refused with PEER_FAILED. */
+void peer__on_forward(struct link *k, const uint8_t *p, size_t n);
+/* PEER_OWN: the sessions are recorded as held on k's follower. */
+void peer__on_own(struct link *k, const uint8_t *p, size_t n);
+/* PEER_TOUCH: the sessions were heard from on k's follower. */
+void peer__on_touch(struct link *k, const uint8_t *p, size_t n);
+/* The listener's connection callback (server->data is the peer). */
+void peer__on_connection(uv_stream_t *server, int status);
+
+/* ---- peer_follower.c: frames the leader sends, and the timer ---- */
+
+/* PEER_OWNED: the client waiting for its session to be recorded goes on. */
+void peer__on_owned(struct peer *p, const uint8_t *b, size_t n);
+/* PEER_FAILED: the client whose request the leader refused is closed. */
+void peer__on_failed(struct peer *p, const uint8_t *b, size_t n);
+/* Every POLL_MS: follows the leader raft names, closes the clients of a
+ * server long without one, reports the sessions heard from. */
+void peer__on_timer(uv_timer_t *t);
+
+/* ---- peer.c ---- */
+
+/* The member `id` as p knows it, or NULL. */
+const struct member *peer__member(const struct peer *p, int id);
+
+#endif

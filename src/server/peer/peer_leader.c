@@ -1,0 +1,225 @@
+/* The leader's side of the peer links: the frames its followers send
+ * (a forwarded write proposed, or refused with PEER_FAILED; the sessions
+ * held on a follower, answered with PEER_OWNED; the sessions heard from)
+ * and the followers connecting to its election port, members only. */
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+#include "server/logging/log.h"
+#include "server/net/net.h"
+#include "server/peer/peer_int.h"
+#include "server/proc/proc.h"
+#include "server/replog/replog.h"
+#include "server/server.h"
+
+/* A forwarded txn proposed on the leader, for its answer: the links may
+ * be gone by then (the peer stopped first), so they are looked up again. */
+struct forward {
+    struct tbd *srv;
+    uint64_t link_id;
+    int64_t origin;
+};
+
+/* ---- frames a follower sends ---- */
+
+static struct link *accepted_link(struct peer *p, uint64_t id)
+{
+    struct tb_queue *q;
+
+    TB_QUEUE_FOREACH (q, &p->accepted)
+        if (TB_CONTAINER_OF(q, struct link, node)->id == id)
+            return TB_CONTAINER_OF(q, struct link, node);
+    return NULL;
+}
+
+static void send_failed(struct link *k, int64_t origin, int status)
+{
+    uint8_t b[12];
+
+    tb_store_be64(b, (uint64_t)origin);
+    tb_store_be32(b + 8, (uint32_t)status);
+    peer__link_send(k, PEER_FAILED, b, sizeof b, NULL, 0);
+}
+
+/* A forwarded write is applied here, and its follower replies once it
+ * knows the entry is committed, which raft tells it with the next message
+ * it sends: a heartbeat, up to heartbeatInterval later.  A barrier sends it
+ * now (one at a time; one more if writes were applied meanwhile). */
+static void push_commit(struct peer *p);
+
+static void pushed(void *arg, int status)
+{
+    struct peer *p = peer_of(arg);
+
+    if (p == NULL)
+        return;
+    p->pushing = 0;
+    /* A barrier fails as raft gives leadership up, from inside that: one
+     * started there would go into the log it is tearing down.  A follower
+     * then has nothing more to learn from this one. */
+    if (status != 0)
+        p->push_again = 0;
+    if (p->push_again)
+        push_commit(p);
+}
+
+static void push_commit(struct peer *p)
+{
+    if (p->pushing) {
+        p->push_again = 1;
+        return;
+    }
+    p->push_again = 0;
+    p->pushing = replog_barrier(p->srv->log, pushed, p->srv) == 0;
+}
+
+static void forward_done(void *arg, int status, int64_t index)
+{
+    struct forward *f = arg;
+    struct peer *p = peer_of(f->srv);
+    struct link *k;
+
+    (void)index;
+    if (p != NULL && status == 0)
+        push_commit(p);
+    if (status != 0 && p != NULL && (k = accepted_link(p, f->link_id)) != NULL)
+        send_failed(k, f->origin, status);
+    free(f);
+}
+
+void peer__on_forward(struct link *k, const uint8_t *p, size_t n)
+{
+    struct tbd *s = k->p->srv;
+    struct tb_rd r = tb_rd_make(p, n);
+    struct forward *f;
+    struct tb_txn t;
+    intptr_t owner;
+    int rv;
+
+    if (tb_txn_decode(&r, &t) != 0) {
+        tb_log(TB_LOG_WARN, "peer: server %d forwarded a malformed txn",
+               k->from);
+        peer__link_close(k);
+        return;
+    }
+    if ((f = malloc(sizeof *f)) == NULL) {
+        send_failed(k, t.origin, TB_ENOMEM);
+        return;
+    }
+    *f = (struct forward){s, k->id, t.origin};
+    owner = (intptr_t)tb_map_get(&k->p->owner, (uint64_t)t.session);
+    if (!replog_is_leader(s->log))
+        rv = TB_ECONNECTIONLOSS;
+    else if (owner != 0 && owner != k->from)
+        rv = TB_ESESSIONMOVED;
+    else
+        rv = proc_propose_txn(s, &t, forward_done, f);
+    if (rv != 0) {
+        free(f);
+        send_failed(k, t.origin, rv);
+    }
+}
+
+/* Sessions now held on k's follower: recorded, and the leader's own
+ * connection of each, if any, closed (the client has moved). */
+void peer__on_own(struct link *k, const uint8_t *p, size_t n)
+{
+    struct tbd *s = k->p->srv;
+    uint8_t b[8];
+    struct proc_client *c;
+    uint64_t id;
+    size_t i;
+
+    for (i = 0; i + 16 <= n; i += 16) {
+        id = tb_load_be64(p + i);
+        memcpy(b, p + i + 8, 8);
+        if (!replog_is_leader(s->log)) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
+            continue;
+        }
+        if (tb_map_put(&k->p->owner, id, (void *)(intptr_t)k->from) != 0) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ENOMEM);
+            continue;
+        }
+        if ((c = tb_map_get(&s->conn_by_session, id)) != NULL)
+            c->ops->close(c);
+        peer__link_send(k, PEER_OWNED, b, sizeof b, NULL, 0);
+    }
+}
+
+void peer__on_touch(struct link *k, const uint8_t *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i + 8 <= n; i += 8)
+        session_touch(k->p->srv, (int64_t)tb_load_be64(p + i));
+}
+
+/* ---- followers connecting ---- */
+
+/* Whether `a` is the address of a member: a forwarded txn is trusted as
+ * its follower made it (its identities, super or not), so only members
+ * may connect.  The ports must still be reachable by the members alone,
+ * as ZooKeeper's quorum and election ports must. */
+static int from_member(const struct peer *p, const struct sockaddr_storage *a)
+{
+    const struct sockaddr_in *x4 = (const struct sockaddr_in *)a;
+    const struct sockaddr_in6 *x6 = (const struct sockaddr_in6 *)a;
+    unsigned i;
+
+    for (i = 0; i < p->n; i++) {
+        const struct sockaddr_storage *m = &p->members[i].addr;
+        if (a->ss_family != m->ss_family)
+            continue;
+        if (a->ss_family == AF_INET &&
+            x4->sin_addr.s_addr ==
+                ((const struct sockaddr_in *)m)->sin_addr.s_addr)
+            return 1;
+        if (a->ss_family == AF_INET6 &&
+            memcmp(&x6->sin6_addr, &((const struct sockaddr_in6 *)m)->sin6_addr,
+                   sizeof x6->sin6_addr) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A follower's link is up: its frames are read. */
+static void follower_linked(struct link *k)
+{
+    k->connected = 1;
+    peer__link_read(k);
+}
+
+static void follower_secured(void *arg, int fd)
+{
+    struct link *k = arg;
+
+    if (peer__secured(k, fd) == 0)
+        follower_linked(k);
+}
+
+void peer__on_connection(uv_stream_t *server, int status)
+{
+    struct peer *p = server->data;
+    struct sockaddr_storage a;
+    int alen = sizeof a;
+    struct link *k;
+
+    if (status != 0 || (k = peer__link_new(p)) == NULL)
+        return;
+    if (uv_accept(server, (uv_stream_t *)&k->tcp) != 0 ||
+        uv_tcp_getpeername(&k->tcp, (struct sockaddr *)&a, &alen) != 0 ||
+        !from_member(p, &a)) {
+        tb_log(TB_LOG_WARN, "peer: a connection to the election port from "
+                            "no member: closed");
+        peer__link_discard(k);
+        return;
+    }
+    tb_queue_insert_tail(&p->accepted, &k->node);
+    if (p->srv->quorum_tls == NULL)
+        follower_linked(k);
+    else
+        (void)peer__secure(k, NULL, follower_secured);
+}
