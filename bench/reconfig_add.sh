@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Time to add a member that must receive a large snapshot: a 3-member tumblerd ensemble on
-# 127.0.0.1 given N znodes (100,000 of 32 bytes by default) through kazoo, then a 4th server
-# started with joinEnsemble=true and added with kazoo's reconfig (the super user's).  Prints
-# how long the reconfig took to be answered, and how long until the new member serves: a session
-# on it whose sync returns and which sees all N children.  Its snapshot install and the leader's
-# lines about it follow.  Not part of CI (a minute or so).
+# Time to add a member that must receive a large snapshot, tumblerd beside Apache ZooKeeper 3.8
+# in one run: for each system in turn, a fresh 3-member ensemble on 127.0.0.1 (reconfigEnabled,
+# a super user) is given N znodes (100,000 of 32 bytes by default) through kazoo, then a 4th
+# server is started as each system has a joiner started (tumblerd: joinEnsemble=true; ZooKeeper:
+# the members' lines and its own) and added with kazoo's reconfig as the super user.  Two
+# figures per trial: the reconfig answered, and the new member serving (a session on it whose
+# sync returns and which sees all N children), both from the request.  Trials alternate which
+# system goes first.  The RESULT lines, then medians and ratios (tumblerd / ZooKeeper) on
+# stdout.  Not part of CI (a few minutes).
 #
-#   TUMBLERD=build/src/server/tumblerd [N=100000] bench/reconfig_add.sh
+#   TUMBLERD=build/src/server/tumblerd [N=100000] [TRIALS=3] bench/reconfig_add.sh
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/integration" && pwd)
 # shellcheck source=../tests/integration/lib.sh
@@ -15,35 +18,76 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/integration" && pwd)
 it_init
 work=$(it_tmpdir work)
 N=${N:-100000}
+TRIALS=${TRIALS:-3}
 py=/usr/bin/python3
-super_digest=$("$py" -c 'import base64, hashlib
-print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())')
-cport=() qport=() eport=() pid=() dir=()
-for i in 1 2 3 4; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-    dir[$i]=$(it_tmpdir "s$i")
-done
-line() { echo "server.$1=127.0.0.1:${qport[$1]}:${eport[$1]};127.0.0.1:${cport[$1]}"; }
-{
-    echo "tickTime=1000"
-    echo "4lw.commands.whitelist=*"
-    echo "reconfigEnabled=true"
-    echo "DigestAuthenticationProvider.superDigest=$super_digest"
-    for i in 1 2 3; do line "$i"; done
-} > "$work/zoo.cfg"
-{ cat "$work/zoo.cfg"; line 4; echo joinEnsemble=true; } > "$work/zoo4.cfg"
-start() {
-    local cfg=$work/zoo.cfg
-    [ "$1" = 4 ] && cfg=$work/zoo4.cfg
-    "$TUMBLERD" "$cfg" --serverId="$1" --dataDir="${dir[$1]}/data" \
-        >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
-    pid[$1]=$!
-    IT_PIDS+=("${pid[$1]}")
-    IT_TUMBLERDS+="${pid[$1]} "
+results=$work/results.txt
+: > "$results"
+
+# ZooKeeper as bench/ensemble.sh runs it: the JVM's defaults and zkEnv.sh's heap limit.
+zk_java() { # DIR: QuorumPeerMain on DIR/zoo.cfg, in the background
+    # shellcheck disable=SC2046
+    java -Xmx1000m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+        -Dorg.slf4j.simpleLogger.logFile="$1/server.log" \
+        -Dzookeeper.DigestAuthenticationProvider.superDigest="$(ens_super_digest)" \
+        -Dzookeeper.admin.enableServer=false -Dzookeeper.jmx.log4j.disable=true \
+        -cp "$(zk_classpath)" org.apache.zookeeper.server.quorum.QuorumPeerMain \
+        "$1/zoo.cfg" >> "$1/server.log" 2>&1 < /dev/null &
+    pid[$2]=$!
+    IT_PIDS+=("${pid[$2]}")
 }
-for i in 1 2 3; do start "$i"; done
-for i in 1 2 3; do wait_serving "${cport[$i]}" 20 "${pid[$i]}" || it_die "member $i did not start"; done
-"$py" - "127.0.0.1:${cport[1]}" "$N" <<'PY'
+
+# ensemble KIND: a fresh one of KIND, members 1-3 serving; member 4 configured, not started.
+ensemble() {
+    local kind=$1 i j
+    ens_init 4
+    case "$kind" in
+        tumbler)
+            {
+                echo "tickTime=1000"
+                echo "4lw.commands.whitelist=*"
+                echo "reconfigEnabled=true"
+                echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
+                for i in 1 2 3; do ens_line "$i"; done
+            } > "$work/zoo.cfg"
+            { cat "$work/zoo.cfg"; ens_line 4; echo joinEnsemble=true; } > "$work/zoo4.cfg"
+            for i in 1 2 3; do ens_start "$i" "$work/zoo.cfg"; done
+            ;;
+        zookeeper)
+            for i in 1 2 3 4; do
+                mkdir -p "${dir[$i]}/data"
+                echo "$i" > "${dir[$i]}/data/myid"
+                {
+                    echo "tickTime=1000"
+                    echo "initLimit=20"
+                    echo "syncLimit=10"
+                    echo "dataDir=${dir[$i]}/data"
+                    echo "forceSync=yes"
+                    echo "4lw.commands.whitelist=*"
+                    echo "reconfigEnabled=true"
+                    echo "standaloneEnabled=false"
+                    for j in 1 2 3; do ens_line "$j"; done
+                    [ "$i" = 4 ] && ens_line 4
+                } > "${dir[$i]}/zoo.cfg"
+            done
+            for i in 1 2 3; do zk_java "${dir[$i]}" "$i"; done
+            ;;
+    esac
+    for i in 1 2 3; do
+        wait_serving "${cport[$i]}" 60 "${pid[$i]}" || it_die "$kind member $i did not start"
+    done
+    until_ok 60 find_leader 1 2 3 || it_die "$kind: no leader"
+}
+
+start_joiner() { # KIND
+    if [ "$1" = tumbler ]; then ens_start 4 "$work/zoo4.cfg"; else zk_java "${dir[4]}" 4; fi
+    until_ok 60 eval '[ "$(four_letter "${cport[4]}" ruok)" = imok ]' ||
+        it_die "$1: member 4 did not start"
+}
+
+trial() { # KIND TRIAL
+    local kind=$1 t=$2 i out
+    ensemble "$kind"
+    "$py" - "127.0.0.1:${cport[1]}" "$N" <<'PY' || it_die "$kind: load failed"
 import sys, time
 from kazoo.client import KazooClient
 c = KazooClient(hosts=sys.argv[1], timeout=30); c.start(timeout=15)
@@ -55,25 +99,56 @@ for i in range(n):
         for p in pend: p.get()
         pend = []
 for p in pend: p.get()
-print("created %d znodes in %.1f s" % (n, time.time() - t))
+print("  created %d znodes in %.1f s" % (n, time.time() - t))
 c.stop()
 PY
-start 4
-for _ in $(seq 100); do four_letter "${cport[4]}" ruok | grep -q imok && break; sleep 0.1; done
-"$py" - "127.0.0.1:${cport[1]}" "$(line 4)" "${cport[4]}" <<'PY'
-import sys, time, socket
+    start_joiner "$kind"
+    out=$("$py" - "127.0.0.1:${cport[1]}" "$(ens_line 4)" "${cport[4]}" "$N" <<'PY'
+import sys, time
 from kazoo.client import KazooClient
 c = KazooClient(hosts=sys.argv[1], timeout=30); c.start(timeout=15)
 c.add_auth("digest", "super:secret")
 t = time.time()
 c.reconfig(sys.argv[2], None, None)
-t1 = time.time()
-print("reconfig -add answered in %.3f s" % (t1 - t))
+answered = time.time() - t
 d = KazooClient(hosts="127.0.0.1:" + sys.argv[3], timeout=30)
 d.start(timeout=30)
 d.sync("/big")
-print("member 4 serving (session, sync) %.3f s after the request; /big has %d children there" % (time.time() - t, d.get("/big")[1].numChildren))
+seen = d.get("/big")[1].numChildren
+serving = time.time() - t
+if seen != int(sys.argv[4]):
+    sys.exit("member 4 sees %d children of /big, not %s" % (seen, sys.argv[4]))
+print("RESULT answered_ms=%.1f serving_ms=%.1f" % (answered * 1000, serving * 1000))
 d.stop(); c.stop()
 PY
-grep -h "member 4" "${dir[1]}/server.log" "${dir[2]}/server.log" "${dir[3]}/server.log"
-grep -h "restored snapshot\|members:" "${dir[4]}/server.log"
+) || it_die "$kind: $out"
+    echo "  $kind trial $t: $out" >&2
+    echo "${out/RESULT/RESULT system=$kind trial=$t}" >> "$results"
+    for i in 1 2 3 4; do stop_server "${pid[$i]}" 30; done
+    IT_PIDS=()
+    for i in 1 2 3 4; do rm -rf "${dir[$i]}"; done # ens_init's next directories have the same names
+}
+
+for t in $(seq 1 "$TRIALS"); do
+    order="tumbler zookeeper"
+    [ $((t % 2)) = 0 ] && order="zookeeper tumbler"
+    for kind in $order; do
+        echo "== trial $t: $kind, $N znodes, then reconfig -add of a 4th" >&2
+        trial "$kind" "$t"
+    done
+done
+cat "$results"
+"$py" - "$results" <<'PY'
+import re, statistics, sys
+v = {}
+for line in open(sys.argv[1]):
+    f = dict(re.findall(r"(\w+)=(\S+)", line))
+    for k in ("answered_ms", "serving_ms"):
+        v.setdefault((f["system"], k), []).append(float(f[k]))
+print("| figure | tumblerd | ZooKeeper 3.8 | ratio |")
+print("|---|---:|---:|---:|")
+for k, what in (("answered_ms", "reconfig -add answered"),
+                ("serving_ms", "the new member serving (session, sync, all children seen)")):
+    a = statistics.median(v[("tumbler", k)]); b = statistics.median(v[("zookeeper", k)])
+    print("| %s, median of %d | %.0f ms | %.0f ms | %.2fx |" % (what, len(v[("tumbler", k)]), a, b, a / b))
+PY
