@@ -42,14 +42,7 @@ ensemble() {
     ens_init 4
     case "$kind" in
         tumbler)
-            {
-                echo "tickTime=1000"
-                echo "4lw.commands.whitelist=*"
-                echo "reconfigEnabled=true"
-                echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
-                for i in 1 2 3; do ens_line "$i"; done
-            } > "$work/zoo.cfg"
-            { cat "$work/zoo.cfg"; ens_line 4; echo joinEnsemble=true; } > "$work/zoo4.cfg"
+            ens_reconfig_cfg "$work" 3
             for i in 1 2 3; do ens_start "$i" "$work/zoo.cfg"; done
             ;;
         zookeeper)

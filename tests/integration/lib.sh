@@ -166,6 +166,21 @@ ens_super_digest()
     /usr/bin/python3 -c 'import base64, hashlib
 print("super:" + base64.b64encode(hashlib.sha1(b"super:secret").digest()).decode())'
 }
+# ens_reconfig_cfg DIR N: DIR/zoo.cfg for members 1..N, reconfig enabled for the super user
+# (ens_super_digest's), and DIR/zoo<N+1>.cfg for a joiner: the same, its own line and
+# joinEnsemble=true (ZooKeeper's joiners are given the members now and themselves).
+ens_reconfig_cfg()
+{
+    local i
+    {
+        echo "tickTime=1000"
+        echo "4lw.commands.whitelist=*"
+        echo "reconfigEnabled=true"
+        echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
+        for ((i = 1; i <= $2; i++)); do ens_line "$i"; done
+    } > "$1/zoo.cfg"
+    { cat "$1/zoo.cfg"; ens_line $(($2 + 1)); echo "joinEnsemble=true"; } > "$1/zoo$(($2 + 1)).cfg"
+}
 # ens_start I CFG [ARG...]: member I on CFG, its data in dir[I]/data, its
 # output appended to dir[I]/server.log.
 ens_start()

@@ -34,15 +34,7 @@ it_init
 work=$(it_tmpdir work)
 
 ens_init 5
-{
-    echo "tickTime=1000"
-    echo "4lw.commands.whitelist=*"
-    echo "reconfigEnabled=true"
-    echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
-    for i in 1 2 3; do ens_line "$i"; done
-} > "$work/zoo.cfg"
-# The joiner's: the members now and itself, as ZooKeeper's joiners are given.
-{ cat "$work/zoo.cfg"; ens_line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
+ens_reconfig_cfg "$work" 3 # zoo.cfg: members 1-3; zoo4.cfg: a joiner
 
 start() {
     local cfg=$work/zoo.cfg

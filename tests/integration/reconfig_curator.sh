@@ -19,14 +19,7 @@ work=$(it_tmpdir work)
 fail() { echo "FAIL: $*"; exit 1; }
 
 ens_init 4
-{
-    echo "tickTime=1000"
-    echo "4lw.commands.whitelist=*"
-    echo "reconfigEnabled=true"
-    echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
-    for i in 1 2 3; do ens_line "$i"; done
-} > "$work/zoo.cfg"
-{ cat "$work/zoo.cfg"; ens_line 4; echo "joinEnsemble=true"; } > "$work/zoo4.cfg"
+ens_reconfig_cfg "$work" 3 # zoo.cfg: members 1-3; zoo4.cfg: a joiner
 for i in 1 2 3; do ens_start "$i" "$work/zoo.cfg"; done
 ens_start 4 "$work/zoo4.cfg"
 for i in 1 2 3; do
