@@ -26,8 +26,12 @@
 #      of the session's creates sent to the cut-off follower (outcome
 #      unknown to it) is applied, it is applied before the write the
 #      session made after it (ZooKeeper's FIFO order of a session).
-#   3. the observer cut off (2 s) with a session pinned to it: none of
-#      its creates acknowledged while cut; healed, the observer catches up
+#   3. the observer cut off (2 s at least) with a session pinned to it:
+#      none of its creates acknowledged while cut, the session told
+#      (connection lost) and the observer closing its clients and refusing
+#      new sessions within 20 s (tumblerd: an election timeout without a
+#      heartbeat and it knows no leader, then 2 x electionTimeout); healed,
+#      it gives sessions and takes writes again within 10 s, catches up
 #      within 10 s and has the voters' tree (check_all over the four);
 #   4. last, a follower removed by reconfig (kazoo as the super user,
 #      reconfigEnabled=true), then cut off (2 s), with two sessions on it
@@ -532,22 +536,39 @@ flaps() {
 }
 
 # ---- the observer cut off from the voters
-# observer_cut: server 4, an observer, cut off (3 s) with a session
-# pinned to it: none of that session's creates acknowledged while cut;
-# healed, it catches up (the four at one zxid within 10 s) and has the
-# voters' tree (check_all over the four).
+# observer_cut: server 4, an observer, cut off (2 s at least) with a
+# session pinned to it: none of that session's creates acknowledged while
+# cut, the session told, the observer closing its clients and refusing new
+# sessions (closed); healed, it serves again (a session on it, and 100
+# writes through it, within 10 s), catches up (the four at one zxid within
+# 10 s) and has the voters' tree (check_all over the four).
 observer_cut() {
-    local t0 k n z
+    local t0 k n z before status end
     echo "cutting off the observer, server 4"
     write "1 2 3" /ob-cut 0
     [ "$(mode 4)" = observer ] || anomaly "server 4 is no observer: $(mode 4)"
     shell_open obpin 4 pinned
+    before=$(closes 4)
     cut_off 4
     t0=$(now_ms)
     k=10
     for n in $(seq 0 $((k - 1))); do shell obpin "create /ob-cut/n-$n x"; done
     write "1 2 3" /ob-major 100
     echo "  100 writes through the voters acknowledged"
+    # It hears no heartbeat: it knows no leader, closes its clients and
+    # takes no new session, as a cut-off voter does (without this the
+    # session's creates waited, unanswered, for as long as the cut).
+    closed 4 "$before" "$t0"
+    end=$((t0 + 20000))
+    until grep -q '^tumbler: create /ob-cut/n-' "$dir/obpin.err"; do
+        [ "$(now_ms)" -lt "$end" ] || {
+            anomaly "the session pinned to server 4, cut off, was not told within 20 s that its creates failed"
+            break
+        }
+        sleep 0.05
+    done
+    grep -q '^tumbler: create /ob-cut/n-' "$dir/obpin.err" &&
+        echo "  the pinned session told: $(grep -m1 '^tumbler: create /ob-cut/n-' "$dir/obpin.err")"
     while [ $(($(now_ms) - t0)) -lt 2000 ]; do sleep 0.1; done
     ! grep -h "^Created /ob-cut/n" "$dir/obpin.out" ||
         anomaly "server 4, an observer cut off from the voters, acknowledged the creates above"
@@ -557,6 +578,20 @@ observer_cut() {
     shell_close obpin 1
     heal 4
     t0=$(now_ms)
+    end=$((t0 + 10000))
+    while :; do
+        status=0
+        hubx "$tumbler" -s "$(caddr 4):2181" --connect-timeout 1 ls / >/dev/null 2>&1 || status=$?
+        [ "$status" != 0 ] || break
+        [ "$(now_ms)" -lt "$end" ] || {
+            anomaly "server 4, healed, gave no session within 10 s (tumbler ls: status $status)"
+            break
+        }
+        sleep 0.1
+    done
+    echo "  server 4 gives sessions again $(($(now_ms) - t0)) ms after the heal"
+    write 4 /ob-back 100
+    echo "  100 writes through server 4 acknowledged"
     members="1 2 3 4"
     z=$(converged 10000) || {
         anomaly "server 4 had not caught up 10 s after the heal:"

@@ -24,11 +24,13 @@
 
 #include <cmocka.h>
 #include <raft.h>
+#include <raft/fixture.h>
 #include <raft/uv.h>
 
 #include "server/replog/envelope.h"
 #include "server/replog/internal.h"
 #include "server/replog/replog.h"
+#include "server/replog/replog_attach.h"
 
 #include "raft_fixture.h"
 
@@ -486,6 +488,158 @@ static void test_large_blocks(void **state)
     raft_free(c);
 }
 
+/* ---- the leader a server without a vote knows ---------------------------- */
+
+/* Three voters and a standby (an observer), the last, over libraft's
+ * raft_fixture: virtual time, an in-memory network, nothing sleeps. */
+#define SB_N       4
+#define SB_STANDBY 3
+#define SB_VOTER   2 /* cut off with the standby */
+#define SB_ELECT   1000u
+#define SB_BEAT    100u
+
+struct sb {
+    struct raft_fixture f;
+    struct tfsm fsm[SB_N];
+    struct replog *l[SB_N];
+};
+
+static void sb_log(void *data, int level, const char *msg)
+{
+    (void)data;
+    if (level <= REPLOG_LOG_ERROR)
+        fprintf(stderr, "replog: %s\n", msg);
+}
+
+static void sb_init(struct sb *x)
+{
+    struct raft_configuration conf;
+    unsigned i;
+
+    memset(x, 0, sizeof *x);
+    assert_int_equal(raft_fixture_initialize(&x->f), 0);
+    for (i = 0; i < SB_N; i++) {
+        struct replog_config c = {0};
+        struct replog_fsm m = fsm_of(&x->fsm[i]);
+
+        c.server_id = (int)i + 1;
+        c.election_timeout_ms = SB_ELECT;
+        c.heartbeat_timeout_ms = SB_BEAT;
+        c.log = sb_log;
+        assert_int_equal(replog_attach_new(&x->l[i], &c, &m), 0);
+        assert_int_equal(raft_fixture_grow(&x->f, replog_attached_fsm(x->l[i])),
+                         0);
+        replog_attach(x->l[i], raft_fixture_get(&x->f, i));
+    }
+    assert_int_equal(raft_fixture_configuration(&x->f, SB_N - 1, &conf), 0);
+    assert_int_equal(conf.servers[SB_STANDBY].role, RAFT_STANDBY);
+    assert_int_equal(raft_fixture_bootstrap(&x->f, &conf), 0);
+    raft_configuration_close(&conf);
+    assert_int_equal(raft_fixture_start(&x->f), 0);
+}
+
+static void sb_close(struct sb *x)
+{
+    unsigned i;
+
+    raft_fixture_close(&x->f);
+    for (i = 0; i < SB_N; i++) {
+        replog_attached_free(x->l[i]);
+        tfsm_clear(&x->fsm[i]);
+    }
+}
+
+/* What raft itself says server i's leader is. */
+static int sb_raft_leader(struct sb *x, unsigned i)
+{
+    raft_id id = 0;
+    const char *addr = NULL;
+
+    raft_leader(raft_fixture_get(&x->f, i), &id, &addr);
+    return (int)id;
+}
+
+/* Steps until the standby names `want`, or ms of virtual time pass, each
+ * step checking what must hold at every step: server 1 leads, as server
+ * 2 says, and a voter's leader is raft's own answer.  The time it took,
+ * or -1. */
+static int64_t sb_step_until(struct sb *x, int want, unsigned ms)
+{
+    raft_time start = raft_fixture_time(&x->f);
+    unsigned i;
+
+    while (replog_leader(x->l[SB_STANDBY]) != want) {
+        if (raft_fixture_time(&x->f) - start > ms)
+            return -1;
+        raft_fixture_step(&x->f);
+        for (i = 0; i < SB_N; i++)
+            replog_attached_tick(x->l[i]);
+        assert_int_equal(replog_leader(x->l[0]), 1);
+        assert_int_equal(replog_leader(x->l[1]), 1);
+        assert_int_equal(replog_leader(x->l[SB_VOTER]),
+                         sb_raft_leader(x, SB_VOTER));
+    }
+    return (int64_t)(raft_fixture_time(&x->f) - start);
+}
+
+/* Cuts the standby and SB_VOTER off from every other server (both
+ * directions), or back. */
+static void sb_cut(struct sb *x, int cut)
+{
+    unsigned i, j;
+
+    for (i = SB_VOTER; i < SB_N; i++)
+        for (j = 0; j < SB_N; j++)
+            if (j != i && cut) {
+                raft_fixture_disconnect(&x->f, i, j);
+                raft_fixture_disconnect(&x->f, j, i);
+            } else if (j != i) {
+                raft_fixture_reconnect(&x->f, i, j);
+                raft_fixture_reconnect(&x->f, j, i);
+            }
+}
+
+/* raft's follower tick makes only a voter a candidate when its leader
+ * falls silent: a standby cut off from the leader would name it forever,
+ * and the peer links' leaderless bound would never close its clients.
+ * replog_leader says none once it has heard nothing for longer than the
+ * election timeout, and the leader again as soon as it hears from it;
+ * while it hears the heartbeats, the leader stays known, and a voter's
+ * answer is raft's own throughout. */
+static void test_standby_cut_off_knows_no_leader(void **state)
+{
+    struct sb *x = malloc(sizeof *x);
+    int64_t t;
+
+    (void)state;
+    assert_non_null(x);
+    sb_init(x);
+    raft_fixture_elect(&x->f, 0);
+    assert_true(sb_step_until(x, 1, 5 * SB_ELECT) >= 0);
+    /* Heard from every heartbeat: known all along. */
+    assert_int_equal(sb_step_until(x, 0, 5 * SB_ELECT), -1);
+    assert_int_equal(replog_leader(x->l[SB_STANDBY]), 1);
+
+    sb_cut(x, 1);
+    t = sb_step_until(x, 0, 3 * SB_ELECT);
+    assert_true(t >= 0); /* raft's own answer names server 1 forever */
+    /* The last heartbeat came at most one interval (and the network's 15
+     * ms) before the cut. */
+    assert_true(t > (int64_t)(SB_ELECT - SB_BEAT - 20));
+    assert_true(t <= (int64_t)(SB_ELECT + 2 * SB_BEAT));
+    assert_int_equal(sb_raft_leader(x, SB_STANDBY), 1); /* raft's: stale */
+    /* No leader for as long as it stays cut off. */
+    assert_int_equal(sb_step_until(x, 1, 3 * SB_ELECT), -1);
+    assert_int_equal(replog_leader(x->l[SB_STANDBY]), 0);
+
+    sb_cut(x, 0);
+    t = sb_step_until(x, 1, 3 * SB_ELECT);
+    assert_true(t >= 0 && t <= (int64_t)(2 * SB_BEAT + 50));
+    assert_int_equal(sb_step_until(x, 0, 3 * SB_ELECT), -1);
+    sb_close(x);
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_envelope_snapshot),
         cmocka_unit_test(test_log_memory),
         cmocka_unit_test(test_large_blocks),
+        cmocka_unit_test(test_standby_cut_off_knows_no_leader),
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads, setup,

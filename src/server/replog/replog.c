@@ -335,6 +335,17 @@ int replog_is_leader(struct replog *l)
     return !l->closing && raft_state(l->raft) == RAFT_LEADER;
 }
 
+/* Whether this server has a vote in the configuration raft follows. */
+static int votes(const struct raft *r)
+{
+    unsigned i;
+
+    for (i = 0; i < r->configuration.n; i++)
+        if (r->configuration.servers[i].id == r->id)
+            return r->configuration.servers[i].role == RAFT_VOTER;
+    return 0;
+}
+
 int replog_leader(struct replog *l)
 {
     raft_id id = 0;
@@ -343,6 +354,19 @@ int replog_leader(struct replog *l)
     if (l->closing)
         return 0;
     raft_leader(l->raft, &id, &addr);
+    /* raft's follower tick turns only a voter into a candidate when the
+     * leader falls silent: a standby (an observer), a spare or a server no
+     * longer in the configuration goes on naming the leader it last heard
+     * from, however long ago.  raft restarts election_timer_start on every
+     * AppendEntries (heartbeats included) and InstallSnapshot it accepts
+     * from the current leader; silent for longer than an election timeout,
+     * the leader is no longer known, as a voter would have stood for
+     * election by then. */
+    if (id != 0 && id != l->raft->id && raft_state(l->raft) == RAFT_FOLLOWER &&
+        !votes(l->raft) &&
+        replog__now(l) - l->raft->election_timer_start >
+            l->raft->election_timeout)
+        return 0;
     return (int)id;
 }
 

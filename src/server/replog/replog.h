@@ -271,7 +271,11 @@ int replog_end_repair(struct replog *l);
 /* Index of the newest entry whose effect is in the state machine. */
 int64_t replog_last_applied(struct replog *l);
 int replog_is_leader(struct replog *l);
-/* The server id of the leader this server knows of; 0: none known. */
+/* The server id of the leader this server knows of; 0: none known.  A
+ * server without a vote (an observer, or one outside the configuration)
+ * knows none once it has heard nothing from its leader for longer than the
+ * election timeout, as a voter knows none once it stands for election;
+ * the next message from a leader makes it known again. */
 int replog_leader(struct replog *l);
 /* What the leader knows of another member. */
 struct replog_follower {
