@@ -202,7 +202,9 @@ static void report_touched(struct peer *p)
 /* A server that has known no leader for longer than an election takes
  * (twice the election timeout) is cut off from the others: its clients'
  * connections close, so that they move to a server that can serve them,
- * as ZooKeeper's do. */
+ * as ZooKeeper's do.  An observer, which never stands for election, knows
+ * no leader once the leader has been silent for an election timeout
+ * (replog_leader). */
 static void leaderless(struct peer *p, int none, uint64_t now)
 {
     struct tbd *s = p->srv;
