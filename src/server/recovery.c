@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "proto/proto.h"
+#include "server/proc/proc.h"
 #include "server/recovery.h"
 #include "server/replog/replog_recover.h"
 
@@ -29,17 +30,16 @@ static int members_txn(const struct tb_config *cfg, struct tb_wbuf *out)
     tb_wbuf_init(&text);
     tb_wbuf_init(&body);
     tb_config_render_servers(cfg->servers, cfg->nservers, &text);
-    tb_reconfig_txn_encode(
-        &body, &(struct tb_reconfig_txn){
-                   0, (struct tb_str){(const char *)text.base, text.len}});
-    clock_gettime(CLOCK_REALTIME, &ts);
-    memset(&t, 0, sizeof t);
-    t.type = TB_OP_RECONFIG_TXN;
-    t.time = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    t.super = 1;
-    t.body = (struct tb_str){(const char *)body.base, body.len};
-    tb_txn_encode(out, &t);
-    oom = text.oom || body.oom || out->oom;
+    oom = text.oom ||
+          reconfig_outcome_txn(
+              &t, &body, 0,
+              (struct tb_str){(const char *)text.base, text.len}) != 0;
+    if (!oom) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t.time = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        tb_txn_encode(out, &t);
+        oom = out->oom;
+    }
     tb_wbuf_free(&text);
     tb_wbuf_free(&body);
     return oom ? TB_ENOMEM : 0;

@@ -139,6 +139,15 @@ int reconfig_propose(struct tbd *s, const struct tb_txn *t,
                      void *arg);
 void reconfig_tick(struct tbd *s);
 void reconfig_free(struct tbd *s);
+/* The txn that logs a reconfig's outcome (TB_OP_RECONFIG_TXN, applied by
+ * fsm_reconfig.c), as the leader proposes it and --recover-ensemble
+ * (recovery.c) writes it: `rc`, and when it is 0 `members`, the server
+ * lines /zookeeper/config becomes (tb_config_render_servers).  The body
+ * goes into `body` (emptied first), which t->body then views; t's other
+ * fields are zero but its type and super (the outcome passes
+ * /zookeeper/config's ACL), for the caller to set.  0 or TB_ENOMEM. */
+int reconfig_outcome_txn(struct tb_txn *t, struct tb_wbuf *body, int rc,
+                         struct tb_str members);
 
 /* proc/session.c */
 void session_connect(struct proc_client *c, struct tb_str frame);

@@ -24,7 +24,7 @@
  * all or nothing (replog_members_change: when a step fails, those made
  * are undone, so a whole member list that fails midway leaves the members
  * and roles as they were, as ZooKeeper's one-proposal reconfig does).
- * Then a TB_OP_RECONFIG_TXN carries the
+ * Then a TB_OP_RECONFIG_TXN (reconfig_outcome_txn) carries the
  * outcome through the log: every replica's /zookeeper/config becomes the
  * new members with the txn's zxid as version (fsm_reconfig.c), and the
  * server the client is on answers it with that data and stat.  An error
@@ -256,24 +256,33 @@ static int current(struct tbd *s, struct members *m)
 
 /* ---- the outcome, through the log ---- */
 
+int reconfig_outcome_txn(struct tb_txn *t, struct tb_wbuf *body, int rc,
+                         struct tb_str members)
+{
+    memset(t, 0, sizeof *t);
+    body->len = 0;
+    tb_reconfig_txn_encode(body, &(struct tb_reconfig_txn){rc, members});
+    if (body->oom)
+        return TB_ENOMEM;
+    t->type = TB_OP_RECONFIG_TXN;
+    t->super = 1;
+    t->body = (struct tb_str){(const char *)body->base, body->len};
+    return 0;
+}
+
 static int propose_outcome(struct tbd *s, struct tb_wbuf *body, int rc,
                            struct tb_str members, int32_t xid, int64_t session,
                            int64_t origin, void (*done)(void *, int, int64_t),
                            void *arg)
 {
     struct tb_txn t;
+    int rv;
 
-    memset(&t, 0, sizeof t);
-    body->len = 0;
-    tb_reconfig_txn_encode(body, &(struct tb_reconfig_txn){rc, members});
-    if (body->oom)
-        return TB_ENOMEM;
-    t.type = TB_OP_RECONFIG_TXN;
+    if ((rv = reconfig_outcome_txn(&t, body, rc, members)) != 0)
+        return rv;
     t.session = session;
     t.xid = xid;
     t.origin = origin;
-    t.super = 1;
-    t.body = (struct tb_str){(const char *)body->base, body->len};
     return proc_propose_txn(s, &t, done, arg);
 }
 
