@@ -144,8 +144,11 @@ static void tick_all(struct cluster *c)
     unsigned i;
 
     for (i = 0; i < c->n; i++)
-        if (raft_fixture_alive(&c->f, i))
+        if (raft_fixture_alive(&c->f, i)) {
             replog_attached_tick(c->nodes[i].log);
+            if (c->on_tick != NULL)
+                c->on_tick(c, i, c->on_tick_arg);
+        }
 }
 
 int cluster_step_until(struct cluster *c, int (*stop)(struct cluster *, void *),

@@ -53,6 +53,10 @@ struct cluster {
     struct prop props[CLUSTER_MAX_PROPS];
     unsigned nprops;
     int64_t session; /* the session creates are made in */
+    /* Called on every live server after its log's tick, as tumblerd's
+     * tick follows the log's; NULL for none. */
+    void (*on_tick)(struct cluster *c, unsigned i, void *arg);
+    void *on_tick_arg;
 };
 
 /* n servers, all voters, bootstrapped and started; none leads yet.  cfg:

@@ -13,6 +13,7 @@
 
 #include "cluster.h"
 #include "proto/proto.h"
+#include "server/proc/reconcile.h"
 #include "server/replog/membership.h"
 #include "server/replog/replog_attach.h"
 #include "tree/tree.h"
@@ -485,6 +486,174 @@ static void test_members_change_all_or_nothing(void **state)
     cluster_close(c);
 }
 
+/* The configuration of the next test: servers 1 to 3 participants, 4 an
+ * observer (cluster_init_voters(c, 4, 3)). */
+static const struct reconcile_member conf4[] = {{1, 1}, {2, 1}, {3, 1}, {4, 0}};
+
+/* What proc/reconfig.c's tick does on a leader with nothing in flight:
+ * one step of reconcile.h's toward the configuration. */
+struct reconciler {
+    int busy[CLUSTER_MAX]; /* a step of ours on server i not answered */
+    unsigned steps, self_demoted;
+    struct reconcile_step made[8]; /* the first steps, in order */
+};
+
+struct reconcile_call {
+    struct reconciler *r;
+    unsigned i;
+};
+
+static struct reconcile_call calls[CLUSTER_MAX];
+
+static void reconcile_answered(void *arg, int status)
+{
+    struct reconcile_call *k = arg;
+
+    (void)status;
+    k->r->busy[k->i] = 0;
+}
+
+static void reconcile_tick(struct cluster *c, unsigned i, void *arg)
+{
+    struct reconciler *r = arg;
+    struct replog_member rm[CLUSTER_MAX];
+    struct replog *log = c->nodes[i].log;
+    struct reconcile_step st;
+    unsigned n;
+    int rv;
+
+    if (r->busy[i] || !reconcile_may(log))
+        return;
+    n = replog_members(log, rm, CLUSTER_MAX);
+    st = reconcile_next(rm, n, conf4, 4, (int)i + 1);
+    if (st.op == RECONCILE_NONE)
+        return;
+    calls[i] = (struct reconcile_call){r, i};
+    rv = st.op == RECONCILE_REMOVE
+             ? replog_member_remove(log, st.id, reconcile_answered, &calls[i])
+             : replog_member_assign(log, st.id, st.voter, reconcile_answered,
+                                    &calls[i]);
+    assert_int_equal(rv, 0);
+    r->busy[i] = 1;
+    if (r->steps < 8)
+        r->made[r->steps] = st;
+    r->steps++;
+    r->self_demoted += st.id == (int)i + 1;
+}
+
+/* Every live server's raft members are the configuration's roles, and
+ * no change is in flight on a leader. */
+static int roles_back(struct cluster *c, void *arg)
+{
+    unsigned i, k;
+
+    (void)arg;
+    for (i = 0; i < c->n; i++) {
+        if (!raft_fixture_alive(&c->f, i))
+            continue;
+        if (c->nodes[i].leader && replog_member_changing(c->nodes[i].log))
+            return 0;
+        for (k = 0; k < 4; k++)
+            if (role_of(c, i, conf4[k].id) !=
+                (conf4[k].voter ? REPLOG_VOTER : REPLOG_STANDBY))
+                return 0;
+    }
+    return 1;
+}
+
+static int has_all_of(struct cluster *c, void *arg)
+{
+    unsigned *ij = arg;
+
+    return raft_last_index(raft_fixture_get(&c->f, ij[0])) >=
+           raft_last_index(raft_fixture_get(&c->f, ij[1]));
+}
+
+/* A reconfig's role changes made, and its leader lost before the outcome
+ * is logged: the observer (4) made a voter, then a participant (x) made
+ * an observer.  The configuration still says 1 to 3 participants and 4 an
+ * observer; the next leader gives raft's roles back to it, one change at
+ * a time.  Writes go on, and the old leader, back, agrees.
+ *
+ * Who leads next is made certain by the logs, a last write reaching only
+ * it: the participant left (y), which makes x a voter again and 4 a
+ * standby; or, observer_leads, 4, which makes x a voter again, then
+ * itself a standby, stepping down, last. */
+static void role_change_cut_short(int observer_leads)
+{
+    struct cluster *c = &cl;
+    struct reconciler rec;
+    struct change ch = {0};
+    struct replog_member_step steps[2];
+    unsigned l, x, y, m, k, ij[2];
+
+    memset(&rec, 0, sizeof rec);
+    cluster_init_voters(c, 4, 3, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    x = (l + 1) % 3;
+    y = (l + 2) % 3;
+    steps[0] = (struct replog_member_step){4, NULL, 1};
+    steps[1] = (struct replog_member_step){(int)x + 1, NULL, 0};
+    assert_int_equal(
+        replog_members_change(c->nodes[l].log, steps, 2, changed, &ch), 0);
+    /* Both steps made: the outcome would be next.  A write that reaches
+     * only the next leader. */
+    assert_true(cluster_step_until(c, change_done, &ch, 60000));
+    assert_int_equal(ch.status, 0);
+    if (observer_leads) {
+        raft_fixture_disconnect(&c->f, l, x);
+        raft_fixture_disconnect(&c->f, l, y);
+    } else {
+        raft_fixture_disconnect(&c->f, l, 3);
+    }
+    cluster_create(c, l, "/before_loss", 0);
+    ij[0] = observer_leads ? 3 : y;
+    ij[1] = l;
+    assert_true(cluster_step_until(c, has_all_of, ij, 5000));
+    assert_int_equal(role_of(c, l, 4), REPLOG_VOTER);
+    raft_fixture_kill(&c->f, l);
+    cluster_rejoin(c, l);
+    c->on_tick = reconcile_tick;
+    c->on_tick_arg = &rec;
+    m = cluster_new_leader(c, l, 20000);
+    assert_int_equal(m, observer_leads ? 3 : y);
+    assert_true(cluster_step_until(c, roles_back, NULL, 30000));
+    /* x a voter again, then 4 a standby (by its own change when it led,
+     * which stepped it down). */
+    assert_int_equal(rec.steps, 2);
+    assert_int_equal(rec.made[0].op, RECONCILE_ASSIGN);
+    assert_int_equal(rec.made[0].id, (int)x + 1);
+    assert_int_equal(rec.made[0].voter, 1);
+    assert_int_equal(rec.made[1].op, RECONCILE_ASSIGN);
+    assert_int_equal(rec.made[1].id, 4);
+    assert_int_equal(rec.made[1].voter, 0);
+    assert_int_equal(rec.self_demoted, observer_leads ? 1 : 0);
+    m = cluster_leader(c, 10000);
+    assert_int_not_equal(m, 3);
+    k = cluster_create(c, m, "/after_roles", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
+    raft_fixture_revive(&c->f, l);
+    cluster_converge(c, 20000);
+    assert_true(cluster_step_until(c, roles_back, NULL, 10000));
+    assert_true(cluster_has(c, l, "/after_roles"));
+    assert_int_equal(ch.fired, 1);
+    cluster_close(c);
+}
+
+static void test_role_change_cut_short(void **state)
+{
+    (void)state;
+    role_change_cut_short(0);
+}
+
+static void test_role_change_cut_short_observer_leads(void **state)
+{
+    (void)state;
+    role_change_cut_short(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -497,6 +666,8 @@ int main(void)
         cmocka_unit_test(test_disk_faults),
         cmocka_unit_test(test_members_change),
         cmocka_unit_test(test_members_change_all_or_nothing),
+        cmocka_unit_test(test_role_change_cut_short),
+        cmocka_unit_test(test_role_change_cut_short_observer_leads),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

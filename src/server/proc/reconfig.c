@@ -20,19 +20,28 @@
  *   config                      READ, so only the super user passes
  *
  * Then raft's members change, one server at a time: joiners first (a
- * voter catches up before it votes), then roles, as one change that is
- * all or nothing (replog_members_change: when a step fails, those made
- * are undone, so a whole member list that fails midway leaves the members
- * and roles as they were, as ZooKeeper's one-proposal reconfig does).
- * Then a TB_OP_RECONFIG_TXN (reconfig_outcome_txn) carries the
- * outcome through the log: every replica's /zookeeper/config becomes the
- * new members with the txn's zxid as version (fsm_reconfig.c), and the
- * server the client is on answers it with that data and stat.  An error
- * travels the same way, changing nothing.  The leavers, the leader last,
- * leave once the outcome is applied; a leader made an observer becomes a
- * standby then too (raft steps it down, and only a leader logs the
- * outcome).  A change is in flight from its
- * acceptance to that txn's answer.
+ * voter catches up before it votes), then the other servers' roles, as
+ * one change that is all or nothing (replog_members_change: when a step
+ * fails, those made are undone, so a whole member list that fails midway
+ * leaves the members and roles as they were, as ZooKeeper's one-proposal
+ * reconfig does).  Then a TB_OP_RECONFIG_TXN (reconfig_outcome_txn)
+ * carries the outcome through the log: every replica's /zookeeper/config
+ * becomes the new members with the txn's zxid as version
+ * (fsm_reconfig.c), and the server the client is on answers it with that
+ * data and stat.  An error travels the same way, changing nothing.  The
+ * leavers, the leader last, leave once the outcome is applied; a leader
+ * made an observer becomes a standby then too, not before (raft steps it
+ * down, and only a leader logs the outcome).  A change is in flight from
+ * its acceptance until those are made.
+ *
+ * A leader lost in the middle of a change (before its outcome is logged,
+ * or before its leavers have left) leaves raft's members apart from the
+ * configuration applied: the next leader's tick brings them back to it
+ * (reconcile, reconcile.h), one change at a time, once no change is in
+ * flight and it has applied all its log holds.  A server raft has and the
+ * configuration does not leaves; a role changed gets the configuration's back
+ * (participant: a voter, observer: a standby), the leader's own last, by the
+ * same change as a leader made an observer.
  *
  * Every member looks at /zookeeper/config on its tick (reconfig_tick): the
  * peer links follow the new members, and a server no longer among them
@@ -48,6 +57,7 @@
 #include "server/logging/log.h"
 #include "server/peer/peer.h"
 #include "server/proc/proc.h"
+#include "server/proc/reconcile.h"
 #include "server/replog/membership.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
@@ -73,8 +83,10 @@ struct members {
     int64_t version; /* /zookeeper/config's, 0 for the server.N lines */
 };
 
-/* At all times: busy iff a reconfig was accepted and its txn's answer
- * has not come; steps[0..nsteps) are its joiners and role changes. */
+/* At all times: busy iff a reconfig was accepted and its outcome, then
+ * its leavers' removal and this leader's own demotion, are not all
+ * made, or reconcile's demotion of this leader is in flight;
+ * steps[0..nsteps) are its joiners and role changes. */
 struct reconfig {
     struct tbd *srv;
     int busy;
@@ -89,6 +101,9 @@ struct reconfig {
     int demote_self;
     unsigned leave_tries; /* looks at leaving[at_leave]'s lag */
     int leave_retry;      /* the tick looks again */
+    /* reconcile's last step failed: the next waits until reconcile_at
+     * (tbd_now_ms); 0 when it did not. */
+    uint64_t reconcile_wait, reconcile_at;
     uint64_t sync_start; /* tbd_now_ms when the first barrier went */
     int rc;
     int32_t xid;
@@ -385,6 +400,25 @@ static void demoted(void *arg, int status)
     r->busy = 0;
 }
 
+/* This leader becomes a standby in raft's members: the change steps it
+ * down once committed, and another voter leads.  r->busy until demoted
+ * fires.  0, or a TB_E* code (logged). */
+static int demote(struct reconfig *r)
+{
+    int rv;
+
+    r->busy = 1;
+    if ((rv = replog_member_assign(r->srv->log, (int)r->srv->server_id, 0,
+                                   demoted, r)) == 0)
+        return 0;
+    r->busy = 0;
+    tb_log(TB_LOG_WARN,
+           "reconfig: server %lld cannot become a non-voter in raft's "
+           "members: %s",
+           (long long)r->srv->server_id, tb_strerror(rv));
+    return rv;
+}
+
 static void leave_next(struct reconfig *r)
 {
     if (r->at_leave == r->nleaving) {
@@ -393,13 +427,8 @@ static void leave_next(struct reconfig *r)
          * leader can log. */
         if (r->demote_self) {
             r->demote_self = 0;
-            if (replog_member_assign(r->srv->log, (int)r->srv->server_id, 0,
-                                     demoted, r) == 0)
+            if (demote(r) == 0)
                 return;
-            tb_log(TB_LOG_WARN,
-                   "reconfig: server %lld cannot become a non-voter in "
-                   "raft's members",
-                   (long long)r->srv->server_id);
         }
         r->busy = 0;
         return;
@@ -699,44 +728,96 @@ static struct reconfig *state(struct tbd *s)
     return r;
 }
 
+/* A server that did not catch up to vote again (it is down, say) is
+ * tried again after RECONCILE_WAIT_MS, the wait doubling each time up to
+ * RECONCILE_WAIT_MAX_MS: raft's members are changing while it catches
+ * up, and a reconfig meanwhile is refused, so the operator's, which may
+ * be the remedy, gets its turn.  Any other failure (leadership lost) is
+ * tried again by the next tick that finds the conditions. */
+#define RECONCILE_WAIT_MS     10000
+#define RECONCILE_WAIT_MAX_MS 320000
+
 static void reconciled(void *arg, int status)
 {
-    (void)arg;
-    (void)status;
+    struct reconfig *r = arg;
+
+    if (status != TB_ENEWCONFIGNOQUORUM) {
+        r->reconcile_wait = 0;
+        if (status != 0)
+            tb_log(TB_LOG_WARN,
+                   "reconfig: raft's members did not change back to the "
+                   "configuration's: %s",
+                   tb_strerror(status));
+        return;
+    }
+    r->reconcile_wait = r->reconcile_wait == 0 ? RECONCILE_WAIT_MS
+                        : r->reconcile_wait >= RECONCILE_WAIT_MAX_MS / 2
+                            ? RECONCILE_WAIT_MAX_MS
+                            : 2 * r->reconcile_wait;
+    r->reconcile_at = tbd_now_ms(r->srv) + r->reconcile_wait;
+    tb_log(TB_LOG_WARN,
+           "reconfig: raft's members did not change back to the "
+           "configuration's: %s; trying again in %llu s",
+           tb_strerror(status), (unsigned long long)r->reconcile_wait / 1000);
 }
 
-/* On a leader with no change in flight: a server in raft's members but
- * not in the configuration was left there by a reconfig cut short (its
- * leader lost before the outcome was logged, or a leaver not removed);
- * it goes, one per tick. */
+static const char *raft_role(int role)
+{
+    return role == REPLOG_VOTER     ? "a voter"
+           : role == REPLOG_STANDBY ? "a standby"
+                                    : "a spare";
+}
+
+/* On a leader with no change in flight: raft's members brought back to
+ * the configuration's after a reconfig cut short (its leader lost before
+ * the outcome was logged, or a leaver not removed), one change per tick
+ * (reconcile.h): a server raft has and the configuration does not goes;
+ * a server whose role in raft is not the configuration's (participant: a
+ * voter, observer: a standby) gets it back, this leader last, as a leader
+ * made an observer after an outcome. */
 static void reconcile(struct reconfig *r)
 {
     struct tbd *s = r->srv;
     struct replog_member rm[MAX_SERVERS];
-    unsigned n, i;
+    struct reconcile_member want[MAX_SERVERS];
+    struct reconcile_step st;
     struct members m;
+    unsigned n;
+    size_t k;
+    int rv = 0;
 
-    /* Not before the configuration is applied up to the log's end: an
-     * outcome committed and not yet applied here would look missing. */
-    if (r->busy || !replog_is_leader(s->log) ||
-        replog_member_changing(s->log) || !replog_applied_all(s->log))
+    if (r->busy || !reconcile_may(s->log) ||
+        (r->reconcile_wait != 0 && tbd_now_ms(s) < r->reconcile_at))
         return;
     n = replog_members(s->log, rm, MAX_SERVERS);
     if (current(s, &m) != 0) {
         members_free(&m);
         return;
     }
-    for (i = 0; i < n; i++) {
-        if (members_find(&m, rm[i].id) != NULL)
-            continue;
+    for (k = 0; k < m.n; k++)
+        want[k] = (struct reconcile_member){m.v[k].id, voter(&m.v[k])};
+    st = reconcile_next(rm, n, want, m.n, (int)s->server_id);
+    members_free(&m);
+    if (st.op == RECONCILE_REMOVE) {
         tb_log(TB_LOG_WARN,
                "reconfig: server %d is among raft's members but not in the "
                "configuration (a change cut short): removing it",
-               rm[i].id);
-        if (replog_member_remove(s->log, rm[i].id, reconciled, NULL) == 0)
-            break;
+               st.id);
+        rv = replog_member_remove(s->log, st.id, reconciled, r);
+    } else if (st.op == RECONCILE_ASSIGN) {
+        tb_log(TB_LOG_WARN,
+               "reconfig: server %d is %s in raft's members but %s in the "
+               "configuration (a change cut short): making it %s%s",
+               st.id, raft_role(st.role),
+               st.voter ? "a participant" : "an observer",
+               raft_role(st.voter ? REPLOG_VOTER : REPLOG_STANDBY),
+               st.id == (int)s->server_id ? " (this leader steps down)" : "");
+        rv = st.id == (int)s->server_id
+                 ? demote(r)
+                 : replog_member_assign(s->log, st.id, st.voter, reconciled, r);
     }
-    members_free(&m);
+    if (rv != 0)
+        reconciled(r, rv);
 }
 
 /* The configuration applied changed: the peer links follow it, and

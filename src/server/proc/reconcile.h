@@ -1,0 +1,98 @@
+/* What a leader does to bring raft's members back to the configuration
+ * applied (/zookeeper/config, else the server.N lines) when a reconfig
+ * was cut short: its leader lost after some of its steps (joiners added,
+ * roles changed) and before its outcome was logged, or a leaver not
+ * removed.  proc/reconfig.c's tick makes one step at a time; the decision
+ * is here, inline and free of the server's state, so that a cluster test
+ * over raft's fixture (tests/unit/test_cluster.c) drives the same one.
+ *
+ * The order, one step a tick:
+ *
+ *   1. a server raft has and the configuration does not is removed (in
+ *      raft's order);
+ *   2. a participant that is not a voter in raft becomes one, before
+ *   3. a voter in raft that the configuration makes an observer becomes a
+ *      standby, so that the configuration's voters vote throughout;
+ *   4. last, the leader itself when the configuration makes it an
+ *      observer: the change steps it down once committed, and another
+ *      voter leads, which finds nothing left to do.
+ *
+ * A server in the configuration and not in raft is left alone. */
+#ifndef TBD_PROC_RECONCILE_H
+#define TBD_PROC_RECONCILE_H
+
+#include <stddef.h>
+
+#include "server/replog/replog.h"
+
+/* A server of the configuration: a participant votes, an observer not. */
+struct reconcile_member {
+    int id;
+    int voter;
+};
+
+enum reconcile_op {
+    RECONCILE_NONE,
+    RECONCILE_REMOVE, /* replog_member_remove(id) */
+    RECONCILE_ASSIGN  /* replog_member_assign(id, voter) */
+};
+
+struct reconcile_step {
+    enum reconcile_op op;
+    int id;
+    int role;  /* its role in raft now (REPLOG_*) */
+    int voter; /* RECONCILE_ASSIGN: the role it gets */
+};
+
+/* Whether a leader may change raft's members to match the configuration
+ * now: it leads, raft has no change in flight, and every entry its log
+ * holds is applied (an outcome committed and not yet applied here would
+ * look missing).  The caller adds its own change in flight. */
+static inline int reconcile_may(struct replog *l)
+{
+    return replog_is_leader(l) && !replog_member_changing(l) &&
+           replog_applied_all(l);
+}
+
+static inline const struct reconcile_member *
+reconcile_find(const struct reconcile_member *cfg, size_t ncfg, int id)
+{
+    size_t i;
+
+    for (i = 0; i < ncfg; i++)
+        if (cfg[i].id == id)
+            return &cfg[i];
+    return NULL;
+}
+
+/* The next step from raft's members (rm[0..n), replog_members on the
+ * leader `self`) to the configuration's (cfg[0..ncfg)), or
+ * RECONCILE_NONE when they match. */
+static inline struct reconcile_step
+reconcile_next(const struct replog_member *rm, unsigned n,
+               const struct reconcile_member *cfg, size_t ncfg, int self)
+{
+    const struct reconcile_member *c;
+    int want, pass;
+    unsigned i;
+
+    for (i = 0; i < n; i++)
+        if (reconcile_find(cfg, ncfg, rm[i].id) == NULL)
+            return (struct reconcile_step){RECONCILE_REMOVE, rm[i].id,
+                                           rm[i].role, 0};
+    /* pass 0: to voters, 1: others to standbys, 2: this leader. */
+    for (pass = 0; pass < 3; pass++)
+        for (i = 0; i < n; i++) {
+            c = reconcile_find(cfg, ncfg, rm[i].id);
+            want = c->voter ? REPLOG_VOTER : REPLOG_STANDBY;
+            if (rm[i].role == want ||
+                want != (pass == 0 ? REPLOG_VOTER : REPLOG_STANDBY) ||
+                (rm[i].id == self) != (pass == 2))
+                continue;
+            return (struct reconcile_step){RECONCILE_ASSIGN, rm[i].id,
+                                           rm[i].role, c->voter};
+        }
+    return (struct reconcile_step){RECONCILE_NONE, 0, 0, 0};
+}
+
+#endif
