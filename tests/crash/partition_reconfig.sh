@@ -19,6 +19,10 @@
 #      (zoo.cfg: the members' lines and its own); it serves no client before
 #      the add; reconfig -add with its line; it catches up (within 10 s),
 #      serves reads of every write acknowledged before, and takes writes;
+#      then a follower removed and left running, cut off, healed and
+#      added again as it is (operations.md: "added again, it would serve
+#      again"): no session while removed, serving again after the add
+#      (within 10 s), caught up, taking writes;
 #   3. a member added during a partition: a follower of the three cut off
 #      (a session pinned to it), server 4 started with joinEnsemble=true,
 #      a writer through the connected two; once the leader sees the
@@ -528,6 +532,52 @@ l=$(settled "1 2 3")
 ok "server $l leads servers 1 2 3"
 caught_up "after the re-add"
 check_all
+
+# ---- 2b. a member removed, cut off, healed and added again as it is:
+# operations.md says of a member removed and not stopped: "added again, it
+# would serve again" (its data kept).
+{
+    x=$(echo 1 2 3 | tr ' ' '\n' | grep -vx "$l" | shuf -n1)
+    xo=$(echo 1 2 3 | tr ' ' '\n' | grep -vx "$x" | xargs)
+    echo "2b. follower $x removed, cut off, healed, then added again as it is (running, its data kept)"
+    before=$(grep -c "not a member of the ensemble any more" "$dir/s$x.log" || true)
+    reconfigs=$((reconfigs + 1))
+    # shellcheck disable=SC2086
+    out=$(reconfig "$(hosts $xo)" remove "$x" 2>&1) || fail "reconfig -remove $x failed: $(echo "$out" | tail -3)"
+    removed_again() { [ "$(grep -c "not a member of the ensemble any more" "$dir/s$x.log" || true)" -gt "$before" ]; }
+    within 20000 removed_again || anomaly "server $x did not say within 20 s that it was removed"
+    members=$xo
+    config_is "$xo" "$xo"
+    no_session "$x" /s2b-removed "removed, running"
+    cut_off "$x"
+    write "$xo" /s2b-major 200
+    ok "200 writes through servers $xo acknowledged"
+    no_session "$x" /s2b-cut "removed and cut off"
+    heal "$x"
+    before=$(grep -c "is a member: serving clients" "$dir/s$x.log" || true)
+    t0=$(now_ms)
+    reconfigs=$((reconfigs + 1))
+    # shellcheck disable=SC2086
+    out=$(reconfig "$(hosts $xo)" add "$(line "$x")" 2>&1) && rc=0 || rc=$?
+    if [ "$rc" = 0 ] && [ "$(echo "$out" | config_ids)" = "1 2 3" ]; then
+        ok "server $x added again $(($(now_ms) - t0)) ms after the request"
+    else
+        anomaly "reconfig -add server.$x (removed, running with its data) did not add it (status $rc): $(echo "$out" | tail -3)"
+    fi
+    members="1 2 3"
+    serving_again() { [ "$(grep -c "is a member: serving clients" "$dir/s$x.log" || true)" -gt "$before" ]; }
+    if within 10000 serving_again; then
+        ok "server $x serves again"
+    else
+        anomaly "server $x did not say within 10 s of its add that it serves"
+    fi
+    config_is "1 2 3" "1 2 3"
+    caught_up "server $x added again"
+    write "$x" /s2b-via 100
+    ok "100 writes through server $x acknowledged"
+    l=$(settled "1 2 3")
+    check_all
+}
 
 # ---- 3. a member added during a partition
 l=$(settled "1 2 3")
