@@ -122,29 +122,46 @@ static void peer_closed(uv_handle_t *h)
     free(p);
 }
 
+/* *out becomes the members m[0..n) as the links use them: each address
+ * resolved, its name kept for peer TLS's check of the certificate. */
+static int members_of(const struct peer_member *m, unsigned n,
+                      struct member **out)
+{
+    struct member *v = calloc(n ? n : 1, sizeof *v);
+    unsigned i;
+    int rv;
+
+    if (v == NULL)
+        return TB_ENOMEM;
+    for (i = 0; i < n; i++) {
+        v[i].id = m[i].id;
+        snprintf(v[i].host, sizeof v[i].host, "%s", m[i].host);
+        if ((rv = resolve(m[i].host, m[i].port, &v[i].addr)) != 0) {
+            free(v);
+            return rv;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
 int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
 {
     struct peer *p = calloc(1, sizeof *p);
     const struct member *self;
-    unsigned i;
     int rv;
 
-    if (p == NULL || (p->members = calloc(n, sizeof *p->members)) == NULL) {
-        free(p);
+    if (p == NULL)
         return TB_ENOMEM;
+    if ((rv = members_of(m, n, &p->members)) != 0) {
+        free(p);
+        return rv;
     }
     p->srv = s;
     p->n = n;
     tb_queue_init(&p->accepted);
     tb_map_init(&p->touched);
     tb_map_init(&p->owner);
-    for (i = 0; i < n; i++) {
-        p->members[i].id = m[i].id;
-        snprintf(p->members[i].host, sizeof p->members[i].host, "%s",
-                 m[i].host);
-        if ((rv = resolve(m[i].host, m[i].port, &p->members[i].addr)) != 0)
-            goto err;
-    }
     self = peer__member(p, (int)s->server_id);
     uv_tcp_init(s->loop, &p->listener);
     p->listener.data = p;
@@ -166,31 +183,17 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
     election_start(&p->election, tbd_now_ms(s));
     s->peer = p;
     return 0;
-err:
-    tb_map_free(&p->touched);
-    tb_map_free(&p->owner);
-    free(p->members);
-    free(p);
-    return rv;
 }
 
 void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
 {
     struct peer *p = peer_of(s);
-    struct member *grown;
-    unsigned i;
+    struct member *v;
 
-    if (p == NULL || (grown = calloc(n ? n : 1, sizeof *grown)) == NULL)
+    if (p == NULL || members_of(m, n, &v) != 0)
         return;
-    for (i = 0; i < n; i++) {
-        grown[i].id = m[i].id;
-        if (resolve(m[i].host, m[i].port, &grown[i].addr) != 0) {
-            free(grown);
-            return;
-        }
-    }
     free(p->members);
-    p->members = grown;
+    p->members = v;
     p->n = n;
 }
 
