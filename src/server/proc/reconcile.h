@@ -3,8 +3,9 @@
  * was cut short: its leader lost after some of its steps (joiners added,
  * roles changed) and before its outcome was logged, or a leaver not
  * removed.  proc/reconfig.c's tick makes one step at a time; the decision
- * is here, inline and free of the server's state, so that a cluster test
- * over raft's fixture (tests/unit/test_cluster.c) drives the same one.
+ * is here (reconcile.c), free of the server's state, so that a cluster
+ * test over raft's fixture (tests/unit/test_cluster.c) drives the same
+ * one.
  *
  * The order, one step a tick:
  *
@@ -48,51 +49,13 @@ struct reconcile_step {
  * now: it leads, raft has no change in flight, and every entry its log
  * holds is applied (an outcome committed and not yet applied here would
  * look missing).  The caller adds its own change in flight. */
-static inline int reconcile_may(struct replog *l)
-{
-    return replog_is_leader(l) && !replog_member_changing(l) &&
-           replog_applied_all(l);
-}
-
-static inline const struct reconcile_member *
-reconcile_find(const struct reconcile_member *cfg, size_t ncfg, int id)
-{
-    size_t i;
-
-    for (i = 0; i < ncfg; i++)
-        if (cfg[i].id == id)
-            return &cfg[i];
-    return NULL;
-}
+int reconcile_may(struct replog *l);
 
 /* The next step from raft's members (rm[0..n), replog_members on the
  * leader `self`) to the configuration's (cfg[0..ncfg)), or
  * RECONCILE_NONE when they match. */
-static inline struct reconcile_step
-reconcile_next(const struct replog_member *rm, unsigned n,
-               const struct reconcile_member *cfg, size_t ncfg, int self)
-{
-    const struct reconcile_member *c;
-    int want, pass;
-    unsigned i;
-
-    for (i = 0; i < n; i++)
-        if (reconcile_find(cfg, ncfg, rm[i].id) == NULL)
-            return (struct reconcile_step){RECONCILE_REMOVE, rm[i].id,
-                                           rm[i].role, 0};
-    /* pass 0: to voters, 1: others to standbys, 2: this leader. */
-    for (pass = 0; pass < 3; pass++)
-        for (i = 0; i < n; i++) {
-            c = reconcile_find(cfg, ncfg, rm[i].id);
-            want = c->voter ? REPLOG_VOTER : REPLOG_STANDBY;
-            if (rm[i].role == want ||
-                want != (pass == 0 ? REPLOG_VOTER : REPLOG_STANDBY) ||
-                (rm[i].id == self) != (pass == 2))
-                continue;
-            return (struct reconcile_step){RECONCILE_ASSIGN, rm[i].id,
-                                           rm[i].role, c->voter};
-        }
-    return (struct reconcile_step){RECONCILE_NONE, 0, 0, 0};
-}
+struct reconcile_step reconcile_next(const struct replog_member *rm, unsigned n,
+                                     const struct reconcile_member *cfg,
+                                     size_t ncfg, int self);
 
 #endif

@@ -1,0 +1,47 @@
+/* The steps that bring raft's members back to the configuration applied
+ * (reconcile.h says in which order and why). */
+#include "server/proc/reconcile.h"
+
+int reconcile_may(struct replog *l)
+{
+    return replog_is_leader(l) && !replog_member_changing(l) &&
+           replog_applied_all(l);
+}
+
+static const struct reconcile_member *
+reconcile_find(const struct reconcile_member *cfg, size_t ncfg, int id)
+{
+    size_t i;
+
+    for (i = 0; i < ncfg; i++)
+        if (cfg[i].id == id)
+            return &cfg[i];
+    return NULL;
+}
+
+struct reconcile_step reconcile_next(const struct replog_member *rm, unsigned n,
+                                     const struct reconcile_member *cfg,
+                                     size_t ncfg, int self)
+{
+    const struct reconcile_member *c;
+    int want, pass;
+    unsigned i;
+
+    for (i = 0; i < n; i++)
+        if (reconcile_find(cfg, ncfg, rm[i].id) == NULL)
+            return (struct reconcile_step){RECONCILE_REMOVE, rm[i].id,
+                                           rm[i].role, 0};
+    /* pass 0: to voters, 1: others to standbys, 2: this leader. */
+    for (pass = 0; pass < 3; pass++)
+        for (i = 0; i < n; i++) {
+            c = reconcile_find(cfg, ncfg, rm[i].id);
+            want = c->voter ? REPLOG_VOTER : REPLOG_STANDBY;
+            if (rm[i].role == want ||
+                want != (pass == 0 ? REPLOG_VOTER : REPLOG_STANDBY) ||
+                (rm[i].id == self) != (pass == 2))
+                continue;
+            return (struct reconcile_step){RECONCILE_ASSIGN, rm[i].id,
+                                           rm[i].role, c->voter};
+        }
+    return (struct reconcile_step){RECONCILE_NONE, 0, 0, 0};
+}
