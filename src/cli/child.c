@@ -41,11 +41,16 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* CMD stopped (^Z): stop tumbler with the same signal, the terminal back
- * to the shell; once continued, continue the group, with the terminal if
- * the shell gave it to tumbler (fg, not bg).  Without a terminal there is
- * no shell to tell, and a stopped CMD is left to whoever stopped it. */
-static void follow_stop(struct cli_child *ch, int sig)
+/* CMD stopped (^Z, or SIGTTIN on reading the terminal from the
+ * background): stop tumbler with the same signal, the terminal back to
+ * the shell; once continued, continue the group, with the terminal if
+ * the shell gave it to tumbler (fg, not bg).  This holds whether CMD
+ * started in the foreground or in the background (tumbler stopped by a
+ * ^Z before CMD started, then bg): else a CMD stopped by SIGTTIN would
+ * wait for ever, with tumbler running and the shell's fg unable to reach
+ * it.  Without a terminal there is no shell to tell, and a stopped CMD is
+ * left to whoever stopped it. */
+void cli_child_follow_stop(struct cli_child *ch, int sig)
 {
     if (ch->tty < 0)
         return;
@@ -59,7 +64,7 @@ static void follow_stop(struct cli_child *ch, int sig)
 static void cmd_status(struct cli_child *ch, int st, int *status, int *exited)
 {
     if (WIFSTOPPED(st)) {
-        follow_stop(ch, WSTOPSIG(st));
+        cli_child_follow_stop(ch, WSTOPSIG(st));
         return;
     }
     if (WIFEXITED(st))

@@ -14,19 +14,25 @@ struct cli_child {
     pid_t pid;      /* CMD, the leader of its process group */
     pid_t watchdog; /* a forked helper outside the group; 0: none */
     int watch_fd;   /* the write end of the watchdog's pipe; -1: none */
-    int tty;        /* the terminal handed to the group; -1: none */
+    int tty;        /* the terminal tumbler is a job of; -1: none */
 };
 
 /* Starts argv[0] (searched in PATH) in a new process group, with the
  * environment plus `extra_env` ("NAME=value", NULL-ended; they replace
  * any inherited value).  If tumbler is the foreground job of its
- * terminal, the group gets the terminal.  Returns 0 and *ch, or the exit
- * status after printing why: CLI_NOTFOUND, CLI_NOEXEC or CLI_OSERR. */
+ * terminal, the group gets the terminal at once; if tumbler is a
+ * background job, once the group has stopped (CMD read the terminal) and
+ * the shell's fg has continued the job (child.c).  Returns 0 and *ch, or
+ * the exit status after printing why: CLI_NOTFOUND, CLI_NOEXEC or
+ * CLI_OSERR. */
 int cli_child_spawn(char *const *argv, char *const *extra_env,
                     struct cli_child *ch);
 /* Gives the terminal to CMD's group (`to_group`: if tumbler's group has
  * it) or back to tumbler's (if CMD's group has it). */
 void cli_child_tty(struct cli_child *ch, int to_group);
+/* CMD's group stopped with `sig`: stops tumbler the same way, so that
+ * its shell sees the job stopped, then continues the group (child.c). */
+void cli_child_follow_stop(struct cli_child *ch, int sig);
 /* Once the group is gone: stops the watchdog without its SIGKILL, reaps
  * it and takes the terminal back. */
 void cli_child_finish(struct cli_child *ch);

@@ -22,19 +22,28 @@
  * A group of its own is a background job for the terminal: if tumbler is
  * the terminal's foreground job, CMD's group takes the terminal over (as
  * a shell gives it to a job), so CMD can read from it and gets ^C and ^Z
- * from it; tumbler takes it back when the group ends.
+ * from it; tumbler takes it back when the group ends.  tumbler keeps the
+ * terminal in mind also when it is a background job of a shell (started
+ * with &, or stopped by ^Z and continued with bg before CMD started):
+ * CMD reading the terminal then stops, tumbler stops with it, and once
+ * the shell's fg continues it, CMD's group gets the terminal (child.c).
+ * tumbler hands the terminal over itself, after the fork and only if its
+ * group has it at that moment: a ^Z that stopped tumbler meanwhile has
+ * given the terminal back to the shell, and it stays the shell's.
  *
  * posix_spawn can do none of this; hence fork and exec by hand.  tumbler
  * is multi-threaded (the library's I/O thread), so between fork and exec
  * the child only makes system calls: the PATH search and the environment
  * are prepared before the fork, and an exec failure travels back to the
  * parent as an errno on a close-on-exec socket, which also carries the
- * go.  All signals are blocked across the forks, so tumbler's handlers
- * never run in the children; CMD resets them to their defaults and
- * unblocks before exec.  A CMD that cannot be run is reported as 127 (not
- * found) or 126 (not executable), as env(1) and the shells do. */
+ * child's word that it left tumbler's group, and the go.  All signals
+ * are blocked across the forks, so tumbler's handlers never run in the
+ * children; CMD resets them to their defaults and unblocks before exec.
+ * A CMD that cannot be run is reported as 127 (not found) or 126 (not
+ * executable), as env(1) and the shells do. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,35 +134,46 @@ struct start {
     char **env;
     int sock;        /* the child's end of the socketpair */
     int parent_sock; /* tumbler's end: closed in the child */
-    int tty;
     pid_t parent;
     int maxfd; /* for the watchdog, if close_range is missing */
 };
 
-/* In the child: system calls only.  It leads a new process group, takes
- * the terminal if tumbler had it (SIGTTOU is blocked, so it may), and runs
- * nothing before tumbler's go, which comes once the watchdog exists. */
+/* In the child: system calls only.  It leads a new process group, says
+ * so, and runs nothing before tumbler's go, which comes once the
+ * watchdog exists and the group has the terminal if it is to have it. */
 static void child(const struct start *st)
 {
-    struct sigaction dfl;
+    static const int stops[] = {SIGTSTP, SIGTTIN, SIGTTOU};
+    struct sigaction dfl, ign;
     sigset_t none;
     int sig, err = ENOENT, e;
+    size_t i;
     char *const *f;
     char go;
 
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
+    ign = dfl;
+    ign.sa_handler = SIG_IGN;
     for (sig = 1; sig < NSIG; sig++)
         (void)sigaction(sig, &dfl, NULL); /* fails harmlessly for some */
     close(st->parent_sock);
     (void)setpgid(0, 0);
-    if (st->tty >= 0)
-        (void)tcsetpgrp(st->tty, getpid());
+    /* Out of tumbler's group now.  A stop sent to that group before (a ^Z
+     * while tumbler forked) is pending here too, blocked: it would stop
+     * CMD as it starts, after the shell has continued the job it stopped.
+     * It was tumbler's; ignoring a signal discards it. */
+    for (i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+        (void)sigaction(stops[i], &ign, NULL);
+        (void)sigaction(stops[i], &dfl, NULL);
+    }
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != st->parent) /* died before the prctl took effect */
         _exit(CLI_SOFTWARE);
-    if (read(st->sock, &go, 1) != 1) /* tumbler gave up, or died */
-        _exit(CLI_SOFTWARE);
+    /* Only from now on may the group get the terminal: a ^Z from it is
+     * then for CMD, and stops it as it starts. */
+    if (write(st->sock, "r", 1) != 1 || read(st->sock, &go, 1) != 1)
+        _exit(CLI_SOFTWARE); /* tumbler gave up, or died */
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     for (f = st->files; *f != NULL; f++) {
@@ -225,18 +245,23 @@ static int start_watchdog(struct cli_child *ch, int maxfd)
     return 0;
 }
 
-/* The controlling terminal, if tumbler's group is its foreground group
- * (tumbler runs in the foreground of a shell): CMD's group then takes it
- * over, to read from it and to get its ^C and ^Z.  Else -1. */
-static int foreground_tty(void)
+/* The controlling terminal, if tumbler runs as a job on it: its group is
+ * the terminal's foreground group (CMD's group then takes the terminal
+ * over, to read from it and to get its ^C and ^Z), or a background group
+ * a job-control shell made (the parent is of the same session, in another
+ * group): the shell's fg may give it the terminal later.  Else -1: no
+ * terminal, or one whose stops nobody would see. */
+static int job_tty(void)
 {
     int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    pid_t parent = getppid();
 
-    if (fd >= 0 && tcgetpgrp(fd) != getpgrp()) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
+    if (fd < 0 || tcgetpgrp(fd) == getpgrp())
+        return fd;
+    if (getsid(parent) == getsid(0) && getpgid(parent) != getpgrp())
+        return fd;
+    close(fd);
+    return -1;
 }
 
 void cli_child_tty(struct cli_child *ch, int to_group)
@@ -275,6 +300,33 @@ void cli_child_finish(struct cli_child *ch)
     if (ch->tty >= 0)
         close(ch->tty);
     ch->tty = -1;
+}
+
+/* Waits for the child's exec (end of file on `sock`, which closes with
+ * it) or for its failure (an errno, returned; else 0).  A ^Z that comes
+ * once the group has the terminal stops the child before its exec, with
+ * the socket still open: that stop is followed as CMD's are, else
+ * tumbler would wait here for ever, with the terminal in a stopped group
+ * and the shell out of reach.  A SIGCHLD ends the poll; its timeout is
+ * for one that came just before it. */
+static int await_exec(struct cli_child *ch, int sock)
+{
+    struct pollfd p = {sock, POLLIN, 0};
+    siginfo_t si;
+    int err = 0;
+    ssize_t n;
+
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)ch->pid, &si, WSTOPPED | WNOHANG) == 0 &&
+            si.si_pid == ch->pid)
+            cli_child_follow_stop(ch, si.si_status);
+        if (poll(&p, 1, 100) > 0)
+            break;
+    }
+    while ((n = read(sock, &err, sizeof err)) < 0 && errno == EINTR)
+        ;
+    return n == (ssize_t)sizeof err ? err : 0;
 }
 
 static int spawn_error(const char *name, int err)
@@ -321,12 +373,11 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
                        .env = make_env(extra_env),
                        .sock = -1,
                        .parent_sock = -1,
-                       .tty = -1,
                        .parent = getpid(),
                        .maxfd = 65536};
     int sv[2] = {-1, -1}, err = 0, rv = CLI_OK;
+    char ready;
     long maxfd = sysconf(_SC_OPEN_MAX);
-    ssize_t n;
 
     memset(ch, 0, sizeof *ch);
     ch->watch_fd = ch->tty = -1;
@@ -342,7 +393,7 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
     }
     st.parent_sock = sv[0];
     st.sock = sv[1];
-    st.tty = ch->tty = foreground_tty();
+    ch->tty = job_tty();
     /* Orphans of CMD's group become tumbler's children: it can wait for
      * them, and their pids stay taken until it has. */
     (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -358,12 +409,17 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
         rv = cli_err(NULL, CLI_OSERR, "fork: %s", strerror(err));
         goto out;
     }
+    /* Once the child is out of tumbler's group, and before the go, so
+     * that CMD has the terminal from its start; here rather than in the
+     * child, which would take it even from the shell if a ^Z stopped
+     * tumbler since it looked.  (Nothing read: the child died; the go
+     * then fails, and its status is reaped as CMD's.) */
+    while (read(sv[0], &ready, 1) < 0 && errno == EINTR)
+        ;
+    cli_child_tty(ch, 1);
     while (write(sv[0], "g", 1) < 0 && errno == EINTR)
         ;
-    /* EOF: the exec happened (the socket closed with it). */
-    while ((n = read(sv[0], &err, sizeof err)) < 0 && errno == EINTR)
-        ;
-    if (n == (ssize_t)sizeof err) {
+    if ((err = await_exec(ch, sv[0])) != 0) {
         while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR)
             ;
         cli_child_finish(ch);

@@ -10,14 +10,18 @@ srv_start
 D=$T_DIR
 
 # on_pty LOG STEP... -- COMMAND...: runs COMMAND on a pseudo-terminal.
-# A step is text to type (\r ends a line, \x03 is ^C, \x1a is ^Z), or
+# A step is text to type (\r ends a line, \x03 is ^C, \x1a is ^Z),
 # "?text" to wait until the terminal has shown text ("?2*text": shown
-# twice).  Exits with COMMAND's status, 100 if a wait failed; LOG gets
-# what was shown.
+# twice), or "!shell command" to wait until that command succeeds.  Text
+# is typed 0.1 s after the step before, "=text" at once.  Exits with
+# COMMAND's status, 100 if a wait failed; LOG gets what was shown.
+# What a shell echoes of a typed line counts as shown: a CMD typed in
+# says it runs with text its line does not hold ("ready 42" from
+# `echo "ready $((6*7))"`).
 on_pty()
 {
     timeout -k 5 30 python3 - "$@" <<'EOF'
-import os, pty, select, sys, time
+import os, pty, select, subprocess, sys, time
 log, args = sys.argv[1], sys.argv[2:]
 cut = args.index("--")
 steps, cmd = args[:cut], args[cut + 1:]
@@ -38,8 +42,21 @@ def pump(until=None, limit=10.0, times=1):
             except OSError:
                 break
     return until is None
+def until_true(cmd, limit=10.0):
+    end = time.time() + limit
+    while time.time() < end:
+        if subprocess.run(cmd, shell=True).returncode == 0:
+            return True
+        pump(None, 0.1)
+    return False
 ok = True
 for s in steps:
+    if s.startswith("!"):
+        if not until_true(s[1:]):
+            print("never true: %s" % s[1:], file=sys.stderr)
+            ok = False
+            break
+        continue
     s = s.encode().decode("unicode_escape")
     if s.startswith("?2*"):
         if not pump(s[3:], times=2):
@@ -51,11 +68,21 @@ for s in steps:
             print("terminal never showed %r" % s[1:], file=sys.stderr)
             ok = False
             break
+    elif s.startswith("="):
+        os.write(fd, s[1:].encode())
     else:
         pump(None, 0.1)
         os.write(fd, s.encode())
 if not ok:
-    os.kill(pid, 9)
+    # Every process of the terminal's session, not only the shell: a job
+    # left stopped or stuck would outlive the test.
+    for p in os.listdir("/proc"):
+        try:
+            stat = open("/proc/%s/stat" % p).read()
+            if int(stat.rsplit(")", 1)[1].split()[3]) == pid:
+                os.kill(int(p), 9)
+        except (ValueError, IndexError, OSError):
+            pass
 _, st = os.waitpid(pid, 0)
 pump(None, 0.2)
 open(log, "wb").write(buf)
@@ -78,24 +105,49 @@ if kill -0 "$(cat "$D/gc.pid")" 2>/dev/null; then fail "^C: CMD's child still ru
 else ok "^C: CMD's child is gone"; fi
 tb lock -n /t -- true; check_eq "^C: released" 0 "$?"
 
+# The line typed in the interactive shells below: CMD says "ready 42"
+# once it runs, then reads a line.
+typed="\"$TUMBLER\" lock /t -- sh -c 'echo \"ready \$((6*7))\"; read x; echo \"got \$x\"'\r"
+
 # ^Z in an interactive shell: the job stops, fg continues it, and CMD
 # still has the terminal.
-on_pty "$D/tstp.log" '?$ ' \
-    "\"$TUMBLER\" lock /t -- sh -c 'echo ready; read x; echo \"got \$x\"'\r" \
-    '?ready' '\x1a' '?Stopped' 'fg\r' '?lock /t' 'later\r' '?got later' \
-    'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
+on_pty "$D/tstp.log" '?$ ' "$typed" '?ready 42' '\x1a' '?Stopped' 'fg\r' \
+    '?lock /t' 'later\r' '?got later' 'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
     env PS1='$ ' bash --norc --noprofile -i
 check_eq "^Z, fg: the job stopped and went on" 0 "$?"
 tb lock -n /t -- true; check_eq "^Z, fg: released at the end" 0 "$?"
+
+# ^Z as tumbler starts CMD (it says so just before the fork): whichever
+# group it stops, tumbler before or CMD before or after its exec, the
+# shell says the job stopped, and fg continues it with the terminal.
+on_pty "$D/start.log" '?$ ' "${typed/ lock / lock --verbose }" '?running sh' \
+    '=\x1a' '?Stopped' 'fg\r' '?ready 42' 'now\r' '?got now' \
+    'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "^Z as CMD starts, fg: the job stopped and went on" 0 "$?"
+tb lock -n /t -- true; check_eq "^Z as CMD starts: released at the end" 0 "$?"
 
 # ^Z then bg: the job goes on in the background, the terminal stays the
 # shell's; CMD reading from it stops the job again (SIGTTIN; set -b has
 # bash say so at once), and fg gives it the terminal.
 on_pty "$D/bg.log" '?$ ' 'set -b\r' \
-    "\"$TUMBLER\" lock /t -- sh -c 'echo ready; read x; echo \"got \$x\"'\r" \
-    '?ready' '\x1a' '?Stopped' 'bg\r' '?2*Stopped' 'fg\r' '?lock /t' \
+    "$typed" '?ready 42' '\x1a' '?Stopped' 'bg\r' '?2*Stopped' 'fg\r' '?lock /t' \
     'back\r' '?got back' 'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
     env PS1='$ ' bash --norc --noprofile -i
 check_eq "^Z, bg: stopped on reading the terminal, fg goes on" 0 "$?"
+tb lock -n /t -- true; check_eq "^Z, bg: released at the end" 0 "$?"
+
+# ^Z while tumbler still waits for the lock, then bg: CMD starts in the
+# background once the lock is free; its read of the terminal stops it,
+# tumbler with it (the shell says so), and fg gives CMD the terminal.
+bg 60 "$TUMBLER" lock /t -- sh -c 'touch "$0/held"; while [ ! -e "$0/go" ]; do sleep 0.1; done' "$D"
+wait_for 10 test -e "$D/held"
+printf -v queued '[ "$(%q locks /t | sed -n 1p)" = "/t: mutex, 1 holding, 1 waiting" ]' "$TUMBLER"
+on_pty "$D/early.log" '?$ ' 'set -b\r' "$typed" "!$queued" '\x1a' '?Stopped' \
+    'bg\r' "!touch $(printf %q "$D/go")" '?ready 42' '?2*Stopped' 'fg\r' \
+    '?lock /t' 'early\r' '?got early' 'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "^Z before CMD starts, bg: stopped on reading the terminal, fg goes on" 0 "$?"
+tb lock -n /t -- true; check_eq "^Z before CMD starts: released at the end" 0 "$?"
 
 t_end
