@@ -1,6 +1,8 @@
 /* A follower's side of the peer links: the timer that looks for the
  * leader raft names every POLL_MS and keeps one link to it (connected,
- * secured, HELLO first), the leader's answers on that link (PEER_OWNED,
+ * secured, HELLO first; made again at once or after a delay, as
+ * LINK_HELD_MS in peer_int.h says; none while this server is outside the
+ * ensemble), the leader's answers on that link (PEER_OWNED,
  * PEER_FAILED), the sessions heard from reported to it, the line logged
  * per change of leader, and a server cut off from any leader closing its
  * clients' connections. */
@@ -92,7 +94,8 @@ static void connected_cb(uv_connect_t *req, int status)
         replog_leader_gone(p->srv->log, k->leader_id);
     }
     if (status != 0 || k != p->out) {
-        /* Tried again every POLL_MS while raft still names it: said once. */
+        /* Tried again while raft still names it (LINK_HELD_MS): said once,
+         * until a link to it holds. */
         if (k == p->out && p->unreachable != k->leader_id)
             tb_log(TB_LOG_WARN,
                    "peer: cannot reach the leader (server %d): "
@@ -103,7 +106,6 @@ static void connected_cb(uv_connect_t *req, int status)
         peer__link_close(k);
         return;
     }
-    p->unreachable = 0;
     if (p->srv->quorum_tls == NULL) {
         following(k);
         return;
@@ -130,8 +132,11 @@ static void following(struct link *k)
     struct peer *p = k->p;
     uint8_t id[4];
 
-    tb_log(TB_LOG_INFO, "peer: following server %d", k->leader_id);
+    /* After a link that did not hold, said once one holds (link_held). */
+    if (p->unreachable != k->leader_id && p->refused != k->leader_id)
+        tb_log(TB_LOG_INFO, "peer: following server %d", k->leader_id);
     k->connected = 1;
+    k->up_ms = tbd_now_ms(p->srv);
     tb_store_be32(id, (uint32_t)p->srv->server_id);
     peer__write_out(k, (uint8_t[]){0, 0, 0, 5, PEER_HELLO}, FRAME_HDR);
     peer__write_out(k, id, sizeof id);
@@ -172,6 +177,67 @@ static void follow(struct peer *p, int leader)
     if (uv_fileno((uv_handle_t *)&k->tcp, &fd) == 0)
         (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
                          sizeof timeout);
+}
+
+/* ---- when a link is made again (LINK_HELD_MS in peer_int.h) ---- */
+
+static unsigned retry_max(const struct peer *p)
+{
+    int e = p->srv->cfg->election_timeout;
+
+    return e > POLL_MS && e < RETRY_MAX_MS ? (unsigned)e : RETRY_MAX_MS;
+}
+
+void peer__out_ended(struct peer *p, struct link *k)
+{
+    uint64_t now = tbd_now_ms(p->srv);
+
+    if (k->steady) {
+        tb_log(TB_LOG_INFO, "peer: link to the leader (server %d) closed",
+               k->leader_id);
+        p->retry_ms = 0;
+        p->retry_at = 0;
+        return;
+    }
+    p->retry_ms = p->retry_ms == 0 ? POLL_MS : 2 * p->retry_ms;
+    if (p->retry_ms > retry_max(p))
+        p->retry_ms = retry_max(p);
+    p->retry_at = now + p->retry_ms;
+    p->retry_leader = k->leader_id;
+    /* Connected, then closed by the leader before it held: a leader
+     * refuses a link from an address its configuration does not list as
+     * a member's, at once (and logs it).  Said once, until one holds. */
+    if (k->connected && k->broken && p->refused != k->leader_id) {
+        p->refused = k->leader_id;
+        tb_log(TB_LOG_WARN,
+               "peer: the leader (server %d) closed this server's link %llu "
+               "ms after it was made: if it goes on doing so, its "
+               "configuration does not list this server's address as a "
+               "member's (its log then says \"a connection to the election "
+               "port from no member\"); linking again less often, up to "
+               "every %u ms, until a link holds",
+               k->leader_id, (unsigned long long)(now - k->up_ms),
+               retry_max(p));
+    }
+}
+
+/* The link to the leader has been up for LINK_HELD_MS: it holds.  The next
+ * one, should it end, goes at once, and what was said once about the
+ * leader is said again. */
+static void link_held(struct peer *p, uint64_t now)
+{
+    struct link *k = p->out;
+
+    if (k == NULL || !k->connected || k->steady ||
+        now - k->up_ms < LINK_HELD_MS)
+        return;
+    k->steady = 1;
+    p->retry_ms = 0;
+    p->retry_at = 0;
+    if (p->unreachable == k->leader_id || p->refused == k->leader_id)
+        tb_log(TB_LOG_INFO, "peer: following server %d", k->leader_id);
+    p->unreachable = 0;
+    p->refused = 0;
 }
 
 /* ---- sessions heard from, reported to the leader ---- */
@@ -274,10 +340,26 @@ void peer__on_timer(uv_timer_t *t)
         tb_map_free(&p->owner);
         tb_map_init(&p->owner);
     }
-    if (leader == (int)s->server_id || leader == 0) {
+    /* Another leader, or none: the next link goes at once. */
+    if (leader != p->retry_leader) {
+        p->retry_leader = leader;
+        p->retry_ms = 0;
+        p->retry_at = 0;
+    }
+    link_held(p, now);
+    /* Outside the ensemble (a joiner not yet added, a member removed), no
+     * link: the leader refuses a server its configuration does not list,
+     * and this one serves no client whose writes or sessions it would
+     * carry.  Its first link once inside goes at once. */
+    if (leader == (int)s->server_id || leader == 0 || p->removed) {
         if (p->out != NULL)
             peer__link_close(p->out);
-    } else if (p->out == NULL || p->out->leader_id != leader) {
+        if (p->removed) {
+            p->retry_ms = 0;
+            p->retry_at = 0;
+        }
+    } else if ((p->out == NULL || p->out->leader_id != leader) &&
+               now >= p->retry_at) {
         follow(p, leader);
     }
     leaderless(p, leader == 0, now);

@@ -30,6 +30,20 @@ enum {
 /* How often the leader is looked for: a follower learns of a new one
  * within this (raft has no callback for it). */
 #define POLL_MS 20
+/* A follower's link to the leader is made again at the next poll once it
+ * ends, if it had held: connected (and secured) for LINK_HELD_MS.  One that
+ * ends before that (the connect or the handshake failed, or the leader
+ * closed it: a leader closes at once a link from an address its
+ * configuration does not list as a member's) is made again only after a
+ * delay that doubles each time, from POLL_MS to RETRY_MAX_MS (or the
+ * election timeout, if shorter), so that a server the leader refuses, for
+ * as long as raft names that leader, links about once a second rather than
+ * every poll.  The delay starts over when a link holds, when raft names
+ * another leader or none, and while this server is outside the ensemble
+ * (peer_set_outside), where it makes no link: the leader refuses it, and
+ * it has no client to forward for. */
+#define LINK_HELD_MS 1000
+#define RETRY_MAX_MS 1000
 
 struct link {
     uv_tcp_t tcp;
@@ -43,6 +57,10 @@ struct link {
     int leader_id;       /* the leader it goes to; 0: a follower's link */
     int from;            /* a follower's link: its server id (HELLO) */
     int connected;       /* to the leader: the connect completed */
+    int broken;          /* ended by the other end or the network: a read or
+                            a write failed */
+    uint64_t up_ms;      /* to the leader: when HELLO went (tbd_now_ms) */
+    int steady;          /* to the leader: up for LINK_HELD_MS */
     struct tb_wbuf in;   /* what was read and not yet handled */
     struct tb_wbuf held; /* frames sent before the connect completed */
 };
@@ -68,6 +86,12 @@ struct peer {
     uint64_t touch_at_ms;    /* when the next report goes */
     int open_handles;        /* the listener and the timer, closing */
     int unreachable;         /* the leader last found so, once said */
+    int refused;             /* the leader that last closed a link before it
+                                held, once said */
+    unsigned retry_ms;       /* the delay after the last link that did not
+                                hold; 0: the next link goes at once */
+    uint64_t retry_at;       /* no link to retry_leader before then */
+    int retry_leader;        /* the leader the delay is for */
     int lost;                /* the leader whose working link closed last */
     int pushing, push_again; /* push_commit's barrier */
     uint64_t leaderless_since;      /* no leader known since then; 0: one is */
@@ -75,6 +99,7 @@ struct peer {
     int logged_leader;              /* the leader the log last named; 0: none */
     int removed;                    /* not a member (peer_set_outside) */
     struct election_timer election; /* election_time's (http/election.h) */
+    struct tb_log_rate refused_log; /* the leader's: links from no member */
 };
 
 static inline struct peer *peer_of(struct tbd *s)
@@ -126,6 +151,10 @@ void peer__on_failed(struct peer *p, const uint8_t *b, size_t n);
 /* Every POLL_MS: follows the leader raft names, closes the clients of a
  * server long without one, reports the sessions heard from. */
 void peer__on_timer(uv_timer_t *t);
+/* k, p->out, ends (peer__link_close): the next link waits or not
+ * (LINK_HELD_MS), and a link the leader closed before it held is said,
+ * once. */
+void peer__out_ended(struct peer *p, struct link *k);
 
 /* ---- peer.c ---- */
 

@@ -200,6 +200,26 @@ static void follower_secured(void *arg, int fd)
         follower_linked(k);
 }
 
+/* A connection from no member (`a`, or NULL: unknown), closed: a line a
+ * second at most, so that a server left out of the configuration, or
+ * anything else that keeps connecting, cannot flood the log. */
+static void refuse(struct peer *p, struct link *k,
+                   const struct sockaddr_storage *a)
+{
+    uint64_t now = tbd_now_ms(p->srv);
+    char ip[64] = "an unknown address";
+
+    peer__link_discard(k);
+    if (!tb_log_due(&p->refused_log, now))
+        return;
+    if (a != NULL)
+        (void)uv_ip_name((const struct sockaddr *)a, ip, sizeof ip);
+    tb_log_rated(&p->refused_log, TB_LOG_WARN,
+                 "peer: a connection to the election port from no member "
+                 "(%s, not in this server's configuration): closed",
+                 ip);
+}
+
 void peer__on_connection(uv_stream_t *server, int status)
 {
     struct peer *p = server->data;
@@ -210,11 +230,12 @@ void peer__on_connection(uv_stream_t *server, int status)
     if (status != 0 || (k = peer__link_new(p)) == NULL)
         return;
     if (uv_accept(server, (uv_stream_t *)&k->tcp) != 0 ||
-        uv_tcp_getpeername(&k->tcp, (struct sockaddr *)&a, &alen) != 0 ||
-        !from_member(p, &a)) {
-        tb_log(TB_LOG_WARN, "peer: a connection to the election port from "
-                            "no member: closed");
-        peer__link_discard(k);
+        uv_tcp_getpeername(&k->tcp, (struct sockaddr *)&a, &alen) != 0) {
+        refuse(p, k, NULL);
+        return;
+    }
+    if (!from_member(p, &a)) {
+        refuse(p, k, &a);
         return;
     }
     tb_queue_insert_tail(&p->accepted, &k->node);

@@ -27,8 +27,10 @@ static void written(uv_write_t *req, int status)
 {
     struct write_req *w = TB_CONTAINER_OF(req, struct write_req, req);
 
-    if (status != 0 && !uv_is_closing((uv_handle_t *)&w->k->tcp))
+    if (status != 0 && !uv_is_closing((uv_handle_t *)&w->k->tcp)) {
+        w->k->broken = 1;
         peer__link_close(w->k);
+    }
     free(w);
 }
 
@@ -119,10 +121,9 @@ void peer__link_close(struct link *k)
     if (k->handles == 2)
         uv_close((uv_handle_t *)&k->pipe, handle_closed);
     if (k == p->out) {
+        peer__out_ended(p, k);
         p->out = NULL;
         if (k->connected) {
-            tb_log(TB_LOG_INFO, "peer: link to the leader (server %d) closed",
-                   k->leader_id);
             p->lost = k->leader_id;
             election_lost(&p->election, k->leader_id, tbd_now_ms(p->srv));
         }
@@ -188,6 +189,7 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
     (void)buf;
     if (nread < 0) {
+        k->broken = 1;
         peer__link_close(k);
         return;
     }
