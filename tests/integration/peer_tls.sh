@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Peer TLS (sslQuorum, ssl.quorum.*) on three tumblerd members on 127.0.0.1, with
-# tls/mkcerts.sh's certificates: members 1 and 2 read PKCS12 stores, member 3 PEM files.
+# Peer TLS (sslQuorum, ssl.quorum.*) on three tumblerd members on 127.0.0.1, named localhost in
+# their server lines, with tls/mkcerts.sh's certificates valid for that name alone (named.*), so
+# that a member checked by its address instead would be refused: members 1 and 2 read PKCS12
+# stores, member 3 PEM files.
 #   1. the members elect a leader and take writes on every member, each read on another;
 #   2. both quorum ports of a member speak TLS and want a certificate: openssl s_client with
 #      the CA's certificate finishes a handshake on each and is verified; without one it is
@@ -11,6 +13,10 @@
 #   3. a 4th member whose certificate another CA signed cannot join: the members refuse it
 #      and log why, it logs that they refused it (an alert after its handshake: it is told by
 #      the first byte of the other side, an ACK, when it is in), and the leader stays;
+#   3a. a 6th member whose certificate our CA signed for another name (other.invalid) is
+#      refused too: its address (127.0.0.1) and the host name that reverse-resolves to
+#      (localhost) are both tried and named in the members' logs; it logs that they refused
+#      its certificate (their first byte a NAK);
 #   3b. zkCli's `reconfig -add` of a 5th server with a valid certificate (joinEnsemble, its data
 #      directory empty): it joins over TLS, catches up (it holds what was written before) and
 #      serves: a write through it, read through the others;
@@ -32,10 +38,11 @@ passed=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { passed=$((passed + 1)); echo "ok - $* (${SECONDS}s)"; }
 
-ens_init 5
+ens_init 6
+named_line() { ens_line "$1" | sed 's/=127\.0\.0\.1:/=localhost:/'; } # I: member I's, by name
 members() { # N: the server.N lines of members 1..N
     local i
-    for ((i = 1; i <= $1; i++)); do ens_line "$i"; done
+    for ((i = 1; i <= $1; i++)); do named_line "$i"; done
 }
 {
     echo "tickTime=1000"
@@ -45,9 +52,9 @@ members() { # N: the server.N lines of members 1..N
     echo "DigestAuthenticationProvider.superDigest=$(ens_super_digest)"
     members 3
 } > "$work/zoo.cfg"
-p12=(--ssl.quorum.keyStore.location="$certs/server.p12" --ssl.quorum.keyStore.password=secret
+p12=(--ssl.quorum.keyStore.location="$certs/named.p12" --ssl.quorum.keyStore.password=secret
     --ssl.quorum.trustStore.location="$certs/trust.p12" --ssl.quorum.trustStore.password=secret)
-cp "$certs/server.pem.key" "$work/m3.pem"
+cp "$certs/named.pem.key" "$work/m3.pem"
 pem=(--ssl.quorum.keyStore.location="$work/m3.pem" --ssl.quorum.keyStore.type=PEM
     --ssl.quorum.trustStore.location="$certs/ca.pem")
 ens_start 1 "$work/zoo.cfg" "${p12[@]}"
@@ -153,7 +160,7 @@ refused_by_member() {
     done
 }
 until_ok 15 refused_by_member || fail "a member did not log refusing the rogue"
-until_ok 10 grep -q "peer TLS: connecting to 127.0.0.1:${qport[1]}: .*alert unknown ca" "${dir[4]}/server.log" ||
+until_ok 10 grep -q "peer TLS: connecting to localhost:${qport[1]}: .*alert unknown ca" "${dir[4]}/server.log" ||
     fail "the rogue did not log being refused: $(tail -5 "${dir[4]}/server.log")"
 [ "$(member_mode 4)" != leader ] || fail "the rogue leads"
 old=$L
@@ -164,15 +171,44 @@ wait "${pid[4]}" 2> /dev/null
 pid[4]=0
 ok "a member from another CA is refused by all three and says so; leader $L stays, writes go on"
 
+# 3a. A 6th member, its certificate from our CA but for another host: the name check refuses it.
+{
+    echo "tickTime=1000"
+    echo "4lw.commands.whitelist=*"
+    echo "sslQuorum=true"
+    members 3
+    named_line 6
+} > "$work/misnamed.cfg"
+ens_start 6 "$work/misnamed.cfg" --ssl.quorum.keyStore.location="$certs/misnamed.p12" \
+    --ssl.quorum.keyStore.password=secret --ssl.quorum.trustStore.location="$certs/ca.pem"
+misnamed_refused() {
+    local i
+    for i in 1 2 3; do
+        grep -q "peer TLS: a connection from 127.0.0.1:[0-9]* (to port ${qport[$i]}): its certificate names neither the address 127.0.0.1 nor localhost, the host name it reverse-resolves to" \
+            "${dir[$i]}/server.log" || return 1
+    done
+}
+until_ok 15 misnamed_refused ||
+    fail "a member did not log refusing a certificate for another name: $(grep 'peer TLS' "${dir[1]}/server.log" | tail -3)"
+until_ok 10 grep -q "peer TLS: connecting to localhost:${qport[1]}: the member refused our certificate" \
+    "${dir[6]}/server.log" || fail "member 6 did not log being refused: $(tail -5 "${dir[6]}/server.log")"
+[ "$(member_mode 6)" != leader ] || fail "member 6 leads"
+find_leader 1 2 3 && [ "$L" = "$old" ] || fail "the leader changed from $old to ${L}"
+write_each e 1 2 3
+kill -KILL "${pid[6]}"
+wait "${pid[6]}" 2> /dev/null
+pid[6]=0
+ok "a member of our CA named other.invalid is refused by all three, both names tried; leader $L stays"
+
 # 3b. A 5th server with a certificate of our CA, added at run time.
-line5=$(ens_line 5)
+line5=$(named_line 5)
 { cat "$work/zoo.cfg"; echo "$line5"; echo "joinEnsemble=true"; } > "$work/zoo5.cfg"
 ens_start 5 "$work/zoo5.cfg" "${p12[@]}"
 until_ok 10 grep -q "joining: no clients" "${dir[5]}/server.log" ||
     fail "member 5 does not say it waits to join"
 out=$(printf 'addauth digest super:secret\nreconfig -add %s\n' "$line5" |
     zkcli "127.0.0.1:${cport[1]}" "$work/zkcli.log" 2>&1)
-grep -q "^server.5=127.0.0.1:${qport[5]}:${eport[5]}:participant;" <<< "$out" ||
+grep -q "^server.5=localhost:${qport[5]}:${eport[5]}:participant;" <<< "$out" ||
     fail "reconfig -add server.5: $out"
 wait_serving "${cport[5]}" 20 "${pid[5]}" || fail "member 5 does not serve after it joined"
 for r in a r b; do

@@ -8,6 +8,7 @@
  * after it gave the connection up.  One side's writes waiting beyond
  * QUEUE_MAX stop reading the other side until they drain. */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -29,8 +30,11 @@
 #define CHUNK        65536
 /* The first byte the accepting side sends, once it took the certificate:
  * with TLS 1.3 the dialing side's handshake ends before the other side
- * has checked its certificate, and only this says that it passed. */
+ * has checked its certificate, and only this says that it passed.  The
+ * host name check comes after the handshake (it may wait for a reverse
+ * lookup), so a certificate it refuses gets NAK instead, then the end. */
 #define ACK   0x01
+#define NAK   0x02
 #define RATES 8 /* places whose refusals are each rated on their own */
 
 struct tunnel_ctx {
@@ -49,9 +53,21 @@ struct tunnel_ctx {
     struct tb_queue live;
 };
 
+/* A reverse lookup of the address a connection came from, on libuv's
+ * thread pool.  It may outlive its tunnel: a tunnel closed meanwhile sets
+ * t to NULL, and the callback, which always comes (with UV_ECANCELED if
+ * canceled), frees it. */
+struct lookup {
+    uv_getnameinfo_t req;
+    struct tunnel *t;
+};
+
 struct tunnel {
     struct tunnel_ctx *x;
-    struct tb_queue link; /* in x->live */
+    struct tb_queue link;  /* in x->live */
+    struct lookup *lookup; /* accepting: the dialer's host name, if asked */
+    struct sockaddr_storage from; /* accepting: the dialer's address */
+    char addr[INET6_ADDRSTRLEN];  /* ... as text */
     SSL *ssl;
     BIO *net_in;      /* ciphertext from the member, for the SSL */
     BIO *net_out;     /* ciphertext from the SSL, for the member */
@@ -99,6 +115,11 @@ static void tunnel_close(struct tunnel *t, int reset)
         return;
     t->closing = 1;
     t->cb = NULL;
+    if (t->lookup != NULL) { /* its callback frees it */
+        t->lookup->t = NULL;
+        uv_cancel((uv_req_t *)&t->lookup->req);
+        t->lookup = NULL;
+    }
     if (cb != NULL)
         cb(t->arg, -1);
     uv_close((uv_handle_t *)&t->timer, handle_closed);
@@ -277,6 +298,12 @@ static void deliver(struct tunnel *t)
     int k = 1, e;
 
     if (!t->secured && (k = SSL_read(t->ssl, chunk, 1)) == 1) {
+        if (chunk[0] == NAK) {
+            refused(t, "the member refused our certificate: it names "
+                       "neither our address nor our address's host name");
+            tunnel_fail(t);
+            return;
+        }
         if (chunk[0] != ACK) {
             refused(t, "the member's first byte is not its ACK");
             tunnel_fail(t);
@@ -345,20 +372,107 @@ static void secured(struct tunnel *t)
     cb(t->arg, sv[1]);
 }
 
+/* Accepting: the certificate taken, ACK and the plaintext's way open. */
+static int admit(struct tunnel *t)
+{
+    if (SSL_write(t->ssl, (const char[]){ACK}, 1) != 1 || flush(t) != 0)
+        return TB_EIO;
+    secured(t);
+    return 0;
+}
+
+/* Accepting, the name check failed (logged): NAK, then the end. */
+static void deny(struct tunnel *t)
+{
+    if (SSL_write(t->ssl, (const char[]){NAK}, 1) != 1 || flush(t) != 0) {
+        tunnel_close(t, 0);
+        return;
+    }
+    tunnel_fail(t);
+}
+
+static void looked_up(uv_getnameinfo_t *req, int status, const char *host,
+                      const char *service)
+{
+    struct lookup *l = TB_CONTAINER_OF(req, struct lookup, req);
+    struct tunnel *t = l->t;
+    char why[INET6_ADDRSTRLEN + NI_MAXHOST + 160];
+
+    (void)service;
+    if (t != NULL)
+        t->lookup = NULL;
+    /* Gone, or its handles closed by the server's exit (main.c). */
+    if (t == NULL || t->closing || uv_is_closing((uv_handle_t *)&t->tcp)) {
+        free(l);
+        return;
+    }
+    if (status == 0 && X509_check_host(SSL_get0_peer_certificate(t->ssl), host,
+                                       0, 0, NULL) == 1) {
+        free(l);
+        if (admit(t) != 0) {
+            tunnel_close(t, 0);
+            return;
+        }
+        if (t->closing)
+            return;
+        if (uv_read_start((uv_stream_t *)&t->tcp, alloc_cb, tcp_read) != 0)
+            tunnel_close(t, 0);
+        else
+            deliver(t); /* what came with the handshake's end */
+        return;
+    }
+    if (status == 0)
+        snprintf(why, sizeof why,
+                 "its certificate names neither the address %s nor %s, "
+                 "the host name it reverse-resolves to",
+                 t->addr, host);
+    else
+        snprintf(why, sizeof why,
+                 "its certificate does not name the address %s, and that "
+                 "address has no host name to try (reverse lookup: %s)",
+                 t->addr, uv_strerror(status));
+    free(l);
+    refused(t, why);
+    deny(t);
+}
+
+/* Accepting, the chain verified: with hostnameVerification the
+ * certificate must also name the address the connection came from or,
+ * failing that, the host name that address reverse-resolves to, as
+ * ZooKeeper's quorum does (ZKTrustManager).  The lookup runs on the
+ * thread pool, the connection's reading stopped until it answers. */
+static int accepted(struct tunnel *t)
+{
+    struct lookup *l;
+
+    if (!t->x->verify_host ||
+        X509_check_ip_asc(SSL_get0_peer_certificate(t->ssl), t->addr, 0) == 1)
+        return admit(t);
+    if ((l = malloc(sizeof *l)) != NULL)
+        l->t = t;
+    if (l == NULL ||
+        uv_getnameinfo(t->x->loop, &l->req, looked_up,
+                       (const struct sockaddr *)&t->from, NI_NAMEREQD) != 0) {
+        free(l);
+        refused(t, "its certificate does not name its address, and the "
+                   "address's host name could not be looked up");
+        return TB_EIO;
+    }
+    t->lookup = l;
+    uv_read_stop((uv_stream_t *)&t->tcp);
+    return 0;
+}
+
 /* 0 while it goes on or once done, non-zero when it failed (logged). */
 static int handshake(struct tunnel *t)
 {
     int r = SSL_do_handshake(t->ssl), e = SSL_get_error(t->ssl, r);
 
-    if (r == 1 && !t->dialing && SSL_write(t->ssl, (const char[]){ACK}, 1) != 1)
-        return TB_EIO;
     if (flush(t) != 0)
         return TB_EIO;
     if (r == 1) {
         t->handshaken = 1;
-        if (!t->dialing)
-            secured(t);
-        return 0;
+        return t->dialing ? 0 : accepted(t);
     }
     if (e == SSL_ERROR_WANT_READ)
         return 0;
@@ -389,7 +503,9 @@ static void tcp_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
             tunnel_fail(t);
             return;
         }
-        if (!t->handshaken || t->closing)
+        /* Accepting, and the host name is being looked up: what came
+         * with the handshake's end waits in net_in. */
+        if (!t->handshaken || t->closing || t->lookup != NULL)
             return;
     }
     deliver(t);
@@ -399,15 +515,18 @@ static void timed_out(uv_timer_t *h)
 {
     struct tunnel *t = h->data;
 
-    if (!t->secured && !t->failing)
+    if (t->lookup != NULL)
+        refused(t, "its address's host name not found within 5 s "
+                   "(reverse lookup)");
+    else if (!t->secured && !t->failing)
         refused(t, "no TLS handshake within 5 s");
     tunnel_close(t, 0);
 }
 
 /* ---- the interface ---- */
 
-/* Whom the member's certificate must name: its configured host when
- * dialing, the address it came from when accepting. */
+/* Dialing: the member's certificate must name its configured host (the
+ * accepting side checks once the handshake is done: accepted()). */
 static int expect_host(struct tunnel *t, const char *host)
 {
     X509_VERIFY_PARAM *p = SSL_get0_param(t->ssl);
@@ -418,7 +537,9 @@ static int expect_host(struct tunnel *t, const char *host)
     return SSL_set1_host(t->ssl, host) == 1 ? 0 : TB_EINVAL;
 }
 
-/* t->peer, and the host its certificate must name (in t->peer). */
+/* t->peer and t->where; dialing, the host the member's certificate must
+ * name (in host), accepting, the address the connection came from
+ * (t->from, t->addr). */
 static int name_peer(struct tunnel *t, int fd, const char *peer, char *host,
                      size_t n)
 {
@@ -442,14 +563,17 @@ static int name_peer(struct tunnel *t, int fd, const char *peer, char *host,
     }
     if (getpeername(fd, (struct sockaddr *)&a, &alen) != 0)
         return TB_EIO;
+    t->from = a;
     if (a.ss_family == AF_INET) {
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, host, n);
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, t->addr,
+                  sizeof t->addr);
         port = ntohs(((struct sockaddr_in *)&a)->sin_port);
     } else {
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr, host, n);
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr, t->addr,
+                  sizeof t->addr);
         port = ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
     }
-    snprintf(t->peer, sizeof t->peer, "%s:%d", host, port);
+    snprintf(t->peer, sizeof t->peer, "%s:%d", t->addr, port);
     alen = sizeof a;
     if (getsockname(fd, (struct sockaddr *)&a, &alen) == 0) {
         port = ntohs(a.ss_family == AF_INET
@@ -488,7 +612,7 @@ static struct tunnel *tunnel_new(struct tunnel_ctx *x, int fd, int dialing,
     else
         SSL_set_accept_state(t->ssl);
     if (name_peer(t, fd, peer, host, sizeof host) != 0 ||
-        (x->verify_host && expect_host(t, host) != 0)) {
+        (dialing && x->verify_host && expect_host(t, host) != 0)) {
         SSL_free(t->ssl);
         free(t);
         return NULL;
@@ -618,6 +742,8 @@ void tunnel_ctx_free(struct tunnel_ctx *x)
     while (!tb_queue_empty(&x->live)) {
         t = TB_CONTAINER_OF(tb_queue_head(&x->live), struct tunnel, link);
         tb_queue_remove(&t->link);
+        if (t->lookup != NULL) /* not answered: left to its callback */
+            t->lookup->t = NULL;
         SSL_free(t->ssl);
         free(t);
     }

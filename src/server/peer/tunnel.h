@@ -8,10 +8,13 @@
  *
  * Both ends present a certificate and verify the other's against the
  * trust store (ZooKeeper's ssl.quorum.clientAuth=need), and, with
- * ssl.quorum.hostnameVerification, against the member's host as the
- * configuration names it (dialing) or the address it connects from
- * (accepting).  A handshake that fails is logged on both sides with
- * OpenSSL's reason, at most once a second.  Loop thread only. */
+ * ssl.quorum.hostnameVerification, that it names the member: dialing, its
+ * host as the configuration names it; accepting, the address it connects
+ * from or else the host name that address reverse-resolves to (as
+ * ZooKeeper's quorum), looked up on libuv's thread pool.  A handshake
+ * that fails is logged on both sides with OpenSSL's reason (or, for the
+ * accepting side's name check, the names tried), at most once a second.
+ * Loop thread only. */
 #ifndef TBD_TUNNEL_H
 #define TBD_TUNNEL_H
 

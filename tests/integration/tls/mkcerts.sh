@@ -3,6 +3,8 @@
 #   ca.pem                       the CA; trust.p12 holds it for Java (keytool), password "secret"
 #   server.{pem,key,p12}         CN=localhost, SAN localhost and 127.0.0.1
 #   renewed.{pem,key,p12}        the same names, O=Tumbler renewed (a certificate put in its place)
+#   named.{pem,key,p12}          CN=localhost, SAN localhost alone (valid for the name, not the address)
+#   misnamed.{pem,key,p12}       CN=other.invalid, SAN other.invalid alone (ours, for another host)
 #   client.{pem,key,p12}         CN=client,OU=test,O=Tumbler
 #   other.{pem,key,p12}          CN=other (a subject an ACL can name in zkCli, which splits at commas)
 #   client.pem.key               the client's key and chain in one PEM file
@@ -45,6 +47,12 @@ leaf server "/O=Tumbler/CN=localhost" ca \
 extendedKeyUsage=serverAuth,clientAuth"
 leaf renewed "/O=Tumbler renewed/CN=localhost" ca \
     "subjectAltName=DNS:localhost,IP:127.0.0.1
+extendedKeyUsage=serverAuth,clientAuth"
+leaf named "/O=Tumbler/CN=localhost" ca \
+    "subjectAltName=DNS:localhost
+extendedKeyUsage=serverAuth,clientAuth"
+leaf misnamed "/O=Tumbler/CN=other.invalid" ca \
+    "subjectAltName=DNS:other.invalid
 extendedKeyUsage=serverAuth,clientAuth"
 leaf client "/O=Tumbler/OU=test/CN=client" ca "extendedKeyUsage=clientAuth"
 leaf other "/CN=other" ca "extendedKeyUsage=clientAuth"
