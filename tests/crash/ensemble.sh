@@ -27,48 +27,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cport=() qport=() eport=()
-for i in 1 2 3; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-done
-{
-    echo "tickTime=1000"
-    echo "4lw.commands.whitelist=*"
-    for i in 1 2 3; do
-        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
-    done
-} >"$dir/zoo.cfg"
-hosts="127.0.0.1:${cport[1]},127.0.0.1:${cport[2]},127.0.0.1:${cport[3]}"
+crash_ens_init
 
-start() {
-    "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$1" --dataDir="$dir/d$1" \
-        2>>"$dir/s$1.log" &
-    pids[$1]=$!
-}
-srvr() { printf srvr | nc -q1 127.0.0.1 "${cport[$1]}" 2>/dev/null || true; }
-mode() { srvr "$1" | sed -n 's/^Mode: //p'; }
-zxid() { srvr "$1" | sed -n 's/^Zxid: //p'; }
-# leader: the server that says it leads, within 20 s.
-leader() {
-    local i
-    for _ in $(seq 200); do
-        for i in 1 2 3; do
-            [ -n "${pids[$i]}" ] && [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }
-        done
-        sleep 0.1
-    done
-    echo "no leader" >&2
-    return 1
-}
-
-for i in 1 2 3; do start "$i"; done
-l=$(leader)
+for i in 1 2 3; do member_start "$i"; done
+l=$(ens_leader)
 echo "server $l leads"
 
 # Writes through every server, then the leader killed under more.
 "$writer" write "$hosts" /before 300 >"$dir/acked1" 2>/dev/null
 [ "$(grep -c . "$dir/acked1")" = 300 ] || { echo "writes failed before the kill"; exit 1; }
-before=$(zxid "$l")
+before=$(member_zxid "$l")
 
 # Lockers on every server: each holding writes its token and the time it
 # began and ended (ns) to its own file.
@@ -91,21 +59,21 @@ pids[$l]=""
 killed=$l
 wait "$w" || true
 echo "killed server $killed with $(grep -c . "$dir/acked2") of the writes acknowledged"
-l=$(leader)
+l=$(ens_leader)
 echo "server $l leads now"
 # The leader's process gone, its successor did not wait for timeouts.
 grep -h "leader $killed is gone: server [0-9]* starts an election now" "$dir"/s*.log ||
     { echo "no election started at once after the leader was killed"; exit 1; }
 "$writer" write "$hosts" /after 300 >"$dir/acked3" 2>/dev/null
 [ "$(grep -c . "$dir/acked3")" = 300 ] || { echo "writes failed after the change"; exit 1; }
-after=$(zxid "$l")
+after=$(member_zxid "$l")
 [ $(( after )) -gt $(( before )) ] || { echo "zxid $after after the change, $before before"; exit 1; }
 
 # The killed server back: it catches up and serves everything.
-start "$killed"
+member_start "$killed"
 cat "$dir/acked1" "$dir/acked2" "$dir/acked3" >"$dir/acked"
 for _ in $(seq 100); do
-    [ "$(zxid "$killed")" = "$(zxid "$l")" ] && break
+    [ "$(member_zxid "$killed")" = "$(member_zxid "$l")" ] && break
     sleep 0.1
 done
 for i in 1 2 3; do
@@ -118,19 +86,19 @@ lockers=()
 # started at once wins in its term.  (A vote or its grant sent on a
 # connection to the restarted member's old process would be lost, and the
 # election left to the timeouts, in a later term.)
-l=$(leader)
+l=$(ens_leader)
 crash_kill "${pids[$l]}"
 pids[$l]=""
-l2=$(leader)
+l2=$(ens_leader)
 term=$(sed -n "s/.*leader $l is gone: server [0-9]* starts an election now (term \([0-9]*\)).*/\1/p" \
     "$dir"/s*.log | tail -1)
 won=$(sed -n 's/.*server [0-9]* took leadership (term \([0-9]*\)).*/\1/p' "$dir/s$l2.log" | tail -1)
 [ -n "$term" ] && [ "$won" = "$term" ] ||
     { echo "server $l killed: election started in term '$term', server $l2 leads from term $won"; exit 1; }
 echo "server $l killed: server $l2 leads from term $won, the election started at once"
-start "$l"
+member_start "$l"
 for _ in $(seq 100); do
-    [ "$(zxid "$l")" = "$(zxid "$l2")" ] && break
+    [ "$(member_zxid "$l")" = "$(member_zxid "$l2")" ] && break
     sleep 0.1
 done
 
@@ -146,14 +114,14 @@ echo "$holds holds, one at a time, tokens rising"
 
 # SIGTERM on the leader hands leadership over before it stops: another
 # leads at once, not after an election timeout.
-l=$(leader)
+l=$(ens_leader)
 kill -TERM "${pids[$l]}"
 wait "${pids[$l]}" || true
 pids[$l]=""
 grep -q "leadership handed to server" "$dir/s$l.log" ||
     { echo "server $l stopped without handing over:"; tail -5 "$dir/s$l.log"; exit 1; }
 echo "server $l handed over: $(grep -o 'handed to server [0-9]*' "$dir/s$l.log")"
-start "$l"
+member_start "$l"
 
 # Misconfiguration: a standalone server on a member's data directory, and
 # a member on another's.

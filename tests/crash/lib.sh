@@ -28,3 +28,46 @@ crash_kill() {
         wait "$p" 2>/dev/null || true
     done
 }
+
+# An ensemble of three on loopback for the crash tests, each member's data
+# in $dir/dI and its stderr in $dir/sI.log; pids[I] is member I's process
+# ("" while it is down).
+# crash_ens_init: ports, $dir/zoo.cfg and hosts (the client addresses).
+crash_ens_init() {
+    local i
+    cport=() qport=() eport=() pids=("" "" "" "")
+    for i in 1 2 3; do
+        cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
+    done
+    {
+        echo "tickTime=1000"
+        echo "4lw.commands.whitelist=*"
+        for i in 1 2 3; do
+            echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
+        done
+    } >"$dir/zoo.cfg"
+    hosts="127.0.0.1:${cport[1]},127.0.0.1:${cport[2]},127.0.0.1:${cport[3]}"
+}
+# member_start I: member I, in the background.
+member_start() {
+    "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$1" --dataDir="$dir/d$1" \
+        2>>"$dir/s$1.log" &
+    pids[$1]=$!
+}
+# member_srvr I, member_mode I, member_zxid I: member I's srvr (3 s at most),
+# its mode and its zxid.
+member_srvr() { printf srvr | timeout 3 nc -q1 127.0.0.1 "${cport[$1]}" 2>/dev/null || true; }
+member_mode() { member_srvr "$1" | sed -n 's/^Mode: //p'; }
+member_zxid() { member_srvr "$1" | sed -n 's/^Zxid: //p'; }
+# ens_leader: the member that says it leads, within 20 s.
+ens_leader() {
+    local i
+    for _ in $(seq 200); do
+        for i in 1 2 3; do
+            [ -n "${pids[$i]}" ] && [ "$(member_mode "$i")" = leader ] && { echo "$i"; return 0; }
+        done
+        sleep 0.1
+    done
+    echo "no leader" >&2
+    return 1
+}

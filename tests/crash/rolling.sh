@@ -28,44 +28,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cport=() qport=() eport=()
-for i in 1 2 3; do
-    cport[$i]=$(free_port) qport[$i]=$(free_port) eport[$i]=$(free_port)
-done
-{
-    echo "tickTime=1000"
-    echo "4lw.commands.whitelist=*"
-    for i in 1 2 3; do
-        echo "server.$i=127.0.0.1:${qport[$i]}:${eport[$i]};127.0.0.1:${cport[$i]}"
-    done
-} >"$dir/zoo.cfg"
-hosts="127.0.0.1:${cport[1]},127.0.0.1:${cport[2]},127.0.0.1:${cport[3]}"
-
-start() {
-    "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$1" --dataDir="$dir/d$1" \
-        2>>"$dir/s$1.log" &
-    pids[$1]=$!
-}
-srvr() { printf srvr | timeout 3 nc -q1 127.0.0.1 "${cport[$1]}" 2>/dev/null || true; }
-mode() { srvr "$1" | sed -n 's/^Mode: //p'; }
-zxid() { srvr "$1" | sed -n 's/^Zxid: //p'; }
-# leader: the server that says it leads, within 20 s.
-leader() {
-    local i
-    for _ in $(seq 200); do
-        for i in 1 2 3; do
-            [ -n "${pids[$i]}" ] && [ "$(mode "$i")" = leader ] && { echo "$i"; return 0; }
-        done
-        sleep 0.1
-    done
-    echo "no leader" >&2
-    return 1
-}
+crash_ens_init
 # holds: how many holds the lockers have recorded whole.
 holds() { cat "$dir"/holds* 2>/dev/null | awk 'NF == 4' | grep -c . || true; }
 
-for i in 1 2 3; do start "$i"; done
-leader >/dev/null
+for i in 1 2 3; do member_start "$i"; done
+ens_leader >/dev/null
 
 # Lockers: each hold writes its token, its start and end (ns) and who held
 # it; a hold cut short (the lock lost) writes its end from the trap.
@@ -98,7 +66,7 @@ until [ "$(holds)" -ge 10 ]; do sleep 0.1; done
 restarts=0
 for r in $(seq "$rounds"); do
     for i in 1 2 3; do
-        was=$(leader)
+        was=$(ens_leader)
         before=$(holds)
         kill -TERM "${pids[$i]}"
         status=0
@@ -107,13 +75,13 @@ for r in $(seq "$rounds"); do
         [ "$status" = 0 ] || { echo "server $i exited $status on SIGTERM"; exit 1; }
         [ "$i" != "$was" ] || grep -q "leadership handed to server" "$dir/s$i.log" ||
             { echo "leader $i stopped without handing over"; exit 1; }
-        start "$i"
+        member_start "$i"
         # Serving, and caught up to the leader's zxid when it came back (the
         # writers go on, so the two are seldom equal at one instant).
-        l=$(leader)
-        target=$(zxid "$l")
+        l=$(ens_leader)
+        target=$(member_zxid "$l")
         for _ in $(seq 200); do
-            z=$(zxid "$i")
+            z=$(member_zxid "$i")
             [ -n "$z" ] && [ $((z)) -ge $((target)) ] && break
             sleep 0.1
         done
@@ -138,9 +106,9 @@ anomalies=$(awk '{ if (NR > 1 && $2 < end) { print "overlap: " prev " and " $0 >
        if (NR > 1 && $1 <= tok) { print "token not rising: " prev " then " $0 > "/dev/stderr"; n++ }
        tok = $1; end = $3; prev = $0 }
      END { print n + 0 }' "$dir/holds")
-l=$(leader)
+l=$(ens_leader)
 for i in 1 2 3; do
-    for _ in $(seq 100); do [ "$(zxid "$i")" = "$(zxid "$l")" ] && break; sleep 0.1; done
+    for _ in $(seq 100); do [ "$(member_zxid "$i")" = "$(member_zxid "$l")" ] && break; sleep 0.1; done
     "$writer" verify "127.0.0.1:${cport[$i]}" <"$dir/acked" || anomalies=$((anomalies + 1))
 done
 echo "$restarts restarts (SIGTERM, start, serving), $holds holds, $(grep -c . "$dir/acked") acknowledged writes on every member; anomalies: $anomalies"
