@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Network partitions combined with membership changes (reconfig, by kazoo as
-# the super user, reconfigEnabled=true).  The network is partition.sh's (its
-# set-up copied here, not shared: see there): each tumblerd in a network
+# the super user, reconfigEnabled=true).  The network is partition.sh's
+# (netns.sh makes it): each tumblerd in a network
 # namespace of its own that this test makes, with two veth links to a hub
 # namespace, one to the servers' bridge (raft, forwarded writes), one to the
 # clients' bridge; a cut sets a member's port on the servers' bridge down,
@@ -60,76 +60,12 @@ command -v ip >/dev/null || fail "partition_reconfig.sh needs ip (iproute2) for 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-partrc.XXXXXX")
 source "$(dirname "$0")/lib.sh"
 
-pfx=tbprc$$ net=$(($$ % 250 + 1))
-hub=$pfx-hub
-nsn() { echo "$pfx-$1"; }
-saddr() { echo "10.202.$net.$1"; } # the servers' side
-caddr() { echo "10.203.$net.$1"; } # the clients' side
-made=() anomalies=0 checks=0 faults=0 reconfigs=0
-cleanup() {
-    local rc=$? n
-    # shellcheck disable=SC2046 # pids, one word each
-    crash_kill $(jobs -p)
-    # Anything still running in the namespaces this test made is its own.
-    # shellcheck disable=SC2046
-    for n in "${made[@]}"; do crash_kill $(ip netns pids "$n" 2>/dev/null); done
-    for n in "${made[@]}"; do ip netns del "$n" 2>/dev/null || true; done
-    if [ "$rc" != 0 ]; then
-        for n in 1 2 3 4; do
-            [ -f "$dir/s$n.log" ] && { echo "---- server $n"; grep -v 'cannot log a write\|did not complete' "$dir/s$n.log" | tail -25; }
-        done
-    fi
-    if [ "$rc" != 0 ] && [ -n "${KEEP:-}" ]; then
-        echo "logs and data kept in $dir"
-    else
-        rm -rf "$dir"
-    fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
-# anomaly TEXT: a check failed; counted, and the run goes on.
-anomaly() { echo "ANOMALY: $*"; anomalies=$((anomalies + 1)); }
+ns_prefix=tbprc ns_servers=10.202 ns_clients=10.203
+# shellcheck source=netns.sh
+source "$(dirname "$0")/netns.sh"
+checks=0 reconfigs=0
 # ok TEXT: a check passed, said.
 ok() { echo "  ok: $*"; checks=$((checks + 1)); }
-
-# ---- the network (as partition.sh's)
-mkns() {
-    local err
-    err=$(ip netns add "$1" 2>&1) ||
-        fail "cannot create network namespace $1 ($err): partition_reconfig.sh needs ip netns (root, a kernel with network namespaces)"
-    made+=("$1")
-}
-mkns "$hub"
-ip -n "$hub" link set lo up
-for b in 0 1; do
-    ip -n "$hub" link add "br$b" type bridge
-    ip -n "$hub" link set "br$b" up
-done
-ip -n "$hub" addr add "$(caddr 254)/24" dev br1
-for i in 1 2 3 4; do
-    mkns "$(nsn "$i")"
-    ip -n "$(nsn "$i")" link set lo up
-    # s$i: the servers' bridge, eth0 inside; c$i: the clients', eth1.
-    for b in 0 1; do
-        p=$([ "$b" = 0 ] && echo s || echo c)$i
-        ip -n "$hub" link add "$p" type veth peer name "eth$b" netns "$(nsn "$i")" ||
-            fail "cannot make a veth pair into namespace $(nsn "$i")"
-        ip -n "$hub" link set "$p" master "br$b" up
-        ip -n "$(nsn "$i")" link set "eth$b" up
-    done
-    ip -n "$(nsn "$i")" addr add "$(saddr "$i")/24" dev eth0
-    ip -n "$(nsn "$i")" addr add "$(caddr "$i")/24" dev eth1
-done
-# cut_off I / heal I: server I's port on the servers' bridge down / up.
-cut_off() {
-    ip -n "$hub" link set "s$1" down
-    faults=$((faults + 1))
-    echo "  $(date -u +%T.%3N) server $1 cut off"
-}
-heal() { ip -n "$hub" link set "s$1" up; echo "  $(date -u +%T.%3N) server $1 back"; }
-hubx() { ip netns exec "$hub" "$@"; }
-now_ms() { date +%s%3N; }
 
 # ---- the servers
 super_digest=$(python3 -c 'import base64, hashlib
@@ -157,22 +93,6 @@ start() {
 zoocfg 1 2 3 >"$dir/zoo.cfg"
 for i in 1 2 3; do start "$i" "$dir/zoo.cfg"; done
 
-hosts() { local i h=""; for i in "$@"; do h+="${h:+,}$(caddr "$i"):2181"; done; echo "$h"; }
-srvr() { printf srvr | hubx timeout 5 nc -N "$(caddr "$1")" 2181 2>/dev/null || true; }
-mode() { srvr "$1" | sed -n 's/^Mode: //p'; }
-zxid() { srvr "$1" | sed -n 's/^Zxid: //p'; }
-show() {
-    local i
-    for i in "$@"; do echo "  server $i: $(srvr "$i" | grep -E '^(Mode|Zxid)|not currently' | tr '\n' ' ')"; done
-}
-# finish PID S: our child PID ends by itself within S seconds, or is killed
-# (and "killed" printed).
-finish() {
-    local p=$1 t=$(($2 * 10))
-    while kill -0 "$p" 2>/dev/null && [ "$t" -gt 0 ]; do sleep 0.1; t=$((t - 1)); done
-    if kill -0 "$p" 2>/dev/null; then kill -9 "$p" 2>/dev/null || true; echo killed; fi
-    wait "$p" 2>/dev/null || true
-}
 # within MS COMMAND...: COMMAND succeeds within MS milliseconds (tried
 # every 0.1 s).
 within() {
@@ -182,41 +102,6 @@ within() {
         [ "$(now_ms)" -lt "$end" ] || return 1
         sleep 0.1
     done
-}
-# settled "I J ...": within 20 s, exactly one of them says leader and the
-# others follower; prints the leader.
-settled() {
-    local i l n end=$(($(now_ms) + 20000))
-    while [ "$(now_ms)" -lt "$end" ]; do
-        l="" n=0
-        for i in $1; do
-            case $(mode "$i") in
-                leader) l=$i n=$((n + 1)) ;;
-                follower) ;;
-                *) n=99 ;;
-            esac
-        done
-        [ "$n" = 1 ] && { echo "$l"; return 0; }
-        sleep 0.1
-    done
-    { echo "FAIL: servers $1 did not settle on one leader within 20 s:"; show $1; } >&2
-    return 1
-}
-# converged MS: within MS, each of $members at or past the highest zxid any
-# had when this began; prints that zxid.
-converged() {
-    local i z top=0 end=$(($(now_ms) + $1))
-    for i in $members; do
-        z=$(zxid "$i")
-        [ -n "$z" ] && [ $((z)) -gt "$top" ] && top=$((z))
-    done
-    for i in $members; do
-        until z=$(zxid "$i"); [ -n "$z" ] && [ $((z)) -ge "$top" ]; do
-            [ "$(now_ms)" -lt "$end" ] || return 1
-            sleep 0.1
-        done
-    done
-    printf '0x%x\n' "$top"
 }
 # caught_up WHO: converged within 10 s, else an anomaly and 60 s more.
 caught_up() {
@@ -230,16 +115,6 @@ caught_up() {
         z=$(converged 60000) || { show $members; fail "$1 not caught up within 70 s"; }
     fi
     ok "servers $members at zxid $z or past it, $(($(now_ms) - t0)) ms after ($1)"
-}
-# write WHERE PREFIX N: N creates from the hub through the servers WHERE
-# (a list), every acknowledged path appended to $dir/acked; all N must be.
-write() {
-    local got
-    hubx "$writer" write "$(hosts $1)" "$2" "$3" >"$dir/w.out" 2>"$dir/w.err" || true
-    cat "$dir/w.out" >>"$dir/acked"
-    got=$(grep -c . "$dir/w.out" || true)
-    [ "$got" = "$3" ] ||
-        fail "$2: $got of $3 writes through servers $1 acknowledged: $(cat "$dir/w.err")"
 }
 # bg_start NAME WHERE: a writer from the hub through the servers WHERE,
 # sessions one after another (each ends at its first failure) until
@@ -264,13 +139,6 @@ bg_stop() {
     n=$(grep -c . "$dir/bg-$bgname" || true)
     cat "$dir/bg-$bgname" >>"$dir/acked"
     echo "  the writer through the members acknowledged $n creates"
-}
-# present I < PATHS: how many of PATHS server I has.
-present() {
-    local out
-    out=$(hubx "$writer" verify "$(caddr "$1"):2181" || true)
-    echo "$out" | sed -n 's/^verified \([0-9]*\) acknowledged writes, \([0-9]*\) missing$/\1 \2/p' |
-        awk '{ print $1 - $2 }'
 }
 # check_all: on each of $members every acknowledged write, and none of the
 # creates sent to a cut-off or removed member; the same tree on all (every
@@ -342,20 +210,6 @@ shell_open() {
         shell_close "$name"
     done
     fail "the shell's session never started on server $i"
-}
-# server_of PID: the server our client PID (or its child) is connected to.
-server_of() {
-    local p
-    for p in "$1" $(pgrep -P "$1"); do
-        hubx ss -tnpH state established '( dport = :2181 )' |
-            sed -nE "/pid=$p,/s/.*\.([0-9]+):2181 .*/\1/p"
-    done | head -n1
-}
-shell() { local name=$1; shift; echo "$*" >&"${shfd[$name]}"; }
-shell_close() {
-    local fd=${shfd[$1]}
-    exec {fd}>&-
-    finish "${shpid[$1]}" "${2:-10}" >/dev/null
 }
 # moved NAME PATH: the shell's session, its server gone, goes on elsewhere:
 # a create of PATH, sent again until acknowledged (within 20 s).
