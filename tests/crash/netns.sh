@@ -166,3 +166,31 @@ shell_close() {
     exec {fd}>&-
     finish "${shpid[$1]}" "${2:-10}" >/dev/null
 }
+# shell_open NAME I [pinned]: a tumbler shell from the hub (one session),
+# its commands fed through a fifo, its session open on server I when this
+# returns; on $members (reopened until its session starts on I), or on I
+# alone if pinned.
+declare -A shpid shfd
+shell_open() {
+    local name=$1 i=$2 end fd
+    for _ in $(seq 20); do
+        rm -f "$dir/$name.in"
+        mkfifo "$dir/$name.in"
+        # shellcheck disable=SC2086
+        hubx "$tumbler" -s "$(if [ -n "${3:-}" ]; then hosts "$i"; else hosts $members; fi)" \
+            --session-timeout 10 <"$dir/$name.in" >"$dir/$name.out" 2>"$dir/$name.err" &
+        shpid[$name]=$!
+        exec {fd}>"$dir/$name.in"
+        shfd[$name]=$fd
+        echo "stat /" >&"$fd"
+        end=$(($(now_ms) + 10000))
+        until grep -q '^cZxid' "$dir/$name.out"; do
+            [ "$(now_ms)" -lt "$end" ] || fail "no session: $(cat "$dir/$name.err")"
+            sleep 0.05
+        done
+        [ -n "${3:-}" ] && return 0
+        [ "$(server_of "${shpid[$name]}")" = "$i" ] && return 0
+        shell_close "$name"
+    done
+    fail "the shell's session never started on server $i"
+}
