@@ -29,7 +29,7 @@
 
 /* How long a lost link may precede the observation that an election
  * began: twice raft's longest election timeout at its default, and the
- * leaderless bound of peer.c. */
+ * leaderless bound of peer_follower.c. */
 #define ELECTION_HINT_MS 2000
 
 struct election_timer {
