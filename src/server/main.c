@@ -258,8 +258,6 @@ static void handed_over(void *arg)
 
 static void stop(struct tbd *s)
 {
-    struct tb_queue *q;
-
     if (s->stopping)
         return;
     /* A leader of an ensemble hands over first: the others go on without
@@ -277,10 +275,7 @@ static void stop(struct tbd *s)
     uv_close((uv_handle_t *)&s->listener, NULL);
     if (s->tls_ctx != NULL)
         uv_close((uv_handle_t *)&s->tls_listener, NULL);
-    while (!tb_queue_empty(&s->conns)) {
-        q = tb_queue_head(&s->conns);
-        conn_close(TB_CONTAINER_OF(q, struct conn, link));
-    }
+    conn_close_all(s);
     uv_timer_stop(&s->ticker);
     uv_timer_stop(&s->cleaner);
     peer_stop(s);

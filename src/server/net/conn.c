@@ -159,6 +159,16 @@ void conn_close(struct conn *c)
     uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
+unsigned conn_close_all(struct tbd *s)
+{
+    unsigned n = 0;
+
+    for (; !tb_queue_empty(&s->conns); n++)
+        conn_close(
+            TB_CONTAINER_OF(tb_queue_head(&s->conns), struct conn, link));
+    return n;
+}
+
 void conn_close_after_flush(struct conn *c)
 {
     if (c->client.state == CONN_CLOSING)

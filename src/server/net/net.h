@@ -52,6 +52,8 @@ void conn_send(struct conn *c, const void *frame, size_t len);
 void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
                 const void *body, size_t len);
 void conn_close(struct conn *c);
+/* Closes every client's connection; returns how many there were. */
+unsigned conn_close_all(struct tbd *s);
 void conn_close_after_flush(struct conn *c);
 void conn_pause(struct conn *c);
 void conn_resume(struct conn *c);

@@ -200,15 +200,12 @@ void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
 void peer_set_outside(struct tbd *s, int outside)
 {
     struct peer *p = peer_of(s);
-    struct tb_queue *q, *next;
 
     if (p == NULL || p->removed == outside)
         return;
     p->removed = outside;
-    for (q = tb_queue_head(&s->conns); outside && q != &s->conns; q = next) {
-        next = q->next;
-        conn_close(TB_CONTAINER_OF(q, struct conn, link));
-    }
+    if (outside)
+        conn_close_all(s);
 }
 
 void peer_stop(struct tbd *s)

@@ -274,8 +274,7 @@ static void report_touched(struct peer *p)
 static void leaderless(struct peer *p, int none, uint64_t now)
 {
     struct tbd *s = p->srv;
-    struct tb_queue *q, *next;
-    unsigned n = 0;
+    unsigned n;
 
     if (!none) {
         p->leaderless_since = 0;
@@ -287,10 +286,7 @@ static void leaderless(struct peer *p, int none, uint64_t now)
     if (p->dropped_clients ||
         now - p->leaderless_since < 2 * (uint64_t)s->cfg->election_timeout)
         return;
-    for (q = tb_queue_head(&s->conns); q != &s->conns; q = next, n++) {
-        next = q->next;
-        conn_close(TB_CONTAINER_OF(q, struct conn, link));
-    }
+    n = conn_close_all(s);
     p->dropped_clients = 1;
     tb_log(TB_LOG_WARN,
            "no leader for %llu ms: %u client connection(s) "
