@@ -80,10 +80,11 @@ command -v java >/dev/null || { echo "ensemble.sh: java not found (scripts/deps.
     { echo "ensemble.sh: Apache ZooKeeper not installed (scripts/deps.sh --test)" >&2; exit 1; }
 
 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
-ninja -C "$BUILD_DIR" tumblerd tbbench tbfail > /dev/null
+ninja -C "$BUILD_DIR" tumblerd tbbench tbfail tumbler_cli > /dev/null
 TUMBLERD=$BUILD_DIR/src/server/tumblerd
 TBBENCH=$BUILD_DIR/bench/tbbench
 TBFAIL=$BUILD_DIR/bench/tbfail
+TUMBLER=$BUILD_DIR/src/cli/tumbler
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 BS_TMPDIR=${BS_TMPDIR:-/var/tmp}
@@ -357,7 +358,7 @@ stop_trial()
 # ---- 6: a rolling restart under a writing client ----
 roll_trial()
 {
-    local kind=$1 n=$2 i l out t0 w rc=0 until
+    local kind=$1 n=$2 i l out t0 w rc=0 until holds lockers t_roll
     until=$BS_ROOT/until-$kind-roll$n
     heal "$kind"
     l=$(leader "$kind")
@@ -365,7 +366,24 @@ roll_trial()
     "$TBFAIL" writer --servers "$(hosts "$kind")" --root "/ens/roll$n" \
         --acked "$BS_ROOT/acked-$kind-roll$n" --until "$until" > "$BS_ROOT/writer-$kind-roll$n" &
     w=$!
+    # Lock load beside the writer: three `tumbler lock` loops on one lock,
+    # their sessions free to move, each hold (50 ms) written as its token
+    # and its start and end (ns).
+    holds=$BS_ROOT/holds-$kind-roll$n
+    : > "$holds"
+    lockers=()
+    for i in 1 2 3; do
+        (
+            while [ ! -f "$until" ]; do
+                "$TUMBLER" -s "$(hosts "$kind")" --session-timeout 10 lock -w 30 "/ens/rlock$n" -- \
+                    sh -c 's=$(date +%s%N); sleep 0.05; echo "$TUMBLER_LOCK_TOKEN $s $(date +%s%N)"' \
+                    >> "$holds" 2> /dev/null || true
+            done
+        ) &
+        lockers+=($!)
+    done
     sleep 1
+    t_roll=${EPOCHREALTIME/./}
     for i in 1 2 3; do
         echo "  [$n] $kind: SIGTERM to node $i$([ "$i" = "$l" ] && echo ' (the leader)'), restart" >&2
         bs_stop "${PID[$kind,$i]}"
@@ -380,6 +398,18 @@ roll_trial()
     sleep 1
     touch "$until"
     wait "$w" || rc=$?
+    for i in "${lockers[@]}"; do wait "$i" || true; done
+    # The longest time the lock went untaken from the first SIGTERM on, and
+    # any two holds that overlap or a token that does not rise.
+    out=$(sort -k2,2n "$holds" | awk -v from="$t_roll" '
+        NF == 3 { n++
+            if (n > 1 && $2 < end) bad++
+            if (n > 1 && $1 <= tok) bad++
+            if ($2 / 1000 >= from && n > 1 && $2 - end > gap) gap = $2 - end
+            tok = $1; end = $3 }
+        END { printf "RESULT holds=%d longest_gap_ms=%.1f anomalies=%d\n", n, gap / 1e6, bad }')
+    echo "      lock load: $out" >&2
+    record "$kind" roll-lock "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n /")"
     out=$(cat "$BS_ROOT/writer-$kind-roll$n")
     echo "$out" | sed 's/^/      /' >&2
     record "$kind" roll "$(echo "$out" | sed "s/^RESULT /RESULT trial=$n leader=$l rc=$rc /")"

@@ -132,6 +132,9 @@ def main():
         ("Rolling restart (each member in turn: SIGTERM, started again, serving): the longest "
          "a client writing without pause waited between two acknowledgements",
          "roll", "longest_gap_ms", "–"),
+        ("Rolling restart: the longest the lock went untaken, three `tumbler lock` loops "
+         "(sessions free to move, 50 ms holds) on one lock meanwhile",
+         "roll-lock", "longest_gap_ms", "–"),
         ("Rolling restart: a member started again → follower with the leader's zxid",
          "roll-rejoin", "caught_up_ms", "–"),
     ]
