@@ -38,7 +38,7 @@ zk_java() { # DIR: QuorumPeerMain on DIR/zoo.cfg, in the background
 
 # ensemble KIND: a fresh one of KIND, members 1-3 serving; member 4 configured, not started.
 ensemble() {
-    local kind=$1 i j
+    local kind=$1 i
     ens_init 4
     case "$kind" in
         tumbler)
@@ -46,22 +46,7 @@ ensemble() {
             for i in 1 2 3; do ens_start "$i" "$work/zoo.cfg"; done
             ;;
         zookeeper)
-            for i in 1 2 3 4; do
-                mkdir -p "${dir[$i]}/data"
-                echo "$i" > "${dir[$i]}/data/myid"
-                {
-                    echo "tickTime=1000"
-                    echo "initLimit=20"
-                    echo "syncLimit=10"
-                    echo "dataDir=${dir[$i]}/data"
-                    echo "forceSync=yes"
-                    echo "4lw.commands.whitelist=*"
-                    echo "reconfigEnabled=true"
-                    echo "standaloneEnabled=false"
-                    for j in 1 2 3; do ens_line "$j"; done
-                    [ "$i" = 4 ] && ens_line 4
-                } > "${dir[$i]}/zoo.cfg"
-            done
+            zk_reconfig_cfg 1000
             for i in 1 2 3; do zk_java "${dir[$i]}" "$i"; done
             ;;
     esac

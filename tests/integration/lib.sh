@@ -181,6 +181,31 @@ ens_reconfig_cfg()
     } > "$1/zoo.cfg"
     { cat "$1/zoo.cfg"; ens_line $(($2 + 1)); echo "joinEnsemble=true"; } > "$1/zoo$(($2 + 1)).cfg"
 }
+# zk_reconfig_cfg TICK: for members 1-4 of ens_init, dir[I]/data/myid and
+# dir[I]/zoo.cfg of an Apache ZooKeeper ensemble of 1-3 (tickTime TICK ms)
+# with reconfig enabled; member 4's lists itself too, as ZooKeeper's
+# joiners are started.  The super user is given on the JVM's command line.
+zk_reconfig_cfg()
+{
+    local i j
+    for i in 1 2 3 4; do
+        mkdir -p "${dir[$i]}/data"
+        echo "$i" > "${dir[$i]}/data/myid"
+        {
+            echo "tickTime=$1"
+            echo "initLimit=20"
+            echo "syncLimit=10"
+            echo "dataDir=${dir[$i]}/data"
+            echo "forceSync=yes"
+            echo "4lw.commands.whitelist=*"
+            echo "admin.enableServer=false"
+            echo "reconfigEnabled=true"
+            echo "standaloneEnabled=false"
+            for j in 1 2 3; do ens_line "$j"; done
+            [ "$i" = 4 ] && ens_line 4
+        } > "${dir[$i]}/zoo.cfg"
+    done
+}
 # ens_start I CFG [ARG...]: member I on CFG, its data in dir[I]/data, its
 # output appended to dir[I]/server.log.
 ens_start()

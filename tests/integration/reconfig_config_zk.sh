@@ -17,22 +17,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 super_digest=$(ens_super_digest)
 ens_init 4
-for i in 1 2 3 4; do
-    mkdir -p "${dir[$i]}/data"
-    echo "$i" > "${dir[$i]}/data/myid"
-    {
-        echo "tickTime=500"
-        echo "initLimit=20"
-        echo "syncLimit=10"
-        echo "dataDir=${dir[$i]}/data"
-        echo "4lw.commands.whitelist=*"
-        echo "admin.enableServer=false"
-        echo "reconfigEnabled=true"
-        echo "standaloneEnabled=false"
-        for j in 1 2 3; do ens_line "$j"; done
-        [ "$i" = 4 ] && ens_line 4
-    } > "${dir[$i]}/zoo.cfg"
-done
+zk_reconfig_cfg 500
 start() {
     # shellcheck disable=SC2046
     "${ZK_JAVA:-java}" $(zk_jvm_flags "${dir[$1]}/server.log") \
