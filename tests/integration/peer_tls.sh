@@ -152,14 +152,16 @@ ok "SIGHUP: member 3 presents its renewed certificate, keeps it when the store i
 } > "$work/rogue.cfg"
 ens_start 4 "$work/rogue.cfg" --ssl.quorum.keyStore.location="$certs/rogue.p12" \
     --ssl.quorum.keyStore.password=secret --ssl.quorum.trustStore.location="$certs/ca.pem"
-refused_by_member() {
+# refused_by_all WHY: members 1-3 each logged refusing a connection to its quorum port for WHY
+# (a grep pattern).
+refused_by_all() {
     local i
     for i in 1 2 3; do
-        grep -q "peer TLS: a connection from 127.0.0.1:[0-9]* (to port ${qport[$i]}): .*certificate verify failed" \
+        grep -q "peer TLS: a connection from 127.0.0.1:[0-9]* (to port ${qport[$i]}): $1" \
             "${dir[$i]}/server.log" || return 1
     done
 }
-until_ok 15 refused_by_member || fail "a member did not log refusing the rogue"
+until_ok 15 refused_by_all ".*certificate verify failed" || fail "a member did not log refusing the rogue"
 until_ok 10 grep -q "peer TLS: connecting to localhost:${qport[1]}: .*alert unknown ca" "${dir[4]}/server.log" ||
     fail "the rogue did not log being refused: $(tail -5 "${dir[4]}/server.log")"
 [ "$(member_mode 4)" != leader ] || fail "the rogue leads"
@@ -181,14 +183,7 @@ ok "a member from another CA is refused by all three and says so; leader $L stay
 } > "$work/misnamed.cfg"
 ens_start 6 "$work/misnamed.cfg" --ssl.quorum.keyStore.location="$certs/misnamed.p12" \
     --ssl.quorum.keyStore.password=secret --ssl.quorum.trustStore.location="$certs/ca.pem"
-misnamed_refused() {
-    local i
-    for i in 1 2 3; do
-        grep -q "peer TLS: a connection from 127.0.0.1:[0-9]* (to port ${qport[$i]}): its certificate names neither the address 127.0.0.1 nor localhost, the host name it reverse-resolves to" \
-            "${dir[$i]}/server.log" || return 1
-    done
-}
-until_ok 15 misnamed_refused ||
+until_ok 15 refused_by_all "its certificate names neither the address 127.0.0.1 nor localhost, the host name it reverse-resolves to" ||
     fail "a member did not log refusing a certificate for another name: $(grep 'peer TLS' "${dir[1]}/server.log" | tail -3)"
 until_ok 10 grep -q "peer TLS: connecting to localhost:${qport[1]}: the member refused our certificate" \
     "${dir[6]}/server.log" || fail "member 6 did not log being refused: $(tail -5 "${dir[6]}/server.log")"
