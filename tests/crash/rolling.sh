@@ -11,9 +11,12 @@
 #   - the lock is taken again after each restart (the lockers go on);
 #   - every write acknowledged is on every member at the end.
 # Prints what it checked; ROUNDS=N restarts the three N times (default 1).
-#   rolling.sh TUMBLERD ACKED_WRITER TUMBLER
+# Given NEW_TUMBLERD, the members start on TUMBLERD and each comes back on
+# NEW_TUMBLERD: a rolling upgrade, the two releases serving side by side
+# until the last member is restarted.
+#   rolling.sh TUMBLERD ACKED_WRITER TUMBLER [NEW_TUMBLERD]
 set -euo pipefail
-tumblerd=("$1") writer=$2 tumbler=$3
+tumblerd=("$1") writer=$2 tumbler=$3 upgrade=${4:-}
 rounds=${ROUNDS:-1}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-rolling.XXXXXX")
 source "$(dirname "$0")/lib.sh"
@@ -29,6 +32,9 @@ cleanup() {
 trap cleanup EXIT
 
 crash_ens_init
+# Snapshots every 1,000 txns, so a member comes back on a snapshot and the
+# log after it, as in production (the writers make several a minute).
+echo "snapCount=1000" >>"$dir/zoo.cfg"
 # holds: how many holds the lockers have recorded whole.
 holds() { cat "$dir"/holds* 2>/dev/null | awk 'NF == 4' | grep -c . || true; }
 
@@ -75,6 +81,7 @@ for r in $(seq "$rounds"); do
         [ "$status" = 0 ] || { echo "server $i exited $status on SIGTERM"; exit 1; }
         [ "$i" != "$was" ] || grep -q "leadership handed to server" "$dir/s$i.log" ||
             { echo "leader $i stopped without handing over"; exit 1; }
+        [ -z "$upgrade" ] || tumblerd=("$upgrade")
         member_start "$i"
         # Serving, and caught up to the leader's zxid when it came back (the
         # writers go on, so the two are seldom equal at one instant).
@@ -90,7 +97,7 @@ for r in $(seq "$rounds"); do
         for _ in $(seq 300); do [ "$(holds)" -gt "$before" ] && break; sleep 0.1; done
         [ "$(holds)" -gt "$before" ] || { echo "no hold after server $i restarted"; exit 1; }
         restarts=$((restarts + 1))
-        echo "round $r: server $i restarted ($([ "$i" = "$was" ] && echo leader, handed over || echo follower)), $(holds) holds so far"
+        echo "round $r: server $i ${upgrade:+upgraded and }restarted ($([ "$i" = "$was" ] && echo leader, handed over || echo follower)), $(holds) holds so far"
     done
 done
 touch "$dir/stop"
