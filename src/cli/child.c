@@ -19,7 +19,10 @@
  *    period, and the supervision ends with CLI_LOST.
  * ^Z stops CMD's group; tumbler then gives the terminal back and stops
  * itself the same way, so the shell sees its job stopped, and on SIGCONT
- * it gives the terminal to the group again and continues it. */
+ * it gives the terminal to the group again and continues it.  A job
+ * started in the background and brought to the foreground has the
+ * terminal given to tumbler's group: CMD gets it at its first use of it
+ * (cli_child_follow_stop). */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -54,6 +57,16 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
 {
     if (ch->tty < 0)
         return;
+    /* CMD touched the terminal while tumbler's group has it: the shell's
+     * fg of a job started in the background (`tumbler lock ... &`), which
+     * gave it to tumbler, and sent no SIGCONT to a job already running.
+     * CMD gets it, and goes on: its read or write is made again. */
+    if ((sig == SIGTTIN || sig == SIGTTOU) &&
+        tcgetpgrp(ch->tty) == getpgrp()) {
+        cli_child_tty(ch, 1);
+        kill(-ch->pid, SIGCONT);
+        return;
+    }
     cli_child_tty(ch, 0);
     kill(getpid(), sig); /* returns once tumbler is continued */
     cli_child_tty(ch, 1);

@@ -150,4 +150,17 @@ on_pty "$D/early.log" '?$ ' 'set -b\r' "$typed" "!$queued" '\x1a' '?Stopped' \
 check_eq "^Z before CMD starts, bg: stopped on reading the terminal, fg goes on" 0 "$?"
 tb lock -n /t -- true; check_eq "^Z before CMD starts: released at the end" 0 "$?"
 
+# Started in the background (&), then fg while CMD runs: the shell gives
+# the terminal to tumbler's group, and CMD reads from it without the job
+# stopping (set -b would have bash say so at once).
+bgtyped="\"$TUMBLER\" lock /t -- sh -c 'echo \"bgready \$((6*7))\"; while [ ! -e \"\$0/fg.go\" ]; do sleep 0.05; done; read x; echo \"got \$x\"' $(printf %q "$D") &\r"
+on_pty "$D/fg.log" '?$ ' 'set -b\r' "$bgtyped" '?bgready 42' 'fg\r' '?lock /t' \
+    "!touch $(printf %q "$D/fg.go")" 'late\r' '?got late' \
+    'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "started with &, then fg: CMD has the terminal" 0 "$?"
+if grep -q Stopped "$D/fg.log"; then fail "started with &, then fg: the job stopped"
+else ok "started with &, then fg: the job never stopped"; fi
+tb lock -n /t -- true; check_eq "started with &, then fg: released at the end" 0 "$?"
+
 t_end
