@@ -157,6 +157,21 @@ server_of() {
             sed -nE "/pid=$p,/s/.*\.([0-9]+):2181 .*/\1/p"
     done | head -n1
 }
+# moved NAME PATH: the shell's session, its server gone, goes on elsewhere:
+# a create of PATH, sent again until acknowledged (within 20 s); 1 if
+# it never was (an anomaly).
+moved() {
+    local name=$1 path=$2 end=$(($(now_ms) + 20000))
+    until grep -qx "Created $path" "$dir/$name.out"; do
+        [ "$(now_ms)" -lt "$end" ] || {
+            anomaly "the session of $name did not move to another server within 20 s: $(tail -3 "$dir/$name.err")"
+            return 1
+        }
+        shell "$name" "create $path x"
+        sleep 0.5
+    done
+    echo "$path" >>"$dir/acked"
+}
 # shell NAME COMMAND...: one command line to the shell.
 shell() { local name=$1; shift; echo "$*" >&"${shfd[$name]}"; }
 # shell_close NAME [S]: its input closed, what it has left fails or runs

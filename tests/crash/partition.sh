@@ -131,20 +131,6 @@ check_all() {
     echo "$out"
 }
 
-# moved NAME PATH: the shell's session, its server gone, goes on elsewhere:
-# a create of PATH, sent again until acknowledged (within 20 s).
-moved() {
-    local name=$1 path=$2 end=$(($(now_ms) + 20000))
-    until grep -qx "Created $path" "$dir/$name.out"; do
-        [ "$(now_ms)" -lt "$end" ] || {
-            anomaly "the session of $name did not move to another server within 20 s: $(tail -3 "$dir/$name.err")"
-            return 0
-        }
-        shell "$name" "create $path x"
-        sleep 0.5
-    done
-    echo "$path" >>"$dir/acked"
-}
 closes() { grep -c 'client connection(s) closed, new ones refused' "$dir/s$1.log" || true; }
 # closed I BEFORE T0: within 20 s of T0 (ms), server I logs that it closed
 # its clients (its BEFORE-th such line), and then refuses a new session.
@@ -265,8 +251,8 @@ leader_cut() {
         echo "  (the writer on server $l was still waiting 10 s after its clients were closed)"
     acked=$(grep -c . "$dir/inflight$r" || true)
     cat "$dir/inflight$r" >>"$dir/acked"
-    moved "cut$r" "/r$r-cut/after"
-    echo "  the session moved over and wrote $(($(now_ms) - t0)) ms after the cut"
+    ! moved "cut$r" "/r$r-cut/after" ||
+        echo "  the session moved over and wrote $(($(now_ms) - t0)) ms after the cut"
     while [ $(($(now_ms) - t0)) -lt $((hold * 1000)) ]; do sleep 0.1; done
     ! grep -h "^Created /r$r-cut/[mn]" "$dir/cut$r.out" "$dir/pin$r.out" ||
         anomaly "server $l, cut off from the others, acknowledged the creates above"
@@ -294,8 +280,8 @@ follower_cut() {
     [ "$(mode "$l")" = leader ] || anomaly "server $l stopped leading when follower $f was cut off"
     echo "  server $l still leads; 300 writes through servers $o acknowledged"
     closed "$f" "$before" "$t0"
-    moved "fcut$r" "/r$r-fcut/after"
-    echo "  the session moved over and wrote $(($(now_ms) - t0)) ms after the cut"
+    ! moved "fcut$r" "/r$r-fcut/after" ||
+        echo "  the session moved over and wrote $(($(now_ms) - t0)) ms after the cut"
     while [ $(($(now_ms) - t0)) -lt $((hold * 1000)) ]; do sleep 0.1; done
     ! grep "^Created /r$r-fcut/m" "$dir/fcut$r.out" ||
         anomaly "server $f, cut off from the others, acknowledged the create above"
@@ -492,8 +478,8 @@ removed_cut() {
     l=$(settled "$o")
     write "$o" /rm-major 100
     echo "  server $l leads servers $o; 100 writes through them acknowledged"
-    moved rmmove /rm-cut/after
-    echo "  the session that was on it moved over and wrote"
+    ! moved rmmove /rm-cut/after ||
+        echo "  the session that was on it moved over and wrote"
     # A new session on it, to create: refused, cut off and once healed
     # (it is still no member).
     new_session "$f" /rm-cut/v1 "removed and cut off"
