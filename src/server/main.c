@@ -530,15 +530,21 @@ int main(int argc, char **argv)
         goto out;
     }
     /* Peer TLS: the stores are read before anything listens, and every
-     * connection between the members is secured from then on. */
-    if (members != NULL && cfg.quorum_tls.enabled && !cfg.repair_log) {
+     * connection between the members is secured from then on (with
+     * portUnification, every connection made, if sslQuorum). */
+    if (members != NULL && !cfg.repair_log &&
+        (cfg.quorum_tls.enabled || cfg.quorum_tls.port_unification)) {
         if ((s->quorum_tls = tunnel_ctx_from(s->loop, &cfg)) == NULL) {
-            tb_log(TB_LOG_ERROR, "sslQuorum: not started");
+            tb_log(TB_LOG_ERROR, "%s: not started",
+                   cfg.quorum_tls.enabled ? "sslQuorum" : "portUnification");
             status = 1;
             goto out;
         }
         rc.secure = (struct replog_secure){tunnel_start, tunnel_cancel,
-                                           s->quorum_tls};
+                                           s->quorum_tls,
+                                           !cfg.quorum_tls.enabled};
+        if (cfg.quorum_tls.reload)
+            tunnel_ctx_watch(s->quorum_tls, s->cfg);
     }
     /* The ports first: a start that cannot serve must not have created or
      * touched a data directory.  Nothing is accepted before the loop

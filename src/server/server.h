@@ -18,6 +18,7 @@
 #include "proto/proto.h"
 #include "server/http/metrics.h"
 #include "server/logging/log.h"
+#include "server/net/tls_ctx.h"
 #include "server/proc/clock.h"
 #include "server/proc/expiry.h"
 #include "server/watch/watch.h"
@@ -54,7 +55,7 @@ struct tbd {
     uv_tcp_t listener;
     uv_tcp_t tls_listener;      /* secureClientPort's, if configured */
     struct ssl_ctx_st *tls_ctx; /* OpenSSL's SSL_CTX for it */
-    uv_fs_poll_t tls_stores[2]; /* client.certReload: key, trust store */
+    struct tls_watch tls_stores; /* client.certReload's (net/tls_ctx.h) */
     struct tunnel_ctx *quorum_tls; /* sslQuorum's (peer/tunnel.h), or NULL */
     uv_check_t flusher;   /* writes out every dirty connection per turn */
     uv_timer_t ticker;    /* session expiry, once per tick */

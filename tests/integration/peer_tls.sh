@@ -9,7 +9,8 @@
 #      refused, and the member logs the refusal; plain bytes (raft's own handshake) get no
 #      raft traffic back, only a TLS alert or nothing;
 #   2b. SIGHUP reads the stores again: a renewed certificate is presented, a broken store
-#      leaves the one in use;
+#      leaves the one in use; with sslQuorumReloadCertFiles a renewed store's file is read
+#      again with no signal;
 #   3. a 4th member whose certificate another CA signed cannot join: the members refuse it
 #      and log why, it logs that they refused it (an alert after its handshake: it is told by
 #      the first byte of the other side, an ACK, when it is in), and the leader stays;
@@ -58,7 +59,9 @@ cp "$certs/named.pem.key" "$work/m3.pem"
 pem=(--ssl.quorum.keyStore.location="$work/m3.pem" --ssl.quorum.keyStore.type=PEM
     --ssl.quorum.trustStore.location="$certs/ca.pem")
 ens_start 1 "$work/zoo.cfg" "${p12[@]}"
-ens_start 2 "$work/zoo.cfg" "${p12[@]}"
+cp "$certs/named.p12" "$work/m2.p12"
+ens_start 2 "$work/zoo.cfg" "${p12[@]}" --ssl.quorum.keyStore.location="$work/m2.p12" \
+    --sslQuorumReloadCertFiles=true
 ens_start 3 "$work/zoo.cfg" "${pem[@]}"
 
 tb() { run_bounded 20 "$tumbler" --connect-timeout 10 -s "127.0.0.1:${cport[$1]}" "${@:2}"; }
@@ -141,6 +144,17 @@ sclient "${qport[3]}" -cert "$certs/server.pem" -key "$certs/server.key" |
     grep -q "subject=O = Tumbler renewed, CN = localhost" || fail "member 3 lost its certificate"
 write_each r 1 2 3
 ok "SIGHUP: member 3 presents its renewed certificate, keeps it when the store is broken"
+# sslQuorumReloadCertFiles: member 2 reads its store again when the file is renewed (renamed
+# over it, as certificate tools do), with no signal.
+grep -q "stores were read again" "${dir[2]}/server.log" && fail "member 2 read its stores again unasked"
+cp "$certs/renewed.p12" "$work/m2.p12.new"
+mv "$work/m2.p12.new" "$work/m2.p12"
+until_ok 10 grep -q "peer TLS: the quorum's key and trust stores were read again" \
+    "${dir[2]}/server.log" || fail "member 2 did not read its renewed store"
+sclient "${qport[2]}" -cert "$certs/server.pem" -key "$certs/server.key" |
+    grep -q "subject=O = Tumbler renewed, CN = localhost" || fail "member 2 kept its old certificate"
+write_each s 1 2 3
+ok "sslQuorumReloadCertFiles: member 2 presents its renewed certificate once the file changed"
 
 # 3. A 4th member, its certificate from another CA (it trusts ours: it goes as far as to present
 # its own).

@@ -5,7 +5,9 @@
  * member whose certificate the trust store does not hold is refused on
  * both sides (each callback gets -1), and the accepting side takes a
  * certificate that names the host 127.0.0.1 reverse-resolves to (as
- * localhost in the hosts file) but not one for another name.  Every wait
+ * localhost in the hosts file) but not one for another name.  With
+ * portUnification the accepting side takes a plain connection as it is
+ * and a TLS one as ever; without, plain bytes are refused.  Every wait
  * is the loop's, bounded by a timer. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -121,8 +123,10 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A context for NAME.pem trusting the certificates in TRUST.crt. */
-static struct tunnel_ctx *ctx(struct fx *f, const char *name, const char *trust)
+/* A context for NAME.pem trusting the certificates in TRUST.crt, taking
+ * plain connections too if `unify`. */
+static struct tunnel_ctx *ctx_of(struct fx *f, const char *name,
+                                 const char *trust, int unify)
 {
     char key[512], ca[512];
     struct tls_keys k = {.prefix = "ssl.quorum"};
@@ -133,7 +137,12 @@ static struct tunnel_ctx *ctx(struct fx *f, const char *name, const char *trust)
     k.key_type = "PEM";
     k.trust_store = ca;
     k.trust_type = "PEM";
-    return tunnel_ctx_new(&f->loop, &k, 1);
+    return tunnel_ctx_new(&f->loop, &k, 1, unify);
+}
+
+static struct tunnel_ctx *ctx(struct fx *f, const char *name, const char *trust)
+{
+    return ctx_of(f, name, trust, 0);
 }
 
 /* A connected pair of loopback TCP sockets: *out dials, *in accepted. */
@@ -239,6 +248,78 @@ static void test_carries_bytes_both_ways(void **state)
     assert_int_equal(b.called, 1);
     tunnel_ctx_free(ca);
     tunnel_ctx_free(cb);
+}
+
+/* Waits for the accepting end's answer alone (or 10 s). */
+static void wait_one(struct fx *f, struct end *e)
+{
+    struct end done = {-2, 1};
+
+    wait_both(f, e, &done);
+}
+
+/* portUnification: a plain dialer's bytes (raft's handshake starts 0x01)
+ * come out of the plaintext end as they were sent, and the answer goes
+ * back as it is; a TLS dialer is still secured. */
+static void test_unified_takes_plain_and_tls(void **state)
+{
+    struct fx *f = *state;
+    struct tunnel_ctx *ca = ctx(f, "a", "b"), *cu = ctx_of(f, "b", "a", 1);
+    struct end a = {-2, 0}, b = {-2, 0}, p = {-2, 0};
+    char buf[16];
+    int out, in, i;
+
+    tcp_pair(&out, &in);
+    assert_int_equal(write(out, "\x01hello", 6), 6);
+    assert_non_null(tunnel_start(cu, in, 0, NULL, got_fd, &p));
+    wait_one(f, &p);
+    assert_true(p.fd >= 0);
+    read_all(f, p.fd, buf, 6);
+    assert_memory_equal(buf, "\x01hello", 6);
+    assert_int_equal(write(p.fd, "back", 4), 4);
+    read_all(f, out, buf, 4);
+    assert_memory_equal(buf, "back", 4);
+    close(out);
+    for (i = 0; i < 5000; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        if (recv(p.fd, buf, sizeof buf, MSG_DONTWAIT) == 0)
+            break;
+        usleep(1000);
+    }
+    assert_true(i < 5000);
+    close(p.fd);
+
+    tcp_pair(&out, &in);
+    assert_non_null(tunnel_start(ca, out, 1, "127.0.0.1:1", got_fd, &a));
+    assert_non_null(tunnel_start(cu, in, 0, NULL, got_fd, &b));
+    wait_both(f, &a, &b);
+    assert_true(a.fd >= 0 && b.fd >= 0);
+    assert_int_equal(write(a.fd, "ping", 4), 4);
+    read_all(f, b.fd, buf, 4);
+    assert_memory_equal(buf, "ping", 4);
+    close(a.fd);
+    close(b.fd);
+    drain(f);
+    tunnel_ctx_free(ca);
+    tunnel_ctx_free(cu);
+}
+
+/* Without portUnification, the same plain bytes are refused. */
+static void test_plain_refused(void **state)
+{
+    struct fx *f = *state;
+    struct tunnel_ctx *c = ctx(f, "b", "a");
+    struct end p = {-2, 0};
+    int out, in;
+
+    tcp_pair(&out, &in);
+    assert_int_equal(write(out, "\x01hello", 6), 6);
+    assert_non_null(tunnel_start(c, in, 0, NULL, got_fd, &p));
+    wait_one(f, &p);
+    assert_int_equal(p.fd, -1);
+    close(out);
+    drain(f);
+    tunnel_ctx_free(c);
 }
 
 /* The stranger's certificate is in no trust store: refused both ways,
@@ -394,6 +475,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel_while_looking_up, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unified_takes_plain_and_tls,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plain_refused, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,6 +135,10 @@ enum key_type {
       "false", "TLS on clientPort too: not supported, true stops the server")\
     X("sslQuorum", K_BOOL, quorum_tls.enabled, 0, 1, "false",               \
       "TLS, both sides authenticated, on every connection between members") \
+    X("portUnification", K_BOOL, quorum_tls.port_unification, 0, 1,         \
+      "false", "the quorum and election ports take TLS and plain "          \
+      "connections alike (the stores are read): for moving a running "      \
+      "ensemble to sslQuorum or off it one member at a time")               \
     X("ssl.quorum.keyStore.location", K_STR, quorum_tls.key_store, 0, 0, "",\
       "this member's key and certificate chain: PKCS12 or PEM")             \
     X("ssl.quorum.keyStore.password", K_STR, quorum_tls.key_password, 0, 0, \
@@ -164,6 +168,9 @@ enum key_type {
       quorum_tls.hostname_verification, 0, 1, "true",                       \
       "a member's certificate must name its host (server.N's, or the "      \
       "address it connects from)")                                          \
+    X("sslQuorumReloadCertFiles", K_BOOL, quorum_tls.reload, 0, 1, "false", \
+      "the quorum's stores read again when their files change (a stat a "   \
+      "second), as on SIGHUP")                                              \
     X("ssl.quorum.clientAuth", K_STR, quorum_tls.client_auth_name, 0, 0,    \
       "need", "need only: every member presents its certificate")           \
     X("ssl.quorum.crl", K_BOOL, quorum_tls.crl, 0, 1, "false",              \
@@ -733,9 +740,11 @@ static int finish_quorum_tls(struct tb_config *cfg, char *err, size_t errlen)
         set_err(err, errlen, "%s=true is not supported", name);
         return TB_EINVAL;
     }
-    if (cfg->quorum_tls.enabled && cfg->quorum_tls.key_store == NULL) {
-        set_err(err, errlen, "sslQuorum is true: ssl.quorum.keyStore.location "
-                "must name this member's key and certificate");
+    name = cfg->quorum_tls.enabled            ? "sslQuorum"
+           : cfg->quorum_tls.port_unification ? "portUnification" : NULL;
+    if (name != NULL && cfg->quorum_tls.key_store == NULL) {
+        set_err(err, errlen, "%s is true: ssl.quorum.keyStore.location "
+                "must name this member's key and certificate", name);
         return TB_EINVAL;
     }
     return 0;

@@ -131,12 +131,17 @@ struct tb_config {
     } tls;
     struct {                       /* sslQuorum: TLS between members; the
                                       stores as ssl.*'s (peer/tunnel.c) */
-        int enabled;               /* sslQuorum */
+        int enabled;               /* sslQuorum: connections made are TLS */
+        int port_unification;      /* portUnification: connections taken
+                                      may be TLS or plain (a move to or
+                                      from sslQuorum, member by member) */
         char *key_store, *key_password, *key_password_path, *key_type;
         char *trust_store, *trust_password, *trust_password_path,
             *trust_type;
         char *protocol, *protocols, *ciphersuites;
         int hostname_verification; /* ssl.quorum.hostnameVerification */
+        int reload;                /* sslQuorumReloadCertFiles: on file
+                                      changes */
         char *client_auth_name;    /* ssl.quorum.clientAuth: need only */
         int crl, ocsp;             /* not supported: must be false */
     } quorum_tls;

@@ -132,9 +132,6 @@ static const struct zk_key {
     {"ssl.quorum.context.supplier.class", 0, NO_JVM},
     {"ssl.quorum.sslProvider", 0, "TLS is the system's OpenSSL"},
     {"ssl.quorum.handshakeDetectionTimeoutMillis", 0, "not supported"},
-    {"sslQuorumReloadCertFiles", 0, "the quorum's stores are read at "
-                                    "start-up"},
-    {"portUnification", 0, "with sslQuorum a member speaks TLS only"},
     {"kerberos.*", 0, "SASL is DIGEST-MD5 only"},
     {"audit.*", 0, "there is no audit log"},
     /* the AdminServer, metrics, the JVM */

@@ -717,6 +717,6 @@ void conn_unlisten(struct tbd *s)
         return;
     uv_close((uv_handle_t *)&s->tls_listener, NULL);
     for (i = 0; i < 2; i++)
-        if (uv_is_active((uv_handle_t *)&s->tls_stores[i]))
-            uv_close((uv_handle_t *)&s->tls_stores[i], NULL);
+        if (uv_is_active((uv_handle_t *)&s->tls_stores.stores[i]))
+            uv_close((uv_handle_t *)&s->tls_stores.stores[i], NULL);
 }

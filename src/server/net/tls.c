@@ -33,12 +33,9 @@ struct tls_conn {
     int identified;      /* the handshake ended and gave its id */
 };
 
-/* The context from ssl.* (tls_ctx.c reads the stores, logging why one
- * cannot be used); how clients are verified is ssl.clientAuth's. */
-int tls_server_init(struct tbd *s)
+static struct tls_keys keys_of(const struct tb_config *cfg)
 {
-    const struct tb_config *cfg = s->cfg;
-    const struct tls_keys k = {
+    return (struct tls_keys){
         "ssl",
         cfg->tls.key_store,
         cfg->tls.key_password,
@@ -52,6 +49,14 @@ int tls_server_init(struct tbd *s)
         cfg->tls.protocols,
         cfg->tls.ciphersuites,
     };
+}
+
+/* The context from ssl.* (tls_ctx.c reads the stores, logging why one
+ * cannot be used); how clients are verified is ssl.clientAuth's. */
+int tls_server_init(struct tbd *s)
+{
+    const struct tb_config *cfg = s->cfg;
+    const struct tls_keys k = keys_of(cfg);
     SSL_CTX *ctx = tls_ctx_new(TLS_server_method(), &k);
 
     if (ctx == NULL)
@@ -85,32 +90,16 @@ int tls_server_reload(struct tbd *s)
     return 0;
 }
 
-static void on_store_changed(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
-                             const uv_stat_t *curr)
+static void stores_changed(void *s)
 {
-    (void)prev;
-    (void)curr;
-    if (status == 0) /* not while the file is missing: at its return */
-        tls_server_reload(h->data);
+    tls_server_reload(s);
 }
 
-/* A stat of each file a second, off the loop, as ZooKeeper watches them:
- * it sees a file written again, renamed over, or a link turned to another
- * file, as certificate tools renew them.  A store caught half written is
- * refused, and read again at its next change. */
 void tls_server_watch(struct tbd *s)
 {
-    const char *path[2] = {s->cfg->tls.key_store, s->cfg->tls.trust_store};
-    int i;
+    const struct tls_keys k = keys_of(s->cfg);
 
-    for (i = 0; i < 2; i++) {
-        if (path[i] == NULL || uv_fs_poll_init(s->loop, &s->tls_stores[i]))
-            continue;
-        s->tls_stores[i].data = s;
-        if (uv_fs_poll_start(&s->tls_stores[i], on_store_changed, path[i],
-                             1000) != 0)
-            uv_close((uv_handle_t *)&s->tls_stores[i], NULL);
-    }
+    tls_stores_watch(s->loop, &s->tls_stores, &k, stores_changed, s);
 }
 
 void tls_server_free(struct tbd *s)

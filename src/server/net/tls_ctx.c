@@ -25,6 +25,36 @@ const char *tls_why(char *buf, size_t n)
     return buf;
 }
 
+static void on_store_changed(uv_fs_poll_t *h, int status, const uv_stat_t *prev,
+                             const uv_stat_t *curr)
+{
+    struct tls_watch *w = h->data;
+
+    (void)prev;
+    (void)curr;
+    if (status == 0) /* not while the file is missing: at its return */
+        w->cb(w->data);
+}
+
+void tls_stores_watch(uv_loop_t *loop, struct tls_watch *w,
+                      const struct tls_keys *k, void (*cb)(void *data),
+                      void *data)
+{
+    const char *path[2] = {k->key_store, k->trust_store};
+    int i;
+
+    w->cb = cb;
+    w->data = data;
+    for (i = 0; i < 2; i++) {
+        if (path[i] == NULL || uv_fs_poll_init(loop, &w->stores[i]) != 0)
+            continue;
+        w->stores[i].data = w;
+        if (uv_fs_poll_start(&w->stores[i], on_store_changed, path[i],
+                             1000) != 0)
+            uv_close((uv_handle_t *)&w->stores[i], NULL);
+    }
+}
+
 /* Logs why the store at `path` cannot be used; TB_EINVAL. */
 static int store_failed(const struct tls_keys *k, const char *what,
                         const char *path)

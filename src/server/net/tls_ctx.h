@@ -8,6 +8,7 @@
 #define TBD_TLS_CTX_H
 
 #include <stddef.h>
+#include <uv.h>
 
 struct ssl_ctx_st;
 struct ssl_method_st;
@@ -27,6 +28,23 @@ struct tls_keys {
  * naming the key and the file. */
 struct ssl_ctx_st *tls_ctx_new(const struct ssl_method_st *method,
                                const struct tls_keys *k);
+
+/* A stat of the key store's and the trust store's files a second, off the
+ * loop, as ZooKeeper watches them (client.certReload,
+ * sslQuorumReloadCertFiles): cb(data) runs when one has changed and is
+ * there, so it sees a file written again, renamed over, or a link turned
+ * to another file, as certificate tools renew them.  A store caught half
+ * written is refused by the reload, and read again at its next change.
+ * A store not set, or not watchable, is left out (its handle not active);
+ * the handles are the owner's to close. */
+struct tls_watch {
+    uv_fs_poll_t stores[2]; /* the key store's, the trust store's */
+    void (*cb)(void *data);
+    void *data;
+};
+void tls_stores_watch(uv_loop_t *loop, struct tls_watch *w,
+                      const struct tls_keys *k, void (*cb)(void *data),
+                      void *data);
 
 /* OpenSSL's reason for the last failure into buf, its queue emptied. */
 const char *tls_why(char *buf, size_t n);

@@ -106,7 +106,7 @@ static void connected_cb(uv_connect_t *req, int status)
         peer__link_close(k);
         return;
     }
-    if (p->srv->quorum_tls == NULL) {
+    if (p->srv->quorum_tls == NULL || !p->srv->cfg->quorum_tls.enabled) {
         following(k);
         return;
     }

@@ -36,11 +36,20 @@
 #define ACK   0x01
 #define NAK   0x02
 #define RATES 8 /* places whose refusals are each rated on their own */
+/* The first byte of a TLS connection, its record's type: a handshake.
+ * raft's handshake starts 0x01 (its protocol, little-endian), a peer
+ * link's frame 0x00 (its length, big-endian). */
+#define TLS_HANDSHAKE_RECORD 0x16
 
 struct tunnel_ctx {
     uv_loop_t *loop;
     SSL_CTX *ssl;
     int verify_host; /* ssl.quorum.hostnameVerification */
+    int unify;       /* portUnification: plain connections are taken too */
+    /* sslQuorumReloadCertFiles: the stores' files watched, and read again
+     * with cfg's keys when one changes (tunnel_ctx_watch). */
+    struct tls_watch stores;
+    const struct tb_config *cfg;
     /* A line a second at most for the refusals of one place: a port of
      * ours, or a member dialed; the oldest place gives way to a new one. */
     struct {
@@ -77,7 +86,11 @@ struct tunnel {
     uv_shutdown_t shut;
     int handles; /* not yet closed */
     int dialing;
-    int secured;    /* the handshake ended (and ACK came): pipe is open */
+    int secured;    /* the handshake ended (and ACK came), or the
+                       connection is plain: pipe is open */
+    int plain;      /* accepting with portUnification, and its first byte
+                       began no TLS record: relayed as it is */
+    int sniffed;    /* accepting: its first bytes came */
     int handshaken; /* SSL_do_handshake is done */
     int failing;    /* closing once the alert is out */
     int closing;
@@ -342,6 +355,13 @@ static void pipe_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         tunnel_close(t, 1);
         return;
     }
+    if (t->plain) {
+        if (put(t, (uv_stream_t *)&t->tcp, buf->base, (size_t)n) != 0)
+            tunnel_close(t, 1);
+        else
+            pause_full(t);
+        return;
+    }
     if (SSL_write(t->ssl, buf->base, (int)n) != (int)n || flush(t) != 0) {
         tunnel_close(t, 1);
         return;
@@ -492,6 +512,21 @@ static void tcp_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         else if (!t->secured)
             refused(t, "closed during the handshake");
         tunnel_close(t, 0);
+        return;
+    }
+    if (!t->dialing && !t->sniffed) {
+        t->sniffed = 1;
+        if (t->x->unify && (uint8_t)buf->base[0] != TLS_HANDSHAKE_RECORD) {
+            t->plain = 1;
+            secured(t);
+        }
+    }
+    if (t->plain) {
+        if (t->closing ||
+            put(t, (uv_stream_t *)&t->pipe, buf->base, (size_t)n) != 0)
+            tunnel_close(t, 0);
+        else
+            pause_full(t);
         return;
     }
     if (BIO_write(t->net_in, buf->base, (int)n) != (int)n) {
@@ -678,7 +713,7 @@ static SSL_CTX *quorum_ssl(const struct tls_keys *k)
 }
 
 struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
-                                  int verify_host)
+                                  int verify_host, int unify)
 {
     struct tunnel_ctx *x = calloc(1, sizeof *x);
 
@@ -688,6 +723,7 @@ struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
     }
     x->loop = loop;
     x->verify_host = verify_host;
+    x->unify = unify;
     tb_queue_init(&x->live);
     return x;
 }
@@ -714,7 +750,8 @@ struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop, const struct tb_config *cfg)
 {
     const struct tls_keys k = keys_of(cfg);
 
-    return tunnel_ctx_new(loop, &k, cfg->quorum_tls.hostname_verification);
+    return tunnel_ctx_new(loop, &k, cfg->quorum_tls.hostname_verification,
+                          cfg->quorum_tls.port_unification);
 }
 
 int tunnel_ctx_reload(struct tunnel_ctx *x, const struct tb_config *cfg)
@@ -731,6 +768,21 @@ int tunnel_ctx_reload(struct tunnel_ctx *x, const struct tb_config *cfg)
     tb_log(TB_LOG_INFO,
            "peer TLS: the quorum's key and trust stores were read again");
     return 0;
+}
+
+static void stores_changed(void *x)
+{
+    struct tunnel_ctx *c = x;
+
+    tunnel_ctx_reload(c, c->cfg);
+}
+
+void tunnel_ctx_watch(struct tunnel_ctx *x, const struct tb_config *cfg)
+{
+    const struct tls_keys k = keys_of(cfg);
+
+    x->cfg = cfg;
+    tls_stores_watch(x->loop, &x->stores, &k, stores_changed, x);
 }
 
 void tunnel_ctx_free(struct tunnel_ctx *x)

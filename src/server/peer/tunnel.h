@@ -14,6 +14,11 @@
  * ZooKeeper's quorum), looked up on libuv's thread pool.  A handshake
  * that fails is logged on both sides with OpenSSL's reason (or, for the
  * accepting side's name check, the names tried), at most once a second.
+ * With portUnification, an accepted connection whose first byte begins
+ * no TLS record is taken as it is, unauthenticated, and relayed through
+ * the socketpair all the same: a member not yet on sslQuorum (or no
+ * longer) speaks with those that are, while an ensemble is moved to it
+ * (or off it) one member at a time.
  * Loop thread only. */
 #ifndef TBD_TUNNEL_H
 #define TBD_TUNNEL_H
@@ -25,17 +30,21 @@ struct tls_keys;
 struct tunnel_ctx;
 
 /* The quorum's context from ssl.quorum.* (`k`), verifying the members'
- * hosts if `verify_host`: NULL after logging why (the key and the file
- * named). */
+ * hosts if `verify_host`, taking plain connections too if `unify`: NULL
+ * after logging why (the key and the file named). */
 struct tunnel_ctx *tunnel_ctx_new(uv_loop_t *loop, const struct tls_keys *k,
-                                  int verify_host);
-/* ... from the configuration's ssl.quorum.* keys. */
+                                  int verify_host, int unify);
+/* ... from the configuration's ssl.quorum.* keys and portUnification. */
 struct tunnel_ctx *tunnel_ctx_from(uv_loop_t *loop,
                                    const struct tb_config *cfg);
 /* Reads the stores again (SIGHUP): new connections present and check
  * what they hold now, open ones go on; if they cannot be used (logged),
  * nothing changes.  0 or TB_EINVAL. */
 int tunnel_ctx_reload(struct tunnel_ctx *x, const struct tb_config *cfg);
+/* sslQuorumReloadCertFiles: tunnel_ctx_reload with `cfg` (kept) whenever
+ * a store's file changes (tls_stores_watch); the handles close with the
+ * loop's others at exit. */
+void tunnel_ctx_watch(struct tunnel_ctx *x, const struct tb_config *cfg);
 /* Once the loop has ended: frees the tunnels whose handles it closed. */
 void tunnel_ctx_free(struct tunnel_ctx *x);
 

@@ -137,6 +137,9 @@ struct replog_config {
                        void (*cb)(void *arg, int fd), void *arg);
         void (*cancel)(void *handle);
         void *data;
+        int dial_plain; /* connections made are plain: only those taken
+                           go through start (portUnification without
+                           sslQuorum) */
     } secure;
     /* Log sink; NULL prints warnings and errors to stderr. `msg` has no
      * trailing newline and is valid only during the call. */

@@ -353,7 +353,7 @@ static void connected(uv_connect_t *c, int status)
         dial_fail(d, RAFT_NOCONNECTION);
         return;
     }
-    if (t->secure.start == NULL) {
+    if (t->secure.start == NULL || t->secure.dial_plain) {
         send_hello(d);
         return;
     }
