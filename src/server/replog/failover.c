@@ -71,7 +71,7 @@ static raft_id successor(const struct raft_configuration *c, raft_id gone)
     return best != 0 ? best : first;
 }
 
-static raft_term last_term(const struct raft_log *log)
+raft_term replog__last_term(const struct raft_log *log)
 {
     if (log->front == log->back)
         return log->snapshot.last_term;
@@ -108,6 +108,6 @@ void replog_leader_gone(struct replog *l, int id)
     m.server_address = s->address;
     m.timeout_now.term = r->current_term;
     m.timeout_now.last_log_index = raft_last_index(r);
-    m.timeout_now.last_log_term = last_term(&r->log);
+    m.timeout_now.last_log_term = replog__last_term(&r->log);
     w->recv(w->io, &m);
 }

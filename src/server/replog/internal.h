@@ -51,6 +51,16 @@ struct replog_batch {
     unsigned n;
 };
 
+/* A member whose log this start made, in an ensemble (fresh.c): it votes
+ * only for candidates as new as itself, and for none once another member
+ * has shown a log beyond the first entry, until a leader caught it up. */
+#define FRESH_FIRST_INDEX 1 /* the bootstrap configuration's entry */
+enum { FRESH_DELIVER, FRESH_DROP };
+struct replog_fresh {
+    int on;       /* its log was made at this start, not yet caught up */
+    int evidence; /* a log beyond the first entry was heard of */
+};
+
 /* The log's handle.  At all times (replog__check, in debug builds, once
  * open, after each turn's proposals go to raft, a batch fails or the
  * leadership changes):
@@ -113,6 +123,7 @@ struct replog {
     int64_t applied_index;   /* last index given to fsm.apply or restore */
     int was_leader;
     int known_leader;         /* replog_leader() at the last poll */
+    struct replog_fresh fresh; /* set by bootstrap; wal.c's recv asks it */
 
     /* Free-disk guard (G3).  free_cached is exact right after a statvfs;
      * bytes_since counts what was proposed since, so the estimate
@@ -188,6 +199,15 @@ void replog__configure_raft(struct replog *l);
 /* Leadership polled (G6): logs a change, fails what a lost leader had
  * proposed, tells on_leader. */
 void replog__poll_leader(struct replog *l);
+/* fresh.c: what to do with `m` (FRESH_DELIVER or FRESH_DROP), given
+ * raft's current term and last entry; updates g.  Pure. */
+int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
+                        raft_term term, raft_index last_index,
+                        raft_term last_term);
+/* ... for a message l's raft is about to receive, logging what changed. */
+int replog__fresh_recv(struct replog *l, const struct raft_message *m);
+/* The term of the last entry of `log`, or of its snapshot (failover.c). */
+raft_term replog__last_term(const struct raft_log *log);
 /* Milliseconds of raft's clock (its io's: virtual under a fixture). */
 uint64_t replog__now(struct replog *l);
 

@@ -620,7 +620,7 @@ static int mkdir_p(const char *dir)
 static int bootstrap(struct replog *l)
 {
     struct raft_configuration conf;
-    unsigned i;
+    unsigned i, voters = 0;
     int rv;
 
     /* A lone voter, or every member of the ensemble, each bootstrapped
@@ -630,10 +630,12 @@ static int bootstrap(struct replog *l)
     if (l->n_peers == 0)
         rv = raft_configuration_add(&conf, (raft_id)l->server_id, l->address,
                                     RAFT_VOTER);
-    for (i = 0; i < l->n_peers && rv == 0; i++)
+    for (i = 0; i < l->n_peers && rv == 0; i++) {
         rv = raft_configuration_add(
             &conf, (raft_id)l->peers[i].id, l->peers[i].address,
             l->peers[i].voter ? RAFT_VOTER : RAFT_STANDBY);
+        voters += l->peers[i].voter;
+    }
     if (rv == 0)
         rv = raft_bootstrap(l->raft, &conf);
     raft_configuration_close(&conf);
@@ -641,6 +643,13 @@ static int bootstrap(struct replog *l)
         return 0;
     if (rv == 0)
         replog__logf(l, REPLOG_LOG_INFO, "bootstrapped %s as server %d", l->dir,
+                     l->server_id);
+    /* Among other voters, a new log may be a lost one's (fresh.c). */
+    l->fresh.on = rv == 0 && voters > 1;
+    if (l->fresh.on)
+        replog__logf(l, REPLOG_LOG_INFO,
+                     "server %d's log is new: it votes only for a member "
+                     "as new until a leader has caught it up",
                      l->server_id);
     return rv;
 }

@@ -387,7 +387,8 @@ static void wal_recv(struct raft_io *uv, struct raft_message *msg)
 {
     struct wal *w = uv->data;
 
-    w->recv(w->io, msg);
+    if (replog__fresh_recv(w->l, msg) == FRESH_DELIVER)
+        w->recv(w->io, msg);
 }
 
 static int wal_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# A member whose data directory was lost, started again as it was (no
+# joinEnsemble), must not help elect a leader that lacks writes it had
+# acknowledged (replog/fresh.c):
+#   1. three members take writes; then C, a follower, is stopped, and more
+#      writes are acknowledged by the other two, A (the leader) and B;
+#   2. B stopped and its data directory emptied; A killed (-9);
+#   3. B and C started: for 10 s neither leads (raft alone would have B
+#      vote for C, whose log lacks the writes), and B says why;
+#   4. A started again: a leader, B's new log caught up, and every
+#      acknowledged write on all three.
+#   wiped.sh TUMBLERD ACKED_WRITER
+set -euo pipefail
+tumblerd=("$1") writer=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-wiped.XXXXXX")
+source "$(dirname "$0")/lib.sh"
+cleanup() {
+    local rc=$?
+    crash_kill "${pids[@]:1}"
+    [ "$rc" = 0 ] || for i in 1 2 3; do echo "---- server $i"; tail -15 "$dir/s$i.log"; done
+    rm -rf "$dir"
+    exit "$rc"
+}
+trap cleanup EXIT
+# stop I: SIGTERM, and member I exits 0.
+stop() {
+    kill -TERM "${pids[$1]}"
+    wait "${pids[$1]}" || { echo "server $1 exited $? on SIGTERM"; exit 1; }
+    pids[$1]=""
+}
+
+crash_ens_init
+for i in 1 2 3; do member_start "$i"; done
+a=$(ens_leader)
+b=$((a % 3 + 1)) c=$(((a + 1) % 3 + 1))
+echo "A: server $a (leader), B: server $b, C: server $c"
+
+# 1. C has the first writes, and misses the next.
+"$writer" write "$hosts" /v 50 >"$dir/acked"
+for _ in $(seq 100); do [ "$(member_zxid "$c")" = "$(member_zxid "$a")" ] && break; sleep 0.1; done
+stop "$c"
+"$writer" write "127.0.0.1:${cport[$a]},127.0.0.1:${cport[$b]}" /w 200 >>"$dir/acked"
+[ "$(grep -c . "$dir/acked")" = 250 ] || { echo "the writes were not all acknowledged"; exit 1; }
+echo "50 writes on all three, then 200 acknowledged by A and B with C stopped"
+
+# 2. B's data lost, A gone.
+stop "$b"
+rm -rf "$dir/d$b"
+crash_kill "${pids[$a]}"
+pids[$a]=""
+
+# 3. B (empty) and C (without the writes): no leader.
+member_start "$b"
+member_start "$c"
+end=$(($(date +%s) + 10))
+while [ "$(date +%s)" -lt "$end" ]; do
+    for i in "$b" "$c"; do
+        [ "$(member_mode "$i")" != leader ] ||
+            { echo "server $i leads without the writes B had acknowledged"; exit 1; }
+    done
+    sleep 0.2
+done
+grep -q "started with an empty data directory, and server $c asks for its vote" "$dir/s$b.log" ||
+    { echo "B did not say why it gives C no vote"; exit 1; }
+echo "B (empty) and C (without the writes): no leader for 10 s; B: $(grep -o 'it votes for no one[^,]*' "$dir/s$b.log" | head -1)"
+
+# 4. A back: the writes are everywhere.
+member_start "$a"
+l=$(ens_leader)
+for _ in $(seq 200); do
+    z=$(member_zxid "$l")
+    [ "$(member_zxid "$b")" = "$z" ] && [ "$(member_zxid "$c")" = "$z" ] && break
+    sleep 0.1
+done
+for i in 1 2 3; do "$writer" verify "127.0.0.1:${cport[$i]}" <"$dir/acked"; done
+grep -q "new log caught up with the leader" "$dir/s$b.log" || { echo "B did not say it caught up"; exit 1; }
+echo "A back: server $l leads, B caught up, the 250 acknowledged writes on all three"
