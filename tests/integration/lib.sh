@@ -218,6 +218,29 @@ ens_start()
     IT_PIDS+=("${pid[$i]}")
     IT_TUMBLERDS+="${pid[$i]} "
 }
+# plain_answer PORT: what raft's own handshake in plain text (protocol 1, id 9, an address of
+# 16 bytes) gets from 127.0.0.1:PORT: "tls" (nothing, or TLS records: an alert, content type
+# 21, version 3.x) or "raft" (anything else: the port takes plain connections).
+plain_answer()
+{
+    printf '\001\0\0\0\0\0\0\0\011\0\0\0\0\0\0\0\020\0\0\0\0\0\0\000127.0.0.1:1\0\0\0\0\0' |
+        timeout 5 python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(sys.stdin.buffer.read())
+s.settimeout(3)
+got = b""
+try:
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        got += b
+except (socket.timeout, ConnectionResetError):
+    pass
+print("tls" if got == b"" or (got[0] == 21 and got[1] == 3) else "raft")
+' "$1"
+}
 # member_mode I: what member I's srvr says it is (leader, follower, ...).
 # shellcheck disable=SC2154 # cport is the caller's
 member_mode() { four_letter "${cport[$1]}" srvr | sed -n 's/^Mode: //p'; }

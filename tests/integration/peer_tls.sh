@@ -107,25 +107,8 @@ for port in "${qport[1]}" "${eport[1]}"; do
         "${dir[1]}/server.log" || fail "member 1 did not log the refusal on port $port"
 done
 ok "a client without a certificate is refused on both ports, and member 1 says so"
-# raft's own handshake in plain text: protocol 1, id 9, an address of 16 bytes.
-printf '\001\0\0\0\0\0\0\0\011\0\0\0\0\0\0\0\020\0\0\0\0\0\0\000127.0.0.1:1\0\0\0\0\0' |
-    timeout 5 python3 -c '
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(sys.stdin.buffer.read())
-s.settimeout(3)
-got = b""
-try:
-    while True:
-        b = s.recv(4096)
-        if not b:
-            break
-        got += b
-except (socket.timeout, ConnectionResetError):
-    pass
-# Nothing, or TLS records: a TLS alert (content type 21, version 3.x).
-sys.exit(0 if got == b"" or (got[0] == 21 and got[1] == 3) else 1)
-' "${qport[1]}" || fail "plain bytes to the quorum port got something other than a TLS alert"
+[ "$(plain_answer "${qport[1]}")" = tls ] ||
+    fail "plain bytes to the quorum port got something other than a TLS alert"
 ok "raft's plain handshake on the quorum port: no raft traffic back"
 
 # SIGHUP reads the stores again: a renewed certificate is presented from then on; a store that

@@ -92,27 +92,6 @@ all_there() {
     done
     ok "$1: the $(acked) acknowledged creates are on every member"
 }
-# plain_answer PORT: what plain bytes (raft's own handshake) get from the port: "tls" (a TLS
-# alert, or nothing) or "raft" (raft's traffic: the port takes plain connections).
-plain_answer() {
-    printf '\001\0\0\0\0\0\0\0\011\0\0\0\0\0\0\0\020\0\0\0\0\0\0\000127.0.0.1:1\0\0\0\0\0' |
-        timeout 5 python3 -c '
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(sys.stdin.buffer.read())
-s.settimeout(3)
-got = b""
-try:
-    while True:
-        b = s.recv(4096)
-        if not b:
-            break
-        got += b
-except (socket.timeout, ConnectionResetError):
-    pass
-print("tls" if got == b"" or (got[0] == 21 and got[1] == 3) else "raft")
-' "$1"
-}
 
 step "portUnification" --portUnification=true "${stores[@]}"
 step "portUnification and sslQuorum" --portUnification=true --sslQuorum=true "${stores[@]}"
