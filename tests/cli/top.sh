@@ -84,6 +84,20 @@ d = json.load(sys.stdin)
 print((d["holders"] + d["waiting"])[int(sys.argv[1])]["token"])' "$2"
 }
 
+# tmux_new COMMAND: a detached 200x40 session named top running COMMAND.
+# tmux's server now and then exits as it starts ("server exited
+# unexpectedly", before it runs anything), so up to three tries.
+tmux_new()
+{
+    local try
+    for try in 1 2 3; do
+        tmux -S "$SOCK" -f /dev/null new-session -d -s top -x 200 -y 40 "$1" && return 0
+        tmux -S "$SOCK" kill-server 2> /dev/null
+        sleep 0.2
+    done
+    it_die "tmux did not start ($try tries)"
+}
+
 host=$(hostname)
 holder a1 /locks/a
 until_ok 10 queued /locks/a 1 0 || it_die "a1 did not get /locks/a"
@@ -101,9 +115,7 @@ ta1=$(token /locks/a 0) ta2=$(token /locks/a 1) ta3=$(token /locks/a 2)
 tb1=$(token /locks/b 0) tb2=$(token /locks/b 1)
 
 # A pane wide enough for whole lines; top's status lands in a file.
-tmux -S "$SOCK" -f /dev/null new-session -d -s top -x 200 -y 40 \
-    "$TUMBLER top -d 0.2 /locks; echo \$? > $D/status; sleep 60" ||
-    it_die "tmux did not start"
+tmux_new "$TUMBLER top -d 0.2 /locks; echo \$? > $D/status; sleep 60"
 
 expect_screen "counts of /locks/a" "^/locks/a  mutex, 1 holding, 2 waiting$"
 expect_screen "counts of /locks/b" "^/locks/b  mutex, 1 holding, 1 waiting$"
@@ -158,9 +170,7 @@ tmux -S "$SOCK" kill-session -t top
 
 # SIGTERM: the same clean exit.
 rm -f "$D/status"
-tmux -S "$SOCK" -f /dev/null new-session -d -s top -x 200 -y 40 \
-    "$TUMBLER top -d 0.2 /locks; echo \$? > $D/status; stty -a > $D/stty; sleep 60" ||
-    it_die "tmux did not start"
+tmux_new "$TUMBLER top -d 0.2 /locks; echo \$? > $D/status; stty -a > $D/stty; sleep 60"
 expect_screen "top again" "^/locks/b  mutex"
 shell=$(tmux -S "$SOCK" display -p -t top '#{pane_pid}')
 toppid=$(ps -o pid= --ppid "$shell" | head -n 1 | tr -d ' ')
@@ -174,8 +184,7 @@ until_ok 10 test -s "$D/stty" || fail "SIGTERM did not end top"
 # ^Z under an interactive shell (job control): the shell's screen back,
 # its prompt shown; fg: top's screen again, drawn; q still ends it.
 tmux -S "$SOCK" kill-session -t top 2> /dev/null
-tmux -S "$SOCK" -f /dev/null new-session -d -s top -x 200 -y 40 \
-    "env PS1='prompt\$ ' bash --norc --noprofile -i" || it_die "tmux did not start"
+tmux_new "env PS1='prompt\$ ' bash --norc --noprofile -i"
 expect_screen "the shell's prompt" '^prompt\$ ?$'
 tmux -S "$SOCK" send-keys -t top "$TUMBLER top -d 0.2 /locks" Enter
 expect_screen "top under a shell" "^/locks/b  mutex"
