@@ -24,7 +24,8 @@
  * What it cannot tell: a candidate that has received nothing since the
  * first start (its log the bootstrap entry alone, as this one's) looks
  * like a first start's, and gets the vote while no other member has shown
- * more; tests/crash/wiped.sh's C has the first writes.
+ * more.  Every leader's first entry is a barrier (replog__poll_leader), so
+ * that is a member down since before the first leader's.
  *
  * What this costs: a member wiped and restarted gives the ensemble no vote
  * until a leader has caught it up, so with another member down the

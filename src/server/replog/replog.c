@@ -441,6 +441,12 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
 
 /* ---- tick: disk refresh and leadership poll ----------------------------- */
 
+static void term_begun(void *arg, int status)
+{
+    (void)arg;
+    (void)status; /* a leader lost meanwhile: its successor writes its own */
+}
+
 void replog__poll_leader(struct replog *l)
 {
     int lead, id;
@@ -474,6 +480,13 @@ void replog__poll_leader(struct replog *l)
      * outcome is unknown, as with any write a lost leader accepted. */
     if (!lead)
         fail_from(l, 0, TB_ECONNECTIONLOSS);
+    /* A new leader's first entry, in its own term (Raft's no-op, which
+     * libraft does not write): it commits what earlier terms left, and
+     * every member it reaches then holds more than the bootstrap entry,
+     * which is how a member whose log is new tells a first start from an
+     * ensemble with data (fresh.c). */
+    else
+        (void)replog_barrier(l, term_begun, NULL);
     REPLOG_CHECK(l);
     if (l->on_leader != NULL) {
         l->on_leader(l->on_leader_data, lead);
