@@ -246,6 +246,52 @@ static void test_observer(void **state)
     cluster_close(c);
 }
 
+static int leader_has(struct cluster *c, void *arg)
+{
+    unsigned l = *(unsigned *)arg;
+
+    return cluster_has(c, l, "/hb");
+}
+
+static int all_have(struct cluster *c, void *arg)
+{
+    unsigned i;
+
+    (void)arg;
+    for (i = 0; i < c->n; i++)
+        if (!cluster_has(c, i, "/hb"))
+            return 0;
+    return 1;
+}
+
+/* Every follower applies a write one message after the leader has (the
+ * leader tells it the commit at once, replog/notice.c), not with the next
+ * heartbeat: with heartbeats 400 ms apart, within 40 ms, 15 of which the
+ * fixture's network takes.  A write no heartbeat, entry or barrier follows
+ * would otherwise wait up to 400 ms on the followers. */
+static void test_followers_hear_commit_at_once(void **state)
+{
+    struct replog_config cfg = {0};
+    struct cluster *c = &cl;
+    raft_time applied;
+    unsigned l;
+
+    (void)state;
+    cfg.heartbeat_timeout_ms = 400;
+    cfg.election_timeout_ms = 4000;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 20000);
+    session_on(c, l);
+    cluster_step_for(c, 1000);
+    cluster_create(c, l, "/hb", 0);
+    assert_true(cluster_step_until(c, leader_has, &l, 1000));
+    applied = raft_fixture_time(&c->f);
+    assert_true(cluster_step_until(c, all_have, NULL, 40));
+    assert_true(raft_fixture_time(&c->f) - applied <= 40);
+    cluster_converge(c, 5000);
+    cluster_close(c);
+}
+
 /* Disk faults: the leader's log fails a write while it takes writes, then
  * a follower's.  A proposal the log could not take is refused at once and
  * is nowhere; one whose entry failed later is answered once, with an
@@ -663,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_follower_caught_up_by_snapshot),
         cmocka_unit_test(test_session_across_leader_change),
         cmocka_unit_test(test_observer),
+        cmocka_unit_test(test_followers_hear_commit_at_once),
         cmocka_unit_test(test_disk_faults),
         cmocka_unit_test(test_members_change),
         cmocka_unit_test(test_members_change_all_or_nothing),

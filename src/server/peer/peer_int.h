@@ -93,7 +93,6 @@ struct peer {
     uint64_t retry_at;       /* no link to retry_leader before then */
     int retry_leader;        /* the leader the delay is for */
     int lost;                /* the leader whose working link closed last */
-    int pushing, push_again; /* push_commit's barrier */
     uint64_t leaderless_since;      /* no leader known since then; 0: one is */
     int dropped_clients;            /* ... for so long the clients went */
     int logged_leader;              /* the leader the log last named; 0: none */

@@ -43,38 +43,6 @@ static void send_failed(struct link *k, int64_t origin, int status)
     peer__link_send(k, PEER_FAILED, b, sizeof b, NULL, 0);
 }
 
-/* A forwarded write is applied here, and its follower replies once it
- * knows the entry is committed, which raft tells it with the next message
- * it sends: a heartbeat, up to heartbeatInterval later.  A barrier sends it
- * now (one at a time; one more if writes were applied meanwhile). */
-static void push_commit(struct peer *p);
-
-static void pushed(void *arg, int status)
-{
-    struct peer *p = peer_of(arg);
-
-    if (p == NULL)
-        return;
-    p->pushing = 0;
-    /* A barrier fails as raft gives leadership up, from inside that: one
-     * started there would go into the log it is tearing down.  A follower
-     * then has nothing more to learn from this one. */
-    if (status != 0)
-        p->push_again = 0;
-    if (p->push_again)
-        push_commit(p);
-}
-
-static void push_commit(struct peer *p)
-{
-    if (p->pushing) {
-        p->push_again = 1;
-        return;
-    }
-    p->push_again = 0;
-    p->pushing = replog_barrier(p->srv->log, pushed, p->srv) == 0;
-}
-
 static void forward_done(void *arg, int status, int64_t index)
 {
     struct forward *f = arg;
@@ -82,8 +50,6 @@ static void forward_done(void *arg, int status, int64_t index)
     struct link *k;
 
     (void)index;
-    if (p != NULL && status == 0)
-        push_commit(p);
     if (status != 0 && p != NULL && (k = accepted_link(p, f->link_id)) != NULL)
         send_failed(k, f->origin, status);
     free(f);

@@ -38,6 +38,7 @@ void replog_attached_tick(struct replog *l)
 {
     replog__poll_leader(l);
     replog__snapshot_poke(l);
+    replog__notice(l);
 }
 
 void replog_attached_free(struct replog *l)
@@ -57,6 +58,7 @@ void replog_attached_free(struct replog *l)
     }
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
+    free(l->notice.told);
     replog__free_config(l);
     free(l);
 }

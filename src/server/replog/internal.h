@@ -61,6 +61,18 @@ struct replog_fresh {
     int evidence; /* a log beyond the first entry was heard of */
 };
 
+/* notice.c: what the leader has told each follower of its commits. */
+struct replog_told {
+    raft_id id;
+    raft_index index; /* the last commit sent to it (by raft or by us) */
+};
+struct replog_notice {
+    raft_term term;   /* the term told describes */
+    raft_index first; /* entries from here on are surely of that term */
+    struct replog_told *told;
+    unsigned n_told;
+};
+
 /* The log's handle.  At all times (replog__check, in debug builds, once
  * open, after each turn's proposals go to raft, a batch fails or the
  * leadership changes):
@@ -124,6 +136,7 @@ struct replog {
     int was_leader;
     int known_leader;         /* replog_leader() at the last poll */
     struct replog_fresh fresh; /* set by bootstrap; wal.c's recv asks it */
+    struct replog_notice notice; /* notice.c's */
 
     /* Free-disk guard (G3).  free_cached is exact right after a statvfs;
      * bytes_since counts what was proposed since, so the estimate
@@ -206,6 +219,12 @@ int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
                         raft_term last_term);
 /* ... for a message l's raft is about to receive, logging what changed. */
 int replog__fresh_recv(struct replog *l, const struct raft_message *m);
+/* notice.c: as leader, tells each follower of the commits it holds and has
+ * not yet been sent; called after each message raft receives and each local
+ * write, and on a test's tick. */
+void replog__notice(struct replog *l);
+/* ... notes what raft's own message `m`, about to go, tells a follower. */
+void replog__notice_sent(struct replog *l, const struct raft_message *m);
 /* The term of the last entry of `log`, or of its snapshot (failover.c). */
 raft_term replog__last_term(const struct raft_log *log);
 /* Milliseconds of raft's clock (its io's: virtual under a fixture). */

@@ -514,6 +514,7 @@ static void free_handle(struct replog *l)
     replog__snapshot_discard(l);
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
+    free(l->notice.told);
     if (l->lock_fd >= 0)
         close(l->lock_fd);
     replog__free_config(l);

@@ -333,6 +333,7 @@ static void write_finish(struct wal_write *wr, int err)
         replog__wal_batch_free(w, &head->b);
         free(head);
     }
+    replog__notice(w->l); /* the leader's write may have made a commit */
     WAL_CHECK(w);
     flush(w);
     replog__wal_maybe_closed(w);

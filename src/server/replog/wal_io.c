@@ -389,6 +389,7 @@ static void wal_recv(struct raft_io *uv, struct raft_message *msg)
 
     if (replog__fresh_recv(w->l, msg) == FRESH_DELIVER)
         w->recv(w->io, msg);
+    replog__notice(w->l);
 }
 
 static int wal_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
@@ -419,6 +420,8 @@ static int wal_send(struct raft_io *io, struct raft_io_send *req,
     int rv = w->uv->send(w->uv, req, msg, cb);
 
     UV_ERR(w, rv);
+    if (rv == 0)
+        replog__notice_sent(w->l, msg);
     return rv;
 }
 
