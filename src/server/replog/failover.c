@@ -29,7 +29,8 @@ static void barrier_done(struct raft_barrier *req, int status)
 {
     struct barrier *b = req->data;
 
-    b->cb(b->arg, replog__err(status));
+    if (b->cb != NULL)
+        b->cb(b->arg, replog__err(status));
     free(b);
 }
 

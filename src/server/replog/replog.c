@@ -441,12 +441,6 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
 
 /* ---- tick: disk refresh and leadership poll ----------------------------- */
 
-static void term_begun(void *arg, int status)
-{
-    (void)arg;
-    (void)status; /* a leader lost meanwhile: its successor writes its own */
-}
-
 void replog__poll_leader(struct replog *l)
 {
     int lead, id;
@@ -484,9 +478,10 @@ void replog__poll_leader(struct replog *l)
      * libraft does not write): it commits what earlier terms left, and
      * every member it reaches then holds more than the bootstrap entry,
      * which is how a member whose log is new tells a first start from an
-     * ensemble with data (fresh.c). */
+     * ensemble with data (fresh.c).  Lost with the leadership, it is
+     * the successor's to write its own. */
     else
-        (void)replog_barrier(l, term_begun, NULL);
+        (void)replog_barrier(l, NULL, NULL);
     REPLOG_CHECK(l);
     if (l->on_leader != NULL) {
         l->on_leader(l->on_leader_data, lead);

@@ -290,10 +290,9 @@ struct replog_follower {
 /* The leader's followers (up to max): their number, 0 on a follower. */
 unsigned replog_followers(struct replog *l, struct replog_follower *out,
                           unsigned max);
-/* An entry that changes nothing: cb fires once it is applied here (status
- * 0), or with a TB_E* code.  On a leader, what it sends the followers
- * carries the commit index, which they otherwise learn with the next
- * heartbeat.  0, or a TB_E* code and cb does not fire. */
+/* An entry that changes nothing: cb, unless NULL, fires once it is applied
+ * here (status 0), or with a TB_E* code.  Once applied on a leader, every
+ * entry before it is committed.  0, or a TB_E* code and cb does not fire. */
 int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
                    void *arg);
 /* The leader `id`'s process is gone (its peer links closed, its port
