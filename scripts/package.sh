@@ -3,11 +3,13 @@
 # libtumbler-dev) from the committed tree, as a release is built: first
 # installing what that needs, then dpkg-buildpackage in a scratch copy.
 # The .deb files (with the .changes and .buildinfo) land in OUTDIR,
-# ./packages by default:
-#   scripts/package.sh [OUTDIR]
-#   sudo apt-get install ./packages/tumblerd_*.deb ./packages/tumbler_*.deb
+# ./packages by default; --install then installs tumblerd and tumbler from
+# them (through sudo when not run as root, as deps.sh does):
+#   scripts/package.sh [--install] [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+install=0
+[ "${1:-}" = --install ] && { install=1; shift; }
 out=$(mkdir -p "${1:-packages}" && cd "${1:-packages}" && pwd)
 scripts/deps.sh --package
 work=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-package.XXXXXX")
@@ -19,3 +21,8 @@ git archive HEAD | tar -x -C "$work/src"
 rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 mv "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out"/
 ls "$out"/*.deb
+if [ "$install" = 1 ]; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get install -y "$out"/tumblerd_*.deb "$out"/tumbler_*.deb
+fi
