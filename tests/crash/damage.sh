@@ -135,11 +135,16 @@ crash_start "$dir/other"
 "$writer" write "127.0.0.1:$port" /o 3 >/dev/null 2>&1
 kill "$pid"; wait "$pid" || true; pid=""
 d=$(copy foreign); cp "$(seg "$dir/other" 1)" "$(seg "$d" "$oldest")"; refused foreign "a record of another log"
+# The newest snapshot's header damaged (its term).
+state=$(cd "$dir/base" && ls state-0* | tail -1)
+d=$(copy flip-state)
+python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(20); b = f.read(1); f.seek(20); f.write(bytes([b[0] ^ 0xff]))' "$d/$state"
+refused flip-state "snapshot $state: its header is damaged (checksum mismatch)"
 # wal-meta; a snapshot without its log, a
 # log without its snapshot.
 d=$(copy no-wal-meta); rm "$d/wal-meta"; refused no-wal-meta "holds files of a log but no wal-meta"
 d=$(copy no-segments); rm "$d"/wal-0*; refused no-segments "is missing"
-d=$(copy no-snapshot); rm "$d"/snapshot-* "$d"/state-*; refused no-snapshot "the log's first entry is [0-9]*, but the newest snapshot holds entries up to 0"
+d=$(copy no-snapshot); rm "$d"/state-*; refused no-snapshot "the log's first entry is [0-9]*, but the newest snapshot holds entries up to 0"
 
 # The repair of a log of several segments, its newest cut short: the log
 # it leaves opens, and goes on opening after more writes.

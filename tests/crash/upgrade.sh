@@ -47,10 +47,13 @@ crash_start "$dir/data" --snapCount=1000
 "$writer" write "127.0.0.1:$port" /old 2500 >"$dir/acked"
 before=$(token)
 stop
+ls "$dir/data" | grep -q '^snapshot-' || { echo "$rev left no snapshot of raft_uv's:"; ls -l "$dir/data"; exit 1; }
 tumblerd=("$new")
 for k in 1 2; do
     crash_start "$dir/data" --snapCount=1000
     "$writer" verify "127.0.0.1:$port" <"$dir/acked"
+    # The snapshot moved into this tree's own state file.
+    ! ls "$dir/data" | grep -q '^snapshot-' || { echo "raft_uv's snapshot files stayed:"; ls -l "$dir/data"; exit 1; }
     after=$(token)
     [ "$after" -gt "$before" ] || { echo "the fencing token went from $before to $after"; exit 1; }
     before=$after

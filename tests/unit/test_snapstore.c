@@ -1,10 +1,10 @@
-/* Unit tests of the snapshot states' own files (src/server/replog/snapstore.c)
- * through replog, on a temporary directory and a real libuv loop: raft_uv
- * keeps only a reference, the state comes back on load and on
- * snapshot_get, a stale file is written over, a snapshot of an older
- * tumblerd (its state inline) still loads, a state that cannot be written
- * is removed, and a damaged one stops the log from opening with a message
- * that names it. */
+/* Unit tests of the snapshots' own files (src/server/replog/snapstore.c)
+ * through replog, on a temporary directory and a real libuv loop: a
+ * snapshot is its state file alone (no raft_uv file), comes back on load
+ * and on snapshot_get, a stale file is written over, a snapshot of an
+ * older tumblerd (its state inline, in raft_uv's files) moves into a file
+ * of this format, a state that cannot be written is removed, and a
+ * damaged one stops the log from opening with a message that names it. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -31,38 +31,27 @@
 struct listing {
     uint64_t state[8]; /* indexes of the state-<index> files */
     unsigned n_state;
-    uint64_t latest; /* of raft_uv's snapshots, by index, then time */
-    unsigned long long latest_ts;
-    off_t latest_size; /* of its data file */
+    uint64_t latest;   /* the highest of them */
+    unsigned n_uv;     /* raft_uv's snapshot files */
 };
 
 static void list_dir(const struct fx *f, struct listing *out)
 {
-    char path[600];
-    unsigned long long term, index, ts;
     struct dirent *de;
-    struct stat st;
     int end;
     DIR *d = opendir(f->dir);
 
     memset(out, 0, sizeof *out);
     assert_non_null(d);
     while ((de = readdir(d)) != NULL) {
-        snprintf(path, sizeof path, "%s/%s", f->dir, de->d_name);
         if (sscanf(de->d_name, "state-%" SCNx64 "%n", &out->state[out->n_state],
                    &end) == 1 &&
             de->d_name[end] == '\0') {
+            if (out->state[out->n_state] > out->latest)
+                out->latest = out->state[out->n_state];
             assert_true(++out->n_state < 8);
-        } else if (sscanf(de->d_name, "snapshot-%llu-%llu-%llu%n", &term,
-                          &index, &ts, &end) == 3 &&
-                   de->d_name[end] == '\0' &&
-                   (index > out->latest ||
-                    (index == out->latest && ts > out->latest_ts))) {
-            assert_int_equal(stat(path, &st), 0);
-            out->latest = index;
-            out->latest_ts = ts;
-            out->latest_size = st.st_size;
         }
+        out->n_uv += strncmp(de->d_name, "snapshot-", 9) == 0;
     }
     closedir(d);
 }
@@ -117,22 +106,29 @@ static void assert_all_back(struct fx *f, int n)
         assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, PROP_LEN));
 }
 
-/* raft_uv's snapshot file holds only the reference; the state is in the
- * file it names, which a reopen restores from.  Two state files at most:
- * the one the latest snapshot names and the one before it. */
+/* The snapshot is its state file alone, which starts with the header
+ * that names its term, index and configuration; a reopen restores from
+ * it.  Two state files at most: the latest snapshot's and the one before
+ * it. */
 static void test_state_in_own_file(void **state)
 {
     struct fx *f = *state;
     struct replog_config c = churn_config(f);
     struct listing l;
-    int n = write_and_snapshot(f, &c);
+    char path[600], magic[8];
+    int fd, n = write_and_snapshot(f, &c);
 
     fx_close(f);
     list_dir(f, &l);
     assert_true(l.latest > 0);
-    assert_int_equal(l.latest_size, WAL_STATE_REF);
-    assert_true(has_state(&l, l.latest));
+    assert_int_equal(l.n_uv, 0);
     assert_true(l.n_state >= 1 && l.n_state <= 2);
+    state_file(f, l.latest, path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, magic, sizeof magic), sizeof magic);
+    close(fd);
+    assert_memory_equal(magic, "TBSNAP01", 8);
 
     assert_int_equal(fx_open(f, &c), 0);
     assert_all_back(f, n);
@@ -208,34 +204,29 @@ static struct raft_snapshot *get_snapshot(struct fx *f)
     return snap;
 }
 
-/* What a follower would be sent is the state, not the reference; a
- * snapshot that holds its state itself is handed on as it is. */
+/* What a follower would be sent is the state, with the snapshot's term
+ * and configuration. */
 static void test_get_reads_state(void **state)
 {
     struct fx *f = *state;
     struct replog_config c = churn_config(f);
-    struct raft_snapshot *snap, copy;
-    struct raft_buffer buf;
+    struct raft_snapshot *snap;
     struct replog_snap decoded;
     struct listing l;
-    char errmsg[RAFT_ERRMSG_BUF_SIZE];
 
     write_and_snapshot(f, &c);
     list_dir(f, &l);
     snap = get_snapshot(f);
     assert_int_equal(snap->index, l.latest);
+    assert_int_equal(snap->term, f->l->raft->current_term);
+    assert_int_equal(snap->configuration.n, 1);
+    assert_int_equal(snap->configuration.servers[0].id, 1);
+    assert_int_equal(snap->configuration.servers[0].role, RAFT_VOTER);
     assert_int_equal(snap->n_bufs, 1);
     assert_int_equal(
         replog__snap_decode(snap->bufs[0].base, snap->bufs[0].len, &decoded),
         0);
     assert_int_equal(decoded.index, l.latest);
-
-    copy = *snap;
-    buf = snap->bufs[0];
-    copy.bufs = &buf;
-    assert_int_equal(replog__snapstore_expand(f->dir, &copy, errmsg), 0);
-    assert_ptr_equal(buf.base, snap->bufs[0].base);
-    assert_int_equal(buf.len, snap->bufs[0].len);
     replog__wal_snapshot_free(&snap);
 }
 
@@ -246,7 +237,8 @@ static void put_cb(struct raft_io_snapshot_put *req, int status)
 
 /* A data directory of an older tumblerd, whose snapshots hold the state
  * themselves (compressed by raft_uv, as it did then), opens with every
- * record; the snapshots taken after that are references again. */
+ * record; its snapshot moves into a state file of this format, raft_uv's
+ * files go, and the log goes on. */
 static void test_inline_state_loads(void **state)
 {
     struct fx *f = *state;
@@ -255,25 +247,25 @@ static void test_inline_state_loads(void **state)
     struct raft_snapshot *snap;
     struct raft_io_snapshot_put req;
     struct listing l;
+    uint64_t index;
     char path[600];
     unsigned i;
     int done = 0, n = write_and_snapshot(f, &c);
 
     /* The latest snapshot again, its state inline, stored the way raft_uv
-     * stored it before the state files: a later one, by timestamp. */
+     * stored it before the state files. */
     snap = get_snapshot(f);
+    index = snap->index;
     w = f->l->io.impl;
     raft_uv_set_snapshot_compression(w->uv, true);
-    uv_sleep(2);
     req.data = &done;
-    assert_int_equal(
-        w->uv->snapshot_put(w->uv, c.snapshot_trailing, &req, snap, put_cb), 0);
+    assert_int_equal(w->uv->snapshot_put(w->uv, 0, &req, snap, put_cb), 0);
     assert_true(run_until(&f->loop, &done, 1));
     assert_int_equal(done, 1); /* status 0 */
     replog__wal_snapshot_free(&snap);
     fx_close(f);
     list_dir(f, &l);
-    assert_true(l.latest_size > WAL_STATE_REF);
+    assert_int_equal(l.n_uv, 2); /* the snapshot and its .meta */
     for (i = 0; i < l.n_state; i++) {
         state_file(f, l.state[i], path, sizeof path);
         assert_int_equal(unlink(path), 0);
@@ -281,10 +273,12 @@ static void test_inline_state_loads(void **state)
 
     assert_int_equal(fx_open(f, &c), 0);
     assert_all_back(f, n);
+    list_dir(f, &l);
+    assert_int_equal(l.n_uv, 0);
+    assert_int_equal(l.n_state, 1);
+    assert_int_equal(l.latest, index);
     n += snapshot_twice(f, n);
     fx_close(f);
-    list_dir(f, &l);
-    assert_int_equal(l.latest_size, WAL_STATE_REF);
     assert_int_equal(fx_open(f, &c), 0);
     assert_all_back(f, n);
 }
@@ -336,8 +330,20 @@ static void test_failed_state_removed(void **state)
     assert_all_back(f, n);
 }
 
-/* A state file damaged (one byte), cut short, or gone: the log does not
- * open, and says which file. */
+/* Flips a bit of the byte at `off`. */
+static void flip(int fd, off_t off)
+{
+    uint8_t byte;
+
+    assert_int_equal(pread(fd, &byte, 1, off), 1);
+    byte ^= 0x40;
+    assert_int_equal(pwrite(fd, &byte, 1, off), 1);
+}
+
+/* A state file damaged (one byte of its state or of its header) or cut
+ * short: the log does not open, and says which file.  Gone: the snapshot
+ * before it and the log's entries give every entry, or the log does not
+ * open and says which entries are missing; never fewer entries. */
 static void test_damaged_state_refused(void **state)
 {
     struct fx *f = *state;
@@ -345,10 +351,8 @@ static void test_damaged_state_refused(void **state)
     struct listing l;
     char path[600], name[40];
     struct stat st;
-    uint8_t byte;
-    int fd;
+    int fd, n = write_and_snapshot(f, &c);
 
-    write_and_snapshot(f, &c);
     fx_close(f);
     list_dir(f, &l);
     state_file(f, l.latest, path, sizeof path);
@@ -357,15 +361,19 @@ static void test_damaged_state_refused(void **state)
 
     fd = open(path, O_RDWR);
     assert_true(fd >= 0);
-    assert_int_equal(pread(fd, &byte, 1, st.st_size / 2), 1);
-    byte ^= 0x40;
-    assert_int_equal(pwrite(fd, &byte, 1, st.st_size / 2), 1);
+    flip(fd, st.st_size / 2);
     f->loglen = 0;
     assert_int_not_equal(fx_open(f, &c), 0);
     assert_non_null(strstr(f->logbuf, name));
+    flip(fd, st.st_size / 2); /* mended */
 
-    byte ^= 0x40; /* mended, then cut short */
-    assert_int_equal(pwrite(fd, &byte, 1, st.st_size / 2), 1);
+    flip(fd, 20); /* the term */
+    f->loglen = 0;
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, name));
+    assert_non_null(strstr(f->logbuf, "checksum mismatch"));
+    flip(fd, 20);
+
     assert_int_equal(ftruncate(fd, st.st_size - 1), 0);
     close(fd);
     f->loglen = 0;
@@ -374,8 +382,10 @@ static void test_damaged_state_refused(void **state)
 
     assert_int_equal(unlink(path), 0);
     f->loglen = 0;
-    assert_int_not_equal(fx_open(f, &c), 0);
-    assert_non_null(strstr(f->logbuf, name));
+    if (fx_open(f, &c) == 0)
+        assert_all_back(f, n);
+    else
+        assert_non_null(strstr(f->logbuf, "are missing"));
 }
 
 int main(void)

@@ -1,7 +1,9 @@
 /* Unit tests of a data directory an older tumblerd made: its term and vote,
  * which raft_uv kept in metadata1/metadata2, move into wal-meta
- * (src/server/replog/wal_term.c); raft_uv's segment with the bootstrap
- * configuration is still read, and refused when damaged (G2).
+ * (src/server/replog/wal_term.c); raft_uv's snapshot moves into a state
+ * file of this tumblerd's format (snapstore.c) and raft_uv's files go;
+ * raft_uv's segment with the bootstrap configuration is still read until
+ * a snapshot covers it, and refused when damaged (G2).
  *
  * The fixtures (in argv[1], tests/unit/fixtures; README.md there) are such
  * directories, as the replog of that tumblerd left them: server 1 at
@@ -131,8 +133,9 @@ static void meta_term(const struct fx *f, uint64_t *term, uint64_t *vote)
     free(b);
 }
 
-/* Every file of `from` copied into f->dir. */
-static void copy_dir(struct fx *f, const char *from)
+/* The files of `from` whose names start with `prefix` copied into
+ * f->dir. */
+static void copy_files(struct fx *f, const char *from, const char *prefix)
 {
     DIR *d = opendir(from);
     struct dirent *de;
@@ -141,7 +144,8 @@ static void copy_dir(struct fx *f, const char *from)
 
     assert_non_null(d);
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
+        if (de->d_name[0] == '.' ||
+            strncmp(de->d_name, prefix, strlen(prefix)) != 0)
             continue;
         b = slurp(from, de->d_name, &n);
         assert_non_null(b);
@@ -149,6 +153,11 @@ static void copy_dir(struct fx *f, const char *from)
         free(b);
     }
     closedir(d);
+}
+
+static void copy_dir(struct fx *f, const char *from)
+{
+    copy_files(f, from, "");
 }
 
 /* The fixture's five proposals, applied in order. */
@@ -410,10 +419,45 @@ static void test_g2_damaged_uv_segment(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* Files in the directory whose names start with `prefix`. */
+static unsigned count_prefix(const struct fx *f, const char *prefix)
+{
+    DIR *d = opendir(f->dir);
+    struct dirent *de;
+    unsigned n = 0;
+
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL)
+        n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* Whether the file starts as a snapshot of this tumblerd (snapstore.c). */
+static int is_own_snapshot(const struct fx *f, const char *name)
+{
+    size_t n;
+    uint8_t *b = slurp(f->dir, name, &n);
+    int own = b != NULL && n > 8 && memcmp(b, "TBSNAP01", 8) == 0;
+
+    free(b);
+    return own;
+}
+
+static void assert_first(struct fx *f, size_t n)
+{
+    size_t i;
+
+    assert_int_equal(f->fsm.n, n);
+    for (i = 0; i < n; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], i, g1_len(i)));
+}
+
 /* An older directory with a snapshot (raft_uv's snapshot files naming a
  * state file; raft_uv's bootstrap segment gone with it): every entry comes
  * back, from the snapshot and the log; the term moves into wal-meta; the
- * log goes on, and opens again. */
+ * snapshot is written in this tumblerd's format and raft_uv's files go;
+ * the log goes on, and opens again. */
 static void test_adopted_with_snapshot(void **state)
 {
     struct fx *f = *state;
@@ -422,23 +466,65 @@ static void test_adopted_with_snapshot(void **state)
     size_t i;
 
     copy_dir(f, fixture_snap);
+    assert_int_equal(count_prefix(f, "snapshot-"), 2);
+    assert_false(is_own_snapshot(f, "state-0000000000000041"));
     assert_int_equal(fx_open(f, &c), 0);
     assert_true(f->fsm.n_restored > 0);
-    assert_int_equal(f->fsm.n, 100);
-    for (i = 0; i < 100; i++)
-        assert_true(rec_matches(&f->fsm.recs[i], i, g1_len(i)));
+    assert_first(f, 100);
     assert_false(exists(f, "metadata1"));
     meta_term(f, &term, &vote);
     assert_int_equal(term, 1);
     assert_int_equal(vote, 0);
+    assert_int_equal(count_prefix(f, "snapshot-"), 0);
+    assert_true(is_own_snapshot(f, "state-0000000000000041"));
     for (i = 100; i < 200; i++)
         propose_one(f, i, g1_len(i));
     fx_close(f);
 
     assert_int_equal(fx_open(f, &c), 0);
-    assert_int_equal(f->fsm.n, 200);
-    for (i = 0; i < 200; i++)
-        assert_true(rec_matches(&f->fsm.recs[i], i, g1_len(i)));
+    assert_first(f, 200);
+}
+
+/* A crash after the snapshot was written in this format but before
+ * raft_uv's files went: raft_uv's snapshot is not read again (it names a
+ * state file now of the other format), and its files go at the next
+ * start. */
+static void test_adoption_finished(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+
+    copy_dir(f, fixture_snap);
+    assert_int_equal(fx_open(f, &c), 0);
+    fx_close(f);
+    assert_int_equal(count_prefix(f, "snapshot-"), 0);
+    copy_files(f, fixture_snap, "snapshot-");
+    assert_int_equal(count_prefix(f, "snapshot-"), 2);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_first(f, 100);
+    assert_int_equal(count_prefix(f, "snapshot-"), 0);
+    assert_true(is_own_snapshot(f, "state-0000000000000041"));
+}
+
+/* Without a snapshot, raft_uv's segment holds the first configuration
+ * and stays until a snapshot of this format covers it. */
+static void test_uv_segment_until_snapshot(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    size_t i;
+
+    copy_dir(f, fixture);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_first(f, 5);
+    assert_true(exists(f, files[0]));
+    for (i = 5; i < 200; i++)
+        propose_one(f, i, g1_len(i));
+    fx_close(f);
+    assert_false(exists(f, files[0]));
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_first(f, 200);
 }
 
 int main(int argc, char **argv)
@@ -456,6 +542,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_g2_damaged_uv_segment, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_adopted_with_snapshot, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_adoption_finished, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_uv_segment_until_snapshot, setup,
                                         teardown),
     };
 

@@ -25,10 +25,10 @@
  *
  *   Invariant: total length 8 + L + P is a multiple of 8 (and >= 8).
  *
- * Snapshot, version 2 (big endian).  snapstore.c writes these bytes into a
- * `state-<index>` file of its own, LZ4-compressed, and raft_uv keeps only a
- * reference to it (raft_uv's own compression is off); restore is handed one
- * buffer holding exactly these bytes:
+ * Snapshot, version 2 (big endian).  snapstore.c writes these bytes,
+ * LZ4-compressed, into a `state-<index>` file after the snapshot's own
+ * header (term, index, configuration); restore is handed one buffer
+ * holding exactly these bytes:
  *
  *   OFFSET  SIZE  DESCRIPTION
  *        0     8  magic "TBRLSNAP"

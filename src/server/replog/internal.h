@@ -97,7 +97,8 @@ struct replog {
     struct raft *raft; /* &raft_own, or a test's (replog_attach.h) */
     struct raft raft_own;
     struct raft_io io; /* wal.c's, in front of uv */
-    struct raft_io uv; /* raft_uv: term, vote, snapshots */
+    struct raft_io uv; /* raft_uv: messages and ticks; it reads an older
+                        * tumblerd's files (snapstore.c) */
     struct raft_uv_transport transport; /* transport.c's or tcp.c's */
     struct raft_fsm raft_fsm; /* raft's view of `fsm`, version 2 */
     struct replog_fsm fsm;

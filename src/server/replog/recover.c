@@ -223,7 +223,6 @@ static int open_dir(struct replog *l, struct replog_recovery *r, int foreign)
         return replog__err(rv);
     }
     raft_uv_set_auto_recovery(&l->uv, false);
-    raft_uv_set_snapshot_compression(&l->uv, false);
     if ((rv = replog__wal_init(l, REPLOG_SEGMENT_BYTES)) != 0) {
         raft_uv_close(&l->uv);
         return replog__err(rv);

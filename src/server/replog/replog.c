@@ -907,8 +907,6 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     }
     /* G2: a damaged log must stop the server, not silently shorten it. */
     raft_uv_set_auto_recovery(&l->uv, false);
-    /* raft_uv stores only a reference to the state (snapstore.c). */
-    raft_uv_set_snapshot_compression(&l->uv, false);
     /* A member back from a restart is reached within a heartbeat, not
      * the second raft_uv waits between attempts by default. */
     raft_uv_set_connect_retry_delay(&l->uv, l->heartbeat_ms);

@@ -1,9 +1,9 @@
 /* The log's own files, behind raft_io: the entries go to `wal-<seq>` files
  * written here (the first configuration too, wal_bootstrap.c), the term and
- * the vote to wal-meta (wal_term.c); raft_uv keeps the snapshots' terms,
- * indexes and configurations (their states in `state-<index>` files,
- * snapstore.c).
- * raft_uv writes one batch at a time, so an entry proposed while a batch is
+ * the vote to wal-meta (wal_term.c), the snapshots to `state-<index>` files
+ * (snapstore.c).  raft_uv carries messages and ticks, and writes no file
+ * but its probe at each start (docs/disk-format.md).
+ * raft_uv wrote one batch at a time, so an entry proposed while a batch is
  * on its way to the disk waited for that batch and then for its own; here
  * WAL_INFLIGHT writes may be on their way at once, each its own records,
  * and raft hears of them in the order they were submitted.
@@ -276,19 +276,17 @@ struct wal {
     int closing;
     struct raft_io_snapshot_put *put_req;
     raft_io_snapshot_put_cb put_cb;
-    struct raft_io_snapshot_put put;
     raft_index put_index;
     unsigned put_trailing;
-    /* snapstore.c: the state being written, then raft_uv's reference. */
+    /* snapstore.c: the snapshot being stored, and how it went. */
     const struct raft_snapshot *put_snap_in;
     uv_work_t put_work;
     int put_status;
     char put_errmsg[RAFT_ERRMSG_BUF_SIZE];
-    uint64_t put_raw, put_file; /* the state's bytes; its file's */
-    uint8_t put_ref[WAL_STATE_REF];
-    struct raft_buffer put_ref_buf;
-    struct raft_snapshot put_snap;
-    raft_index state_kept; /* the state raft_uv's last snapshot names */
+    raft_index state_kept; /* the snapshot last stored, or loaded */
+    /* An older tumblerd's directory: raft_uv's files are here, and the
+     * snapshot loaded is theirs (snapstore.c). */
+    int uv_files, uv_snap;
     unsigned snap_busy;    /* snapstore.c's works running */
     struct {
         uint8_t *buf;
@@ -344,16 +342,22 @@ void replog__wal_check_trap(const struct wal *w);
 
 /* wal_io.c: raft_uv's calls, snapshots, closing. */
 void replog__wal_maybe_closed(struct wal *w);
-void replog__wal_put_done(struct raft_io_snapshot_put *put, int status);
+void replog__wal_put_done(struct wal *w, int status);
 /* Frees a snapshot raft_uv loaded. */
 void replog__wal_snapshot_free(struct raft_snapshot **snap);
 
-/* snapstore.c: snapshot states in files of their own. */
+/* snapstore.c: snapshots in files of their own. */
 int replog__snapstore_put(struct wal *w, const struct raft_snapshot *s);
 int replog__snapstore_get(struct wal *w, struct raft_io_snapshot_get *req,
                           raft_io_snapshot_get_cb cb);
+int replog__snapstore_load(struct wal *w, struct raft_snapshot **snap);
+/* The state in place of raft_uv's reference to it, in a snapshot raft_uv
+ * loaded from an older tumblerd's directory. */
 int replog__snapstore_expand(const char *dir, struct raft_snapshot *s,
                              char *errmsg);
+/* Once the log is found whole: raft_uv's snapshot, if `snap` is, written
+ * in this format, and raft_uv's files removed. */
+int replog__snapstore_adopt(struct wal *w, const struct raft_snapshot *snap);
 
 /* A segment opened for writing records, or -1 (errno). */
 int replog__wal_open(const char *path);

@@ -1,5 +1,6 @@
-/* The log's face to raft (wal.h): the raft_io calls raft_uv answers, and
- * snapshots, after which the segments they cover go; closing. */
+/* The log's face to raft (wal.h): snapshots, after which the segments they
+ * cover go; loading; the raft_io calls raft_uv answers (messages, ticks,
+ * time); closing. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,9 +104,8 @@ static void remove_upto(struct wal *w, raft_index upto)
     WAL_CHECK(w);
 }
 
-void replog__wal_put_done(struct raft_io_snapshot_put *put, int status)
+void replog__wal_put_done(struct wal *w, int status)
 {
-    struct wal *w = put->data;
     struct raft_io_snapshot_put *req = w->put_req;
 
     w->put_req = NULL;
@@ -135,14 +135,13 @@ static int wal_snapshot_put(struct raft_io *io, unsigned trailing,
     w->put_cb = cb;
     w->put_index = snap->index;
     w->put_trailing = trailing;
-    w->put.data = w;
     rv = replog__snapstore_put(w, snap);
     if (rv != 0)
         w->put_req = NULL;
     return rv;
 }
 
-/* ---- raft_io: the rest is raft_uv's ---- */
+/* ---- raft_io: loading, and what raft_uv answers ---- */
 
 /* A file that holds part of a log: raft_uv's metadata, segments and
  * snapshots, our segments, spares and states; not a temporary file. */
@@ -332,33 +331,52 @@ static int load_segments(struct wal *w, raft_term *term, raft_id *vote,
     return rv;
 }
 
+/* The snapshot: ours (snapstore.c), or in an older tumblerd's directory
+ * that holds none of ours, raft_uv's, which its load reads with the
+ * first configuration if a segment of raft_uv's holds it. */
+static int load_snapshot(struct wal *w, struct raft_snapshot **snap,
+                         raft_index *start, struct raft_entry **entries,
+                         size_t *n)
+{
+    raft_term uv_term;
+    raft_id uv_vote;
+    int rv = replog__snapstore_load(w, snap);
+
+    *start = *snap != NULL ? (*snap)->index + 1 : 1;
+    *entries = NULL;
+    *n = 0;
+    if (rv != 0 || *snap != NULL || !w->uv_files)
+        return rv;
+    rv = w->uv->load(w->uv, &uv_term, &uv_vote, snap, start, entries, n);
+    UV_ERR(w, rv);
+    if (rv == 0 && *snap != NULL) {
+        w->uv_snap = 1;
+        w->state_kept = (*snap)->index;
+        rv = replog__snapstore_expand(w->dir, *snap, w->io->errmsg);
+    }
+    if (rv != 0) {
+        replog__wal_uv_entries_free(*entries, *n);
+        *entries = NULL;
+        *n = 0;
+        replog__wal_snapshot_free(snap);
+    }
+    return rv;
+}
+
 static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
                     struct raft_snapshot **snap, raft_index *start,
                     struct raft_entry **entries, size_t *n)
 {
     struct wal *w = io->impl;
-    raft_term uv_term;
-    raft_id uv_vote;
-    int rv = w->uv->load(w->uv, &uv_term, &uv_vote, snap, start, entries, n);
+    int rv = load_snapshot(w, snap, start, entries, n);
 
-    UV_ERR(w, rv);
     if (rv != 0)
         return rv;
     *term = w->meta.term;
     *vote = w->meta.vote;
-    if (*snap != NULL) {
-        w->state_kept = (*snap)->index;
-        rv = replog__snapstore_expand(w->dir, *snap, io->errmsg);
-    }
-    if (rv == 0) {
-        replog__wal_aio_init(w);
-        replog__wal_flusher_init(w);
-        rv = load_segments(w, term, vote, *snap, start, entries, n);
-    } else {
-        replog__wal_uv_entries_free(*entries, *n);
-        *entries = NULL;
-        *n = 0;
-    }
+    replog__wal_aio_init(w);
+    replog__wal_flusher_init(w);
+    rv = load_segments(w, term, vote, *snap, start, entries, n);
     if (rv != 0) {
         replog__wal_snapshot_free(snap);
         return rv;
@@ -368,8 +386,14 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
      * (recover.c). */
     if (w->recovery != NULL)
         return 0;
-    if ((rv = replog__wal_term_adopt(w)) != 0)
+    if ((rv = replog__wal_term_adopt(w)) != 0 ||
+        (rv = replog__snapstore_adopt(w, *snap)) != 0) {
+        replog__wal_entries_free(*entries, *n);
+        *entries = NULL;
+        *n = 0;
+        replog__wal_snapshot_free(snap);
         return rv;
+    }
     replog__wal_tidy(w);
     replog__wal_maybe_prep(w);
     WAL_CHECK(w);
