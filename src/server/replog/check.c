@@ -242,6 +242,8 @@ static int check_rest(struct check *c, const struct wal *w)
                         (unsigned long long)w->removal_oldest);
     if (w->loaded && w->n_unused > 0)
         return fail(c, "%u unused segments once loaded", w->n_unused);
+    if (w->uv_snap && !w->uv_files)
+        return fail(c, "raft_uv's snapshot loaded, and none of its files");
     if (w->n_spare_segs > WAL_SPARES || w->n_spare > WAL_INFLIGHT + 1)
         return fail(c, "%u spare segments, %u spare buffers", w->n_spare_segs,
                     w->n_spare);

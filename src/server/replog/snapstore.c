@@ -410,7 +410,7 @@ static void put_work_done(uv_work_t *work, int status)
     if (w->put_status != 0)
         replog__logf(w->l, REPLOG_LOG_ERROR, "%s", w->put_errmsg);
     else
-        w->uv_files = 0;
+        w->uv_files = w->uv_snap = 0;
     replog__wal_put_done(w, w->put_status);
     replog__wal_maybe_closed(w);
 }

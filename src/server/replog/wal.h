@@ -213,6 +213,8 @@ struct wal_exam {
  *     removal_oldest, the first of segs;
  *   - unused is empty once the log is loaded; n_spare_segs <= WAL_SPARES,
  *     n_spare <= WAL_INFLIGHT + 1;
+ *   - uv_snap only with uv_files: the snapshot loaded is raft_uv's only
+ *     while raft_uv's files are here;
  *   - overlapped and threaded count some of the writes, queued some of the
  *     appends; bytes is whole blocks, at least one a write. */
 struct wal {
