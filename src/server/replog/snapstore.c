@@ -110,6 +110,19 @@ static void state_path(const char *dir, uint64_t index, char name[32],
     snprintf(path, PATH_MAX, "%s/%s", dir, name);
 }
 
+/* The index in a state file's name (`state-` and 16 hex digits), or 0
+ * for any other name: no snapshot has index 0. */
+static uint64_t state_index(const char *name)
+{
+    uint64_t index;
+    int end = 0;
+
+    if (sscanf(name, "state-%16" SCNx64 "%n", &index, &end) != 1 ||
+        end != 22 || name[end] != '\0')
+        return 0;
+    return index;
+}
+
 /* raft_uv's files in an older tumblerd's directory: its snapshots and
  * their metadata, and its segment of the first configuration. */
 static int is_uv_file(const char *name)
@@ -309,13 +322,12 @@ static int open_over_stale(const char *dir, uint64_t keep, const char *tmp)
 {
     char path[PATH_MAX];
     struct dirent *de;
-    uint64_t index;
     int reused = 0;
     DIR *d = opendir(dir);
 
     while (d != NULL && (de = readdir(d)) != NULL) {
         if (strncmp(de->d_name, "state-", 6) != 0 ||
-            (sscanf(de->d_name + 6, "%" SCNx64, &index) == 1 && index == keep))
+            (keep != 0 && state_index(de->d_name) == keep))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         if (!reused && rename(path, tmp) == 0)
@@ -612,7 +624,7 @@ int replog__snapstore_load(struct wal *w, struct raft_snapshot **snap)
     size_t n = 0, cap = 0, i, j;
     struct dirent *de;
     DIR *d = opendir(w->dir);
-    int end, rv = RAFT_NOTFOUND;
+    int rv = RAFT_NOTFOUND;
 
     *snap = NULL;
     if (d == NULL) {
@@ -622,8 +634,7 @@ int replog__snapstore_load(struct wal *w, struct raft_snapshot **snap)
     }
     while ((de = readdir(d)) != NULL) {
         w->uv_files |= is_uv_file(de->d_name);
-        if (sscanf(de->d_name, "state-%16" SCNx64 "%n", &index, &end) != 1 ||
-            end != 22 || de->d_name[end] != '\0')
+        if ((index = state_index(de->d_name)) == 0)
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 8;
@@ -729,7 +740,6 @@ int replog__snapstore_adopt(struct wal *w, const struct raft_snapshot *snap)
                  (unsigned long long)snap->index);
     w->uv_files = 0;
     w->uv_snap = 0;
-    w->state_kept = snap->index;
     return 0;
 }
 
