@@ -20,6 +20,9 @@
 #   7. the official C client's watches re-registered (SetWatches) on the member it moves to
 #   8. writes one after another through each follower while the leader is killed: each is
 #      acknowledged or sees its connection lost (and is retried), none fails otherwise
+#   9. every connection a member writes to another member on has TCP_NODELAY (raft writes
+#      each message on a connection the far end only reads: with Nagle's algorithm a message
+#      behind one not yet acknowledged waited for the far end's delayed ACK, 40 ms)
 #
 #   ensemble_clients.sh TUMBLER SESSION_TOOL ENSEMBLE_WATCH   (TUMBLERD names the server)
 set -u
@@ -444,6 +447,19 @@ check8() {
 }
 run_check 8 "writes through each follower while the leader is killed: acknowledged or \
 connection lost, no other error" check8
+
+check9() {
+    local i rc=0 q e
+    all_up || return 1
+    l=$(leader)
+    q=$(IFS=,; echo "${qport[*]:1}") e=$(IFS=,; echo "${eport[*]:1}")
+    for i in 1 2 3; do
+        "$py" "$helper" nodelay "${pid[$i]}" "$([ "$i" = "$l" ] && echo leader || echo follower)" \
+            "$q" "$e" || rc=1
+    done
+    return "$rc"
+}
+run_check 9 "every connection between members has TCP_NODELAY" check9
 
 all_up || { echo "the ensemble did not come back whole at the end"; failed=$((failed + 1)); }
 echo "=== summary ($((SECONDS - t_start)) s)"
