@@ -19,21 +19,12 @@
       must be acknowledged or see the connection lost (kazoo then reconnects), never be
       answered with another error.  Writing through both survivors, one of them is a follower
       of the new leader whichever is elected.
-  ensemble_clients.py nodelay PID leader|follower QUORUM_PORTS ELECTION_PORTS
-      every connection member PID writes to another member on has TCP_NODELAY: those it
-      made to a quorum port (raft's messages) and the peer links (to or from an election
-      port).  Each of its sockets is taken with pidfd_getfd (root, or ptrace rights over PID);
-      waits up to 10 s for a leader's two raft connections and two links, a follower's one
-      and one, so that the check cannot pass on none.
 
 Every step prints "  ok ..." or "  FAIL ..."; the exit status is 1 if any step failed.
 Debian's python3-kazoo (run with /usr/bin/python3).
 """
-import ctypes
 import logging
-import os
 import queue
-import socket
 import sys
 import threading
 import time
@@ -414,78 +405,9 @@ def cmd_election(args):
             fail("through :%d no write was acknowledged in the 2.5 s after the kill" % port)
 
 
-SYS_PIDFD_GETFD = 438  # the same number on every architecture
-
-
-def member_sockets(pid, qports, eports):
-    """(kind, local port, remote port, TCP_NODELAY) for each of PID's connections to or
-    from another member that it writes on; kind "raft" or "link".  A connection with two
-    descriptors (tumblerd watches raft's through a copy) is listed once."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    found = set()
-    pidfd = os.pidfd_open(pid)
-    try:
-        for name in os.listdir("/proc/%d/fd" % pid):
-            try:
-                if not os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
-                    continue
-            except OSError:  # closed meanwhile
-                continue
-            fd = libc.syscall(SYS_PIDFD_GETFD, pidfd, int(name), 0)
-            if fd < 0:
-                err = ctypes.get_errno()
-                if err == 9:  # EBADF: closed meanwhile
-                    continue
-                raise OSError(err, "pidfd_getfd(%d, %s): %s" % (pid, name, os.strerror(err)))
-            s = socket.socket(fileno=fd)
-            try:
-                if s.family not in (socket.AF_INET, socket.AF_INET6) or \
-                        s.type != socket.SOCK_STREAM:
-                    continue
-                try:
-                    remote = s.getpeername()[1]
-                except OSError:  # a listener
-                    continue
-                local = s.getsockname()[1]
-                if remote in qports:
-                    kind = "raft"
-                elif remote in eports or local in eports:
-                    kind = "link"
-                else:
-                    continue
-                found.add((kind, local, remote,
-                           s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)))
-            finally:
-                s.close()
-    finally:
-        os.close(pidfd)
-    return found
-
-
-def cmd_nodelay(args):
-    pid, role = int(args[0]), args[1]
-    qports = {int(p) for p in args[2].split(",")}
-    eports = {int(p) for p in args[3].split(",")}
-    want = 2 if role == "leader" else 1
-    deadline = time.monotonic() + 10
-    while True:
-        found = member_sockets(pid, qports, eports)
-        raft = sum(1 for f in found if f[0] == "raft")
-        links = sum(1 for f in found if f[0] == "link")
-        if (raft >= want and links >= want) or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    expect(raft >= want and links >= want,
-           "the %s (pid %d) has its connections to the others: %d made to a quorum port, "
-           "%d peer links" % (role, pid, raft, links),
-           "want %d and %d" % (want, want))
-    for kind, local, remote, nodelay in sorted(found):
-        expect(nodelay != 0, "%s connection :%d -> :%d has TCP_NODELAY" % (kind, local, remote))
-
-
 def main():
     cmds = {"failover": cmd_failover, "ryw": cmd_ryw, "sync": cmd_sync,
-            "election": cmd_election, "nodelay": cmd_nodelay}
+            "election": cmd_election}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -20,9 +20,7 @@
 #   7. the official C client's watches re-registered (SetWatches) on the member it moves to
 #   8. writes one after another through each follower while the leader is killed: each is
 #      acknowledged or sees its connection lost (and is retried), none fails otherwise
-#   9. every connection a member writes to another member on has TCP_NODELAY (raft writes
-#      each message on a connection the far end only reads: with Nagle's algorithm a message
-#      behind one not yet acknowledged waited for the far end's delayed ACK, 40 ms)
+#   9. every connection a member writes to another member on has TCP_NODELAY (nodelay.py)
 #
 #   ensemble_clients.sh TUMBLER SESSION_TOOL ENSEMBLE_WATCH   (TUMBLERD names the server)
 set -u
@@ -454,7 +452,7 @@ check9() {
     l=$(leader)
     q=$(IFS=,; echo "${qport[*]:1}") e=$(IFS=,; echo "${eport[*]:1}")
     for i in 1 2 3; do
-        "$py" "$helper" nodelay "${pid[$i]}" "$([ "$i" = "$l" ] && echo leader || echo follower)" \
+        "$py" "$here/nodelay.py" "${pid[$i]}" "$([ "$i" = "$l" ] && echo leader || echo follower)" \
             "$q" "$e" || rc=1
     done
     return "$rc"
