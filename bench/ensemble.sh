@@ -3,7 +3,14 @@
 # loopback, in one run:
 #
 #   bench/ensemble.sh     (environment: BUILD_DIR, QUICK=1, KILLS, STOPS, ROLLS, REPEATS, ZK_TICK,
-#                          BS_KEEP=1, PARTS, P4, MEM_TRIALS, MNTR=1, METRICS=1, PERF=1)
+#                          ZK_INIT_LIMIT, ZK_SYNC_LIMIT, TB_ELECTION, TB_HEARTBEAT, BS_KEEP=1,
+#                          PARTS, P4, MEM_TRIALS, MNTR=1, METRICS=1, PERF=1)
+#
+#   Timeouts: each system's defaults unless set.  ZooKeeper's from ZK_TICK, ZK_INIT_LIMIT and
+#   ZK_SYNC_LIMIT (tickTime, initLimit, syncLimit); tumblerd's from TB_ELECTION and
+#   TB_HEARTBEAT (electionTimeout, heartbeatInterval, in ms).  A run with any of them set
+#   writes bench/last-ensemble...-tuned.*, e.g. the failovers with both tuned:
+#     ZK_TICK=500 ZK_SYNC_LIMIT=2 TB_ELECTION=150 TB_HEARTBEAT=15 PARTS="1 2" bench/ensemble.sh
 #
 #   PARTS="4 5" runs those parts alone (default: all; 3 comes with 1); P4 names part 4's
 #   scenarios (default "lock_fair_1 lock_fair_10 raw single"; also lock_fair_1_leader: one lock
@@ -49,10 +56,15 @@ ROOT=$(pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-bench}
 QUICK=${QUICK:-0}
 # ZooKeeper's defaults, those of its zoo_sample.cfg: a follower gives a silent leader
-# syncLimit x tickTime.  tumblerd's election timeout (500 ms) is not configurable yet.
+# syncLimit x tickTime.  tumblerd's (electionTimeout 500 ms, heartbeatInterval 50 ms) are its
+# own unless TB_ELECTION and TB_HEARTBEAT are set.
+TUNED=0
+[ -z "${ZK_TICK:-}${ZK_INIT_LIMIT:-}${ZK_SYNC_LIMIT:-}${TB_ELECTION:-}${TB_HEARTBEAT:-}" ] || TUNED=1
 ZK_TICK=${ZK_TICK:-2000}
 ZK_INIT_LIMIT=${ZK_INIT_LIMIT:-10}
 ZK_SYNC_LIMIT=${ZK_SYNC_LIMIT:-5}
+TB_ELECTION=${TB_ELECTION:-}
+TB_HEARTBEAT=${TB_HEARTBEAT:-}
 
 if [ "$QUICK" = 1 ]; then
     KILLS=${KILLS:-2}; STOPS=${STOPS:-2}; ROLLS=${ROLLS:-1}; REPEATS=${REPEATS:-1}; D=2; W=1; RD=1; RW=0.5
@@ -142,6 +154,8 @@ node_start()
             [ -f "$BS_ROOT/tumbler.cfg" ] || {
                 echo "tickTime=2000"
                 echo "maxClientCnxns=0"
+                [ -z "$TB_ELECTION" ] || echo "electionTimeout=$TB_ELECTION"
+                [ -z "$TB_HEARTBEAT" ] || echo "heartbeatInterval=$TB_HEARTBEAT"
                 echo "4lw.commands.whitelist=*"
                 for j in 1 2 3; do
                     echo "server.$j=127.0.0.1:${QPORT[$kind,$j]}:${EPORT[$kind,$j]};127.0.0.1:${CPORT[$kind,$j]}"
@@ -465,6 +479,8 @@ machine_facts()
         echo "java=$(java -version 2>&1 | head -1)"
         echo "zookeeper=$(basename "$(ls /usr/share/java/zookeeper-3*.jar | head -1)" .jar)" \
              "tickTime=$ZK_TICK initLimit=$ZK_INIT_LIMIT syncLimit=$ZK_SYNC_LIMIT"
+        echo "tumbler_timeouts=electionTimeout=${TB_ELECTION:-500 (default)}" \
+             "heartbeatInterval=${TB_HEARTBEAT:-50 (default)}"
         if git -C "$ROOT" rev-parse --short HEAD > /dev/null 2>&1; then
             echo "tumbler=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo '+local changes')"
         else # a tree exported with git archive
@@ -575,5 +591,6 @@ echo "META elapsed_s=$((SECONDS - start))" >> "$RESULTS"
 # A run of some parts only writes bench/last-ensemble-partN...; a full run bench/last-ensemble.
 OUT=last-ensemble
 [ "$PARTS" = "1 2 3 4 5 6" ] || OUT=last-ensemble-part$(echo "$PARTS" | tr -d ' ')
+[ "$TUNED" = 0 ] || OUT=$OUT-tuned
 cp "$RESULTS" "$ROOT/bench/$OUT-results.txt"
 python3 "$ROOT/bench/ensemble_report.py" "$RESULTS" | tee "$ROOT/bench/$OUT.md"

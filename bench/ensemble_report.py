@@ -78,11 +78,13 @@ def main():
     rows, meta = load(sys.argv[1])
     out = []
     p = out.append
-    p("Machine: {} × {}, {}, {}; disk {}. {}. ZooKeeper: {}. Tumbler: {}. Run {}, took {} s; "
+    p("Machine: {} × {}, {}, {}; disk {}. {}. ZooKeeper: {}. Tumbler: {}{}. Run {}, took {} s; "
       "load average {} before, {} after. {}.".format(
           meta.get("nproc", "?"), meta.get("cpu", "?"), meta.get("memory", "?"),
           meta.get("kernel", "?"), meta.get("disk", "?"), meta.get("java", "?"),
-          meta.get("zookeeper", "?"), meta.get("tumbler", "?"), meta.get("date", "?"),
+          meta.get("zookeeper", "?"), meta.get("tumbler", "?"),
+          " " + meta["tumbler_timeouts"] if "tumbler_timeouts" in meta else "",
+          meta.get("date", "?"),
           meta.get("elapsed_s", "?"), meta.get("load_before", "?"), meta.get("load_after", "?"),
           "{} kill, {} stop and {} rolling-restart trials per system, {} repetitions of the "
           "throughput runs, {} of the memory run{}{}".format(
