@@ -1,13 +1,11 @@
 #!/usr/bin/python3
 """Whether a member writes to the other members with TCP_NODELAY.
 
-  nodelay.py [--tls] PID leader|follower QUORUM_PORTS ELECTION_PORTS
+  nodelay.py PID leader|follower QUORUM_PORTS ELECTION_PORTS
 
-Every connection member PID writes on to another member must have TCP_NODELAY: those it
-made to a quorum port (raft's messages), those taken on its own quorum port with --tls
-(where the tunnel writes too), and the peer links (to or from an election port).  raft
-writes on a connection whose far end only reads it, so every ACK is a delayed one: with
-Nagle's algorithm a message behind one not yet acknowledged waits 40 ms.
+Every connection member PID writes on to another member must have TCP_NODELAY (why:
+src/server/replog/tcp.c): those it made to a quorum port (raft's messages) and the peer
+links (to or from an election port).
 
 Each of PID's sockets is taken with pidfd_getfd (root, or ptrace rights over PID).  Waits up
 to 10 s for a leader's two raft connections and two links, a follower's one and one, so that
@@ -20,10 +18,10 @@ import socket
 import sys
 import time
 
-SYS_PIDFD_GETFD = 438  # the same number on every architecture
+SYS_PIDFD_GETFD = 438  # x86-64 and arm64 alike (the generic table)
 
 
-def member_sockets(pid, qports, eports, tls):
+def member_sockets(pid, qports, eports):
     """{(kind, local port, remote port, TCP_NODELAY)} of PID's connections to or from
     another member that it writes on; kind "raft" or "link".  A connection with two
     descriptors (tumblerd watches raft's through a copy) is listed once."""
@@ -53,7 +51,7 @@ def member_sockets(pid, qports, eports, tls):
                 except OSError:  # a listener
                     continue
                 local = s.getsockname()[1]
-                if remote in qports or (tls and local in qports):
+                if remote in qports:
                     kind = "raft"
                 elif remote in eports or local in eports:
                     kind = "link"
@@ -69,9 +67,6 @@ def member_sockets(pid, qports, eports, tls):
 
 
 def main(args):
-    tls = args[:1] == ["--tls"]
-    if tls:
-        args = args[1:]
     if len(args) != 4 or args[1] not in ("leader", "follower"):
         print(__doc__, file=sys.stderr)
         return 2
@@ -81,7 +76,7 @@ def main(args):
     want = 2 if role == "leader" else 1
     deadline = time.monotonic() + 10
     while True:
-        found = member_sockets(pid, qports, eports, tls)
+        found = member_sockets(pid, qports, eports)
         raft = sum(1 for f in found if f[0] == "raft")
         links = sum(1 for f in found if f[0] == "link")
         if (raft >= want and links >= want) or time.monotonic() > deadline:

@@ -22,7 +22,8 @@
  * messages on the connections it opens and the far end only reads them, so
  * every ACK coming back is a delayed one: with Nagle's algorithm a message
  * written while the one before is unacknowledged waited for it, 40 ms on
- * Linux (the ten-lock handoff's p99 in bench/ensemble.sh was that).
+ * Linux (the ten-lock handoff's p99 in bench/ensemble.sh was that).  The
+ * connections taken are only read, past a TLS handshake.
  *
  * A connection starts with raft_uv_tcp's handshake, which its listener
  * reads (little-endian):
@@ -582,8 +583,7 @@ static void on_accept(uv_stream_t *listener, int status)
     uv_tcp_init(t->l->loop, c);
     c->data = t;
     t->open++;
-    if (uv_accept(listener, (uv_stream_t *)c) == 0 &&
-        uv_tcp_nodelay(c, 1) == 0)
+    if (uv_accept(listener, (uv_stream_t *)c) == 0)
         fd = dup_fd((uv_handle_t *)c);
     uv_close((uv_handle_t *)c, handle_freed);
     if (fd < 0)
