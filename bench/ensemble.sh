@@ -33,7 +33,11 @@
 #      zxid; and the stopped one, from SIGCONT, likewise;
 #   4. throughput through all three nodes (tbbench, sessions round-robin over them), on fresh
 #      ensembles: fair lock, 100 clients on 1 and on 10 locks; pipelined creates, gets and
-#      deletes; one client's creates one at a time through the leader and through a follower;
+#      deletes; one client's creates one at a time through the leader and through a follower.
+#      The fair-lock scenarios also run against a third ensemble, tumblerd with its members' data
+#      on tmpfs ("tmpfs"): with no disk write, its rate is the most the rest of a handoff (the
+#      messages, six processes, the two CPUs) allows on this machine, a bound the report sets
+#      beside the goals; and the disk's floor is taken once (tbbench disk, no server);
 #   5. RSS of every node: idle after the start, after the runs above, and on fresh ensembles
 #      before and after 100,000 znodes of 100 bytes (2 s after the last create); then, after that
 #      figure is taken, each ZooKeeper member's Java heap (jcmd GC.heap_info: committed and used),
@@ -103,6 +107,10 @@ BS_TMPDIR=${BS_TMPDIR:-/var/tmp}
 # shellcheck source=servers.sh
 . "$ROOT/bench/servers.sh"
 bs_init
+# The tmpfs ensemble's members keep their data here (part 4).
+if part 4 && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+    BS_TMPFS=$(mktemp -d /dev/shm/tbbench.XXXXXX) || BS_TMPFS=""
+fi
 RESULTS=$BS_ROOT/results.txt
 : > "$RESULTS"
 KINDS=(tumbler zookeeper)
@@ -144,14 +152,17 @@ ports()
 GEN=0 # the data directories' suffix: parts 4 and 5 run on fresh ensembles
 for kind in "${KINDS[@]}"; do ports "$kind"; done
 
-# node_start KIND I: node I of the ensemble KIND, in the background, in $BS_ROOT/KIND-I.GEN.
+# node_start KIND I: node I of the ensemble KIND, in the background, in $BS_ROOT/KIND-I.GEN
+# (tmpfs: its data directory in $BS_TMPFS).
 node_start()
 {
-    local kind=$1 i=$2 dir=$BS_ROOT/$1-$2.$GEN j
-    mkdir -p "$dir/data"
+    local kind=$1 i=$2 dir=$BS_ROOT/$1-$2.$GEN data j
+    data=$dir/data
+    [ "$kind" != tmpfs ] || data=$BS_TMPFS/$1-$2.$GEN
+    mkdir -p "$dir" "$data"
     case "$kind" in
-        tumbler)
-            [ -f "$BS_ROOT/tumbler.cfg" ] || {
+        tumbler|tmpfs)
+            [ -f "$BS_ROOT/$kind.cfg" ] || {
                 echo "tickTime=2000"
                 echo "maxClientCnxns=0"
                 [ -z "$TB_ELECTION" ] || echo "electionTimeout=$TB_ELECTION"
@@ -160,13 +171,13 @@ node_start()
                 for j in 1 2 3; do
                     echo "server.$j=127.0.0.1:${QPORT[$kind,$j]}:${EPORT[$kind,$j]};127.0.0.1:${CPORT[$kind,$j]}"
                 done
-            } > "$BS_ROOT/tumbler.cfg"
+            } > "$BS_ROOT/$kind.cfg"
             local metrics=()
             if [ "$METRICS" = 1 ]; then
                 metrics=(--metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
                     --metricsProvider.httpHost=127.0.0.1 --metricsProvider.httpPort="${MPORT[$kind,$i]}")
             fi
-            "$TUMBLERD" "$BS_ROOT/tumbler.cfg" --serverId="$i" --dataDir="$dir/data" "${metrics[@]}" \
+            "$TUMBLERD" "$BS_ROOT/$kind.cfg" --serverId="$i" --dataDir="$data" "${metrics[@]}" \
                 >> "$dir/server.log" 2>&1 < /dev/null &
             ;;
         zookeeper)
@@ -298,7 +309,7 @@ mntr_all()
     mkdir -p "$BS_ROOT/mntr"
     for i in 1 2 3; do
         echo mntr | timeout 5 nc -q 2 127.0.0.1 "${CPORT[$1,$i]}" > "$BS_ROOT/mntr/$2-$1-$i" 2>/dev/null || true
-        if [ "$METRICS" = 1 ] && [ "$1" = tumbler ]; then
+        if [ "$METRICS" = 1 ] && [ "$1" != zookeeper ]; then
             curl -s -m 5 "http://127.0.0.1:${MPORT[$1,$i]}/metrics" > "$BS_ROOT/mntr/$2-$1-$i.metrics" || true
         fi
     done
@@ -442,7 +453,7 @@ bench()
     [[ $name == *_leader ]] && on=$(hosts "$kind" "$(leader "$kind")")
     echo "  [$rep] $kind: tbbench $*" >&2
     if [ "$MNTR" = 1 ]; then mntr_all "$kind" "$name-$rep-before"; fi
-    if [ "$PERF" = 1 ] && [ "$kind" = tumbler ] && [[ $name == lock* ]]; then
+    if [ "$PERF" = 1 ] && [ "$kind" != zookeeper ] && [[ $name == lock* ]]; then
         mkdir -p "$BS_ROOT/perf"
         perf record -a -g -F 499 -o "$BS_ROOT/perf/$name-$rep.data" > /dev/null 2>&1 &
         perf=$!
@@ -529,6 +540,14 @@ done
 if part 4; then
 echo "== 4: throughput through the three nodes, on fresh ensembles" >&2
 fresh
+echo "  tbbench disk (no server)" >&2
+"$TBBENCH" disk --dir "$BS_ROOT" --label machine | sed "s/^RESULT /RESULT system=machine step=disk /" |
+    tee -a "$RESULTS" | { grep -v '^RESULT' || true; } | sed 's/^/      /' >&2
+if [ -n "$BS_TMPFS" ] && [[ $P4 == *lock_fair_* ]]; then
+    ports tmpfs
+    for i in 1 2 3; do node_start tmpfs "$i"; done
+    echo "  tmpfs: server $(leader tmpfs) leads" >&2
+fi
 for rep in $(seq 1 "$REPEATS"); do
     for s in "lock_fair_1|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W" \
              "lock_fair_1_leader|lock --variant fair --clients 100 --locks 1 --duration $D --warmup $W" \
@@ -539,8 +558,13 @@ for rep in $(seq 1 "$REPEATS"); do
             # shellcheck disable=SC2086
             bench "$rep" "$kind" "${s%%|*}" ${s#*|}
         done
+        if [ -n "${PID[tmpfs,1]:-}" ] && [[ ${s%%|*} == lock_fair_* ]]; then
+            # shellcheck disable=SC2086
+            bench "$rep" tmpfs "${s%%|*}" ${s#*|}
+        fi
     done
 done
+for i in 1 2 3; do [ -z "${PID[tmpfs,$i]:-}" ] || bs_stop "${PID[tmpfs,$i]}"; done
 # One client, one create at a time, through the leader and then through a follower: what a
 # write's round trip costs on each path.
 if p4 single; then

@@ -6,12 +6,15 @@
 Failover and rejoin figures: median, smallest and largest over the trials of each system, and
 the ratio tumbler / zookeeper of the medians and of the largest.  Throughput: the median over
 the repetitions, and the range of the per-repetition ratios (the two systems ran back to back).
-RSS: the largest node of each ensemble at each moment.  The goals are issue 41's.
+RSS: the largest node of each ensemble at each moment.  The goals are issue 41's.  Beside the
+fair-lock goals, what the same build made with its members' data on tmpfs (no disk write), the
+most the rest of a handoff allows on this machine: a bound, not a result.
 """
 import statistics
 import sys
 
 SYSTEMS = ("tumbler", "zookeeper")
+CEILING = "tmpfs"  # tumblerd's ensemble with its members' data on tmpfs (part 4)
 
 
 def load(path):
@@ -72,6 +75,33 @@ def series(rows, step, key, system):
 
 def failed(rows, step, key, system):
     return sum(1 for r in pick(rows, system=system, step=step) if (num(r.get(key)) or -1) < 0)
+
+
+def ceiling(rows, bound):
+    """The fair-lock goals beside the tmpfs ensemble's figures, and what one lock leaves the disk."""
+    if not bound:
+        return []
+    L = ["With no disk write (the same build, its three members' data on tmpfs, in the same run; "
+         "a bound, not a result): " + "; ".join(
+             "{} {} ({} ZooKeeper's){}".format(
+                 label.split(":")[0].replace("Fair lock, ", ""), fmt(c), fmt_ratio(ratio(c, z)),
+                 "" if c >= 4 * z else ", **below 4× even so**")
+             for label, _, c, z in bound) + "."]
+    disk = pick(rows, system="machine", step="disk")
+    one = [b for b in bound if b[1] == "lock_fair_1"]
+    if one and disk:
+        d = lambda k: num(disk[0].get(k))
+        _, _, c, z = one[0]
+        need, took = 1e6 / (4 * z), 1e6 / c
+        L += ["", "Four times ZooKeeper's one-lock rate would need an acquisition every {:.0f} µs. "
+              "With no disk write tumblerd's ensemble took {:.0f} µs an acquisition (1 / its rate), "
+              "the hops of a handoff and the six processes' own work, which leaves {:.0f} µs for "
+              "the synced writes a handoff waits for: the delete's, on the leader and on a follower "
+              "at once. With no server, two synced writes at once took {} µs (p50) on this disk, "
+              "{} µs by kernel AIO as tumblerd's log makes them, one alone {} µs.".format(
+                  need, took, max(need - took, 0), fmt(d("sync_write2_p50_us")),
+                  fmt(d("sync_write2_aio_p50_us")), fmt(d("sync_write_p50_us")))]
+    return L
 
 
 def main():
@@ -209,6 +239,7 @@ def main():
         ("delete/s, 18 clients × 64 pipelined", "raw", "delete", "ops_per_s"),
     ]
     extra = []
+    bound = []  # (label, step, tmpfs median, zookeeper median)
     for label, step, op, key in tp:
         per = {}
         for s in SYSTEMS:
@@ -231,7 +262,10 @@ def main():
             continue  # a scenario P4 left out
         p("| {} | {} | {} | {}{} | {} | {} |".format(label, fmt(tm), fmt(zm), fmt_ratio(rm), rng, goal, met))
         if step.startswith("lock"):
-            for s in SYSTEMS:
+            c = series(rows, step, key, CEILING)
+            if c and zm:
+                bound.append((label, step, statistics.median(c), zm))
+            for s in SYSTEMS + (CEILING,):
                 rs = list(per.get(s, {}).values())
                 if not rs:
                     continue
@@ -255,6 +289,8 @@ def main():
     p("")
     out.extend(extra)
     p("")
+    for line in ceiling(rows, bound):
+        p(line)
     for s in SYSTEMS:
         parts = []
         for via in ("leader", "follower"):

@@ -12,7 +12,7 @@
 
 BS_PIDS=()
 BS_ROOT=""
-BS_TMPFS="" # compare.sh's directory on tmpfs, removed with BS_ROOT
+BS_TMPFS="" # compare.sh's and ensemble.sh's directory on tmpfs, removed with BS_ROOT
 
 bs_init()
 {
