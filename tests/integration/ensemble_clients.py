@@ -19,12 +19,17 @@
       must be acknowledged or see the connection lost (kazoo then reconnects), never be
       answered with another error.  Writing through both survivors, one of them is a follower
       of the new leader whichever is elected.
+  ensemble_clients.py idle PORT PORT PORT
+      about 2 MB of creates through the first member, then a pause: every member takes a
+      snapshot and keeps less than a quarter of its snapshot limit of log in memory (mntr),
+      followers as well as the leader.
 
 Every step prints "  ok ..." or "  FAIL ..."; the exit status is 1 if any step failed.
 Debian's python3-kazoo (run with /usr/bin/python3).
 """
 import logging
 import queue
+import socket
 import sys
 import threading
 import time
@@ -405,9 +410,50 @@ def cmd_election(args):
             fail("through :%d no write was acknowledged in the 2.5 s after the kill" % port)
 
 
+def mntr(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"mntr")
+        out = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    return dict(line.split("\t", 1) for line in out.decode().splitlines() if "\t" in line)
+
+
+def cmd_idle(args):
+    ports = [int(a) for a in args]
+    before = {p: int(mntr(p)["zk_tumbler_snapshots_taken"]) for p in ports}
+    zk = client(ports[:1])
+    zk.ensure_path("/idle")
+    # Under the 4 MiB a snapshot is due at by size, over a quarter of it.
+    n, data = 4000, b"x" * 200
+    for r in [zk.create_async("/idle/n%d" % i, data) for i in range(n)]:
+        r.get(timeout=30)
+    zk.stop()
+    for p in ports:
+        deadline, m = time.monotonic() + 15, {}
+        while time.monotonic() < deadline:
+            m = mntr(p)
+            if (int(m["zk_tumbler_snapshots_taken"]) > before[p] and
+                    int(m["zk_tumbler_snapshot_log_bytes"]) * 4 <
+                    int(m["zk_tumbler_snapshot_log_limit"])):
+                break
+            time.sleep(0.1)
+        expect(int(m.get("zk_tumbler_snapshots_taken", 0)) > before[p] and
+               int(m.get("zk_tumbler_snapshot_log_bytes", 0)) * 4 <
+               int(m.get("zk_tumbler_snapshot_log_limit", 0)),
+               "%d creates, then a pause: the %s on :%d took a snapshot and gave its log back"
+               % (n, m.get("zk_server_state", "?"), p),
+               "snapshots %s (before %d), log %s bytes of a %s limit" % (
+                   m.get("zk_tumbler_snapshots_taken"), before[p],
+                   m.get("zk_tumbler_snapshot_log_bytes"), m.get("zk_tumbler_snapshot_log_limit")))
+
+
 def main():
     cmds = {"failover": cmd_failover, "ryw": cmd_ryw, "sync": cmd_sync,
-            "election": cmd_election}
+            "election": cmd_election, "idle": cmd_idle}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

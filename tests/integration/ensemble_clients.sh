@@ -21,6 +21,8 @@
 #   8. writes one after another through each follower while the leader is killed: each is
 #      acknowledged or sees its connection lost (and is retried), none fails otherwise
 #   9. every connection a member writes to another member on has TCP_NODELAY (nodelay.py)
+#  10. once writes pause, every member takes a snapshot and gives back the log it kept in
+#      memory, followers as well as the leader
 #
 #   ensemble_clients.sh TUMBLER SESSION_TOOL ENSEMBLE_WATCH   (TUMBLERD names the server)
 set -u
@@ -458,6 +460,12 @@ check9() {
     return "$rc"
 }
 run_check 9 "every connection between members has TCP_NODELAY" check9
+
+check10() {
+    all_up || return 1
+    "$py" "$helper" idle "${cport[1]}" "${cport[2]}" "${cport[3]}"
+}
+run_check 10 "once writes pause, every member gives back its log's memory" check10
 
 all_up || { echo "the ensemble did not come back whole at the end"; failed=$((failed + 1)); }
 echo "=== summary ($((SECONDS - t_start)) s)"

@@ -180,6 +180,45 @@ static void test_follower_caught_up_by_snapshot(void **state)
     cluster_close(c);
 }
 
+/* Once writes pause, every member gives back the log it keeps in memory
+ * since its last snapshot, followers as well as the leader. */
+static void test_idle_snapshot_on_every_member(void **state)
+{
+    struct cluster *c = &cl;
+    struct replog_config cfg = {0};
+    struct replog_stats s;
+    char path[32];
+    unsigned l, i;
+
+    (void)state;
+    cfg.snapshot_log_bytes = 16384;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    for (i = 0; i < 40; i++) {
+        snprintf(path, sizeof path, "/idle%u", i);
+        cluster_create(c, l, path, 0);
+        cluster_step_for(c, 5); /* a few ms apart: no pause */
+    }
+    cluster_converge(c, 5000);
+    for (i = 0; i < c->n; i++) {
+        replog_get_stats(c->nodes[i].log, &s);
+        /* Not due by size: a quarter of the limit or more, under it. */
+        assert_int_equal(s.snapshots_taken, 0);
+        assert_true(s.snapshot_log_bytes >= s.snapshot_log_limit / 4);
+        assert_true(s.snapshot_log_bytes < s.snapshot_log_limit);
+    }
+    cluster_step_for(c, 1000);
+    for (i = 0; i < c->n; i++) {
+        replog_get_stats(c->nodes[i].log, &s);
+        assert_int_equal(s.snapshots_taken, 1);
+        assert_true(s.snapshot_log_bytes < s.snapshot_log_limit / 4);
+    }
+    /* A snapshot taken at an entry the leader added changed no state. */
+    cluster_converge(c, 5000);
+    cluster_close(c);
+}
+
 /* Sessions are replicated: an ephemeral node outlives its leader, and the
  * session's close through the next leader removes it everywhere. */
 static void test_session_across_leader_change(void **state)
@@ -707,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_leader_killed_under_writes),
         cmocka_unit_test(test_minority_leader),
         cmocka_unit_test(test_follower_caught_up_by_snapshot),
+        cmocka_unit_test(test_idle_snapshot_on_every_member),
         cmocka_unit_test(test_session_across_leader_change),
         cmocka_unit_test(test_observer),
         cmocka_unit_test(test_followers_hear_commit_at_once),

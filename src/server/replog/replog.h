@@ -111,7 +111,9 @@ struct replog_config {
                                       snapshot_log_bytes of them [8192] */
     /* Once no write has been proposed or applied for this long, a snapshot
      * is also taken if the log holds a quarter of what would make one due:
-     * the memory a burst of writes left is given back. */
+     * the memory a burst of writes left is given back, on every member (one
+     * that does not lead starts at half this, and takes it at the barrier
+     * the leader then appends). */
     unsigned snapshot_idle_ms; /* [100] */
     /* Serialize snapshots on the loop rather than in a forked child (what
      * is done anyway when fork fails). */

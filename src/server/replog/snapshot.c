@@ -121,6 +121,15 @@ static int fork_child(struct replog *l)
     return 0;
 }
 
+static void record_stall(struct replog *l, uint64_t t0)
+{
+    double ms = (double)(uv_hrtime() - t0) / 1e6;
+
+    l->stats.snapshot_stall_last_ms = ms;
+    if (ms > l->stats.snapshot_stall_max_ms)
+        l->stats.snapshot_stall_max_ms = ms;
+}
+
 /* Keeps what raft_fsm.c's apply hands us while the child runs. */
 void replog__snapshot_record(struct replog *l, int64_t index,
                              const void *payload, size_t len)
@@ -137,11 +146,11 @@ static void barrier_cb(struct raft_barrier *req, int status)
     l->snap_barrier_busy = 0;
 }
 
-/* Writes have paused, and the log kept in memory since the last snapshot
- * is worth giving back: without this it would stay until the next burst
- * of writes took the log to the policy's limit (raft_fsm.c).  A write waiting
- * on a slow disk is no pause. */
-static int idle_with_log(struct replog *l)
+/* Writes have paused for `ms`, and the log kept in memory since the last
+ * snapshot is worth giving back: without this it would stay until the next
+ * burst of writes took the log to the policy's limit (raft_fsm.c).  A write
+ * waiting on a slow disk is no pause. */
+static int idle_with_log(struct replog *l, unsigned ms)
 {
     const struct replog_stats *s = &l->stats;
     uint64_t now = replog__now(l);
@@ -151,7 +160,7 @@ static int idle_with_log(struct replog *l)
         l->idle_since = now;
         return 0;
     }
-    return now - l->idle_since >= l->snap_idle_ms &&
+    return now - l->idle_since >= ms &&
            s->snapshot_log_bytes >= s->snapshot_log_limit / 4;
 }
 
@@ -164,6 +173,27 @@ static int child_done(struct replog *l)
     return waitid(P_PID, (id_t)l->snap_pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
                0 &&
            si.si_pid != 0;
+}
+
+/* A member that does not lead applies entries but appends none, so its
+ * snapshot comes with the leader's barriers (below): once writes have paused
+ * half as long as the leader waits before its first, raft is to take one at
+ * the next entry it applies, and the child is forked now, so that the state
+ * is serialized by the time the leader's second barrier comes (its own
+ * child, forked at the first, done).  Should no entry come (the leader's log
+ * since its last snapshot too small to give back), the snapshot lands with
+ * the next write. */
+static void follow_idle(struct replog *l)
+{
+    uint64_t t0 = uv_hrtime();
+
+    if (l->snap_active || l->snap_pid > 0 ||
+        replog__now(l) < l->snap_retry_at ||
+        !idle_with_log(l, l->snap_idle_ms / 2))
+        return;
+    raft_set_snapshot_threshold(l->raft, 1);
+    if (!l->snap_in_loop && fork_child(l) == 0)
+        record_stall(l, t0); /* else raft's call forks or serializes */
 }
 
 /* From the tick.  Raft asks for a snapshot only after applying entries, so
@@ -191,10 +221,12 @@ void replog__snapshot_poke(struct replog *l)
         malloc_trim(0);
         l->trim_due = 0;
     }
+    if (raft_state(l->raft) == RAFT_FOLLOWER)
+        follow_idle(l);
     if (l->snap_barrier_busy || l->snap_active ||
         raft_state(l->raft) != RAFT_LEADER || replog__now(l) < l->snap_retry_at)
         return;
-    if (l->snap_pid > 0 ? !child_done(l) : !idle_with_log(l))
+    if (l->snap_pid > 0 ? !child_done(l) : !idle_with_log(l, l->snap_idle_ms))
         return;
     if (l->snap_pid <= 0)
         raft_set_snapshot_threshold(l->raft, 1);
@@ -297,15 +329,6 @@ static int serialize_in_loop(struct replog *l)
     }
     l->stats.snapshots_in_loop++;
     return 0;
-}
-
-static void record_stall(struct replog *l, uint64_t t0)
-{
-    double ms = (double)(uv_hrtime() - t0) / 1e6;
-
-    l->stats.snapshot_stall_last_ms = ms;
-    if (ms > l->stats.snapshot_stall_max_ms)
-        l->stats.snapshot_stall_max_ms = ms;
 }
 
 static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
