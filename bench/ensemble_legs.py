@@ -2,14 +2,15 @@
 """Where a lock run's time went on each tumblerd member, from the mntr and GET /metrics that
 bench/ensemble.sh keeps before and after each tbbench run (MNTR=1 METRICS=1 BS_KEEP=1):
 
-    ensemble_legs.py DIR/mntr STEP-REP [ACQUISITIONS]
+    ensemble_legs.py [--kind tmpfs] DIR/mntr STEP-REP [ACQUISITIONS]
 
-e.g. ensemble_legs.py /var/tmp/tbbench.XXXX/mntr lock_fair_1-2 2264.  For each member: its role,
+e.g. ensemble_legs.py /var/tmp/tbbench.XXXX/mntr lock_fair_1-2 2264; --kind tmpfs reads the
+ensemble whose members keep their data on tmpfs instead.  For each member: its role,
 the log's synced writes and entries over the run (per acquisition when ACQUISITIONS is given:
 tbbench's count, which leaves out the warm-up, so per-acquisition figures there are high by the
 warm-up's share; the watch notices sent, one per handoff, are the better divisor and are used
-when no count is given), a write's mean and estimated p50/p90 (from the histogram's buckets, as
-Prometheus's histogram_quantile does), an append's mean wait for a write to take it, and each
+when no count is given), a write's mean (from mntr's summed write time) and estimated p50/p90
+(from the histogram's buckets, as Prometheus's histogram_quantile does, with METRICS=1), an append's mean wait for a write to take it, and each
 request type's count, mean and p50/p90 from its arrival to its answer on that member.
 """
 import sys
@@ -83,14 +84,17 @@ def us(v):
 
 
 def main():
-    d, tag = sys.argv[1], sys.argv[2]
-    acq = float(sys.argv[3]) if len(sys.argv) > 3 else None
+    args, kind = sys.argv[1:], "tumbler"
+    if args[:1] == ["--kind"]:
+        kind, args = args[1], args[2:]
+    d, tag = args[0], args[1]
+    acq = float(args[2]) if len(args) > 2 else None
     if acq is None:  # one watch notice a handoff, sent by the waiter's member
-        acq = sum(float(mntr("{}/{}-after-tumbler-{}".format(d, tag, i)).get(
-            "zk_tumbler_watch_notifications", 0)) - float(mntr("{}/{}-before-tumbler-{}".format(
-                d, tag, i)).get("zk_tumbler_watch_notifications", 0) or 0) for i in (1, 2, 3))
+        acq = sum(float(mntr("{}/{}-after-{}-{}".format(d, tag, kind, i)).get(
+            "zk_tumbler_watch_notifications", 0)) - float(mntr("{}/{}-before-{}-{}".format(
+                d, tag, kind, i)).get("zk_tumbler_watch_notifications", 0) or 0) for i in (1, 2, 3))
     for i in (1, 2, 3):
-        pre = "{}/{}-{{}}-tumbler-{}".format(d, tag, i)
+        pre = "{}/{}-{{}}-{}-{}".format(d, tag, kind, i)
         a, b = mntr(pre.format("before")), mntr(pre.format("after"))
         if not b:
             continue
@@ -104,9 +108,10 @@ def main():
               "a write {} µs mean, p50 {}, p90 {}; an append waited {} µs on average; "
               "write time summed {:.2f} s".format(
                   i, b.get("zk_server_state", "?"), writes, entries, notices,
-                  us(ws / wc if wc else None), us(quantile(wb, 0.5)), us(quantile(wb, 0.9)),
+                  us(dm("zk_tumbler_log_write_us") / 1e6 / writes if writes else None),
+                  us(quantile(wb, 0.5)), us(quantile(wb, 0.9)),
                   us(dm("zk_tumbler_log_append_wait_us") / 1e6 / appends if appends else None),
-                  ws))
+                  dm("zk_tumbler_log_write_us") / 1e6))
         if acq:
             print("  per handoff ({:,.0f}): {:.2f} writes, {:.2f} entries".format(
                 acq, writes / acq, entries / acq))
