@@ -433,23 +433,20 @@ def cmd_idle(args):
         r.get(timeout=30)
     zk.stop()
     for p in ports:
-        deadline, m = time.monotonic() + 15, {}
-        while time.monotonic() < deadline:
-            m = mntr(p)
-            if (int(m["zk_tumbler_snapshots_taken"]) > before[p] and
-                    int(m["zk_tumbler_snapshot_log_bytes"]) * 4 <
-                    int(m["zk_tumbler_snapshot_log_limit"])):
-                break
+        def gave_back(m):
+            return (int(m["zk_tumbler_snapshots_taken"]) > before[p] and
+                    4 * int(m["zk_tumbler_snapshot_log_bytes"]) <
+                    int(m["zk_tumbler_snapshot_log_limit"]))
+        deadline, m = time.monotonic() + 15, mntr(p)
+        while not gave_back(m) and time.monotonic() < deadline:
             time.sleep(0.1)
-        expect(int(m.get("zk_tumbler_snapshots_taken", 0)) > before[p] and
-               int(m.get("zk_tumbler_snapshot_log_bytes", 0)) * 4 <
-               int(m.get("zk_tumbler_snapshot_log_limit", 0)),
+            m = mntr(p)
+        expect(gave_back(m),
                "%d creates, then a pause: the %s on :%d took a snapshot and gave its log back"
-               % (n, m.get("zk_server_state", "?"), p),
+               % (n, m["zk_server_state"], p),
                "snapshots %s (before %d), log %s bytes of a %s limit" % (
-                   m.get("zk_tumbler_snapshots_taken"), before[p],
-                   m.get("zk_tumbler_snapshot_log_bytes"), m.get("zk_tumbler_snapshot_log_limit")))
-
+                   m["zk_tumbler_snapshots_taken"], before[p],
+                   m["zk_tumbler_snapshot_log_bytes"], m["zk_tumbler_snapshot_log_limit"]))
 
 def main():
     cmds = {"failover": cmd_failover, "ryw": cmd_ryw, "sync": cmd_sync,
