@@ -9,9 +9,10 @@ ensemble whose members keep their data on tmpfs instead.  For each member: its r
 the log's synced writes and entries over the run (per acquisition when ACQUISITIONS is given:
 tbbench's count, which leaves out the warm-up, so per-acquisition figures there are high by the
 warm-up's share; the watch notices sent, one per handoff, are the better divisor and are used
-when no count is given), a write's mean (from mntr's summed write time) and estimated p50/p90
-(from the histogram's buckets, as Prometheus's histogram_quantile does, with METRICS=1), an append's mean wait for a write to take it, and each
-request type's count, mean and p50/p90 from its arrival to its answer on that member.
+when no count is given), a write's mean (from mntr's summed write time) and, with METRICS=1,
+its estimated p50/p90 (from the histogram's buckets, as Prometheus's histogram_quantile does),
+an append's mean wait for a write to take it, and each request type's count, mean and p50/p90
+from its arrival to its answer on that member.
 """
 import sys
 
@@ -89,12 +90,12 @@ def main():
         kind, args = args[1], args[2:]
     d, tag = args[0], args[1]
     acq = float(args[2]) if len(args) > 2 else None
+    pres = ["{}/{}-{{}}-{}-{}".format(d, tag, kind, i) for i in (1, 2, 3)]
     if acq is None:  # one watch notice a handoff, sent by the waiter's member
-        acq = sum(float(mntr("{}/{}-after-{}-{}".format(d, tag, kind, i)).get(
-            "zk_tumbler_watch_notifications", 0)) - float(mntr("{}/{}-before-{}-{}".format(
-                d, tag, kind, i)).get("zk_tumbler_watch_notifications", 0) or 0) for i in (1, 2, 3))
-    for i in (1, 2, 3):
-        pre = "{}/{}-{{}}-{}-{}".format(d, tag, kind, i)
+        k = "zk_tumbler_watch_notifications"
+        acq = sum(float(mntr(pre.format("after")).get(k, 0)) -
+                  float(mntr(pre.format("before")).get(k, 0) or 0) for pre in pres)
+    for i, pre in enumerate(pres, 1):
         a, b = mntr(pre.format("before")), mntr(pre.format("after"))
         if not b:
             continue
@@ -103,7 +104,7 @@ def main():
         notices = dm("zk_tumbler_watch_notifications")
         writes, entries = dm("zk_tumbler_log_writes"), dm("zk_tumbler_log_entries")
         appends = dm("zk_tumbler_log_appends")
-        wb, ws, wc = hist(m, "tumbler_log_write_duration_seconds")
+        wb = hist(m, "tumbler_log_write_duration_seconds")[0]
         print("member {} ({}): {:,.0f} synced writes, {:,.0f} entries, {:,.0f} watch notices sent; "
               "a write {} µs mean, p50 {}, p90 {}; an append waited {} µs on average; "
               "write time summed {:.2f} s".format(

@@ -414,11 +414,8 @@ def mntr(port):
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"mntr")
         out = b""
-        while True:
-            b = s.recv(65536)
-            if not b:
-                break
-            out += b
+        while chunk := s.recv(65536):
+            out += chunk
     return dict(line.split("\t", 1) for line in out.decode().splitlines() if "\t" in line)
 
 
@@ -447,6 +444,7 @@ def cmd_idle(args):
                "snapshots %s (before %d), log %s bytes of a %s limit" % (
                    m["zk_tumbler_snapshots_taken"], before[p],
                    m["zk_tumbler_snapshot_log_bytes"], m["zk_tumbler_snapshot_log_limit"]))
+
 
 def main():
     cmds = {"failover": cmd_failover, "ryw": cmd_ryw, "sync": cmd_sync,

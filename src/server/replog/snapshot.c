@@ -97,8 +97,19 @@ static __attribute__((noreturn)) void child_main(struct replog *l, int fd,
 /* ---- the parent -----------------------------------------------------------
  */
 
+static void record_stall(struct replog *l, uint64_t t0)
+{
+    double ms = (double)(uv_hrtime() - t0) / 1e6;
+
+    l->stats.snapshot_stall_last_ms = ms;
+    if (ms > l->stats.snapshot_stall_max_ms)
+        l->stats.snapshot_stall_max_ms = ms;
+}
+
+/* The loop stalls for the fork, which is recorded as the snapshot's stall. */
 static int fork_child(struct replog *l)
 {
+    uint64_t t0 = uv_hrtime();
     pid_t parent = getpid(), pid;
     int fd;
 
@@ -118,16 +129,8 @@ static int fork_child(struct replog *l)
     l->snap_fd = fd;
     l->snap_base = raft_last_applied(l->raft);
     tb_wbuf_init(&l->snap_delta);
+    record_stall(l, t0);
     return 0;
-}
-
-static void record_stall(struct replog *l, uint64_t t0)
-{
-    double ms = (double)(uv_hrtime() - t0) / 1e6;
-
-    l->stats.snapshot_stall_last_ms = ms;
-    if (ms > l->stats.snapshot_stall_max_ms)
-        l->stats.snapshot_stall_max_ms = ms;
 }
 
 /* Keeps what raft_fsm.c's apply hands us while the child runs. */
@@ -185,15 +188,13 @@ static int child_done(struct replog *l)
  * the next write. */
 static void follow_idle(struct replog *l)
 {
-    uint64_t t0 = uv_hrtime();
-
     if (l->snap_active || l->snap_pid > 0 ||
         replog__now(l) < l->snap_retry_at ||
         !idle_with_log(l, l->snap_idle_ms / 2))
         return;
     raft_set_snapshot_threshold(l->raft, 1);
-    if (!l->snap_in_loop && fork_child(l) == 0)
-        record_stall(l, t0); /* else raft's call forks or serializes */
+    if (!l->snap_in_loop)
+        (void)fork_child(l); /* failing, raft's call forks or serializes */
 }
 
 /* From the tick.  Raft asks for a snapshot only after applying entries, so
@@ -352,11 +353,8 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
         return RAFT_BUSY;
     l->snap_polled = replog__now(l);
     if (l->snap_pid == 0 && !l->snap_in_loop) {
-        rv = fork_child(l);
-        if (rv == 0) {
-            record_stall(l, t0);
+        if ((rv = fork_child(l)) == 0)
             return RAFT_BUSY;
-        }
         replog__logf(l, REPLOG_LOG_WARN,
                      "snapshot: cannot fork (%s); serializing on the loop",
                      strerror(-rv));
