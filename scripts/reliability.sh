@@ -3,13 +3,15 @@
 # versions of the same on every change):
 #   scripts/reliability.sh [CRASH_ROUNDS] [FUZZ_SECONDS_PER_TARGET]
 # defaults 50 and 300: kill -9 crash rounds under write load, the disk-full
-# test (mounts a tmpfs: needs root), the load tests, then every fuzz target.
+# test (mounts a tmpfs: needs root), the load tests, the cluster harness's
+# random fault schedules (CLUSTER_SEEDS of each size, default 30000, ten
+# times what the test command runs), then every fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-50} fuzz_s=${2:-300}
+rounds=${1:-50} fuzz_s=${2:-300} seeds=${CLUSTER_SEEDS:-30000}
 scripts/deps.sh --test
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build-test tumblerd acked_writer tumblerd_limits
+ninja -C build-test tumblerd acked_writer tumblerd_limits test_cluster_random
 
 echo "== crash loop: $rounds rounds of kill -9"
 bash tests/crash/kill9.sh build-test/src/server/tumblerd \
@@ -21,5 +23,8 @@ echo "== load"
 (cd build-test && ctest --output-on-failure -V \
     -R 'limits_(slow_reader|outstanding|wide_children|watch_burst)' |
     grep -E '^[0-9]+:   |tests passed')
+echo "== cluster: $seeds random fault schedules of 3 and of 5 servers"
+TB_CLUSTER_SEEDS=$seeds build-test/src/server/replog/test_cluster_random |
+    grep -E 'schedules|failed|ERROR'
 echo "== fuzzing: $fuzz_s s per target"
 FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "$fuzz_s"

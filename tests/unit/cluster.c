@@ -13,10 +13,46 @@
 #include "server/replog/replog_attach.h"
 #include "tree/tree.h"
 
+static uint64_t payload_hash(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+
+    while (n-- > 0)
+        h = (h ^ *b++) * 1099511628211ULL;
+    return h;
+}
+
+/* The first server to apply index i records what it applied; every other
+ * must apply the same there (raft's state machine safety). */
+static void record_applied(struct cluster *c, unsigned server, int64_t index,
+                           uint64_t h)
+{
+    size_t i = (size_t)index, n = c->napplied;
+
+    assert_true(index > 0);
+    if (i >= n) {
+        n = n == 0 ? 1024 : n;
+        while (n <= i)
+            n *= 2;
+        c->applied = realloc(c->applied, n * sizeof *c->applied);
+        assert_non_null(c->applied);
+        memset(c->applied + c->napplied, 0,
+               (n - c->napplied) * sizeof *c->applied);
+        c->napplied = n;
+    }
+    if (c->applied[i] == 0)
+        c->applied[i] = h;
+    else if (c->applied[i] != h)
+        fail_msg("server %u applied another entry at index %lld", server,
+                 (long long)index);
+}
+
 static void node_apply(void *data, int64_t index, const void *p, size_t n)
 {
     struct node *x = data;
 
+    record_applied(x->c, x->i, index, payload_hash(p, n) | 1);
     assert_int_equal(fsm_apply(x->fsm, index, p, n), 0);
 }
 
@@ -49,6 +85,77 @@ static void node_log(void *data, int level, const char *msg)
 
     if (level <= REPLOG_LOG_ERROR)
         fprintf(stderr, "server %u: %s\n", x->i, msg);
+}
+
+/* libraft 0.15's fixture io keeps what it is given to store in an array
+ * that only raft_start reads back, before any entry here.  Its truncate
+ * counts entries from index 1 and from what has been stored: after a
+ * snapshot sent to the server (which empties the array), or with appends
+ * still on their way, it reads past the array's end.  So the harness
+ * truncates nothing there: raft's own log, the one the checks read, is
+ * truncated as ever.  (tumblerd's log, wal.c, is not the fixture's.) */
+static int io_truncate(struct raft_io *io, raft_index index)
+{
+    (void)io;
+    (void)index;
+    return 0;
+}
+
+/* The term of r's entry at index i: 0 if it holds none there, or has
+ * only its snapshot's last one's. */
+static raft_term term_at(const struct raft *r, raft_index i)
+{
+    const struct raft_log *g = &r->log;
+    size_t n = (g->back + g->size - g->front) % (g->size ? g->size : 1);
+
+    if (i == g->snapshot.last_index)
+        return g->snapshot.last_term;
+    if (i <= g->offset || i > g->offset + n)
+        return 0;
+    return g->entries[(g->front + (i - g->offset - 1)) % g->size].term;
+}
+
+/* Every server's sends, once mend.c has seen them, pass here: a success a
+ * follower answers an AppendEntries with says that its log equals its
+ * leader's up to the index it names, and that must be true of the two
+ * logs at that index (where both hold it) when it leaves. */
+static struct cluster *running;
+static int (*fixture_send)(struct raft_io *io, struct raft_io_send *req,
+                           const struct raft_message *m, raft_io_send_cb cb);
+
+static int checked_send(struct raft_io *io, struct raft_io_send *req,
+                        const struct raft_message *m, raft_io_send_cb cb)
+{
+    const struct raft_append_entries_result *a = &m->append_entries_result;
+    const struct raft *from = io->data, *to;
+    raft_term mine, theirs;
+
+    if (m->type == RAFT_IO_APPEND_ENTRIES_RESULT && a->rejected == 0 &&
+        m->server_id >= 1 && m->server_id <= running->n) {
+        to = raft_fixture_get(&running->f, (unsigned)m->server_id - 1);
+        mine = term_at(from, a->last_log_index);
+        theirs = term_at(to, a->last_log_index);
+        if (to->current_term == a->term && mine != 0 && theirs != 0 &&
+            mine != theirs)
+            fail_msg("server %llu told server %llu its log is the same up to"
+                     " %llu, but holds an entry of term %llu there, not %llu",
+                     (unsigned long long)from->id, (unsigned long long)to->id,
+                     (unsigned long long)a->last_log_index,
+                     (unsigned long long)mine, (unsigned long long)theirs);
+    }
+    return fixture_send(io, req, m, cb);
+}
+
+/* Server x's raft, taken over from the fixture. */
+static void attach(struct cluster *c, struct node *x)
+{
+    struct raft *r = raft_fixture_get(&c->f, x->i);
+
+    running = c;
+    fixture_send = r->io->send;
+    r->io->send = checked_send;
+    replog_attach(x->log, r);
+    r->io->truncate = io_truncate;
 }
 
 void cluster_init(struct cluster *c, unsigned n,
@@ -88,7 +195,7 @@ void cluster_init_voters(struct cluster *c, unsigned n, unsigned voters,
         assert_int_equal(replog_attach_new(&x->log, &rc, &rf), 0);
         assert_int_equal(raft_fixture_grow(&c->f, replog_attached_fsm(x->log)),
                          0);
-        replog_attach(x->log, raft_fixture_get(&c->f, i));
+        attach(c, x);
     }
     assert_int_equal(raft_fixture_configuration(&c->f, voters, &conf), 0);
     assert_int_equal(raft_fixture_bootstrap(&c->f, &conf), 0);
@@ -117,7 +224,7 @@ unsigned cluster_grow(struct cluster *c)
     assert_int_equal(fsm_init(&x->fsm, &hooks), 0);
     assert_int_equal(replog_attach_new(&x->log, &rc, &rf), 0);
     assert_int_equal(raft_fixture_grow(&c->f, replog_attached_fsm(x->log)), 0);
-    replog_attach(x->log, raft_fixture_get(&c->f, i));
+    attach(c, x);
     assert_int_equal(raft_start(raft_fixture_get(&c->f, i)), 0);
     c->n++;
     return i;
@@ -132,11 +239,23 @@ void cluster_close(struct cluster *c)
         replog_attached_free(c->nodes[i].log);
         fsm_close(c->nodes[i].fsm);
     }
-    /* Every proposal got exactly one answer, at the latest here. */
-    for (i = 0; i < c->nprops; i++)
-        if (c->props[i].fired != 1)
-            fail_msg("proposal %u (%s) answered %d times", i, c->props[i].path,
-                     c->props[i].fired);
+    /* Every proposal got exactly one answer, at the latest here; one
+     * acknowledged names the index its own entry was applied at. */
+    for (i = 0; i < c->nprops; i++) {
+        struct prop *p = &c->props[i];
+
+        if (p->fired != 1)
+            fail_msg("proposal %u (%s) answered %d times", i, p->path,
+                     p->fired);
+        if (p->status == 0 && ((size_t)p->index >= c->napplied ||
+                               c->applied[p->index] != p->hash))
+            fail_msg("proposal %u (%s) acknowledged at index %lld, which"
+                     " holds another entry",
+                     i, p->path, (long long)p->index);
+    }
+    free(c->applied);
+    c->applied = NULL;
+    c->napplied = 0;
 }
 
 static void tick_all(struct cluster *c)
@@ -178,6 +297,40 @@ void cluster_step_for(struct cluster *c, unsigned ms)
     (void)cluster_step_until(c, never, NULL, ms);
 }
 
+/* Each server's raft, for a scenario that fails. */
+static void print_servers(struct cluster *c)
+{
+    static const char *const states[] = {"unavailable", "follower", "candidate",
+                                         "leader"};
+    unsigned i, k;
+    struct raft *r;
+
+    for (i = 0; i < c->n; i++) {
+        r = raft_fixture_get(&c->f, i);
+        fprintf(stderr,
+                "server %u: %s, %s, term %llu, last index %llu, commit %llu,"
+                " applied %llu, stored %llu\n",
+                i, raft_fixture_alive(&c->f, i) ? "alive" : "dead",
+                states[raft_state(r) & 3], (unsigned long long)r->current_term,
+                (unsigned long long)raft_last_index(r),
+                (unsigned long long)r->commit_index,
+                (unsigned long long)raft_last_applied(r),
+                (unsigned long long)r->last_stored);
+        if (raft_state(r) == RAFT_LEADER)
+            for (k = 0; k < r->configuration.n; k++)
+                fprintf(
+                    stderr,
+                    "  progress of %llu: state %u, next %llu, match"
+                    " %llu, snapshot %llu\n",
+                    (unsigned long long)r->configuration.servers[k].id,
+                    r->leader_state.progress[k].state,
+                    (unsigned long long)r->leader_state.progress[k].next_index,
+                    (unsigned long long)r->leader_state.progress[k].match_index,
+                    (unsigned long long)r->leader_state.progress[k]
+                        .snapshot_index);
+    }
+}
+
 /* The live server leading in the highest term, but `not`; c->n if none.
  * Ours, not the fixture's: that one keeps naming a dead or cut-off
  * leader until the others have settled on another. */
@@ -204,8 +357,10 @@ static int has_leader_but(struct cluster *c, void *arg)
 
 unsigned cluster_new_leader(struct cluster *c, unsigned old, unsigned ms)
 {
-    if (!cluster_step_until(c, has_leader_but, &old, ms))
+    if (!cluster_step_until(c, has_leader_but, &old, ms)) {
+        print_servers(c);
         fail_msg("no leader but %u within %u ms", old, ms);
+    }
     return leader_but(c, old);
 }
 
@@ -247,6 +402,7 @@ static unsigned propose(struct cluster *c, unsigned i, int32_t type,
     t.body = (struct tb_str){(const char *)body->base, body->len};
     tb_wbuf_init(&e);
     tb_txn_encode(&e, &t);
+    p->hash = payload_hash(e.base, e.len) | 1;
     rv = replog_propose(c->nodes[i].log, e.base, e.len, prop_done, p);
     tb_wbuf_free(&e);
     if (rv != 0) { /* refused at once: its answer */
@@ -331,8 +487,10 @@ void cluster_converge(struct cluster *c, unsigned ms)
     int have = 0;
     unsigned i, k;
 
-    if (!cluster_step_until(c, caught_up, NULL, ms))
+    if (!cluster_step_until(c, caught_up, NULL, ms)) {
+        print_servers(c);
         fail_msg("servers not caught up within %u ms", ms);
+    }
     tb_wbuf_init(&first);
     tb_wbuf_init(&other);
     for (i = 0; i < c->n; i++) {

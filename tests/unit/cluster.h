@@ -5,10 +5,15 @@
  * milliseconds, the same way every time.
  *
  * The harness records every proposal and the one answer it must get, and
- * cluster_check asserts what must hold after any scenario: every live
+ * cluster_converge asserts what must hold after any scenario: every live
  * server has applied the same entries (the same zxid and byte-identical
  * state machine snapshots), every acknowledged write is on every one of
- * them, and no proposal was answered twice. */
+ * them, and no proposal was answered twice.  All through, it asserts that
+ * no two servers apply different entries at one index, that a write is
+ * acknowledged only once the entry applied at its index is its own, and
+ * that a follower's success answer to an AppendEntries is true of its
+ * leader's log.  (cluster.c also keeps the fixture io's truncate from
+ * running: it says why.) */
 #ifndef TB_TEST_CLUSTER_H
 #define TB_TEST_CLUSTER_H
 
@@ -37,6 +42,7 @@ struct node {
 /* A proposal and its answer. */
 struct prop {
     unsigned node; /* proposed on */
+    uint64_t hash; /* of its entry's payload */
     int32_t type;
     char path[48]; /* a create's */
     int fired;     /* answers: must end at 1 */
@@ -52,6 +58,10 @@ struct cluster {
     struct replog_config cfg;
     struct prop props[CLUSTER_MAX_PROPS];
     unsigned nprops;
+    /* The hash of the payload applied at each log index, by whichever
+     * server applied it first: every other must apply the same there. */
+    uint64_t *applied;
+    size_t napplied;
     int64_t session; /* the session creates are made in */
     /* Called on every live server after its log's tick, as tumblerd's
      * tick follows the log's; NULL for none. */

@@ -138,6 +138,22 @@ struct replog {
     int known_leader;         /* replog_leader() at the last poll */
     struct replog_fresh fresh; /* set by bootstrap; wal.c's recv asks it */
     struct replog_notice notice; /* notice.c's */
+    /* mend.c's: the io's own start, append and send, behind its own, and
+     * raft's recv; handling while raft handles an AppendEntries whose last
+     * index is shown; late while an append raft asked for in an earlier
+     * term completes. */
+    struct {
+        int (*start)(struct raft_io *io, unsigned msecs,
+                     raft_io_tick_cb tick, raft_io_recv_cb recv);
+        int (*append)(struct raft_io *io, struct raft_io_append *req,
+                      const struct raft_entry entries[], unsigned n,
+                      raft_io_append_cb cb);
+        int (*send)(struct raft_io *io, struct raft_io_send *req,
+                    const struct raft_message *m, raft_io_send_cb cb);
+        raft_io_recv_cb recv;
+        int handling, late;
+        raft_index shown;
+    } mend;
 
     /* Free-disk guard (G3).  free_cached is exact right after a statvfs;
      * bytes_since counts what was proposed since, so the estimate
@@ -208,7 +224,8 @@ int replog__check_args(const struct replog_config *cfg,
                        const struct replog_fsm *fsm);
 /* Frees what replog__new copied from the configuration. */
 void replog__free_config(struct replog *l);
-/* raft's settings from the configuration, once raft_init is done. */
+/* raft's settings from the configuration, and mend.c in front of its io,
+ * once raft_init is done and before raft_start. */
 void replog__configure_raft(struct replog *l);
 /* Leadership polled (G6): logs a change, fails what a lost leader had
  * proposed, tells on_leader. */
@@ -220,6 +237,9 @@ int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
                         raft_term last_term);
 /* ... for a message l's raft is about to receive, logging what changed. */
 int replog__fresh_recv(struct replog *l, const struct raft_message *m);
+/* mend.c: puts its start, append and send in front of the raft io's, to
+ * mend what libraft 0.15's replication gets wrong (mend.c lists it). */
+void replog__mend_init(struct replog *l);
 /* notice.c: as leader, tells each follower of the commits it holds and has
  * not yet been sent; called after each message raft receives and each local
  * write, and on a test's tick. */

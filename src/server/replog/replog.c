@@ -688,6 +688,7 @@ static void copy_config(struct replog *l, const struct replog_config *cfg)
 
 void replog__configure_raft(struct replog *l)
 {
+    replog__mend_init(l);
     raft_set_election_timeout(l->raft, l->election_ms);
     raft_set_heartbeat_timeout(l->raft, l->heartbeat_ms);
     /* A member cut off and back must not depose a working leader by the
