@@ -8,7 +8,8 @@
  * slower than an election, the same all through a schedule: a log's writes
  * end in order and a connection's messages arrive in order, as they do for
  * tumblerd.  Snapshots are taken often, so that a server coming back may
- * be caught up by one.  Then everything is healed and a leader must take
+ * be caught up by one.  In half the three-server schedules two more
+ * servers are added as voters at run time, and none stops for good.  Then everything is healed and a leader must take
  * one more write, and the harness's invariants must hold (cluster.h): the
  * same state on every server, every acknowledged create on all of them,
  * every proposal answered once and acknowledged at the index its own entry
@@ -32,15 +33,24 @@
 
 #include "cluster.h"
 #include "proto/proto.h"
+#include "server/replog/replog.h"
 
 #define ACTIONS 400
 
 static struct cluster cl;
 static unsigned long current_seed, acknowledged;
 static unsigned current_size;
-/* Servers stopped for good, and how many. */
-static unsigned char broken[CLUSTER_MAX];
-static unsigned nbroken;
+/* Servers stopped for good, and how many; servers not added to the
+ * ensemble yet, kept stopped. */
+static unsigned char broken[CLUSTER_MAX], out[CLUSTER_MAX];
+static unsigned nbroken, voters0;
+/* This schedule adds members (and stops none for good). */
+static int members;
+
+/* The one membership change in flight, if any. */
+static struct {
+    int started, fired, status;
+} change;
 
 /* xorshift64*: the schedule depends on the seed alone. */
 static uint64_t rng;
@@ -97,6 +107,60 @@ static void heal(struct cluster *c, unsigned i, unsigned j)
     }
 }
 
+static void changed(void *arg, int status)
+{
+    (void)arg;
+    change.fired = 1;
+    change.status = status;
+}
+
+/* Server i's role in server k's configuration: a REPLOG_* or -1. */
+static int role_in(struct cluster *c, unsigned k, unsigned i)
+{
+    struct replog_member m[CLUSTER_MAX];
+    unsigned n = replog_members(c->nodes[k].log, m, CLUSTER_MAX), j;
+
+    for (j = 0; j < n; j++)
+        if (m[j].id == (int)i + 1)
+            return m[j].role;
+    return -1;
+}
+
+/* Server i added as a voter, through a server that thinks it leads, if no
+ * change is in flight and i is out of the ensemble.  (Members are removed
+ * in test_cluster's scenarios, not here: a removal cut short can leave the
+ * ensemble without a leader; RELIABILITY.md says how and why.) */
+static void change_members(struct cluster *c, unsigned i)
+{
+    unsigned k = proposer(c);
+    char addr[16];
+
+    if (!members || (change.started && !change.fired) || k >= c->n ||
+        role_in(c, k, i) >= 0)
+        return;
+    if (!raft_fixture_alive(&c->f, i))
+        raft_fixture_revive(&c->f, i);
+    out[i] = 0;
+    snprintf(addr, sizeof addr, "%u", i + 1);
+    change.fired = 0;
+    change.started = replog_member_add(c->nodes[k].log, (int)i + 1, addr, 1,
+                                       changed, NULL) == 0;
+}
+
+/* Every server out of the leader's configuration, or only a spare in it,
+ * stopped: neither is sent the log. */
+static void stop_outsiders(struct cluster *c, unsigned l)
+{
+    unsigned i;
+    int role;
+
+    for (i = 0; i < c->n; i++) {
+        role = role_in(c, l, i);
+        if ((role < 0 || role == REPLOG_SPARE) && raft_fixture_alive(&c->f, i))
+            raft_fixture_kill(&c->f, i);
+    }
+}
+
 static int trace;
 
 static void one_action(struct cluster *c)
@@ -122,7 +186,7 @@ static void one_action(struct cluster *c)
         if (raft_fixture_alive(&c->f, i) && count_alive(c) > 1)
             raft_fixture_kill(&c->f, i);
     } else if (a < 80) {
-        if (!raft_fixture_alive(&c->f, i) && !broken[i])
+        if (!raft_fixture_alive(&c->f, i) && !broken[i] && !out[i])
             raft_fixture_revive(&c->f, i);
     } else if (a < 84) {
         for (k = 0; k < c->n; k++)
@@ -140,12 +204,14 @@ static void one_action(struct cluster *c)
         if (i != j)
             cut(c, i, j, a >= 90);
     } else if (a < 95) {
-        if (!broken[i] && nbroken < (c->n - 1) / 2) {
+        if (!members && !broken[i] && nbroken < (voters0 - 1) / 2) {
             if (raft_fixture_alive(&c->f, i))
                 raft_fixture_kill(&c->f, i);
             broken[i] = 1;
             nbroken++;
         }
+    } else if (a < 97) {
+        change_members(c, i);
     } else {
         /* raft draws an election timeout in [T, 2T); the fixture gives the
          * one set here. */
@@ -161,7 +227,7 @@ static void heal_all(struct cluster *c)
     unsigned i, j;
 
     for (i = 0; i < c->n; i++) {
-        if (!raft_fixture_alive(&c->f, i) && !broken[i])
+        if (!raft_fixture_alive(&c->f, i) && !broken[i] && !out[i])
             raft_fixture_revive(&c->f, i);
         /* Timeouts apart, so that two candidates cannot tie for ever (the
          * fixture draws none at random). */
@@ -189,7 +255,10 @@ static void run_seed(unsigned n, unsigned long seed)
     current_seed = seed;
     current_size = n;
     memset(broken, 0, sizeof broken);
+    memset(out, 0, sizeof out);
+    memset(&change, 0, sizeof change);
     nbroken = 0;
+    voters0 = n;
     rng = seed * 0x9E3779B97F4A7C15ULL + n;
     /* Often a snapshot every few entries, so that one is sent to a server
      * coming back; sometimes the default policy. */
@@ -208,6 +277,16 @@ static void run_seed(unsigned n, unsigned long seed)
     s = cluster_open_session(c, l);
     cluster_converge(c, 10000);
     c->session = cluster_session_of(c, s);
+    /* Three servers, half the time: two more, out of the ensemble until
+     * added. */
+    members = n == 3 && below(2) == 0;
+    while (members && c->n < 5) {
+        k = cluster_grow(c);
+        raft_fixture_set_disk_latency(&c->f, k, 1 + below(30));
+        raft_fixture_set_network_latency(&c->f, k, 1 + below(30));
+        raft_fixture_kill(&c->f, k);
+        out[k] = 1;
+    }
     for (a = 0; a < ACTIONS; a++)
         one_action(c);
     heal_all(c);
@@ -217,6 +296,7 @@ static void run_seed(unsigned n, unsigned long seed)
         if (a == 10)
             fail_msg("the healed cluster took none of 10 writes");
         l = cluster_leader(c, 60000);
+        stop_outsiders(c, l);
         k = cluster_create(c, l, "/last", 0);
         cluster_step_until(c, answered, &c->props[k], 10000);
         if (c->props[k].status == 0)
@@ -240,6 +320,7 @@ static const struct {
     unsigned n;
     unsigned long seed;
 } known[] = {
+    {5, 2144},  /* mend.c, 4 */
     {5, 18720}, /* mend.c, 2 */
 };
 

@@ -59,6 +59,7 @@ void replog_attached_free(struct replog *l)
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
     free(l->notice.told);
+    raft_configuration_close(&l->mend.committed);
     replog__free_config(l);
     free(l);
 }

@@ -141,7 +141,7 @@ struct replog {
     /* mend.c's: the io's own start, append and send, behind its own, and
      * raft's recv; handling while raft handles an AppendEntries whose last
      * index is shown; late while an append raft asked for in an earlier
-     * term completes. */
+     * term completes; the last committed configuration seen. */
     struct {
         int (*start)(struct raft_io *io, unsigned msecs,
                      raft_io_tick_cb tick, raft_io_recv_cb recv);
@@ -153,6 +153,8 @@ struct replog {
         raft_io_recv_cb recv;
         int handling, late;
         raft_index shown;
+        struct raft_configuration committed; /* raft's at committed_index */
+        raft_index committed_index;
     } mend;
 
     /* Free-disk guard (G3).  free_cached is exact right after a statvfs;

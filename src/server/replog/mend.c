@@ -1,4 +1,4 @@
-/* Four defects of libraft 0.15's replication, mended where its messages and
+/* Five defects of libraft 0.15's replication, mended where its messages and
  * appends cross the raft io.  test_cluster_random found each one, and fails
  * without its mend: the seeds named are of its schedules.
  *
@@ -10,7 +10,7 @@
  *    counted for the leader's own entries at those indexes: the leader may
  *    commit, and acknowledge, an entry only a minority holds, and takes the
  *    follower's rejections for stale ones ever after, so that the follower
- *    never catches up (three servers, seed 239; five, seed 31).  Mended:
+ *    never catches up (three servers, seed 4; five, seed 10).  Mended:
  *    while raft handles an AppendEntries, a success it sends names at most
  *    that request's last index, prev_log_index + n_entries.
  * 2. An append a follower made for one leader that ends after another was
@@ -21,17 +21,26 @@
  * 3. A follower given entries its own snapshot covers, below the ones it
  *    keeps in memory (a new leader that failed a send starts again at index
  *    1), finds no term for them, takes them for new ones and appends them
- *    after its last entry, at the wrong indexes; raft then crashed (five
- *    servers, seed 159).  Mended: an AppendEntries whose entries start at
- *    or before the snapshot's last index is given to raft as starting after
- *    it, anchored at that index and its term (committed, so the leader's
- *    term there is the same).
+ *    after its last entry, at the wrong indexes; raft then crashed (three
+ *    servers, seed 19; five, seed 159).  Mended: an AppendEntries whose
+ *    entries start at or before the snapshot's last index is given to raft
+ *    as starting after it, anchored at that index and its term (committed,
+ *    so the leader's term there is the same).
  * 4. A member rejecting a pre-vote answers with the candidate's term even
  *    when its own is higher, so a candidate behind in term is never told:
  *    with one member of a higher term and a shorter log, and one of a
  *    lower term and a longer log, neither can win, for ever (five
- *    servers, seed 45).  Mended: such a rejection names the member's own
- *    term, as a rejected vote does, and the candidate catches up. */
+ *    servers, seed 2144).  Mended: such a rejection names the member's own
+ *    term, as a rejected vote does, and the candidate catches up.
+ * 5. A follower told to overwrite an uncommitted configuration entry goes
+ *    back to the committed configuration by decoding that one's entry from
+ *    its log, and crashed when a snapshot had taken it out of the log
+ *    (three servers with members added and removed, seed 179).  Mended: the
+ *    committed configuration is kept here, a copy taken whenever raft holds
+ *    no uncommitted one, and put back before raft handles the request;
+ *    raft then has nothing to roll back.  (Only while that copy is of the
+ *    configuration raft calls committed: if a second change was committed
+ *    unseen, raft does as it did.) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +59,88 @@ static struct replog *replog_of(struct raft_io *io)
     return ((struct raft *)io->data)->data;
 }
 
+/* Whether log g holds its entry at index i in memory. */
+static int held(const struct raft_log *g, raft_index i)
+{
+    size_t n = g->size == 0 ? 0 : (g->back + g->size - g->front) % g->size;
+
+    return i > g->offset && i <= g->offset + n;
+}
+
+/* The term of g's entry at index i, as raft reads it: 0 if g holds none
+ * there (its snapshot's last index excepted). */
+static raft_term term_at(const struct raft_log *g, raft_index i)
+{
+    if (held(g, i))
+        return g->entries[(g->front + (i - g->offset - 1)) % g->size].term;
+    return i == g->snapshot.last_index ? g->snapshot.last_term : 0;
+}
+
+static int copy_configuration(const struct raft_configuration *from,
+                              struct raft_configuration *to)
+{
+    unsigned i;
+    int rv = 0;
+
+    raft_configuration_init(to);
+    for (i = 0; i < from->n && rv == 0; i++)
+        rv = raft_configuration_add(to, from->servers[i].id,
+                                    from->servers[i].address,
+                                    from->servers[i].role);
+    if (rv != 0)
+        raft_configuration_close(to);
+    return rv;
+}
+
+/* 5: a copy of raft's configuration whenever it is the committed one. */
+static void keep_committed(struct replog *l)
+{
+    struct raft *r = l->raft;
+    struct raft_configuration c;
+
+    if (r->configuration_uncommitted_index != 0 ||
+        r->configuration_index == l->mend.committed_index ||
+        copy_configuration(&r->configuration, &c) != 0)
+        return;
+    raft_configuration_close(&l->mend.committed);
+    l->mend.committed = c;
+    l->mend.committed_index = r->configuration_index;
+}
+
+/* 5: where raft would overwrite an uncommitted configuration entry with
+ * `ae` and the committed one's entry has left its log, the committed
+ * configuration put back first. */
+static void roll_back_configuration(struct replog *l,
+                                    const struct raft_append_entries *ae)
+{
+    struct raft *r = l->raft;
+    struct raft_configuration c;
+    raft_index x = 0;
+    raft_term t;
+    unsigned j;
+
+    if (r->configuration_uncommitted_index == 0 ||
+        r->configuration_index != l->mend.committed_index ||
+        held(&r->log, r->configuration_index) ||
+        (ae->prev_log_index > 0 &&
+         term_at(&r->log, ae->prev_log_index) != ae->prev_log_term))
+        return;
+    for (j = 0; j < ae->n_entries && x == 0; j++) {
+        t = term_at(&r->log, ae->prev_log_index + 1 + j);
+        if (t == 0)
+            return;
+        if (t != ae->entries[j].term)
+            x = ae->prev_log_index + 1 + j;
+    }
+    if (x == 0 || x > r->configuration_uncommitted_index ||
+        x <= r->commit_index || copy_configuration(&l->mend.committed, &c) != 0)
+        return;
+    l->stats.mended[4]++;
+    raft_configuration_close(&r->configuration);
+    r->configuration = c;
+    r->configuration_uncommitted_index = 0;
+}
+
 static void append_done(struct raft_io_append *req, int status)
 {
     struct mend_append *a = TB_CONTAINER_OF(req, struct mend_append, req);
@@ -58,6 +149,7 @@ static void append_done(struct raft_io_append *req, int status)
     l->mend.late = a->term != l->raft->current_term;
     a->cb(a->raft_req, status);
     l->mend.late = 0;
+    keep_committed(l);
     free(a);
 }
 
@@ -122,12 +214,15 @@ static void mend_recv(struct raft_io *io, struct raft_message *m)
     struct raft_append_entries *ae = &m->append_entries;
 
     l->mend.handling = m->type == RAFT_IO_APPEND_ENTRIES;
+    keep_committed(l);
     if (l->mend.handling) {
         skip_snapshotted(l, ae);
+        roll_back_configuration(l, ae);
         l->mend.shown = ae->prev_log_index + ae->n_entries;
     }
     l->mend.recv(io, m);
     l->mend.handling = 0;
+    keep_committed(l);
 }
 
 static int mend_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
@@ -173,6 +268,8 @@ static int mend_send(struct raft_io *io, struct raft_io_send *req,
 void replog__mend_init(struct replog *l)
 {
     struct raft_io *io = l->raft->io;
+
+    raft_configuration_init(&l->mend.committed);
 
     l->mend.start = io->start;
     l->mend.append = io->append;

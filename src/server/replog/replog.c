@@ -510,6 +510,7 @@ static void free_handle(struct replog *l)
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
     free(l->notice.told);
+    raft_configuration_close(&l->mend.committed);
     if (l->lock_fd >= 0)
         close(l->lock_fd);
     replog__free_config(l);

@@ -194,8 +194,8 @@ struct replog_stats {
     /* How often each of mend.c's mends of libraft 0.15's replication was
      * needed, mended[i] for its mend i + 1: answers capped, late answers
      * not sent, AppendEntries moved past the snapshot, pre-vote rejections
-     * naming this member's term. */
-    uint64_t mended[4];
+     * naming this member's term, configurations rolled back. */
+    uint64_t mended[5];
     uint64_t log_writes;             /* synced writes of the log */
     uint64_t log_writes_overlapped;  /* of those, submitted while another
                                         was on its way */
