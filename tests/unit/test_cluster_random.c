@@ -9,14 +9,15 @@
  * end in order and a connection's messages arrive in order, as they do for
  * tumblerd.  Snapshots are taken often, so that a server coming back may
  * be caught up by one.  In half the three-server schedules two more
- * servers are added as voters at run time, and none stops for good.  Then everything is healed and a leader must take
- * one more write, and the harness's invariants must hold (cluster.h): the
- * same state on every server, every acknowledged create on all of them,
- * every proposal answered once and acknowledged at the index its own entry
- * was applied at, no two servers applying different entries at one index,
- * and no follower telling its leader that their logs agree where they do
- * not.  Each of mend.c's mends was found here; each seed it names fails
- * without it.
+ * servers are added as voters at run time, and none stops for good.  Then
+ * everything is healed and a leader must take one more write, and the
+ * harness's invariants must hold (cluster.h): the same state on every
+ * server, every acknowledged create on all of them, every proposal
+ * answered once and acknowledged at the index its own entry was applied
+ * at, no two servers applying different entries at one index, and no
+ * follower telling its leader that their logs agree where they do not.
+ * Each of mend.c's mends was found here; each seed it names fails without
+ * it.
  *
  *   TB_CLUSTER_SEEDS=N  seeds 1..N for each size (default 1000, as the test
  *                       suite runs it; scripts/reliability.sh runs more)
