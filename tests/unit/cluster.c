@@ -465,6 +465,17 @@ int cluster_has(struct cluster *c, unsigned i, const char *path)
     return tree_find(fsm_tree(c->nodes[i].fsm), tb_str_c(path)) != NULL;
 }
 
+int cluster_role(struct cluster *c, unsigned i, int id)
+{
+    struct replog_member m[CLUSTER_MAX];
+    unsigned n = replog_members(c->nodes[i].log, m, CLUSTER_MAX), k;
+
+    for (k = 0; k < n; k++)
+        if (m[k].id == id)
+            return m[k].role;
+    return -1;
+}
+
 /* Every live server has applied all its leader has. */
 static int caught_up(struct cluster *c, void *arg)
 {

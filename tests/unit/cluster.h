@@ -108,6 +108,8 @@ int64_t cluster_session_of(struct cluster *c, unsigned p);
 void cluster_converge(struct cluster *c, unsigned ms);
 /* Whether server i's tree has path. */
 int cluster_has(struct cluster *c, unsigned i, const char *path);
+/* The role (REPLOG_*) of member `id` in server i's configuration, or -1. */
+int cluster_role(struct cluster *c, unsigned i, int id);
 
 /* Cuts server i off from every other (both directions), or back. */
 void cluster_isolate(struct cluster *c, unsigned i);

@@ -407,17 +407,6 @@ static int change_done(struct cluster *c, void *arg)
     return ((struct change *)arg)->fired > 0;
 }
 
-static int role_of(struct cluster *c, unsigned i, int id)
-{
-    struct replog_member m[CLUSTER_MAX];
-    unsigned n = replog_members(c->nodes[i].log, m, CLUSTER_MAX), k;
-
-    for (k = 0; k < n; k++)
-        if (m[k].id == id)
-            return m[k].role;
-    return -1;
-}
-
 /* Members changed at run time (membership.c): a fourth server joins with
  * an empty log, catches up from a snapshot and only then votes; a second
  * change while one is in flight is refused; a joiner that never answers
@@ -445,7 +434,7 @@ static void test_members_change(void **state)
     }
     cluster_converge(c, 10000);
     j = cluster_grow(c);
-    assert_int_equal(role_of(c, l, (int)j + 1), -1);
+    assert_int_equal(cluster_role(c, l, (int)j + 1), -1);
     assert_int_equal(replog_member_add(c->nodes[l].log, (int)j + 1, "4", 1,
                                        changed, &add),
                      0);
@@ -454,7 +443,7 @@ static void test_members_change(void **state)
     assert_int_equal(rv, TB_ERECONFIGINPROGRESS);
     assert_true(cluster_step_until(c, change_done, &add, 30000));
     assert_int_equal(add.status, 0);
-    assert_int_equal(role_of(c, l, (int)j + 1), REPLOG_VOTER);
+    assert_int_equal(cluster_role(c, l, (int)j + 1), REPLOG_VOTER);
     /* It holds what was written before it joined: most of it by a
      * snapshot, not entry by entry. */
     assert_true(cluster_has(c, j, "/m99"));
@@ -470,12 +459,12 @@ static void test_members_change(void **state)
         replog_member_add(c->nodes[l].log, 9, "9", 1, changed, &dead), 0);
     assert_true(cluster_step_until(c, change_done, &dead, 30000));
     assert_int_equal(dead.status, TB_ENEWCONFIGNOQUORUM);
-    assert_int_equal(role_of(c, l, 9), REPLOG_SPARE);
+    assert_int_equal(cluster_role(c, l, 9), REPLOG_SPARE);
     assert_int_equal(replog_member_remove(c->nodes[l].log, 9, changed, &rm),
                      0);
     assert_true(cluster_step_until(c, change_done, &rm, 10000));
     assert_int_equal(rm.status, 0);
-    assert_int_equal(role_of(c, l, 9), -1);
+    assert_int_equal(cluster_role(c, l, 9), -1);
 
     /* A follower leaves; the other three go on. */
     gone = (l + 1) % 3;
@@ -485,7 +474,7 @@ static void test_members_change(void **state)
                      0);
     assert_true(cluster_step_until(c, change_done, &rm, 10000));
     assert_int_equal(rm.status, 0);
-    assert_int_equal(role_of(c, l, (int)gone + 1), -1);
+    assert_int_equal(cluster_role(c, l, (int)gone + 1), -1);
     raft_fixture_kill(&c->f, gone);
     k = cluster_create(c, l, "/without", 0);
     cluster_converge(c, 10000);
@@ -539,9 +528,9 @@ static void test_members_change_all_or_nothing(void **state)
     assert_true(cluster_step_until(c, change_done, &ch, 60000));
     assert_int_equal(ch.fired, 1);
     assert_int_equal(ch.status, TB_ENEWCONFIGNOQUORUM);
-    assert_int_equal(role_of(c, l, (int)o + 1), REPLOG_VOTER);
-    assert_int_equal(role_of(c, l, (int)j + 1), -1);
-    assert_int_equal(role_of(c, l, 9), -1);
+    assert_int_equal(cluster_role(c, l, (int)o + 1), REPLOG_VOTER);
+    assert_int_equal(cluster_role(c, l, (int)j + 1), -1);
+    assert_int_equal(cluster_role(c, l, 9), -1);
     assert_false(replog_member_changing(c->nodes[l].log));
     /* Out of the members, the joiner gets no more of the log. */
     raft_fixture_kill(&c->f, j);
@@ -557,8 +546,8 @@ static void test_members_change_all_or_nothing(void **state)
         replog_members_change(c->nodes[l].log, steps, 2, changed, &ch), 0);
     assert_true(cluster_step_until(c, change_done, &ch, 60000));
     assert_int_equal(ch.status, 0);
-    assert_int_equal(role_of(c, l, (int)o + 1), REPLOG_STANDBY);
-    assert_int_equal(role_of(c, l, (int)j + 1), REPLOG_VOTER);
+    assert_int_equal(cluster_role(c, l, (int)o + 1), REPLOG_STANDBY);
+    assert_int_equal(cluster_role(c, l, (int)j + 1), REPLOG_VOTER);
     k = cluster_create(c, l, "/after_change", 0);
     cluster_converge(c, 10000);
     assert_int_equal(c->props[k].status, 0);
@@ -639,7 +628,7 @@ static int roles_back(struct cluster *c, void *arg)
         if (c->nodes[i].leader && replog_member_changing(c->nodes[i].log))
             return 0;
         for (k = 0; k < 4; k++)
-            if (role_of(c, i, conf4[k].id) !=
+            if (cluster_role(c, i, conf4[k].id) !=
                 (conf4[k].voter ? REPLOG_VOTER : REPLOG_STANDBY))
                 return 0;
     }
@@ -696,7 +685,7 @@ static void role_change_cut_short(int observer_leads)
     ij[0] = observer_leads ? 3 : y;
     ij[1] = l;
     assert_true(cluster_step_until(c, has_all_of, ij, 5000));
-    assert_int_equal(role_of(c, l, 4), REPLOG_VOTER);
+    assert_int_equal(cluster_role(c, l, 4), REPLOG_VOTER);
     raft_fixture_kill(&c->f, l);
     cluster_rejoin(c, l);
     c->on_tick = reconcile_tick;

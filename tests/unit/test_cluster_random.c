@@ -34,7 +34,6 @@
 
 #include "cluster.h"
 #include "proto/proto.h"
-#include "server/replog/replog.h"
 
 #define ACTIONS 400
 
@@ -44,14 +43,12 @@ static unsigned current_size;
 /* Servers stopped for good, and how many; servers not added to the
  * ensemble yet, kept stopped. */
 static unsigned char broken[CLUSTER_MAX], out[CLUSTER_MAX];
-static unsigned nbroken, voters0;
+static unsigned nbroken;
 /* This schedule adds members (and stops none for good). */
 static int members;
 
-/* The one membership change in flight, if any. */
-static struct {
-    int started, fired, status;
-} change;
+/* A membership change is in flight. */
+static int changing;
 
 /* xorshift64*: the schedule depends on the seed alone. */
 static uint64_t rng;
@@ -111,20 +108,8 @@ static void heal(struct cluster *c, unsigned i, unsigned j)
 static void changed(void *arg, int status)
 {
     (void)arg;
-    change.fired = 1;
-    change.status = status;
-}
-
-/* Server i's role in server k's configuration: a REPLOG_* or -1. */
-static int role_in(struct cluster *c, unsigned k, unsigned i)
-{
-    struct replog_member m[CLUSTER_MAX];
-    unsigned n = replog_members(c->nodes[k].log, m, CLUSTER_MAX), j;
-
-    for (j = 0; j < n; j++)
-        if (m[j].id == (int)i + 1)
-            return m[j].role;
-    return -1;
+    (void)status;
+    changing = 0;
 }
 
 /* Server i added as a voter, through a server that thinks it leads, if no
@@ -136,16 +121,15 @@ static void change_members(struct cluster *c, unsigned i)
     unsigned k = proposer(c);
     char addr[16];
 
-    if (!members || (change.started && !change.fired) || k >= c->n ||
-        role_in(c, k, i) >= 0)
+    if (!members || changing || k >= c->n ||
+        cluster_role(c, k, (int)i + 1) >= 0)
         return;
     if (!raft_fixture_alive(&c->f, i))
         raft_fixture_revive(&c->f, i);
     out[i] = 0;
     snprintf(addr, sizeof addr, "%u", i + 1);
-    change.fired = 0;
-    change.started = replog_member_add(c->nodes[k].log, (int)i + 1, addr, 1,
-                                       changed, NULL) == 0;
+    changing = replog_member_add(c->nodes[k].log, (int)i + 1, addr, 1, changed,
+                                 NULL) == 0;
 }
 
 /* Every server out of the leader's configuration, or only a spare in it,
@@ -156,7 +140,7 @@ static void stop_outsiders(struct cluster *c, unsigned l)
     int role;
 
     for (i = 0; i < c->n; i++) {
-        role = role_in(c, l, i);
+        role = cluster_role(c, l, (int)i + 1);
         if ((role < 0 || role == REPLOG_SPARE) && raft_fixture_alive(&c->f, i))
             raft_fixture_kill(&c->f, i);
     }
@@ -205,7 +189,7 @@ static void one_action(struct cluster *c)
         if (i != j)
             cut(c, i, j, a >= 90);
     } else if (a < 95) {
-        if (!members && !broken[i] && nbroken < (voters0 - 1) / 2) {
+        if (!members && !broken[i] && nbroken < (c->n - 1) / 2) {
             if (raft_fixture_alive(&c->f, i))
                 raft_fixture_kill(&c->f, i);
             broken[i] = 1;
@@ -257,9 +241,8 @@ static void run_seed(unsigned n, unsigned long seed)
     current_size = n;
     memset(broken, 0, sizeof broken);
     memset(out, 0, sizeof out);
-    memset(&change, 0, sizeof change);
+    changing = 0;
     nbroken = 0;
-    voters0 = n;
     rng = seed * 0x9E3779B97F4A7C15ULL + n;
     /* Often a snapshot every few entries, so that one is sent to a server
      * coming back; sometimes the default policy. */

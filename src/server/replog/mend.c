@@ -238,31 +238,27 @@ static int mend_send(struct raft_io *io, struct raft_io_send *req,
     struct replog *l = replog_of(io);
     const struct raft_append_entries_result *r = &m->append_entries_result;
     const struct raft_request_vote_result *v = &m->request_vote_result;
-    struct raft_message mended = *m;
+    struct raft_message mended; /* m, changed: copied only to change it */
 
-    switch (m->type) {
-    case RAFT_IO_APPEND_ENTRIES_RESULT:
-        if (l->mend.late) {
-            l->stats.mended[1]++;
-            return RAFT_NOCONNECTION; /* raft frees req */
-        }
-        if (l->mend.handling && r->rejected == 0 &&
-            r->last_log_index > l->mend.shown) {
-            l->stats.mended[0]++;
-            mended.append_entries_result.last_log_index = l->mend.shown;
-        }
-        break;
-    case RAFT_IO_REQUEST_VOTE_RESULT:
-        if (v->pre_vote == raft_tribool_true && !v->vote_granted &&
-            v->term < l->raft->current_term) {
-            l->stats.mended[3]++;
-            mended.request_vote_result.term = l->raft->current_term;
-        }
-        break;
-    default:
-        break;
+    if (m->type == RAFT_IO_APPEND_ENTRIES_RESULT && l->mend.late) {
+        l->stats.mended[1]++;
+        return RAFT_NOCONNECTION; /* raft frees req */
     }
-    return l->mend.send(io, req, &mended, cb);
+    if (m->type == RAFT_IO_APPEND_ENTRIES_RESULT && l->mend.handling &&
+        r->rejected == 0 && r->last_log_index > l->mend.shown) {
+        l->stats.mended[0]++;
+        mended = *m;
+        mended.append_entries_result.last_log_index = l->mend.shown;
+        m = &mended;
+    } else if (m->type == RAFT_IO_REQUEST_VOTE_RESULT &&
+               v->pre_vote == raft_tribool_true && !v->vote_granted &&
+               v->term < l->raft->current_term) {
+        l->stats.mended[3]++;
+        mended = *m;
+        mended.request_vote_result.term = l->raft->current_term;
+        m = &mended;
+    }
+    return l->mend.send(io, req, m, cb);
 }
 
 void replog__mend_init(struct replog *l)
@@ -270,7 +266,6 @@ void replog__mend_init(struct replog *l)
     struct raft_io *io = l->raft->io;
 
     raft_configuration_init(&l->mend.committed);
-
     l->mend.start = io->start;
     l->mend.append = io->append;
     l->mend.send = io->send;
