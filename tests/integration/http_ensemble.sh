@@ -129,6 +129,16 @@ for i in "${followers[@]}"; do
 done
 ok "after the kill, both survivors' election_time count and sum rose (${took[*]})"
 
+# how often each of the log's mends of libraft's replication was needed:
+# a count on every member
+for i in "${followers[@]}"; do
+    for k in 1 2 3 4 5 6; do
+        v=$(metric "$i" "tumbler_raft_mended_$k")
+        [[ "$v" =~ ^[0-9]+$ ]] || fail "member $i: tumbler_raft_mended_$k '$v'"
+    done
+done
+ok "tumbler_raft_mended_1..6 on both survivors"
+
 for i in 1 2 3; do
     [ "${pid[$i]}" = 0 ] && continue
     stop_server "${pid[$i]}" 10

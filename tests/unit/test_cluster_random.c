@@ -21,6 +21,7 @@
  *
  *   TB_CLUSTER_SEEDS=N  seeds 1..N for each size (default 1000, as the test
  *                       suite runs it; scripts/reliability.sh runs more)
+ *   TB_CLUSTER_FIRST=F  ... from F on, to go on from a run that ended
  *   TB_CLUSTER_SEED=S   seed S alone, to replay one that failed
  *   TB_CLUSTER_TRACE=1  prints each action of the schedule */
 #include <setjmp.h>
@@ -39,6 +40,8 @@
 
 static struct cluster cl;
 static unsigned long current_seed, acknowledged;
+/* mend.c's mends, needed by all servers in the last schedule */
+static uint64_t mended[REPLOG_MENDS];
 static unsigned current_size;
 /* Servers stopped for good, and how many; servers not added to the
  * ensemble yet, kept stopped. */
@@ -234,6 +237,7 @@ static void run_seed(unsigned n, unsigned long seed)
 {
     struct cluster *c = &cl;
     struct replog_config cfg = {0};
+    struct replog_stats st;
     unsigned l, k, s;
     int a;
 
@@ -289,6 +293,12 @@ static void run_seed(unsigned n, unsigned long seed)
     cluster_converge(c, 60000);
     for (k = 0; k < c->nprops; k++)
         acknowledged += c->props[k].status == 0;
+    memset(mended, 0, sizeof mended);
+    for (k = 0; k < c->n; k++) {
+        replog_get_stats(c->nodes[k].log, &st);
+        for (a = 0; a < REPLOG_MENDS; a++)
+            mended[a] += st.mended[a];
+    }
     cluster_close(c);
 }
 
@@ -299,14 +309,29 @@ static unsigned long env_ul(const char *name, unsigned long dflt)
     return v != NULL && *v != '\0' ? strtoul(v, NULL, 10) : dflt;
 }
 
-/* Seeds past the default ones that found a defect: run every time. */
+/* The seeds that found each of mend.c's defects, the mend's number beside
+ * each: that mend must be needed there (or the schedules changed, and the
+ * seed no longer finds what it found).  Those past the default seeds run
+ * every time as well. */
 static const struct {
     unsigned n;
     unsigned long seed;
-} known[] = {
-    {5, 2144},  /* mend.c, 4 */
-    {5, 18720}, /* mend.c, 2 */
+    unsigned mend;
+} found[] = {
+    {3, 4, 1},   {5, 10, 1},   {5, 18720, 2}, {3, 19, 3},
+    {5, 159, 3}, {5, 2144, 4}, {3, 179, 5},   {3, 96237, 6},
 };
+
+static void run_checked(unsigned n, unsigned long seed)
+{
+    size_t i;
+
+    run_seed(n, seed);
+    for (i = 0; i < sizeof found / sizeof found[0]; i++)
+        if (found[i].n == n && found[i].seed == seed &&
+            mended[found[i].mend - 1] == 0)
+            fail_msg("mend %u was not needed", found[i].mend);
+}
 
 static void run_sizes(unsigned n)
 {
@@ -315,17 +340,17 @@ static void run_sizes(unsigned n)
 
     trace = env_ul("TB_CLUSTER_TRACE", 0) != 0;
     if (one != 0) {
-        run_seed(n, one);
+        run_checked(n, one);
         current_seed = 0;
         return;
     }
     seeds = env_ul("TB_CLUSTER_SEEDS", 1000);
     acknowledged = 0;
-    for (runs = 0, s = 1; s <= seeds; s++, runs++)
-        run_seed(n, s);
-    for (i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (known[i].n == n && known[i].seed > seeds) {
-            run_seed(n, known[i].seed);
+    for (runs = 0, s = env_ul("TB_CLUSTER_FIRST", 1); s <= seeds; s++, runs++)
+        run_checked(n, s);
+    for (i = 0; i < sizeof found / sizeof found[0]; i++)
+        if (found[i].n == n && found[i].seed > seeds) {
+            run_checked(n, found[i].seed);
             runs++;
         }
     /* The schedules let writes through, so the checks checked something. */

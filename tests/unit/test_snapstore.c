@@ -288,6 +288,67 @@ static void test_inline_state_loads(void **state)
     assert_all_back(f, n);
 }
 
+static void append_cb(struct raft_io_append *req, int status)
+{
+    *(int *)req->data = status + 1;
+}
+
+/* A snapshot installed over a log that holds its last index with another
+ * term (a deposed leader's entries, mend.c's sixth mend) voids that log;
+ * a crash before the record that says so leaves the entries in place,
+ * and the load drops them: none is applied, and the log goes on after the
+ * snapshot. */
+static void test_installed_snapshot_voids_other_term(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct raft_io *io;
+    struct raft_snapshot *snap;
+    struct raft_io_snapshot_put put;
+    struct raft_io_append app;
+    struct raft_entry e[4];
+    const struct raft_log *g;
+    raft_index last;
+    size_t kept = 0;
+    int i, done = 0, n = write_and_snapshot(f, &c);
+
+    io = &f->l->io;
+    snap = get_snapshot(f);
+    for (i = 0; i < n; i++)
+        kept += f->fsm.recs[i].index <= (int64_t)snap->index;
+    /* Four entries of a later term after the log's last, as a deposed
+     * leader's: copies of that last entry (a proposal). */
+    g = &f->l->raft->log;
+    last = (raft_index)f->l->raft->last_stored;
+    for (i = 0; i < 4; i++) {
+        e[i] = g->entries[(g->back + g->size - 1) % g->size];
+        e[i].term = snap->term + 1;
+        e[i].batch = NULL;
+    }
+    assert_int_equal(io->set_term(io, snap->term + 1), 0);
+    app.data = &done;
+    assert_int_equal(io->append(io, &app, e, 4, append_cb), 0);
+    assert_true(run_until(&f->loop, &done, 1));
+    assert_int_equal(done, 1); /* status 0 */
+    /* The snapshot, its state as it is, given the second of them for last
+     * index and its own, earlier term: stored, and with trailing entries
+     * past any index, no record voids the log, as after a crash between
+     * the two. */
+    snap->index = last + 2;
+    put.data = &done;
+    done = 0;
+    assert_int_equal(io->snapshot_put(io, 1u << 30, &put, snap, put_cb), 0);
+    assert_true(run_until(&f->loop, &done, 1));
+    assert_int_equal(done, 1);
+    replog__wal_snapshot_free(&snap);
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, kept);
+    propose_one(f, 99, PROP_LEN);
+    assert_int_equal(f->fsm.recs[kept].index, (int64_t)last + 3);
+}
+
 /* A state the disk has no room for (here: state-tmp leads to /dev/full)
  * is removed at once rather than left holding what space it took, the
  * failure is counted with the write's own error, and the next snapshot is
@@ -403,6 +464,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_get_reads_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inline_state_loads, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_installed_snapshot_voids_other_term, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_state_removed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_damaged_state_refused, setup,

@@ -104,11 +104,13 @@ static void mntr_followers(struct tbd *s, struct fourlw_emit *e)
 }
 
 /* The ensemble as this member sees it: ZooKeeper's quorum_size (voters),
- * and raft's term, the leader and how often it changed. */
+ * raft's term, the leader and how often it changed, and how often each of
+ * the log's mends of libraft's replication was needed. */
 static void mntr_ensemble(struct tbd *s, struct fourlw_emit *e,
                           const struct replog_stats *rs)
 {
     size_t i, voters = 0;
+    char name[32];
 
     if (s->peer == NULL)
         return;
@@ -120,6 +122,10 @@ static void mntr_ensemble(struct tbd *s, struct fourlw_emit *e,
                            (int64_t)replog_leader(s->log));
     fourlw_emit_metric_int(e, "tumbler_leader_changes",
                            (int64_t)rs->leader_changes);
+    for (i = 0; i < REPLOG_MENDS; i++) {
+        snprintf(name, sizeof name, "tumbler_raft_mended_%zu", i + 1);
+        fourlw_emit_metric_int(e, name, (int64_t)rs->mended[i]);
+    }
 }
 
 static void mntr_extra(void *data, struct fourlw_emit *e)

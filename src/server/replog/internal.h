@@ -138,10 +138,12 @@ struct replog {
     int known_leader;         /* replog_leader() at the last poll */
     struct replog_fresh fresh; /* set by bootstrap; wal.c's recv asks it */
     struct replog_notice notice; /* notice.c's */
-    /* mend.c's: the io's own start, append and send, behind its own, and
-     * raft's recv; handling while raft handles an AppendEntries whose last
-     * index is shown; late while an append raft asked for in an earlier
-     * term completes; the last committed configuration seen. */
+    /* mend.c's: the io's own start, append, send and snapshot_put, behind
+     * its own, and raft's recv; handling while raft handles an
+     * AppendEntries whose last index is shown; late while an append raft
+     * asked for in an earlier term completes; while raft handles a
+     * snapshot raised to term raised, its true term; the last committed
+     * configuration seen. */
     struct {
         int (*start)(struct raft_io *io, unsigned msecs,
                      raft_io_tick_cb tick, raft_io_recv_cb recv);
@@ -150,9 +152,15 @@ struct replog {
                       raft_io_append_cb cb);
         int (*send)(struct raft_io *io, struct raft_io_send *req,
                     const struct raft_message *m, raft_io_send_cb cb);
+        int (*snapshot_put)(struct raft_io *io, unsigned trailing,
+                            struct raft_io_snapshot_put *req,
+                            const struct raft_snapshot *snapshot,
+                            raft_io_snapshot_put_cb cb);
         raft_io_recv_cb recv;
         int handling, late;
         raft_index shown;
+        raft_index raised_index;
+        raft_term raised, true_term;
         struct raft_configuration committed; /* raft's at committed_index */
         raft_index committed_index;
     } mend;
@@ -239,7 +247,8 @@ int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
                         raft_term last_term);
 /* ... for a message l's raft is about to receive, logging what changed. */
 int replog__fresh_recv(struct replog *l, const struct raft_message *m);
-/* mend.c: puts its start, append and send in front of the raft io's, to
+/* mend.c: puts its start, append, send and snapshot_put in front of the
+ * raft io's, to
  * mend what libraft 0.15's replication gets wrong (mend.c lists it). */
 void replog__mend_init(struct replog *l);
 /* notice.c: as leader, tells each follower of the commits it holds and has

@@ -1,4 +1,4 @@
-/* Five defects of libraft 0.15's replication, mended where its messages and
+/* Six defects of libraft 0.15's replication, mended where its messages and
  * appends cross the raft io.  test_cluster_random found each one, and fails
  * without its mend: the seeds named are of its schedules.
  *
@@ -40,7 +40,18 @@
  *    no uncommitted one, and put back before raft handles the request;
  *    raft then has nothing to roll back.  (Only while that copy is of the
  *    configuration raft calls committed: if a second change was committed
- *    unseen, raft does as it did.) */
+ *    unseen, raft does as it did.)
+ * 6. A follower sent a snapshot whose last index it holds with an entry of
+ *    a later term (an uncommitted one of a deposed leader) takes the
+ *    snapshot for held, as if that entry were the same: it answers that its
+ *    log equals the leader's there, the leader takes its rejections after
+ *    for stale ones, and it never catches up, serving reads from its old
+ *    state (three servers, seed 96237).  Mended: such a snapshot is given
+ *    to raft with its term raised past the entry's, so that raft installs
+ *    it and drops its log, as a follower missing the entry does; its true
+ *    term is put back in the snapshot that raft stores and in the log's
+ *    record of it.  That is safe: the snapshot is committed, and an entry
+ *    of another term at its last index, or after it, never can be. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +219,47 @@ static void skip_snapshotted(struct replog *l, struct raft_append_entries *ae)
     ae->n_entries -= k;
 }
 
+/* 6: where raft's log holds its entry at the last index of snapshot `is`
+ * with a later term, the snapshot's term raised past it. */
+static void raise_snapshot(struct replog *l, struct raft_install_snapshot *is)
+{
+    raft_term t = term_at(&l->raft->log, is->last_index);
+
+    if (!held(&l->raft->log, is->last_index) || t <= is->last_term)
+        return;
+    l->stats.mended[5]++;
+    l->mend.raised_index = is->last_index;
+    l->mend.true_term = is->last_term;
+    l->mend.raised = is->last_term = t + 1;
+}
+
+/* 6: the raised snapshot stored with its true term.  raft 0.15 asks for
+ * this while it handles the message, and reads the term of what it hands
+ * on no more: the true one is put back in raft's own copy. */
+static int mend_snapshot_put(struct raft_io *io, unsigned trailing,
+                             struct raft_io_snapshot_put *req,
+                             const struct raft_snapshot *snapshot,
+                             raft_io_snapshot_put_cb cb)
+{
+    struct replog *l = replog_of(io);
+
+    if (l->mend.raised != 0 && snapshot->index == l->mend.raised_index &&
+        snapshot->term == l->mend.raised)
+        ((struct raft_snapshot *)snapshot)->term = l->mend.true_term;
+    return l->mend.snapshot_put(io, trailing, req, snapshot, cb);
+}
+
+/* 6: the raised term out of raft's record of its last snapshot. */
+static void lower_snapshot(struct replog *l)
+{
+    struct raft_log *g = &l->raft->log;
+
+    if (l->mend.raised != 0 && g->snapshot.last_index == l->mend.raised_index &&
+        g->snapshot.last_term == l->mend.raised)
+        g->snapshot.last_term = l->mend.true_term;
+    l->mend.raised = 0;
+}
+
 static void mend_recv(struct raft_io *io, struct raft_message *m)
 {
     struct replog *l = replog_of(io);
@@ -219,9 +271,12 @@ static void mend_recv(struct raft_io *io, struct raft_message *m)
         skip_snapshotted(l, ae);
         roll_back_configuration(l, ae);
         l->mend.shown = ae->prev_log_index + ae->n_entries;
+    } else if (m->type == RAFT_IO_INSTALL_SNAPSHOT) {
+        raise_snapshot(l, &m->install_snapshot);
     }
     l->mend.recv(io, m);
     l->mend.handling = 0;
+    lower_snapshot(l);
     keep_committed(l);
 }
 
@@ -269,7 +324,9 @@ void replog__mend_init(struct replog *l)
     l->mend.start = io->start;
     l->mend.append = io->append;
     l->mend.send = io->send;
+    l->mend.snapshot_put = io->snapshot_put;
     io->start = mend_start;
     io->append = mend_append;
     io->send = mend_send;
+    io->snapshot_put = mend_snapshot_put;
 }

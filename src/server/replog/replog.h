@@ -48,6 +48,9 @@ enum {
 /* Largest payload replog_propose accepts. */
 #define REPLOG_MAX_PAYLOAD ((size_t)1 << 30)
 
+/* How many defects of libraft 0.15's replication mend.c mends. */
+#define REPLOG_MENDS 6
+
 /* The replicated state machine.  All callbacks run on the loop thread. */
 struct replog_fsm {
     void *data;
@@ -194,8 +197,9 @@ struct replog_stats {
     /* How often each of mend.c's mends of libraft 0.15's replication was
      * needed, mended[i] for its mend i + 1: answers capped, late answers
      * not sent, AppendEntries moved past the snapshot, pre-vote rejections
-     * naming this member's term, configurations rolled back. */
-    uint64_t mended[5];
+     * naming this member's term, configurations rolled back, snapshots
+     * taken over an entry of a later term. */
+    uint64_t mended[REPLOG_MENDS];
     uint64_t log_writes;             /* synced writes of the log */
     uint64_t log_writes_overlapped;  /* of those, submitted while another
                                         was on its way */

@@ -778,6 +778,13 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
      * an installed snapshot and the record that voids the log). */
     if (rv == 0 && l.n > 0 && l.first + l.n <= floor)
         list_truncate(&l, 0);
+    /* So is a log holding the snapshot's last index with another term: the
+     * snapshot was installed over it (raft installs one over such a log;
+     * mend.c, 6), and that entry and the ones after it are a replaced
+     * leader's, which can never commit. */
+    if (rv == 0 && snap != NULL && l.n > 0 && l.first < floor &&
+        l.first + l.n >= floor && l.e[floor - 1 - l.first].term != snap->term)
+        list_truncate(&l, 0);
     if (rv == 0 && l.n == 0)
         l.first = floor;
     if (rv == 0 && l.first > floor) {
