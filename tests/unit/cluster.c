@@ -310,13 +310,17 @@ static void print_servers(struct cluster *c)
         r = raft_fixture_get(&c->f, i);
         fprintf(stderr,
                 "server %u: %s, %s, term %llu, last index %llu, commit %llu,"
-                " applied %llu, stored %llu\n",
+                " applied %llu, stored %llu, snapshot %llu (term %llu), in"
+                " memory from %llu\n",
                 i, raft_fixture_alive(&c->f, i) ? "alive" : "dead",
                 states[raft_state(r) & 3], (unsigned long long)r->current_term,
                 (unsigned long long)raft_last_index(r),
                 (unsigned long long)r->commit_index,
                 (unsigned long long)raft_last_applied(r),
-                (unsigned long long)r->last_stored);
+                (unsigned long long)r->last_stored,
+                (unsigned long long)r->log.snapshot.last_index,
+                (unsigned long long)r->log.snapshot.last_term,
+                (unsigned long long)r->log.offset + 1);
         if (raft_state(r) == RAFT_LEADER)
             for (k = 0; k < r->configuration.n; k++)
                 fprintf(

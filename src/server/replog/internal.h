@@ -139,7 +139,7 @@ struct replog {
     struct replog_fresh fresh; /* set by bootstrap; wal.c's recv asks it */
     struct replog_notice notice; /* notice.c's */
     /* mend.c's: the io's own start, append, send and snapshot_put, behind
-     * its own, and raft's recv; handling while raft handles an
+     * its own, and raft's tick and recv; handling while raft handles an
      * AppendEntries whose last index is shown; late while an append raft
      * asked for in an earlier term completes; while raft handles a
      * snapshot raised to term raised, its true term; the last committed
@@ -156,6 +156,7 @@ struct replog {
                             struct raft_io_snapshot_put *req,
                             const struct raft_snapshot *snapshot,
                             raft_io_snapshot_put_cb cb);
+        raft_io_tick_cb tick;
         raft_io_recv_cb recv;
         int handling, late;
         raft_index shown;

@@ -1,4 +1,4 @@
-/* Six defects of libraft 0.15's replication, mended where its messages and
+/* Eight defects of libraft 0.15's replication, mended where its messages and
  * appends cross the raft io.  test_cluster_random found each one, and fails
  * without its mend: the seeds named are of its schedules.
  *
@@ -30,7 +30,7 @@
  *    when its own is higher, so a candidate behind in term is never told:
  *    with one member of a higher term and a shorter log, and one of a
  *    lower term and a longer log, neither can win, for ever (five
- *    servers, seed 2144).  Mended: such a rejection names the member's own
+ *    servers, seed 23063).  Mended: such a rejection names the member's own
  *    term, as a rejected vote does, and the candidate catches up.
  * 5. A follower told to overwrite an uncommitted configuration entry goes
  *    back to the committed configuration by decoding that one's entry from
@@ -51,7 +51,26 @@
  *    it and drops its log, as a follower missing the entry does; its true
  *    term is put back in the snapshot that raft stores and in the log's
  *    record of it.  That is safe: the snapshot is committed, and an entry
- *    of another term at its last index, or after it, never can be. */
+ *    of another term at its last index, or after it, never can be.
+ * 7. A candidate whose election fails starts the next one without a
+ *    pre-vote, raising its term each time: a member with a shorter log,
+ *    which no one elects, keeps voting for itself in the terms the others
+ *    stand in, and with timeouts that keep step no one is elected, for
+ *    ever (five servers, seed 143765).  Later libraft versions do the
+ *    pre-vote again.  Mended: when a candidate's election time runs out,
+ *    it is put back in its pre-vote.
+ * 8. A leader sending a snapshot keeps sending heartbeats, with its last
+ *    index for their previous one; a follower that lacks it rejects them,
+ *    naming that index.  Where the last index is the snapshot's (a leader
+ *    with no write since its snapshot), the leader takes such a rejection
+ *    for the snapshot's own failure and gives the snapshot up; if reading
+ *    the snapshot takes longer than a heartbeat, it is given up before it
+ *    is read, every time, and the follower never catches up (three
+ *    servers, seed 137716).  Mended: such a heartbeat names index 0 for
+ *    its previous one, which every log holds, so that it is never
+ *    rejected, and commit index 0: a follower commits up to the commit
+ *    index it is sent, within its own log, trusting that the previous
+ *    index named vouches for that log, and index 0 vouches for nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,11 +299,53 @@ static void mend_recv(struct raft_io *io, struct raft_message *m)
     keep_committed(l);
 }
 
+/* 7: a candidate whose election time ran out starts the next election
+ * with a pre-vote, as it did its first. */
+static void mend_tick(struct raft_io *io)
+{
+    struct replog *l = replog_of(io);
+    struct raft *r = l->raft;
+
+    if (r->state == RAFT_CANDIDATE && r->pre_vote &&
+        !r->candidate_state.in_pre_vote &&
+        io->time(io) - r->election_timer_start >=
+            r->candidate_state.randomized_election_timeout) {
+        l->stats.mended[6]++;
+        r->candidate_state.in_pre_vote = true;
+        r->candidate_state.disrupt_leader = false;
+    }
+    l->mend.tick(io);
+}
+
 static int mend_start(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
                       raft_io_recv_cb recv)
 {
+    replog_of(io)->mend.tick = tick;
     replog_of(io)->mend.recv = recv;
-    return replog_of(io)->mend.start(io, msecs, tick, mend_recv);
+    return replog_of(io)->mend.start(io, msecs, mend_tick, mend_recv);
+}
+
+/* 8: libraft 0.15's PROGRESS__SNAPSHOT (its progress.h): a snapshot is
+ * being sent to that server. */
+#define PROGRESS_SNAPSHOT 2
+
+/* 8: whether `ae`, sent by a leader, is a heartbeat to a server being sent
+ * a snapshot that names the snapshot's last index for its previous one. */
+static int heartbeat_as_snapshot(const struct raft *r, raft_id to,
+                                 const struct raft_append_entries *ae)
+{
+    const struct raft_progress *p;
+    unsigned i;
+
+    if (r->state != RAFT_LEADER || ae->n_entries != 0)
+        return 0;
+    for (i = 0; i < r->configuration.n; i++)
+        if (r->configuration.servers[i].id == to) {
+            p = &r->leader_state.progress[i];
+            return p->state == PROGRESS_SNAPSHOT &&
+                   ae->prev_log_index == p->snapshot_index;
+        }
+    return 0;
 }
 
 static int mend_send(struct raft_io *io, struct raft_io_send *req,
@@ -304,6 +365,15 @@ static int mend_send(struct raft_io *io, struct raft_io_send *req,
         l->stats.mended[0]++;
         mended = *m;
         mended.append_entries_result.last_log_index = l->mend.shown;
+        m = &mended;
+    } else if (m->type == RAFT_IO_APPEND_ENTRIES &&
+               heartbeat_as_snapshot(l->raft, m->server_id,
+                                     &m->append_entries)) {
+        l->stats.mended[7]++;
+        mended = *m;
+        mended.append_entries.prev_log_index = 0;
+        mended.append_entries.prev_log_term = 0;
+        mended.append_entries.leader_commit = 0;
         m = &mended;
     } else if (m->type == RAFT_IO_REQUEST_VOTE_RESULT &&
                v->pre_vote == raft_tribool_true && !v->vote_granted &&
