@@ -3,8 +3,9 @@
  * snapshot is its state file alone (no raft_uv file), comes back on load
  * and on snapshot_get, a stale file is written over, a snapshot of an
  * older tumblerd (its state inline, in raft_uv's files) moves into a file
- * of this format, a state that cannot be written is removed, and a
- * damaged one stops the log from opening with a message that names it. */
+ * of this format, a snapshot installed over entries of another term voids
+ * them, a state that cannot be written is removed, and a damaged one stops
+ * the log from opening with a message that names it. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>

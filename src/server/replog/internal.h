@@ -142,8 +142,8 @@ struct replog {
      * its own, and raft's tick and recv; handling while raft handles an
      * AppendEntries whose last index is shown; late while an append raft
      * asked for in an earlier term completes; while raft handles a
-     * snapshot raised to term raised, its true term; the last committed
-     * configuration seen. */
+     * snapshot at raised_index raised to term raised, its true term; the
+     * last committed configuration seen. */
     struct {
         int (*start)(struct raft_io *io, unsigned msecs,
                      raft_io_tick_cb tick, raft_io_recv_cb recv);
@@ -249,8 +249,8 @@ int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
 /* ... for a message l's raft is about to receive, logging what changed. */
 int replog__fresh_recv(struct replog *l, const struct raft_message *m);
 /* mend.c: puts its start, append, send and snapshot_put in front of the
- * raft io's, to
- * mend what libraft 0.15's replication gets wrong (mend.c lists it). */
+ * raft io's, to mend what libraft 0.15's replication gets wrong (mend.c
+ * lists it). */
 void replog__mend_init(struct replog *l);
 /* notice.c: as leader, tells each follower of the commits it holds and has
  * not yet been sent; called after each message raft receives and each local
