@@ -147,6 +147,87 @@ static int checked_send(struct raft_io *io, struct raft_io_send *req,
     return fixture_send(io, req, m, cb);
 }
 
+/* libraft 0.15's fixture io stores a snapshot without its configuration's
+ * index, and gives it back with that field unwritten: raft would send a
+ * follower, and install, whatever the heap held there, so that a schedule
+ * depended on the ones run before it in the process.  So the harness keeps
+ * the index of each snapshot raft stores and puts it back into the
+ * snapshot the io gives raft.  (tumblerd's snapshots, snapstore.c, keep
+ * it.) */
+static int (*fixture_snapshot_put)(struct raft_io *io, unsigned trailing,
+                                   struct raft_io_snapshot_put *req,
+                                   const struct raft_snapshot *snapshot,
+                                   raft_io_snapshot_put_cb cb);
+static int (*fixture_snapshot_get)(struct raft_io *io,
+                                   struct raft_io_snapshot_get *req,
+                                   raft_io_snapshot_get_cb cb);
+
+struct snapshot_get {
+    struct raft_io_snapshot_get req; /* given to the fixture's io */
+    struct raft_io_snapshot_get *raft_req;
+    raft_io_snapshot_get_cb cb;
+    struct node *x;
+};
+
+static struct node *node_of(struct raft_io *io)
+{
+    const struct raft *r = io->data;
+
+    return &running->nodes[r->id - 1];
+}
+
+static int kept_snapshot_put(struct raft_io *io, unsigned trailing,
+                             struct raft_io_snapshot_put *req,
+                             const struct raft_snapshot *snapshot,
+                             raft_io_snapshot_put_cb cb)
+{
+    struct node *x = node_of(io);
+
+    x->put_index[1] = x->put_index[0];
+    x->put_conf_index[1] = x->put_conf_index[0];
+    x->put_index[0] = snapshot->index;
+    x->put_conf_index[0] = snapshot->configuration_index;
+    return fixture_snapshot_put(io, trailing, req, snapshot, cb);
+}
+
+static void kept_snapshot_got(struct raft_io_snapshot_get *req,
+                              struct raft_snapshot *snapshot, int status)
+{
+    struct snapshot_get *g = req->data;
+    struct node *x = g->x;
+    int k;
+
+    if (status == 0) {
+        for (k = 0; k < 2 && x->put_index[k] != snapshot->index; k++)
+            ;
+        if (k == 2)
+            fail_msg("server %u read a snapshot at %llu it did not store", x->i,
+                     (unsigned long long)snapshot->index);
+        snapshot->configuration_index = x->put_conf_index[k];
+    }
+    g->raft_req->cb = g->cb;
+    g->cb(g->raft_req, snapshot, status);
+    free(g);
+}
+
+static int kept_snapshot_get(struct raft_io *io,
+                             struct raft_io_snapshot_get *req,
+                             raft_io_snapshot_get_cb cb)
+{
+    struct snapshot_get *g = malloc(sizeof *g);
+    int rv;
+
+    assert_non_null(g);
+    g->raft_req = req;
+    g->cb = cb;
+    g->x = node_of(io);
+    g->req.data = g;
+    rv = fixture_snapshot_get(io, &g->req, kept_snapshot_got);
+    if (rv != 0)
+        free(g);
+    return rv;
+}
+
 /* Server x's raft, taken over from the fixture. */
 static void attach(struct cluster *c, struct node *x)
 {
@@ -155,6 +236,10 @@ static void attach(struct cluster *c, struct node *x)
     running = c;
     fixture_send = r->io->send;
     r->io->send = checked_send;
+    fixture_snapshot_put = r->io->snapshot_put;
+    r->io->snapshot_put = kept_snapshot_put;
+    fixture_snapshot_get = r->io->snapshot_get;
+    r->io->snapshot_get = kept_snapshot_get;
     replog_attach(x->log, r);
     r->io->truncate = io_truncate;
 }

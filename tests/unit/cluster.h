@@ -37,6 +37,9 @@ struct node {
     struct replog *log;
     int leader; /* as on_leader last said */
     uint64_t leader_changes;
+    /* The last two snapshots raft stored in the fixture's io: their last
+     * index and their configuration's (cluster.c says why). */
+    raft_index put_index[2], put_conf_index[2];
 };
 
 /* A proposal and its answer. */
