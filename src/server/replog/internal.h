@@ -131,6 +131,7 @@ struct replog {
 
     struct tb_queue queued;    /* struct replog_req, not yet given to raft */
     struct tb_queue pending;   /* given to raft, not yet answered */
+    struct tb_queue changes_done; /* membership.c's, raft's answer in */
     struct raft_buffer *batch; /* the entries of `queued` */
     unsigned batch_n, batch_cap;
     int64_t applied_index;   /* last index given to fsm.apply or restore */
@@ -241,6 +242,10 @@ void replog__configure_raft(struct replog *l);
 /* Leadership polled (G6): logs a change, fails what a lost leader had
  * proposed, tells on_leader. */
 void replog__poll_leader(struct replog *l);
+/* membership.c: takes up raft's answers to member changes, outside raft's
+ * callbacks (membership.c says why); at close, with l->closing set, the
+ * last of them. */
+void replog__members_poke(struct replog *l);
 /* fresh.c: what to do with `m` (FRESH_DELIVER or FRESH_DROP), given
  * raft's current term and last entry; updates g.  Pure. */
 int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,

@@ -14,7 +14,14 @@
  * joiners and role changes) is made as those single changes in turn, and
  * is all or nothing, as ZooKeeper's reconfig, one proposal, is: when a
  * step fails, the steps made are undone last first, so raft's members are
- * the ones before the change again, as /zookeeper/config still says. */
+ * the ones before the change again, as /zookeeper/config still says.
+ *
+ * Raft's answer to a change is taken up on the log's next tick
+ * (replog__members_poke), never inside raft's callback: libraft 0.15
+ * calls it from within its handling of a message or a write, holding
+ * pointers into its configuration across the call, and a change made
+ * there (a join's second step, a batch's next, or one a caller's callback
+ * makes) reallocates that configuration under it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +33,8 @@
  * add, then assign (role). */
 struct change {
     struct raft_change req;
+    struct tb_queue link; /* in l->changes_done, once raft answered */
+    int status;           /* raft's answer */
     struct replog *l;
     raft_id id;
     int role; /* RAFT_VOTER or RAFT_STANDBY: the join's second step;
@@ -74,11 +83,13 @@ static int change_err(int rv)
     }
 }
 
-static void changed(struct raft_change *req, int status)
+static void changed(struct raft_change *req, int status);
+
+/* Raft's answer to change c: done, a failure, or the join's next step. */
+static void answered(struct change *c)
 {
-    struct change *c = req->data;
     struct replog *l = c->l;
-    int role = c->role, rv;
+    int role = c->role, status = c->status, rv;
 
     if (status != 0) {
         replog__logf(l, REPLOG_LOG_WARN, "member %llu: change failed: %s",
@@ -95,6 +106,10 @@ static void changed(struct raft_change *req, int status)
     /* Added as a spare: now its role, which for a voter first catches
      * it up. */
     c->role = -1;
+    if (l->closing) {
+        finish(c, TB_ECLOSING);
+        return;
+    }
     replog__logf(l, REPLOG_LOG_INFO, "member %llu added: becoming a %s%s",
                  (unsigned long long)c->id, role_name(role),
                  role == RAFT_VOTER ? " once it has caught up" : "");
@@ -103,6 +118,25 @@ static void changed(struct raft_change *req, int status)
         replog__logf(l, REPLOG_LOG_WARN, "member %llu: cannot assign: %s",
                      (unsigned long long)c->id, raft_strerror(rv));
         finish(c, change_err(rv));
+    }
+}
+
+static void changed(struct raft_change *req, int status)
+{
+    struct change *c = req->data;
+
+    c->status = status;
+    tb_queue_insert_tail(&c->l->changes_done, &c->link);
+}
+
+void replog__members_poke(struct replog *l)
+{
+    struct tb_queue *q;
+
+    while (!tb_queue_empty(&l->changes_done)) {
+        q = tb_queue_head(&l->changes_done);
+        tb_queue_remove(q);
+        answered(TB_CONTAINER_OF(q, struct change, link));
     }
 }
 

@@ -495,6 +495,7 @@ static void tick_cb(uv_timer_t *t)
     if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
         replog__disk_refresh(l);
     replog__poll_leader(l);
+    replog__members_poke(l);
     replog__snapshot_poke(l);
 }
 
@@ -507,6 +508,7 @@ static void free_handle(struct replog *l)
 
     /* raft finalizes a snapshot it was given; a child may still run. */
     replog__snapshot_discard(l);
+    replog__members_poke(l);
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
     free(l->notice.told);
@@ -747,6 +749,7 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
     l->lock_fd = -1;
     tb_queue_init(&l->queued);
     tb_queue_init(&l->pending);
+    tb_queue_init(&l->changes_done);
     copy_config(l, cfg);
     l->address = strdup(cfg->address != NULL ? cfg->address : DEFAULT_ADDRESS);
     l->secure = cfg->secure;
