@@ -10,7 +10,7 @@
 #                            clang, and what builds and checks the Debian
 #                            packages (tests/package), Prometheus (server and
 #                            promtool) and curl for the HTTP endpoints,
-#                            tmux for tumbler top's screen
+#                            tmux for tumbler top's screen, valgrind
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
@@ -28,7 +28,7 @@ if [ "${1:-}" = "--test" ]; then
            golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl
            iproute2
            debhelper lintian logrotate man-db systemd
-           prometheus curl tmux)
+           prometheus curl tmux valgrind)
 fi
 
 missing=()

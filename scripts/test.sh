@@ -3,8 +3,9 @@
 # tests against real tumblerd processes, compatibility tests with Apache
 # ZooKeeper 3.8's own clients and server, fuzz-corpus replays; then the same
 # suite (less the runs against ZooKeeper itself) again under AddressSanitizer
-# and UndefinedBehaviorSanitizer, and the client's threaded parts under
-# ThreadSanitizer.  Extra arguments go to every ctest run.
+# and UndefinedBehaviorSanitizer, the cluster harness under Valgrind's
+# memcheck, and the client's threaded parts under ThreadSanitizer.  Extra
+# arguments go to every ctest run.
 # Last, every fuzz target runs for TB_TEST_FUZZ_SECONDS (default 20) each.
 #   TB_TEST_SANITIZERS=0 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
@@ -33,6 +34,13 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --output-on-failure --timeout 900 -j "$jobs" -LE zk \
               -E 'client_install|client_symbols|crash_kill9|^package$' "$@")
+
+    # ASan does not see a value read before it was written; in the cluster
+    # harness such a read makes a schedule depend on the ones run before it.
+    echo "== Valgrind memcheck: the cluster harness (scenarios, 100 schedules of each size)"
+    memcheck="valgrind -q --error-exitcode=1 --track-origins=yes"
+    $memcheck build-test/src/server/replog/test_cluster
+    TB_CLUSTER_SEEDS=100 $memcheck build-test/src/server/replog/test_cluster_random
 
     echo "== ThreadSanitizer (clang): the client library and the recipes' threads"
     CC=clang cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

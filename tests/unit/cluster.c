@@ -344,12 +344,33 @@ void cluster_close(struct cluster *c)
     c->napplied = 0;
 }
 
+int cluster_installing(struct cluster *c, unsigned i)
+{
+    const struct raft *r = raft_fixture_get(&c->f, i);
+
+    return r->last_stored == 0 && r->snapshot.put.data != NULL;
+}
+
+/* A server installing a snapshot it was sent is a follower: the install's
+ * end puts the snapshot's configuration under it, and raft's candidate and
+ * leader arrays are sized for the one before (mend.c's ninth mend). */
+static void check_installing(struct cluster *c, unsigned i)
+{
+    const struct raft *r = raft_fixture_get(&c->f, i);
+
+    if (cluster_installing(c, i) && r->state != RAFT_FOLLOWER)
+        fail_msg("server %u stands for election while it installs a"
+                 " snapshot (state %d)",
+                 i, r->state);
+}
+
 static void tick_all(struct cluster *c)
 {
     unsigned i;
 
     for (i = 0; i < c->n; i++)
         if (raft_fixture_alive(&c->f, i)) {
+            check_installing(c, i);
             replog_attached_tick(c->nodes[i].log);
             if (c->on_tick != NULL)
                 c->on_tick(c, i, c->on_tick_arg);

@@ -10,10 +10,11 @@
  * state machine snapshots), every acknowledged write is on every one of
  * them, and no proposal was answered twice.  All through, it asserts that
  * no two servers apply different entries at one index, that a write is
- * acknowledged only once the entry applied at its index is its own, and
- * that a follower's success answer to an AppendEntries is true of its
- * leader's log.  (cluster.c also keeps the fixture io's truncate from
- * running: it says why.) */
+ * acknowledged only once the entry applied at its index is its own, that
+ * a follower's success answer to an AppendEntries is true of its leader's
+ * log, and that a server installing a snapshot is a follower.
+ * (cluster.c also keeps the fixture io's truncate from running, and puts
+ * back what its snapshots lose: it says why.) */
 #ifndef TB_TEST_CLUSTER_H
 #define TB_TEST_CLUSTER_H
 
@@ -111,6 +112,8 @@ int64_t cluster_session_of(struct cluster *c, unsigned p);
 void cluster_converge(struct cluster *c, unsigned ms);
 /* Whether server i's tree has path. */
 int cluster_has(struct cluster *c, unsigned i, const char *path);
+/* Whether server i is installing a snapshot it was sent. */
+int cluster_installing(struct cluster *c, unsigned i);
 /* The role (REPLOG_*) of member `id` in server i's configuration, or -1. */
 int cluster_role(struct cluster *c, unsigned i, int id);
 

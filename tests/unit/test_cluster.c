@@ -180,6 +180,53 @@ static void test_follower_caught_up_by_snapshot(void **state)
     cluster_close(c);
 }
 
+static int installing(struct cluster *c, void *arg)
+{
+    return cluster_installing(c, *(unsigned *)arg);
+}
+
+/* The leader dies while its successor (failover.c) installs a snapshot on
+ * a slow disk: the successor is handed no TimeoutNow and stands for no
+ * election until the snapshot is in (mend.c's ninth mend), and then the
+ * two left elect one of them and go on. */
+static void test_leader_gone_while_installing(void **state)
+{
+    struct cluster *c = &cl;
+    struct replog_config cfg = {0};
+    struct replog_stats st;
+    char path[32];
+    unsigned l, f, m;
+    int i;
+
+    (void)state;
+    cfg.snapshot_max_entries = 16;
+    cfg.snapshot_trailing = 4;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 10000);
+    f = (l + 1) % c->n; /* id l + 2, or 1 after the last */
+    session_on(c, l);
+    raft_fixture_kill(&c->f, f);
+    for (i = 0; i < 100; i++) {
+        snprintf(path, sizeof path, "/s%d", i);
+        cluster_create(c, l, path, 0);
+    }
+    cluster_converge(c, 10000);
+    raft_fixture_set_disk_latency(&c->f, f, 3000);
+    raft_fixture_revive(&c->f, f);
+    assert_true(cluster_step_until(c, installing, &f, 10000));
+    raft_fixture_kill(&c->f, l);
+    replog_leader_gone(c->nodes[f].log, (int)l + 1);
+    m = cluster_new_leader(c, l, 20000);
+    assert_false(cluster_installing(c, f));
+    replog_get_stats(c->nodes[f].log, &st);
+    assert_true(st.mended[8] >= 1);
+    cluster_create(c, m, "/after", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[c->nprops - 1].status, 0);
+    assert_true(cluster_has(c, f, "/s99"));
+    cluster_close(c);
+}
+
 /* Once writes pause, every member gives back the log it keeps in memory
  * since its last snapshot, followers as well as the leader. */
 static void test_idle_snapshot_on_every_member(void **state)
@@ -735,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_leader_killed_under_writes),
         cmocka_unit_test(test_minority_leader),
         cmocka_unit_test(test_follower_caught_up_by_snapshot),
+        cmocka_unit_test(test_leader_gone_while_installing),
         cmocka_unit_test(test_idle_snapshot_on_every_member),
         cmocka_unit_test(test_session_across_leader_change),
         cmocka_unit_test(test_observer),

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 
 #include "server/replog/internal.h"
-#include "server/replog/wal.h"
 
 struct barrier {
     struct raft_barrier req;
@@ -84,10 +83,9 @@ void replog_leader_gone(struct replog *l, int id)
     struct raft *r = l->raft;
     struct raft_message m = {0};
     const struct raft_server *s;
-    struct wal *w = l->io.impl;
     unsigned i;
 
-    if (l->attached || l->closing || r->state != RAFT_FOLLOWER ||
+    if (l->closing || r->state != RAFT_FOLLOWER ||
         r->follower_state.current_leader.id != (raft_id)id ||
         successor(&r->configuration, (raft_id)id) != (raft_id)l->server_id)
         return;
@@ -110,5 +108,5 @@ void replog_leader_gone(struct replog *l, int id)
     m.timeout_now.term = r->current_term;
     m.timeout_now.last_log_index = raft_last_index(r);
     m.timeout_now.last_log_term = replog__last_term(&r->log);
-    w->recv(w->io, &m);
+    replog__mend_recv(l, &m);
 }

@@ -257,6 +257,8 @@ int replog__fresh_recv(struct replog *l, const struct raft_message *m);
  * raft io's, to mend what libraft 0.15's replication gets wrong (mend.c
  * lists it). */
 void replog__mend_init(struct replog *l);
+/* Hands raft message m as if the io had received it, through the mends. */
+void replog__mend_recv(struct replog *l, struct raft_message *m);
 /* notice.c: as leader, tells each follower of the commits it holds and has
  * not yet been sent; called after each message raft receives and each local
  * write, and on a test's tick. */

@@ -49,7 +49,7 @@ enum {
 #define REPLOG_MAX_PAYLOAD ((size_t)1 << 30)
 
 /* How many defects of libraft 0.15's replication mend.c mends. */
-#define REPLOG_MENDS 8
+#define REPLOG_MENDS 9
 
 /* The replicated state machine.  All callbacks run on the loop thread. */
 struct replog_fsm {
@@ -199,7 +199,8 @@ struct replog_stats {
      * not sent, AppendEntries moved past the snapshot, pre-vote rejections
      * naming this member's term, configurations rolled back, snapshots
      * taken over an entry of a later term, elections started again with a
-     * pre-vote, heartbeats to a server sent a snapshot that name index 0. */
+     * pre-vote, heartbeats to a server sent a snapshot that name index 0,
+     * elections held off while a snapshot is installed. */
     uint64_t mended[REPLOG_MENDS];
     uint64_t log_writes;             /* synced writes of the log */
     uint64_t log_writes_overlapped;  /* of those, submitted while another
