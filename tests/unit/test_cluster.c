@@ -146,31 +146,43 @@ static void test_minority_leader(void **state)
     cluster_close(c);
 }
 
+/* Three servers that snapshot every few entries; the leader's next one
+ * (its successor in failover.c's order) stopped while `n` creates, /s0 on,
+ * are made and the others compact their log past them.  The leader's
+ * index; *f, the stopped one's. */
+static unsigned follower_left_behind(struct cluster *c, int n, unsigned *f)
+{
+    struct replog_config cfg = {0};
+    char path[32];
+    unsigned l;
+    int i;
+
+    cfg.snapshot_max_entries = 16;
+    cfg.snapshot_trailing = 4;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 10000);
+    *f = (l + 1) % c->n; /* id l + 2, or 1 after the last */
+    session_on(c, l);
+    raft_fixture_kill(&c->f, *f);
+    for (i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "/s%d", i);
+        cluster_create(c, l, path, 0);
+    }
+    cluster_converge(c, 10000);
+    return l;
+}
+
 /* A follower down while the others compact their log past what it has is
  * brought back by a snapshot, then by entries. */
 static void test_follower_caught_up_by_snapshot(void **state)
 {
     struct cluster *c = &cl;
-    struct replog_config cfg = {0};
     struct replog_stats before, after;
-    char path[32];
-    unsigned l, f;
-    int i;
+    unsigned f;
 
     (void)state;
-    cfg.snapshot_max_entries = 16;
-    cfg.snapshot_trailing = 4;
-    cluster_init(c, 3, &cfg);
-    l = cluster_leader(c, 10000);
-    f = (l + 1) % c->n;
-    session_on(c, l);
+    follower_left_behind(c, 200, &f);
     replog_get_stats(c->nodes[f].log, &before);
-    raft_fixture_kill(&c->f, f);
-    for (i = 0; i < 200; i++) {
-        snprintf(path, sizeof path, "/s%d", i);
-        cluster_create(c, l, path, 0);
-    }
-    cluster_converge(c, 10000);
     raft_fixture_revive(&c->f, f);
     cluster_converge(c, 20000);
     replog_get_stats(c->nodes[f].log, &after);
@@ -192,25 +204,11 @@ static int installing(struct cluster *c, void *arg)
 static void test_leader_gone_while_installing(void **state)
 {
     struct cluster *c = &cl;
-    struct replog_config cfg = {0};
     struct replog_stats st;
-    char path[32];
     unsigned l, f, m;
-    int i;
 
     (void)state;
-    cfg.snapshot_max_entries = 16;
-    cfg.snapshot_trailing = 4;
-    cluster_init(c, 3, &cfg);
-    l = cluster_leader(c, 10000);
-    f = (l + 1) % c->n; /* id l + 2, or 1 after the last */
-    session_on(c, l);
-    raft_fixture_kill(&c->f, f);
-    for (i = 0; i < 100; i++) {
-        snprintf(path, sizeof path, "/s%d", i);
-        cluster_create(c, l, path, 0);
-    }
-    cluster_converge(c, 10000);
+    l = follower_left_behind(c, 100, &f);
     raft_fixture_set_disk_latency(&c->f, f, 3000);
     raft_fixture_revive(&c->f, f);
     assert_true(cluster_step_until(c, installing, &f, 10000));
