@@ -5,10 +5,12 @@
 # defaults 50 and 300: kill -9 crash rounds under write load, the disk-full
 # test (mounts a tmpfs: needs root), the load tests, the cluster harness's
 # random fault schedules (CLUSTER_SEEDS of each size, default 30000, ten
-# times what the test command runs), then every fuzz target.
+# times what the test command runs), the first MEMCHECK_SEEDS of them
+# (default 1000) under Valgrind's memcheck, then every fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-50} fuzz_s=${2:-300} seeds=${CLUSTER_SEEDS:-30000}
+memcheck_seeds=${MEMCHECK_SEEDS:-1000}
 scripts/deps.sh --test
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build-test tumblerd acked_writer tumblerd_limits test_cluster_random
@@ -25,6 +27,10 @@ echo "== load"
     grep -E '^[0-9]+:   |tests passed')
 echo "== cluster: $seeds random fault schedules of 3 and of 5 servers"
 TB_CLUSTER_SEEDS=$seeds build-test/src/server/replog/test_cluster_random |
+    grep -E 'schedules|failed|ERROR'
+echo "== cluster under Valgrind's memcheck: $memcheck_seeds schedules of each size"
+TB_CLUSTER_SEEDS=$memcheck_seeds valgrind -q --error-exitcode=1 \
+    --track-origins=yes build-test/src/server/replog/test_cluster_random |
     grep -E 'schedules|failed|ERROR'
 echo "== fuzzing: $fuzz_s s per target"
 FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "$fuzz_s"
