@@ -191,10 +191,14 @@ static void heap_free(void *data, void *ptr)
         free(ptr);
 }
 
+/* Zero-filled too: raft leaves bytes of some of its buffers unwritten (a
+ * barrier entry's payload, the padding of its encodings) and writes them
+ * to the log and to peers, which would otherwise carry whatever the heap
+ * last held there.  Raft's own allocations are small and few. */
 static void *heap_malloc(void *data, size_t size)
 {
     (void)data;
-    return size >= BIG_MIN ? big_alloc(size) : malloc(size);
+    return size >= BIG_MIN ? big_alloc(size) : calloc(1, size);
 }
 
 static void *heap_calloc(void *data, size_t n, size_t size)
