@@ -29,8 +29,8 @@ echo "== cluster: $seeds random fault schedules of 3 and of 5 servers"
 TB_CLUSTER_SEEDS=$seeds build-test/src/server/replog/test_cluster_random |
     grep -E 'schedules|failed|ERROR'
 echo "== cluster under Valgrind's memcheck: $memcheck_seeds schedules of each size"
-TB_CLUSTER_SEEDS=$memcheck_seeds valgrind -q --error-exitcode=1 \
-    --track-origins=yes build-test/src/server/replog/test_cluster_random |
+TB_CLUSTER_SEEDS=$memcheck_seeds tests/sanitizers/memcheck.sh \
+    build-test/src/server/replog/test_cluster_random |
     grep -E 'schedules|failed|ERROR'
 echo "== fuzzing: $fuzz_s s per target"
 FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "$fuzz_s"

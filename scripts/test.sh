@@ -35,12 +35,28 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
         ctest --output-on-failure --timeout 900 -j "$jobs" -LE zk \
               -E 'client_install|client_symbols|crash_kill9|^package$' "$@")
 
-    # ASan does not see a value read before it was written; in the cluster
-    # harness such a read makes a schedule depend on the ones run before it.
+    # ASan does not see a value read before it was written (in the cluster
+    # harness such a read makes a schedule depend on the ones run before
+    # it), nor what libuv and libraft, not built with it, do to memory.
     echo "== Valgrind memcheck: the cluster harness (scenarios, 100 schedules of each size)"
-    memcheck="valgrind -q --error-exitcode=1 --track-origins=yes"
+    memcheck=$PWD/tests/sanitizers/memcheck.sh
     $memcheck build-test/src/server/replog/test_cluster
     TB_CLUSTER_SEEDS=100 $memcheck build-test/src/server/replog/test_cluster_random
+    echo "== Valgrind memcheck: tumblerd in ensembles (peer TLS, reconfig, rolling restart)"
+    TB_MEMCHECK_DIR=$(mktemp -d)
+    export TB_MEMCHECK_DIR TB_MEMCHECK_PROGRAM=$PWD/build-test/src/server/tumblerd
+    bt=$PWD/build-test
+    TUMBLERD=$memcheck bash tests/integration/peer_tls.sh "$bt/src/cli/tumbler"
+    TUMBLERD=$memcheck bash tests/integration/reconfig.sh
+    bash tests/crash/rolling.sh "$memcheck" "$bt/tests/crash/acked_writer" \
+        "$bt/src/cli/tumbler"
+    unset TB_MEMCHECK_PROGRAM
+    if grep -q . "$TB_MEMCHECK_DIR"/*.log; then
+        grep -H . "$TB_MEMCHECK_DIR"/*.log | head -200
+        exit 1
+    fi
+    rm -rf "$TB_MEMCHECK_DIR"
+    unset TB_MEMCHECK_DIR
 
     echo "== ThreadSanitizer (clang): the client library and the recipes' threads"
     CC=clang cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -386,7 +386,9 @@ int cluster_step_until(struct cluster *c, int (*stop)(struct cluster *, void *),
     while (!stop(c, arg)) {
         if (raft_fixture_time(&c->f) >= end)
             return 0;
+        c->in_raft = 1;
         raft_fixture_step(&c->f);
+        c->in_raft = 0;
         tick_all(c);
     }
     return 1;

@@ -71,6 +71,10 @@ struct cluster {
      * tick follows the log's; NULL for none. */
     void (*on_tick)(struct cluster *c, unsigned i, void *arg);
     void *on_tick_arg;
+    /* Set while the fixture steps, when raft calls its callbacks: a
+     * server's own callbacks must run after, outside raft (replog__defer),
+     * as they may call raft again. */
+    int in_raft;
 };
 
 /* n servers, all voters, bootstrapped and started; none leads yet.  cfg:

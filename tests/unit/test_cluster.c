@@ -442,6 +442,7 @@ static void changed(void *arg, int status)
 {
     struct change *ch = arg;
 
+    assert_false(cl.in_raft);
     ch->fired++;
     ch->status = status;
 }
@@ -540,6 +541,58 @@ static void test_members_change(void **state)
     k = cluster_create(c, m, "/after_leader", 0);
     cluster_converge(c, 10000);
     assert_int_equal(c->props[k].status, 0);
+    cluster_close(c);
+}
+
+/* A barrier whose callback changes the members, as a reconfig's does once
+ * the new leader's entries are committed (proc/reconfig.c): the callback
+ * runs outside raft, and the change it starts is made.  Raft fires the
+ * barrier from within its handling of a message; a change made there
+ * reallocated the configuration raft was reading. */
+struct barrier_add {
+    struct cluster *c;
+    unsigned leader, joiner;
+    int barrier_status;
+    struct change add;
+};
+
+static void barrier_then_add(void *arg, int status)
+{
+    struct barrier_add *b = arg;
+
+    assert_false(b->c->in_raft);
+    b->barrier_status = status;
+    assert_int_equal(replog_member_add(b->c->nodes[b->leader].log,
+                                       (int)b->joiner + 1, "4", 1, changed,
+                                       &b->add),
+                     0);
+}
+
+static void test_barrier_then_change(void **state)
+{
+    struct cluster *c = &cl;
+    struct barrier_add b = {.c = c, .barrier_status = -1};
+    unsigned k;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    b.leader = cluster_leader(c, 10000);
+    session_on(c, b.leader);
+    cluster_create(c, b.leader, "/before", 0);
+    cluster_converge(c, 10000);
+    b.joiner = cluster_grow(c);
+    assert_int_equal(
+        replog_barrier(c->nodes[b.leader].log, barrier_then_add, &b), 0);
+    assert_true(cluster_step_until(c, change_done, &b.add, 30000));
+    assert_int_equal(b.barrier_status, 0);
+    assert_int_equal(b.add.status, 0);
+    assert_int_equal(cluster_role(c, b.leader, (int)b.joiner + 1),
+                     REPLOG_VOTER);
+    k = cluster_create(c, b.leader, "/after", 0);
+    cluster_converge(c, 10000);
+    assert_int_equal(c->props[k].status, 0);
+    assert_true(cluster_has(c, b.joiner, "/before"));
+    assert_true(cluster_has(c, b.joiner, "/after"));
     cluster_close(c);
 }
 
@@ -788,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_disk_faults),
         cmocka_unit_test(test_members_change),
         cmocka_unit_test(test_members_change_all_or_nothing),
+        cmocka_unit_test(test_barrier_then_change),
         cmocka_unit_test(test_role_change_cut_short),
         cmocka_unit_test(test_role_change_cut_short_observer_leads),
     };

@@ -37,7 +37,7 @@ void replog_attach(struct replog *l, struct raft *raft)
 void replog_attached_tick(struct replog *l)
 {
     replog__poll_leader(l);
-    replog__members_poke(l);
+    replog__deferred_take(l);
     replog__snapshot_poke(l);
     replog__notice(l);
 }
@@ -48,7 +48,7 @@ void replog_attached_free(struct replog *l)
     struct replog_req *req;
 
     l->closing = 1;
-    replog__members_poke(l);
+    replog__deferred_take(l);
     while (!tb_queue_empty(&l->pending) || !tb_queue_empty(&l->queued)) {
         q = tb_queue_head(tb_queue_empty(&l->pending) ? &l->queued
                                                       : &l->pending);

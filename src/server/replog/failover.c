@@ -20,17 +20,28 @@
 
 struct barrier {
     struct raft_barrier req;
+    struct replog_deferred answer; /* raft's, until taken */
+    struct replog *l;
     void (*cb)(void *arg, int status);
     void *arg;
 };
+
+/* Outside raft (replog__defer): a reconfig's callback makes its
+ * changes. */
+static void barrier_taken(struct replog_deferred *a)
+{
+    struct barrier *b = TB_CONTAINER_OF(a, struct barrier, answer);
+
+    if (b->cb != NULL)
+        b->cb(b->arg, replog__err(a->status));
+    free(b);
+}
 
 static void barrier_done(struct raft_barrier *req, int status)
 {
     struct barrier *b = req->data;
 
-    if (b->cb != NULL)
-        b->cb(b->arg, replog__err(status));
-    free(b);
+    replog__defer(b->l, &b->answer, status);
 }
 
 int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
@@ -44,6 +55,8 @@ int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
     if ((b = malloc(sizeof *b)) == NULL)
         return TB_ENOMEM;
     b->req.data = b;
+    b->answer.take = barrier_taken;
+    b->l = l;
     b->cb = cb;
     b->arg = arg;
     if ((rv = raft_barrier(l->raft, &b->req, barrier_done)) != 0) {

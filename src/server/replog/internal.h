@@ -131,7 +131,7 @@ struct replog {
 
     struct tb_queue queued;    /* struct replog_req, not yet given to raft */
     struct tb_queue pending;   /* given to raft, not yet answered */
-    struct tb_queue changes_done; /* membership.c's, raft's answer in */
+    struct tb_queue deferred;  /* struct replog_deferred, not yet taken */
     struct raft_buffer *batch; /* the entries of `queued` */
     unsigned batch_n, batch_cap;
     int64_t applied_index;   /* last index given to fsm.apply or restore */
@@ -242,10 +242,21 @@ void replog__configure_raft(struct replog *l);
 /* Leadership polled (G6): logs a change, fails what a lost leader had
  * proposed, tells on_leader. */
 void replog__poll_leader(struct replog *l);
-/* membership.c: takes up raft's answers to member changes, outside raft's
- * callbacks (membership.c says why); at close, with l->closing set, the
- * last of them. */
-void replog__members_poke(struct replog *l);
+/* An answer raft gives from inside itself, to a member change or a
+ * barrier, is taken up later, outside raft: libraft 0.15 calls those
+ * callbacks from within its handling of a message or a write, holding
+ * pointers into its configuration across the call, and what a caller does
+ * next (a change: a join's second step, a reconfig's next member)
+ * reallocates that configuration under it.  replog__defer queues `a`
+ * with raft's status; replog__deferred_take, on the log's tick and at
+ * close (with l->closing set), calls each queued a->take in turn. */
+struct replog_deferred {
+    struct tb_queue link;
+    int status;
+    void (*take)(struct replog_deferred *a);
+};
+void replog__defer(struct replog *l, struct replog_deferred *a, int status);
+void replog__deferred_take(struct replog *l);
 /* fresh.c: what to do with `m` (FRESH_DELIVER or FRESH_DROP), given
  * raft's current term and last entry; updates g.  Pure. */
 int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,

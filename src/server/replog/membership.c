@@ -16,12 +16,8 @@
  * step fails, the steps made are undone last first, so raft's members are
  * the ones before the change again, as /zookeeper/config still says.
  *
- * Raft's answer to a change is taken up on the log's next tick
- * (replog__members_poke), never inside raft's callback: libraft 0.15
- * calls it from within its handling of a message or a write, holding
- * pointers into its configuration across the call, and a change made
- * there (a join's second step, a batch's next, or one a caller's callback
- * makes) reallocates that configuration under it. */
+ * Raft's answer to a change is taken up on the log's next tick, never
+ * inside raft's callback (replog__defer says why). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +29,7 @@
  * add, then assign (role). */
 struct change {
     struct raft_change req;
-    struct tb_queue link; /* in l->changes_done, once raft answered */
-    int status;           /* raft's answer */
+    struct replog_deferred answer; /* raft's, until taken */
     struct replog *l;
     raft_id id;
     int role; /* RAFT_VOTER or RAFT_STANDBY: the join's second step;
@@ -86,10 +81,11 @@ static int change_err(int rv)
 static void changed(struct raft_change *req, int status);
 
 /* Raft's answer to change c: done, a failure, or the join's next step. */
-static void answered(struct change *c)
+static void answered(struct replog_deferred *a)
 {
+    struct change *c = TB_CONTAINER_OF(a, struct change, answer);
     struct replog *l = c->l;
-    int role = c->role, status = c->status, rv;
+    int role = c->role, status = a->status, rv;
 
     if (status != 0) {
         replog__logf(l, REPLOG_LOG_WARN, "member %llu: change failed: %s",
@@ -125,19 +121,7 @@ static void changed(struct raft_change *req, int status)
 {
     struct change *c = req->data;
 
-    c->status = status;
-    tb_queue_insert_tail(&c->l->changes_done, &c->link);
-}
-
-void replog__members_poke(struct replog *l)
-{
-    struct tb_queue *q;
-
-    while (!tb_queue_empty(&l->changes_done)) {
-        q = tb_queue_head(&l->changes_done);
-        tb_queue_remove(q);
-        answered(TB_CONTAINER_OF(q, struct change, link));
-    }
+    replog__defer(c->l, &c->answer, status);
 }
 
 static struct change *change_new(struct replog *l, int id, int role,
@@ -148,6 +132,7 @@ static struct change *change_new(struct replog *l, int id, int role,
     if (c == NULL)
         return NULL;
     c->req.data = c;
+    c->answer.take = answered;
     c->l = l;
     c->id = (raft_id)id;
     c->role = role;

@@ -488,6 +488,24 @@ void replog__poll_leader(struct replog *l)
     }
 }
 
+void replog__defer(struct replog *l, struct replog_deferred *a, int status)
+{
+    a->status = status;
+    tb_queue_insert_tail(&l->deferred, &a->link);
+}
+
+void replog__deferred_take(struct replog *l)
+{
+    struct replog_deferred *a;
+
+    while (!tb_queue_empty(&l->deferred)) {
+        a = TB_CONTAINER_OF(tb_queue_head(&l->deferred), struct replog_deferred,
+                            link);
+        tb_queue_remove(&a->link);
+        a->take(a);
+    }
+}
+
 static void tick_cb(uv_timer_t *t)
 {
     struct replog *l = t->data;
@@ -495,7 +513,7 @@ static void tick_cb(uv_timer_t *t)
     if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
         replog__disk_refresh(l);
     replog__poll_leader(l);
-    replog__members_poke(l);
+    replog__deferred_take(l);
     replog__snapshot_poke(l);
 }
 
@@ -508,7 +526,7 @@ static void free_handle(struct replog *l)
 
     /* raft finalizes a snapshot it was given; a child may still run. */
     replog__snapshot_discard(l);
-    replog__members_poke(l);
+    replog__deferred_take(l);
     tb_wbuf_free(&l->snap_state);
     free(l->batch);
     free(l->notice.told);
@@ -749,7 +767,7 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
     l->lock_fd = -1;
     tb_queue_init(&l->queued);
     tb_queue_init(&l->pending);
-    tb_queue_init(&l->changes_done);
+    tb_queue_init(&l->deferred);
     copy_config(l, cfg);
     l->address = strdup(cfg->address != NULL ? cfg->address : DEFAULT_ADDRESS);
     l->secure = cfg->secure;

@@ -737,15 +737,11 @@ static void tcp_close(struct raft_uv_transport *rt,
         next_in = in->next;
         incoming_drop(in);
     }
-    if (t->secure.start == NULL) {
-        t->inner.close(&t->inner, inner_closed);
-        return;
-    }
-    /* raft_uv_tcp never listened: it has nothing to close. */
-    t->inner_open = 0;
     if (t->listening)
         uv_close((uv_handle_t *)&t->listener, listener_closed);
-    maybe_closed(t);
+    /* Closed even when it never listened (peer TLS): its init made it a
+     * listener handle, which must leave the loop before it is freed. */
+    t->inner.close(&t->inner, inner_closed);
 }
 
 int replog__tcp_init(struct raft_uv_transport *rt, struct replog *l)

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Runs a program under Valgrind's memcheck, which sees what the sanitizers
+# do not: a value read before it was written, and accesses made by the
+# libraries built without them (libuv, libraft), such as the loop walking
+# a handle whose memory was freed.  Exits 1 on a report.
+#   memcheck.sh PROGRAM [ARG...]
+# With TB_MEMCHECK_PROGRAM set, that is the program and every argument is
+# its own, so that this script can stand for a server binary (TUMBLERD).
+# With TB_MEMCHECK_DIR set, each process reports to TB_MEMCHECK_DIR/PID.log
+# (left empty when clean) rather than to stderr: a test that kills servers
+# with -9 loses their exit status, and the reports are read after it.
+if [ -z "${TB_MEMCHECK_PROGRAM:-}" ]; then
+    TB_MEMCHECK_PROGRAM=$1
+    shift
+fi
+exec valgrind -q --error-exitcode=1 --track-origins=yes \
+    ${TB_MEMCHECK_DIR:+--log-file="$TB_MEMCHECK_DIR/%p.log"} \
+    "$TB_MEMCHECK_PROGRAM" "$@"
