@@ -40,7 +40,8 @@ ninja -C build-memcheck
 rm -rf build-memcheck/memcheck
 # Left out, as they fail under Valgrind for its own sake: logfail (its
 # faults come from strace), fdflood (Valgrind keeps descriptors), three
-# limits (their RSS bounds); and the runs that start no tumblerd.
+# limits (their RSS bounds); the upgrades, which build the releases before
+# (the rolling restart is run); and the runs that start no tumblerd.
 (cd build-memcheck && ctest --output-on-failure -j "$(nproc)" -LE zk \
     -E 'unit_|fuzz_|client_install|client_symbols|^package$|crash_upgrade|crash_logfail|crash_fdflood|limits_(slow_reader|wide_children|many_sessions)' |
     tail -3)
