@@ -5,8 +5,7 @@
 # suite (less the runs against ZooKeeper itself) again under AddressSanitizer
 # and UndefinedBehaviorSanitizer, the cluster harness and tumblerd in three
 # ensemble tests under Valgrind's memcheck, and the client's threaded parts
-# under ThreadSanitizer.  Extra
-# arguments go to every ctest run.
+# under ThreadSanitizer.  Extra arguments go to every ctest run.
 # Last, every fuzz target runs for TB_TEST_FUZZ_SECONDS (default 20) each.
 #   TB_TEST_SANITIZERS=0 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
