@@ -45,9 +45,6 @@ rm -rf build-memcheck/memcheck
 (cd build-memcheck && ctest --output-on-failure -j "$(nproc)" -LE zk \
     -E 'unit_|fuzz_|client_install|client_symbols|^package$|crash_upgrade|crash_logfail|crash_fdflood|limits_(slow_reader|wide_children|many_sessions)' |
     tail -3)
-if grep -q . build-memcheck/memcheck/*.log 2>/dev/null; then
-    grep -H . build-memcheck/memcheck/*.log | head -200
-    exit 1
-fi
+tests/sanitizers/memcheck.sh --check build-memcheck/memcheck
 echo "== fuzzing: $fuzz_s s per target"
 FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "$fuzz_s"

@@ -43,20 +43,13 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     $memcheck build-test/src/server/replog/test_cluster
     TB_CLUSTER_SEEDS=100 $memcheck build-test/src/server/replog/test_cluster_random
     echo "== Valgrind memcheck: tumblerd in ensembles (peer TLS, reconfig, rolling restart)"
-    TB_MEMCHECK_DIR=$(mktemp -d)
-    export TB_MEMCHECK_DIR TB_MEMCHECK_PROGRAM=$PWD/build-test/src/server/tumblerd
-    bt=$PWD/build-test
-    TUMBLERD=$memcheck bash tests/integration/peer_tls.sh "$bt/src/cli/tumbler"
-    TUMBLERD=$memcheck bash tests/integration/reconfig.sh
-    bash tests/crash/rolling.sh "$memcheck" "$bt/tests/crash/acked_writer" \
-        "$bt/src/cli/tumbler"
-    unset TB_MEMCHECK_PROGRAM
-    if grep -q . "$TB_MEMCHECK_DIR"/*.log; then
-        grep -H . "$TB_MEMCHECK_DIR"/*.log | head -200
-        exit 1
-    fi
-    rm -rf "$TB_MEMCHECK_DIR"
-    unset TB_MEMCHECK_DIR
+    cmake -S . -B build-memcheck -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DTB_ALL_TESTS=ON -DTB_MEMCHECK=ON >/dev/null
+    ninja -C build-memcheck tumblerd tumbler_cli acked_writer
+    rm -rf build-memcheck/memcheck
+    (cd build-memcheck && ctest --output-on-failure \
+        -R '^(peer_tls_tumblerd|reconfig_tumblerd|crash_rolling)$' "$@")
+    $memcheck --check build-memcheck/memcheck
 
     echo "== ThreadSanitizer (clang): the client library and the recipes' threads"
     CC=clang cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -8,7 +8,16 @@
 # its own, so that this script can stand for a server binary (TUMBLERD).
 # With TB_MEMCHECK_DIR set, each process reports to TB_MEMCHECK_DIR/PID.log
 # (left empty when clean) rather than to stderr: a test that kills servers
-# with -9 loses their exit status, and the reports are read after it.
+# with -9 loses their exit status, and the reports are read after it:
+#   memcheck.sh --check DIR
+# prints those in DIR, and exits 1 if there is one.
+if [ "${1:-}" = --check ]; then
+    if grep -q . "$2"/*.log 2>/dev/null; then
+        grep -H . "$2"/*.log | head -200
+        exit 1
+    fi
+    exit 0
+fi
 if [ -z "${TB_MEMCHECK_PROGRAM:-}" ]; then
     TB_MEMCHECK_PROGRAM=$1
     shift
