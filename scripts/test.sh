@@ -3,8 +3,9 @@
 # tests against real tumblerd processes, compatibility tests with Apache
 # ZooKeeper 3.8's own clients and server, fuzz-corpus replays; then the same
 # suite (less the runs against ZooKeeper itself) again under AddressSanitizer
-# and UndefinedBehaviorSanitizer, the cluster harness and tumblerd in three
-# ensemble tests under Valgrind's memcheck, and the client's threaded parts
+# and UndefinedBehaviorSanitizer, the cluster harness, the log's durability
+# tests (snapshot children included) and tumblerd in three ensemble tests
+# under Valgrind's memcheck, and the client's threaded parts
 # under ThreadSanitizer.  Extra arguments go to every ctest run.
 # Last, every fuzz target runs for TB_TEST_FUZZ_SECONDS (default 20) each.
 #   TB_TEST_SANITIZERS=0 skips the sanitizer builds and the fuzzing.
@@ -41,10 +42,11 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     # ASan does not see a value read before it was written (in the cluster
     # harness such a read makes a schedule depend on the ones run before
     # it), nor what libuv and libraft, not built with it, do to memory.
-    echo "== Valgrind memcheck: the cluster harness (scenarios, 100 schedules of each size)"
+    echo "== Valgrind memcheck: the cluster harness (scenarios, 100 schedules of each size), the log's durability"
     memcheck=$PWD/tests/sanitizers/memcheck.sh
     $memcheck build-test/src/server/replog/test_cluster
     TB_CLUSTER_SEEDS=100 $memcheck build-test/src/server/replog/test_cluster_random
+    $memcheck build-test/src/server/replog/test_raft_durability
     echo "== Valgrind memcheck: tumblerd in ensembles (peer TLS, reconfig, rolling restart)"
     cmake -S . -B build-memcheck -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
           -DTB_ALL_TESTS=ON -DTB_MEMCHECK=ON >/dev/null
