@@ -1,6 +1,6 @@
-#!/bin/sh
-# Fuzzes every target in turn (one fuzzer process at a time) for SECONDS
-# each, then prints the executions and crashes per target.
+#!/usr/bin/env bash
+# Fuzzes every target for SECONDS, one fuzzer process per CPU at a time,
+# then prints the executions and crashes per target.
 #
 #   tests/fuzz/run.sh [SECONDS]          default 60
 #
@@ -38,16 +38,16 @@ max_len() {
     esac
 }
 
-summary=""
-failed=0
-for t in $targets; do
-    bin=$(find "$build" -type f -name "fuzz_$t" -perm -u+x | head -n 1)
-    if [ -z "$bin" ]; then
-        echo "run.sh: fuzz_$t not built in $build" >&2
-        exit 2
-    fi
+fuzzer() { find "$build" -type f -name "fuzz_$1" -perm -u+x | head -n 1; }
+
+# fuzz_one TARGET: fuzzes it, and leaves its line of the summary in
+# $work/summary and its crash count in $work/crashes.
+fuzz_one() {
+    local t=$1 bin work dirs before after execs cov crashes
+    bin=$(fuzzer "$t")
     work=$build/fuzz-work/$t
     mkdir -p "$work/corpus" "$work/artifacts"
+    rm -f "$work/summary" "$work/crashes"
     # Not the regressions: one that is not fixed yet would stop the run
     # at once (ctest replays them).
     dirs="$work/corpus $root/tests/fuzz/corpus/$t"
@@ -64,13 +64,31 @@ for t in $targets; do
     after=$(find "$work/artifacts" -type f | wc -l)
     crashes=$((after - before))
     if [ "$crashes" -gt 0 ]; then
-        failed=1
         grep -m 3 -E 'ERROR|runtime error|check failed' "$work/log.txt" || true
         echo "   artifacts in $work/artifacts, log in $work/log.txt"
     fi
-    summary="$summary$(printf '%-14s %12s execs  cov %6s  %d crash(es)' \
-        "$t" "${execs:-?}" "${cov:-?}" "$crashes")
-"
+    printf '%-14s %12s execs  cov %6s  %d crash(es)\n' \
+        "$t" "${execs:-?}" "${cov:-?}" "$crashes" >"$work/summary"
+    echo "$crashes" >"$work/crashes"
+}
+
+for t in $targets; do
+    if [ -z "$(fuzzer "$t")" ]; then
+        echo "run.sh: fuzz_$t not built in $build" >&2
+        exit 2
+    fi
 done
-printf '\n%s' "$summary"
+for t in $targets; do
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
+        wait -n
+    done
+    fuzz_one "$t" &
+done
+wait
+echo
+failed=0
+for t in $targets; do
+    cat "$build/fuzz-work/$t/summary"
+    [ "$(cat "$build/fuzz-work/$t/crashes")" = 0 ] || failed=1
+done
 exit $failed
