@@ -254,6 +254,25 @@ find_leader()
     done
     return 1
 }
+# make_lead WANT I...: member WANT, one of the members I..., leads, most likely: while another
+# does, it is paused until the rest have elected one of them, then resumed, up to 6 times.  L is
+# the leader found last; fails if none leads.
+# shellcheck disable=SC2154 # pid is the caller's
+make_lead()
+{
+    local want=$1 n o i others
+    shift
+    for n in 1 2 3 4 5 6; do
+        until_ok 15 find_leader "$@" || return 1
+        [ "$L" = "$want" ] && return 0
+        o=$L others=()
+        for i in "$@"; do [ "$i" = "$o" ] || others+=("$i"); done
+        kill -STOP "${pid[$o]}"
+        until_ok 15 find_leader "${others[@]}"
+        kill -CONT "${pid[$o]}"
+    done
+    until_ok 15 find_leader "$@"
+}
 
 # zk_classpath: the jars needed to run Apache ZooKeeper with quiet file logging.
 zk_classpath()

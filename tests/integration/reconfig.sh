@@ -19,8 +19,8 @@
 #   8. member 1 restarted with the zoo.cfg it started with (servers 1-3): the members its log
 #      holds (1, 2, 4) stay, and it takes writes
 #   9. kazoo's reconfig with the whole member list (newMembers): server.4 becomes an observer,
-#      most runs while it leads (as the handovers of checks 6 and 8 may leave it): the leader
-#      made an observer answers, then steps down
+#      most runs while it leads (make_lead): the leader made an observer answers, then hands
+#      leadership to a voter, which makes it a standby
 #
 #   reconfig.sh   (TUMBLERD names the server)
 set -u
@@ -277,26 +277,13 @@ check8() {
 }
 run_check 8 "member 1 restarted with its first zoo.cfg: the members the log holds stay" check8
 
-# lead4: member 4 leads, most likely: while it does not, the leader is paused until the other two
-# have elected one of them (member 4 about half the time), then resumed, up to 6 times.  Check 9
-# then makes the leader itself an observer; it passes whoever leads.
-lead4() {
-    local n o i others
-    for n in 1 2 3 4 5 6; do
-        until_ok 15 find_leader 1 2 4 || { echo "  FAIL: no member leads"; return 1; }
-        [ "$L" = 4 ] && break
-        o=$L others=()
-        for i in 1 2 4; do [ "$i" = "$o" ] || others+=("$i"); done
-        kill -STOP "${pid[$o]}"
-        until_ok 15 find_leader "${others[@]}"
-        kill -CONT "${pid[$o]}"
-    done
-    echo "  member $L leads"
-}
-
+# Check 9 makes the leader itself an observer: member 4 leads, most likely (make_lead), and the
+# check passes whoever leads.
 check9() {
     local out
-    lead4 || return 1
+    make_lead 4 1 2 4 || { echo "  FAIL: no member leads"; return 1; }
+    echo "  member $L leads"
+    local led=$L
     out=$("$py" - "127.0.0.1:${cport[2]}" "$(ens_line 1),$(ens_line 2),$(ens_line 4 | sed 's/;/:observer;/')" <<'EOF' 2>&1
 import sys
 from kazoo.client import KazooClient
@@ -314,9 +301,17 @@ EOF
     until_ok 10 grep -q "member 4: becoming a standby" "${dir[1]}/server.log" "${dir[2]}/server.log" \
         "${dir[4]}/server.log" ||
         { echo "  FAIL: raft's role of member 4 did not change"; return 1; }
-    # No longer a voter, member 4 stepped down: a voter of the new members leads.
+    # Member 4, made an observer while it led, handed leadership to a voter, which made it a
+    # standby: a leader never takes its own vote away.
     until_ok 15 find_leader 1 2 || { echo "  FAIL: neither member 1 nor 2 leads"; return 1; }
     echo "  member $L leads"
+    if [ "$led" = 4 ]; then
+        grep -q "reconfig: server 4 is no voter in the new configuration: it hands leadership" \
+            "${dir[4]}/server.log" || { echo "  FAIL: member 4 did not hand leadership over"; return 1; }
+        until_ok 10 grep -q "reconfig: server 4 is a voter in raft's members but an observer in the configuration .*: making it a standby" \
+            "${dir[$L]}/server.log" || { echo "  FAIL: member $L did not make member 4 a standby"; return 1; }
+        echo "  ok   member 4 handed leadership to member $L, which made it a standby"
+    fi
     config 4 | grep -q "^server.4=.*:observer;" || { echo "  FAIL: config on member 4"; return 1; }
     echo "  ok   server.4 is an observer: a standby in raft"
 }

@@ -3,8 +3,10 @@
 # curator/CuratorReconfig.java, on member 1, adds server 4 (a joiner with an empty data
 # directory) and removes server 3, each from the configuration version it read, sees a stale
 # version refused with BadVersion and its watch on the configuration fire after each change.
-# Then, from here: member 4 serves and holds what was written through member 1 before it
-# joined; member 3 says it was removed and serves nobody.
+# Member 3 leads, most runs (make_lead): it answers the removal through member 1, hands
+# leadership over, and the next leader takes it out of raft's members.  Then, from here:
+# member 4 serves and holds what was written through member 1 before it joined; member 3 says
+# it was removed and serves nobody.
 #   reconfig_curator.sh CLASSES   (TUMBLERD names the server; CLASSES holds the compiled test)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,7 +27,8 @@ ens_start 4 "$work/zoo4.cfg"
 for i in 1 2 3; do
     wait_serving "${cport[$i]}" 20 "${pid[$i]}" || it_die "member $i did not start"
 done
-until_ok 15 find_leader 1 2 3 || it_die "no member leads"
+make_lead 3 1 2 3 || it_die "no member leads"
+led=$L
 echo "3 members, member $L leads; server 4 waits to be added"
 until_ok 10 grep -q "joining: no clients" "${dir[4]}/server.log" ||
     fail "server 4 does not say it waits to join"
@@ -71,4 +74,12 @@ got=$(four_letter "${cport[3]}" srvr)
 [ "$got" = "This ZooKeeper instance is not currently serving requests" ] ||
     fail "member 3's srvr: $got"
 echo "ok - member 3 says it was removed and serves nobody, srvr included"
+if [ "$led" = 3 ]; then
+    grep -q "reconfig: server 3 is no voter in the new configuration: it hands leadership" \
+        "${dir[3]}/server.log" || fail "member 3, the leader, did not hand leadership over"
+    until_ok 10 grep -q "reconfig: server 3 is among raft's members but not in the configuration" \
+        "${dir[1]}/server.log" "${dir[2]}/server.log" "${dir[4]}/server.log" ||
+        fail "no member took member 3 out of raft's members"
+    echo "ok - member 3, the leader, handed leadership over; the next leader took it out of raft"
+fi
 echo PASSED

@@ -544,6 +544,43 @@ static void test_members_change(void **state)
     cluster_close(c);
 }
 
+static void transfer_ended(void *arg)
+{
+    assert_false(cl.in_raft);
+    (*(int *)arg)++;
+}
+
+static int transfer_done(struct cluster *c, void *arg)
+{
+    (void)c;
+    return *(int *)arg > 0;
+}
+
+/* Leadership handed over four times, by whoever leads (a reconfig's
+ * handover, then a stop's): each is taken, and so a server that leads a
+ * second time (three servers) hands over a second time. */
+static void test_transfer_again(void **state)
+{
+    struct cluster *c = &cl;
+    unsigned l, round, led[3] = {0}, twice = 0;
+    int ended;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    for (round = 0; round < 4; round++) {
+        twice += ++led[l] == 2;
+        ended = 0;
+        assert_int_equal(
+            replog_transfer(c->nodes[l].log, transfer_ended, &ended), 0);
+        assert_true(cluster_step_until(c, transfer_done, &ended, 10000));
+        assert_int_equal(ended, 1);
+        l = cluster_new_leader(c, l, 10000);
+    }
+    assert_true(twice > 0);
+    cluster_close(c);
+}
+
 /* A barrier whose callback changes the members, as a reconfig's does once
  * the new leader's entries are committed (proc/reconfig.c): the callback
  * runs outside raft, and the change it starts is made.  Raft fires the
@@ -663,11 +700,14 @@ static void test_members_change_all_or_nothing(void **state)
 static const struct reconcile_member conf4[] = {{1, 1}, {2, 1}, {3, 1}, {4, 0}};
 
 /* What proc/reconfig.c's tick does on a leader with nothing in flight:
- * one step of reconcile.h's toward the configuration. */
+ * one step of reconcile.h's toward the configuration conf[0..nconf). */
 struct reconciler {
+    const struct reconcile_member *conf;
+    size_t nconf;
     int busy[CLUSTER_MAX]; /* a step of ours on server i not answered */
-    unsigned steps, self_demoted;
+    unsigned steps, handovers;
     struct reconcile_step made[8]; /* the first steps, in order */
+    unsigned by[8];                /* the server that made each */
 };
 
 struct reconcile_call {
@@ -685,6 +725,11 @@ static void reconcile_answered(void *arg, int status)
     k->r->busy[k->i] = 0;
 }
 
+static void reconcile_handed_over(void *arg)
+{
+    reconcile_answered(arg, 0);
+}
+
 static void reconcile_tick(struct cluster *c, unsigned i, void *arg)
 {
     struct reconciler *r = arg;
@@ -697,37 +742,55 @@ static void reconcile_tick(struct cluster *c, unsigned i, void *arg)
     if (r->busy[i] || !reconcile_may(log))
         return;
     n = replog_members(log, rm, CLUSTER_MAX);
-    st = reconcile_next(rm, n, conf4, 4, (int)i + 1);
+    st = reconcile_next(rm, n, r->conf, r->nconf, (int)i + 1);
     if (st.op == RECONCILE_NONE)
         return;
+    /* A leader never takes its own vote away (reconcile.h): another
+     * voter, handed leadership, does. */
+    assert_true((st.id == (int)i + 1) == (st.op == RECONCILE_HANDOVER));
     calls[i] = (struct reconcile_call){r, i};
     rv = st.op == RECONCILE_REMOVE
              ? replog_member_remove(log, st.id, reconcile_answered, &calls[i])
-             : replog_member_assign(log, st.id, st.voter, reconcile_answered,
-                                    &calls[i]);
+         : st.op == RECONCILE_ASSIGN
+             ? replog_member_assign(log, st.id, st.voter, reconcile_answered,
+                                    &calls[i])
+             : replog_transfer(log, reconcile_handed_over, &calls[i]);
     assert_int_equal(rv, 0);
     r->busy[i] = 1;
-    if (r->steps < 8)
+    if (r->steps < 8) {
         r->made[r->steps] = st;
+        r->by[r->steps] = i;
+    }
     r->steps++;
-    r->self_demoted += st.id == (int)i + 1;
+    r->handovers += st.op == RECONCILE_HANDOVER;
 }
 
-/* Every live server's raft members are the configuration's roles, and
- * no change is in flight on a leader. */
+/* The role (REPLOG_*) the configuration gives server id, -1 for none. */
+static int conf_role(const struct reconciler *r, int id)
+{
+    size_t j;
+
+    for (j = 0; j < r->nconf; j++)
+        if (r->conf[j].id == id)
+            return r->conf[j].voter ? REPLOG_VOTER : REPLOG_STANDBY;
+    return -1;
+}
+
+/* On every live server of the configuration, raft's members are the
+ * configuration's roles, and those it leaves out none (a server removed
+ * never hears of it), and no change is in flight on a leader. */
 static int roles_back(struct cluster *c, void *arg)
 {
+    const struct reconciler *r = arg;
     unsigned i, k;
 
-    (void)arg;
     for (i = 0; i < c->n; i++) {
-        if (!raft_fixture_alive(&c->f, i))
+        if (!raft_fixture_alive(&c->f, i) || conf_role(r, (int)i + 1) < 0)
             continue;
         if (c->nodes[i].leader && replog_member_changing(c->nodes[i].log))
             return 0;
-        for (k = 0; k < 4; k++)
-            if (cluster_role(c, i, conf4[k].id) !=
-                (conf4[k].voter ? REPLOG_VOTER : REPLOG_STANDBY))
+        for (k = 0; k < c->n; k++)
+            if (cluster_role(c, i, (int)k + 1) != conf_role(r, (int)k + 1))
                 return 0;
     }
     return 1;
@@ -749,8 +812,8 @@ static int has_all_of(struct cluster *c, void *arg)
  *
  * Who leads next is made certain by the logs, a last write reaching only
  * it: the participant left (y), which makes x a voter again and 4 a
- * standby; or, observer_leads, 4, which makes x a voter again, then
- * itself a standby, stepping down, last. */
+ * standby; or, observer_leads, 4, which makes x a voter again, then hands
+ * leadership to a voter, which makes 4 a standby. */
 static void role_change_cut_short(int observer_leads)
 {
     struct cluster *c = &cl;
@@ -760,6 +823,8 @@ static void role_change_cut_short(int observer_leads)
     unsigned l, x, y, m, k, ij[2];
 
     memset(&rec, 0, sizeof rec);
+    rec.conf = conf4;
+    rec.nconf = 4;
     cluster_init_voters(c, 4, 3, NULL);
     l = cluster_leader(c, 10000);
     session_on(c, l);
@@ -790,17 +855,21 @@ static void role_change_cut_short(int observer_leads)
     c->on_tick_arg = &rec;
     m = cluster_new_leader(c, l, 20000);
     assert_int_equal(m, observer_leads ? 3 : y);
-    assert_true(cluster_step_until(c, roles_back, NULL, 30000));
-    /* x a voter again, then 4 a standby (by its own change when it led,
-     * which stepped it down). */
-    assert_int_equal(rec.steps, 2);
+    assert_true(cluster_step_until(c, roles_back, &rec, 30000));
+    /* x a voter again, then 4 a standby (when 4 led, after it handed
+     * leadership over). */
+    assert_int_equal(rec.steps, observer_leads ? 3 : 2);
     assert_int_equal(rec.made[0].op, RECONCILE_ASSIGN);
     assert_int_equal(rec.made[0].id, (int)x + 1);
     assert_int_equal(rec.made[0].voter, 1);
-    assert_int_equal(rec.made[1].op, RECONCILE_ASSIGN);
-    assert_int_equal(rec.made[1].id, 4);
-    assert_int_equal(rec.made[1].voter, 0);
-    assert_int_equal(rec.self_demoted, observer_leads ? 1 : 0);
+    if (observer_leads) {
+        assert_int_equal(rec.made[1].op, RECONCILE_HANDOVER);
+        assert_int_equal(rec.made[1].id, 4);
+    }
+    assert_int_equal(rec.made[rec.steps - 1].op, RECONCILE_ASSIGN);
+    assert_int_equal(rec.made[rec.steps - 1].id, 4);
+    assert_int_equal(rec.made[rec.steps - 1].voter, 0);
+    assert_int_equal(rec.handovers, observer_leads ? 1 : 0);
     m = cluster_leader(c, 10000);
     assert_int_not_equal(m, 3);
     k = cluster_create(c, m, "/after_roles", 0);
@@ -808,10 +877,88 @@ static void role_change_cut_short(int observer_leads)
     assert_int_equal(c->props[k].status, 0);
     raft_fixture_revive(&c->f, l);
     cluster_converge(c, 20000);
-    assert_true(cluster_step_until(c, roles_back, NULL, 10000));
+    assert_true(cluster_step_until(c, roles_back, &rec, 10000));
     assert_true(cluster_has(c, l, "/after_roles"));
     assert_int_equal(ch.fired, 1);
     cluster_close(c);
+}
+
+static int two_steps_made(struct cluster *c, void *arg)
+{
+    (void)c;
+    return ((struct reconciler *)arg)->steps >= 2;
+}
+
+/* The configuration leaves the leader out (a reconfig -remove of it, its
+ * outcome logged): the leader hands leadership over, and the next leader
+ * removes it from raft.  With `cut`, that next leader is cut off as soon
+ * as it proposes the removal, which reaches no one: the other three,
+ * the old leader among them (its log lacks its removal, so it stands),
+ * elect a leader, which finishes the change (handing over again if it is
+ * the old leader); the one cut off, back, agrees.  Writes go on. */
+static void leader_leaves(int cut)
+{
+    struct cluster *c = &cl;
+    struct reconciler rec;
+    struct reconcile_member conf[3];
+    unsigned l, m = 0, i, k, n = 0;
+
+    memset(&rec, 0, sizeof rec);
+    cluster_init(c, 4, NULL);
+    l = cluster_leader(c, 10000);
+    session_on(c, l);
+    for (i = 0; i < 4; i++)
+        if (i != l)
+            conf[n++] = (struct reconcile_member){(int)i + 1, 1};
+    rec.conf = conf;
+    rec.nconf = n;
+    c->on_tick = reconcile_tick;
+    c->on_tick_arg = &rec;
+    if (cut) {
+        assert_true(cluster_step_until(c, two_steps_made, &rec, 20000));
+        m = rec.by[1];
+        assert_int_not_equal(m, l);
+        cluster_isolate(c, m);
+    }
+    assert_true(cluster_step_until(c, roles_back, &rec, 30000));
+    assert_true(rec.steps <= 8);
+    /* First the old leader's handover, then its removal by the next. */
+    assert_int_equal(rec.made[0].op, RECONCILE_HANDOVER);
+    assert_int_equal(rec.made[0].id, (int)l + 1);
+    assert_int_equal(rec.by[0], l);
+    assert_int_equal(rec.made[1].op, RECONCILE_REMOVE);
+    assert_int_equal(rec.made[1].id, (int)l + 1);
+    assert_int_equal(rec.made[rec.steps - 1].op, RECONCILE_REMOVE);
+    /* Cut off, the removal's first proposer did not make it: another did. */
+    if (cut)
+        assert_int_not_equal(rec.by[rec.steps - 1], m);
+    else
+        assert_int_equal(rec.steps, 2);
+    /* Out of raft, it hears from no leader: stopped, as an operator
+     * would. */
+    raft_fixture_kill(&c->f, l);
+    k = cluster_create(c, cluster_new_leader(c, l, 10000), "/after_leaving", 0);
+    if (cut)
+        cluster_rejoin(c, m);
+    cluster_converge(c, 20000);
+    assert_int_equal(c->props[k].status, 0);
+    assert_true(cluster_step_until(c, roles_back, &rec, 10000));
+    for (i = 0; i < 4; i++)
+        if (i != l)
+            assert_true(cluster_has(c, i, "/after_leaving"));
+    cluster_close(c);
+}
+
+static void test_leader_leaves(void **state)
+{
+    (void)state;
+    leader_leaves(0);
+}
+
+static void test_leader_leaves_next_cut_off(void **state)
+{
+    (void)state;
+    leader_leaves(1);
 }
 
 static void test_role_change_cut_short(void **state)
@@ -844,6 +991,9 @@ int main(void)
         cmocka_unit_test(test_barrier_then_change),
         cmocka_unit_test(test_role_change_cut_short),
         cmocka_unit_test(test_role_change_cut_short_observer_leads),
+        cmocka_unit_test(test_transfer_again),
+        cmocka_unit_test(test_leader_leaves),
+        cmocka_unit_test(test_leader_leaves_next_cut_off),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,20 +28,26 @@ struct reconcile_step reconcile_next(const struct replog_member *rm, unsigned n,
     unsigned i;
 
     for (i = 0; i < n; i++)
-        if (reconcile_find(cfg, ncfg, rm[i].id) == NULL)
+        if (rm[i].id != self && reconcile_find(cfg, ncfg, rm[i].id) == NULL)
             return (struct reconcile_step){RECONCILE_REMOVE, rm[i].id,
                                            rm[i].role, 0};
-    /* pass 0: to voters, 1: others to standbys, 2: this leader. */
-    for (pass = 0; pass < 3; pass++)
+    /* pass 0: to voters, 1: others to standbys. */
+    for (pass = 0; pass < 2; pass++)
         for (i = 0; i < n; i++) {
+            if (rm[i].id == self)
+                continue;
             c = reconcile_find(cfg, ncfg, rm[i].id);
             want = c->voter ? REPLOG_VOTER : REPLOG_STANDBY;
             if (rm[i].role == want ||
-                want != (pass == 0 ? REPLOG_VOTER : REPLOG_STANDBY) ||
-                (rm[i].id == self) != (pass == 2))
+                want != (pass == 0 ? REPLOG_VOTER : REPLOG_STANDBY))
                 continue;
             return (struct reconcile_step){RECONCILE_ASSIGN, rm[i].id,
                                            rm[i].role, c->voter};
         }
+    /* This leader, a voter: out of the configuration or an observer. */
+    c = reconcile_find(cfg, ncfg, self);
+    if (c == NULL || !c->voter)
+        return (struct reconcile_step){RECONCILE_HANDOVER, self, REPLOG_VOTER,
+                                       0};
     return (struct reconcile_step){RECONCILE_NONE, 0, 0, 0};
 }

@@ -14,9 +14,17 @@
  *   2. a participant that is not a voter in raft becomes one, before
  *   3. a voter in raft that the configuration makes an observer becomes a
  *      standby, so that the configuration's voters vote throughout;
- *   4. last, the leader itself when the configuration makes it an
- *      observer: the change steps it down once committed, and another
- *      voter leads, which finds nothing left to do.
+ *   4. last, when the configuration leaves the leader itself out or makes
+ *      it an observer, it hands leadership to another voter, whose tick
+ *      makes the change.
+ *
+ * A leader never takes its own vote away: in libraft 0.15 a server stops
+ * standing for election as soon as its log holds an entry that takes its
+ * vote, committed or not.  A leader that logged such an entry and lost its
+ * leadership before the entry reached another member would hold the
+ * longest log and not stand, and the others, should they need its vote,
+ * would elect no one.  A leader that stays, proposing another's removal,
+ * holds the entry too and can stand.
  *
  * A server in the configuration and not in raft is left alone. */
 #ifndef TBD_PROC_RECONCILE_H
@@ -34,8 +42,9 @@ struct reconcile_member {
 
 enum reconcile_op {
     RECONCILE_NONE,
-    RECONCILE_REMOVE, /* replog_member_remove(id) */
-    RECONCILE_ASSIGN  /* replog_member_assign(id, voter) */
+    RECONCILE_REMOVE,  /* replog_member_remove(id) */
+    RECONCILE_ASSIGN,  /* replog_member_assign(id, voter) */
+    RECONCILE_HANDOVER /* replog_transfer: id is the leader's own */
 };
 
 struct reconcile_step {

@@ -29,10 +29,11 @@
  * becomes the new members with the txn's zxid as version
  * (fsm_reconfig.c), and the server the client is on answers it with that
  * data and stat.  An error travels the same way, changing nothing.  The
- * leavers, the leader last, leave once the outcome is applied; a leader
- * made an observer becomes a standby then too, not before (raft steps it
- * down, and only a leader logs the outcome).  A change is in flight from
- * its acceptance until those are made.
+ * leavers leave once the outcome is applied.  A leader that leaves, or is
+ * made an observer, then hands leadership to another voter, whose tick
+ * makes that change (reconcile.h says why a leader never takes its own
+ * vote away; and only a leader logs the outcome).  A change is in flight
+ * from its acceptance until those are made.
  *
  * A leader lost in the middle of a change (before its outcome is logged,
  * or before its leavers have left) leaves raft's members apart from the
@@ -40,8 +41,8 @@
  * (reconcile, reconcile.h), one change at a time, once no change is in
  * flight and it has applied all its log holds.  A server raft has and the
  * configuration does not leaves; a role changed gets the configuration's back
- * (participant: a voter, observer: a standby), the leader's own last, by the
- * same change as a leader made an observer.
+ * (participant: a voter, observer: a standby); last, a leader the
+ * configuration leaves out or makes an observer hands leadership over.
  *
  * Every member looks at /zookeeper/config on its tick (reconfig_tick): the
  * peer links follow the new members, and a server no longer among them
@@ -84,8 +85,8 @@ struct members {
 };
 
 /* At all times: busy iff a reconfig was accepted and its outcome, then
- * its leavers' removal and this leader's own demotion, are not all
- * made, or reconcile's demotion of this leader is in flight;
+ * its leavers' removal and this leader's handover, are not all made, or
+ * reconcile's handover is in flight;
  * steps[0..nsteps) are its joiners and role changes. */
 struct reconfig {
     struct tbd *srv;
@@ -94,11 +95,12 @@ struct reconfig {
     struct step steps[MAX_SERVERS];
     size_t nsteps;
     int leaving[MAX_SERVERS]; /* removed from raft once the outcome is
-                                 applied, so that they learn it */
+                                 applied, so that they learn it; not this
+                                 leader */
     size_t nleaving, at_leave;
-    /* This leader becomes an observer: after the outcome, as a leaver,
-     * raft's leader stepping down once it is no voter. */
-    int demote_self;
+    /* This leader leaves or becomes an observer: once the outcome is
+     * logged and the other leavers are gone, it hands leadership over. */
+    int hand_over;
     unsigned leave_tries; /* looks at leaving[at_leave]'s lag */
     int leave_retry;      /* the tick looks again */
     /* reconcile's last step failed: the next waits until reconcile_at
@@ -313,7 +315,7 @@ static void answered(void *arg, int status, int64_t index)
     members_free(&r->next);
     if (status != 0 || r->rc != 0) {
         r->nleaving = 0;
-        r->demote_self = 0;
+        r->hand_over = 0;
     }
     r->at_leave = 0;
     r->leave_tries = 0;
@@ -340,14 +342,75 @@ static void finish(struct reconfig *r, int rc)
         answered(r, rv, 0);
 }
 
-static int lag_of(struct reconfig *r, int id)
+/* A server that did not catch up to vote again (it is down, say), or a
+ * handover that failed or that no voter took, is tried again after
+ * RECONCILE_WAIT_MS, the wait doubling each time up to
+ * RECONCILE_WAIT_MAX_MS: raft's members are changing while a server
+ * catches up, and a reconfig meanwhile is refused, so the operator's,
+ * which may be the remedy, gets its turn.  Any other failure (leadership
+ * lost) is tried again by the next tick that finds the conditions.
+ * wait_longer starts the next wait and gives it in seconds. */
+#define RECONCILE_WAIT_MS     10000
+#define RECONCILE_WAIT_MAX_MS 320000
+
+static unsigned long long wait_longer(struct reconfig *r)
+{
+    r->reconcile_wait = r->reconcile_wait == 0 ? RECONCILE_WAIT_MS
+                        : r->reconcile_wait >= RECONCILE_WAIT_MAX_MS / 2
+                            ? RECONCILE_WAIT_MAX_MS
+                            : 2 * r->reconcile_wait;
+    r->reconcile_at = tbd_now_ms(r->srv) + r->reconcile_wait;
+    return r->reconcile_wait / 1000;
+}
+
+/* Another voter leads, whose tick makes the change; or none took over
+ * within an election timeout, and this leader's tick hands over again
+ * after a wait. */
+static void handed_over(void *arg)
+{
+    struct reconfig *r = arg;
+
+    r->busy = 0;
+    if (!replog_is_leader(r->srv->log)) {
+        r->reconcile_wait = 0;
+        return;
+    }
+    tb_log(TB_LOG_WARN,
+           "reconfig: no other voter took leadership from server %lld; "
+           "trying again in %llu s",
+           (long long)r->srv->server_id, wait_longer(r));
+}
+
+/* This leader leaves raft's voters: another voter, given leadership,
+ * takes its vote away (reconcile.h says why not this one).  r->busy until
+ * handed_over fires.  0, or a TB_E* code (logged, and the next try
+ * waits). */
+static int hand_over(struct reconfig *r)
+{
+    int rv;
+
+    r->busy = 1;
+    if ((rv = replog_transfer(r->srv->log, handed_over, r)) == 0)
+        return 0;
+    r->busy = 0;
+    tb_log(TB_LOG_WARN,
+           "reconfig: server %lld cannot hand leadership over: %s; trying "
+           "again in %llu s",
+           (long long)r->srv->server_id, tb_strerror(rv), wait_longer(r));
+    return rv;
+}
+
+/* Whether follower id, or, id 0, any follower heard from lately, has
+ * entries yet to store. */
+static int lagging(struct reconfig *r, int id)
 {
     struct replog_follower f[MAX_SERVERS];
     unsigned n = replog_followers(r->srv->log, f, MAX_SERVERS), i;
 
     for (i = 0; i < n; i++)
-        if (f[i].id == id)
-            return f[i].lag > 0;
+        if (id == 0 ? f[i].synced && f[i].lag > 0
+                    : f[i].id == id && f[i].lag > 0)
+            return 1;
     return 0;
 }
 
@@ -370,70 +433,44 @@ static void left(void *arg, int status)
 
 /* A leaver is removed once it has the outcome (its lag 0 after a
  * barrier, which carries the commit index), or after a few ticks: one
- * that is down learns nothing anyway. */
+ * that is down learns nothing anyway.  This leader hands over once every
+ * follower it hears from has the outcome, the same way: the server a
+ * client asked through answers it once it has applied the outcome, and
+ * would answer ConnectionLoss should its link to this leader close
+ * before. */
 static void leave_synced(void *arg, int status)
 {
     struct reconfig *r = arg;
-    int id = r->leaving[r->at_leave], rv;
+    int self = r->at_leave == r->nleaving, rv;
+    int id = self ? 0 : r->leaving[r->at_leave];
 
     if (status != 0) {
         r->busy = 0;
         return;
     }
-    if (lag_of(r, id) && ++r->leave_tries < 4) {
+    if (lagging(r, id) && ++r->leave_tries < 4) {
         r->leave_retry = 1;
+        return;
+    }
+    if (self) {
+        r->hand_over = 0;
+        tb_log(TB_LOG_INFO,
+               "reconfig: server %lld is no voter in the new configuration: "
+               "it hands leadership to one, which makes the change",
+               (long long)r->srv->server_id);
+        (void)hand_over(r); /* busy until it ends; its failure logged */
         return;
     }
     if ((rv = replog_member_remove(r->srv->log, id, left, r)) != 0)
         left(r, rv);
 }
 
-static void demoted(void *arg, int status)
-{
-    struct reconfig *r = arg;
-
-    if (status != 0)
-        tb_log(TB_LOG_WARN,
-               "reconfig: server %lld did not become a non-voter in raft's "
-               "members: %s",
-               (long long)r->srv->server_id, tb_strerror(status));
-    r->busy = 0;
-}
-
-/* This leader becomes a standby in raft's members: the change steps it
- * down once committed, and another voter leads.  r->busy until demoted
- * fires.  0, or a TB_E* code (logged). */
-static int demote(struct reconfig *r)
-{
-    int rv;
-
-    r->busy = 1;
-    if ((rv = replog_member_assign(r->srv->log, (int)r->srv->server_id, 0,
-                                   demoted, r)) == 0)
-        return 0;
-    r->busy = 0;
-    tb_log(TB_LOG_WARN,
-           "reconfig: server %lld cannot become a non-voter in raft's "
-           "members: %s",
-           (long long)r->srv->server_id, tb_strerror(rv));
-    return rv;
-}
-
+/* The leavers one at a time, then this leader's handover: after the
+ * outcome, which only a leader can log. */
 static void leave_next(struct reconfig *r)
 {
-    if (r->at_leave == r->nleaving) {
-        /* The leader made an observer: the change steps it down once it
-         * is committed, so it comes after the outcome, which only a
-         * leader can log. */
-        if (r->demote_self) {
-            r->demote_self = 0;
-            if (demote(r) == 0)
-                return;
-        }
-        r->busy = 0;
-        return;
-    }
-    if (replog_barrier(r->srv->log, leave_synced, r) != 0)
+    if ((r->at_leave == r->nleaving && !r->hand_over) ||
+        replog_barrier(r->srv->log, leave_synced, r) != 0)
         r->busy = 0;
 }
 
@@ -492,7 +529,7 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
     size_t i;
 
     r->nsteps = 0;
-    r->demote_self = 0;
+    r->hand_over = 0;
     for (pass = 0; pass < 2; pass++)
         for (i = 0; i < r->next.n; i++) {
             b = &r->next.v[i];
@@ -516,18 +553,20 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
                 return TB_EBADARGUMENTS;
             }
             if (pass == 1 && voter(a) && !voter(b) && b->id == self)
-                r->demote_self = 1;
+                r->hand_over = 1;
             else if (pass == 1 && voter(a) != voter(b))
                 r->steps[r->nsteps++] =
                     (struct step){STEP_ASSIGN, b->id, voter(b), ""};
         }
-    /* Leavers after the outcome, this server after the others. */
+    /* Leavers after the outcome; this leader hands over instead. */
     r->nleaving = 0;
-    for (pass = 0; pass < 2; pass++)
-        for (i = 0; i < cur->n; i++)
-            if (members_find(&r->next, cur->v[i].id) == NULL &&
-                (cur->v[i].id == self) == (pass == 1))
-                r->leaving[r->nleaving++] = cur->v[i].id;
+    for (i = 0; i < cur->n; i++)
+        if (members_find(&r->next, cur->v[i].id) != NULL)
+            continue;
+        else if (cur->v[i].id == self)
+            r->hand_over = 1;
+        else
+            r->leaving[r->nleaving++] = cur->v[i].id;
     return 0;
 }
 
@@ -706,8 +745,9 @@ int reconfig_propose(struct tbd *s, const struct tb_txn *t,
     r->done = done;
     r->arg = arg;
     tb_log(TB_LOG_INFO,
-           "reconfig: %zu server(s) joining or changing role, %zu leaving",
-           r->nsteps + (size_t)r->demote_self, r->nleaving);
+           "reconfig: %zu server(s) joining or changing role, %zu leaving%s",
+           r->nsteps, r->nleaving,
+           r->hand_over ? ", then this leader hands leadership over" : "");
     r->sync_start = tbd_now_ms(s);
     if ((rc = replog_barrier(s->log, synced, r)) != 0)
         synced(r, rc);
@@ -728,15 +768,6 @@ static struct reconfig *state(struct tbd *s)
     return r;
 }
 
-/* A server that did not catch up to vote again (it is down, say) is
- * tried again after RECONCILE_WAIT_MS, the wait doubling each time up to
- * RECONCILE_WAIT_MAX_MS: raft's members are changing while it catches
- * up, and a reconfig meanwhile is refused, so the operator's, which may
- * be the remedy, gets its turn.  Any other failure (leadership lost) is
- * tried again by the next tick that finds the conditions. */
-#define RECONCILE_WAIT_MS     10000
-#define RECONCILE_WAIT_MAX_MS 320000
-
 static void reconciled(void *arg, int status)
 {
     struct reconfig *r = arg;
@@ -750,15 +781,10 @@ static void reconciled(void *arg, int status)
                    tb_strerror(status));
         return;
     }
-    r->reconcile_wait = r->reconcile_wait == 0 ? RECONCILE_WAIT_MS
-                        : r->reconcile_wait >= RECONCILE_WAIT_MAX_MS / 2
-                            ? RECONCILE_WAIT_MAX_MS
-                            : 2 * r->reconcile_wait;
-    r->reconcile_at = tbd_now_ms(r->srv) + r->reconcile_wait;
     tb_log(TB_LOG_WARN,
            "reconfig: raft's members did not change back to the "
            "configuration's: %s; trying again in %llu s",
-           tb_strerror(status), (unsigned long long)r->reconcile_wait / 1000);
+           tb_strerror(status), wait_longer(r));
 }
 
 static const char *raft_role(int role)
@@ -769,12 +795,13 @@ static const char *raft_role(int role)
 }
 
 /* On a leader with no change in flight: raft's members brought back to
- * the configuration's after a reconfig cut short (its leader lost before
- * the outcome was logged, or a leaver not removed), one change per tick
- * (reconcile.h): a server raft has and the configuration does not goes;
- * a server whose role in raft is not the configuration's (participant: a
- * voter, observer: a standby) gets it back, this leader last, as a leader
- * made an observer after an outcome. */
+ * the configuration's after a reconfig its leader did not finish (lost
+ * before the outcome was logged or a leaver removed, or handing over as
+ * a leaver), one change per tick (reconcile.h): a server raft has and the
+ * configuration does not goes; a server whose role in raft is not the
+ * configuration's (participant: a voter, observer: a standby) gets it
+ * back; last, this leader, out of the configuration or an observer in it,
+ * hands leadership over. */
 static void reconcile(struct reconfig *r)
 {
     struct tbd *s = r->srv;
@@ -782,6 +809,7 @@ static void reconcile(struct reconfig *r)
     struct reconcile_member want[MAX_SERVERS];
     struct reconcile_step st;
     struct members m;
+    const char *self_is;
     unsigned n;
     size_t k;
     int rv = 0;
@@ -797,24 +825,33 @@ static void reconcile(struct reconfig *r)
     for (k = 0; k < m.n; k++)
         want[k] = (struct reconcile_member){m.v[k].id, voter(&m.v[k])};
     st = reconcile_next(rm, n, want, m.n, (int)s->server_id);
+    self_is = members_find(&m, (int)s->server_id) == NULL
+                  ? "not in the configuration"
+                  : "an observer in the configuration";
     members_free(&m);
     if (st.op == RECONCILE_REMOVE) {
         tb_log(TB_LOG_WARN,
                "reconfig: server %d is among raft's members but not in the "
-               "configuration (a change cut short): removing it",
+               "configuration (a change its leader did not finish): "
+               "removing it",
                st.id);
         rv = replog_member_remove(s->log, st.id, reconciled, r);
     } else if (st.op == RECONCILE_ASSIGN) {
         tb_log(TB_LOG_WARN,
                "reconfig: server %d is %s in raft's members but %s in the "
-               "configuration (a change cut short): making it %s%s",
+               "configuration (a change its leader did not finish): making "
+               "it %s",
                st.id, raft_role(st.role),
                st.voter ? "a participant" : "an observer",
-               raft_role(st.voter ? REPLOG_VOTER : REPLOG_STANDBY),
-               st.id == (int)s->server_id ? " (this leader steps down)" : "");
-        rv = st.id == (int)s->server_id
-                 ? demote(r)
-                 : replog_member_assign(s->log, st.id, st.voter, reconciled, r);
+               raft_role(st.voter ? REPLOG_VOTER : REPLOG_STANDBY));
+        rv = replog_member_assign(s->log, st.id, st.voter, reconciled, r);
+    } else if (st.op == RECONCILE_HANDOVER) {
+        tb_log(TB_LOG_WARN,
+               "reconfig: this leader, server %d, is a voter in raft's "
+               "members but %s (a change its leader did not finish): "
+               "handing leadership to another voter, which makes the change",
+               st.id, self_is);
+        (void)hand_over(r); /* its failure logged, the next try waits */
     }
     if (rv != 0)
         reconciled(r, rv);

@@ -73,6 +73,20 @@ struct replog_notice {
     unsigned n_told;
 };
 
+/* An answer raft gives from inside itself, to a member change, a barrier
+ * or a transfer, is taken up later, outside raft: libraft 0.15 calls those
+ * callbacks from within its handling of a message or a write, holding
+ * pointers into its configuration across the call, and what a caller does
+ * next (a change: a join's second step, a reconfig's next member)
+ * reallocates that configuration under it.  replog__defer queues `a`
+ * with raft's status; replog__deferred_take, on the log's tick and at
+ * close (with l->closing set), calls each queued a->take in turn. */
+struct replog_deferred {
+    struct tb_queue link;
+    int status;
+    void (*take)(struct replog_deferred *a);
+};
+
 /* The log's handle.  At all times (replog__check, in debug builds, once
  * open, after each turn's proposals go to raft, a batch fails or the
  * leadership changes):
@@ -213,6 +227,7 @@ struct replog {
     struct replog_stats stats;
 
     struct raft_transfer transfer; /* replog_transfer's, one at a time */
+    struct replog_deferred transfer_end; /* raft's, until taken */
     void (*transfer_cb)(void *arg);
     void *transfer_arg;
 
@@ -242,19 +257,6 @@ void replog__configure_raft(struct replog *l);
 /* Leadership polled (G6): logs a change, fails what a lost leader had
  * proposed, tells on_leader. */
 void replog__poll_leader(struct replog *l);
-/* An answer raft gives from inside itself, to a member change or a
- * barrier, is taken up later, outside raft: libraft 0.15 calls those
- * callbacks from within its handling of a message or a write, holding
- * pointers into its configuration across the call, and what a caller does
- * next (a change: a join's second step, a reconfig's next member)
- * reallocates that configuration under it.  replog__defer queues `a`
- * with raft's status; replog__deferred_take, on the log's tick and at
- * close (with l->closing set), calls each queued a->take in turn. */
-struct replog_deferred {
-    struct tb_queue link;
-    int status;
-    void (*take)(struct replog_deferred *a);
-};
 void replog__defer(struct replog *l, struct replog_deferred *a, int status);
 void replog__deferred_take(struct replog *l);
 /* fresh.c: what to do with `m` (FRESH_DELIVER or FRESH_DROP), given

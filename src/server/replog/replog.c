@@ -392,6 +392,17 @@ unsigned replog_followers(struct replog *l, struct replog_follower *out,
     return n;
 }
 
+/* Outside raft (replog__defer): the caller may close the log, or ask for
+ * another transfer. */
+static void transfer_taken(struct replog_deferred *a)
+{
+    struct replog *l = TB_CONTAINER_OF(a, struct replog, transfer_end);
+    void (*cb)(void *arg) = l->transfer_cb;
+
+    l->transfer_cb = NULL; /* the next may be asked for from cb on */
+    cb(l->transfer_arg);
+}
+
 static void transferred(struct raft_transfer *req)
 {
     struct replog *l = req->data;
@@ -405,7 +416,8 @@ static void transferred(struct raft_transfer *req)
         "leadership %s server %d",
         id != 0 && id != l->server_id ? "handed to" : "kept by",
         id != 0 ? id : l->server_id);
-    l->transfer_cb(l->transfer_arg);
+    l->transfer_end.take = transfer_taken;
+    replog__defer(l, &l->transfer_end, 0);
 }
 
 int replog_transfer(struct replog *l, void (*cb)(void *arg), void *arg)

@@ -312,9 +312,10 @@ int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
  * refuses): the first voter after it starts an election at once instead
  * of waiting for election timeouts (failover.c). */
 void replog_leader_gone(struct replog *l, int id);
-/* Hands leadership to another voter (one raft picks): cb fires once, when
- * it leads or an election timeout has passed.  0, or a negative TB_E* code
- * (not the leader, no other voter) and cb does not fire. */
+/* Hands leadership to another voter (one raft picks): cb fires once,
+ * outside raft, after it leads or an election timeout has passed; another
+ * transfer may be asked for from then on.  0, or a negative TB_E* code
+ * (not the leader, one in flight, no other voter) and cb does not fire. */
 int replog_transfer(struct replog *l, void (*cb)(void *arg), void *arg);
 
 /* Members changed at run time (membership.c), on the leader, one change
