@@ -38,13 +38,10 @@ max_len() {
     esac
 }
 
-fuzzer() { find "$build" -type f -name "fuzz_$1" -perm -u+x | head -n 1; }
-
-# fuzz_one TARGET: fuzzes it, and leaves its line of the summary in
+# fuzz_one TARGET BINARY: fuzzes it, and leaves its line of the summary in
 # $work/summary and its crash count in $work/crashes.
 fuzz_one() {
-    local t=$1 bin work dirs before after execs cov crashes
-    bin=$(fuzzer "$t")
+    local t=$1 bin=$2 work dirs before after execs cov crashes
     work=$build/fuzz-work/$t
     mkdir -p "$work/corpus" "$work/artifacts"
     rm -f "$work/summary" "$work/crashes"
@@ -72,8 +69,11 @@ fuzz_one() {
     echo "$crashes" >"$work/crashes"
 }
 
+# Every target's binary found before any fuzzing starts.
+declare -A fuzzers
 for t in $targets; do
-    if [ -z "$(fuzzer "$t")" ]; then
+    fuzzers[$t]=$(find "$build" -type f -name "fuzz_$t" -perm -u+x | head -n 1)
+    if [ -z "${fuzzers[$t]}" ]; then
         echo "run.sh: fuzz_$t not built in $build" >&2
         exit 2
     fi
@@ -82,7 +82,7 @@ for t in $targets; do
     while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
         wait -n
     done
-    fuzz_one "$t" &
+    fuzz_one "$t" "${fuzzers[$t]}" &
 done
 wait
 echo

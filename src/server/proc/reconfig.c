@@ -809,7 +809,6 @@ static void reconcile(struct reconfig *r)
     struct reconcile_member want[MAX_SERVERS];
     struct reconcile_step st;
     struct members m;
-    const char *self_is;
     unsigned n;
     size_t k;
     int rv = 0;
@@ -825,9 +824,6 @@ static void reconcile(struct reconfig *r)
     for (k = 0; k < m.n; k++)
         want[k] = (struct reconcile_member){m.v[k].id, voter(&m.v[k])};
     st = reconcile_next(rm, n, want, m.n, (int)s->server_id);
-    self_is = members_find(&m, (int)s->server_id) == NULL
-                  ? "not in the configuration"
-                  : "an observer in the configuration";
     members_free(&m);
     if (st.op == RECONCILE_REMOVE) {
         tb_log(TB_LOG_WARN,
@@ -848,9 +844,10 @@ static void reconcile(struct reconfig *r)
     } else if (st.op == RECONCILE_HANDOVER) {
         tb_log(TB_LOG_WARN,
                "reconfig: this leader, server %d, is a voter in raft's "
-               "members but %s (a change its leader did not finish): "
-               "handing leadership to another voter, which makes the change",
-               st.id, self_is);
+               "members but no voter in the configuration (a change its "
+               "leader did not finish): handing leadership to another voter, "
+               "which makes the change",
+               st.id);
         (void)hand_over(r); /* its failure logged, the next try waits */
     }
     if (rv != 0)
