@@ -249,6 +249,7 @@ void jw_key(struct jw *w, const char *k);
 void jw_str(struct jw *w, const char *s);
 void jw_strn(struct jw *w, const char *s, size_t n);
 void jw_int(struct jw *w, int64_t v);
+void jw_double(struct jw *w, double v); /* finite */
 void jw_null(struct jw *w);
 void jw_bool(struct jw *w, int v);
 void jw_hex(struct jw *w, int64_t v); /* "0x..." string */
@@ -323,6 +324,8 @@ extern const struct cli_spec cli_cmd_barrier, cli_cmd_queue, cli_cmd_counter,
     cli_cmd_check_token;
 /* cmd_top.c: the live view of the locks. */
 extern const struct cli_spec cli_cmd_top;
+/* cmd_status.c: each server's srvr, and whether one leads. */
+extern const struct cli_spec cli_cmd_status;
 /* shell.c */
 extern const struct cli_spec cli_cmd_connect, cli_cmd_quit, cli_cmd_exit;
 

@@ -34,6 +34,7 @@ static const struct cli_cmd *const commands[] = {
     &cli_cmd_elect,
     &cli_cmd_locks,
     &cli_cmd_top.cmd,
+    &cli_cmd_status.cmd,
     &cli_cmd_check_token.cmd,
     &cli_cmd_barrier.cmd,
     &cli_cmd_queue.cmd,

@@ -174,6 +174,8 @@ int cli_srvr_parse(const char *text, struct cli_srvr *out)
     out->connections = num(text, "Connections");
     out->outstanding = num(text, "Outstanding");
     out->nodes = num(text, "Node count");
+    out->zxid =
+        (v = field(text, "Zxid")) != NULL ? (int64_t)strtoull(v, NULL, 16) : -1;
     if ((v = field(text, "Latency min/avg/max")) != NULL &&
         sscanf(v, "%lf/%lf/%lf", &out->lat_min, &out->lat_avg, &out->lat_max) !=
             3)

@@ -1,8 +1,8 @@
 /* ZooKeeper's four-letter words from the client side (fourlw.c): one word
  * on a fresh connection to one server of the connection string, and the
  * figures of `srvr`, which tumblerd and Apache ZooKeeper both answer (it
- * is the one word ZooKeeper 3.5+ allows by default).  `tumbler top` shows
- * them. */
+ * is the one word ZooKeeper 3.5+ allows by default).  `tumbler top` and
+ * `tumbler status` show them. */
 #ifndef TB_CLI_FOURLW_H
 #define TB_CLI_FOURLW_H
 
@@ -35,7 +35,7 @@ int cli_4lw(const char *hostport, const char *word, int timeout_ms, char *buf,
  * A figure not found stays -1 (mode: ""). */
 struct cli_srvr {
     double lat_min, lat_avg, lat_max;
-    int64_t received, sent, connections, outstanding, nodes;
+    int64_t received, sent, connections, outstanding, nodes, zxid;
     char mode[32];
 };
 /* 0, or -1 if `text` has no "Received:" line (not srvr's answer: the

@@ -123,6 +123,12 @@ void jw_int(struct jw *w, int64_t v)
     fprintf(w->f, "%lld", (long long)v);
 }
 
+void jw_double(struct jw *w, double v)
+{
+    sep(w);
+    fprintf(w->f, "%.6g", v);
+}
+
 void jw_hex(struct jw *w, int64_t v)
 {
     char buf[24];

@@ -406,9 +406,17 @@ static void test_srvr(void **state)
     assert_int_equal(s.connections, 3);
     assert_int_equal(s.outstanding, 1);
     assert_int_equal(s.nodes, 7);
+    assert_int_equal(s.zxid, 6);
     assert_true(s.lat_min == 0 && s.lat_max == 8);
     assert_true(s.lat_avg > 2.1817 && s.lat_avg < 2.1819);
     assert_string_equal(s.mode, "standalone");
+    /* a zxid of an epoch past 2^31 keeps its 64 bits */
+    assert_int_equal(cli_srvr_parse("Received: 1\nZxid: 0xfffffffe00000001\n"
+                                    "Mode: leader\n",
+                                    &s),
+                     0);
+    assert_true((uint64_t)s.zxid == 0xfffffffe00000001ULL);
+    assert_string_equal(s.mode, "leader");
     assert_int_equal(
         cli_srvr_parse("srvr is not executed because it is not in the "
                        "whitelist.\n",
