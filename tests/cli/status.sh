@@ -19,12 +19,9 @@ source "$here/../integration/lib.sh"
 kind=${1:?usage: $0 KIND TUMBLER}
 TUMBLER=${2:?usage: $0 KIND TUMBLER}
 it_init
-FAILS=0
+# shellcheck source=checks.sh
+source "$here/checks.sh"
 
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-check_eq() { [ "$2" = "$3" ] || fail "$1: expected [$2], got [$3]"; }
-check_match() { printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: [$3] does not match /$2/"; }
-tb() { timeout -k 5 30 "$TUMBLER" "$@"; }
 # line OUT SERVER: SERVER's line of the table in OUT, its fields squeezed.
 line() { awk -v s="$2" '$1 == s { $1 = $1; print }' <<< "$1"; }
 # json_get OUT EXPR: EXPR of the JSON object d in OUT (python).

@@ -24,12 +24,8 @@ it_init
 launch "$kind" server
 export TUMBLER_SERVERS=127.0.0.1:$LAUNCH_PORT
 D=$(it_tmpdir top)
-FAILS=0
-
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-check_eq() { [ "$2" = "$3" ] || fail "$1: expected [$2], got [$3]"; }
-check_match() { printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: [$3] does not match /$2/"; }
-tb() { timeout -k 5 30 "$TUMBLER" "$@"; }
+# shellcheck source=checks.sh
+source "$here/checks.sh"
 
 until_ok()
 {
