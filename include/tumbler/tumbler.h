@@ -370,6 +370,22 @@ TB_API int tb_get_ephemerals(struct tb_client *c, const char *prefix,
 TB_API int tb_get_all_children_number(struct tb_client *c, const char *path,
                                       tb_count_cb cb, void *data);
 TB_API int tb_whoami(struct tb_client *c, tb_whoami_cb cb, void *data);
+/* The ensemble's members: the data of /zookeeper/config (ZooKeeper's
+ * getConfig), whatever the handle's chroot.  One "server.N=..." line per
+ * member, then "version=V", V the zxid (hex) of the change that made it
+ * (0 before any). */
+TB_API int tb_get_config(struct tb_client *c, tb_data_cb cb, void *data);
+/* Changes the members at run time (ZooKeeper's reconfig: the servers need
+ * reconfigEnabled=true, and the session the super user's credential).
+ * Either `joining` (members to add or whose role changes, comma-separated
+ * "server.N=HOST:QUORUMPORT:ELECTIONPORT[:participant|:observer][;[ADDR:]PORT]")
+ * and `leaving` (ids to remove, comma-separated), or `members` (the whole
+ * new list, as `joining`); NULL for none.  `from_config` is the version
+ * the configuration must still have (TB_EBADVERSION otherwise), -1 for any.
+ * The answer is the new configuration, as tb_get_config gives it. */
+TB_API int tb_reconfig(struct tb_client *c, const char *joining,
+                       const char *leaving, const char *members,
+                       int64_t from_config, tb_data_cb cb, void *data);
 
 /* ---- multi / multiRead --------------------------------------------- */
 
@@ -467,6 +483,13 @@ TB_API int tb_get_all_children_number_sync(struct tb_client *c,
                                            const char *path, int32_t *count);
 /* `out` is a list of "scheme:user" strings. */
 TB_API int tb_whoami_sync(struct tb_client *c, struct tb_strings *out);
+/* *value as tb_get_data_sync gives it. */
+TB_API int tb_get_config_sync(struct tb_client *c, char **value, size_t *len,
+                              struct tb_stat *stat);
+TB_API int tb_reconfig_sync(struct tb_client *c, const char *joining,
+                            const char *leaving, const char *members,
+                            int64_t from_config, char **value, size_t *len,
+                            struct tb_stat *stat);
 
 /* Results of a synchronous multi, owned by the caller. */
 struct tb_multi_results {

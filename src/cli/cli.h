@@ -326,6 +326,8 @@ extern const struct cli_spec cli_cmd_barrier, cli_cmd_queue, cli_cmd_counter,
 extern const struct cli_spec cli_cmd_top;
 /* cmd_status.c: each server's srvr, and whether one leads. */
 extern const struct cli_spec cli_cmd_status;
+/* cmd_config.c: the members, and changing them. */
+extern const struct cli_spec cli_cmd_config, cli_cmd_reconfig;
 /* shell.c */
 extern const struct cli_spec cli_cmd_connect, cli_cmd_quit, cli_cmd_exit;
 

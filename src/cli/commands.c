@@ -30,6 +30,8 @@ static const struct cli_cmd *const commands[] = {
     &cli_cmd_setquota.cmd,
     &cli_cmd_listquota.cmd,
     &cli_cmd_delquota.cmd,
+    &cli_cmd_config.cmd,
+    &cli_cmd_reconfig.cmd,
     &cli_cmd_lock,
     &cli_cmd_elect,
     &cli_cmd_locks,

@@ -282,6 +282,42 @@ int tb_whoami(struct tb_client *c, tb_whoami_cb cb, void *data)
     return op_finish(&op, (void *)cb, data);
 }
 
+/* ZooKeeper's own node: a chroot does not move it. */
+static const char config_node[] = "/zookeeper/config";
+
+int tb_get_config(struct tb_client *c, tb_data_cb cb, void *data)
+{
+    struct op op;
+
+    if (op_start(&op, c, TB_OP_GETDATA, R_DATA, NULL, 0) == 0) {
+        struct tb_path_watch_req rq = {tb_str_c(config_node), 0};
+        tb_path_watch_req_encode(&op.r->fw, &rq);
+    }
+    return op_finish(&op, (void *)cb, data);
+}
+
+/* NULL is sent as ZooKeeper's null string: no such part. */
+static struct tb_str str_or_null(const char *s)
+{
+    return s != NULL ? tb_str_c(s) : (struct tb_str){NULL, 0};
+}
+
+int tb_reconfig(struct tb_client *c, const char *joining, const char *leaving,
+                const char *members, int64_t from_config, tb_data_cb cb,
+                void *data)
+{
+    struct op op;
+
+    if (members != NULL && (joining != NULL || leaving != NULL))
+        return TB_EBADARGUMENTS;
+    if (op_start(&op, c, TB_OP_RECONFIG, R_DATA, NULL, 0) == 0) {
+        struct tb_reconfig_req rq = {str_or_null(joining), str_or_null(leaving),
+                                     str_or_null(members), from_config};
+        tb_reconfig_req_encode(&op.r->fw, &rq);
+    }
+    return op_finish(&op, (void *)cb, data);
+}
+
 int tb_add_watch(struct tb_client *c, const char *path, int mode,
                  tb_watch_cb watch, void *wdata, tb_void_cb cb, void *data)
 {

@@ -359,6 +359,32 @@ int tb_whoami_sync(struct tb_client *c, struct tb_strings *out)
     return wait_sync(c, &s, tb_whoami(c, whoami_cb, &s));
 }
 
+int tb_get_config_sync(struct tb_client *c, char **value, size_t *len,
+                       struct tb_stat *stat)
+{
+    struct sync s = {0};
+
+    s.value = value;
+    s.len = len;
+    s.stat = stat;
+    return wait_sync(c, &s, tb_get_config(c, data_cb, &s));
+}
+
+int tb_reconfig_sync(struct tb_client *c, const char *joining,
+                     const char *leaving, const char *members,
+                     int64_t from_config, char **value, size_t *len,
+                     struct tb_stat *stat)
+{
+    struct sync s = {0};
+
+    s.value = value;
+    s.len = len;
+    s.stat = stat;
+    return wait_sync(
+        c, &s,
+        tb_reconfig(c, joining, leaving, members, from_config, data_cb, &s));
+}
+
 /* ---- multi: one block holding results, stats, lists and bytes ---- */
 
 static size_t multi_size(const struct tb_op_result *v, int n)

@@ -206,6 +206,18 @@ zk_reconfig_cfg()
         } > "${dir[$i]}/zoo.cfg"
     done
 }
+# zk_reconfig_start I: Apache ZooKeeper's member I of zk_reconfig_cfg (QuorumPeerMain), the
+# super user ens_super_digest's, its output appended to dir[I]/server.log.  Does not wait.
+zk_reconfig_start()
+{
+    # shellcheck disable=SC2046
+    "${ZK_JAVA:-java}" $(zk_jvm_flags "${dir[$1]}/server.log") \
+        -Dzookeeper.DigestAuthenticationProvider.superDigest="$(ens_super_digest)" \
+        -Dzookeeper.admin.enableServer=false -Dzookeeper.jmx.log4j.disable=true \
+        -cp "$(zk_classpath)" org.apache.zookeeper.server.quorum.QuorumPeerMain \
+        "${dir[$1]}/zoo.cfg" >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
+    IT_PIDS+=("$!")
+}
 # ens_start I CFG [ARG...]: member I on CFG, its data in dir[I]/data, its
 # output appended to dir[I]/server.log.
 ens_start()

@@ -15,18 +15,8 @@ it_init
 work=$(it_tmpdir work)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-super_digest=$(ens_super_digest)
 ens_init 4
 zk_reconfig_cfg 500
-start() {
-    # shellcheck disable=SC2046
-    "${ZK_JAVA:-java}" $(zk_jvm_flags "${dir[$1]}/server.log") \
-        -Dzookeeper.DigestAuthenticationProvider.superDigest="$super_digest" \
-        -Dzookeeper.admin.enableServer=false -Dzookeeper.jmx.log4j.disable=true \
-        -cp "$(zk_classpath)" org.apache.zookeeper.server.quorum.QuorumPeerMain \
-        "${dir[$1]}/zoo.cfg" >> "${dir[$1]}/server.log" 2>&1 < /dev/null &
-    IT_PIDS+=("$!")
-}
 zk() { # MEMBER: zkCli on it, commands from stdin
     { cat; echo quit; } | zkcli "127.0.0.1:${cport[$1]}" "$work/zkcli.log" 2>&1
 }
@@ -51,11 +41,11 @@ all_stats() {
     echo "$first"
 }
 
-for i in 1 2 3; do start "$i"; done
+for i in 1 2 3; do zk_reconfig_start "$i"; done
 for i in 1 2 3; do wait_serving "${cport[$i]}" 60 || fail "node $i does not serve"; done
 v0=$(all_stats 1 2 3) || exit 1
 echo "ok - before any reconfig: version $v0 = mZxid, dataVersion -1 on nodes 1-3"
-start 4
+zk_reconfig_start 4
 wait_serving "${cport[4]}" 60 || fail "node 4 does not serve"
 out=$(printf 'addauth digest super:secret\nreconfig -add %s\n' "$(ens_line 4)" | zk 2)
 grep -q '^server\.4=' <<< "$out" || fail "reconfig -add: $out"

@@ -386,6 +386,63 @@ static void test_handshake_and_get(void **state)
     close_replied(c);
 }
 
+/* getConfig goes to /zookeeper/config whatever the chroot; reconfig sends
+ * what is not given as null strings, and takes `members` or the parts. */
+static void test_config_and_reconfig(void **state)
+{
+    struct tb_client *c = make("h:1/root", 6000);
+    uint8_t buf[512];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct tb_path_watch_req gq;
+    struct tb_reconfig_req rq;
+    struct tb_get_data_resp rs = {TB_STR("server.1=a:1:2;3\nversion=0"), {0}};
+    struct tb_wbuf w;
+    struct rec r = {0};
+
+    (void)state;
+    pump(c);
+    srv_handshake(0x42, 5000);
+    pump(c);
+    tb_wbuf_init(&w);
+    tb_get_data_resp_encode(&w, &rs);
+
+    assert_int_equal(tb_get_config(c, rec_data, &r), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_GETDATA);
+    assert_int_equal(tb_path_watch_req_decode(&body, &gq), 0);
+    assert_true(tb_str_eq(gq.path, TB_STR("/zookeeper/config")));
+    assert_int_equal(gq.watch, 0);
+    srv_reply(h.xid, 7, 0, &w);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_string_equal(r.value, "server.1=a:1:2;3\nversion=0");
+
+    assert_int_equal(tb_reconfig(c, "server.4=d:1:2;3", "2", NULL, 0x100000003,
+                                 rec_data, &r),
+                     0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_RECONFIG);
+    assert_int_equal(tb_reconfig_req_decode(&body, &rq), 0);
+    assert_true(tb_str_eq(rq.joining, TB_STR("server.4=d:1:2;3")));
+    assert_true(tb_str_eq(rq.leaving, TB_STR("2")));
+    assert_null(rq.new_members.ptr);
+    assert_int_equal(rq.config_id, 0x100000003);
+    srv_reply(h.xid, 8, 0, &w);
+    pump(c);
+    assert_int_equal(r.calls, 2);
+    assert_int_equal(r.rc, 0);
+
+    assert_int_equal(
+        tb_reconfig(c, NULL, "2", "server.1=a:1:2", -1, rec_data, &r),
+        TB_EBADARGUMENTS);
+    assert_int_equal(r.calls, 2);
+    tb_wbuf_free(&w);
+    close_replied(c);
+}
+
 static void test_failed_call_sets_no_watch(void **state)
 {
     struct tb_client *c = connected("h:1", 1);
@@ -922,6 +979,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_hosts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handshake_and_get, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_config_and_reconfig, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failed_call_sets_no_watch, setup,
                                         teardown),
