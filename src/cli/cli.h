@@ -211,6 +211,11 @@ void cli_json_error(const struct cli *cli, const struct cli_error *e);
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cli_print_stat(FILE *f, const struct tb_stat *st);
+/* A node's data as `get` prints it: the bytes as stored, a newline after
+ * them unless they end with one, then the stat if `with_stat`; --json:
+ * {"path", "data" (or "data_base64"), "stat"}. */
+void cli_print_data(const struct cli *cli, const char *path, const char *value,
+                    size_t len, const struct tb_stat *st, int with_stat);
 /* What a command that prints nothing prints with --json: {"path": PATH,
  * KEY: true} (no "path" if NULL). */
 void cli_print_done(const struct cli *cli, const char *path, const char *key);

@@ -8,30 +8,6 @@
 
 static const char config_path[] = "/zookeeper/config";
 
-/* The configuration as `get` prints /zookeeper/config: its text (a
- * newline after it), the stat with -s; --json as `get --json`. */
-static void print_config(struct cli *cli, const char *value, size_t len,
-                         const struct tb_stat *st, int with_stat)
-{
-    if (cli->json) {
-        struct jw w;
-        jw_begin(&w, config_path);
-        jw_data(&w, value, len);
-        jw_key(&w, "stat");
-        jw_stat(&w, st);
-        jw_finish(&w);
-        return;
-    }
-    if (value != NULL && len > 0) {
-        fwrite(value, 1, len, stdout);
-        if (value[len - 1] != '\n')
-            putchar('\n');
-    }
-    if (with_stat)
-        cli_print_stat(stdout, st);
-    fflush(stdout);
-}
-
 static int exec_config(struct cli *cli, const struct cli_cmd *cmd,
                        const struct cli_args *a)
 {
@@ -43,7 +19,7 @@ static int exec_config(struct cli *cli, const struct cli_cmd *cmd,
     (void)cmd;
     if ((rc = tb_get_config_sync(cli->c, &value, &len, &st)) != 0)
         return cli_fail(cli, "config", config_path, rc);
-    print_config(cli, value, len, &st, a->val['s'] != NULL);
+    cli_print_data(cli, config_path, value, len, &st, a->val['s'] != NULL);
     tb_free(value);
     return CLI_OK;
 }
@@ -131,7 +107,7 @@ static int exec_reconfig(struct cli *cli, const struct cli_cmd *cmd,
     rc = tb_reconfig_sync(cli->c, add, rm, members, from, &value, &len, &st);
     if (rc != 0)
         return cli_fail(cli, "reconfig", config_path, rc);
-    print_config(cli, value, len, &st, a->val['s'] != NULL);
+    cli_print_data(cli, config_path, value, len, &st, a->val['s'] != NULL);
     tb_free(value);
     return CLI_OK;
 }

@@ -198,25 +198,7 @@ static int exec_get(struct cli *cli, const struct cli_cmd *cmd,
                           watcher(cli), &value, &len, &st);
     if (rc != 0)
         return cli_fail(cli, "get", path, rc);
-    if (cli->json) {
-        struct jw w;
-        jw_begin(&w, path);
-        jw_data(&w, value, len);
-        jw_key(&w, "stat");
-        jw_stat(&w, &st);
-        jw_finish(&w);
-    } else {
-        /* The bytes as stored; a newline after them (as zkCli prints)
-         * unless the data ends with one. */
-        if (value != NULL && len > 0) {
-            fwrite(value, 1, len, stdout);
-            if (value[len - 1] != '\n')
-                putchar('\n');
-        }
-        if (a->val['s'] != NULL)
-            cli_print_stat(stdout, &st);
-        fflush(stdout);
-    }
+    cli_print_data(cli, path, value, len, &st, a->val['s'] != NULL);
     tb_free(value);
     return watch ? after_watch(cli, CLI_OK) : CLI_OK;
 }

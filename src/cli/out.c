@@ -171,6 +171,29 @@ void cli_print_stat(FILE *f, const struct tb_stat *st)
             st->data_length, st->num_children);
 }
 
+void cli_print_data(const struct cli *cli, const char *path, const char *value,
+                    size_t len, const struct tb_stat *st, int with_stat)
+{
+    if (cli->json) {
+        struct jw w;
+        jw_begin(&w, path);
+        jw_data(&w, value, len);
+        jw_key(&w, "stat");
+        jw_stat(&w, st);
+        jw_finish(&w);
+        return;
+    }
+    /* as zkCli prints it */
+    if (value != NULL && len > 0) {
+        fwrite(value, 1, len, stdout);
+        if (value[len - 1] != '\n')
+            putchar('\n');
+    }
+    if (with_stat)
+        cli_print_stat(stdout, st);
+    fflush(stdout);
+}
+
 /* zkCli's letters, in its order. */
 const char *cli_perms_str(int32_t perms, char buf[6])
 {

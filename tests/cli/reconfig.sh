@@ -13,14 +13,8 @@
 # above again).  Bad command lines: 64, before any connection.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../integration/lib.sh
-source "$here/../integration/lib.sh"
-
-kind=${1:?usage: $0 KIND TUMBLER}
-TUMBLER=${2:?usage: $0 KIND TUMBLER}
-it_init
-# shellcheck source=checks.sh
-source "$here/checks.sh"
+# shellcheck source=kind.sh
+source "$here/kind.sh"
 # version OUT: the V of OUT's version=V line.
 version() { sed -n 's/^version=//p' <<< "$1"; }
 # members OUT: OUT's server.N ids, in order, on one line.

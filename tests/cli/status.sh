@@ -13,14 +13,8 @@
 # every whitelist, as zkServer.sh needs it.)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../integration/lib.sh
-source "$here/../integration/lib.sh"
-
-kind=${1:?usage: $0 KIND TUMBLER}
-TUMBLER=${2:?usage: $0 KIND TUMBLER}
-it_init
-# shellcheck source=checks.sh
-source "$here/checks.sh"
+# shellcheck source=kind.sh
+source "$here/kind.sh"
 
 # line OUT SERVER: SERVER's line of the table in OUT, its fields squeezed.
 line() { awk -v s="$2" '$1 == s { $1 = $1; print }' <<< "$1"; }

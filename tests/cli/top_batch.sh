@@ -15,17 +15,11 @@
 # and says there are no server figures.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../integration/lib.sh
-source "$here/../integration/lib.sh"
-
-kind=${1:?usage: $0 KIND TUMBLER}
-TUMBLER=${2:?usage: $0 KIND TUMBLER}
-it_init
+# shellcheck source=kind.sh
+source "$here/kind.sh"
 launch "$kind" server
 export TUMBLER_SERVERS=127.0.0.1:$LAUNCH_PORT
 D=$(it_tmpdir top)
-# shellcheck source=checks.sh
-source "$here/checks.sh"
 
 until_ok()
 {
