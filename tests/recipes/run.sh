@@ -397,6 +397,13 @@ barrier_interop)
     # Curator's DistributedBarrier and DistributedDoubleBarrier with
     # libtumbler's on the same paths.
     bar=/rt/ibar/gate
+    # Another barrier beside the gate keeps /rt/ibar, and /rt, from ever
+    # being empty.  Both are containers (either side makes a missing parent
+    # one), which the server's reaper (every second here) deletes once the
+    # gate is removed, and Curator's mkdirs does not retry a parent deleted
+    # between its look and its create: "Curator set" failed with NoNode
+    # for /rt/ibar against ZooKeeper.
+    "$bin" "$hosts" barrier_op /rt/ibar/beside set > /dev/null || fail "libtumbler set beside"
     "$bin" "$hosts" barrier_op $bar set > /dev/null || fail "libtumbler set"
     got=$(java_run CuratorBarrier "$hosts" $bar wait 300 | tail -1)
     [ "$got" = TIMEDOUT ] || fail "Curator passed a set barrier: $got"
