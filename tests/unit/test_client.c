@@ -3,7 +3,8 @@
  * and events reaching the right callbacks, reconnects that replay auth and
  * watches, pings and the read timeout, expiry, close, and allocation
  * failures at every step leaving no leak and no callback twice or never;
- * the names of event types. */
+ * the names of event types.  What single operations send:
+ * test_client_ops.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,275 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "client/client.h"
+#include "client_fixture.h"
 
-/* ---- fake clock and connection ---- */
-
-static int64_t fake_now;
-static int server_fd = -1; /* the test's end of the current connection */
-static int connects;       /* how many times the client connected */
-static int refuse;         /* make the next connects fail */
-
-static int64_t clock_fn(void)
-{
-    return __atomic_load_n(&fake_now, __ATOMIC_SEQ_CST);
-}
-
-static void *advance_later(void *arg)
-{
-    (void)arg;
-    usleep(100000);
-    __atomic_add_fetch(&fake_now, 5000, __ATOMIC_SEQ_CST);
-    return NULL;
-}
-
-static int hook(struct tb_client *c, const struct host *h)
-{
-    int sv[2];
-
-    (void)c;
-    (void)h;
-    if (refuse)
-        return -1;
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    fcntl(sv[0], F_SETFL, O_NONBLOCK);
-    if (server_fd >= 0)
-        close(server_fd);
-    server_fd = sv[1];
-    connects++;
-    return sv[0];
-}
-
-/* Reads one frame from the client (bounded wait); returns its length. */
-static size_t srv_read(uint8_t *buf, size_t cap)
-{
-    struct pollfd p = {server_fd, POLLIN, 0};
-    uint8_t hdr[4];
-    size_t len, got = 0;
-
-    assert_true(poll(&p, 1, 2000) == 1);
-    assert_int_equal(read(server_fd, hdr, 4), 4);
-    len = tb_load_be32(hdr);
-    assert_true(len <= cap);
-    while (got < len) {
-        ssize_t n = read(server_fd, buf + got, len - got);
-        assert_true(n > 0);
-        got += (size_t)n;
-    }
-    return len;
-}
-
-static int srv_has_data(void)
-{
-    struct pollfd p = {server_fd, POLLIN, 0};
-    return poll(&p, 1, 0) == 1;
-}
-
-static int soft_mode; /* the allocation-failure scenario: peer may be gone */
-
-static void srv_send(struct tb_wbuf *w)
-{
-    ssize_t n;
-
-    assert_false(w->oom);
-    n = server_fd >= 0 ? write(server_fd, w->base, w->len) : -1;
-    if (!soft_mode)
-        assert_int_equal(n, (ssize_t)w->len);
-    tb_wbuf_free(w);
-}
-
-static void srv_handshake(int64_t sid, int32_t timeout)
-{
-    uint8_t buf[128];
-    struct tb_rd rd;
-    struct tb_connect_req rq;
-    struct tb_connect_resp rs = {0, timeout, sid, {"0123456789abcdef", 16},
-                                 1, 0};
-    struct tb_wbuf w;
-    size_t start, n = srv_read(buf, sizeof buf);
-
-    assert_int_equal(n, 45);
-    rd = tb_rd_make(buf, n);
-    assert_int_equal(tb_connect_req_decode(&rd, &rq), 0);
-    assert_true(rq.has_readonly);
-    tb_wbuf_init(&w);
-    start = tb_frame_begin(&w);
-    tb_connect_resp_encode(&w, &rs);
-    tb_frame_end(&w, start);
-    srv_send(&w);
-}
-
-/* A reply frame: header then `body` bytes. */
-static void srv_reply(int32_t xid, int64_t zxid, int32_t err,
-                      const struct tb_wbuf *body)
-{
-    struct tb_wbuf w;
-    struct tb_reply_header h = {xid, zxid, err};
-    size_t start;
-
-    tb_wbuf_init(&w);
-    start = tb_frame_begin(&w);
-    tb_reply_header_encode(&w, &h);
-    if (body)
-        tb_wbuf_put(&w, body->base, body->len);
-    tb_frame_end(&w, start);
-    srv_send(&w);
-}
-
-static void srv_event(int type, const char *path)
-{
-    struct tb_wbuf b;
-    struct tb_watcher_event ev = {type, 3, tb_str_c(path)};
-
-    tb_wbuf_init(&b);
-    tb_watcher_event_encode(&b, &ev);
-    srv_reply(-1, -1, 0, &b);
-    tb_wbuf_free(&b);
-}
-
-/* Closes a connected handle, the closeSession reply written beforehand
- * (close waits for it; its xid is the next one). */
-static void close_replied(struct tb_client *c)
-{
-    if (server_fd >= 0 && c->phase == PH_OPEN)
-        srv_reply(c->next_xid, 99, 0, NULL);
-    tb_client_close(c);
-}
-
-/* Reads a request: its header, and the body in `body` (a view). */
-static struct tb_request_header srv_request(uint8_t *buf, size_t cap,
-                                            struct tb_rd *body)
-{
-    struct tb_request_header h;
-    size_t n = srv_read(buf, cap);
-
-    *body = tb_rd_make(buf, n);
-    assert_int_equal(tb_request_header_decode(body, &h), 0);
-    return h;
-}
-
-static void pump(struct tb_client *c)
-{
-    int i;
-
-    for (i = 0; i < 5; i++)
-        tb_client_process(c, TB_EV_READ | TB_EV_WRITE);
-}
-
-static struct tb_client *make(const char *hosts, int timeout)
-{
-    struct tb_options o = {0};
-    struct tb_client *c;
-
-    o.hosts = hosts;
-    o.session_timeout_ms = timeout;
-    assert_int_equal(tb_client_init(&c, &o), 0);
-    c->now = clock_fn;
-    c->connect_hook = hook;
-    return c;
-}
-
-static struct tb_client *connected(const char *hosts, int64_t sid)
-{
-    struct tb_client *c = make(hosts, 6000);
-
-    pump(c);
-    srv_handshake(sid, 6000);
-    pump(c);
-    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
-    return c;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    fake_now = 1000000;
-    connects = 0;
-    refuse = 0;
-    server_fd = -1;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (server_fd >= 0)
-        close(server_fd);
-    server_fd = -1;
-    tb_heap_set(NULL);
-    return 0;
-}
-
-/* ---- callback recorders ---- */
-
-struct rec {
-    int calls, rc;
-    char path[256];
-    char value[256];
-    int events, ev_type, ev_rc, ev_final;
-    char ev_path[256];
-};
-
-static void rec_stat(struct tb_client *c, int rc, const struct tb_stat *st,
-                     void *data)
-{
-    struct rec *r = data;
-
-    (void)c;
-    (void)st;
-    r->calls++;
-    r->rc = rc;
-}
-
-static void rec_data(struct tb_client *c, int rc, const void *v, size_t len,
-                     const struct tb_stat *st, void *data)
-{
-    struct rec *r = data;
-
-    (void)c;
-    (void)st;
-    r->calls++;
-    r->rc = rc;
-    if (rc == 0)
-        snprintf(r->value, sizeof r->value, "%.*s", (int)len, (const char *)v);
-}
-
-static void rec_strings(struct tb_client *c, int rc,
-                        const struct tb_strings *v, const struct tb_stat *st,
-                        void *data)
-{
-    struct rec *r = data;
-
-    (void)c;
-    (void)v;
-    (void)st;
-    r->calls++;
-    r->rc = rc;
-}
-
-static void rec_void(struct tb_client *c, int rc, void *data)
-{
-    struct rec *r = data;
-
-    (void)c;
-    r->calls++;
-    r->rc = rc;
-}
-
-static void rec_watch(struct tb_client *c, const struct tb_event *ev,
-                      void *data)
-{
-    struct rec *r = data;
-
-    (void)c;
-    r->events++;
-    r->ev_type = ev->type;
-    r->ev_rc = ev->rc;
-    r->ev_final = ev->final;
-    snprintf(r->ev_path, sizeof r->ev_path, "%s", ev->path);
-}
-
-/* ---- tests ---- */
 
 static void test_hosts(void **state)
 {
@@ -383,63 +117,6 @@ static void test_handshake_and_get(void **state)
                          TB_EBADARGUMENTS);
         assert_int_equal(r.calls, 1);
     }
-    close_replied(c);
-}
-
-/* getConfig goes to /zookeeper/config whatever the chroot; reconfig sends
- * what is not given as null strings, and takes `members` or the parts. */
-static void test_config_and_reconfig(void **state)
-{
-    struct tb_client *c = make("h:1/root", 6000);
-    uint8_t buf[512];
-    struct tb_rd body;
-    struct tb_request_header h;
-    struct tb_path_watch_req gq;
-    struct tb_reconfig_req rq;
-    struct tb_get_data_resp rs = {TB_STR("server.1=a:1:2;3\nversion=0"), {0}};
-    struct tb_wbuf w;
-    struct rec r = {0};
-
-    (void)state;
-    pump(c);
-    srv_handshake(0x42, 5000);
-    pump(c);
-    tb_wbuf_init(&w);
-    tb_get_data_resp_encode(&w, &rs);
-
-    assert_int_equal(tb_get_config(c, rec_data, &r), 0);
-    pump(c);
-    h = srv_request(buf, sizeof buf, &body);
-    assert_int_equal(h.type, TB_OP_GETDATA);
-    assert_int_equal(tb_path_watch_req_decode(&body, &gq), 0);
-    assert_true(tb_str_eq(gq.path, TB_STR("/zookeeper/config")));
-    assert_int_equal(gq.watch, 0);
-    srv_reply(h.xid, 7, 0, &w);
-    pump(c);
-    assert_int_equal(r.calls, 1);
-    assert_string_equal(r.value, "server.1=a:1:2;3\nversion=0");
-
-    assert_int_equal(tb_reconfig(c, "server.4=d:1:2;3", "2", NULL, 0x100000003,
-                                 rec_data, &r),
-                     0);
-    pump(c);
-    h = srv_request(buf, sizeof buf, &body);
-    assert_int_equal(h.type, TB_OP_RECONFIG);
-    assert_int_equal(tb_reconfig_req_decode(&body, &rq), 0);
-    assert_true(tb_str_eq(rq.joining, TB_STR("server.4=d:1:2;3")));
-    assert_true(tb_str_eq(rq.leaving, TB_STR("2")));
-    assert_null(rq.new_members.ptr);
-    assert_int_equal(rq.config_id, 0x100000003);
-    srv_reply(h.xid, 8, 0, &w);
-    pump(c);
-    assert_int_equal(r.calls, 2);
-    assert_int_equal(r.rc, 0);
-
-    assert_int_equal(
-        tb_reconfig(c, NULL, "2", "server.1=a:1:2", -1, rec_data, &r),
-        TB_EBADARGUMENTS);
-    assert_int_equal(r.calls, 2);
-    tb_wbuf_free(&w);
     close_replied(c);
 }
 
@@ -743,68 +420,6 @@ static void test_setwatches_batches(void **state)
     close_replied(c);
 }
 
-static void test_multi_results(void **state)
-{
-    struct tb_client *c = connected("h:1/ch", 5);
-    struct tb_multi *m = tb_multi_new();
-    uint8_t buf[1024];
-    struct tb_rd body;
-    struct tb_request_header h;
-    struct tb_multi_op op;
-    struct tb_wbuf w;
-    struct tb_multi_header mh;
-    struct tb_error_resp er;
-    struct tb_path_resp pr = {TB_STR("/ch/a")};
-    struct tb_multi_results res;
-    int n = 0, rc;
-
-    (void)state;
-    assert_int_equal(tb_multi_create(m, "/a", "x", 1, NULL, TB_PERSISTENT, 0),
-                     0);
-    assert_int_equal(tb_multi_delete(m, "/b", -1), 0);
-    assert_int_equal(tb_multi_get_data(m, "/a"), TB_EBADARGUMENTS);
-    assert_int_equal(tb_multi_exec(c, m, NULL, NULL), 0); /* fire & forget */
-    pump(c);
-    h = srv_request(buf, sizeof buf, &body);
-    assert_int_equal(h.type, TB_OP_MULTI);
-    while ((rc = tb_multi_next(&body, TB_OP_MULTI, &op)) == 1)
-        n++;
-    assert_int_equal(rc, 0);
-    assert_int_equal(n, 2);
-    /* create OK then delete failed: a multi result, header err 0 */
-    tb_wbuf_init(&w);
-    mh = (struct tb_multi_header){TB_OP_ERROR, 0, 0};
-    tb_multi_header_encode(&w, &mh);
-    er.err = 0;
-    tb_error_resp_encode(&w, &er);
-    mh = (struct tb_multi_header){TB_OP_ERROR, 0, TB_ENONODE};
-    tb_multi_header_encode(&w, &mh);
-    er.err = TB_ENONODE;
-    tb_error_resp_encode(&w, &er);
-    tb_multi_end_encode(&w);
-    srv_reply(h.xid, 8, 0, &w);
-    tb_wbuf_free(&w);
-    pump(c);
-    /* and a successful one, synchronously in loop mode */
-    tb_wbuf_init(&w);
-    mh = (struct tb_multi_header){TB_OP_CREATE, 0, 0};
-    tb_multi_header_encode(&w, &mh);
-    tb_path_resp_encode(&w, &pr);
-    mh = (struct tb_multi_header){TB_OP_DELETE, 0, 0};
-    tb_multi_header_encode(&w, &mh);
-    tb_multi_end_encode(&w);
-    /* the reply is written before the call: the call reads it */
-    srv_reply(c->next_xid, 9, 0, &w);
-    tb_wbuf_free(&w);
-    assert_int_equal(tb_multi_exec_sync(c, m, &res), 0);
-    assert_int_equal(res.count, 2);
-    assert_string_equal(res.v[0].path, "/a");
-    assert_int_equal(res.v[1].op, TB_OP_DELETE);
-    tb_multi_results_free(&res);
-    tb_multi_free(m);
-    close_replied(c);
-}
-
 /* ---- allocation failures ---- */
 
 static int fail_at, allocs;
@@ -980,8 +595,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hosts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handshake_and_get, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_config_and_reconfig, setup,
-                                        teardown),
         cmocka_unit_test_setup_teardown(test_failed_call_sets_no_watch, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reconnect_replays, setup,
@@ -993,7 +606,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_setwatches_batches, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_multi_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
         cmocka_unit_test(test_event_name),
     };
