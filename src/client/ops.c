@@ -299,7 +299,7 @@ int tb_get_config(struct tb_client *c, tb_data_cb cb, void *data)
 /* NULL is sent as ZooKeeper's null string: no such part. */
 static struct tb_str str_or_null(const char *s)
 {
-    return s != NULL ? tb_str_c(s) : (struct tb_str){NULL, 0};
+    return s != NULL ? tb_str_c(s) : TB_STR_NULL;
 }
 
 int tb_reconfig(struct tb_client *c, const char *joining, const char *leaving,
