@@ -5,17 +5,21 @@
 #include "recipes/rcp.h"
 
 struct bop {
+    int set;
     tb_done_cb cb;
     void *data;
 };
 
-/* Set's create and remove's delete: already so is fine. */
+/* Set's create and remove's delete: already so is fine.  Only that: a
+ * set's NoNode (its parents could not be made) is no barrier up. */
 static void bop_done(int rc, void *data)
 {
     struct bop *b = data;
 
+    if (rc == (b->set ? TB_ENODEEXISTS : TB_ENONODE))
+        rc = 0;
     if (b->cb != NULL)
-        b->cb(rc == TB_ENODEEXISTS || rc == TB_ENONODE ? 0 : rc, b->data);
+        b->cb(rc, b->data);
     free(b);
 }
 
@@ -35,6 +39,7 @@ static int bop_start(struct tb_client *c, const char *path, int set,
         return TB_EINVAL;
     if ((b = calloc(1, sizeof *b)) == NULL)
         return TB_ENOMEM;
+    b->set = set;
     b->cb = cb;
     b->data = data;
     rv = set ? rcp_create_in(c, path, NULL, 0, TB_PERSISTENT, bop_done, b)

@@ -36,8 +36,7 @@
 
 #include "recipes/rcp.h"
 
-#define MAX_PARENT_TRIES 10
-#define MAX_RESTARTS     20
+#define MAX_RESTARTS 20
 
 static void pred_watch_cb(struct tb_client *c, const struct tb_event *ev,
                           void *wdata);
@@ -176,8 +175,8 @@ static void on_parents(int rc, void *data)
     }
     if (m->abort_rc != 0)
         rcp_lk_fail(m, m->abort_rc, &o);
-    else if (rc == 0 || rc == TB_ECONNECTIONLOSS)
-        send_create(m, &o);
+    else if (rc == 0 || rc == TB_ECONNECTIONLOSS || rc == TB_ENONODE)
+        send_create(m, &o); /* NoNode: a level reaped meanwhile (counted) */
     else if (!rcp_lk_refuse_ephemeral(m, rc, 1, &o))
         rcp_lk_fail(m, rc, &o);
     rcp_ctx_leave(x, &o);
@@ -210,7 +209,7 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         break;
     case TB_ENONODE: { /* the parent is missing: make it, then again */
         struct rcp_ctx *y;
-        if (m->abort_rc != 0 || ++m->parent_tries > MAX_PARENT_TRIES) {
+        if (m->abort_rc != 0 || ++m->parent_tries > RCP_PARENT_TRIES) {
             rcp_lk_fail(m, m->abort_rc ? m->abort_rc : rc, &o);
             break;
         }

@@ -81,21 +81,34 @@ int tb_dqueue_new(struct tb_dqueue **out, struct tb_client *c, const char *path,
 
 struct mk {
     struct tb_dqueue *q;
+    int parent_tries;
     tb_done_cb done;
     void *data;
 };
+
+static int send_ancestors(struct mk *k);
+
+static void mk_end(struct mk *k, int rc)
+{
+    k->done(rc, k->data);
+    free(k);
+}
 
 static void made(int rc, void *data)
 {
     struct mk *k = data;
 
+    /* NoNode: an ancestor reaped before the queue's node was made under
+     * it (the server reaps emptied containers whenever it looks). */
+    if (rc == TB_ENONODE && ++k->parent_tries <= RCP_PARENT_TRIES &&
+        (rc = send_ancestors(k)) == 0)
+        return;
     if (rc == 0) {
         pthread_mutex_lock(&k->q->mu);
         k->q->paths_made = 1;
         pthread_mutex_unlock(&k->q->mu);
     }
-    k->done(rc, k->data);
-    free(k);
+    mk_end(k, rc);
 }
 
 static void on_made(struct tb_client *c, int rc, const char *path,
@@ -128,12 +141,26 @@ static void on_ancestors(int rc, void *data)
 {
     struct mk *k = data;
 
-    if (rc == 0)
+    /* NoNode: a level reaped meanwhile; PATH's create finds out. */
+    if (rc == 0 || rc == TB_ENONODE)
         rc = send_paths(k);
-    if (rc != 0) {
-        k->done(rc, k->data);
-        free(k);
-    }
+    if (rc != 0)
+        mk_end(k, rc);
+}
+
+/* PATH's ancestors as containers, then PATH's own nodes. */
+static int send_ancestors(struct mk *k)
+{
+    char *parent = rcp_dirname(k->q->path);
+    int rv;
+
+    if (parent == NULL)
+        return TB_ENOMEM;
+    rv = strcmp(parent, "/") == 0
+             ? send_paths(k)
+             : rcp_mkparents(k->q->c, parent, TB_CONTAINER, on_ancestors, k);
+    free(parent);
+    return rv;
 }
 
 /* Makes PATH (and entries/, taken/) persistent, its ancestors as
@@ -142,26 +169,16 @@ static void on_ancestors(int rc, void *data)
 int rcp_q_make_paths(struct tb_dqueue *q, tb_done_cb done, void *data)
 {
     struct mk *k;
-    char *parent;
     int rv;
 
     if (q->paths_made)
         return 1;
-    k = calloc(1, sizeof *k);
-    parent = rcp_dirname(q->path);
-    if (k == NULL || parent == NULL) {
-        free(k);
-        free(parent);
+    if ((k = calloc(1, sizeof *k)) == NULL)
         return TB_ENOMEM;
-    }
     k->q = q;
     k->done = done;
     k->data = data;
-    rv = strcmp(parent, "/") == 0
-             ? send_paths(k)
-             : rcp_mkparents(q->c, parent, TB_CONTAINER, on_ancestors, k);
-    free(parent);
-    if (rv != 0)
+    if ((rv = send_ancestors(k)) != 0)
         free(k);
     return rv;
 }

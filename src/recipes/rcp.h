@@ -164,6 +164,11 @@ int rcp_reap(struct tb_client *c, const char *path, int wait_final,
  * TB_ENODEEXISTS. */
 int rcp_mkparents(struct tb_client *c, const char *path, int mode,
                   tb_done_cb done, void *data);
+/* How many times a create makes its missing parents before it gives up
+ * with TB_ENONODE: each time means the server reaped a parent in the
+ * moment between its making and the create. */
+#define RCP_PARENT_TRIES 10
+
 /* Creates `path` (`mode`, open ACL), and its missing parents as
  * containers if the create finds them missing; `done` gets the create's
  * result (TB_ENODEEXISTS included). */

@@ -154,7 +154,7 @@ struct cin {
     void *value;
     size_t len;
     int mode;
-    int made_parents;
+    int parent_tries;
     tb_done_cb cb;
     void *data;
 };
@@ -173,7 +173,9 @@ static void on_cin_parents(int rc, void *data)
 {
     struct cin *k = data;
 
-    if (rc == 0)
+    /* NoNode: a level reaped while the levels under it were made; the
+     * create finds out, and the parents are made again. */
+    if (rc == 0 || rc == TB_ENONODE)
         rc = cin_send(k);
     if (rc != 0)
         cin_end(k, rc);
@@ -188,8 +190,7 @@ static void on_cin(struct tb_client *c, int rc, const char *path,
     (void)path;
     (void)st;
     rcp_note_cb_thread(c);
-    if (rc == TB_ENONODE && !k->made_parents) {
-        k->made_parents = 1;
+    if (rc == TB_ENONODE && ++k->parent_tries <= RCP_PARENT_TRIES) {
         parent = rcp_dirname(k->path);
         rc = parent == NULL ? TB_ENOMEM
                             : rcp_mkparents(c, parent, TB_CONTAINER, on_cin_parents, k);
@@ -207,7 +208,9 @@ static int cin_send(struct cin *k)
 }
 
 /* Parents are made only when the create says they are missing: the
- * common case, a parent already there, costs one round trip. */
+ * common case, a parent already there, costs one round trip.  Made again
+ * if the create still finds one missing: the server reaps an emptied
+ * container whenever it looks, even one this create was about to use. */
 int rcp_create_in(struct tb_client *c, const char *path, const void *value,
                   size_t len, int mode, tb_done_cb done, void *data)
 {

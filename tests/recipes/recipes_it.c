@@ -59,6 +59,7 @@ static const struct {
     {"toolbox_connloss", t_toolbox_connloss, "PORT"},
     {"fence_recipes", t_fence_recipes, ""},
     {"latch_op", t_latch_op, "PATH N count [hold]|await [TIMEOUT_MS]"},
+    {"reaped", t_reaped, "PORT"},
 };
 
 int main(int argc, char **argv)

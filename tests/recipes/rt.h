@@ -82,6 +82,15 @@ int rt_proxy_port(struct rt_proxy *p);
 void rt_proxy_cut_on(struct rt_proxy *p, int op, int forward, int refuse_ms);
 /* Cuts every connection now; refuses new ones for refuse_ms. */
 void rt_proxy_cut_all(struct rt_proxy *p, int refuse_ms);
+/* Holds the client request that is the (skip+1)-th with opcode `op` from
+ * now on (on any connection), and every later one on its connection,
+ * until rt_proxy_release; replies still flow.  One hold at a time: a hold
+ * armed while a request is held applies to the requests after it. */
+void rt_proxy_hold_on(struct rt_proxy *p, int op, int skip);
+void rt_proxy_hold_off(struct rt_proxy *p); /* disarms */
+/* 1 once a request is held (and not released), 0 after `ms` if none is. */
+int rt_proxy_wait_held(struct rt_proxy *p, int ms);
+void rt_proxy_release(struct rt_proxy *p);
 /* How many cuts happened. */
 int rt_proxy_cuts(struct rt_proxy *p);
 void rt_proxy_stop(struct rt_proxy *p);

@@ -2,7 +2,9 @@
  * cut at an exact point of the protocol: right after a request with a
  * given opcode went to the server (so the server applies it but the reply
  * never reaches the client: "connection lost during create"), or right
- * before it (the request is never applied).
+ * before it (the request is never applied).  It can also hold a request
+ * (and what follows it on its connection) while the test changes the tree
+ * under it, then let it go on.
  *
  * One thread, poll(), blocking writes (loopback, small frames).  Client to
  * server bytes are split into frames (4-byte big-endian length); the
@@ -39,6 +41,8 @@ struct rt_proxy {
     int stop;
     int cut_op, cut_forward, cut_refuse_ms, cut_armed;
     int cut_all, cut_all_refuse_ms;
+    int hold_op, hold_skip, hold_armed, hold_release;
+    struct pair *held; /* its client bytes wait, from the held frame on */
     int64_t refuse_until;
     int cuts;
     struct pair *pairs[MAXPAIRS];
@@ -63,6 +67,8 @@ static void pair_close(struct rt_proxy *p, int i)
 {
     struct pair *x = p->pairs[i];
 
+    if (p->held == x)
+        p->held = NULL;
     if (x->cfd >= 0)
         close(x->cfd);
     if (x->sfd >= 0)
@@ -126,16 +132,12 @@ static uint32_t be32(const uint8_t *b)
            b[3];
 }
 
-/* Client bytes: forward whole frames, cutting where armed.  Returns -1 if
- * the pair is done. */
-static int from_client(struct rt_proxy *p, struct pair *x)
+/* Forwards the whole frames in the pair's buffer, cutting or holding
+ * where armed.  Returns -1 if the pair is done. */
+static int forward_frames(struct rt_proxy *p, struct pair *x)
 {
-    ssize_t n = read(x->cfd, x->buf + x->len, sizeof x->buf - x->len);
     size_t off = 0;
 
-    if (n <= 0)
-        return -1;
-    x->len += (size_t)n;
     while (x->len - off >= 4) {
         size_t flen = 4 + be32(x->buf + off);
         int op;
@@ -146,6 +148,12 @@ static int from_client(struct rt_proxy *p, struct pair *x)
         op = x->handshake_seen && flen >= 12 ? (int)be32(x->buf + off + 8) : -1;
         x->handshake_seen = 1;
         pthread_mutex_lock(&p->mu);
+        if (p->hold_armed && op == p->hold_op && p->hold_skip-- == 0) {
+            p->hold_armed = 0;
+            p->held = x;
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
         if (p->cut_armed && op == p->cut_op) {
             int fwd = p->cut_forward;
             p->cut_armed = 0;
@@ -163,6 +171,30 @@ static int from_client(struct rt_proxy *p, struct pair *x)
     memmove(x->buf, x->buf + off, x->len - off);
     x->len -= off;
     return 0;
+}
+
+/* The held frame goes on as it is (a hold armed meanwhile is for later
+ * ones), then whatever came after it. */
+static int forward_held(struct rt_proxy *p, struct pair *x)
+{
+    size_t flen = 4 + be32(x->buf);
+
+    if (write_all(x->sfd, x->buf, flen) != 0)
+        return -1;
+    memmove(x->buf, x->buf + flen, x->len - flen);
+    x->len -= flen;
+    return forward_frames(p, x);
+}
+
+/* Client bytes.  Returns -1 if the pair is done. */
+static int from_client(struct rt_proxy *p, struct pair *x)
+{
+    ssize_t n = read(x->cfd, x->buf + x->len, sizeof x->buf - x->len);
+
+    if (n <= 0)
+        return -1;
+    x->len += (size_t)n;
+    return forward_frames(p, x);
 }
 
 static int from_server(struct pair *x)
@@ -185,6 +217,7 @@ static void *proxy_main(void *arg)
         struct pollfd f[2 + 2 * MAXPAIRS];
         int owner[2 + 2 * MAXPAIRS], nf = 0, i;
         int64_t now = rt_now_ms();
+        struct pair *held, *released = NULL;
 
         pthread_mutex_lock(&p->mu);
         if (p->stop) {
@@ -197,6 +230,17 @@ static void *proxy_main(void *arg)
                 if (p->pairs[i]->cfd >= 0)
                     cut(p, p->pairs[i], 0, p->cut_all_refuse_ms);
         }
+        if (p->hold_release) {
+            p->hold_release = 0;
+            released = p->held;
+            p->held = NULL;
+        }
+        pthread_mutex_unlock(&p->mu);
+        for (i = 0; released != NULL && i < p->npairs; i++)
+            if (p->pairs[i] == released && forward_held(p, released) != 0)
+                pair_close(p, i);
+        pthread_mutex_lock(&p->mu);
+        held = p->held;
         pthread_mutex_unlock(&p->mu);
         for (i = p->npairs - 1; i >= 0; i--)
             if (p->pairs[i]->cfd < 0 && now >= p->pairs[i]->drain_until)
@@ -206,7 +250,7 @@ static void *proxy_main(void *arg)
         f[nf] = (struct pollfd){p->wake[0], POLLIN, 0};
         owner[nf++] = -2;
         for (i = 0; i < p->npairs; i++) {
-            if (p->pairs[i]->cfd >= 0) {
+            if (p->pairs[i]->cfd >= 0 && p->pairs[i] != held) {
                 f[nf] = (struct pollfd){p->pairs[i]->cfd, POLLIN, 0};
                 owner[nf++] = 2 * i;
             }
@@ -294,6 +338,45 @@ void rt_proxy_cut_all(struct rt_proxy *p, int refuse_ms)
     pthread_mutex_lock(&p->mu);
     p->cut_all = 1;
     p->cut_all_refuse_ms = refuse_ms;
+    pthread_mutex_unlock(&p->mu);
+    wake(p);
+}
+
+void rt_proxy_hold_on(struct rt_proxy *p, int op, int skip)
+{
+    pthread_mutex_lock(&p->mu);
+    p->hold_op = op;
+    p->hold_skip = skip;
+    p->hold_armed = 1;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void rt_proxy_hold_off(struct rt_proxy *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->hold_armed = 0;
+    pthread_mutex_unlock(&p->mu);
+}
+
+int rt_proxy_wait_held(struct rt_proxy *p, int ms)
+{
+    int64_t end = rt_now_ms() + ms;
+    int held;
+
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        held = p->held != NULL && !p->hold_release;
+        pthread_mutex_unlock(&p->mu);
+        if (held || rt_now_ms() >= end)
+            return held;
+        rt_sleep_ms(2);
+    }
+}
+
+void rt_proxy_release(struct rt_proxy *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->hold_release = 1;
     pthread_mutex_unlock(&p->mu);
     wake(p);
 }

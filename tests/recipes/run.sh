@@ -348,7 +348,7 @@ restart)
     wait_serving "$port" 60 "$SERVER_PID" || fail "server did not restart"
     "$bin" "$hosts" token_after /rt/restart/lock "$tmp/token" || fail "after"
     ;;
-connloss | queue_connloss | toolbox_connloss)
+connloss | queue_connloss | toolbox_connloss | reaped)
     "$bin" "$hosts" "$scenario" "$port"
     ;;
 election_kill)

@@ -47,5 +47,6 @@ int t_cparty(int argc, char **argv);
 int t_toolbox_connloss(int argc, char **argv);
 int t_latch_op(int argc, char **argv);
 int t_fence_recipes(int argc, char **argv);
+int t_reaped(int argc, char **argv);
 
 #endif
