@@ -3,6 +3,7 @@
  * one healthy ensemble: every server reached, exactly one leading (or the
  * one server standalone).  No session is opened, so it works where no
  * server takes clients, which is when it is needed most. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,9 +25,11 @@ struct server {
     char why[256];    /* why not answered ("" if it did) */
 };
 
-/* Asks one server; `buf` holds ANSWER_CAP bytes. */
-static void ask(struct server *sv, char *buf)
+/* Asks one server: a thread's body, one thread per server. */
+static void *ask(void *arg)
 {
+    struct server *sv = arg;
+    char buf[ANSWER_CAP];
     size_t n = strlen(sv->hp);
 
     sv->why[0] = '\0';
@@ -36,18 +39,34 @@ static void ask(struct server *sv, char *buf)
         /* cli_4lw names the server first; the table does already */
         if (strncmp(sv->why, sv->hp, n) == 0 && sv->why[n] == ':')
             memmove(sv->why, sv->why + n + 2, strlen(sv->why + n + 2) + 1);
-        return;
+        return NULL;
     }
     if (cli_srvr_parse(buf, &sv->s) == 0 && sv->s.mode[0] != '\0') {
         sv->answered = 1;
         sv->mode = sv->s.mode;
-        return;
+        return NULL;
     }
     /* ZooKeeper's and tumblerd's words for a server that knows no leader
      * (neither lets a whitelist leave srvr out: zkServer.sh needs it) */
     sv->mode = strstr(buf, "not currently serving") != NULL ? "not serving"
                                                             : "unknown";
     snprintf(sv->why, sizeof sv->why, "%.*s", (int)strcspn(buf, "\n"), buf);
+    return NULL;
+}
+
+/* Asks the n servers at once, so that the table is one moment's and a
+ * hung server costs its 2 s once, not once for each. */
+static void ask_all(struct server *sv, int n)
+{
+    pthread_t th[MAX_SERVERS];
+    int started[MAX_SERVERS], i;
+
+    for (i = 0; i < n; i++)
+        if (!(started[i] = pthread_create(&th[i], NULL, ask, &sv[i]) == 0))
+            ask(&sv[i]); /* no thread: in turn */
+    for (i = 0; i < n; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
 }
 
 static void print_text(const struct server *sv, int n, const char *verdict)
@@ -132,7 +151,7 @@ static int exec_status(struct cli *cli, const struct cli_cmd *cmd,
                        const struct cli_args *a)
 {
     struct server *sv;
-    char *buf, verdict[512];
+    char verdict[512];
     const char *leader = NULL;
     int n = 0, i, reached = 0, answered = 0, leaders = 0, standalone = 0, ok;
 
@@ -141,16 +160,11 @@ static int exec_status(struct cli *cli, const struct cli_cmd *cmd,
         return cli_usage(cli, cmd,
                          "srvr goes in clear, to the plain client ports: give "
                          "those, without --tls");
-    sv = calloc(MAX_SERVERS, sizeof *sv);
-    buf = malloc(ANSWER_CAP);
-    if (sv == NULL || buf == NULL) {
-        free(sv);
-        free(buf);
+    if ((sv = calloc(MAX_SERVERS, sizeof *sv)) == NULL)
         return cli_err(cli, CLI_OSERR, "status: out of memory");
-    }
     while (n < MAX_SERVERS && cli_4lw_server(cli->hosts, n, sv[n].hp) == 0)
-        ask(&sv[n++], buf);
-    free(buf);
+        n++;
+    ask_all(sv, n);
     for (i = 0; i < n; i++) {
         reached += sv[i].answered || strcmp(sv[i].mode, "unreachable") != 0;
         if (!sv[i].answered)
@@ -186,22 +200,23 @@ static int exec_status(struct cli *cli, const struct cli_cmd *cmd,
 }
 
 const struct cli_spec cli_cmd_status = {
-    .cmd = {.name = "status",
-            .usage = "status",
-            .summary = "Show each server's mode, zxid and load, and whether "
-                       "one leads.",
-            .notes =
-                "Asks every server of HOSTS for srvr (the four-letter word "
-                "ZooKeeper allows by\n"
-                "default), each within 2 s, and opens no session: it works "
-                "when no server\n"
-                "takes clients.  The last line says who leads and how many "
-                "answered.\n"
-                "Exit status 0 when every server answered and exactly one "
-                "leads (or the\n"
-                "one server is standalone); 1 when some server was reached "
-                "but not that;\n"
-                "69 when none was.  Not with --tls: srvr would go in clear.\n"},
+    .cmd =
+        {.name = "status",
+         .usage = "status",
+         .summary = "Show each server's mode, zxid and load, and whether "
+                    "one leads.",
+         .notes =
+             "Asks every server of HOSTS at once for srvr (the "
+             "four-letter word ZooKeeper\n"
+             "allows by default), each within 2 s, and opens no session: it "
+             "works when no\n"
+             "server takes clients.  The last line says who leads and how many "
+             "answered.\n"
+             "Exit status 0 when every server answered and exactly one "
+             "leads (or the\n"
+             "one server is standalone); 1 when some server was reached "
+             "but not that;\n"
+             "69 when none was.  Not with --tls: srvr would go in clear.\n"},
     .exec = exec_status,
     .arity = "no arguments expected",
 };
