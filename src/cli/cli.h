@@ -24,6 +24,7 @@ enum {
     CLI_USAGE = 64,       /* EX_USAGE: bad command line */
     CLI_DATAERR = 65,     /* EX_DATAERR: lock: PATH holds nodes of another
                              layout (TB_EFOREIGNLOCK) */
+    CLI_NOINPUT = 66,     /* EX_NOINPUT: an input file cannot be read */
     CLI_UNREACHABLE = 69, /* EX_UNAVAILABLE: no server answered */
     CLI_SOFTWARE = 70,    /* EX_SOFTWARE: unexpected client error */
     CLI_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
@@ -230,6 +231,11 @@ void cli_time_str(int64_t ms, char *buf, size_t cap);
 int cli_parse_i64(const char *s, int64_t *out);
 /* Seconds with an optional fraction ("2.5") into ms: 0 or -1. */
 int cli_parse_seconds(const char *s, int64_t *ms);
+/* Reads FILE ("-": stdin) into *out (malloc'd, with a NUL after its *len
+ * bytes): 0, or the exit status once it said why (66 unreadable, 64 more
+ * than `max` bytes). */
+int cli_read_file(struct cli *cli, const char *name, size_t max, char **out,
+                  size_t *len);
 /* Checks that `path` is absolute; prints a usage error if not. */
 int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
                    const char *path);

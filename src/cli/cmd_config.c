@@ -1,6 +1,7 @@
 /* tumbler config and tumbler reconfig: the ensemble's members as
  * /zookeeper/config holds them, and ZooKeeper's reconfig to change them,
  * as zkCli.sh's commands of the same names. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,20 +75,61 @@ static int ids_ok(const char *list)
     }
 }
 
-static int exec_reconfig(struct cli *cli, const struct cli_cmd *cmd,
-                         const struct cli_args *a)
+/* The members a file names, as zkCli's reconfig -file reads a dynamic
+ * configuration file (tumbler config prints one): its server.N lines,
+ * joined with commas; blank lines, # comments and version= are skipped.
+ * 0 and *list (malloc'd), or the exit status. */
+static int file_members(struct cli *cli, const struct cli_cmd *cmd,
+                        const char *name, char **list)
 {
-    const char *add = a->val['a'], *rm = a->val['r'], *members = a->val['m'];
-    const char *ver = a->val['v'], *list;
+    char *text, *line, *save, *e, *out;
+    size_t len, n = 0;
+    int rc;
+
+    /* 255 members of a few dozen bytes each */
+    if ((rc = cli_read_file(cli, name, 64 * 1024, &text, &len)) != 0)
+        return rc;
+    if ((out = malloc(len + 1)) == NULL) {
+        free(text);
+        return CLI_OSERR;
+    }
+    for (line = strtok_r(text, "\n", &save); line != NULL && rc == 0;
+         line = strtok_r(NULL, "\n", &save)) {
+        line += strspn(line, " \t");
+        for (e = line + strlen(line);
+             e > line && isspace((unsigned char)e[-1]);)
+            *--e = '\0';
+        if (*line == '\0' || *line == '#' || strncmp(line, "version=", 8) == 0)
+            continue;
+        if (strncmp(line, "server.", 7) != 0)
+            rc = cli_usage(cli, cmd, "%s: '%s' is not a server.N= line", name,
+                           line);
+        else /* each line no longer than it was, its '\n' a ',' */
+            n += (size_t)sprintf(out + n, "%s%s", n > 0 ? "," : "", line);
+    }
+    free(text);
+    if (rc == 0 && n == 0)
+        rc = cli_usage(cli, cmd, "%s names no server.N= line", name);
+    if (rc != 0) {
+        free(out);
+        return rc;
+    }
+    *list = out;
+    return 0;
+}
+
+/* Checks the lists and -v, then asks for the change. */
+static int send_reconfig(struct cli *cli, const struct cli_cmd *cmd,
+                         const struct cli_args *a, const char *members)
+{
+    const char *add = a->val['a'], *rm = a->val['r'], *ver = a->val['v'];
+    const char *list = add != NULL ? add : members; /* not both */
     int64_t from = -1;
     struct tb_stat st;
     char *value, *end;
     size_t len;
     int rc;
 
-    if ((members != NULL) == (add != NULL || rm != NULL))
-        return cli_usage(cli, cmd, "give --members, or --add and/or --remove");
-    list = add != NULL ? add : members; /* not both, as checked */
     if (list != NULL && !servers_ok(list))
         return cli_usage(cli, cmd,
                          "bad server list '%s' "
@@ -112,16 +154,42 @@ static int exec_reconfig(struct cli *cli, const struct cli_cmd *cmd,
     return CLI_OK;
 }
 
+static int exec_reconfig(struct cli *cli, const struct cli_cmd *cmd,
+                         const struct cli_args *a)
+{
+    const char *members = a->val['m'], *file = a->val['f'];
+    int ways = (members != NULL) + (file != NULL) +
+               (a->val['a'] != NULL || a->val['r'] != NULL);
+    char *owned = NULL;
+    int rc;
+
+    if (ways != 1)
+        return cli_usage(cli, cmd,
+                         "give --members, --file, or --add and/or --remove");
+    if (file != NULL) {
+        if ((rc = file_members(cli, cmd, file, &owned)) != 0)
+            return rc;
+        members = owned;
+    }
+    rc = send_reconfig(cli, cmd, a, members);
+    free(owned);
+    return rc;
+}
+
 const struct cli_spec cli_cmd_reconfig = {
     .cmd = {.name = "reconfig",
-            .usage = "reconfig [-s] [-v V] {-m LIST | [-a LIST] [-r IDS]}",
+            .usage =
+                "reconfig [-s] [-v V] {-m LIST | -f FILE | [-a LIST] [-r IDS]}",
             .summary = "Change the ensemble's members; print the new "
                        "configuration.",
             .notes =
                 "LIST: "
                 "server.N=HOST:PORT:PORT[:participant|:observer][;[ADDR:]PORT],"
                 "... (the\n"
-                "quorum port, the election port, the client port).\n"
+                "quorum port, the election port, the client port).  FILE: "
+                "one server.N= line\n"
+                "per member, as config prints them (version= and # comments "
+                "are skipped).\n"
                 "The servers need reconfigEnabled=true, and the session the "
                 "super user's\n"
                 "credential (-a digest:super:PASSWORD before the command).  "
@@ -149,6 +217,11 @@ const struct cli_spec cli_cmd_reconfig = {
              .kind = CLI_STR,
              .arg = "LIST",
              .help = "the whole new list of members"},
+            {.letter = 'f',
+             .name = "file",
+             .kind = CLI_STR,
+             .arg = "FILE",
+             .help = "the whole new list of members, from FILE ('-': stdin)"},
             {.letter = 'v',
              .name = "version",
              .kind = CLI_STR,

@@ -16,37 +16,6 @@ static const char cmd_create_arity[] =
     "expected PATH, at most one DATA (or -f FILE) and an ACL";
 static const char cmd_set_arity[] = "expected PATH and DATA (or -f FILE)";
 
-/* Reads FILE (or stdin for "-") into *out (malloc'd). */
-static int read_file(struct cli *cli, const char *name, char **out, size_t *len)
-{
-    FILE *f = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
-    char *buf;
-    size_t n;
-
-    if (f == NULL)
-        return cli_err(cli, 66, "cannot open %s: %m", name); /* EX_NOINPUT */
-    if ((buf = malloc(MAX_DATA + 1)) == NULL) {
-        if (f != stdin)
-            fclose(f);
-        return CLI_OSERR;
-    }
-    n = fread(buf, 1, MAX_DATA + 1, f);
-    if (ferror(f) || n > MAX_DATA) {
-        int big = !ferror(f);
-        if (f != stdin)
-            fclose(f);
-        free(buf);
-        return big ? cli_err(cli, CLI_USAGE, "%s is larger than %d bytes", name,
-                             MAX_DATA)
-                   : cli_err(cli, 66, "cannot read %s", name);
-    }
-    if (f != stdin)
-        fclose(f);
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
 /* The data of create and set: -f FILE's contents (*owned, to free), else
  * the DATA operand `arg`, else null data.  0 or the exit status. */
 static int data_arg(struct cli *cli, const char *file, const char *arg,
@@ -58,7 +27,7 @@ static int data_arg(struct cli *cli, const char *file, const char *arg,
     *len = arg != NULL ? strlen(arg) : 0;
     if (file == NULL)
         return 0;
-    if ((rc = read_file(cli, file, owned, len)) == 0)
+    if ((rc = cli_read_file(cli, file, MAX_DATA, owned, len)) == 0)
         *data = *owned;
     return rc;
 }

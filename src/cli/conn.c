@@ -128,8 +128,7 @@ static int report_tls_files(struct cli *cli)
     fprintf(stderr, "tumbler: cannot set up TLS:\n%.*s", (int)cli->tried_len,
             cli->tried);
     pthread_mutex_unlock(&cli->mu);
-    /* 66: EX_NOINPUT, as for -f FILE */
-    return fail_connect(cli, 66, TB_ETLS, "cannot set up TLS");
+    return fail_connect(cli, CLI_NOINPUT, TB_ETLS, "cannot set up TLS");
 }
 
 /* Waits in short slices so that ^C ends the wait at once. */

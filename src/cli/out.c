@@ -243,6 +243,37 @@ int cli_parse_seconds(const char *s, int64_t *ms)
     return 0;
 }
 
+int cli_read_file(struct cli *cli, const char *name, size_t max, char **out,
+                  size_t *len)
+{
+    FILE *f = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
+    char *buf;
+    size_t n;
+    int bad;
+
+    if (f == NULL)
+        return cli_err(cli, CLI_NOINPUT, "cannot open %s: %m", name);
+    if ((buf = malloc(max + 1)) == NULL) {
+        if (f != stdin)
+            fclose(f);
+        return CLI_OSERR;
+    }
+    n = fread(buf, 1, max + 1, f);
+    bad = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (bad || n > max) {
+        free(buf);
+        return bad ? cli_err(cli, CLI_NOINPUT, "cannot read %s", name)
+                   : cli_err(cli, CLI_USAGE, "%s is larger than %zu bytes",
+                             name, max);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 int cli_check_path(struct cli *cli, const struct cli_cmd *cmd, const char *path)
 {
     if (path == NULL || path[0] != '/')

@@ -9,8 +9,10 @@
 # chroot, --json.  reconfig: refused without the super user (102); --add of
 # the fourth: its line in the answer, a version above the first, and every
 # member's config the same soon after; --remove with the first version
-# refused (103), with the current one done (the fourth gone, the version
-# above again).  Bad command lines: 64, before any connection.
+# refused (103); then the removal done by --file - (config's output less
+# the fourth, on stdin) at the current version (the fourth gone, the
+# version above again).  Bad command lines: 64, and an unreadable --file
+# 66, before any connection.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=kind.sh
@@ -32,6 +34,19 @@ for bad in "" "-r 4 -m server.1=h:1:2" "-a dd" "-a server.4" "-r x" "-r 4, " "-v
     check_eq "reconfig $bad: nothing on stdout" "" "$out"
 done
 check_eq "config x: status" 64 "$(tb -s "$nobody" config x > /dev/null 2>&1; echo $?)"
+files=$IT_TMPROOT/files
+mkdir -p "$files"
+printf '# members\nversion=100000000\n\n' > "$files/none"
+printf 'server.1=127.0.0.1:1:2;3\nclientPort=3\n' > "$files/other"
+printf 'server.1=127.0.0.1:1:2;3\n' > "$files/one"
+for bad in "-f $files/none" "-f $files/other" "-f $files/one -r 2" "-f $files/one -m server.1=h:1:2"; do
+    # shellcheck disable=SC2086
+    out=$(tb -s "$nobody" reconfig $bad 2> /dev/null)
+    check_eq "reconfig $bad: status" 64 "$?"
+    check_eq "reconfig $bad: nothing on stdout" "" "$out"
+done
+check_eq "reconfig -f (missing): status" 66 \
+    "$(tb -s "$nobody" reconfig -f "$files/missing" > /dev/null 2>&1; echo $?)"
 
 # ---- three members, a fourth to join ----
 ens_init 4
@@ -88,9 +103,10 @@ check_eq "config on the new member" "1 2 3 4" "$(members "$(tb -s "$(m 4)" confi
 
 out=$(tb "${super[@]}" -s "$(m 3)" reconfig -v "$v0" -r 4 2> /dev/null)
 check_eq "reconfig -v (stale): status" 103 "$?"
-out=$(tb "${super[@]}" -s "$(m 3)" reconfig -s -v "0x$v1" -r 4)
-check_eq "reconfig -v (current) --remove: status" 0 "$?"
-check_eq "reconfig --remove: the members it answers" "1 2 3" "$(members "$out")"
+out=$(tb -s "$(m 3)" config | grep -v '^server\.4=' |
+    tb "${super[@]}" -s "$(m 3)" reconfig -s -v "0x$v1" -f -)
+check_eq "reconfig -v (current) --file - (config less 4): status" 0 "$?"
+check_eq "reconfig --file: the members it answers" "1 2 3" "$(members "$out")"
 v2=$(version "$out")
 above "$v2" "$v1" || fail "version $v2 after the removal is not above $v1"
 check_eq "reconfig -s: version is mZxid" "0x$v2" "$(sed -n 's/^mZxid = //p' <<< "$out")"
