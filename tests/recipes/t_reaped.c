@@ -36,16 +36,6 @@ static void mkdir_as(const char *path, int mode)
         rt_proxy_release(k.px);                                                \
     } while (0)
 
-static int answered(struct rt_done *d)
-{
-    int done;
-
-    pthread_mutex_lock(&d->mu);
-    done = d->done;
-    pthread_mutex_unlock(&d->mu);
-    return done;
-}
-
 static void exists(const char *path)
 {
     CHECK_RC(tb_exists_sync(k.direct, path, NULL, NULL, NULL), 0);
@@ -96,7 +86,7 @@ static void barrier_gives_up(void)
     rt_done_init(&d);
     rt_proxy_hold_on(k.px, OP_CREATE2, 1);
     CHECK_RC(tb_barrier_set(k.proxied, "/rt/reap/b3/bar", rt_done_cb, &d), 0);
-    while (!answered(&d)) {
+    while (!rt_acq_done(&d)) {
         CHECK(rt_now_ms() < end);
         if (!rt_proxy_wait_held(k.px, 100))
             continue;

@@ -26,13 +26,8 @@ static void wait_cuts(int n)
 /* `d` is still pending after `ms`. */
 static void pending(struct rt_done *d, int ms)
 {
-    int done;
-
     rt_sleep_ms(ms);
-    pthread_mutex_lock(&d->mu);
-    done = d->done;
-    pthread_mutex_unlock(&d->mu);
-    CHECK(!done);
+    CHECK(!rt_acq_done(d));
 }
 
 /* A write whose request is forwarded (or dropped) and whose reply is
