@@ -158,7 +158,10 @@ int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
     if (m->holds == 0) {
         rv = TB_ENOTHELD;
     } else if (m->lstate == TB_LOCK_LOST || m->c_closed) {
-        if (!m->c_closed && m->node != NULL) /* in case it still exists */
+        /* A fair lock's node is ours alone: deleted in case it still
+         * exists.  A non-fair lock's is PATH itself, which once lost is
+         * whoever created it next: deleting it would let a third in. */
+        if (!m->c_closed && m->node != NULL && m->cfg->fair)
             rcp_reap(m->c, m->node, 0, NULL, NULL);
         reset_hold(m);
         rv = TB_ELOCKLOST;

@@ -205,6 +205,38 @@ int t_basic(int argc, char **argv)
     return 0;
 }
 
+/* A non-fair holder whose node PATH an operator deleted (the lock is
+ * lost), releasing after another client took the lock: its release must
+ * not delete PATH, which is the new holder's now. */
+static void lost_then_taken(struct tb_client *c1, struct tb_client *c2)
+{
+    const char *path = "/rt/nf/lost";
+    struct tb_lock_options o = {.kind = TB_LOCK_NONFAIR};
+    struct tb_mutex *a, *b;
+    struct tb_stat st;
+    int64_t ta, tb, end = rt_now_ms() + 10000;
+
+    CHECK_RC(tb_mutex_new(&a, c1, path, &o), 0);
+    CHECK_RC(tb_mutex_new(&b, c2, path, &o), 0);
+    CHECK_RC(tb_mutex_lock_sync(a, 5000, &ta), 0);
+    CHECK_RC(tb_delete_sync(c2, path, -1), 0);
+    while (tb_mutex_state(a) != TB_LOCK_LOST) {
+        CHECK(rt_now_ms() < end);
+        rt_sleep_ms(2);
+    }
+    CHECK_RC(tb_mutex_lock_sync(b, 5000, &tb), 0);
+    CHECK(tb > ta);
+    CHECK_RC(tb_mutex_unlock_sync(a), TB_ELOCKLOST);
+    /* c1 is answered in order: whatever the release sent came first */
+    CHECK_RC(tb_exists_sync(c1, path, NULL, NULL, &st), 0);
+    CHECK(st.ephemeral_owner == tb_client_session(c2, NULL));
+    CHECK(tb_mutex_state(b) == TB_LOCK_HELD);
+    CHECK_RC(tb_mutex_unlock_sync(b), 0);
+    tb_mutex_free(a);
+    tb_mutex_free(b);
+    printf("nonfair: a lost holder's release leaves the next holder's node\n");
+}
+
 int t_nonfair(int argc, char **argv)
 {
     struct tb_client *c1 = rt_connect(rt_hosts, RT_SESSION_MS);
@@ -214,6 +246,7 @@ int t_nonfair(int argc, char **argv)
     (void)argv;
     rt_rmr(c1, "/rt/nf");
     common_flow(c1, c2, "/rt/nf/lock", TB_LOCK_NONFAIR);
+    lost_then_taken(c1, c2);
     tb_client_close(c1);
     tb_client_close(c2);
     printf("nonfair: ok\n");
