@@ -270,6 +270,8 @@ int tb_dqueue_put(struct tb_dqueue *q, const void *value, size_t len,
 
 struct fin {
     struct tb_dqueue *q;
+    char *taken;     /* the claim */
+    int64_t session; /* that made it */
     tb_done_cb cb;
     void *data;
 };
@@ -282,9 +284,17 @@ static void on_consumed(struct tb_client *c, int rc,
     (void)r;
     (void)n;
     rcp_note_cb_thread(c);
+    /* Lost with the connection, applied or not: the claim goes back (the
+     * reaper keeps at it across reconnects), else an item not consumed
+     * would stay claimed by nobody until the session ends.  Applied, it
+     * finds nothing.  Only while the session that claimed lives: the
+     * claim's name is the item's, and anyone's once ours is gone. */
+    if (rc == TB_ECONNECTIONLOSS && tb_client_session(c, NULL) == f->session)
+        rcp_reap(c, f->taken, 0, NULL, NULL);
     if (f->cb != NULL)
         f->cb(rc == TB_ENONODE ? TB_ELOCKLOST : rc, f->data);
     rcp_q_unref(f->q);
+    free(f->taken);
     free(f);
 }
 
@@ -309,15 +319,20 @@ int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data)
     if (m != NULL && f != NULL && e != NULL && t != NULL &&
         tb_multi_delete(m, e, -1) == 0 && tb_multi_delete(m, t, -1) == 0) {
         f->q = q;
+        f->taken = t;
+        t = NULL;
+        f->session = tb_client_session(q->c, NULL);
         f->cb = cb;
         f->data = data;
         rv = tb_multi_exec(q->c, m, on_consumed, f);
     }
     if (rv == 0) {
         q->refs++;
-        free(q->claimed); /* a failed consume: the claim ends anyway */
+        free(q->claimed); /* the consume, or its callback, ends it */
         q->claimed = NULL;
     } else {
+        if (f != NULL)
+            free(f->taken);
         free(f);
     }
     pthread_mutex_unlock(&q->mu);

@@ -27,7 +27,9 @@ static void op_end(struct tb_dqueue *q, int rc, const void *v, size_t len)
     void *data = q->data;
 
     free_cand(q);
-    if ((rc != 0 || q->freed) && q->claimed != NULL) {
+    /* A claim this take made, or one the freed handle leaves: back.  Not
+     * the claim a peek runs beside: that one is the caller's. */
+    if (((rc != 0 && q->op == Q_TAKE) || q->freed) && q->claimed != NULL) {
         char *t = rcp_join(q->taken, q->claimed);
         if (t != NULL) /* a claim the caller will not have: back */
             rcp_reap(q->c, t, 0, NULL, NULL);
@@ -231,7 +233,7 @@ static void on_read(struct tb_client *c, int rc, const void *value, size_t len,
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&q->mu);
     if (rc == TB_ENONODE) { /* taken (simple) or consumed (locking) */
-        if (q->locking) {   /* our claim on nothing: give it back */
+        if (q->locking && q->op == Q_TAKE) { /* our claim on nothing: back */
             p = rcp_join(q->taken, q->cand[q->icand]);
             if (p != NULL)
                 rcp_reap(c, p, 0, NULL, NULL);
@@ -310,6 +312,22 @@ static int send_claim(struct tb_dqueue *q)
 }
 
 static void on_claim_owner(struct tb_client *c, int rc,
+                           const struct tb_stat *st, void *data);
+
+/* Whose is the claim on the candidate (lock held)? */
+static int ask_claim_owner(struct tb_dqueue *q)
+{
+    char *p = rcp_join(q->taken, q->cand[q->icand]);
+    int rv;
+
+    if (p == NULL)
+        return TB_ENOMEM;
+    rv = tb_exists(q->c, p, NULL, NULL, on_claim_owner, q);
+    free(p);
+    return rv;
+}
+
+static void on_claim_owner(struct tb_client *c, int rc,
                            const struct tb_stat *st, void *data)
 {
     struct tb_dqueue *q = data;
@@ -319,8 +337,11 @@ static void on_claim_owner(struct tb_client *c, int rc,
     if (rc == 0 && st->ephemeral_owner == tb_client_session(c, NULL)) {
         q->claimed = rcp_strdup(q->cand[q->icand]); /* its reply was lost */
         rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
-    } else if (rc == 0 || rc == TB_ENONODE)
+    } else if (rc == 0 || rc == TB_ENONODE) {
         rc = next_or_wait(q);
+    } else if (rc == TB_ECONNECTIONLOSS) {
+        rc = ask_claim_owner(q); /* it may be ours: ask again */
+    }
     step_done(q, rc);
 }
 
@@ -328,7 +349,6 @@ static void on_claim(struct tb_client *c, int rc, const char *path,
                      const struct tb_stat *st, void *data)
 {
     struct tb_dqueue *q = data;
-    char *p;
 
     (void)path;
     (void)st;
@@ -343,10 +363,7 @@ static void on_claim(struct tb_client *c, int rc, const char *path,
     } else if (rc == TB_ENODEEXISTS && q->claim_retried) {
         /* Ours from before the loss, or another taker's: its owner says. */
         q->claim_retried = 0;
-        p = rcp_join(q->taken, q->cand[q->icand]);
-        rc = p == NULL ? TB_ENOMEM
-                       : tb_exists(c, p, NULL, NULL, on_claim_owner, q);
-        free(p);
+        rc = ask_claim_owner(q);
     } else if (rc == TB_ENODEEXISTS) {
         rc = next_or_wait(q);
     }

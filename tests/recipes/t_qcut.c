@@ -1,15 +1,21 @@
 /* Queues through a proxy the test cuts (rt_proxy.c): a locking take whose
- * claim was applied but whose reply was lost still takes the item, by
- * the claim's owner, with one claim; a simple take whose delete was
+ * claim was applied but whose reply was lost (and then the reply to its
+ * look at the claim's owner) still takes the item, by the claim's owner,
+ * with one claim; a consume cut off before the server
+ * gives its claim back (the item is taken again), one cut off after it
+ * leaves nothing; a simple take whose delete was
  * applied but whose reply was lost reports the loss and the item is
  * gone, never handed out twice; one whose delete never arrived reports
  * the loss and the item is taken next. */
 #include <string.h>
 
 #include "rt.h"
+#include "rt_async.h"
 #include "tests.h"
 
 #define OP_DELETE  2
+#define OP_EXISTS  3
+#define OP_MULTI   14
 #define OP_CREATE2 15
 
 static struct rt_cut k;
@@ -29,10 +35,29 @@ static int take(struct tb_dqueue *q, int ms, char *buf, size_t cap)
     return rc;
 }
 
-static void claim_reply_lost(void)
+struct got {
+    struct rt_done d;
+    char buf[32];
+};
+
+static void on_item(int rc, const void *v, size_t len, void *data)
+{
+    struct got *g = data;
+
+    if (rc == 0 && len < sizeof g->buf) {
+        memcpy(g->buf, v, len);
+        g->buf[len] = '\0';
+    }
+    rt_done_cb(rc, &g->d);
+}
+
+/* The claim's create applied, its reply lost; with owner_cut, the look at
+ * the claim's owner that follows loses its reply too and is made again. */
+static void claim_reply_lost(int owner_cut)
 {
     const char *path = "/rt/qcut/locking";
     struct tb_dqueue *qp, *qd;
+    struct got g;
     char buf[32];
     void *v;
     size_t n;
@@ -43,9 +68,15 @@ static void claim_reply_lost(void)
     CHECK_RC(tb_dqueue_peek_sync(qp, &v, &n), TB_ENONODE); /* its nodes */
     CHECK_RC(tb_dqueue_put_sync(qd, "c1", 2, -1), 0);
     rt_proxy_cut_on(k.px, OP_CREATE2, 1, 300);
-    CHECK_RC(take(qp, 15000, buf, sizeof buf), 0);
-    rt_cut_wait(&k, cuts + 1);
-    CHECK(strcmp(buf, "c1") == 0);
+    rt_done_init(&g.d);
+    CHECK_RC(tb_dqueue_take(qp, 15000, on_item, &g), 0);
+    rt_cut_wait(&k, ++cuts);
+    if (owner_cut) { /* armed while the proxy refuses the reconnection */
+        rt_proxy_cut_on(k.px, OP_EXISTS, 1, 300);
+        rt_cut_wait(&k, ++cuts);
+    }
+    CHECK_RC(rt_done_wait(&g.d, 15000), 0);
+    CHECK(strcmp(g.buf, "c1") == 0);
     CHECK(rt_nchildren(k.direct, "/rt/qcut/locking/taken") == 1);
     CHECK_RC(take(qd, 0, buf, sizeof buf), TB_ETIMEDOUT); /* claimed */
     CHECK_RC(tb_dqueue_consume_sync(qp), 0);
@@ -53,8 +84,40 @@ static void claim_reply_lost(void)
     CHECK(rt_nchildren(k.direct, "/rt/qcut/locking/taken") == 0);
     tb_dqueue_free(qp);
     tb_dqueue_free(qd);
-    printf("locking: claim applied, reply lost: the item taken by its "
-           "owner, one claim, consumed\n");
+    printf("locking: claim applied, reply lost%s: the item taken by its "
+           "owner, one claim, consumed\n",
+           owner_cut ? ", and the look at its owner's too" : "");
+}
+
+static void consume_cut(int forward)
+{
+    const char *path = "/rt/qcut/consume";
+    struct tb_dqueue *qp, *qd;
+    char buf[32];
+    int cuts = rt_proxy_cuts(k.px);
+
+    CHECK_RC(tb_dqueue_new(&qp, k.proxied, path, TB_QUEUE_LOCKING), 0);
+    CHECK_RC(tb_dqueue_new(&qd, k.direct, path, TB_QUEUE_LOCKING), 0);
+    CHECK_RC(tb_dqueue_put_sync(qd, "c2", 2, -1), 0);
+    CHECK_RC(take(qp, 5000, buf, sizeof buf), 0);
+    rt_proxy_cut_on(k.px, OP_MULTI, forward, 300);
+    CHECK_RC(tb_dqueue_consume_sync(qp), TB_ECONNECTIONLOSS);
+    rt_cut_wait(&k, cuts + 1);
+    CHECK_RC(tb_client_wait_connected(k.proxied, 10000), 0); /* same session */
+    if (forward) { /* consumed: nothing left to take */
+        CHECK_RC(take(qd, 300, buf, sizeof buf), TB_ETIMEDOUT);
+    } else { /* the claim given back: taken again, and consumed */
+        CHECK_RC(take(qd, 5000, buf, sizeof buf), 0);
+        CHECK(strcmp(buf, "c2") == 0);
+        CHECK_RC(tb_dqueue_consume_sync(qd), 0);
+    }
+    CHECK(rt_nchildren(k.direct, "/rt/qcut/consume/entries") == 0);
+    CHECK(rt_wait_nchildren(k.direct, "/rt/qcut/consume/taken", 0, 5000) == 0);
+    tb_dqueue_free(qp);
+    tb_dqueue_free(qd);
+    printf("locking: consume %s, reply lost: ECONNECTIONLOSS, %s\n",
+           forward ? "applied" : "not sent",
+           forward ? "the item gone" : "the claim given back, taken again");
 }
 
 static void delete_cut(int forward)
@@ -94,7 +157,10 @@ int t_queue_connloss(int argc, char **argv)
     CHECK(argc >= 1);
     rt_cut_open(&k, argv[0]);
     rt_rmr(k.direct, "/rt/qcut");
-    claim_reply_lost();
+    claim_reply_lost(0);
+    claim_reply_lost(1);
+    consume_cut(0);
+    consume_cut(1);
     delete_cut(1);
     delete_cut(0);
     rt_rmr(k.direct, "/rt/qcut");

@@ -190,6 +190,8 @@ static void claims(struct tb_client *c1)
     free(p);
     CHECK_RC(tb_dqueue_take_sync(q2, 0, &p, &n), TB_EINVAL); /* one claim */
     CHECK(rt_nchildren(c1, "/rt/q/locking/taken") == 1);
+    /* The claimer's own peek finds nothing unclaimed, and keeps its claim */
+    CHECK_RC(tb_dqueue_peek_sync(q2, &p, &n), TB_ENONODE);
     CHECK_RC(tb_dqueue_peek_sync(q1, &p, &n), TB_ENONODE);
     CHECK_RC(take(q1, TB_QUEUE_LOCKING, 0, buf, sizeof buf), TB_ETIMEDOUT);
     CHECK_RC(tb_dqueue_release(q2), 0);
@@ -210,8 +212,9 @@ static void claims(struct tb_client *c1)
     CHECK(rt_nchildren(c1, "/rt/q/locking/entries") == 0);
     CHECK(rt_nchildren(c1, "/rt/q/locking/taken") == 0);
     tb_dqueue_free(q1);
-    printf("queue locking: a claim hides its item; release and free give "
-           "it back; consume removes both nodes\n");
+    printf("queue locking: a claim hides its item (its owner's peek too "
+           "keeps it); release and free give it back; consume removes both "
+           "nodes\n");
 }
 
 /* A handle's first put makes its path and the missing parents, pipelined
