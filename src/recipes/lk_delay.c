@@ -98,6 +98,8 @@ static void give_back(struct rcp_ld *ld, int rc)
         on_given_up(0, ld); /* nothing held any more (freed, lost) */
 }
 
+static void mark(struct rcp_ld *ld);
+
 static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
                       void *data)
 {
@@ -115,7 +117,14 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
         give_back(ld, TB_ESESSIONEXPIRED); /* lost during the delay */
         return;
     }
-    (void)rc; /* a record not written only costs a later holder a delay */
+    if (rc == TB_ECONNECTIONLOSS) { /* written or not: again */
+        mark(ld);
+        return;
+    }
+    if (rc != 0) { /* unrecorded, our death would not make the next wait */
+        give_back(ld, rc);
+        return;
+    }
     m->ld = NULL;
     pthread_mutex_unlock(m->mu);
     ld_end(ld, 0);
@@ -163,10 +172,18 @@ static void on_record(struct tb_client *c, int rc, const void *value,
         give_back(ld, ld->abort_rc);
         return;
     }
-    died = rc == 0 && value != NULL && len > hl &&
-           memcmp(value, HELD, hl) == 0 &&
-           (len - hl != strlen(node_name(m)) ||
-            memcmp((const char *)value + hl, node_name(m), len - hl) != 0);
+    if (rc == TB_ECONNECTIONLOSS) { /* read again */
+        if ((rc = tb_get_data(m->c, m->path, NULL, NULL, on_record, ld)) != 0)
+            give_back(ld, rc);
+        else
+            pthread_mutex_unlock(m->mu);
+        return;
+    }
+    /* A record that cannot be read is taken for a dead holder's. */
+    died = rc != 0 ||
+           (value != NULL && len > hl && memcmp(value, HELD, hl) == 0 &&
+            (len - hl != strlen(node_name(m)) ||
+             memcmp((const char *)value + hl, node_name(m), len - hl) != 0));
     if (!died) {
         mark(ld);
         return;

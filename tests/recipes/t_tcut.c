@@ -5,13 +5,17 @@
  * add); a waiter whose connection breaks while it waits is let go by
  * what happens meanwhile (the barrier removed, the last count, the other
  * parties arriving), once it has reconnected: no recipe stuck, and no node
- * but the recipe's own left. */
+ * but the recipe's own left.  A lock-delay holder whose read of the
+ * lock's record, or write of its own, loses its reply still waits the
+ * delay a dead holder's record asks for, and leaves the record that makes
+ * the next holder wait if it dies. */
 #include <string.h>
 
 #include "rt.h"
 #include "rt_async.h"
 #include "tests.h"
 
+#define OP_GETDATA 4
 #define OP_SETDATA 5
 #define OP_CREATE2 15
 
@@ -168,6 +172,63 @@ static void cbarrier(void)
            "left\n");
 }
 
+#define LD_PATH  "/rt/tcut/ld"
+#define LD_DELAY 1000
+
+static struct tb_mutex *ld_lock(struct tb_client *c)
+{
+    struct tb_lock_options o = {.lock_delay_ms = LD_DELAY};
+    struct tb_mutex *m;
+
+    CHECK_RC(tb_mutex_new(&m, c, LD_PATH, &o), 0);
+    return m;
+}
+
+/* Locks m, its record's `op` cut (forward or not); the ms it took. */
+static int64_t ld_cut_lock(struct tb_mutex *m, int op, int forward)
+{
+    int64_t t0 = rt_now_ms(), token;
+    int cuts = rt_proxy_cuts(k.px);
+
+    rt_proxy_cut_on(k.px, op, forward, 300);
+    CHECK_RC(tb_mutex_lock_sync(m, 15000, &token), 0);
+    wait_cuts(cuts + 1);
+    return rt_now_ms() - t0;
+}
+
+static void lock_delay(void)
+{
+    struct tb_mutex *mp = ld_lock(k.proxied), *md = ld_lock(k.direct);
+    char node[256];
+    int64_t t0, took;
+
+    /* A dead holder's record; its read loses its reply: read again. */
+    CHECK_RC(tb_create_sync(k.direct, LD_PATH, "held:gone", 9, NULL,
+                            TB_PERSISTENT, 0, NULL, 0, NULL),
+             0);
+    took = ld_cut_lock(mp, OP_GETDATA, 1);
+    CHECK(took >= LD_DELAY - 20);
+    CHECK_RC(tb_mutex_unlock_sync(mp), 0);
+
+    /* A clean release's record; the holder's own record is lost before
+     * the server: written again, so its death makes the next one wait. */
+    took = ld_cut_lock(mp, OP_SETDATA, 0);
+    CHECK(took < LD_DELAY);
+    CHECK_RC(tb_mutex_node(mp, node, sizeof node), 0);
+    t0 = rt_now_ms();
+    CHECK_RC(tb_delete_sync(k.direct, node, -1), 0); /* dies */
+    CHECK_RC(tb_mutex_lock_sync(md, 15000, NULL), 0);
+    CHECK(rt_now_ms() - t0 >= LD_DELAY - 20);
+    CHECK_RC(tb_mutex_unlock_sync(md), 0);
+    CHECK_RC(tb_mutex_unlock_sync(mp), TB_ELOCKLOST);
+    tb_mutex_free(mp);
+    tb_mutex_free(md);
+    printf("lock-delay: a dead holder's record whose read lost its reply: "
+           "waited %lld ms; a record write lost: written again, the next "
+           "holder waited\n",
+           (long long)took);
+}
+
 int t_toolbox_connloss(int argc, char **argv)
 {
     CHECK(argc >= 1);
@@ -183,6 +244,7 @@ int t_toolbox_connloss(int argc, char **argv)
     latch();
     counter();
     cbarrier();
+    lock_delay();
     rt_rmr(k.direct, "/rt/tcut");
     rt_cut_close(&k);
     printf("toolbox_connloss: ok\n");
