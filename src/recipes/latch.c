@@ -182,6 +182,8 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
     } else if (rc == TB_ENONODE) { /* no counter yet: wait for PATH */
         rc = rcp_nw_start(c, l->path, RCP_NW_EXISTS, rcp_ms_left(l->deadline), on_waited, l,
                           &l->nw);
+    } else if (rc == TB_ECONNECTIONLOSS) { /* a waiter waits on: again */
+        rc = look(l);
     }
     step_done(l, rc);
 }

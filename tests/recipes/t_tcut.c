@@ -15,9 +15,10 @@
 #include "rt_async.h"
 #include "tests.h"
 
-#define OP_GETDATA 4
-#define OP_SETDATA 5
-#define OP_CREATE2 15
+#define OP_GETDATA      4
+#define OP_SETDATA      5
+#define OP_GETCHILDREN2 12
+#define OP_CREATE2      15
 
 static struct rt_cut k;
 
@@ -102,8 +103,23 @@ static void latch(void)
     CHECK(rt_nchildren(k.direct, path) == 3);
     tb_latch_free(lp);
     tb_latch_free(ld);
+
+    /* The await's look loses its reply: it looks again, and waits on. */
+    CHECK_RC(tb_latch_new(&lp, k.proxied, "/rt/tcut/latch1", 1), 0);
+    CHECK_RC(tb_latch_new(&ld, k.direct, "/rt/tcut/latch1", 1), 0);
+    cuts = rt_proxy_cuts(k.px);
+    rt_proxy_cut_on(k.px, OP_GETCHILDREN2, 1, 300);
+    rt_done_init(&d);
+    CHECK_RC(tb_latch_await(lp, -1, rt_done_cb, &d), 0);
+    wait_cuts(cuts + 1);
+    pending(&d, 300);
+    CHECK_RC(tb_latch_count_down_sync(ld), 0);
+    CHECK_RC(rt_done_wait(&d, 15000), 0);
+    tb_latch_free(lp);
+    tb_latch_free(ld);
     printf("latch: a count lost before the server: not counted; after it: "
-           "counted once; a waiter cut off during the last counts let go\n");
+           "counted once; a waiter cut off during the last counts, or whose "
+           "look lost its reply, let go\n");
 }
 
 static void counter(void)
