@@ -25,8 +25,9 @@
 #include "recipes/rcp.h"
 
 /* L_GATE lasts until the lease engine starts: while PATH is looked at,
- * a give-up only sets abort_rc, which take_lease sees. */
-enum { L_GATE, L_LEASE, L_HELD };
+ * a give-up only sets abort_rc, which take_lease sees.  L_ENDED: the
+ * acquisition failed, its engines are gone. */
+enum { L_GATE, L_LEASE, L_HELD, L_ENDED };
 
 struct tb_semaphore {
     pthread_mutex_t mu;
@@ -43,7 +44,11 @@ struct tb_semaphore {
 struct tb_lease {
     struct tb_queue q;
     struct tb_semaphore *s;
-    struct tb_mutex *gate, *lease;
+    /* The acquisition's (until it fails) or the holder's (until the
+     * release), and the synchronous caller's while it waits: its give-up
+     * may come as the acquisition fails on the I/O thread. */
+    int refs;
+    struct tb_mutex *gate, *lease; /* set and cleared under s->mu */
     int phase;
     int abort_rc;
     int result;       /* of the acquisition, while the gate goes back */
@@ -63,6 +68,16 @@ static void sem_unref(struct tb_semaphore *s)
     free(s->conflict);
     pthread_mutex_destroy(&s->mu);
     free(s);
+}
+
+static void lease_unref(struct tb_lease *l)
+{
+    struct tb_semaphore *s = l->s;
+
+    if (__atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    free(l);
+    sem_unref(s);
 }
 
 int tb_semaphore_new(struct tb_semaphore **out, struct tb_client *c,
@@ -114,28 +129,30 @@ static void add_stats(struct tb_recipe_stats *a, struct tb_mutex *m)
 static void lease_report(struct tb_lease *l, int rc)
 {
     struct tb_semaphore *s = l->s;
+    struct tb_mutex *gate, *lease = NULL;
     tb_lease_cb cb = l->cb;
     void *data = l->data;
 
     pthread_mutex_lock(&s->mu);
     add_stats(&s->st, l->gate);
+    gate = l->gate;
+    l->gate = NULL;
     if (rc != 0) {
         add_stats(&s->st, l->lease);
         tb_queue_remove(&l->q);
+        lease = l->lease;
+        l->lease = NULL;
+        l->phase = L_ENDED;
     } else {
         l->phase = L_HELD;
     }
     pthread_mutex_unlock(&s->mu);
-    rcp_lk_free(l->gate);
-    l->gate = NULL;
-    if (rc != 0) {
-        rcp_lk_free(l->lease);
-        free(l);
-        sem_unref(s);
-        l = NULL;
-    }
+    rcp_lk_free(gate);
+    rcp_lk_free(lease);
     if (cb != NULL)
-        cb(rc, l, data);
+        cb(rc, rc == 0 ? l : NULL, data);
+    if (rc != 0)
+        lease_unref(l);
 }
 
 /* A refused semaphore leaves no empty parent of its own in a path that
@@ -288,6 +305,7 @@ static int start(struct tb_semaphore *s, int timeout_ms, int timer,
     if (l == NULL)
         return TB_ENOMEM;
     l->s = s;
+    l->refs = out != NULL ? 2 : 1; /* and the caller's, who gives up */
     l->cb = cb;
     l->data = data;
     l->timer = timer;
@@ -346,26 +364,39 @@ int tb_semaphore_acquire(struct tb_semaphore *s, int timeout_ms, tb_lease_cb cb,
     return rv != 0 ? rv : start(s, timeout_ms, 1, cb, data, NULL);
 }
 
+/* The engine an acquisition waits in, referenced (lock held); NULL once
+ * it is over. */
+static struct tb_mutex *waiting_engine(struct tb_lease *l)
+{
+    struct tb_mutex *m = l->phase == L_GATE    ? l->gate
+                         : l->phase == L_LEASE ? l->lease
+                                               : NULL;
+
+    if (m != NULL)
+        rcp_lk_ref(m);
+    return m;
+}
+
 static int abort_lease(struct tb_lease *l, int rc)
 {
     struct tb_mutex *m;
 
     pthread_mutex_lock(&l->s->mu);
-    if (l->phase == L_HELD || l->abort_rc != 0) {
+    if (l->abort_rc != 0 || (m = waiting_engine(l)) == NULL) {
         pthread_mutex_unlock(&l->s->mu);
         return TB_EINVAL;
     }
     l->abort_rc = rc;
-    m = l->phase == L_GATE ? l->gate : l->lease;
     pthread_mutex_unlock(&l->s->mu);
     /* EINVAL: between the engines; on_gate sees abort_rc. */
     rcp_lk_abort(m, rc);
+    rcp_lk_unref(m);
     return 0;
 }
 
 int tb_semaphore_cancel(struct tb_semaphore *s)
 {
-    struct tb_lease *v[64];
+    struct tb_mutex *v[64];
     struct tb_queue *q;
     int n = 0, i, found = 0;
 
@@ -374,15 +405,16 @@ int tb_semaphore_cancel(struct tb_semaphore *s)
         n = 0;
         TB_QUEUE_FOREACH (q, &s->all) {
             struct tb_lease *l = TB_CONTAINER_OF(q, struct tb_lease, q);
-            if (l->phase != L_HELD && l->abort_rc == 0 && n < 64)
-                v[n++] = l;
+            if (l->abort_rc == 0 && n < 64 &&
+                (v[n] = waiting_engine(l)) != NULL) {
+                l->abort_rc = TB_ECANCELED;
+                n++;
+            }
         }
-        for (i = 0; i < n; i++)
-            v[i]->abort_rc = TB_ECANCELED;
         pthread_mutex_unlock(&s->mu);
-        for (i = 0; i < n; i++) {
-            rcp_lk_abort(v[i]->phase == L_GATE ? v[i]->gate : v[i]->lease,
-                         TB_ECANCELED);
+        for (i = 0; i < n; i++) { /* outside s->mu: it may end a lease */
+            rcp_lk_abort(v[i], TB_ECANCELED);
+            rcp_lk_unref(v[i]);
             found = 1;
         }
     } while (n == 64);
@@ -415,6 +447,7 @@ int tb_semaphore_acquire_sync(struct tb_semaphore *s, int timeout_ms,
     if (rv == 0) {
         rcp_wait(s->c, &w, timeout_ms > 0 ? rcp_now_ms() + timeout_ms : -1,
                  give_up, l);
+        lease_unref(l);
         rv = w.rc;
         if (out != NULL)
             *out = w.ptr;
@@ -432,8 +465,7 @@ static void lease_free(struct tb_lease *l)
     tb_queue_remove(&l->q);
     pthread_mutex_unlock(&s->mu);
     rcp_lk_free(l->lease);
-    free(l);
-    sem_unref(s);
+    lease_unref(l);
 }
 
 int tb_lease_release(struct tb_lease *l, tb_done_cb cb, void *data)

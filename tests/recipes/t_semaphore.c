@@ -1,7 +1,10 @@
 /* Semaphore: Curator's V2 layout (PATH/locks, PATH/leases); threads in
  * separate sessions never hold more than MAX leases at once (and do reach
  * MAX); a timed-out or cancelled acquisition leaves no lease or gate node
- * behind; leases carry rising tokens; one handle holds several leases. */
+ * behind; leases carry rising tokens; one handle holds several leases;
+ * cancels racing synchronous acquisitions' deadlines (a give-up meeting an
+ * acquisition that ends at that moment: under the sanitizers, no use of a
+ * freed lease). */
 #include <string.h>
 
 #include "rt.h"
@@ -113,6 +116,52 @@ static void edges(struct tb_client *c1, struct tb_client *c2)
     tb_semaphore_free(s2);
 }
 
+struct race {
+    struct tb_semaphore *s;
+    int stop;
+};
+
+static void *canceller(void *arg)
+{
+    struct race *r = arg;
+    int i = 0;
+
+    /* 1-3 ms apart, as the deadlines: some meet them */
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        rt_sleep_ms(1 + i++ % 3);
+        tb_semaphore_cancel(r->s);
+    }
+    return NULL;
+}
+
+/* Acquisitions of a full semaphore, each given up at 1-3 ms by its own
+ * wait, while another thread cancels whatever is pending. */
+static void cancel_races_deadline(struct tb_client *c)
+{
+    struct race r = {0};
+    struct tb_lease *held, *l;
+    pthread_t th;
+    int i, rc, timedout = 0, cancelled = 0;
+
+    CHECK_RC(tb_semaphore_new(&r.s, c, "/rt/semrace", 1, NULL), 0);
+    CHECK_RC(tb_semaphore_acquire_sync(r.s, 5000, &held), 0);
+    CHECK(pthread_create(&th, NULL, canceller, &r) == 0);
+    for (i = 0; i < 300; i++) {
+        rc = tb_semaphore_acquire_sync(r.s, 1 + i % 3, &l);
+        CHECK(rc == TB_ETIMEDOUT || rc == TB_ECANCELED);
+        timedout += rc == TB_ETIMEDOUT;
+        cancelled += rc == TB_ECANCELED;
+    }
+    __atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    CHECK_RC(tb_lease_release_sync(held), 0);
+    CHECK(rt_wait_nchildren(c, "/rt/semrace/leases", 0, 5000) == 0);
+    tb_semaphore_free(r.s);
+    printf("semaphore: 300 acquisitions given up at their deadline while "
+           "cancelled from another thread: %d timed out, %d cancelled\n",
+           timedout, cancelled);
+}
+
 int t_semaphore(int argc, char **argv)
 {
     struct tb_client *c1, *c2;
@@ -127,6 +176,7 @@ int t_semaphore(int argc, char **argv)
     c2 = rt_connect(rt_hosts, RT_SESSION_MS);
     rt_rmr(c1, PATH);
     edges(c1, c2);
+    cancel_races_deadline(c1);
     for (i = 0; i < n; i++)
         CHECK(pthread_create(&th[i], NULL, sem_thread, NULL) == 0);
     for (i = 0; i < n; i++)
