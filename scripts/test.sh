@@ -62,7 +62,7 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     ninja -C build-tsan
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         ctest --output-on-failure --timeout 900 -j "$jobs" \
-              -R 'unit_client|it_client_(sasl_|tls_)?tumblerd|unit_recipes|recipes_(threads|loop|processes|mutex|connloss|reaped|counter|queue|barrier|cbarrier|latch)_tumblerd' "$@")
+              -R 'unit_client|it_client_(sasl_|tls_)?tumblerd|unit_recipes|recipes_(threads|loop|processes|mutex|connloss|reaped|semaphore|counter|queue|barrier|cbarrier|latch)_tumblerd' "$@")
 
     echo "== fuzzing (libFuzzer, clang): ${TB_TEST_FUZZ_SECONDS:-20} s per target"
     FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "${TB_TEST_FUZZ_SECONDS:-20}"
