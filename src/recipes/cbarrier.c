@@ -124,7 +124,7 @@ static void await_end(struct tb_cbarrier *b, int rc)
     void *data = b->data;
 
     if (b->node != NULL)
-        rcp_reap(b->c, b->node, 0, NULL, NULL);
+        rcp_reap(b->c, b->node, 0, 0, NULL, NULL);
     free(b->node);
     b->node = NULL;
     b->busy = 0;

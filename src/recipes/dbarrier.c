@@ -58,7 +58,7 @@ static void unref(struct tb_dbarrier *b)
 static void drop_node(struct tb_dbarrier *b)
 {
     if (b->node != NULL)
-        rcp_reap(b->c, b->node, 0, NULL, NULL);
+        rcp_reap(b->c, b->node, 0, 0, NULL, NULL);
     free(b->node);
     b->node = NULL;
 }

@@ -124,7 +124,8 @@ void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o)
     rcp_lk_drop_own_watch(m);
     m->phase = LK_ABORTING;
     x = rcp_ctx_new(m);
-    if (x == NULL || rcp_reap(m->c, m->node, 0, on_abort_reaped, x) != 0) {
+    if (x == NULL ||
+        rcp_reap(m->c, m->node, m->czxid, 0, on_abort_reaped, x) != 0) {
         if (x != NULL)
             rcp_ctx_free_locked(x);
         rcp_lk_finish(m, m->abort_rc, o);
@@ -192,7 +193,7 @@ static void on_create(struct tb_client *c, int rc, const char *path,
     (void)c;
     if (!rcp_ctx_enter(x)) {
         if (rc == 0) /* cannot happen: a give-up waits for this reply */
-            rcp_reap(m->c, path, 0, NULL, NULL);
+            rcp_reap(m->c, path, 0, 0, NULL, NULL);
         rcp_ctx_leave(x, &o);
         return;
     }
@@ -201,7 +202,7 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         m->node = rcp_strdup(path);
         m->czxid = st->czxid;
         if (m->node == NULL)
-            rcp_reap(m->c, path, 0, NULL, NULL);
+            rcp_reap(m->c, path, 0, 0, NULL, NULL);
         if (m->node == NULL || m->abort_rc != 0)
             rcp_lk_fail(m, m->node == NULL ? TB_ENOMEM : m->abort_rc, &o);
         else
@@ -276,7 +277,7 @@ static void found(struct tb_mutex *m, const char *path, struct rcp_out *o)
     m->st.recoveries++;
     m->node = rcp_strdup(path);
     if (m->node == NULL) {
-        rcp_reap(m->c, path, 0, NULL, NULL);
+        rcp_reap(m->c, path, 0, 0, NULL, NULL);
         rcp_lk_fail(m, TB_ENOMEM, o);
     } else if (m->abort_rc != 0) {
         rcp_lk_fail(m, m->abort_rc, o);
@@ -401,7 +402,7 @@ static void reap_twins(struct tb_mutex *m, const struct tb_strings *v,
             continue;
         p = rcp_join(m->parent, v->v[i]);
         if (p != NULL)
-            rcp_reap(m->c, p, 0, NULL, NULL);
+            rcp_reap(m->c, p, 0, 0, NULL, NULL);
         free(p);
     }
 }

@@ -271,6 +271,7 @@ int tb_dqueue_put(struct tb_dqueue *q, const void *value, size_t len,
 struct fin {
     struct tb_dqueue *q;
     char *taken;     /* the claim */
+    int64_t czxid;   /* its create's */
     int64_t session; /* that made it */
     tb_done_cb cb;
     void *data;
@@ -290,7 +291,7 @@ static void on_consumed(struct tb_client *c, int rc,
      * finds nothing.  Only while the session that claimed lives: the
      * claim's name is the item's, and anyone's once ours is gone. */
     if (rc == TB_ECONNECTIONLOSS && tb_client_session(c, NULL) == f->session)
-        rcp_reap(c, f->taken, 0, NULL, NULL);
+        rcp_reap(c, f->taken, f->czxid, 0, NULL, NULL);
     if (f->cb != NULL)
         f->cb(rc == TB_ENONODE ? TB_ELOCKLOST : rc, f->data);
     rcp_q_unref(f->q);
@@ -321,6 +322,7 @@ int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data)
         f->q = q;
         f->taken = t;
         t = NULL;
+        f->czxid = q->claimed_czxid;
         f->session = tb_client_session(q->c, NULL);
         f->cb = cb;
         f->data = data;
@@ -355,7 +357,8 @@ int tb_dqueue_release(struct tb_dqueue *q)
         return TB_ENOTHELD;
     }
     t = rcp_join(q->taken, q->claimed);
-    rv = t == NULL ? TB_ENOMEM : rcp_reap(q->c, t, 0, NULL, NULL);
+    rv = t == NULL ? TB_ENOMEM
+                   : rcp_reap(q->c, t, q->claimed_czxid, 0, NULL, NULL);
     free(t);
     free(q->claimed);
     q->claimed = NULL;

@@ -35,6 +35,7 @@ struct tb_dqueue {
     int wait_rc;
 
     char *claimed; /* locking: the name of the entry we hold */
+    int64_t claimed_czxid; /* its claim's (0: not known) */
 };
 
 void rcp_q_unref(struct tb_dqueue *q);

@@ -32,7 +32,7 @@ static void op_end(struct tb_dqueue *q, int rc, const void *v, size_t len)
     if (((rc != 0 && q->op == Q_TAKE) || q->freed) && q->claimed != NULL) {
         char *t = rcp_join(q->taken, q->claimed);
         if (t != NULL) /* a claim the caller will not have: back */
-            rcp_reap(q->c, t, 0, NULL, NULL);
+            rcp_reap(q->c, t, q->claimed_czxid, 0, NULL, NULL);
         free(t);
         free(q->claimed);
         q->claimed = NULL;
@@ -236,7 +236,7 @@ static void on_read(struct tb_client *c, int rc, const void *value, size_t len,
         if (q->locking && q->op == Q_TAKE) { /* our claim on nothing: back */
             p = rcp_join(q->taken, q->cand[q->icand]);
             if (p != NULL)
-                rcp_reap(c, p, 0, NULL, NULL);
+                rcp_reap(c, p, q->claimed_czxid, 0, NULL, NULL);
             free(p);
             free(q->claimed);
             q->claimed = NULL;
@@ -336,6 +336,7 @@ static void on_claim_owner(struct tb_client *c, int rc,
     pthread_mutex_lock(&q->mu);
     if (rc == 0 && st->ephemeral_owner == tb_client_session(c, NULL)) {
         q->claimed = rcp_strdup(q->cand[q->icand]); /* its reply was lost */
+        q->claimed_czxid = st->czxid;
         rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
     } else if (rc == 0 || rc == TB_ENONODE) {
         rc = next_or_wait(q);
@@ -351,11 +352,11 @@ static void on_claim(struct tb_client *c, int rc, const char *path,
     struct tb_dqueue *q = data;
 
     (void)path;
-    (void)st;
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&q->mu);
     if (rc == 0) {
         q->claimed = rcp_strdup(q->cand[q->icand]);
+        q->claimed_czxid = st->czxid;
         rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
     } else if (rc == TB_ECONNECTIONLOSS) {
         q->claim_retried = 1;

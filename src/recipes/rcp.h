@@ -152,13 +152,14 @@ int rcp_sync_run(struct tb_client *c, struct rcp_wait *w, int timeout_ms,
                  void (*give_up)(void *arg), void *arg);
 
 /* ---- reaper.c: deletes nodes, retrying across reconnects ---- */
-/* `done` (may be NULL) fires once: with wait_final 0 after the first
- * attempt (the reaper keeps retrying on connection loss), else with the
- * final outcome: 0 when the node is gone by our delete, TB_ENONODE if it
- * was already gone, or the session's end (TB_ESESSIONEXPIRED,
- * TB_ECLOSING). */
-int rcp_reap(struct tb_client *c, const char *path, int wait_final,
-             tb_done_cb done, void *data);
+/* Deletes our ephemeral node at `path` (`czxid`: its create's zxid, 0 if
+ * unknown: then any node of this session there).  `done` (may be NULL)
+ * fires once: with wait_final 0 after the first attempt (the reaper keeps
+ * retrying on connection loss), else with the final outcome: 0 when the
+ * node is gone by our delete, TB_ENONODE if it was already gone, or the
+ * session's end (TB_ESESSIONEXPIRED, TB_ECLOSING). */
+int rcp_reap(struct tb_client *c, const char *path, int64_t czxid,
+             int wait_final, tb_done_cb done, void *data);
 /* Creates `path` (`mode`) and its missing ancestors as containers
  * (pipelined); `done` gets 0 or the first error other than
  * TB_ENODEEXISTS. */

@@ -8,7 +8,12 @@
  * sends it again (the client holds it until the next connection) until
  * the answer is conclusive: deleted, no such node, or the session is over
  * (its ephemeral nodes are gone with it).  It is Curator's "guaranteed
- * delete".
+ * delete".  A node reaped is always an ephemeral node of the session, and
+ * some have names others use too (a non-fair lock's PATH, a queue's
+ * claim): once a delete's reply is lost, the node at the path may be
+ * someone else's, made after ours went, or our own next one.  So a retry
+ * first looks, and deletes only our node (its owner our session, its
+ * czxid the one given, at the version seen).
  *
  * A reaper holds no reference to the recipe that started it: the recipe
  * may be freed, and may even start a new attempt, while the old node is
@@ -20,6 +25,7 @@
 struct reap {
     struct tb_client *c;
     char *path;
+    int64_t czxid; /* of our node; 0: any of our session's */
     int wait_final;
     tb_done_cb done; /* NULL once fired */
     void *data;
@@ -48,13 +54,36 @@ static void finish(struct reap *r, int rc)
 }
 
 static void on_delete(struct tb_client *c, int rc, void *data);
+static void on_look(struct tb_client *c, int rc, const struct tb_stat *st,
+                    void *data);
 
-static void send_delete(struct reap *r)
+/* After a lost reply: is our node still there? */
+static void send_look(struct reap *r)
 {
-    int rv = tb_delete(r->c, r->path, -1, on_delete, r);
+    int rv = tb_exists(r->c, r->path, NULL, NULL, on_look, r);
 
     if (rv != 0)
         finish(r, rv);
+}
+
+static void on_look(struct tb_client *c, int rc, const struct tb_stat *st,
+                    void *data)
+{
+    struct reap *r = data;
+
+    rcp_note_cb_thread(c);
+    if (rc == TB_ECONNECTIONLOSS) {
+        send_look(r);
+    } else if (rc == TB_ENONODE ||
+               (rc == 0 && (st->ephemeral_owner != tb_client_session(c, NULL) ||
+                            (r->czxid != 0 && st->czxid != r->czxid)))) {
+        finish(r, 0); /* ours is gone: by our delete, most likely */
+    } else if (rc == 0) {
+        if ((rc = tb_delete(c, r->path, st->version, on_delete, r)) != 0)
+            finish(r, rc);
+    } else {
+        finish(r, rc);
+    }
 }
 
 static void on_delete(struct tb_client *c, int rc, void *data)
@@ -67,21 +96,22 @@ static void on_delete(struct tb_client *c, int rc, void *data)
         finish(r, 0);
         break;
     case TB_ENONODE: /* after a lost reply: most likely our own delete */
-        finish(r, r->retried ? 0 : TB_ENONODE);
+    case TB_EBADVERSION: /* after a look: changed since, not ours to delete */
+        finish(r, r->retried ? 0 : rc);
         break;
     case TB_ECONNECTIONLOSS:
         r->retried = 1;
         if (!r->wait_final)
             notify(r, rc);
-        send_delete(r);
+        send_look(r);
         break;
     default: /* session over, or a refusal no retry can change */
         finish(r, rc);
     }
 }
 
-int rcp_reap(struct tb_client *c, const char *path, int wait_final,
-             tb_done_cb done, void *data)
+int rcp_reap(struct tb_client *c, const char *path, int64_t czxid,
+             int wait_final, tb_done_cb done, void *data)
 {
     struct reap *r = calloc(1, sizeof *r);
     int rv;
@@ -89,6 +119,7 @@ int rcp_reap(struct tb_client *c, const char *path, int wait_final,
     if (r == NULL)
         return TB_ENOMEM;
     r->c = c;
+    r->czxid = czxid;
     r->wait_final = wait_final;
     r->done = done;
     r->data = data;

@@ -12,6 +12,7 @@
 #include "rt_async.h"
 #include "tests.h"
 
+#define OP_DELETE      2
 #define OP_GETCHILDREN 8
 #define OP_CREATE2     15
 #define PATH           "/rt/connloss/lock"
@@ -153,6 +154,41 @@ static void case_nonfair(int forward)
            forward ? "our node recognised by its data" : "created again");
 }
 
+/* Non-fair: the release's delete applied, its reply lost; a waiter takes
+ * PATH while the holder is away.  The release, done again once the
+ * holder is back, must not delete the waiter's node. */
+static void case_nonfair_release_lost(void)
+{
+    const char *path = "/rt/connloss/nf2";
+    struct tb_lock_options o = {.kind = TB_LOCK_NONFAIR};
+    struct tb_mutex *mp, *md;
+    struct rt_acq a;
+    struct rt_done d;
+    struct tb_stat ns;
+    int cuts = rt_proxy_cuts(k.px);
+    int64_t t;
+
+    CHECK_RC(tb_mutex_new(&mp, k.proxied, path, &o), 0);
+    CHECK_RC(tb_mutex_new(&md, k.direct, path, &o), 0);
+    CHECK_RC(tb_mutex_lock_sync(mp, 5000, &t), 0);
+    rt_acq_init(&a);
+    CHECK_RC(tb_mutex_lock(md, -1, rt_acq_cb, &a), 0);
+    rt_proxy_cut_on(k.px, OP_DELETE, 1, 300);
+    rt_done_init(&d);
+    CHECK_RC(tb_mutex_unlock(mp, rt_done_cb, &d), 0);
+    CHECK_RC(rt_acq_wait(&a, 5000), 0); /* while the holder is away */
+    rt_cut_wait(&k, cuts + 1);
+    CHECK_RC(rt_done_wait(&d, 10000), 0);
+    CHECK_RC(tb_exists_sync(k.direct, path, NULL, NULL, &ns), 0);
+    CHECK(ns.ephemeral_owner == tb_client_session(k.direct, NULL));
+    CHECK(tb_mutex_state(md) == TB_LOCK_HELD);
+    CHECK_RC(tb_mutex_unlock_sync(md), 0);
+    tb_mutex_free(mp);
+    tb_mutex_free(md);
+    printf("non-fair, release applied, reply lost, PATH taken meanwhile: "
+           "the release done again leaves the new holder's node\n");
+}
+
 struct states {
     pthread_mutex_t mu;
     int v[16];
@@ -229,6 +265,7 @@ int t_connloss(int argc, char **argv)
     case_queued();
     case_nonfair(1);
     case_nonfair(0);
+    case_nonfair_release_lost();
     case_suspended();
     rt_cut_close(&k);
     printf("connloss: ok\n");
