@@ -493,8 +493,10 @@ TB_API int tb_dbarrier_entered(struct tb_dbarrier *b);
 /* Curator's InterProcessReadWriteLock: readers share, a writer excludes
  * everyone, in queue order.  Both sides are reentrant.  The holder of the
  * write lock may take the read lock and then release the write lock
- * (downgrade); taking the write lock while holding only the read lock
- * would deadlock and is refused with TB_EINVAL.  Always fair. */
+ * (downgrade), unless another writer queued behind it meanwhile (it would
+ * hold beside the reader once the write lock goes: TB_EINVAL, release the
+ * write lock first); taking the write lock while holding only the read
+ * lock would deadlock and is refused with TB_EINVAL.  Always fair. */
 struct tb_rwlock;
 TB_API int tb_rwlock_new(struct tb_rwlock **out, struct tb_client *c,
                          const char *path, const struct tb_lock_options *o);

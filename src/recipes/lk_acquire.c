@@ -413,7 +413,7 @@ static void decide(struct tb_mutex *m, const struct tb_strings *v,
     const char *mine = strrchr(m->node, '/') + 1;
     struct rcp_child *kids = malloc(((size_t)v->count + 1) * sizeof *kids);
     const char *other;
-    int n, me, watch = -1;
+    int n, me, watch = -1, holds;
 
     if (kids == NULL) {
         rcp_lk_fail(m, TB_ENOMEM, o);
@@ -433,7 +433,12 @@ static void decide(struct tb_mutex *m, const struct tb_strings *v,
         rcp_lk_restart(m, o);
         return;
     }
-    if (m->cfg->pred(m, kids, n, me, &watch)) {
+    if ((holds = m->cfg->pred(m, kids, n, me, &watch)) < 0) {
+        free(kids);
+        rcp_lk_fail(m, holds, o);
+        return;
+    }
+    if (holds) {
         free(kids);
         if (m->czxid == 0 || m->own_w == NULL) /* own exists failed */
             send_check(m, o);

@@ -4,6 +4,8 @@
  * node to wait for.  The mutex, both sides of the read-write lock, the
  * election's latch and the semaphore's lease are rows here, not code
  * paths; the engine that runs them is lk_acquire.c. */
+#include <string.h>
+
 #include "recipes/rcp.h"
 
 static int pred_leases(struct tb_mutex *m, const struct rcp_child *v, int n,
@@ -21,7 +23,9 @@ static int pred_leases(struct tb_mutex *m, const struct rcp_child *v, int n,
  * a mutex, a kazoo lock) queued before it (the ZooKeeper recipe; Curator
  * waits for the first writer, which wakes readers that cannot proceed
  * yet).  Holding the write side through the same handle pair lets the
- * read side in at once: that is the downgrade. */
+ * read side in at once: that is the downgrade.  Unless another exclusive
+ * node queued between our writer and us: once our writer goes it would
+ * hold beside us, and to wait for it would be to wait for ourselves. */
 static int pred_read(struct tb_mutex *m, const struct rcp_child *v, int n,
                      int me, int *watch)
 {
@@ -29,8 +33,13 @@ static int pred_read(struct tb_mutex *m, const struct rcp_child *v, int n,
     int i, last = -1;
 
     (void)n;
-    if (w != NULL && w->holds > 0 && w->lstate != TB_LOCK_LOST)
+    if (w != NULL && w->holds > 0 && w->lstate != TB_LOCK_LOST) {
+        const char *ours = w->node != NULL ? strrchr(w->node, '/') + 1 : "";
+        for (i = 0; i < me; i++)
+            if (!tb_lock_node_shared(v[i].kind) && strcmp(v[i].name, ours))
+                return TB_EINVAL;
         return 1;
+    }
     for (i = 0; i < me; i++)
         if (!tb_lock_node_shared(v[i].kind))
             last = i;

@@ -261,9 +261,9 @@ enum rcp_phase {
 };
 
 struct tb_mutex;
-/* Given the sorted children and our index, 1 if we hold; else *watch is
+/* Given the sorted children and our index, 1 if we hold; 0 and *watch
  * the index of the node to wait for, or -1 to wait for any change of the
- * parent's children. */
+ * parent's children; or an error that ends the acquisition. */
 typedef int (*rcp_pred)(struct tb_mutex *m, const struct rcp_child *v, int n,
                         int me, int *watch);
 

@@ -1,8 +1,8 @@
 /* Read-write lock: readers share, a queued writer holds back later
- * readers (queue order), writers exclude everyone, downgrade works,
- * upgrade is refused, both sides are reentrant, nothing is left behind;
- * then threads (one session each) mixing reads and writes never see a
- * writer overlap anyone. */
+ * readers (queue order), writers exclude everyone, downgrade works (and
+ * is refused once another writer queued behind ours), upgrade is refused, both
+ * sides are reentrant, nothing is left behind; then threads (one session each)
+ * mixing reads and writes never see a writer overlap anyone. */
 #include <string.h>
 
 #include "rt.h"
@@ -70,6 +70,22 @@ static void scenario(struct tb_client **c)
     CHECK_RC(tb_mutex_unlock_sync(tb_rwlock_read(l[2])), 0);
     CHECK_RC(tb_mutex_unlock_sync(tb_rwlock_read(l[3])), 0);
     CHECK(rt_nchildren(c[0], PATH) == 0);
+
+    /* A downgrade with another writer queued behind ours: once ours went
+     * that writer would hold beside our reader, and waiting for it would
+     * wait for ourselves: refused, nothing left of the read side. */
+    CHECK_RC(tb_mutex_lock_sync(tb_rwlock_write(l[0]), 5000, &t), 0);
+    rt_acq_init(&w3);
+    CHECK_RC(tb_mutex_lock(tb_rwlock_write(l[1]), -1, rt_acq_cb, &w3), 0);
+    CHECK(rt_wait_nchildren(c[0], PATH, 2, 5000) == 2);
+    CHECK_RC(tb_mutex_lock_sync(tb_rwlock_read(l[0]), 5000, &t), TB_EINVAL);
+    CHECK(rt_wait_nchildren(c[0], PATH, 2, 5000) == 2);
+    CHECK_RC(tb_mutex_unlock_sync(tb_rwlock_write(l[0])), 0);
+    CHECK_RC(rt_acq_wait(&w3, 5000), 0);
+    CHECK_RC(tb_mutex_unlock_sync(tb_rwlock_write(l[1])), 0);
+    CHECK(rt_nchildren(c[0], PATH) == 0);
+    printf("rwlock: a downgrade behind which another writer queued: "
+           "refused\n");
     for (i = 0; i < 4; i++)
         tb_rwlock_free(l[i]);
 }
