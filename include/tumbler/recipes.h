@@ -581,8 +581,11 @@ TB_API int tb_multilock_state(struct tb_multilock *ml);
  * options reports TB_LOCK_HELD (leading, with the leader's fencing
  * token), TB_LOCK_SUSPENDED (connection lost: leadership may be lost) and
  * TB_LOCK_LOST (leadership ended; the candidate queues again at once if
- * its session lives, else as soon as the client has a new session).  A
- * leader keeps leading until it leaves, closes or its session dies. */
+ * its session lives, else as soon as the client has a new session; or,
+ * token 0, a candidacy that ended without leading: the session's end, or
+ * a refusal such as TB_EFOREIGNLOCK, which tb_election_error names; it
+ * is tried again once the client has a new session).  A leader keeps
+ * leading until it leaves, closes or its session dies. */
 struct tb_election;
 TB_API int tb_election_new(struct tb_election **out, struct tb_client *c,
                            const char *path, const struct tb_lock_options *o);
@@ -600,6 +603,9 @@ TB_API int tb_election_await_sync(struct tb_election *e, int timeout_ms,
  * TB_LOCK_HELD / TB_LOCK_SUSPENDED (leading), TB_LOCK_LOST (joined but
  * out of the race until the client has a new session). */
 TB_API int tb_election_state(struct tb_election *e);
+/* Why the candidate is out of the race (TB_LOCK_LOST without leading):
+ * the error that ended its candidacy; 0 while it is in the race. */
+TB_API int tb_election_error(struct tb_election *e);
 TB_API int64_t tb_election_token(struct tb_election *e);
 /* Fenced writes while this candidate leads, as tb_mutex_fence and
  * tb_fenced_exec(_sync) for a lock: TB_ENOTHELD when it does not lead,

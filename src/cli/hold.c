@@ -77,7 +77,14 @@ static void on_state(int state, int64_t token, void *data)
                         what, h->path);
         break;
     case TB_LOCK_LOST:
-        cli_ev_post(CLI_MSG_LOST, 0, "%s of %s lost", what, h->path);
+        if (h->kind == HOLD_ELECT && !h->io_held) {
+            /* A candidacy that ended (0: in the race again already) */
+            int rc = tb_election_error(h->el);
+            if (rc != 0)
+                on_acquired(rc, 0, h);
+        } else {
+            cli_ev_post(CLI_MSG_LOST, 0, "%s of %s lost", what, h->path);
+        }
         break;
     default:
         break;

@@ -13,6 +13,8 @@
  * has a new session (the engine reports it).  Leaving cancels a pending
  * candidacy or resigns. */
 
+#include <string.h>
+
 #include "recipes/rcp.h"
 
 struct tb_election {
@@ -23,6 +25,7 @@ struct tb_election {
     int acquiring;
     int leading;
     int wait_session; /* rejoin once a new session connects */
+    int error;        /* what put the candidate out of the race, or 0 */
     int freed;        /* tb_election_free ran: no user callbacks */
     int64_t token;
     tb_lock_state_cb cb;
@@ -66,9 +69,15 @@ static void on_elected(int rc, int64_t token, void *data)
         e->leave_cb = NULL;
     } else if (e->joined) {
         /* Expired, closing or refused: out of the race until the client
-         * has a new session (never, if it is closing). */
+         * has a new session (never, if it is closing).  Said to the state
+         * callback (LOST), and why to tb_election_error. */
         e->wait_session = 1;
+        e->error = rc;
         notify_waiter(e, rc);
+        o.scb = e->cb;
+        o.sdata = e->data;
+        o.stoken = 0;
+        o.states[o.nstates++] = TB_LOCK_LOST;
     }
     if (e->freed)
         o.scb = NULL;
@@ -80,12 +89,17 @@ static void start_locked(struct tb_election *e, struct rcp_out *o)
 {
     int rv = rcp_lk_lock(e->m, -1, on_elected, e);
 
-    (void)o;
     if (rv == 0) {
         e->acquiring = 1;
-    } else {
-        e->wait_session = 1; /* see on_elected */
+        e->error = 0;
+    } else { /* see on_elected */
+        e->wait_session = 1;
+        e->error = rv;
         notify_waiter(e, rv);
+        o->scb = e->cb;
+        o->sdata = e->data;
+        o->stoken = 0;
+        o->states[o->nstates++] = TB_LOCK_LOST;
     }
 }
 
@@ -198,7 +212,8 @@ int tb_election_join(struct tb_election *e)
         e->joined = 1;
         e->wait_session = 0;
         start_locked(e, &o);
-        if (e->wait_session) { /* refused at once */
+        if (e->wait_session) { /* refused at once: said by the return */
+            memset(&o, 0, sizeof o);
             e->joined = 0;
             e->wait_session = 0;
             rv = tb_client_state(e->c) == TB_SESSION_CLOSED
@@ -304,6 +319,16 @@ int tb_election_await_sync(struct tb_election *e, int timeout_ms,
         *token = w.token;
     rcp_wait_destroy(&w);
     return rv;
+}
+
+int tb_election_error(struct tb_election *e)
+{
+    int rc;
+
+    pthread_mutex_lock(&e->mu);
+    rc = e->error;
+    pthread_mutex_unlock(&e->mu);
+    return rc;
 }
 
 int tb_election_state(struct tb_election *e)

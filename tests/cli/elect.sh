@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tumbler elect: of several candidates exactly one runs its command; when
 # it exits, the next one takes over, in the order they joined; -w gives
-# up with 1 (or -E's code); the non-fair election elects one too.
+# up with 1 (or -E's code); the non-fair election elects one too; a
+# refused candidacy exits with its error's status (65, 102).
 # elect -l watches an election without taking part and prints each new
 # leader; elect without CMD leads until interrupted.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -82,6 +83,17 @@ wait_for 10 leaders_at_least 2
 check_eq "non-fair: the other one next" 2 "$(sort -u "$D/leaders" | wc -l)"
 touch "$D/stop.p" "$D/stop.q"
 for p in "${pids[@]}"; do wait "$p"; done
+
+# ---- a candidacy refused: the error's status, the command never run ----
+# (not a wait for ever: the election tells its candidate why it is out)
+tb create /nfc > /dev/null && tb create /nfc/child > /dev/null
+tb elect --non-fair /nfc -- echo never > "$D/never" 2> "$D/refused"
+check_eq "non-fair on a path with children: 65" 65 "$?"
+check_match "... named on stderr" "EFOREIGNLOCK" "$(cat "$D/refused")"
+tb create /ro > /dev/null && tb setacl /ro world:anyone:r > /dev/null
+tb elect /ro -- echo never >> "$D/never" 2> /dev/null
+check_eq "a path whose ACL refuses the candidate's node: 102" 102 "$?"
+check_eq "the refused candidates' commands never ran" "" "$(cat "$D/never")"
 
 # ---- -l: each new leader printed, once, by an observer that does not
 # take part ----

@@ -180,12 +180,73 @@ static void nonfair(void)
     }
 }
 
+struct refused {
+    pthread_mutex_t mu;
+    int state;
+    int64_t token;
+    int calls;
+};
+
+static void on_refused_state(int state, int64_t token, void *data)
+{
+    struct refused *r = data;
+
+    pthread_mutex_lock(&r->mu);
+    r->state = state;
+    r->token = token;
+    r->calls++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* A candidacy the path refuses (a non-fair election on a path with
+ * children) tells the state callback (LOST, token 0), and
+ * tb_election_error why; the candidate is out of the race. */
+static void refused(void)
+{
+    struct refused r = {PTHREAD_MUTEX_INITIALIZER, -1, -1, 0};
+    struct tb_lock_options o = {.kind = TB_LOCK_NONFAIR,
+                                .state_cb = on_refused_state,
+                                .data = &r};
+    struct tb_client *c = rt_connect(rt_hosts, RT_SESSION_MS);
+    struct tb_election *e;
+    int64_t end = rt_now_ms() + 5000;
+    int calls;
+
+    rt_rmr(c, "/rt/elref");
+    CHECK_RC(tb_create_sync(c, "/rt/elref", NULL, 0, NULL, TB_PERSISTENT, 0,
+                            NULL, 0, NULL),
+             0);
+    CHECK_RC(tb_create_sync(c, "/rt/elref/x", NULL, 0, NULL, TB_PERSISTENT, 0,
+                            NULL, 0, NULL),
+             0);
+    CHECK_RC(tb_election_new(&e, c, "/rt/elref", &o), 0);
+    CHECK_RC(tb_election_join(e), 0);
+    do {
+        CHECK(rt_now_ms() < end);
+        rt_sleep_ms(5);
+        pthread_mutex_lock(&r.mu);
+        calls = r.calls;
+        pthread_mutex_unlock(&r.mu);
+    } while (calls == 0);
+    CHECK(r.calls == 1 && r.state == TB_LOCK_LOST && r.token == 0);
+    CHECK_RC(tb_election_error(e), TB_EFOREIGNLOCK);
+    CHECK_RC(tb_election_state(e), TB_LOCK_LOST);
+    CHECK_RC(tb_election_leave_sync(e), 0);
+    CHECK_RC(tb_election_state(e), TB_LOCK_UNLOCKED);
+    tb_election_free(e);
+    rt_rmr(c, "/rt/elref");
+    tb_client_close(c);
+    printf("election: a refused candidacy: LOST (token 0), "
+           "tb_election_error EFOREIGNLOCK\n");
+}
+
 int t_election(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
     fair();
     nonfair();
+    refused();
     printf("election: ok\n");
     return 0;
 }
