@@ -843,17 +843,21 @@ static void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o)
 
 /* ---- starting and giving up ---- */
 
+static int abort_locked(struct tb_mutex *m, int rc, struct rcp_out *o);
+
+/* The acquisition's deadline: given up, if it is still the acquisition
+ * the timer was armed for (checked and done under one hold of the lock:
+ * a callback may have started the next one meanwhile). */
 void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag)
 {
     struct tb_mutex *m = TB_CONTAINER_OF(t, struct tb_mutex, timer);
+    struct rcp_out o = {0};
 
     pthread_mutex_lock(m->mu);
-    if (m->acb != NULL && tag == m->acq_id) {
-        pthread_mutex_unlock(m->mu);
-        rcp_lk_abort(m, TB_ETIMEDOUT);
-    } else {
-        pthread_mutex_unlock(m->mu);
-    }
+    if (tag == m->acq_id)
+        abort_locked(m, TB_ETIMEDOUT, &o);
+    pthread_mutex_unlock(m->mu);
+    rcp_out_fire(&o);
     rcp_lk_unref(m); /* the timer's */
 }
 
@@ -937,15 +941,10 @@ static void defer_fail(struct tb_mutex *m, struct rcp_out *o)
     }
 }
 
-int rcp_lk_abort(struct tb_mutex *m, int rc)
+static int abort_locked(struct tb_mutex *m, int rc, struct rcp_out *o)
 {
-    struct rcp_out o = {0};
-
-    pthread_mutex_lock(m->mu);
-    if (m->acb == NULL || m->phase == LK_ABORTING || m->abort_rc != 0) {
-        pthread_mutex_unlock(m->mu);
+    if (m->acb == NULL || m->phase == LK_ABORTING || m->abort_rc != 0)
         return TB_EINVAL;
-    }
     m->abort_rc = rc;
     switch (m->phase) {
     case LK_CREATING:
@@ -954,11 +953,21 @@ int rcp_lk_abort(struct tb_mutex *m, int rc)
         break; /* the reply in flight decides what there is to delete */
     default:
         if (m->node == NULL && !m->c_closed)
-            defer_fail(m, &o);
+            defer_fail(m, o);
         else
-            rcp_lk_fail(m, rc, &o);
+            rcp_lk_fail(m, rc, o);
     }
+    return 0;
+}
+
+int rcp_lk_abort(struct tb_mutex *m, int rc)
+{
+    struct rcp_out o = {0};
+    int rv;
+
+    pthread_mutex_lock(m->mu);
+    rv = abort_locked(m, rc, &o);
     pthread_mutex_unlock(m->mu);
     rcp_out_fire(&o);
-    return 0;
+    return rv;
 }
