@@ -69,13 +69,16 @@ static int weakest(struct tb_multilock *ml)
     return w;
 }
 
-/* A member's hold changed: report the multi-lock's state if it moved. */
+static int abort_call(struct tb_multilock *ml, int rc);
+
+/* A member's hold changed: report the multi-lock's state if it moved.  A
+ * member lost while a lock call waits for the next one fails the call:
+ * all or nothing. */
 static void on_member_state(int state, int64_t token, void *data)
 {
     struct tb_multilock *ml = data;
     int w;
 
-    (void)state;
     (void)token;
     pthread_mutex_lock(&ml->mu);
     if (ml->freed) {
@@ -83,6 +86,8 @@ static void on_member_state(int state, int64_t token, void *data)
         return;
     }
     pthread_mutex_unlock(&ml->mu);
+    if (state == TB_LOCK_LOST)
+        abort_call(ml, TB_ELOCKLOST); /* EINVAL: no call in progress */
     w = weakest(ml);
     pthread_mutex_lock(&ml->mu);
     if (w == ml->reported || ml->scb == NULL ||

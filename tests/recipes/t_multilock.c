@@ -1,5 +1,6 @@
 /* Multi-lock: all members held with their own tokens; a multi-lock that
- * cannot get every member gives back the ones it took (all or nothing);
+ * cannot get every member gives back the ones it took (all or nothing),
+ * also when one it took is lost while it waits for the next;
  * two threads locking the same set given in opposite orders neither
  * deadlock nor overlap; release frees everything. */
 #include <string.h>
@@ -90,9 +91,22 @@ int t_multilock(int argc, char **argv)
     CHECK_RC(rt_done_wait(&d, 5000), TB_ECANCELED);
     CHECK(rt_wait_nchildren(c1, "/rt/ml/0", 0, 5000) == 0);
     CHECK(rt_nchildren(c1, "/rt/ml/b") == 1);
+
+    /* A member taken is lost while the call waits for the next: the call
+     * fails (TB_ELOCKLOST) and gives back what it took, rather than
+     * report success over a lost member. */
+    rt_done_init(&d);
+    CHECK_RC(tb_multilock_lock(m2, -1, rt_done_cb, &d), 0);
+    CHECK(rt_wait_nchildren(c1, "/rt/ml/b", 2, 5000) == 2);
+    CHECK(rt_nchildren(c1, "/rt/ml/0") == 1);
+    rt_rmr(c1, "/rt/ml/0"); /* an operator deletes m2's node there */
+    CHECK_RC(rt_done_wait(&d, 5000), TB_ELOCKLOST);
+    CHECK(rt_wait_nchildren(c1, "/rt/ml/b", 1, 5000) == 1);
     CHECK_RC(tb_multilock_unlock_sync(m1), 0);
     tb_multilock_free(m1);
     tb_multilock_free(m2);
+    printf("multilock: a member lost while the call waited for the next: "
+           "TB_ELOCKLOST, nothing left\n");
 
     /* Same set, opposite orders, two threads: no deadlock, no overlap. */
     CHECK(pthread_create(&th[0], NULL, cross_thread, (void *)1) == 0);
