@@ -105,6 +105,8 @@ void tb__req_complete(struct tb_client *c, struct req *r, int rc,
     tb_queue_remove(&r->it.q);
     tb_wbuf_free(&r->fw);
     if (r->kind == R_INTERNAL) {
+        if (r == c->close_req)   /* failed with its queue: the close ends by */
+            c->close_req = NULL; /* its deadline, with nothing left to free */
         tb__req_free(r);
         return;
     }

@@ -365,6 +365,33 @@ static void test_close(void **state)
     assert_int_equal(h.type, TB_OP_CLOSESESSION);
 }
 
+/* A credential refused while the client closes: the refusal ends the
+ * session before closeSession is answered; the close still ends once its
+ * time is up, the closeSession request freed once (not by both). */
+static void test_auth_refused_while_closing(void **state)
+{
+    struct tb_client *c = connected("h:1", 5);
+    uint8_t buf[256];
+    struct tb_rd body;
+    struct tb_request_header h;
+    struct rec a = {0};
+    pthread_t th;
+
+    (void)state;
+    assert_int_equal(tb_add_auth(c, "digest", "u:bad", 5, rec_void, &a), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.xid, TB_XID_AUTH);
+    srv_reply(TB_XID_AUTH, 0, TB_EAUTHFAILED, NULL); /* read during close */
+    pthread_create(&th, NULL, advance_later, NULL);
+    tb_client_close(c);
+    pthread_join(th, NULL);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, TB_EAUTHFAILED);
+    h = srv_request(buf, sizeof buf, &body);
+    assert_int_equal(h.type, TB_OP_CLOSESESSION);
+}
+
 static void test_setwatches_batches(void **state)
 {
     struct tb_client *c = connected("h:1", 5);
@@ -604,6 +631,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_server_says_expired, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auth_refused_while_closing, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_setwatches_batches, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
