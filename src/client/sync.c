@@ -34,18 +34,29 @@ static int is_done(struct tb_client *c, void *arg)
     return ((struct sync *)arg)->done;
 }
 
-static int wait_sync(struct tb_client *c, struct sync *s, int rv)
+static void sync_enter(struct tb_client *c)
 {
-    if (rv != 0)
-        return rv;
     pthread_mutex_lock(&c->mu);
     c->sync_waiters++;
-    tb__wait(c, is_done, s, -1);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The wait for `call`'s callback (rv: what the call returned). */
+static int sync_wait(struct tb_client *c, struct sync *s, int rv)
+{
+    pthread_mutex_lock(&c->mu);
+    if (rv == 0)
+        tb__wait(c, is_done, s, -1);
     if (--c->sync_waiters == 0)
         pthread_cond_broadcast(&c->idle_cv);
     pthread_mutex_unlock(&c->mu);
-    return s->rc;
+    return rv != 0 ? rv : s->rc;
 }
+
+/* A synchronous form: the caller counts as a sync waiter from before
+ * `call` submits, since a close on another thread frees the handle once
+ * no sync waiter is left, and must not between the submit and the wait. */
+#define SYNC(c, s, call) (sync_enter(c), sync_wait((c), (s), (call)))
 
 static void set_stat(struct sync *s, const struct tb_stat *st)
 {
@@ -212,16 +223,16 @@ int tb_create_sync(struct tb_client *c, const char *path, const void *value,
     s.path_out = path_out;
     s.cap = cap;
     s.stat = stat;
-    return wait_sync(c, &s,
-                     tb_create(c, path, value, len, acl, mode, ttl_ms,
-                               create_cb, &s));
+    return SYNC(
+        c, &s,
+        tb_create(c, path, value, len, acl, mode, ttl_ms, create_cb, &s));
 }
 
 int tb_delete_sync(struct tb_client *c, const char *path, int32_t version)
 {
     struct sync s = {0};
 
-    return wait_sync(c, &s, tb_delete(c, path, version, void_cb, &s));
+    return SYNC(c, &s, tb_delete(c, path, version, void_cb, &s));
 }
 
 int tb_exists_sync(struct tb_client *c, const char *path, tb_watch_cb watch,
@@ -230,7 +241,7 @@ int tb_exists_sync(struct tb_client *c, const char *path, tb_watch_cb watch,
     struct sync s = {0};
 
     s.stat = stat;
-    return wait_sync(c, &s, tb_exists(c, path, watch, wdata, stat_cb, &s));
+    return SYNC(c, &s, tb_exists(c, path, watch, wdata, stat_cb, &s));
 }
 
 int tb_get_data_sync(struct tb_client *c, const char *path, tb_watch_cb watch,
@@ -242,8 +253,7 @@ int tb_get_data_sync(struct tb_client *c, const char *path, tb_watch_cb watch,
     s.value = value;
     s.len = len;
     s.stat = stat;
-    return wait_sync(c, &s,
-                     tb_get_data(c, path, watch, wdata, data_cb, &s));
+    return SYNC(c, &s, tb_get_data(c, path, watch, wdata, data_cb, &s));
 }
 
 int tb_set_data_sync(struct tb_client *c, const char *path, const void *value,
@@ -252,8 +262,7 @@ int tb_set_data_sync(struct tb_client *c, const char *path, const void *value,
     struct sync s = {0};
 
     s.stat = stat;
-    return wait_sync(c, &s,
-                     tb_set_data(c, path, value, len, version, stat_cb, &s));
+    return SYNC(c, &s, tb_set_data(c, path, value, len, version, stat_cb, &s));
 }
 
 int tb_get_children_sync(struct tb_client *c, const char *path,
@@ -263,8 +272,7 @@ int tb_get_children_sync(struct tb_client *c, const char *path,
     struct sync s = {0};
 
     s.strings = out;
-    return wait_sync(c, &s, tb_get_children(c, path, watch, wdata,
-                                            strings_cb, &s));
+    return SYNC(c, &s, tb_get_children(c, path, watch, wdata, strings_cb, &s));
 }
 
 int tb_get_children2_sync(struct tb_client *c, const char *path,
@@ -275,15 +283,14 @@ int tb_get_children2_sync(struct tb_client *c, const char *path,
 
     s.strings = out;
     s.stat = stat;
-    return wait_sync(c, &s, tb_get_children2(c, path, watch, wdata,
-                                             strings_cb, &s));
+    return SYNC(c, &s, tb_get_children2(c, path, watch, wdata, strings_cb, &s));
 }
 
 int tb_sync_sync(struct tb_client *c, const char *path)
 {
     struct sync s = {0};
 
-    return wait_sync(c, &s, tb_sync(c, path, void_cb, &s));
+    return SYNC(c, &s, tb_sync(c, path, void_cb, &s));
 }
 
 int tb_get_acl_sync(struct tb_client *c, const char *path,
@@ -293,7 +300,7 @@ int tb_get_acl_sync(struct tb_client *c, const char *path,
 
     s.acl = out;
     s.stat = stat;
-    return wait_sync(c, &s, tb_get_acl(c, path, acl_cb, &s));
+    return SYNC(c, &s, tb_get_acl(c, path, acl_cb, &s));
 }
 
 int tb_set_acl_sync(struct tb_client *c, const char *path,
@@ -303,7 +310,7 @@ int tb_set_acl_sync(struct tb_client *c, const char *path,
     struct sync s = {0};
 
     s.stat = stat;
-    return wait_sync(c, &s, tb_set_acl(c, path, acl, version, stat_cb, &s));
+    return SYNC(c, &s, tb_set_acl(c, path, acl, version, stat_cb, &s));
 }
 
 int tb_add_auth_sync(struct tb_client *c, const char *scheme,
@@ -311,7 +318,7 @@ int tb_add_auth_sync(struct tb_client *c, const char *scheme,
 {
     struct sync s = {0};
 
-    return wait_sync(c, &s, tb_add_auth(c, scheme, cred, len, void_cb, &s));
+    return SYNC(c, &s, tb_add_auth(c, scheme, cred, len, void_cb, &s));
 }
 
 int tb_add_watch_sync(struct tb_client *c, const char *path, int mode,
@@ -319,8 +326,7 @@ int tb_add_watch_sync(struct tb_client *c, const char *path, int mode,
 {
     struct sync s = {0};
 
-    return wait_sync(c, &s,
-                     tb_add_watch(c, path, mode, watch, wdata, void_cb, &s));
+    return SYNC(c, &s, tb_add_watch(c, path, mode, watch, wdata, void_cb, &s));
 }
 
 int tb_remove_watches_sync(struct tb_client *c, const char *path, int type,
@@ -328,8 +334,9 @@ int tb_remove_watches_sync(struct tb_client *c, const char *path, int type,
 {
     struct sync s = {0};
 
-    return wait_sync(c, &s, tb_remove_watches(c, path, type, watch, wdata,
-                                              local, void_cb, &s));
+    return SYNC(
+        c, &s,
+        tb_remove_watches(c, path, type, watch, wdata, local, void_cb, &s));
 }
 
 int tb_get_ephemerals_sync(struct tb_client *c, const char *prefix,
@@ -338,7 +345,7 @@ int tb_get_ephemerals_sync(struct tb_client *c, const char *prefix,
     struct sync s = {0};
 
     s.strings = out;
-    return wait_sync(c, &s, tb_get_ephemerals(c, prefix, strings_cb, &s));
+    return SYNC(c, &s, tb_get_ephemerals(c, prefix, strings_cb, &s));
 }
 
 int tb_get_all_children_number_sync(struct tb_client *c, const char *path,
@@ -347,8 +354,7 @@ int tb_get_all_children_number_sync(struct tb_client *c, const char *path,
     struct sync s = {0};
 
     s.count = count;
-    return wait_sync(c, &s,
-                     tb_get_all_children_number(c, path, count_cb, &s));
+    return SYNC(c, &s, tb_get_all_children_number(c, path, count_cb, &s));
 }
 
 int tb_whoami_sync(struct tb_client *c, struct tb_strings *out)
@@ -356,7 +362,7 @@ int tb_whoami_sync(struct tb_client *c, struct tb_strings *out)
     struct sync s = {0};
 
     s.strings = out;
-    return wait_sync(c, &s, tb_whoami(c, whoami_cb, &s));
+    return SYNC(c, &s, tb_whoami(c, whoami_cb, &s));
 }
 
 int tb_get_config_sync(struct tb_client *c, char **value, size_t *len,
@@ -367,7 +373,7 @@ int tb_get_config_sync(struct tb_client *c, char **value, size_t *len,
     s.value = value;
     s.len = len;
     s.stat = stat;
-    return wait_sync(c, &s, tb_get_config(c, data_cb, &s));
+    return SYNC(c, &s, tb_get_config(c, data_cb, &s));
 }
 
 int tb_reconfig_sync(struct tb_client *c, const char *joining,
@@ -380,7 +386,7 @@ int tb_reconfig_sync(struct tb_client *c, const char *joining,
     s.value = value;
     s.len = len;
     s.stat = stat;
-    return wait_sync(
+    return SYNC(
         c, &s,
         tb_reconfig(c, joining, leaving, members, from_config, data_cb, &s));
 }
@@ -475,7 +481,7 @@ int tb_multi_exec_sync(struct tb_client *c, const struct tb_multi *m,
         out->count = 0;
     }
     s.multi = out;
-    return wait_sync(c, &s, tb_multi_exec(c, m, multi_cb, &s));
+    return SYNC(c, &s, tb_multi_exec(c, m, multi_cb, &s));
 }
 
 void tb_multi_results_free(struct tb_multi_results *r)
