@@ -205,6 +205,9 @@ struct tb_client {
 
     /* Session. */
     int64_t session_id;
+    /* A read-write server answered once: until then session_id is a
+     * read-only server's, which no other server knows (sent as 0). */
+    int seen_rw;
     uint8_t passwd[16];
     int timeout;      /* negotiated, ms */
     int64_t last_zxid;

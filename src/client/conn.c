@@ -34,7 +34,7 @@ static void on_connected(struct tb_client *c)
     r.protocol_version = 0;
     r.last_zxid = c->last_zxid;
     r.timeout = c->o.session_timeout_ms;
-    r.session_id = c->session_id;
+    r.session_id = c->seen_rw ? c->session_id : 0;
     r.passwd = (struct tb_str){(const char *)c->passwd, sizeof c->passwd};
     r.has_readonly = 1;
     r.readonly = c->o.readonly_allowed ? 1 : 0;

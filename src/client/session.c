@@ -50,7 +50,7 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
     int rv;
 
     if (r->timeout <= 0) {
-        if (c->session_id != 0) {
+        if (c->session_id != 0 && c->seen_rw) {
             tb__log(c, TB_LOG_WARN, "session 0x%llx expired",
                     (unsigned long long)c->session_id);
             tb__terminate(c, TB_SESSION_EXPIRED, TB_ESESSIONEXPIRED);
@@ -68,6 +68,7 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
     c->failed_in_round = 0;
     c->last_heard = c->now();
     c->open_readonly = r->readonly;
+    c->seen_rw |= !r->readonly;
     tb__log(c, TB_LOG_INFO, "session 0x%llx, timeout %d ms%s",
             (unsigned long long)c->session_id, c->timeout,
             r->readonly ? ", read-only" : "");

@@ -392,6 +392,75 @@ static void test_auth_refused_while_closing(void **state)
     assert_int_equal(h.type, TB_OP_CLOSESESSION);
 }
 
+/* The server's handshake answer, read-only or not. */
+static void srv_accept(int64_t sid, int readonly, struct tb_connect_req *rq)
+{
+    uint8_t buf[128];
+    struct tb_rd rd;
+    struct tb_connect_resp rs = {0, 6000,    sid, {"0123456789abcdef", 16},
+                                 1, readonly};
+    struct tb_wbuf w;
+    size_t start;
+
+    rd = tb_rd_make(buf, srv_read(buf, sizeof buf));
+    assert_int_equal(tb_connect_req_decode(&rd, rq), 0);
+    tb_wbuf_init(&w);
+    start = tb_frame_begin(&w);
+    tb_connect_resp_encode(&w, &rs);
+    tb_frame_end(&w, start);
+    srv_send(&w);
+}
+
+/* A read-only server's session is not carried to the next server until a
+ * read-write one was seen (ZooKeeper's clients send session id 0 until
+ * then): a read-write server would call it expired, as it is no session
+ * of the quorum's.  Reaching quorum is a new session, not an expiry. */
+static void test_readonly_session_not_carried(void **state)
+{
+    struct tb_options o = {0};
+    struct tb_connect_req rq;
+    struct tb_client *c;
+
+    (void)state;
+    o.hosts = "h:1,g:2";
+    o.session_timeout_ms = 6000;
+    o.readonly_allowed = 1;
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    c->now = clock_fn;
+    c->connect_hook = hook;
+    pump(c);
+    srv_accept(0x55, 1, &rq);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
+    close(server_fd); /* on to the next server: read-only too */
+    server_fd = -1;
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_accept(0x56, 1, &rq);
+    assert_int_equal(rq.session_id, 0);
+    pump(c);
+    close(server_fd); /* then one with quorum */
+    server_fd = -1;
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_accept(0x66, 0, &rq);
+    assert_int_equal(rq.session_id, 0);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(tb_client_session(c, NULL), 0x66);
+    close(server_fd); /* from now on the session is carried */
+    server_fd = -1;
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_accept(0x66, 1, &rq);
+    assert_int_equal(rq.session_id, 0x66);
+    pump(c);
+    close_replied(c);
+}
+
 static void test_setwatches_batches(void **state)
 {
     struct tb_client *c = connected("h:1", 5);
@@ -633,6 +702,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_refused_while_closing, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_session_not_carried,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_setwatches_batches, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
