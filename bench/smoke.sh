@@ -14,7 +14,7 @@ BS_TMPDIR=${TMPDIR:-/tmp}
 . "$(dirname "$0")/servers.sh"
 bs_init
 
-port=$(free_port)
+port=$(free_port_pair) # and port + 1, the TLS port
 pid=0
 out=$BS_ROOT/out.txt
 : > "$out"

@@ -37,7 +37,7 @@ SCENARIOS=(
 declare -A port pid
 for rep in $(seq 1 "$REPEATS"); do
     for kind in tumbler zookeeper; do
-        port[$kind]=$(free_port)
+        port[$kind]=$(free_port_pair) # and + 1, the TLS port
         bs_start "$kind" "r$rep-$kind" "${port[$kind]}"
         pid[$kind]=$BS_PID
     done

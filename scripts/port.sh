@@ -37,3 +37,20 @@ free_port()
     echo "no free port" >&2
     return 1
 }
+
+# free_port_pair: a port P, as free_port, whose P + 1 is free and claimed
+# too: a server's plain and TLS ports side by side (bench/servers.sh gives
+# the TLS port as P + 1).
+free_port_pair()
+{
+    local p
+    for _ in $(seq 1 50); do
+        p=$(free_port) || return 1
+        port_in_use $((p + 1)) && continue
+        (set -C && : > "$FREE_PORT_CLAIMS/$((p + 1))") 2>/dev/null || continue
+        echo "$p"
+        return 0
+    done
+    echo "no free pair of ports" >&2
+    return 1
+}
