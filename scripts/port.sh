@@ -20,17 +20,23 @@ port_in_use()
 # in $FREE_PORT_CLAIMS (created with noclobber, which is atomic), and a
 # claim lapses after 30 minutes, longer than any test.
 FREE_PORT_CLAIMS=${FREE_PORT_CLAIMS:-${TMPDIR:-/tmp}/tumbler-ports}
+
+# claim_port PORT: true if PORT is free and now claimed by this caller.
+claim_port()
+{
+    ! port_in_use "$1" && (set -C && : > "$FREE_PORT_CLAIMS/$1") 2>/dev/null
+}
+
 free_port()
 {
-    local lo=20000 hi=32000 eph p i
+    local lo=20000 hi=32000 eph p
     read -r eph _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph=32768
     [ "$eph" -le "$hi" ] && hi=$((eph - 1))
     mkdir -p "$FREE_PORT_CLAIMS" || return 1
     find "$FREE_PORT_CLAIMS" -type f -mmin +30 -delete 2>/dev/null
-    for i in $(seq 1 200); do
+    for _ in $(seq 1 200); do
         p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-        port_in_use "$p" && continue
-        (set -C && : > "$FREE_PORT_CLAIMS/$p") 2>/dev/null || continue
+        claim_port "$p" || continue
         echo "$p"
         return 0
     done
@@ -46,8 +52,7 @@ free_port_pair()
     local p
     for _ in $(seq 1 50); do
         p=$(free_port) || return 1
-        port_in_use $((p + 1)) && continue
-        (set -C && : > "$FREE_PORT_CLAIMS/$((p + 1))") 2>/dev/null || continue
+        claim_port $((p + 1)) || continue
         echo "$p"
         return 0
     done
