@@ -46,6 +46,21 @@ static void notify_waiter(struct tb_election *e, int rc)
         rcp_wait_done(w, rc, e->token, NULL);
 }
 
+/* A candidacy ended without leading (expired, closing or refused): out
+ * of the race until the client has a new session (never, if it is
+ * closing).  Said to the state callback (LOST, token 0), and why to
+ * tb_election_error. */
+static void out_of_race(struct tb_election *e, int rc, struct rcp_out *o)
+{
+    e->wait_session = 1;
+    e->error = rc;
+    notify_waiter(e, rc);
+    o->scb = e->cb;
+    o->sdata = e->data;
+    o->stoken = 0;
+    o->states[o->nstates++] = TB_LOCK_LOST;
+}
+
 static void on_elected(int rc, int64_t token, void *data)
 {
     struct tb_election *e = data;
@@ -68,16 +83,7 @@ static void on_elected(int rc, int64_t token, void *data)
         o.ddata = e->leave_data;
         e->leave_cb = NULL;
     } else if (e->joined) {
-        /* Expired, closing or refused: out of the race until the client
-         * has a new session (never, if it is closing).  Said to the state
-         * callback (LOST), and why to tb_election_error. */
-        e->wait_session = 1;
-        e->error = rc;
-        notify_waiter(e, rc);
-        o.scb = e->cb;
-        o.sdata = e->data;
-        o.stoken = 0;
-        o.states[o.nstates++] = TB_LOCK_LOST;
+        out_of_race(e, rc, &o);
     }
     if (e->freed)
         o.scb = NULL;
@@ -92,14 +98,8 @@ static void start_locked(struct tb_election *e, struct rcp_out *o)
     if (rv == 0) {
         e->acquiring = 1;
         e->error = 0;
-    } else { /* see on_elected */
-        e->wait_session = 1;
-        e->error = rv;
-        notify_waiter(e, rv);
-        o->scb = e->cb;
-        o->sdata = e->data;
-        o->stoken = 0;
-        o->states[o->nstates++] = TB_LOCK_LOST;
+    } else {
+        out_of_race(e, rv, o);
     }
 }
 
