@@ -88,25 +88,32 @@ void srv_send(struct tb_wbuf *w)
     tb_wbuf_free(w);
 }
 
-void srv_handshake(int64_t sid, int32_t timeout)
+size_t srv_accept(int64_t sid, int32_t timeout, int readonly,
+                  struct tb_connect_req *rq)
 {
     uint8_t buf[128];
     struct tb_rd rd;
-    struct tb_connect_req rq;
     struct tb_connect_resp rs = {0, timeout, sid, {"0123456789abcdef", 16},
-                                 1, 0};
+                                 1, readonly};
     struct tb_wbuf w;
     size_t start, n = srv_read(buf, sizeof buf);
 
-    assert_int_equal(n, 45);
     rd = tb_rd_make(buf, n);
-    assert_int_equal(tb_connect_req_decode(&rd, &rq), 0);
-    assert_true(rq.has_readonly);
+    assert_int_equal(tb_connect_req_decode(&rd, rq), 0);
     tb_wbuf_init(&w);
     start = tb_frame_begin(&w);
     tb_connect_resp_encode(&w, &rs);
     tb_frame_end(&w, start);
     srv_send(&w);
+    return n;
+}
+
+void srv_handshake(int64_t sid, int32_t timeout)
+{
+    struct tb_connect_req rq;
+
+    assert_int_equal(srv_accept(sid, timeout, 0, &rq), 45);
+    assert_true(rq.has_readonly);
 }
 
 /* A reply frame: header then `body` bytes. */

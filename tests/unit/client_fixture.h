@@ -24,6 +24,10 @@ int hook(struct tb_client *c, const struct host *h);
 size_t srv_read(uint8_t *buf, size_t cap);
 int srv_has_data(void);
 void srv_send(struct tb_wbuf *w);
+/* Reads the handshake into *rq and answers it (read-only or not); the
+ * request's length. */
+size_t srv_accept(int64_t sid, int32_t timeout, int readonly,
+                  struct tb_connect_req *rq);
 void srv_handshake(int64_t sid, int32_t timeout);
 /* A reply frame: header then `body` bytes. */
 void srv_reply(int32_t xid, int64_t zxid, int32_t err,

@@ -392,23 +392,15 @@ static void test_auth_refused_while_closing(void **state)
     assert_int_equal(h.type, TB_OP_CLOSESESSION);
 }
 
-/* The server's handshake answer, read-only or not. */
-static void srv_accept(int64_t sid, int readonly, struct tb_connect_req *rq)
+/* The connection breaks; the handle, past its backoff, dials the next
+ * server. */
+static void next_server(struct tb_client *c)
 {
-    uint8_t buf[128];
-    struct tb_rd rd;
-    struct tb_connect_resp rs = {0, 6000,    sid, {"0123456789abcdef", 16},
-                                 1, readonly};
-    struct tb_wbuf w;
-    size_t start;
-
-    rd = tb_rd_make(buf, srv_read(buf, sizeof buf));
-    assert_int_equal(tb_connect_req_decode(&rd, rq), 0);
-    tb_wbuf_init(&w);
-    start = tb_frame_begin(&w);
-    tb_connect_resp_encode(&w, &rs);
-    tb_frame_end(&w, start);
-    srv_send(&w);
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    fake_now += 600;
+    pump(c);
 }
 
 /* A read-only server's session is not carried to the next server until a
@@ -429,33 +421,21 @@ static void test_readonly_session_not_carried(void **state)
     c->now = clock_fn;
     c->connect_hook = hook;
     pump(c);
-    srv_accept(0x55, 1, &rq);
+    srv_accept(0x55, 6000, 1, &rq);
     pump(c);
     assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
-    close(server_fd); /* on to the next server: read-only too */
-    server_fd = -1;
-    pump(c);
-    fake_now += 600;
-    pump(c);
-    srv_accept(0x56, 1, &rq);
+    next_server(c); /* read-only too */
+    srv_accept(0x56, 6000, 1, &rq);
     assert_int_equal(rq.session_id, 0);
     pump(c);
-    close(server_fd); /* then one with quorum */
-    server_fd = -1;
-    pump(c);
-    fake_now += 600;
-    pump(c);
-    srv_accept(0x66, 0, &rq);
+    next_server(c); /* one with quorum */
+    srv_accept(0x66, 6000, 0, &rq);
     assert_int_equal(rq.session_id, 0);
     pump(c);
     assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
     assert_int_equal(tb_client_session(c, NULL), 0x66);
-    close(server_fd); /* from now on the session is carried */
-    server_fd = -1;
-    pump(c);
-    fake_now += 600;
-    pump(c);
-    srv_accept(0x66, 1, &rq);
+    next_server(c); /* from now on the session is carried */
+    srv_accept(0x66, 6000, 1, &rq);
     assert_int_equal(rq.session_id, 0x66);
     pump(c);
     close_replied(c);
@@ -486,11 +466,7 @@ static void test_setwatches_batches(void **state)
         tb__watch_register(c, w);
         pthread_mutex_unlock(&c->mu);
     }
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
-    fake_now += 600;
-    pump(c);
+    next_server(c);
     srv_handshake(5, 6000);
     pump(c);
     while (srv_has_data()) {
