@@ -67,14 +67,16 @@ static void on_state(int state, int64_t token, void *data)
         }
         break;
     case TB_LOCK_SUSPENDED:
-        if (h->lost_on_disconnect)
+        if (h->lost_on_disconnect) {
+            __atomic_store_n(&h->lost, 1, __ATOMIC_RELEASE);
             cli_ev_post(CLI_MSG_LOST, 0,
                         "connection lost: %s of %s may be lost", what, h->path);
-        else
+        } else {
             cli_ev_post(CLI_MSG_TEXT, 0,
                         "connection lost: %s of %s is kept only if the "
                         "session is back within its timeout",
                         what, h->path);
+        }
         break;
     case TB_LOCK_LOST:
         if (h->kind == HOLD_ELECT && !h->io_held) {
@@ -83,6 +85,7 @@ static void on_state(int state, int64_t token, void *data)
             if (rc != 0)
                 on_acquired(rc, 0, h);
         } else {
+            __atomic_store_n(&h->lost, 1, __ATOMIC_RELEASE);
             cli_ev_post(CLI_MSG_LOST, 0, "%s of %s lost", what, h->path);
         }
         break;
@@ -148,16 +151,27 @@ int hold_start(struct hold *h, int timeout_ms)
 int hold_release(struct hold *h)
 {
     struct tb_lease *l = h->lease;
+    int rc;
 
     switch (h->kind) {
     case HOLD_SEM:
         h->lease = NULL;
-        return l != NULL ? tb_lease_release_sync(l) : TB_ENOTHELD;
+        rc = l != NULL ? tb_lease_release_sync(l) : TB_ENOTHELD;
+        break;
     case HOLD_ELECT:
-        return tb_election_leave_sync(h->el);
+        /* 0 also for a leader that had lost its leadership already (it
+         * is then merely out of the race): the state callback told. */
+        rc = tb_election_leave_sync(h->el);
+        break;
     default:
-        return tb_mutex_unlock_sync(h->m);
+        rc = tb_mutex_unlock_sync(h->m);
+        break;
     }
+    /* A loss posted after the last look at the queue still counts; the
+     * release waited for the I/O thread, so the flag is up to date. */
+    if (rc == 0 && __atomic_load_n(&h->lost, __ATOMIC_ACQUIRE))
+        rc = TB_ELOCKLOST;
+    return rc;
 }
 
 void hold_free(struct hold *h)

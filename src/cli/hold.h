@@ -31,13 +31,16 @@ struct hold {
     struct tb_lease *lease;
     struct tb_election *el;
     int io_held; /* I/O thread only: held at least once */
+    int lost;    /* set on the I/O thread (atomically): a loss was posted */
 };
 
 int hold_new(struct hold *h, struct tb_client *c);
 /* Starts the acquisition; CLI_MSG_ACQUIRED comes when it ends (for an
  * election only on success: the timeout is the caller's). */
 int hold_start(struct hold *h, int timeout_ms);
-/* Gives the hold back, synchronously; TB_ELOCKLOST if it was lost. */
+/* Gives the hold back, synchronously; TB_ELOCKLOST if it was lost,
+ * also if only the hold's state callback said so (an election that lost
+ * its leadership has nothing left to release). */
 int hold_release(struct hold *h);
 /* Cancels whatever is pending, returns what is held, frees. */
 void hold_free(struct hold *h);

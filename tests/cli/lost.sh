@@ -203,5 +203,24 @@ else
     wait_st "$job"
     fail "elect never ran its child (status $ST)"
 fi
+srv_stop
+
+# ---- elect: leadership lost while CMD ran, seen only once CMD ended ----
+# CMD stops tumbler and ends; the session expires meanwhile and another
+# candidate leads.  Resumed, tumbler finds CMD ended and the leadership
+# gone: CMD may not have run alone, so 75, not CMD's 0.
+rm -f "$D/led" "$D/next" "$D/tb.pid"
+srv_start
+bgp 90 "$D/tb.pid" "$TUMBLER" --session-timeout "$TO" elect /stalled -- \
+    sh -c ': > "$0/led"; kill -STOP "$PPID"' "$D"
+job=$BG_PID
+tbpid=$(pid_in "$D/tb.pid")
+wait_for 10 test -e "$D/led" || fail "the stalled leader never ran its command"
+tb elect -w $((TO + 10)) /stalled -- sh -c ': > "$0/next"' "$D"
+check_eq "another candidate led while the leader was stopped" 0 "$?"
+kill -CONT "$tbpid"
+wait_st "$job"
+check_eq "leadership lost while CMD ran, found at the release: 75" 75 "$ST"
+srv_stop
 
 t_end
