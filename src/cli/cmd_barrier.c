@@ -1,6 +1,7 @@
 /* tumbler barrier: the barrier and the double barrier of libtumbler's
  * recipes (Curator's layouts, docs/recipes.md).  Waits run through the
  * event queue (rcpwait.c), so a signal ends them at once. */
+#include <limits.h>
 #include <string.h>
 
 #include <tumbler/recipes.h>
@@ -91,6 +92,10 @@ static int exec_barrier(struct cli *cli, const struct cli_cmd *cmd,
 
     if ((rc = cli_rcp_timeout(cli, cmd, a->val['w'], &timeout_ms)) != 0)
         return rc;
+    /* The recipe counts members in an int. */
+    if (enter && a->num['e'] > INT_MAX)
+        return cli_usage(cli, cmd, "bad member count '%s' (1..%d)", a->val['e'],
+                         INT_MAX);
     if (enter) {
         path = a->argv[0];
         if (a->argc < 2)
@@ -147,7 +152,7 @@ const struct cli_spec cli_cmd_barrier = {
              .help = "enter the double barrier of N at PATH, run CMD, "
                      "leave",
              .what = "member count",
-             .hint = " (N >= 1)"},
+             .hint = " (1..2147483647)"},
             {0}},
     .min_args = 1,
     .max_args = 1 << 20,

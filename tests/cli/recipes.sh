@@ -106,6 +106,13 @@ wait_for 10 test "$(tb ls /dbar 2>/dev/null | wc -l)" = 0
 check_eq "nothing left in the double barrier" 0 "$(tb ls /dbar 2>/dev/null | wc -l)"
 tb barrier -e 3 -w 0.3 /dbar2 -- true 2>/dev/null; check_eq "alone, -w: 1" 1 "$?"
 tb barrier bogus /x 2>/dev/null; check_eq "bad action: 64" 64 "$?"
+# A member count beyond the recipe's int is refused, not cut to 1 or < 0.
+tb barrier -e 4294967297 -w 0.3 /dbar3 -- echo ran > "$D/big" 2> "$D/big.err"
+check_eq "-e 2^32+1: 64" 64 "$?"
+check_eq "-e 2^32+1: CMD never ran" "" "$(cat "$D/big")"
+check_match "-e 2^32+1: said" "bad member count '4294967297'" "$(cat "$D/big.err")"
+tb barrier -e 2147483648 -w 0.3 /dbar3 -- true 2>/dev/null
+check_eq "-e 2^31: 64" 64 "$?"
 
 # ---- lock --lock-delay ----
 tb lock --lock-delay 1 -s /ldx -- true 2>/dev/null; check_eq "--lock-delay with -s: 64" 64 "$?"
