@@ -62,6 +62,10 @@ static const struct option lock_lo[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
+/* How long past elect's deadline its first try may take (a connection
+ * that went down meanwhile). */
+enum { ELECT_TRY_MS = 10000 };
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -232,11 +236,17 @@ static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
     if ((rc = hold_start(&o->h, o->wait_ms < 0 ? -1 : (int)o->wait_ms)) != 0)
         return cli_fail(cli, what, o->h.path, rc);
     for (;;) {
+        int give_up = 0;
         timeout = -1;
+        /* The election has no timeout of its own.  At the deadline (at
+         * once for -w 0) the candidate gives up, as lock's -w does, but
+         * only once it has tried: it leads, or waits behind another. */
         if (o->h.kind == HOLD_ELECT && deadline >= 0) {
             int64_t left = deadline - now_ms();
-            if (left <= 0)
-                return o->conflict; /* the caller leaves the election */
+            if (left <= 0) {
+                give_up = hold_tried(&o->h) || -left >= ELECT_TRY_MS;
+                left = give_up ? 0 : 10;
+            }
             timeout = (int)left;
         }
         ev = cli_ev_wait(-1, timeout, &sig);
@@ -255,6 +265,8 @@ static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
                 return o->conflict;
             return code == 0 ? -1 : cli_fail(cli, what, o->h.path, code);
         }
+        if (give_up)
+            return o->conflict; /* the caller leaves the election */
     }
 }
 

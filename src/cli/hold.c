@@ -148,6 +148,20 @@ int hold_start(struct hold *h, int timeout_ms)
     }
 }
 
+int hold_tried(struct hold *h)
+{
+    struct tb_recipe_stats st;
+
+    if (h->kind != HOLD_ELECT)
+        return 1;
+    if (tb_election_state(h->el) != TB_LOCK_ACQUIRING)
+        return 1;
+    /* Queued: a candidate that does not lead watches the one ahead of
+     * it (or, non-fair, PATH). */
+    tb_election_stats(h->el, &st);
+    return st.watches_set > 0;
+}
+
 int hold_release(struct hold *h)
 {
     struct tb_lease *l = h->lease;

@@ -38,6 +38,9 @@ int hold_new(struct hold *h, struct tb_client *c);
 /* Starts the acquisition; CLI_MSG_ACQUIRED comes when it ends (for an
  * election only on success: the timeout is the caller's). */
 int hold_start(struct hold *h, int timeout_ms);
+/* HOLD_ELECT: whether the candidacy has been decided once (it leads, or
+ * it waits behind another candidate). */
+int hold_tried(struct hold *h);
 /* Gives the hold back, synchronously; TB_ELOCKLOST if it was lost,
  * also if only the hold's state callback said so (an election that lost
  * its leadership has nothing left to release). */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tumbler elect: of several candidates exactly one runs its command; when
 # it exits, the next one takes over, in the order they joined; -w gives
-# up with 1 (or -E's code); the non-fair election elects one too; a
-# refused candidacy exits with its error's status (65, 102).
+# up with 1 (or -E's code), -w 0 after one try; the non-fair election
+# elects one too; a refused candidacy exits with its error's status (65,
+# 102).
 # elect -l watches an election without taking part and prints each new
 # leader; elect without CMD leads until interrupted.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,6 +22,10 @@ leaders_at_least() { [ "$(nleaders)" -ge "$1" ]; }
 
 tb elect -w 5 /probe -- true; rc=$?
 check_eq "a lone candidate leads at once" 0 "$rc"
+# -w 0 tries once, as lock's does: alone, it leads.
+check_eq "-w 0 alone: leads" "led 0" "$(tb elect -w 0 /w0 -- printf led; echo " $?")"
+check_eq "-w 0 alone, non-fair: leads" "led 0" \
+    "$(tb elect --non-fair -w 0 /w0nf -- printf led; echo " $?")"
 
 # ---- three candidates, joining in order a, b, c ----
 pids=()
@@ -37,6 +42,7 @@ check_match "locks: the leader and two candidates in order" \
     "election, 1 holding, 2 waiting" "$(tb locks /e)"
 tb elect -w 0.5 /e -- echo never > "$D/never"; check_eq "-w while another leads: 1" 1 "$?"
 tb elect -w 0.5 -E 9 /e -- true; check_eq "-w -E 9: 9" 9 "$?"
+tb elect -w 0 /e -- echo never >> "$D/never"; check_eq "-w 0 while another leads: 1" 1 "$?"
 check_eq "the command of a candidate that gave up never ran" "" "$(cat "$D/never")"
 
 touch "$D/stop.a"
