@@ -19,11 +19,11 @@ struct cli_child {
 
 /* Starts argv[0] (searched in PATH) in a new process group, with the
  * environment plus `extra_env` ("NAME=value", NULL-ended; they replace
- * any inherited value).  If tumbler is the foreground job of its
- * terminal, the group gets the terminal at once; if tumbler is a
- * background job, once the group has stopped (CMD read the terminal) and
- * the shell's fg has continued the job (child.c).  Returns 0 and *ch, or
- * the exit status after printing why: CLI_NOTFOUND, CLI_NOEXEC or
+ * any inherited value; a bare "NAME" only removes it).  If tumbler is the
+ * foreground job of its terminal, the group gets the terminal at once; if
+ * tumbler is a background job, once the group has stopped (CMD read the
+ * terminal) and the shell's fg has continued the job (child.c).  Returns 0 and
+ * *ch, or the exit status after printing why: CLI_NOTFOUND, CLI_NOEXEC or
  * CLI_OSERR. */
 int cli_child_spawn(char *const *argv, char *const *extra_env,
                     struct cli_child *ch);

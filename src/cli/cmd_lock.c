@@ -313,10 +313,12 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     env[n++] = e_token;
     env[n++] = e_servers;
     n += cli_tls_env(cli, e_tls, env + n);
-    if (hold_node(&o->h, node, sizeof node) == 0) {
+    /* Without a node of its own (semaphore, election), an outer lock's
+     * must not reach CMD either: CMD would take it for this one's. */
+    snprintf(e_node, sizeof e_node, "TUMBLER_LOCK_NODE");
+    if (hold_node(&o->h, node, sizeof node) == 0)
         snprintf(e_node, sizeof e_node, "TUMBLER_LOCK_NODE=%s", node);
-        env[n++] = e_node;
-    }
+    env[n++] = e_node;
     env[n] = NULL;
     if (o->verbose)
         fprintf(stderr,

@@ -56,7 +56,8 @@
 
 extern char **environ;
 
-/* environ without any earlier value of our variables, plus `extra`. */
+/* environ without any earlier value of our variables, plus `extra`
+ * (less its bare names: only removed). */
 static char **make_env(char *const *extra)
 {
     size_t n = 0, k = 0, i, j;
@@ -72,14 +73,16 @@ static char **make_env(char *const *extra)
         size_t e;
         int dup = 0;
         for (e = 0; e < k && !dup; e++) {
-            size_t name = strcspn(extra[e], "=") + 1;
-            dup = strncmp(environ[i], extra[e], name) == 0;
+            size_t name = strcspn(extra[e], "=");
+            dup = strncmp(environ[i], extra[e], name) == 0 &&
+                  environ[i][name] == '=';
         }
         if (!dup)
             env[j++] = environ[i];
     }
     for (i = 0; i < k; i++)
-        env[j++] = extra[i];
+        if (strchr(extra[i], '=') != NULL)
+            env[j++] = extra[i];
     env[j] = NULL;
     return env;
 }

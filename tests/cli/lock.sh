@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tumbler lock as a distributed flock(1): exit statuses, -n / -w / -E,
-# the child's environment and fencing tokens, ten concurrent incrementers
+# the child's environment (nested locks too) and fencing tokens, ten concurrent incrementers
 # of one file (no lost update, never two inside), the non-fair mutex, the
 # read-write and semaphore kinds; without CMD, holding until interrupted.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,6 +51,14 @@ out=$(tb lock /l -- sh -c '"$0" --json stat "$TUMBLER_LOCK_NODE" |
       python3 -c "import json,sys; print(json.load(sys.stdin)[\"stat\"][\"czxid\"])";
       echo "$TUMBLER_LOCK_TOKEN"' "$TUMBLER" 2>/dev/null)
 check_eq "token = czxid of the lock node" "$(sed -n 2p <<< "$out")" "$(sed -n 1p <<< "$out")"
+# Nested: the inner lock's variables only, none left from the outer one
+# (a semaphore and an election have no TUMBLER_LOCK_NODE of their own).
+for inner in "lock --semaphore 2" elect; do
+    # shellcheck disable=SC2086 # $inner is the command and its option
+    envn=$(tb lock /outer -- "$TUMBLER" $inner /inner -- env | grep '^TUMBLER_LOCK_' | sort)
+    check_eq "$inner inside lock: only its own variables" \
+        "TUMBLER_LOCK_PATH=/inner" "$(grep -v '^TUMBLER_LOCK_TOKEN=' <<< "$envn")"
+done
 
 # ---- -n, -w, -E against a holder ----
 hold_until 1 /l
