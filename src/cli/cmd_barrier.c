@@ -2,6 +2,7 @@
  * recipes (Curator's layouts, docs/recipes.md).  Waits run through the
  * event queue (rcpwait.c), so a signal ends them at once. */
 #include <limits.h>
+#include <signal.h>
 #include <string.h>
 
 #include <tumbler/recipes.h>
@@ -20,6 +21,10 @@ static int run_entered(struct cli *cli, const char *path, int members,
     struct cli_child ch;
     int rc, st, n = 0;
 
+    /* Passed on to CMD as lock passes them (the others are caught by
+     * every command). */
+    (void)cli_ev_catch(SIGUSR1);
+    (void)cli_ev_catch(SIGUSR2);
     if ((rc = tb_dbarrier_new(&b, cli->c, path, members)) != 0)
         return cli_fail(cli, "barrier", path, rc);
     rc = tb_dbarrier_enter(b, timeout_ms, cli_rcp_done, NULL);

@@ -5,7 +5,8 @@
 # still waiting in the queue.  CMD runs in a process group of its own:
 # forwarded signals reach the processes it started too, what it leaves
 # running is stopped before the release, and all of them die with a
-# SIGKILLed tumbler, also a script that traps SIGTERM.
+# SIGKILLed tumbler, also a script that traps SIGTERM.  barrier -e passes
+# signals on the same way.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -35,6 +36,22 @@ for sig in INT TERM HUP; do
     check_eq "SIG$sig reached the child, once" "$sig" "$(grep -v USR1 "$D/got")"
     tb lock -n /sig -- true; check_eq "SIG$sig: lock free afterwards" 0 "$?"
 done
+
+# barrier -e passes signals on as lock does: SIGUSR1 and SIGUSR2 too.
+rm -f "$D/got" "$D/child.pid" "$D/tb.pid"
+bgp 60 "$D/tb.pid" "$TUMBLER" barrier -e 1 /sigbar -- sh -c "trap 'echo USR2 >> \"\$0/got\"' USR2
+$CHILD" "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+tbpid=$(pid_in "$D/tb.pid")
+kill -USR1 "$tbpid"
+wait_for 10 grep -q USR1 "$D/got"; check_eq "barrier -e: SIGUSR1 forwarded" 0 "$?"
+kill -USR2 "$tbpid"
+wait_for 10 grep -q USR2 "$D/got"; check_eq "barrier -e: SIGUSR2 forwarded" 0 "$?"
+kill -TERM "$tbpid"
+wait_st "$job"
+check_eq "barrier -e: CMD's status after SIGTERM" 0 "$ST"
+check_eq "barrier -e: each signal reached CMD once" "USR1 USR2 TERM" "$(xargs < "$D/got")"
 
 # A child that does not catch the signal dies of it: 128 + N.
 bgp 60 "$D/tb.pid" "$TUMBLER" lock /sig -- sleep 30
