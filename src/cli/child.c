@@ -7,7 +7,10 @@
  * lock (SIGTERM, SIGKILL after the grace period); the lock is released
  * only once no process is left in the group.  tumbler is a child
  * subreaper, so the group's orphans become its children: it reaps them
- * and sees the group empty even where init does not reap.  Meanwhile it
+ * and sees the group empty even where init does not reap.  So do the
+ * orphans of CMD's processes that left the group (GNU timeout, a job of
+ * a set -m script): tumbler's children outside the group are stopped
+ * with it, and the lock is released only once it has none.  Meanwhile it
  * waits on the event pipe for:
  *  - a child's exit or stop (SIGCHLD, plus a periodic check in case a
  *    SIGCHLD was coalesced or the last process is not tumbler's child);
@@ -23,12 +26,14 @@
  * started in the background and brought to the foreground has the
  * terminal given to tumbler's group: CMD gets it at its first use of it
  * (cli_child_follow_stop). */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/child.h"
 
@@ -89,13 +94,67 @@ static void cmd_status(struct cli_child *ch, int st, int *status, int *exited)
     *exited = 1;
 }
 
+/* The children of tumbler's process but the watchdog, at most `cap`:
+ * CMD and the orphans of CMD's processes (tumbler is their subreaper),
+ * zombies included.  From /proc/self/task/TID/children, else by the
+ * parent pid of every process in /proc. */
+static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
+{
+    char path[320], buf[512];
+    const char *tasks = "/proc/self/task";
+    struct dirent *e;
+    size_t n = 0;
+    long v, ppid;
+    FILE *f;
+    DIR *d;
+    int by_task;
+
+    snprintf(path, sizeof path, "%s/%ld/children", tasks, (long)getpid());
+    by_task = access(path, R_OK) == 0; /* CONFIG_PROC_CHILDREN */
+    if ((d = opendir(by_task ? tasks : "/proc")) == NULL)
+        return 0;
+    while (n < cap && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        if (by_task) {
+            snprintf(path, sizeof path, "%s/%s/children", tasks, e->d_name);
+            if ((f = fopen(path, "re")) == NULL)
+                continue;
+            while (n < cap && fscanf(f, "%ld", &v) == 1)
+                if ((pid_t)v != ch->watchdog)
+                    out[n++] = (pid_t)v;
+            fclose(f);
+            continue;
+        }
+        /* "PID (COMM) STATE PPID ...": COMM may hold anything. */
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if ((f = fopen(path, "re")) == NULL)
+            continue;
+        v = 0;
+        if (fgets(buf, sizeof buf, f) != NULL && strrchr(buf, ')') != NULL &&
+            sscanf(strrchr(buf, ')') + 1, " %*c %ld", &ppid) == 1 &&
+            ppid == (long)getpid())
+            v = strtol(e->d_name, NULL, 10);
+        fclose(f);
+        if (v > 0 && (pid_t)v != ch->watchdog)
+            out[n++] = (pid_t)v;
+    }
+    closedir(d);
+    return n;
+}
+
+enum { MAX_STRAYS = 1024 };
+
 /* Reaps what ended in the group, CMD included (also if it moved to
- * another group); 1 once CMD has exited and no process is left in its
- * group (EPERM: some are, of another user). */
+ * another group), and tumbler's other children (orphans of CMD's
+ * processes that left the group); 1 once CMD has exited and no process
+ * is left in its group (EPERM: some are, of another user) nor among
+ * those children. */
 static int reap(struct cli_child *ch, int *status, int *exited)
 {
+    pid_t kids[MAX_STRAYS], r;
+    size_t n, i, alive = 0;
     int st;
-    pid_t r;
 
     for (;;) {
         r = waitpid(-ch->pid, &st, WNOHANG | WUNTRACED);
@@ -106,11 +165,52 @@ static int reap(struct cli_child *ch, int *status, int *exited)
         if (r == ch->pid)
             cmd_status(ch, st, status, exited);
     }
-    return *exited && kill(-ch->pid, 0) != 0 && errno == ESRCH;
+    n = children(ch, kids, MAX_STRAYS);
+    for (i = 0; i < n; i++) {
+        r = waitpid(kids[i], &st,
+                    WNOHANG | (kids[i] == ch->pid ? WUNTRACED : 0));
+        if (r == ch->pid)
+            cmd_status(ch, st, status, exited);
+        else if (r == 0)
+            alive++;
+    }
+    return *exited && alive == 0 && kill(-ch->pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Ends the group: SIGTERM, then SIGKILL once the grace period is over
- * (next_timeout); SIGKILL at once without one. */
+/* Sends the processes of CMD's that left its group, once orphaned
+ * (tumbler's children outside the group), what the group got: SIGTERM
+ * once each, SIGKILL once the group had it. */
+static void stop_strays(struct cli_supervise *s, struct cli_child *ch)
+{
+    pid_t kids[MAX_STRAYS], *more;
+    size_t n, i, j;
+
+    n = children(ch, kids, MAX_STRAYS);
+    for (i = 0; i < n; i++) {
+        if (getpgid(kids[i]) == ch->pid)
+            continue; /* the group's signal reaches it */
+        if (s->killed) {
+            kill(kids[i], SIGKILL);
+            continue;
+        }
+        for (j = 0; j < s->nterm && s->termed[j] != kids[i]; j++)
+            ;
+        if (j < s->nterm)
+            continue;
+        if (s->nterm == s->capterm) {
+            size_t cap = s->capterm ? 2 * s->capterm : 16;
+            if ((more = realloc(s->termed, cap * sizeof *more)) == NULL)
+                continue; /* it gets the SIGKILL */
+            s->termed = more;
+            s->capterm = cap;
+        }
+        s->termed[s->nterm++] = kids[i];
+        kill(kids[i], SIGTERM);
+    }
+}
+
+/* Ends the group and the strays: SIGTERM, then SIGKILL once the grace
+ * period is over (next_timeout); SIGKILL at once without one. */
 static void stop_group(struct cli_supervise *s, struct cli_child *ch)
 {
     if (s->stopping)
@@ -119,6 +219,7 @@ static void stop_group(struct cli_supervise *s, struct cli_child *ch)
     kill(-ch->pid, s->grace_ms > 0 ? SIGTERM : SIGKILL);
     s->killed = s->grace_ms == 0;
     s->kill_at = now_ms() + s->grace_ms;
+    stop_strays(s, ch);
 }
 
 /* `gone`: the group has ended already (never signal it then: its number
@@ -170,6 +271,7 @@ static int next_timeout(struct cli_supervise *s, struct cli_child *ch)
                 s->what, s->grace_ms / 1000.0);
         kill(-ch->pid, SIGKILL);
         s->killed = 1;
+        stop_strays(s, ch);
     }
     if (s->killed)
         left += KILLED_WAIT_MS;
@@ -185,9 +287,13 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
     s->lost = 0;
     s->stopping = 0;
     s->killed = 0;
+    s->termed = NULL;
+    s->nterm = s->capterm = 0;
     while (!reap(ch, &status, &exited)) {
         if (exited) /* what CMD left running must not outlive the lock */
             stop_group(s, ch);
+        if (s->stopping) /* those orphaned since */
+            stop_strays(s, ch);
         if ((timeout = next_timeout(s, ch)) < 0) {
             fprintf(stderr,
                     "tumbler: processes of the group of %s survived "
@@ -202,6 +308,8 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
             kill(-ch->pid, sig);
     }
     messages(s, ch, 1); /* a loss reported just as the group ended */
+    free(s->termed);
+    s->termed = NULL;
     cli_child_finish(ch);
     return status;
 }

@@ -47,10 +47,14 @@ struct cli_supervise {
     int stopping; /* the group got SIGTERM: lost, or CMD has exited */
     int killed;   /* out: it needed SIGKILL */
     int64_t kill_at;
+    pid_t *termed; /* strays sent SIGTERM already (child.c) */
+    size_t nterm, capterm;
 };
 
-/* Waits until CMD has exited and no process is left in its group,
- * forwarding signals to the group, printing the hold's notices, acting on
+/* Waits until CMD has exited and no process is left in its group nor
+ * among tumbler's other children (a process of CMD's that left the group
+ * becomes one once orphaned: tumbler is a child subreaper), forwarding
+ * signals to the group, printing the hold's notices, acting on
  * CLI_MSG_LOST and stopping what CMD left running when it exits; then
  * cli_child_finish.  Returns CMD's exit status
  * (128+N if killed by signal N). */

@@ -619,8 +619,9 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
     "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  CMD runs in a process\n"     \
     "group of its own: SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to\n" \
     "tumbler are passed on to that group; what CMD leaves running in it is\n"  \
-    "stopped (SIGTERM, SIGKILL after -k) before the release; the group dies\n" \
-    "with tumbler (not a process that left it, such as a daemon).\n"           \
+    "stopped (SIGTERM, SIGKILL after -k) before the release, as are its\n"     \
+    "processes that left the group once orphaned (tumbler is their\n"          \
+    "subreaper); the group dies with tumbler (not a process that left it).\n"  \
     "Without CMD: prints \"holding PATH (token N)\" (\"leading\" for elect)\n" \
     "and holds until SIGINT, SIGTERM or SIGHUP (status 0).\n"
 

@@ -17,7 +17,9 @@
  *    there is no moment where tumbler's death would leave CMD's children
  *    running.
  * A process that leaves the group (setsid, setpgid: daemons do) is out of
- * reach of all of this; docs/cli.md says so.
+ * reach of all of this; only once orphaned does it become tumbler's child
+ * (tumbler is a child subreaper), and then child.c stops it with the
+ * group.  docs/cli.md says so.
  *
  * A group of its own is a background job for the terminal: if tumbler is
  * the terminal's foreground job, CMD's group takes the terminal over (as

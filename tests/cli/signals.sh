@@ -129,6 +129,30 @@ else fail "leftover waited for: $((SECONDS - start)) s"; fi
 check_eq "the leftover ignoring SIGTERM was killed" 0 "$(gone "$D/gc.pid"; echo $?)"
 tb lock -n /sigg -- true; check_eq "then released" 0 "$?"
 
+# A process of CMD's that left CMD's process group (GNU timeout makes a
+# group of its own, as do job-control scripts) is stopped as well once
+# orphaned (tumbler is a subreaper): as CMD exits, and when the lock is
+# lost.  STRAY runs timeout, whose child writes its pid and sleeps.
+STRAY='timeout 60 sh -c "echo \$\$ > \"\$0\"; exec sleep 60" "$0/stray.pid"'
+stray_gone() { ! kill -0 "$(cat "$D/stray.pid")" 2>/dev/null; }
+stray_kill() { stray_gone || kill -KILL "$(cat "$D/stray.pid")"; }
+rm -f "$D/stray.pid"
+bg 60 "$TUMBLER" lock /stray -- sh -c "$STRAY &
+    while [ ! -s \"\$0/stray.pid\" ]; do sleep 0.01; done; exit 3" "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/stray.pid"
+wait_st "$job"; check_eq "a leftover outside the group stopped: CMD's status" 3 "$ST"
+check_eq "... the leftover outside the group is gone" 0 "$(stray_gone; echo $?)"
+stray_kill
+rm -f "$D/stray.pid"
+bg 60 "$TUMBLER" lock /stray2 -- sh -c "$STRAY; exit 4" "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/stray.pid"
+tb delete "$(tb ls /stray2 | sed 's|^|/stray2/|')"
+wait_st "$job"; check_eq "lost with a process outside the group: 75" 75 "$ST"
+check_eq "... that process is gone" 0 "$(stray_gone; echo $?)"
+stray_kill
+
 # Interrupted while waiting: 128+2, and its queue node is gone.
 rm -f "$D/child.pid"
 bg 60 "$TUMBLER" lock /sig -- sh -c 'echo $$ > "$0/child.pid"; exec sleep 30' "$D"
