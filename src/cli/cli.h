@@ -293,10 +293,16 @@ struct cli_msg {
     char text[];
 };
 enum { CLI_EV_TIMEOUT = 0, CLI_EV_SIGNAL, CLI_EV_MSG, CLI_EV_FD };
-/* Installs the handlers of SIGINT, SIGTERM, SIGHUP, SIGCHLD; 0 or -1. */
+/* Installs the handlers of SIGINT, SIGTERM, SIGHUP (unless ignored on
+ * entry), SIGCHLD; 0 or -1. */
 int cli_ev_init(void);
 /* Routes one more signal through the pipe; 0 or -1. */
 int cli_ev_catch(int sig);
+/* The same for a signal to pass on to a command, unless it was ignored
+ * when tumbler started: it then stays ignored. */
+int cli_ev_pass_on(int sig);
+/* Whether `sig` was ignored when tumbler started (async-signal-safe). */
+int cli_ev_ignored(int sig);
 /* Thread-safe: queues a message and wakes the main thread. */
 void cli_ev_post(int kind, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -23,8 +23,8 @@ static int run_entered(struct cli *cli, const char *path, int members,
 
     /* Passed on to CMD as lock passes them (the others are caught by
      * every command). */
-    (void)cli_ev_catch(SIGUSR1);
-    (void)cli_ev_catch(SIGUSR2);
+    (void)cli_ev_pass_on(SIGUSR1);
+    (void)cli_ev_pass_on(SIGUSR2);
     if ((rc = tb_dbarrier_new(&b, cli->c, path, members)) != 0)
         return cli_fail(cli, "barrier", path, rc);
     rc = tb_dbarrier_enter(b, timeout_ms, cli_rcp_done, NULL);

@@ -564,8 +564,8 @@ static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd, int argc,
         return rv < 0 ? CLI_OK : rv;
     if (o.listen)
         return observe(cli, o.h.path);
-    (void)cli_ev_catch(SIGUSR1);
-    (void)cli_ev_catch(SIGUSR2);
+    (void)cli_ev_pass_on(SIGUSR1);
+    (void)cli_ev_pass_on(SIGUSR2);
     if ((rv = cli_connect(cli)) != 0)
         return rv;
     if ((rv = hold_new(&o.h, cli->c)) != 0)
@@ -618,7 +618,8 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
     "CMD's environment: TUMBLER_LOCK_PATH, TUMBLER_LOCK_TOKEN (the fencing\n"  \
     "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  CMD runs in a process\n"     \
     "group of its own: SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to\n" \
-    "tumbler are passed on to that group; what CMD leaves running in it is\n"  \
+    "tumbler are passed on to that group (one ignored when tumbler started\n"  \
+    "stays ignored, in CMD too); what CMD leaves running in it is\n"           \
     "stopped (SIGTERM, SIGKILL after -k) before the release, as are its\n"     \
     "processes that left the group once orphaned (tumbler is their\n"          \
     "subreaper); the group dies with tumbler (not a process that left it).\n"  \

@@ -26,6 +26,10 @@ static struct cli_msg *ev_head, **ev_tail = &ev_head;
 static uint64_t ev_pending_sigs;
 
 static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
+/* The signals ignored when tumbler started (nohup's SIGHUP, a
+ * non-interactive shell's SIGINT for a background job): a command
+ * tumbler runs inherits them ignored, as exec would give them. */
+static sigset_t entry_ignored;
 
 /* A pipe byte: the signal number. */
 static void on_signal(int sig)
@@ -51,16 +55,35 @@ int cli_ev_catch(int sig)
     return sigaction(sig, &sa, NULL);
 }
 
+int cli_ev_ignored(int sig)
+{
+    return sigismember(&entry_ignored, sig) == 1;
+}
+
+int cli_ev_pass_on(int sig)
+{
+    return cli_ev_ignored(sig) ? 0 : cli_ev_catch(sig);
+}
+
 int cli_ev_init(void)
 {
+    struct sigaction old;
     size_t i;
+    int sig;
 
     if (ev_pipe[0] >= 0)
         return 0;
+    sigemptyset(&entry_ignored);
+    for (sig = 1; sig < NSIG; sig++)
+        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            sigaddset(&entry_ignored, sig);
     if (pipe2(ev_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return -1;
+    /* SIGCHLD is needed whatever it was; the others stay ignored if they
+     * were (so they are passed on to no command either). */
     for (i = 0; i < sizeof handled / sizeof handled[0]; i++)
-        if (cli_ev_catch(handled[i]) != 0)
+        if ((handled[i] == SIGCHLD ? cli_ev_catch(handled[i])
+                                   : cli_ev_pass_on(handled[i])) != 0)
             return -1;
     /* A reader that went away (a pipe to head(1)) ends output with EPIPE,
      * not with a silent death. */

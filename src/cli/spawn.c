@@ -40,7 +40,8 @@
  * parent as an errno on a close-on-exec socket, which also carries the
  * child's word that it left tumbler's group, and the go.  All signals
  * are blocked across the forks, so tumbler's handlers never run in the
- * children; CMD resets them to their defaults and unblocks before exec.
+ * children; CMD resets them to their defaults (or to ignored, for those
+ * ignored when tumbler started) and unblocks before exec.
  * A CMD that cannot be run is reported as 127 (not found) or 126 (not
  * executable), as env(1) and the shells do. */
 #include <errno.h>
@@ -160,8 +161,10 @@ static void child(const struct start *st)
     dfl.sa_handler = SIG_DFL;
     ign = dfl;
     ign.sa_handler = SIG_IGN;
-    for (sig = 1; sig < NSIG; sig++)
-        (void)sigaction(sig, &dfl, NULL); /* fails harmlessly for some */
+    /* What tumbler started with: a signal ignored then (nohup) stays
+     * ignored, the others get their default action. */
+    for (sig = 1; sig < NSIG; sig++) /* fails harmlessly for some */
+        (void)sigaction(sig, cli_ev_ignored(sig) ? &ign : &dfl, NULL);
     close(st->parent_sock);
     (void)setpgid(0, 0);
     /* Out of tumbler's group now.  A stop sent to that group before (a ^Z
@@ -170,7 +173,8 @@ static void child(const struct start *st)
      * It was tumbler's; ignoring a signal discards it. */
     for (i = 0; i < sizeof stops / sizeof stops[0]; i++) {
         (void)sigaction(stops[i], &ign, NULL);
-        (void)sigaction(stops[i], &dfl, NULL);
+        if (!cli_ev_ignored(stops[i]))
+            (void)sigaction(stops[i], &dfl, NULL);
     }
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != st->parent) /* died before the prctl took effect */

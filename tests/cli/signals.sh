@@ -153,6 +153,31 @@ wait_st "$job"; check_eq "lost with a process outside the group: 75" 75 "$ST"
 check_eq "... that process is gone" 0 "$(stray_gone; echo $?)"
 stray_kill
 
+# A signal ignored when tumbler starts (nohup's SIGHUP) stays ignored, as
+# flock(1) leaves it: tumbler neither dies of it nor passes it on, and
+# CMD inherits it ignored.
+cat > "$D/ign.sh" << 'EOF'
+sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status > "$1/ign"
+echo $$ > "$1/child.pid"
+i=0; while [ ! -e "$1/done" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+exit 6
+EOF
+rm -f "$D/child.pid" "$D/tb.pid" "$D/done"
+bgp 60 "$D/tb.pid" sh -c 'trap "" HUP; exec "$@"' sh "$TUMBLER" lock /ign -- sh "$D/ign.sh" "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+check_eq "HUP ignored on entry: ignored in CMD" 1 "$(( 0x$(cat "$D/ign") & 1 ))"
+kill -HUP "$(pid_in "$D/tb.pid")"
+sleep 0.3  # time for tumbler to act on it, if it did
+touch "$D/done"
+wait_st "$job"; check_eq "HUP ignored on entry: tumbler and CMD went on, CMD's status" 6 "$ST"
+rm -f "$D/child.pid" "$D/done"
+bgp 60 "$D/tb.pid" "$TUMBLER" lock /ign -- sh "$D/ign.sh" "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+check_eq "HUP not ignored on entry: not ignored in CMD" 0 "$(( 0x$(cat "$D/ign") & 1 ))"
+touch "$D/done"; wait_st "$job"
+
 # Interrupted while waiting: 128+2, and its queue node is gone.
 rm -f "$D/child.pid"
 bg 60 "$TUMBLER" lock /sig -- sh -c 'echo $$ > "$0/child.pid"; exec sleep 30' "$D"
