@@ -452,6 +452,23 @@ void tb_multi_end_encode(struct tb_wbuf *w)
     tb_multi_header_encode(w, &h);
 }
 
+void tb_multi_failure_encode(struct tb_wbuf *w, size_t count, size_t failed,
+                             int32_t code)
+{
+    struct tb_error_resp e;
+    size_t i;
+
+    for (i = 0; i < count; i++) {
+        e.err = i < failed    ? TB_OK
+                : i == failed ? code
+                              : TB_ERUNTIMEINCONSISTENCY;
+        tb_multi_header_encode(
+            w, &(struct tb_multi_header){TB_OP_ERROR, 0, e.err});
+        tb_error_resp_encode(w, &e);
+    }
+    tb_multi_end_encode(w);
+}
+
 /* Encoded ACL vectors: perms, "world", "anyone" / "auth", "". */
 static const uint8_t open_raw[] = {0, 0, 0, 31,  0,   0,   0,   5,   'w',
                                    'o', 'r', 'l', 'd', 0,   0,   0,   6,

@@ -287,6 +287,10 @@ struct tb_multi_op {
 int tb_multi_next(struct tb_rd *r, int32_t multi_type, struct tb_multi_op *op);
 void tb_multi_op_encode(struct tb_wbuf *w, const struct tb_multi_op *op);
 void tb_multi_end_encode(struct tb_wbuf *w); /* the terminator header */
+/* A failed multi's results and terminator: of `count` ops, 0 for those
+ * before `failed`, `code` for it, RuntimeInconsistency for those after. */
+void tb_multi_failure_encode(struct tb_wbuf *w, size_t count, size_t failed,
+                             int32_t code);
 
 /* Well-known ACL lists, already encoded. */
 extern const struct tb_vec tb_acl_open_unsafe;  /* world:anyone ALL  */

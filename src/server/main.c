@@ -154,10 +154,32 @@ static int replog_snapshot(void *data, struct tb_wbuf *out)
     return fsm_snapshot(s->fsm, out);
 }
 
+/* A snapshot replaces the state at once: no watch fires and no write is
+ * answered for what it holds.  At open no client is here yet; later (a
+ * follower sent the leader's snapshot) every client connection is closed,
+ * as a ZooKeeper learner's are when it syncs, so that each client comes
+ * back to the new state: its watches, set again with the last zxid it saw,
+ * fire for what changed meanwhile (wire doc 10.6), and a write it was
+ * waiting on ends in connection loss.  Sessions the snapshot ended are
+ * tracked no more; those in it start a full timeout, as after a restart
+ * (session_reload). */
 static int replog_restore(void *data, const void *buf, size_t len)
 {
     struct tbd *s = data;
-    return fsm_restore(s->fsm, buf, len);
+    unsigned n;
+    int rv = fsm_restore(s->fsm, buf, len);
+
+    if (rv != 0)
+        return rv;
+    n = conn_close_all(s);
+    if (n > 0)
+        tb_log(TB_LOG_WARN,
+               "snapshot from the leader installed: %u client "
+               "connection(s) closed, so that their clients see what it "
+               "changed",
+               n);
+    session_reload(s);
+    return 0;
 }
 
 static int raft_level(int level)
@@ -315,12 +337,6 @@ static void on_sighup(uv_signal_t *h, int signum)
                "SIGHUP: no TLS port, no certificates to read again");
 }
 
-static int refresh_session(void *arg, const struct fsm_session_info *si)
-{
-    session_opened(arg, si->id, si->timeout_ms);
-    return 0;
-}
-
 /* Only the leader expires sessions, from what its followers report; a new
  * one first gives every session a full timeout, as ZooKeeper's does. */
 static void on_leader(void *data, int is_leader)
@@ -328,7 +344,7 @@ static void on_leader(void *data, int is_leader)
     struct tbd *s = data;
 
     if (is_leader)
-        fsm_session_foreach(s->fsm, refresh_session, s);
+        session_reload(s);
 }
 
 /* server.N lines: raft's members, and the peer links' (peer.h). */
@@ -521,9 +537,7 @@ int main(int argc, char **argv)
         status = 1;
         goto out;
     }
-    /* A txn's origin is one of this server's connections: the top byte
-     * says which server (peer.h). */
-    s->next_conn_id = (uint64_t)cfg.server_id << 56;
+    s->next_conn_id = proc_conn_id_base(cfg.server_id, tbd_txn_time(s));
     rf = (struct replog_fsm){s, replog_apply, replog_snapshot, replog_restore};
     if (cfg.recover_ensemble) {
         status = recover_ensemble(s->loop, &cfg, &rc);
@@ -580,7 +594,7 @@ int main(int argc, char **argv)
         uv_run(s->loop, UV_RUN_DEFAULT);
         goto out;
     }
-    fsm_session_foreach(s->fsm, refresh_session, s);
+    session_reload(s);
     if (members != NULL &&
         peer_start(s, members, (unsigned)cfg.nservers) != 0) {
         http_stop(s);

@@ -23,6 +23,9 @@
 #   9. every connection a member writes to another member on has TCP_NODELAY (nodelay.py)
 #  10. once writes pause, every member takes a snapshot and gives back the log it kept in
 #      memory, followers as well as the leader
+#  11. a follower stopped while the others write enough for the leader's log to drop what it
+#      lacks is sent the leader's snapshot when continued: a client waiting there on a watch
+#      (`tumbler stat -w`) hears the event the snapshot holds, through its own reconnection
 #
 #   ensemble_clients.sh TUMBLER SESSION_TOOL ENSEMBLE_WATCH   (TUMBLERD names the server)
 set -u
@@ -41,6 +44,7 @@ t_start=$SECONDS
 ens_init 3
 {
     echo "tickTime=1000"
+    echo "maxSessionTimeout=60000"   # check 11's client outlives its member's stop
     echo "4lw.commands.whitelist=*"
     # Member 3 by name: raft binds and dials, and the peer links check
     # their callers, by what the name resolves to.
@@ -466,6 +470,66 @@ check10() {
     "$py" "$helper" idle "${cport[1]}" "${cport[2]}" "${cport[3]}"
 }
 run_check 10 "once writes pause, every member gives back its log's memory" check10
+
+check11() {
+    local f log out before rc i bad=0 lhost
+    all_up || return 1
+    l=$(leader)
+    f=$(( l % 3 + 1 )) lhost=127.0.0.1:${cport[$l]}
+    log=${dir[$f]}/server.log out=$work/snapwatch.out
+    head -c 900000 /dev/zero | tr '\0' x > "$work/big"
+    if ! { "$tumbler" -s "$lhost" create /snapw && "$tumbler" -s "$lhost" create /snapw/pred &&
+           "$tumbler" -s "$lhost" create -f "$work/big" /snapw/big; } > /dev/null; then
+        echo "  FAIL: cannot create /snapw"
+        return 1
+    fi
+    run_bg 60 "$tumbler" -s "127.0.0.1:${cport[$f]}" --session-timeout 60 stat -w /snapw/pred \
+        > "$out" 2>&1
+    for i in $(seq 100); do
+        four_letter "${cport[$f]}" wchp | grep -q '^/snapw/pred' && break
+        sleep 0.05
+    done
+    before=$(grep -c "restored snapshot at" "$log")
+    # Member f stopped; through the leader, in one session, writes of 900 kB: more than the
+    # sockets between the leader and the stopped member hold, so that the delete it is to miss
+    # waits in the leader's own queue, and enough after it for the leader's snapshot (due after
+    # 4 MiB of log, then keeping as few entries as that much log holds) to hold it.  Then the
+    # leader's connections to the member are ended (ss -K, loopback sockets of this test's
+    # processes only): what it queued is dropped, and the member, continued at once, is sent
+    # that snapshot on the next one.  (Sent to a member still stopped, the snapshot would be
+    # sent again only after libraft's 30 s.)
+    kill -STOP "${pid[$f]}"
+    { for i in $(seq 16); do echo "set -f $work/big /snapw/big"; done
+      echo "delete /snapw/pred"
+      for i in $(seq 8); do echo "set -f $work/big /snapw/big"; done; } |
+        "$tumbler" -e -s "$lhost" > /dev/null || bad=1
+    ss -K -tn dst 127.0.0.1 "dport = :${qport[$f]}" > /dev/null
+    kill -CONT "${pid[$f]}"
+    for i in $(seq 450); do
+        [ "$(grep -c "restored snapshot at" "$log")" -gt "$before" ] && break
+        sleep 0.1
+    done
+    wait "$BG_PID"
+    rc=$?
+    if [ "$bad" = 1 ]; then
+        echo "  FAIL: a write through leader $l failed"
+    elif [ "$(grep -c "restored snapshot at" "$log")" -le "$before" ]; then
+        echo "  FAIL: member $f caught up without the leader's snapshot: nothing checked"
+        bad=1
+    elif [ "$rc" = 0 ] && grep -q "NodeDeleted /snapw/pred" "$out"; then
+        echo "  ok   member $f installed the leader's snapshot, and the client watching" \
+             "/snapw/pred there heard: $(grep NodeDeleted "$out")"
+        grep "restored snapshot at\|snapshot from the leader installed" "$log" | tail -n 2 | sed 's/^/       /'
+    else
+        echo "  FAIL: member $f installed the leader's snapshot; the client watching" \
+             "/snapw/pred there heard nothing (status $rc):"
+        sed 's/^/       /' "$out"
+        bad=1
+    fi
+    "$tumbler" -s "$hosts" deleteall /snapw > /dev/null 2>&1
+    return "$bad"
+}
+run_check 11 "a follower sent the leader's snapshot: its clients' watches fire" check11
 
 all_up || { echo "the ensemble did not come back whole at the end"; failed=$((failed + 1)); }
 echo "=== summary ($((SECONDS - t_start)) s)"

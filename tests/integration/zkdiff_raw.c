@@ -278,6 +278,34 @@ static void raw_multi(struct rz *r)
     if (rz_call(r, RZ_OP_MULTI, &w, &rep) == 0)
         print_multi("R", "multi[create2,container,ttl-seq,set,check,delete]", &rep);
     rz_w_free(&w);
+    /* What is created follows the mode, not the opcode (the C client sends
+     * a container's create as a plain create). */
+    mh(&w, RZ_OP_CREATE, 0, -1);
+    create_rec(&w, P("/rm/c1"), 4);
+    mh(&w, RZ_OP_CREATE, 0, -1);
+    create_rec(&w, P("/rm/c1/k"), 0);
+    mh(&w, RZ_OP_CREATECONTAINER, 0, -1);
+    create_rec(&w, P("/rm/p1"), 0);
+    mh(&w, RZ_OP_CREATETTL, 0, -1);
+    create_rec(&w, P("/rm/p2"), 0);
+    rz_w_i64(&w, 100);
+    mh(&w, -1, 1, -1);
+    if (rz_call(r, RZ_OP_MULTI, &w, &rep) == 0)
+        print_multi("R",
+                    "multi[create flags=container,create,container flags=0,ttl "
+                    "flags=0]",
+                    &rep);
+    rz_w_free(&w);
+    {
+        static const char *const made[] = {P("/rm/c1"), P("/rm/p1"),
+                                           P("/rm/p2")};
+        struct rz_stat st;
+        for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
+            int rc = rz_exists(r, made[i], 0, &st);
+            zd_out("R exists %s -> %s %s", made[i], zd_err(rc),
+                   rc == 0 ? zd_rstat(&st) : "");
+        }
+    }
     mh(&w, RZ_OP_CREATE, 0, -1);
     create_rec(&w, P("/rm/x"), 0);
     mh(&w, RZ_OP_SETDATA, 0, -1);

@@ -8,8 +8,8 @@
  *
  * The hooks are main.c's, reduced: session opened/closed go to session.c,
  * results are recorded and routed by proc_result as in tumblerd; on a
- * restart every session in the fsm is opened again, as main.c's
- * refresh_session does.
+ * restart every session in the fsm is opened again by session_reload, as
+ * in main.c.
  *
  * client_without_a_socket serves a client through struct proc_client's
  * ops alone, on a carrier of the test's own: proc's handshake, a write's
@@ -131,12 +131,6 @@ static void log_quiet(void *data, int level, const char *msg)
         fprintf(stderr, "raft: %s\n", msg);
 }
 
-static int refresh(void *data, const struct fsm_session_info *si)
-{
-    session_opened(data, si->id, si->timeout_ms);
-    return 0;
-}
-
 /* Runs the loop until *n reaches want; 0 if WAIT_MS of real time pass. */
 static int run_until(struct sfx *f, const int *n, int want)
 {
@@ -177,7 +171,7 @@ static void start(struct sfx *f)
     rc.server_id = 1;
     rc.log = log_quiet;
     assert_int_equal(replog_open(&s->log, &f->loop, &rc, &rf), 0);
-    fsm_session_foreach(s->fsm, refresh, s);
+    session_reload(s);
 }
 
 static void on_log_closed(void *arg)
@@ -468,10 +462,50 @@ static void request(struct carrier *k, struct tb_wbuf *body, int32_t xid,
     body->len = 0;
 }
 
+/* A client of the test's carrier, new, with id `id`. */
+static void carrier_init(struct sfx *f, struct carrier *k, uint64_t id)
+{
+    memset(k, 0, sizeof *k);
+    k->s = &f->s;
+    tb_wbuf_init(&k->out);
+    k->pc.ops = &car_ops;
+    k->pc.srv = &f->s;
+    k->pc.id = id;
+    k->pc.peer = "test";
+    k->pc.state = CONN_NEW;
+    tb_wbuf_init(&k->pc.ids);
+    tb_queue_init(&k->pc.reqs);
+    auth_init_conn(&k->pc);
+    assert_int_equal(tb_map_put(&f->s.conn_by_id, k->pc.id, &k->pc), 0);
+}
+
+/* carrier_init, then a session opened through proc's handshake. */
+static void carrier_open(struct sfx *f, struct carrier *k, uint64_t id)
+{
+    struct tb_connect_req cr = {0, 0, 8000, 0, TB_STR(""), 0, 0};
+    struct tb_wbuf body;
+
+    f->cfg.min_session_timeout = 4000; /* as tickTime 2000 gives */
+    f->cfg.max_session_timeout = 40000;
+    carrier_init(f, k, id);
+    tb_wbuf_init(&body);
+    tb_connect_req_encode(&body, &cr);
+    proc_frame(&k->pc, (struct tb_str){(const char *)body.base, body.len});
+    tb_wbuf_free(&body);
+    assert_true(run_until(f, &k->frames, 1));
+    assert_int_equal(k->pc.state, CONN_OPEN);
+}
+
+static void carrier_free(struct carrier *k)
+{
+    tb_wbuf_free(&k->pc.ids);
+    tb_wbuf_free(&k->out);
+}
+
 static void client_without_a_socket(void **state)
 {
     struct sfx *f = *state;
-    struct carrier k = {.s = &f->s};
+    struct carrier k;
     struct tb_connect_req cr = {0, 0, 8000, 0, TB_STR(""), 0, 0};
     struct tb_connect_resp resp;
     struct tb_reply_header h;
@@ -482,18 +516,9 @@ static void client_without_a_socket(void **state)
 
     f->cfg.min_session_timeout = 4000; /* as tickTime 2000 gives */
     f->cfg.max_session_timeout = 40000;
-    tb_wbuf_init(&k.out);
     tb_wbuf_init(&body);
     tb_wbuf_init(&acl);
-    k.pc.ops = &car_ops;
-    k.pc.srv = &f->s;
-    k.pc.id = 7;
-    k.pc.peer = "test";
-    k.pc.state = CONN_NEW;
-    tb_wbuf_init(&k.pc.ids);
-    tb_queue_init(&k.pc.reqs);
-    auth_init_conn(&k.pc);
-    assert_int_equal(tb_map_put(&f->s.conn_by_id, k.pc.id, &k.pc), 0);
+    carrier_init(f, &k, 7);
 
     /* The handshake: createSession goes through the log; its answer comes
      * back by the client's id and leaves through send. */
@@ -567,6 +592,182 @@ static void client_without_a_socket(void **state)
     tb_wbuf_free(&acl);
 }
 
+/* A createSession entry applied again after a restart (or proposed by an
+ * earlier start) names a connection id of then: a client of now with
+ * that id, resuming a session of its own, is not handed the new one; and
+ * a later start's ids are none of an earlier one's. */
+static void new_session_only_to_its_own_waiter(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body;
+    struct tb_txn t = {0};
+    uint64_t a, b;
+    int i;
+
+    carrier_init(f, &k, 9);
+    k.pc.state = CONN_SESSION; /* resuming 0x55, the leader not yet heard */
+    k.pc.session_id = 0x55;
+    tb_wbuf_init(&body);
+    tb_session_resp_encode(&body, &(struct tb_session_resp){
+                                      0x77, 8000, TB_STR("0123456789abcdef")});
+    t.type = TB_OP_CREATESESSION;
+    t.origin = (int64_t)k.pc.id;
+    proc_result(&f->s, &t, 5, 0, body.base, body.len);
+    assert_int_equal(k.frames, 0);
+    assert_int_equal(k.pc.session_id, 0x55);
+    assert_int_equal(k.pc.state, CONN_SESSION);
+    assert_null(tb_map_get(&f->s.conn_by_session, 0x77));
+
+    /* Server 3 started at WALL, then again a millisecond later: the top
+     * byte names it, and 256 connections of the first start are not
+     * enough to reach the second's first id. */
+    a = proc_conn_id_base(3, WALL);
+    b = proc_conn_id_base(3, WALL + 1);
+    assert_int_equal(a >> 56, 3);
+    assert_int_equal(b >> 56, 3);
+    assert_true(b >= a + 256);
+    for (i = 1; i < 1000; i++)
+        assert_true(proc_conn_id_base(3, WALL + i * 1000) >
+                    proc_conn_id_base(3, WALL + (i - 1) * 1000) + 255000);
+    tb_map_del(&f->s.conn_by_id, k.pc.id);
+    tb_wbuf_free(&k.pc.ids);
+    tb_wbuf_free(&k.out);
+    tb_wbuf_free(&body);
+}
+
+/* A client whose writes went to the leader while this server followed,
+ * with one still out when this server leads: its next write is not logged
+ * here (it could be applied without the one before); its connection ends,
+ * as when the link to the leader ends.  (Alone, this server always leads:
+ * the write still out is set by hand.) */
+static void forwarded_write_out_on_a_new_leader(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body, acl;
+
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    carrier_open(f, &k, 11);
+    k.pc.forwarded = 1;
+    k.pc.writes_in_flight = 1;
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/fw"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&k, &body, 1, TB_OP_CREATE);
+    assert_int_equal(k.closes, 1);
+    assert_int_equal(k.frames, 1);
+    assert_null(tree_find(fsm_tree(f->s.fsm), TB_STR("/fw")));
+    carrier_free(&k);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+}
+
+/* One create sub-op of a multi, as a client may send it. */
+static void multi_create(struct tb_wbuf *w, const struct tb_wbuf *acl,
+                         int32_t type, const char *path, int32_t flags,
+                         int64_t ttl)
+{
+    struct tb_multi_op op = {.type = type};
+
+    op.u.create = (struct tb_create_ttl_req){
+        {path, strlen(path)}, TB_STR(""), tb_vec_view(acl, 1), flags, ttl};
+    tb_multi_op_encode(w, &op);
+}
+
+/* The multi's answer, the k->frames-th frame: each result's type and
+ * error, in `types` and `errs` (at most 4). */
+static int multi_results(struct carrier *k, int32_t *types, int32_t *errs)
+{
+    struct tb_rd rd = nth_frame(k, k->frames);
+    struct tb_reply_header h;
+    struct tb_multi_header mh;
+    struct tb_path_resp pr;
+    struct tb_stat st;
+    int n = 0;
+
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.err, 0);
+    for (;;) {
+        assert_int_equal(tb_multi_header_decode(&rd, &mh), 0);
+        if (mh.done)
+            return n;
+        assert_true(n < 4);
+        types[n] = mh.type;
+        errs[n++] = mh.err;
+        if (mh.type == TB_OP_ERROR)
+            assert_int_equal(tb_get_I32(&rd, &mh.err), 0);
+        else if (mh.type == TB_OP_CREATE)
+            assert_int_equal(tb_path_resp_decode(&rd, &pr), 0);
+        else if (mh.type == TB_OP_CREATE2)
+            assert_true(tb_path_resp_decode(&rd, &pr) == 0 &&
+                        tb_get_STAT(&rd, &st) == 0);
+    }
+}
+
+/* A multi's creates make what their modes say, whatever their opcodes,
+ * as ZooKeeper's do; and a TTL create in one is refused with extended
+ * types off, as a createTTL request is. */
+static void multi_creates_follow_their_modes(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body, acl;
+    struct tree_node *n;
+    int32_t types[4], errs[4];
+
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    carrier_open(f, &k, 13);
+
+    /* The C client's container: opcode create, mode container. */
+    multi_create(&body, &acl, TB_OP_CREATE, "/c", TB_CONTAINER, -1);
+    multi_create(&body, &acl, TB_OP_CREATE, "/c/k", TB_PERSISTENT, -1);
+    multi_create(&body, &acl, TB_OP_CREATECONTAINER, "/p", TB_PERSISTENT, -1);
+    multi_create(&body, &acl, TB_OP_CREATETTL, "/q", TB_PERSISTENT, 100);
+    tb_multi_end_encode(&body);
+    request(&k, &body, 1, TB_OP_MULTI);
+    assert_true(run_until(f, &k.frames, 2));
+    assert_int_equal(multi_results(&k, types, errs), 4);
+    assert_int_equal(types[0], TB_OP_CREATE2);
+    assert_int_equal(types[1], TB_OP_CREATE);
+    assert_int_equal(types[2], TB_OP_CREATE);
+    assert_int_equal(types[3], TB_OP_CREATE);
+    n = tree_find(fsm_tree(f->s.fsm), TB_STR("/c"));
+    assert_non_null(n);
+    assert_int_equal(tree_owner_kind(tree_node_owner(n)), TREE_CONTAINER);
+    n = tree_find(fsm_tree(f->s.fsm), TB_STR("/p"));
+    assert_non_null(n);
+    assert_int_equal(tree_node_owner(n), 0);
+    n = tree_find(fsm_tree(f->s.fsm), TB_STR("/q"));
+    assert_non_null(n);
+    assert_int_equal(tree_node_owner(n), 0);
+
+    /* Extended types off: the multi fails at its TTL create, answered
+     * without the log; nothing of it is made. */
+    f->cfg.extended_types_enabled = 0;
+    multi_create(&body, &acl, TB_OP_CREATE, "/x", TB_PERSISTENT, -1);
+    multi_create(&body, &acl, TB_OP_CREATE, "/t", TB_PERSISTENT_WITH_TTL, -1);
+    multi_create(&body, &acl, TB_OP_CREATE, "/y", TB_PERSISTENT, -1);
+    tb_multi_end_encode(&body);
+    request(&k, &body, 2, TB_OP_MULTI);
+    assert_int_equal(k.frames, 3);
+    assert_int_equal(multi_results(&k, types, errs), 3);
+    assert_int_equal(errs[0], 0);
+    assert_int_equal(errs[1], TB_EUNIMPLEMENTED);
+    assert_int_equal(errs[2], TB_ERUNTIMEINCONSISTENCY);
+    assert_null(tree_find(fsm_tree(f->s.fsm), TB_STR("/x")));
+
+    carrier_free(&k);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +777,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(stalled_loop_counts_against_no_session,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(new_session_only_to_its_own_waiter,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(forwarded_write_out_on_a_new_leader,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(multi_creates_follow_their_modes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(client_without_a_socket, setup,
                                         teardown),

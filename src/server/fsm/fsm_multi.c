@@ -70,21 +70,6 @@ static int sub_op(struct fsm *f, const struct tb_multi_op *op)
     }
 }
 
-static void put_failure(struct fsm *f, size_t count, size_t failed, int code)
-{
-    struct tb_error_resp e;
-    size_t i;
-
-    f->body.len = 0;
-    for (i = 0; i < count; i++) {
-        e.err = i < failed    ? TB_OK
-                : i == failed ? code
-                              : TB_ERUNTIMEINCONSISTENCY;
-        put_header(f, TB_OP_ERROR, e.err);
-        tb_error_resp_encode(&f->body, &e);
-    }
-}
-
 int fsm__multi(struct fsm *f, struct tb_str body)
 {
     struct tb_rd r = tb_rd_make(body.ptr, body.len);
@@ -110,7 +95,9 @@ int fsm__multi(struct fsm *f, struct tb_str body)
         tree_rollback(f->tree);
         tree_begin(f->tree);
         fsm__events_drop(f);
-        put_failure(f, count, i, rv);
+        f->body.len = 0;
+        tb_multi_failure_encode(&f->body, count, i, rv);
+        return 0;
     }
     tb_multi_end_encode(&f->body);
     return 0;

@@ -9,7 +9,7 @@
  * tells it that its client asked (proc_result).  The leader answers a
  * forwarded txn only when it could not propose it or its outcome became
  * unknown; the follower then closes that client's connection, and so it
- * does for every client with a write in flight when the link breaks: the
+ * does for every client with a forwarded write out when the link breaks: the
  * client sees the connection lost, as ZooKeeper's do, and looks again.
  *
  * The same link carries, every half tick, the sessions the follower's

@@ -102,8 +102,7 @@ static void drop_forwarded(struct tbd *s)
     for (q = tb_queue_head(&s->conns); q != &s->conns; q = next) {
         next = q->next;
         c = TB_CONTAINER_OF(q, struct conn, link);
-        if ((c->client.writes_in_flight > 0 ||
-             c->client.state == CONN_SESSION) &&
+        if ((c->client.forwarded > 0 || c->client.state == CONN_SESSION) &&
             c->tcp.data != NULL)
             conn_close(c);
     }

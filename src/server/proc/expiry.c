@@ -47,6 +47,18 @@ void expiry_forget(struct tb_map *m, int64_t id)
     free(tb_map_del(m, (uint64_t)id));
 }
 
+void expiry_forget_all(struct tb_map *m)
+{
+    size_t i = 0;
+    uint64_t key;
+    void *v;
+
+    while (tb_map_next(m, &i, &key, &v))
+        free(v);
+    tb_map_free(m);
+    tb_map_init(m);
+}
+
 uint64_t expiry_lost(uint64_t period_ms, uint64_t *last_ms, uint64_t now)
 {
     uint64_t lost = 0;

@@ -45,6 +45,8 @@ void expiry_attach(struct tb_map *m, int64_t id, int32_t timeout_ms,
                    uint64_t now);
 /* The session is closed: no longer tracked. */
 void expiry_forget(struct tb_map *m, int64_t id);
+/* No session is tracked any more (the state was replaced). */
+void expiry_forget_all(struct tb_map *m);
 
 /* The time a tick at `now` finds lost, ticks being due every `period_ms`
  * after the one at *last_ms (0: no tick yet, nothing lost), and records

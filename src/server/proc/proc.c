@@ -149,16 +149,17 @@ static int keep_reply(struct req *r, int64_t zxid, int32_t err,
 
 /* A reply decided now for a request that must still keep its place. */
 static void reply_in_order(struct proc_client *c, int32_t xid, int32_t type,
-                           int64_t zxid, int err)
+                           int64_t zxid, int err, const uint8_t *body,
+                           size_t len)
 {
     struct req *r;
 
     if (tb_queue_empty(&c->reqs)) {
-        c->ops->reply(c, xid, zxid, err, NULL, 0);
+        c->ops->reply(c, xid, zxid, err, body, len);
         return;
     }
     r = req_push(c, REQ_DONE, xid, type);
-    if (r == NULL || keep_reply(r, zxid, err, NULL, 0) != 0)
+    if (r == NULL || keep_reply(r, zxid, err, body, len) != 0)
         c->ops->close(c);
 }
 
@@ -267,15 +268,22 @@ static int is_write(const struct tbd *s, int32_t type)
     }
 }
 
-static void write_request(struct proc_client *c, int32_t xid, int32_t type,
-                          struct tb_str body)
+/* A write, logged (or forwarded to the leader); its answer comes when it
+ * is applied (proc_result). */
+static void log_write(struct proc_client *c, int32_t xid, int32_t type,
+                      struct tb_str body)
 {
     struct tbd *s = c->srv;
     struct req *r;
-    int rv;
+    int rv, forward;
 
-    if (type == TB_OP_CREATETTL && !s->cfg->extended_types_enabled) {
-        reply_in_order(c, xid, type, proc_zxid(s), TB_EUNIMPLEMENTED);
+    forward = s->peer != NULL && !replog_is_leader(s->log);
+    /* Writes it sent to the leader are still out and this server leads
+     * now: one logged here could be applied without them, which the old
+     * leader's term may lose.  Their outcome is unknown, as when the link
+     * to the leader ends: the connection ends too. */
+    if (!forward && c->forwarded > 0) {
+        c->ops->close(c);
         return;
     }
     rv = proc_propose(s, type, c->session_id, xid, c->id, c, body);
@@ -290,7 +298,8 @@ static void write_request(struct proc_client *c, int32_t xid, int32_t type,
         if (rv != TB_ENOTREADONLY)
             tb_log(TB_LOG_ERROR, "cannot log a write: %s", tb_strerror(rv));
         reply_in_order(c, xid, type, proc_zxid(s),
-                       rv == TB_ENOTREADONLY ? TB_ENOTREADONLY : TB_ESYSTEM);
+                       rv == TB_ENOTREADONLY ? TB_ENOTREADONLY : TB_ESYSTEM,
+                       NULL, 0);
         return;
     }
     r = req_push(c, REQ_WRITE, xid, type);
@@ -298,7 +307,35 @@ static void write_request(struct proc_client *c, int32_t xid, int32_t type,
         c->ops->close(c);
         return;
     }
+    r->forwarded = forward;
     c->writes_in_flight++;
+    c->forwarded += (unsigned)forward;
+}
+
+static void write_request(struct proc_client *c, int32_t xid, int32_t type,
+                          struct tb_str body)
+{
+    struct tbd *s = c->srv;
+    struct tb_wbuf multi;
+    int rv;
+
+    if (type == TB_OP_CREATETTL && !s->cfg->extended_types_enabled) {
+        reply_in_order(c, xid, type, proc_zxid(s), TB_EUNIMPLEMENTED, NULL, 0);
+        return;
+    }
+    if (type != TB_OP_MULTI) {
+        log_write(c, xid, type, body);
+        return;
+    }
+    tb_wbuf_init(&multi);
+    rv = proc_multi_prepare(s, &body, &multi);
+    if (rv == 1)
+        reply_in_order(c, xid, type, proc_zxid(s), 0, multi.base, multi.len);
+    else if (rv == 0)
+        log_write(c, xid, type, body);
+    else
+        c->ops->close(c);
+    tb_wbuf_free(&multi);
 }
 
 static void read_request(struct proc_client *c, int32_t xid, int32_t type,
@@ -362,8 +399,16 @@ void proc_frame(struct proc_client *c, struct tb_str frame)
         read_request(c, h.xid, h.type, body);
 }
 
+uint64_t proc_conn_id_base(int server_id, int64_t wall_ms)
+{
+    uint64_t time = wall_ms > 0 ? (uint64_t)wall_ms : 0;
+
+    return (uint64_t)server_id << 56 | (time << 8 & ((UINT64_C(1) << 56) - 1));
+}
+
 /* The fsm's result hook: route a txn's outcome to the connection that
- * proposed it, if it is still here and still that session's. */
+ * proposed it, if it is still here and still that session's.  A new
+ * session goes only to a connection waiting for one. */
 void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
                  const uint8_t *body, size_t len)
 {
@@ -373,7 +418,7 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     if (c == NULL || c->closed)
         return;
     if (t->type == TB_OP_CREATESESSION) {
-        if (c->state == CONN_SESSION)
+        if (c->state == CONN_SESSION && c->session_id == 0)
             session_result(c, rc, body, len);
         return;
     }
@@ -397,6 +442,7 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
         return;
     }
     c->writes_in_flight--;
+    c->forwarded -= (unsigned)r->forwarded;
     c->last_zxid = zxid;
     r->close_after = t->type == TB_OP_CLOSESESSION;
     if (&r->link == tb_queue_head(&c->reqs)) {

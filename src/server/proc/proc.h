@@ -79,6 +79,7 @@ struct proc_client {
     struct tb_queue reqs;       /* struct req, oldest first */
     unsigned nreqs;
     unsigned writes_in_flight;
+    unsigned forwarded; /* of them, those sent to the leader */
 
     struct watch_owner watch;
 
@@ -109,6 +110,7 @@ struct req {
     uint8_t *reply;      /* REQ_DONE: the framed reply */
     size_t reply_len;
     int close_after;     /* close the connection after this reply */
+    int forwarded;       /* REQ_WRITE: sent to the leader, not logged here */
 };
 
 /* proc/proc.c */
@@ -149,11 +151,30 @@ void reconfig_free(struct tbd *s);
 int reconfig_outcome_txn(struct tb_txn *t, struct tb_wbuf *body, int rc,
                          struct tb_str members);
 
+/* The id before the first of this server's connections (ids count up
+ * from it), at wall time `wall_ms`.  A txn's origin is one of these ids:
+ * the top byte says which server (peer.h), the rest start from the time,
+ * 256 ids a millisecond, so that the ids of one start are none of an
+ * earlier start's, whose entries a restarted server may yet apply (a
+ * createSession's answer must not reach a client of its own that happens
+ * to have that number). */
+uint64_t proc_conn_id_base(int server_id, int64_t wall_ms);
+
+/* proc/multi.c: a multi's body before it is logged.  1: refused (a TTL
+ * create with extended types off), its results are in `out` to answer
+ * with; 0: *body, perhaps written again into `out` (each create's opcode
+ * as its mode says), is what to log; TB_ENOMEM. */
+int proc_multi_prepare(const struct tbd *s, struct tb_str *body,
+                       struct tb_wbuf *out);
+
 /* proc/session.c */
 void session_connect(struct proc_client *c, struct tb_str frame);
 void session_touch(struct tbd *s, int64_t id);
 void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms);
 void session_closed(struct tbd *s, int64_t id);
+/* Tracks exactly the fsm's sessions, each with a full timeout from now: at
+ * start, on becoming leader, after a snapshot replaced the state. */
+void session_reload(struct tbd *s);
 void session_tick(struct tbd *s);
 void session_result(struct proc_client *c, int rc, const uint8_t *body,
                     size_t len);

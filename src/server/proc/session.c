@@ -205,6 +205,18 @@ void session_opened(struct tbd *s, int64_t id, int32_t timeout_ms)
                (unsigned long long)id);
 }
 
+static int reopen(void *arg, const struct fsm_session_info *si)
+{
+    session_opened(arg, si->id, si->timeout_ms);
+    return 0;
+}
+
+void session_reload(struct tbd *s)
+{
+    expiry_forget_all(&s->sessions);
+    fsm_session_foreach(s->fsm, reopen, s);
+}
+
 void session_closed(struct tbd *s, int64_t id)
 {
     struct proc_client *c = tb_map_get(&s->conn_by_session, (uint64_t)id);
