@@ -73,6 +73,10 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
         return;
     }
     cli_child_tty(ch, 0);
+    /* All of CMD stops with tumbler, also a process of it that ignores
+     * SIGTSTP: tumbler stopped keeps no session alive, and the lock may
+     * pass to another meanwhile. */
+    kill(-ch->pid, SIGSTOP);
     kill(getpid(), sig); /* returns once tumbler is continued */
     cli_child_tty(ch, 1);
     kill(-ch->pid, SIGCONT);

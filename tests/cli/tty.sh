@@ -117,6 +117,19 @@ on_pty "$D/tstp.log" '?$ ' "$typed" '?ready 42' '\x1a' '?Stopped' 'fg\r' \
 check_eq "^Z, fg: the job stopped and went on" 0 "$?"
 tb lock -n /t -- true; check_eq "^Z, fg: released at the end" 0 "$?"
 
+# ^Z stops all of CMD, a process of it that ignores SIGTSTP too: tumbler
+# stopped keeps no session alive, so nothing of CMD may run meanwhile.
+# fg continues it; ^C then ends it (130).
+beat=$(printf %q "$D/beat")
+beating="\"$TUMBLER\" lock /t -- sh -c '(trap \"\" TSTP; while :; do echo x >> $beat; sleep 0.05; done) & echo \"ready \$((6*7))\"; wait'\r"
+still="n=\$(wc -c < $beat); sleep 0.5; [ \"\$(wc -c < $beat)\" = \"\$n\" ]"
+on_pty "$D/tstp2.log" '?$ ' "$beating" '?ready 42' "!test -s $beat" '\x1a' '?Stopped' \
+    "!$still" 'fg\r' '?lock /t' "!${still/ = / != }" '\x03' 'echo "rc=$?"\r' '?rc=130' \
+    'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "^Z: a process of CMD that ignores SIGTSTP stops too; fg continues it" 0 "$?"
+tb lock -n /t -- true; check_eq "^Z, a process ignoring SIGTSTP: released at the end" 0 "$?"
+
 # ^Z as tumbler starts CMD (it says so just before the fork): whichever
 # group it stops, tumbler before or CMD before or after its exec, the
 # shell says the job stopped, and fg continues it with the terminal.
