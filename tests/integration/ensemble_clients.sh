@@ -26,6 +26,9 @@
 #  11. a follower stopped while the others write enough for the leader's log to drop what it
 #      lacks is sent the leader's snapshot when continued: a client waiting there on a watch
 #      (`tumbler stat -w`) hears the event the snapshot holds, through its own reconnection
+#  12. a session made on the leader (its creation the only write) resumed with lastZxid 0 on a
+#      follower that has not applied its creation yet (stopped, then continued with the
+#      ConnectRequest waiting): taken once the follower has caught up, not refused as expired
 #
 #   ensemble_clients.sh TUMBLER SESSION_TOOL ENSEMBLE_WATCH   (TUMBLERD names the server)
 set -u
@@ -471,8 +474,10 @@ check10() {
 }
 run_check 10 "once writes pause, every member gives back its log's memory" check10
 
+# snapshots I: the snapshots member I has taken (mntr).
+snapshots() { four_letter "${cport[$1]}" mntr | sed -n 's/^zk_tumbler_snapshots_taken\t//p'; }
 check11() {
-    local f log out before rc i bad=0 lhost
+    local f log out before rc i bad=0 lhost taken
     all_up || return 1
     l=$(leader)
     f=$(( l % 3 + 1 )) lhost=127.0.0.1:${cport[$l]}
@@ -500,9 +505,15 @@ check11() {
     # sent again only after libraft's 30 s.)
     kill -STOP "${pid[$f]}"
     { for i in $(seq 16); do echo "set -f $work/big /snapw/big"; done
-      echo "delete /snapw/pred"
-      for i in $(seq 8); do echo "set -f $work/big /snapw/big"; done; } |
+      echo "delete /snapw/pred"; } | "$tumbler" -e -s "$lhost" > /dev/null || bad=1
+    # Two snapshots completed after the delete was applied: the second began after it.
+    taken=$(snapshots "$l")
+    for i in $(seq 12); do echo "set -f $work/big /snapw/big"; done |
         "$tumbler" -e -s "$lhost" > /dev/null || bad=1
+    for i in $(seq 200); do
+        [ "$(snapshots "$l")" -ge $((taken + 2)) ] && break
+        sleep 0.1
+    done
     ss -K -tn dst 127.0.0.1 "dport = :${qport[$f]}" > /dev/null
     kill -CONT "${pid[$f]}"
     for i in $(seq 450); do
@@ -530,6 +541,45 @@ check11() {
     return "$bad"
 }
 run_check 11 "a follower sent the leader's snapshot: its clients' watches fire" check11
+
+check12() {
+    local f sid pw z rc
+    all_up || return 1
+    l=$(leader)
+    f=$(( (l + 1) % 3 + 1 ))
+    kill -STOP "${pid[$f]}"
+    read -r sid pw z < <("$session_tool" open "127.0.0.1:${cport[$l]}" /fresh 10000)
+    if [ -z "${z:-}" ]; then
+        kill -CONT "${pid[$f]}"
+        echo "  FAIL: no session on the leader"
+        return 1
+    fi
+    # lastZxid 0: the client has seen nothing the member could lack.
+    run_bg 30 "$session_tool" resume "127.0.0.1:${cport[$f]}" "$sid" "$pw" 0 /fresh \
+        > "$work/fresh.out" 2>&1
+    sleep 0.3 # its ConnectRequest waits in the stopped member's socket
+    kill -CONT "${pid[$f]}"
+    wait "$BG_PID"
+    rc=$?
+    case $rc in
+        0) echo "  ok   member $f took session $sid, made on leader $l as it was stopped," \
+                "and its ephemeral node is there" ;;
+        3) echo "  FAIL: member $f refused session $sid as expired: it had not applied its" \
+                "creation yet"; return 1 ;;
+        *) echo "  FAIL: resume on member $f gave $rc: $(cat "$work/fresh.out")"; return 1 ;;
+    esac
+    # A session nobody made is still refused as expired there, once the barrier is back.
+    timeout 20 "$session_tool" resume "127.0.0.1:${cport[$f]}" "$(printf %x $((0x$sid + 4096)))" \
+        "$pw" 0 /fresh > "$work/fresh.out" 2>&1
+    rc=$?
+    if [ "$rc" = 3 ]; then
+        echo "  ok   member $f refused a session nobody made as expired"
+    else
+        echo "  FAIL: member $f, a session nobody made: $rc (3 expected)"
+        return 1
+    fi
+}
+run_check 12 "a session resumed on a follower that has not applied its creation yet" check12
 
 all_up || { echo "the ensemble did not come back whole at the end"; failed=$((failed + 1)); }
 echo "=== summary ($((SECONDS - t_start)) s)"

@@ -422,6 +422,11 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
             session_result(c, rc, body, len);
         return;
     }
+    if (c->revalidating) {
+        if (t->type == TB_OP_SYNC && t->session == 0)
+            session_revalidated(c);
+        return;
+    }
     if (c->session_id != t->session)
         return;
     /* A reconfig's outcome is logged once raft's members have changed

@@ -70,6 +70,8 @@ struct proc_client {
     int64_t session_id;
     int32_t timeout_ms;
     uint8_t has_readonly;
+    uint8_t passwd[16];         /* of the session it resumes, until held */
+    int revalidating;           /* a follower's barrier out for it */
     struct tb_wbuf ids;         /* encoded vector<Id> elements */
     int32_t nids;
     int super;
@@ -178,6 +180,8 @@ void session_reload(struct tbd *s);
 void session_tick(struct tbd *s);
 void session_result(struct proc_client *c, int rc, const uint8_t *body,
                     size_t len);
+/* The barrier c's resumption waited for has come back (proc_result). */
+void session_revalidated(struct proc_client *c);
 /* The leader recorded the session c resumes as held here (peer.h). */
 void session_claimed(struct proc_client *c);
 

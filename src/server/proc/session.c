@@ -75,6 +75,57 @@ static void resume(struct proc_client *c)
                   (struct tb_str){(const char *)fs.passwd, 16});
 }
 
+/* c resumes its session (c->session_id, with c->passwd).  One this server
+ * knows is claimed from the leader (peer.h).  One a follower does not know
+ * may be one whose creation it has not applied yet: it is looked for again
+ * once a barrier through the log has come back, so after everything the
+ * leader had committed (ZooKeeper's learner asks its leader), and only then
+ * refused as expired. */
+static void claim(struct proc_client *c, int may_wait)
+{
+    static const struct tb_path_req root = {TB_STR("/")};
+    struct tbd *s = c->srv;
+    struct fsm_session_info fs;
+    struct tb_wbuf body;
+    int rv;
+
+    if (!fsm_session_get(s->fsm, c->session_id, &fs)) {
+        if (!may_wait || s->peer == NULL || replog_is_leader(s->log)) {
+            refuse(c);
+            return;
+        }
+        tb_wbuf_init(&body);
+        tb_path_req_encode(&body, &root);
+        rv = proc_propose(s, TB_OP_SYNC, 0, 0, c->id, c,
+                          (struct tb_str){(const char *)body.base, body.len});
+        tb_wbuf_free(&body);
+        if (rv != 0) { /* no leader to ask: the client tries again */
+            c->ops->close(c);
+            return;
+        }
+        c->revalidating = 1;
+        c->state = CONN_SESSION; /* reads nothing until answered */
+        return;
+    }
+    if (memcmp(c->passwd, fs.passwd, 16) != 0) {
+        refuse(c);
+        return;
+    }
+    rv = peer_claim(s, c->id, c->session_id);
+    if (rv == 1)
+        resume(c);
+    else if (rv == 0)
+        c->state = CONN_SESSION; /* reads nothing until claimed */
+    else
+        c->ops->close(c);
+}
+
+void session_revalidated(struct proc_client *c)
+{
+    c->revalidating = 0;
+    claim(c, 0);
+}
+
 void session_connect(struct proc_client *c, struct tb_str frame)
 {
     struct tbd *s = c->srv;
@@ -84,7 +135,6 @@ void session_connect(struct proc_client *c, struct tb_str frame)
     struct proc_client *old;
     uint8_t pw[16];
     int32_t timeout;
-    struct fsm_session_info fs;
     struct tb_wbuf body;
     int rv;
 
@@ -130,21 +180,14 @@ void session_connect(struct proc_client *c, struct tb_str frame)
         old = tb_map_get(&s->conn_by_session, (uint64_t)req.session_id);
         if (old != NULL && old != c)
             old->ops->close(old);
-        if (!fsm_session_get(s->fsm, req.session_id, &fs) ||
-            req.passwd.len != 16 ||
-            memcmp(req.passwd.ptr, fs.passwd, 16) != 0) {
+        if (req.passwd.len != 16) {
             refuse(c);
             return;
         }
         c->session_id = req.session_id;
         c->timeout_ms = timeout;
-        rv = peer_claim(s, c->id, req.session_id);
-        if (rv == 1)
-            resume(c);
-        else if (rv == 0)
-            c->state = CONN_SESSION; /* reads nothing until claimed */
-        else
-            c->ops->close(c);
+        memcpy(c->passwd, req.passwd.ptr, 16);
+        claim(c, 1);
         return;
     }
     /* The kernel's generator: OpenSSL's would load its providers, a few
