@@ -477,7 +477,7 @@ run_check 10 "once writes pause, every member gives back its log's memory" check
 # snapshots I: the snapshots member I has taken (mntr).
 snapshots() { four_letter "${cport[$1]}" mntr | sed -n 's/^zk_tumbler_snapshots_taken\t//p'; }
 check11() {
-    local f log out before rc i bad=0 lhost taken
+    local f log out before rc i bad=0 lhost taken fill
     all_up || return 1
     l=$(leader)
     f=$(( l % 3 + 1 )) lhost=127.0.0.1:${cport[$l]}
@@ -495,18 +495,20 @@ check11() {
         sleep 0.05
     done
     before=$(grep -c "restored snapshot at" "$log")
-    # Member f stopped; through the leader, in one session, writes of 900 kB: more than the
-    # sockets between the leader and the stopped member hold, so that the delete it is to miss
-    # waits in the leader's own queue, and enough after it for the leader's snapshot (due after
-    # 4 MiB of log, then keeping as few entries as that much log holds) to hold it.  Then the
-    # leader's connections to the member are ended (ss -K, loopback sockets of this test's
-    # processes only): what it queued is dropped, and the member, continued at once, is sent
-    # that snapshot on the next one.  (Sent to a member still stopped, the snapshot would be
-    # sent again only after libraft's 30 s.)
+    # Member f stopped; through the leader, writes of 900 kB, more than the socket buffers
+    # between the two can hold (the kernel's largest, tcp_rmem's and tcp_wmem's), so that the
+    # delete the member is to miss waits in the leader's own queue; then enough for two
+    # snapshots of the leader to complete after the delete (due after 4 MiB of log, each keeps
+    # as few entries as that much log holds).  Then the leader's connections to the member are
+    # ended (ss -K, loopback sockets of this test's processes only): what it queued is dropped,
+    # and the member, continued at once, reads what its socket held and is then sent that
+    # snapshot.  (Sent to a member still stopped, the snapshot would be sent again only after
+    # libraft's 30 s.)
+    fill=$(( ($(awk '{print $3}' /proc/sys/net/ipv4/tcp_rmem) +
+              $(awk '{print $3}' /proc/sys/net/ipv4/tcp_wmem)) / 900000 + 4 ))
     kill -STOP "${pid[$f]}"
-    { for i in $(seq 16); do echo "set -f $work/big /snapw/big"; done
+    { for i in $(seq "$fill"); do echo "set -f $work/big /snapw/big"; done
       echo "delete /snapw/pred"; } | "$tumbler" -e -s "$lhost" > /dev/null || bad=1
-    # Two snapshots completed after the delete was applied: the second began after it.
     taken=$(snapshots "$l")
     for i in $(seq 12); do echo "set -f $work/big /snapw/big"; done |
         "$tumbler" -e -s "$lhost" > /dev/null || bad=1
