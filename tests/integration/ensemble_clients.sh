@@ -156,6 +156,15 @@ peer_port() {
     ' /proc/net/tcp | head -n 1
 }
 
+# resume_continued I SID PW ZXID PATH OUT: session_tool resume of SID on member I, stopped,
+# which is continued once the ConnectRequest waits in its socket; session_tool's status.
+resume_continued() {
+    run_bg 30 "$session_tool" resume "127.0.0.1:${cport[$1]}" "$2" "$3" "$4" "$5" > "$6" 2>&1
+    sleep 0.3
+    kill -CONT "${pid[$1]}"
+    wait "$BG_PID"
+}
+
 passed=0 failed=0 results=()
 # run_check N TITLE FUNCTION: run one check, say what it found.
 run_check() {
@@ -271,11 +280,7 @@ check5() {
     fi
     local before
     before=$(grep -c "client has seen zxid" "$log")
-    run_bg 30 "$session_tool" resume "127.0.0.1:${cport[$f2]}" "$sid" "$pw" "$z" /lagged \
-        > "$work/resume.out" 2>&1
-    sleep 0.3 # its ConnectRequest waits in the stopped member's socket
-    kill -CONT "${pid[$f2]}"
-    wait "$BG_PID"
+    resume_continued "$f2" "$sid" "$pw" "$z" /lagged "$work/resume.out"
     rc=$?
     case $rc in
         0) echo "  ok   member $f2, continued, had caught up before it answered: session" \
@@ -557,11 +562,7 @@ check12() {
         return 1
     fi
     # lastZxid 0: the client has seen nothing the member could lack.
-    run_bg 30 "$session_tool" resume "127.0.0.1:${cport[$f]}" "$sid" "$pw" 0 /fresh \
-        > "$work/fresh.out" 2>&1
-    sleep 0.3 # its ConnectRequest waits in the stopped member's socket
-    kill -CONT "${pid[$f]}"
-    wait "$BG_PID"
+    resume_continued "$f" "$sid" "$pw" 0 /fresh "$work/fresh.out"
     rc=$?
     case $rc in
         0) echo "  ok   member $f took session $sid, made on leader $l as it was stopped," \
