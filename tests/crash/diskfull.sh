@@ -7,18 +7,19 @@
 # log's own floor, 24 MiB); once the
 # ballast is removed, writes are accepted again; after kill -9 and a
 # restart every acknowledged write is there.  Needs root (mount).
-#   diskfull.sh TUMBLERD ACKED_WRITER
+# Then an ensemble of three whose leader refuses writes (every member's
+# minFreeDiskBytes above the free space): a write through a follower is
+# refused with NotReadOnly as through the leader, not with its connection
+# lost; sync and reads work on every member.
+#   diskfull.sh TUMBLERD ACKED_WRITER TUMBLER
 set -euo pipefail
-tumblerd=("$1") writer=$2
+tumblerd=("$1") writer=$2 tumbler=$3
 dir=$(mktemp -d /tmp/tumbler-diskfull.XXXXXX)
 source "$(dirname "$0")/lib.sh"
-pid=""
+pid="" pids=("" "" "" "")
 cleanup() {
     local rc=$?
-    if [ -n "$pid" ]; then
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
+    crash_kill "$pid" "${pids[@]:1}"
     umount "$dir/fs" 2>/dev/null || umount -l "$dir/fs" 2>/dev/null || true
     rm -rf "$dir" 2>/dev/null || true
     exit "$rc"
@@ -54,4 +55,26 @@ grep -q "accepting writes again" "$dir/server.log" || { echo "no log line about 
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 start
 cat "$dir/acked1" "$dir/acked2" | "$writer" verify "127.0.0.1:$port"
-echo "1 passed, 0 failed"
+crash_kill "$pid"
+pid=""
+
+crash_ens_init
+free=$(df -B1 --output=avail "$dir" | tail -1)
+for i in 1 2 3; do member_start "$i" --minFreeDiskBytes=$((free * 2)); done
+l=$(ens_leader)
+for i in 1 2 3; do
+    "$writer" write "127.0.0.1:${cport[$i]}" /e$i 10 >"$dir/e$i.acked" 2>"$dir/e$i.err"
+    grep -q "stopped at the first error: -119" "$dir/e$i.err" || {
+        echo "a write through member $i ($([ "$i" = "$l" ] && echo leader || echo follower))" \
+             "was not refused with NotReadOnly:"
+        cat "$dir/e$i.err"
+        exit 1
+    }
+    [ ! -s "$dir/e$i.acked" ] || { echo "member $i acknowledged a write"; exit 1; }
+    "$tumbler" -s "127.0.0.1:${cport[$i]}" sync / ||
+        { echo "sync through member $i failed"; exit 1; }
+    "$tumbler" -s "127.0.0.1:${cport[$i]}" stat /zookeeper >/dev/null ||
+        { echo "a read through member $i failed"; exit 1; }
+done
+grep -q "refusing writes" "$dir/s$l.log" || { echo "no log line about the refusal"; exit 1; }
+echo "2 passed, 0 failed"

@@ -48,9 +48,9 @@ crash_ens_init() {
     } >"$dir/zoo.cfg"
     hosts="127.0.0.1:${cport[1]},127.0.0.1:${cport[2]},127.0.0.1:${cport[3]}"
 }
-# member_start I: member I, in the background.
+# member_start I [FLAG...]: member I, in the background.
 member_start() {
-    "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$1" --dataDir="$dir/d$1" \
+    "${tumblerd[@]}" "$dir/zoo.cfg" --serverId="$1" --dataDir="$dir/d$1" "${@:2}" \
         2>>"$dir/s$1.log" &
     pids[$1]=$!
 }

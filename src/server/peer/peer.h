@@ -34,7 +34,9 @@
  *     PEER_TOUCH    n x u64 session id
  *     PEER_OWN      n x (u64 session id, u64 connection id)
  *   leader -> follower
- *     PEER_FAILED   u64 origin, i32 status (a TB_E* code)
+ *     PEER_FAILED   u64 origin, i32 status (a TB_E* code)[, i32 xid]: with
+ *                   the xid, a forwarded write refused before it was
+ *                   logged; without, a request whose outcome is unknown
  *     PEER_OWNED    u64 connection id */
 #ifndef TBD_PEER_H
 #define TBD_PEER_H

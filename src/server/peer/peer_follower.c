@@ -39,14 +39,21 @@ void peer__on_owned(struct peer *p, const uint8_t *b, size_t n)
 void peer__on_failed(struct peer *p, const uint8_t *b, size_t n)
 {
     struct proc_client *c;
+    int status = n >= 12 ? (int32_t)tb_load_be32(b + 8) : 0;
 
     c = n >= 12 ? tb_map_get(&p->srv->conn_by_id, tb_load_be64(b)) : NULL;
+    /* A write refused for low disk before it was logged is answered so,
+     * as the leader answers its own clients; any other failure leaves the
+     * outcome unknown to the client, whose connection closes. */
+    if (c != NULL && !c->closed && n >= 16 && status == TB_ENOTREADONLY) {
+        proc_refused(c, (int32_t)tb_load_be32(b + 12), status);
+        return;
+    }
     if (c != NULL && !c->closed) {
         tb_log(TB_LOG_WARN,
                "peer: the leader refused a request of session 0x%llx "
                "(%s): its connection is closed",
-               (unsigned long long)c->session_id,
-               tb_strerror((int32_t)tb_load_be32(b + 8)));
+               (unsigned long long)c->session_id, tb_strerror(status));
         c->ops->close(c);
     }
 }

@@ -145,7 +145,8 @@ void peer__on_connection(uv_stream_t *server, int status);
 
 /* PEER_OWNED: the client waiting for its session to be recorded goes on. */
 void peer__on_owned(struct peer *p, const uint8_t *b, size_t n);
-/* PEER_FAILED: the client whose request the leader refused is closed. */
+/* PEER_FAILED: a write refused for low disk is answered so; otherwise the
+ * client whose request failed is closed. */
 void peer__on_failed(struct peer *p, const uint8_t *b, size_t n);
 /* Every POLL_MS: follows the leader raft names, closes the clients of a
  * server long without one, reports the sessions heard from. */

@@ -34,13 +34,22 @@ static struct link *accepted_link(struct peer *p, uint64_t id)
     return NULL;
 }
 
-static void send_failed(struct link *k, int64_t origin, int status)
+/* PEER_FAILED for `origin`: with the xid of a forwarded write refused
+ * before it was logged (so certainly never applied), n 16; else 12. */
+static void send_failed_xid(struct link *k, int64_t origin, int status,
+                            int32_t xid, size_t n)
 {
-    uint8_t b[12];
+    uint8_t b[16];
 
     tb_store_be64(b, (uint64_t)origin);
     tb_store_be32(b + 8, (uint32_t)status);
-    peer__link_send(k, PEER_FAILED, b, sizeof b, NULL, 0);
+    tb_store_be32(b + 12, (uint32_t)xid);
+    peer__link_send(k, PEER_FAILED, b, n, NULL, 0);
+}
+
+static void send_failed(struct link *k, int64_t origin, int status)
+{
+    send_failed_xid(k, origin, status, 0, 12);
 }
 
 static void forward_done(void *arg, int status, int64_t index)
@@ -84,7 +93,7 @@ void peer__on_forward(struct link *k, const uint8_t *p, size_t n)
         rv = proc_propose_txn(s, &t, forward_done, f);
     if (rv != 0) {
         free(f);
-        send_failed(k, t.origin, rv);
+        send_failed_xid(k, t.origin, rv, t.xid, 16);
     }
 }
 

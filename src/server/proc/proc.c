@@ -203,8 +203,10 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
     if (s->scratch.oom)
         return TB_ENOMEM;
     /* Sessions open and close even while low disk refuses other writes:
-     * a close is what releases a dead client's ephemeral nodes. */
-    if (t->type == TB_OP_CREATESESSION || t->type == TB_OP_CLOSESESSION)
+     * a close is what releases a dead client's ephemeral nodes.  So does
+     * a sync's barrier, a few bytes: reads stay served, and current. */
+    if (t->type == TB_OP_CREATESESSION || t->type == TB_OP_CLOSESESSION ||
+        t->type == TB_OP_SYNC)
         return replog_propose_reserved(s->log, s->scratch.base, s->scratch.len,
                                        done, arg);
     return replog_propose(s->log, s->scratch.base, s->scratch.len, done, arg);
@@ -406,6 +408,24 @@ uint64_t proc_conn_id_base(int server_id, int64_t wall_ms)
     return (uint64_t)server_id << 56 | (time << 8 & ((UINT64_C(1) << 56) - 1));
 }
 
+/* r, a write out, is answered: sent now if nothing before it waits (with
+ * no copy kept), else kept until the replies before it are sent. */
+static void write_answered(struct proc_client *c, struct req *r, int64_t zxid,
+                           int rc, const uint8_t *body, size_t len)
+{
+    c->writes_in_flight--;
+    c->forwarded -= (unsigned)r->forwarded;
+    if (&r->link == tb_queue_head(&c->reqs)) {
+        c->ops->reply(c, r->xid, zxid, rc, body, len);
+        if (c->closed || head_done(c, r))
+            return;
+    } else if (keep_reply(r, zxid, rc, body, len) != 0) {
+        c->ops->close(c);
+        return;
+    }
+    proc_drain(c);
+}
+
 /* The fsm's result hook: route a txn's outcome to the connection that
  * proposed it, if it is still here and still that session's.  A new
  * session goes only to a connection waiting for one. */
@@ -446,20 +466,24 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
         c->ops->close(c);
         return;
     }
-    c->writes_in_flight--;
-    c->forwarded -= (unsigned)r->forwarded;
     c->last_zxid = zxid;
     r->close_after = t->type == TB_OP_CLOSESESSION;
-    if (&r->link == tb_queue_head(&c->reqs)) {
-        /* Nothing before it waits: sent now, with no copy kept. */
-        c->ops->reply(c, t->xid, zxid, rc, body, len);
-        if (c->closed || head_done(c, r))
+    write_answered(c, r, zxid, rc, body, len);
+}
+
+void proc_refused(struct proc_client *c, int32_t xid, int err)
+{
+    struct tb_queue *q;
+    struct req *r;
+
+    TB_QUEUE_FOREACH (q, &c->reqs) {
+        r = TB_CONTAINER_OF(q, struct req, link);
+        if (r->state == REQ_WRITE && r->forwarded && r->xid == xid) {
+            write_answered(c, r, proc_zxid(c->srv), err, NULL, 0);
             return;
-    } else if (keep_reply(r, zxid, rc, body, len) != 0) {
-        c->ops->close(c);
-        return;
+        }
     }
-    proc_drain(c);
+    c->ops->close(c); /* no such write: its outcome is not known here */
 }
 
 void proc_client_closed(struct proc_client *c)

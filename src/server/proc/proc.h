@@ -134,6 +134,10 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t,
                      void *arg);
 void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
                  const uint8_t *body, size_t len);
+/* The leader refused c's forwarded write `xid` before logging it (its disk
+ * is low: err TB_ENOTREADONLY): the client is answered err in its turn, as
+ * by a server refusing its own write.  No such write out: c closes. */
+void proc_refused(struct proc_client *c, int32_t xid, int err);
 
 /* proc/reconfig.c: a reconfig request's txn, on the leader (proc_propose_txn
  * hands it over; done as replog_propose's); the members applied, followed
