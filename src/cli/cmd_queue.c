@@ -24,6 +24,13 @@ static void print_item(struct cli *cli, const char *path, const void *v,
     fflush(stdout);
 }
 
+/* Nothing to take or peek at: status 1. */
+static int empty(const char *path)
+{
+    fprintf(stderr, "tumbler: queue %s: empty\n", path);
+    return CLI_CONFLICT;
+}
+
 /* The taken item, kept by the callback for the main thread (which reads
  * it after the posted message, so after it is written). */
 static struct {
@@ -43,26 +50,24 @@ static void on_item(int rc, const void *value, size_t len, void *data)
     cli_rcp_done(rc, NULL);
 }
 
-/* Take (waiting) or peek; a locking take consumes the item before it is
+/* Take (waiting); a locking take consumes the item before it is
  * printed, so a tumbler killed meanwhile gives it back. */
 static int take(struct cli *cli, struct tb_dqueue *q, const char *path,
-                int peek, int locking, int timeout_ms)
+                int locking, int timeout_ms)
 {
     int rc, st;
 
-    rc = peek ? tb_dqueue_peek(q, on_item, NULL)
-              : tb_dqueue_take(q, timeout_ms, on_item, NULL);
+    rc = tb_dqueue_take(q, timeout_ms, on_item, NULL);
     if (rc == 0 && (st = cli_rcp_wait(&rc)) >= 0) {
         tb_dqueue_cancel(q); /* an item taken meanwhile is printed */
         if (cli_rcp_wait(&rc) >= 0 || rc != 0)
             return st;
     }
-    if (rc == 0 && locking && !peek)
+    if (rc == 0 && locking)
         rc = tb_dqueue_consume_sync(q);
-    if (rc == TB_ETIMEDOUT || (peek && rc == TB_ENONODE)) {
+    if (rc == TB_ETIMEDOUT) {
         free(got.v);
-        fprintf(stderr, "tumbler: queue %s: empty\n", path);
-        return CLI_CONFLICT;
+        return empty(path);
     }
     if (rc != 0) {
         free(got.v);
@@ -78,21 +83,80 @@ static int by_name(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* The queue's item names in take order, and with -l its claims, read
+ * only: a queue that does not exist is not made (TB_ENONODE, as get
+ * reports a missing node), where the recipe's peek would make it.
+ * `dir` gets the directory of the items. */
+static int read_names(struct cli *cli, const char *path, int locking, char *dir,
+                      size_t cap, struct tb_strings *e, struct tb_strings *t)
+{
+    char taken[1100];
+    int rc;
+
+    snprintf(dir, cap, "%s%s", path, locking ? "/entries" : "");
+    if ((rc = tb_get_children_sync(cli->c, dir, NULL, NULL, e)) != 0)
+        return cli_fail(cli, "queue", dir, rc);
+    snprintf(taken, sizeof taken, "%s/taken", path);
+    if (locking)
+        tb_get_children_sync(cli->c, taken, NULL, NULL, t);
+    qsort(e->v, (size_t)e->count, sizeof *e->v, by_name);
+    return CLI_OK;
+}
+
+static int is_taken(const struct tb_strings *t, const char *name)
+{
+    int j;
+
+    for (j = 0; j < t->count; j++)
+        if (strcmp(t->v[j], name) == 0)
+            return 1;
+    return 0;
+}
+
+static void free_names(struct tb_strings *e, struct tb_strings *t)
+{
+    if (e->v != NULL)
+        tb_strings_free(e);
+    if (t->v != NULL)
+        tb_strings_free(t);
+}
+
+/* Peek: the first item not claimed, left in place; status 1 if none. */
+static int peek(struct cli *cli, const char *path, int locking)
+{
+    char dir[1024], node[1100], *v = NULL;
+    struct tb_strings e = {0, NULL}, t = {0, NULL};
+    size_t len = 0;
+    int i, rc;
+
+    if ((rc = read_names(cli, path, locking, dir, sizeof dir, &e, &t)) != 0)
+        return rc;
+    for (i = 0, rc = TB_ENONODE; i < e.count && rc == TB_ENONODE; i++) {
+        if (strncmp(e.v[i], "entry-", 6) != 0 || is_taken(&t, e.v[i]))
+            continue;
+        snprintf(node, sizeof node, "%s/%s", dir, e.v[i]);
+        rc = tb_get_data_sync(cli->c, node, NULL, NULL, &v, &len, NULL);
+    } /* TB_ENONODE: taken since, the next one is first */
+    free_names(&e, &t);
+    if (rc == TB_ENONODE)
+        return empty(path);
+    if (rc != 0)
+        return cli_fail(cli, "queue", node, rc);
+    print_item(cli, path, v, len);
+    tb_free(v);
+    return CLI_OK;
+}
+
 /* The items in the order they would be taken: NAME [taken] DATA. */
 static int list(struct cli *cli, const char *path, int locking)
 {
     char dir[1024], node[1100];
     struct tb_strings e = {0, NULL}, t = {0, NULL};
     struct jw w;
-    int i, j, rc, taken;
+    int i, rc, taken;
 
-    snprintf(dir, sizeof dir, "%s%s", path, locking ? "/entries" : "");
-    if ((rc = tb_get_children_sync(cli->c, dir, NULL, NULL, &e)) != 0)
-        return cli_fail(cli, "queue", dir, rc);
-    snprintf(node, sizeof node, "%s/taken", path);
-    if (locking)
-        tb_get_children_sync(cli->c, node, NULL, NULL, &t);
-    qsort(e.v, (size_t)e.count, sizeof *e.v, by_name);
+    if ((rc = read_names(cli, path, locking, dir, sizeof dir, &e, &t)) != 0)
+        return rc;
     if (cli->json) {
         jw_begin(&w, path);
         jw_key(&w, "items");
@@ -103,8 +167,7 @@ static int list(struct cli *cli, const char *path, int locking)
         size_t len = 0;
         if (strncmp(e.v[i], "entry-", 6) != 0)
             continue;
-        for (j = 0, taken = 0; j < t.count; j++)
-            taken |= strcmp(t.v[j], e.v[i]) == 0;
+        taken = is_taken(&t, e.v[i]);
         snprintf(node, sizeof node, "%s/%s", dir, e.v[i]);
         if (tb_get_data_sync(cli->c, node, NULL, NULL, &v, &len, NULL) != 0)
             continue; /* taken since */
@@ -127,9 +190,7 @@ static int list(struct cli *cli, const char *path, int locking)
         jw_finish(&w);
     }
     fflush(stdout);
-    tb_strings_free(&e);
-    if (t.v != NULL)
-        tb_strings_free(&t);
+    free_names(&e, &t);
     return CLI_OK;
 }
 
@@ -155,6 +216,8 @@ static int exec_queue(struct cli *cli, const struct cli_cmd *cmd,
         return rc;
     if (strcmp(verb, "ls") == 0)
         return list(cli, path, locking);
+    if (strcmp(verb, "peek") == 0)
+        return peek(cli, path, locking);
     rc = tb_dqueue_new(&q, cli->c, path,
                        locking ? TB_QUEUE_LOCKING : TB_QUEUE_SIMPLE);
     if (rc != 0)
@@ -166,7 +229,7 @@ static int exec_queue(struct cli *cli, const struct cli_cmd *cmd,
         if (rc == 0)
             cli_print_done(cli, path, "put");
     } else {
-        st = take(cli, q, path, verb[0] == 'p', locking, timeout_ms);
+        st = take(cli, q, path, locking, timeout_ms);
     }
     tb_dqueue_free(q);
     return st;
@@ -184,7 +247,10 @@ const struct cli_spec cli_cmd_queue = {
                      "(docs/recipes.md).\n"
                      "take waits for an item; exit status 1 if none came "
                      "within -w\n"
-                     "(peek: the queue is empty).\n"},
+                     "(peek: the queue is empty).  put and take make the "
+                     "queue; peek and ls\n"
+                     "only read it: a queue that does not exist is status "
+                     "101, as for get.\n"},
     .exec = exec_queue,
     .opts =
         (const struct cli_opt[]){

@@ -75,6 +75,29 @@ for i in $(seq 1 30); do tb queue put /qr "item$i" > /dev/null; done
 for p in "${pids[@]}"; do wait_st "$p"; done
 check_eq "30 items, each taken once" 30 "$(cat "$D"/taken.* | sort -u | wc -l)"
 check_eq "and none twice" 30 "$(cat "$D"/taken.* | wc -l)"
+# Reading a queue, or any recipe, that does not exist makes nothing: it
+# is a missing node (101), as get says, not an empty queue (1).
+before=$(tb ls -R /)
+for l in "" -l; do
+    tb queue $l peek /typo$l > "$D/peek.out" 2> "$D/peek.err"
+    check_eq "queue $l peek, missing: 101" 101 "$?"
+    check_match "queue $l peek, missing: said" \
+        "^tumbler: queue /typo$l(/entries)?: node does not exist \(ENONODE\)$" \
+        "$(cat "$D/peek.err")"
+    check_eq "queue $l peek, missing: nothing printed" "" "$(cat "$D/peek.out")"
+    tb queue $l ls /typo$l > /dev/null 2>&1; check_eq "queue $l ls, missing: 101" 101 "$?"
+done
+tb counter get /typo/n > /dev/null
+tb check-token /typo/lk 5 > /dev/null
+tb locks /typo/lk > /dev/null
+tb barrier -w 0 /typo/bar > /dev/null
+bg 10 "$TUMBLER" elect -l /typo/el > /dev/null
+sleep 0.3; kill "$BG_PID"; wait "$BG_PID"
+tb stat /typo > /dev/null 2>&1; check_eq "no /typo made" 101 "$?"
+check_eq "the tree is as it was" "$before" "$(tb ls -R /)"
+tb queue put /qe x > /dev/null; tb queue take /qe > /dev/null
+tb queue peek /qe 2> "$D/peek.err"; check_eq "queue peek, empty: 1" 1 "$?"
+check_eq "queue peek, empty: said" "tumbler: queue /qe: empty" "$(cat "$D/peek.err")"
 
 # ---- barrier ----
 tb barrier set /bar > /dev/null
