@@ -10,6 +10,9 @@
  *   whitelist     --4lw.commands.whitelist=ruok: other words are refused
  *   low_disk      --minFreeDiskBytes above the free space: writes answer
  *                 NotReadOnly, reads work, the server stays up
+ *   large_node    --jute.maxbuffer=100000000: a node of 67,200,000 bytes
+ *                 (more than the 64 MiB of replies a client may leave
+ *                 unread) is created and read back whole
  *   super_digest  the superuser digest bypasses every ACL
  *   wide_children getChildren of 10,000 children
  *   watch_burst   100,000 notifications at once: 100 sessions watching a
@@ -190,6 +193,34 @@ static void t_low_disk(void)
     IT_EQ(rz_exists(&z, "/refused", 0, &st), -101);
 done:
     rz_close(&z);
+}
+
+static void t_large_node(void)
+{
+    const int32_t n = 67200000;
+    char *data = malloc((size_t)n), *back = malloc((size_t)n + 1);
+    struct rz z;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    int32_t i;
+
+    rz_init(&z);
+    IT_CHECK(data != NULL && back != NULL);
+    for (i = 0; i < n; i++)
+        data[i] = (char)(i % 251);
+    IT_EQ(open_session(&z), 0);
+    IT_EQ(rz_create(&z, 1, "/large", data, n, 0, -1, NULL, 0, NULL), 0);
+    rz_w_str(&w, "/large");
+    rz_w_bool(&w, 0);
+    IT_EQ(rz_call(&z, OP_GETDATA, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rz_r_str(&rep.body, back, (size_t)n + 1), n);
+    IT_EQ(memcmp(back, data, (size_t)n), 0);
+done:
+    rz_w_free(&w);
+    rz_close(&z);
+    free(data);
+    free(back);
 }
 
 static void t_super_digest(void)
@@ -421,6 +452,7 @@ static const struct it_test tests[] = {
     {"slow_reader", t_slow_reader, 0},
     {"whitelist", t_whitelist, 0},
     {"low_disk", t_low_disk, 0},
+    {"large_node", t_large_node, 0},
     {"super_digest", t_super_digest, 0},
     {"wide_children", t_wide_children, 0},
     {"watch_burst", t_watch_burst, 0},

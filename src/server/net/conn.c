@@ -21,7 +21,9 @@
 #include "server/server.h"
 
 #define OUT_PAUSE (4u << 20)  /* stop reading requests above this */
-#define OUT_LIMIT (64u << 20) /* close a peer that lets this much pile up */
+/* Close a client that lets this much pile up beyond the largest reply
+ * (a node's data is at most jute.maxbuffer). */
+#define OUT_LIMIT ((size_t)64 << 20)
 #define IN_CHUNK 65536
 #define OUT_KEEP (16u << 10) /* a drained output buffer larger is freed */
 
@@ -53,7 +55,8 @@ void conn_send(struct conn *c, const void *frame, size_t len)
     tb_wbuf_put(&c->out, frame, len);
     c->sent++;
     c->srv->packets_sent++;
-    if (c->out.oom || c->out.len + c->writing > OUT_LIMIT) {
+    if (c->out.oom || c->out.len + c->writing >
+                          OUT_LIMIT + (size_t)c->srv->cfg->jute_maxbuffer) {
         tb_log(TB_LOG_WARN, "closing 0x%llx from %s:%d: %zu bytes of replies "
                "unread", (unsigned long long)c->client.session_id, c->peer,
                c->peer_port, c->out.len + c->writing);

@@ -25,7 +25,9 @@ enum {
 
 #define FRAME_HDR 5
 /* A txn is at most a client's frame (jute.maxbuffer) and what the server
- * adds; anything larger is not a peer speaking this protocol. */
+ * adds (its header, the client's identities), for which MAX_FRAME beyond
+ * jute.maxbuffer is room enough: a frame larger is not a peer speaking
+ * this protocol (or one whose jute.maxbuffer is larger than this one's). */
 #define MAX_FRAME ((size_t)64 << 20)
 /* How often the leader is looked for: a follower learns of a new one
  * within this (raft has no callback for it). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "proto/proto.h"
+#include "server/config/config.h"
 #include "server/logging/log.h"
 #include "server/net/net.h"
 #include "server/peer/peer_int.h"
@@ -195,7 +196,8 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     k->in.len += (size_t)nread;
     while (k->in.len - off >= FRAME_HDR && !uv_is_closing((uv_handle_t *)st)) {
         len = tb_load_be32(k->in.base + off);
-        if (len < 1 || len > MAX_FRAME) {
+        if (len < 1 ||
+            len > MAX_FRAME + (size_t)k->p->srv->cfg->jute_maxbuffer) {
             tb_log(TB_LOG_WARN, "peer: a frame of %zu bytes: closing", len);
             peer__link_close(k);
             return;
