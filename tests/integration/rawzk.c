@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #define RZ_WAIT_MS 10000           /* default bound for a reply */
-#define RZ_MAX_FRAME                                                           \
-    (128u << 20) /* refuse absurd lengths from a broken server */
+/* Refuse absurd lengths from a broken server. */
+#define RZ_MAX_FRAME (128u << 20)
 
 static int64_t now_ms(void)
 {
