@@ -9,7 +9,8 @@
 #   3. a write through the new member, read back on member 1
 #   4. `config` (getConfig) on members 1, 2 and 4 shows server.4 and the same version; `get -s
 #      /zookeeper/config` there has ZooKeeper 3.8's stat: mZxid the version the text names,
-#      dataVersion -1 (before the first change too, with version 0)
+#      dataVersion -1 (before the first change too, with version 0, and then exists, getACL
+#      and multiRead give the same stat as getData, and multiRead the same data)
 #   5. kazoo: while a change is in flight (a joiner that does not run, which never catches up),
 #      a second is refused with ReconfigInProgress (-14); the first ends in NewConfigNoQuorum
 #      (-13) and changes nothing
@@ -134,6 +135,8 @@ check1b() {
         got=$(config_stat "$i")
         echo "  member $i: $got"
         config_stat_ok "$got" 0 || { echo "  FAIL: not version=0 mZxid=0x0 dataVersion=-1"; rc=1; }
+        got=$(run_bounded 30 "$py" "$here/config_views.py" "127.0.0.1:${cport[$i]}" 2>&1) || rc=1
+        echo "  member $i: $got"
     done
     return "$rc"
 }

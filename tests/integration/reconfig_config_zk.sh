@@ -4,7 +4,8 @@
 # user) on 127.0.0.1, then zkCli's `reconfig -add` of a 4th node.  On every node, before and
 # after, `get -s /zookeeper/config` has the text's "version=V" equal to its mZxid in hex and
 # dataVersion -1, the same V everywhere; after the add, V is above the first.  ZooKeeper's first
-# V is its first leader's zxid, tumblerd's 0: the one difference, not asserted here.
+# V is its first leader's zxid, tumblerd's 0: the one difference, not asserted here.  Before the
+# add, config_views.py on every node: exists, getACL and multiRead give getData's stat.
 #   reconfig_config_zk.sh
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,6 +46,9 @@ for i in 1 2 3; do zk_reconfig_start "$i"; done
 for i in 1 2 3; do wait_serving "${cport[$i]}" 60 || fail "node $i does not serve"; done
 v0=$(all_stats 1 2 3) || exit 1
 echo "ok - before any reconfig: version $v0 = mZxid, dataVersion -1 on nodes 1-3"
+for i in 1 2 3; do
+    /usr/bin/python3 "$here/config_views.py" "127.0.0.1:${cport[$i]}" || fail "node $i's reads differ"
+done
 zk_reconfig_start 4
 wait_serving "${cport[4]}" 60 || fail "node 4 does not serve"
 out=$(printf 'addauth digest super:secret\nreconfig -add %s\n' "$(ens_line 4)" | zk 2)

@@ -83,27 +83,27 @@ static void put_children(struct tb_wbuf *w, const struct tree_node *n)
         tb_put_STR(w, tree_node_name(tree_node_child(n, i)));
 }
 
-/* A node's data; an ensemble's /zookeeper/config holds its members, as
- * ZooKeeper's does: the tree's text once a reconfig wrote it
- * (fsm_reconfig.c), before that the server.N lines, version 0, with
- * dataVersion -1 as ZooKeeper's ensembles give it from the start
- * (ZKDatabase.initConfigInZKDatabase sets it with version -1). */
-static void put_data(struct proc_client *c, struct tb_wbuf *w,
-                     struct tree_node *n, struct tb_stat *st)
+/* A node as every read shows it: its stat in *st, and its data.  An
+ * ensemble's /zookeeper/config holds its members, as ZooKeeper's does:
+ * the tree's text once a reconfig wrote it (fsm_reconfig.c), before that
+ * the server.N lines, version 0, with dataVersion -1 as ZooKeeper's
+ * ensembles give it from the start (ZKDatabase.initConfigInZKDatabase
+ * sets it with version -1). */
+static struct tb_str node_view(struct proc_client *c, struct tree_node *n,
+                               struct tb_stat *st)
 {
     const struct tb_config *cfg = c->srv->cfg;
     struct tb_wbuf *m = &c->srv->scratch2;
 
+    tree_node_stat(n, st);
     if (!tb_config_ensemble(cfg) || tree_node_data(n).len > 0 ||
-        !tb_str_eq(tree_node_path(n), TB_STR("/zookeeper/config"))) {
-        tb_put_BUF(w, tree_node_data(n));
-        return;
-    }
+        !tb_str_eq(tree_node_path(n), TB_STR("/zookeeper/config")))
+        return tree_node_data(n);
     m->len = 0;
     tb_config_render_membership(cfg, m);
     st->data_length = (int32_t)m->len;
     st->version = -1;
-    tb_put_BUF(w, (struct tb_str){(const char *)m->base, m->len});
+    return (struct tb_str){(const char *)m->base, m->len};
 }
 
 static void get_node(struct proc_client *c, int32_t xid, int32_t type,
@@ -114,6 +114,7 @@ static void get_node(struct proc_client *c, int32_t xid, int32_t type,
     struct tree_node *n = NULL;
     struct tb_wbuf *w;
     struct tb_stat st;
+    struct tb_str data;
     size_t start;
     int rv;
 
@@ -137,10 +138,10 @@ static void get_node(struct proc_client *c, int32_t xid, int32_t type,
         return;
     }
     w = begin(c, xid, &start);
-    tree_node_stat(n, &st);
+    data = node_view(c, n, &st);
     switch (type) {
     case TB_OP_GETDATA:
-        put_data(c, w, n, &st);
+        tb_put_BUF(w, data);
         tb_put_STAT(w, &st);
         break;
     case TB_OP_GETCHILDREN:
@@ -186,7 +187,7 @@ static void get_acl(struct proc_client *c, int32_t xid, struct tb_str body)
         return;
     }
     w = begin(c, xid, &start);
-    tree_node_stat(n, &st);
+    (void)node_view(c, n, &st);
     if (admin) {
         tb_put_VEC(w, acl);
     } else {
@@ -352,8 +353,7 @@ static void multi_read(struct proc_client *c, int32_t xid, struct tb_str body)
         }
         tb_multi_header_encode(w, &(struct tb_multi_header){op.type, 0, 0});
         if (op.type == TB_OP_GETDATA) {
-            tree_node_stat(n, &st);
-            tb_put_BUF(w, tree_node_data(n));
+            tb_put_BUF(w, node_view(c, n, &st));
             tb_put_STAT(w, &st);
         } else {
             put_children(w, n);
