@@ -112,7 +112,8 @@ struct cli_cmd {
 enum {
     CLI_NO_SHELL = 1,    /* not offered inside the shell */
     CLI_NO_JSON = 2,     /* takes no --json */
-    CLI_PATH = 4,        /* cli_spec: the first operand is an absolute path */
+    CLI_PATH = 4,        /* cli_spec: the first operand is a path
+                            (cli_check_path) */
     CLI_CONNECT = 8,     /* cli_spec: connect before exec */
     CLI_SHELL_ONLY = 16, /* offered inside the shell only */
 };
@@ -236,9 +237,20 @@ int cli_parse_seconds(const char *s, int64_t *ms);
  * than `max` bytes). */
 int cli_read_file(struct cli *cli, const char *name, size_t max, char **out,
                   size_t *len);
-/* Checks that `path` is absolute; prints a usage error if not. */
+/* Checks a path operand by ZooKeeper's rules (absolute; no empty, '.'
+ * or '..' component; no '/' at the end; no control or special
+ * character): 0, or the usage error's status once it said which rule
+ * the path breaks.  Every command checks its paths with these, before
+ * connecting. */
 int cli_check_path(struct cli *cli, const struct cli_cmd *cmd,
                    const char *path);
+/* The same for create -s: PATH with the server's suffix ("/jobs/" too). */
+int cli_check_seq_path(struct cli *cli, const struct cli_cmd *cmd,
+                       const char *path);
+/* The same for a recipe's PATH (lock, elect, queue, counter, barrier),
+ * which makes nodes at or below it: not "/" either. */
+int cli_check_recipe_path(struct cli *cli, const struct cli_cmd *cmd,
+                          const char *path);
 /* For a command that reads its argv itself (locks): its one argument after
  * its options, an absolute path: checked,
  * then connected.  0 or the command's exit code. */

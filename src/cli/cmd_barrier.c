@@ -110,7 +110,7 @@ static int exec_barrier(struct cli *cli, const struct cli_cmd *cmd,
                 strcmp(verb, "remove") != 0)) {
         return cli_usage(cli, cmd, "expected [wait|set|remove] PATH");
     }
-    if ((rc = cli_check_path(cli, cmd, path)) != 0 ||
+    if ((rc = cli_check_recipe_path(cli, cmd, path)) != 0 ||
         (rc = cli_connect(cli)) != 0)
         return rc;
     if (enter)

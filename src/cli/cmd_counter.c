@@ -38,7 +38,7 @@ static int exec_counter(struct cli *cli, const struct cli_cmd *cmd,
         return cli_usage(cli, cmd, "expected one PATH");
     if (a->argc == 3 && cli_parse_i64(a->argv[2], &v) != 0)
         return cli_usage(cli, cmd, "bad number '%s'", a->argv[2]);
-    if ((rc = cli_check_path(cli, cmd, path)) != 0 ||
+    if ((rc = cli_check_recipe_path(cli, cmd, path)) != 0 ||
         (rc = cli_connect(cli)) != 0)
         return rc;
     if (verb[0] == 'g')

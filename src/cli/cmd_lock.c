@@ -204,7 +204,9 @@ static int lock_operands(struct cli *cli, const struct cli_cmd *cmd,
     if (o->h.nonfair && (o->h.kind == HOLD_READ || o->h.kind == HOLD_WRITE ||
                          o->h.kind == HOLD_SEM))
         return cli_usage(cli, cmd, "--non-fair is for the plain mutex only");
-    return cli_check_path(cli, cmd, o->h.path);
+    /* elect -l only reads PATH; the others make their nodes there. */
+    return o->listen ? cli_check_path(cli, cmd, o->h.path)
+                     : cli_check_recipe_path(cli, cmd, o->h.path);
 }
 
 static int parse_lock(struct cli *cli, const struct cli_cmd *cmd, int argc,

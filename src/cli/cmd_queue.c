@@ -211,7 +211,7 @@ static int exec_queue(struct cli *cli, const struct cli_cmd *cmd,
     if (a->num['p'] > 999)
         return cli_usage(cli, cmd, "bad priority (0..999)");
     if ((rc = cli_rcp_timeout(cli, cmd, a->val['w'], &timeout_ms)) != 0 ||
-        (rc = cli_check_path(cli, cmd, path)) != 0 ||
+        (rc = cli_check_recipe_path(cli, cmd, path)) != 0 ||
         (rc = cli_connect(cli)) != 0)
         return rc;
     if (strcmp(verb, "ls") == 0)

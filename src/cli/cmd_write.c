@@ -166,6 +166,11 @@ static int exec_create(struct cli *cli, const struct cli_cmd *cmd,
     char *fdata = NULL;
 
     r.ttl = a->val['t'] != NULL ? a->num['t'] : 0;
+    /* Not CLI_PATH: a sequential create's PATH may end with '/'. */
+    rc = a->val['s'] != NULL ? cli_check_seq_path(cli, cmd, r.path)
+                             : cli_check_path(cli, cmd, r.path);
+    if (rc != 0)
+        return rc;
     if (a->argc > acl_at + 1)
         return cli_usage(cli, cmd, "%s", cmd_create_arity);
     if ((rc = create_mode(cli, cmd, a, &r.mode)) != 0)
@@ -190,7 +195,6 @@ const struct cli_spec cli_cmd_create = {
                      "[DATA [ACL]]",
             .summary = "Create PATH with DATA (none: null data); print the "
                        "name created.",
-            .flags = CLI_PATH,
             .notes = "ACL is written as setacl takes it, SCHEME:ID:PERMS[,...] "
                      "(default\nworld:anyone:cdrwa); with -f FILE it follows "
                      "PATH.\n"},

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/path.h"
 
 int cli_status(int rc)
 {
@@ -274,12 +275,77 @@ int cli_read_file(struct cli *cli, const char *name, size_t max, char **out,
     return 0;
 }
 
+/* Why tb_path_validate refused `p`, for the message: the rule it breaks,
+ * in the order that function checks them. */
+static const char *path_fault(const char *p)
+{
+    size_t n = strlen(p), i, len;
+
+    if (p[0] != '/')
+        return "is not an absolute path";
+    if (p[n - 1] == '/')
+        return "ends with '/'";
+    for (i = 1; i < n; i += len + 1) {
+        len = strcspn(p + i, "/");
+        if (len == 0)
+            return "has an empty component ('//')";
+        if (len <= 2 && strncmp(p + i, "..", len) == 0)
+            return len == 1 ? "has a '.' component" : "has a '..' component";
+    }
+    return "has a character a path may not have (a control or special "
+           "character, one beyond U+FFFF, or bytes that are not UTF-8)";
+}
+
+/* The rules are ZooKeeper's, as the client library and the server apply
+ * them: tb_path_validate, the one check of them, in the libtumbler that
+ * tumbler links.  Checked before any connection, a bad path is a usage
+ * error (64) naming it, not a request the library refuses (8) nor a
+ * recipe's EINVAL (70).  `seq`: a sequential create's path, which the
+ * server's suffix completes, so "/parent/" is one. */
+static int check_path(struct cli *cli, const struct cli_cmd *cmd,
+                      const char *path, int seq)
+{
+    size_t n = path != NULL ? strlen(path) : 0;
+    char *full = NULL;
+    const char *checked = path != NULL ? path : "";
+    int rc;
+
+    /* With a stand-in suffix, as the library checks it. */
+    if (seq && n > 0 && path[n - 1] == '/') {
+        if ((full = malloc(n + 2)) == NULL)
+            return cli_err(cli, CLI_OSERR, "out of memory");
+        memcpy(full, path, n);
+        memcpy(full + n, "1", 2);
+        checked = full;
+    }
+    rc = tb_path_validate(tb_str_c(checked)) == 0
+             ? 0
+             : cli_usage(cli, cmd, "'%s' %s", path != NULL ? path : "",
+                         path_fault(checked));
+    free(full);
+    return rc;
+}
+
 int cli_check_path(struct cli *cli, const struct cli_cmd *cmd, const char *path)
 {
-    if (path == NULL || path[0] != '/')
-        return cli_usage(cli, cmd, "'%s' is not an absolute path",
-                         path ? path : "");
-    return 0;
+    return check_path(cli, cmd, path, 0);
+}
+
+int cli_check_seq_path(struct cli *cli, const struct cli_cmd *cmd,
+                       const char *path)
+{
+    return check_path(cli, cmd, path, 1);
+}
+
+int cli_check_recipe_path(struct cli *cli, const struct cli_cmd *cmd,
+                          const char *path)
+{
+    int rc = check_path(cli, cmd, path, 0);
+
+    if (rc == 0 && strcmp(path, "/") == 0)
+        return cli_usage(cli, cmd, "'/' is the root: %s needs a path below it",
+                         cmd->name);
+    return rc;
 }
 
 int cli_path_arg(struct cli *cli, const struct cli_cmd *cmd, int argc,
