@@ -158,7 +158,8 @@ struct tb_options {
     int close_timeout_ms;   /* wait for closeSession's reply; default 1000 */
     int readonly_allowed;   /* accept read-only servers */
     /* Resume an existing session (0: a new one); `session_passwd` is 16
-     * bytes, as tb_client_session returned them. */
+     * bytes, as tb_client_session returned them.  One a read-only server
+     * made is known to no other server: it is refused as expired. */
     int64_t session_id;
     const unsigned char *session_passwd;
     size_t max_frame_bytes;  /* largest reply accepted; default 4 MiB */

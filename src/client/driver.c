@@ -129,9 +129,11 @@ int tb_client_init(struct tb_client **out, const struct tb_options *o)
     c->rng = (uint64_t)mono_ms() ^ ((uint64_t)getpid() << 32) ^
              (uint64_t)(uintptr_t)c;
     tb__hosts_shuffle(c, c->rng);
+    /* A session handed over is asked for in the first handshake. */
     if (o->session_id != 0) {
         c->session_id = o->session_id;
         memcpy(c->passwd, o->session_passwd, sizeof c->passwd);
+        c->seen_rw = 1;
     }
     c->nbuckets = 16;
     c->buckets = tb__calloc(c->nbuckets, sizeof *c->buckets);

@@ -441,6 +441,43 @@ static void test_readonly_session_not_carried(void **state)
     close_replied(c);
 }
 
+/* A session handed over in the options (tb_client_session's id and
+ * password) is asked for in the first handshake; if it has expired, the
+ * handle says so instead of taking a new session or trying for ever. */
+static void test_given_session_resumed(void **state)
+{
+    static const unsigned char pw[16] = "0123456789abcdef";
+    struct tb_options o = {0};
+    struct tb_connect_req rq;
+    struct tb_client *c;
+    int expired;
+
+    (void)state;
+    for (expired = 0; expired < 2; expired++) {
+        o.hosts = "h:1";
+        o.session_timeout_ms = 6000;
+        o.session_id = 0x77;
+        o.session_passwd = pw;
+        assert_int_equal(tb_client_init(&c, &o), 0);
+        c->now = clock_fn;
+        c->connect_hook = hook;
+        pump(c);
+        srv_accept(expired ? 0 : 0x77, expired ? 0 : 6000, 0, &rq);
+        assert_int_equal(rq.session_id, 0x77);
+        pump(c);
+        if (expired) {
+            assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+            tb_client_close(c);
+            break;
+        }
+        assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+        assert_int_equal(tb_client_session(c, NULL), 0x77);
+        close_replied(c);
+        close(server_fd);
+        server_fd = -1;
+    }
+}
+
 static void test_setwatches_batches(void **state)
 {
     struct tb_client *c = connected("h:1", 5);
@@ -680,6 +717,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readonly_session_not_carried,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_given_session_resumed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_setwatches_batches, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
