@@ -60,7 +60,14 @@ static int take(struct cli *cli, struct tb_dqueue *q, const char *path,
     rc = tb_dqueue_take(q, timeout_ms, on_item, NULL);
     if (rc == 0 && (st = cli_rcp_wait(&rc)) >= 0) {
         tb_dqueue_cancel(q); /* an item taken meanwhile is printed */
-        if (cli_rcp_wait(&rc) >= 0 || rc != 0)
+        /* A delete in flight may have taken the item on the server
+         * already, and only the take's end says so: leaving before it
+         * (on another signal) would lose the item, gone from the queue
+         * and printed nowhere.  So further signals wait for it too; it
+         * comes once the requests in flight are answered or fail. */
+        while (cli_rcp_wait(&rc) >= 0)
+            ;
+        if (rc != 0)
             return st;
     }
     if (rc == 0 && locking)
@@ -250,7 +257,9 @@ const struct cli_spec cli_cmd_queue = {
                      "(peek: the queue is empty).  put and take make the "
                      "queue; peek and ls\n"
                      "only read it: a queue that does not exist is status "
-                     "101, as for get.\n"},
+                     "101, as for get.\n"
+                     "A take interrupted after it removed its item still "
+                     "prints it (status 0).\n"},
     .exec = exec_queue,
     .opts =
         (const struct cli_opt[]){
