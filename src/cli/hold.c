@@ -56,6 +56,13 @@ static void on_state(int state, int64_t token, void *data)
     struct hold *h = data;
     const char *what = h->kind == HOLD_ELECT ? "leadership" : "lock";
 
+    /* Once lost, tumbler acts on this hold no more (CMD is being
+     * stopped): what follows is not news of it.  An election that lost
+     * its leadership runs again by itself and may well win again (a
+     * non-fair one at once, its node deleted by someone): that is not the
+     * leadership CMD ran under, so never "kept". */
+    if (__atomic_load_n(&h->lost, __ATOMIC_ACQUIRE))
+        return;
     switch (state) {
     case TB_LOCK_HELD:
         if (h->kind == HOLD_ELECT && !h->io_held) {

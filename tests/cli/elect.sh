@@ -153,4 +153,27 @@ tb elect -w 0.3 /bare -- true; check_eq "no CMD: leads meanwhile" 1 "$?"
 kill -TERM "$(pid_in "$D/e.pid")"
 wait_st "$job"; check_eq "no CMD: SIGTERM ends it, 0" 0 "$ST"
 
+# ---- the leader's node deleted by someone else while CMD runs ----
+# Leadership is lost: CMD gets SIGTERM and tumbler exits 75.  The
+# candidate runs again by itself and wins again while CMD takes its time
+# to end; that is no leadership kept, and stderr must not say so.
+for nf in --non-fair ""; do
+    rm -f "$D/leaders" "$D/term"
+    # shellcheck disable=SC2016  # CMD's own $0
+    bg 60 "$TUMBLER" elect $nf /del$nf -- sh -c \
+        'trap "touch $0/term; sleep 1; exit 3" TERM; echo x >> "$0/leaders"; sleep 30 & wait' \
+        "$D" 2> "$D/del.err"
+    job=$BG_PID
+    wait_for 10 leaders_at_least 1
+    if [ -n "$nf" ]; then node=/del$nf; else node=/del/$(tb ls /del); fi
+    tb delete "$node"
+    wait_st "$job"
+    check_eq "elect $nf, node deleted: 75" 75 "$ST"
+    check_eq "elect $nf, node deleted: CMD got SIGTERM" yes "$([ -e "$D/term" ] && echo yes)"
+    check_match "elect $nf, node deleted: lost, said" \
+        "^tumbler: leadership of /del$nf lost; sending SIGTERM to sh and its process group \([0-9]+\)$" \
+        "$(cat "$D/del.err")"
+    check_eq "elect $nf, node deleted: only that said" 1 "$(wc -l < "$D/del.err")"
+done
+
 t_end
