@@ -503,6 +503,91 @@ static void test_rollover_and_removal(void **state)
     assert_true(rec_matches(&f->fsm.recs[399], 399, 60000));
 }
 
+/* Segments as long as their records say (their first record's header;
+ * those removed or not written yet skipped): how many are longer than
+ * the usual 8 MiB. */
+static int grown_segments(const struct fx *f)
+{
+    uint8_t h[WAL_BLOCK];
+    char path[300];
+    struct stat st;
+    uint64_t seq;
+    int fd, grown = 0;
+
+    for (seq = 1; seq < 20; seq++) {
+        seg_name(f, seq, path, sizeof path);
+        if ((fd = open(path, O_RDONLY)) < 0)
+            continue;
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(pread(fd, h, sizeof h, 0), (ssize_t)sizeof h);
+        close(fd);
+        if (tb_load_be32(h + WAL_H_MAGIC) != WAL_MAGIC)
+            continue;
+        assert_int_equal((uint64_t)st.st_size,
+                         tb_load_be64(h + WAL_H_SEG_SIZE));
+        grown += st.st_size > (off_t)8 << 20;
+    }
+    return grown;
+}
+
+/* A write larger than a segment (the appends of one turn, 12 MB; one
+ * entry of 9 MiB) goes into a segment first made as long as it: each
+ * segment is as long as its records say, and the log reopens whole. */
+static void test_write_larger_than_a_segment(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct prop p[12];
+    int i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 0, 100);
+    memset(p, 0, sizeof p);
+    for (i = 0; i < 12; i++)
+        propose_seq(f, &p[i], (uint64_t)i + 1, 1000000);
+    wait_props(f, p, 12);
+    fx_close(f);
+    assert_int_equal(grown_segments(f), 1);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 13);
+    propose_one(f, 13, (size_t)9 << 20);
+    propose_one(f, 14, 100);
+    fx_close(f);
+    assert_true(grown_segments(f) >= 1);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 15);
+    for (i = 1; i < 13; i++)
+        assert_true(rec_matches(&f->fsm.recs[i], (uint64_t)i, 1000000));
+    assert_true(rec_matches(&f->fsm.recs[13], 13, (size_t)9 << 20));
+    assert_true(rec_matches(&f->fsm.recs[14], 14, 100));
+}
+
+/* A crash after a prepared segment was made longer for a large write, and
+ * before the write was whole: the segment holds no record, and the log
+ * opens without the write, which was never acknowledged. */
+static void test_grown_segment_without_its_write(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    char path[300];
+    int i;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 130; i++) /* past half of the first segment */
+        propose_one(f, (uint64_t)i, 100);
+    assert_true(prepared_unwritten(f, 2) <= 0);
+    fx_close(f);
+    seg_name(f, 2, path, sizeof path);
+    assert_int_equal(truncate(path, 12001280), 0);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 130);
+    propose_one(f, 130, 100);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 131);
+    assert_true(rec_matches(&f->fsm.recs[130], 130, 100));
+}
+
 /* A truncation is a record of its own: entries from its index on are void
  * when the log is read back, and the next append takes that index. */
 static void test_truncate_record(void **state)
@@ -802,6 +887,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rollover_and_removal, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_write_larger_than_a_segment, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_grown_segment_without_its_write,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncate_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_before_last_segment_fails_open,
                                         setup, teardown),

@@ -203,8 +203,7 @@ static int check_segs(struct check *c, const struct wal *w)
             return fail(c, "segment %llu, next_seq %llu",
                         (unsigned long long)s->seq,
                         (unsigned long long)w->next_seq);
-        if (s->end < 0 || s->end % WAL_BLOCK != 0 ||
-            (s->end > s->size && s->writes != 1))
+        if (s->end < 0 || s->end % WAL_BLOCK != 0 || s->end > s->size)
             return fail(c, "segment %llu ends at %lld of %lld",
                         (unsigned long long)s->seq, (long long)s->end,
                         (long long)s->size);

@@ -578,15 +578,39 @@ int replog__wal_add_seg(struct wal *w, struct wal_seg *s)
     return 0;
 }
 
+/* A fresh segment made as long as the write of `len` bytes it takes (the
+ * appends of a turn, or one entry, larger than a segment), and no shorter
+ * than seg_bytes; its length synced before any record says it.  So a
+ * write never goes past its segment's end, and a segment is as long as
+ * its records say (wal_load.c).  In the loop: only writes of megabytes
+ * come here. */
+static struct wal_seg *seg_grow(struct wal *w, struct wal_seg *s, size_t len)
+{
+    off_t size = (off_t)len > w->seg_bytes ? (off_t)len : w->seg_bytes;
+    int err = reserve(s->fd, size);
+
+    if (err != 0) {
+        replog__fail_stop(w->l,
+                          "log segment %llu: cannot make it %lld bytes "
+                          "long for a write: %s",
+                          (unsigned long long)s->seq, (long long)size,
+                          strerror(err));
+        return NULL;
+    }
+    s->size = size;
+    return s;
+}
+
 /* The segment the next write of `len` bytes goes to; NULL until the next
- * one is prepared.  A fresh segment takes a write of any size. */
+ * one is prepared. */
 static struct wal_seg *seg_for(struct wal *w, size_t len)
 {
     struct wal_seg *s = current_seg(w);
 
-    if (s != NULL && s->fd >= 0 &&
-        (s->end == 0 || s->end + (off_t)len <= s->size))
+    if (s != NULL && s->fd >= 0 && s->end + (off_t)len <= s->size)
         return s;
+    if (s != NULL && s->fd >= 0 && s->end == 0)
+        return seg_grow(w, s, len);
     /* Nothing goes to the next segment before this one's writes are
      * done, so that only the last segment can end with a lost write: a
      * gap anywhere else is damage (wal_load.c). */
@@ -599,7 +623,7 @@ static struct wal_seg *seg_for(struct wal *w, size_t len)
     s = w->ready;
     w->ready = NULL;
     WAL_CHECK(w);
-    return s;
+    return s->size >= (off_t)len ? s : seg_grow(w, s, len);
 }
 
 /* The next segment is prepared once this one is half full: its zeros

@@ -516,8 +516,10 @@ static int beyond(struct wal *w, const struct seg_file *f, size_t from,
     return 0;
 }
 
-/* A segment is as long as it was made: its records say how long, and one
- * without any was made seg_bytes long, or smaller as a new log's first. */
+/* A segment is as long as it was made: its records say how long.  One
+ * without any was made seg_bytes long, or smaller as a new log's first,
+ * or longer for a write larger than that which never became whole
+ * (wal.c, seg_grow). */
 static int check_size(struct wal *w, const struct seg_file *f,
                       const struct wal_seg *s)
 {
@@ -531,7 +533,8 @@ static int check_size(struct wal *w, const struct seg_file *f,
                       "it was made %" PRIu64 " bytes long: it was cut short "
                       "or added to",
                       f->seq, f->len, s->made);
-    if (s->made == 0 && (off_t)f->len != w->seg_bytes && (off_t)f->len != first)
+    if (s->made == 0 && (off_t)f->len != w->seg_bytes &&
+        (off_t)f->len != first && (off_t)f->len < w->seg_bytes)
         return damage(w,
                       "wal-%016" PRIx64 " is %zu bytes, but segments are made "
                       "%lld (or, first, %lld) bytes long: it was cut short",
