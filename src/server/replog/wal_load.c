@@ -611,23 +611,30 @@ void replog__wal_tidy(struct wal *w)
     unsigned long long seq;
     uint64_t newest;
     unsigned i;
-    int end, kept;
+    int end, kept, named = 1;
 
-    for (i = 0; i < w->n_unused; i++)
-        seg_drop(w, w->unused[i]);
-    free(w->unused);
-    w->unused = NULL;
-    w->n_unused = 0;
     newest = w->ready != NULL ? w->ready->seq
              : w->n_segs > 0  ? w->segs[w->n_segs - 1]->seq
                               : w->meta.newest;
+    /* wal-meta first: it never names a segment that is gone. */
     if (newest != w->meta.newest &&
-        replog__wal_meta_set(w, WAL_META_NEWEST, newest) != 0 &&
-        w->ready != NULL && w->ready->seq > w->meta.newest) {
-        close(w->ready->fd); /* made again, and named, when needed */
-        free(w->ready);
-        w->ready = NULL;
+        replog__wal_meta_set(w, WAL_META_NEWEST, newest) != 0) {
+        named = 0; /* the unused stay, as wal-meta names them */
+        if (w->ready != NULL && w->ready->seq > w->meta.newest) {
+            close(w->ready->fd); /* made again, and named, when needed */
+            free(w->ready);
+            w->ready = NULL;
+        }
     }
+    for (i = 0; i < w->n_unused; i++) {
+        if (named)
+            seg_drop(w, w->unused[i]);
+        else
+            free(w->unused[i]);
+    }
+    free(w->unused);
+    w->unused = NULL;
+    w->n_unused = 0;
     /* A new log's first segment may be being made in it. */
     snprintf(path, sizeof path, "%s/wal-tmp", w->dir);
     if (w->prep_seg == NULL)
