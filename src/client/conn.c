@@ -442,6 +442,12 @@ void tb__process(struct tb_client *c, int events)
         check_connect(c);
     else if (c->phase == PH_TLS && events)
         tls_step(c);
+    /* Silence is judged before what waits in the socket is read, as
+     * ZooKeeper's clients do: after a pause (the process stopped, the
+     * machine suspended) longer than the read timeout, frames that came
+     * meanwhile say nothing of whether the server is there now, and a
+     * session silent for its timeout has ended for the holder of a lock. */
+    tb__timers(c, c->now());
     if ((c->phase == PH_HANDSHAKE || c->phase == PH_OPEN) &&
         tb__tls_read_on(c, events))
         do_read(c);

@@ -297,6 +297,22 @@ static void test_ping_and_read_timeout(void **state)
     close_replied(c);
 }
 
+/* Silence is judged before what waits in the socket is read: a frame
+ * that arrived while the process was stopped for longer than the session
+ * timeout says nothing of the server now.  The session is told expired at
+ * once (a lock holder told LOST), not kept for another 2T/3. */
+static void test_stale_frame_after_a_pause(void **state)
+{
+    struct tb_client *c = connected("h:1", 5);
+
+    (void)state;
+    srv_event(TB_EVENT_DATA_CHANGED, "/x"); /* sent, then the pause */
+    fake_now += 20000;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    close_replied(c);
+}
+
 static void test_server_says_expired(void **state)
 {
     struct tb_client *c = connected("h:1", 5);
@@ -709,6 +725,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconnect_replays, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_ping_and_read_timeout, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stale_frame_after_a_pause, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_server_says_expired, setup,
                                         teardown),
