@@ -660,6 +660,32 @@ static void test_gap_before_last_segment_fails_open(void **state)
     assert_non_null(strstr(f->logbuf, "beyond the log's break"));
 }
 
+/* A write goes into the next segment only once every write into this one
+ * is on the disk: a whole record at the start of the segment after the
+ * log's end, which the chain did not reach, proves the end's segment
+ * damaged, though its write number is one a crash could leave. */
+static void test_damage_before_the_next_segments_first(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static const uint8_t zero[WAL_BLOCK];
+    uint8_t bad[WAL_BLOCK];
+    off_t off[256];
+    size_t n, i;
+
+    write_log(f, &c, 24, 60000); /* 1 MiB, and on into the second */
+    n = record_offsets(f, 2, off, 256);
+    assert_true(n >= 2);
+    for (i = 1; i < n; i++) /* a crash took the writes after its first */
+        overwrite(f, 2, off[i], zero, sizeof zero);
+    n = record_offsets(f, 1, off, 256);
+    assert_true(n >= 2);
+    memset(bad, 0x5a, sizeof bad); /* the first segment's last record */
+    overwrite(f, 1, off[n - 1] + WAL_BLOCK, bad, sizeof bad);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "beyond the log's break"));
+}
+
 static ino_t inode_of(const char *path)
 {
     struct stat st;
@@ -894,6 +920,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_truncate_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_before_last_segment_fails_open,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_damage_before_the_next_segments_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spare_segments_reused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(

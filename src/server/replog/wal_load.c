@@ -15,8 +15,9 @@
  * segment written or the one after it (a segment takes writes only once
  * the one before it has none on its way).  Write numbers rise along the
  * log, so a whole record of this log found beyond the end with a number
- * above the end's by more than WAL_INFLIGHT, in a later segment, or after
- * a clean close is proof of damage: what was acknowledged would be lost,
+ * above the end's by more than WAL_INFLIGHT, in a later segment, at the
+ * start of the one after the end's, or after a clean close is proof of
+ * damage: what was acknowledged would be lost,
  * and the log does not open.  Nor does it with a segment missing (between
  * two that exist, or up to the newest wal-meta names) or of another size
  * than it was made, or a record of another log.  Records a crash left are
@@ -499,8 +500,11 @@ static int beyond(struct wal *w, const struct seg_file *f, size_t from,
             x->max_index = r.index + r.n - 1;
         if (r.write <= last)
             continue; /* older than the log's end: overwritten since */
+        /* The first write into the segment after the end's went only
+         * once every write into that one was on the disk. */
         if ((before_end || !next_to_end || r.write > last + WAL_INFLIGHT ||
-             r.kind == WAL_CLOSED || x->end_closed) &&
+             r.kind == WAL_CLOSED || x->end_closed ||
+             (off == 0 && x->end_seq != 0 && f->seq == x->end_seq + 1)) &&
             beyond_break(w, f->seq, off, &r, last) != 0 && !w->repair)
             return RAFT_CORRUPT;
         x->beyond++;
