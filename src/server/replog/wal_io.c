@@ -31,8 +31,10 @@ static void removal_work(uv_work_t *work)
     /* wal-meta first: a segment before the oldest it names is a leftover,
      * one after it missing is damage (wal_load.c). */
     if (replog__wal_meta_set(w, WAL_META_OLDEST, w->removal_oldest) != 0) {
+        /* They stay on disk, still the log's start as wal-meta says, and
+         * go after the next start reads them back. */
         for (d = w->doomed; d < w->doomed + w->n_doomed; d++)
-            d->keep = 0; /* the next snapshot's removal tries again */
+            d->keep = 0;
         return;
     }
 

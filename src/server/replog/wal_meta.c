@@ -89,6 +89,11 @@ int replog__wal_meta_read(const char *dir, struct wal_meta *m, int *format,
         return errno == ENOENT ? RAFT_NOTFOUND : RAFT_IOERR;
     }
     n = pread(fd, b, sizeof b, 0);
+    if (n < 0) { /* the disk failed: nothing is known of the file */
+        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return RAFT_IOERR;
+    }
     close(fd);
     if ((size = meta_size(b, n)) == 0) {
         snprintf(errmsg, errlen,
