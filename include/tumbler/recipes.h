@@ -57,15 +57,18 @@
  * Lock lost: a holder's state (tb_mutex_state) moves from TB_LOCK_HELD to
  * TB_LOCK_SUSPENDED when the connection is lost (the session, and the lock,
  * may still live) and back to TB_LOCK_HELD when the same session is
- * reconnected, or to TB_LOCK_LOST when the session expires, the handle is
- * closed or the lock node is deleted by someone else.  The state callback
- * of the options is told each change.  Releasing a lost lock reports
- * TB_ELOCKLOST.  The library sees connection-state changes only if the
- * application forwards them: install tb_recipes_state_cb as the client's
- * state_cb, or call it from yours.  Without it, a holder still learns of
- * expiry and node deletion (through a watch on its own node), and
- * tb_mutex_state still answers from the client's live state, but the
- * SUSPENDED callback cannot come.
+ * reconnected to a read-write server and the holder has read its lock node
+ * there, still its own (a sync and a read after the reconnect; a read-only
+ * server keeps it suspended), or to TB_LOCK_LOST when the session expires,
+ * the handle is closed or the lock node was deleted or replaced by someone
+ * else.  The state callback of the options is told each change.  Releasing
+ * a lost lock reports TB_ELOCKLOST.  The library sees connection-state
+ * changes only if the application forwards them: install
+ * tb_recipes_state_cb as the client's state_cb, or call it from yours.
+ * Without it, a holder still learns of expiry and node deletion (through a
+ * watch on its own node), and tb_mutex_state still answers from the
+ * client's live state, but the SUSPENDED callback cannot come, nor the
+ * check of the node after a reconnect.
  *
  * Threads and callbacks, following the client: with the I/O thread
  * (tb_client_start) every function may be called from any thread and
@@ -113,9 +116,11 @@ enum tb_lock_state {
     TB_LOCK_UNLOCKED = 0,  /* not held, not waiting */
     TB_LOCK_ACQUIRING = 1, /* waiting in the queue */
     TB_LOCK_HELD = 2,      /* held; for an election: leading */
-    TB_LOCK_SUSPENDED = 3, /* held, but the connection is lost: the lock
-                              may be lost; stop writing to fenced resources
-                              until HELD again */
+    TB_LOCK_SUSPENDED = 3, /* held, but the connection is lost (or is to a
+                              read-only server, or the node is not yet
+                              confirmed after a reconnect): the lock may be
+                              lost; stop writing to fenced resources until
+                              HELD again */
     TB_LOCK_LOST = 4,      /* held once, no longer: stop, then release */
 };
 TB_API const char *tb_lock_state_name(int state);

@@ -389,6 +389,9 @@ void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o);
 /* 1 if it holds and has not learnt that the lock is lost. */
 int rcp_lk_holding(const struct tb_mutex *m);
 int rcp_lk_state(struct tb_mutex *m);
+/* 1 if `st`, of our node's path, is our hold's node: the token's czxid,
+ * our session's ephemeral. */
+int rcp_lk_node_ours(const struct tb_mutex *m, const struct tb_stat *st);
 void rcp_lk_on_state(struct rcp_reg *r, int state);
 void rcp_lk_note_session_end(struct tb_mutex *m, int rc);
 int rcp_lk_session_over(int rc);

@@ -1,0 +1,442 @@
+/* What a lock holder is told across a reconnect, against the client's scripted
+ * server (tests/unit/client_fixture.c: a socketpair and a fake clock, loop
+ * mode, states forwarded to the recipes): after a reconnect within the session
+ * the holder stays SUSPENDED until it has seen its node still there and still
+ * its own, and hears LOST if the node went meanwhile (deleted, or taken by
+ * another); a read-only server never makes it HELD. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client_fixture.h"
+#include "tumbler/recipes.h"
+
+#define SID   0x77 /* our session */
+#define OTHER 0x88 /* another client's */
+#define TOKEN 100  /* our node's czxid */
+
+/* The lock states the holder was told, in order. */
+struct states {
+    int n;
+    int v[16];
+};
+
+static void on_lock_state(int state, int64_t token, void *data)
+{
+    struct states *s = data;
+
+    (void)token;
+    if (s->n < 16)
+        s->v[s->n++] = state;
+}
+
+struct acquired {
+    int calls, rc;
+    int64_t token;
+};
+
+static void on_acquired(int rc, int64_t token, void *data)
+{
+    struct acquired *a = data;
+
+    a->calls++;
+    a->rc = rc;
+    a->token = token;
+}
+
+/* ---- the scripted server's side ---- */
+
+static uint8_t buf[4096];
+
+/* Reads the next request, which must be of `type`; its xid. */
+static int32_t expect(int type, struct tb_rd *body)
+{
+    struct tb_request_header h = srv_request(buf, sizeof buf, body);
+
+    assert_int_equal(h.type, type);
+    return h.xid;
+}
+
+/* The replay of watches the client sends first on a reconnect. */
+static void expect_setwatches(void)
+{
+    struct tb_rd body;
+    struct tb_request_header h = srv_request(buf, sizeof buf, &body);
+
+    assert_true(h.type == TB_OP_SETWATCHES || h.type == TB_OP_SETWATCHES2);
+    assert_int_equal(h.xid, TB_XID_SETWATCHES);
+}
+
+static void reply_sync(int32_t xid, const char *node)
+{
+    struct tb_path_resp pr = {tb_str_c(node)};
+    struct tb_wbuf b;
+
+    tb_wbuf_init(&b);
+    tb_path_resp_encode(&b, &pr);
+    srv_reply(xid, 300, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+/* The holder's look at its node after a reconnect, once the replay of
+ * watches is read: a sync, answered here after the replay's reply, then
+ * an exists, whose xid this returns. */
+static int32_t look(struct tb_client *c, const char *node)
+{
+    struct tb_rd body;
+    int32_t xid = expect(TB_OP_SYNC, &body);
+
+    srv_reply(TB_XID_SETWATCHES, 300, 0, NULL);
+    reply_sync(xid, node);
+    pump(c);
+    return expect(TB_OP_EXISTS, &body);
+}
+
+static void reply_stat(int32_t xid, int64_t czxid, int64_t owner)
+{
+    struct tb_stat st = {0};
+    struct tb_wbuf b;
+
+    st.czxid = czxid;
+    st.mzxid = czxid;
+    st.ephemeral_owner = owner;
+    tb_wbuf_init(&b);
+    tb_put_STAT(&b, &st);
+    srv_reply(xid, 300, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+static void reply_create(int32_t xid, const char *path)
+{
+    struct tb_stat st = {0};
+    struct tb_wbuf b;
+
+    st.czxid = TOKEN;
+    st.mzxid = TOKEN;
+    st.ephemeral_owner = SID;
+    tb_wbuf_init(&b);
+    tb_put_STR(&b, tb_str_c(path));
+    tb_put_STAT(&b, &st);
+    srv_reply(xid, TOKEN, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+static void reply_children(int32_t xid, const char *name)
+{
+    struct tb_wbuf b;
+
+    tb_wbuf_init(&b);
+    tb_put_I32(&b, 1);
+    tb_put_STR(&b, tb_str_c(name));
+    srv_reply(xid, TOKEN, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+/* ---- the client's side ---- */
+
+static struct tb_client *open_client(int readonly_allowed)
+{
+    struct tb_options o = {0};
+    struct tb_connect_req rq;
+    struct tb_client *c;
+
+    o.hosts = "h:1";
+    o.session_timeout_ms = 6000;
+    o.readonly_allowed = readonly_allowed;
+    o.state_cb = tb_recipes_state_cb;
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    c->now = clock_fn;
+    c->connect_hook = hook;
+    pump(c);
+    srv_accept(SID, 6000, 0, &rq);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    return c;
+}
+
+static void close_client(struct tb_client *c, struct tb_mutex *m)
+{
+    /* Without a connection nothing waits for the server's answers. */
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    tb_mutex_free(m);
+    tb_client_close(c);
+}
+
+static struct tb_mutex *new_lock(struct tb_client *c, int kind,
+                                 const char *path, struct states *s)
+{
+    struct tb_lock_options lo = {0};
+    struct tb_mutex *m;
+
+    lo.kind = kind;
+    lo.state_cb = on_lock_state;
+    lo.data = s;
+    assert_int_equal(tb_mutex_new(&m, c, path, &lo), 0);
+    return m;
+}
+
+static void assert_held(struct tb_mutex *m, const struct acquired *a)
+{
+    assert_int_equal(a->calls, 1);
+    assert_int_equal(a->rc, 0);
+    assert_int_equal(a->token, TOKEN);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
+}
+
+/* A fair lock at /lk, held; its node's path in `node`. */
+static struct tb_mutex *hold_fair(struct tb_client *c, struct states *s,
+                                  char *node, size_t cap)
+{
+    struct tb_mutex *m = new_lock(c, TB_LOCK_FAIR, "/lk", s);
+    struct acquired a = {0};
+    struct tb_create_req cr;
+    struct tb_rd body;
+    int32_t xid;
+
+    assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
+    pump(c);
+    xid = expect(TB_OP_CREATE2, &body);
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    assert_true(cr.path.len + 11 < cap);
+    snprintf(node, cap, "%.*s0000000001", (int)cr.path.len, cr.path.ptr);
+    reply_create(xid, node);
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body); /* our node, with the watch */
+    reply_stat(xid, TOKEN, SID);
+    xid = expect(TB_OP_GETCHILDREN, &body);
+    reply_children(xid, strrchr(node, '/') + 1);
+    pump(c);
+    assert_held(m, &a);
+    return m;
+}
+
+/* A non-fair lock: its node is /nf itself. */
+static struct tb_mutex *hold_nonfair(struct tb_client *c, struct states *s)
+{
+    struct tb_mutex *m = new_lock(c, TB_LOCK_NONFAIR, "/nf", s);
+    struct acquired a = {0};
+    struct tb_rd body;
+    int32_t xid;
+
+    assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
+    pump(c);
+    xid = expect(TB_OP_CREATE2, &body);
+    reply_create(xid, "/nf");
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(xid, TOKEN, SID);
+    pump(c);
+    assert_held(m, &a);
+    return m;
+}
+
+/* The connection breaks and the client reconnects within the session, to
+ * a read-only server if `readonly`. */
+static void reconnect(struct tb_client *c, int readonly)
+{
+    struct tb_connect_req rq;
+
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    fake_now += 600; /* past any backoff */
+    pump(c);
+    srv_accept(SID, 6000, readonly, &rq);
+    assert_int_equal(rq.session_id, SID);
+    pump(c);
+}
+
+static void assert_states(const struct states *s, int n, const int *want)
+{
+    int i;
+
+    for (i = 0; i < s->n && i < n; i++)
+        if (s->v[i] != want[i])
+            fail_msg("state %d: %s, expected %s", i,
+                     tb_lock_state_name(s->v[i]), tb_lock_state_name(want[i]));
+    assert_int_equal(s->n, n);
+}
+
+/* Reconnected within the session: not HELD before the holder knows its
+ * node is still there; it is, so HELD once the look at it is answered. */
+static void test_resumed_held_after_look(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    char node[256];
+    struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
+    int32_t xid;
+
+    (void)state;
+    reconnect(c, 0);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    assert_states(&s, 1, want);
+    expect_setwatches();
+    xid = look(c, node); /* after the replay */
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    reply_stat(xid, TOKEN, SID);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
+    assert_int_equal(tb_mutex_token(m), TOKEN);
+    assert_states(&s, 2, want);
+    close_client(c, m);
+}
+
+/* The node was deleted while the holder was away (an operator, or a
+ * broken lock a waiter then took): SUSPENDED, then LOST, never HELD. */
+static void test_resumed_node_deleted(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_LOST};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    char node[256];
+    struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    reconnect(c, 0);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    expect_setwatches();
+    xid = expect(TB_OP_SYNC, &body);
+    srv_event(TB_EVENT_DELETED, node); /* the replay's catch-up */
+    srv_reply(TB_XID_SETWATCHES, 300, 0, NULL);
+    reply_sync(xid, node);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
+    assert_false(srv_has_data()); /* decided: no exists */
+    assert_states(&s, 2, want);
+    close_client(c, m);
+}
+
+/* The look alone decides, even if no catch-up event comes. */
+static void test_resumed_look_finds_no_node(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_LOST};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    char node[256];
+    struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
+    int32_t xid;
+
+    (void)state;
+    reconnect(c, 0);
+    expect_setwatches();
+    xid = look(c, node);
+    srv_reply(xid, 300, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
+    assert_states(&s, 2, want);
+    close_client(c, m);
+}
+
+/* A non-fair lock's node was deleted and created again by another client
+ * while the holder was away: the path is there, but not ours. */
+static void test_resumed_node_taken(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_LOST};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = hold_nonfair(c, &s);
+    int32_t xid;
+
+    (void)state;
+    reconnect(c, 0);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    expect_setwatches();
+    xid = look(c, "/nf");
+    reply_stat(xid, 250, OTHER);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
+    assert_states(&s, 2, want);
+    close_client(c, m);
+}
+
+/* A read-only server cannot tell the holder it still holds: SUSPENDED
+ * there; HELD again only on a read-write server, after the look. */
+static void test_resumed_readonly(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD};
+    struct tb_client *c = open_client(1);
+    struct states s = {0};
+    char node[256];
+    struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
+    int32_t xid;
+
+    (void)state;
+    reconnect(c, 1);
+    assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    assert_states(&s, 1, want);
+    expect_setwatches();
+    srv_reply(TB_XID_SETWATCHES, 300, 0, NULL);
+    pump(c);
+    assert_false(srv_has_data()); /* no look on a read-only server */
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    reconnect(c, 0);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    expect_setwatches();
+    xid = look(c, node);
+    reply_stat(xid, TOKEN, SID);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
+    assert_states(&s, 2, want);
+    close_client(c, m);
+}
+
+/* The look's reply was lost with the connection: the next reconnect
+ * looks again, and only its answer makes the holder HELD. */
+static void test_resumed_look_lost(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    char node[256];
+    struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    reconnect(c, 0);
+    expect_setwatches();
+    expect(TB_OP_SYNC, &body); /* never answered */
+    reconnect(c, 0);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    expect_setwatches();
+    xid = look(c, node);
+    reply_stat(xid, TOKEN, SID);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
+    assert_states(&s, 2, want);
+    close_client(c, m);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_resumed_held_after_look, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resumed_node_deleted, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resumed_look_finds_no_node, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resumed_node_taken, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resumed_readonly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resumed_look_lost, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
