@@ -734,6 +734,15 @@ void rcp_lk_drop_own_watch(struct tb_mutex *m)
                       NULL, NULL);
 }
 
+/* Non-fair, CHECKING: 1 if PATH's stat is still the node we created (or
+ * found by our uuid, czxid then unknown): between our create and this
+ * exists it may have been deleted and made again by another client. */
+static int nonfair_still_ours(struct tb_mutex *m, const struct tb_stat *st)
+{
+    return st->ephemeral_owner == tb_client_session(m->c, NULL) &&
+           (m->czxid == 0 || st->czxid == m->czxid);
+}
+
 static void on_own_stat(struct tb_client *c, int rc, const struct tb_stat *st,
                         void *data)
 {
@@ -750,11 +759,17 @@ static void on_own_stat(struct tb_client *c, int rc, const struct tb_stat *st,
         rcp_ctx_leave(x, &o);
         return;
     }
-    if (rc == 0)
-        m->czxid = st->czxid;
-    else if (rc == TB_ENONODE)
+    if (rc == 0 && !m->cfg->fair && m->phase == LK_CHECKING &&
+        !nonfair_still_ours(m, st))
+        rc = TB_ENONODE; /* ours is gone: race for the lock again */
+    if (rc == TB_ENONODE)
         rcp_lk_drop_own_watch(m); /* it watches for a creation now */
-    if (m->phase == LK_HELD && rc == TB_ENONODE && rcp_lk_holding(m)) {
+    else if (rc == 0 && m->phase != LK_HELD)
+        m->czxid = st->czxid; /* a hold keeps its token's */
+    if (m->phase == LK_HELD && rcp_lk_holding(m) &&
+        (rc == TB_ENONODE || (rc == 0 && !rcp_lk_node_ours(m, st)))) {
+        /* Re-armed after a data change: the node is gone, or PATH was
+         * deleted and made again by another client in between. */
         rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
     } else if (!m->cfg->fair && m->phase == LK_CHECKING) {
         /* Non-fair: creating the node was winning; this only fetched the

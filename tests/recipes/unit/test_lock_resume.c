@@ -3,7 +3,10 @@
  * mode, states forwarded to the recipes): after a reconnect within the session
  * the holder stays SUSPENDED until it has seen its node still there and still
  * its own, and hears LOST if the node went meanwhile (deleted, or taken by
- * another); a read-only server never makes it HELD. */
+ * another); a read-only server never makes it HELD.  A non-fair node
+ * replaced by another client's, seen when the own-node watch is set again
+ * after a data change, is a lost lock, not a new token; seen right after
+ * the create, it is no hold at all. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -422,6 +425,94 @@ static void test_resumed_look_lost(void **state)
     close_client(c, m);
 }
 
+/* A non-fair holder's node changed (its watch fires NodeDataChanged) and
+ * the watch's new exists finds PATH made again by another session in
+ * between: the lock is lost; a mere setData on our node keeps it. */
+static void test_node_replaced_while_held(void **state)
+{
+    static const int want[] = {TB_LOCK_LOST};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = hold_nonfair(c, &s);
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    srv_event(TB_EVENT_DATA_CHANGED, "/nf"); /* a setData on our node */
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(xid, TOKEN, SID);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
+    assert_states(&s, 0, want);
+    srv_event(TB_EVENT_DATA_CHANGED, "/nf"); /* deleted, made again */
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(xid, 250, OTHER);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
+    assert_int_equal(tb_mutex_token(m), TOKEN);
+    assert_states(&s, 1, want);
+    close_client(c, m);
+}
+
+/* The same by another handle of our own session: its czxid tells. */
+static void test_node_replaced_same_session(void **state)
+{
+    static const int want[] = {TB_LOCK_LOST};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = hold_nonfair(c, &s);
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    srv_event(TB_EVENT_DATA_CHANGED, "/nf");
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(xid, 250, SID);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
+    assert_states(&s, 1, want);
+    close_client(c, m);
+}
+
+/* A non-fair acquisition whose node was deleted and PATH made again by
+ * another client between its create and the exists that follows: it does
+ * not hold (that node is not ours), it queues behind the new holder. */
+static void test_created_node_replaced(void **state)
+{
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = new_lock(c, TB_LOCK_NONFAIR, "/nf", &s);
+    struct acquired a = {0};
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
+    pump(c);
+    xid = expect(TB_OP_CREATE2, &body);
+    reply_create(xid, "/nf");
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(xid, 250, OTHER);
+    pump(c);
+    assert_int_equal(a.calls, 0);
+    xid = expect(TB_OP_REMOVEWATCHES, &body); /* the watch on their node */
+    srv_reply(xid, 300, 0, NULL);
+    xid = expect(TB_OP_CREATE2, &body); /* the race again */
+    srv_reply(xid, 300, TB_ENODEEXISTS, NULL);
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body); /* waits for the holder */
+    reply_stat(xid, 250, OTHER);
+    pump(c);
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_ACQUIRING);
+    assert_states(&s, 0, NULL);
+    close_client(c, m);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -436,6 +527,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resumed_readonly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resumed_look_lost, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_node_replaced_while_held, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_node_replaced_same_session, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_created_node_replaced, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
