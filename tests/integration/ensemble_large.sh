@@ -3,7 +3,7 @@
 # tumblerd members, and tumblerd_limits' large_node case (67,200,000 bytes created, then read
 # back whole) runs against a follower, which forwards the create to the leader in one peer
 # frame of that size.  The election timeout is long because this machine's disk takes about a
-# second over such an entry.
+# second over such an entry (seconds under the sanitizers, with other tests running).
 #   ensemble_large.sh TUMBLERD_LIMITS      (TUMBLERD names the server binary)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,7 +15,6 @@ work=$(it_tmpdir work)
 
 ens_init 3
 {
-    echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
     echo "jute.maxbuffer=100000000"
     echo "electionTimeout=5000"
