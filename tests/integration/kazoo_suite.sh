@@ -37,6 +37,13 @@ export ZK_CFG_EXTRA="authProvider.1=$sasl" ZK_JVM_EXTRA="-Djava.security.auth.lo
 export TUMBLERD_ARGS="--maxClientCnxns=0 --authProvider.1=$sasl
     --java.security.auth.login.config=$jaas ${TUMBLERD_ARGS:-}"
 skip="test_update_host_list or TestReconfig or TestReadOnlyMode or SASLGSSAPI"
+# test_invalid_sasl_auth races kazoo's own threads: kazoo reports CONNECTED, then sends the
+# auth, and start() raises AuthFailedError only if its caller's thread wakes between that and
+# the refusal one round trip later; when the refusal comes first, start() raises a time-out
+# instead.  tumblerd, answering within that window under the test command's load, made it fail
+# there (ZooKeeper's JVM answers later).  The refusal itself (AuthFailed, then the connection
+# closed) is raw_proto's `auth_and_whoami` and zkc_ops' sessions test.
+[ "$kind" = tumblerd ] && skip+=" or test_invalid_sasl_auth"
 # Against tumblerd a test past its time ends the run at once, with every thread's stack (a
 # timed-out lock test would otherwise hang in its tearDown, which joins threads that wait for
 # ever), and a failed run is printed in full and tried once more.  Against ZooKeeper a failed
