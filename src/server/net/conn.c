@@ -419,6 +419,8 @@ static void process_input(struct conn *c)
         return;
     if (should_pause(c) || c->client.state == CONN_SESSION) {
         conn_pause(c);
+    } else if (c->ended) {
+        conn_close_after_flush(c); /* every whole frame has run */
     } else if (!c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
             c->reading = 1;
@@ -450,6 +452,7 @@ static void keep_rest(struct conn *c)
 static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
 {
     struct conn *c = stream->data;
+    int rv;
 
     if (n < 0) {
         conn_close(c);
@@ -464,10 +467,16 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
             c->in_cap = sizeof c->srv->in;
             c->in_len = 0;
         }
-        if (tls_conn_input(c, (uint8_t *)buf->base, (size_t)n) != 0)
+        /* Requests that came with the client's close_notify are run, as
+         * a plain connection's are before its end: a closeSession among
+         * them ends the session (and its ephemeral nodes) now. */
+        rv = tls_conn_input(c, (uint8_t *)buf->base, (size_t)n);
+        if (rv < 0) {
             conn_close_after_flush(c);
-        else
+        } else {
+            c->ended = rv == 1;
             process_input(c);
+        }
         if (c->in == c->srv->in)
             keep_rest(c);
         if (c->tcp.data != NULL && tls_conn_unsent(c) > 0)

@@ -32,6 +32,7 @@ struct conn {
     uint8_t *in; /* unprocessed input, or NULL */
     size_t in_len, in_cap;
     int reading;
+    int ended; /* the client's close_notify read: close once c->in is run */
 
     struct tb_wbuf out;         /* frames not yet handed to the kernel */
     size_t writing;             /* bytes in the uv_write in flight */
@@ -69,7 +70,8 @@ void conn_sweep_sessionless(struct tbd *s);
 
 /* net/tls.c: the TLS port's context (start-up; logs why it cannot be had),
  * and each of its connections: tls_conn_input decrypts what a read brought
- * into c->in (non-zero: close once the alert it may have left is sent);
+ * into c->in (1: the client's close_notify, after which nothing more
+ * comes; negative: close once the alert it may have left is sent);
  * tls_conn_output encrypts c->out and returns the bytes to write, NULL if
  * it cannot (close). */
 int tls_server_init(struct tbd *s);

@@ -224,7 +224,7 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
     if (e == SSL_ERROR_WANT_READ)
         return 0;
     if (e == SSL_ERROR_ZERO_RETURN) /* the client's close_notify */
-        return TB_EIO;
+        return 1;
     if (!t->identified)
         c->srv->tls_failed++;
     log_refusal(c, t->identified ? "failed" : "handshake failed",

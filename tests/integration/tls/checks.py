@@ -94,6 +94,57 @@ def tls_session(cert="client", ca="ca", version=None, seen=None):
         return None, session(s)
 
 
+class Pipe:
+    """A TLS connection whose records are sent only when asked (ssl.SSLObject over memory):
+    what several calls make can leave in one write."""
+
+    def __init__(self):
+        self.raw = socket.create_connection(("127.0.0.1", tls_port), timeout=10)
+        self.inc, self.out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = context().wrap_bio(self.inc, self.out, server_hostname="localhost")
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.flush()
+                self.fill()
+        self.flush()
+
+    def flush(self):
+        self.raw.sendall(self.out.read())
+
+    def fill(self):
+        data = self.raw.recv(65536)
+        if not data:
+            raise OSError("closed by the server")
+        self.inc.write(data)
+
+    def frame(self):
+        """The next frame's body."""
+        data = b""
+        while True:
+            try:
+                data += self.tls.read(65536)
+            except ssl.SSLWantReadError:
+                pass
+            if len(data) >= 4 and len(data) >= 4 + struct.unpack(">i", data[:4])[0]:
+                return data[4:]
+            self.fill()
+
+
+def request(xid, op, body=b""):
+    return struct.pack(">iii", 8 + len(body), xid, op) + body
+
+
+def create(xid, path, flags):
+    """A create of PATH with data "x", open to anyone, of FLAGS (1: ephemeral)."""
+    def s(b):
+        return struct.pack(">i", len(b)) + b
+    acl = struct.pack(">ii", 1, 31) + s(b"world") + s(b"anyone")
+    return request(xid, 1, s(path.encode()) + s(b"x") + acl + struct.pack(">i", flags))
+
+
 def kazoo(cert=None, port=None):
     if cert:
         zk = KazooClient(hosts=f"127.0.0.1:{tls_port}", use_ssl=True, verify_certs=True,
@@ -124,6 +175,33 @@ def all_checks():
     check("the super user's certificate reads it", zk.get("/tls-k")[0] == b"k")
     zk.delete("/tls-k")
     zk.stop()
+
+    # A create and a closeSession that arrive with the client's close_notify, in one write, are
+    # run: the node is made, and the session ends with its ephemeral node at once, not once it
+    # expires.
+    p = Pipe()
+    p.tls.write(CONNECT)
+    p.flush()
+    p.frame()
+    p.tls.write(create(1, "/tls-eph", 1))
+    p.flush()
+    check("an ephemeral node made over TLS", struct.unpack(">iqi", p.frame()[:16])[2] == 0)
+    p.tls.write(create(2, "/tls-last", 0) + request(3, -11))
+    try:
+        p.tls.unwrap()
+    except ssl.SSLWantReadError:
+        pass
+    p.flush()
+    zk = kazoo()
+    gone = time.monotonic() + 10
+    while zk.exists("/tls-eph") and time.monotonic() < gone:
+        time.sleep(0.05)
+    check("a create sent with the close_notify is made", zk.exists("/tls-last") is not None)
+    check("a closeSession sent with the close_notify ends the session: its ephemeral node is "
+          "gone within 10 s (its timeout is 30 s)", zk.exists("/tls-eph") is None)
+    zk.delete("/tls-last")
+    zk.stop()
+    p.raw.close()
 
     # Handshakes that must fail, or sessions that must not open.
     err, sid = tls_session()
