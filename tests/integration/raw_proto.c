@@ -635,6 +635,7 @@ static const struct it_test tests[] = {
     {"pipelining", t_pipelining, 0},
     {"split_frames", t_split_frames, 0},
     {"auth_and_whoami", t_auth_and_whoami, 0},
+    {"auth_ids_bounded", t_auth_ids_bounded, 0},
     {"get_ephemerals", t_get_ephemerals, 0},
     {"all_children_number", t_all_children_number, 0},
     {"multi_wire_failure", t_multi_wire_failure, 0},

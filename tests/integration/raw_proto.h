@@ -52,6 +52,7 @@ void mh(struct rz_w *w, int32_t type, int done, int32_t err);
 void create_rec(struct rz_w *w, const char *path, int32_t flags);
 
 void t_auth_and_whoami(void);
+void t_auth_ids_bounded(void);
 void t_get_ephemerals(void);
 void t_all_children_number(void);
 void t_multi_wire_failure(void);

@@ -79,6 +79,46 @@ done:
     rz_drop(&b);
 }
 
+/* "uNNN000...:pw": a digest credential of a user of 994 bytes. */
+static const char *big_user(int i)
+{
+    static char cred[1010];
+    snprintf(cred, sizeof cred, "u%03d%0990d:pw", i, 0);
+    return cred;
+}
+
+/* Every write tumblerd logs carries its connection's identities: setAuth adds
+ * none once they take 8 KiB, so that a create of a few bytes cannot make a log
+ * entry of megabytes.  ZooKeeper, which logs none, takes them all. */
+void t_auth_ids_bounded(void)
+{
+    struct rz a;
+    int i, held, err = 0;
+    rz_init(&a);
+    ROPEN(a);
+    for (i = 0; i < 16 && err == 0; i++)
+        err = rz_auth(&a, "digest", big_user(i));
+    if (!it_server_is_tumblerd()) {
+        IT_EQ(err, 0);
+        IT_EQ(rz_ping_read(&a, NULL), 0);
+        goto done;
+    }
+    IT_EQ(err, -115);
+    held = i - 1;
+    IT_CHECKF(held >= 4, "refused after %d identities of about 1 KiB", held);
+    IT_EQ(rz_expect_close(&a, 5000), 1);
+    /* A new connection takes the same again; one it holds is taken again at the
+     * bound. */
+    rz_drop(&a);
+    ROPEN(a);
+    for (i = 0; i < held; i++)
+        IT_EQ(rz_auth(&a, "digest", big_user(i)), 0);
+    IT_EQ(rz_auth(&a, "digest", big_user(0)), 0);
+    IT_EQ(rz_auth(&a, "digest", big_user(held)), -115);
+done:
+    rz_close(&a);
+}
+
 static int get_ephemerals(struct rz *z, const char *prefix, char *out, size_t cap)
 {
     struct rz_w w = {0};

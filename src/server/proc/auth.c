@@ -15,6 +15,11 @@
 #include "server/server.h"
 #include "tree/acl.h"
 
+/* Every write's txn carries its connection's identities (proc.c), so that
+ * a create of a few bytes makes a log entry of their size: setAuth adds no
+ * more once they take this much.  ZooKeeper keeps them in memory only. */
+#define AUTH_IDS_BYTES 8192
+
 static int has_id(const struct proc_client *c, struct tb_str scheme,
                   struct tb_str id)
 {
@@ -83,6 +88,14 @@ void auth_request(struct proc_client *c, int32_t xid, struct tb_str body)
     }
     if (tb_str_eq(a.scheme, TB_STR("digest")) && a.auth.len < 1024) {
         n = tb_digest_id(a.auth.ptr ? a.auth : TB_STR(""), id, sizeof id);
+        if (n > 0 && c->ids.len >= AUTH_IDS_BYTES &&
+            !has_id(c, TB_STR("digest"), (struct tb_str){id, (size_t)n})) {
+            auth_log_refusal(c,
+                             "authentication refused: the connection's "
+                             "identities take %d bytes or more",
+                             AUTH_IDS_BYTES);
+            goto refused;
+        }
         if (n > 0) {
             auth_add_id(c, (struct tb_id){TB_STR("digest"), {id, (size_t)n}});
             if (super != NULL && super[0] != '\0' && strcmp(super, id) == 0)
@@ -98,6 +111,7 @@ void auth_request(struct proc_client *c, int32_t xid, struct tb_str body)
     auth_log_refusal(c, "authentication failed (scheme '%.*s')",
                      (int)(a.scheme.len < 32 ? a.scheme.len : 32),
                      a.scheme.ptr ? a.scheme.ptr : "");
+refused:
     c->ops->reply(c, xid, 0, TB_EAUTHFAILED, NULL, 0);
     c->ops->close_after_flush(c);
 }
