@@ -570,6 +570,7 @@ int main(int argc, char **argv)
     if (!cfg.repair_log && http_start(s) != 0) {
         http_stop(s);
         conn_unlisten(s);
+        tunnel_ctx_unwatch(s->quorum_tls);
         uv_run(s->loop, UV_RUN_DEFAULT);
         status = 1;
         goto out;
@@ -584,6 +585,7 @@ int main(int argc, char **argv)
             http_stop(s);
             conn_unlisten(s);
         }
+        tunnel_ctx_unwatch(s->quorum_tls);
         uv_run(s->loop, UV_RUN_DEFAULT);
         status = 1;
         goto out;

@@ -24,7 +24,9 @@
 #      serves: a write through it, read through the others;
 #   4. kill -9 of the leader: the other three elect a new one and take writes;
 #   5. sslQuorum with a key store missing, unreadable, with a wrong password or not named
-#      stops tumblerd at start, the key and the file named; so does a clientAuth but need.
+#      stops tumblerd at start, the key and the file named; so does a clientAuth but need;
+#      with sslQuorumReloadCertFiles, a start that fails later (its data directory a file)
+#      still exits.
 #   peer_tls.sh TUMBLER      (TUMBLERD names the server binary)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -263,6 +265,18 @@ refused "no key store" "sslQuorum is true: ssl.quorum.keyStore.location must nam
     --ssl.quorum.trustStore.location="$certs/ca.pem"
 refused "clientAuth want" "ssl.quorum.clientAuth: only need is supported" "${pem[@]}" \
     --ssl.quorum.clientAuth=want
+# A start that fails once the stores are watched still ends: a data directory that is a file.
+d=$(it_tmpdir refused-watched)
+echo kept > "$d/data"
+run_bounded 20 "$TUMBLERD" "$work/refused.cfg" --serverId=1 --dataDir="$d/data" \
+    --ssl.quorum.keyStore.location="$certs/named.pem.key" --ssl.quorum.keyStore.type=PEM \
+    --ssl.quorum.trustStore.location="$certs/ca.pem" --sslQuorumReloadCertFiles=true \
+    > "$d/log" 2>&1
+rc=$?
+{ [ "$rc" = 1 ] && grep -q "cannot open the log in $d/data" "$d/log"; } ||
+    fail "with its stores watched and a file for data directory, tumblerd gave $rc: $(cat "$d/log")"
+[ "$(cat "$d/data")" = kept ] || fail "the file named as data directory was changed"
+ok "refused at start-up with its stores watched (sslQuorumReloadCertFiles): it exits"
 
 for i in 1 2 3 5; do
     [ "${pid[$i]}" = 0 ] && continue

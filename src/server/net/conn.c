@@ -721,14 +721,10 @@ int conn_listen(struct tbd *s)
 
 void conn_unlisten(struct tbd *s)
 {
-    int i;
-
     uv_close((uv_handle_t *)&s->listener, NULL);
     uv_close((uv_handle_t *)&s->flusher, NULL);
     if (s->cfg->tls.port == 0)
         return;
     uv_close((uv_handle_t *)&s->tls_listener, NULL);
-    for (i = 0; i < 2; i++)
-        if (uv_is_active((uv_handle_t *)&s->tls_stores.stores[i]))
-            uv_close((uv_handle_t *)&s->tls_stores.stores[i], NULL);
+    tls_stores_unwatch(&s->tls_stores);
 }

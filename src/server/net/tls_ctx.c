@@ -55,6 +55,15 @@ void tls_stores_watch(uv_loop_t *loop, struct tls_watch *w,
     }
 }
 
+void tls_stores_unwatch(struct tls_watch *w)
+{
+    int i;
+
+    for (i = 0; i < 2; i++)
+        if (uv_is_active((uv_handle_t *)&w->stores[i]))
+            uv_close((uv_handle_t *)&w->stores[i], NULL);
+}
+
 /* Logs why the store at `path` cannot be used; TB_EINVAL. */
 static int store_failed(const struct tls_keys *k, const char *what,
                         const char *path)

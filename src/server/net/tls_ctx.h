@@ -45,6 +45,8 @@ struct tls_watch {
 void tls_stores_watch(uv_loop_t *loop, struct tls_watch *w,
                       const struct tls_keys *k, void (*cb)(void *data),
                       void *data);
+/* Closes the handles tls_stores_watch started, if any. */
+void tls_stores_unwatch(struct tls_watch *w);
 
 /* OpenSSL's reason for the last failure into buf, its queue emptied. */
 const char *tls_why(char *buf, size_t n);

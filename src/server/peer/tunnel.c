@@ -785,6 +785,12 @@ void tunnel_ctx_watch(struct tunnel_ctx *x, const struct tb_config *cfg)
     tls_stores_watch(x->loop, &x->stores, &k, stores_changed, x);
 }
 
+void tunnel_ctx_unwatch(struct tunnel_ctx *x)
+{
+    if (x != NULL && x->cfg != NULL)
+        tls_stores_unwatch(&x->stores);
+}
+
 void tunnel_ctx_free(struct tunnel_ctx *x)
 {
     struct tunnel *t;

@@ -45,6 +45,8 @@ int tunnel_ctx_reload(struct tunnel_ctx *x, const struct tb_config *cfg);
  * a store's file changes (tls_stores_watch); the handles close with the
  * loop's others at exit. */
 void tunnel_ctx_watch(struct tunnel_ctx *x, const struct tb_config *cfg);
+/* A start that goes no further: closes those handles (x may be NULL). */
+void tunnel_ctx_unwatch(struct tunnel_ctx *x);
 /* Once the loop has ended: frees the tunnels whose handles it closed. */
 void tunnel_ctx_free(struct tunnel_ctx *x);
 
