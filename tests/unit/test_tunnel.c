@@ -7,8 +7,9 @@
  * certificate that names the host 127.0.0.1 reverse-resolves to (as
  * localhost in the hosts file) but not one for another name.  With
  * portUnification the accepting side takes a plain connection as it is
- * and a TLS one as ever; without, plain bytes are refused.  Every wait
- * is the loop's, bounded by a timer. */
+ * and a TLS one as ever; without, plain bytes are refused.  A tunnel whose
+ * handles the loop's owner closes at exit, a write still out, closes
+ * nothing twice.  Every wait is the loop's, bounded by a timer. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
@@ -444,6 +445,48 @@ static void test_cancel_while_looking_up(void **state)
     tunnel_ctx_free(ta);
 }
 
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+/* tumblerd's exit closes every handle left on the loop (main.c): a tunnel
+ * with a write still out to a member that reads nothing sees it canceled,
+ * and closes nothing twice (libuv aborts on that). */
+static void test_closed_at_exit_with_writes_out(void **state)
+{
+    struct fx *f = *state;
+    struct tunnel_ctx *ca = ctx(f, "a", "b"), *cb = ctx(f, "b", "a");
+    struct end a = {-2, 0}, b = {-2, 0};
+    static char chunk[65536];
+    int out, in, stuck = 0, i;
+
+    tcp_pair(&out, &in);
+    assert_non_null(tunnel_start(ca, out, 1, "127.0.0.1:1", got_fd, &a));
+    assert_non_null(tunnel_start(cb, in, 0, NULL, got_fd, &b));
+    wait_both(f, &a, &b);
+    assert_true(a.fd >= 0 && b.fd >= 0);
+    /* b's plaintext end is never read: every buffer on the way fills. */
+    for (i = 0; i < 100000 && stuck < 200; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        if (send(a.fd, chunk, sizeof chunk, MSG_DONTWAIT) > 0) {
+            stuck = 0;
+        } else {
+            stuck++;
+            usleep(1000);
+        }
+    }
+    assert_int_equal(stuck, 200);
+    uv_walk(&f->loop, close_walk, NULL);
+    drain(f);
+    close(a.fd);
+    close(b.fd);
+    tunnel_ctx_free(ca);
+    tunnel_ctx_free(cb);
+}
+
 /* Canceled before its handshake: no callback, nothing left open. */
 static void test_cancel(void **state)
 {
@@ -475,8 +518,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel_while_looking_up, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unified_takes_plain_and_tls,
+        cmocka_unit_test_setup_teardown(test_closed_at_exit_with_writes_out,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unified_takes_plain_and_tls, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_plain_refused, setup, teardown),
     };
 

@@ -127,6 +127,10 @@ static void tunnel_close(struct tunnel *t, int reset)
     if (t->closing)
         return;
     t->closing = 1;
+    /* Closed with the loop's other handles at exit (main.c): a write or a
+     * shutdown they cancel ends here, and tunnel_ctx_free frees it. */
+    if (uv_is_closing((uv_handle_t *)&t->tcp))
+        return;
     t->cb = NULL;
     if (t->lookup != NULL) { /* its callback frees it */
         t->lookup->t = NULL;
