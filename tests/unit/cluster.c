@@ -67,6 +67,8 @@ static int node_restore(void *data, const void *buf, size_t len)
 {
     struct node *x = data;
 
+    if (x->refuse_restore)
+        return TB_ENOMEM;
     return fsm_restore(x->fsm, buf, len);
 }
 

@@ -37,6 +37,7 @@ struct node {
     struct fsm *fsm;
     struct replog *log;
     int leader; /* as on_leader last said */
+    int refuse_restore; /* its state machine takes no snapshot (TB_ENOMEM) */
     uint64_t leader_changes;
     /* The last two snapshots raft stored in the fixture's io: their last
      * index and their configuration's (cluster.c says why). */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -190,6 +192,36 @@ static void test_follower_caught_up_by_snapshot(void **state)
     assert_true(after.entries_applied - before.entries_applied < 100);
     assert_true(cluster_has(c, f, "/s199"));
     cluster_close(c);
+}
+
+static int has_s199(struct cluster *c, void *arg)
+{
+    return cluster_has(c, *(unsigned *)arg, "/s199");
+}
+
+/* A snapshot sent by the leader that the follower's state machine cannot
+ * take (out of memory, a format of another release) stops the follower
+ * (exit 74): raft has dropped the log the snapshot replaces, and going on
+ * it would apply nothing more, stale for ever.  In a child process. */
+static void test_snapshot_refused_stops_the_follower(void **state)
+{
+    struct cluster *c = &cl;
+    unsigned f;
+    pid_t pid;
+    int status;
+
+    (void)state;
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        follower_left_behind(c, 200, &f);
+        c->nodes[f].refuse_restore = 1;
+        raft_fixture_revive(&c->f, f);
+        _exit(cluster_step_until(c, has_s199, &f, 20000) ? 1 : 2);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 74);
 }
 
 static int installing(struct cluster *c, void *arg)
@@ -980,6 +1012,7 @@ int main(void)
         cmocka_unit_test(test_leader_killed_under_writes),
         cmocka_unit_test(test_minority_leader),
         cmocka_unit_test(test_follower_caught_up_by_snapshot),
+        cmocka_unit_test(test_snapshot_refused_stops_the_follower),
         cmocka_unit_test(test_leader_gone_while_installing),
         cmocka_unit_test(test_idle_snapshot_on_every_member),
         cmocka_unit_test(test_session_across_leader_change),

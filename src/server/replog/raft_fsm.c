@@ -8,6 +8,8 @@
  * buffer without copying it: we keep ownership and free it in finalize.
  * Version 3 (snapshot_async) is refused by libraft 0.15's raft_init. */
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "server/replog/internal.h"
@@ -102,6 +104,27 @@ void replog__snapshot_policy(struct replog *l, uint64_t state_bytes)
     raft_set_snapshot_threshold(l->raft, l->snap_max_entries);
 }
 
+/* A snapshot that cannot be restored.  At open (raft_start, raft not yet
+ * a follower), the start fails.  Sent by the leader, it stops the process: raft
+ * has already dropped the log the snapshot replaces (and wal_io.c stored it,
+ * the log on disk made void), so going on would leave this server applying
+ * nothing, stale for ever; a restart restores the stored snapshot, or says why
+ * it cannot. */
+__attribute__((format(printf, 2, 3))) static int refused(struct replog *l,
+                                                         const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (raft_state(l->raft) != RAFT_UNAVAILABLE)
+        replog__fail_stop(l, "restore of the leader's snapshot: %s", msg);
+    replog__logf(l, REPLOG_LOG_ERROR, "restore: %s", msg);
+    return RAFT_CORRUPT;
+}
+
 /* On success we own buf->base and free it; on failure raft frees it. */
 static int fsm_restore(struct raft_fsm *rf, struct raft_buffer *buf)
 {
@@ -119,22 +142,16 @@ static int fsm_restore(struct raft_fsm *rf, struct raft_buffer *buf)
     while (rv == 0 &&
            (rv = replog__delta_next(&check, &index, &payload, &len)) == 1)
         rv = 0;
-    if (rv != 0) {
-        replog__logf(l, REPLOG_LOG_ERROR,
-                     "restore: snapshot of %zu bytes has a malformed envelope",
-                     buf->len);
-        return RAFT_CORRUPT;
-    }
+    if (rv != 0)
+        return refused(l, "snapshot of %zu bytes has a malformed envelope",
+                       buf->len);
     base = s.base_index;
     /* A child serializing the state being replaced is of no more use. */
     replog__snapshot_discard(l);
     rv = l->fsm.restore(l->fsm.data, s.state, s.state_len);
-    if (rv != 0) {
-        replog__logf(l, REPLOG_LOG_ERROR,
-                     "restore: state machine rejected snapshot at %llu: %s",
-                     (unsigned long long)base, tb_strerror(rv));
-        return RAFT_CORRUPT;
-    }
+    if (rv != 0)
+        return refused(l, "state machine rejected snapshot at %llu: %s",
+                       (unsigned long long)base, tb_strerror(rv));
     while (replog__delta_next(&s, &index, &payload, &len) == 1) {
         l->stats.entries_applied++;
         l->fsm.apply(l->fsm.data, index, payload, len);
