@@ -7,8 +7,8 @@
  * The stores are named and typed by ZooKeeper's ssl.* keys and read as its
  * Java reads them, PKCS12 or PEM (tls_ctx.c, shared with the links between
  * the members of an ensemble).  A client's certificate gives the
- * connection the id x509:<its subject, RFC 2253>, as ZooKeeper's
- * X509AuthenticationProvider does; the subject named by
+ * connection the id x509:<its subject, as Java writes it (x509_id.c)>, as
+ * ZooKeeper's X509AuthenticationProvider does; the subject named by
  * X509AuthenticationProvider.superUser is the super user. */
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -155,9 +155,7 @@ static void identify(struct conn *c)
 
     if (cert == NULL || (b = BIO_new(BIO_s_mem())) == NULL)
         return;
-    /* Java's X500Principal.getName(): RFC 2253, non-ASCII as UTF-8. */
-    if (X509_NAME_print_ex(b, X509_get_subject_name(cert), 0,
-                           XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0) {
+    if (tls_subject_id(X509_get_subject_name(cert), b) == 0) {
         BIO_get_mem_ptr(b, &m);
         dn = (struct tb_str){m->data, m->length};
         auth_add_id(&c->client, (struct tb_id){TB_STR("x509"), dn});

@@ -48,6 +48,12 @@ void tls_stores_watch(uv_loop_t *loop, struct tls_watch *w,
 /* Closes the handles tls_stores_watch started, if any. */
 void tls_stores_unwatch(struct tls_watch *w);
 
+/* x509_id.c: the subject n into out as Java's X500Principal.getName()
+ * writes it, ZooKeeper's x509 id; 0, or -1 if it cannot be encoded. */
+struct X509_name_st;
+struct bio_st;
+int tls_subject_id(const struct X509_name_st *n, struct bio_st *out);
+
 /* OpenSSL's reason for the last failure into buf, its queue emptied. */
 const char *tls_why(char *buf, size_t n);
 

@@ -98,10 +98,10 @@ class Pipe:
     """A TLS connection whose records are sent only when asked (ssl.SSLObject over memory):
     what several calls make can leave in one write."""
 
-    def __init__(self):
+    def __init__(self, cert="client"):
         self.raw = socket.create_connection(("127.0.0.1", tls_port), timeout=10)
         self.inc, self.out = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.tls = context().wrap_bio(self.inc, self.out, server_hostname="localhost")
+        self.tls = context(cert).wrap_bio(self.inc, self.out, server_hostname="localhost")
         while True:
             try:
                 self.tls.do_handshake()
@@ -175,6 +175,30 @@ def all_checks():
     check("the super user's certificate reads it", zk.get("/tls-k")[0] == b"k")
     zk.delete("/tls-k")
     zk.stop()
+
+    # The x509 id of a subject with a multi-valued RDN, attributes RFC 2253 has no keyword for
+    # (by OID, the value's DER in hex), characters to escape and a non-ASCII one, as Java's
+    # X500Principal.getName() writes it (ZooKeeper's id, which ACLs and superUser name).
+    p = Pipe("odd")
+    p.tls.write(CONNECT)
+    p.flush()
+    p.frame()
+    p.tls.write(request(1, 107))  # whoAmI
+    p.flush()
+    body = p.frame()[16:]
+    ids, at = [], 4
+    for _ in range(struct.unpack(">i", body[:4])[0]):
+        pair = []
+        for _ in range(2):
+            n = struct.unpack(">i", body[at:at + 4])[0]
+            pair.append(body[at + 4:at + 4 + n].decode())
+            at += 4 + n
+        ids.append(tuple(pair))
+    odd = (r'STREET=Main St,2.5.4.12=#0c024472,1.2.840.113549.1.9.1=#16056140622e63,'
+           r'CN=odd\=name\#1 \<x\>\;\"q\"\\,OU=test+UID=u1,L=Zürich,'
+           r'O=Tumbler\, Inc.,DC=example')
+    check(f"whoAmI over TLS with an odd subject: {ids}", ("x509", odd) in ids)
+    p.raw.close()
 
     # A create and a closeSession that arrive with the client's close_notify, in one write, are
     # run: the node is made, and the session ends with its ephemeral node at once, not once it

@@ -7,6 +7,8 @@
 #   misnamed.{pem,key,p12}       CN=other.invalid, SAN other.invalid alone (ours, for another host)
 #   client.{pem,key,p12}         CN=client,OU=test,O=Tumbler
 #   other.{pem,key,p12}          CN=other (a subject an ACL can name in zkCli, which splits at commas)
+#   odd.{pem,key,p12}            a subject with a multi-valued RDN, attributes RFC 2253 has no
+#                                keyword for, characters to escape and a non-ASCII one
 #   client.pem.key               the client's key and chain in one PEM file
 #   rogue.{pem,key,p12}          a client signed by a CA nobody trusts
 # Every .p12 has the password "secret"; the keys are unencrypted PEM.
@@ -30,7 +32,7 @@ ca()
 # leaf NAME SUBJECT CA EXTFILE-LINES
 leaf()
 {
-    ossl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2"
+    ossl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" -utf8
     printf '%s\n' "$4" > "$1.ext"
     ossl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial \
         -out "$1.pem" -days "$days" -extfile "$1.ext"
@@ -56,6 +58,8 @@ leaf misnamed "/O=Tumbler/CN=other.invalid" ca \
 extendedKeyUsage=serverAuth,clientAuth"
 leaf client "/O=Tumbler/OU=test/CN=client" ca "extendedKeyUsage=clientAuth"
 leaf other "/CN=other" ca "extendedKeyUsage=clientAuth"
+leaf odd '/DC=example/O=Tumbler, Inc./L=Zürich/OU=test+UID=u1/CN=odd=name#1 <x>;"q"\\/emailAddress=a@b.c/title=Dr/street=Main St' \
+    ca "extendedKeyUsage=clientAuth"
 leaf rogue "/O=Rogue/CN=rogue" rogueca "extendedKeyUsage=clientAuth"
 rm -f trust.p12
 keytool -importcert -noprompt -alias ca -file ca.pem -keystore trust.p12 \
