@@ -369,6 +369,13 @@ static void test_reconfig_outcome(void **state)
     assert_int_equal(stat_of(x, "/zookeeper/config").version, -1);
     data = tree_node_data(tree_find(fsm_tree(x->f), TB_STR("/zookeeper/config")));
     assert_int_equal(data.len, strlen(want));
+    /* An outcome in one of tumblerd's own codes is none the leader logs:
+     * MarshallingError, not an out of memory that would stop every
+     * replica at every start. */
+    b.len = 0;
+    tb_reconfig_txn_encode(&b,
+                           &(struct tb_reconfig_txn){TB_ENOMEM, TB_STR("")});
+    assert_int_equal(apply(x, TB_OP_RECONFIG_TXN, 0, &b), TB_EMARSHALLING);
     /* Malformed: MarshallingError, nothing changed. */
     b.len = 0;
     tb_put_I32(&b, 0);

@@ -27,8 +27,11 @@ int fsm__reconfig(struct fsm *f, struct tb_str body)
 
     if (tb_reconfig_txn_decode(&r, &t) != 0)
         return TB_EMARSHALLING;
+    /* A failed reconfig's code is ZooKeeper's, answered as it is; one of
+     * tumblerd's own (below -1000: fsm_apply stops on TB_ENOMEM) is no
+     * outcome the leader logs. */
     if (t.rc != 0)
-        return t.rc;
+        return t.rc > -1000 ? t.rc : TB_EMARSHALLING;
     n = tree_find(f->tree, TB_STR("/zookeeper/config"));
     if (n == NULL)
         return TB_ENONODE;
