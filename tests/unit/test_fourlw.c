@@ -647,6 +647,34 @@ static void test_conf_dirs(void **state)
     expect_answer(f, "dirs", "datadir_size: 457\nlogdir_size: 458\n");
 }
 
+/* An ensemble's: the membership ends "version=0" unended, as ZooKeeper's
+ * does; the keys after it start a line of their own. */
+static void test_conf_ensemble(void **state)
+{
+    struct fake *f = *state;
+    struct fourlw_source src = source_of(f);
+    struct tb_wbuf b;
+    char err[128];
+    const char *text;
+
+    assert_int_equal(
+        tb_config_set(&f->cfg, "serverId", "1", NULL, err, sizeof err), 0);
+    assert_int_equal(tb_config_set(&f->cfg, "server.1", "127.0.0.1:2881:3881",
+                                   NULL, err, sizeof err),
+                     0);
+    assert_int_equal(tb_config_set(&f->cfg, "server.2", "127.0.0.1:2882:3882",
+                                   NULL, err, sizeof err),
+                     0);
+    assert_int_equal(tb_config_finish(&f->cfg, err, sizeof err), 0);
+    tb_wbuf_init(&b);
+    assert_int_equal(fourlw_execute(&src, FOURLW_CONF, 0, &b), 0);
+    tb_wbuf_put(&b, "", 1);
+    text = (const char *)b.base;
+    assert_non_null(strstr(text, "\nmembership: \nserver.1="));
+    assert_non_null(strstr(text, "\nversion=0\nclientPortAddress="));
+    tb_wbuf_free(&b);
+}
+
 static void test_envi(void **state)
 {
     struct fake *f = *state;
@@ -840,6 +868,7 @@ int main(void)
         T(test_dump_empty),
         cmocka_unit_test(test_emit_misuse_ignored),
         T(test_conf_dirs),
+        T(test_conf_ensemble),
         T(test_envi),
         cmocka_unit_test(test_env_collect),
         T(test_isro_resets_masks),

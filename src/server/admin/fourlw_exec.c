@@ -128,8 +128,12 @@ static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
         if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
             break;
         eq = memchr(p, '=', (size_t)(eol - p));
-        if (*p != '#' && eq != NULL && !has_key(out, p, (size_t)(eq - p)))
-            tb_wbuf_put(out, p, (size_t)(eol + 1 - p));
+        if (*p == '#' || eq == NULL || has_key(out, p, (size_t)(eq - p)))
+            continue;
+        /* An ensemble's text ends as ZooKeeper's, "version=0" unended. */
+        if (out->len > 0 && out->base[out->len - 1] != '\n')
+            tb_wbuf_put(out, "\n", 1);
+        tb_wbuf_put(out, p, (size_t)(eol + 1 - p));
     }
     tb_wbuf_free(&all);
 }
