@@ -198,4 +198,19 @@ out=$("$TUMBLERD" --dataDir="$dir2/y" --clientPort=0 --metricsProvider.className
 [ ! -e "$dir2/y" ] || fail "a start that failed created its data directory"
 ok "off by default; bad provider and taken port refused"
 
+# ---- on "::" both endpoints take IPv4 clients too, as the client port does ----
+dir3=$(it_tmpdir any)
+port3=$(free_port)
+mport3=$(free_port)
+aport3=$(free_port)
+start_tumblerd "$dir3" "$port3" --metricsProvider.className=$prom \
+    --metricsProvider.httpHost=:: --metricsProvider.httpPort="$mport3" \
+    --admin.enableServer=true --admin.serverAddress=:: --admin.serverPort="$aport3"
+wait_serving "$port3" 30 "$SERVER_PID" || fail "tumblerd (HTTP on ::) did not start"
+for url in "http://127.0.0.1:$mport3/metrics" "http://[::1]:$mport3/metrics" \
+    "http://127.0.0.1:$aport3/commands/ruok" "http://[::1]:$aport3/commands/ruok"; do
+    "${CURL[@]}" -o /dev/null "$url" || fail "GET $url with the endpoints on ::"
+done
+ok "on ::, both endpoints answer over IPv4 and IPv6"
+
 echo "$passed passed, 0 failed"

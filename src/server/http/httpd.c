@@ -186,8 +186,10 @@ int httpd_start(struct httpd **out, uv_loop_t *loop,
     snprintf(h->name, sizeof h->name, "%s", cfg->name);
     h->handler = cfg->handler;
     h->data = cfg->data;
+    /* On "::" IPv4 clients too, as the client port (libuv) and ZooKeeper's
+     * Jetty take them. */
     if (v6)
-        flags |= MHD_USE_IPv6;
+        flags |= MHD_USE_DUAL_STACK;
     errno = 0;
     h->mhd = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
