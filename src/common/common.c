@@ -38,6 +38,13 @@ void tb_wbuf_free(struct tb_wbuf *b)
     tb_wbuf_init(b);
 }
 
+void tb_wbuf_reset(struct tb_wbuf *b)
+{
+    if (b->oom)
+        tb_wbuf_free(b);
+    b->len = 0;
+}
+
 /* A large buffer's pages are populated a step ahead of what is written:
  * faulting them in one by one costs about ten times as much (more under
  * some hypervisors).  A step at a time, not all a growth adds at once: a

@@ -46,6 +46,10 @@ struct tb_wbuf {
 
 void tb_wbuf_init(struct tb_wbuf *b);
 void tb_wbuf_free(struct tb_wbuf *b);
+/* Empties a heap buffer for its next use, keeping its capacity; one whose
+ * allocation failed (oom) starts afresh, so that one failure fails one
+ * use, not every later one. */
+void tb_wbuf_reset(struct tb_wbuf *b);
 int tb_wbuf_reserve(struct tb_wbuf *b, size_t extra);
 void tb_wbuf_put(struct tb_wbuf *b, const void *p, size_t n);
 void tb_wbuf_printf(struct tb_wbuf *b, const char *fmt, ...)

@@ -111,18 +111,22 @@ static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
 
     if (auth_check(c, d->acl, TB_PERM_READ) != 0)
         return;
-    b->len = 0;
+    tb_wbuf_reset(b);
     start = tb_frame_begin(b);
     tb_put_I32(b, TB_XID_NOTIFICATION);
     tb_put_I64(b, -1);
     tb_put_I32(b, 0);
     tb_watcher_event_encode(b, &ev);
     tb_frame_end(b, start);
-    if (!b->oom) {
-        c->ops->send(c, b->base, b->len);
-        c->ops->notified(c);
-        d->srv->watch_notifications++;
+    if (b->oom) {
+        /* The watch is spent: the client, back with the last zxid it saw,
+         * is told of the change by SetWatches. */
+        c->ops->close(c);
+        return;
     }
+    c->ops->send(c, b->base, b->len);
+    c->ops->notified(c);
+    d->srv->watch_notifications++;
 }
 
 static void on_event(void *data, int type, struct tb_str path,
@@ -231,7 +235,7 @@ static int propose_cleanup(void *arg, struct tree_node *n)
     if (cl->budget == 0)
         return 1;
     cl->budget--;
-    s->scratch2.len = 0;
+    tb_wbuf_reset(&s->scratch2);
     tb_path_req_encode(&s->scratch2, &r);
     if (!s->scratch2.oom)
         proc_propose(s, TB_OP_DELETECONTAINER, 0, 0, 0, NULL,

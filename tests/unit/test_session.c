@@ -592,6 +592,49 @@ static void client_without_a_socket(void **state)
     tb_wbuf_free(&acl);
 }
 
+/* One failed growth of the server's shared encoding buffers fails the
+ * request that met it, not every later one: after it, reads are answered
+ * and writes logged (they closed the client and failed for good). */
+static void scratch_failure_passes(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body, acl;
+    struct tb_reply_header h;
+    struct tb_rd rd;
+
+    carrier_open(f, &k, 11);
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    f->s.scratch.oom = 1; /* as a growth that failed leaves it */
+    f->s.scratch2.oom = 1;
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/"), 0});
+    request(&k, &body, 1, TB_OP_EXISTS);
+    assert_int_equal(k.closes, 0);
+    assert_int_equal(k.frames, 2);
+    rd = nth_frame(&k, 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 1);
+    assert_int_equal(h.err, 0);
+    f->s.scratch.oom = 1;
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/s"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&k, &body, 2, TB_OP_CREATE);
+    assert_true(run_until(f, &k.frames, 3));
+    rd = nth_frame(&k, 3);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 2);
+    assert_int_equal(h.err, 0);
+    assert_int_equal(k.closes, 0);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+    carrier_free(&k);
+}
+
 /* A createSession entry applied again after a restart (or proposed by an
  * earlier start) names a connection id of then: a client of now with
  * that id, resuming a session of its own, is not handed the new one; and
@@ -785,6 +828,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(multi_creates_follow_their_modes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(client_without_a_socket, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(scratch_failure_passes, setup,
                                         teardown),
     };
 

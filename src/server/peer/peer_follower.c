@@ -259,7 +259,7 @@ static void report_touched(struct peer *p)
 
     if (p->out == NULL || p->touched.count == 0)
         return;
-    b->len = 0;
+    tb_wbuf_reset(b);
     while (tb_map_next(&p->touched, &i, &id, &v)) {
         tb_store_be64(x, id);
         tb_wbuf_put(b, x, sizeof x);

@@ -69,7 +69,7 @@ void peer__link_send(struct link *k, int type, const void *a, size_t an,
             peer__link_close(k);
         return;
     }
-    f->len = 0;
+    tb_wbuf_reset(f);
     tb_wbuf_put(f, hdr, sizeof hdr);
     tb_wbuf_put(f, a, an);
     tb_wbuf_put(f, b, bn);

@@ -198,7 +198,7 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
                (s->cfg->tls.port ? TB_TXN_X509_ACLS : 0);
     if (t->type == TB_OP_RECONFIG) /* decided first (reconfig.c) */
         return reconfig_propose(s, t, done, arg);
-    s->scratch.len = 0;
+    tb_wbuf_reset(&s->scratch);
     tb_txn_encode(&s->scratch, t);
     if (s->scratch.oom)
         return TB_ENOMEM;
@@ -232,7 +232,7 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     if (s->peer != NULL && !replog_is_leader(s->log)) {
         t.time = 0; /* the leader's are what count */
         t.flags = 0;
-        s->scratch.len = 0;
+        tb_wbuf_reset(&s->scratch);
         tb_txn_encode(&s->scratch, &t);
         return s->scratch.oom
                    ? TB_ENOMEM

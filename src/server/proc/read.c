@@ -14,7 +14,7 @@ static struct tb_wbuf *begin(struct proc_client *c, int32_t xid, size_t *start)
 {
     struct tb_wbuf *w = &c->srv->scratch;
 
-    w->len = 0;
+    tb_wbuf_reset(w);
     *start = tb_frame_begin(w);
     tb_put_I32(w, xid);
     tb_put_I64(w, proc_zxid(c->srv));
@@ -43,7 +43,7 @@ static void notify(struct proc_client *c, int type, struct tb_str path)
     struct tb_wbuf *w = &c->srv->scratch;
     size_t start;
 
-    w->len = 0;
+    tb_wbuf_reset(w);
     start = tb_frame_begin(w);
     tb_put_I32(w, TB_XID_NOTIFICATION);
     tb_put_I64(w, -1);
@@ -99,7 +99,7 @@ static struct tb_str node_view(struct proc_client *c, struct tree_node *n,
     if (!tb_config_ensemble(cfg) || tree_node_data(n).len > 0 ||
         !tb_str_eq(tree_node_path(n), TB_STR("/zookeeper/config")))
         return tree_node_data(n);
-    m->len = 0;
+    tb_wbuf_reset(m);
     tb_config_render_membership(cfg, m);
     st->data_length = (int32_t)m->len;
     st->version = -1;

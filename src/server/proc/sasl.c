@@ -251,7 +251,7 @@ static void reply_token(struct proc_client *c, int32_t xid, int32_t err,
     struct tb_sasl_token t = {{token, token ? len : 0}};
     size_t start;
 
-    w->len = 0;
+    tb_wbuf_reset(w);
     start = tb_frame_begin(w);
     tb_reply_header_encode(w, &h);
     tb_sasl_token_encode(w, &t);
