@@ -400,7 +400,7 @@ int tb_remove_watches(struct tb_client *c, const char *path, int type,
 {
     struct op op;
     struct rm_spec probe = {type, watch, wdata, local, 0};
-    int n, others, wire = type;
+    int n, others, persistent, wire = type;
 
     if (type < TB_WATCHER_CHILDREN || type > TB_WATCHER_PERSISTENT_RECURSIVE)
         return TB_EBADARGUMENTS;
@@ -420,19 +420,21 @@ int tb_remove_watches(struct tb_client *c, const char *path, int type,
     op.r->rm->path_len = op.path.len;
     memcpy(op.r->rm->path, op.path.ptr, op.path.len);
     op.r->rm->path[op.path.len] = '\0';
-    if (others & class_bits(type)) {
-        /* The server's watch still serves other local watchers: this is a
-         * local removal, complete at once. */
+    persistent = type == TB_WATCHER_PERSISTENT ||
+                 type == TB_WATCHER_PERSISTENT_RECURSIVE;
+    if ((others & class_bits(type)) || (persistent && others != 0)) {
+        /* A local removal, complete at once: the server's watch still
+         * serves other local watchers; or 3.8 servers refuse the
+         * persistent types (wire doc 6.16) and ANY would end the other
+         * watches there too, so the server's events for this one find no
+         * watcher here, and a reconnect does not set it again. */
         op.r->cb.v = cb;
         op.r->data = data;
         tb__req_complete(c, op.r, 0, NULL, 0);
         op.r = NULL;
         return op_finish(&op, NULL, NULL);
     }
-    /* 3.8 servers refuse the persistent types (wire doc 6.16); ANY does
-     * the same when nothing else is watched there. */
-    if ((type == TB_WATCHER_PERSISTENT ||
-         type == TB_WATCHER_PERSISTENT_RECURSIVE) && others == 0)
+    if (persistent) /* nothing else is watched there: ANY does the same */
         wire = TB_WATCHER_ANY;
     {
         struct tb_watches_req rq = {op.path, wire};

@@ -422,6 +422,41 @@ done:
     }
 }
 
+/* One handle's persistent watch removed while a data watch is set on the
+ * same path: the persistent watcher ends, the data watcher still hears. */
+static void test_remove_persistent_beside_data(void)
+{
+    const char *r = it_root("rmp");
+    struct tb_client *c = it_connect(it_hostport, 10000, NULL);
+    struct it_rec pers, data;
+
+    it_rec_init(&pers);
+    it_rec_init(&data);
+    CHECK(c != NULL);
+    CHECK_RC(tb_create_sync(c, r, "", 0, NULL, TB_PERSISTENT, 0, NULL, 0, NULL),
+             0);
+    CHECK_RC(
+        tb_add_watch_sync(c, r, TB_ADDWATCH_PERSISTENT, it_rec_watch, &pers),
+        0);
+    CHECK_RC(tb_get_data_sync(c, r, it_rec_watch, &data, NULL, NULL, NULL), 0);
+    CHECK_RC(tb_remove_watches_sync(c, r, TB_WATCHER_PERSISTENT, NULL, NULL, 0),
+             0);
+    CHECK(it_rec_wait(&pers, 1, 5000) == 0);
+    CHECK(pers.ev[0].type == TB_EVENT_PERSISTENT_WATCH_REMOVED &&
+          pers.ev[0].final);
+    CHECK_RC(tb_set_data_sync(c, r, "1", 1, -1, NULL), 0);
+    CHECK_RC(tb_set_data_sync(c, r, "2", 1, -1, NULL), 0);
+    CHECK(it_rec_wait(&data, 1, 5000) == 0);
+    CHECK(data.ev[0].type == TB_EVENT_DATA_CHANGED && data.ev[0].final);
+    it_sleep(200);
+    CHECK(it_rec_count(&pers) == 1 && it_rec_count(&data) == 1);
+done:
+    if (c) {
+        it_rmr(c, r);
+        tb_client_close(c);
+    }
+}
+
 static void test_remove_watches(void)
 {
     const char *r = it_root("rmw");
@@ -513,6 +548,7 @@ const struct it_test it_ops_tests[] = {
     {"watch_oneshot", test_oneshot_watches},
     {"watch_persistent", test_persistent_watches},
     {"watch_remove", test_remove_watches},
+    {"watch_remove_persistent_beside_data", test_remove_persistent_beside_data},
     {"chroot", test_chroot},
     {NULL, NULL},
 };
