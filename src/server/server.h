@@ -72,7 +72,7 @@ struct tbd {
     struct tb_map conn_by_id;
     struct tb_map conn_by_session;
     struct tb_map sessions; /* session id -> struct sess (proc/expiry.h) */
-    struct tb_map ip_count; /* IPv4 address -> open connections */
+    struct tb_map ip_count; /* address hash -> its chain (net/conn.c) */
     uint64_t next_conn_id;
     uint64_t max_conns; /* what the open-file limit leaves room for */
     uint64_t conns_rejected;                   /* refused over either limit */

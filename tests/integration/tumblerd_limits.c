@@ -2,6 +2,9 @@
  * server started with the setting under test (see CMakeLists.txt):
  *   max_cnxns     --maxClientCnxns=5: the 6th connection from one address is
  *                 closed at once, the others keep being served
+ *   dual_stack_cnxns the same on a dual-stack port (clientPortAddress=::):
+ *                 5 from 127.0.0.1 (seen as ::ffff:127.0.0.1) and 5 from
+ *                 ::1, each address's 6th closed
  *   outstanding   --globalOutstandingLimit=8: 2000 pipelined requests are all
  *                 answered, in order (reading pauses; nothing is dropped)
  *   slow_reader   a client that stops reading 200 MB of replies: the server
@@ -68,6 +71,46 @@ static void t_max_cnxns(void)
 done:
     for (i = 0; i < 5; i++)
         rz_close(&z[i]); /* z[4] again: a no-op */
+}
+
+/* Five sessions from HP's address are served, a sixth is closed. */
+static int fill(const char *hp, struct rz z[6])
+{
+    int i;
+
+    for (i = 0; i < 6; i++)
+        rz_init(&z[i]);
+    for (i = 0; i < 5; i++)
+        IT_EQ(rz_open(&z[i], hp, 10000), 0);
+    IT_EQ(rz_dial(&z[5], hp), 0);
+    IT_EQ(rz_hello(&z[5], &(struct rz_hello){0, 0, 10000, 0, NULL, 0}), -1);
+    for (i = 0; i < 5; i++)
+        IT_EQ(rz_ping_read(&z[i], NULL), 0);
+    return 0;
+done:
+    return -1;
+}
+
+static void t_dual_stack_cnxns(void)
+{
+    struct rz v4[6], v6[6];
+    char hp[64], buf[8192];
+    int i;
+
+    snprintf(hp, sizeof hp, "::1%s", strrchr(it_hostport, ':'));
+    IT_EQ(fill(it_hostport, v4), 0);
+    IT_EQ(fill(hp, v6), 0);
+    for (i = 0; i < 5; i++)
+        rz_close(&v4[i]);
+    usleep(200000);
+    IT_CHECK(rz_four_letter(it_hostport, "mntr", buf, sizeof buf) >= 0);
+    IT_CHECKF(strstr(buf, "\nzk_connection_rejected\t2\n") != NULL,
+              "mntr does not count the two refused: %s", buf);
+done:
+    for (i = 0; i < 6; i++) {
+        rz_close(&v4[i]);
+        rz_close(&v6[i]);
+    }
 }
 
 static void exists_body(struct rz_w *w, const char *path)
@@ -464,6 +507,7 @@ done:
 
 static const struct it_test tests[] = {
     {"max_cnxns", t_max_cnxns, 0},
+    {"dual_stack_cnxns", t_dual_stack_cnxns, 0},
     {"outstanding", t_outstanding, 0},
     {"slow_reader", t_slow_reader, 0},
     {"whitelist", t_whitelist, 0},

@@ -132,10 +132,46 @@ static void on_closed(uv_handle_t *h)
     free(c);
 }
 
+/* Open connections per client address, for maxClientCnxns, as ZooKeeper
+ * counts them (per address, IPv6 too; an IPv4 client of a dual-stack
+ * port is its IPv4 address).  s->ip_count maps a hash of the address to
+ * a chain of these, exact whatever the hash's collisions. */
+struct ip_conns {
+    struct ip_conns *next;
+    uint8_t addr[16];
+    uint32_t n;
+};
+
+static uint64_t ip_key(const uint8_t a[16])
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    int i;
+
+    for (i = 0; i < 16; i++)
+        h = (h ^ a[i]) * 1099511628211u;
+    return h;
+}
+
+static void ip_release(struct tbd *s, const uint8_t addr[16])
+{
+    uint64_t key = ip_key(addr);
+    struct ip_conns *head = tb_map_get(&s->ip_count, key), **p = &head, *e;
+
+    while ((e = *p) != NULL && memcmp(e->addr, addr, 16) != 0)
+        p = &e->next;
+    if (e == NULL || --e->n > 0)
+        return;
+    *p = e->next;
+    free(e);
+    if (head == NULL)
+        tb_map_del(&s->ip_count, key);
+    else
+        tb_map_put(&s->ip_count, key, head); /* its head may have gone */
+}
+
 void conn_close(struct conn *c)
 {
     struct tbd *s = c->srv;
-    uintptr_t n;
 
     if (c->client.state == CONN_CLOSING && c->tcp.data == NULL)
         return;
@@ -149,13 +185,8 @@ void conn_close(struct conn *c)
         tb_map_get(&s->conn_by_session, (uint64_t)c->client.session_id) ==
             &c->client)
         tb_map_del(&s->conn_by_session, (uint64_t)c->client.session_id);
-    if (c->peer_ip4 != 0) {
-        n = (uintptr_t)tb_map_get(&s->ip_count, c->peer_ip4);
-        if (n <= 1)
-            tb_map_del(&s->ip_count, c->peer_ip4);
-        else
-            tb_map_put(&s->ip_count, c->peer_ip4, (void *)(n - 1));
-    }
+    if (c->counted)
+        ip_release(s, c->peer_addr);
     proc_client_closed(&c->client);
     c->client.closed = 1;
     c->tcp.data = NULL; /* marks "closed" for late callers */
@@ -497,14 +528,27 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
 
 static int peer_allowed(struct tbd *s, struct conn *c)
 {
-    uintptr_t n;
+    uint64_t key = ip_key(c->peer_addr);
+    struct ip_conns *e = tb_map_get(&s->ip_count, key);
 
-    if (c->peer_ip4 == 0 || s->cfg->max_client_cnxns <= 0)
+    if (s->cfg->max_client_cnxns <= 0)
         return 1;
-    n = (uintptr_t)tb_map_get(&s->ip_count, c->peer_ip4);
-    if (n >= (uintptr_t)s->cfg->max_client_cnxns)
+    while (e != NULL && memcmp(e->addr, c->peer_addr, 16) != 0)
+        e = e->next;
+    if (e != NULL && e->n >= (uint32_t)s->cfg->max_client_cnxns)
         return 0;
-    tb_map_put(&s->ip_count, c->peer_ip4, (void *)(n + 1));
+    if (e == NULL) {
+        if ((e = calloc(1, sizeof *e)) == NULL)
+            return 0;
+        memcpy(e->addr, c->peer_addr, 16);
+        e->next = tb_map_get(&s->ip_count, key);
+        if (tb_map_put(&s->ip_count, key, e) != 0) {
+            free(e);
+            return 0;
+        }
+    }
+    e->n++;
+    c->counted = 1;
     return 1;
 }
 
@@ -520,11 +564,13 @@ static void read_peer(struct conn *c)
         struct sockaddr_in *in = (struct sockaddr_in *)&ss;
         uv_ip4_name(in, c->peer, sizeof c->peer);
         c->peer_port = ntohs(in->sin_port);
-        c->peer_ip4 = ntohl(in->sin_addr.s_addr);
+        c->peer_addr[10] = c->peer_addr[11] = 0xff;
+        memcpy(c->peer_addr + 12, &in->sin_addr, 4);
     } else if (ss.ss_family == AF_INET6) {
         struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
         uv_ip6_name(in6, c->peer, sizeof c->peer);
         c->peer_port = ntohs(in6->sin6_port);
+        memcpy(c->peer_addr, &in6->sin6_addr, 16);
     }
 }
 

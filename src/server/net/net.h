@@ -27,7 +27,8 @@ struct conn {
     struct tb_queue fresh_link; /* in srv->fresh until swept */
     char peer[64];              /* "a.b.c.d" */
     int peer_port;
-    uint32_t peer_ip4;          /* host order; 0 if not IPv4 */
+    uint8_t peer_addr[16]; /* IPv6; IPv4 as ::ffff:a.b.c.d */
+    int counted;           /* in s->ip_count (maxClientCnxns) */
 
     uint8_t *in; /* unprocessed input, or NULL */
     size_t in_len, in_cap;
