@@ -50,17 +50,31 @@ static void fake_mntr(void *data, struct fourlw_mntr *m)
     m->uptime_ms = 12796;
 }
 
+/* "é" 64 times: 128 bytes, where a label used to be cut in two. */
+static char wide_ns[129];
+/* 600 bytes: more than a label holds. */
+static char long_ns[601];
+
 /* Two namespaces' figures interleaved, as tree_quota_namespaces gives
- * them, and a text figure that needs escaping. */
+ * them, two of long names, and a text figure that needs escaping. */
 static void fake_extra(void *data, struct fourlw_emit *e)
 {
+    int i;
+
     (void)data;
+    for (i = 0; i < 64; i++)
+        memcpy(wide_ns + 2 * i, "\xc3\xa9", 2);
+    memset(long_ns, 'n', sizeof long_ns - 1);
     fourlw_emit_ns_metric(e, TB_STR("ns1"), "quota_count_limit_per_namespace",
                           10);
     fourlw_emit_ns_metric(e, TB_STR("ns1"), "quota_bytes_limit_per_namespace",
                           100);
     fourlw_emit_ns_metric(e, TB_STR("n\"s\\2"),
                           "quota_count_limit_per_namespace", 20);
+    fourlw_emit_ns_metric(e, tb_str_c(wide_ns),
+                          "quota_count_limit_per_namespace", 30);
+    fourlw_emit_ns_metric(e, tb_str_c(long_ns),
+                          "quota_count_limit_per_namespace", 40);
     fourlw_emit_metric_str(e, "tumbler_role_note", "a \"b\"\nc");
     fourlw_emit_metric_double(e, "tumbler_snapshot_stall_last_ms", 0.5);
 }
@@ -205,7 +219,7 @@ static void test_metrics_names(void **state)
 static void test_metrics_families(void **state)
 {
     char *t = render_metrics(), *line, *save = NULL;
-    char seen[64][96], last[96] = "";
+    char seen[64][96], last[96] = "", want[256];
     int nseen = 0, i;
 
     (void)state;
@@ -215,6 +229,11 @@ static void test_metrics_families(void **state)
     assert_non_null(strstr(t, "tumbler_role_note{tumbler_role_note="
                               "\"a \\\"b\\\"\\nc\"} 1\n"));
     assert_int_equal(count(t, "# TYPE quota_count_limit_per_namespace "), 1);
+    /* A long name whole; one too long for a label left out, not unnamed. */
+    snprintf(want, sizeof want,
+             "quota_count_limit_per_namespace{key=\"%s\"} 30\n", wide_ns);
+    assert_non_null(strstr(t, want));
+    assert_null(strstr(t, " 40\n"));
     for (line = strtok_r(t, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save)) {
         char name[96];

@@ -15,7 +15,7 @@
 struct sample {
     char name[96];
     char help[128];   /* the mntr line it comes from */
-    char labels[192]; /* formatted, without braces; "" for none */
+    char labels[512]; /* formatted, without braces; "" for none */
     char value[40];
     size_t seq;       /* walk order, for a stable sort */
 };
@@ -73,9 +73,11 @@ static double base_unit(char *name, size_t cap)
     return 1;
 }
 
-/* name="value" with the format's escapes (\\, \", \n). */
-static void put_label(char *dst, size_t cap, const char *name, const char *v,
-                      size_t len)
+/* name="value" with the format's escapes (\\, \", \n); -1 (and "") if
+ * it does not fit whole: a value cut short could end inside a UTF-8
+ * character, which makes Prometheus refuse the whole scrape. */
+static int put_label(char *dst, size_t cap, const char *name, const char *v,
+                     size_t len)
 {
     size_t o, i;
 
@@ -88,12 +90,13 @@ static void put_label(char *dst, size_t cap, const char *name, const char *v,
         }
         dst[o++] = c;
     }
-    if (o + 2 <= cap) {
+    if (i == len && o + 2 <= cap) {
         dst[o++] = '"';
         dst[o] = '\0';
-    } else {
-        dst[0] = '\0'; /* too long to show whole: no label rather than half */
+        return 0;
     }
+    dst[0] = '\0';
+    return -1;
 }
 
 static struct sample *add(struct gather *g)
@@ -120,7 +123,6 @@ static void on_metric(void *arg, const struct fourlw_metric *m)
 {
     struct gather *g = arg;
     struct sample *s = add(g);
-    char ns[128];
     double div;
 
     if (s == NULL)
@@ -147,10 +149,11 @@ static void on_metric(void *arg, const struct fourlw_metric *m)
         snprintf(s->value, sizeof s->value, "1");
         break;
     }
-    if (m->ns.len > 0) {
-        snprintf(ns, sizeof ns, "%.*s", (int)m->ns.len, m->ns.ptr);
-        put_label(s->labels, sizeof s->labels, "key", ns, strlen(ns));
-    }
+    /* A namespace too long to name whole is left out: without its label
+     * the sample would pass for another's. */
+    if (m->ns.len > 0 &&
+        put_label(s->labels, sizeof s->labels, "key", m->ns.ptr, m->ns.len))
+        g->n--;
 }
 
 static int by_name(const void *a, const void *b)
