@@ -63,6 +63,10 @@ rc=$?
 ! grep -v -E '^(znode|watch|ephemerals|open_file_descriptor|max_file_descriptor)_count non-histogram' \
     "$work/lint" | grep -q . || fail "promtool lint: $(cat "$work/lint")"
 [ "$(awk '$1 == "quorum_size" { print $2 }' "$work/lead.prom")" = 3 ] || fail "quorum_size"
+for name in learners followers; do # ZooKeeper 3.8's name, and 3.4's
+    [ "$(awk -v n=$name '$1 == n { print $2 }' "$work/lead.prom")" = 2 ] || fail "$name"
+done
+[ "$(awk '$1 == "synced_observers" { print $2 }' "$work/lead.prom")" = 0 ] || fail "synced_observers"
 for f in "${followers[@]}"; do
     lag=$(awk -v n="tumbler_follower_lag{key=\"server.$f\"}" '$1 == n { print $2 }' "$work/lead.prom")
     [ -n "$lag" ] || fail "no lag for server.$f: $(grep follower_lag "$work/lead.prom")"
@@ -74,7 +78,7 @@ term=$(awk '$1 == "tumbler_raft_term" { print $2 }' "$work/lead.prom")
 for i in "${followers[@]}"; do
     [ "$(metric "$i" tumbler_raft_term)" = "$term" ] || fail "member $i's term differs from $term"
 done
-ok "leader's metrics: quorum_size 3, both followers' lag, roles, one term ($term)"
+ok "leader's metrics: quorum_size 3, learners 2, both followers' lag, roles, one term ($term)"
 
 [ "$(admin "$L" leader | json "d['is_leader']")" = True ] || fail "leader says is_leader false"
 for f in "${followers[@]}"; do

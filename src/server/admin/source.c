@@ -83,23 +83,28 @@ static void quota_sums(void *arg, const struct tree_quota_sums *q)
     }
 }
 
-/* ZooKeeper's leader-only figures, and each follower's lag in entries. */
+/* ZooKeeper's leader-only figures, by 3.8's names (learners, synced
+ * observers) and 3.4's (followers), which many monitors still read; and
+ * each follower's lag in entries. */
 static void mntr_followers(struct tbd *s, struct fourlw_emit *e)
 {
     struct replog_follower f[16];
-    unsigned n = replog_followers(s->log, f, 16), i, synced = 0;
+    unsigned n = replog_followers(s->log, f, 16), i, synced = 0, observers = 0;
     char id[16];
 
     if (s->peer == NULL || !replog_is_leader(s->log))
         return;
     for (i = 0; i < n; i++) {
         synced += f[i].synced && f[i].voter;
+        observers += f[i].synced && !f[i].voter;
         snprintf(id, sizeof id, "server.%d", f[i].id);
         fourlw_emit_ns_metric(e, tb_str_c(id), "tumbler_follower_lag",
                               (int64_t)f[i].lag);
     }
+    fourlw_emit_metric_int(e, "learners", (int64_t)n);
     fourlw_emit_metric_int(e, "followers", (int64_t)n);
     fourlw_emit_metric_int(e, "synced_followers", (int64_t)synced);
+    fourlw_emit_metric_int(e, "synced_observers", (int64_t)observers);
     fourlw_emit_metric_int(e, "pending_syncs", 0);
 }
 
