@@ -9,6 +9,7 @@ import json
 import math
 import re
 import socket
+import struct
 import sys
 import time
 import urllib.error
@@ -59,6 +60,28 @@ def admin(base, client_port, nodes):
     assert d["tracemask"] == 5, d
     d = command(base, "stmk?traceMask=5x")
     assert d["error"].startswith("setTraceMask requires"), d
+    # Three sessions opened at once: dump lists each expiry bucket once
+    # (JSON keys them by time; a key twice would hide sessions).
+    sessions = [socket.create_connection(("127.0.0.1", client_port), timeout=10)
+                for _ in range(3)]
+    ids = []
+    for s in sessions:
+        req = struct.pack(">iqiqi16s?", 0, 0, 30000, 0, 16, b"\0" * 16, False)
+        s.sendall(struct.pack(">i", len(req)) + req)
+        data = b""
+        while len(data) < 40:
+            data += s.recv(4096)
+        ids.append(struct.unpack(">q", data[12:20])[0])
+    code, raw = get(base + "/dump")
+    assert code == 200, code
+    pairs = json.loads(raw, object_pairs_hook=lambda kv: kv)
+    buckets = dict(pairs)["expiry_time_to_session_ids"]
+    times = [k for k, _ in buckets]
+    assert len(times) == len(set(times)), raw
+    listed = [i for _, v in buckets for i in v]
+    assert all(i in listed for i in ids), (ids, raw)
+    for s in sessions:
+        s.close()
     d = command(base, "voting_view")
     assert d["current_config"] == {}, d
     d = command(base, "no_such")  # 200, as ZooKeeper 3.8
@@ -67,7 +90,7 @@ def admin(base, client_port, nodes):
     d = command(base, "%22%5C%ff%0a")
     assert d["command"] == '"\\??', d
     print("admin: %d commands answer JSON; srvr, conf, mntr, wchs, cons, "
-          "stmk, voting_view, unknown names" % len(names))
+          "stmk, dump's buckets, voting_view, unknown names" % len(names))
 
 
 def exchange(port, data, idle=False):

@@ -337,24 +337,46 @@ static void ephemerals(void *data, struct fourlw_emit *e)
     fsm_session_foreach(w.srv->fsm, emit_session_ephs, &w);
 }
 
+struct due {
+    int64_t at, id;
+};
+
+static int by_due(const void *a, const void *b)
+{
+    const struct due *x = a, *y = b;
+
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 /* Sessions grouped by their deadline, rounded up to a tick as
- * ZooKeeper's expiry buckets are. */
+ * ZooKeeper's expiry buckets are: each bucket once, the earliest first,
+ * as ZooKeeper lists them (the AdminServer's JSON keys them by time). */
 static void session_buckets(void *data, struct fourlw_emit *e)
 {
     struct tbd *s = data;
     int64_t tick = s->cfg->tick_time, offset = tbd_wall_ms() -
                                                (int64_t)uv_now(s->loop);
+    struct due *d = malloc(s->sessions.count * sizeof *d + 1);
+    size_t i, n = 0;
     uint64_t key;
     void *v;
-    size_t i;
 
+    if (d == NULL)
+        return;
     for (i = 0; tb_map_next(&s->sessions, &i, &key, &v);) {
         struct sess *se = v;
-        int64_t at = ((int64_t)se->deadline_ms + offset + tick - 1) / tick *
-                     tick;
-        fourlw_emit_bucket(e, at);
-        fourlw_emit_session(e, se->id);
+        d[n].at = ((int64_t)se->deadline_ms + offset + tick - 1) / tick * tick;
+        d[n++].id = se->id;
     }
+    qsort(d, n, sizeof *d, by_due);
+    for (i = 0; i < n; i++) {
+        if (i == 0 || d[i].at != d[i - 1].at)
+            fourlw_emit_bucket(e, d[i].at);
+        fourlw_emit_session(e, d[i].id);
+    }
+    free(d);
 }
 
 static uint64_t dir_size(const char *dir)
