@@ -508,6 +508,7 @@ int main(int argc, char **argv)
     tb_map_init(&s->conn_by_session);
     tb_map_init(&s->sessions);
     tb_map_init(&s->ip_count);
+    s->trace_mask = 306; /* ZooKeeper's default (ZooTrace) */
     tb_wbuf_init(&s->scratch);
     tb_wbuf_init(&s->scratch2);
     watch_mgr_init(&s->watches, (uint64_t)uv_hrtime() ^ (uint64_t)getpid());

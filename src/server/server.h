@@ -49,6 +49,7 @@ struct tbd {
     struct peer *peer;     /* an ensemble's links (peer.h), or NULL */
     struct reconfig *reconfig; /* proc/reconfig.c's, once used */
     struct watch_mgr watches;
+    uint64_t trace_mask;    /* stmk's, read by gtmk; tumblerd traces nothing */
     struct tb_wbuf scratch; /* txn and notification encoding, reused */
     struct tb_wbuf scratch2;
 

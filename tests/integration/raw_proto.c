@@ -615,6 +615,17 @@ static void t_four_letter_words(void)
     }
     if (it_server_is_tumblerd())
         check_log_figures();
+    /* stmk sets the mask gtmk reads (ZooKeeper's default 306), as a long */
+    IT_CHECK(rz_four_letter(it_hostport, "gtmk", out, sizeof out) > 0);
+    IT_EQ_STR(out, "306");
+    IT_CHECK(rz_four_letter_n(it_hostport, "stmk\0\0\0\0\0\0\0\5", 12, out,
+                              sizeof out) > 0);
+    IT_EQ_STR(out, "5");
+    IT_CHECK(rz_four_letter(it_hostport, "gtmk", out, sizeof out) > 0);
+    IT_EQ_STR(out, "5");
+    IT_CHECK(rz_four_letter_n(it_hostport, "stmk\0\0\0\0\0\0\1\x32", 12, out,
+                              sizeof out) > 0);
+    IT_EQ_STR(out, "306");
     /* an unknown word is taken as an oversized frame length: closed, no output */
     IT_EQ(rz_four_letter(it_hostport, "xyzw", out, sizeof out), 0);
 done:

@@ -345,6 +345,12 @@ int rz_recv_frame(struct rz *z, int wait_ms)
 
 int rz_four_letter(const char *hostport, const char *word, char *out, size_t cap)
 {
+    return rz_four_letter_n(hostport, word, 4, out, cap);
+}
+
+int rz_four_letter_n(const char *hostport, const void *bytes, size_t n,
+                     char *out, size_t cap)
+{
     struct rz z;
     size_t used = 0;
     int64_t deadline = now_ms() + 5000;
@@ -352,7 +358,7 @@ int rz_four_letter(const char *hostport, const char *word, char *out, size_t cap
     rz_init(&z);
     if (rz_dial(&z, hostport) != 0)
         return -1;
-    if (rz_send(&z, word, 4) != 0) {
+    if (rz_send(&z, bytes, n) != 0) {
         rz_drop(&z);
         return -1;
     }

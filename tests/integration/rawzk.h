@@ -169,6 +169,9 @@ int rz_pending_events(const struct rz *z);
 /* Sends a four-letter word on a fresh connection to hostport and reads the answer until the
  * server closes (5 s bound), NUL-terminated in out.  Returns the bytes read, or -1. */
 int rz_four_letter(const char *hostport, const char *word, char *out, size_t cap);
+/* The same with n bytes sent: a word and its argument (stmk's mask). */
+int rz_four_letter_n(const char *hostport, const void *bytes, size_t n,
+                     char *out, size_t cap);
 
 /* Convenience calls: return the reply's err, or RZ_ETRANSPORT. */
 int rz_create(struct rz *z, int32_t op, const char *path, const char *data, int32_t dlen,

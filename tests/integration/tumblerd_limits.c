@@ -218,6 +218,10 @@ static void t_whitelist(void)
     IT_EQ_STR(buf, "imok");
     IT_CHECK(rz_four_letter(it_hostport, "mntr", buf, sizeof buf) >= 0);
     IT_EQ_STR(buf, "mntr is not executed because it is not in the whitelist.\n");
+    /* told at once, not after waiting for the mask it did not send */
+    IT_CHECK(rz_four_letter(it_hostport, "stmk", buf, sizeof buf) >= 0);
+    IT_EQ_STR(buf,
+              "stmk is not executed because it is not in the whitelist.\n");
     IT_CHECK(rz_four_letter(it_hostport, "srvr", buf, sizeof buf) >= 0); /* always allowed */
     IT_EQ(strncmp(buf, "Zookeeper version: ", 19), 0);
 done:

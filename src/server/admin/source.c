@@ -442,6 +442,16 @@ static int leader(void *data, int *is_self)
     return replog_leader(s->log);
 }
 
+static uint64_t get_trace_mask(void *data)
+{
+    return ((struct tbd *)data)->trace_mask;
+}
+
+static void set_trace_mask(void *data, uint64_t mask)
+{
+    ((struct tbd *)data)->trace_mask = mask;
+}
+
 /* As ZooKeeper's: a member removed by a reconfig, or one that lost its
  * leader long enough to drop its clients, serves no four-letter word but
  * those that answer anyway (fourlw_exec.c). */
@@ -469,6 +479,8 @@ void admin_source(struct tbd *s, struct fourlw_source *src)
     src->reset_server_stats = reset_server_stats;
     src->leader = leader;
     src->serving = serving;
+    src->get_trace_mask = get_trace_mask;
+    src->set_trace_mask = set_trace_mask;
 }
 
 /* If the connection opened with a four-letter word, answers it and returns
@@ -483,7 +495,12 @@ int admin_try(struct conn *c)
 
     if (cmd < 0)
         return 0;
-    if (cmd == FOURLW_STMK) {
+    /* The mask is waited for only if the word may run: a refused one is
+     * told so at once, as ZooKeeper checks its whitelist first. */
+    if (cmd == FOURLW_STMK &&
+        fourlw_allowed(fourlw_whitelist_parse(c->srv->cfg->fourlw_whitelist,
+                                              NULL, NULL, 0),
+                       cmd)) {
         if (c->in_len < 12)
             return 2; /* wait for the mask */
         arg = tb_load_be64(c->in + 4);
