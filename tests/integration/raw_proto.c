@@ -663,6 +663,7 @@ static const struct it_test tests[] = {
     {"persistent_watch", t_persistent_watch, 0},
     {"recursive_watch", t_recursive_watch, 0},
     {"persistent_plus_standard", t_persistent_plus_standard, 0},
+    {"wchp_data_watches", t_wchp_data_watches, 0},
     {"remove_check_watches", t_remove_check_watches, 0},
     {"setwatches_catchup", t_setwatches_catchup, 0},
     {"setwatches2_persistent", t_setwatches2_persistent, 0},

@@ -68,6 +68,7 @@ void t_delete_events(void);
 void t_persistent_watch(void);
 void t_recursive_watch(void);
 void t_persistent_plus_standard(void);
+void t_wchp_data_watches(void);
 void t_remove_check_watches(void);
 void t_setwatches_catchup(void);
 void t_setwatches2_persistent(void);

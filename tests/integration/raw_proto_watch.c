@@ -279,6 +279,30 @@ done:
     rz_close(&b);
 }
 
+/* wchp lists data watches only (ZooKeeper's DataTree keeps child watches
+ * apart): a child watch alone puts no path in it; a data watch, or a persistent
+ * one, does. */
+void t_wchp_data_watches(void)
+{
+    static char out[65536];
+    struct rz a;
+    const char *p = it_path("raw", "wchp"), *c = it_path("raw", "wchp2");
+    rz_init(&a);
+    ROPEN(a);
+    IT_EQ(rmk(&a, p), 0);
+    IT_EQ(rmk(&a, c), 0);
+    IT_EQ(rz_children(&a, p, 1, NULL, 0), 0);
+    IT_CHECK(rz_four_letter(it_hostport, "wchp", out, sizeof out) >= 0);
+    IT_CHECKF(strstr(out, p) == NULL, "a child watch alone is listed: %s", out);
+    IT_EQ(rz_exists(&a, p, 1, NULL), 0);
+    IT_EQ(rz_add_watch(&a, c, 0), 0);
+    IT_CHECK(rz_four_letter(it_hostport, "wchp", out, sizeof out) >= 0);
+    IT_CHECKF(strstr(out, p) != NULL && strstr(out, c) != NULL,
+              "a data or a persistent watch is not listed: %s", out);
+done:
+    rz_close(&a);
+}
+
 void t_remove_check_watches(void)
 {
     struct rz a, b;

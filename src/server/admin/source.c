@@ -3,6 +3,7 @@
  * closed.  The texts are rendered by admin/fourlw.c from what this file
  * reads off the server. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "server/admin/fourlw.h"
@@ -245,21 +246,43 @@ static void conns(void *data, struct fourlw_emit *e)
     }
 }
 
+/* wchs, wchc and wchp list ZooKeeper's data watches: its DataTree keeps
+ * persistent and recursive watches there too, child watches apart. */
+#define DATA_KINDS                                                             \
+    (WATCH_BIT(WATCH_DATA) | WATCH_BIT(WATCH_PERSISTENT) |                     \
+     WATCH_BIT(WATCH_PERSISTENT_RECURSIVE))
+
+static int count_path(void *arg, struct tb_str path, unsigned kinds)
+{
+    (void)path;
+    *(uint64_t *)arg += (kinds & DATA_KINDS) != 0;
+    return 0;
+}
+
+static int count_owner(void *arg, struct watch_owner *w, unsigned kinds)
+{
+    struct fourlw_watch_summary *out = arg;
+
+    if (kinds & DATA_KINDS) {
+        out->connections++;
+        watch_owner_foreach_path(w, count_path, &out->watches);
+    }
+    return 0;
+}
+
 static void watch_summary(void *data, struct fourlw_watch_summary *out)
 {
     struct tbd *s = data;
-    struct watch_stats ws;
 
-    watch_get_stats(&s->watches, &ws);
-    out->connections = ws.owners;
-    out->paths = ws.paths;
-    out->watches = ws.watches;
+    memset(out, 0, sizeof *out);
+    watch_foreach_owner(&s->watches, count_owner, out);
+    watch_foreach_path(&s->watches, count_path, &out->paths);
 }
 
 static int emit_path(void *arg, struct tb_str path, unsigned kinds)
 {
-    (void)kinds;
-    fourlw_emit_path(arg, path.ptr, path.len);
+    if (kinds & DATA_KINDS)
+        fourlw_emit_path(arg, path.ptr, path.len);
     return 0;
 }
 
@@ -267,7 +290,8 @@ static int emit_owner_paths(void *arg, struct watch_owner *w, unsigned kinds)
 {
     struct proc_client *c = TB_CONTAINER_OF(w, struct proc_client, watch);
 
-    (void)kinds;
+    if (!(kinds & DATA_KINDS))
+        return 0;
     fourlw_emit_session(arg, c->session_id);
     watch_owner_foreach_path(w, emit_path, arg);
     return 0;
@@ -281,7 +305,8 @@ static void by_session(void *data, struct fourlw_emit *e)
 
 static int emit_session(void *arg, struct watch_owner *w, unsigned kinds)
 {
-    (void)kinds;
+    if (!(kinds & DATA_KINDS))
+        return 0;
     fourlw_emit_session(
         arg, TB_CONTAINER_OF(w, struct proc_client, watch)->session_id);
     return 0;
@@ -296,7 +321,8 @@ static int emit_path_owners(void *arg, struct tb_str path, unsigned kinds)
 {
     struct path_walk *p = arg;
 
-    (void)kinds;
+    if (!(kinds & DATA_KINDS))
+        return 0;
     fourlw_emit_path(p->e, path.ptr, path.len);
     watch_path_foreach_owner(&p->srv->watches, path, emit_session, p->e);
     return 0;
