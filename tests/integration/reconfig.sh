@@ -171,6 +171,11 @@ check3() {
 }
 run_check 3 "a write through the new member" check3
 
+# quorum_size_is I N: member I's mntr says zk_quorum_size N.
+quorum_size_is() {
+    four_letter "${cport[$1]}" mntr | grep -qx "zk_quorum_size.$2"
+}
+
 check4() {
     local i got out rc=0
     for i in 1 2 4; do
@@ -184,6 +189,9 @@ check4() {
         echo "  member $i: $got"
         config_stat_ok "$got" "$version4" ||
             { echo "  FAIL: want version=$version4 mZxid=0x$version4 dataVersion=-1"; rc=1; }
+        # mntr follows the configuration applied, not the server.N lines it started with
+        until_ok 5 quorum_size_is "$i" 4 ||
+            { echo "  FAIL: member $i's zk_quorum_size is not 4"; rc=1; }
     done
     return "$rc"
 }
@@ -244,6 +252,7 @@ check6() {
     echo "$got" | sed 's/^/  member 1: /'
     [ "$(echo "$got" | grep -c '^server\.')" = 3 ] && ! echo "$got" | grep -q '^server\.3=' ||
         { echo "  FAIL: member 1's config"; return 1; }
+    until_ok 5 quorum_size_is 1 3 || { echo "  FAIL: member 1's zk_quorum_size is not 3"; return 1; }
 }
 run_check 6 "zkCli reconfig -remove 3: member 3 stops serving, config follows" check6
 

@@ -428,14 +428,24 @@ static void cmd_wchs(struct ctx *c)
     kv_int(c->j, "num_total_watches", (int64_t)w.watches);
 }
 
-static const struct tb_config_server *member(const struct tb_config *cfg,
+static const struct tb_config_server *members(const struct fourlw_source *src,
+                                              size_t *n)
+{
+    if (src->members != NULL)
+        return src->members(src->data, n);
+    *n = src->cfg != NULL ? src->cfg->nservers : 0;
+    return src->cfg != NULL ? src->cfg->servers : NULL;
+}
+
+static const struct tb_config_server *member(const struct fourlw_source *src,
                                              int id)
 {
-    size_t i;
+    size_t i, n;
+    const struct tb_config_server *v = members(src, &n);
 
-    for (i = 0; cfg != NULL && i < cfg->nservers; i++)
-        if (cfg->servers[i].id == id)
-            return &cfg->servers[i];
+    for (i = 0; i < n; i++)
+        if (v[i].id == id)
+            return &v[i];
     return NULL;
 }
 
@@ -451,24 +461,24 @@ static void cmd_leader(struct ctx *c)
     }
     kv_bool(c->j, "is_leader", self);
     kv_int(c->j, "leader_id", id);
-    m = member(c->src->cfg, id);
+    m = member(c->src, id);
     kv_str(c->j, "leader_ip", m != NULL ? m->host : "");
 }
 
 /* host:quorumPort:electionPort:participant[;clientAddress:clientPort] */
 static void cmd_voting_view(struct ctx *c)
 {
-    const struct tb_config *cfg = c->src->cfg;
-    const struct tb_config_server *m;
+    const struct tb_config_server *all, *m;
     struct tb_wbuf v;
     char id[16];
-    size_t i;
+    size_t i, n;
 
     json_key(c->j, "current_config");
     json_object(c->j);
     tb_wbuf_init(&v);
-    for (i = 0; cfg != NULL && i < cfg->nservers; i++) {
-        m = &cfg->servers[i];
+    all = members(c->src, &n);
+    for (i = 0; i < n; i++) {
+        m = &all[i];
         if (m->role == TB_ROLE_OBSERVER)
             continue;
         v.len = 0;

@@ -334,6 +334,8 @@ struct fourlw_source {
     void (*ephemerals)(void *data, struct fourlw_emit *e);
     void (*conn_buckets)(void *data, struct fourlw_emit *e);
     void (*dir_sizes)(void *data, uint64_t *data_dir, uint64_t *log_dir);
+    /* The members now (after a reconfig, its); NULL: cfg's server.N. */
+    const struct tb_config_server *(*members)(void *data, size_t *n);
     void (*env)(void *data, struct fourlw_env *out); /* NULL: collect */
     void (*reset_conn_stats)(void *data);
     void (*reset_server_stats)(void *data);

@@ -26,6 +26,23 @@ static uint64_t outstanding(const struct tbd *s)
     return n;
 }
 
+/* Whether this server is an observer in the configuration applied. */
+static int self_observer(const struct tbd *s)
+{
+    size_t i, n;
+    const struct tb_config_server *m = reconfig_members(s, &n);
+
+    for (i = 0; i < n; i++)
+        if (m[i].id == (int)s->server_id)
+            return m[i].role == TB_ROLE_OBSERVER;
+    return 0;
+}
+
+static const struct tb_config_server *members(void *data, size_t *n)
+{
+    return reconfig_members(data, n);
+}
+
 static void stats(void *data, struct fourlw_stats *out)
 {
     struct tbd *s = data;
@@ -44,9 +61,8 @@ static void stats(void *data, struct fourlw_stats *out)
     out->zxid = (uint64_t)proc_zxid(s);
     if (s->peer != NULL)
         out->mode = replog_is_leader(s->log) ? "leader"
-                    : tb_config_self(s->cfg)->role == TB_ROLE_OBSERVER
-                        ? "observer"
-                        : "follower";
+                    : self_observer(s)       ? "observer"
+                                             : "follower";
     /* ZooKeeper counts the root twice (as "" and "/"). */
     out->node_count = tree_count(fsm_tree(s->fsm)) + 1;
 }
@@ -115,13 +131,14 @@ static void mntr_followers(struct tbd *s, struct fourlw_emit *e)
 static void mntr_ensemble(struct tbd *s, struct fourlw_emit *e,
                           const struct replog_stats *rs)
 {
-    size_t i, voters = 0;
+    size_t i, n, voters = 0;
+    const struct tb_config_server *m = reconfig_members(s, &n);
     char name[32];
 
     if (s->peer == NULL)
         return;
-    for (i = 0; i < s->cfg->nservers; i++)
-        voters += s->cfg->servers[i].role != TB_ROLE_OBSERVER;
+    for (i = 0; i < n; i++)
+        voters += m[i].role != TB_ROLE_OBSERVER;
     fourlw_emit_metric_int(e, "quorum_size", (int64_t)voters);
     fourlw_emit_metric_int(e, "tumbler_raft_term", (int64_t)rs->term);
     fourlw_emit_metric_int(e, "tumbler_leader_id",
@@ -505,6 +522,7 @@ void admin_source(struct tbd *s, struct fourlw_source *src)
     src->reset_server_stats = reset_server_stats;
     src->leader = leader;
     src->serving = serving;
+    src->members = members;
     src->get_trace_mask = get_trace_mask;
     src->set_trace_mask = set_trace_mask;
 }

@@ -92,6 +92,7 @@ struct reconfig {
     struct tbd *srv;
     int busy;
     struct members next;
+    struct members live; /* the configuration applied, once one was */
     struct step steps[MAX_SERVERS];
     size_t nsteps;
     int leaving[MAX_SERVERS]; /* removed from raft once the outcome is
@@ -881,7 +882,20 @@ static void follow_config(struct reconfig *r)
     r->absent = members_find(&m, (int)s->server_id) == NULL;
     tb_log(TB_LOG_INFO, "members: configuration version %llx, %zu server(s)",
            (unsigned long long)st.mzxid, m.n);
-    members_free(&m);
+    members_free(&r->live);
+    r->live = m;
+}
+
+const struct tb_config_server *reconfig_members(const struct tbd *s, size_t *n)
+{
+    const struct reconfig *r = s->reconfig;
+
+    if (r != NULL && r->live.n > 0) {
+        *n = r->live.n;
+        return r->live.v;
+    }
+    *n = s->cfg->nservers;
+    return s->cfg->servers;
 }
 
 /* Whether raft's members (the latest configuration entry this server
@@ -952,6 +966,7 @@ void reconfig_free(struct tbd *s)
     if (r == NULL)
         return;
     members_free(&r->next);
+    members_free(&r->live);
     tb_wbuf_free(&r->body);
     free(r);
     s->reconfig = NULL;
