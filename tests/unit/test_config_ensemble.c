@@ -570,6 +570,27 @@ static void test_ensemble_errors(void **state)
     remove_dir(empty);
 }
 
+/* The TLS port's address, unset, is the client port's as the server line
+ * gives it, not the default clientPortAddress before the line was read. */
+static void test_tls_address_from_server_line(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+    const char *dir = make_dir(NULL);
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "--serverId=1",
+                              "--server.1=127.0.0.1:2881:3881;0.0.0.0:2181",
+                              "--server.2=127.0.0.1:2882:3882;2182",
+                              "--secureClientPort=2281",
+                              "--ssl.keyStore.location=k.p12", NULL),
+                     0);
+    assert_string_equal(cfg.client_port_address, "0.0.0.0");
+    assert_string_equal(cfg.tls.address, "0.0.0.0");
+    tb_config_free(&cfg);
+}
+
 static void test_render_conf_ensemble(void **state)
 {
     struct tb_config cfg;
@@ -630,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_ensemble),
         cmocka_unit_test(test_ensemble_errors),
         cmocka_unit_test(test_render_conf_ensemble),
+        cmocka_unit_test(test_tls_address_from_server_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -715,11 +715,6 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
                 "must name the server's key and certificate");
         return TB_EINVAL;
     }
-    if (cfg->tls.address == NULL &&
-        (cfg->tls.address = strdup(cfg->client_port_address)) == NULL) {
-        set_err(err, errlen, "out of memory");
-        return TB_ENOMEM;
-    }
     return 0;
 }
 
@@ -773,6 +768,13 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
         (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
         (rv = config__finish_ensemble(cfg, err, errlen)) != 0)
         return rv;
+    /* The client port's address as finally set: an ensemble's server line
+     * may give it. */
+    if (cfg->tls.port != 0 && cfg->tls.address == NULL &&
+        (cfg->tls.address = strdup(cfg->client_port_address)) == NULL) {
+        set_err(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
     if (cfg->heartbeat_interval >= cfg->election_timeout) {
         set_err(err, errlen, "heartbeatInterval (%d ms) must be less than "
                 "electionTimeout (%d ms)", cfg->heartbeat_interval,
