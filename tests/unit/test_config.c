@@ -242,6 +242,46 @@ static void test_overrides_after_file(void **state)
     unlink(path);
 }
 
+/* A file as Java's Properties reads it: lines ended by \r alone or \r\n
+ * too, a trailing backslash going on at the next line (its leading blanks
+ * dropped), escapes undone; a NUL byte refused. */
+static void test_properties_syntax(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+    const char *path = write_cfg("# saved with CR line ends\rtickTime=2500\r"
+                                 "clientPort=2999\r\n"
+                                 "4lw.commands.whitelist=stat, \\\n"
+                                 "    ruok\n"
+                                 "X509AuthenticationProvider.superUser="
+                                 "CN=Doe\\\\, John,O=Caf\\u00e9\n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "-c", path, NULL), 0);
+    assert_int_equal(cfg.tick_time, 2500);
+    assert_int_equal(cfg.client_port, 2999);
+    assert_string_equal(cfg.fourlw_whitelist, "stat, ruok");
+    assert_string_equal(cfg.tls.super_user, "CN=Doe\\, John,O=Caf\xc3\xa9");
+    tb_config_free(&cfg);
+    unlink(path);
+    tb_config_init(&cfg);
+    {
+        static const char nul[] = "tickTime=2000\nclientPort=2\0001\n";
+        char p2[64] = "/tmp/tb_test_cfg_XXXXXX";
+        int fd = mkstemp(p2);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, nul, sizeof nul - 1),
+                         (ssize_t)sizeof nul - 1);
+        close(fd);
+        assert_int_equal(parse(&cfg, err, sizeof err, "-c", p2, NULL),
+                         TB_EINVAL);
+        assert_non_null(strstr(err, "a NUL byte"));
+        unlink(p2);
+    }
+    tb_config_free(&cfg);
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* Loads `text` as a file and expects failure with `msg` after "PATH:". */
@@ -792,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_render_conf),
+        cmocka_unit_test(test_properties_syntax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

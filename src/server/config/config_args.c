@@ -2,12 +2,14 @@
  * texts of an ensemble, a server.N line's value and the myid file, are
  * read in config_ensemble.c).
  *
- * The file format is the subset of Java properties that zoo.cfg files use:
- * one key=value per line, '#' or '!' starting a comment line, whitespace
- * around key and value dropped.  As in ZooKeeper, a '#' after a value is
- * part of the value (and then usually fails its check with a clear
- * message), and the last of repeated keys wins (server.N excepted: see
- * config_ensemble.c). */
+ * The file is read as Java's Properties reads it (load_text): key=value
+ * lines ending at \n, \r or \r\n, continued by a trailing backslash, '#'
+ * or '!' starting a comment line, whitespace around key and value
+ * dropped, Java's escapes undone.  '=' alone separates (':' or a blank,
+ * which Java also takes, make a key no one knows: refused).  As in
+ * ZooKeeper, a '#' after a value is part of the value (and then usually
+ * fails its check with a clear message), and the last of repeated keys
+ * wins (server.N excepted: see config_ensemble.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,63 @@
 #include "server/config/config_int.h"
 #include "server/logging/log.h"
 
-/* One line of the file: 0 (set or skipped), or a negative code with err. */
+/* Java's Properties escapes in a key or value, in place: \t \n \r \f,
+ * \uXXXX (written as UTF-8), and a backslash before any other character
+ * standing for that character.  0, or -1 on a \u without four hex digits
+ * (Java refuses those too). */
+static int unescape(char *s)
+{
+    char *o = s, *end;
+    unsigned long u;
+    char hex[5];
+
+    for (; *s != '\0'; s++) {
+        if (*s != '\\' || s[1] == '\0') {
+            *o++ = *s;
+            continue;
+        }
+        switch (*++s) {
+        case 't':
+            *o++ = '\t';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'u':
+            memcpy(hex, s + 1, 4);
+            hex[4] = '\0';
+            u = strtoul(hex, &end, 16);
+            if (strlen(hex) < 4 || end != hex + 4)
+                return -1;
+            s += 4;
+            if (u < 0x80) {
+                *o++ = (char)u;
+            } else if (u < 0x800) {
+                *o++ = (char)(0xc0 | u >> 6);
+                *o++ = (char)(0x80 | (u & 0x3f));
+            } else {
+                *o++ = (char)(0xe0 | u >> 12);
+                *o++ = (char)(0x80 | (u >> 6 & 0x3f));
+                *o++ = (char)(0x80 | (u & 0x3f));
+            }
+            break;
+        default:
+            *o++ = *s;
+            break;
+        }
+    }
+    *o = '\0';
+    return 0;
+}
+
+/* One logical line of the file: 0 (set or skipped), or a negative code
+ * with err. */
 static int load_line(struct tb_config *cfg, char *line,
                      const struct tb_config_origin *at, char *err,
                      size_t errlen)
@@ -28,8 +86,11 @@ static int load_line(struct tb_config *cfg, char *line,
     key = trim(line);
     if (*key == '\0' || *key == '#' || *key == '!')
         return 0;
-    eq = strchr(key, '=');
-    if (eq == NULL || eq == key) {
+    /* The first '=' not escaped ends the key. */
+    for (eq = key; *eq != '\0' && *eq != '='; eq++)
+        if (*eq == '\\' && eq[1] != '\0')
+            eq++;
+    if (*eq == '\0' || eq == key) {
         snprintf(err, errlen, "%s:%d: expected key=value, got \"%s\"",
                  at->file, at->line, key);
         return TB_EINVAL;
@@ -37,16 +98,82 @@ static int load_line(struct tb_config *cfg, char *line,
     *eq = '\0';
     key = trim(key);
     value = trim(eq + 1);
+    if (unescape(key) != 0 || unescape(value) != 0) {
+        snprintf(err, errlen, "%s:%d: %s: a \\u escape needs four hex digits",
+                 at->file, at->line, key);
+        return TB_EINVAL;
+    }
     rv = tb_config_set(cfg, key, value, at, err, errlen);
     return rv < 0 ? rv : 0;
+}
+
+/* Whether a line (len bytes at p) ends in an odd number of backslashes:
+ * Java's continuation onto the next line. */
+static int continued(const char *p, size_t len)
+{
+    size_t n = 0;
+
+    while (n < len && p[len - 1 - n] == '\\')
+        n++;
+    return n % 2 == 1;
+}
+
+/* The file is read as Java's Properties reads it, so that every zoo.cfg
+ * ZooKeeper takes is read alike: lines end at \n, \r or \r\n; a line
+ * ending in an odd number of backslashes goes on at the next, whose
+ * leading blanks are dropped; keys and values are unescaped.  A NUL byte
+ * is refused (Java would read it as part of a key). */
+static int load_text(struct tb_config *cfg, const char *text, size_t len,
+                     struct tb_config_origin *at, char *err, size_t errlen)
+{
+    struct tb_wbuf l;
+    size_t i = 0, j;
+    int rv = 0, natural = 0, start, first;
+
+    if (memchr(text, '\0', len) != NULL) {
+        snprintf(err, errlen, "%s: a NUL byte: not a zoo.cfg file", at->file);
+        return TB_EINVAL;
+    }
+    tb_wbuf_init(&l);
+    while (rv == 0 && i < len) {
+        start = natural + 1;
+        l.len = 0;
+        for (first = 1;; first = 0) {
+            natural++;
+            if (!first)
+                while (i < len &&
+                       (text[i] == ' ' || text[i] == '\t' || text[i] == '\f'))
+                    i++;
+            for (j = i; j < len && text[j] != '\n' && text[j] != '\r'; j++)
+                ;
+            tb_wbuf_put(&l, text + i, j - i);
+            i = j +
+                (j + 1 < len && text[j] == '\r' && text[j + 1] == '\n' ? 2 : 1);
+            if (!continued((const char *)l.base, l.len))
+                break;
+            l.len--; /* the backslash that joins */
+            if (i >= len)
+                break;
+        }
+        tb_wbuf_put(&l, "", 1);
+        if (l.oom) {
+            snprintf(err, errlen, "out of memory");
+            rv = TB_ENOMEM;
+            break;
+        }
+        at->line = start;
+        rv = load_line(cfg, (char *)l.base, at, err, errlen);
+    }
+    tb_wbuf_free(&l);
+    return rv;
 }
 
 int tb_config_load_file(struct tb_config *cfg, const char *path, char *err,
                         size_t errlen)
 {
     struct tb_config_origin at = {path, 0};
-    char *line = NULL;
-    size_t cap = 0;
+    struct tb_wbuf text;
+    size_t n;
     FILE *f;
     int rv = 0;
 
@@ -55,21 +182,29 @@ int tb_config_load_file(struct tb_config *cfg, const char *path, char *err,
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return TB_EIO;
     }
-    while (rv == 0 && getline(&line, &cap, f) >= 0) {
-        at.line++;
-        rv = load_line(cfg, line, &at, err, errlen);
-    }
-    if (rv == 0 && ferror(f)) {
+    tb_wbuf_init(&text);
+    do {
+        if (tb_wbuf_reserve(&text, 65536) != 0)
+            break;
+        n = fread(text.base + text.len, 1, 65536, f);
+        text.len += n;
+    } while (n > 0);
+    if (ferror(f)) {
         /* fopen takes a directory; its first read fails with EISDIR. */
         if (errno == EISDIR)
             snprintf(err, errlen, "%s is a directory, not a zoo.cfg file",
                      path);
         else
-            snprintf(err, errlen, "%s:%d: cannot read: %s", path, at.line,
-                     strerror(errno));
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         rv = TB_EIO;
+    } else if (text.oom) {
+        snprintf(err, errlen, "out of memory");
+        rv = TB_ENOMEM;
+    } else {
+        rv =
+            load_text(cfg, (const char *)text.base, text.len, &at, err, errlen);
     }
-    free(line);
+    tb_wbuf_free(&text);
     fclose(f);
     if (rv == 0) {
         free(cfg->config_file);
