@@ -75,12 +75,13 @@ T_BG+=("$!")
 wait_for 10 test -s "$D/proxy.port" || fail "the proxy did not start"
 PROXY=127.0.0.1:$(cat "$D/proxy.port")
 
-# watches: how many watches the server holds (wchs).
+# watches: how many watches the server holds, child watches included (mntr's zk_watch_count;
+# wchs counts data watches only, as ZooKeeper's does).
 watches()
 {
     # shellcheck disable=SC2016  # the inner shell's $0
-    timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf wchs >&3 && cat <&3' \
-        "$SRV_PORT" 2>/dev/null | sed -n 's/^Total watches:\([0-9]*\)$/\1/p'
+    timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf mntr >&3 && cat <&3' \
+        "$SRV_PORT" 2>/dev/null | sed -n 's/^zk_watch_count\t\([0-9]*\)$/\1/p'
 }
 watching() { [ "$(watches)" -ge 1 ]; }
 gone() { [ -z "$("$TUMBLER" queue ls /qd)" ]; }
