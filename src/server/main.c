@@ -349,6 +349,8 @@ static void on_leader(void *data, int is_leader)
 
     if (is_leader)
         session_reload(s);
+    else
+        s->expiring = 0;
 }
 
 /* server.N lines: raft's members, and the peer links' (peer.h). */

@@ -50,6 +50,7 @@ struct tbd {
     struct reconfig *reconfig; /* proc/reconfig.c's, once used */
     struct watch_mgr watches;
     uint64_t trace_mask;    /* stmk's, read by gtmk; tumblerd traces nothing */
+    int expiring; /* a leader whose sessions have their fresh timeouts */
     struct tb_wbuf scratch; /* txn and notification encoding, reused */
     struct tb_wbuf scratch2;
 

@@ -41,6 +41,10 @@ struct sfx {
     uv_loop_t loop;
     char dir[256];
     uint64_t now; /* the virtual monotonic clock */
+    /* When set, the server reads `loop_now`, as tumblerd reads the loop's
+     * cached time, brought to `now` only by a refresh. */
+    int cached;
+    uint64_t loop_now;
     int64_t wall; /* the virtual wall clock */
     int opened, closed, closes_applied;
     int64_t last_session; /* of the latest createSession's result */
@@ -50,7 +54,16 @@ struct sfx {
 
 static uint64_t fake_now(void *data)
 {
-    return ((struct sfx *)data)->now;
+    struct sfx *f = data;
+
+    return f->cached ? f->loop_now : f->now;
+}
+
+static void fake_refresh(void *data)
+{
+    struct sfx *f = data;
+
+    f->loop_now = f->now;
 }
 
 static int64_t fake_wall(void *data)
@@ -155,7 +168,7 @@ static void start(struct sfx *f)
 
     memset(s, 0, sizeof *s);
     s->loop = &f->loop;
-    s->clock = (struct tbd_clock){fake_now, fake_wall, f};
+    s->clock = (struct tbd_clock){fake_now, fake_wall, f, fake_refresh};
     s->cfg = &f->cfg;
     s->server_id = 1;
     tb_queue_init(&s->conns);
@@ -368,6 +381,48 @@ static void fresh_timeout_after_restart(void **state)
     assert_false(tick_at(f, r + 5999, b));
     assert_true(tick_at(f, r + 6000, b));
     assert_closed(f, b, 2);
+}
+
+/* A start whose log took long to replay: the loop's cached time is still
+ * that of before it, and the sessions' fresh timeouts count from the time
+ * after it (they expired at the first tick before). */
+static void reload_counts_from_now(void **state)
+{
+    struct sfx *f = *state;
+    int64_t a = create_session(f, 4000);
+    const uint64_t r = T0 + 3600000;
+    uint64_t t;
+
+    stop(f);
+    f->cached = 1;
+    f->loop_now = r;    /* the loop's time when the start began */
+    f->now = r + 10000; /* when the replay ended */
+    start(f);
+    assert_int_equal(tracked(f, a)->deadline_ms, r + 14000);
+    f->cached = 0;
+    for (t = r + 10500; t < r + 14000; t += 1000)
+        assert_false(tick_at(f, t, a));
+    assert_true(tick_at(f, r + 14000, a));
+    assert_closed(f, a, 1);
+}
+
+/* A leader not yet told it leads expires nothing: its deadlines are still
+ * a follower's, which its own clients alone moved.  Once told, every
+ * session has a full timeout from then. */
+static void no_expiry_before_leadership_is_told(void **state)
+{
+    struct sfx *f = *state;
+    int64_t a = create_session(f, 4000);
+    uint64_t t;
+
+    f->s.expiring = 0; /* as on_leader(0) leaves it */
+    for (t = T0 + 1000; t <= T0 + 10000; t += 1000)
+        assert_false(tick_at(f, t, a));
+    session_reload(&f->s); /* on_leader(1), at T0 + 10000 */
+    for (t = T0 + 11000; t < T0 + 14000; t += 1000)
+        assert_false(tick_at(f, t, a));
+    assert_true(tick_at(f, T0 + 14000, a));
+    assert_closed(f, a, 1);
 }
 
 /* A carrier that is no socket: what proc sends is kept, frame by frame,
@@ -821,6 +876,10 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(reload_counts_from_now, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(no_expiry_before_leadership_is_told,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(new_session_only_to_its_own_waiter,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(forwarded_write_out_on_a_new_leader,

@@ -120,6 +120,9 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n)
         }
         if ((c = tb_map_get(&s->conn_by_session, id)) != NULL)
             c->ops->close(c);
+        /* Taken over by a client that just connected: its timeout counts
+         * from now, as ZooKeeper's leader touches a revalidated session. */
+        session_touch(s, (int64_t)id);
         peer__link_send(k, PEER_OWNED, b, sizeof b, NULL, 0);
     }
 }

@@ -18,14 +18,25 @@ static int64_t system_wall(void *data)
     return tbd_wall_ms();
 }
 
+static void loop_refresh(void *data)
+{
+    uv_update_time(data);
+}
+
 struct tbd_clock tbd_clock_system(uv_loop_t *loop)
 {
-    return (struct tbd_clock){loop_now, system_wall, loop};
+    return (struct tbd_clock){loop_now, system_wall, loop, loop_refresh};
 }
 
 uint64_t tbd_now_ms(const struct tbd *s)
 {
     return s->clock.now_ms(s->clock.data);
+}
+
+void tbd_clock_refresh(struct tbd *s)
+{
+    if (s->clock.refresh != NULL)
+        s->clock.refresh(s->clock.data);
 }
 
 int64_t tbd_txn_time(const struct tbd *s)

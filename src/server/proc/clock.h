@@ -17,6 +17,9 @@ struct tbd_clock {
     uint64_t (*now_ms)(void *data);
     int64_t (*wall_ms)(void *data);
     void *data;
+    /* now_ms reads again from here on (the loop's cached time brought up
+     * to date); NULL: it always does. */
+    void (*refresh)(void *data);
 };
 
 /* proc/clock.c: the default clock; reads of s->clock (monotonic, and the
@@ -24,6 +27,9 @@ struct tbd_clock {
  * only shown (four-letter words) reads directly. */
 struct tbd_clock tbd_clock_system(uv_loop_t *loop);
 uint64_t tbd_now_ms(const struct tbd *s);
+/* After work that may have held the loop for long (a log replayed, a
+ * snapshot installed): tbd_now_ms reads the time now, not the loop's. */
+void tbd_clock_refresh(struct tbd *s);
 int64_t tbd_txn_time(const struct tbd *s);
 int64_t tbd_wall_ms(void);
 /* Monotonic nanoseconds for what is only shown (the latency histograms),

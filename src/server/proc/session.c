@@ -256,8 +256,12 @@ static int reopen(void *arg, const struct fsm_session_info *si)
 
 void session_reload(struct tbd *s)
 {
+    /* At start the log was replayed, on a follower a snapshot installed,
+     * holding the loop: each session's full timeout counts from now. */
+    tbd_clock_refresh(s);
     expiry_forget_all(&s->sessions);
     fsm_session_foreach(s->fsm, reopen, s);
+    s->expiring = replog_is_leader(s->log);
 }
 
 void session_closed(struct tbd *s, int64_t id)
@@ -308,7 +312,8 @@ void session_tick(struct tbd *s)
         tb_log(TB_LOG_WARN, "stalled %llu ms: session deadlines moved by it",
                (unsigned long long)lost);
     /* Only the leader expires sessions; a new one gives each a fresh
-     * timeout first (main.c). */
-    if (replog_is_leader(s->log))
+     * timeout first (session_reload, once told it leads: raft may say so
+     * a poll earlier, while the deadlines are still a follower's). */
+    if (s->expiring && replog_is_leader(s->log))
         expiry_tick(&s->sessions, now, lost, propose_close, s);
 }
