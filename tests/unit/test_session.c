@@ -690,6 +690,41 @@ static void scratch_failure_passes(void **state)
     carrier_free(&k);
 }
 
+/* A session whose close the leader decided (it expired; the close is not
+ * applied yet) is refused to a client that resumes it, as expired: it is
+ * no longer the client's, whatever it would read there meanwhile. */
+static void closing_session_refused(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a, b;
+    struct tb_connect_resp resp, again;
+    struct tb_wbuf body;
+    struct tb_rd rd;
+    uint64_t t;
+    int closed = 0;
+
+    carrier_open(f, &a, 21);
+    rd = nth_frame(&a, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
+        closed = tick_at(f, t, resp.session_id);
+    assert_true(closed);
+    carrier_init(f, &b, 22);
+    tb_wbuf_init(&body);
+    tb_connect_req_encode(&body,
+                          &(struct tb_connect_req){0, 0, 8000, resp.session_id,
+                                                   resp.passwd, 0, 0});
+    proc_frame(&b.pc, (struct tb_str){(const char *)body.base, body.len});
+    assert_int_equal(b.frames, 1);
+    rd = nth_frame(&b, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &again), 0);
+    assert_int_equal(again.timeout, 0);
+    assert_int_equal(again.session_id, 0);
+    tb_wbuf_free(&body);
+    carrier_free(&a);
+    carrier_free(&b);
+}
+
 /* A createSession entry applied again after a restart (or proposed by an
  * earlier start) names a connection id of then: a client of now with
  * that id, resuming a session of its own, is not handed the new one; and
@@ -889,6 +924,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(client_without_a_socket, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(scratch_failure_passes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(closing_session_refused, setup,
                                         teardown),
     };
 

@@ -49,6 +49,12 @@ void peer__on_failed(struct peer *p, const uint8_t *b, size_t n)
         proc_refused(c, (int32_t)tb_load_be32(b + 12), status);
         return;
     }
+    /* A claim of a session whose close the leader decided. */
+    if (c != NULL && !c->closed && status == TB_ESESSIONEXPIRED &&
+        c->state == CONN_SESSION) {
+        session_expired(c);
+        return;
+    }
     if (c != NULL && !c->closed) {
         tb_log(TB_LOG_WARN,
                "peer: the leader refused a request of session 0x%llx "

@@ -114,6 +114,10 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n)
             send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
             continue;
         }
+        if (session_closing(s, (int64_t)id)) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ESESSIONEXPIRED);
+            continue;
+        }
         if (tb_map_put(&k->p->owner, id, (void *)(intptr_t)k->from) != 0) {
             send_failed(k, (int64_t)tb_load_be64(b), TB_ENOMEM);
             continue;

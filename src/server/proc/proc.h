@@ -192,6 +192,10 @@ void session_result(struct proc_client *c, int rc, const uint8_t *body,
 void session_revalidated(struct proc_client *c);
 /* The leader recorded the session c resumes as held here (peer.h). */
 void session_claimed(struct proc_client *c);
+/* The leader refused c's claim: the session's close is decided. */
+void session_expired(struct proc_client *c);
+/* Whether the close of session id was decided here, on the leader. */
+int session_closing(struct tbd *s, int64_t id);
 
 /* proc/read.c */
 void read_serve(struct proc_client *c, int32_t xid, int32_t type,

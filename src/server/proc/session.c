@@ -65,8 +65,11 @@ static void resume(struct proc_client *c)
 {
     struct fsm_session_info fs;
 
-    /* Closed while the leader was asked: not the client's any more. */
-    if (!fsm_session_get(c->srv->fsm, c->session_id, &fs)) {
+    /* Closed while the leader was asked, or its close decided here (it
+     * expired, the close is in the log): not the client's any more, as
+     * ZooKeeper's leader refuses a closing session. */
+    if (!fsm_session_get(c->srv->fsm, c->session_id, &fs) ||
+        session_closing(c->srv, c->session_id)) {
         refuse(c);
         return;
     }
@@ -225,6 +228,18 @@ void session_result(struct proc_client *c, int rc, const uint8_t *body,
     attach(c, r.session, r.timeout);
     reply_connect(c, r.timeout, r.session, r.passwd);
     c->ops->resume(c);
+}
+
+int session_closing(struct tbd *s, int64_t id)
+{
+    const struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
+
+    return se != NULL && se->closing;
+}
+
+void session_expired(struct proc_client *c)
+{
+    refuse(c);
 }
 
 void session_claimed(struct proc_client *c)
