@@ -725,6 +725,46 @@ static void closing_session_refused(void **state)
     carrier_free(&b);
 }
 
+/* A reply decided at once (a createTTL refused, extended types off) that
+ * waits for a write before it never carries a zxid below that write's. */
+static void zxids_never_go_back(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body, acl;
+    struct tb_reply_header h1, h2;
+    struct tb_rd rd;
+
+    f->cfg.extended_types_enabled = 0;
+    carrier_open(f, &k, 31);
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/z"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&k, &body, 1, TB_OP_CREATE);
+    tb_create_ttl_req_encode(
+        &body, &(struct tb_create_ttl_req){TB_STR("/t"), TB_STR("x"),
+                                           tb_vec_view(&acl, 1),
+                                           TB_PERSISTENT_WITH_TTL, 1000});
+    request(&k, &body, 2, TB_OP_CREATETTL);
+    assert_true(run_until(f, &k.frames, 3));
+    rd = nth_frame(&k, 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h1), 0);
+    rd = nth_frame(&k, 3);
+    assert_int_equal(tb_reply_header_decode(&rd, &h2), 0);
+    assert_int_equal(h1.xid, 1);
+    assert_int_equal(h1.err, 0);
+    assert_int_equal(h2.xid, 2);
+    assert_int_equal(h2.err, TB_EUNIMPLEMENTED);
+    assert_true(h2.zxid >= h1.zxid);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+    carrier_free(&k);
+}
+
 /* A createSession entry applied again after a restart (or proposed by an
  * earlier start) names a connection id of then: a client of now with
  * that id, resuming a session of its own, is not handed the new one; and
@@ -927,6 +967,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(closing_session_refused, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(zxids_never_go_back, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,6 +106,11 @@ void proc_drain(struct proc_client *c)
         r = TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req, link);
         if (r->state == REQ_WRITE)
             break;
+        /* A reply decided early carries the zxid of when it is sent, so
+         * that a session's zxids never go back: the writes before it were
+         * answered with theirs meanwhile. */
+        if (r->state == REQ_DONE && r->restamp)
+            tb_store_be64(r->reply + 8, (uint64_t)proc_zxid(c->srv));
         if (r->state == REQ_DONE)
             c->ops->send(c, r->reply, r->reply_len);
         else
@@ -161,6 +166,8 @@ static void reply_in_order(struct proc_client *c, int32_t xid, int32_t type,
     r = req_push(c, REQ_DONE, xid, type);
     if (r == NULL || keep_reply(r, zxid, err, body, len) != 0)
         c->ops->close(c);
+    else
+        r->restamp = 1;
 }
 
 /* A proposal, for its answer: the fsm hook replies to one applied; one
@@ -479,6 +486,7 @@ void proc_refused(struct proc_client *c, int32_t xid, int err)
     TB_QUEUE_FOREACH (q, &c->reqs) {
         r = TB_CONTAINER_OF(q, struct req, link);
         if (r->state == REQ_WRITE && r->forwarded && r->xid == xid) {
+            r->restamp = 1;
             write_answered(c, r, proc_zxid(c->srv), err, NULL, 0);
             return;
         }

@@ -113,6 +113,7 @@ struct req {
     size_t reply_len;
     int close_after;     /* close the connection after this reply */
     int forwarded;       /* REQ_WRITE: sent to the leader, not logged here */
+    int restamp;         /* REQ_DONE: its zxid is the server's when sent */
 };
 
 /* proc/proc.c */
