@@ -282,6 +282,24 @@ static void test_properties_syntax(void **state)
     tb_config_free(&cfg);
 }
 
+/* quorum.auth.* switched off, as ZooKeeper's sample configurations often
+ * write it, is taken (and not acted on); switched on it stops the start. */
+static void test_quorum_sasl_off(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+    const char *path = write_cfg("quorum.auth.enableSasl=false\n"
+                                 "quorum.auth.learnerRequireSasl=false\n"
+                                 "quorum.auth.serverRequireSasl=false\n"
+                                 "quorum.auth.learner.saslLoginContext=L\n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "-c", path, NULL), 0);
+    tb_config_free(&cfg);
+    unlink(path);
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* Loads `text` as a file and expects failure with `msg` after "PATH:". */
@@ -320,6 +338,9 @@ static void test_file_errors(void **state)
     expect_file_error("quorum.auth.enableSasl=true\n",
                       "1: quorum.auth.enableSasl: SASL between members is not "
                       "supported");
+    expect_file_error("quorum.auth.learnerRequireSasl=True\n",
+                      "1: quorum.auth.learnerRequireSasl: SASL between members "
+                      "is not supported");
     expect_file_error("# x\n\ntickTime=2s\n",
                       "3: tickTime: expected an integer, got \"2s\"");
     expect_file_error("tickTime=2000 # comment\n",
@@ -833,6 +854,7 @@ int main(void)
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_render_conf),
         cmocka_unit_test(test_properties_syntax),
+        cmocka_unit_test(test_quorum_sasl_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -469,7 +469,7 @@ int tb_config_has_key(const char *key)
         key += 10;
     return strncmp(key, "server.", 7) == 0 ||
            strncmp(key, "authProvider.", 13) == 0 || find_key(key) != NULL ||
-           config__zk_key(key, &refused) != NULL;
+           config__zk_key(key, NULL, &refused) != NULL;
 }
 
 int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
@@ -490,7 +490,7 @@ int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
     k = find_key(key);
     if (k == NULL) {
         int refused = 0;
-        const char *why = config__zk_key(key, &refused);
+        const char *why = config__zk_key(key, value, &refused);
         if (why == NULL) {
             set_err(err, errlen, "%s: unknown key, neither tumblerd's nor one "
                     "of ZooKeeper's (see --help)", at);

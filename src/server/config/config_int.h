@@ -99,8 +99,9 @@ int config__finish_ensemble(struct tb_config *cfg, char *err, size_t errlen);
 void config__render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out);
 
 /* config_zk.c: why tumblerd does not act on ZooKeeper's key `name` (its
- * "zookeeper." prefix stripped), *refused set if a start with it set must
- * stop; NULL for a key that is not one of ZooKeeper's documented ones. */
-const char *config__zk_key(const char *name, int *refused);
+ * "zookeeper." prefix stripped), *refused set if a start with it set to
+ * `value` must stop; NULL for a key that is not one of ZooKeeper's
+ * documented ones. */
+const char *config__zk_key(const char *name, const char *value, int *refused);
 
 #endif

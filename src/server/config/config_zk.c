@@ -12,6 +12,7 @@
  * first, so a key tumblerd comes to act on leaves this list by being
  * added there. */
 #include <string.h>
+#include <strings.h>
 
 #include "server/config/config_int.h"
 
@@ -27,7 +28,9 @@
 
 static const struct zk_key {
     const char *key;
-    int refused; /* a start with it set would not be what was asked */
+    /* 1: a start with it set would not be what was asked; 2: so only if
+     * it is true (what it switches on is not here). */
+    int refused;
     const char *why;
 } zk_keys[] = {
     /* the ensemble */
@@ -39,8 +42,9 @@ static const struct zk_key {
     {"fastleader.*", 0, "raft elects the leader"},
     {"peerType", 0, "server.N's :observer says it"},
     {"standaloneEnabled", 0, "no server.N lines is standalone"},
-    {"quorumListenOnAllIPs", 0, "the quorum ports listen on server.N's "
-                                "address"},
+    {"quorumListenOnAllIPs", 0,
+     "the quorum ports listen on server.N's "
+     "address"},
     {"syncEnabled", 0, "observers always keep the log"},
     {"observerMasterPort", 0, "observers follow the leader over raft"},
     {"observer.*", 0, "observers follow the leader over raft"},
@@ -54,13 +58,21 @@ static const struct zk_key {
     {"maxConcurrentDiffSyncs", 0, "followers catch up through raft"},
     {"localSessionsEnabled", 0, "every session is global"},
     {"localSessionsUpgradingEnabled", 0, "every session is global"},
-    {"group.*", 1, "hierarchical quorums are not supported: the quorum "
-                   "would be another than the one configured"},
-    {"weight.*", 1, "weighted quorums are not supported: the quorum would "
-                    "be another than the one configured"},
-    {"dynamicConfigFile", 1, "not supported: write the server.N lines in "
-                             "this file"},
-    {"quorum.auth.*", 1, "SASL between members is not supported"},
+    {"group.*", 1,
+     "hierarchical quorums are not supported: the quorum "
+     "would be another than the one configured"},
+    {"weight.*", 1,
+     "weighted quorums are not supported: the quorum would "
+     "be another than the one configured"},
+    {"dynamicConfigFile", 1,
+     "not supported: write the server.N lines in "
+     "this file"},
+    {"quorum.auth.enableSasl", 2, "SASL between members is not supported"},
+    {"quorum.auth.learnerRequireSasl", 2,
+     "SASL between members is not supported"},
+    {"quorum.auth.serverRequireSasl", 2,
+     "SASL between members is not supported"},
+    {"quorum.auth.*", 0, "SASL between members is not supported"},
     /* the log and snapshots */
     {"dataLogDir", 0, "the log is kept in dataDir"},
     {"preAllocSize", 0, "log segments are sized by tumblerd"},
@@ -70,10 +82,12 @@ static const struct zk_key {
     {"snapSizeLimitInKb", 0, SNAPS},
     {"txnLogSizeLimitInKb", 0, SNAPS},
     {"snapshot.*", 0, "snapshots have tumblerd's own format"},
-    {"serializeLastProcessedZxid.enabled", 0, "snapshots have tumblerd's "
-                                              "own format"},
-    {"autopurge.*", 0, "old snapshots and log segments are removed as they "
-                       "are replaced"},
+    {"serializeLastProcessedZxid.enabled", 0,
+     "snapshots have tumblerd's "
+     "own format"},
+    {"autopurge.*", 0,
+     "old snapshots and log segments are removed as they "
+     "are replaced"},
     {"datadir.autocreate", 0, "dataDir is created when missing"},
     {"digest.enabled", 0, "not supported"},
     /* connections and requests */
@@ -120,14 +134,16 @@ static const struct zk_key {
     {"maxInProcessingDeadWatchers", 0, WATCHES},
     {"bitHashCacheSize", 0, WATCHES},
     /* security */
-    {"DigestAuthenticationProvider.digestAlg", 0, "digests are SHA-1, "
-                                                  "ZooKeeper's default"},
+    {"DigestAuthenticationProvider.digestAlg", 0,
+     "digests are SHA-1, "
+     "ZooKeeper's default"},
     {"ssl.authProvider", 0, "x509 is the TLS port's provider"},
     {"ssl.context.supplier.class", 0, NO_JVM},
     {"ssl.sslProvider", 0, "TLS is the system's OpenSSL"},
     {"fips-mode", 0, "TLS is the system's OpenSSL"},
-    {"ssl.hostnameVerification", 0, "clients' certificates are checked "
-                                    "against the trust store"},
+    {"ssl.hostnameVerification", 0,
+     "clients' certificates are checked "
+     "against the trust store"},
     {"ssl.handshakeDetectionTimeoutMillis", 0, "not supported"},
     {"ssl.quorum.context.supplier.class", 0, NO_JVM},
     {"ssl.quorum.sslProvider", 0, "TLS is the system's OpenSSL"},
@@ -137,8 +153,9 @@ static const struct zk_key {
     /* the AdminServer, metrics, the JVM */
     {"admin.portUnification", 0, "the AdminServer is plain HTTP"},
     {"admin.forceHttps", 0, "the AdminServer is plain HTTP"},
-    {"metricsProvider.*", 0, "the Prometheus provider's tuning: there is "
-                             "no JVM and no worker thread"},
+    {"metricsProvider.*", 0,
+     "the Prometheus provider's tuning: there is "
+     "no JVM and no worker thread"},
     {"messageTracker.*", 0, "not supported"},
     {"pathStats.*", 0, "not supported"},
     {"jvm.pause.*", 0, NO_JVM},
@@ -160,12 +177,13 @@ static const struct zk_key *lookup(const char *name)
     return NULL;
 }
 
-const char *config__zk_key(const char *name, int *refused)
+const char *config__zk_key(const char *name, const char *value, int *refused)
 {
     const struct zk_key *k = lookup(name);
 
     if (k == NULL)
         return NULL;
-    *refused = k->refused;
+    *refused = k->refused == 1 || (k->refused == 2 && value != NULL &&
+                                   strcasecmp(value, "true") == 0);
     return k->why;
 }
