@@ -95,7 +95,10 @@ grep -q "unknown.cfg:2: someNewKey: unknown key, neither tumblerd's nor one of Z
 "$TUMBLERD" --check-config --group.1=1:2:3 > /dev/null 2> "$d/err"
 [ $? = 2 ] && grep -q 'group.1: hierarchical quorums are not supported' "$d/err" ||
     fail "group.1: $(cat "$d/err")"
-ok "an unknown key, or one of ZooKeeper's that cannot be done without, stops the start"
+"$TUMBLERD" --check-config --java.security.auth.login.config="$d/missing.jaas" > /dev/null \
+    2> "$d/err"
+[ $? = 2 ] && grep -q "missing.jaas" "$d/err" || fail "a missing JAAS file: $(cat "$d/err")"
+ok "an unknown key, one of ZooKeeper's that cannot be done without, or a JAAS file that cannot be read stops the start"
 
 # A running server's conf: ZooKeeper's lines first, then every other key's
 # effective value, a secret hidden.

@@ -17,6 +17,7 @@
 
 #include "server/config/config.h"
 #include "server/config/config_int.h"
+#include "server/config/jaas.h"
 #include "server/logging/log.h"
 
 /* Java's Properties escapes in a key or value, in place: \t \n \r \f,
@@ -390,6 +391,18 @@ int tb_config_parse_args(struct tb_config *cfg, int argc, char **argv,
         return rv;
     if ((rv = tb_config_finish(cfg, err, errlen)) != 0 || !cfg->check_config)
         return rv;
+    /* The JAAS file too, which a start reads next (proc/sasl.c). */
+    if (cfg->jaas_file != NULL) {
+        struct jaas_user *users;
+        size_t n;
+
+        if ((rv = jaas_load_users(cfg->jaas_file,
+                                  cfg->jaas_section ? cfg->jaas_section
+                                                    : "Server",
+                                  &users, &n, err, errlen)) != 0)
+            return rv;
+        jaas_free_users(users, n);
+    }
     print_effective(cfg);
     return TB_CONFIG_EXIT;
 }
