@@ -56,6 +56,13 @@ static int kv_get(struct tb_str s, const char *key, int64_t *v)
     return found;
 }
 
+/* a + b as Java's longs add, wrapping: the stats are client-writable, and
+ * a count set near INT64_MAX must not make the next write undefined. */
+static int64_t add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static struct tb_str node_data(const struct tree_node *n)
 {
     return (struct tb_str){(const char *)n->data, n->data_len};
@@ -146,8 +153,8 @@ void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
     if (find_quota(t, path, &path.len, &limits, &stats) != 0 || path.len == 0 ||
         stats == n)
         return;
-    c = stat_of(stats, "count") + count;
-    b = stat_of(stats, "bytes") + bytes;
+    c = add(stat_of(stats, "count"), count);
+    b = add(stat_of(stats, "bytes"), bytes);
     put_stats(t, stats, c, b);
     report(t, path, limits, "count", c);
     report(t, path, limits, "bytes", b);
@@ -160,7 +167,7 @@ static int over_hard(struct tree *t, struct tb_str prefix,
                      const struct tree_node *stats, const char *key,
                      const char *used_key, int64_t diff)
 {
-    int64_t limit, used = stat_of(stats, used_key) + diff;
+    int64_t limit, used = add(stat_of(stats, used_key), diff);
 
     if (diff == 0 || kv_get(node_data(limits), key, &limit) != 0 || limit < 0 ||
         used <= limit)
@@ -201,7 +208,7 @@ void tree__quota_created(struct tree *t, struct tree_node *n)
         if ((top = tree_find(t, prefix)) != NULL)
             for (m = top; m != NULL; m = tree__walk_next(m, top)) {
                 count++;
-                bytes += m->data_len;
+                bytes = add(bytes, (int64_t)m->data_len);
             }
         put_stats(t, n, count, bytes);
     }
@@ -242,12 +249,14 @@ void tree_quota_namespaces(const struct tree *t,
                 continue;
             if (is_named(m, LIMITS)) {
                 s.limits = 1;
-                s.count_limit += limit_of(m, "countHardLimit", "count");
-                s.bytes_limit += limit_of(m, "byteHardLimit", "bytes");
+                s.count_limit =
+                    add(s.count_limit, limit_of(m, "countHardLimit", "count"));
+                s.bytes_limit =
+                    add(s.bytes_limit, limit_of(m, "byteHardLimit", "bytes"));
             } else if (is_named(m, STATS)) {
                 s.stats = 1;
-                s.count += stat_of(m, "count");
-                s.bytes += stat_of(m, "bytes");
+                s.count = add(s.count, stat_of(m, "count"));
+                s.bytes = add(s.bytes, stat_of(m, "bytes"));
             }
         }
         if (s.limits || s.stats)

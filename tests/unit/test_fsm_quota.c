@@ -63,6 +63,20 @@ static void test_quota(void **state)
     assert_int_equal(after.mzxid, before.mzxid);
     assert_int_equal(after.data_length, strlen("count=3,bytes=6"));
 
+    /* Counts a client set near the top wrap as Java's longs do. */
+    assert_int_equal(set_data(x, s, "/zookeeper/quota/q/zookeeper_stats",
+                              TB_STR("count=9223372036854775807,bytes=0"), -1),
+                     0);
+    assert_int_equal(cr(x, s, "/q/w", ""), 0);
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats",
+            "count=-9223372036854775808,bytes=0");
+    assert_int_equal(del(x, s, "/q/w", -1), 0);
+    data_is(x, "/zookeeper/quota/q/zookeeper_stats",
+            "count=9223372036854775807,bytes=0");
+    assert_int_equal(set_data(x, s, "/zookeeper/quota/q/zookeeper_stats",
+                              TB_STR("count=3,bytes=6"), -1),
+                     0);
+
     /* A deeper quota takes its subtree's changes. */
     assert_int_equal(cr(x, s, "/zookeeper/quota/q/b", ""), 0);
     assert_int_equal(cr(x, s, "/zookeeper/quota/q/b/zookeeper_limits", ""), 0);
