@@ -276,7 +276,7 @@ void session_reload(struct tbd *s)
     tbd_clock_refresh(s);
     expiry_forget_all(&s->sessions);
     fsm_session_foreach(s->fsm, reopen, s);
-    s->expiring = replog_is_leader(s->log);
+    s->expiring = s->log != NULL && replog_is_leader(s->log); /* NULL: opening */
 }
 
 void session_closed(struct tbd *s, int64_t id)
