@@ -30,6 +30,8 @@
 #      follower that has not applied its creation yet (stopped, then continued with the
 #      ConnectRequest waiting): taken once the follower has caught up, not refused as expired
 #      (a close unanswered, the follower having no leader at that moment, is tried again)
+#  13. a session taken over through a follower: the leader counts its timeout from the claim,
+#      not from the last report of the member the client left
 #
 #   ensemble_clients.sh TUMBLER SESSION_TOOL ENSEMBLE_WATCH   (TUMBLERD names the server)
 set -u
@@ -617,6 +619,26 @@ check12() {
     fi
 }
 run_check 12 "a session resumed on a follower that has not applied its creation yet" check12
+
+check13() {
+    local f1 f2 sid pw z rc
+    all_up || return 1
+    l=$(leader)
+    f1=$(( l % 3 + 1 ))
+    f2=$(( f1 % 3 + 1 ))
+    # A session of 8 s, last heard from on f1 at t0 (its socket dropped), taken over on f2 at
+    # t0 + 4 s and left silent 6 s: the leader counts its timeout from the claim, so it is
+    # alive at t0 + 10 s; counted from t0, it would have expired by t0 + 9 s.
+    read -r sid pw z < <("$session_tool" open "127.0.0.1:${cport[$f1]}" /claimed 8000)
+    [ -n "${z:-}" ] || { echo "  FAIL: no session on member $f1"; return 1; }
+    sleep 4
+    timeout 30 "$session_tool" resume "127.0.0.1:${cport[$f2]}" "$sid" "$pw" "$z" /claimed 6000 \
+        > "$work/claimed.out" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] || { echo "  FAIL: resumed on member $f2 and silent 6 s: $rc $(cat "$work/claimed.out")"; return 1; }
+    echo "  ok   session $sid, taken over on member $f2 4 s after member $f1 last heard it, alive 6 s later"
+}
+run_check 13 "a session taken over through a follower counts its timeout from then" check13
 
 all_up || { echo "the ensemble did not come back whole at the end"; failed=$((failed + 1)); }
 echo "=== summary ($((SECONDS - t_start)) s)"

@@ -3,9 +3,10 @@
  *   session_tool open HOST:PORT PATH TIMEOUT_MS
  *       new session, creates the ephemeral PATH, prints "SID HEXPASSWD
  *       ZXID", and drops the socket without closing the session
- *   session_tool resume HOST:PORT SID HEXPASSWD ZXID PATH
+ *   session_tool resume HOST:PORT SID HEXPASSWD ZXID PATH [HOLD_MS]
  *       reconnects to the session (exit 0 if the server accepted it and
- *       PATH still exists, 3 if the session was refused as expired)
+ *       PATH still exists, HOLD_MS later if given, with nothing sent
+ *       meanwhile; 3 if the session was refused as expired)
  *   session_tool exists HOST:PORT PATH
  *       exit 0 if PATH exists, 1 if not
  *   session_tool moved HOST:PORT HOST:PORT PATH
@@ -43,7 +44,7 @@ static int do_open(const char *hp, const char *path, int timeout)
 }
 
 static int do_resume(const char *hp, const char *sid, const char *hex,
-                     const char *zxid, const char *path)
+                     const char *zxid, const char *path, int hold_ms)
 {
     struct rz z;
     struct rz_stat st;
@@ -67,6 +68,7 @@ static int do_resume(const char *hp, const char *sid, const char *hex,
         rz_drop(&z);
         return rv == 0 ? 3 : 2;
     }
+    usleep((useconds_t)hold_ms * 1000);
     rv = rz_exists(&z, path, 0, &st);
     printf("resumed session %llx; %s %s\n", (unsigned long long)z.sid, path,
            rv == 0 ? "present" : "missing");
@@ -144,8 +146,9 @@ int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "open") == 0)
         return do_open(argv[2], argv[3], atoi(argv[4]));
-    if (argc == 7 && strcmp(argv[1], "resume") == 0)
-        return do_resume(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    if ((argc == 7 || argc == 8) && strcmp(argv[1], "resume") == 0)
+        return do_resume(argv[2], argv[3], argv[4], argv[5], argv[6],
+                         argc == 8 ? atoi(argv[7]) : 0);
     if (argc == 5 && strcmp(argv[1], "moved") == 0)
         return do_moved(argv[2], argv[3], argv[4]);
     if (argc == 4 && strcmp(argv[1], "exists") == 0)
