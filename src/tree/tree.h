@@ -157,6 +157,10 @@ size_t tree_acl_count(const struct tree *t);
 void tree_begin(struct tree *t);
 void tree_commit(struct tree *t);
 void tree_rollback(struct tree *t);
+/* Whether a change of this transaction was made but its quota accounting
+ * ran out of memory: the transaction must be rolled back, since a replica
+ * whose stats missed a change would decide quotas otherwise. */
+int tree_failed(const struct tree *t);
 
 /* Mutations.  The caller has checked everything ZooKeeper checks: `parent`
  * is the node of path's parent, `path` is free and valid.  They fail only

@@ -152,6 +152,7 @@ struct tree {
     int in_txn;
 
     struct tree_node *quota; /* /zookeeper/quota */
+    int quota_failed;        /* tree_failed(): reset by begin and rollback */
     tree_quota_cb quota_cb;
     void *quota_arg;
 };

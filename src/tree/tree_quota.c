@@ -87,7 +87,8 @@ static void put_stats(struct tree *t, struct tree_node *n, int64_t count,
     int len = snprintf(buf, sizeof buf, "count=%" PRId64 ",bytes=%" PRId64,
                        count, bytes);
 
-    (void)tree__put_data(t, n, (struct tb_str){buf, (size_t)len});
+    if (tree__put_data(t, n, (struct tb_str){buf, (size_t)len}) != 0)
+        t->quota_failed = 1;
 }
 
 static void report(struct tree *t, struct tb_str prefix,
@@ -147,11 +148,14 @@ void tree__quota_add(struct tree *t, const struct tree_node *n, int64_t count,
     struct tb_str path = {n->path, n->path_len};
     int64_t c, b;
 
-    /* Out of memory, the stats miss one change rather than fail a write
-     * that has already happened.  A stats node under a quota of its own
-     * counts only others' changes. */
-    if (find_quota(t, path, &path.len, &limits, &stats) != 0 || path.len == 0 ||
-        stats == n)
+    /* Out of memory, the write that has already happened is failed whole
+     * (tree_failed).  A stats node under a quota of its own counts only
+     * others' changes. */
+    if (find_quota(t, path, &path.len, &limits, &stats) != 0) {
+        t->quota_failed = 1;
+        return;
+    }
+    if (path.len == 0 || stats == n)
         return;
     c = add(stat_of(stats, "count"), count);
     b = add(stat_of(stats, "bytes"), bytes);

@@ -57,6 +57,12 @@ void tree_begin(struct tree *t)
 {
     assert(!t->in_txn && t->nundo == 0);
     t->in_txn = 1;
+    t->quota_failed = 0;
+}
+
+int tree_failed(const struct tree *t)
+{
+    return t->quota_failed;
 }
 
 static void undo_create(struct tree *t, struct tree_undo *u)
@@ -122,6 +128,7 @@ void tree_rollback(struct tree *t)
     struct tree_undo *u;
 
     assert(t->in_txn);
+    t->quota_failed = 0;
     while (t->nundo > 0) {
         u = &t->undo[--t->nundo];
         switch (u->kind) {

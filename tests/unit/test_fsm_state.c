@@ -461,6 +461,45 @@ static void test_out_of_memory(void **state)
     fx_free(x);
     fx_free(y);
 }
+/* A failed allocation in quota accounting fails the write whole: the apply
+ * that succeeds has the stats counted (they missed it before, and a
+ * replica's quota checks then differed from the others'). */
+static void test_out_of_memory_quota(void **state)
+{
+    static const char *const nodes[][2] = {
+        {"/qq", ""},
+        {"/zookeeper/quota/qq", ""},
+        {"/zookeeper/quota/qq/zookeeper_limits", "count=10,bytes=-1"},
+        {"/zookeeper/quota/qq/zookeeper_stats", "count=0,bytes=0"},
+    };
+    struct fx *x = fx_new();
+    int64_t sid = open_session(x, 10000);
+    struct tb_wbuf b, e;
+    struct tb_str d;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
+        assert_int_equal(
+            create_full(x, sid, TB_OP_CREATE, tb_str_c(nodes[i][0]),
+                        tb_str_c(nodes[i][1]), tb_acl_open_unsafe, 0, -1),
+            0);
+    tb_wbuf_init(&b);
+    tb_create_req_encode(&b,
+                         &(struct tb_create_req){TB_STR("/qq/a"), TB_STR("abc"),
+                                                 tb_acl_open_unsafe, 0});
+    encode_txn(x, TB_OP_CREATE, sid, (struct tb_str){(char *)b.base, b.len},
+               &e);
+    enomem_sweep(x, &e);
+    d = tree_node_data(tree_find(
+        fsm_tree(x->f), TB_STR("/zookeeper/quota/qq/zookeeper_stats")));
+    assert_int_equal(d.len, strlen("count=2,bytes=3"));
+    assert_memory_equal(d.ptr, "count=2,bytes=3", d.len);
+    tb_wbuf_free(&e);
+    tb_wbuf_free(&b);
+    fx_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_rejected),
         cmocka_unit_test(test_new_epoch),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_out_of_memory_quota),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

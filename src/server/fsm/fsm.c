@@ -305,7 +305,8 @@ int fsm_apply(struct fsm *f, int64_t index, const void *entry, size_t len)
     }
     tree_begin(f->tree);
     rc = dispatch(f, &txn);
-    if (rc == TB_ENOMEM || f->oom || f->body.oom || f->ev_paths.oom)
+    if (rc == TB_ENOMEM || f->oom || f->body.oom || f->ev_paths.oom ||
+        tree_failed(f->tree))
         return abandon(f);
     if (rc != 0) {
         /* An op fails before it changes anything (a multi turns a failed
