@@ -45,6 +45,7 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     echo "== Valgrind memcheck: the cluster harness (scenarios, 100 schedules of each size), the log's durability"
     memcheck=$PWD/tests/sanitizers/memcheck.sh
     $memcheck build-test/src/server/replog/test_cluster
+    $memcheck build-test/src/server/replog/test_cluster_members
     TB_CLUSTER_SEEDS=100 $memcheck build-test/src/server/replog/test_cluster_random
     $memcheck build-test/src/server/replog/test_raft_durability
     echo "== Valgrind memcheck: tumblerd in ensembles (peer TLS, reconfig, rolling restart)"

@@ -574,6 +574,14 @@ int64_t cluster_session_of(struct cluster *c, unsigned p)
         fsm_zxid_of(c->nodes[c->props[p].node].fsm, c->props[p].index));
 }
 
+void cluster_session_on(struct cluster *c, unsigned leader)
+{
+    unsigned s = cluster_open_session(c, leader);
+
+    cluster_converge(c, 5000);
+    c->session = cluster_session_of(c, s);
+}
+
 int cluster_has(struct cluster *c, unsigned i, const char *path)
 {
     return tree_find(fsm_tree(c->nodes[i].fsm), tb_str_c(path)) != NULL;

@@ -111,6 +111,9 @@ unsigned cluster_create(struct cluster *c, unsigned i, const char *path,
 unsigned cluster_close_session(struct cluster *c, unsigned i);
 /* The session created by prop p, once applied. */
 int64_t cluster_session_of(struct cluster *c, unsigned p);
+/* A session opened on server `leader`, applied everywhere, made
+ * c->session (the one creates use). */
+void cluster_session_on(struct cluster *c, unsigned leader);
 
 /* Every live server has applied everything its log holds that is
  * committed, and then: the invariants above.  Steps up to ms. */
