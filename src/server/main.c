@@ -298,7 +298,8 @@ static void stop(struct tbd *s)
     s->stopping = 1;
     tb_log(TB_LOG_INFO, "shutting down");
     http_stop(s);
-    uv_close((uv_handle_t *)&s->listener, NULL);
+    if (s->cfg->client_port >= 0)
+        uv_close((uv_handle_t *)&s->listener, NULL);
     if (s->tls_ctx != NULL)
         uv_close((uv_handle_t *)&s->tls_listener, NULL);
     conn_close_all(s);
@@ -456,7 +457,7 @@ int main(int argc, char **argv)
     char(*addr)[TB_CONFIG_ADDR_MAX] = NULL;
     struct replog_peer *peers = NULL;
     struct peer_member *members = NULL;
-    char err[512];
+    char err[512], plain[80] = "", tls[96] = "";
     int rv, status = 0;
 
     /* Large buffers (snapshots, compression, growing arrays) straight from
@@ -634,12 +635,16 @@ int main(int argc, char **argv)
     s->sighup.data = s;
     uv_signal_start(&s->sighup, on_sighup, SIGHUP);
 
-    tb_log(TB_LOG_INFO,
-           "tumblerd %s serving %s:%d%s%s%s%.0d, data in %s, zxid 0x%llx",
-           tb_config_version(), cfg.client_port_address, cfg.client_port,
-           cfg.tls.port ? " and with TLS " : "",
-           cfg.tls.port ? cfg.tls.address : "", cfg.tls.port ? ":" : "",
-           cfg.tls.port, cfg.data_dir, (unsigned long long)proc_zxid(s));
+    if (cfg.client_port >= 0)
+        snprintf(plain, sizeof plain, "%s:%d", cfg.client_port_address,
+                 cfg.client_port);
+    if (cfg.tls.port != 0)
+        snprintf(tls, sizeof tls, "%s with TLS %s:%d",
+                 cfg.client_port >= 0 ? " and" : "only", cfg.tls.address,
+                 cfg.tls.port);
+    tb_log(TB_LOG_INFO, "tumblerd %s serving %s%s, data in %s, zxid 0x%llx",
+           tb_config_version(), plain, tls, cfg.data_dir,
+           (unsigned long long)proc_zxid(s));
     uv_run(s->loop, UV_RUN_DEFAULT);
     tb_log(TB_LOG_INFO, "stopped");
 out:

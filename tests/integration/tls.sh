@@ -163,3 +163,28 @@ start_tumblerd "$dir" "$port" --secureClientPort="$tport" \
 wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd with PEM stores did not start"
 run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" want "$tport" "$certs" ||
     it_die "the PEM/want/cipher checks failed"
+
+# A zoo.cfg for TLS alone, with no clientPort: as with ZooKeeper, no plain port is opened (not
+# the default 2181 either), and the TLS port serves.
+dir=$(it_tmpdir tls-only)
+tport=$(free_port)
+{
+    echo "dataDir=$dir/data"
+    zk_tls_cfg "$certs" "$tport"
+} > "$dir/zoo.cfg"
+"$TUMBLERD" "$dir/zoo.cfg" > "$dir/server.log" 2>&1 < /dev/null &
+SERVER_PID=$!
+IT_PIDS+=("$SERVER_PID")
+IT_TUMBLERDS+="$SERVER_PID "
+deadline=$((SECONDS + 30))
+until grep -q "serving only with TLS 127.0.0.1:$tport," "$dir/server.log"; do
+    [ "$SECONDS" -lt "$deadline" ] || { cat "$dir/server.log" >&2; it_die "no TLS-only start"; }
+    sleep 0.1
+done
+listening=$(ss -Hltnp | grep -F "pid=$SERVER_PID," | awk '{print $4}')
+[ "$listening" = "127.0.0.1:$tport" ] ||
+    it_die "a TLS-only tumblerd listens on: ${listening//$'\n'/ }"
+run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" only "$tport" "$certs" ||
+    it_die "the TLS-only server did not serve"
+stop_server "$SERVER_PID" 10
+it_log "TLS alone: no plain port"

@@ -643,6 +643,47 @@ static void test_enforce_auth(void **state)
     tb_config_free(&cfg);
 }
 
+/* As ZooKeeper: a TLS port with no clientPort written down opens no plain
+ * port, which the TLS-only configuration would not expect; one written
+ * down, 0 included, is kept. */
+static void test_tls_only(void **state)
+{
+    struct tb_config cfg;
+    struct tb_wbuf b;
+    char err[256] = "";
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(cfg.client_port, 2181);
+    assert_int_equal(parse(&cfg, err, sizeof err, "--secureClientPort=2281",
+                           "--ssl.keyStore.location=k.p12", NULL),
+                     0);
+    assert_int_equal(cfg.client_port, -1);
+    tb_wbuf_init(&b);
+    tb_config_render_conf(&cfg, 0, 0, &b);
+    tb_wbuf_put(&b, "", 1);
+    assert_non_null(
+        strstr((char *)b.base, "clientPort=-1\nsecureClientPort=2281\n"));
+    b.len = 0;
+    tb_config_render_effective(&cfg, &b); /* read again, the same */
+    tb_wbuf_put(&b, "", 1);
+    assert_null(strstr((char *)b.base, "\nclientPort="));
+    assert_non_null(strstr((char *)b.base, "\nsecureClientPort=2281\n"));
+    tb_wbuf_free(&b);
+    tb_config_free(&cfg);
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "--secureClientPort=2281",
+                           "--ssl.keyStore.location=k.p12", "--clientPort=0",
+                           NULL),
+                     0);
+    assert_int_equal(cfg.client_port, 0);
+    tb_config_free(&cfg);
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "--tickTime=1000", NULL), 0);
+    assert_int_equal(cfg.client_port, 2181); /* no TLS: the default port */
+    tb_config_free(&cfg);
+}
+
 /* ---- help, version, tb_config_set --------------------------------------- */
 
 /* Runs parse_args with stdout sent to a file; returns what was printed. */
@@ -850,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_ignored_and_effective),
         cmocka_unit_test(test_args_errors),
         cmocka_unit_test(test_enforce_auth),
+        cmocka_unit_test(test_tls_only),
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_render_conf),

@@ -587,7 +587,18 @@ static void test_tls_address_from_server_line(void **state)
                               "--ssl.keyStore.location=k.p12", NULL),
                      0);
     assert_string_equal(cfg.client_port_address, "0.0.0.0");
+    assert_int_equal(cfg.client_port, 2181);
     assert_string_equal(cfg.tls.address, "0.0.0.0");
+    tb_config_free(&cfg);
+    /* no client port on the line nor clientPort: the TLS port alone */
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "--serverId=1",
+                              "--server.1=127.0.0.1:2881:3881",
+                              "--server.2=127.0.0.1:2882:3882;2182",
+                              "--secureClientPort=2281",
+                              "--ssl.keyStore.location=k.p12", NULL),
+                     0);
+    assert_int_equal(cfg.client_port, -1);
     tb_config_free(&cfg);
 }
 

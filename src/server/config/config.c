@@ -42,7 +42,8 @@ enum key_type {
     X("dataDir", K_DIR, data_dir, 0, 0, "./data",                           \
       "raft log and snapshots (relative to the working directory)")         \
     X("clientPort", K_INT, client_port, 0, 65535, "2181",                   \
-      "client port; 0 lets the system pick one")                            \
+      "client port; 0 lets the system pick one; none if unset beside "      \
+      "secureClientPort")                                                   \
     X("clientPortAddress", K_ADDR, client_port_address, 0, 0, "127.0.0.1",  \
       "address to listen on (0.0.0.0 or :: for all)")                       \
     X("clientPortListenBacklog", K_INT, client_port_listen_backlog, -1,     \
@@ -715,6 +716,11 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
                 "must name the server's key and certificate");
         return TB_EINVAL;
     }
+    /* As ZooKeeper does: with no clientPort written down, the TLS port is
+     * the only one (an ensemble's server line may still name a plain one).
+     * A TLS-only configuration must not open an unencrypted default. */
+    if (cfg->origin_client_port.line < 0)
+        cfg->client_port = -1;
     return 0;
 }
 
@@ -914,6 +920,8 @@ void tb_config_render_effective(const struct tb_config *cfg,
     for (i = 0; i < NKEYS; i++) {
         k = &keys[i];
         f = (const char *)cfg + k->off;
+        if (f == &cfg->client_port && cfg->client_port < 0)
+            continue; /* none, as its absence beside secureClientPort says */
         tb_wbuf_printf(out, "%s=", k->name);
         switch (k->type) {
         case K_INT:

@@ -75,7 +75,8 @@ struct tb_config {
     /* ZooKeeper keys */
     int tick_time;                 /* tickTime, ms */
     char *data_dir;                /* dataDir: raft log and snapshots */
-    int client_port;               /* clientPort; 0: the OS picks one */
+    int client_port;               /* clientPort; 0: the OS picks one;
+                                    * -1: none, the TLS port alone */
     char *client_port_address;     /* clientPortAddress, an IP literal */
     int client_port_listen_backlog;/* clientPortListenBacklog; -1: default */
     int max_client_cnxns;          /* maxClientCnxns per client IP; 0: no cap */

@@ -747,13 +747,15 @@ int conn_listen(struct tbd *s)
 
     if (cfg->tls.port != 0 && (rv = tls_server_init(s)) != 0)
         return rv;
-    if ((rv = listen_on(s, &s->listener, "clientPort", cfg->client_port_address,
+    if (cfg->client_port >= 0 &&
+        (rv = listen_on(s, &s->listener, "clientPort", cfg->client_port_address,
                         cfg->client_port)) != 0)
         return rv;
     if (cfg->tls.port != 0 &&
         (rv = listen_on(s, &s->tls_listener, "secureClientPort",
                         cfg->tls.address, cfg->tls.port)) != 0) {
-        uv_close((uv_handle_t *)&s->listener, NULL); /* or the loop waits */
+        if (cfg->client_port >= 0) /* or the loop waits */
+            uv_close((uv_handle_t *)&s->listener, NULL);
         return rv;
     }
     if (cfg->tls.port != 0 && cfg->tls.cert_reload)
@@ -767,7 +769,8 @@ int conn_listen(struct tbd *s)
 
 void conn_unlisten(struct tbd *s)
 {
-    uv_close((uv_handle_t *)&s->listener, NULL);
+    if (s->cfg->client_port >= 0)
+        uv_close((uv_handle_t *)&s->listener, NULL);
     uv_close((uv_handle_t *)&s->flusher, NULL);
     if (s->cfg->tls.port == 0)
         return;

@@ -361,6 +361,8 @@ if mode == "all":
     all_checks()
 elif mode in ("reload", "watch"):
     reload_checks(sys.argv[4], int(sys.argv[5]), by_signal=mode == "reload")
+elif mode == "only":
+    check("a session on the TLS port alone", tls_session()[1] is not None)
 else:
     want_checks()
 sys.exit(1 if failures else 0)
