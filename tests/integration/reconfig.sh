@@ -176,6 +176,15 @@ quorum_size_is() {
     four_letter "${cport[$1]}" mntr | grep -qx "zk_quorum_size.$2"
 }
 
+# conf_members_are I N VERSION: member I's conf has N servers after "membership:", then
+# version=VERSION, as ZooKeeper's prints the configuration it applied.
+conf_members_are() {
+    local m
+    m=$(four_letter "${cport[$1]}" conf |
+        awk '/^membership: $/ { on = 1; next } on { print } on && /^version=/ { exit }')
+    [ "$(grep -c '^server\.' <<< "$m")" = "$2" ] && grep -qx "version=$3" <<< "$m"
+}
+
 check4() {
     local i got out rc=0
     for i in 1 2 4; do
@@ -192,6 +201,8 @@ check4() {
         # mntr follows the configuration applied, not the server.N lines it started with
         until_ok 5 quorum_size_is "$i" 4 ||
             { echo "  FAIL: member $i's zk_quorum_size is not 4"; rc=1; }
+        until_ok 5 conf_members_are "$i" 4 "$version4" ||
+            { echo "  FAIL: member $i's conf does not show the four servers"; rc=1; }
     done
     return "$rc"
 }

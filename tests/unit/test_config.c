@@ -660,7 +660,7 @@ static void test_tls_only(void **state)
                      0);
     assert_int_equal(cfg.client_port, -1);
     tb_wbuf_init(&b);
-    tb_config_render_conf(&cfg, 0, 0, &b);
+    tb_config_render_conf(&cfg, NULL, 0, 0, &b);
     tb_wbuf_put(&b, "", 1);
     assert_non_null(
         strstr((char *)b.base, "clientPort=-1\nsecureClientPort=2281\n"));
@@ -859,7 +859,7 @@ static void test_render_conf(void **state)
                                    err, sizeof err), 0);
     assert_int_equal(tb_config_finish(&cfg, err, sizeof err), 0);
     tb_wbuf_init(&b);
-    tb_config_render_conf(&cfg, 457, 1234, &b);
+    tb_config_render_conf(&cfg, NULL, 457, 1234, &b);
     tb_wbuf_put(&b, "", 1);
     assert_string_equal((char *)b.base,
                         "clientPort=52137\n"

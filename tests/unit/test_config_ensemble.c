@@ -619,7 +619,7 @@ static void test_render_conf_ensemble(void **state)
                  "--server.4=[fe80::a:b]:2884:3884", NULL),
         0);
     tb_wbuf_init(&b);
-    tb_config_render_conf(&cfg, 0, 0, &b);
+    tb_config_render_conf(&cfg, NULL, 0, 0, &b);
     tb_wbuf_put(&b, "", 1);
     snprintf(want, sizeof want,
              "clientPort=2183\n"
@@ -646,6 +646,38 @@ static void test_render_conf_ensemble(void **state)
              "version=0",
              dir, dir);
     assert_string_equal((char *)b.base, want);
+    /* After reconfigs: the members applied, this one a participant now,
+     * with the version they carry; then removed, its own line's ports. */
+    {
+        struct tb_config_server now[2] = {cfg.servers[1], cfg.servers[2]};
+        struct tb_config_members m = {now, 2, 0x100000004};
+
+        now[1].role = TB_ROLE_PARTICIPANT;
+        now[1].quorum_port = 2993;
+        b.len = 0;
+        tb_config_render_conf(&cfg, &m, 0, 0, &b);
+        tb_wbuf_put(&b, "", 1);
+        assert_non_null(strstr((char *)b.base,
+                               "serverId=3\n"
+                               "electionPort=3883\n"
+                               "quorumPort=2993\n"
+                               "peerType=0\n"
+                               "membership: \n"
+                               "server.2=zk2.example.com:2882:3882:"
+                               "participant;0.0.0.0:2182\n"
+                               "server.3=[0:0:0:0:0:0:0:1]:2993:3883:"
+                               "participant;[0:0:0:0:0:0:0:1]:2183\n"
+                               "version=100000004"));
+        m.v = cfg.servers;
+        m.n = 2;
+        b.len = 0;
+        tb_config_render_conf(&cfg, &m, 0, 0, &b);
+        tb_wbuf_put(&b, "", 1);
+        assert_non_null(strstr((char *)b.base, "quorumPort=2883\n"
+                                               "peerType=1\n"
+                                               "membership: \n"
+                                               "server.1="));
+    }
     tb_wbuf_free(&b);
     tb_config_free(&cfg);
     remove_dir(dir);

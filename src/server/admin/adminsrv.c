@@ -288,9 +288,19 @@ static void cmd_mntr(struct ctx *c)
     tb_wbuf_free(&unused);
 }
 
+static struct tb_config_members members(const struct fourlw_source *src)
+{
+    if (src->members != NULL)
+        return src->members(src->data);
+    if (src->cfg == NULL)
+        return (struct tb_config_members){NULL, 0, 0};
+    return (struct tb_config_members){src->cfg->servers, src->cfg->nservers, 0};
+}
+
 static void cmd_conf(struct ctx *c)
 {
     uint64_t data_dir = 0, log_dir = 0;
+    struct tb_config_members m;
     struct tb_wbuf text;
 
     if (c->src->cfg == NULL) {
@@ -299,8 +309,9 @@ static void cmd_conf(struct ctx *c)
     }
     if (c->src->dir_sizes != NULL)
         c->src->dir_sizes(c->src->data, &data_dir, &log_dir);
+    m = members(c->src);
     tb_wbuf_init(&text);
-    tb_config_render_conf(c->src->cfg, data_dir, log_dir, &text);
+    tb_config_render_conf(c->src->cfg, &m, data_dir, log_dir, &text);
     text_fields(c->j, (const char *)text.base, text.len, 1);
     /* Beside ZooKeeper's fields, every key's effective value, as
      * --check-config prints them (secrets hidden). */
@@ -428,24 +439,15 @@ static void cmd_wchs(struct ctx *c)
     kv_int(c->j, "num_total_watches", (int64_t)w.watches);
 }
 
-static const struct tb_config_server *members(const struct fourlw_source *src,
-                                              size_t *n)
-{
-    if (src->members != NULL)
-        return src->members(src->data, n);
-    *n = src->cfg != NULL ? src->cfg->nservers : 0;
-    return src->cfg != NULL ? src->cfg->servers : NULL;
-}
-
 static const struct tb_config_server *member(const struct fourlw_source *src,
                                              int id)
 {
-    size_t i, n;
-    const struct tb_config_server *v = members(src, &n);
+    struct tb_config_members m = members(src);
+    size_t i;
 
-    for (i = 0; i < n; i++)
-        if (v[i].id == id)
-            return &v[i];
+    for (i = 0; i < m.n; i++)
+        if (m.v[i].id == id)
+            return &m.v[i];
     return NULL;
 }
 
@@ -468,17 +470,17 @@ static void cmd_leader(struct ctx *c)
 /* host:quorumPort:electionPort:participant[;clientAddress:clientPort] */
 static void cmd_voting_view(struct ctx *c)
 {
-    const struct tb_config_server *all, *m;
+    struct tb_config_members all = members(c->src);
+    const struct tb_config_server *m;
     struct tb_wbuf v;
     char id[16];
-    size_t i, n;
+    size_t i;
 
     json_key(c->j, "current_config");
     json_object(c->j);
     tb_wbuf_init(&v);
-    all = members(c->src, &n);
-    for (i = 0; i < n; i++) {
-        m = &all[i];
+    for (i = 0; i < all.n; i++) {
+        m = &all.v[i];
         if (m->role == TB_ROLE_OBSERVER)
             continue;
         v.len = 0;

@@ -335,7 +335,7 @@ struct fourlw_source {
     void (*conn_buckets)(void *data, struct fourlw_emit *e);
     void (*dir_sizes)(void *data, uint64_t *data_dir, uint64_t *log_dir);
     /* The members now (after a reconfig, its); NULL: cfg's server.N. */
-    const struct tb_config_server *(*members)(void *data, size_t *n);
+    struct tb_config_members (*members)(void *data);
     void (*env)(void *data, struct fourlw_env *out); /* NULL: collect */
     void (*reset_conn_stats)(void *data);
     void (*reset_server_stats)(void *data);

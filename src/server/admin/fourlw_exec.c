@@ -112,6 +112,7 @@ static int has_key(const struct tb_wbuf *text, const char *key, size_t klen)
  * key is; tools read conf as key=value lines, and ZooKeeper's come first. */
 static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
 {
+    struct tb_config_members m;
     const char *p, *end, *eol, *eq;
     struct tb_wbuf all;
     uint64_t d, l;
@@ -119,7 +120,10 @@ static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
     if (src->cfg == NULL)
         return;
     dir_sizes(src, &d, &l);
-    tb_config_render_conf(src->cfg, d, l, out);
+    if (src->members != NULL)
+        m = src->members(src->data);
+    tb_config_render_conf(src->cfg, src->members != NULL ? &m : NULL, d, l,
+                          out);
     tb_wbuf_init(&all);
     tb_config_render_effective(src->cfg, &all);
     p = (const char *)all.base;
@@ -130,7 +134,7 @@ static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
         eq = memchr(p, '=', (size_t)(eol - p));
         if (*p == '#' || eq == NULL || has_key(out, p, (size_t)(eq - p)))
             continue;
-        /* An ensemble's text ends as ZooKeeper's, "version=0" unended. */
+        /* An ensemble's text ends as ZooKeeper's, "version=..." unended. */
         if (out->len > 0 && out->base[out->len - 1] != '\n')
             tb_wbuf_put(out, "\n", 1);
         tb_wbuf_put(out, p, (size_t)(eol + 1 - p));

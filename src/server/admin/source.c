@@ -29,18 +29,18 @@ static uint64_t outstanding(const struct tbd *s)
 /* Whether this server is an observer in the configuration applied. */
 static int self_observer(const struct tbd *s)
 {
-    size_t i, n;
-    const struct tb_config_server *m = reconfig_members(s, &n);
+    struct tb_config_members m = reconfig_members(s);
+    size_t i;
 
-    for (i = 0; i < n; i++)
-        if (m[i].id == (int)s->server_id)
-            return m[i].role == TB_ROLE_OBSERVER;
+    for (i = 0; i < m.n; i++)
+        if (m.v[i].id == (int)s->server_id)
+            return m.v[i].role == TB_ROLE_OBSERVER;
     return 0;
 }
 
-static const struct tb_config_server *members(void *data, size_t *n)
+static struct tb_config_members members(void *data)
 {
-    return reconfig_members(data, n);
+    return reconfig_members(data);
 }
 
 static void stats(void *data, struct fourlw_stats *out)
@@ -131,14 +131,14 @@ static void mntr_followers(struct tbd *s, struct fourlw_emit *e)
 static void mntr_ensemble(struct tbd *s, struct fourlw_emit *e,
                           const struct replog_stats *rs)
 {
-    size_t i, n, voters = 0;
-    const struct tb_config_server *m = reconfig_members(s, &n);
+    struct tb_config_members m = reconfig_members(s);
+    size_t i, voters = 0;
     char name[32];
 
     if (s->peer == NULL)
         return;
-    for (i = 0; i < n; i++)
-        voters += m[i].role != TB_ROLE_OBSERVER;
+    for (i = 0; i < m.n; i++)
+        voters += m.v[i].role != TB_ROLE_OBSERVER;
     fourlw_emit_metric_int(e, "quorum_size", (int64_t)voters);
     fourlw_emit_metric_int(e, "tumbler_raft_term", (int64_t)rs->term);
     fourlw_emit_metric_int(e, "tumbler_leader_id",

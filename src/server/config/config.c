@@ -961,8 +961,10 @@ void tb_config_render_effective(const struct tb_config *cfg,
         tb_wbuf_printf(out, "# accepted and not acted on: %s\n", cfg->ignored);
 }
 
-void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
-                           uint64_t data_log_size, struct tb_wbuf *out)
+void tb_config_render_conf(const struct tb_config *cfg,
+                           const struct tb_config_members *m,
+                           uint64_t data_dir_size, uint64_t data_log_size,
+                           struct tb_wbuf *out)
 {
     tb_wbuf_printf(out, "clientPort=%d\n", cfg->client_port);
     tb_wbuf_printf(out, "secureClientPort=%d\n",
@@ -978,5 +980,5 @@ void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
     tb_wbuf_printf(out, "clientPortListenBacklog=%d\n",
                    cfg->client_port_listen_backlog);
     tb_wbuf_printf(out, "serverId=%d\n", cfg->server_id);
-    config__render_ensemble(cfg, out);
+    config__render_ensemble(cfg, m, out);
 }

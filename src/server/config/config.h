@@ -54,6 +54,15 @@ struct tb_config_server {
     int line;                 /* its line in the file; 0: the command line */
 };
 
+/* An ensemble's members at one time: the server.N lines (version 0), or
+ * those a reconfig applied, version being its zxid as /zookeeper/config's
+ * "version=" line gives it. */
+struct tb_config_members {
+    const struct tb_config_server *v;
+    size_t n;
+    int64_t version;
+};
+
 /* The longest text tb_config_quorum_address() writes, with its NUL: a
  * 253-byte host in brackets, ':' and a port. */
 #define TB_CONFIG_ADDR_MAX 262
@@ -325,8 +334,9 @@ void tb_config_usage(struct tb_wbuf *out);
  * log lives in dataDir, so dataLogDir repeats it.  Sizes are in bytes, as
  * measured by the caller.  In an ensemble then electionPort, quorumPort,
  * peerType (0 participant, 1 observer), "membership: " and the members in
- * ZooKeeper's dynamic-config form, ending with "version=0" and no newline,
- * as ZooKeeper prints a configuration read from its file.  ZooKeeper's
+ * ZooKeeper's dynamic-config form, ending with "version=" and no newline,
+ * as ZooKeeper prints them: `m`, those applied now (NULL: the server.N
+ * lines, version 0), this server's ports as they give them.  ZooKeeper's
  * initLimit, syncLimit and electionAlg lines are left out: they mean
  * nothing here. */
 /* --check-config's text: every key's effective value, key=value, in the
@@ -336,8 +346,10 @@ void tb_config_usage(struct tb_wbuf *out);
  * on. */
 void tb_config_render_effective(const struct tb_config *cfg,
                                 struct tb_wbuf *out);
-void tb_config_render_conf(const struct tb_config *cfg, uint64_t data_dir_size,
-                           uint64_t data_log_size, struct tb_wbuf *out);
+void tb_config_render_conf(const struct tb_config *cfg,
+                           const struct tb_config_members *m,
+                           uint64_t data_dir_size, uint64_t data_log_size,
+                           struct tb_wbuf *out);
 
 /* clamp(requested, min, max), as ZooKeeper negotiates a session timeout. */
 int tb_config_session_timeout(const struct tb_config *cfg, int requested);

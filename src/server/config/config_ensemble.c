@@ -570,21 +570,32 @@ static void render_host(struct tb_wbuf *out, const char *host)
                        (unsigned)(a[i] << 8 | a[i + 1]), i == 14 ? "]" : "");
 }
 
-/* ZooKeeper's QuorumPeer lines after serverId, then its membership.  The
- * version is that of a configuration read from the file (ZooKeeper's,
- * with reconfigEnabled=false as by default, stays 0 too), in hex; its
- * output ends without a newline. */
-void config__render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out)
+/* ZooKeeper's QuorumPeer lines after serverId, then its membership, as
+ * the configuration applied gives them.  The version is in hex (0 for the
+ * server.N lines: ZooKeeper's, with reconfigEnabled=false as by default,
+ * stays 0 too); the output ends without a newline.  A server a reconfig
+ * removed keeps its own line's ports. */
+void config__render_ensemble(const struct tb_config *cfg,
+                             const struct tb_config_members *m,
+                             struct tb_wbuf *out)
 {
+    struct tb_config_members file = {cfg->servers, cfg->nservers, 0};
     const struct tb_config_server *self = tb_config_self(cfg);
+    size_t i;
 
     if (self == NULL)
         return;
+    if (m == NULL)
+        m = &file;
+    for (i = 0; i < m->n; i++)
+        if (m->v[i].id == cfg->server_id)
+            self = &m->v[i];
     tb_wbuf_printf(out, "electionPort=%d\nquorumPort=%d\npeerType=%d\n",
                    self->election_port, self->quorum_port,
                    self->role == TB_ROLE_OBSERVER);
     tb_wbuf_printf(out, "membership: \n");
-    tb_config_render_membership(cfg, out);
+    tb_config_render_servers(m->v, m->n, out);
+    tb_wbuf_printf(out, "version=%llx", (unsigned long long)m->version);
 }
 
 void tb_config_render_servers(const struct tb_config_server *servers,

@@ -96,7 +96,9 @@ int config__set_server(struct tb_config *cfg, const char *key,
 int config__finish_ensemble(struct tb_config *cfg, char *err, size_t errlen);
 /* The end of the `conf` text in an ensemble: nothing for a standalone
  * server (see tb_config_render_conf()). */
-void config__render_ensemble(const struct tb_config *cfg, struct tb_wbuf *out);
+void config__render_ensemble(const struct tb_config *cfg,
+                             const struct tb_config_members *m,
+                             struct tb_wbuf *out);
 
 /* config_zk.c: why tumblerd does not act on ZooKeeper's key `name` (its
  * "zookeeper." prefix stripped), *refused set if a start with it set to

@@ -150,8 +150,8 @@ void reconfig_tick(struct tbd *s);
 void reconfig_free(struct tbd *s);
 /* The members as the configuration applied names them (/zookeeper/config
  * once a reconfig wrote it, followed once a tick; else the server.N
- * lines), valid until the next tick. */
-const struct tb_config_server *reconfig_members(const struct tbd *s, size_t *n);
+ * lines, version 0), valid until the next tick. */
+struct tb_config_members reconfig_members(const struct tbd *s);
 /* The txn that logs a reconfig's outcome (TB_OP_RECONFIG_TXN, applied by
  * fsm_reconfig.c), as the leader proposes it and --recover-ensemble
  * (recovery.c) writes it: `rc`, and when it is 0 `members`, the server

@@ -886,16 +886,14 @@ static void follow_config(struct reconfig *r)
     r->live = m;
 }
 
-const struct tb_config_server *reconfig_members(const struct tbd *s, size_t *n)
+struct tb_config_members reconfig_members(const struct tbd *s)
 {
     const struct reconfig *r = s->reconfig;
 
-    if (r != NULL && r->live.n > 0) {
-        *n = r->live.n;
-        return r->live.v;
-    }
-    *n = s->cfg->nservers;
-    return s->cfg->servers;
+    if (r != NULL && r->live.n > 0)
+        return (struct tb_config_members){r->live.v, r->live.n,
+                                          r->live.version};
+    return (struct tb_config_members){s->cfg->servers, s->cfg->nservers, 0};
 }
 
 /* Whether raft's members (the latest configuration entry this server
