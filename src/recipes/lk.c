@@ -142,7 +142,7 @@ static int release_node(struct tb_mutex *m, tb_done_cb cb, void *data)
     r->data = data;
     rcp_lk_drop_own_watch(m);
     rcp_ld_record_release(m); /* lock-delay: before the delete */
-    rv = rcp_reap(m->c, m->node, m->czxid, 1, on_released, r);
+    rv = rcp_reap(m->c, m->node, rcp_lk_shared_czxid(m), 1, on_released, r);
     if (rv != 0) {
         free(r);
         return rcp_lk_session_over(rv) ? TB_ELOCKLOST : rv;
@@ -162,7 +162,7 @@ int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
          * exists.  A non-fair lock's is PATH itself, which once lost is
          * whoever created it next: deleting it would let a third in. */
         if (!m->c_closed && m->node != NULL && m->cfg->fair)
-            rcp_reap(m->c, m->node, m->czxid, 0, NULL, NULL);
+            rcp_reap(m->c, m->node, 0, 0, NULL, NULL);
         reset_hold(m);
         rv = TB_ELOCKLOST;
     } else if (m->holds > 1) {

@@ -54,6 +54,7 @@ static void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o);
 static void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o);
 static void rcp_lk_settle_watch(struct rcp_ctx *x, int set);
 static int rcp_lk_watch_own(struct tb_mutex *m);
+static void rearm_own(struct tb_mutex *m, struct rcp_out *o);
 static void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
                              void *wdata);
 
@@ -124,8 +125,8 @@ void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o)
     rcp_lk_drop_own_watch(m);
     m->phase = LK_ABORTING;
     x = rcp_ctx_new(m);
-    if (x == NULL ||
-        rcp_reap(m->c, m->node, m->czxid, 0, on_abort_reaped, x) != 0) {
+    if (x == NULL || rcp_reap(m->c, m->node, rcp_lk_shared_czxid(m), 0,
+                              on_abort_reaped, x) != 0) {
         if (x != NULL)
             rcp_ctx_free_locked(x);
         rcp_lk_finish(m, m->abort_rc, o);
@@ -193,7 +194,7 @@ static void on_create(struct tb_client *c, int rc, const char *path,
     (void)c;
     if (!rcp_ctx_enter(x)) {
         if (rc == 0) /* cannot happen: a give-up waits for this reply */
-            rcp_reap(m->c, path, 0, 0, NULL, NULL);
+            rcp_reap(m->c, path, m->cfg->fair ? 0 : st->czxid, 0, NULL, NULL);
         rcp_ctx_leave(x, &o);
         return;
     }
@@ -202,7 +203,7 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         m->node = rcp_strdup(path);
         m->czxid = st->czxid;
         if (m->node == NULL)
-            rcp_reap(m->c, path, 0, 0, NULL, NULL);
+            rcp_reap(m->c, path, rcp_lk_shared_czxid(m), 0, NULL, NULL);
         if (m->node == NULL || m->abort_rc != 0)
             rcp_lk_fail(m, m->node == NULL ? TB_ENOMEM : m->abort_rc, &o);
         else
@@ -771,6 +772,8 @@ static void on_own_stat(struct tb_client *c, int rc, const struct tb_stat *st,
         /* Re-armed after a data change: the node is gone, or PATH was
          * deleted and made again by another client in between. */
         rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
+    } else if (m->phase == LK_HELD && rc == TB_ECONNECTIONLOSS) {
+        rearm_own(m, &o); /* else nothing would tell of a deletion */
     } else if (!m->cfg->fair && m->phase == LK_CHECKING) {
         /* Non-fair: creating the node was winning; this only fetched the
          * token and set the watch. */
@@ -808,6 +811,18 @@ static int rcp_lk_watch_own(struct tb_mutex *m)
     return rv;
 }
 
+/* The own-node watch set again while the node is ours (a one-shot watch
+ * fired, or its exists lost its reply, which the client sends again on
+ * the next connection).  A holder that cannot watch its node cannot
+ * learn it is gone: LOST is the answer that keeps two holders apart. */
+static void rearm_own(struct tb_mutex *m, struct rcp_out *o)
+{
+    if (m->c_closed || rcp_lk_watch_own(m) == 0)
+        return;
+    if (rcp_lk_holding(m))
+        rcp_lk_set_lstate(m, TB_LOCK_LOST, o);
+}
+
 static void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
                              void *wdata)
 {
@@ -831,7 +846,7 @@ static void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
             rcp_lk_restart(m, &o); /* our queued node was deleted */
     } else if (ev->type > 0 && ev->type <= TB_EVENT_CHILDREN_CHANGED) {
         if (m->node != NULL && (m->holds > 0 || m->acb != NULL))
-            rcp_lk_watch_own(m); /* data changed: keep watching */
+            rearm_own(m, &o); /* data changed: keep watching */
     } else if (ev->type == TB_EVENT_NONE && rcp_lk_session_over(ev->rc)) {
         rcp_lk_note_session_end(m, ev->rc);
         if (rcp_lk_holding(m))

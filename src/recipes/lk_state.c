@@ -66,6 +66,11 @@ int rcp_lk_node_ours(const struct tb_mutex *m, const struct tb_stat *st)
     return st->czxid == m->token && st->ephemeral_owner == m->session;
 }
 
+int64_t rcp_lk_shared_czxid(const struct tb_mutex *m)
+{
+    return m->cfg->fair ? 0 : m->czxid;
+}
+
 /* ---- after a reconnect: is our node still ours? ---- */
 
 /* The look's replies count while the hold waits for them. */

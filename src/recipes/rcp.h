@@ -152,8 +152,11 @@ int rcp_sync_run(struct tb_client *c, struct rcp_wait *w, int timeout_ms,
                  void (*give_up)(void *arg), void *arg);
 
 /* ---- reaper.c: deletes nodes, retrying across reconnects ---- */
-/* Deletes our ephemeral node at `path` (`czxid`: its create's zxid, 0 if
- * unknown: then any node of this session there).  `done` (may be NULL)
+/* Deletes our ephemeral node at `path`.  `czxid` is its create's zxid
+ * when the name may be someone else's too (a non-fair lock's PATH, a
+ * queue's claim): the reaper looks before it deletes, and only that node
+ * goes; 0 for a name ours alone (or a czxid unknown: any node of this
+ * session there), deleted at once.  `done` (may be NULL)
  * fires once: with wait_final 0 after the first attempt (the reaper keeps
  * retrying on connection loss), else with the final outcome: 0 when the
  * node is gone by our delete, TB_ENONODE if it was already gone, or the
@@ -392,6 +395,10 @@ int rcp_lk_state(struct tb_mutex *m);
 /* 1 if `st`, of our node's path, is our hold's node: the token's czxid,
  * our session's ephemeral. */
 int rcp_lk_node_ours(const struct tb_mutex *m, const struct tb_stat *st);
+/* What rcp_reap is given to delete our node and no other: a non-fair
+ * lock's node is PATH, whoever made it last (its czxid); a fair lock's
+ * name is ours alone (0). */
+int64_t rcp_lk_shared_czxid(const struct tb_mutex *m);
 void rcp_lk_on_state(struct rcp_reg *r, int state);
 void rcp_lk_note_session_end(struct tb_mutex *m, int rc);
 int rcp_lk_session_over(int rc);

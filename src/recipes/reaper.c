@@ -10,10 +10,12 @@
  * (its ephemeral nodes are gone with it).  It is Curator's "guaranteed
  * delete".  A node reaped is always an ephemeral node of the session, and
  * some have names others use too (a non-fair lock's PATH, a queue's
- * claim): once a delete's reply is lost, the node at the path may be
- * someone else's, made after ours went, or our own next one.  So a retry
- * first looks, and deletes only our node (its owner our session, its
- * czxid the one given, at the version seen).
+ * claim): the node at the path may be someone else's, made after ours
+ * went (deleted by an operator, a broken lock, while we were away), or
+ * our own next one.  So for such a name (a czxid given) even the first
+ * delete looks first, and every retry does: only our node is deleted (its
+ * owner our session, its czxid the one given, at the version seen).  A
+ * unique name (a fair lock's sequential node) is deleted at once.
  *
  * A reaper holds no reference to the recipe that started it: the recipe
  * may be freed, and may even start a new attempt, while the old node is
@@ -77,7 +79,9 @@ static void on_look(struct tb_client *c, int rc, const struct tb_stat *st,
     } else if (rc == TB_ENONODE ||
                (rc == 0 && (st->ephemeral_owner != tb_client_session(c, NULL) ||
                             (r->czxid != 0 && st->czxid != r->czxid)))) {
-        finish(r, 0); /* ours is gone: by our delete, most likely */
+        /* Ours is gone: by our own lost delete, most likely, if there was
+         * one; else someone else deleted it. */
+        finish(r, r->retried ? 0 : TB_ENONODE);
     } else if (rc == 0) {
         if ((rc = tb_delete(c, r->path, st->version, on_delete, r)) != 0)
             finish(r, rc);
@@ -96,8 +100,10 @@ static void on_delete(struct tb_client *c, int rc, void *data)
         finish(r, 0);
         break;
     case TB_ENONODE: /* after a lost reply: most likely our own delete */
-    case TB_EBADVERSION: /* after a look: changed since, not ours to delete */
         finish(r, r->retried ? 0 : rc);
+        break;
+    case TB_EBADVERSION: /* changed since the look: ours still? */
+        send_look(r);
         break;
     case TB_ECONNECTIONLOSS:
         r->retried = 1;
@@ -128,7 +134,8 @@ int rcp_reap(struct tb_client *c, const char *path, int64_t czxid,
         free(r);
         return TB_ENOMEM;
     }
-    rv = tb_delete(c, r->path, -1, on_delete, r);
+    rv = czxid != 0 ? tb_exists(c, r->path, NULL, NULL, on_look, r)
+                    : tb_delete(c, r->path, -1, on_delete, r);
     if (rv != 0)
         reap_free(r);
     return rv;

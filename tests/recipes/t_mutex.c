@@ -156,8 +156,8 @@ static void common_flow(struct tb_client *c1, struct tb_client *c2,
     tb_mutex_free(m1);
     if (kind == TB_LOCK_FAIR)
         CHECK(rt_wait_nchildren(c1, dir, 0, 5000) == 0);
-    else
-        CHECK_RC(tb_exists_sync(c1, path, NULL, NULL, NULL), TB_ENONODE);
+    else /* looked at before it is deleted: not yet gone */
+        CHECK(rt_wait_gone(c1, path, 5000));
     /* The parents were made as containers: the server removes them once
      * empty (it checks every second in the tests' configuration). */
     CHECK(rt_wait_gone(c1, dir, 10000));

@@ -513,6 +513,105 @@ static void test_created_node_replaced(void **state)
     close_client(c, m);
 }
 
+struct released {
+    int calls, rc;
+};
+
+static void on_released(int rc, void *data)
+{
+    struct released *r = data;
+
+    r->calls++;
+    r->rc = rc;
+}
+
+/* A non-fair holder's node was deleted by someone else and PATH made
+ * again by another client before the holder heard of it: its release
+ * looks before it deletes, leaves their node alone and reports the lock
+ * lost.  A plain delete of PATH would end the new holder's hold while it
+ * still works, and let a third client in beside it. */
+static void test_nonfair_release_spares_next_holder(void **state)
+{
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = hold_nonfair(c, &s);
+    struct released r = {0};
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_mutex_unlock(m, on_released, &r), 0);
+    pump(c);
+    xid = expect(TB_OP_REMOVEWATCHES, &body); /* our own-node watch */
+    srv_reply(xid, 300, 0, NULL);
+    xid = expect(TB_OP_EXISTS, &body); /* the look, before any delete */
+    reply_stat(xid, 250, OTHER);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, TB_ELOCKLOST);
+    assert_false(srv_has_data()); /* no delete */
+    close_client(c, m);
+}
+
+/* The same release, PATH still ours: deleted at the version seen. */
+static void test_nonfair_release_deletes_ours(void **state)
+{
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = hold_nonfair(c, &s);
+    struct released r = {0};
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_mutex_unlock(m, on_released, &r), 0);
+    pump(c);
+    xid = expect(TB_OP_REMOVEWATCHES, &body);
+    srv_reply(xid, 300, 0, NULL);
+    xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(xid, TOKEN, SID);
+    pump(c);
+    xid = expect(TB_OP_DELETE, &body);
+    srv_reply(xid, 301, 0, NULL);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, 0);
+    close_client(c, m);
+}
+
+/* The holder's own-node watch, set again after a data change, lost its
+ * reply with the connection: it is set once more on the next one, so a
+ * later deletion of the node still tells the holder its lock is lost. */
+static void test_own_watch_rearmed_after_loss(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD, TB_LOCK_LOST};
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = hold_nonfair(c, &s);
+    struct tb_rd body;
+    int32_t xid, look_xid;
+
+    (void)state;
+    srv_event(TB_EVENT_DATA_CHANGED, "/nf");
+    pump(c);
+    (void)expect(TB_OP_EXISTS, &body); /* the re-arm: never answered */
+    reconnect(c, 0);                   /* no watch to replay: none was set */
+    xid = expect(TB_OP_EXISTS, &body); /* the re-arm, sent again */
+    reply_stat(xid, TOKEN, SID);
+    look_xid = expect(TB_OP_SYNC, &body);
+    reply_sync(look_xid, "/nf");
+    pump(c);
+    look_xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(look_xid, TOKEN, SID);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
+    srv_event(TB_EVENT_DELETED, "/nf");
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
+    assert_states(&s, 3, want);
+    close_client(c, m);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -534,6 +633,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_created_node_replaced, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_nonfair_release_spares_next_holder,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nonfair_release_deletes_ours,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_watch_rearmed_after_loss,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
