@@ -440,6 +440,45 @@ static void test_gap_ends_the_log(void **state)
     assert_true(rec_matches(&f->fsm.recs[2], 7, 300));
 }
 
+/* What a crash left beyond the end is zeroed when the log opens.  Left
+ * there, the next writes, numbered on from the end's, leave it beyond a
+ * later end with a higher number than that end's: after a clean close
+ * right after the start (its record numbered as the lost write was), or
+ * when the next write goes to the next segment; either read as damage
+ * and refused the next start. */
+static void gap_then(struct fx *f, int next_segment)
+{
+    struct replog_config c = base_config(f);
+    static const uint8_t zero[WAL_BLOCK];
+    off_t off[64];
+    size_t n;
+
+    write_log(f, &c, 4, 200);
+    crash_after(f, off, &n);
+    assert_true(n >= 4);
+    overwrite(f, 1, off[n - 2], zero, sizeof zero); /* as above */
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 2);
+    if (next_segment) /* too large for the first segment's room */
+        propose_one(f, 9, (size_t)REPLOG_FIRST_SEGMENT_BYTES);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 2 + next_segment);
+    if (next_segment)
+        assert_true(
+            rec_matches(&f->fsm.recs[2], 9, REPLOG_FIRST_SEGMENT_BYTES));
+}
+
+static void test_gap_then_clean_close(void **state)
+{
+    gap_then(*state, 0);
+}
+
+static void test_gap_then_next_segment(void **state)
+{
+    gap_then(*state, 1);
+}
+
 /* A torn write (garbage where the next record would be) ends the log; the
  * next write overwrites it. */
 static void test_torn_tail(void **state)
@@ -908,6 +947,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_writes_in_flight, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gap_ends_the_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gap_then_clean_close, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_gap_then_next_segment, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_gap_after_clean_close_fails_open,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),

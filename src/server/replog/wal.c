@@ -24,6 +24,7 @@
  * reserved. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,33 @@ int replog__wal_pwrite_all(int fd, const void *p, size_t n, off_t off)
         off += k;
     }
     return 0;
+}
+
+int replog__wal_zero(struct wal *w, uint64_t seq, off_t from, off_t to,
+                     int resize, const char *what)
+{
+    char path[PATH_MAX];
+    off_t at;
+    int fd, err = 0;
+
+    replog__wal_path(w, seq, path, sizeof path);
+    if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+        err = errno;
+    if (err == 0 && resize && ftruncate(fd, to) != 0)
+        err = errno;
+    for (at = from; err == 0 && at < to; at += (off_t)sizeof zeros)
+        err = replog__wal_pwrite_all(
+            fd, zeros,
+            to - at < (off_t)sizeof zeros ? (size_t)(to - at) : sizeof zeros,
+            at);
+    if (err == 0 && fdatasync(fd) != 0)
+        err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (err != 0)
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "%s: zero wal-%016" PRIx64 ": %s", what, seq, strerror(err));
+    return err != 0 ? RAFT_IOERR : 0;
 }
 
 static void answer(struct wal_batch *b, int status)

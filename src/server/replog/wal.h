@@ -111,6 +111,8 @@ struct wal_seg {
     uint64_t made;       /* bytes it was made, as its records say; 0: none */
     uint64_t last_index; /* of the entries written in it; 0: none */
     off_t end;           /* where its next record goes */
+    off_t stale_to;      /* records a crash left lie between end and this
+                            (wal_load.c): zeroed before it takes writes */
     off_t size;          /* zero-filled bytes: it is full at this end */
     int fd;              /* -1 once closed */
     int direct;          /* 0 not known yet, 1 O_DIRECT, 2 not */
@@ -313,6 +315,11 @@ struct wal {
 /* wal.c: records, writes and segments. */
 /* Writes all n bytes at off: 0 or an errno value. */
 int replog__wal_pwrite_all(int fd, const void *p, size_t n, off_t off);
+/* Zeros over [from, to) of segment `seq` (its length kept unless
+ * `resize`: then it becomes `to` long), synced; 0 or RAFT_IOERR with
+ * the message, after `what`, in errmsg. */
+int replog__wal_zero(struct wal *w, uint64_t seq, off_t from, off_t to,
+                     int resize, const char *what);
 void replog__wal_path(const struct wal *w, uint64_t seq, char *buf, size_t n);
 void replog__wal_spare_path(const struct wal *w, uint64_t seq, char *buf,
                             size_t n);
@@ -412,8 +419,9 @@ int replog__wal_decode(const uint8_t *p, size_t avail, struct wal_rec *r);
 int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
                      raft_index *start, struct raft_entry **entries, size_t *n);
 uint32_t replog__wal_crc(uint32_t crc, const void *p, size_t n);
-/* Removes what the log found whole does not use (wal_load.c). */
-void replog__wal_tidy(struct wal *w);
+/* Zeros what a crash left beyond the end, then removes what the log
+ * found whole does not use (wal_load.c); 0 or RAFT_IOERR. */
+int replog__wal_tidy(struct wal *w);
 /* Entries replog__wal_load gave, and raft_uv's load. */
 void replog__wal_entries_free(struct raft_entry *e, size_t n);
 void replog__wal_uv_entries_free(struct raft_entry *e, size_t n);

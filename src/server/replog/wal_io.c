@@ -396,7 +396,13 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
         replog__wal_snapshot_free(snap);
         return rv;
     }
-    replog__wal_tidy(w);
+    if ((rv = replog__wal_tidy(w)) != 0) {
+        replog__wal_entries_free(*entries, *n);
+        *entries = NULL;
+        *n = 0;
+        replog__wal_snapshot_free(snap);
+        return rv;
+    }
     replog__wal_maybe_prep(w);
     WAL_CHECK(w);
     return 0;

@@ -22,10 +22,11 @@
  * two that exist, or up to the newest wal-meta names) or of another size
  * than it was made, or a record of another log.  Records a crash left are
  * dropped, and logged.  Nothing is changed on disk before all of that,
- * and the checks after it (wal_io.c), passed: then spares that cannot
- * serve, a half-made wal-tmp and unused segments beyond the end are
- * removed (replog__wal_tidy).  Older records a spare (wal.h) or
- * an earlier crash left have lower write numbers and are ignored. */
+ * and the checks after it (wal_io.c), passed: then the records a crash
+ * left are zeroed, and spares that cannot serve, a half-made wal-tmp and
+ * unused segments beyond the end are removed (replog__wal_tidy).  Older records
+ * a spare (wal.h) or an earlier crash left have lower write numbers and are
+ * ignored. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -508,6 +509,8 @@ static int beyond(struct wal *w, const struct seg_file *f, size_t from,
             beyond_break(w, f->seq, off, &r, last) != 0 && !w->repair)
             return RAFT_CORRUPT;
         x->beyond++;
+        if ((off_t)(off + wal_aligned(WAL_HDR + r.len)) > s->stale_to)
+            s->stale_to = (off_t)(off + wal_aligned(WAL_HDR + r.len));
         if (r.kind == WAL_ENTRIES && r.n > 0) {
             if (x->beyond_entries == 0 || r.index < x->beyond_first)
                 x->beyond_first = r.index;
@@ -602,12 +605,37 @@ static int open_segment(struct wal *w, struct wal_seg *s)
     return 0;
 }
 
+/* Zeros the records a crash left beyond the end, in the end's segment
+ * and the one kept unused, before anything is written.  The next writes
+ * are numbered on from the end's, so a record left there would one day
+ * lie beyond an end with a higher number than it: after a clean close
+ * right after this start, or in a segment the log went on from, which
+ * reads as damage (the top of this file). */
+static int wipe_beyond(struct wal *w)
+{
+    struct wal_seg *s;
+    unsigned i;
+    int rv;
+
+    for (i = 0; i <= w->n_segs; i++) {
+        s = i < w->n_segs ? w->segs[i] : w->ready;
+        if (s == NULL || s->stale_to <= s->end)
+            continue;
+        if ((rv = replog__wal_zero(w, s->seq, s->end, s->stale_to, 0,
+                                   "what a crash left")) != 0)
+            return rv;
+        s->stale_to = 0;
+    }
+    return 0;
+}
+
 /* Once the log is found whole (wal_io.c, after the checks that follow
- * this file's): what is of no use goes.  Segments beyond the one kept
- * unused have no record of the log; wal-meta is made to name the newest
- * kept, which may be one a crash left unnamed (made, not yet in wal-meta:
- * it must be before records go into it) or one before those dropped. */
-void replog__wal_tidy(struct wal *w)
+ * this file's): what a crash left is zeroed, and what is of no use goes.
+ * Segments beyond the one kept unused have no record of the log; wal-meta
+ * is made to name the newest kept, which may be one a crash left unnamed
+ * (made, not yet in wal-meta: it must be before records go into it) or
+ * one before those dropped. */
+int replog__wal_tidy(struct wal *w)
 {
     char path[PATH_MAX];
     DIR *d;
@@ -615,8 +643,10 @@ void replog__wal_tidy(struct wal *w)
     unsigned long long seq;
     uint64_t newest;
     unsigned i;
-    int end, kept, named = 1;
+    int end, kept, named = 1, rv;
 
+    if ((rv = wipe_beyond(w)) != 0)
+        return rv;
     newest = w->ready != NULL ? w->ready->seq
              : w->n_segs > 0  ? w->segs[w->n_segs - 1]->seq
                               : w->meta.newest;
@@ -645,7 +675,7 @@ void replog__wal_tidy(struct wal *w)
         unlink(path);
     if ((!w->exam.odd_spares && !w->exam.leftovers) ||
         (d = opendir(w->dir)) == NULL)
-        return;
+        return 0;
     /* Spares that cannot serve, and segments a removal left. */
     while ((de = readdir(d)) != NULL) {
         end = 0;
@@ -661,6 +691,7 @@ void replog__wal_tidy(struct wal *w)
             (void)unlinkat(dirfd(d), de->d_name, 0);
     }
     closedir(d);
+    return 0;
 }
 
 /* Reads every segment into the list, then checks what lies beyond the

@@ -110,34 +110,6 @@ static int remove_file(struct wal *w, const char *name)
     return RAFT_IOERR;
 }
 
-/* Zeros over [from, to) of segment `seq`, which becomes `to` long. */
-static int zero_tail(struct wal *w, uint64_t seq, off_t from, off_t to)
-{
-    static const uint8_t zeros[1 << 16];
-    char path[PATH_MAX];
-    off_t at;
-    int fd, err = 0;
-
-    replog__wal_path(w, seq, path, sizeof path);
-    if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
-        err = errno;
-    if (err == 0 && ftruncate(fd, to) != 0)
-        err = errno;
-    for (at = from; err == 0 && at < to; at += (off_t)sizeof zeros)
-        err = replog__wal_pwrite_all(
-            fd, zeros,
-            to - at < (off_t)sizeof zeros ? (size_t)(to - at) : sizeof zeros,
-            at);
-    if (err == 0 && fdatasync(fd) != 0)
-        err = errno;
-    if (fd >= 0)
-        close(fd);
-    if (err != 0)
-        snprintf(w->io->errmsg, sizeof w->io->errmsg,
-                 "repair: zero wal-%016" PRIx64 ": %s", seq, strerror(err));
-    return err != 0 ? RAFT_IOERR : 0;
-}
-
 static uint64_t bound_of(const struct wal_exam *x)
 {
     uint64_t last =
@@ -185,7 +157,8 @@ int replog__wal_repair(struct wal *w)
         size = stat(path, &st) == 0 ? st.st_size : 0;
         if ((uint64_t)size < x->end_made)
             size = (off_t)x->end_made;
-        if ((rv = zero_tail(w, keep, x->end_off, size)) != 0)
+        if ((rv = replog__wal_zero(w, keep, x->end_off, size, 1, "repair")) !=
+            0)
             return rv;
     }
     if ((rv = for_segments(w, keep + 1, remove_file)) != 0)
