@@ -6,8 +6,9 @@
 #      first entry (its barrier: nothing since the first start but that),
 #      and writes are acknowledged by the other two, A (the leader) and B;
 #   2. B stopped and its data directory emptied; A killed (-9);
-#   3. B and C started: for 10 s neither leads (raft alone would have B
-#      vote for C, whose log lacks the writes), and B says why;
+#   3. B started, stopped and started again (still the bootstrap entry
+#      alone), and C started: for 10 s neither leads (raft alone would
+#      have B vote for C, whose log lacks the writes), and B says why;
 #   4. A started again: a leader, B's new log caught up, and every
 #      acknowledged write on all three.
 #   wiped.sh TUMBLERD ACKED_WRITER
@@ -54,7 +55,16 @@ rm -rf "$dir/d$b"
 crash_kill "${pids[$a]}"
 pids[$a]=""
 
-# 3. B (empty) and C (without the writes): no leader.
+# 3. B (empty) and C (without the writes): no leader.  B is started twice: a restart before a
+# leader caught it up keeps its new log's rule.
+new_logs() { grep -c "server $b's log is new" "$dir/s$b.log" || true; }
+before=$(new_logs)
+member_start "$b"
+for _ in $(seq 100); do [ "$(new_logs)" -gt "$before" ] && break; sleep 0.1; done
+[ "$(new_logs)" -gt "$before" ] || { echo "B's new log did not say so"; exit 1; }
+for _ in $(seq 100); do [ -n "$(member_mode "$b")" ] && break; sleep 0.1; done
+stop "$b"
+before=$(new_logs)
 member_start "$b"
 member_start "$c"
 end=$(($(date +%s) + 10))
@@ -67,6 +77,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 grep -q "started with an empty data directory, and server $c asks for its vote" "$dir/s$b.log" ||
     { echo "B did not say why it gives C no vote"; exit 1; }
+[ "$(new_logs)" -gt "$before" ] || { echo "B, started again, did not keep its new log's rule"; exit 1; }
 echo "B (empty) and C (without the writes): no leader for 10 s; B: $(grep -o 'it votes for no one[^,]*' "$dir/s$b.log" | head -1)"
 
 # 4. A back: the writes are everywhere.

@@ -119,6 +119,26 @@ static void test_off(void **state)
     assert_int_equal(replog__fresh_check(&g, &m, 7, 40, 6), FRESH_DELIVER);
 }
 
+/* When the rule applies at a start: a log of the bootstrap entry alone
+ * among other voters, whether this start made it or one before it did
+ * (a member wiped and started twice before a leader reached it). */
+static void test_at_start(void **state)
+{
+    struct raft_configuration c;
+
+    (void)state;
+    raft_configuration_init(&c);
+    assert_int_equal(raft_configuration_add(&c, 1, "a:1", RAFT_VOTER), 0);
+    assert_int_equal(replog__fresh_at_start(&c, 1, 1), 0); /* alone */
+    assert_int_equal(raft_configuration_add(&c, 2, "b:1", RAFT_STANDBY), 0);
+    assert_int_equal(replog__fresh_at_start(&c, 1, 1), 0); /* no other voter */
+    assert_int_equal(raft_configuration_add(&c, 3, "c:1", RAFT_VOTER), 0);
+    assert_int_equal(replog__fresh_at_start(&c, 1, 1), 1);
+    assert_int_equal(replog__fresh_at_start(&c, 1, 2), 0); /* caught up */
+    assert_int_equal(replog__fresh_at_start(&c, 1, 0), 0); /* a joiner's */
+    raft_configuration_close(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +146,7 @@ int main(void)
         cmocka_unit_test(test_wiped),
         cmocka_unit_test(test_entries_are_evidence),
         cmocka_unit_test(test_off),
+        cmocka_unit_test(test_at_start),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

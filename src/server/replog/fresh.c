@@ -1,5 +1,6 @@
 /* A member whose log this start made: its data directory was empty, and
- * the configuration names other voters.
+ * the configuration names other voters (or a start after such a one, the
+ * log still the bootstrap entry alone: replog__fresh_at_start).
  *
  * That is a first start of the ensemble, or a member whose data was lost
  * (a disk replaced, a directory wiped) started again as it was, without
@@ -34,6 +35,20 @@
  * written is the same case, and the same wait, should a second member die
  * before the late one caught up. */
 #include "server/replog/internal.h"
+
+/* Not only at the start that made the log: every leader's first entry is
+ * a barrier, so a log of the bootstrap entry alone has caught up with no
+ * leader, and a member wiped and started again twice before one reached
+ * it must keep to the rule the second time too. */
+int replog__fresh_at_start(const struct raft_configuration *c, raft_id self,
+                           raft_index last_index)
+{
+    unsigned i, others = 0;
+
+    for (i = 0; i < c->n; i++)
+        others += c->servers[i].role == RAFT_VOTER && c->servers[i].id != self;
+    return others > 0 && last_index == FRESH_FIRST_INDEX;
+}
 
 int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
                         raft_term term, raft_index last_index,

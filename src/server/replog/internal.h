@@ -51,13 +51,14 @@ struct replog_batch {
     unsigned n;
 };
 
-/* A member whose log this start made, in an ensemble (fresh.c): it votes
- * only for candidates as new as itself, and for none once another member
- * has shown a log beyond the first entry, until a leader caught it up. */
+/* A member whose log no leader has caught up, in an ensemble (fresh.c):
+ * it votes only for candidates as new as itself, and for none once
+ * another member has shown a log beyond the first entry, until a leader
+ * caught it up. */
 #define FRESH_FIRST_INDEX 1 /* the bootstrap configuration's entry */
 enum { FRESH_DELIVER, FRESH_DROP };
 struct replog_fresh {
-    int on;       /* its log was made at this start, not yet caught up */
+    int on;       /* its log is the bootstrap entry alone, not caught up */
     int evidence; /* a log beyond the first entry was heard of */
 };
 
@@ -151,7 +152,7 @@ struct replog {
     int64_t applied_index;   /* last index given to fsm.apply or restore */
     int was_leader;
     int known_leader;         /* replog_leader() at the last poll */
-    struct replog_fresh fresh; /* set by bootstrap; wal.c's recv asks it */
+    struct replog_fresh fresh;   /* set at open; wal.c's recv asks it */
     struct replog_notice notice; /* notice.c's */
     /* mend.c's: the io's own start, append, send and snapshot_put, behind
      * its own, and raft's tick and recv; handling while raft handles an
@@ -266,6 +267,10 @@ int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
                         raft_term last_term);
 /* ... for a message l's raft is about to receive, logging what changed. */
 int replog__fresh_recv(struct replog *l, const struct raft_message *m);
+/* Whether the rule applies to a log opened with `last_index` under
+ * configuration `c` (other voters than this one).  Pure. */
+int replog__fresh_at_start(const struct raft_configuration *c, raft_id self,
+                           raft_index last_index);
 /* mend.c: puts its start, append, send and snapshot_put in front of the
  * raft io's, to mend what libraft 0.15's replication gets wrong (mend.c
  * lists it). */

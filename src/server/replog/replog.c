@@ -662,7 +662,7 @@ static int mkdir_p(const char *dir)
 static int bootstrap(struct replog *l)
 {
     struct raft_configuration conf;
-    unsigned i, voters = 0;
+    unsigned i;
     int rv;
 
     /* A lone voter, or every member of the ensemble, each bootstrapped
@@ -676,7 +676,6 @@ static int bootstrap(struct replog *l)
         rv = raft_configuration_add(
             &conf, (raft_id)l->peers[i].id, l->peers[i].address,
             l->peers[i].voter ? RAFT_VOTER : RAFT_STANDBY);
-        voters += l->peers[i].voter;
     }
     if (rv == 0)
         rv = raft_bootstrap(l->raft, &conf);
@@ -685,13 +684,6 @@ static int bootstrap(struct replog *l)
         return 0;
     if (rv == 0)
         replog__logf(l, REPLOG_LOG_INFO, "bootstrapped %s as server %d", l->dir,
-                     l->server_id);
-    /* Among other voters, a new log may be a lost one's (fresh.c). */
-    l->fresh.on = rv == 0 && voters > 1;
-    if (l->fresh.on)
-        replog__logf(l, REPLOG_LOG_INFO,
-                     "server %d's log is new: it votes only for a member "
-                     "as new until a leader has caught it up",
                      l->server_id);
     return rv;
 }
@@ -973,6 +965,18 @@ int replog_open(struct replog **out, uv_loop_t *loop,
         raft_close(l->raft, raft_closed);
         return rv;
     }
+    /* Among other voters, a log that is the bootstrap entry alone may be a
+     * lost one's, made at this start or at one before it that no leader
+     * caught up (fresh.c). */
+    l->fresh.on =
+        !cfg->join &&
+        replog__fresh_at_start(&l->raft->configuration, (raft_id)l->server_id,
+                               raft_last_index(l->raft));
+    if (l->fresh.on)
+        replog__logf(l, REPLOG_LOG_INFO,
+                     "server %d's log is new: it votes only for a member "
+                     "as new until a leader has caught it up",
+                     l->server_id);
     replog__disk_refresh(l);
     start_ticking(l);
     l->was_leader = replog_is_leader(l);
