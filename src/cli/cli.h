@@ -228,6 +228,12 @@ const char *cli_session_str(int64_t id, char buf[CLI_SESSION_LEN]);
 const char *cli_perms_str(int32_t perms, char buf[6]);
 /* Formats ms since the epoch as local time. */
 void cli_time_str(int64_t ms, char *buf, size_t cap);
+/* Bytes of a node's data (a lock's owner) for a line of text, safe for a
+ * terminal: each control character (C0, DEL, C1) and each byte that is no
+ * part of a UTF-8 character as '?', cut between characters to at most
+ * cap - 1 bytes (at most n: buf needs no more than n + 1); "-" when there
+ * are none (p NULL or n 0).  cap >= 2; returns buf. */
+const char *cli_text_str(const char *p, size_t n, char *buf, size_t cap);
 /* A strict decimal parser: 0 or -1. */
 int cli_parse_i64(const char *s, int64_t *out);
 /* Seconds with an optional fraction ("2.5") into ms: 0 or -1. */
@@ -287,6 +293,10 @@ void jw_finish(struct jw *w);
 void jw_stat(struct jw *w, const struct tb_stat *st);
 /* Bytes as "data" when they are printable UTF-8, else as "data_base64". */
 void jw_data(struct jw *w, const char *v, size_t len);
+/* The length of the UTF-8 character at s (n bytes there), or 0 if none
+ * starts there: a byte that starts none, or one cut short, overlong, a
+ * surrogate, beyond U+10FFFF, or NUL. */
+size_t cli_utf8_len(const char *s, size_t n);
 
 /* events.c: the one place where signals and other threads reach the main
  * thread.  Signal handlers and callbacks on the library's I/O thread only

@@ -456,6 +456,7 @@ static void print_leader(struct cli *cli, const char *path,
 {
     const char *o = l->data;
     size_t n = l->data != NULL ? l->len : 0;
+    char small[128], *text;
     struct jw w;
 
     /* The non-fair node's data starts with its owner's "_c_<uuid>". */
@@ -464,10 +465,17 @@ static void print_leader(struct cli *cli, const char *path,
         n -= (size_t)(o - l->data);
     }
     if (!cli->json) {
-        if (l->token == 0)
+        if (l->token == 0) {
             printf("no leader\n");
-        else
-            printf("leader %.*s (token %" PRId64 ")\n", (int)n, o, l->token);
+        } else {
+            /* All of it (small if malloc fails: then cut). */
+            text = n < sizeof small ? NULL : malloc(n + 1);
+            printf("leader %s (token %" PRId64 ")\n",
+                   text != NULL ? cli_text_str(o, n, text, n + 1)
+                                : cli_text_str(o, n, small, sizeof small),
+                   l->token);
+            free(text);
+        }
         fflush(stdout);
         return;
     }

@@ -26,7 +26,7 @@ static void print_others(const struct ll_listing *l)
 
 static void print_text(const struct ll_listing *l)
 {
-    char since[64], name[64], session[CLI_SESSION_LEN];
+    char since[64], name[64], session[CLI_SESSION_LEN], owner[41];
     int i, nh = ll_holding(l);
 
     printf("%s: %s, %d holding, %d waiting\n", l->path,
@@ -53,13 +53,13 @@ static void print_text(const struct ll_listing *l)
         if (localtime_r(&t, &tm) == NULL ||
             strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm) == 0)
             snprintf(since, sizeof since, "%lld", (long long)e->st.ctime);
-        printf("%-4d %-8s %-7s %-18s %-12lld %-20s %-20.*s %s\n", i + 1,
+        printf("%-4d %-8s %-7s %-18s %-12lld %-20s %-20s %s\n", i + 1,
                e->holds ? (l->layout == LL_ELECT ? "leader" : "holder")
                         : "waiting",
                ll_kind_name(e->kind),
                cli_session_str(e->st.ephemeral_owner, session),
-               (long long)e->st.czxid, since, (int)(on > 40 ? 40 : on),
-               on ? o : "-", e->rel);
+               (long long)e->st.czxid, since,
+               cli_text_str(o, on, owner, sizeof owner), e->rel);
     }
 }
 

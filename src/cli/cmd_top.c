@@ -320,21 +320,15 @@ static void age_str(int64_t ms, char *buf, size_t cap)
                  s / 3600 % 24);
 }
 
-/* The owner for a line of text: control bytes as '?', cut. */
+/* The owner for a line of text (cli_text_str: no control bytes, cut). */
 static void owner_str(const struct ll_listing *l, const struct ll_entry *e,
                       char *buf)
 {
     const char *p;
-    size_t n, i;
+    size_t n;
 
     ll_owner(l, e, &p, &n);
-    if (p == NULL || n == 0) {
-        memcpy(buf, "-", 2);
-        return;
-    }
-    for (i = 0; i < n && i < OWNER_COLS; i++)
-        buf[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
-    buf[i] = '\0';
+    cli_text_str(p, n, buf, OWNER_COLS + 1);
 }
 
 static const struct seen *seen_of(const struct top *t, int64_t token)

@@ -1,8 +1,10 @@
 /* A streaming JSON writer for --json output.  It tracks only whether a
  * comma is due at each nesting level, so output goes straight to the
- * stream and nothing is built in memory.  Strings are escaped per RFC 8259;
- * bytes that are not valid UTF-8 are never written as strings (see
- * jw_data), so every line is valid JSON whatever a znode holds. */
+ * stream and nothing is built in memory.  Strings are escaped per RFC 8259
+ * and are valid UTF-8 whatever bytes they are given: a byte that is not
+ * part of a UTF-8 character is written as U+FFFD (node data that must
+ * survive exactly goes through jw_data, as base64 when it is not text), so
+ * every line is valid JSON whatever a znode or a server's answer holds. */
 #include <string.h>
 
 #include "cli/cli.h"
@@ -59,13 +61,25 @@ void jw_end_arr(struct jw *w)
     close_(w, ']');
 }
 
+/* s as a JSON string: ASCII escaped where JSON needs it, UTF-8 characters
+ * as they are, any other byte (one that starts no character, or starts one
+ * cut short, overlong, a surrogate or beyond U+10FFFF) as U+FFFD. */
 static void put_escaped(FILE *f, const char *s, size_t n)
 {
-    size_t i;
+    size_t i, k;
 
     fputc('"', f);
     for (i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x80) {
+            if ((k = cli_utf8_len(s + i, n - i)) == 0) {
+                fputs("\\ufffd", f);
+            } else {
+                fwrite(s + i, 1, k, f);
+                i += k - 1;
+            }
+            continue;
+        }
         switch (ch) {
         case '"':
             fputs("\\\"", f);
@@ -209,12 +223,13 @@ void jw_stat(struct jw *w, const struct tb_stat *st)
 /* Length of the UTF-8 sequence at s (at most n bytes), or 0 if invalid
  * (overlong forms, surrogates and NUL included: they would not survive a
  * round trip through most JSON readers). */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t cli_utf8_len(const char *v, size_t n)
 {
+    const unsigned char *s = (const unsigned char *)v;
     unsigned cp;
     size_t len, i;
 
-    if (s[0] == 0)
+    if (n == 0 || s[0] == 0)
         return 0;
     if (s[0] < 0x80)
         return 1;
@@ -246,11 +261,10 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 
 static int is_text(const char *v, size_t len)
 {
-    const unsigned char *s = (const unsigned char *)v;
     size_t i = 0, k;
 
     while (i < len) {
-        if ((k = utf8_len(s + i, len - i)) == 0)
+        if ((k = cli_utf8_len(v + i, len - i)) == 0)
             return 0;
         i += k;
     }

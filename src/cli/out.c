@@ -146,6 +146,38 @@ void cli_time_str(int64_t ms, char *buf, size_t cap)
         snprintf(buf, cap, "%lld", (long long)ms);
 }
 
+/* What tumbler locks, top and elect -l show of an owner: the data of a
+ * node anyone may have written, so no byte of it may drive the terminal. */
+const char *cli_text_str(const char *p, size_t n, char *buf, size_t cap)
+{
+    size_t i = 0, o = 0, k;
+
+    if (p == NULL || n == 0) {
+        snprintf(buf, cap, "-");
+        return buf;
+    }
+    while (i < n) {
+        const unsigned char *u = (const unsigned char *)p + i;
+
+        k = cli_utf8_len(p + i, n - i);
+        if (k == 0 || u[0] < 0x20 || u[0] == 0x7f ||
+            (k == 2 && u[0] == 0xc2 && u[1] < 0xa0)) { /* C1: U+0080-9F */
+            if (o + 1 >= cap)
+                break;
+            buf[o++] = '?';
+            i += k ? k : 1;
+        } else {
+            if (o + k >= cap)
+                break;
+            memcpy(buf + o, p + i, k);
+            o += k;
+            i += k;
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 /* As ZooKeeper writes session ids in its logs, zkCli's stat and the four
  * letter words (Long.toHexString), so an id can be searched for as is. */
 const char *cli_session_str(int64_t id, char buf[CLI_SESSION_LEN])

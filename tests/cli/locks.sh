@@ -65,6 +65,36 @@ check_match "after a: b holds" "^1 +holder .* $host:$pb " "$(sed -n 3p <<< "$out
 check_match "after a: c waits" "^2 +waiting .* job c " "$(sed -n 4p <<< "$out")"
 touch "$D/release.b" "$D/release.c"; wait_st "$job_b"; wait_st "$job_c"
 
+# ---- owners anyone can write: never an escape for the terminal, always
+# valid UTF-8 in --json ----
+holder o1 --data $'a\e[31mb\xc2\x9bc\xffd\xe2\x82' /ctl
+o1=$BG_PID
+wait_for 10 test -e "$D/held.o1"
+holder o2 --data '' /ctl
+o2=$BG_PID
+wait_for 10 queue_at_least /ctl 2
+out=$(tb locks /ctl)
+check_eq "owner: no ESC or C1 byte" 0 "$(printf '%s' "$out" | grep -c $'\e\|\xc2\x9b')"
+check_eq "owner: control characters and bytes of no character as ?" \
+    "a?[31mb?c?d??" "$(sed -n 3p <<< "$out" | awk '{ print $8 }')"
+check_match "owner: none shown as -" "^2 +waiting +lock .* - +_c_" "$(sed -n 4p <<< "$out")"
+check_eq "json: valid UTF-8, each stray byte U+FFFD" \
+    "'a\\x1b[31mb\\x9bc\\ufffdd\\ufffd\\ufffd' ''" \
+    "$(tb --json locks /ctl | python3 -c 'import json, sys
+d = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+print(ascii(d["holders"][0]["owner"]), ascii(d["waiting"][0]["owner"]))')"
+touch "$D/release.o1" "$D/release.o2"; wait_st "$o1"; wait_st "$o2"
+bg 60 "$TUMBLER" elect --data $'x\ey\xff' /elctl -- sh -c 'while [ ! -e "$0/release.elctl" ]; do sleep 0.05; done' "$D"
+e1=$BG_PID
+wait_for 10 queue_at_least /elctl 1
+bg 30 "$TUMBLER" elect -l /elctl > "$D/obsctl.out"
+obs=$BG_PID
+wait_for 10 test -s "$D/obsctl.out"
+kill -TERM "$obs"; wait_st "$obs"
+check_match "elect -l: the leader's owner with no ESC byte" '^leader x\?y\? \(token [0-9]+\)$' \
+    "$(cat "$D/obsctl.out")"
+touch "$D/release.elctl"; wait_st "$e1"
+
 # ---- non-fair ----
 holder n --non-fair /nf
 wait_for 10 test -e "$D/held.n"

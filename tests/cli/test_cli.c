@@ -1,10 +1,10 @@
 /* Unit tests of the tumbler CLI's pure parts: shell word splitting, ACL
- * parsing, the JSON writer (escaping, UTF-8 check, base64), number and
- * duration parsing, the exit-status map, the command table, the event
- * pipe that carries signals and other threads' messages to the main
- * thread, and what top reads of the four-letter words (the server list,
- * srvr's figures, cons's est).  No server: the scripts beside this file cover the commands end
- * to end. */
+ * parsing, the JSON writer (escaping, UTF-8 check and repair, base64), a
+ * node's data made safe for a terminal, number and duration parsing, the
+ * exit-status map, the command table, the event pipe that carries signals
+ * and other threads' messages to the main thread, and what top reads of
+ * the four-letter words (the server list, srvr's figures, cons's est).  No
+ * server: the scripts beside this file cover the commands end to end. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -236,6 +236,82 @@ static void test_json(void **state)
     free(s);
 }
 
+/* jw_strn of n bytes at s, as the writer prints it. */
+static char *strn_json(const char *s, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct jw w;
+
+    assert_non_null(f);
+    jw_init(&w, f);
+    jw_strn(&w, s, n);
+    fclose(f);
+    return buf;
+}
+
+static void check_strn(const char *s, size_t n, const char *want)
+{
+    char *got = strn_json(s, n);
+
+    assert_string_equal(got, want);
+    free(got);
+}
+
+/* Every string the writer emits is UTF-8 (a lock's owner, a server's
+ * answer): characters as they are, each other byte as \ufffd. */
+static void test_json_utf8(void **state)
+{
+    (void)state;
+    check_strn("\xc3\xa9", 2, "\"\xc3\xa9\"");                 /* e-acute */
+    check_strn("\xe2\x82\xac", 3, "\"\xe2\x82\xac\"");         /* euro */
+    check_strn("\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\""); /* emoji */
+    check_strn("a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z", 11,
+               "\"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z\"");
+    check_strn("\xff", 1, "\"\\ufffd\"");
+    check_strn("\x80", 1, "\"\\ufffd\""); /* a lone continuation byte */
+    /* A sequence cut short: by the end, and by an ASCII byte. */
+    check_strn("\xe2\x82", 2, "\"\\ufffd\\ufffd\"");
+    check_strn("a\xe2\x82z", 4, "\"a\\ufffd\\ufffdz\"");
+    check_strn("\xf0\x9f\x98", 3, "\"\\ufffd\\ufffd\\ufffd\"");
+    check_strn("\xc0\x80", 2, "\"\\ufffd\\ufffd\"");            /* overlong */
+    check_strn("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""); /* U+D800 */
+    check_strn("\xf4\x90\x80\x80", 4,                           /* > U+10FFFF */
+               "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+    /* The end of the string is n, not a NUL: no read past it. */
+    check_strn("\xe2\x82\xac", 2, "\"\\ufffd\\ufffd\"");
+    check_strn("a\0b", 3, "\"a\\u0000b\"");
+}
+
+/* An owner for a line of text: nothing that drives a terminal. */
+static void test_text_str(void **state)
+{
+    char b[41], small[4];
+
+    (void)state;
+    assert_string_equal(cli_text_str("db1:4121", 8, b, sizeof b), "db1:4121");
+    assert_string_equal(cli_text_str(NULL, 0, b, sizeof b), "-");
+    assert_string_equal(cli_text_str("", 0, b, sizeof b), "-");
+    assert_string_equal(cli_text_str("a\x1b[31mb", 7, b, sizeof b), "a?[31mb");
+    assert_string_equal(cli_text_str("\r\n\t\x7f", 4, b, sizeof b), "????");
+    assert_string_equal(cli_text_str("a\0b", 3, b, sizeof b), "a?b");
+    /* C1 controls (CSI, U+009B) raw and as UTF-8; bytes of no character. */
+    assert_string_equal(cli_text_str("\x9bx\xc2\x9by", 5, b, sizeof b), "?x?y");
+    assert_string_equal(cli_text_str("\xff\xe2\x82", 3, b, sizeof b), "???");
+    /* UTF-8 text as it is, U+00A0 on. */
+    assert_string_equal(
+        cli_text_str("\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 11, b,
+                     sizeof b),
+        "\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+    /* Cut to cap - 1 bytes, between characters. */
+    assert_string_equal(cli_text_str("abcdef", 6, small, sizeof small), "abc");
+    assert_string_equal(cli_text_str("ab\xe2\x82\xac", 5, small, sizeof small),
+                        "ab");
+    assert_string_equal(cli_text_str("a\x1b\x1b\x1b", 4, small, sizeof small),
+                        "a??");
+}
+
 /* ---- numbers, statuses, the command table ---- */
 
 static void test_numbers(void **state)
@@ -457,10 +533,11 @@ static void test_cons_est(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_words),   cmocka_unit_test(test_acl),
-        cmocka_unit_test(test_perms),   cmocka_unit_test(test_json),
-        cmocka_unit_test(test_numbers), cmocka_unit_test(test_status),
-        cmocka_unit_test(test_table),   cmocka_unit_test(test_events),
+        cmocka_unit_test(test_words),      cmocka_unit_test(test_acl),
+        cmocka_unit_test(test_perms),      cmocka_unit_test(test_json),
+        cmocka_unit_test(test_json_utf8),  cmocka_unit_test(test_text_str),
+        cmocka_unit_test(test_numbers),    cmocka_unit_test(test_status),
+        cmocka_unit_test(test_table),      cmocka_unit_test(test_events),
         cmocka_unit_test(test_4lw_server), cmocka_unit_test(test_srvr),
         cmocka_unit_test(test_cons_est),
     };
