@@ -574,6 +574,10 @@ int tb_client_new_session(struct tb_client *c)
     c->session_id = 0;
     memset(c->passwd, 0, sizeof c->passwd);
     c->timeout = 0;
+    /* As for a handle's first session: one a read-only server gives is
+     * not offered to the next server until a read-write one has answered
+     * (that of the expired session does not count). */
+    c->seen_rw = 0;
     c->phase = PH_IDLE;
     tb__set_state(c, TB_SESSION_CONNECTING);
     if (c->mode != DRIVE_NONE)

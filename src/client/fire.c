@@ -4,7 +4,9 @@
  * Replies are decoded only now, from the request's private copy of the
  * body.  Strings handed to callbacks are NUL-terminated in place: once a
  * record is fully decoded, the byte after each string (the next length
- * prefix, a decoded Stat, or the copy's spare byte) is no longer needed. */
+ * prefix, a decoded Stat, or the copy's spare byte) is no longer needed.
+ * None is null there: tb__reply_check refused a reply with a null string
+ * where a name must be (only data may be null). */
 #include "client/client.h"
 
 void tb__push_done(struct tb_client *c, struct item *it)
@@ -176,6 +178,55 @@ static void fire_whoami(struct tb_client *c, struct req *r, struct tb_rd *rd)
     tb__free(ids);
 }
 
+/* Strings a reply must have: a length of -1 (null, which tb_get_STR
+ * accepts, as for getData's data) in one of these makes the reply
+ * malformed.  Each returns 0 or TB_EMARSHALLING. */
+static int present(struct tb_str s)
+{
+    return s.ptr != NULL ? 0 : TB_EMARSHALLING;
+}
+
+static int strs_present(struct tb_vec v)
+{
+    struct tb_rd it = tb_vec_reader(v);
+    struct tb_str s;
+    int rv;
+
+    while ((rv = tb_vec_next_str(&it, &s)) == 1)
+        if (s.ptr == NULL)
+            return TB_EMARSHALLING;
+    return rv < 0 ? TB_EMARSHALLING : 0;
+}
+
+static int id_present(const struct tb_id *id)
+{
+    return present(id->scheme) != 0 ? TB_EMARSHALLING : present(id->id);
+}
+
+static int acls_present(struct tb_vec v)
+{
+    struct tb_rd it = tb_vec_reader(v);
+    struct tb_acl a;
+    int rv;
+
+    while ((rv = tb_vec_next_acl(&it, &a)) == 1)
+        if (id_present(&a.id) != 0)
+            return TB_EMARSHALLING;
+    return rv < 0 ? TB_EMARSHALLING : 0;
+}
+
+static int ids_present(struct tb_vec v)
+{
+    struct tb_rd it = tb_vec_reader(v);
+    struct tb_id id;
+    int rv;
+
+    while ((rv = tb_vec_next_id(&it, &id)) == 1)
+        if (id_present(&id) != 0)
+            return TB_EMARSHALLING;
+    return rv < 0 ? TB_EMARSHALLING : 0;
+}
+
 static int check_multi(struct tb_rd *rd)
 {
     struct tb_multi_header h;
@@ -193,23 +244,23 @@ static int check_multi(struct tb_rd *rd)
             return 0;
         switch (h.type) {
         case TB_OP_CREATE:
-            if (tb_get_STR(rd, &s) != 0)
+            if (tb_get_STR(rd, &s) != 0 || present(s) != 0)
                 return TB_EMARSHALLING;
             break;
         case TB_OP_CREATE2:
-            if (tb_create2_resp_decode(rd, &cr) != 0)
+            if (tb_create2_resp_decode(rd, &cr) != 0 || present(cr.path) != 0)
                 return TB_EMARSHALLING;
             break;
         case TB_OP_SETDATA:
             if (tb_get_STAT(rd, &st) != 0)
                 return TB_EMARSHALLING;
             break;
-        case TB_OP_GETDATA:
+        case TB_OP_GETDATA: /* null data is data */
             if (tb_get_data_resp_decode(rd, &dr) != 0)
                 return TB_EMARSHALLING;
             break;
         case TB_OP_GETCHILDREN:
-            if (tb_get_STRS(rd, &v) != 0)
+            if (tb_get_STRS(rd, &v) != 0 || strs_present(v) != 0)
                 return TB_EMARSHALLING;
             break;
         case TB_OP_ERROR:
@@ -239,24 +290,36 @@ int tb__reply_check(int kind, const uint8_t *p, size_t n)
         struct tb_vec v;
     } u;
 
+    /* Strings handed to callbacks must be present; only data may be
+     * null (getData's, getConfig's, reconfig's). */
     switch (kind) {
     case R_STAT:
         return tb_stat_resp_decode(&rd, &u.stat);
     case R_CREATE:
-        return tb_create2_resp_decode(&rd, &u.create);
+        if (tb_create2_resp_decode(&rd, &u.create) != 0)
+            return TB_EMARSHALLING;
+        return present(u.create.path);
     case R_DATA:
         return tb_get_data_resp_decode(&rd, &u.data);
     case R_CHILDREN:
     case R_EPHEMERALS:
-        return tb_get_STRS(&rd, &u.v);
+        if (tb_get_STRS(&rd, &u.v) != 0)
+            return TB_EMARSHALLING;
+        return strs_present(u.v);
     case R_CHILDREN2:
-        return tb_children2_resp_decode(&rd, &u.kids);
+        if (tb_children2_resp_decode(&rd, &u.kids) != 0)
+            return TB_EMARSHALLING;
+        return strs_present(u.kids.children);
     case R_ACL:
-        return tb_get_acl_resp_decode(&rd, &u.acl);
+        if (tb_get_acl_resp_decode(&rd, &u.acl) != 0)
+            return TB_EMARSHALLING;
+        return acls_present(u.acl.acl);
     case R_COUNT:
         return tb_count_resp_decode(&rd, &u.count);
     case R_WHOAMI:
-        return tb_whoami_resp_decode(&rd, &u.who);
+        if (tb_whoami_resp_decode(&rd, &u.who) != 0)
+            return TB_EMARSHALLING;
+        return ids_present(u.who.clients);
     case R_MULTI:
         return check_multi(&rd);
     default:

@@ -61,9 +61,10 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
     }
     c->session_id = r->session_id;
     memset(c->passwd, 0, sizeof c->passwd);
-    memcpy(c->passwd, r->passwd.ptr,
-           r->passwd.len < sizeof c->passwd ? r->passwd.len
-                                            : sizeof c->passwd);
+    if (r->passwd.ptr != NULL) /* null: none, as an empty one */
+        memcpy(c->passwd, r->passwd.ptr,
+               r->passwd.len < sizeof c->passwd ? r->passwd.len
+                                                : sizeof c->passwd);
     c->timeout = r->timeout;
     c->failed_in_round = 0;
     c->last_heard = c->now();

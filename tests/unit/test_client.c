@@ -457,6 +457,55 @@ static void test_readonly_session_not_carried(void **state)
     close_replied(c);
 }
 
+/* The same for a session started by tb_client_new_session after a
+ * read-write server was seen in the first: the new session, first made on
+ * a read-only server, is its own there, and the read-write server after
+ * it is asked for a new one (session id 0), not told the read-only
+ * server's id, which it would call expired. */
+static void test_readonly_new_session_not_carried(void **state)
+{
+    struct tb_options o = {0};
+    struct tb_connect_req rq;
+    struct tb_client *c;
+
+    (void)state;
+    o.hosts = "h:1,g:2";
+    o.session_timeout_ms = 6000;
+    o.readonly_allowed = 1;
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    c->now = clock_fn;
+    c->connect_hook = hook;
+    pump(c);
+    srv_accept(0x66, 6000, 0, &rq); /* the first session, read-write */
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    next_server(c);
+    srv_accept(0, 0, 0, &rq); /* timeOut 0: the session is gone */
+    assert_int_equal(rq.session_id, 0x66);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+
+    assert_int_equal(tb_client_new_session(c), 0);
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_accept(0x57, 6000, 1, &rq); /* a read-only server's session */
+    assert_int_equal(rq.session_id, 0);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
+    next_server(c); /* one with quorum */
+    srv_accept(0x77, 6000, 0, &rq);
+    assert_int_equal(rq.session_id, 0);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(tb_client_session(c, NULL), 0x77);
+    next_server(c); /* from now on the session is carried */
+    srv_accept(0x77, 6000, 1, &rq);
+    assert_int_equal(rq.session_id, 0x77);
+    pump(c);
+    close_replied(c);
+}
+
 /* A session handed over in the options (tb_client_session's id and
  * password) is asked for in the first handshake; if it has expired, the
  * handle says so instead of taking a new session or trying for ever. */
@@ -734,6 +783,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_auth_refused_while_closing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readonly_session_not_carried,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_new_session_not_carried,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_given_session_resumed, setup,
                                         teardown),

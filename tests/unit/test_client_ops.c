@@ -1,11 +1,14 @@
 /* Unit tests of what some operations send and how their answers reach
  * the caller, against the scripted server of client_fixture.h: a multi's
- * results, getConfig outside the chroot and reconfig's request. */
+ * results, getConfig outside the chroot, reconfig's request, and a null
+ * string where a reply must have one. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -130,12 +133,316 @@ static void test_config_and_reconfig(void **state)
     close_replied(c);
 }
 
+/* ---- a null string (length -1) in a reply ---- */
+
+static void rec_create(struct tb_client *c, int rc, const char *path,
+                       const struct tb_stat *st, void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    (void)st;
+    r->calls++;
+    r->rc = rc;
+    if (rc == 0)
+        snprintf(r->path, sizeof r->path, "%s", path);
+}
+
+static void rec_acl(struct tb_client *c, int rc, const struct tb_acl_list *a,
+                    const struct tb_stat *st, void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    (void)st;
+    r->calls++;
+    r->rc = rc;
+    if (rc == 0 && a->count > 0)
+        snprintf(r->value, sizeof r->value, "%s:%s", a->v[0].scheme,
+                 a->v[0].id);
+}
+
+static void rec_whoami(struct tb_client *c, int rc,
+                       const struct tb_client_info *v, int32_t n, void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    r->calls++;
+    r->rc = rc;
+    if (rc == 0 && n > 0)
+        snprintf(r->value, sizeof r->value, "%s:%s", v[0].scheme, v[0].user);
+}
+
+static void rec_multi(struct tb_client *c, int rc, const struct tb_op_result *v,
+                      int n, void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    r->calls++;
+    r->rc = rc;
+    r->events = n;
+    if (rc == 0 && n > 0 && v[0].op == TB_OP_GETDATA)
+        snprintf(r->value, sizeof r->value, "%s",
+                 v[0].value == NULL ? "(null)" : "(not null)");
+}
+
+/* Null data, as ZooKeeper sends for a node created with none. */
+static void rec_null_data(struct tb_client *c, int rc, const void *v,
+                          size_t len, const struct tb_stat *st, void *data)
+{
+    struct rec *r = data;
+
+    (void)c;
+    r->calls++;
+    r->rc = rc;
+    snprintf(r->value, sizeof r->value, "%s %zu %s",
+             v == NULL ? "(null)" : "(not null)", len,
+             st == NULL ? "no stat" : "stat");
+}
+
+/* Answers the request just sent with `body` (freed), a reply the handle
+ * is to refuse: the connection is dropped as for any malformed frame, the
+ * request failed with TB_ECONNECTIONLOSS, and the handle back on the
+ * session at the next connection.  `r` is the request's recorder. */
+static void answer_refused(struct tb_client *c, struct tb_wbuf *body,
+                           int32_t type, struct rec *r)
+{
+    uint8_t buf[512];
+    struct tb_rd rd;
+    struct tb_request_header h;
+    int calls = r->calls;
+
+    pump(c);
+    h = srv_request(buf, sizeof buf, &rd);
+    assert_int_equal(h.type, type);
+    srv_reply(h.xid, 5, 0, body);
+    tb_wbuf_free(body);
+    pump(c);
+    assert_int_equal(r->calls, calls + 1);
+    assert_int_equal(r->rc, TB_ECONNECTIONLOSS);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    fake_now += 600;
+    pump(c);
+    srv_handshake(0x42, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+}
+
+/* A vector of one string, null. */
+static void put_null_list(struct tb_wbuf *w)
+{
+    tb_put_I32(w, 1);
+    tb_put_STR(w, TB_STR_NULL);
+}
+
+/* A child's name, a created path, an ACL entry's scheme or id and a
+ * whoAmI identity are never null: a reply with one (length -1) is a
+ * malformed reply, not a string to write a NUL into. */
+static void test_null_child_refused(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct tb_stat st = {0};
+    struct tb_wbuf w;
+    struct rec r = {0};
+
+    (void)state;
+    assert_int_equal(tb_get_children(c, "/p", NULL, NULL, rec_strings, &r), 0);
+    tb_wbuf_init(&w);
+    put_null_list(&w);
+    answer_refused(c, &w, TB_OP_GETCHILDREN, &r);
+
+    assert_int_equal(tb_get_children2(c, "/p", NULL, NULL, rec_strings, &r), 0);
+    tb_wbuf_init(&w);
+    put_null_list(&w);
+    tb_put_STAT(&w, &st);
+    answer_refused(c, &w, TB_OP_GETCHILDREN2, &r);
+
+    assert_int_equal(tb_get_ephemerals(c, "/p", rec_strings, &r), 0);
+    tb_wbuf_init(&w);
+    put_null_list(&w);
+    answer_refused(c, &w, TB_OP_GETEPHEMERALS, &r);
+    close_replied(c);
+}
+
+static void test_null_created_path_refused(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct tb_stat st = {0};
+    struct tb_wbuf w;
+    struct rec r = {0};
+
+    (void)state;
+    assert_int_equal(
+        tb_create(c, "/a", "x", 1, NULL, TB_PERSISTENT, 0, rec_create, &r), 0);
+    tb_wbuf_init(&w);
+    tb_put_STR(&w, TB_STR_NULL);
+    tb_put_STAT(&w, &st);
+    answer_refused(c, &w, TB_OP_CREATE2, &r);
+    close_replied(c);
+}
+
+/* An ACL entry's scheme null, then its id. */
+static void test_null_acl_id_refused(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct tb_stat st = {0};
+    struct tb_acl a;
+    struct tb_wbuf w;
+    struct rec r = {0};
+    int i;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(tb_get_acl(c, "/p", rec_acl, &r), 0);
+        a.perms = TB_PERM_ALL;
+        a.id.scheme = i == 0 ? TB_STR_NULL : TB_STR("world");
+        a.id.id = i == 0 ? TB_STR("anyone") : TB_STR_NULL;
+        tb_wbuf_init(&w);
+        tb_put_I32(&w, 1);
+        tb_put_acl(&w, &a);
+        tb_put_STAT(&w, &st);
+        answer_refused(c, &w, TB_OP_GETACL, &r);
+    }
+    close_replied(c);
+}
+
+/* whoAmI: an identity's scheme null, then its user. */
+static void test_null_whoami_refused(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct tb_id id;
+    struct tb_wbuf w;
+    struct rec r = {0};
+    int i;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(tb_whoami(c, rec_whoami, &r), 0);
+        id.scheme = i == 0 ? TB_STR_NULL : TB_STR("ip");
+        id.id = i == 0 ? TB_STR("127.0.0.1") : TB_STR_NULL;
+        tb_wbuf_init(&w);
+        tb_put_I32(&w, 1);
+        tb_put_id(&w, &id);
+        answer_refused(c, &w, TB_OP_WHOAMI, &r);
+    }
+    close_replied(c);
+}
+
+/* A multiRead's getChildren result with a null child; a multi's create
+ * result (create and create2) with a null path. */
+static void test_null_in_multi_refused(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct tb_stat st = {0};
+    struct tb_multi *m;
+    struct tb_multi_header mh;
+    struct tb_wbuf w;
+    struct rec r = {0};
+    int i;
+
+    (void)state;
+    m = tb_multi_new();
+    assert_int_equal(tb_multi_get_children(m, "/p"), 0);
+    assert_int_equal(tb_multi_exec(c, m, rec_multi, &r), 0);
+    tb_multi_free(m);
+    tb_wbuf_init(&w);
+    mh = (struct tb_multi_header){TB_OP_GETCHILDREN, 0, 0};
+    tb_multi_header_encode(&w, &mh);
+    put_null_list(&w);
+    tb_multi_end_encode(&w);
+    answer_refused(c, &w, TB_OP_MULTIREAD, &r);
+
+    for (i = 0; i < 2; i++) {
+        m = tb_multi_new();
+        assert_int_equal(
+            tb_multi_create(m, "/a", "x", 1, NULL, TB_PERSISTENT, 0), 0);
+        assert_int_equal(tb_multi_exec(c, m, rec_multi, &r), 0);
+        tb_multi_free(m);
+        tb_wbuf_init(&w);
+        mh = (struct tb_multi_header){i == 0 ? TB_OP_CREATE : TB_OP_CREATE2, 0,
+                                      0};
+        tb_multi_header_encode(&w, &mh);
+        tb_put_STR(&w, TB_STR_NULL);
+        if (i == 1)
+            tb_put_STAT(&w, &st);
+        tb_multi_end_encode(&w);
+        answer_refused(c, &w, TB_OP_MULTI, &r);
+    }
+    close_replied(c);
+}
+
+/* Null data is data: getData's reply (and a multiRead's getData result)
+ * with length -1 is answered with value NULL, as ZooKeeper's clients
+ * answer null. */
+static void test_null_data_accepted(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct tb_get_data_resp dr = {TB_STR_NULL, {0}};
+    struct tb_multi_header mh;
+    struct tb_multi *m;
+    uint8_t buf[512];
+    struct tb_rd rd;
+    struct tb_request_header h;
+    struct tb_wbuf w;
+    struct rec r = {0}, q = {0};
+
+    (void)state;
+    assert_int_equal(tb_get_data(c, "/p", NULL, NULL, rec_null_data, &r), 0);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &rd);
+    assert_int_equal(h.type, TB_OP_GETDATA);
+    tb_wbuf_init(&w);
+    tb_get_data_resp_encode(&w, &dr);
+    srv_reply(h.xid, 5, 0, &w);
+    tb_wbuf_free(&w);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.value, "(null) 0 stat");
+
+    m = tb_multi_new();
+    assert_int_equal(tb_multi_get_data(m, "/p"), 0);
+    assert_int_equal(tb_multi_exec(c, m, rec_multi, &q), 0);
+    tb_multi_free(m);
+    pump(c);
+    h = srv_request(buf, sizeof buf, &rd);
+    assert_int_equal(h.type, TB_OP_MULTIREAD);
+    tb_wbuf_init(&w);
+    mh = (struct tb_multi_header){TB_OP_GETDATA, 0, 0};
+    tb_multi_header_encode(&w, &mh);
+    tb_get_data_resp_encode(&w, &dr);
+    tb_multi_end_encode(&w);
+    srv_reply(h.xid, 6, 0, &w);
+    tb_wbuf_free(&w);
+    pump(c);
+    assert_int_equal(q.calls, 1);
+    assert_int_equal(q.rc, 0);
+    assert_int_equal(q.events, 1);
+    assert_string_equal(q.value, "(null)");
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    close_replied(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_multi_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_and_reconfig, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_null_child_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_null_created_path_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_null_acl_id_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_null_whoami_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_null_in_multi_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_null_data_accepted, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
