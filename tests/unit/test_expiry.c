@@ -44,6 +44,7 @@ struct fx {
     uint64_t period, last, next; /* the ticker: period, last tick, next */
     uint64_t now;                /* the time of the tick running */
     int refuse;                  /* what close answers */
+    int fail_at_once;            /* close reports the failure itself */
     struct close_rec closes[16];
     size_t n;
     size_t asked; /* close calls, refused ones included */
@@ -56,6 +57,10 @@ static int on_close(void *arg, const struct sess *se)
     f->asked++;
     if (f->refuse != 0)
         return f->refuse;
+    if (f->fail_at_once) { /* taken, and failed before it returns */
+        expiry_close_failed(&f->m, se->id);
+        return 0;
+    }
     assert_true(f->n < sizeof f->closes / sizeof f->closes[0]);
     f->closes[f->n++] = (struct close_rec){se->id, f->now};
     return 0;
@@ -263,6 +268,33 @@ static void refused_close_asked_again(void **state)
     assert_int_equal(f->closes[0].at, T0 + 7000);
 }
 
+/* A close the log took and then failed (a write error, leadership lost)
+ * is proposed again at the next tick, also when the failure is told
+ * before the proposal returns; left closing, the session would never
+ * expire and its ephemeral nodes (its locks) would stay. */
+static void failed_close_asked_again(void **state)
+{
+    struct fx *f = *state;
+
+    assert_non_null(expiry_open(&f->m, 1, 4000, T0));
+    ticks_until(f, T0 + 4000);
+    assert_closes(f, 1);
+    expiry_close_failed(&f->m, 1); /* the proposal's failure, told later */
+    ticks_until(f, T0 + 5000);
+    assert_closes(f, 2);
+    assert_int_equal(f->closes[1].at, T0 + 5000);
+    f->fail_at_once = 1;
+    expiry_close_failed(&f->m, 1);
+    ticks_until(f, T0 + 7000);
+    assert_int_equal(f->asked, 4); /* T0 + 6000 and 7000: failed at once */
+    f->fail_at_once = 0;
+    ticks_until(f, T0 + 8000);
+    assert_closes(f, 3);
+    ticks_until(f, T0 + 10000);
+    assert_closes(f, 3);            /* proposed once since */
+    expiry_close_failed(&f->m, 99); /* an unknown id: nothing */
+}
+
 /* After a restart the sessions in the fsm are opened again from the
  * restart's time, however long the server was down.  Opening again a
  * session whose close was proposed (as a new leader must: the close may
@@ -379,6 +411,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(close_proposed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_close_asked_again, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(failed_close_asked_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,
                                         teardown),

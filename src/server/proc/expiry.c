@@ -47,6 +47,14 @@ void expiry_forget(struct tb_map *m, int64_t id)
     free(tb_map_del(m, (uint64_t)id));
 }
 
+void expiry_close_failed(struct tb_map *m, int64_t id)
+{
+    struct sess *se = tb_map_get(m, (uint64_t)id);
+
+    if (se != NULL)
+        se->closing = 0;
+}
+
 void expiry_forget_all(struct tb_map *m)
 {
     size_t i = 0;
@@ -82,7 +90,8 @@ void expiry_tick(struct tb_map *m, uint64_t now, uint64_t lost,
         se->deadline_ms += lost;
         if (se->closing || se->deadline_ms > now)
             continue;
-        if (close(arg, se) == 0)
-            se->closing = 1;
+        se->closing = 1; /* first: a failure told at once clears it */
+        if (close(arg, se) != 0)
+            se->closing = 0;
     }
 }

@@ -45,6 +45,10 @@ void expiry_attach(struct tb_map *m, int64_t id, int32_t timeout_ms,
                    uint64_t now);
 /* The session is closed: no longer tracked. */
 void expiry_forget(struct tb_map *m, int64_t id);
+/* The close proposed for `id` failed (the log refused it after taking it,
+ * or leadership went): the next tick proposes it again.  A session left
+ * `closing` would never expire, its ephemeral nodes (its locks) kept. */
+void expiry_close_failed(struct tb_map *m, int64_t id);
 /* No session is tracked any more (the state was replaced). */
 void expiry_forget_all(struct tb_map *m);
 
@@ -57,7 +61,8 @@ void expiry_forget_all(struct tb_map *m);
 uint64_t expiry_lost(uint64_t period_ms, uint64_t *last_ms, uint64_t now);
 
 /* 0 if the close of `se` was proposed; else it is asked again next tick
- * (not the leader, the log refusing). */
+ * (not the leader, the log refusing).  It may call expiry_close_failed
+ * for `se` before it returns (a failure the log reports at once). */
 typedef int (*expiry_close_fn)(void *arg, const struct sess *se);
 
 /* One tick at `now`: moves every deadline by `lost` (expiry_lost), then

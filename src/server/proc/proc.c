@@ -178,6 +178,7 @@ static void reply_in_order(struct proc_client *c, int32_t xid, int32_t type,
 struct proposal {
     struct tbd *srv;
     uint64_t origin;
+    int64_t expiring; /* the session an expiry closes; 0: none */
 };
 
 static void on_proposed(void *arg, int status, int64_t index)
@@ -189,9 +190,13 @@ static void on_proposed(void *arg, int status, int64_t index)
     if (status != 0) {
         tb_log(TB_LOG_WARN, "a write did not complete (%s)%s",
                tb_strerror(status),
-               c != NULL ? ": its connection is closed" : "");
+               c != NULL          ? ": its connection is closed"
+               : p->expiring != 0 ? ": the expiry is proposed again"
+                                  : "");
         if (c != NULL && !c->closed)
             c->ops->close(c);
+        if (p->expiring != 0)
+            expiry_close_failed(&p->srv->sessions, p->expiring);
     }
     free(p);
 }
@@ -247,7 +252,9 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
     }
     if ((p = malloc(sizeof *p)) == NULL)
         return TB_ENOMEM;
-    *p = (struct proposal){s, origin};
+    /* A close no client asked for is an expiry's (session.c). */
+    *p = (struct proposal){
+        s, origin, type == TB_OP_CLOSESESSION && origin == 0 ? session : 0};
     if ((rv = proc_propose_txn(s, &t, on_proposed, p)) != 0)
         free(p);
     return rv;
