@@ -27,6 +27,7 @@
 
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
+#include "server/peer/peer_int.h"
 #include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "server/server.h"
@@ -352,6 +353,53 @@ static void stalled_loop_counts_against_no_session(void **state)
     assert_false(tick_at(f, T0 + 9999, id));
     assert_true(tick_at(f, T0 + 10000, id));
     assert_closed(f, id, 1);
+}
+
+/* The leader's answer to a follower's claim of session `id` for its
+ * connection `origin` (PEER_OWN): the frame it sends on a link whose
+ * connect has not completed, which keeps it. */
+static int claim(struct sfx *f, int64_t id, uint64_t origin, int *status)
+{
+    struct peer p = {0};
+    struct link k = {0};
+    uint8_t own[16];
+    int type;
+
+    p.srv = &f->s;
+    tb_map_init(&p.owner);
+    k.p = &p;
+    tb_wbuf_init(&k.held);
+    tb_store_be64(own, (uint64_t)id);
+    tb_store_be64(own + 8, origin);
+    peer__on_own(&k, own, sizeof own);
+    assert_true(k.held.len >= FRAME_HDR + 8);
+    type = k.held.base[4];
+    *status = k.held.len >= FRAME_HDR + 12
+                  ? (int32_t)tb_load_be32(k.held.base + FRAME_HDR + 8)
+                  : 0;
+    assert_int_equal(tb_load_be64(k.held.base + FRAME_HDR), origin);
+    tb_wbuf_free(&k.held);
+    tb_map_free(&p.owner);
+    return type;
+}
+
+/* A follower's claim of a session the leader has closed is refused as
+ * expired, though the follower has not applied the close yet (it learns
+ * of the commit a heartbeat later): it would have told the client its
+ * session and its locks were there.  A live session is taken. */
+static void claim_of_closed_session_refused(void **state)
+{
+    struct sfx *f = *state;
+    int64_t live = create_session(f, 60000), id = create_session(f, 4000);
+    int status;
+
+    assert_true(tick_at(f, T0 + 4000, id));
+    assert_closed(f, id, 1);
+    while (!replog_leader_caught_up(f->s.log))
+        uv_run(&f->loop, UV_RUN_ONCE);
+    assert_int_equal(claim(f, id, 7, &status), PEER_FAILED);
+    assert_int_equal(status, TB_ESESSIONEXPIRED);
+    assert_int_equal(claim(f, live, 8, &status), PEER_OWNED);
 }
 
 /* After a restart every session in the fsm gets a fresh timeout from the
@@ -962,6 +1010,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(multi_creates_follow_their_modes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(client_without_a_socket, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(claim_of_closed_session_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(scratch_failure_passes, setup,
                                         teardown),

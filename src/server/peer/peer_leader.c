@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "server/fsm/fsm.h"
 #include "server/logging/log.h"
 #include "server/net/net.h"
 #include "server/peer/peer_int.h"
@@ -106,6 +107,7 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n)
     struct proc_client *c;
     uint64_t id;
     size_t i;
+    int known;
 
     for (i = 0; i + 16 <= n; i += 16) {
         id = tb_load_be64(p + i);
@@ -114,8 +116,19 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n)
             send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
             continue;
         }
-        if (session_closing(s, (int64_t)id)) {
+        /* Closed, or its close decided, here: never resumed, though the
+         * follower may not have applied the close yet.  A new leader that
+         * has not applied all its predecessor committed cannot tell a
+         * closed session from one created late: the client tries again
+         * (the follower closes its connection). */
+        known = fsm_session_get(s->fsm, (int64_t)id, NULL);
+        if (session_closing(s, (int64_t)id) ||
+            (!known && replog_leader_caught_up(s->log))) {
             send_failed(k, (int64_t)tb_load_be64(b), TB_ESESSIONEXPIRED);
+            continue;
+        }
+        if (!known) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
             continue;
         }
         if (tb_map_put(&k->p->owner, id, (void *)(intptr_t)k->from) != 0) {

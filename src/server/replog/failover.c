@@ -22,6 +22,7 @@ struct barrier {
     struct raft_barrier req;
     struct replog_deferred answer; /* raft's, until taken */
     struct replog *l;
+    raft_term term; /* the leader's when proposed: its entry's */
     void (*cb)(void *arg, int status);
     void *arg;
 };
@@ -32,6 +33,8 @@ static void barrier_taken(struct replog_deferred *a)
 {
     struct barrier *b = TB_CONTAINER_OF(a, struct barrier, answer);
 
+    if (a->status == 0 && b->term > b->l->caught_term)
+        b->l->caught_term = b->term;
     if (b->cb != NULL)
         b->cb(b->arg, replog__err(a->status));
     free(b);
@@ -57,6 +60,7 @@ int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
     b->req.data = b;
     b->answer.take = barrier_taken;
     b->l = l;
+    b->term = l->raft->current_term;
     b->cb = cb;
     b->arg = arg;
     if ((rv = raft_barrier(l->raft, &b->req, barrier_done)) != 0) {
@@ -64,6 +68,11 @@ int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
         return replog__err(rv);
     }
     return 0;
+}
+
+int replog_leader_caught_up(struct replog *l)
+{
+    return replog_is_leader(l) && l->caught_term == l->raft->current_term;
 }
 
 /* The voter that stands for a lost leader: the first one after it. */

@@ -152,6 +152,7 @@ struct replog {
     int64_t applied_index;   /* last index given to fsm.apply or restore */
     int was_leader;
     int known_leader;         /* replog_leader() at the last poll */
+    raft_term caught_term;    /* of the last barrier applied here */
     struct replog_fresh fresh;   /* set at open; wal.c's recv asks it */
     struct replog_notice notice; /* notice.c's */
     /* mend.c's: the io's own start, append, send and snapshot_put, behind

@@ -980,6 +980,10 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     replog__disk_refresh(l);
     start_ticking(l);
     l->was_leader = replog_is_leader(l);
+    /* A lone voter elected itself and applied its whole log right here:
+     * no member can have applied more (replog_leader_caught_up). */
+    if (l->was_leader)
+        l->caught_term = l->raft->current_term;
     replog__logf(l, REPLOG_LOG_INFO,
                  "opened %s: server %d, last index %llu, applied %lld, %s",
                  l->dir, l->server_id,

@@ -308,6 +308,10 @@ unsigned replog_followers(struct replog *l, struct replog_follower *out,
  * entry before it is committed.  0, or a TB_E* code and cb does not fire. */
 int replog_barrier(struct replog *l, void (*cb)(void *arg, int status),
                    void *arg);
+/* 1 if this server leads and has applied an entry of its own term (its
+ * first barrier, at least): raft commits earlier terms' entries only so,
+ * so its state then holds whatever any member has applied. */
+int replog_leader_caught_up(struct replog *l);
 /* The leader `id`'s process is gone (its peer links closed, its port
  * refuses): the first voter after it starts an election at once instead
  * of waiting for election timeouts (failover.c). */
