@@ -20,7 +20,10 @@
  * happened: FINDING lists the parent for our uuid prefix (non-fair: reads
  * PATH's data), and either carries on with the node found or creates
  * again.  This is why a lost reply leaves no orphan: the node is always
- * found, and then owned, queued or deleted like any other.
+ * found, and then owned, queued or deleted like any other.  The server
+ * FINDING asks may not have applied the lost create yet: so for the rest
+ * of that acquisition a non-fair create refused (node exists) reads
+ * PATH's data too before it waits, for PATH may be our node.
  *
  * The watch on our own node lives here although it outlasts the
  * acquisition: the check sets it, its reply is part of the check (our
@@ -229,14 +232,18 @@ static void on_create(struct tb_client *c, int rc, const char *path,
         break;
     }
     case TB_ENODEEXISTS: /* non-fair only: somebody holds PATH */
+        /* After a lost reply it may be us: that create, applied after
+         * FINDING looked, or after a wait began.  Read PATH then; a
+         * plain wait would be on our own node. */
         if (m->abort_rc != 0)
             rcp_lk_fail(m, m->abort_rc, &o);
-        else if (m->try_only)
-            send_find(m, &o); /* whose is it? (its stat says) */
+        else if (m->try_only || m->create_lost)
+            send_find(m, &o); /* whose is it? (its data says) */
         else
             wait_holder(m, &o);
         break;
     case TB_ECONNECTIONLOSS:
+        m->create_lost = 1;
         send_find(m, &o);
         break;
     default:
@@ -916,6 +923,7 @@ int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
     m->acb = cb;
     m->adata = data;
     m->try_only = timeout_ms == 0;
+    m->create_lost = 0;
     m->abort_rc = 0;
     m->parent_tries = 0;
     m->restarts = 0;

@@ -311,10 +311,12 @@ static int send_claim(struct tb_dqueue *q)
     return rv;
 }
 
-static void on_claim_owner(struct tb_client *c, int rc,
-                           const struct tb_stat *st, void *data);
+static void on_claim_owner(struct tb_client *c, int rc, const void *value,
+                           size_t len, const struct tb_stat *st, void *data);
 
-/* Whose is the claim on the candidate (lock held)? */
+/* Whose is the claim on the candidate (lock held)?  Its owner and its
+ * data say: our session, and this handle's id (another handle of this
+ * client has our session too). */
 static int ask_claim_owner(struct tb_dqueue *q)
 {
     char *p = rcp_join(q->taken, q->cand[q->icand]);
@@ -322,19 +324,20 @@ static int ask_claim_owner(struct tb_dqueue *q)
 
     if (p == NULL)
         return TB_ENOMEM;
-    rv = tb_exists(q->c, p, NULL, NULL, on_claim_owner, q);
+    rv = tb_get_data(q->c, p, NULL, NULL, on_claim_owner, q);
     free(p);
     return rv;
 }
 
-static void on_claim_owner(struct tb_client *c, int rc,
-                           const struct tb_stat *st, void *data)
+static void on_claim_owner(struct tb_client *c, int rc, const void *value,
+                           size_t len, const struct tb_stat *st, void *data)
 {
     struct tb_dqueue *q = data;
 
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&q->mu);
-    if (rc == 0 && st->ephemeral_owner == tb_client_session(c, NULL)) {
+    if (rc == 0 && st->ephemeral_owner == tb_client_session(c, NULL) &&
+        len == strlen(q->id) && memcmp(value, q->id, len) == 0) {
         q->claimed = rcp_strdup(q->cand[q->icand]); /* its reply was lost */
         q->claimed_czxid = st->czxid;
         rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
@@ -362,7 +365,8 @@ static void on_claim(struct tb_client *c, int rc, const char *path,
         q->claim_retried = 1;
         rc = send_claim(q);
     } else if (rc == TB_ENODEEXISTS && q->claim_retried) {
-        /* Ours from before the loss, or another taker's: its owner says. */
+        /* Ours from before the loss, or another taker's (another handle
+         * of this client's too): its owner and its data say. */
         q->claim_retried = 0;
         rc = ask_claim_owner(q);
     } else if (rc == TB_ENODEEXISTS) {

@@ -344,6 +344,7 @@ struct tb_mutex {
     int64_t czxid;
     char *conflict; /* what refused the last acquisition (lk_other.c) */
     int try_only;
+    int create_lost; /* a create of this acquisition lost its reply */
     int abort_rc;
     int parent_tries;
     int restarts;

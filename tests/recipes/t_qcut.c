@@ -1,7 +1,7 @@
 /* Queues through a proxy the test cuts (rt_proxy.c): a locking take whose
  * claim was applied but whose reply was lost (and then the reply to its
- * look at the claim's owner) still takes the item, by the claim's owner,
- * with one claim; a consume cut off before the server
+ * look at the claim's owner) still takes the item, by the claim's owner
+ * and data, with one claim; a consume cut off before the server
  * gives its claim back (the item is taken again), one cut off after it
  * leaves nothing; a simple take whose delete was
  * applied but whose reply was lost reports the loss and the item is
@@ -14,7 +14,7 @@
 #include "tests.h"
 
 #define OP_DELETE  2
-#define OP_EXISTS  3
+#define OP_GETDATA 4
 #define OP_MULTI   14
 #define OP_CREATE2 15
 
@@ -52,7 +52,8 @@ static void on_item(int rc, const void *v, size_t len, void *data)
 }
 
 /* The claim's create applied, its reply lost; with owner_cut, the look at
- * the claim's owner that follows loses its reply too and is made again. */
+ * the claim's owner and data (a getData) that follows loses its reply too
+ * and is made again. */
 static void claim_reply_lost(int owner_cut)
 {
     const char *path = "/rt/qcut/locking";
@@ -72,7 +73,7 @@ static void claim_reply_lost(int owner_cut)
     CHECK_RC(tb_dqueue_take(qp, 15000, on_item, &g), 0);
     rt_cut_wait(&k, ++cuts);
     if (owner_cut) { /* armed while the proxy refuses the reconnection */
-        rt_proxy_cut_on(k.px, OP_EXISTS, 1, 300);
+        rt_proxy_cut_on(k.px, OP_GETDATA, 1, 300);
         rt_cut_wait(&k, ++cuts);
     }
     CHECK_RC(rt_done_wait(&g.d, 15000), 0);

@@ -6,7 +6,9 @@
  * another); a read-only server never makes it HELD.  A non-fair node
  * replaced by another client's, seen when the own-node watch is set again
  * after a data change, is a lost lock, not a new token; seen right after
- * the create, it is no hold at all. */
+ * the create, it is no hold at all.  A non-fair create made again after
+ * a lost reply, refused because the lost one was applied meanwhile, reads
+ * PATH and holds it as its own. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -128,6 +130,22 @@ static void reply_create(int32_t xid, const char *path)
     tb_put_STR(&b, tb_str_c(path));
     tb_put_STAT(&b, &st);
     srv_reply(xid, TOKEN, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+/* A getData's reply: `len` bytes of `data`, the node's czxid and owner. */
+static void reply_data(int32_t xid, const void *data, size_t len, int64_t czxid,
+                       int64_t owner)
+{
+    struct tb_get_data_resp rs = {{data, len}, {0}};
+    struct tb_wbuf b;
+
+    rs.stat.czxid = czxid;
+    rs.stat.mzxid = czxid;
+    rs.stat.ephemeral_owner = owner;
+    tb_wbuf_init(&b);
+    tb_get_data_resp_encode(&b, &rs);
+    srv_reply(xid, 300, 0, &b);
     tb_wbuf_free(&b);
 }
 
@@ -513,6 +531,51 @@ static void test_created_node_replaced(void **state)
     close_client(c, m);
 }
 
+/* A non-fair create whose reply was lost, looked for on a server that has
+ * not applied it yet (getData: NoNode), then applied before the create
+ * made again: that one finds PATH there (NodeExists).  PATH is our own
+ * node: the engine reads it (our uuid prefix) and holds, rather than
+ * wait for its own node to go (forever, or until a timeout that would
+ * leave it behind, unreaped, locking everyone out). */
+static void test_nonfair_lost_create_exists(void **state)
+{
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = new_lock(c, TB_LOCK_NONFAIR, "/nf", &s);
+    struct acquired a = {0};
+    struct tb_create_req cr;
+    struct tb_rd body;
+    char mine[256];
+    size_t len;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
+    pump(c);
+    (void)expect(TB_OP_CREATE2, &body); /* its reply is lost */
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    len = cr.data.len;
+    assert_true(len > 3 && len < sizeof mine);
+    memcpy(mine, cr.data.ptr, len); /* "_c_<uuid>" + the user's data */
+    assert_memory_equal(mine, "_c_", 3);
+    reconnect(c, 0);
+    xid = expect(TB_OP_GETDATA, &body);    /* FINDING: was it made? */
+    srv_reply(xid, 300, TB_ENONODE, NULL); /* not yet, here */
+    pump(c);
+    xid = expect(TB_OP_CREATE2, &body); /* again: the first is in now */
+    srv_reply(xid, 301, TB_ENODEEXISTS, NULL);
+    pump(c);
+    xid = expect(TB_OP_GETDATA, &body); /* whose?  not: exists (wait) */
+    reply_data(xid, mine, len, TOKEN, SID);
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body); /* our node's, with the watch */
+    reply_stat(xid, TOKEN, SID);
+    pump(c);
+    assert_held(m, &a);
+    assert_false(srv_has_data());
+    close_client(c, m);
+}
+
 struct released {
     int calls, rc;
 };
@@ -632,6 +695,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_node_replaced_same_session, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_created_node_replaced, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_nonfair_lost_create_exists, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_nonfair_release_spares_next_holder,
                                         setup, teardown),
