@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -350,6 +351,56 @@ static void test_installed_snapshot_voids_other_term(void **state)
     assert_int_equal(f->fsm.recs[kept].index, (int64_t)last + 3);
 }
 
+/* Linked with --wrap=tb_map_unshared: fails once the wal named here has
+ * no snapshot being stored (inside put_done, after the store). */
+void *__real_tb_map_unshared(size_t len, int populated);
+void *__wrap_tb_map_unshared(size_t len, int populated);
+static struct wal *fail_after_put;
+
+void *__wrap_tb_map_unshared(size_t len, int populated)
+{
+    if (fail_after_put != NULL && fail_after_put->put_req == NULL)
+        return NULL;
+    return __real_tb_map_unshared(len, populated);
+}
+
+/* An installed snapshot whose reset record cannot be written (no buffer
+ * for it) stops the server (exit 74): going on, the next entries would
+ * be numbered from the old log's end, and read back at those indexes
+ * after a restart.  The restart reads the snapshot and drops the rest. */
+static void test_reset_unwritable_stops(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct raft_io_snapshot_put put;
+    struct wal *w;
+    int done = 0, status, n = write_and_snapshot(f, &c);
+    pid_t pid;
+
+    w = f->l->io.impl;
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        /* As when a leader's snapshot is stored: its put done. */
+        w->n_spare = 0;
+        w->pending.cap = w->pending.len; /* full: the record needs more */
+        fail_after_put = w;
+        put.data = &done;
+        w->put_req = &put;
+        w->put_cb = put_cb;
+        w->put_index = (uint64_t)f->l->raft->last_stored + 10;
+        w->put_trailing = 0;
+        replog__wal_put_done(w, 0);
+        _exit(done == 1 ? 0 : 1); /* went on */
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), REPLOG_EXIT_LOG_FAILED);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, n);
+}
+
 /* A state the disk has no room for (here: state-tmp leads to /dev/full)
  * is removed at once rather than left holding what space it took, the
  * failure is counted with the write's own error, and the next snapshot is
@@ -467,6 +518,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_installed_snapshot_voids_other_term, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reset_unwritable_stops, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_failed_state_removed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_damaged_state_refused, setup,

@@ -109,15 +109,21 @@ static void remove_upto(struct wal *w, raft_index upto)
 void replog__wal_put_done(struct wal *w, int status)
 {
     struct raft_io_snapshot_put *req = w->put_req;
+    int rv;
 
     w->put_req = NULL;
     if (status == 0)
         w->state_kept = w->put_index;
     replog__snapshot_stored(w->l, status);
     /* An installed snapshot (trailing 0) replaces the whole log, once it
-     * is safely stored itself. */
-    if (status == 0 && w->put_trailing == 0)
-        (void)replog__wal_mark(w, WAL_RESET, w->put_index + 1);
+     * is safely stored itself.  Without the record the next entries would
+     * be numbered on from the old log's end, and a restart would read
+     * them at the wrong indexes: a restart reads the snapshot and drops
+     * the old log instead. */
+    if (status == 0 && w->put_trailing == 0 &&
+        (rv = replog__wal_mark(w, WAL_RESET, w->put_index + 1)) != 0)
+        replog__fail_stop(w->l, "the log's reset after snapshot %llu: %s",
+                          (unsigned long long)w->put_index, raft_strerror(rv));
     if (status == 0 && w->put_trailing > 0 && w->put_index > w->put_trailing)
         remove_upto(w, w->put_index - w->put_trailing);
     w->put_cb(req, status);
