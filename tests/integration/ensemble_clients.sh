@@ -20,7 +20,8 @@
 #   7. the official C client's watches re-registered (SetWatches) on the member it moves to
 #   8. writes one after another through each follower while the leader is killed: each is
 #      acknowledged or sees its connection lost (and is retried), none fails otherwise
-#   9. every connection a member writes to another member on has TCP_NODELAY (nodelay.py)
+#   9. every connection a member writes to another member on has TCP_NODELAY, and the leader
+#      watches the links followers made to it with keepalive probes (nodelay.py)
 #  10. once writes pause, every member takes a snapshot and gives back the log it kept in
 #      memory, followers as well as the leader
 #  11. a follower stopped while the others write enough for the leader's log to drop what it
@@ -499,7 +500,7 @@ check9() {
     done
     return "$rc"
 }
-run_check 9 "every connection between members has TCP_NODELAY" check9
+run_check 9 "every connection between members has TCP_NODELAY; followers' links watched" check9
 
 check10() {
     all_up || return 1

@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Whether a member writes to the other members with TCP_NODELAY.
+"""Whether a member writes to the other members with TCP_NODELAY, and watches the links
+followers made to it (keepalive probes and a user timeout: a follower gone without a word
+must not leave its link open for good).
 
   nodelay.py PID leader|follower QUORUM_PORTS ELECTION_PORTS
 
@@ -57,8 +59,12 @@ def member_sockets(pid, qports, eports):
                     kind = "link"
                 else:
                     continue
+                watched = kind != "link" or local not in eports or (
+                    s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) and
+                    s.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) > 0)
                 found.add((kind, local, remote,
-                           s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)))
+                           s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),
+                           bool(watched)))
             finally:
                 s.close()
     finally:
@@ -90,10 +96,14 @@ def main(args):
         print("  FAIL the %s (pid %d): %d raft connections, %d peer links; want %d and %d"
               % (role, pid, raft, links, want, want))
         failed += 1
-    for kind, local, remote, nodelay in sorted(found):
+    for kind, local, remote, nodelay, watched in sorted(found):
         print("  %s %s connection :%d -> :%d has TCP_NODELAY"
               % ("ok  " if nodelay else "FAIL", kind, local, remote))
         failed += not nodelay
+        if local in eports:
+            print("  %s link from a follower :%d -> :%d has keepalive and a user timeout"
+                  % ("ok  " if watched else "FAIL", local, remote))
+            failed += not watched
     return 1 if failed else 0
 
 
