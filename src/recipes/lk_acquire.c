@@ -386,6 +386,12 @@ static void send_find(struct tb_mutex *m, struct rcp_out *o)
         rcp_lk_fail(m, TB_ENOMEM, o);
         return;
     }
+    /* The server we came back to may lag the leader, which ordered the
+     * lost create before this session came back (a create sent later
+     * from the old connection is refused: the session moved).  A sync
+     * first, which the read waits behind: else a read that misses our
+     * node would leave it, made later, an orphan once we give up. */
+    (void)tb_sync(m->c, m->cfg->fair ? m->parent : m->path, NULL, NULL);
     if (m->cfg->fair)
         rv = tb_get_children(m->c, m->parent, NULL, NULL, on_find_children, x);
     else

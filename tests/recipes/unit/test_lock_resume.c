@@ -104,6 +104,21 @@ static int32_t look(struct tb_client *c, const char *node)
     return expect(TB_OP_EXISTS, &body);
 }
 
+/* FINDING's look after a lost create's reply: a sync of `path` first (the
+ * server may lag the leader that took the create), answered here, then
+ * the read of `type` behind it, whose xid this returns. */
+static int32_t expect_find(int type, const char *path)
+{
+    struct tb_path_req pr;
+    struct tb_rd body;
+    int32_t xid = expect(TB_OP_SYNC, &body);
+
+    assert_int_equal(tb_path_req_decode(&body, &pr), 0);
+    assert_true(tb_str_eq(pr.path, tb_str_c(path)));
+    reply_sync(xid, path);
+    return expect(type, &body);
+}
+
 static void reply_stat(int32_t xid, int64_t czxid, int64_t owner)
 {
     struct tb_stat st = {0};
@@ -559,13 +574,13 @@ static void test_nonfair_lost_create_exists(void **state)
     memcpy(mine, cr.data.ptr, len); /* "_c_<uuid>" + the user's data */
     assert_memory_equal(mine, "_c_", 3);
     reconnect(c, 0);
-    xid = expect(TB_OP_GETDATA, &body);    /* FINDING: was it made? */
-    srv_reply(xid, 300, TB_ENONODE, NULL); /* not yet, here */
+    xid = expect_find(TB_OP_GETDATA, "/nf"); /* FINDING: was it made? */
+    srv_reply(xid, 300, TB_ENONODE, NULL);   /* not yet, here */
     pump(c);
     xid = expect(TB_OP_CREATE2, &body); /* again: the first is in now */
     srv_reply(xid, 301, TB_ENODEEXISTS, NULL);
     pump(c);
-    xid = expect(TB_OP_GETDATA, &body); /* whose?  not: exists (wait) */
+    xid = expect_find(TB_OP_GETDATA, "/nf"); /* whose?  not: exists (wait) */
     reply_data(xid, mine, len, TOKEN, SID);
     pump(c);
     xid = expect(TB_OP_EXISTS, &body); /* our node's, with the watch */
@@ -573,6 +588,42 @@ static void test_nonfair_lost_create_exists(void **state)
     pump(c);
     assert_held(m, &a);
     assert_false(srv_has_data());
+    close_client(c, m);
+}
+
+/* A fair acquisition whose create lost its reply looks for its node in
+ * the parent after a sync: the server it came back to may not have
+ * applied the create yet, and a look that missed it would leave the node,
+ * made later, an orphan queued for good once the acquisition gave up. */
+static void test_fair_lost_create_synced(void **state)
+{
+    struct tb_client *c = open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = new_lock(c, TB_LOCK_FAIR, "/lk", &s);
+    struct acquired a = {0};
+    struct tb_create_req cr;
+    struct tb_rd body;
+    char node[256];
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
+    pump(c);
+    (void)expect(TB_OP_CREATE2, &body); /* its reply is lost */
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    assert_true(cr.path.len + 11 < sizeof node);
+    snprintf(node, sizeof node, "%.*s0000000001", (int)cr.path.len,
+             cr.path.ptr);
+    reconnect(c, 0);
+    xid = expect_find(TB_OP_GETCHILDREN, "/lk");
+    reply_children(xid, strrchr(node, '/') + 1); /* made: found */
+    pump(c);
+    xid = expect(TB_OP_EXISTS, &body);
+    reply_stat(xid, TOKEN, SID);
+    xid = expect(TB_OP_GETCHILDREN, &body);
+    reply_children(xid, strrchr(node, '/') + 1);
+    pump(c);
+    assert_held(m, &a);
     close_client(c, m);
 }
 
@@ -697,6 +748,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_created_node_replaced, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_nonfair_lost_create_exists, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fair_lost_create_synced, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_nonfair_release_spares_next_holder,
                                         setup, teardown),
