@@ -10,7 +10,11 @@
  * and sees the group empty even where init does not reap.  So do the
  * orphans of CMD's processes that left the group (GNU timeout, a job of
  * a set -m script): tumbler's children outside the group are stopped
- * with it, and the lock is released only once it has none.  Meanwhile it
+ * with it, and the lock is released only once it has none.  Not the
+ * children tumbler had before CMD (the shell's jobs started before it
+ * exec'd tumbler): they are no part of CMD, only reaped once they end.
+ * Every SIGTERM (and forwarded SIGINT, SIGHUP) is followed by SIGCONT,
+ * as timeout(1) does, so that a stopped CMD acts on it.  Meanwhile it
  * waits on the event pipe for:
  *  - a child's exit or stop (SIGCHLD, plus a periodic check in case a
  *    SIGCHLD was coalesced or the last process is not tumbler's child);
@@ -98,10 +102,22 @@ static void cmd_status(struct cli_child *ch, int st, int *status, int *exited)
     *exited = 1;
 }
 
-/* The children of tumbler's process but the watchdog, at most `cap`:
- * CMD and the orphans of CMD's processes (tumbler is their subreaper),
- * zombies included.  From /proc/self/task/TID/children, else by the
- * parent pid of every process in /proc. */
+/* Whether `pid` is one of tumbler's children from before CMD. */
+static int is_other(const struct cli_child *ch, pid_t pid)
+{
+    size_t i;
+
+    for (i = 0; i < ch->nothers; i++)
+        if (ch->others[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* The children of tumbler's process but the watchdog and those it had
+ * before CMD, at most `cap`: CMD and the orphans of CMD's processes
+ * (tumbler is their subreaper), zombies included.  From
+ * /proc/self/task/TID/children, else by the parent pid of every process
+ * in /proc. */
 static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
 {
     char path[320], buf[512];
@@ -125,7 +141,7 @@ static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
             if ((f = fopen(path, "re")) == NULL)
                 continue;
             while (n < cap && fscanf(f, "%ld", &v) == 1)
-                if ((pid_t)v != ch->watchdog)
+                if ((pid_t)v != ch->watchdog && !is_other(ch, (pid_t)v))
                     out[n++] = (pid_t)v;
             fclose(f);
             continue;
@@ -140,7 +156,7 @@ static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
             ppid == (long)getpid())
             v = strtol(e->d_name, NULL, 10);
         fclose(f);
-        if (v > 0 && (pid_t)v != ch->watchdog)
+        if (v > 0 && (pid_t)v != ch->watchdog && !is_other(ch, (pid_t)v))
             out[n++] = (pid_t)v;
     }
     closedir(d);
@@ -149,11 +165,55 @@ static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
 
 enum { MAX_STRAYS = 1024 };
 
+int cli_child_note_others(struct cli_child *ch)
+{
+    pid_t kids[MAX_STRAYS];
+    size_t n;
+
+    free(ch->others);
+    ch->others = NULL;
+    ch->nothers = 0;
+    if ((n = children(ch, kids, MAX_STRAYS)) == 0)
+        return 0;
+    if ((ch->others = malloc(n * sizeof *ch->others)) == NULL)
+        return -1;
+    memcpy(ch->others, kids, n * sizeof *kids);
+    ch->nothers = n;
+    return 0;
+}
+
+/* Reaps those of tumbler's children from before CMD that ended, and
+ * forgets them: their pid may be given to one of CMD's next. */
+static void reap_others(struct cli_child *ch)
+{
+    size_t i = 0;
+    pid_t r;
+
+    while (i < ch->nothers) {
+        r = waitpid(ch->others[i], NULL, WNOHANG);
+        if (r == 0 || (r < 0 && errno == EINTR))
+            i++;
+        else /* reaped, or not tumbler's child at all */
+            ch->others[i] = ch->others[--ch->nothers];
+    }
+}
+
+/* A terminating signal, then SIGCONT, as timeout(1) sends them: a
+ * stopped process acts on it (its handler, or death) only once
+ * continued, and would otherwise wait for the SIGKILL after -k. */
+static void terminate(pid_t who, int sig)
+{
+    kill(who, sig);
+    if (sig != SIGKILL)
+        kill(who, SIGCONT);
+}
+
 /* Reaps what ended in the group, CMD included (also if it moved to
  * another group), and tumbler's other children (orphans of CMD's
- * processes that left the group); 1 once CMD has exited and no process
- * is left in its group (EPERM: some are, of another user) nor among
- * those children. */
+ * processes that left the group, and those from before CMD); 1 once CMD
+ * has exited and no process is left in its group (EPERM: some are, of
+ * another user) nor among the orphans (those from before CMD are not
+ * waited for). */
 static int reap(struct cli_child *ch, int *status, int *exited)
 {
     pid_t kids[MAX_STRAYS], r;
@@ -169,6 +229,7 @@ static int reap(struct cli_child *ch, int *status, int *exited)
         if (r == ch->pid)
             cmd_status(ch, st, status, exited);
     }
+    reap_others(ch);
     n = children(ch, kids, MAX_STRAYS);
     for (i = 0; i < n; i++) {
         r = waitpid(kids[i], &st,
@@ -182,8 +243,9 @@ static int reap(struct cli_child *ch, int *status, int *exited)
 }
 
 /* Sends the processes of CMD's that left its group, once orphaned
- * (tumbler's children outside the group), what the group got: SIGTERM
- * once each, SIGKILL once the group had it. */
+ * (tumbler's children outside the group, less those from before CMD),
+ * what the group got: SIGTERM (and SIGCONT) once each, SIGKILL once the
+ * group had it. */
 static void stop_strays(struct cli_supervise *s, struct cli_child *ch)
 {
     pid_t kids[MAX_STRAYS], *more;
@@ -209,18 +271,19 @@ static void stop_strays(struct cli_supervise *s, struct cli_child *ch)
             s->capterm = cap;
         }
         s->termed[s->nterm++] = kids[i];
-        kill(kids[i], SIGTERM);
+        terminate(kids[i], SIGTERM);
     }
 }
 
-/* Ends the group and the strays: SIGTERM, then SIGKILL once the grace
- * period is over (next_timeout); SIGKILL at once without one. */
+/* Ends the group and the strays: SIGTERM (and SIGCONT, for a stopped
+ * CMD), then SIGKILL once the grace period is over (next_timeout);
+ * SIGKILL at once without one. */
 static void stop_group(struct cli_supervise *s, struct cli_child *ch)
 {
     if (s->stopping)
         return;
     s->stopping = 1;
-    kill(-ch->pid, s->grace_ms > 0 ? SIGTERM : SIGKILL);
+    terminate(-ch->pid, s->grace_ms > 0 ? SIGTERM : SIGKILL);
     s->killed = s->grace_ms == 0;
     s->kill_at = now_ms() + s->grace_ms;
     stop_strays(s, ch);
@@ -308,8 +371,14 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
         ev = cli_ev_wait(-1, timeout, &sig);
         if (ev == CLI_EV_MSG)
             messages(s, ch, 0);
-        else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD)
-            kill(-ch->pid, sig);
+        else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
+            /* The terminating ones with SIGCONT: a stopped CMD must act
+             * on them.  SIGUSR1 and SIGUSR2 leave it as it is. */
+            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+                terminate(-ch->pid, sig);
+            else
+                kill(-ch->pid, sig);
+        }
     }
     messages(s, ch, 1); /* a loss reported just as the group ended */
     free(s->termed);

@@ -9,12 +9,18 @@
 
 /* A started CMD.  At all times CMD leads its own process group (its pgid
  * is `pid`), and while `watchdog` runs, tumbler's death (even by
- * SIGKILL) makes it SIGKILL that whole group. */
+ * SIGKILL) makes it SIGKILL that whole group.  `others`: tumbler's
+ * children from before CMD's fork (a shell's `crond & exec tumbler lock
+ * ...`), none of CMD's: neither waited for nor stopped with CMD's group,
+ * only reaped once they end (and then forgotten: their pid may come back
+ * as an orphan of CMD's). */
 struct cli_child {
     pid_t pid;      /* CMD, the leader of its process group */
     pid_t watchdog; /* a forked helper outside the group; 0: none */
     int watch_fd;   /* the write end of the watchdog's pipe; -1: none */
     int tty;        /* the terminal tumbler is a job of; -1: none */
+    pid_t *others;  /* malloc'd; NULL: none */
+    size_t nothers;
 };
 
 /* Starts argv[0] (searched in PATH) in a new process group, with the
@@ -33,8 +39,11 @@ void cli_child_tty(struct cli_child *ch, int to_group);
 /* CMD's group stopped with `sig`: stops tumbler the same way, so that
  * its shell sees the job stopped, then continues the group (child.c). */
 void cli_child_follow_stop(struct cli_child *ch, int sig);
+/* Records tumbler's children as `others` (child.c), before CMD's fork;
+ * -1 if out of memory. */
+int cli_child_note_others(struct cli_child *ch);
 /* Once the group is gone: stops the watchdog without its SIGKILL, reaps
- * it and takes the terminal back. */
+ * it, takes the terminal back and forgets `others`. */
 void cli_child_finish(struct cli_child *ch);
 
 /* How one child is supervised.  `grace_ms`: from SIGTERM to SIGKILL of

@@ -179,10 +179,12 @@ void cli_disconnect(struct cli *cli);
 int cli_auth_add(struct cli *cli, const char *scheme, const char *cred);
 /* The TUMBLER_TLS* variables that give a tumbler inside CMD (lock, elect)
  * this process's TLS set-up, as TUMBLER_SERVERS gives it the servers: up
- * to CLI_TLS_ENV strings written to `buf`, pointed to from `env`; returns
- * how many (none without TLS). */
+ * to CLI_TLS_ENV strings, malloc'd, written to `env`; returns how many
+ * (none without TLS), or -1 out of memory (then none is left). */
 enum { CLI_TLS_ENV = 5 };
-int cli_tls_env(const struct cli *cli, char buf[][1100], char **env);
+int cli_tls_env(const struct cli *cli, char **env);
+/* "NAME=value", malloc'd however long the value (NULL: out of memory). */
+char *cli_env_str(const char *name, const char *value);
 void cli_auth_free(struct cli *cli);
 
 /* out.c: errors and the shared output forms */

@@ -3,6 +3,7 @@
  * event queue (rcpwait.c), so a signal ends them at once. */
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tumbler/recipes.h>
@@ -14,12 +15,11 @@
 static int run_entered(struct cli *cli, const char *path, int members,
                        int timeout_ms, char **argv)
 {
-    char e_path[1100], e_servers[1100], e_tls[CLI_TLS_ENV][1100];
     char *env[3 + CLI_TLS_ENV];
     struct tb_dbarrier *b;
     struct cli_supervise s;
     struct cli_child ch;
-    int rc, st, n = 0;
+    int rc, st, n = 0, tls, i;
 
     /* Passed on to CMD as lock passes them (the others are caught by
      * every command). */
@@ -42,13 +42,18 @@ static int run_entered(struct cli *cli, const char *path, int members,
         tb_dbarrier_free(b);
         return cli_fail(cli, "barrier", path, rc);
     }
-    snprintf(e_path, sizeof e_path, "TUMBLER_BARRIER_PATH=%s", path);
-    snprintf(e_servers, sizeof e_servers, "TUMBLER_SERVERS=%s", cli->hosts);
-    env[n++] = e_path;
-    env[n++] = e_servers;
-    n += cli_tls_env(cli, e_tls, env + n);
+    /* Each to its length: PATH has no short limit. */
+    env[n++] = cli_env_str("TUMBLER_BARRIER_PATH", path);
+    env[n++] = cli_env_str("TUMBLER_SERVERS", cli->hosts);
+    tls = cli_tls_env(cli, env + n);
+    n += tls > 0 ? tls : 0;
     env[n] = NULL;
-    if ((st = cli_child_spawn(argv, env, &ch)) != 0) {
+    st = env[0] == NULL || env[1] == NULL || tls < 0
+             ? cli_err(cli, CLI_OSERR, "out of memory")
+             : cli_child_spawn(argv, env, &ch);
+    for (i = 0; i < n; i++)
+        free(env[i]);
+    if (st != 0) {
         tb_dbarrier_free(b);
         return st;
     }

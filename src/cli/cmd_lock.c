@@ -298,37 +298,57 @@ static int release(struct lock_opts *o, int status)
     return status;
 }
 
+/* CMD's variables, each allocated to its length (PATH has no short
+ * limit); NULL-ended.  -1 when out of memory, else how many. */
+static int lock_env(struct cli *cli, struct lock_opts *o, int64_t token,
+                    char **env)
+{
+    char t[32], *node = NULL;
+    int n = 0, i, rc, tls;
+
+    snprintf(t, sizeof t, "%" PRId64, token);
+    env[n++] = cli_env_str("TUMBLER_LOCK_PATH", o->h.path);
+    env[n++] = cli_env_str("TUMBLER_LOCK_TOKEN", t);
+    env[n++] = cli_env_str("TUMBLER_SERVERS", cli->hosts);
+    /* Without a node of its own (semaphore, election), an outer lock's
+     * must not reach CMD either: CMD would take it for this one's. */
+    rc = hold_node(&o->h, &node);
+    env[n++] = rc == 0            ? cli_env_str("TUMBLER_LOCK_NODE", node)
+               : rc == TB_ENONODE ? strdup("TUMBLER_LOCK_NODE")
+                                  : NULL;
+    free(node);
+    tls = cli_tls_env(cli, env + n);
+    n += tls > 0 ? tls : 0;
+    env[n] = NULL;
+    for (i = 0; i < n && env[i] != NULL; i++)
+        ;
+    if (i == n && tls >= 0)
+        return n;
+    for (i = 0; i < n; i++)
+        free(env[i]);
+    return -1;
+}
+
 static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
                     int64_t waited_ms)
 {
-    char e_path[1100], e_token[64], e_node[1100], e_servers[1100], node[1024];
-    char e_tls[CLI_TLS_ENV][1100];
     char *env[5 + CLI_TLS_ENV];
     struct cli_supervise s;
     struct cli_child ch;
-    int n = 0, status;
+    int n, status;
 
-    snprintf(e_path, sizeof e_path, "TUMBLER_LOCK_PATH=%s", o->h.path);
-    snprintf(e_token, sizeof e_token, "TUMBLER_LOCK_TOKEN=%" PRId64, token);
-    snprintf(e_servers, sizeof e_servers, "TUMBLER_SERVERS=%s", cli->hosts);
-    env[n++] = e_path;
-    env[n++] = e_token;
-    env[n++] = e_servers;
-    n += cli_tls_env(cli, e_tls, env + n);
-    /* Without a node of its own (semaphore, election), an outer lock's
-     * must not reach CMD either: CMD would take it for this one's. */
-    snprintf(e_node, sizeof e_node, "TUMBLER_LOCK_NODE");
-    if (hold_node(&o->h, node, sizeof node) == 0)
-        snprintf(e_node, sizeof e_node, "TUMBLER_LOCK_NODE=%s", node);
-    env[n++] = e_node;
-    env[n] = NULL;
+    if ((n = lock_env(cli, o, token, env)) < 0)
+        return cli_err(cli, CLI_OSERR, "out of memory");
     if (o->verbose)
         fprintf(stderr,
                 "tumbler: %s %s (token %" PRId64 ") after %.3f s; "
                 "running %s\n",
                 o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
                 token, waited_ms / 1000.0, o->argv[0]);
-    if ((status = cli_child_spawn(o->argv, env, &ch)) != 0)
+    status = cli_child_spawn(o->argv, env, &ch);
+    while (n > 0)
+        free(env[--n]);
+    if (status != 0)
         return status;
     memset(&s, 0, sizeof s);
     s.what = o->argv[0];
@@ -342,7 +362,7 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
  * hold is had from now on. */
 static void print_held(struct cli *cli, struct lock_opts *o, int64_t token)
 {
-    char node[1024];
+    char *node = NULL;
     struct jw w;
 
     if (!cli->json) {
@@ -359,9 +379,10 @@ static void print_held(struct cli *cli, struct lock_opts *o, int64_t token)
     jw_key(&w, "token");
     jw_int(&w, token);
     jw_key(&w, "node");
-    jw_str(&w, hold_node(&o->h, node, sizeof node) == 0 ? node : NULL);
+    jw_str(&w, hold_node(&o->h, &node) == 0 ? node : NULL);
     jw_end_obj(&w);
     jw_done(&w);
+    free(node);
 }
 
 /* Without CMD (etcdctl lock's way): holds until SIGINT, SIGTERM or

@@ -210,7 +210,20 @@ int cli_connect(struct cli *cli)
     return rc;
 }
 
-int cli_tls_env(const struct cli *cli, char buf[][1100], char **env)
+char *cli_env_str(const char *name, const char *value)
+{
+    size_t nl = strlen(name), vl = strlen(value);
+    char *s = malloc(nl + vl + 2);
+
+    if (s == NULL)
+        return NULL;
+    memcpy(s, name, nl);
+    s[nl] = '=';
+    memcpy(s + nl + 1, value, vl + 1);
+    return s;
+}
+
+int cli_tls_env(const struct cli *cli, char **env)
 {
     const char *names[] = {"TUMBLER_TLS_CA", "TUMBLER_TLS_CERT",
                            "TUMBLER_TLS_KEY"};
@@ -219,22 +232,21 @@ int cli_tls_env(const struct cli *cli, char buf[][1100], char **env)
 
     if (!cli->tls)
         return 0;
-    snprintf(buf[n], sizeof buf[n], "TUMBLER_TLS=1");
-    env[n] = buf[n];
-    n++;
-    for (i = 0; i < 3; i++) {
-        if (files[i] == NULL)
-            continue;
-        snprintf(buf[n], sizeof buf[n], "%s=%s", names[i], files[i]);
-        env[n] = buf[n];
-        n++;
+    env[n++] = cli_env_str("TUMBLER_TLS", "1");
+    for (i = 0; i < 3; i++)
+        if (files[i] != NULL)
+            env[n++] = cli_env_str(names[i], files[i]);
+    if (cli->tls_no_verify_host)
+        env[n++] = cli_env_str("TUMBLER_TLS_NO_VERIFY_HOST", "1");
+    for (i = 0; i < n && env[i] != NULL; i++)
+        ;
+    if (i == n)
+        return n;
+    for (i = 0; i < n; i++) {
+        free(env[i]);
+        env[i] = NULL;
     }
-    if (cli->tls_no_verify_host) {
-        snprintf(buf[n], sizeof buf[n], "TUMBLER_TLS_NO_VERIFY_HOST=1");
-        env[n] = buf[n];
-        n++;
-    }
-    return n;
+    return -1;
 }
 
 void cli_disconnect(struct cli *cli)

@@ -212,9 +212,31 @@ void hold_free(struct hold *h)
     h->lease = NULL;
 }
 
-int hold_node(struct hold *h, char *buf, size_t cap)
+int hold_node(struct hold *h, char **node)
 {
-    if (h->m != NULL)
-        return tb_mutex_node(h->m, buf, cap);
-    return TB_ENONODE;
+    size_t cap = strlen(h->path) + 128; /* PATH/_c_<uuid>-lock-<seq> */
+    char *buf = NULL, *more;
+    int rc;
+
+    *node = NULL;
+    if (h->m == NULL)
+        return TB_ENONODE;
+    /* tb_mutex_node cuts the path to fit, silently: a path that fills
+     * the buffer may have been cut, so it is read again into twice the
+     * room. */
+    for (;; cap *= 2) {
+        if ((more = realloc(buf, cap)) == NULL) {
+            free(buf);
+            return TB_ENOMEM;
+        }
+        buf = more;
+        if ((rc = tb_mutex_node(h->m, buf, cap)) != 0) {
+            free(buf);
+            return rc;
+        }
+        if (strlen(buf) < cap - 1) {
+            *node = buf;
+            return 0;
+        }
+    }
 }

@@ -47,7 +47,8 @@ int hold_tried(struct hold *h);
 int hold_release(struct hold *h);
 /* Cancels whatever is pending, returns what is held, frees. */
 void hold_free(struct hold *h);
-/* The path of the node that holds (mutex kinds). */
-int hold_node(struct hold *h, char *buf, size_t cap);
+/* The path of the node that holds (mutex kinds), however long PATH is:
+ * 0 and *node (malloc'd), TB_ENONODE (none) or TB_ENOMEM. */
+int hold_node(struct hold *h, char **node);
 
 #endif

@@ -309,6 +309,9 @@ void cli_child_finish(struct cli_child *ch)
     if (ch->tty >= 0)
         close(ch->tty);
     ch->tty = -1;
+    free(ch->others);
+    ch->others = NULL;
+    ch->nothers = 0;
 }
 
 /* Waits for the child's exec (end of file on `sock`, which closes with
@@ -406,6 +409,15 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
     /* Orphans of CMD's group become tumbler's children: it can wait for
      * them, and their pids stay taken until it has. */
     (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* What tumbler's process had as children before (a shell's `crond &
+     * exec tumbler ...`), and orphans given to it since it became a
+     * subreaper, are none of CMD's (child.c). */
+    if (cli_child_note_others(ch) != 0) {
+        close(sv[1]);
+        cli_child_finish(ch);
+        rv = cli_err(NULL, CLI_OSERR, "out of memory");
+        goto out;
+    }
     err = fork_both(&st, ch);
     close(sv[1]);
     if (err != 0) {

@@ -60,6 +60,26 @@ for inner in "lock --semaphore 2" elect; do
         "TUMBLER_LOCK_PATH=/inner" "$(grep -v '^TUMBLER_LOCK_TOKEN=' <<< "$envn")"
 done
 
+# A PATH of 1212 bytes (ZooKeeper sets paths no short limit): CMD's
+# variables hold all of it, as does the node of --json without CMD.
+long=$(printf '/%0100d' $(seq 1 12))
+# shellcheck disable=SC2016 # expanded by CMD's shell
+check_eq "a long PATH: TUMBLER_LOCK_PATH whole" "$long" \
+    "$(tb lock "$long" -- sh -c 'printf %s "$TUMBLER_LOCK_PATH"')"
+# shellcheck disable=SC2016 # expanded by CMD's shell
+check_match "a long PATH: TUMBLER_LOCK_NODE whole" "^$long/_c_[0-9a-f-]{36}-lock-[0-9]{10}\$" \
+    "$(tb lock "$long" -- sh -c 'printf %s "$TUMBLER_LOCK_NODE"')"
+# shellcheck disable=SC2016 # expanded by CMD's shell
+check_eq "a long PATH, --non-fair: TUMBLER_LOCK_NODE is PATH, whole" "$long-nf" \
+    "$(tb lock --non-fair "$long-nf" -- sh -c 'printf %s "$TUMBLER_LOCK_NODE"')"
+bgp 60 "$D/h.pid" "$TUMBLER" --json lock "$long" > "$D/long.out"
+job=$BG_PID
+wait_for 10 grep -q token "$D/long.out"
+check_match "a long PATH, --json without CMD: the node whole" "^$long/_c_.*-lock-[0-9]{10}\$" \
+    "$(json_get 'd["node"]' < "$D/long.out")"
+kill -TERM "$(pid_in "$D/h.pid")"
+wait_st "$job"; check_eq "a long PATH, --json without CMD: 0" 0 "$ST"
+
 # ---- -n, -w, -E against a holder ----
 hold_until 1 /l
 holder=$BG_PID

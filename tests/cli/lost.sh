@@ -103,6 +103,28 @@ done
 if [ "$MS" -lt 5000 ]; then ok "group: SIGKILLed ${MS} ms after the stop (-k 1)"
 else fail "group: SIGKILLed ${MS} ms after the stop (-k 1)"; fi
 
+# ---- a stopped CMD: the SIGTERM comes with SIGCONT ----
+# As timeout(1) sends it: stopped, CMD would run no trap and only die of
+# the SIGKILL after -k.  The lock is lost by another client deleting its
+# node.
+rm -f "$D/got" "$D/child.pid"
+srv_start
+# shellcheck disable=SC2016 # expanded by CMD's shell
+bg 60 "$TUMBLER" lock -k 20 /stopped -- sh -c 'echo $$ > "$0/child.pid"
+    trap "echo T >> \"\$0/got\"; exit 0" TERM; kill -STOP $$; exit 9' "$D"
+job=$BG_PID
+stopped() { [ "$(cut -d' ' -f3 "/proc/$(cat "$D/child.pid")/stat")" = T ]; }
+wait_for 10 stopped || fail "stopped CMD: it never stopped"
+t0=$(now_ms)
+tb delete "$(tb ls /stopped | sed 's|^|/stopped/|')"
+wait_st "$job"
+MS=$(($(now_ms) - t0))
+check_eq "stopped CMD, lock lost: 75" 75 "$ST"
+check_eq "stopped CMD: continued, it ran its SIGTERM trap" T "$(cat "$D/got" 2>/dev/null)"
+if [ "$MS" -lt 10000 ]; then ok "stopped CMD: ended ${MS} ms after the loss (-k 20)"
+else fail "stopped CMD: ended ${MS} ms after the loss (-k 20)"; fi
+srv_stop
+
 # srv_restart: the server stopped and started again on the same port and
 # data, as an operator's restart (the client sees its connection drop).
 srv_restart()

@@ -128,6 +128,11 @@ check_eq "the last exits with its CMD's status" 0 "$ST"
 wait_for 10 test "$(tb ls /dbar 2>/dev/null | wc -l)" = 0
 check_eq "nothing left in the double barrier" 0 "$(tb ls /dbar 2>/dev/null | wc -l)"
 tb barrier -e 3 -w 0.3 /dbar2 -- true 2>/dev/null; check_eq "alone, -w: 1" 1 "$?"
+# CMD's TUMBLER_BARRIER_PATH is the whole PATH, however long (1212 bytes).
+long=$(printf '/%0100d' $(seq 1 12))
+# shellcheck disable=SC2016 # expanded by CMD's shell
+check_eq "a long PATH: TUMBLER_BARRIER_PATH whole" "$long" \
+    "$(tb barrier -e 1 "$long" -- sh -c 'printf %s "$TUMBLER_BARRIER_PATH"')"
 tb barrier bogus /x 2>/dev/null; check_eq "bad action: 64" 64 "$?"
 # A member count beyond the recipe's int is refused, not cut to 1 or < 0.
 tb barrier -e 4294967297 -w 0.3 /dbar3 -- echo ran > "$D/big" 2> "$D/big.err"

@@ -153,6 +153,68 @@ wait_st "$job"; check_eq "lost with a process outside the group: 75" 75 "$ST"
 check_eq "... that process is gone" 0 "$(stray_gone; echo $?)"
 stray_kill
 
+# A stopped process of CMD's gets SIGCONT after its SIGTERM, as timeout(1)
+# sends it, so that it acts on it (its trap, here) rather than waiting,
+# stopped, for the SIGKILL after -k: a forwarded SIGTERM to a stopped
+# CMD, and the SIGTERM of a stopped process that left CMD's group (setsid)
+# as CMD exits.
+# stopped FILE: the process whose pid FILE holds is stopped.
+stopped() { [ "$(cut -d' ' -f3 "/proc/$(cat "$1")/stat")" = T ]; }
+rm -f "$D/got" "$D/child.pid" "$D/tb.pid"
+# shellcheck disable=SC2016 # expanded by CMD's shell
+bgp 30 "$D/tb.pid" "$TUMBLER" lock -k 20 /stopped -- sh -c 'echo $$ > "$0/child.pid"
+    trap "echo TERM >> \"\$0/got\"; exit 0" TERM; kill -STOP $$; exit 9' "$D"
+job=$BG_PID
+wait_for 10 stopped "$D/child.pid"; check_eq "CMD stopped itself" 0 "$?"
+kill -TERM "$(pid_in "$D/tb.pid")"
+wait_st "$job"; check_eq "stopped CMD, SIGTERM forwarded: its trap's status" 0 "$ST"
+check_eq "... the stopped CMD ran its SIGTERM trap" TERM "$(cat "$D/got" 2>/dev/null)"
+cat > "$D/stray_stop.sh" << 'EOF2'
+setsid sh -c 'echo $$ > "$0/stray.pid"
+    trap "echo TERM >> \"$0/got\"; exit 0" TERM; kill -STOP $$; exit 9' "$1" &
+while [ ! -s "$1/stray.pid" ]; do sleep 0.01; done
+while [ "$(cut -d' ' -f3 "/proc/$(cat "$1/stray.pid")/stat")" != T ]; do sleep 0.01; done
+exit 3
+EOF2
+rm -f "$D/got" "$D/stray.pid"
+start=$SECONDS
+bg 60 "$TUMBLER" lock -k 20 /stopped -- sh "$D/stray_stop.sh" "$D"
+job=$BG_PID
+wait_st "$job"; check_eq "a stopped process outside the group: CMD's status" 3 "$ST"
+check_eq "... it ran its SIGTERM trap" TERM "$(cat "$D/got" 2>/dev/null)"
+if [ $((SECONDS - start)) -lt 15 ]; then ok "... not SIGKILLed after -k 20"
+else fail "... stopped process outside the group ended after $((SECONDS - start)) s"; fi
+stray_kill
+
+# Children tumbler had before CMD (a container's `crond & exec tumbler
+# lock ...`) are none of CMD's: neither waited for nor stopped, as CMD
+# exits or when the lock is lost.
+pre_alive() { kill -0 "$(cat "$D/pre.pid")" 2>/dev/null; }
+rm -f "$D/pre.pid"
+start=$SECONDS
+# shellcheck disable=SC2016 # expanded by CMD's shell
+timeout -k 5 60 bash -c 'sleep 30 > /dev/null 2>&1 & echo $! > "$0/pre.pid"
+    exec "$1" lock /pre -- true' "$D" "$TUMBLER"
+check_eq "a child from before CMD: CMD's status" 0 "$?"
+T_BG+=("$(cat "$D/pre.pid")")
+if [ $((SECONDS - start)) -lt 20 ]; then ok "... not waited for"
+else fail "... waited for: $((SECONDS - start)) s"; fi
+check_eq "... still running" 0 "$(pre_alive; echo $?)"
+tb lock -n /pre -- true; check_eq "... the lock released" 0 "$?"
+kill "$(cat "$D/pre.pid")"
+rm -f "$D/pre.pid" "$D/child.pid"
+# shellcheck disable=SC2016 # expanded by CMD's shell
+bg 60 bash -c 'sleep 30 > /dev/null 2>&1 & echo $! > "$0/pre.pid"
+    exec "$1" lock /pre2 -- sh -c "echo \$\$ > \"\$0/child.pid\"; exec sleep 30" "$0"' \
+    "$D" "$TUMBLER"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid"
+T_BG+=("$(cat "$D/pre.pid")")
+tb delete "$(tb ls /pre2 | sed 's|^|/pre2/|')"
+wait_st "$job"; check_eq "a child from before CMD, lock lost: 75" 75 "$ST"
+check_eq "... that child still runs" 0 "$(pre_alive; echo $?)"
+kill "$(cat "$D/pre.pid")"
+
 # A signal ignored when tumbler starts (nohup's SIGHUP) stays ignored, as
 # flock(1) leaves it: tumbler neither dies of it nor passes it on, and
 # CMD inherits it ignored.
