@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,11 +94,14 @@ static void cmd_status(struct cli_child *ch, int st, int *status, int *exited)
         cli_child_follow_stop(ch, WSTOPSIG(st));
         return;
     }
-    if (WIFEXITED(st))
+    if (WIFEXITED(st)) {
         *status = WEXITSTATUS(st);
-    else if (WIFSIGNALED(st))
+    } else if (WIFSIGNALED(st)) {
         *status = 128 + WTERMSIG(st); /* as flock(1) and the shells */
-    else
+        if ((WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGQUIT) &&
+            ch->tty >= 0 && tcgetpgrp(ch->tty) == ch->pid)
+            ch->tty_signal = WTERMSIG(st);
+    } else
         *status = CLI_SOFTWARE;
     *exited = 1;
 }
@@ -196,6 +200,19 @@ static void reap_others(struct cli_child *ch)
         else /* reaped, or not tumbler's child at all */
             ch->others[i] = ch->others[--ch->nothers];
     }
+}
+
+void cli_child_pass_signal(int sig)
+{
+    struct rlimit none = {0, 0};
+    sigset_t set;
+
+    (void)setrlimit(RLIMIT_CORE, &none); /* ^\ dumps no core of tumbler */
+    signal(sig, SIG_DFL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    killpg(getpgrp(), sig);
 }
 
 /* A terminating signal, then SIGCONT, as timeout(1) sends them: a

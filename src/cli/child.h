@@ -19,6 +19,8 @@ struct cli_child {
     pid_t watchdog; /* a forked helper outside the group; 0: none */
     int watch_fd;   /* the write end of the watchdog's pipe; -1: none */
     int tty;        /* the terminal tumbler is a job of; -1: none */
+    int tty_signal; /* SIGINT or SIGQUIT killed CMD while its group had
+                       the terminal: the terminal's ^C or ^\; 0: not */
     pid_t *others;  /* malloc'd; NULL: none */
     size_t nothers;
 };
@@ -60,6 +62,13 @@ struct cli_supervise {
     size_t nterm, capterm;
 };
 
+/* What the terminal's ^C (or ^\) that killed CMD would have done had
+ * tumbler kept the terminal: `sig` (ch->tty_signal) to tumbler's own
+ * group -- the shell job it is part of: a script's loop, the rest of a
+ * pipeline -- tumbler included.  A shell goes on after a command killed
+ * by SIGINT unless it got the SIGINT too, so a loop of `tumbler lock`
+ * could not be stopped by ^C.  Returns only if tumbler survives it. */
+void cli_child_pass_signal(int sig);
 /* Waits until CMD has exited and no process is left in its group nor
  * among tumbler's other children (a process of CMD's that left the group
  * becomes one once orphaned: tumbler is a child subreaper), forwarding

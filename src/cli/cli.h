@@ -62,6 +62,9 @@ struct cli {
     char tried[2048];   /* connection failures seen while connecting */
     size_t tried_len;
     int quit; /* the shell is to end: quit, exit */
+    /* The terminal's ^C or ^\ killed CMD, which had the terminal: passed
+     * on to tumbler's own group once done (cli_child_pass_signal). */
+    int pass_signal;
 };
 
 /* An option of a table-driven command.  Its letter is also where

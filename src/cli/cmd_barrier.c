@@ -61,6 +61,8 @@ static int run_entered(struct cli *cli, const char *path, int members,
     s.what = argv[0];
     s.grace_ms = 10000;
     st = cli_child_supervise(&s, &ch);
+    if (!cli->shell)
+        cli->pass_signal = ch.tty_signal;
     /* Leave, waiting for the others, whatever CMD's status. */
     rc = tb_dbarrier_leave(b, -1, cli_rcp_done, NULL);
     if (rc == 0) {

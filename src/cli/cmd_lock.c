@@ -354,7 +354,11 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     s.what = o->argv[0];
     s.grace_ms = (int)o->grace_ms;
     status = cli_child_supervise(&s, &ch);
-    return s.lost ? CLI_LOST : release(o, status);
+    if (s.lost)
+        return CLI_LOST;
+    if (!cli->shell)
+        cli->pass_signal = ch.tty_signal;
+    return release(o, status);
 }
 
 /* "holding PATH (token N)" ("leading" for elect), or with --json

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/child.h"
 #include "cli/cli.h"
 
 #ifndef TB_VERSION
@@ -216,5 +217,7 @@ int main(int argc, char **argv)
     free(cli.hosts);
     if (fflush(stdout) != 0 && rv == 0)
         rv = CLI_OSERR;
+    if (cli.pass_signal != 0)
+        cli_child_pass_signal(cli.pass_signal);
     return rv;
 }

@@ -14,7 +14,8 @@ D=$T_DIR
 # "?text" to wait until the terminal has shown text ("?2*text": shown
 # twice), or "!shell command" to wait until that command succeeds.  Text
 # is typed 0.1 s after the step before, "=text" at once.  Exits with
-# COMMAND's status, 100 if a wait failed; LOG gets what was shown.
+# COMMAND's status (128+N if signal N killed it, as a shell says), 100 if
+# a wait failed; LOG gets what was shown.
 # What a shell echoes of a typed line counts as shown: a CMD typed in
 # says it runs with text its line does not hold ("ready 42" from
 # `echo "ready $((6*7))"`).
@@ -86,7 +87,8 @@ if not ok:
 _, st = os.waitpid(pid, 0)
 pump(None, 0.2)
 open(log, "wb").write(buf)
-sys.exit(100 if not ok else os.waitstatus_to_exitcode(st) & 255)
+code = os.waitstatus_to_exitcode(st)
+sys.exit(100 if not ok else 128 - code if code < 0 else code)
 EOF
 }
 
@@ -104,6 +106,18 @@ check_eq "^C ends CMD: 130" 130 "$?"
 if kill -0 "$(cat "$D/gc.pid")" 2>/dev/null; then fail "^C: CMD's child still runs"
 else ok "^C: CMD's child is gone"; fi
 tb lock -n /t -- true; check_eq "^C: released" 0 "$?"
+
+# ^C in a script's loop of tumbler lock stops the script, as it stops a
+# loop of any command: CMD had the terminal, so tumbler passes the SIGINT
+# on to its own group (the script's), which a shell needs to get itself.
+# shellcheck disable=SC2016
+on_pty "$D/loop.log" '?ready1' '\x03' -- bash -c \
+    'for i in 1 2; do "$0" lock /t -- sh -c "echo ready\$0; sleep 30" "$i"; done; echo after' \
+    "$TUMBLER"
+check_eq "^C in a script's loop: the script ends (SIGINT)" 130 "$?"
+if grep -q "ready2\|after" "$D/loop.log"; then fail "^C in a loop: the loop went on"
+else ok "^C in a loop: the loop stopped"; fi
+tb lock -n /t -- true; check_eq "^C in a loop: released" 0 "$?"
 
 # The line typed in the interactive shells below: CMD says "ready 42"
 # once it runs, then reads a line.
