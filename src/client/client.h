@@ -17,7 +17,12 @@
  * xids and are matched out of band.  A watcher (struct watcher) is held by
  * its request until the reply decides whether the server set the watch; it
  * then lives in the registry (watch.c) until it fires, is removed or the
- * session ends, when it moves to doneq for its final call. */
+ * session ends, when it moves to doneq for its final call.
+ *
+ * A removal of watches the server need not hear of (quiet) never enters
+ * outq or pendq: it waits on the `after` queue of the last request
+ * outstanding and completes right after it (at once if there is none), so
+ * that completions keep request order. */
 #ifndef TB_CLIENT_H
 #define TB_CLIENT_H
 
@@ -99,12 +104,14 @@ union req_cb {
     tb_multi_cb multi;
 };
 
-/* What tb_remove_watches removes once the server agreed. */
+/* What tb_remove_watches removes once the server agreed, or, if `quiet`,
+ * once its turn came without the server being told. */
 struct rm_spec {
     int type; /* enum tb_watcher_type */
     tb_watch_cb cb;
     void *data;
     int local;
+    int quiet;
     size_t path_len;
     char path[]; /* server path */
 };
@@ -119,6 +126,7 @@ struct req {
     struct tb_wbuf fw; /* the encoded frame while queued */
     struct watcher *w;   /* to register on success, else freed */
     struct rm_spec *rm;  /* removeWatches only */
+    struct tb_queue after; /* quiet removals completing right after it */
     int nops;            /* multi only: sub-operations sent */
     int rc;
     uint8_t *body; /* a copy of the reply body (rc == 0) */
@@ -255,7 +263,11 @@ struct watcher *tb__watcher_new(struct tb_str server_path, tb_watch_cb cb,
 void tb__watch_register(struct tb_client *c, struct watcher *w);
 /* Queues every watcher the event triggers; < 0 on allocation failure. */
 int tb__watch_dispatch(struct tb_client *c, int type, struct tb_str path);
-/* Watchers that tb_remove_watches with `rm` would remove. */
+/* Watchers that tb_remove_watches with `rm` would remove, as things will
+ * be when its turn comes: the requests outstanding (outq, pendq and their
+ * `after` queues) set their watches and make their removals first.
+ * *others gets a bit per wire class of the watchers then left on `path`
+ * that `rm` does not match. */
 int tb__watch_count(struct tb_client *c, struct tb_str path,
                     const struct rm_spec *rm, int *others);
 int tb__watch_remove(struct tb_client *c, struct tb_str path,
@@ -278,6 +290,9 @@ int tb__req_submit(struct tb_client *c, struct req *r);
 void tb__req_complete(struct tb_client *c, struct req *r, int rc,
                       const uint8_t *body, size_t len);
 void tb__req_fail_queue(struct tb_client *c, struct tb_queue *q, int rc);
+/* Completes a request the server is not told of in its turn: right after
+ * the last request outstanding, at once if there is none. */
+void tb__req_after(struct tb_client *c, struct req *r);
 int tb__submit_check(struct tb_client *c);
 
 /* ---- encoding helpers (ops.c) ---- */

@@ -399,7 +399,7 @@ int tb_remove_watches(struct tb_client *c, const char *path, int type,
                       tb_void_cb cb, void *data)
 {
     struct op op;
-    struct rm_spec probe = {type, watch, wdata, local, 0};
+    struct rm_spec probe = {type, watch, wdata, local, 0, 0};
     int n, others, persistent, wire = type;
 
     if (type < TB_WATCHER_CHILDREN || type > TB_WATCHER_PERSISTENT_RECURSIVE)
@@ -423,14 +423,16 @@ int tb_remove_watches(struct tb_client *c, const char *path, int type,
     persistent = type == TB_WATCHER_PERSISTENT ||
                  type == TB_WATCHER_PERSISTENT_RECURSIVE;
     if ((others & class_bits(type)) || (persistent && others != 0)) {
-        /* A local removal, complete at once: the server's watch still
-         * serves other local watchers; or 3.8 servers refuse the
-         * persistent types (wire doc 6.16) and ANY would end the other
-         * watches there too, so the server's events for this one find no
-         * watcher here, and a reconnect does not set it again. */
+        /* A local removal, in its turn (after the requests before it):
+         * the server's watch still serves other local watchers, counting
+         * those that requests before this one set; or 3.8 servers refuse
+         * the persistent types (wire doc 6.16) and ANY would end the
+         * other watches there too, so the server's events for this one
+         * find no watcher here, and a reconnect does not set it again. */
         op.r->cb.v = cb;
         op.r->data = data;
-        tb__req_complete(c, op.r, 0, NULL, 0);
+        op.r->rm->quiet = 1;
+        tb__req_after(c, op.r);
         op.r = NULL;
         return op_finish(&op, NULL, NULL);
     }

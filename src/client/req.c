@@ -2,8 +2,10 @@
  *
  * Completion is where a reply's side effects on the client happen, under
  * the lock and before any later frame is looked at: a watch is registered
- * (or dropped) and removeWatches takes its watchers out.  The user's
- * callback runs later, from the done queue (fire.c). */
+ * (or dropped) and removeWatches takes its watchers out.  The removals
+ * the server is not told of (quiet) chained after a request take theirs
+ * out right after it completes.  The user's callback runs later, from the
+ * done queue (fire.c). */
 #include "client/client.h"
 
 struct req *tb__req_new(struct tb_client *c, int32_t op, int kind)
@@ -15,6 +17,7 @@ struct req *tb__req_new(struct tb_client *c, int32_t op, int kind)
         return NULL;
     r->it.kind = ITEM_REQ;
     tb_queue_init(&r->it.q);
+    tb_queue_init(&r->after);
     r->op = op;
     r->kind = kind;
     tb_wbuf_init(&r->fw);
@@ -93,20 +96,42 @@ static int remove_watches(struct tb_client *c, struct req *r, int rc)
     struct tb_str p = {r->rm->path, r->rm->path_len};
     int n;
 
+    if (r->rm->quiet) {
+        /* rc != 0: the session ended first, and ends the watchers too */
+        if (rc == 0)
+            tb__watch_remove(c, p, r->rm);
+        return rc;
+    }
     if (rc != 0 && rc != TB_ENOWATCHER && !r->rm->local)
         return rc;
     n = tb__watch_remove(c, p, r->rm);
     return n > 0 ? 0 : rc;
 }
 
+/* The quiet removals chained after `r`, which completed with `rc`, take
+ * their turn: in effect unless the session ended (then, as every request
+ * outstanding, with its code). */
+static void complete_after(struct tb_client *c, struct req *r, int rc)
+{
+    if (c->phase != PH_DEAD)
+        rc = 0;
+    while (!tb_queue_empty(&r->after))
+        tb__req_complete(
+            c, TB_CONTAINER_OF(tb_queue_head(&r->after), struct req, it.q), rc,
+            NULL, 0);
+}
+
 void tb__req_complete(struct tb_client *c, struct req *r, int rc,
                       const uint8_t *body, size_t len)
 {
+    int rc0 = rc;
+
     tb_queue_remove(&r->it.q);
     tb_wbuf_free(&r->fw);
     if (r->kind == R_INTERNAL) {
         if (r == c->close_req)   /* failed with its queue: the close ends by */
             c->close_req = NULL; /* its deadline, with nothing left to free */
+        complete_after(c, r, rc);
         tb__req_free(r);
         return;
     }
@@ -127,6 +152,23 @@ void tb__req_complete(struct tb_client *c, struct req *r, int rc,
     }
     r->rc = rc;
     tb__push_done(c, &r->it);
+    complete_after(c, r, rc0);
+}
+
+void tb__req_after(struct tb_client *c, struct req *r)
+{
+    struct tb_queue *last = NULL;
+
+    if (!tb_queue_empty(&c->outq))
+        last = c->outq.prev;
+    else if (!tb_queue_empty(&c->pendq))
+        last = c->pendq.prev;
+    tb_wbuf_free(&r->fw); /* never sent */
+    if (last == NULL)
+        tb__req_complete(c, r, 0, NULL, 0);
+    else
+        tb_queue_insert_tail(&TB_CONTAINER_OF(last, struct req, it.q)->after,
+                             &r->it.q);
 }
 
 void tb__req_fail_queue(struct tb_client *c, struct tb_queue *q, int rc)

@@ -182,51 +182,114 @@ static int wire_class(int kind)
     return kind == WK_EXIST ? WK_DATA : kind;
 }
 
-static int rm_matches(const struct rm_spec *rm, const struct watcher *w)
+/* Does `rm` remove a watcher of `kind` registered with (cb, data)? */
+static int rm_takes(const struct rm_spec *rm, int kind, tb_watch_cb cb,
+                    const void *data)
 {
     int kind_ok;
 
     switch (rm->type) {
     case TB_WATCHER_CHILDREN:
-        kind_ok = w->kind == WK_CHILD;
+        kind_ok = kind == WK_CHILD;
         break;
     case TB_WATCHER_DATA:
-        kind_ok = w->kind == WK_DATA || w->kind == WK_EXIST;
+        kind_ok = kind == WK_DATA || kind == WK_EXIST;
         break;
     case TB_WATCHER_ANY:
         kind_ok = 1;
         break;
     case TB_WATCHER_PERSISTENT:
-        kind_ok = w->kind == WK_PERSISTENT;
+        kind_ok = kind == WK_PERSISTENT;
         break;
     case TB_WATCHER_PERSISTENT_RECURSIVE:
-        kind_ok = w->kind == WK_RECURSIVE;
+        kind_ok = kind == WK_RECURSIVE;
         break;
     default:
         kind_ok = 0;
     }
-    return kind_ok && (rm->cb == NULL || (rm->cb == w->cb &&
-                                          rm->data == w->data));
+    return kind_ok && (rm->cb == NULL || (rm->cb == cb && rm->data == data));
 }
 
-/* Counts the watchers `rm` matches; *others gets a bit per wire class of
- * the watchers that would remain on the path. */
+static int rm_matches(const struct rm_spec *rm, const struct watcher *w)
+{
+    return rm_takes(rm, w->kind, w->cb, w->data);
+}
+
+/* Is `x` a removal on `path` that takes the watcher (kind, cb, data)? */
+static int req_takes(const struct req *x, struct tb_str path, int kind,
+                     tb_watch_cb cb, const void *data)
+{
+    const struct rm_spec *rm = x->rm;
+
+    return rm != NULL && rm->path_len == path.len &&
+           memcmp(rm->path, path.ptr, path.len) == 0 &&
+           rm_takes(rm, kind, cb, data);
+}
+
+/* Does a removal outstanding after request `from` (NULL: any outstanding
+ * one) take the watcher (kind, cb, data) on `path` out?  Requests
+ * complete in this order: pendq, then outq, each followed by the quiet
+ * removals on its `after` queue. */
+static int removed_later(struct tb_client *c, const struct req *from,
+                         struct tb_str path, int kind, tb_watch_cb cb,
+                         const void *data)
+{
+    struct tb_queue *qs[2] = {&c->pendq, &c->outq}, *q, *f;
+    int i, started = from == NULL;
+
+    for (i = 0; i < 2; i++) {
+        TB_QUEUE_FOREACH (q, qs[i]) {
+            const struct req *r = TB_CONTAINER_OF(q, struct req, it.q);
+            if (!started && r != from)
+                continue;
+            if (started && req_takes(r, path, kind, cb, data))
+                return 1;
+            started = 1;
+            TB_QUEUE_FOREACH (f, &r->after) {
+                if (req_takes(TB_CONTAINER_OF(f, struct req, it.q), path, kind,
+                              cb, data))
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Counts the registered watchers `rm` matches; *others gets a bit per
+ * wire class of the watchers that would remain on the path.  Both as
+ * things will be at the removal's turn: watchers that removals still
+ * outstanding take out do not count, and watches that requests still
+ * outstanding set (if they succeed) count among the others, unless `rm`
+ * takes them out too. */
 int tb__watch_count(struct tb_client *c, struct tb_str path,
                     const struct rm_spec *rm, int *others)
 {
     uint32_t h = hash_path(path.ptr, path.len);
     struct tb_queue *b = &c->buckets[h & (c->nbuckets - 1)], *q;
-    int n = 0;
+    struct tb_queue *qs[2] = {&c->pendq, &c->outq};
+    int i, n = 0;
 
     *others = 0;
     TB_QUEUE_FOREACH(q, b) {
         struct watcher *w = TB_CONTAINER_OF(q, struct watcher, it.q);
-        if (!same_path(w, h, path))
+        if (!same_path(w, h, path) ||
+            removed_later(c, NULL, path, w->kind, w->cb, w->data))
             continue;
         if (rm_matches(rm, w))
             n++;
         else
             *others |= 1 << wire_class(w->kind);
+    }
+    for (i = 0; i < 2; i++) {
+        TB_QUEUE_FOREACH (q, qs[i]) {
+            const struct req *r = TB_CONTAINER_OF(q, struct req, it.q);
+            const struct watcher *w = r->w;
+            if (w == NULL || !same_path(w, h, path) ||
+                rm_takes(rm, w->set_kind, w->cb, w->data) ||
+                removed_later(c, r, path, w->set_kind, w->cb, w->data))
+                continue;
+            *others |= 1 << wire_class(w->set_kind);
+        }
     }
     return n;
 }

@@ -1,7 +1,8 @@
 /* Unit tests of what some operations send and how their answers reach
  * the caller, against the scripted server of client_fixture.h: a multi's
- * results, getConfig outside the chroot, reconfig's request, and a null
- * string where a reply must have one. */
+ * results, getConfig outside the chroot, reconfig's request, a null
+ * string where a reply must have one, and tb_remove_watches behind
+ * requests still outstanding. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -425,6 +427,246 @@ static void test_null_data_accepted(void **state)
     close_replied(c);
 }
 
+/* ---- tb_remove_watches and the requests before it ---- */
+
+/* Reads the next request, which must be of `type`; its xid. */
+static int32_t next_request(int32_t type)
+{
+    uint8_t buf[512];
+    struct tb_rd rd;
+    struct tb_request_header h = srv_request(buf, sizeof buf, &rd);
+
+    assert_int_equal(h.type, type);
+    return h.xid;
+}
+
+static void reply_data(int32_t xid, int64_t zxid)
+{
+    struct tb_get_data_resp dr = {TB_STR("v"), {0}};
+    struct tb_wbuf w;
+
+    tb_wbuf_init(&w);
+    tb_get_data_resp_encode(&w, &dr);
+    srv_reply(xid, zxid, 0, &w);
+    tb_wbuf_free(&w);
+}
+
+/* A data watcher on `path`, its getData answered. */
+static void watch_data(struct tb_client *c, const char *path, tb_watch_cb cb,
+                       void *wdata, int64_t zxid)
+{
+    struct rec g = {0};
+
+    assert_int_equal(tb_get_data(c, path, cb, wdata, rec_data, &g), 0);
+    pump(c);
+    reply_data(next_request(TB_OP_GETDATA), zxid);
+    pump(c);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.rc, 0);
+}
+
+/* Which callback ran when: each records its rank among them. */
+static int order_n;
+struct seen {
+    int at, calls, rc, ev_type, ev_final;
+};
+
+static void seen_void(struct tb_client *c, int rc, void *data)
+{
+    struct seen *s = data;
+
+    (void)c;
+    s->at = ++order_n;
+    s->calls++;
+    s->rc = rc;
+}
+
+static void seen_stat(struct tb_client *c, int rc, const struct tb_stat *st,
+                      void *data)
+{
+    (void)st;
+    seen_void(c, rc, data);
+}
+
+static void seen_watch(struct tb_client *c, const struct tb_event *ev,
+                       void *data)
+{
+    struct seen *s = data;
+
+    seen_void(c, ev->rc, data);
+    s->ev_type = ev->type;
+    s->ev_final = ev->final;
+}
+
+/* W1 is set; getData sets W2, its reply not in yet.  Removing W1 must not
+ * tell the server, whose data watch on /a serves W2 once that getData is
+ * done: sent, removeWatches dropped it after the getData set it, and W2
+ * never heard of a change. */
+static void test_remove_watches_counts_pending_watch(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct rec w1 = {0}, w2 = {0}, g2 = {0}, rm = {0};
+    int32_t x;
+
+    (void)state;
+    watch_data(c, "/a", rec_watch, &w1, 5);
+    assert_int_equal(tb_get_data(c, "/a", rec_watch, &w2, rec_data, &g2), 0);
+    pump(c);
+    x = next_request(TB_OP_GETDATA);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, rec_watch, &w1,
+                                       0, rec_void, &rm),
+                     0);
+    pump(c);
+    assert_false(srv_has_data()); /* no removeWatches */
+    assert_int_equal(rm.calls, 0);
+    reply_data(x, 6);
+    pump(c);
+    assert_int_equal(g2.calls, 1);
+    assert_int_equal(w1.events, 1);
+    assert_int_equal(w1.ev_type, TB_EVENT_DATA_WATCH_REMOVED);
+    assert_int_equal(w1.ev_final, 1);
+    assert_int_equal(rm.calls, 1);
+    assert_int_equal(rm.rc, 0);
+    assert_int_equal(w2.events, 0);
+    srv_event(TB_EVENT_DATA_CHANGED, "/a");
+    pump(c);
+    assert_int_equal(w2.events, 1);
+    assert_int_equal(w2.ev_type, TB_EVENT_DATA_CHANGED);
+    assert_int_equal(w1.events, 1);
+    assert_false(srv_has_data());
+    close_replied(c);
+}
+
+/* A removal the server need not hear of (W2 keeps the watch) completes in
+ * its turn: after the exists sent before it, the watcher's final call
+ * just before the removal's callback. */
+static void test_local_remove_in_request_order(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct seen w1 = {0}, w2 = {0}, e = {0}, rm = {0};
+    int32_t x;
+
+    (void)state;
+    order_n = 0;
+    watch_data(c, "/a", seen_watch, &w1, 5);
+    watch_data(c, "/a", seen_watch, &w2, 6);
+    assert_int_equal(tb_exists(c, "/b", NULL, NULL, seen_stat, &e), 0);
+    pump(c);
+    x = next_request(TB_OP_EXISTS);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, seen_watch,
+                                       &w1, 0, seen_void, &rm),
+                     0);
+    pump(c);
+    assert_false(srv_has_data());
+    assert_int_equal(rm.calls, 0);
+    assert_int_equal(w1.calls, 0);
+    srv_reply(x, 7, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(e.calls, 1);
+    assert_int_equal(e.rc, TB_ENONODE);
+    assert_int_equal(e.at, 1);
+    assert_int_equal(w1.calls, 1);
+    assert_int_equal(w1.ev_type, TB_EVENT_DATA_WATCH_REMOVED);
+    assert_int_equal(w1.at, 2);
+    assert_int_equal(rm.calls, 1);
+    assert_int_equal(rm.rc, 0);
+    assert_int_equal(rm.at, 3);
+    srv_event(TB_EVENT_DATA_CHANGED, "/a");
+    pump(c);
+    assert_int_equal(w2.calls, 1);
+    assert_int_equal(w2.ev_type, TB_EVENT_DATA_CHANGED);
+    assert_int_equal(w1.calls, 1);
+    close_replied(c);
+}
+
+/* Two removals in a row while a request is outstanding: the first is
+ * local (W2 remains), the second finds no watcher left once the first
+ * has had its turn, and tells the server. */
+static void test_remove_after_pending_local_remove(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct seen w1 = {0}, w2 = {0}, e = {0}, rm1 = {0}, rm2 = {0};
+    int32_t x, y;
+
+    (void)state;
+    order_n = 0;
+    watch_data(c, "/a", seen_watch, &w1, 5);
+    watch_data(c, "/a", seen_watch, &w2, 6);
+    assert_int_equal(tb_exists(c, "/b", NULL, NULL, seen_stat, &e), 0);
+    pump(c);
+    x = next_request(TB_OP_EXISTS);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, seen_watch,
+                                       &w1, 0, seen_void, &rm1),
+                     0);
+    /* W1 is on its way out: removing it again finds nothing */
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, seen_watch,
+                                       &w1, 0, seen_void, &rm1),
+                     TB_ENOWATCHER);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, seen_watch,
+                                       &w2, 0, seen_void, &rm2),
+                     0);
+    pump(c);
+    y = next_request(TB_OP_REMOVEWATCHES);
+    srv_reply(x, 7, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(e.at, 1);
+    assert_int_equal(w1.at, 2);
+    assert_int_equal(rm1.at, 3);
+    assert_int_equal(rm2.calls, 0);
+    assert_int_equal(w2.calls, 0);
+    srv_reply(y, 8, 0, NULL);
+    pump(c);
+    assert_int_equal(w2.calls, 1);
+    assert_int_equal(w2.ev_type, TB_EVENT_DATA_WATCH_REMOVED);
+    assert_int_equal(w2.at, 4);
+    assert_int_equal(rm2.calls, 1);
+    assert_int_equal(rm2.rc, 0);
+    assert_int_equal(rm2.at, 5);
+    close_replied(c);
+}
+
+/* A local removal waiting for its turn when the session expires ends as
+ * every request outstanding does; its watcher gets the expiry as its one
+ * final call. */
+static void test_local_remove_waiting_at_expiry(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct seen w1 = {0}, w2 = {0}, e = {0}, rm = {0};
+
+    (void)state;
+    order_n = 0;
+    watch_data(c, "/a", seen_watch, &w1, 5);
+    watch_data(c, "/a", seen_watch, &w2, 6);
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    assert_int_equal(tb_exists(c, "/b", NULL, NULL, seen_stat, &e), 0);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, seen_watch,
+                                       &w1, 0, seen_void, &rm),
+                     0);
+    pump(c);
+    assert_int_equal(rm.calls, 0);
+    fake_now += 600;
+    pump(c);
+    srv_handshake(0, 0); /* timeOut 0: the session is gone */
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    assert_int_equal(e.calls, 1);
+    assert_int_equal(e.rc, TB_ESESSIONEXPIRED);
+    assert_int_equal(rm.calls, 1);
+    assert_int_equal(rm.rc, TB_ESESSIONEXPIRED);
+    assert_true(e.at < rm.at);
+    assert_int_equal(w1.calls, 1);
+    assert_int_equal(w1.ev_type, TB_EVENT_NONE);
+    assert_int_equal(w1.rc, TB_ESESSIONEXPIRED);
+    assert_int_equal(w2.calls, 1);
+    assert_int_equal(w2.rc, TB_ESESSIONEXPIRED);
+    close_replied(c);
+    assert_int_equal(w1.calls, 1);
+    assert_int_equal(rm.calls, 1);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -444,6 +686,14 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_null_data_accepted, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_remove_watches_counts_pending_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_remove_in_request_order,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_after_pending_local_remove,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_remove_waiting_at_expiry,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
