@@ -357,11 +357,13 @@ TB_API int tb_add_watch(struct tb_client *c, const char *path, int mode,
                         void *data);
 /* Removes this handle's watchers of `type` (enum tb_watcher_type) on
  * `path`: those registered with (watch, wdata), or all if `watch` is NULL.
- * The server is told only when no watcher of that kind remains locally,
+ * The server is told only when no watcher of that kind remains locally
+ * (counting those that earlier requests still unanswered will register),
  * and of a persistent kind only when no other watch is set on `path` (a
  * 3.8 server cannot end a persistent watch alone; its events then find no
- * watcher, and a reconnect does not set it again).  Each removed watcher gets its final call (TB_EVENT_*_WATCH_REMOVED) just
- * before `cb`.  TB_ENOWATCHER (returned) if none matches.  With `local`
+ * watcher, and a reconnect does not set it again); a removal it is not
+ * told of still completes in request order.  Each removed watcher gets
+ * its final call (TB_EVENT_*_WATCH_REMOVED) just before `cb`.  TB_ENOWATCHER (returned) if none matches.  With `local`
  * set, watchers are removed even if the server cannot be told. */
 TB_API int tb_remove_watches(struct tb_client *c, const char *path, int type,
                              tb_watch_cb watch, void *wdata, int local,
