@@ -20,10 +20,10 @@
 
 #include <cmocka.h>
 
-#include "client_fixture.h"
+#include "rcp_script.h"
 #include "tumbler/recipes.h"
 
-#define SID   0x77 /* our session */
+#define SID   RS_SID /* our session */
 #define OTHER 0x88 /* another client's */
 #define TOKEN 100  /* our node's czxid */
 
@@ -58,36 +58,15 @@ static void on_acquired(int rc, int64_t token, void *data)
 
 /* ---- the scripted server's side ---- */
 
-static uint8_t buf[4096];
-
-/* Reads the next request, which must be of `type`; its xid. */
-static int32_t expect(int type, struct tb_rd *body)
-{
-    struct tb_request_header h = srv_request(buf, sizeof buf, body);
-
-    assert_int_equal(h.type, type);
-    return h.xid;
-}
-
 /* The replay of watches the client sends first on a reconnect. */
 static void expect_setwatches(void)
 {
+    static uint8_t buf[4096];
     struct tb_rd body;
     struct tb_request_header h = srv_request(buf, sizeof buf, &body);
 
     assert_true(h.type == TB_OP_SETWATCHES || h.type == TB_OP_SETWATCHES2);
     assert_int_equal(h.xid, TB_XID_SETWATCHES);
-}
-
-static void reply_sync(int32_t xid, const char *node)
-{
-    struct tb_path_resp pr = {tb_str_c(node)};
-    struct tb_wbuf b;
-
-    tb_wbuf_init(&b);
-    tb_path_resp_encode(&b, &pr);
-    srv_reply(xid, 300, 0, &b);
-    tb_wbuf_free(&b);
 }
 
 /* The holder's look at its node after a reconnect, once the replay of
@@ -96,12 +75,12 @@ static void reply_sync(int32_t xid, const char *node)
 static int32_t look(struct tb_client *c, const char *node)
 {
     struct tb_rd body;
-    int32_t xid = expect(TB_OP_SYNC, &body);
+    int32_t xid = rs_expect(TB_OP_SYNC, &body);
 
     srv_reply(TB_XID_SETWATCHES, 300, 0, NULL);
-    reply_sync(xid, node);
+    rs_reply_sync(xid, node);
     pump(c);
-    return expect(TB_OP_EXISTS, &body);
+    return rs_expect(TB_OP_EXISTS, &body);
 }
 
 /* FINDING's look after a lost create's reply: a sync of `path` first (the
@@ -109,28 +88,8 @@ static int32_t look(struct tb_client *c, const char *node)
  * the read of `type` behind it, whose xid this returns. */
 static int32_t expect_find(int type, const char *path)
 {
-    struct tb_path_req pr;
-    struct tb_rd body;
-    int32_t xid = expect(TB_OP_SYNC, &body);
-
-    assert_int_equal(tb_path_req_decode(&body, &pr), 0);
-    assert_true(tb_str_eq(pr.path, tb_str_c(path)));
-    reply_sync(xid, path);
-    return expect(type, &body);
-}
-
-static void reply_stat(int32_t xid, int64_t czxid, int64_t owner)
-{
-    struct tb_stat st = {0};
-    struct tb_wbuf b;
-
-    st.czxid = czxid;
-    st.mzxid = czxid;
-    st.ephemeral_owner = owner;
-    tb_wbuf_init(&b);
-    tb_put_STAT(&b, &st);
-    srv_reply(xid, 300, 0, &b);
-    tb_wbuf_free(&b);
+    rs_reply_sync(rs_expect_at(TB_OP_SYNC, path), path);
+    return rs_expect(type, NULL);
 }
 
 static void reply_create(int32_t xid, const char *path)
@@ -148,22 +107,6 @@ static void reply_create(int32_t xid, const char *path)
     tb_wbuf_free(&b);
 }
 
-/* A getData's reply: `len` bytes of `data`, the node's czxid and owner. */
-static void reply_data(int32_t xid, const void *data, size_t len, int64_t czxid,
-                       int64_t owner)
-{
-    struct tb_get_data_resp rs = {{data, len}, {0}};
-    struct tb_wbuf b;
-
-    rs.stat.czxid = czxid;
-    rs.stat.mzxid = czxid;
-    rs.stat.ephemeral_owner = owner;
-    tb_wbuf_init(&b);
-    tb_get_data_resp_encode(&b, &rs);
-    srv_reply(xid, 300, 0, &b);
-    tb_wbuf_free(&b);
-}
-
 static void reply_children(int32_t xid, const char *name)
 {
     struct tb_wbuf b;
@@ -176,26 +119,6 @@ static void reply_children(int32_t xid, const char *name)
 }
 
 /* ---- the client's side ---- */
-
-static struct tb_client *open_client(int readonly_allowed)
-{
-    struct tb_options o = {0};
-    struct tb_connect_req rq;
-    struct tb_client *c;
-
-    o.hosts = "h:1";
-    o.session_timeout_ms = 6000;
-    o.readonly_allowed = readonly_allowed;
-    o.state_cb = tb_recipes_state_cb;
-    assert_int_equal(tb_client_init(&c, &o), 0);
-    c->now = clock_fn;
-    c->connect_hook = hook;
-    pump(c);
-    srv_accept(SID, 6000, 0, &rq);
-    pump(c);
-    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
-    return c;
-}
 
 static void close_client(struct tb_client *c, struct tb_mutex *m)
 {
@@ -240,15 +163,15 @@ static struct tb_mutex *hold_fair(struct tb_client *c, struct states *s,
 
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
-    xid = expect(TB_OP_CREATE2, &body);
+    xid = rs_expect(TB_OP_CREATE2, &body);
     assert_int_equal(tb_create_req_decode(&body, &cr), 0);
     assert_true(cr.path.len + 11 < cap);
     snprintf(node, cap, "%.*s0000000001", (int)cr.path.len, cr.path.ptr);
     reply_create(xid, node);
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body); /* our node, with the watch */
-    reply_stat(xid, TOKEN, SID);
-    xid = expect(TB_OP_GETCHILDREN, &body);
+    xid = rs_expect(TB_OP_EXISTS, &body); /* our node, with the watch */
+    rs_reply_stat(xid, TOKEN, SID);
+    xid = rs_expect(TB_OP_GETCHILDREN, &body);
     reply_children(xid, strrchr(node, '/') + 1);
     pump(c);
     assert_held(m, &a);
@@ -265,30 +188,14 @@ static struct tb_mutex *hold_nonfair(struct tb_client *c, struct states *s)
 
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
-    xid = expect(TB_OP_CREATE2, &body);
+    xid = rs_expect(TB_OP_CREATE2, &body);
     reply_create(xid, "/nf");
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(xid, TOKEN, SID);
+    xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(xid, TOKEN, SID);
     pump(c);
     assert_held(m, &a);
     return m;
-}
-
-/* The connection breaks and the client reconnects within the session, to
- * a read-only server if `readonly`. */
-static void reconnect(struct tb_client *c, int readonly)
-{
-    struct tb_connect_req rq;
-
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
-    fake_now += 600; /* past any backoff */
-    pump(c);
-    srv_accept(SID, 6000, readonly, &rq);
-    assert_int_equal(rq.session_id, SID);
-    pump(c);
 }
 
 static void assert_states(const struct states *s, int n, const int *want)
@@ -307,21 +214,21 @@ static void assert_states(const struct states *s, int n, const int *want)
 static void test_resumed_held_after_look(void **state)
 {
     static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     char node[256];
     struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
     int32_t xid;
 
     (void)state;
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
     assert_states(&s, 1, want);
     expect_setwatches();
     xid = look(c, node); /* after the replay */
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
-    reply_stat(xid, TOKEN, SID);
+    rs_reply_stat(xid, TOKEN, SID);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
     assert_int_equal(tb_mutex_token(m), TOKEN);
@@ -334,7 +241,7 @@ static void test_resumed_held_after_look(void **state)
 static void test_resumed_node_deleted(void **state)
 {
     static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_LOST};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     char node[256];
     struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
@@ -342,13 +249,13 @@ static void test_resumed_node_deleted(void **state)
     int32_t xid;
 
     (void)state;
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
     expect_setwatches();
-    xid = expect(TB_OP_SYNC, &body);
+    xid = rs_expect(TB_OP_SYNC, &body);
     srv_event(TB_EVENT_DELETED, node); /* the replay's catch-up */
     srv_reply(TB_XID_SETWATCHES, 300, 0, NULL);
-    reply_sync(xid, node);
+    rs_reply_sync(xid, node);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
     assert_false(srv_has_data()); /* decided: no exists */
@@ -360,14 +267,14 @@ static void test_resumed_node_deleted(void **state)
 static void test_resumed_look_finds_no_node(void **state)
 {
     static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_LOST};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     char node[256];
     struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
     int32_t xid;
 
     (void)state;
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     expect_setwatches();
     xid = look(c, node);
     srv_reply(xid, 300, TB_ENONODE, NULL);
@@ -382,17 +289,17 @@ static void test_resumed_look_finds_no_node(void **state)
 static void test_resumed_node_taken(void **state)
 {
     static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_LOST};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
     int32_t xid;
 
     (void)state;
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
     expect_setwatches();
     xid = look(c, "/nf");
-    reply_stat(xid, 250, OTHER);
+    rs_reply_stat(xid, 250, OTHER);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
     assert_states(&s, 2, want);
@@ -404,14 +311,14 @@ static void test_resumed_node_taken(void **state)
 static void test_resumed_readonly(void **state)
 {
     static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD};
-    struct tb_client *c = open_client(1);
+    struct tb_client *c = rs_open_client(1);
     struct states s = {0};
     char node[256];
     struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
     int32_t xid;
 
     (void)state;
-    reconnect(c, 1);
+    rs_reconnect(c, 1);
     assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
     assert_states(&s, 1, want);
@@ -420,11 +327,11 @@ static void test_resumed_readonly(void **state)
     pump(c);
     assert_false(srv_has_data()); /* no look on a read-only server */
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
     expect_setwatches();
     xid = look(c, node);
-    reply_stat(xid, TOKEN, SID);
+    rs_reply_stat(xid, TOKEN, SID);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
     assert_states(&s, 2, want);
@@ -436,7 +343,7 @@ static void test_resumed_readonly(void **state)
 static void test_resumed_look_lost(void **state)
 {
     static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     char node[256];
     struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
@@ -444,14 +351,14 @@ static void test_resumed_look_lost(void **state)
     int32_t xid;
 
     (void)state;
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     expect_setwatches();
-    expect(TB_OP_SYNC, &body); /* never answered */
-    reconnect(c, 0);
+    rs_expect(TB_OP_SYNC, &body); /* never answered */
+    rs_reconnect(c, 0);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_SUSPENDED);
     expect_setwatches();
     xid = look(c, node);
-    reply_stat(xid, TOKEN, SID);
+    rs_reply_stat(xid, TOKEN, SID);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
     assert_states(&s, 2, want);
@@ -464,7 +371,7 @@ static void test_resumed_look_lost(void **state)
 static void test_node_replaced_while_held(void **state)
 {
     static const int want[] = {TB_LOCK_LOST};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
     struct tb_rd body;
@@ -473,15 +380,15 @@ static void test_node_replaced_while_held(void **state)
     (void)state;
     srv_event(TB_EVENT_DATA_CHANGED, "/nf"); /* a setData on our node */
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(xid, TOKEN, SID);
+    xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(xid, TOKEN, SID);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
     assert_states(&s, 0, want);
     srv_event(TB_EVENT_DATA_CHANGED, "/nf"); /* deleted, made again */
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(xid, 250, OTHER);
+    xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(xid, 250, OTHER);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
     assert_int_equal(tb_mutex_token(m), TOKEN);
@@ -493,7 +400,7 @@ static void test_node_replaced_while_held(void **state)
 static void test_node_replaced_same_session(void **state)
 {
     static const int want[] = {TB_LOCK_LOST};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
     struct tb_rd body;
@@ -502,8 +409,8 @@ static void test_node_replaced_same_session(void **state)
     (void)state;
     srv_event(TB_EVENT_DATA_CHANGED, "/nf");
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(xid, 250, SID);
+    xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(xid, 250, SID);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
     assert_states(&s, 1, want);
@@ -515,7 +422,7 @@ static void test_node_replaced_same_session(void **state)
  * not hold (that node is not ours), it queues behind the new holder. */
 static void test_created_node_replaced(void **state)
 {
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = new_lock(c, TB_LOCK_NONFAIR, "/nf", &s);
     struct acquired a = {0};
@@ -525,20 +432,20 @@ static void test_created_node_replaced(void **state)
     (void)state;
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
-    xid = expect(TB_OP_CREATE2, &body);
+    xid = rs_expect(TB_OP_CREATE2, &body);
     reply_create(xid, "/nf");
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(xid, 250, OTHER);
+    xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(xid, 250, OTHER);
     pump(c);
     assert_int_equal(a.calls, 0);
-    xid = expect(TB_OP_REMOVEWATCHES, &body); /* the watch on their node */
+    xid = rs_expect(TB_OP_REMOVEWATCHES, &body); /* the watch on their node */
     srv_reply(xid, 300, 0, NULL);
-    xid = expect(TB_OP_CREATE2, &body); /* the race again */
+    xid = rs_expect(TB_OP_CREATE2, &body); /* the race again */
     srv_reply(xid, 300, TB_ENODEEXISTS, NULL);
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body); /* waits for the holder */
-    reply_stat(xid, 250, OTHER);
+    xid = rs_expect(TB_OP_EXISTS, &body); /* waits for the holder */
+    rs_reply_stat(xid, 250, OTHER);
     pump(c);
     assert_int_equal(a.calls, 0);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_ACQUIRING);
@@ -554,7 +461,7 @@ static void test_created_node_replaced(void **state)
  * leave it behind, unreaped, locking everyone out). */
 static void test_nonfair_lost_create_exists(void **state)
 {
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = new_lock(c, TB_LOCK_NONFAIR, "/nf", &s);
     struct acquired a = {0};
@@ -567,24 +474,24 @@ static void test_nonfair_lost_create_exists(void **state)
     (void)state;
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
-    (void)expect(TB_OP_CREATE2, &body); /* its reply is lost */
+    (void)rs_expect(TB_OP_CREATE2, &body); /* its reply is lost */
     assert_int_equal(tb_create_req_decode(&body, &cr), 0);
     len = cr.data.len;
     assert_true(len > 3 && len < sizeof mine);
     memcpy(mine, cr.data.ptr, len); /* "_c_<uuid>" + the user's data */
     assert_memory_equal(mine, "_c_", 3);
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     xid = expect_find(TB_OP_GETDATA, "/nf"); /* FINDING: was it made? */
     srv_reply(xid, 300, TB_ENONODE, NULL);   /* not yet, here */
     pump(c);
-    xid = expect(TB_OP_CREATE2, &body); /* again: the first is in now */
+    xid = rs_expect(TB_OP_CREATE2, &body); /* again: the first is in now */
     srv_reply(xid, 301, TB_ENODEEXISTS, NULL);
     pump(c);
     xid = expect_find(TB_OP_GETDATA, "/nf"); /* whose?  not: exists (wait) */
-    reply_data(xid, mine, len, TOKEN, SID);
+    rs_reply_data(xid, mine, len, TOKEN, SID);
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body); /* our node's, with the watch */
-    reply_stat(xid, TOKEN, SID);
+    xid = rs_expect(TB_OP_EXISTS, &body); /* our node's, with the watch */
+    rs_reply_stat(xid, TOKEN, SID);
     pump(c);
     assert_held(m, &a);
     assert_false(srv_has_data());
@@ -597,7 +504,7 @@ static void test_nonfair_lost_create_exists(void **state)
  * made later, an orphan queued for good once the acquisition gave up. */
 static void test_fair_lost_create_synced(void **state)
 {
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = new_lock(c, TB_LOCK_FAIR, "/lk", &s);
     struct acquired a = {0};
@@ -609,18 +516,18 @@ static void test_fair_lost_create_synced(void **state)
     (void)state;
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
-    (void)expect(TB_OP_CREATE2, &body); /* its reply is lost */
+    (void)rs_expect(TB_OP_CREATE2, &body); /* its reply is lost */
     assert_int_equal(tb_create_req_decode(&body, &cr), 0);
     assert_true(cr.path.len + 11 < sizeof node);
     snprintf(node, sizeof node, "%.*s0000000001", (int)cr.path.len,
              cr.path.ptr);
-    reconnect(c, 0);
+    rs_reconnect(c, 0);
     xid = expect_find(TB_OP_GETCHILDREN, "/lk");
     reply_children(xid, strrchr(node, '/') + 1); /* made: found */
     pump(c);
-    xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(xid, TOKEN, SID);
-    xid = expect(TB_OP_GETCHILDREN, &body);
+    xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(xid, TOKEN, SID);
+    xid = rs_expect(TB_OP_GETCHILDREN, &body);
     reply_children(xid, strrchr(node, '/') + 1);
     pump(c);
     assert_held(m, &a);
@@ -646,7 +553,7 @@ static void on_released(int rc, void *data)
  * still works, and let a third client in beside it. */
 static void test_nonfair_release_spares_next_holder(void **state)
 {
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
     struct released r = {0};
@@ -656,10 +563,10 @@ static void test_nonfair_release_spares_next_holder(void **state)
     (void)state;
     assert_int_equal(tb_mutex_unlock(m, on_released, &r), 0);
     pump(c);
-    xid = expect(TB_OP_REMOVEWATCHES, &body); /* our own-node watch */
+    xid = rs_expect(TB_OP_REMOVEWATCHES, &body); /* our own-node watch */
     srv_reply(xid, 300, 0, NULL);
-    xid = expect(TB_OP_EXISTS, &body); /* the look, before any delete */
-    reply_stat(xid, 250, OTHER);
+    xid = rs_expect(TB_OP_EXISTS, &body); /* the look, before any delete */
+    rs_reply_stat(xid, 250, OTHER);
     pump(c);
     assert_int_equal(r.calls, 1);
     assert_int_equal(r.rc, TB_ELOCKLOST);
@@ -670,7 +577,7 @@ static void test_nonfair_release_spares_next_holder(void **state)
 /* The same release, PATH still ours: deleted at the version seen. */
 static void test_nonfair_release_deletes_ours(void **state)
 {
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
     struct released r = {0};
@@ -680,12 +587,12 @@ static void test_nonfair_release_deletes_ours(void **state)
     (void)state;
     assert_int_equal(tb_mutex_unlock(m, on_released, &r), 0);
     pump(c);
-    xid = expect(TB_OP_REMOVEWATCHES, &body);
+    xid = rs_expect(TB_OP_REMOVEWATCHES, &body);
     srv_reply(xid, 300, 0, NULL);
-    xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(xid, TOKEN, SID);
+    xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(xid, TOKEN, SID);
     pump(c);
-    xid = expect(TB_OP_DELETE, &body);
+    xid = rs_expect(TB_OP_DELETE, &body);
     srv_reply(xid, 301, 0, NULL);
     pump(c);
     assert_int_equal(r.calls, 1);
@@ -699,7 +606,7 @@ static void test_nonfair_release_deletes_ours(void **state)
 static void test_own_watch_rearmed_after_loss(void **state)
 {
     static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD, TB_LOCK_LOST};
-    struct tb_client *c = open_client(0);
+    struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
     struct tb_rd body;
@@ -708,15 +615,15 @@ static void test_own_watch_rearmed_after_loss(void **state)
     (void)state;
     srv_event(TB_EVENT_DATA_CHANGED, "/nf");
     pump(c);
-    (void)expect(TB_OP_EXISTS, &body); /* the re-arm: never answered */
-    reconnect(c, 0);                   /* no watch to replay: none was set */
-    xid = expect(TB_OP_EXISTS, &body); /* the re-arm, sent again */
-    reply_stat(xid, TOKEN, SID);
-    look_xid = expect(TB_OP_SYNC, &body);
-    reply_sync(look_xid, "/nf");
+    (void)rs_expect(TB_OP_EXISTS, &body); /* the re-arm: never answered */
+    rs_reconnect(c, 0);                   /* no watch to replay: none was set */
+    xid = rs_expect(TB_OP_EXISTS, &body); /* the re-arm, sent again */
+    rs_reply_stat(xid, TOKEN, SID);
+    look_xid = rs_expect(TB_OP_SYNC, &body);
+    rs_reply_sync(look_xid, "/nf");
     pump(c);
-    look_xid = expect(TB_OP_EXISTS, &body);
-    reply_stat(look_xid, TOKEN, SID);
+    look_xid = rs_expect(TB_OP_EXISTS, &body);
+    rs_reply_stat(look_xid, TOKEN, SID);
     pump(c);
     assert_int_equal(tb_mutex_state(m), TB_LOCK_HELD);
     srv_event(TB_EVENT_DELETED, "/nf");

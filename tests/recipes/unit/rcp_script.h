@@ -1,0 +1,33 @@
+/* The recipes' unit tests' side of the client's scripted server
+ * (tests/unit/client_fixture.c): a client in loop mode whose session is
+ * RS_SID, and the requests and replies the recipes' scripts read and
+ * write. */
+#ifndef TB_TEST_RCP_SCRIPT_H
+#define TB_TEST_RCP_SCRIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client_fixture.h"
+
+#define RS_SID 0x77 /* the session the scripted server gives */
+
+/* A connected client, its states forwarded to the recipes; read-only
+ * servers allowed if `readonly_allowed`. */
+struct tb_client *rs_open_client(int readonly_allowed);
+/* The connection breaks and the client reconnects within the session, to
+ * a read-only server if `readonly`. */
+void rs_reconnect(struct tb_client *c, int readonly);
+/* Reads the next request, which must be of `type`; its xid, and its body
+ * (after the header) in *body if not NULL. */
+int32_t rs_expect(int type, struct tb_rd *body);
+/* The same, the request's path being `path`. */
+int32_t rs_expect_at(int type, const char *path);
+void rs_reply_sync(int32_t xid, const char *path);
+/* A stat: the node's czxid (its mzxid too) and ephemeral owner. */
+void rs_reply_stat(int32_t xid, int64_t czxid, int64_t owner);
+/* A getData's reply: `len` bytes of `data`, the node's czxid and owner. */
+void rs_reply_data(int32_t xid, const void *data, size_t len, int64_t czxid,
+                   int64_t owner);
+
+#endif
