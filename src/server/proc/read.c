@@ -4,10 +4,19 @@
 #include "common/path.h"
 #include "server/config/config.h"
 #include "server/fsm/fsm.h"
+#include "server/logging/log.h"
 #include "server/proc/proc.h"
 #include "server/server.h"
 #include "tree/acl.h"
 #include "tree/tree.h"
+
+/* The largest multiRead reply built, beyond a node's data (jute.maxbuffer):
+ * a connection is closed with more unread anyway (conn.c), and one
+ * multiRead may ask for a node's data tens of thousands of times; built
+ * whole, its reply took gigabytes.  A reply of more than REPLY_KEEP gives
+ * its memory back once sent. */
+#define REPLY_MAX  ((size_t)64 << 20)
+#define REPLY_KEEP ((size_t)4 << 20)
 
 /* Starts a reply frame with a success header in the scratch buffer. */
 static struct tb_wbuf *begin(struct proc_client *c, int32_t xid, size_t *start)
@@ -25,11 +34,12 @@ static struct tb_wbuf *begin(struct proc_client *c, int32_t xid, size_t *start)
 static void finish(struct proc_client *c, struct tb_wbuf *w, size_t start)
 {
     tb_frame_end(w, start);
-    if (w->oom) {
+    if (w->oom)
         c->ops->close(c);
-        return;
-    }
-    c->ops->send(c, w->base, w->len);
+    else
+        c->ops->send(c, w->base, w->len);
+    if (w->cap > REPLY_KEEP)
+        tb_wbuf_free(w);
 }
 
 static void fail(struct proc_client *c, int32_t xid, int err)
@@ -357,6 +367,15 @@ static void multi_read(struct proc_client *c, int32_t xid, struct tb_str body)
             tb_put_STAT(w, &st);
         } else {
             put_children(w, n);
+        }
+        if (w->len - start > REPLY_MAX + (size_t)c->srv->cfg->jute_maxbuffer) {
+            tb_log(TB_LOG_WARN,
+                   "closing session 0x%llx: its multiRead's reply passes "
+                   "%zu MiB",
+                   (unsigned long long)c->session_id, REPLY_MAX >> 20);
+            c->ops->close(c);
+            tb_wbuf_free(w);
+            return;
         }
     }
     tb_multi_end_encode(w);
