@@ -464,6 +464,69 @@ static void test_out_of_memory(void **state)
 /* A failed allocation in quota accounting fails the write whole: the apply
  * that succeeds has the stats counted (they missed it before, and a
  * replica's quota checks then differed from the others'). */
+/* The same inside a multi: a delete whose stats update failed lowered no
+ * count, and the create after it was refused as over the hard limit, on
+ * that replica alone; the multi's rollback then cleared the failure, and
+ * the apply succeeded with another outcome than every other replica's.
+ * Now each apply either fails whole or ends as one without failures. */
+static void test_out_of_memory_quota_in_multi(void **state)
+{
+    static const char *const nodes[][2] = {
+        {"/qq", ""},
+        {"/qq/a", ""},
+        {"/zookeeper/quota/qq", ""},
+        {"/zookeeper/quota/qq/zookeeper_limits", "countHardLimit=2"},
+        {"/zookeeper/quota/qq/zookeeper_stats", "count=2,bytes=0"},
+    };
+    struct fx *x = fx_new(), *y = fx_new();
+    int64_t sid = open_session(x, 10000);
+    struct tb_wbuf e, s0, want;
+    struct multi m;
+    size_t i;
+    long n;
+    int rv;
+
+    (void)state;
+    for (i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
+        assert_int_equal(
+            create_full(x, sid, TB_OP_CREATE, tb_str_c(nodes[i][0]),
+                        tb_str_c(nodes[i][1]), tb_acl_open_unsafe, 0, -1),
+            0);
+    x->flags = TB_TXN_ENFORCE_QUOTA;
+    tb_wbuf_init(&m.w);
+    m_delete(&m, "/qq/a", -1);
+    m_create(&m, TB_OP_CREATE, "/qq/b", 0, -1);
+    tb_multi_end_encode(&m.w);
+    encode_txn(x, TB_OP_MULTI, sid, (struct tb_str){(char *)m.w.base, m.w.len},
+               &e);
+    snap(x, &s0);
+    /* The outcome without failures: the multi succeeds. */
+    assert_int_equal(fsm_restore(y->f, s0.base, s0.len), 0);
+    y->zxid = x->zxid;
+    assert_int_equal(apply_raw(y, e.base, e.len), 0);
+    assert_int_equal(y->rc, 0);
+    assert_int_equal(exists(y, "/qq/b"), 1);
+    snap(y, &want);
+    for (n = 0;; n++) {
+        assert_int_equal(fsm_restore(x->f, s0.base, s0.len), 0);
+        fail_countdown = n;
+        rv = fsm_apply(x->f, x->zxid + 1, e.base, e.len);
+        fail_countdown = -1;
+        if (rv == 0)
+            break;
+        assert_int_equal(rv, TB_ENOMEM);
+    }
+    assert_true(n > 0);
+    x->zxid++;
+    assert_snapshot_is(x, &want);
+    tb_wbuf_free(&want);
+    tb_wbuf_free(&s0);
+    tb_wbuf_free(&e);
+    tb_wbuf_free(&m.w);
+    fx_free(x);
+    fx_free(y);
+}
+
 static void test_out_of_memory_quota(void **state)
 {
     static const char *const nodes[][2] = {
@@ -509,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_new_epoch),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_out_of_memory_quota),
+        cmocka_unit_test(test_out_of_memory_quota_in_multi),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,7 +86,11 @@ int fsm__multi(struct fsm *f, struct tb_str body)
         rv = tb_multi_next(&r, TB_OP_MULTI, &op);
         assert(rv == 1);
         rv = sub_op(f, &op);
-        if (rv == TB_ENOMEM || f->oom)
+        /* A sub-op applied without its quota stats (tree_failed) is as
+         * much a failure as one refused: the rollback below would clear
+         * the mark, and this replica alone would decide the ops after it
+         * on stale stats. */
+        if (rv == TB_ENOMEM || f->oom || tree_failed(f->tree))
             return TB_ENOMEM;
         if (rv != 0)
             break;
