@@ -773,6 +773,60 @@ static void closing_session_refused(void **state)
     carrier_free(&b);
 }
 
+/* A session a follower revalidated through a barrier, taken at once once
+ * the barrier is back (this server leads by then): the client's requests
+ * held meanwhile are read on (they were held for good before). */
+static void revalidated_resume_reads_on(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a, b;
+    struct tb_connect_resp resp;
+    struct tb_rd rd;
+
+    carrier_open(f, &a, 31);
+    rd = nth_frame(&a, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    carrier_init(f, &b, 32);
+    b.pc.session_id = resp.session_id;
+    memcpy(b.pc.passwd, resp.passwd.ptr, 16);
+    b.pc.timeout_ms = 8000;
+    b.pc.revalidating = 1;
+    b.pc.state = CONN_SESSION; /* as the barrier left it */
+    session_revalidated(&b.pc);
+    assert_int_equal(b.pc.state, CONN_OPEN);
+    assert_int_equal(b.frames, 1); /* the ConnectResponse */
+    assert_int_equal(b.resumes, 1);
+    carrier_free(&a);
+    carrier_free(&b);
+}
+
+/* closeSession followed by another request before it is applied: its
+ * reply is sent, then the connection closes (it closed at once, the
+ * reply lost: the client saw its connection lost, not its close). */
+static void close_answered_with_requests_after(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_reply_header h;
+    struct tb_wbuf body;
+    struct tb_rd rd;
+
+    carrier_open(f, &a, 41);
+    tb_wbuf_init(&body);
+    request(&a, &body, 5, TB_OP_CLOSESESSION);
+    tb_path_req_encode(&body, &(struct tb_path_req){TB_STR("/")});
+    tb_put_BOOL(&body, 0);
+    request(&a, &body, 6, TB_OP_GETDATA);
+    assert_true(run_until(f, &a.closes, 1));
+    assert_true(a.frames >= 2);
+    rd = nth_frame(&a, 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 5);
+    assert_int_equal(h.err, 0);
+    tb_wbuf_free(&body);
+    carrier_free(&a);
+}
+
 /* A reply decided at once (a createTTL refused, extended types off) that
  * waits for a write before it never carries a zxid below that write's. */
 static void zxids_never_go_back(void **state)
@@ -1011,6 +1065,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(client_without_a_socket, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(revalidated_resume_reads_on, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(close_answered_with_requests_after,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(claim_of_closed_session_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(scratch_failure_passes, setup,

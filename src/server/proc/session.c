@@ -127,6 +127,10 @@ void session_revalidated(struct proc_client *c)
 {
     c->revalidating = 0;
     claim(c, 0);
+    /* Taken at once (this server leads now): what the client sent since,
+     * held while the barrier went, is read now, as session_claimed does. */
+    if (!c->closed && c->state == CONN_OPEN)
+        c->ops->resume(c);
 }
 
 void session_connect(struct proc_client *c, struct tb_str frame)
@@ -282,18 +286,17 @@ void session_reload(struct tbd *s)
 void session_closed(struct tbd *s, int64_t id)
 {
     struct proc_client *c = tb_map_get(&s->conn_by_session, (uint64_t)id);
-    struct req *r;
+    struct tb_queue *q;
 
     expiry_forget(&s->sessions, id);
     peer_session_closed(s, id);
     if (c == NULL)
         return;
-    /* A client's own closeSession is answered before its socket closes. */
-    if (!tb_queue_empty(&c->reqs)) {
-        r = TB_CONTAINER_OF(c->reqs.prev, struct req, link);
-        if (r->type == TB_OP_CLOSESESSION)
+    /* A client's own closeSession is answered before its socket closes
+     * (its reply closes it), also with requests sent after it. */
+    TB_QUEUE_FOREACH (q, &c->reqs)
+        if (TB_CONTAINER_OF(q, struct req, link)->type == TB_OP_CLOSESESSION)
             return;
-    }
     tb_map_del(&s->conn_by_session, (uint64_t)id);
     c->ops->close_after_flush(c);
 }
