@@ -18,6 +18,9 @@
  *                 unread) is created and read back whole
  *   super_digest  the superuser digest bypasses every ACL
  *   wide_children getChildren of 10,000 children
+ *   closing_unread --maxClientCnxns=2, tickTime 200: a session that expires
+ *                 while its client reads none of 30 MB of replies is
+ *                 closed 10 s later, and its place taken by another
  *   multi_read    one multiRead asking 200 times for a node of 1 MB: the
  *                 connection is closed before the reply passes 64 MiB,
  *                 the server's memory stays bounded, others are served
@@ -406,6 +409,53 @@ done:
     rz_close(&z);
 }
 
+static void t_closing_unread(void)
+{
+    enum { ASKS = 30, NODE = 1000000 };
+    char *data = calloc(1, NODE);
+    struct rz a, b, c;
+    struct rz_w w = {0}, g = {0};
+    struct rz_reply rep;
+    int i, taken = 0;
+
+    rz_init(&a);
+    rz_init(&b);
+    rz_init(&c);
+    IT_CHECK(data != NULL);
+    IT_EQ(open_session(&a), 0);
+    rz_w_str(&w, "/unread");
+    rz_w_buf(&w, data, NODE);
+    rz_w_acl_open(&w);
+    rz_w_i32(&w, 0);
+    IT_EQ(rz_call(&a, 1, &w, &rep), 0);
+    IT_EQ(rep.err, 0);
+    IT_EQ(rz_open(&b, it_hostport, 600), 0);
+    rz_w_str(&g, "/unread");
+    rz_w_bool(&g, 0);
+    for (i = 0; i < ASKS; i++) /* read by the server, never by b */
+        IT_EQ(rz_send_req(&b, 10 + i, OP_GETDATA, &g), 0);
+    /* b's session expires (it cannot ping: the server reads it no more),
+     * and its connection is left closing: a third is refused while it
+     * stays, taken once it is closed. */
+    for (i = 0; i < 100 && !taken; i++) {
+        IT_EQ(rz_ping_read(&a, NULL), 0); /* a stays */
+        usleep(200000);
+        taken = rz_open(&c, it_hostport, 10000) == 0;
+        if (!taken)
+            rz_drop(&c);
+    }
+    printf("  a third connection taken after %d ms\n", i * 200);
+    IT_EQ(taken, 1);
+    IT_EQ(i * 200 >= 2000, 1); /* not before b's session expired */
+done:
+    rz_w_free(&w);
+    rz_w_free(&g);
+    rz_close(&a);
+    rz_drop(&b);
+    rz_close(&c);
+    free(data);
+}
+
 static void t_multi_read(void)
 {
     enum { ASKS = 200, NODE = 1000000 };
@@ -580,6 +630,7 @@ static const struct it_test tests[] = {
     {"super_digest", t_super_digest, 0},
     {"wide_children", t_wide_children, 0},
     {"multi_read", t_multi_read, 0},
+    {"closing_unread", t_closing_unread, 0},
     {"watch_burst", t_watch_burst, 0},
     {"many_sessions", t_many_sessions, 120},
 };

@@ -209,10 +209,16 @@ void conn_close_after_flush(struct conn *c)
         return;
     c->client.state = CONN_CLOSING;
     conn_pause(c);
-    if (unsent(c) == 0 && c->writing == 0)
+    if (unsent(c) == 0 && c->writing == 0) {
         conn_close(c);
-    else
-        mark_dirty(c);
+        return;
+    }
+    mark_dirty(c);
+    /* A client that reads nothing more would keep it, its descriptor and
+     * its place under maxClientCnxns, for good (conn_sweep_sessionless). */
+    tb_queue_remove(&c->fresh_link);
+    c->due_ms = tbd_now_ms(c->srv) + CONN_SESSIONLESS_MS;
+    tb_queue_insert_tail(&c->srv->fresh, &c->fresh_link);
 }
 
 static void on_write(uv_write_t *req, int status)
@@ -662,6 +668,7 @@ static void on_connection(uv_stream_t *server, int status)
     c->client.peer_port = c->peer_port;
     c->client.state = CONN_NEW;
     c->established_ms = tbd_now_ms(s);
+    c->due_ms = c->established_ms + CONN_SESSIONLESS_MS;
     tb_wbuf_init(&c->out);
     tb_wbuf_init(&c->client.ids);
     tb_queue_init(&c->client.reqs);
@@ -681,31 +688,36 @@ static void on_connection(uv_stream_t *server, int status)
 }
 
 /* As ZooKeeper (its sessionless connection timeout, and Netty's TLS
- * handshake timeout), both 10 s.  Connections join `fresh` in the order
- * they came, so the sweep stops at the first young one still waiting;
- * those with a session leave as the sweep passes them. */
+ * handshake timeout), both 10 s; and as long for one being closed to
+ * hand its last replies to a client that does not read them.  Connections
+ * join `fresh` in the order they came, or began to close, each due 10 s
+ * later, so the sweep stops at the first one not due; those with a
+ * session leave as the sweep passes them. */
 void conn_sweep_sessionless(struct tbd *s)
 {
     uint64_t now = tbd_now_ms(s);
     struct tb_queue *q;
     struct conn *c;
+    int closing;
 
     while (!tb_queue_empty(&s->fresh)) {
         q = tb_queue_head(&s->fresh);
         c = TB_CONTAINER_OF(q, struct conn, fresh_link);
-        if (c->client.state == CONN_NEW &&
-            now - c->established_ms < CONN_SESSIONLESS_MS)
+        closing = c->client.state == CONN_CLOSING;
+        if ((c->client.state == CONN_NEW || closing) && now < c->due_ms)
             break;
         tb_queue_remove(q);
-        if (c->client.state != CONN_NEW)
+        if (c->client.state != CONN_NEW && !closing)
             continue;
         if (tb_log_due(&s->refused_log, now))
-            tb_log_rated_fields(&s->refused_log, TB_LOG_INFO,
-                                TB_LOG_FIELDS(TB_LOG_STR("peer", c->peer),
-                                              TB_LOG_STR("refused",
-                                                         "no session")),
-                                "no session after %d ms; closing %s",
-                                CONN_SESSIONLESS_MS, c->peer);
+            tb_log_rated_fields(
+                &s->refused_log, TB_LOG_INFO,
+                TB_LOG_FIELDS(
+                    TB_LOG_STR("peer", c->peer),
+                    TB_LOG_STR("refused", closing ? "unread" : "no session")),
+                "%s after %d ms; closing %s",
+                closing ? "replies left unread" : "no session",
+                CONN_SESSIONLESS_MS, c->peer);
         conn_close(c);
     }
 }

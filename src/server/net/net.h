@@ -25,6 +25,7 @@ struct conn {
     struct tb_queue dirty_link; /* in srv->dirty while it has output */
     struct tb_queue notified_link; /* in srv->notified (conn.c) */
     struct tb_queue fresh_link; /* in srv->fresh until swept */
+    uint64_t due_ms;            /* ... closed then if still new or closing */
     char peer[64];              /* "a.b.c.d" */
     int peer_port;
     uint8_t peer_addr[16]; /* IPv6; IPv4 as ::ffff:a.b.c.d */
@@ -65,7 +66,8 @@ void conn_flush_all(struct tbd *s);
 void conn_notified(struct conn *c);
 void conn_flush_notified(struct tbd *s);
 /* Closes connections that sent no ConnectRequest (nor finished a TLS
- * handshake) within CONN_SESSIONLESS_MS: each holds a descriptor. */
+ * handshake) within CONN_SESSIONLESS_MS: each holds a descriptor.  So is
+ * one being closed whose client has not read what is left for as long. */
 #define CONN_SESSIONLESS_MS 10000
 void conn_sweep_sessionless(struct tbd *s);
 
