@@ -382,5 +382,9 @@ int tb__wait(struct tb_client *c, int (*ready)(struct tb_client *, void *),
              void *arg, int64_t deadline);
 int tb__on_io_thread(struct tb_client *c);
 void tb__client_free(struct tb_client *c);
+/* The end of a synchronous call or wait, c->mu held (and released here):
+ * one sync waiter less, and the handle freed if a callback the wait ran
+ * closed it in loop mode. */
+void tb__sync_leave(struct tb_client *c);
 
 #endif

@@ -417,6 +417,21 @@ static int is_connected(struct tb_client *c, void *arg)
            c->state == TB_SESSION_AUTH_FAILED || c->closing;
 }
 
+void tb__sync_leave(struct tb_client *c)
+{
+    int free_now;
+
+    if (--c->sync_waiters == 0)
+        pthread_cond_broadcast(&c->idle_cv);
+    /* In loop mode a callback the wait ran may have closed the handle,
+     * which it could not free under the wait (free_pending): nothing
+     * would free it once the wait returns. */
+    free_now = c->mode == DRIVE_LOOP && c->free_pending && c->cb_depth == 0;
+    pthread_mutex_unlock(&c->mu);
+    if (free_now)
+        tb__client_free(c);
+}
+
 int tb_client_wait_connected(struct tb_client *c, int timeout_ms)
 {
     int rv;
@@ -433,9 +448,7 @@ int tb_client_wait_connected(struct tb_client *c, int timeout_ms)
         else if (c->state == TB_SESSION_AUTH_FAILED)
             rv = TB_EAUTHFAILED;
     }
-    if (--c->sync_waiters == 0)
-        pthread_cond_broadcast(&c->idle_cv);
-    pthread_mutex_unlock(&c->mu);
+    tb__sync_leave(c);
     return rv;
 }
 

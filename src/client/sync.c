@@ -47,9 +47,7 @@ static int sync_wait(struct tb_client *c, struct sync *s, int rv)
     pthread_mutex_lock(&c->mu);
     if (rv == 0)
         tb__wait(c, is_done, s, -1);
-    if (--c->sync_waiters == 0)
-        pthread_cond_broadcast(&c->idle_cv);
-    pthread_mutex_unlock(&c->mu);
+    tb__sync_leave(c);
     return rv != 0 ? rv : s->rc;
 }
 

@@ -741,6 +741,60 @@ static void test_alloc_failures(void **state)
     tb_heap_set(NULL);
 }
 
+/* Allocations not yet freed, through the library's heap. */
+static long live;
+
+static void *counting_malloc(void *data, size_t n)
+{
+    (void)data;
+    live++;
+    return malloc(n);
+}
+
+static void counting_free(void *data, void *p)
+{
+    (void)data;
+    if (p != NULL)
+        live--;
+    free(p);
+}
+
+static void close_on_expired(struct tb_client *c, int state, void *data)
+{
+    (void)data;
+    if (state == TB_SESSION_EXPIRED)
+        tb_client_close(c);
+}
+
+/* Loop mode: a state callback that closes the handle while
+ * tb_client_wait_connected drives it (the session found expired).  The
+ * wait returns TB_ECLOSING and the handle is freed: nothing else would
+ * free it (a later close does nothing, the handle being closed). */
+static void test_closed_during_wait_freed(void **state)
+{
+    static const unsigned char pw[16] = "0123456789abcdef";
+    struct tb_heap heap = {NULL, counting_malloc, counting_free};
+    struct tb_options o = {0};
+    struct tb_client *c;
+
+    (void)state;
+    live = 0;
+    tb_heap_set(&heap);
+    o.hosts = "h:1";
+    o.session_timeout_ms = 6000;
+    o.session_id = 0x42;
+    o.session_passwd = pw;
+    o.state_cb = close_on_expired;
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    c->now = clock_fn;
+    c->connect_hook = hook;
+    pump(c);
+    srv_handshake(0, 0); /* the session is gone */
+    assert_int_equal(tb_client_wait_connected(c, 5000), TB_ECLOSING);
+    tb_heap_set(NULL);
+    assert_int_equal(live, 0);
+}
+
 /* The names ZooKeeper's clients print, so tools agree on them. */
 static void test_event_name(void **state)
 {
@@ -791,6 +845,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_setwatches_batches, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_closed_during_wait_freed, setup,
+                                        teardown),
         cmocka_unit_test(test_event_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
