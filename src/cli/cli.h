@@ -262,6 +262,9 @@ int cli_check_seq_path(struct cli *cli, const struct cli_cmd *cmd,
  * which makes nodes at or below it: not "/" either. */
 int cli_check_recipe_path(struct cli *cli, const struct cli_cmd *cmd,
                           const char *path);
+/* "DIR/NAME" ("/NAME" when DIR is "/"), malloc'd however long DIR is
+ * (NULL: out of memory): a child's path, never cut. */
+char *cli_path_join(const char *dir, const char *name);
 /* For a command that reads its argv itself (locks): its one argument after
  * its options, an absolute path: checked,
  * then connected.  0 or the command's exit code. */

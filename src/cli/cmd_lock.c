@@ -421,16 +421,16 @@ static int hold_until_signal(struct cli *cli, struct lock_opts *o,
  * lowest "-latch-" node under PATH (the fair election), else PATH itself
  * while it is ephemeral (the non-fair one).  token 0: no leader. */
 struct leader {
-    char node[1100];
+    char *node;      /* its path, malloc'd however long PATH is */
     int64_t token;   /* czxid of the node: the leader's fencing token */
     int64_t session; /* its ephemeralOwner */
     char *data;      /* its data (the owner); tb_free */
     size_t len;
 };
 
-/* The node that leads if anyone does: the lowest latch, else PATH. */
-static int leading_node(struct cli *cli, const char *path, char *node,
-                        size_t cap)
+/* The node that leads if anyone does: the lowest latch, else PATH
+ * (*node malloc'd). */
+static int leading_node(struct cli *cli, const char *path, char **node)
 {
     struct tb_strings ch;
     const char *best = NULL, *seq, *best_seq = NULL;
@@ -448,12 +448,9 @@ static int leading_node(struct cli *cli, const char *path, char *node,
             best_seq = seq;
         }
     }
-    if (best != NULL)
-        snprintf(node, cap, "%s/%s", strcmp(path, "/") ? path : "", best);
-    else
-        snprintf(node, cap, "%s", path);
+    *node = best != NULL ? cli_path_join(path, best) : strdup(path);
     tb_strings_free(&ch);
-    return 0;
+    return *node != NULL ? 0 : TB_ENOMEM;
 }
 
 static int read_leader(struct cli *cli, const char *path, struct leader *l)
@@ -462,8 +459,9 @@ static int read_leader(struct cli *cli, const char *path, struct leader *l)
     int rc;
 
     tb_free(l->data);
+    free(l->node);
     memset(l, 0, sizeof *l);
-    rc = leading_node(cli, path, l->node, sizeof l->node);
+    rc = leading_node(cli, path, &l->node);
     if (rc == 0)
         rc = tb_get_data_sync(cli->c, l->node, NULL, NULL, &l->data, &l->len,
                               &st);
@@ -582,6 +580,7 @@ static int observe(struct cli *cli, const char *path)
         shown = l.token;
     } while ((rc = await_change()) < 0);
     tb_free(l.data);
+    free(l.node);
     cli_disconnect(cli);
     return rc;
 }

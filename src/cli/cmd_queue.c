@@ -93,19 +93,33 @@ static int by_name(const void *x, const void *y)
 /* The queue's item names in take order, and with -l its claims, read
  * only: a queue that does not exist is not made (TB_ENONODE, as get
  * reports a missing node), where the recipe's peek would make it.
- * `dir` gets the directory of the items. */
-static int read_names(struct cli *cli, const char *path, int locking, char *dir,
-                      size_t cap, struct tb_strings *e, struct tb_strings *t)
+ * *dir gets the directory of the items (malloc'd, however long PATH is;
+ * NULL on failure). */
+static int read_names(struct cli *cli, const char *path, int locking,
+                      char **dir, struct tb_strings *e, struct tb_strings *t)
 {
-    char taken[1100];
+    char *taken;
     int rc;
 
-    snprintf(dir, cap, "%s%s", path, locking ? "/entries" : "");
-    if ((rc = tb_get_children_sync(cli->c, dir, NULL, NULL, e)) != 0)
-        return cli_fail(cli, "queue", dir, rc);
-    snprintf(taken, sizeof taken, "%s/taken", path);
-    if (locking)
+    *dir = locking ? cli_path_join(path, "entries") : strdup(path);
+    if (*dir == NULL)
+        return cli_err(cli, CLI_OSERR, "out of memory");
+    if ((rc = tb_get_children_sync(cli->c, *dir, NULL, NULL, e)) != 0) {
+        rc = cli_fail(cli, "queue", *dir, rc);
+        free(*dir);
+        *dir = NULL;
+        return rc;
+    }
+    if (locking) {
+        if ((taken = cli_path_join(path, "taken")) == NULL) {
+            tb_strings_free(e);
+            free(*dir);
+            *dir = NULL;
+            return cli_err(cli, CLI_OSERR, "out of memory");
+        }
         tb_get_children_sync(cli->c, taken, NULL, NULL, t);
+        free(taken);
+    }
     qsort(e->v, (size_t)e->count, sizeof *e->v, by_name);
     return CLI_OK;
 }
@@ -131,38 +145,44 @@ static void free_names(struct tb_strings *e, struct tb_strings *t)
 /* Peek: the first item not claimed, left in place; status 1 if none. */
 static int peek(struct cli *cli, const char *path, int locking)
 {
-    char dir[1024], node[1100], *v = NULL;
+    char *dir, *node = NULL, *v = NULL;
     struct tb_strings e = {0, NULL}, t = {0, NULL};
     size_t len = 0;
     int i, rc;
 
-    if ((rc = read_names(cli, path, locking, dir, sizeof dir, &e, &t)) != 0)
+    if ((rc = read_names(cli, path, locking, &dir, &e, &t)) != 0)
         return rc;
     for (i = 0, rc = TB_ENONODE; i < e.count && rc == TB_ENONODE; i++) {
         if (strncmp(e.v[i], "entry-", 6) != 0 || is_taken(&t, e.v[i]))
             continue;
-        snprintf(node, sizeof node, "%s/%s", dir, e.v[i]);
-        rc = tb_get_data_sync(cli->c, node, NULL, NULL, &v, &len, NULL);
+        free(node);
+        if ((node = cli_path_join(dir, e.v[i])) == NULL)
+            rc = TB_ENOMEM;
+        else
+            rc = tb_get_data_sync(cli->c, node, NULL, NULL, &v, &len, NULL);
     } /* TB_ENONODE: taken since, the next one is first */
     free_names(&e, &t);
+    free(dir);
     if (rc == TB_ENONODE)
-        return empty(path);
-    if (rc != 0)
-        return cli_fail(cli, "queue", node, rc);
-    print_item(cli, path, v, len);
+        rc = empty(path);
+    else if (rc != 0)
+        rc = cli_fail(cli, "queue", node != NULL ? node : path, rc);
+    else
+        print_item(cli, path, v, len);
     tb_free(v);
-    return CLI_OK;
+    free(node);
+    return rc;
 }
 
 /* The items in the order they would be taken: NAME [taken] DATA. */
 static int list(struct cli *cli, const char *path, int locking)
 {
-    char dir[1024], node[1100];
+    char *dir, *node;
     struct tb_strings e = {0, NULL}, t = {0, NULL};
     struct jw w;
     int i, rc, taken;
 
-    if ((rc = read_names(cli, path, locking, dir, sizeof dir, &e, &t)) != 0)
+    if ((rc = read_names(cli, path, locking, &dir, &e, &t)) != 0)
         return rc;
     if (cli->json) {
         jw_begin(&w, path);
@@ -175,9 +195,16 @@ static int list(struct cli *cli, const char *path, int locking)
         if (strncmp(e.v[i], "entry-", 6) != 0)
             continue;
         taken = is_taken(&t, e.v[i]);
-        snprintf(node, sizeof node, "%s/%s", dir, e.v[i]);
-        if (tb_get_data_sync(cli->c, node, NULL, NULL, &v, &len, NULL) != 0)
+        if ((node = cli_path_join(dir, e.v[i])) == NULL) {
+            rc = cli_err(cli, CLI_OSERR, "out of memory");
+            break;
+        }
+        rc = tb_get_data_sync(cli->c, node, NULL, NULL, &v, &len, NULL);
+        free(node);
+        if (rc != 0) {
+            rc = CLI_OK;
             continue; /* taken since */
+        }
         if (cli->json) {
             jw_obj(&w);
             jw_key(&w, "name");
@@ -198,7 +225,8 @@ static int list(struct cli *cli, const char *path, int locking)
     }
     fflush(stdout);
     free_names(&e, &t);
-    return CLI_OK;
+    free(dir);
+    return rc;
 }
 
 static int exec_queue(struct cli *cli, const struct cli_cmd *cmd,

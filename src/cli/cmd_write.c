@@ -129,29 +129,42 @@ struct create_req {
 
 static int do_create(struct cli *cli, const struct create_req *r)
 {
-    char created[1024], *p;
+    /* The name created is PATH, with a sequential node's suffix after
+     * it: %010d of the parent's 32-bit counter, at most 11 characters
+     * (room for 20, a 64-bit one's). */
+    size_t cap = strlen(r->path) + 32;
+    char *created = malloc(cap), *p;
     struct tb_stat st;
     int rc;
 
+    if (created == NULL)
+        return cli_err(cli, CLI_OSERR, "out of memory");
     rc = tb_create_sync(cli->c, r->path, r->data, r->len, r->acl, r->mode,
-                        r->ttl, created, sizeof created, &st);
+                        r->ttl, created, cap, &st);
     if (rc == TB_ENONODE && r->parents) {
-        if ((p = strdup(r->path)) == NULL)
+        if ((p = strdup(r->path)) == NULL) {
+            free(created);
             return CLI_OSERR;
+        }
         rc = make_parents(cli->c, p);
         if (rc != 0)
             rc = cli_fail(cli, "create", p, rc);
         free(p);
-        if (rc != 0)
+        if (rc != 0) {
+            free(created);
             return rc;
+        }
         rc = tb_create_sync(cli->c, r->path, r->data, r->len, r->acl, r->mode,
-                            r->ttl, created, sizeof created, &st);
+                            r->ttl, created, cap, &st);
     }
-    if (rc != 0)
+    if (rc != 0) {
+        free(created);
         return cli_fail(cli, "create", r->path, rc);
+    }
     if (!cli->json)
         printf("Created %s\n", created);
     print_result(cli, created, &st, 0);
+    free(created);
     return CLI_OK;
 }
 

@@ -15,20 +15,32 @@
 #include "cli/hold.h"
 
 /* A lock refused for what its path holds (TB_EFOREIGNLOCK) says what it
- * found, just before the main thread reports the error itself. */
+ * found, just before the main thread reports the error itself.  That
+ * names a node under PATH, however long PATH is; the library cuts it to
+ * the buffer given, so it is read again into a larger one while it fills
+ * the buffer. */
 static void say_conflict(struct hold *h, int rc)
 {
-    char why[1024];
+    size_t cap = strlen(h->path) + 256;
+    char *why = NULL, *more;
     int got = TB_ENONODE;
 
     if (rc != TB_EFOREIGNLOCK)
         return;
-    if (h->sem != NULL)
-        got = tb_semaphore_conflict(h->sem, why, sizeof why);
-    else if (h->m != NULL)
-        got = tb_mutex_conflict(h->m, why, sizeof why);
+    for (;; cap *= 2) {
+        if ((more = realloc(why, cap)) == NULL)
+            break;
+        why = more;
+        if (h->sem != NULL)
+            got = tb_semaphore_conflict(h->sem, why, cap);
+        else if (h->m != NULL)
+            got = tb_mutex_conflict(h->m, why, cap);
+        if (got != 0 || strlen(why) < cap - 1)
+            break;
+    }
     if (got == 0)
         fprintf(stderr, "tumbler: lock %s refused: %s\n", h->path, why);
+    free(why);
 }
 
 static void on_acquired(int rc, int64_t token, void *data)

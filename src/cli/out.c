@@ -369,6 +369,19 @@ int cli_check_seq_path(struct cli *cli, const struct cli_cmd *cmd,
     return check_path(cli, cmd, path, 1);
 }
 
+char *cli_path_join(const char *dir, const char *name)
+{
+    size_t dl = strcmp(dir, "/") != 0 ? strlen(dir) : 0, nl = strlen(name);
+    char *s = malloc(dl + nl + 2);
+
+    if (s == NULL)
+        return NULL;
+    memcpy(s, dir, dl);
+    s[dl] = '/';
+    memcpy(s + dl + 1, name, nl + 1);
+    return s;
+}
+
 int cli_check_recipe_path(struct cli *cli, const struct cli_cmd *cmd,
                           const char *path)
 {

@@ -185,35 +185,29 @@ static char *completion_path(const char *text, int state)
 {
     static struct tb_strings ch;
     static int32_t i;
-    static char dir[1024];
+    static char *dir; /* the parent, however long */
     static const char *base;
-    size_t dl;
 
     if (state == 0) {
         const char *slash = strrchr(text, '/');
         tb_strings_free(&ch);
         memset(&ch, 0, sizeof ch);
         i = 0;
-        if (slash == NULL || g_cli->c == NULL ||
-            (size_t)(slash - text) >= sizeof dir)
+        free(dir);
+        dir = NULL;
+        if (slash == NULL || g_cli->c == NULL)
             return NULL;
-        dl = slash == text ? 1 : (size_t)(slash - text);
-        memcpy(dir, text, dl);
-        dir[dl] = '\0';
+        dir = strndup(text, slash == text ? 1 : (size_t)(slash - text));
+        if (dir == NULL)
+            return NULL;
         base = slash + 1;
         if (tb_get_children_sync(g_cli->c, dir, NULL, NULL, &ch) != 0)
             memset(&ch, 0, sizeof ch);
     }
     while (i < ch.count) {
         const char *name = ch.v[i++];
-        if (strncmp(name, base, strlen(base)) == 0) {
-            size_t n = strlen(dir) + strlen(name) + 2;
-            char *r = malloc(n);
-            if (r != NULL)
-                snprintf(r, n, "%s%s%s", strcmp(dir, "/") ? dir : "", "/",
-                         name);
-            return r;
-        }
+        if (strncmp(name, base, strlen(base)) == 0)
+            return cli_path_join(dir, name);
     }
     return NULL;
 }

@@ -143,6 +143,27 @@ wait_for 10 grep -q '"leader": *null' "$D/obs.out"
 check_eq "-l --json: then none" 0 "$?"
 kill -TERM "$(pid_in "$D/o.pid")"; wait "$obs"
 
+# A PATH of 1212 bytes (ZooKeeper sets paths no short limit): -l reads
+# the leader's node whole, not a cut path that names no node.
+long=$(printf '/%0100d' $(seq 1 12))
+bgp 60 "$D/e.pid" "$TUMBLER" elect --data L "$long" > "$D/long.out"
+job=$BG_PID
+wait_for 10 grep -q leading "$D/long.out"
+bgp 60 "$D/o.pid" "$TUMBLER" elect -l "$long" > "$D/obs.out"
+obs=$BG_PID
+wait_for 10 grep -q leader "$D/obs.out"
+check_match "-l, a long PATH: the leader" '^leader L \(token [0-9]+\)$' "$(cat "$D/obs.out")"
+kill -TERM "$(pid_in "$D/o.pid")"; wait "$obs"
+bgp 60 "$D/o.pid" "$TUMBLER" --json elect -l "$long" > "$D/obs.out"
+obs=$BG_PID
+wait_for 10 grep -q leader "$D/obs.out"
+check_match "-l --json, a long PATH: the leader's node, whole" \
+    "^L $long/_c_[0-9a-f-]{36}-latch-[0-9]{10}\$" \
+    "$(json_get '"%s %s" % (d["leader"]["owner"], d["leader"]["node"])' < "$D/obs.out" 2>&1)"
+kill -TERM "$(pid_in "$D/o.pid")"; wait "$obs"
+kill -TERM "$(pid_in "$D/e.pid")"
+wait_st "$job"; check_eq "a long PATH: the leader ends on SIGTERM, 0" 0 "$ST"
+
 # ---- no CMD: leads until interrupted ----
 bgp 60 "$D/e.pid" "$TUMBLER" elect /bare > "$D/bare.out"
 job=$BG_PID

@@ -194,6 +194,14 @@ check_eq "lock on a path holding a plain node: refused (65), not run" "65 no" \
     "$? $([ -e "$D/ran.plain" ] && echo yes || echo no)"
 check_match "what it found" "^tumbler: lock /plain refused: /plain/job-1: a node of no lock layout$" "$err"
 check_match "then the error" "^tumbler: lock /plain: .*\(EFOREIGNLOCK\)$" "$err"
+# Under a PATH of 1212 bytes (ZooKeeper sets paths no short limit): the
+# node it found, named whole.
+long=$(printf '/%0100d' $(seq 1 12))
+tb create -p "$long/job-1" x > /dev/null
+err=$(tb lock -n "$long" -- true 2>&1)
+check_eq "a long PATH holding a plain node: refused (65)" 65 "$?"
+check_match "a long PATH: what it found, whole" \
+    "^tumbler: lock $long refused: $long/job-1: a node of no lock layout$" "$err"
 err=$(tb lock -w 2 -x /plain -- true 2>&1)
 check_eq "-x, waiting: refused (65) at once, not timed out" 65 "$?"
 out=$(tb locks /plain)

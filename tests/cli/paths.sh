@@ -92,6 +92,16 @@ tb create /jobs "" > /dev/null
 check_eq "create -s under '/jobs/'" "Created /jobs/0000000000" "$(tb create -s /jobs/ x)"
 check_eq "create -s '/jobs/job-'" "Created /jobs/job-0000000001" "$(tb create -s /jobs/job- x)"
 check_eq "a name with dots" "Created /jobs/..a" "$(tb create /jobs/..a x)"
+# Under a PATH of 1212 bytes (ZooKeeper sets paths no short limit): the
+# name created, whole.
+long=$(printf '/%0100d' $(seq 1 12))
+tb create -p "$long" "" > /dev/null
+check_eq "create -s under a long PATH: the name whole" "Created $long/job-0000000000" \
+    "$(tb create -s "$long/job-" x)"
+check_eq "create -s --json under a long PATH: the path whole" "$long/job-0000000001" \
+    "$(tb --json create -s "$long/job-" x | json_get 'd["path"]')"
+check_eq "create -s under a long PATH ending with '/'" "Created $long/0000000002" \
+    "$(tb create -s "$long/" x)"
 check_eq "a lock on a valid path" ran "$(tb lock /locks/a.b -- echo ran)"
 check_eq "ls / (the root is a path)" zookeeper "$(tb ls / | grep zookeeper)"
 check_eq "locks / reads" 0 "$(tb locks / > /dev/null; echo $?)"

@@ -58,6 +58,27 @@ for l in "" -l; do
     check_eq "queue $l: json" b "$(tb --json queue $l take /q$l | json_get 'd["data"]')"
     tb queue $l take -w 0.2 /q$l 2>/dev/null; check_eq "queue $l: empty: 1" 1 "$?"
 done
+# A PATH of 1212 bytes (ZooKeeper sets paths no short limit): the items
+# are read under it, not under a cut path.
+long=$(printf '/%0100d' $(seq 1 12))
+for l in "" -l; do
+    tb queue $l put "$long$l" first > /dev/null
+    check_eq "queue $l, a long PATH: peek" first "$(tb queue $l peek "$long$l" 2>&1)"
+    check_eq "queue $l, a long PATH: ls" first \
+        "$(tb queue $l ls "$long$l" 2>&1 | awk '{ print $2 }')"
+    check_eq "queue $l, a long PATH: ls --json" first \
+        "$(tb --json queue $l ls "$long$l" | json_get 'd["items"][0]["data"]' 2>&1)"
+    check_eq "queue $l, a long PATH: take" first "$(tb queue $l take -w 5 "$long$l" 2>&1)"
+done
+# An item claimed (its name under taken/, as a locking take claims it):
+# marked by ls and passed over by peek, under the long PATH too.
+tb queue -l put "$long-l" a > /dev/null
+tb queue -l put "$long-l" b > /dev/null
+first=$(tb queue -l ls "$long-l" | awk 'NR == 1 { print $1 }')
+tb create -p "$long-l/taken/$first" x > /dev/null
+check_eq "queue -l, a long PATH: ls marks the claimed item" "$first (taken) a" \
+    "$(tb queue -l ls "$long-l" | sed -n 1p)"
+check_eq "queue -l, a long PATH: peek passes it over" b "$(tb queue -l peek "$long-l" 2>&1)"
 # A waiting take gets a later put; 3 takers race over 30 items.
 bg 30 "$TUMBLER" queue take /qw
 job=$BG_PID

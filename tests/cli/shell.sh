@@ -84,13 +84,17 @@ check_eq "removewatches with two types: 64" 64 "$?"
 
 # ---- interactive, on a pseudo-terminal ----
 tb create /w 1 > /dev/null
+# A PATH of 1212 bytes (ZooKeeper sets paths no short limit) completes.
+long=$(printf '/%0100d' $(seq 1 12))
+tb create -p "$long/completed" done-data > /dev/null
 export TUMBLER_HISTFILE=$T_DIR/history
 # Steps: text to type (\r ends a line, \x03 is ^C, \t completes), or
 # "!cmd" to run a shell command meanwhile, or "?text" to wait until the
-# terminal has shown text.
-timeout -k 5 60 python3 - "$TUMBLER" "$T_DIR/pty.out" <<'EOF'
+# terminal has shown text ("~text": the same, but a check below judges
+# what it showed).
+timeout -k 5 60 python3 - "$TUMBLER" "$T_DIR/pty.out" "$long" <<'EOF'
 import os, pty, select, sys, time
-tumbler, log = sys.argv[1], sys.argv[2]
+tumbler, log, long = sys.argv[1], sys.argv[2], sys.argv[3]
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(tumbler, [tumbler])
@@ -115,11 +119,14 @@ steps = [
     "half a line\x03", "?] ",
     "get /zoo", "\t", "?get /zookeeper", "\r",
     "lock /l -- true\r", "?not available in the shell",
+    "get " + long + "/comp", "\t", "\r", "~done-data",
     "\x04",
 ]
 ok = True
 for s in steps:
-    if s.startswith("?"):
+    if s.startswith("~"):
+        pump(s[1:])
+    elif s.startswith("?"):
         if not pump(s[1:]):
             print("terminal never showed %r" % s[1:], file=sys.stderr)
             ok = False
@@ -144,6 +151,7 @@ check_match "terminal: prompt names the servers and the state" \
     "^\[tumbler 127.0.0.1:$SRV_PORT connected\] " "$screen"
 check_match "terminal: event printed at the prompt" "^NodeDataChanged /w$" "$screen"
 check_match "terminal: completion of a path" "get /zookeeper$" "$screen"
+check_match "terminal: completion under a long path" "^done-data$" "$screen"
 if printf '%s\n' "$screen" | grep -q "unknown command 'half'"; then
     fail "terminal: ^C must drop the line being typed"
 else

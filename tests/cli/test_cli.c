@@ -1,10 +1,11 @@
 /* Unit tests of the tumbler CLI's pure parts: shell word splitting, ACL
  * parsing, the JSON writer (escaping, UTF-8 check and repair, base64), a
- * node's data made safe for a terminal, number and duration parsing, the
- * exit-status map, the command table, the event pipe that carries signals
- * and other threads' messages to the main thread, and what top reads of
- * the four-letter words (the server list, srvr's figures, cons's est).  No
- * server: the scripts beside this file cover the commands end to end. */
+ * node's data made safe for a terminal, a child's path joined, number and
+ * duration parsing, the exit-status map, the command table, the event pipe
+ * that carries signals and other threads' messages to the main thread, and
+ * what top reads of the four-letter words (the server list, srvr's
+ * figures, cons's est).  No server: the scripts beside this file cover the
+ * commands end to end. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -312,6 +313,34 @@ static void test_text_str(void **state)
                         "a??");
 }
 
+/* ---- a child's path ---- */
+
+static void check_join(const char *dir, const char *name, const char *want)
+{
+    char *p = cli_path_join(dir, name);
+
+    assert_non_null(p);
+    assert_string_equal(p, want);
+    free(p);
+}
+
+/* DIR/NAME whole, however long DIR is (ZooKeeper paths have no short
+ * limit); the root gives "/NAME". */
+static void test_path_join(void **state)
+{
+    char dir[3001], want[3010];
+
+    (void)state;
+    check_join("/", "a", "/a");
+    check_join("/q", "entry-0000000001", "/q/entry-0000000001");
+    memset(dir, 'x', sizeof dir - 1);
+    dir[0] = '/';
+    dir[sizeof dir - 1] = '\0';
+    memcpy(want, dir, sizeof dir - 1);
+    memcpy(want + sizeof dir - 1, "/taken", 7);
+    check_join(dir, "taken", want);
+}
+
 /* ---- numbers, statuses, the command table ---- */
 
 static void test_numbers(void **state)
@@ -539,7 +568,7 @@ int main(void)
         cmocka_unit_test(test_numbers),    cmocka_unit_test(test_status),
         cmocka_unit_test(test_table),      cmocka_unit_test(test_events),
         cmocka_unit_test(test_4lw_server), cmocka_unit_test(test_srvr),
-        cmocka_unit_test(test_cons_est),
+        cmocka_unit_test(test_cons_est),   cmocka_unit_test(test_path_join),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
