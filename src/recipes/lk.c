@@ -158,11 +158,12 @@ int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
     if (m->holds == 0) {
         rv = TB_ENOTHELD;
     } else if (m->lstate == TB_LOCK_LOST || m->c_closed) {
-        /* A fair lock's node is ours alone: deleted in case it still
-         * exists.  A non-fair lock's is PATH itself, which once lost is
-         * whoever created it next: deleting it would let a third in. */
-        if (!m->c_closed && m->node != NULL && m->cfg->fair)
-            rcp_reap(m->c, m->node, 0, 0, NULL, NULL);
+        /* Our node is deleted in case it still exists (lost as far as we
+         * can tell: a look that could not be sent).  A non-fair lock's is
+         * PATH, whoever made it last: the reaper deletes only ours (its
+         * czxid), never the next holder's. */
+        if (!m->c_closed && m->node != NULL && (m->cfg->fair || m->czxid != 0))
+            rcp_reap(m->c, m->node, rcp_lk_shared_czxid(m), 0, NULL, NULL);
         reset_hold(m);
         rv = TB_ELOCKLOST;
     } else if (m->holds > 1) {

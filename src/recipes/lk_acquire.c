@@ -364,6 +364,7 @@ static void on_find_data(struct tb_client *c, int rc, const void *value,
     } else if (rc != 0) {
         rcp_lk_fail(m, rc, &o);
     } else if (len >= plen && memcmp(value, m->prefix, plen) == 0) {
+        m->czxid = st->czxid; /* PATH is a name others use: ours is this */
         found(m, m->path, &o);
     } else if (m->abort_rc != 0) {
         rcp_lk_fail(m, m->abort_rc, &o);

@@ -75,6 +75,8 @@ static void on_look(struct tb_client *c, int rc, const struct tb_stat *st,
 
     rcp_note_cb_thread(c);
     if (rc == TB_ECONNECTIONLOSS) {
+        if (!r->wait_final) /* as for a delete: told now, tried on */
+            notify(r, rc);
         send_look(r);
     } else if (rc == TB_ENONODE ||
                (rc == 0 && (st->ephemeral_owner != tb_client_session(c, NULL) ||
@@ -134,6 +136,12 @@ int rcp_reap(struct tb_client *c, const char *path, int64_t czxid,
         free(r);
         return TB_ENOMEM;
     }
+    /* The look through a server that may lag the leader: a sync first,
+     * which it waits behind.  (Between the look and the delete, our node
+     * may still be deleted and PATH made again at the same version: no
+     * request deletes by czxid.) */
+    if (czxid != 0)
+        (void)tb_sync(c, r->path, NULL, NULL);
     rv = czxid != 0 ? tb_exists(c, r->path, NULL, NULL, on_look, r)
                     : tb_delete(c, r->path, -1, on_delete, r);
     if (rv != 0)

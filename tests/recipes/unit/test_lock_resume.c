@@ -92,6 +92,13 @@ static int32_t expect_find(int type, const char *path)
     return rs_expect(type, NULL);
 }
 
+/* The reaper's look at a node whose name others use, before it deletes:
+ * a sync of `path` (the server may lag), then the exists. */
+static int32_t expect_look(const char *path)
+{
+    return expect_find(TB_OP_EXISTS, path);
+}
+
 static void reply_create(int32_t xid, const char *path)
 {
     struct tb_stat st = {0};
@@ -534,6 +541,40 @@ static void test_fair_lost_create_synced(void **state)
     close_client(c, m);
 }
 
+/* A non-fair acquisition given up, its node made, and the connection lost
+ * under the reaper's look at that node: the give-up is told then, as it
+ * was when the reaper's first request was a delete, not once the
+ * connection is back (the look is sent again then). */
+static void test_nonfair_giveup_while_down(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct states s = {0};
+    struct tb_mutex *m = new_lock(c, TB_LOCK_NONFAIR, "/nf", &s);
+    struct acquired a = {0};
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
+    pump(c);
+    xid = rs_expect(TB_OP_CREATE2, &body);
+    reply_create(xid, "/nf");
+    pump(c);
+    (void)rs_expect(TB_OP_EXISTS, &body); /* never answered */
+    assert_int_equal(tb_mutex_cancel(m), 0);
+    pump(c);
+    (void)rs_expect_at(TB_OP_SYNC, "/nf"); /* the reaper's look */
+    (void)rs_expect_at(TB_OP_EXISTS, "/nf");
+    assert_int_equal(a.calls, 0);
+    close(server_fd);
+    server_fd = -1;
+    refuse = 1;
+    pump(c);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, TB_ECANCELED);
+    close_client(c, m);
+}
+
 struct released {
     int calls, rc;
 };
@@ -565,7 +606,7 @@ static void test_nonfair_release_spares_next_holder(void **state)
     pump(c);
     xid = rs_expect(TB_OP_REMOVEWATCHES, &body); /* our own-node watch */
     srv_reply(xid, 300, 0, NULL);
-    xid = rs_expect(TB_OP_EXISTS, &body); /* the look, before any delete */
+    xid = expect_look("/nf"); /* the look, before any delete */
     rs_reply_stat(xid, 250, OTHER);
     pump(c);
     assert_int_equal(r.calls, 1);
@@ -589,7 +630,7 @@ static void test_nonfair_release_deletes_ours(void **state)
     pump(c);
     xid = rs_expect(TB_OP_REMOVEWATCHES, &body);
     srv_reply(xid, 300, 0, NULL);
-    xid = rs_expect(TB_OP_EXISTS, &body);
+    xid = expect_look("/nf");
     rs_reply_stat(xid, TOKEN, SID);
     pump(c);
     xid = rs_expect(TB_OP_DELETE, &body);
@@ -655,6 +696,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_created_node_replaced, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_nonfair_lost_create_exists, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_nonfair_giveup_while_down, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_fair_lost_create_synced, setup,
                                         teardown),
