@@ -203,6 +203,17 @@ unsigned conn_close_all(struct tbd *s)
     return n;
 }
 
+/* A connection being closed is closed anyway 10 s after its client last
+ * took some of what is left (conn_sweep_sessionless): a client that reads
+ * nothing more would keep it, its descriptor and its place under
+ * maxClientCnxns, for good; one that reads slowly goes on. */
+static void closing_due(struct conn *c)
+{
+    tb_queue_remove(&c->fresh_link);
+    c->due_ms = tbd_now_ms(c->srv) + CONN_SESSIONLESS_MS;
+    tb_queue_insert_tail(&c->srv->fresh, &c->fresh_link);
+}
+
 void conn_close_after_flush(struct conn *c)
 {
     if (c->client.state == CONN_CLOSING)
@@ -214,11 +225,7 @@ void conn_close_after_flush(struct conn *c)
         return;
     }
     mark_dirty(c);
-    /* A client that reads nothing more would keep it, its descriptor and
-     * its place under maxClientCnxns, for good (conn_sweep_sessionless). */
-    tb_queue_remove(&c->fresh_link);
-    c->due_ms = tbd_now_ms(c->srv) + CONN_SESSIONLESS_MS;
-    tb_queue_insert_tail(&c->srv->fresh, &c->fresh_link);
+    closing_due(c);
 }
 
 static void on_write(uv_write_t *req, int status)
@@ -235,6 +242,8 @@ static void on_write(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
+    if (c->client.state == CONN_CLOSING)
+        closing_due(c); /* it took what was written */
     if (unsent(c) > 0)
         mark_dirty(c);
     else

@@ -110,7 +110,6 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n)
     struct proc_client *c;
     uint64_t id;
     size_t i;
-    int known;
 
     for (i = 0; i + 16 <= n; i += 16) {
         id = tb_load_be64(p + i);
@@ -119,19 +118,18 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n)
             send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
             continue;
         }
-        /* Closed, or its close decided, here: never resumed, though the
-         * follower may not have applied the close yet.  A new leader that
-         * has not applied all its predecessor committed cannot tell a
-         * closed session from one created late: the client tries again
-         * (the follower closes its connection). */
-        known = fsm_session_get(s->fsm, (int64_t)id, NULL);
-        if (session_closing(s, (int64_t)id) ||
-            (!known && replog_leader_caught_up(s->log))) {
-            send_failed(k, (int64_t)tb_load_be64(b), TB_ESESSIONEXPIRED);
+        /* A new leader that has not applied all its predecessor
+         * committed may not know of the session's creation, or of its
+         * close, yet: the client tries again (the follower closes its
+         * connection).  Closed, or its close decided, here: never
+         * resumed, though the follower may not have applied it yet. */
+        if (!replog_leader_caught_up(s->log)) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
             continue;
         }
-        if (!known) {
-            send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
+        if (session_closing(s, (int64_t)id) ||
+            !fsm_session_get(s->fsm, (int64_t)id, NULL)) {
+            send_failed(k, (int64_t)tb_load_be64(b), TB_ESESSIONEXPIRED);
             continue;
         }
         if (tb_map_put(&k->p->owner, id, (void *)(intptr_t)k->from) != 0) {

@@ -92,6 +92,14 @@ static void claim(struct proc_client *c, int may_wait)
     struct tb_wbuf body;
     int rv;
 
+    /* A new leader that has not applied all its predecessor committed may
+     * not know of the session's creation, or of its close, yet: the client
+     * tries again (peer__on_own answers followers' claims the same). */
+    if (s->peer != NULL && replog_is_leader(s->log) &&
+        !replog_leader_caught_up(s->log)) {
+        c->ops->close(c);
+        return;
+    }
     if (!fsm_session_get(s->fsm, c->session_id, &fs)) {
         if (!may_wait || s->peer == NULL || replog_is_leader(s->log)) {
             refuse(c);
@@ -287,6 +295,7 @@ void session_closed(struct tbd *s, int64_t id)
 {
     struct proc_client *c = tb_map_get(&s->conn_by_session, (uint64_t)id);
     struct tb_queue *q;
+    struct req *r;
 
     expiry_forget(&s->sessions, id);
     peer_session_closed(s, id);
@@ -294,9 +303,11 @@ void session_closed(struct tbd *s, int64_t id)
         return;
     /* A client's own closeSession is answered before its socket closes
      * (its reply closes it), also with requests sent after it. */
-    TB_QUEUE_FOREACH (q, &c->reqs)
-        if (TB_CONTAINER_OF(q, struct req, link)->type == TB_OP_CLOSESESSION)
-            return;
+    TB_QUEUE_FOREACH (q, &c->reqs) {
+        r = TB_CONTAINER_OF(q, struct req, link);
+        if (r->type == TB_OP_CLOSESESSION && r->state == REQ_WRITE)
+            return; /* not one refused before it was logged */
+    }
     tb_map_del(&s->conn_by_session, (uint64_t)id);
     c->ops->close_after_flush(c);
 }

@@ -35,6 +35,8 @@ static void barrier_taken(struct replog_deferred *a)
 
     if (a->status == 0 && b->term > b->l->caught_term)
         b->l->caught_term = b->term;
+    if (a->status != 0 && b->term == b->l->catching_term)
+        b->l->catching_term = 0; /* replog__poll_leader proposes another */
     if (b->cb != NULL)
         b->cb(b->arg, replog__err(a->status));
     free(b);

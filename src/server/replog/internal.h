@@ -153,6 +153,7 @@ struct replog {
     int was_leader;
     int known_leader;         /* replog_leader() at the last poll */
     raft_term caught_term;    /* of the last barrier applied here */
+    raft_term catching_term;  /* of the leader's own barrier in flight */
     struct replog_fresh fresh;   /* set at open; wal.c's recv asks it */
     struct replog_notice notice; /* notice.c's */
     /* mend.c's: the io's own start, append, send and snapshot_put, behind

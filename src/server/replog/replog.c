@@ -453,6 +453,21 @@ void replog_get_stats(struct replog *l, struct replog_stats *out)
 
 /* ---- tick: disk refresh and leadership poll ----------------------------- */
 
+/* A leader's first entry, in its own term (Raft's no-op, which libraft
+ * does not write): it commits what earlier terms left, and every member
+ * it reaches then holds more than the bootstrap entry, which is how a
+ * member whose log is new tells a first start from an ensemble with data
+ * (fresh.c); once applied, this leader's state holds whatever any member
+ * applied (replog_leader_caught_up).  Proposed again if it fails. */
+static void catch_up(struct replog *l, int lead)
+{
+    raft_term t = l->raft->current_term;
+
+    if (lead && l->caught_term != t && l->catching_term != t &&
+        replog_barrier(l, NULL, NULL) == 0)
+        l->catching_term = t;
+}
+
 void replog__poll_leader(struct replog *l)
 {
     int lead, id;
@@ -465,6 +480,7 @@ void replog__poll_leader(struct replog *l)
         return;
     lead = replog_is_leader(l);
     id = replog_leader(l);
+    catch_up(l, lead);
 
     if (id != l->known_leader) {
         l->known_leader = id;
@@ -486,14 +502,6 @@ void replog__poll_leader(struct replog *l)
      * outcome is unknown, as with any write a lost leader accepted. */
     if (!lead)
         fail_from(l, 0, TB_ECONNECTIONLOSS);
-    /* A new leader's first entry, in its own term (Raft's no-op, which
-     * libraft does not write): it commits what earlier terms left, and
-     * every member it reaches then holds more than the bootstrap entry,
-     * which is how a member whose log is new tells a first start from an
-     * ensemble with data (fresh.c).  Lost with the leadership, it is
-     * the successor's to write its own. */
-    else
-        (void)replog_barrier(l, NULL, NULL);
     REPLOG_CHECK(l);
     if (l->on_leader != NULL) {
         l->on_leader(l->on_leader_data, lead);
