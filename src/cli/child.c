@@ -99,7 +99,8 @@ static void cmd_status(struct cli_child *ch, int st, int *status, int *exited)
     } else if (WIFSIGNALED(st)) {
         *status = 128 + WTERMSIG(st); /* as flock(1) and the shells */
         if ((WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGQUIT) &&
-            ch->tty >= 0 && tcgetpgrp(ch->tty) == ch->pid)
+            WTERMSIG(st) != ch->forwarded && ch->tty >= 0 &&
+            tcgetpgrp(ch->tty) == ch->pid)
             ch->tty_signal = WTERMSIG(st);
     } else
         *status = CLI_SOFTWARE;
@@ -395,6 +396,8 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
                 terminate(-ch->pid, sig);
             else
                 kill(-ch->pid, sig);
+            if (sig == SIGINT || sig == SIGQUIT)
+                ch->forwarded = sig; /* not the terminal's, then */
         }
     }
     messages(s, ch, 1); /* a loss reported just as the group ended */

@@ -21,6 +21,8 @@ struct cli_child {
     int tty;        /* the terminal tumbler is a job of; -1: none */
     int tty_signal; /* SIGINT or SIGQUIT killed CMD while its group had
                        the terminal: the terminal's ^C or ^\; 0: not */
+    int forwarded;  /* SIGINT or SIGQUIT tumbler got and passed on to
+                       CMD's group (then not the terminal's); 0: none */
     pid_t *others;  /* malloc'd; NULL: none */
     size_t nothers;
 };

@@ -118,6 +118,13 @@ check_eq "^C in a script's loop: the script ends (SIGINT)" 130 "$?"
 if grep -q "ready2\|after" "$D/loop.log"; then fail "^C in a loop: the loop went on"
 else ok "^C in a loop: the loop stopped"; fi
 tb lock -n /t -- true; check_eq "^C in a loop: released" 0 "$?"
+# A SIGINT sent to tumbler itself (kill), passed on to CMD: not the
+# terminal's, so the script running tumbler goes on.
+# shellcheck disable=SC2016
+on_pty "$D/kill.log" '?ready' "!kill -INT \$(cat $D/t.pid)" '?after' -- sh -c \
+    '"$0" lock /t -- sh -c "echo \$PPID > $1; echo ready; sleep 30"; echo after' \
+    "$TUMBLER" "$D/t.pid"
+check_eq "kill -INT of tumbler: the script goes on" 0 "$?"
 
 # The line typed in the interactive shells below: CMD says "ready 42"
 # once it runs, then reads a line.
