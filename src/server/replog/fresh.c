@@ -33,7 +33,15 @@
  * ensemble waits for that one rather than elect a leader without its
  * writes.  A first start where one member comes up after the others have
  * written is the same case, and the same wait, should a second member die
- * before the late one caught up. */
+ * before the late one caught up.  And since the rule holds at every start
+ * while the log is the bootstrap entry alone (a member wiped and started
+ * again twice must keep to it): an ensemble stopped whole in the moment
+ * after its first election, before the first leader's entry reached the
+ * others' disks, starts again with that leader's log the only longer one;
+ * the others take it for evidence and vote for no one, and the operator
+ * ends the wait with --recover-ensemble from the leader's directory
+ * (docs/operations.md).  Nothing tells that leader from a member that
+ * lacks acknowledged writes: a vote for it could lose them. */
 #include "server/replog/internal.h"
 
 /* Not only at the start that made the log: every leader's first entry is
