@@ -25,15 +25,15 @@
  * of that acquisition a non-fair create refused (node exists) reads
  * PATH's data too before it waits, for PATH may be our node.
  *
- * The watch on our own node lives here although it outlasts the
- * acquisition: the check sets it, its reply is part of the check (our
- * node's czxid, the fencing token once we hold; for the non-fair engine
- * the verdict), and its events restart or fail a node still queued, as
- * well as tell a holder (lk_state.c) that its node is gone.  Kept with
- * the hold, it would call back into the acquisition that sets it.  So
- * the calls go one way: lk.c calls this file, which calls lk_state.c and
- * lk_ctx.c, never lk.c.  The refusals of lk_other.c end the acquisition
- * themselves (rcp_lk_fail). */
+ * The watch on our own node (lk_own.c) belongs with the acquisition
+ * although it outlasts it: the check sets it, its reply is part of the
+ * check (our node's czxid, the fencing token once we hold; for the
+ * non-fair engine the verdict), and its events restart or fail a node
+ * still queued, as well as tell a holder (lk_state.c) that its node is
+ * gone.  Kept with the hold, it would call back into the acquisition that
+ * sets it.  So the calls go one way: lk.c calls this file and lk_own.c,
+ * which call lk_state.c and lk_ctx.c, never lk.c.  The refusals of lk_other.c
+ * end the acquisition themselves (rcp_lk_fail). */
 #include <stdio.h>
 #include <string.h>
 
@@ -52,14 +52,6 @@ static void watch_pred(struct tb_mutex *m, const char *name, struct rcp_out *o);
 static void wait_holder(struct tb_mutex *m, struct rcp_out *o);
 static void rcp_lk_drop_pred_watch(struct tb_mutex *m);
 static void rcp_lk_finish(struct tb_mutex *m, int rc, struct rcp_out *o);
-static void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o);
-static void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o);
-static void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o);
-static void rcp_lk_settle_watch(struct rcp_ctx *x, int set);
-static int rcp_lk_watch_own(struct tb_mutex *m);
-static void rearm_own(struct tb_mutex *m, struct rcp_out *o);
-static void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
-                             void *wdata);
 
 /* ---- ending an acquisition ---- */
 
@@ -152,7 +144,7 @@ static int submitted(struct tb_mutex *m, int rv, struct rcp_ctx *x,
     return 0;
 }
 
-static void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o)
+void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o)
 {
     if (++m->restarts > MAX_RESTARTS) {
         rcp_lk_fail(m, TB_ENONODE, o);
@@ -556,7 +548,7 @@ static void send_check(struct tb_mutex *m, struct rcp_out *o)
 
 /* After an operation that carried x->w: frees the watch context unless
  * the server set the watch (then its final call frees it). */
-static void rcp_lk_settle_watch(struct rcp_ctx *x, int set)
+void rcp_lk_settle_watch(struct rcp_ctx *x, int set)
 {
     struct tb_mutex *m = x->m;
     struct rcp_ctx *w = x->w;
@@ -726,7 +718,7 @@ static int nonfair_value(struct tb_mutex *m)
 }
 
 /* Non-fair, CHECKING: the exists on the node we created failed. */
-static void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o)
+void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o)
 {
     if (rc == TB_ENONODE)
         rcp_lk_restart(m, o);
@@ -734,146 +726,9 @@ static void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o)
         send_check(m, o);
 }
 
-/* ---- the own-node watch ---- */
-
-void rcp_lk_drop_own_watch(struct tb_mutex *m)
-{
-    struct rcp_ctx *w = m->own_w;
-
-    m->own_w = NULL;
-    if (w == NULL || m->c_closed || m->node == NULL)
-        return;
-    /* Sent before the delete on the same connection: the server drops the
-     * watch first, so our own delete notifies nobody but real waiters. */
-    tb_remove_watches(m->c, m->node, TB_WATCHER_DATA, rcp_lk_own_watch, w, 1,
-                      NULL, NULL);
-}
-
-/* Non-fair, CHECKING: 1 if PATH's stat is still the node we created (or
- * found by our uuid, czxid then unknown): between our create and this
- * exists it may have been deleted and made again by another client. */
-static int nonfair_still_ours(struct tb_mutex *m, const struct tb_stat *st)
-{
-    return st->ephemeral_owner == tb_client_session(m->c, NULL) &&
-           (m->czxid == 0 || st->czxid == m->czxid);
-}
-
-static void on_own_stat(struct tb_client *c, int rc, const struct tb_stat *st,
-                        void *data)
-{
-    struct rcp_ctx *x = data;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-    struct rcp_ctx *w = x->w;
-    int cur = rcp_ctx_enter(x);
-    int mine = cur && w == m->own_w;
-
-    (void)c;
-    rcp_lk_settle_watch(x, rc == 0 || rc == TB_ENONODE);
-    if (!mine) {
-        rcp_ctx_leave(x, &o);
-        return;
-    }
-    if (rc == 0 && !m->cfg->fair && m->phase == LK_CHECKING &&
-        !nonfair_still_ours(m, st))
-        rc = TB_ENONODE; /* ours is gone: race for the lock again */
-    if (rc == TB_ENONODE)
-        rcp_lk_drop_own_watch(m); /* it watches for a creation now */
-    else if (rc == 0 && m->phase != LK_HELD)
-        m->czxid = st->czxid; /* a hold keeps its token's */
-    if (m->phase == LK_HELD && rcp_lk_holding(m) &&
-        (rc == TB_ENONODE || (rc == 0 && !rcp_lk_node_ours(m, st)))) {
-        /* Re-armed after a data change: the node is gone, or PATH was
-         * deleted and made again by another client in between. */
-        rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
-    } else if (m->phase == LK_HELD && rc == TB_ECONNECTIONLOSS) {
-        rearm_own(m, &o); /* else nothing would tell of a deletion */
-    } else if (!m->cfg->fair && m->phase == LK_CHECKING) {
-        /* Non-fair: creating the node was winning; this only fetched the
-         * token and set the watch. */
-        if (rc == 0 && m->abort_rc != 0)
-            rcp_lk_fail(m, m->abort_rc, &o);
-        else if (rc == 0)
-            rcp_lk_hold(m, &o);
-        else if (rc == TB_ENONODE || rc == TB_ECONNECTIONLOSS)
-            rcp_lk_recheck_own(m, rc, &o);
-        else
-            rcp_lk_fail(m, rc, &o);
-    }
-    rcp_ctx_leave(x, &o);
-}
-
-static int rcp_lk_watch_own(struct tb_mutex *m)
-{
-    struct rcp_ctx *x = rcp_ctx_new(m), *w;
-    int rv;
-
-    w = x != NULL ? rcp_ctx_new(m) : NULL;
-    if (w == NULL) {
-        if (x != NULL)
-            rcp_ctx_free_locked(x);
-        return TB_ENOMEM;
-    }
-    x->w = w;
-    m->own_w = w;
-    rv = tb_exists(m->c, m->node, rcp_lk_own_watch, w, on_own_stat, x);
-    if (rv != 0) {
-        m->own_w = NULL;
-        rcp_ctx_free_locked(w);
-        rcp_ctx_free_locked(x);
-    }
-    return rv;
-}
-
-/* The own-node watch set again while the node is ours (a one-shot watch
- * fired, or its exists lost its reply, which the client sends again on
- * the next connection).  A holder that cannot watch its node cannot
- * learn it is gone: LOST is the answer that keeps two holders apart. */
-static void rearm_own(struct tb_mutex *m, struct rcp_out *o)
-{
-    if (m->c_closed || rcp_lk_watch_own(m) == 0)
-        return;
-    if (rcp_lk_holding(m))
-        rcp_lk_set_lstate(m, TB_LOCK_LOST, o);
-}
-
-static void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
-                             void *wdata)
-{
-    struct rcp_ctx *x = wdata;
-    struct tb_mutex *m = x->m;
-    struct rcp_out o = {0};
-    int cur;
-
-    (void)c;
-    rcp_note_cb_thread(m->c);
-    pthread_mutex_lock(m->mu);
-    cur = m->own_w == x;
-    if (cur)
-        m->own_w = NULL;
-    if (!cur) {
-        /* removed, or an older node's watch */
-    } else if (ev->type == TB_EVENT_DELETED) {
-        if (rcp_lk_holding(m))
-            rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
-        else if (m->phase == LK_WAITING || m->phase == LK_WATCHING)
-            rcp_lk_restart(m, &o); /* our queued node was deleted */
-    } else if (ev->type > 0 && ev->type <= TB_EVENT_CHILDREN_CHANGED) {
-        if (m->node != NULL && (m->holds > 0 || m->acb != NULL))
-            rearm_own(m, &o); /* data changed: keep watching */
-    } else if (ev->type == TB_EVENT_NONE && rcp_lk_session_over(ev->rc)) {
-        rcp_lk_note_session_end(m, ev->rc);
-        if (rcp_lk_holding(m))
-            rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
-        if (m->phase == LK_WAITING)
-            rcp_lk_fail(m, ev->rc, &o);
-    }
-    rcp_ctx_leave(x, &o);
-}
-
 /* ---- held: the acquisition's end ---- */
 
-static void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o)
+void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o)
 {
     rcp_lk_drop_pred_watch(m);
     m->phase = LK_HELD;

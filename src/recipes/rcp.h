@@ -387,6 +387,15 @@ int rcp_lk_abort(struct tb_mutex *m, int rc);
 void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o);
 void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag);
 void rcp_lk_drop_own_watch(struct tb_mutex *m);
+void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o);
+void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o);
+/* Non-fair, CHECKING: the exists on the node we created failed (rc). */
+void rcp_lk_recheck_own(struct tb_mutex *m, int rc, struct rcp_out *o);
+/* After an operation that carried x->w: frees the watch context unless
+ * the server set the watch. */
+void rcp_lk_settle_watch(struct rcp_ctx *x, int set);
+/* lk_own.c: sets the watch on m->node (an exists); 0 or a TB_E* code. */
+int rcp_lk_watch_own(struct tb_mutex *m);
 
 /* lk_state.c: what a holder is told */
 void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o);

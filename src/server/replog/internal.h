@@ -323,6 +323,10 @@ int replog__err(int raft_rv);
 void replog__submit(struct replog *l);
 /* The entry at `index` was applied (status 0) or skipped as malformed. */
 void replog__answer(struct replog *l, int64_t index, int status);
+/* Every request given to raft from `from` on (0: all) fails with status. */
+void replog__fail_from(struct replog *l, int64_t from, int status);
+/* Every request not yet given to raft fails with status. */
+void replog__fail_queued(struct replog *l, int status);
 
 /* check.c, in debug builds: 0 if every "at all times" statement of struct
  * replog holds, else TB_EDATAINCONSISTENCY with the first that does not in
