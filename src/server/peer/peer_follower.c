@@ -8,7 +8,6 @@
  * clients' connections. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,10 +161,8 @@ static void following(struct link *k)
 static void follow(struct peer *p, int leader)
 {
     const struct member *m = peer__member(p, leader);
-    unsigned timeout = 2 * (unsigned)p->srv->cfg->election_timeout;
     uv_connect_t *req;
     struct link *k;
-    uv_os_fd_t fd;
 
     if (p->out != NULL)
         peer__link_close(p->out);
@@ -184,12 +181,9 @@ static void follow(struct peer *p, int leader)
         peer__link_close(k);
         return;
     }
-    /* Writes (or the connect) unanswered for two elections end the link,
-     * instead of waiting in the kernel for as long as the leader is out of
-     * reach: their clients are told, and the rest goes to the next. */
-    if (uv_fileno((uv_handle_t *)&k->tcp, &fd) == 0)
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
-                         sizeof timeout);
+    /* A leader out of reach ends the link: its clients are told, and the
+     * rest goes to the next. */
+    peer__link_bound(k, 0);
 }
 
 /* ---- when a link is made again (LINK_HELD_MS in peer_int.h) ---- */

@@ -112,6 +112,12 @@ static inline struct peer *peer_of(struct tbd *s)
 
 /* A new link of p's, on no list, not connected; NULL when out of memory. */
 struct link *peer__link_new(struct peer *p);
+/* Writes on k (or its connect) unanswered for two elections end it,
+ * instead of waiting in the kernel for as long as the other end is out of
+ * reach; with `keepalive`, so does the other end's silence (probes after
+ * two elections, three a second apart): a leader writes on a follower's
+ * link only to answer it. */
+void peer__link_bound(struct link *k, int keepalive);
 /* Closes a link on no list yet (one peer__link_new made). */
 void peer__link_discard(struct link *k);
 /* Closes k, once (again: nothing); the link to the leader is reset and its

@@ -3,13 +3,10 @@
  * held on a follower, answered with PEER_OWNED; the sessions heard from)
  * and the followers connecting to its election port, members only. */
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "proto/proto.h"
-#include "server/config/config.h"
 #include "server/fsm/fsm.h"
 #include "server/logging/log.h"
 #include "server/net/net.h"
@@ -216,26 +213,6 @@ static void refuse(struct peer *p, struct link *k,
                  ip);
 }
 
-/* The leader writes on a follower's link only to answer it, so a
- * follower gone without a word (its machine off, the network cut) would
- * leave the link, its buffers and descriptors for good: keepalive probes
- * after two elections of silence, three a second apart, end it, as does
- * a write unacknowledged for as long (the follower's own side:
- * peer_follower.c). */
-static void watch_peer(const struct peer *p, struct link *k)
-{
-    unsigned timeout = 2 * (unsigned)p->srv->cfg->election_timeout;
-    int fd, idle = (int)((timeout + 999) / 1000), every = 1, probes = 3;
-
-    if (uv_tcp_keepalive(&k->tcp, 1, (unsigned)idle) != 0 ||
-        uv_fileno((uv_handle_t *)&k->tcp, &fd) != 0)
-        return;
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &every, sizeof every);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
-                     sizeof timeout);
-}
-
 void peer__on_connection(uv_stream_t *server, int status)
 {
     struct peer *p = server->data;
@@ -255,7 +232,7 @@ void peer__on_connection(uv_stream_t *server, int status)
         return;
     }
     tb_queue_insert_tail(&p->accepted, &k->node);
-    watch_peer(p, k);
+    peer__link_bound(k, 1);
     if (p->srv->quorum_tls == NULL)
         follower_linked(k);
     else

@@ -4,6 +4,8 @@
  * securing it with peer TLS, and reading the frames that come in, each
  * handed to its side's handler (peer_leader.c, peer_follower.c). */
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -226,6 +228,21 @@ void peer__link_discard(struct link *k)
     if (k->handles == 2)
         uv_close((uv_handle_t *)&k->pipe, handle_closed);
     uv_close((uv_handle_t *)&k->tcp, handle_closed);
+}
+
+void peer__link_bound(struct link *k, int keepalive)
+{
+    unsigned timeout = 2 * (unsigned)k->p->srv->cfg->election_timeout;
+    int fd, every = 1, probes = 3;
+
+    if (uv_fileno((uv_handle_t *)&k->tcp, &fd) != 0)
+        return;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
+                     sizeof timeout);
+    if (!keepalive || uv_tcp_keepalive(&k->tcp, 1, (timeout + 999) / 1000) != 0)
+        return;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &every, sizeof every);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
 }
 
 struct link *peer__link_new(struct peer *p)
