@@ -216,14 +216,37 @@ static int rm_matches(const struct rm_spec *rm, const struct watcher *w)
 }
 
 /* Is `x` a removal on `path` that takes the watcher (kind, cb, data)? */
-static int req_takes(const struct req *x, struct tb_str path, int kind,
-                     tb_watch_cb cb, const void *data)
+static int removes_on(const struct req *x, struct tb_str path)
 {
     const struct rm_spec *rm = x->rm;
 
     return rm != NULL && rm->path_len == path.len &&
-           memcmp(rm->path, path.ptr, path.len) == 0 &&
-           rm_takes(rm, kind, cb, data);
+           memcmp(rm->path, path.ptr, path.len) == 0;
+}
+
+static int req_takes(const struct req *x, struct tb_str path, int kind,
+                     tb_watch_cb cb, const void *data)
+{
+    return removes_on(x, path) && rm_takes(x->rm, kind, cb, data);
+}
+
+/* Whether a removal outstanding is on `path`: only then is removed_later
+ * asked, watcher by watcher (almost never). */
+static int removal_on(struct tb_client *c, struct tb_str path)
+{
+    struct tb_queue *qs[2] = {&c->pendq, &c->outq}, *q, *f;
+    int i;
+
+    for (i = 0; i < 2; i++)
+        TB_QUEUE_FOREACH (q, qs[i]) {
+            const struct req *r = TB_CONTAINER_OF(q, struct req, it.q);
+            if (removes_on(r, path))
+                return 1;
+            TB_QUEUE_FOREACH (f, &r->after)
+                if (removes_on(TB_CONTAINER_OF(f, struct req, it.q), path))
+                    return 1;
+        }
+    return 0;
 }
 
 /* Does a removal outstanding after request `from` (NULL: any outstanding
@@ -267,13 +290,13 @@ int tb__watch_count(struct tb_client *c, struct tb_str path,
     uint32_t h = hash_path(path.ptr, path.len);
     struct tb_queue *b = &c->buckets[h & (c->nbuckets - 1)], *q;
     struct tb_queue *qs[2] = {&c->pendq, &c->outq};
-    int i, n = 0;
+    int i, n = 0, pending = removal_on(c, path);
 
     *others = 0;
     TB_QUEUE_FOREACH(q, b) {
         struct watcher *w = TB_CONTAINER_OF(q, struct watcher, it.q);
         if (!same_path(w, h, path) ||
-            removed_later(c, NULL, path, w->kind, w->cb, w->data))
+            (pending && removed_later(c, NULL, path, w->kind, w->cb, w->data)))
             continue;
         if (rm_matches(rm, w))
             n++;
@@ -286,7 +309,8 @@ int tb__watch_count(struct tb_client *c, struct tb_str path,
             const struct watcher *w = r->w;
             if (w == NULL || !same_path(w, h, path) ||
                 rm_takes(rm, w->set_kind, w->cb, w->data) ||
-                removed_later(c, r, path, w->set_kind, w->cb, w->data))
+                (pending &&
+                 removed_later(c, r, path, w->set_kind, w->cb, w->data)))
                 continue;
             *others |= 1 << wire_class(w->set_kind);
         }

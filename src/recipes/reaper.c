@@ -59,10 +59,20 @@ static void on_delete(struct tb_client *c, int rc, void *data);
 static void on_look(struct tb_client *c, int rc, const struct tb_stat *st,
                     void *data);
 
-/* After a lost reply: is our node still there? */
-static void send_look(struct reap *r)
+/* Is our node still there?  Asked through a server that may lag the
+ * leader (another one after a reconnect): a sync first, which the look
+ * waits behind.  (Between the look and the delete, our node may still be
+ * deleted and PATH made again at the same version: no request deletes by
+ * czxid.) */
+static int send_look(struct reap *r)
 {
-    int rv = tb_exists(r->c, r->path, NULL, NULL, on_look, r);
+    (void)tb_sync(r->c, r->path, NULL, NULL);
+    return tb_exists(r->c, r->path, NULL, NULL, on_look, r);
+}
+
+static void look_again(struct reap *r)
+{
+    int rv = send_look(r);
 
     if (rv != 0)
         finish(r, rv);
@@ -77,7 +87,7 @@ static void on_look(struct tb_client *c, int rc, const struct tb_stat *st,
     if (rc == TB_ECONNECTIONLOSS) {
         if (!r->wait_final) /* as for a delete: told now, tried on */
             notify(r, rc);
-        send_look(r);
+        look_again(r);
     } else if (rc == TB_ENONODE ||
                (rc == 0 && (st->ephemeral_owner != tb_client_session(c, NULL) ||
                             (r->czxid != 0 && st->czxid != r->czxid)))) {
@@ -105,13 +115,13 @@ static void on_delete(struct tb_client *c, int rc, void *data)
         finish(r, r->retried ? 0 : rc);
         break;
     case TB_EBADVERSION: /* changed since the look: ours still? */
-        send_look(r);
+        look_again(r);
         break;
     case TB_ECONNECTIONLOSS:
         r->retried = 1;
         if (!r->wait_final)
             notify(r, rc);
-        send_look(r);
+        look_again(r);
         break;
     default: /* session over, or a refusal no retry can change */
         finish(r, rc);
@@ -136,14 +146,7 @@ int rcp_reap(struct tb_client *c, const char *path, int64_t czxid,
         free(r);
         return TB_ENOMEM;
     }
-    /* The look through a server that may lag the leader: a sync first,
-     * which it waits behind.  (Between the look and the delete, our node
-     * may still be deleted and PATH made again at the same version: no
-     * request deletes by czxid.) */
-    if (czxid != 0)
-        (void)tb_sync(c, r->path, NULL, NULL);
-    rv = czxid != 0 ? tb_exists(c, r->path, NULL, NULL, on_look, r)
-                    : tb_delete(c, r->path, -1, on_delete, r);
+    rv = czxid != 0 ? send_look(r) : tb_delete(c, r->path, -1, on_delete, r);
     if (rv != 0)
         reap_free(r);
     return rv;

@@ -288,15 +288,6 @@ static void cmd_mntr(struct ctx *c)
     tb_wbuf_free(&unused);
 }
 
-static struct tb_config_members members(const struct fourlw_source *src)
-{
-    if (src->members != NULL)
-        return src->members(src->data);
-    if (src->cfg == NULL)
-        return (struct tb_config_members){NULL, 0, 0};
-    return (struct tb_config_members){src->cfg->servers, src->cfg->nservers, 0};
-}
-
 static void cmd_conf(struct ctx *c)
 {
     uint64_t data_dir = 0, log_dir = 0;
@@ -309,7 +300,7 @@ static void cmd_conf(struct ctx *c)
     }
     if (c->src->dir_sizes != NULL)
         c->src->dir_sizes(c->src->data, &data_dir, &log_dir);
-    m = members(c->src);
+    m = fourlw_members(c->src);
     tb_wbuf_init(&text);
     tb_config_render_conf(c->src->cfg, &m, data_dir, log_dir, &text);
     text_fields(c->j, (const char *)text.base, text.len, 1);
@@ -442,7 +433,7 @@ static void cmd_wchs(struct ctx *c)
 static const struct tb_config_server *member(const struct fourlw_source *src,
                                              int id)
 {
-    struct tb_config_members m = members(src);
+    struct tb_config_members m = fourlw_members(src);
     size_t i;
 
     for (i = 0; i < m.n; i++)
@@ -470,7 +461,7 @@ static void cmd_leader(struct ctx *c)
 /* host:quorumPort:electionPort:participant[;clientAddress:clientPort] */
 static void cmd_voting_view(struct ctx *c)
 {
-    struct tb_config_members all = members(c->src);
+    struct tb_config_members all = fourlw_members(c->src);
     const struct tb_config_server *m;
     struct tb_wbuf v;
     char id[16];

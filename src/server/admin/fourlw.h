@@ -347,6 +347,10 @@ struct fourlw_source {
     int (*leader)(void *data, int *is_self);
 };
 
+/* The members now: src->members's, else cfg's server.N lines (version
+ * 0), else none. */
+struct tb_config_members fourlw_members(const struct fourlw_source *src);
+
 /* Answers `cmd` into out, checking the whitelist first.  `arg` is stmk's
  * 8-byte big-endian mask (the caller reads it after the word); ignored
  * otherwise.  Returns 0, or TB_EINVAL for an unknown cmd (out untouched).

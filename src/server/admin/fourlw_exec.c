@@ -110,6 +110,15 @@ static int has_key(const struct tb_wbuf *text, const char *key, size_t klen)
 /* ZooKeeper's conf lines, then every other key's effective value as
  * --check-config prints it (secrets hidden), so that conf shows what each
  * key is; tools read conf as key=value lines, and ZooKeeper's come first. */
+struct tb_config_members fourlw_members(const struct fourlw_source *src)
+{
+    if (src->members != NULL)
+        return src->members(src->data);
+    if (src->cfg == NULL)
+        return (struct tb_config_members){NULL, 0, 0};
+    return (struct tb_config_members){src->cfg->servers, src->cfg->nservers, 0};
+}
+
 static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
 {
     struct tb_config_members m;
@@ -120,10 +129,8 @@ static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
     if (src->cfg == NULL)
         return;
     dir_sizes(src, &d, &l);
-    if (src->members != NULL)
-        m = src->members(src->data);
-    tb_config_render_conf(src->cfg, src->members != NULL ? &m : NULL, d, l,
-                          out);
+    m = fourlw_members(src);
+    tb_config_render_conf(src->cfg, &m, d, l, out);
     tb_wbuf_init(&all);
     tb_config_render_effective(src->cfg, &all);
     p = (const char *)all.base;

@@ -20,10 +20,7 @@
 #include "server/proc/proc.h"
 #include "server/server.h"
 
-#define OUT_PAUSE (4u << 20)  /* stop reading requests above this */
-/* Close a client that lets this much pile up beyond the largest reply
- * (a node's data is at most jute.maxbuffer). */
-#define OUT_LIMIT ((size_t)64 << 20)
+#define OUT_PAUSE (4u << 20) /* stop reading requests above this */
 #define IN_CHUNK 65536
 #define OUT_KEEP (16u << 10) /* a drained output buffer larger is freed */
 
@@ -55,8 +52,9 @@ void conn_send(struct conn *c, const void *frame, size_t len)
     tb_wbuf_put(&c->out, frame, len);
     c->sent++;
     c->srv->packets_sent++;
-    if (c->out.oom || c->out.len + c->writing >
-                          OUT_LIMIT + (size_t)c->srv->cfg->jute_maxbuffer) {
+    if (c->out.oom ||
+        c->out.len + c->writing >
+            PROC_UNREAD_MAX + (size_t)c->srv->cfg->jute_maxbuffer) {
         tb_log(TB_LOG_WARN, "closing 0x%llx from %s:%d: %zu bytes of replies "
                "unread", (unsigned long long)c->client.session_id, c->peer,
                c->peer_port, c->out.len + c->writing);

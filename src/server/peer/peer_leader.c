@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "proto/proto.h"
-#include "server/fsm/fsm.h"
 #include "server/logging/log.h"
 #include "server/net/net.h"
 #include "server/peer/peer_int.h"
@@ -111,21 +110,17 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n)
     for (i = 0; i + 16 <= n; i += 16) {
         id = tb_load_be64(p + i);
         memcpy(b, p + i + 8, 8);
-        if (!replog_is_leader(s->log)) {
-            send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
-            continue;
-        }
-        /* A new leader that has not applied all its predecessor
-         * committed may not know of the session's creation, or of its
-         * close, yet: the client tries again (the follower closes its
-         * connection).  Closed, or its close decided, here: never
-         * resumed, though the follower may not have applied it yet. */
+        /* Not the leader, or a new one that has not applied all its
+         * predecessor committed (it may not know of the session's
+         * creation, or of its close, yet): the client tries again (the
+         * follower closes its connection).  Closed, or its close decided,
+         * here: never resumed, though the follower may not have applied
+         * it yet. */
         if (!replog_leader_caught_up(s->log)) {
             send_failed(k, (int64_t)tb_load_be64(b), TB_ECONNECTIONLOSS);
             continue;
         }
-        if (session_closing(s, (int64_t)id) ||
-            !fsm_session_get(s->fsm, (int64_t)id, NULL)) {
+        if (!session_resumable(s, (int64_t)id, NULL)) {
             send_failed(k, (int64_t)tb_load_be64(b), TB_ESESSIONEXPIRED);
             continue;
         }

@@ -17,6 +17,7 @@
 #include "server/watch/watch.h"
 
 struct tb_config;
+struct fsm_session_info;
 struct sasl_conn;
 struct proc_client;
 
@@ -91,6 +92,11 @@ struct proc_client {
     int64_t last_zxid;
     struct latency lat;
 };
+
+/* The most a client may leave unread beyond the largest reply (a node's
+ * data, jute.maxbuffer): its connection is closed past it (conn.c), and
+ * no reply is built larger (read.c's multiRead). */
+#define PROC_UNREAD_MAX ((size_t)64 << 20)
 
 /* A reply's frame header (length, xid, zxid, err) into `hdr`; the body of
  * `len` bytes follows it only if err is 0.  Returns the frame's length. */
@@ -195,8 +201,10 @@ void session_revalidated(struct proc_client *c);
 void session_claimed(struct proc_client *c);
 /* The leader refused c's claim: the session's close is decided. */
 void session_expired(struct proc_client *c);
-/* Whether the close of session id was decided here, on the leader. */
-int session_closing(struct tbd *s, int64_t id);
+/* 1 (and *fs filled, if not NULL) if session id is here and its close
+ * was not decided here (expired, the close in the log): a client may
+ * resume it, as ZooKeeper's leader refuses a closing session. */
+int session_resumable(struct tbd *s, int64_t id, struct fsm_session_info *fs);
 
 /* proc/read.c */
 void read_serve(struct proc_client *c, int32_t xid, int32_t type,

@@ -10,12 +10,10 @@
 #include "tree/acl.h"
 #include "tree/tree.h"
 
-/* The largest multiRead reply built, beyond a node's data (jute.maxbuffer):
- * a connection is closed with more unread anyway (conn.c), and one
- * multiRead may ask for a node's data tens of thousands of times; built
- * whole, its reply took gigabytes.  A reply of more than REPLY_KEEP gives
- * its memory back once sent. */
-#define REPLY_MAX  ((size_t)64 << 20)
+/* A multiRead's reply is built no larger than PROC_UNREAD_MAX beyond a
+ * node's data: one may ask for a node's data tens of thousands of times,
+ * and built whole, its reply took gigabytes.  A reply of more than
+ * REPLY_KEEP gives its memory back once sent. */
 #define REPLY_KEEP ((size_t)4 << 20)
 
 /* Starts a reply frame with a success header in the scratch buffer. */
@@ -368,11 +366,12 @@ static void multi_read(struct proc_client *c, int32_t xid, struct tb_str body)
         } else {
             put_children(w, n);
         }
-        if (w->len - start > REPLY_MAX + (size_t)c->srv->cfg->jute_maxbuffer) {
+        if (w->len - start >
+            PROC_UNREAD_MAX + (size_t)c->srv->cfg->jute_maxbuffer) {
             tb_log(TB_LOG_WARN,
                    "closing session 0x%llx: its multiRead's reply passes "
                    "%zu MiB",
-                   (unsigned long long)c->session_id, REPLY_MAX >> 20);
+                   (unsigned long long)c->session_id, PROC_UNREAD_MAX >> 20);
             c->ops->close(c);
             tb_wbuf_free(w);
             return;

@@ -65,11 +65,9 @@ static void resume(struct proc_client *c)
 {
     struct fsm_session_info fs;
 
-    /* Closed while the leader was asked, or its close decided here (it
-     * expired, the close is in the log): not the client's any more, as
-     * ZooKeeper's leader refuses a closing session. */
-    if (!fsm_session_get(c->srv->fsm, c->session_id, &fs) ||
-        session_closing(c->srv, c->session_id)) {
+    /* Closed while the leader was asked, or its close decided here: not
+     * the client's any more. */
+    if (!session_resumable(c->srv, c->session_id, &fs)) {
         refuse(c);
         return;
     }
@@ -242,11 +240,11 @@ void session_result(struct proc_client *c, int rc, const uint8_t *body,
     c->ops->resume(c);
 }
 
-int session_closing(struct tbd *s, int64_t id)
+int session_resumable(struct tbd *s, int64_t id, struct fsm_session_info *fs)
 {
     const struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
 
-    return se != NULL && se->closing;
+    return fsm_session_get(s->fsm, id, fs) && (se == NULL || !se->closing);
 }
 
 void session_expired(struct proc_client *c)

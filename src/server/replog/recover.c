@@ -164,10 +164,8 @@ int replog__recover_io(struct wal *w, const struct raft_configuration *c)
      * first (a higher term alone is always safe; an entry of a term above
      * raft's would be refused at the next start), the entry, and last the
      * directory's owner. */
-    if ((rv = replog__wal_tidy(w)) != 0) {
-        w->loaded = 0; /* no clean close over what could not be zeroed */
+    if ((rv = replog__wal_tidy(w)) != 0)
         return rv;
-    }
     replog__wal_maybe_prep(w);
     WAL_CHECK(w);
     term = (at->term > at->last_term ? at->term : at->last_term) + 1;

@@ -403,7 +403,6 @@ static int wal_load(struct raft_io *io, raft_term *term, raft_id *vote,
         return rv;
     }
     if ((rv = replog__wal_tidy(w)) != 0) {
-        w->loaded = 0; /* no clean close over what could not be zeroed */
         replog__wal_entries_free(*entries, *n);
         *entries = NULL;
         *n = 0;

@@ -645,8 +645,10 @@ int replog__wal_tidy(struct wal *w)
     unsigned i;
     int end, kept, named = 1, rv;
 
-    if ((rv = wipe_beyond(w)) != 0)
+    if ((rv = wipe_beyond(w)) != 0) {
+        w->loaded = 0; /* no clean close over what could not be zeroed */
         return rv;
+    }
     newest = w->ready != NULL ? w->ready->seq
              : w->n_segs > 0  ? w->segs[w->n_segs - 1]->seq
                               : w->meta.newest;
