@@ -205,12 +205,15 @@ mport3=$(free_port)
 aport3=$(free_port)
 start_tumblerd "$dir3" "$port3" --metricsProvider.className=$prom \
     --metricsProvider.httpHost=:: --metricsProvider.httpPort="$mport3" \
-    --admin.enableServer=true --admin.serverAddress=:: --admin.serverPort="$aport3"
+    --admin.enableServer=true --admin.serverAddress=:: --admin.serverPort="$aport3" \
+    --admin.commandURL=/
 wait_serving "$port3" 30 "$SERVER_PID" || fail "tumblerd (HTTP on ::) did not start"
 for url in "http://127.0.0.1:$mport3/metrics" "http://[::1]:$mport3/metrics" \
-    "http://127.0.0.1:$aport3/commands/ruok" "http://[::1]:$aport3/commands/ruok"; do
+    "http://127.0.0.1:$aport3/ruok" "http://[::1]:$aport3/ruok"; do
     "${CURL[@]}" -o /dev/null "$url" || fail "GET $url with the endpoints on ::"
 done
-ok "on ::, both endpoints answer over IPv4 and IPv6"
+"${CURL[@]}" "http://127.0.0.1:$aport3/" | grep -q 'href="/ruok"' ||
+    fail "commandURL=/: the index does not link /ruok"
+ok "on ::, both endpoints answer over IPv4 and IPv6; commandURL=/ serves /ruok"
 
 echo "$passed passed, 0 failed"

@@ -89,7 +89,15 @@ want="{'1': '127.0.0.1:${qport[1]}:${eport[1]}:participant;127.0.0.1:${cport[1]}
 [ "$(admin 1 voting_view | json "d['current_config']")" = "$want" ] ||
     fail "voting_view: $(admin 1 voting_view)"
 [ "$(admin "$L" srvr | json "d['server_stats']['server_state']")" = leader ] || fail "srvr's state"
-ok "AdminServer: leader, voting_view, srvr"
+# the leader's proposal sizes, in ZooKeeper's shape (-1 before the first;
+# unit_cluster checks the figures): in both answers, and only the leader's
+sizes=$(four_letter "${cport[$L]}" srvr | sed -n 's|^Proposal sizes last/min/max: ||p')
+[[ "$sizes" =~ ^-?[0-9]+/-?[0-9]+/-?[0-9]+$ ]] || fail "leader's srvr: proposal sizes '$sizes'"
+[ "$(admin "$L" srvr | json "d['proposal_stats']['max_buffer_size']")" -ge "${sizes##*/}" ] ||
+    fail "AdminServer srvr: proposal_stats $(admin "$L" srvr)"
+! four_letter "${cport[${followers[0]}]}" srvr | grep -q "^Proposal sizes" ||
+    fail "a follower's srvr has proposal sizes"
+ok "AdminServer: leader, voting_view, srvr; srvr's proposal sizes ($sizes)"
 
 # ZooKeeper's election_time: each member timed the election at its start
 # (it knew no leader), in ZooKeeper's summary shape

@@ -31,10 +31,12 @@ static int64_t czxid(struct cluster *c, unsigned i, const char *path)
     return st.czxid;
 }
 
-/* Writes on the leader reach every server, in one order. */
+/* Writes on the leader reach every server, in one order; the leader
+ * keeps its proposals' sizes (srvr's "Proposal sizes"), the others none. */
 static void test_writes_converge(void **state)
 {
     struct cluster *c = &cl;
+    struct replog_stats st;
     char path[32];
     unsigned l, k, first;
     int i;
@@ -51,6 +53,13 @@ static void test_writes_converge(void **state)
     cluster_converge(c, 10000);
     for (k = first; k < c->nprops; k++)
         assert_int_equal(c->props[k].status, 0);
+    replog_get_stats(c->nodes[l].log, &st);
+    assert_true(st.proposal_min > 0);
+    assert_true(st.proposal_min < st.proposal_max); /* "/n1" < "/n199" */
+    assert_true(st.proposal_last >= st.proposal_min &&
+                st.proposal_last <= st.proposal_max);
+    replog_get_stats(c->nodes[(l + 1) % 3].log, &st);
+    assert_int_equal(st.proposal_max, 0);
     cluster_close(c);
 }
 

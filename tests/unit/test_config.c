@@ -244,7 +244,8 @@ static void test_overrides_after_file(void **state)
 
 /* A file as Java's Properties reads it: lines ended by \r alone or \r\n
  * too, a trailing backslash going on at the next line (its leading blanks
- * dropped), escapes undone; a NUL byte refused. */
+ * dropped) unless the line is a comment, escapes undone; a NUL byte
+ * refused. */
 static void test_properties_syntax(void **state)
 {
     struct tb_config cfg;
@@ -253,6 +254,10 @@ static void test_properties_syntax(void **state)
                                  "clientPort=2999\r\n"
                                  "4lw.commands.whitelist=stat, \\\n"
                                  "    ruok\n"
+                                 "# the data was in C:\\zk\\\n"
+                                 "maxClientCnxns=7\n"
+                                 "  ! and C:\\\n"
+                                 "minSessionTimeout=5000\n"
                                  "X509AuthenticationProvider.superUser="
                                  "CN=Doe\\\\, John,O=Caf\\u00e9\n");
 
@@ -262,6 +267,8 @@ static void test_properties_syntax(void **state)
     assert_int_equal(cfg.tick_time, 2500);
     assert_int_equal(cfg.client_port, 2999);
     assert_string_equal(cfg.fourlw_whitelist, "stat, ruok");
+    assert_int_equal(cfg.max_client_cnxns, 7); /* a comment goes on nowhere */
+    assert_int_equal(cfg.min_session_timeout, 5000);
     assert_string_equal(cfg.tls.super_user, "CN=Doe\\, John,O=Caf\xc3\xa9");
     tb_config_free(&cfg);
     unlink(path);
@@ -474,6 +481,9 @@ static void test_http_keys(void **state)
                       "got \"commands\"", "--admin.commandURL=commands", NULL);
     expect_args_error("--admin.serverPort: 65536 is out of range (0..65535)",
                       "--admin.serverPort=65536", NULL);
+    /* a misspelt provider key is not taken for the provider's tuning */
+    expect_args_error("--metricsProvider.httpHst: unknown key (see --help)",
+                      "--metricsProvider.httpHst=127.0.0.1", NULL);
 }
 
 /* A ZooKeeper key tumblerd does not act on is accepted in a file and as a

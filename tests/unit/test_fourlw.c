@@ -492,8 +492,9 @@ static void test_watches(void **state)
 {
     struct fake *f = *state;
 
-    expect_answer(f, "wchs", "2 connections watching 3 paths\n"
-                             "Total watches:4\n\n");
+    expect_answer(f, "wchs",
+                  "2 connections watching 3 paths\n"
+                  "Total watches:4\n");
     expect_answer(f, "wchc", "0x100001968c70000\n\t/a\n\t/a/e1\n"
                              "0x100001968c70001\n\t/a\n\t/zz\n\n");
     expect_answer(f, "wchp", "/a\n\t0x100001968c70001\n\t0x100001968c70000\n"
@@ -516,7 +517,7 @@ static void test_watches_empty(void **state)
     tb_wbuf_put(&b, "", 1);
     /* as ZooKeeper answers with no watches */
     assert_string_equal((char *)b.base, "0 connections watching 0 paths\n"
-                                        "Total watches:0\n\n"
+                                        "Total watches:0\n"
                                         "\n");
     tb_wbuf_free(&b);
 }

@@ -510,6 +510,9 @@ static void test_admin_conf(void **state)
 
     (void)state;
     tb_config_init(&cfg);
+    assert_int_equal(tb_config_set(&cfg, "X509AuthenticationProvider.superUser",
+                                   "007", NULL, err, sizeof err),
+                     0);
     assert_int_equal(tb_config_finish(&cfg, err, sizeof err), 0);
     src.cfg = &cfg;
     tb_wbuf_init(&out);
@@ -527,6 +530,9 @@ static void test_admin_conf(void **state)
     assert_non_null(strstr((char *)out.base, "\"minSessionTimeout\":4000,"));
     assert_non_null(strstr((char *)out.base, "\"admin.commandURL\":"
                                              "\"/commands\","));
+    /* JSON has no 007: digits with a leading zero stay text */
+    assert_non_null(strstr((char *)out.base, "\"X509AuthenticationProvider."
+                                             "superUser\":\"007\""));
     tb_wbuf_free(&out);
     tb_config_free(&cfg);
 }

@@ -131,7 +131,11 @@ static void text_fields(struct json *j, const char *text, size_t len,
         for (i = v < eol && *v == '-'; v + i < eol; i++)
             if (v[i] < '0' || v[i] > '9')
                 break;
-        if (v + i == eol && i > (size_t)(*v == '-') && i < 19)
+        /* JSON has no leading zero (007 stays text), and the membership's
+         * version is hexadecimal, as its file writes it. */
+        if (v + i == eol && i > (size_t)(*v == '-') && i < 19 &&
+            (v[*v == '-'] != '0' || i == (size_t)(*v == '-') + 1) &&
+            !(k == 7 && memcmp(key, "version", 7) == 0))
             json_raw(j, v, (size_t)(eol - v));
         else
             json_strn(j, v, (size_t)(eol - v));

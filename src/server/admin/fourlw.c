@@ -410,9 +410,10 @@ void fourlw_render_mntr(struct tb_wbuf *out, const struct fourlw_stats *s,
 void fourlw_render_wchs(struct tb_wbuf *out,
                         const struct fourlw_watch_summary *w)
 {
-    tb_wbuf_printf(out, "%" PRIu64 " connections watching %" PRIu64
-                   " paths\nTotal watches:%" PRIu64 "\n\n", w->connections,
-                   w->paths, w->watches);
+    tb_wbuf_printf(out,
+                   "%" PRIu64 " connections watching %" PRIu64
+                   " paths\nTotal watches:%" PRIu64 "\n",
+                   w->connections, w->paths, w->watches);
 }
 
 void fourlw_render_envi(struct tb_wbuf *out, const char *version,

@@ -24,7 +24,7 @@
  *   stat  srvr with "Clients:\n" + one connection per line + "\n" after
  *         the version line
  *   cons  one connection per line, then "\n"
- *   wchs  "C connections watching P paths\nTotal watches:W\n\n"
+ *   wchs  "C connections watching P paths\nTotal watches:W\n"
  *   wchc  "0x<sid>\n\t<path>\n..." then "\n"
  *   wchp  "<path>\n\t0x<sid>\n..." then "\n"
  *   dump  "SessionTracker dump:\nSession Sets (B)/(S):\n

@@ -63,6 +63,14 @@ static void stats(void *data, struct fourlw_stats *out)
         out->mode = replog_is_leader(s->log) ? "leader"
                     : self_observer(s)       ? "observer"
                                              : "follower";
+    if (s->peer != NULL && replog_is_leader(s->log)) {
+        struct replog_stats rs;
+        replog_get_stats(s->log, &rs);
+        out->has_proposal_sizes = 1; /* -1 for none yet, as ZooKeeper's */
+        out->proposal_last = rs.proposal_last ? rs.proposal_last : -1;
+        out->proposal_min = rs.proposal_min ? rs.proposal_min : -1;
+        out->proposal_max = rs.proposal_max ? rs.proposal_max : -1;
+    }
     /* ZooKeeper counts the root twice (as "" and "/"). */
     out->node_count = tree_count(fsm_tree(s->fsm)) + 1;
 }
@@ -105,8 +113,9 @@ static void quota_sums(void *arg, const struct tree_quota_sums *q)
  * each follower's lag in entries. */
 static void mntr_followers(struct tbd *s, struct fourlw_emit *e)
 {
-    struct replog_follower f[16];
-    unsigned n = replog_followers(s->log, f, 16), i, synced = 0, observers = 0;
+    struct replog_follower f[REPLOG_MAX_MEMBERS];
+    unsigned n = replog_followers(s->log, f, REPLOG_MAX_MEMBERS), i, synced = 0,
+             observers = 0;
     char id[16];
 
     if (s->peer == NULL || !replog_is_leader(s->log))

@@ -679,8 +679,9 @@ static int finish_http(struct tb_config *cfg, char *err, size_t errlen)
                 "/commands, got \"%s\"", url ? url : "");
         return TB_EINVAL;
     }
+    /* "/" becomes "": the commands are then /srvr, not //srvr. */
     n = strlen(url);
-    while (n > 1 && url[n - 1] == '/')
+    while (n > 0 && url[n - 1] == '/')
         cfg->admin.command_url[--n] = '\0';
     return 0;
 }

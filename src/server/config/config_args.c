@@ -109,11 +109,16 @@ static int load_line(struct tb_config *cfg, char *line,
 }
 
 /* Whether a line (len bytes at p) ends in an odd number of backslashes:
- * Java's continuation onto the next line. */
+ * Java's continuation onto the next line.  A comment is never continued:
+ * the line after "# C:\zk\" is a key of its own. */
 static int continued(const char *p, size_t len)
 {
-    size_t n = 0;
+    size_t n = 0, b = 0;
 
+    while (b < len && (p[b] == ' ' || p[b] == '\t' || p[b] == '\f'))
+        b++;
+    if (b < len && (p[b] == '#' || p[b] == '!'))
+        return 0;
     while (n < len && p[len - 1 - n] == '\\')
         n++;
     return n % 2 == 1;

@@ -25,6 +25,8 @@
 #define CNX_LIMIT  "maxClientCnxns and the open-file limit bound connections"
 #define WATCHES    "the watch manager is tumblerd's own"
 #define SNAPS      "snapshots are taken by snapCount and the log's size"
+#define PROMETHEUS_TUNING                                                      \
+    "the Prometheus provider's tuning: there is no JVM and no worker thread"
 
 static const struct zk_key {
     const char *key;
@@ -153,9 +155,14 @@ static const struct zk_key {
     /* the AdminServer, metrics, the JVM */
     {"admin.portUnification", 0, "the AdminServer is plain HTTP"},
     {"admin.forceHttps", 0, "the AdminServer is plain HTTP"},
-    {"metricsProvider.*", 0,
-     "the Prometheus provider's tuning: there is "
-     "no JVM and no worker thread"},
+    /* The Prometheus provider's own keys, named: a misspelt httpHost must
+     * not pass as tuning and leave /metrics on every interface. */
+    {"metricsProvider.exportJvmInfo", 0, PROMETHEUS_TUNING},
+    {"metricsProvider.numWorkerThreads", 0, PROMETHEUS_TUNING},
+    {"metricsProvider.maxQueueSize", 0, PROMETHEUS_TUNING},
+    {"metricsProvider.workerShutdownTimeoutMs", 0, PROMETHEUS_TUNING},
+    {"metricsProvider.prometheusMetricsSummaryRotateIntervalSeconds", 0,
+     PROMETHEUS_TUNING},
     {"messageTracker.*", 0, "not supported"},
     {"pathStats.*", 0, "not supported"},
     {"jvm.pause.*", 0, NO_JVM},

@@ -164,10 +164,11 @@ static int start_one(struct tbd *s, struct httpd **h, const char *name,
         tb_log(TB_LOG_ERROR, "%s", err);
         return -1;
     }
-    tb_log(TB_LOG_INFO, "%s on http://%s%s%s:%d%s", name,
+    tb_log(TB_LOG_INFO, "%s on http://%s%s%s:%d%s%s", name,
            strchr(address, ':') ? "[" : "", address,
            strchr(address, ':') ? "]" : "", httpd_port(*h),
-           fn == on_metrics ? "/metrics" : s->cfg->admin.command_url);
+           fn == on_metrics ? "/metrics" : s->cfg->admin.command_url,
+           fn == on_metrics ? "" : "/");
     return 0;
 }
 

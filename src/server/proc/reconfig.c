@@ -66,7 +66,6 @@
 #include "tree/tree.h"
 
 #define CONFIG_NODE "/zookeeper/config"
-#define MAX_SERVERS 255
 
 enum step_op { STEP_ADD, STEP_ASSIGN };
 
@@ -93,9 +92,9 @@ struct reconfig {
     int busy;
     struct members next;
     struct members live; /* the configuration applied, once one was */
-    struct step steps[MAX_SERVERS];
+    struct step steps[REPLOG_MAX_MEMBERS];
     size_t nsteps;
-    int leaving[MAX_SERVERS]; /* removed from raft once the outcome is
+    int leaving[REPLOG_MAX_MEMBERS]; /* removed from raft once the outcome is
                                  applied, so that they learn it; not this
                                  leader */
     size_t nleaving, at_leave;
@@ -156,7 +155,7 @@ static int members_put(struct members *m, int id, const char *spec, char *err,
         *old = s;
         return 0;
     }
-    if (m->n == MAX_SERVERS ||
+    if (m->n == REPLOG_MAX_MEMBERS ||
         (grown = realloc(m->v, (m->n + 1) * sizeof *grown)) == NULL) {
         tb_config_server_free(&s);
         snprintf(err, errlen, "too many servers");
@@ -405,8 +404,8 @@ static int hand_over(struct reconfig *r)
  * entries yet to store. */
 static int lagging(struct reconfig *r, int id)
 {
-    struct replog_follower f[MAX_SERVERS];
-    unsigned n = replog_followers(r->srv->log, f, MAX_SERVERS), i;
+    struct replog_follower f[REPLOG_MAX_MEMBERS];
+    unsigned n = replog_followers(r->srv->log, f, REPLOG_MAX_MEMBERS), i;
 
     for (i = 0; i < n; i++)
         if (id == 0 ? f[i].synced && f[i].lag > 0
@@ -492,7 +491,7 @@ static void steps_done(void *arg, int status)
 
 static void make_steps(struct reconfig *r)
 {
-    struct replog_member_step ms[MAX_SERVERS];
+    struct replog_member_step ms[REPLOG_MAX_MEMBERS];
     size_t i;
     int rv;
 
@@ -614,8 +613,8 @@ static int next_members(struct reconfig *r, const struct members *cur,
  * (itself included) are a majority of them. */
 static int quorum_synced(struct reconfig *r)
 {
-    struct replog_follower f[MAX_SERVERS];
-    unsigned nf = replog_followers(r->srv->log, f, MAX_SERVERS), j;
+    struct replog_follower f[REPLOG_MAX_MEMBERS];
+    unsigned nf = replog_followers(r->srv->log, f, REPLOG_MAX_MEMBERS), j;
     size_t i, voters = 0, synced = 0;
 
     for (i = 0; i < r->next.n; i++) {
@@ -806,8 +805,8 @@ static const char *raft_role(int role)
 static void reconcile(struct reconfig *r)
 {
     struct tbd *s = r->srv;
-    struct replog_member rm[MAX_SERVERS];
-    struct reconcile_member want[MAX_SERVERS];
+    struct replog_member rm[REPLOG_MAX_MEMBERS];
+    struct reconcile_member want[REPLOG_MAX_MEMBERS];
     struct reconcile_step st;
     struct members m;
     unsigned n;
@@ -817,7 +816,7 @@ static void reconcile(struct reconfig *r)
     if (r->busy || !reconcile_may(s->log) ||
         (r->reconcile_wait != 0 && tbd_now_ms(s) < r->reconcile_at))
         return;
-    n = replog_members(s->log, rm, MAX_SERVERS);
+    n = replog_members(s->log, rm, REPLOG_MAX_MEMBERS);
     if (current(s, &m) != 0) {
         members_free(&m);
         return;
@@ -861,7 +860,7 @@ static void follow_config(struct reconfig *r)
 {
     struct tbd *s = r->srv;
     struct tree_node *n = config_node(s);
-    struct peer_member pm[MAX_SERVERS];
+    struct peer_member pm[REPLOG_MAX_MEMBERS];
     struct members m;
     struct tb_stat st;
     size_t i;
@@ -900,8 +899,8 @@ struct tb_config_members reconfig_members(const struct tbd *s)
  * has) hold it as a voter or standby: added and caught up. */
 static int in_raft(struct reconfig *r)
 {
-    struct replog_member rm[MAX_SERVERS];
-    unsigned n = replog_members(r->srv->log, rm, MAX_SERVERS), i;
+    struct replog_member rm[REPLOG_MAX_MEMBERS];
+    unsigned n = replog_members(r->srv->log, rm, REPLOG_MAX_MEMBERS), i;
 
     for (i = 0; i < n; i++)
         if (rm[i].id == (int)r->srv->server_id && rm[i].role != REPLOG_SPARE)

@@ -157,6 +157,15 @@ static int batch_reserve(struct replog *l)
     return 0;
 }
 
+static void sized(struct replog_stats *st, int64_t n)
+{
+    st->proposal_last = n;
+    if (st->proposal_min == 0 || n < st->proposal_min)
+        st->proposal_min = n;
+    if (n > st->proposal_max)
+        st->proposal_max = n;
+}
+
 static int propose(struct replog *l, const void *payload, size_t len,
                    int reserved, replog_done_cb done, void *arg)
 {
@@ -189,6 +198,7 @@ static int propose(struct replog *l, const void *payload, size_t len,
         return TB_ENOMEM;
     }
     replog__entry_encode(buf->base, payload, len);
+    sized(&l->stats, (int64_t)buf->len);
     req->index = 0;
     req->done = done;
     req->arg = arg;

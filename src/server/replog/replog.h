@@ -170,6 +170,9 @@ struct replog_stats {
     uint64_t entries_applied;        /* fsm apply calls, replay included */
     uint64_t entries_malformed;      /* skipped: bad envelope (logged) */
     uint64_t proposals_refused_disk; /* TB_ENOTREADONLY answers */
+    int64_t proposal_last;           /* entries proposed while leading, */
+    int64_t proposal_min;            /* in bytes (ZooKeeper's "Proposal */
+    int64_t proposal_max;            /* sizes"); 0 before the first */
     uint64_t snapshots_taken;        /* fsm snapshot calls that succeeded */
     uint64_t snapshots_failed;       /* snapshots not serialized or not
                                         stored */
@@ -294,6 +297,9 @@ int replog_is_leader(struct replog *l);
  * the next message from a leader makes it known again. */
 int replog_leader(struct replog *l);
 /* What the leader knows of another member. */
+/* Room for every member there can be: server ids are 1..254. */
+#define REPLOG_MAX_MEMBERS 255
+
 struct replog_follower {
     int id;
     int voter;
