@@ -157,7 +157,9 @@ static void identify(struct conn *c)
         return;
     if (tls_subject_id(X509_get_subject_name(cert), b) == 0) {
         BIO_get_mem_ptr(b, &m);
-        dn = (struct tb_str){m->data, m->length};
+        /* An empty subject (the name in the SAN alone) is "", not null:
+         * whoAmI, and an auth ACL's expansion, need a string. */
+        dn = (struct tb_str){m->data ? m->data : "", m->length};
         auth_add_id(&c->client, (struct tb_id){TB_STR("x509"), dn});
         if (super != NULL && strlen(super) == dn.len &&
             memcmp(super, dn.ptr, dn.len) == 0)
@@ -195,6 +197,7 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
 
     if (BIO_write(t->net_in, p, (int)n) != (int)n)
         return TB_ENOMEM;
+    ERR_clear_error(); /* SSL_get_error reads the queue: ours alone */
     for (;;) {
         if (c->in_cap - c->in_len < TLS_RECORD) {
             cap = c->in_cap ? c->in_cap * 2 : 2 * TLS_RECORD;

@@ -314,6 +314,7 @@ static void deliver(struct tunnel *t)
     char chunk[16384];
     int k = 1, e;
 
+    ERR_clear_error(); /* SSL_get_error reads the queue: ours alone */
     if (!t->secured && (k = SSL_read(t->ssl, chunk, 1)) == 1) {
         if (chunk[0] == NAK) {
             refused(t, "the member refused our certificate: it names "
@@ -490,7 +491,11 @@ static int accepted(struct tunnel *t)
 /* 0 while it goes on or once done, non-zero when it failed (logged). */
 static int handshake(struct tunnel *t)
 {
-    int r = SSL_do_handshake(t->ssl), e = SSL_get_error(t->ssl, r);
+    int r, e;
+
+    ERR_clear_error(); /* SSL_get_error reads the queue: ours alone */
+    r = SSL_do_handshake(t->ssl);
+    e = SSL_get_error(t->ssl, r);
 
     if (flush(t) != 0)
         return TB_EIO;

@@ -156,6 +156,27 @@ def kazoo(cert=None, port=None):
     return zk
 
 
+def whoami(cert):
+    """The (scheme, id) pairs whoAmI answers a session of cert's; a null string as None."""
+    p = Pipe(cert)
+    p.tls.write(CONNECT)
+    p.flush()
+    p.frame()
+    p.tls.write(request(1, 107))  # whoAmI
+    p.flush()
+    body = p.frame()[16:]
+    ids, at = [], 4
+    for _ in range(struct.unpack(">i", body[:4])[0]):
+        pair = []
+        for _ in range(2):
+            n = struct.unpack(">i", body[at:at + 4])[0]
+            pair.append(None if n < 0 else body[at + 4:at + 4 + n].decode())
+            at += 4 + max(n, 0)
+        ids.append(tuple(pair))
+    p.raw.close()
+    return ids
+
+
 def all_checks():
     # Sessions by certificate, and an x509 ACL naming a subject of several parts (RFC 2253 order).
     client_dn = "CN=client,OU=test,O=Tumbler"
@@ -179,26 +200,14 @@ def all_checks():
     # The x509 id of a subject with a multi-valued RDN, attributes RFC 2253 has no keyword for
     # (by OID, the value's DER in hex), characters to escape and a non-ASCII one, as Java's
     # X500Principal.getName() writes it (ZooKeeper's id, which ACLs and superUser name).
-    p = Pipe("odd")
-    p.tls.write(CONNECT)
-    p.flush()
-    p.frame()
-    p.tls.write(request(1, 107))  # whoAmI
-    p.flush()
-    body = p.frame()[16:]
-    ids, at = [], 4
-    for _ in range(struct.unpack(">i", body[:4])[0]):
-        pair = []
-        for _ in range(2):
-            n = struct.unpack(">i", body[at:at + 4])[0]
-            pair.append(body[at + 4:at + 4 + n].decode())
-            at += 4 + n
-        ids.append(tuple(pair))
     odd = (r'STREET=Main St,2.5.4.12=#0c024472,1.2.840.113549.1.9.1=#16056140622e63,'
            r'CN=odd\=name\#1 \<x\>\;\"q\"\\,OU=test+UID=u1,L=Zürich,'
            r'O=Tumbler\, Inc.,DC=example')
+    ids = whoami("odd")
     check(f"whoAmI over TLS with an odd subject: {ids}", ("x509", odd) in ids)
-    p.raw.close()
+    # A certificate whose subject is empty (its name in the SAN alone): the id is "", not null.
+    ids = whoami("nameless")
+    check(f"whoAmI over TLS with an empty subject: {ids}", ("x509", "") in ids)
 
     # A create and a closeSession that arrive with the client's close_notify, in one write, are
     # run: the node is made, and the session ends with its ephemeral node at once, not once it

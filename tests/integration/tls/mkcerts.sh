@@ -10,6 +10,7 @@
 #   odd.{pem,key,p12}            a subject with a multi-valued RDN, attributes RFC 2253 has no
 #                                keyword for, characters to escape and a non-ASCII one
 #   client.pem.key               the client's key and chain in one PEM file
+#   nameless.{pem,key,p12}       an empty subject, the name in the SAN alone (critical, RFC 5280)
 #   rogue.{pem,key,p12}          a client signed by a CA nobody trusts
 # Every .p12 has the password "secret"; the keys are unencrypted PEM.
 set -euo pipefail
@@ -60,6 +61,8 @@ leaf client "/O=Tumbler/OU=test/CN=client" ca "extendedKeyUsage=clientAuth"
 leaf other "/CN=other" ca "extendedKeyUsage=clientAuth"
 leaf odd '/DC=example/O=Tumbler, Inc./L=Zürich/OU=test+UID=u1/CN=odd=name#1 <x>;"q"\\/emailAddress=a@b.c/title=Dr/street=Main St' \
     ca "extendedKeyUsage=clientAuth"
+leaf nameless / ca "subjectAltName=critical,DNS:nameless
+extendedKeyUsage=clientAuth"
 leaf rogue "/O=Rogue/CN=rogue" rogueca "extendedKeyUsage=clientAuth"
 rm -f trust.p12
 keytool -importcert -noprompt -alias ca -file ca.pem -keystore trust.p12 \
