@@ -10,6 +10,7 @@
 
 #include "server/fsm/fsm.h"
 #include "server/replog/replog.h"
+#include "server/watch/watch.h"
 #include "session_fixture.h"
 
 static uint64_t fake_now(void *data)
@@ -134,6 +135,7 @@ void start(struct sfx *f)
     tb_map_init(&s->sessions);
     tb_wbuf_init(&s->scratch);
     tb_wbuf_init(&s->scratch2);
+    watch_mgr_init(&s->watches, 1);
     s->tick_ms = 1000; /* tickTime 2000 */
     assert_int_equal(fsm_init(&s->fsm, &hooks), 0);
     memset(&rc, 0, sizeof rc);
@@ -169,6 +171,7 @@ void stop(struct sfx *f)
     tb_map_free(&s->conn_by_session);
     tb_wbuf_free(&s->scratch);
     tb_wbuf_free(&s->scratch2);
+    watch_mgr_close(&s->watches);
 }
 
 static int rm_one(const char *p, const struct stat *st, int flag,
@@ -291,6 +294,18 @@ static void car_close(struct proc_client *pc)
     pc->closed = 1;
 }
 
+static void car_close_after_flush(struct proc_client *pc)
+{
+    struct carrier *k = TB_CONTAINER_OF(pc, struct carrier, pc);
+
+    if (!k->draining) {
+        car_close(pc);
+        return;
+    }
+    pc->state = CONN_CLOSING;
+    k->closing++;
+}
+
 static void car_resume(struct proc_client *pc)
 {
     TB_CONTAINER_OF(pc, struct carrier, pc)->resumes++;
@@ -302,7 +317,8 @@ static void car_notified(struct proc_client *pc)
 }
 
 static const struct proc_client_ops car_ops = {
-    car_send, car_reply, car_close, car_close, car_resume, car_notified,
+    car_send,   car_reply,    car_close, car_close_after_flush,
+    car_resume, car_notified,
 };
 
 struct tb_rd nth_frame(struct carrier *k, int n)
@@ -366,6 +382,8 @@ void carrier_open(struct sfx *f, struct carrier *k, uint64_t id)
 
 void carrier_free(struct carrier *k)
 {
+    if (k->draining && !k->pc.closed)
+        car_close(&k->pc);
     tb_wbuf_free(&k->pc.ids);
     tb_wbuf_free(&k->out);
 }

@@ -44,6 +44,9 @@ struct carrier {
     struct tbd *s;
     struct tb_wbuf out; /* every frame sent, each with its length prefix */
     int frames, closes, resumes;
+    /* Set: close_after_flush leaves the client open and closing, as a
+     * socket with output unsent does (counted in `closing`). */
+    int draining, closing;
 };
 
 /* Runs the loop until *n reaches want; 0 if WAIT_MS of real time pass. */

@@ -15,6 +15,7 @@
 #include "server/fsm/fsm.h"
 #include "server/peer/peer_int.h"
 #include "server/replog/replog.h"
+#include "server/watch/watch.h"
 #include "session_fixture.h"
 
 static void client_without_a_socket(void **state)
@@ -181,6 +182,39 @@ static void closing_session_refused(void **state)
     tb_wbuf_free(&body);
     carrier_free(&a);
     carrier_free(&b);
+}
+
+/* An expired session's connection, closing while its client reads slowly,
+ * is told of no more changes: its watches go as its session closes, so
+ * its output drains and it closes (a stream of events kept it open). */
+static void expired_session_watches_dropped(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_connect_resp resp;
+    struct tb_wbuf body;
+    struct tb_rd rd;
+    uint64_t t;
+    int closed = 0;
+
+    carrier_open(f, &a, 41);
+    a.draining = 1;
+    rd = nth_frame(&a, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    tb_wbuf_init(&body);
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/"), 1});
+    request(&a, &body, 1, TB_OP_GETDATA);
+    assert_int_equal(watch_owner_count(&a.pc.watch), 1);
+    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
+        closed = tick_at(f, t, resp.session_id);
+    assert_true(closed);
+    assert_closed(f, resp.session_id, 1);
+    assert_int_equal(a.closing, 1);
+    assert_false(a.pc.closed); /* still draining */
+    assert_int_equal(watch_owner_count(&a.pc.watch), 0);
+    tb_wbuf_free(&body);
+    carrier_free(&a);
 }
 
 /* A session a follower revalidated through a barrier, taken at once once
@@ -461,6 +495,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(scratch_failure_passes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(closing_session_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(expired_session_watches_dropped, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(revalidated_resume_reads_on, setup,
                                         teardown),

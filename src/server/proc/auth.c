@@ -113,7 +113,7 @@ void auth_request(struct proc_client *c, int32_t xid, struct tb_str body)
                      a.scheme.ptr ? a.scheme.ptr : "");
 refused:
     c->ops->reply(c, xid, 0, TB_EAUTHFAILED, NULL, 0);
-    c->ops->close_after_flush(c);
+    proc_close_after_flush(c);
 }
 
 int auth_enforced(struct proc_client *c, int32_t xid)
@@ -125,7 +125,7 @@ int auth_enforced(struct proc_client *c, int32_t xid)
     auth_log_refusal(c, "not authenticated with any of %s; closing",
                      cfg->enforce_auth_schemes);
     c->ops->reply(c, xid, 0, TB_ESESSIONCLOSEDREQUIRESASLAUTH, NULL, 0);
-    c->ops->close_after_flush(c);
+    proc_close_after_flush(c);
     return 0;
 }
 

@@ -92,7 +92,7 @@ static int head_done(struct proc_client *c, struct req *r)
     request_done(c, r);
     req_free(c, r);
     if (close_after)
-        c->ops->close_after_flush(c);
+        proc_close_after_flush(c);
     return close_after;
 }
 
@@ -499,6 +499,15 @@ void proc_refused(struct proc_client *c, int32_t xid, int err)
         }
     }
     c->ops->close(c); /* no such write: its outcome is not known here */
+}
+
+/* Without the watches, a slow reader of a busy subtree's events would keep
+ * a closing connection (an expired session's among them) for as long as
+ * the changes come: its output would never drain. */
+void proc_close_after_flush(struct proc_client *c)
+{
+    watch_remove_watcher(&c->srv->watches, &c->watch);
+    c->ops->close_after_flush(c);
 }
 
 void proc_client_closed(struct proc_client *c)

@@ -129,6 +129,9 @@ void proc_drain(struct proc_client *c);
 /* Called once by the carrier as it closes, before it sets c->closed: the
  * queued requests, the watches and a SASL exchange go. */
 void proc_client_closed(struct proc_client *c);
+/* ops->close_after_flush, the client's watches dropped first: what it was
+ * sent drains, and no change adds to it meanwhile. */
+void proc_close_after_flush(struct proc_client *c);
 int64_t proc_zxid(const struct tbd *s);
 int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
                  uint64_t origin, const struct proc_client *c,

@@ -269,7 +269,7 @@ void sasl_request(struct proc_client *c, int32_t xid, struct tb_str body)
 
     if (tb_sasl_token_decode(&rd, &in) != 0) {
         reply_token(c, xid, TB_EMARSHALLING, NULL, 0);
-        c->ops->close_after_flush(c);
+        proc_close_after_flush(c);
         return;
     }
     /* ZooKeeper without a JAAS Server section answers with no token. */
@@ -287,7 +287,7 @@ void sasl_request(struct proc_client *c, int32_t xid, struct tb_str body)
                         ? TB_ESESSIONCLOSEDREQUIRESASLAUTH
                         : TB_EAUTHFAILED,
                     NULL, 0);
-        c->ops->close_after_flush(c);
+        proc_close_after_flush(c);
         return;
     }
     if (rv == SASL_OK)

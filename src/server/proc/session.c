@@ -37,7 +37,7 @@ static void refuse(struct proc_client *c)
     static const char zeros[16];
 
     reply_connect(c, 0, 0, (struct tb_str){zeros, 16});
-    c->ops->close_after_flush(c);
+    proc_close_after_flush(c);
 }
 
 static int32_t negotiate(const struct tb_config *cfg, int32_t asked)
@@ -307,7 +307,7 @@ void session_closed(struct tbd *s, int64_t id)
             return; /* not one refused before it was logged */
     }
     tb_map_del(&s->conn_by_session, (uint64_t)id);
-    c->ops->close_after_flush(c);
+    proc_close_after_flush(c);
 }
 
 static int propose_close(void *arg, const struct sess *se)
