@@ -451,19 +451,29 @@ int tb__tls_events(struct tb_client *c, int events)
     return events;
 }
 
+/* Decrypted bytes not yet read, which the socket will not signal.  Not
+ * SSL_has_pending: it counts a record only partly received too, which the
+ * socket signals when the rest comes; taken for data, it had the driver
+ * poll with no timeout meanwhile, spinning.  (read_ahead is off: OpenSSL
+ * takes no more from the socket than the record it reads.) */
+static int decrypted(struct tb__tls *t)
+{
+    return SSL_pending(t->ssl) > 0;
+}
+
 int tb__tls_read_on(struct tb_client *c, int events)
 {
     struct tb__tls *t = c->tls;
 
     if (t == NULL)
         return events & TB_EV_READ;
-    return (events & TB_EV_READ) || SSL_has_pending(t->ssl) ||
+    return (events & TB_EV_READ) || decrypted(t) ||
            (t->read_wants_write && (events & TB_EV_WRITE));
 }
 
 int tb__tls_pending(struct tb_client *c)
 {
-    return c->tls != NULL && SSL_has_pending(c->tls->ssl);
+    return c->tls != NULL && decrypted(c->tls);
 }
 
 const char *tb__tls_why(struct tb_client *c)
