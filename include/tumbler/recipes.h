@@ -217,7 +217,8 @@ TB_API int tb_mutex_conflict(struct tb_mutex *m, char *buf, size_t cap);
 
 /* What a child of a lock's path is, judged from its name alone (not a
  * path) as the recipes judge it: the marker just before the server's
- * 10-digit sequence number.  The first five kinds queue together. */
+ * sequence number ("%010d": 10 characters, 11 below -999,999,999 after
+ * a wrap).  The first five kinds queue together. */
 enum tb_lock_node {
     TB_NODE_OTHER = 0,  /* of no layout a lock takes part in */
     TB_NODE_MUTEX,      /* ...lock-<seq>: a mutex (InterProcessMutex) */

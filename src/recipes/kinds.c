@@ -16,7 +16,7 @@
 
 #include "recipes/rcp.h"
 
-#define SEQ_LEN 10
+#define SEQ_LEN 10 /* "%010d": 10 digits, or '-' and 9 */
 
 static const struct {
     const char *marker;
@@ -40,46 +40,61 @@ static const struct {
     {"leases", "a semaphore's leases (InterProcessSemaphoreV2)"},
 };
 
-/* The sequence number a sequential create appended: the last 10
- * characters, "%010d" of a Java int (so possibly negative after a wrap). */
-static int parse_seq(const char *name, int64_t *out)
+/* The sequence number a sequential create appended, read from the last
+ * `len` characters of `name` as the server writes it, "%010d" of a Java
+ * int: 10 digits; after a wrap '-' and 9 digits (-999999999..-1), or
+ * '-' and 10 digits (-2147483648..-1000000000), one character more. */
+static int seq_suffix(const char *name, size_t len, int64_t *out)
 {
     size_t n = strlen(name), i;
     const char *s;
-    int neg = 0;
+    int neg;
     int64_t v = 0;
 
-    if (n < SEQ_LEN)
+    if (n < len)
         return -1;
-    s = name + n - SEQ_LEN;
-    for (i = 0; i < SEQ_LEN; i++) {
-        if (i == 0 && s[i] == '-') {
-            neg = 1;
-            continue;
-        }
+    s = name + n - len;
+    neg = s[0] == '-';
+    for (i = neg; i < len; i++) {
         if (s[i] < '0' || s[i] > '9')
             return -1;
         v = v * 10 + (s[i] - '0');
     }
+    /* 11 characters only for what "%010d" cannot write in 10. */
+    if (len > SEQ_LEN && (!neg || v < 1000000000 || v > 2147483648LL))
+        return -1;
     *out = neg ? -v : v;
     return 0;
 }
 
 /* The row of seq_kinds whose marker ends the name just before its
- * sequence number, or -1. */
+ * sequence number, or -1.  Both lengths are tried: "lock-2147483647" and
+ * "lock--1000000000" both put a '-' before 10 digits, and only whether
+ * the marker ends before or at that '-' tells them apart. */
 static int seq_row(const char *name, int64_t *seq)
 {
-    size_t n = strlen(name), k, i;
+    size_t n = strlen(name), k, i, len;
 
-    if (parse_seq(name, seq) != 0)
-        return -1;
-    for (i = 0; i < sizeof seq_kinds / sizeof seq_kinds[0]; i++) {
-        k = strlen(seq_kinds[i].marker);
-        if (n - SEQ_LEN >= k &&
-            memcmp(name + n - SEQ_LEN - k, seq_kinds[i].marker, k) == 0)
-            return (int)i;
+    for (len = SEQ_LEN; len <= SEQ_LEN + 1; len++) {
+        if (seq_suffix(name, len, seq) != 0)
+            continue;
+        for (i = 0; i < sizeof seq_kinds / sizeof seq_kinds[0]; i++) {
+            k = strlen(seq_kinds[i].marker);
+            if (n - len >= k &&
+                memcmp(name + n - len - k, seq_kinds[i].marker, k) == 0)
+                return (int)i;
+        }
     }
     return -1;
+}
+
+/* A sequence number ends `name`, of either length. */
+static int parse_seq(const char *name, int64_t *out)
+{
+    return seq_suffix(name, SEQ_LEN, out) == 0 ||
+                   seq_suffix(name, SEQ_LEN + 1, out) == 0
+               ? 0
+               : -1;
 }
 
 int tb_lock_node_kind(const char *name, int64_t *seq)

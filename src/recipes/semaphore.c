@@ -25,8 +25,10 @@
 #include "recipes/rcp.h"
 
 /* L_GATE lasts until the lease engine starts: while PATH is looked at,
- * a give-up only sets abort_rc, which take_lease sees.  L_ENDED: the
- * acquisition failed, its engines are gone. */
+ * a give-up only sets abort_rc, which take_lease sees.  L_LEASE lasts
+ * until the report, so also while the gate goes back after the lease
+ * engine held: a give-up then only sets abort_rc, which lease_report
+ * sees.  L_ENDED: the acquisition failed, its engines are gone. */
 enum { L_GATE, L_LEASE, L_HELD, L_ENDED };
 
 struct tb_semaphore {
@@ -125,7 +127,30 @@ static void add_stats(struct tb_recipe_stats *a, struct tb_mutex *m)
     a->restarts += b.restarts;
 }
 
-/* The gate is back (or was never held): report the acquisition. */
+/* What a lease lost before its report tells the caller: the session's
+ * end if that took it (as an acquisition it cut short reports), else
+ * TB_ELOCKLOST. */
+static int lost_rc(struct tb_client *c)
+{
+    switch (tb_client_state(c)) {
+    case TB_SESSION_EXPIRED:
+        return TB_ESESSIONEXPIRED;
+    case TB_SESSION_AUTH_FAILED:
+        return TB_EAUTHFAILED;
+    case TB_SESSION_CLOSED:
+        return TB_ECLOSING;
+    default:
+        return TB_ELOCKLOST; /* its node deleted, or another session */
+    }
+}
+
+/* The gate is back (or was never held): report the acquisition.  A
+ * grant is no lease if the lease went while the gate went back (a
+ * session expired while the gate's delete waited for a reconnect):
+ * others may hold that slot now.  Nor if a give-up came meanwhile: the
+ * lease engine held already and refused the abort, so the give-up wins
+ * here, as it would have earlier.  Either way the lease engine is freed
+ * (a node still there goes to the reaper) before the caller hears. */
 static void lease_report(struct tb_lease *l, int rc)
 {
     struct tb_semaphore *s = l->s;
@@ -133,7 +158,11 @@ static void lease_report(struct tb_lease *l, int rc)
     tb_lease_cb cb = l->cb;
     void *data = l->data;
 
+    if (rc == 0 && rcp_lk_state(l->lease) == TB_LOCK_LOST)
+        rc = lost_rc(s->c);
     pthread_mutex_lock(&s->mu);
+    if (rc == 0 && l->abort_rc != 0)
+        rc = l->abort_rc; /* decided under s->mu, as the give-up is */
     add_stats(&s->st, l->gate);
     gate = l->gate;
     l->gate = NULL;
@@ -168,7 +197,10 @@ static void on_gate_released(int rc, void *data)
 {
     struct tb_lease *l = data;
 
-    (void)rc; /* a lost gate is gone anyway */
+    /* A lost gate is gone anyway, and says nothing of the lease (a gate
+     * node already deleted is no loss of ours): lease_report looks at
+     * the lease itself. */
+    (void)rc;
     if (l->result == TB_EFOREIGNLOCK)
         drop_parents(l->s);
     lease_report(l, l->result);
@@ -388,7 +420,8 @@ static int abort_lease(struct tb_lease *l, int rc)
     }
     l->abort_rc = rc;
     pthread_mutex_unlock(&l->s->mu);
-    /* EINVAL: between the engines; on_gate sees abort_rc. */
+    /* EINVAL: between the engines, and take_lease sees abort_rc; or the
+     * lease engine held already, and lease_report sees it. */
     rcp_lk_abort(m, rc);
     rcp_lk_unref(m);
     return 0;
@@ -542,7 +575,7 @@ void tb_semaphore_free(struct tb_semaphore *s)
 
     if (s == NULL)
         return;
-    tb_semaphore_cancel(s);
+    tb_semaphore_cancel(s); /* also a grant whose gate is going back */
     for (;;) { /* leases still held go back */
         struct tb_lease *l = NULL;
         pthread_mutex_lock(&s->mu);

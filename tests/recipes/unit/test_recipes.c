@@ -87,6 +87,25 @@ static void node_kinds(void **state)
                      TB_NODE_OTHER);
     assert_int_equal(seq, 0);
     assert_int_equal(tb_lock_node_kind("lock-", NULL), TB_NODE_OTHER);
+    /* After the counter wrapped, "%010d" writes '-' and 10 digits from
+     * -2147483648 to -1000000000: 11 characters, all of them the number. */
+    assert_int_equal(tb_lock_node_kind("_c_x-lease--2147483648", &seq),
+                     TB_NODE_LEASE);
+    assert_int_equal(seq, -2147483648LL);
+    assert_int_equal(tb_lock_node_kind("_c_x-lock--1000000000", &seq),
+                     TB_NODE_MUTEX);
+    assert_int_equal(seq, -1000000000LL);
+    assert_int_equal(tb_lock_node_kind("_c_x-lease--999999999", &seq),
+                     TB_NODE_LEASE);
+    assert_int_equal(seq, -999999999);
+    assert_int_equal(tb_lock_node_kind("_c_x-lease-2147483647", &seq),
+                     TB_NODE_LEASE);
+    assert_int_equal(seq, 2147483647);
+    /* No other shapes: a sign inside the digits, or 11 digits. */
+    assert_int_equal(tb_lock_node_kind("_c_x-lease-00-0000001", NULL),
+                     TB_NODE_OTHER);
+    assert_int_equal(tb_lock_node_kind("_c_x-lease-12345678901", NULL),
+                     TB_NODE_OTHER);
     assert_true(tb_lock_node_shared(TB_NODE_READ));
     assert_true(tb_lock_node_shared(TB_NODE_KAZOO_READ));
     assert_false(tb_lock_node_shared(TB_NODE_MUTEX));

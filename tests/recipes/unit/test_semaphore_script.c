@@ -1,0 +1,278 @@
+/* A semaphore's acquisition between its lease's grant and its report,
+ * against the client's scripted server (tests/unit/client_fixture.c: a
+ * socketpair and a fake clock, loop mode, states forwarded to the
+ * recipes).  The lease engine holds once PATH/leases is within the limit,
+ * and the gate goes back before the caller hears of it: its delete may
+ * wait across a reconnect.  What happens meanwhile decides: a session
+ * that expired took the lease node with it, so the caller must not be
+ * told it holds a slot others can now take; a cancel or a free that came
+ * wins as it would have earlier, the lease node deleted and no lease
+ * handed out. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rcp_script.h"
+#include "tumbler/recipes.h"
+
+#define SID   RS_SID /* our session */
+#define GATE  100    /* the gate node's czxid */
+#define LEASE 101    /* the lease node's czxid: the lease's token */
+
+/* ---- the scripted server's side ---- */
+
+static void reply_create(int32_t xid, const char *path, int64_t czxid)
+{
+    struct tb_stat st = {0};
+    struct tb_wbuf b;
+
+    st.czxid = czxid;
+    st.mzxid = czxid;
+    st.ephemeral_owner = SID;
+    tb_wbuf_init(&b);
+    tb_put_STR(&b, tb_str_c(path));
+    tb_put_STAT(&b, &st);
+    srv_reply(xid, czxid, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+/* A getChildren reply: `n` names. */
+static void reply_children(int32_t xid, const char *const *names, int n)
+{
+    struct tb_wbuf b;
+    int i;
+
+    tb_wbuf_init(&b);
+    tb_put_I32(&b, n);
+    for (i = 0; i < n; i++)
+        tb_put_STR(&b, tb_str_c(names[i]));
+    srv_reply(xid, 300, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+/* A sequential create of a name under `parent`, answered: the node's path
+ * (the name asked for and sequence 1) in `node`. */
+static void create_seq(const char *parent, int64_t czxid, char *node,
+                       size_t cap)
+{
+    struct tb_create_req cr;
+    struct tb_rd body;
+    int32_t xid = rs_expect(TB_OP_CREATE2, &body);
+
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    assert_true(cr.path.len > strlen(parent) + 1);
+    assert_memory_equal(cr.path.ptr, parent, strlen(parent));
+    assert_true(cr.path.len + 11 < cap);
+    snprintf(node, cap, "%.*s0000000001", (int)cr.path.len, cr.path.ptr);
+    reply_create(xid, node, czxid);
+}
+
+/* The engine's look at its own node (with the watch), then at the queue:
+ * ours the only node there, so it holds. */
+static void hold_alone(struct tb_client *c, const char *parent,
+                       const char *node, int64_t czxid)
+{
+    const char *name = strrchr(node, '/') + 1;
+
+    rs_reply_stat(rs_expect_at(TB_OP_EXISTS, node), czxid, SID);
+    reply_children(rs_expect_at(TB_OP_GETCHILDREN, parent), &name, 1);
+    pump(c);
+}
+
+/* ---- the client's side ---- */
+
+struct leased {
+    int calls, rc;
+    struct tb_lease *lease;
+};
+
+static void on_leased(int rc, struct tb_lease *l, void *data)
+{
+    struct leased *r = data;
+
+    r->calls++;
+    r->rc = rc;
+    r->lease = l;
+}
+
+/* An acquisition of a lease of /s (limit 1) up to its end: the gate and
+ * the lease granted, the gate's delete sent and not answered.  The lease
+ * node's path in `lease`; returns the gate delete's xid. */
+static int32_t grant_to_gate_return(struct tb_client *c, struct tb_semaphore *s,
+                                    struct leased *r, char *lease, size_t cap)
+{
+    static const char *const parents[] = {"leases", "locks"};
+    char gate[256];
+    int32_t xid;
+
+    assert_int_equal(tb_semaphore_acquire(s, -1, on_leased, r), 0);
+    pump(c);
+    create_seq("/s/locks/", GATE, gate, sizeof gate);
+    pump(c);
+    hold_alone(c, "/s/locks", gate, GATE);
+    reply_children(rs_expect_at(TB_OP_GETCHILDREN, "/s"), parents, 2);
+    pump(c);
+    create_seq("/s/leases/", LEASE, lease, cap);
+    pump(c);
+    hold_alone(c, "/s/leases", lease, LEASE);
+    /* Held: the watch on the leases goes.  Then the gate goes back: its
+     * own-node watch, then its node. */
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, "/s/leases"), 300, 0, NULL);
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, gate), 300, 0, NULL);
+    xid = rs_expect_at(TB_OP_DELETE, gate);
+    pump(c);
+    assert_int_equal(r->calls, 0);
+    return xid;
+}
+
+static void close_client(struct tb_client *c, struct tb_semaphore *s)
+{
+    /* Without a connection nothing waits for the server's answers. */
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    tb_semaphore_free(s);
+    pump(c);
+    tb_client_close(c);
+}
+
+/* The way it should go: the gate's delete answered, the lease held. */
+static void test_granted(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_semaphore *s;
+    struct leased r = {0};
+    char lease[256];
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_semaphore_new(&s, c, "/s", 1, NULL), 0);
+    xid = grant_to_gate_return(c, s, &r, lease, sizeof lease);
+    srv_reply(xid, 301, 0, NULL);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(r.lease);
+    assert_int_equal(tb_lease_token(r.lease), LEASE);
+    assert_int_equal(tb_lease_state(r.lease), TB_LOCK_HELD);
+    assert_int_equal(tb_lease_release(r.lease, NULL, NULL), 0);
+    pump(c);
+    (void)rs_expect_at(TB_OP_REMOVEWATCHES, lease);
+    (void)rs_expect_at(TB_OP_DELETE, lease);
+    close_client(c, s);
+}
+
+/* The gate's delete lost with the connection, sent again (a look first)
+ * once the client is back, and the server says the session expired: the
+ * lease node went with it, and another client may hold that slot now.
+ * The acquisition fails with the session's end, no lease handed out. */
+static void test_session_expired_during_gate_return(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_semaphore *s;
+    struct tb_connect_req rq;
+    struct leased r = {0};
+    char lease[256];
+
+    (void)state;
+    assert_int_equal(tb_semaphore_new(&s, c, "/s", 1, NULL), 0);
+    (void)grant_to_gate_return(c, s, &r, lease, sizeof lease);
+    close(server_fd); /* the delete's reply is lost */
+    server_fd = -1;
+    pump(c);
+    assert_int_equal(r.calls, 0); /* the gate's release waits */
+    fake_now += 600;
+    pump(c);
+    srv_accept(0, 0, 0, &rq); /* timeOut 0: the session is gone */
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, TB_ESESSIONEXPIRED);
+    assert_null(r.lease);
+    close_client(c, s);
+}
+
+/* A cancel while the gate's delete is in flight, the lease already
+ * granted: the cancel wins.  Its lease node is deleted and the callback
+ * gets TB_ECANCELED, as for a cancel earlier in the acquisition. */
+static void test_cancel_during_gate_return(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_semaphore *s;
+    struct leased r = {0};
+    char lease[256];
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_semaphore_new(&s, c, "/s", 1, NULL), 0);
+    xid = grant_to_gate_return(c, s, &r, lease, sizeof lease);
+    assert_int_equal(tb_semaphore_cancel(s), 0);
+    pump(c);
+    assert_int_equal(r.calls, 0);
+    srv_reply(xid, 301, 0, NULL);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, TB_ECANCELED);
+    assert_null(r.lease);
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, lease), 300, 0, NULL);
+    srv_reply(rs_expect_at(TB_OP_DELETE, lease), 302, 0, NULL);
+    pump(c);
+    assert_false(srv_has_data());
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(tb_semaphore_cancel(s), TB_EINVAL); /* none left */
+    close_client(c, s);
+}
+
+/* The same with the handle freed: nothing is left held, the lease node
+ * is deleted, and the pending acquisition ends with TB_ECANCELED. */
+static void test_free_during_gate_return(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_semaphore *s;
+    struct leased r = {0};
+    char lease[256];
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_semaphore_new(&s, c, "/s", 1, NULL), 0);
+    xid = grant_to_gate_return(c, s, &r, lease, sizeof lease);
+    tb_semaphore_free(s);
+    pump(c);
+    assert_int_equal(r.calls, 0);
+    srv_reply(xid, 301, 0, NULL);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, TB_ECANCELED);
+    assert_null(r.lease);
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, lease), 300, 0, NULL);
+    srv_reply(rs_expect_at(TB_OP_DELETE, lease), 302, 0, NULL);
+    pump(c);
+    assert_false(srv_has_data());
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    tb_client_close(c);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_granted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_expired_during_gate_return,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_during_gate_return, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_free_during_gate_return, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
