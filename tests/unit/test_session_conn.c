@@ -18,6 +18,29 @@
 #include "server/watch/watch.h"
 #include "session_fixture.h"
 
+/* The allocation fail_in counts down to fails (-1: none), in the code
+ * linked into this program (libuv's and cmocka's are their own). */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+static int fail_in = -1;
+
+static int failing(void)
+{
+    return fail_in >= 0 && fail_in-- == 0;
+}
+
+void *__wrap_malloc(size_t n)
+{
+    return failing() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return failing() ? NULL : __real_calloc(n, size);
+}
+
 static void client_without_a_socket(void **state)
 {
     struct sfx *f = *state;
@@ -215,6 +238,55 @@ static void expired_session_watches_dropped(void **state)
     assert_int_equal(watch_owner_count(&a.pc.watch), 0);
     tb_wbuf_free(&body);
     carrier_free(&a);
+}
+
+/* A watch the server cannot keep (an allocation fails) is never answered
+ * as set: the client is closed instead, and sets it again on its next
+ * connection.  Each allocation a watching exists, getChildren and addWatch
+ * make fails in turn. */
+static void unkept_watch_closes(void **state)
+{
+    static const int32_t ops[] = {TB_OP_EXISTS, TB_OP_GETCHILDREN2,
+                                  TB_OP_ADDWATCH};
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_reply_header h;
+    struct tb_wbuf body;
+    struct tb_rd rd;
+    const char *path;
+    int k, op, closed = 0, failed;
+
+    tb_wbuf_init(&body);
+    for (op = 0; op < 3; op++)
+        for (k = 0, failed = 1; failed; k++) {
+            carrier_open(f, &a, 100 + (uint64_t)(op * 100 + k));
+            path = op == 1 ? "/" : "/w";
+            body.len = 0;
+            if (ops[op] == TB_OP_ADDWATCH) {
+                tb_put_STR(&body, tb_str_c(path));
+                tb_put_I32(&body, TB_ADDWATCH_PERSISTENT_RECURSIVE);
+            } else {
+                tb_path_watch_req_encode(
+                    &body, &(struct tb_path_watch_req){tb_str_c(path), 1});
+            }
+            fail_in = k;
+            request(&a, &body, 1, ops[op]);
+            failed = fail_in < 0; /* the k-th allocation was made, and failed */
+            fail_in = -1;
+            if (a.pc.closed) {
+                closed++;
+            } else {
+                assert_int_equal(a.frames, 2);
+                rd = nth_frame(&a, 2);
+                assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+                assert_true(h.err == 0 || h.err == TB_ENONODE);
+                assert_int_equal(watch_owner_count(&a.pc.watch), 1);
+                a.pc.ops->close(&a.pc);
+            }
+            carrier_free(&a);
+        }
+    assert_true(closed >= 3); /* each kind of request met a failure */
+    tb_wbuf_free(&body);
 }
 
 /* A session a follower revalidated through a barrier, taken at once once
@@ -498,6 +570,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(expired_session_watches_dropped, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(unkept_watch_closes, setup, teardown),
         cmocka_unit_test_setup_teardown(revalidated_resume_reads_on, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(close_answered_with_requests_after,

@@ -114,6 +114,19 @@ static struct tb_str node_view(struct proc_client *c, struct tree_node *n,
     return (struct tb_str){(const char *)m->base, m->len};
 }
 
+/* A watch the server could not keep (out of memory) would be waited on for
+ * ever: the client is closed instead, and sets its watches again on its
+ * next connection, as when a notification cannot be sent.  Non-zero then;
+ * the request is not answered. */
+static int keep_watch(struct proc_client *c, enum watch_kind kind,
+                      struct tb_str path)
+{
+    if (watch_add(&c->srv->watches, kind, path, &c->watch) == 0)
+        return 0;
+    c->ops->close(c);
+    return -1;
+}
+
 static void get_node(struct proc_client *c, int32_t xid, int32_t type,
                      struct tb_str body)
 {
@@ -135,12 +148,13 @@ static void get_node(struct proc_client *c, int32_t xid, int32_t type,
         auth_check(c, tree_node_acl(n), TB_PERM_READ) != 0)
         rv = TB_ENOAUTH;
     /* exists leaves its watch on a missing node: it fires on creation. */
-    if (r.watch && (rv == 0 || (rv == TB_ENONODE && type == TB_OP_EXISTS)))
-        watch_add(&c->srv->watches,
-                  type == TB_OP_GETCHILDREN || type == TB_OP_GETCHILDREN2
-                      ? WATCH_CHILD
-                      : WATCH_DATA,
-                  r.path, &c->watch);
+    if (r.watch && (rv == 0 || (rv == TB_ENONODE && type == TB_OP_EXISTS)) &&
+        keep_watch(c,
+                   type == TB_OP_GETCHILDREN || type == TB_OP_GETCHILDREN2
+                       ? WATCH_CHILD
+                       : WATCH_DATA,
+                   r.path) != 0)
+        return;
     if (rv != 0) {
         fail(c, xid, rv);
         return;
@@ -389,7 +403,6 @@ static void set_watches(struct proc_client *c, int32_t xid, int32_t type,
     struct tb_rd rd = tb_rd_make(body.ptr, body.len), it;
     struct tb_set_watches2_req r;
     struct tb_set_watches_req r1;
-    struct watch_mgr *m = &c->srv->watches;
     struct tree_node *n;
     struct tb_stat st;
     struct tb_str p;
@@ -427,13 +440,13 @@ static void set_watches(struct proc_client *c, int32_t xid, int32_t type,
                 else if (st.mzxid > r.relative_zxid)
                     notify(c, TB_EVENT_DATA_CHANGED, p);
                 else
-                    watch_add(m, WATCH_DATA, p, &c->watch);
+                    (void)keep_watch(c, WATCH_DATA, p);
                 break;
             case 1:
                 if (n != NULL)
                     notify(c, TB_EVENT_CREATED, p);
                 else
-                    watch_add(m, WATCH_DATA, p, &c->watch);
+                    (void)keep_watch(c, WATCH_DATA, p);
                 break;
             case 2:
                 if (n == NULL)
@@ -441,13 +454,13 @@ static void set_watches(struct proc_client *c, int32_t xid, int32_t type,
                 else if (st.pzxid > r.relative_zxid)
                     notify(c, TB_EVENT_CHILDREN_CHANGED, p);
                 else
-                    watch_add(m, WATCH_CHILD, p, &c->watch);
+                    (void)keep_watch(c, WATCH_CHILD, p);
                 break;
             case 3:
-                watch_add(m, WATCH_PERSISTENT, p, &c->watch);
+                (void)keep_watch(c, WATCH_PERSISTENT, p);
                 break;
             default:
-                watch_add(m, WATCH_PERSISTENT_RECURSIVE, p, &c->watch);
+                (void)keep_watch(c, WATCH_PERSISTENT_RECURSIVE, p);
                 break;
             }
         }
@@ -473,10 +486,12 @@ static void add_watch(struct proc_client *c, int32_t xid, struct tb_str body)
         fail(c, xid, TB_EBADARGUMENTS);
         return;
     }
-    watch_add(&c->srv->watches,
-              r.mode == TB_ADDWATCH_PERSISTENT ? WATCH_PERSISTENT
-                                               : WATCH_PERSISTENT_RECURSIVE,
-              r.path, &c->watch);
+    if (keep_watch(c,
+                   r.mode == TB_ADDWATCH_PERSISTENT
+                       ? WATCH_PERSISTENT
+                       : WATCH_PERSISTENT_RECURSIVE,
+                   r.path) != 0)
+        return;
     w = begin(c, xid, &start);
     tb_put_I32(w, 0);
     finish(c, w, start);
