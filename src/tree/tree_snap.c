@@ -266,6 +266,23 @@ static int restore_node(struct restore *s)
     return 0;
 }
 
+/* Every tree's own nodes are there, and no session's, TTL's or
+ * container's: a close, an expiry or a sweep would delete such a node,
+ * and t->quota would point at freed memory. */
+static int system_nodes_ok(const struct tree *t)
+{
+    static const char *const names[] = {"/", "/zookeeper", "/zookeeper/quota",
+                                        "/zookeeper/config"};
+    const struct tree_node *n;
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((n = tree_find(t, tb_str_c(names[i]))) == NULL ||
+            tree__owner(n) != 0)
+            return 0;
+    return 1;
+}
+
 static int restore_nodes(struct restore *s)
 {
     uint64_t i, count;
@@ -279,10 +296,7 @@ static int restore_nodes(struct restore *s)
         if ((rv = restore_node(s)) != 0)
             return rv;
     s->t->quota = tree_find(s->t, TB_STR("/zookeeper/quota"));
-    if (tree_find(s->t, TB_STR("/zookeeper")) == NULL || s->t->quota == NULL ||
-        tree_find(s->t, TB_STR("/zookeeper/config")) == NULL)
-        return CORRUPT;
-    return 0;
+    return system_nodes_ok(s->t) ? 0 : CORRUPT;
 }
 
 /* Drops the restore's own reference on each list; one that no node took

@@ -226,6 +226,10 @@ static void test_snapshot_invariants(void **state)
     const char *bad[] = {"/", "/zookeeper", "/zookeeper/quota",
                          "/zookeeper/config", "/a/"};
     const char *no_sys[] = {"/", "/zookeeper", "/zookeeper/quota"};
+    const char *sys_config[] = {"/", "/zookeeper", "/zookeeper/quota",
+                                "/zookeeper/config"};
+    const char *sys_quota[] = {"/", "/zookeeper", "/zookeeper/config",
+                               "/zookeeper/quota"};
     const char *eph_kid[] = {
         "/",  "/zookeeper", "/zookeeper/quota", "/zookeeper/config",
         "/e", "/e/k"};
@@ -245,6 +249,13 @@ static void test_snapshot_invariants(void **state)
     assert_int_equal(section_rc(dup, 5, 0, 0, 0), TB_EDATAINCONSISTENCY);
     assert_int_equal(section_rc(bad, 5, 0, 0, 0), TB_EDATAINCONSISTENCY);
     assert_int_equal(section_rc(no_sys, 3, 0, 0, 0), TB_EDATAINCONSISTENCY);
+    /* the tree's own nodes belong to no session, TTL or container: the
+     * session's close would delete /zookeeper/quota under t->quota */
+    assert_int_equal(section_rc(sys_config, 4, 0, 0, 0), 0);
+    assert_int_equal(section_rc(sys_quota, 4, SID1, 0, 0),
+                     TB_EDATAINCONSISTENCY);
+    assert_int_equal(section_rc(sys_config, 4, tree_ttl_owner(7), 0, 0),
+                     TB_EDATAINCONSISTENCY);
     /* /e is given owner 0 here; only the last node gets an owner, so build
      * the ephemeral-parent case with the owner on /e instead. */
     assert_int_equal(section_rc(eph_kid, 5, SID1, 0, 0), 0);
