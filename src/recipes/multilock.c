@@ -88,8 +88,10 @@ static void on_member_state(int state, int64_t token, void *data)
     pthread_mutex_unlock(&ml->mu);
     if (state == TB_LOCK_LOST)
         abort_call(ml, TB_ELOCKLOST); /* EINVAL: no call in progress */
-    w = weakest(ml);
     pthread_mutex_lock(&ml->mu);
+    /* The members are read under mu, where tb_multilock_free sets freed:
+     * it frees them after, an idle one at once. */
+    w = ml->freed ? ml->reported : weakest(ml);
     if (w == ml->reported || ml->scb == NULL ||
         (w != TB_LOCK_SUSPENDED && w != TB_LOCK_LOST && w != TB_LOCK_HELD)) {
         pthread_mutex_unlock(&ml->mu);
