@@ -23,21 +23,31 @@
  *   equals the number of parties; cversion > count means one left, and
  *   the generation is broken by whoever sees it.  A party that gives up
  *   deletes its node in the same multi that makes "end".
- * - Herd freedom: the two lowest parties watch K's children (one of them
- *   sees any departure, the other sees the lowest's); every other party
- *   watches "end" alone.  An arrival wakes two parties, the trip wakes
- *   each once.
+ * - Herd freedom, and every departure seen: the lowest party watches
+ *   K's children; every other party watches "end" and the nearest party
+ *   node below its own.  So a departure wakes the party above it (the
+ *   highest's wakes the lowest), and parties that die together, as two
+ *   handles of one client do, wake the first live party above them,
+ *   where a fixed set of watchers could all be gone.  An arrival wakes
+ *   one party, the trip wakes each once.
  * - Sequence numbers of an open generation run 0, 1, ...: a party whose
  *   number is `parties` or more arrived after the trip was due, so once K
- *   has passed it moves on to K+1, as a late thread does in Java.
+ *   has passed it moves on to K+1, as a late thread does in Java.  A
+ *   look at K while open corrects the number for twins below it (see
+ *   a lost connection).
  * - The last party out of a decided generation deletes "end" and the
  *   generation's node, in a multi that checks that K+1 exists (a broken
  *   generation stays, it is the barrier's state, until a reset).  A party
  *   that died leaves that cleanup to the next arrival, which removes
  *   every empty generation below the current one.
  * - A lost connection: a read is made again; a create whose reply was
- *   lost is looked for by the uuid in its name, and a multi's outcome by
- *   looking whether "end" is there.
+ *   lost is looked for by the uuid in its name, after a sync (the server
+ *   we came back to may not have applied it yet: a second create would
+ *   count us twice), and a multi's outcome by looking whether "end" is
+ *   there.  A twin all the same (two nodes of ours) counts once: parties
+ *   are counted by uuid, each where it first arrived.  It stays while K
+ *   is open, as a delete there is how a departure shows, and goes when
+ *   we leave.
  *
  * cbarrier_gen.c has the generations' names, what a look at one says,
  * the removal of one that is over, and the reset.
@@ -63,14 +73,16 @@ struct tb_cbarrier {
     int parties;
     int busy, gave_up;
     int64_t deadline; /* < 0: none */
-    struct rcp_nw *nw;
+    struct rcp_nw *nw[2]; /* the waits of a step, NULL when not started */
+    int waits;            /* their callbacks still due */
+    int woken, wake_rc;   /* the first one came, and its rc */
     tb_done_cb cb;
     void *data;
     int64_t gen;    /* K */
     char *gen_path; /* PATH/gen-K */
     char uuid[RCP_UUID_LEN + 1];
-    char *node; /* our party node, NULL when we have none */
-    int64_t seq;
+    char *node;  /* our party node, NULL when we have none */
+    int64_t seq; /* the parties before ours (see the header) */
     int result; /* decided, while leaving */
     struct tb_recipe_stats st;
 };
@@ -148,6 +160,7 @@ static void step_done(struct tb_cbarrier *b, int rc)
 static int look_gens(struct tb_cbarrier *b);
 static int join(struct tb_cbarrier *b);
 static int look(struct tb_cbarrier *b);
+static int find(struct tb_cbarrier *b);
 
 /* ---- the last one out ---- */
 
@@ -176,6 +189,17 @@ static void on_cleaned(struct tb_client *c, int rc,
     out_of_gen(b);
 }
 
+/* Deletes a node of ours other than the one we used: K is decided, so
+ * its delete is no departure. */
+static void reap_twin(struct tb_cbarrier *b, const char *name)
+{
+    char *p = rcp_join(b->gen_path, name);
+
+    if (p != NULL)
+        rcp_reap(b->c, p, 0, 0, NULL, NULL);
+    free(p);
+}
+
 static void on_remaining(struct tb_client *c, int rc,
                          const struct tb_strings *v, const struct tb_stat *st,
                          void *data)
@@ -186,8 +210,14 @@ static void on_remaining(struct tb_client *c, int rc,
     (void)st;
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
-    for (i = 0; rc == 0 && i < v->count; i++)
-        n += rcp_cb_party_seq(v->v[i]) >= 0;
+    for (i = 0; rc == 0 && i < v->count; i++) {
+        if (rcp_cb_party_seq(v->v[i]) < 0)
+            continue;
+        if (strstr(v->v[i], b->uuid) != NULL)
+            reap_twin(b, v->v[i]); /* sent before the cleanup below */
+        else
+            n++;
+    }
     if (rc == 0 && n == 0 &&
         rcp_cb_clean_gen(c, b->path, b->gen, on_cleaned, b) == 0) {
         pthread_mutex_unlock(&b->mu);
@@ -320,14 +350,36 @@ static int pass_gen(struct tb_cbarrier *b)
 
 /* ---- waiting ---- */
 
+/* Ends the step's waits (lock held): their callbacks still come. */
+static void wake(struct tb_cbarrier *b, int rc)
+{
+    int i;
+
+    b->woken = 1;
+    b->wake_rc = rc;
+    for (i = 0; i < 2; i++)
+        if (b->nw[i] != NULL)
+            rcp_nw_give_up(b->nw[i], TB_ECANCELED);
+}
+
+/* Each wait of a step ends here: the first to end decides, and the step
+ * goes on once the others, ended by it, are done too. */
 static void on_waited(int rc, void *data)
 {
     struct tb_cbarrier *b = data;
-    struct rcp_nw *nw;
+    struct rcp_nw *nw[2];
 
     pthread_mutex_lock(&b->mu);
-    nw = b->nw;
-    b->nw = NULL;
+    if (!b->woken)
+        wake(b, rc);
+    if (--b->waits > 0) {
+        pthread_mutex_unlock(&b->mu);
+        return;
+    }
+    rc = b->wake_rc;
+    nw[0] = b->nw[0];
+    nw[1] = b->nw[1];
+    b->nw[0] = b->nw[1] = NULL;
     if (rc == 0)
         b->st.wakeups++;
     if (rc == TB_ETIMEDOUT && b->gave_up == 0)
@@ -335,15 +387,58 @@ static void on_waited(int rc, void *data)
     if (rc == 0 || rc == b->gave_up)
         rc = look(b); /* a give-up breaks the generation there */
     step_done(b, rc);
-    rcp_nw_release(nw);
+    rcp_nw_release(nw[0]);
+    if (nw[1] != NULL)
+        rcp_nw_release(nw[1]);
+}
+
+/* Starts one wait of the step (lock held). */
+static int wait_for(struct tb_cbarrier *b, const char *path, int want,
+                    int64_t cversion)
+{
+    int rv;
+
+    b->st.watches_set++;
+    rv = rcp_nw_start_children(b->c, path, want, cversion,
+                               rcp_ms_left(b->deadline), on_waited, b,
+                               &b->nw[b->waits]);
+    if (rv == 0)
+        b->waits++;
+    return rv;
+}
+
+/* Waits while K is open (lock held; `pred` from the look, in v): the
+ * lowest party for any change of the children, another for "end" or
+ * its predecessor gone, whichever comes first. */
+static int wait_open(struct tb_cbarrier *b, const struct tb_stat *st,
+                     const char *pred)
+{
+    char *end, *p;
+    int rv;
+
+    b->woken = 0;
+    if (pred == NULL)
+        return wait_for(b, b->gen_path, RCP_NW_CHILDREN, st->cversion);
+    end = rcp_join(b->gen_path, END);
+    p = rcp_join(b->gen_path, pred);
+    rv = end == NULL || p == NULL ? TB_ENOMEM
+                                  : wait_for(b, end, RCP_NW_EXISTS, -1);
+    if (rv == 0 && (rv = wait_for(b, p, RCP_NW_GONE, -1)) != 0) {
+        wake(b, rv); /* the step ends with rv once the first wait is done */
+        rv = 0;
+    }
+    free(p);
+    free(end);
+    return rv;
 }
 
 static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
                     const struct tb_stat *st, void *data)
 {
     struct tb_cbarrier *b = data;
-    const char *mine;
+    const char *mine, *pred = NULL;
     char *end;
+    int d;
 
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
@@ -354,7 +449,10 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
         return;
     }
     mine = b->node != NULL ? strrchr(b->node, '/') + 1 : NULL;
-    switch (rcp_cb_decide(v, st->cversion, mine, b->parties)) {
+    d = rcp_cb_decide(v, st->cversion, mine, b->parties);
+    if (mine != NULL && (d == RCP_CB_PASS || d == RCP_CB_WAIT))
+        rcp_cb_place(v, mine, &b->seq, &pred); /* all before us are here */
+    switch (d) {
     case RCP_CB_DECIDED:
         end = rcp_join(b->gen_path, END);
         rc = end == NULL ? TB_ENOMEM
@@ -377,18 +475,8 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
             if (b->gave_up == 0)
                 b->gave_up = TB_ETIMEDOUT;
             rc = break_gen(b);
-        } else if (b->seq <= 1) { /* the two lowest see departures */
-            b->st.watches_set++;
-            rc = rcp_nw_start_children(c, b->gen_path, RCP_NW_CHILDREN,
-                                       st->cversion, rcp_ms_left(b->deadline), on_waited, b,
-                                       &b->nw);
         } else {
-            b->st.watches_set++;
-            end = rcp_join(b->gen_path, END);
-            rc = end == NULL ? TB_ENOMEM
-                             : rcp_nw_start(c, end, RCP_NW_EXISTS, rcp_ms_left(b->deadline),
-                                            on_waited, b, &b->nw);
-            free(end);
+            rc = wait_open(b, st, pred);
         }
     }
     step_done(b, rc);
@@ -406,15 +494,20 @@ static void on_found(struct tb_client *c, int rc, const struct tb_strings *v,
                      const struct tb_stat *st, void *data)
 {
     struct tb_cbarrier *b = data;
+    int64_t seq;
     int i;
 
     (void)st;
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
-    for (i = 0; rc == 0 && i < v->count && b->node == NULL; i++)
-        if (strstr(v->v[i], b->uuid) != NULL) {
+    /* Ours: the first, where we arrived; a twin goes when we leave. */
+    for (i = 0; rc == 0 && i < v->count; i++)
+        if (strstr(v->v[i], b->uuid) != NULL &&
+            (seq = rcp_cb_party_seq(v->v[i])) >= 0 &&
+            (b->node == NULL || seq < b->seq)) {
+            free(b->node);
             b->node = rcp_join(b->gen_path, v->v[i]);
-            b->seq = rcp_cb_party_seq(v->v[i]);
+            b->seq = seq;
             if (b->node == NULL)
                 rc = TB_ENOMEM;
         }
@@ -423,8 +516,18 @@ static void on_found(struct tb_client *c, int rc, const struct tb_strings *v,
     else if (rc == TB_ENONODE)
         rc = look_gens(b);
     else if (rc == TB_ECONNECTIONLOSS)
-        rc = tb_get_children(c, b->gen_path, NULL, NULL, on_found, b);
+        rc = find(b);
     step_done(b, rc);
+}
+
+/* Our node after a create whose reply was lost (lock held).  The server
+ * we came back to may lag the leader, which ordered that create before
+ * this session came back: a sync first, which the read waits behind.
+ * Else a read that missed our node would have us create a second. */
+static int find(struct tb_cbarrier *b)
+{
+    (void)tb_sync(b->c, b->gen_path, NULL, NULL);
+    return tb_get_children(b->c, b->gen_path, NULL, NULL, on_found, b);
 }
 
 static void on_joined(struct tb_client *c, int rc, const char *path,
@@ -441,7 +544,7 @@ static void on_joined(struct tb_client *c, int rc, const char *path,
         b->seq = rcp_cb_party_seq(strrchr(path, '/') + 1);
         rc = b->node == NULL ? TB_ENOMEM : look(b);
     } else if (rc == TB_ECONNECTIONLOSS) { /* made or not: find it */
-        rc = tb_get_children(c, b->gen_path, NULL, NULL, on_found, b);
+        rc = find(b);
     } else if (rc == TB_ENONODE) { /* K is over and cleaned up */
         rc = look_gens(b);
     }
@@ -555,11 +658,14 @@ int tb_cbarrier_await(struct tb_cbarrier *b, int timeout_ms, tb_done_cb cb,
 
 static void give_up(struct tb_cbarrier *b, int rc)
 {
+    int i;
+
     pthread_mutex_lock(&b->mu);
     if (b->busy && b->gave_up == 0) {
         b->gave_up = rc;
-        if (b->nw != NULL)
-            rcp_nw_give_up(b->nw, rc);
+        for (i = 0; i < 2; i++)
+            if (b->nw[i] != NULL)
+                rcp_nw_give_up(b->nw[i], rc);
     }
     pthread_mutex_unlock(&b->mu);
 }

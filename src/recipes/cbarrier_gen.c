@@ -47,6 +47,32 @@ int64_t rcp_cb_party_seq(const char *name)
     return *end == '\0' && end != dash + 1 ? seq : -1;
 }
 
+/* Two party names of one party: the same "party-<uuid>-".  A party has
+ * two nodes when the server applied a create of it whose reply was lost
+ * after the party had looked and created again (a twin). */
+static int same_party(const char *a, const char *b)
+{
+    size_t n = (size_t)(strrchr(a, '-') - a);
+
+    return strncmp(a, b, n + 1) == 0 && strrchr(b, '-') == b + n;
+}
+
+/* 1 if v[i] is a party's first node: a party counts once, where it
+ * arrived, whatever twins it has. */
+static int first_of_party(const struct tb_strings *v, int i)
+{
+    int64_t seq = rcp_cb_party_seq(v->v[i]), s;
+    int j;
+
+    if (seq < 0)
+        return 0;
+    for (j = 0; j < v->count; j++)
+        if (j != i && same_party(v->v[i], v->v[j]) &&
+            (s = rcp_cb_party_seq(v->v[j])) >= 0 && s < seq)
+            return 0;
+    return 1;
+}
+
 int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
                   const char *mine, int parties)
 {
@@ -55,8 +81,7 @@ int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
     for (i = 0; i < v->count; i++) {
         if (strcmp(v->v[i], END) == 0)
             return RCP_CB_DECIDED;
-        if (rcp_cb_party_seq(v->v[i]) >= 0)
-            n++;
+        n += first_of_party(v, i);
         if (mine != NULL && strcmp(v->v[i], mine) == 0)
             me = 1;
     }
@@ -65,6 +90,30 @@ int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
     if (cversion > v->count)
         return RCP_CB_BREAK;
     return n >= parties ? RCP_CB_PASS : RCP_CB_WAIT;
+}
+
+void rcp_cb_place(const struct tb_strings *v, const char *mine, int64_t *below,
+                  const char **pred)
+{
+    int64_t first = rcp_cb_party_seq(mine), s, top = -1;
+    int i;
+
+    for (i = 0; i < v->count; i++) /* our first node: a twin may be lower */
+        if ((s = rcp_cb_party_seq(v->v[i])) >= 0 && s < first &&
+            same_party(v->v[i], mine))
+            first = s;
+    *below = 0;
+    *pred = NULL;
+    for (i = 0; i < v->count; i++) {
+        s = rcp_cb_party_seq(v->v[i]);
+        if (s < 0 || s >= first || same_party(v->v[i], mine))
+            continue;
+        *below += first_of_party(v, i);
+        if (s > top) {
+            top = s;
+            *pred = v->v[i];
+        }
+    }
 }
 
 char *rcp_cb_gen_path(const char *path, int64_t k)
@@ -237,7 +286,7 @@ int rcp_cb_waiting(struct tb_client *c, const char *path, int *waiting)
     for (i = 0; i < v.count; i++) {
         if (strcmp(v.v[i], END) == 0)
             rc = TB_EBROKEN; /* the current one is decided only if broken */
-        n += rcp_cb_party_seq(v.v[i]) >= 0;
+        n += first_of_party(&v, i);
     }
     tb_strings_free(&v);
     *waiting = n;

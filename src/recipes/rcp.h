@@ -236,10 +236,15 @@ int64_t rcp_cb_party_seq(const char *name);
 /* What one look at a generation's children says (`cversion` the
  * generation's, `mine` our party's name or NULL): decided ("end" there);
  * our node gone; a party left while it was open (break it); all arrived
- * (pass it); wait. */
+ * (pass it; a party with two nodes counts once); wait. */
 enum { RCP_CB_DECIDED, RCP_CB_GONE, RCP_CB_BREAK, RCP_CB_PASS, RCP_CB_WAIT };
 int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
                   const char *mine, int parties);
+/* Where our party (`mine`, one of its nodes) is in a look at an open
+ * generation: *below the parties that arrived before it, *pred (a name
+ * in v) the nearest other party's node below ours, NULL if none. */
+void rcp_cb_place(const struct tb_strings *v, const char *mine, int64_t *below,
+                  const char **pred);
 /* Removes generation k's "end" and node if it is decided, has no party
  * left and is not the current one (a multi checking that k+1 exists);
  * `done` (NULL: nobody waits) gets the multi's answer. */

@@ -183,8 +183,8 @@ static void wait_parties(struct tb_cbarrier *b, int n)
 }
 
 /* Herd freedom: HERD parties arriving one after another; an arrival wakes
- * the two lowest parties only, the trip each party once: about 3 wake-ups
- * per party in all, where parties all watching the children would take
+ * the lowest party only, the trip each party once: at most 3 wake-ups per
+ * party in all, where parties all watching the children would take
  * HERD * (HERD - 1) / 2 for the arrivals alone. */
 #define HERD 12
 static void herd(struct tb_client *c1)
