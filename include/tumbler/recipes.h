@@ -423,7 +423,7 @@ TB_API int tb_dqueue_consume_sync(struct tb_dqueue *q);
  * connection may or may not have applied: TB_ECONNECTIONLOSS, not retried
  * (a retry could count twice).  `cb` gets the value (for an add, set or
  * compare-and-set: the value written) and the node's version (-1: no node
- * yet). */
+ * yet; past 2^31 writes a version wraps negative, as ZooKeeper's does). */
 typedef void (*tb_counter_cb)(int rc, int64_t value, int32_t version,
                               void *data);
 TB_API int tb_counter_get(struct tb_client *c, const char *path,
@@ -436,7 +436,8 @@ TB_API int tb_counter_set(struct tb_client *c, const char *path, int64_t value,
                           tb_counter_cb cb, void *data);
 /* Compare-and-set on the version (Curator's SharedCount.trySetCount): sets
  * `value` only if the node is still at `version` as read by a get (-1: only
- * if there is no node yet); else TB_EBADVERSION and nothing changes. */
+ * if there is no node yet; other negative versions are wrapped ones); else
+ * TB_EBADVERSION and nothing changes. */
 TB_API int tb_counter_cas(struct tb_client *c, const char *path,
                           int32_t version, int64_t value, tb_counter_cb cb,
                           void *data);

@@ -116,12 +116,15 @@ static int ctr_create(struct ctr *k)
                          k);
 }
 
-/* Writes k->value on `version`, or creates the node (version < 0). */
-static int ctr_write(struct ctr *k, int32_t version)
+/* Writes k->value on `version`, or creates the node if it has none.  A
+ * version is any int: past 2^31 writes the server's wraps negative, as
+ * ZooKeeper's does (and at -1 setData matches any, a race the protocol
+ * leaves once in 2^32 writes). */
+static int ctr_write(struct ctr *k, int exists, int32_t version)
 {
     unsigned char b[8];
 
-    if (version < 0)
+    if (!exists)
         return ctr_create(k);
     rcp_counter_encode(k->value, b);
     return tb_set_data(k->c, k->path, b, sizeof b, version, on_set, k);
@@ -133,6 +136,7 @@ static void on_get(struct tb_client *c, int rc, const void *value, size_t len,
     struct ctr *k = data;
     int32_t version = -1;
     int64_t cur = 0;
+    int exists = rc == 0;
 
     rcp_note_cb_thread(c);
     if (rc == 0) {
@@ -148,7 +152,7 @@ static void on_get(struct tb_client *c, int rc, const void *value, size_t len,
     /* Two's-complement wrap on overflow, as Java's long addition. */
     k->value =
         k->op == CTR_ADD ? (int64_t)((uint64_t)cur + (uint64_t)k->arg) : k->arg;
-    if ((rc = ctr_write(k, version)) != 0)
+    if ((rc = ctr_write(k, exists, version)) != 0)
         ctr_end(k, rc, 0, 0);
 }
 
@@ -177,7 +181,7 @@ static int ctr_start(struct tb_client *c, const char *path, int op, int64_t arg,
     k->value = arg;
     k->cb = cb;
     k->data = data;
-    rv = op == CTR_CAS ? ctr_write(k, version) : ctr_read(k);
+    rv = op == CTR_CAS ? ctr_write(k, version != -1, version) : ctr_read(k);
     if (rv != 0) {
         free(k->path);
         free(k);
@@ -206,8 +210,7 @@ int tb_counter_set(struct tb_client *c, const char *path, int64_t value,
 int tb_counter_cas(struct tb_client *c, const char *path, int32_t version,
                    int64_t value, tb_counter_cb cb, void *data)
 {
-    return ctr_start(c, path, CTR_CAS, value, version < 0 ? -1 : version, cb,
-                     data);
+    return ctr_start(c, path, CTR_CAS, value, version, cb, data);
 }
 
 /* ---- synchronous forms ---- */
