@@ -106,3 +106,37 @@ void rs_reply_data(int32_t xid, const void *data, size_t len, int64_t czxid,
     srv_reply(xid, 300, 0, &b);
     tb_wbuf_free(&b);
 }
+
+void rs_reply_create(int32_t xid, const char *path, int64_t czxid)
+{
+    struct tb_stat st = {0};
+    struct tb_wbuf b;
+
+    st.czxid = czxid;
+    st.mzxid = czxid;
+    st.ephemeral_owner = RS_SID;
+    tb_wbuf_init(&b);
+    tb_put_STR(&b, tb_str_c(path));
+    tb_put_STAT(&b, &st);
+    srv_reply(xid, czxid, 0, &b);
+    tb_wbuf_free(&b);
+}
+
+void rs_reply_names(int32_t xid, const char *const *names, int stat, int32_t cv)
+{
+    struct tb_stat st = {0};
+    struct tb_wbuf b;
+    int i, n = 0;
+
+    while (names[n] != NULL)
+        n++;
+    st.cversion = cv;
+    tb_wbuf_init(&b);
+    tb_put_I32(&b, n);
+    for (i = 0; i < n; i++)
+        tb_put_STR(&b, tb_str_c(names[i]));
+    if (stat)
+        tb_put_STAT(&b, &st);
+    srv_reply(xid, 300, 0, &b);
+    tb_wbuf_free(&b);
+}

@@ -29,42 +29,6 @@
 
 /* ---- the scripted server's side ---- */
 
-/* A getChildren reply (with the parent's stat, cversion `cv`, if
- * `stat`): the names up to NULL. */
-static void reply_names(int32_t xid, int stat, int32_t cv,
-                        const char *const *names)
-{
-    struct tb_stat st = {0};
-    struct tb_wbuf b;
-    int i, n = 0;
-
-    while (names[n] != NULL)
-        n++;
-    st.cversion = cv;
-    tb_wbuf_init(&b);
-    tb_put_I32(&b, n);
-    for (i = 0; i < n; i++)
-        tb_put_STR(&b, tb_str_c(names[i]));
-    if (stat)
-        tb_put_STAT(&b, &st);
-    srv_reply(xid, 300, 0, &b);
-    tb_wbuf_free(&b);
-}
-
-static void reply_create(int32_t xid, const char *path)
-{
-    struct tb_stat st = {0};
-    struct tb_wbuf b;
-
-    st.czxid = 300;
-    st.ephemeral_owner = RS_SID;
-    tb_wbuf_init(&b);
-    tb_put_STR(&b, tb_str_c(path));
-    tb_put_STAT(&b, &st);
-    srv_reply(xid, 300, 0, &b);
-    tb_wbuf_free(&b);
-}
-
 /* The reply of a multi whose every op succeeded: `ops` of them, each a
  * TB_OP_CREATE of `created` or a TB_OP_DELETE. */
 static void reply_multi(int32_t xid, const int *ops, int n, const char *created)
@@ -133,7 +97,7 @@ static int32_t arrive(struct tb_client *c, struct tb_cbarrier *b,
 
     assert_int_equal(tb_cbarrier_await(b, -1, on_done, d), 0);
     pump(c);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN, "/cb"), 0, 0, gens);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, "/cb"), gens, 0, 0);
     pump(c);
     xid = rs_expect(TB_OP_CREATE2, &body);
     assert_int_equal(tb_create_req_decode(&body, &cr), 0);
@@ -152,7 +116,7 @@ static void lose_create(struct tb_client *c, const char *const *names)
 {
     rs_reconnect(c, 0);
     rs_reply_sync(rs_expect_at(TB_OP_SYNC, GEN), GEN);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN, GEN), 0, 0, names);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, GEN), names, 0, 0);
     pump(c);
 }
 
@@ -167,7 +131,7 @@ static void look_then_wait(struct tb_client *c, const char *const *names,
 
     while (names[n] != NULL)
         n++;
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), 1, n, names);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), names, 1, n);
     pump(c);
     srv_reply(rs_expect_at(TB_OP_EXISTS, END), 300, TB_ENONODE, NULL);
     snprintf(p, sizeof p, GEN "/%s", pred);
@@ -200,7 +164,7 @@ static void trip(struct tb_client *c, const char *const *names)
     rs_reply_stat(rs_expect_at(TB_OP_EXISTS, END), 310, 0);
     pump(c);
     expect_removals(c, END, GEN "/" PA);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), 1, n, names);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), names, 1, n);
     pump(c);
     rs_reply_data(rs_expect_at(TB_OP_GETDATA, END), "passed", 6, 310, 0);
     pump(c);
@@ -213,7 +177,7 @@ static void leave(struct tb_client *c, const char *node,
 {
     srv_reply(rs_expect_at(TB_OP_DELETE, node), 320, 0, NULL);
     pump(c);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN, GEN), 0, 0, left);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, GEN), left, 0, 0);
     pump(c);
 }
 
@@ -314,9 +278,9 @@ static void test_twin_below_no_late_party(void **state)
     xid = arrive(c, b, &d, prefix, sizeof prefix);
     snprintf(mine, sizeof mine, "%s0000000003", prefix);
     snprintf(node, sizeof node, GEN "/%s", mine);
-    reply_create(xid, node);
+    rs_reply_create(xid, node, 300);
     pump(c);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), 1, 4, open);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), open, 1, 4);
     pump(c);
     xid = rs_expect(TB_OP_MULTI, &body); /* the trip */
     assert_int_equal(tb_multi_next(&body, TB_OP_MULTI, &op), 1);
@@ -325,7 +289,7 @@ static void test_twin_below_no_late_party(void **state)
     assert_true(tb_str_eq(op.u.create.path, TB_STR(NEXT)));
     reply_multi(xid, ops, 2, END);
     pump(c);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), 1, 5, passed);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), passed, 1, 5);
     pump(c);
     rs_reply_data(rs_expect_at(TB_OP_GETDATA, END), "passed", 6, 310, 0);
     pump(c);
@@ -356,7 +320,7 @@ static void test_lowest_two_die_together(void **state)
     xid = arrive(c, b, &d, prefix, sizeof prefix);
     snprintf(mine, sizeof mine, "%s0000000002", prefix);
     snprintf(node, sizeof node, GEN "/%s", mine);
-    reply_create(xid, node);
+    rs_reply_create(xid, node, 300);
     pump(c);
     look_then_wait(c, open, PB);
     srv_event(TB_EVENT_DELETED, GEN "/" PB);
@@ -364,11 +328,11 @@ static void test_lowest_two_die_together(void **state)
     srv_reply(rs_expect_at(TB_OP_EXISTS, GEN "/" PB), 400, TB_ENONODE, NULL);
     pump(c);
     expect_removals(c, GEN "/" PB, END);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), 1, 5, after);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), after, 1, 5);
     pump(c);
     expect_break(node);
     pump(c);
-    reply_names(rs_expect_at(TB_OP_GETCHILDREN, GEN), 0, 0, left);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, GEN), left, 0, 0);
     pump(c);
     /* The cleanup of a broken generation is refused: it has no next. */
     srv_reply(rs_expect(TB_OP_MULTI, NULL), 410, TB_ENONODE, NULL);

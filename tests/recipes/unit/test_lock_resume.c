@@ -24,8 +24,8 @@
 #include "tumbler/recipes.h"
 
 #define SID   RS_SID /* our session */
-#define OTHER 0x88 /* another client's */
-#define TOKEN 100  /* our node's czxid */
+#define OTHER 0x88   /* another client's */
+#define TOKEN 100    /* our node's czxid */
 
 /* The lock states the holder was told, in order. */
 struct states {
@@ -99,30 +99,10 @@ static int32_t expect_look(const char *path)
     return expect_find(TB_OP_EXISTS, path);
 }
 
-static void reply_create(int32_t xid, const char *path)
+/* A getChildren's reply: one name. */
+static void reply_child(int32_t xid, const char *name)
 {
-    struct tb_stat st = {0};
-    struct tb_wbuf b;
-
-    st.czxid = TOKEN;
-    st.mzxid = TOKEN;
-    st.ephemeral_owner = SID;
-    tb_wbuf_init(&b);
-    tb_put_STR(&b, tb_str_c(path));
-    tb_put_STAT(&b, &st);
-    srv_reply(xid, TOKEN, 0, &b);
-    tb_wbuf_free(&b);
-}
-
-static void reply_children(int32_t xid, const char *name)
-{
-    struct tb_wbuf b;
-
-    tb_wbuf_init(&b);
-    tb_put_I32(&b, 1);
-    tb_put_STR(&b, tb_str_c(name));
-    srv_reply(xid, TOKEN, 0, &b);
-    tb_wbuf_free(&b);
+    rs_reply_names(xid, (const char *const[]){name, NULL}, 0, 0);
 }
 
 /* ---- the client's side ---- */
@@ -174,12 +154,12 @@ static struct tb_mutex *hold_fair(struct tb_client *c, struct states *s,
     assert_int_equal(tb_create_req_decode(&body, &cr), 0);
     assert_true(cr.path.len + 11 < cap);
     snprintf(node, cap, "%.*s0000000001", (int)cr.path.len, cr.path.ptr);
-    reply_create(xid, node);
+    rs_reply_create(xid, node, TOKEN);
     pump(c);
     xid = rs_expect(TB_OP_EXISTS, &body); /* our node, with the watch */
     rs_reply_stat(xid, TOKEN, SID);
     xid = rs_expect(TB_OP_GETCHILDREN, &body);
-    reply_children(xid, strrchr(node, '/') + 1);
+    reply_child(xid, strrchr(node, '/') + 1);
     pump(c);
     assert_held(m, &a);
     return m;
@@ -196,7 +176,7 @@ static struct tb_mutex *hold_nonfair(struct tb_client *c, struct states *s)
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
     xid = rs_expect(TB_OP_CREATE2, &body);
-    reply_create(xid, "/nf");
+    rs_reply_create(xid, "/nf", TOKEN);
     pump(c);
     xid = rs_expect(TB_OP_EXISTS, &body);
     rs_reply_stat(xid, TOKEN, SID);
@@ -440,7 +420,7 @@ static void test_created_node_replaced(void **state)
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
     xid = rs_expect(TB_OP_CREATE2, &body);
-    reply_create(xid, "/nf");
+    rs_reply_create(xid, "/nf", TOKEN);
     pump(c);
     xid = rs_expect(TB_OP_EXISTS, &body);
     rs_reply_stat(xid, 250, OTHER);
@@ -530,12 +510,12 @@ static void test_fair_lost_create_synced(void **state)
              cr.path.ptr);
     rs_reconnect(c, 0);
     xid = expect_find(TB_OP_GETCHILDREN, "/lk");
-    reply_children(xid, strrchr(node, '/') + 1); /* made: found */
+    reply_child(xid, strrchr(node, '/') + 1); /* made: found */
     pump(c);
     xid = rs_expect(TB_OP_EXISTS, &body);
     rs_reply_stat(xid, TOKEN, SID);
     xid = rs_expect(TB_OP_GETCHILDREN, &body);
-    reply_children(xid, strrchr(node, '/') + 1);
+    reply_child(xid, strrchr(node, '/') + 1);
     pump(c);
     assert_held(m, &a);
     close_client(c, m);
@@ -558,7 +538,7 @@ static void test_nonfair_giveup_while_down(void **state)
     assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
     pump(c);
     xid = rs_expect(TB_OP_CREATE2, &body);
-    reply_create(xid, "/nf");
+    rs_reply_create(xid, "/nf", TOKEN);
     pump(c);
     (void)rs_expect(TB_OP_EXISTS, &body); /* never answered */
     assert_int_equal(tb_mutex_cancel(m), 0);

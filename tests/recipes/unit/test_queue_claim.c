@@ -21,26 +21,8 @@
 #include "tumbler/recipes.h"
 
 #define SID   RS_SID /* our session */
-#define CLAIM 200  /* the claim's czxid */
+#define CLAIM 200    /* the claim's czxid */
 #define ITEM  "entry-100-0000000000"
-
-/* ---- the scripted server's side ---- */
-
-/* A getChildren2 reply: `n` names (0 or 1), cversion 1. */
-static void reply_children(int32_t xid, const char *name)
-{
-    struct tb_stat st = {0};
-    struct tb_wbuf b;
-
-    st.cversion = 1;
-    tb_wbuf_init(&b);
-    tb_put_I32(&b, name != NULL ? 1 : 0);
-    if (name != NULL)
-        tb_put_STR(&b, tb_str_c(name));
-    tb_put_STAT(&b, &st);
-    srv_reply(xid, 300, 0, &b);
-    tb_wbuf_free(&b);
-}
 
 /* ---- the client's side ---- */
 
@@ -78,10 +60,10 @@ static void take_to_claim_look(struct tb_client *c, struct tb_dqueue *q,
     }
     pump(c);
     xid = rs_expect_at(TB_OP_GETCHILDREN2, "/q/entries");
-    reply_children(xid, ITEM);
+    rs_reply_names(xid, (const char *const[]){ITEM, NULL}, 1, 1);
     pump(c);
     xid = rs_expect_at(TB_OP_GETCHILDREN2, "/q/taken");
-    reply_children(xid, NULL);
+    rs_reply_names(xid, (const char *const[]){NULL}, 1, 1);
     pump(c);
     (void)rs_expect_at(TB_OP_CREATE2, "/q/taken/" ITEM); /* reply lost */
     rs_reconnect(c, 0);

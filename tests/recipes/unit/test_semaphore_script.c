@@ -28,35 +28,6 @@
 
 /* ---- the scripted server's side ---- */
 
-static void reply_create(int32_t xid, const char *path, int64_t czxid)
-{
-    struct tb_stat st = {0};
-    struct tb_wbuf b;
-
-    st.czxid = czxid;
-    st.mzxid = czxid;
-    st.ephemeral_owner = SID;
-    tb_wbuf_init(&b);
-    tb_put_STR(&b, tb_str_c(path));
-    tb_put_STAT(&b, &st);
-    srv_reply(xid, czxid, 0, &b);
-    tb_wbuf_free(&b);
-}
-
-/* A getChildren reply: `n` names. */
-static void reply_children(int32_t xid, const char *const *names, int n)
-{
-    struct tb_wbuf b;
-    int i;
-
-    tb_wbuf_init(&b);
-    tb_put_I32(&b, n);
-    for (i = 0; i < n; i++)
-        tb_put_STR(&b, tb_str_c(names[i]));
-    srv_reply(xid, 300, 0, &b);
-    tb_wbuf_free(&b);
-}
-
 /* A sequential create of a name under `parent`, answered: the node's path
  * (the name asked for and sequence 1) in `node`. */
 static void create_seq(const char *parent, int64_t czxid, char *node,
@@ -71,7 +42,7 @@ static void create_seq(const char *parent, int64_t czxid, char *node,
     assert_memory_equal(cr.path.ptr, parent, strlen(parent));
     assert_true(cr.path.len + 11 < cap);
     snprintf(node, cap, "%.*s0000000001", (int)cr.path.len, cr.path.ptr);
-    reply_create(xid, node, czxid);
+    rs_reply_create(xid, node, czxid);
 }
 
 /* The engine's look at its own node (with the watch), then at the queue:
@@ -82,7 +53,8 @@ static void hold_alone(struct tb_client *c, const char *parent,
     const char *name = strrchr(node, '/') + 1;
 
     rs_reply_stat(rs_expect_at(TB_OP_EXISTS, node), czxid, SID);
-    reply_children(rs_expect_at(TB_OP_GETCHILDREN, parent), &name, 1);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, parent),
+                   (const char *const[]){name, NULL}, 0, 0);
     pump(c);
 }
 
@@ -108,7 +80,7 @@ static void on_leased(int rc, struct tb_lease *l, void *data)
 static int32_t grant_to_gate_return(struct tb_client *c, struct tb_semaphore *s,
                                     struct leased *r, char *lease, size_t cap)
 {
-    static const char *const parents[] = {"leases", "locks"};
+    static const char *const parents[] = {"leases", "locks", NULL};
     char gate[256];
     int32_t xid;
 
@@ -117,7 +89,7 @@ static int32_t grant_to_gate_return(struct tb_client *c, struct tb_semaphore *s,
     create_seq("/s/locks/", GATE, gate, sizeof gate);
     pump(c);
     hold_alone(c, "/s/locks", gate, GATE);
-    reply_children(rs_expect_at(TB_OP_GETCHILDREN, "/s"), parents, 2);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, "/s"), parents, 0, 0);
     pump(c);
     create_seq("/s/leases/", LEASE, lease, cap);
     pump(c);
