@@ -216,6 +216,7 @@ static void replog_logger_fields(void *data, int level, const char *msg,
 
 static void on_tick(uv_timer_t *t)
 {
+    conn_touch_readers(t->data); /* before the deadlines are looked at */
     session_tick(t->data);
     conn_sweep_sessionless(t->data);
     reconfig_tick(t->data);

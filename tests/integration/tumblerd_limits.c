@@ -10,6 +10,9 @@
  *   slow_reader   a client that stops reading 200 MB of replies: the server
  *                 stops reading it, others are served, memory stays bounded,
  *                 and every reply still arrives once it reads again
+ *   reading_alive --tickTime=200: a client reading a reply of 30 MB
+ *                 slowly for 4 times its 1 s session timeout, its pings
+ *                 unread while its output holds it back, keeps its session
  *   whitelist     --4lw.commands.whitelist=ruok: other words are refused
  *   low_disk      --minFreeDiskBytes above the free space: writes answer
  *                 NotReadOnly, reads work, the server stays up
@@ -214,6 +217,74 @@ done:
     rz_w_free(&w);
     rz_close(&a);
     rz_close(&b);
+}
+
+/* A client reading one reply of 30 MB (a multiRead) slowly, for 4 times
+ * its 1 s session timeout: its output holds its requests back, so the
+ * pings it sends meanwhile wait unread, yet its session lives, as it
+ * reads; then every ping is answered and it is served. */
+static void t_reading_alive(void)
+{
+    enum { ASKS = 30, NODE = 1000000 };
+    char *big = calloc(1, NODE);
+    struct rz a, b;
+    struct rz_w w = {0};
+    struct rz_reply rep;
+    uint8_t hdr[4];
+    size_t want, got = 0, next = NODE;
+    ssize_t n;
+    int i, pings = 0, rcv = 1 << 16;
+    int64_t t0;
+
+    rz_init(&a);
+    rz_init(&b);
+    IT_CHECK(big != NULL);
+    IT_EQ(open_session(&b), 0);
+    IT_EQ(rz_create(&b, 1, "/slow", big, NODE, 0, -1, NULL, 0, NULL), 0);
+    IT_EQ(rz_open(&a, it_hostport, 1000), 0);
+    setsockopt(a.fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    for (i = 0; i < ASKS; i++) { /* MultiHeader, then getData(/slow) */
+        rz_w_i32(&w, OP_GETDATA);
+        rz_w_bool(&w, 0);
+        rz_w_i32(&w, -1);
+        rz_w_str(&w, "/slow");
+        rz_w_bool(&w, 0);
+    }
+    rz_w_i32(&w, -1);
+    rz_w_bool(&w, 1);
+    rz_w_i32(&w, -1);
+    t0 = it_now_ms();
+    IT_EQ(rz_send_req(&a, 1, 22, &w), 0); /* multiRead */
+    /* The reply's frame off the socket by hand, 1 MB every 130 ms, a ping
+     * sent at each. */
+    IT_EQ(recv(a.fd, hdr, 4, MSG_WAITALL), 4);
+    want = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 |
+           hdr[3];
+    IT_EQ(want > (size_t)ASKS * NODE, 1);
+    while (got < want) {
+        n = recv(a.fd, big, want - got < NODE ? want - got : NODE, 0);
+        IT_CHECK(n > 0);
+        got += (size_t)n;
+        if (got >= next && got < want) {
+            next += NODE;
+            usleep(130000);
+            IT_EQ(rz_send_req(&a, -2, RZ_OP_PING, NULL), 0);
+            pings++;
+        }
+    }
+    for (i = 0; i < pings; i++) {
+        IT_EQ(rz_read_reply(&a, &rep, 10000), 0);
+        IT_EQ(rep.xid, -2);
+    }
+    printf("  %zu bytes read in %lld ms with a 1000 ms session, %d pings\n",
+           want, (long long)(it_now_ms() - t0), pings);
+    IT_EQ(it_now_ms() - t0 > 3000, 1); /* well past the session timeout */
+    IT_EQ(rz_ping_read(&a, NULL), 0);  /* still served */
+done:
+    rz_w_free(&w);
+    rz_close(&a);
+    rz_close(&b);
+    free(big);
 }
 
 static void t_whitelist(void)
@@ -624,6 +695,7 @@ static const struct it_test tests[] = {
     {"dual_stack_cnxns", t_dual_stack_cnxns, 0},
     {"outstanding", t_outstanding, 0},
     {"slow_reader", t_slow_reader, 0},
+    {"reading_alive", t_reading_alive, 0},
     {"whitelist", t_whitelist, 0},
     {"low_disk", t_low_disk, 0},
     {"large_node", t_large_node, 0},

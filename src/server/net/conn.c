@@ -729,6 +729,28 @@ void conn_sweep_sessionless(struct tbd *s)
     }
 }
 
+/* A client whose output holds its requests back (should_pause) is read no
+ * more, its pings among them: while the kernel takes more of that output
+ * at each tick, the client is reading it, and its session is alive. */
+void conn_touch_readers(struct tbd *s)
+{
+    struct tb_queue *q;
+    struct conn *c;
+    size_t left;
+
+    TB_QUEUE_FOREACH (q, &s->conns) {
+        c = TB_CONTAINER_OF(q, struct conn, link);
+        if (c->client.state != CONN_OPEN || c->reading || c->writing == 0) {
+            c->unwritten = 0;
+            continue;
+        }
+        left = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+        if (c->unwritten != 0 && left < c->unwritten)
+            session_touch(s, c->client.session_id);
+        c->unwritten = left;
+    }
+}
+
 static void on_check(uv_check_t *h)
 {
     conn_flush_all(h->data);

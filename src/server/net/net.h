@@ -38,6 +38,7 @@ struct conn {
 
     struct tb_wbuf out;         /* frames not yet handed to the kernel */
     size_t writing;             /* bytes in the uv_write in flight */
+    size_t unwritten;           /* ... of which left at the last tick */
 
     struct tls_conn *tls;   /* on the TLS port, else NULL (net/tls.c) */
 
@@ -70,6 +71,9 @@ void conn_flush_notified(struct tbd *s);
  * one being closed whose client has not read what is left for as long. */
 #define CONN_SESSIONLESS_MS 10000
 void conn_sweep_sessionless(struct tbd *s);
+/* Once a tick: touches the session of each client whose output holds its
+ * requests back, if the kernel took more of it since the last tick. */
+void conn_touch_readers(struct tbd *s);
 
 /* net/tls.c: the TLS port's context (start-up; logs why it cannot be had),
  * and each of its connections: tls_conn_input decrypts what a read brought
