@@ -12,10 +12,19 @@
  * left deletes "ready".  Each waiter watches one node, so a departure
  * wakes one or two members, not all.
  *
+ * The last one out deletes its node, then "ready", pipelined: in that
+ * order, as a member entering meanwhile would count a node left standing
+ * with "ready" gone.  A "ready" left behind would let the next round's
+ * first member through enter alone, so after a connection loss both
+ * deletes are sent again (our node first) until the outcome is known
+ * (Curator retries them too): the leave ends then, with an error only
+ * if the session is gone.
+ *
  * An operation runs as a chain of client callbacks on the handle, one at
  * a time.  A give-up (the deadline, free) is a flag each step looks at,
  * and ends the wait in progress; an enter given up deletes our node (the
- * reaper), a leave given up keeps it (the member has not left). */
+ * reaper), a leave given up keeps it (the member has not left).  The last
+ * step of a leave, those deletes, does not look: it runs to its end. */
 #include <string.h>
 
 #include "recipes/rcp.h"
@@ -186,13 +195,40 @@ static int send_create(struct tb_dbarrier *b)
 
 /* ---- leave ---- */
 
+static int send_last(struct tb_dbarrier *b);
+
 static void on_ready_gone(struct tb_client *c, int rc, void *data)
 {
     struct tb_dbarrier *b = data;
 
     rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
+    /* Either may have applied: both again, even if given up meanwhile. */
+    if (rc == TB_ECONNECTIONLOSS) {
+        rc = send_last(b);
+        if (rc == 0) {
+            pthread_mutex_unlock(&b->mu);
+            return;
+        }
+    }
+    if (rc == 0 || rc == TB_ENONODE) { /* our node went before it */
+        free(b->node);
+        b->node = NULL;
+    }
     op_end(b, rc == TB_ENONODE ? 0 : rc);
+}
+
+/* The last one out (lock held): our node, if we still have one, then
+ * "ready", on one connection and so in that order.  Not through the
+ * reaper: its retry looks first, and "ready" sent again meanwhile would
+ * go before our node. */
+static int send_last(struct tb_dbarrier *b)
+{
+    int rv;
+
+    if (b->node != NULL && (rv = tb_delete(b->c, b->node, -1, NULL, NULL)) != 0)
+        return rv;
+    return tb_delete(b->c, b->ready, -1, on_ready_gone, b);
 }
 
 static int by_name(const void *x, const void *y)
@@ -225,9 +261,8 @@ static int leave_look(struct tb_dbarrier *b, const struct tb_strings *v)
         return TB_ENONODE;
     }
     if (n == 0 || (n == 1 && me == 0)) {
-        drop_node(b); /* the last one out */
-        free(m);
-        return tb_delete(b->c, b->ready, -1, on_ready_gone, b);
+        free(m); /* the last one out */
+        return send_last(b);
     }
     if (me == 0) {
         target = rcp_join(b->path, m[n - 1]); /* wait for the highest */

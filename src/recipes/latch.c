@@ -10,7 +10,9 @@
  * name alone (exists): one wake-up per waiter, however many count down.
  * Before the first counter, or when the names are not consecutive (PATH
  * reset while waiting), a waiter watches PATH's children instead and
- * looks again at each change. */
+ * looks again at each change.  While PATH is missing (none made yet, or
+ * the container removed by the server once a reset emptied it) a waiter
+ * waits for it to exist, then looks again. */
 #include <stdio.h>
 #include <string.h>
 
@@ -116,7 +118,10 @@ static void step_done(struct tb_latch *l, int rc)
 }
 
 static int look(struct tb_latch *l);
+static int wait_path(struct tb_latch *l);
 
+/* A wait ended: look again; a children wait whose PATH went (the
+ * reset's container removed: TB_ENONODE) waits for PATH first. */
 static void on_waited(int rc, void *data)
 {
     struct tb_latch *l = data;
@@ -125,12 +130,22 @@ static void on_waited(int rc, void *data)
     pthread_mutex_lock(&l->mu);
     nw = l->nw;
     l->nw = NULL;
-    if (rc == 0)
-        rc = l->gave_up != 0 ? l->gave_up : look(l);
+    if ((rc == 0 || rc == TB_ENONODE) && l->gave_up != 0)
+        rc = l->gave_up;
+    else if (rc == 0)
+        rc = look(l);
+    else if (rc == TB_ENONODE)
+        rc = wait_path(l);
     step_done(l, rc);
     rcp_nw_release(nw);
 }
 
+/* Until PATH exists (none yet, or removed while we waited). */
+static int wait_path(struct tb_latch *l)
+{
+    return rcp_nw_start(l->c, l->path, RCP_NW_EXISTS, rcp_ms_left(l->deadline),
+                        on_waited, l, &l->nw);
+}
 
 /* What to wait for after a look at `n` counters from `lo` to `hi`. */
 static int wait_more(struct tb_latch *l, int n, int64_t lo, int64_t hi,
@@ -180,8 +195,7 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
         rc = rcp_ms_left(l->deadline) == 0 ? TB_ETIMEDOUT
                                : wait_more(l, n, lo, hi, st->cversion);
     } else if (rc == TB_ENONODE) { /* no counter yet: wait for PATH */
-        rc = rcp_nw_start(c, l->path, RCP_NW_EXISTS, rcp_ms_left(l->deadline), on_waited, l,
-                          &l->nw);
+        rc = wait_path(l);
     } else if (rc == TB_ECONNECTIONLOSS) { /* a waiter waits on: again */
         rc = look(l);
     }

@@ -1,0 +1,115 @@
+/* A count-down latch's await watching PATH's children when PATH goes,
+ * against the client's scripted server (tests/unit/client_fixture.c: a
+ * socketpair and a fake clock, loop mode).  Deleting the counters is the
+ * documented reset; the server then removes the emptied container PATH,
+ * and the waiter's children watch fires NodeDeleted.  The waiter waits
+ * for PATH to come back, as when it found none at the start, and is not
+ * told TB_ENONODE. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rcp_script.h"
+#include "tumbler/recipes.h"
+
+#define PATH "/l"
+
+/* ---- the scripted server's side ---- */
+
+/* The next request, a look at PATH (exists or getChildren2) with a watch
+ * or without; its xid. */
+static int32_t expect_look(int type, int watch)
+{
+    struct tb_path_watch_req rq;
+    struct tb_rd body;
+    int32_t xid = rs_expect(type, &body);
+
+    assert_int_equal(tb_path_watch_req_decode(&body, &rq), 0);
+    assert_true(tb_str_eq(rq.path, TB_STR(PATH)));
+    assert_int_equal(rq.watch != 0, watch);
+    return xid;
+}
+
+/* ---- the client's side ---- */
+
+struct done {
+    int calls, rc;
+};
+
+static void on_done(int rc, void *data)
+{
+    struct done *d = data;
+
+    d->calls++;
+    d->rc = rc;
+}
+
+static void close_client(struct tb_client *c)
+{
+    /* Without a connection nothing waits for the server's answers. */
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    tb_client_close(c);
+}
+
+/* An await of 2 counts on PATH, there and empty: it watches the children.
+ * PATH goes (NodeDeleted), and the look again finds it missing: the
+ * waiter waits for PATH (exists, a watch), told nothing; PATH back with
+ * the 2 counts lets it go. */
+static void test_path_gone_while_waiting(void **state)
+{
+    static const char *const counts[] = {"countDownLatch-0000000000",
+                                         "countDownLatch-0000000001", NULL};
+    static const char *const none[] = {NULL};
+    struct tb_client *c = rs_open_client(0);
+    struct tb_latch *l;
+    struct done d = {0};
+
+    (void)state;
+    assert_int_equal(tb_latch_new(&l, c, PATH, 2), 0);
+    assert_int_equal(tb_latch_await(l, -1, on_done, &d), 0);
+    pump(c);
+    rs_reply_names(expect_look(TB_OP_GETCHILDREN2, 0), none, 1, 4);
+    pump(c);
+    rs_reply_names(expect_look(TB_OP_GETCHILDREN2, 1), none, 1, 4);
+    pump(c);
+    srv_event(TB_EVENT_DELETED, PATH); /* reset: PATH removed */
+    pump(c);
+    srv_reply(expect_look(TB_OP_GETCHILDREN2, 1), 301, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(d.calls, 0);
+    srv_reply(expect_look(TB_OP_EXISTS, 1), 301, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(d.calls, 0);
+    assert_false(srv_has_data());
+    /* PATH made again, and counted down twice. */
+    srv_event(TB_EVENT_CREATED, PATH);
+    pump(c);
+    rs_reply_stat(expect_look(TB_OP_EXISTS, 1), 310, 0);
+    pump(c);
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, PATH), 310, 0, NULL);
+    rs_reply_names(expect_look(TB_OP_GETCHILDREN2, 0), counts, 1, 2);
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, 0);
+    tb_latch_free(l);
+    close_client(c);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_path_gone_while_waiting, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
