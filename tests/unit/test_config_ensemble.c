@@ -196,6 +196,37 @@ static void test_quorum_address(void **state)
     tb_config_server_free(&s);
 }
 
+/* One quorum address however it is written: /zookeeper/config writes
+ * IPv6 in full, a reconfig's -members may not. */
+static int same_quorum(const char *a, const char *b)
+{
+    struct tb_config_server x, y;
+    char err[128];
+    int same;
+
+    assert_int_equal(
+        tb_config_server_parse(&x, 1, a, "server.1", err, sizeof err), 0);
+    assert_int_equal(
+        tb_config_server_parse(&y, 1, b, "server.1", err, sizeof err), 0);
+    same = tb_config_same_quorum(&x, &y);
+    tb_config_server_free(&x);
+    tb_config_server_free(&y);
+    return same;
+}
+
+static void test_same_quorum(void **state)
+{
+    (void)state;
+    assert_true(same_quorum("[::1]:2888:3888", "[0:0:0:0:0:0:0:1]:2888:3888"));
+    assert_true(same_quorum("[2001:db8::1]:2888:3888;2181",
+                            "[2001:db8:0:0:0:0:0:1]:2888:3999"));
+    assert_true(
+        same_quorum("ZK1.example.com:2888:3888", "zk1.example.com:2888:3888"));
+    assert_false(same_quorum("[::1]:2888:3888", "[::1]:2889:3888"));
+    assert_false(same_quorum("[::1]:2888:3888", "[::2]:2888:3888"));
+    assert_false(same_quorum("127.0.0.1:2888:3888", "127.0.0.2:2888:3888"));
+}
+
 static void expect_myid(const char *text, int rv, int id, const char *msg)
 {
     const char *dir = make_dir(text);
@@ -689,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_server_syntax),
         cmocka_unit_test(test_server_syntax_errors),
         cmocka_unit_test(test_quorum_address),
+        cmocka_unit_test(test_same_quorum),
         cmocka_unit_test(test_myid),
         cmocka_unit_test(test_standalone_unchanged),
         cmocka_unit_test(test_ensemble),

@@ -314,6 +314,10 @@ const struct tb_config_server *tb_config_self(const struct tb_config *cfg);
  * (TB_CONFIG_ADDR_MAX always do). */
 int tb_config_quorum_address(const struct tb_config_server *s, char *buf,
                              size_t n);
+/* 1 if a and b name one quorum address: the same port, and the same IP
+ * address however written ("::1", "0:0:0:0:0:0:0:1") or the same name. */
+int tb_config_same_quorum(const struct tb_config_server *a,
+                          const struct tb_config_server *b);
 
 /* The command line:  tumblerd [-c FILE | --config FILE | --config=FILE |
  * FILE] [--key=value ...] [--help] [--version].  The file is read first,

@@ -547,6 +547,12 @@ int tb_config_quorum_address(const struct tb_config_server *s, char *buf,
     return len >= 0 && (size_t)len < n ? 0 : TB_EINVAL;
 }
 
+int tb_config_same_quorum(const struct tb_config_server *a,
+                          const struct tb_config_server *b)
+{
+    return a->quorum_port == b->quorum_port && same_host(a->host, b->host);
+}
+
 /* ---- their text ---------------------------------------------------------- */
 
 /* A host as ZooKeeper's QuorumServer.toString() prints it: an IP

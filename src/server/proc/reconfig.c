@@ -517,9 +517,10 @@ static int voter(const struct tb_config_server *s)
     return s->role == TB_ROLE_PARTICIPANT;
 }
 
-/* Steps from `cur` to r->next, joiners before role changes;
- * TB_EBADARGUMENTS when a server would change its quorum address (it
- * must leave, then join). */
+/* Steps from `cur` to r->next: joiners, then promotions, then
+ * demotions, so that the voters are never fewer than the old or the new
+ * configuration has (reconcile.h's order); TB_EBADARGUMENTS when a
+ * server would change its quorum address (it must leave, then join). */
 static int plan(struct reconfig *r, const struct members *cur, char *err,
                 size_t errlen)
 {
@@ -530,7 +531,7 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
 
     r->nsteps = 0;
     r->hand_over = 0;
-    for (pass = 0; pass < 2; pass++)
+    for (pass = 0; pass < 3; pass++)
         for (i = 0; i < r->next.n; i++) {
             b = &r->next.v[i];
             a = members_find(cur, b->id);
@@ -545,16 +546,16 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
                 continue;
             }
             (void)tb_config_quorum_address(a, x, sizeof x);
-            if (strcmp(x, y) != 0) {
+            if (!tb_config_same_quorum(a, b)) {
                 snprintf(err, errlen,
                          "server.%d's quorum address would change from %s "
                          "to %s: remove it, then add it",
                          b->id, x, y);
                 return TB_EBADARGUMENTS;
             }
-            if (pass == 1 && voter(a) && !voter(b) && b->id == self)
+            if (pass == 2 && voter(a) && !voter(b) && b->id == self)
                 r->hand_over = 1;
-            else if (pass == 1 && voter(a) != voter(b))
+            else if (voter(a) != voter(b) && pass == (voter(b) ? 1 : 2))
                 r->steps[r->nsteps++] =
                     (struct step){STEP_ASSIGN, b->id, voter(b), ""};
         }
@@ -649,7 +650,11 @@ static int decide(struct reconfig *r, const struct tb_txn *t)
     }
     if (s->peer == NULL)
         return TB_EUNIMPLEMENTED;
-    if (r->busy || replog_member_changing(s->log))
+    /* A new leader decides on what it has applied: until an entry of its
+     * own term is, the last change's outcome may be among what it has
+     * not, and a plan from the members before it would undo it. */
+    if (r->busy || replog_member_changing(s->log) ||
+        !replog_leader_caught_up(s->log))
         return TB_ERECONFIGINPROGRESS;
     if (tb_reconfig_req_decode(&rd, &q) != 0)
         return TB_EMARSHALLING;
