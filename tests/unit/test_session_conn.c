@@ -559,6 +559,50 @@ static void multi_creates_follow_their_modes(void **state)
     tb_wbuf_free(&acl);
 }
 
+/* /zookeeper/config is reconfig's to write: a setData of it is refused
+ * before the log, alone or in a multi (which fails there, whole). */
+static void config_written_by_reconfig_alone(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body, acl;
+    struct tb_multi_op op = {.type = TB_OP_SETDATA};
+    struct tb_reply_header h;
+    struct tb_rd rd;
+    int32_t types[4], errs[4];
+
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    carrier_open(f, &k, 14);
+    op.u.set_data = (struct tb_set_data_req){TB_STR("/zookeeper/config"),
+                                             TB_STR("server.9=h:1:2"), -1};
+    tb_set_data_req_encode(&body, &op.u.set_data);
+    request(&k, &body, 1, TB_OP_SETDATA);
+    assert_int_equal(k.frames, 2); /* answered at once, not logged */
+    rd = nth_frame(&k, 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.err, TB_EBADARGUMENTS);
+
+    multi_create(&body, &acl, TB_OP_CREATE, "/m", TB_PERSISTENT, -1);
+    tb_multi_op_encode(&body, &op);
+    tb_multi_end_encode(&body);
+    request(&k, &body, 2, TB_OP_MULTI);
+    assert_int_equal(k.frames, 3);
+    assert_int_equal(multi_results(&k, types, errs), 2);
+    assert_int_equal(errs[0], 0);
+    assert_int_equal(errs[1], TB_EBADARGUMENTS);
+    assert_null(tree_find(fsm_tree(f->s.fsm), TB_STR("/m")));
+    assert_int_equal(tree_node_data(tree_find(fsm_tree(f->s.fsm),
+                                              TB_STR("/zookeeper/config")))
+                         .len,
+                     0);
+    carrier_free(&k);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +625,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(forwarded_write_out_on_a_new_leader,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(multi_creates_follow_their_modes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(config_written_by_reconfig_alone, setup,
                                         teardown),
     };
 

@@ -8,9 +8,12 @@
  * server the client is on, so that every member, of any release, applies
  * the same entry the same way (the fsm holds each opcode to its mode).
  *
- * A TTL create with extended types off is refused at the same place, as a
- * createTTL request is (proc.c): the multi fails at that op with
- * UNIMPLEMENTED, as ZooKeeper's does. */
+ * What is refused before the log, whatever the tree, is refused at the
+ * same place, in a multi (which then fails at that op) as alone
+ * (proc_write_refused): a TTL create with extended types off
+ * (UNIMPLEMENTED, as ZooKeeper's), and a setData of /zookeeper/config
+ * (BADARGUMENTS; ZooKeeper's takes it): the members there are reconfig's
+ * to write, as every member's links and its next reconfig follow them. */
 #include <stdint.h>
 
 #include "server/config/config.h"
@@ -36,29 +39,49 @@ static int32_t create_type(const struct tb_multi_op *op)
     }
 }
 
+static int refusal(const struct tbd *s, int32_t type, struct tb_str path)
+{
+    if (type == TB_OP_CREATETTL && !s->cfg->extended_types_enabled)
+        return TB_EUNIMPLEMENTED;
+    if (type == TB_OP_SETDATA && tb_str_eq(path, TB_STR("/zookeeper/config")))
+        return TB_EBADARGUMENTS;
+    return 0;
+}
+
+int proc_write_refused(const struct tbd *s, int32_t type, struct tb_str body)
+{
+    struct tb_rd rd = tb_rd_make(body.ptr, body.len);
+    struct tb_str path = TB_STR("");
+
+    if (type == TB_OP_SETDATA && tb_get_STR(&rd, &path) != 0)
+        return 0; /* malformed: the fsm refuses it */
+    return refusal(s, type, path);
+}
+
 int proc_multi_prepare(const struct tbd *s, struct tb_str *body,
                        struct tb_wbuf *out)
 {
     struct tb_rd rd = tb_rd_make(body->ptr, body->len);
     struct tb_multi_op op;
     size_t n = 0, refused = SIZE_MAX;
-    int changed = 0, rv;
+    int changed = 0, code = 0, rv;
+    int32_t t;
 
     while ((rv = tb_multi_next(&rd, TB_OP_MULTI, &op)) == 1) {
-        if (is_create(op.type)) {
-            int32_t t = create_type(&op);
-            if (t == TB_OP_CREATETTL && !s->cfg->extended_types_enabled &&
-                refused == SIZE_MAX)
-                refused = n;
-            changed |= t != op.type;
-        }
+        t = is_create(op.type) ? create_type(&op) : op.type;
+        changed |= t != op.type;
+        if (refused == SIZE_MAX &&
+            (code = refusal(
+                 s, t, t == TB_OP_SETDATA ? op.u.set_data.path : TB_STR(""))) !=
+                0)
+            refused = n;
         n++;
     }
     if (rv != 0) /* malformed: the fsm refuses it whole */
         return 0;
     out->len = 0;
     if (refused != SIZE_MAX) {
-        tb_multi_failure_encode(out, n, refused, TB_EUNIMPLEMENTED);
+        tb_multi_failure_encode(out, n, refused, code);
         return out->oom ? TB_ENOMEM : 1;
     }
     if (!changed)

@@ -335,12 +335,11 @@ static void write_request(struct proc_client *c, int32_t xid, int32_t type,
     struct tb_wbuf multi;
     int rv;
 
-    if (type == TB_OP_CREATETTL && !s->cfg->extended_types_enabled) {
-        reply_in_order(c, xid, type, proc_zxid(s), TB_EUNIMPLEMENTED, NULL, 0);
-        return;
-    }
     if (type != TB_OP_MULTI) {
-        log_write(c, xid, type, body);
+        if ((rv = proc_write_refused(s, type, body)) != 0)
+            reply_in_order(c, xid, type, proc_zxid(s), rv, NULL, 0);
+        else
+            log_write(c, xid, type, body);
         return;
     }
     tb_wbuf_init(&multi);

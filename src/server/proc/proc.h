@@ -180,12 +180,15 @@ int reconfig_outcome_txn(struct tb_txn *t, struct tb_wbuf *body, int rc,
  * to have that number). */
 uint64_t proc_conn_id_base(int server_id, int64_t wall_ms);
 
-/* proc/multi.c: a multi's body before it is logged.  1: refused (a TTL
- * create with extended types off), its results are in `out` to answer
- * with; 0: *body, perhaps written again into `out` (each create's opcode
- * as its mode says), is what to log; TB_ENOMEM. */
+/* proc/multi.c: a multi's body before it is logged.  1: refused (an op
+ * proc_write_refused refuses), its results are in `out` to answer with;
+ * 0: *body, perhaps written again into `out` (each create's opcode as its
+ * mode says), is what to log; TB_ENOMEM. */
 int proc_multi_prepare(const struct tbd *s, struct tb_str *body,
                        struct tb_wbuf *out);
+/* The error a write other than a multi gets before the log, whatever the
+ * tree (multi.c says which), or 0. */
+int proc_write_refused(const struct tbd *s, int32_t type, struct tb_str body);
 
 /* proc/session.c */
 void session_connect(struct proc_client *c, struct tb_str frame);
