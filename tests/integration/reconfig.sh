@@ -13,7 +13,8 @@
 #      and multiRead give the same stat as getData, and multiRead the same data)
 #   5. kazoo: while a change is in flight (a joiner that does not run, which never catches up),
 #      a second is refused with ReconfigInProgress (-14); the first ends in NewConfigNoQuorum
-#      (-13) and changes nothing
+#      (-13) and changes nothing; a change of a member's election port and a setData of
+#      /zookeeper/config are refused with BadArguments (-8)
 #   6. `reconfig -remove 3`: member 3 leaves; it says why in its log and serves no client any
 #      more; `config` on member 1 no longer shows it
 #   7. a server with reconfigEnabled=false answers ZRECONFIGDISABLED
@@ -210,10 +211,12 @@ run_check 4 "config and its stat on members 1, 2 and 4: four servers, version $v
 
 check5() {
     local out
-    out=$("$py" - "127.0.0.1:${cport[1]}" "$(ens_line 5)" <<'EOF' 2>&1
+    out=$("$py" - "127.0.0.1:${cport[1]}" "$(ens_line 5)" \
+        "server.2=127.0.0.1:${qport[2]}:$((eport[2] + 1));127.0.0.1:${cport[2]}" <<'EOF' 2>&1
 import sys
 from kazoo.client import KazooClient
-from kazoo.exceptions import NewConfigNoQuorumError, ReconfigInProcessError
+from kazoo.exceptions import (BadArgumentsError, NewConfigNoQuorumError,
+                              ReconfigInProcessError)
 # The session's replies come in order, its pings' too: they wait for the first change, which
 # takes raft's 5 s round; kazoo drops a connection whose ping is not answered within a third
 # of the session timeout, so the session is the longest the ensemble allows (20 ticks).
@@ -233,14 +236,30 @@ except NewConfigNoQuorumError:
     print("the first (server.5, not running): NewConfigNoQuorumError")
 data, _ = c.get("/zookeeper/config")
 print("server.5 in the configuration:", b"server.5=" in data)
+# A member's election port, where the others' links go, changes only by leaving and joining
+# again; the configuration's text is reconfig's alone to write.
+try:
+    c.reconfig(sys.argv[3], None, None)
+    print("FAIL: server.2's election port changed")
+except BadArgumentsError:
+    print("server.2's election port changed: BadArgumentsError")
+try:
+    c.set("/zookeeper/config", data.replace(b"server.3=", b"server.7="))
+    print("FAIL: /zookeeper/config written")
+except BadArgumentsError:
+    print("setData of /zookeeper/config: BadArgumentsError")
+print("unchanged:", c.get("/zookeeper/config")[0] == data)
 c.stop()
 EOF
 )
     echo "$out" | sed 's/^/  | /'
     echo "$out" | grep -q "ReconfigInProcessError" && echo "$out" | grep -q "NewConfigNoQuorumError" &&
-        echo "$out" | grep -q "in the configuration: False" && ! echo "$out" | grep -q FAIL
+        echo "$out" | grep -q "in the configuration: False" &&
+        echo "$out" | grep -q "election port changed: BadArgumentsError" &&
+        echo "$out" | grep -q "zookeeper/config: BadArgumentsError" &&
+        echo "$out" | grep -q "unchanged: True" && ! echo "$out" | grep -q FAIL
 }
-run_check 5 "kazoo: a second change while one is in flight is refused (-14)" check5
+run_check 5 "kazoo: a second change while one is in flight is refused (-14); an election port's change and a setData of /zookeeper/config are refused (-8)" check5
 
 check6() {
     local out n got

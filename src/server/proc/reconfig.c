@@ -553,6 +553,15 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
                          b->id, x, y);
                 return TB_EBADARGUMENTS;
             }
+            /* Its peer port is where the others' links go, and it listens
+             * on the one it started with. */
+            if (a->election_port != b->election_port) {
+                snprintf(err, errlen,
+                         "server.%d's election port would change from %d to "
+                         "%d: remove it, then add it",
+                         b->id, a->election_port, b->election_port);
+                return TB_EBADARGUMENTS;
+            }
             if (pass == 2 && voter(a) && !voter(b) && b->id == self)
                 r->hand_over = 1;
             else if (voter(a) != voter(b) && pass == (voter(b) ? 1 : 2))
