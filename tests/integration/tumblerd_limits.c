@@ -3,8 +3,9 @@
  *   max_cnxns     --maxClientCnxns=5: the 6th connection from one address is
  *                 closed at once, the others keep being served
  *   dual_stack_cnxns the same on a dual-stack port (clientPortAddress=::):
- *                 5 from 127.0.0.1 (seen as ::ffff:127.0.0.1) and 5 from
- *                 ::1, each address's 6th closed
+ *                 5 from 127.0.0.1 (ip:127.0.0.1, as Java writes an
+ *                 IPv4-mapped address) and 5 from ::1, each address's 6th
+ *                 closed
  *   outstanding   --globalOutstandingLimit=8: 2000 pipelined requests are all
  *                 answered, in order (reading pauses; nothing is dropped)
  *   slow_reader   a client that stops reading 200 MB of replies: the server
@@ -103,12 +104,22 @@ done:
 static void t_dual_stack_cnxns(void)
 {
     struct rz v4[6], v6[6];
-    char hp[64], buf[8192];
-    int i;
+    struct rz_reply rep;
+    char hp[64], buf[8192], scheme[16], id[64];
+    int i, n, ip = 0;
 
     snprintf(hp, sizeof hp, "::1%s", strrchr(it_hostport, ':'));
     IT_EQ(fill(it_hostport, v4), 0);
     IT_EQ(fill(hp, v6), 0);
+    /* An IPv4 client's ip id is IPv4, as Java writes it, not ::ffff:...:
+     * what "ip:127.0.0.0/8" ACLs match. */
+    IT_EQ(rz_call(&v4[0], RZ_OP_WHOAMI, NULL, &rep), 0);
+    for (n = rz_r_i32(&rep.body), i = 0; i < n; i++) {
+        rz_r_str(&rep.body, scheme, sizeof scheme);
+        rz_r_str(&rep.body, id, sizeof id);
+        ip += strcmp(scheme, "ip") == 0 && strcmp(id, "127.0.0.1") == 0;
+    }
+    IT_CHECKF(ip == 1, "whoAmI over IPv4 on ::, last id %s:%s", scheme, id);
     for (i = 0; i < 5; i++)
         rz_close(&v4[i]);
     usleep(200000);

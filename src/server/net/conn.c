@@ -581,9 +581,14 @@ static void read_peer(struct conn *c)
         memcpy(c->peer_addr + 12, &in->sin_addr, 4);
     } else if (ss.ss_family == AF_INET6) {
         struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-        uv_ip6_name(in6, c->peer, sizeof c->peer);
         c->peer_port = ntohs(in6->sin6_port);
         memcpy(c->peer_addr, &in6->sin6_addr, 16);
+        /* An IPv4 client of a dual-stack port is written as IPv4, as Java
+         * does: its ip id is what ip ACLs match ("ip:10.0.0.0/8"). */
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+            inet_ntop(AF_INET, c->peer_addr + 12, c->peer, sizeof c->peer);
+        else
+            uv_ip6_name(in6, c->peer, sizeof c->peer);
     }
 }
 
