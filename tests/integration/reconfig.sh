@@ -23,6 +23,8 @@
 #   9. kazoo's reconfig with the whole member list (newMembers): server.4 becomes an observer,
 #      most runs while it leads (make_lead): the leader made an observer answers, then hands
 #      leadership to a voter, which makes it a standby
+#  10. server 3 added again at other ports while its removed process still runs: the new one is
+#      sent to (raft_uv dialled an id where it first was), catches up and serves
 #
 #   reconfig.sh   (TUMBLERD names the server)
 set -u
@@ -263,6 +265,8 @@ run_check 5 "kazoo: a second change while one is in flight is refused (-14); an 
 
 check6() {
     local out n got
+    # Member 2 (never restarted here) removes 3, and so has had a connection to it: check 10
+    make_lead 2 1 2 3 4 || { echo "  FAIL: no member leads"; return 1; }
     out=$(echo "reconfig -remove 3" | zk 1 super)
     echo "$out" | sed 's/^/  | /'
     echo "$out" | grep -q '^server\.3=' && { echo "  FAIL: server.3 still there"; return 1; }
@@ -358,6 +362,42 @@ EOF
     echo "  ok   server.4 is an observer: a standby in raft"
 }
 run_check 9 "kazoo reconfig with the whole member list: server.4 becomes an observer" check9
+
+# Server 3, removed in check 6, its process still running, added again at other ports (as the
+# refusal of an address change says to): the members send to the new one, not to the old process
+# at the address they first had for server 3 (which would take the entries and leave the new one
+# empty).
+# old_links: connections established to server 3's first quorum port (raft's, of the members).
+old_links() { ss -Htn state established "( dport = :${qport[3]} )" | grep -c .; }
+check10() {
+    local d line out p3 before
+    cport[6]=$(free_port) qport[6]=$(free_port) eport[6]=$(free_port)
+    line="server.3=127.0.0.1:${qport[6]}:${eport[6]};127.0.0.1:${cport[6]}"
+    d=$(it_tmpdir three-again)
+    { grep -v '^server\.' "$work/zoo.cfg"; config 1 | grep '^server\.'; echo "$line"
+      echo "joinEnsemble=true"; } > "$d/zoo.cfg"
+    "$TUMBLERD" "$d/zoo.cfg" --serverId=3 --dataDir="$d/data" >> "$d/server.log" 2>&1 < /dev/null &
+    p3=$!
+    IT_PIDS+=("$p3")
+    IT_TUMBLERDS+="$p3 "
+    kill -0 "${pid[3]}" || { echo "  FAIL: server 3's old process is gone"; return 1; }
+    before=$(old_links)
+    out=$(echo "reconfig -add $line" | zk 1 super)
+    echo "  | ${out//$'\n'/$'\n'  | }"
+    echo "$out" | grep -q "^server\.3=127.0.0.1:${qport[6]}:" || { echo "  FAIL: not added"; return 1; }
+    wait_serving "${cport[6]}" 30 "$p3" ||
+        { echo "  FAIL: the new server 3 does not serve"; tail -5 "$d/server.log"; return 1; }
+    out=$(serves 6)
+    echo "  new member 3: $out"
+    [ "$out" != "no session" ] || { echo "  FAIL: the new member 3 serves no session"; return 1; }
+    [ "$(serves 3)" = "no session" ] || { echo "  FAIL: the old member 3 serves"; return 1; }
+    # Member 2, which led when 3 was removed, had a connection to it (raft_uv keeps one per id,
+    # and dialled the id where it first was): those to the old address end.
+    echo "  connections to server 3's old quorum port: $before before the add"
+    until_ok 10 test "$(old_links)" = 0 ||
+        { echo "  FAIL: $(old_links) connection(s) to the old server 3 left"; return 1; }
+}
+run_check 10 "server 3 added again at other ports, its old process running: the new one is sent to and serves" check10
 
 echo
 printf '%s\n' "${results[@]}"

@@ -384,5 +384,8 @@ void replog__local_transport_init(struct raft_uv_transport *t);
  * if raft_uv never used it. */
 int replog__tcp_init(struct raft_uv_transport *t, struct replog *l);
 void replog__tcp_free(struct raft_uv_transport *t);
+/* Ends the connections to a member at another address than raft's
+ * configuration now gives it (removed, then added again elsewhere). */
+void replog__tcp_follow(struct raft_uv_transport *t);
 
 #endif

@@ -328,6 +328,8 @@ static void tick_cb(uv_timer_t *t)
     replog__poll_leader(l);
     replog__deferred_take(l);
     replog__snapshot_poke(l);
+    if (l->tcp_ready)
+        replog__tcp_follow(&l->transport);
 }
 
 /* ---- close -------------------------------------------------------------- */

@@ -431,6 +431,34 @@ static int split(char *address, char **host, char **port)
     return 0;
 }
 
+/* Where raft's configuration has member `id` now, else `address`: raft_uv
+ * dials each id at the address it first had for it, so a member removed
+ * and added again elsewhere would be sent to where it was, and its old
+ * process, still running there, would take the entries meant for it. */
+static const char *address_of(const struct tcp *t, raft_id id,
+                              const char *address)
+{
+    const struct raft_configuration *c = &t->l->raft->configuration;
+    unsigned i;
+
+    for (i = 0; i < c->n; i++)
+        if (c->servers[i].id == id)
+            return c->servers[i].address;
+    return address;
+}
+
+void replog__tcp_follow(struct raft_uv_transport *rt)
+{
+    struct tcp *t = rt->impl;
+    struct conn *c;
+
+    /* Ended both ways: conn_cb sees it, and raft connects again, to where
+     * the member is now. */
+    for (c = t->conns; c != NULL; c = c->next)
+        if (strcmp(address_of(t, c->id, c->address), c->address) != 0)
+            shutdown(c->fd, SHUT_RDWR);
+}
+
 static int tcp_connect(struct raft_uv_transport *rt,
                        struct raft_uv_connect *req, raft_id id,
                        const char *address, raft_uv_connect_cb cb)
@@ -438,7 +466,10 @@ static int tcp_connect(struct raft_uv_transport *rt,
     struct tcp *t = rt->impl;
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
     struct dial *d = calloc(1, sizeof *d);
-    char *copy = strdup(address), *host, *port;
+    char *copy, *host, *port;
+
+    address = address_of(t, id, address);
+    copy = strdup(address);
 
     if (d == NULL || copy == NULL || (d->address = strdup(address)) == NULL) {
         free(d);
