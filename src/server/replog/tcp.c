@@ -464,7 +464,9 @@ static int tcp_connect(struct raft_uv_transport *rt,
                        const char *address, raft_uv_connect_cb cb)
 {
     struct tcp *t = rt->impl;
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
+    /* IPv4, as every member listens (bind_address): "localhost" is ::1
+     * first on many a system, where nobody would answer. */
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
     struct dial *d = calloc(1, sizeof *d);
     char *copy, *host, *port;
 
