@@ -21,7 +21,8 @@
 #   8. writes one after another through each follower while the leader is killed: each is
 #      acknowledged or sees its connection lost (and is retried), none fails otherwise
 #   9. every connection a member writes to another member on has TCP_NODELAY, and the leader
-#      watches the links followers made to it with keepalive probes (nodelay.py)
+#      watches the links followers made to it, and every member the raft connections others
+#      made to it, with keepalive probes (nodelay.py)
 #  10. once writes pause, every member takes a snapshot and gives back the log it kept in
 #      memory, followers as well as the leader
 #  11. a follower stopped while the others write enough for the leader's log to drop what it

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Whether a member writes to the other members with TCP_NODELAY, and watches the links
-followers made to it (keepalive probes and a user timeout: a follower gone without a word
-must not leave its link open for good).
+followers made to it and the raft connections other members made to it (keepalive probes
+and a user timeout: a member gone without a word must not leave them open for good).
 
   nodelay.py PID leader|follower QUORUM_PORTS ELECTION_PORTS
 
@@ -24,9 +24,10 @@ SYS_PIDFD_GETFD = 438  # x86-64 and arm64 alike (the generic table)
 
 
 def member_sockets(pid, qports, eports):
-    """{(kind, local port, remote port, TCP_NODELAY)} of PID's connections to or from
-    another member that it writes on; kind "raft" or "link".  A connection with two
-    descriptors (tumblerd watches raft's through a copy) is listed once."""
+    """{(kind, local port, remote port, TCP_NODELAY, watched)} of PID's connections to or
+    from another member; kind "raft" (made to a quorum port), "raft-in" (taken on its own,
+    only read) or "link".  A connection with two descriptors (tumblerd watches raft's
+    through a copy) is listed once."""
     libc = ctypes.CDLL(None, use_errno=True)
     found = set()
     pidfd = os.pidfd_open(pid)
@@ -55,11 +56,13 @@ def member_sockets(pid, qports, eports):
                 local = s.getsockname()[1]
                 if remote in qports:
                     kind = "raft"
+                elif local in qports:
+                    kind = "raft-in"
                 elif remote in eports or local in eports:
                     kind = "link"
                 else:
                     continue
-                watched = kind != "link" or local not in eports or (
+                watched = kind == "raft" or (kind == "link" and local not in eports) or (
                     s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) and
                     s.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) > 0)
                 found.add((kind, local, remote,
@@ -84,25 +87,28 @@ def main(args):
     while True:
         found = member_sockets(pid, qports, eports)
         raft = sum(1 for f in found if f[0] == "raft")
+        taken = sum(1 for f in found if f[0] == "raft-in")
         links = sum(1 for f in found if f[0] == "link")
-        if (raft >= want and links >= want) or time.monotonic() > deadline:
+        if (raft >= want and taken >= want and links >= want) or \
+                time.monotonic() > deadline:
             break
         time.sleep(0.1)
     failed = 0
-    if raft >= want and links >= want:
-        print("  ok   the %s (pid %d): %d raft connections, %d peer links"
-              % (role, pid, raft, links))
+    if raft >= want and taken >= want and links >= want:
+        print("  ok   the %s (pid %d): %d raft connections made, %d taken, %d peer links"
+              % (role, pid, raft, taken, links))
     else:
-        print("  FAIL the %s (pid %d): %d raft connections, %d peer links; want %d and %d"
-              % (role, pid, raft, links, want, want))
+        print("  FAIL the %s (pid %d): %d raft connections made, %d taken, %d peer links; "
+              "want %d of each" % (role, pid, raft, taken, links, want))
         failed += 1
     for kind, local, remote, nodelay, watched in sorted(found):
-        print("  %s %s connection :%d -> :%d has TCP_NODELAY"
-              % ("ok  " if nodelay else "FAIL", kind, local, remote))
-        failed += not nodelay
-        if local in eports:
-            print("  %s link from a follower :%d -> :%d has keepalive and a user timeout"
-                  % ("ok  " if watched else "FAIL", local, remote))
+        if kind != "raft-in":
+            print("  %s %s connection :%d -> :%d has TCP_NODELAY"
+                  % ("ok  " if nodelay else "FAIL", kind, local, remote))
+            failed += not nodelay
+        if kind == "raft-in" or local in eports:
+            print("  %s %s from a member :%d -> :%d has keepalive and a user timeout"
+                  % ("ok  " if watched else "FAIL", kind, local, remote))
             failed += not watched
     return 1 if failed else 0
 

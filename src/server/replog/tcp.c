@@ -604,6 +604,36 @@ static void incoming_secured(void *arg, int fd)
         incoming_drop(in);
 }
 
+/* A connection another member made here is only read: a member gone
+ * without a word (its machine off, the network cut) sends nothing that
+ * would end it, and it stayed open for good, one more at each such loss,
+ * with whatever raft had read of a message (a snapshot's, perhaps).
+ * Keepalive probes, from twice the election timeout on, end it. */
+static void bound(struct tcp *t, int fd)
+{
+    unsigned timeout = 2 * t->l->election_ms;
+    int on = 1, idle = (int)((timeout + 999) / 1000), every = 1, probes = 3;
+
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout,
+                     sizeof timeout);
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &every, sizeof every);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+
+/* raft_uv_tcp's listener took a connection: bound, then raft's. */
+static void accepted(struct raft_uv_transport *inner, raft_id id,
+                     const char *address, struct uv_stream_s *stream)
+{
+    struct tcp *t = (struct tcp *)((char *)inner - offsetof(struct tcp, inner));
+    uv_os_fd_t fd;
+
+    if (uv_fileno((uv_handle_t *)stream, &fd) == 0)
+        bound(t, fd);
+    t->accept_cb(inner, id, address, stream);
+}
+
 static void on_accept(uv_stream_t *listener, int status)
 {
     struct tcp *t = listener->data;
@@ -621,6 +651,7 @@ static void on_accept(uv_stream_t *listener, int status)
     uv_close((uv_handle_t *)c, handle_freed);
     if (fd < 0)
         return;
+    bound(t, fd);
     if ((in = calloc(1, sizeof *in)) == NULL) {
         close(fd);
         return;
@@ -732,7 +763,8 @@ static int tcp_listen(struct raft_uv_transport *rt, raft_uv_accept_cb cb)
     /* raft_uv_tcp hands raft its own transport with a connection taken,
      * and raft finds itself in its data (set after init). */
     t->inner.data = rt->data;
-    if ((rv = t->inner.listen(&t->inner, cb)) != 0)
+    t->accept_cb = cb;
+    if ((rv = t->inner.listen(&t->inner, accepted)) != 0)
         memcpy(rt->errmsg, t->inner.errmsg, sizeof rt->errmsg);
     return rv;
 }
