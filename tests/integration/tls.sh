@@ -100,7 +100,8 @@ refused()
     shift 2
     dir=$(it_tmpdir "refused")
     run_bounded 20 "$TUMBLERD" --clientPort=0 --clientPortAddress=127.0.0.1 \
-        --dataDir="$dir/data" --secureClientPort="$(free_port)" "$@" > "$dir/log" 2>&1 &&
+        --dataDir="$dir/data" --secureClientPort="$(free_port)" --ssl.clientAuth=none \
+        "$@" > "$dir/log" 2>&1 &&
         it_die "tumblerd started with $what"
     grep -qF -- "$text" "$dir/log" || {
         cat "$dir/log" >&2
@@ -126,6 +127,11 @@ refused "an unknown cipher suite" "\"TLS_NO_SUCH_SUITE\" is not offered here" \
 refused "a trust store without its password" "trust.p12 cannot be used" \
     --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=secret \
     --ssl.trustStore.location="$certs/trust.p12"
+# The system's CAs would make any certificate a public CA signed an x509 id.
+refused "clients' certificates wanted and no trust store" \
+    "ssl.clientAuth=want: ssl.trustStore.location must name the CAs" \
+    --ssl.keyStore.location="$certs/server.p12" --ssl.keyStore.password=secret \
+    --ssl.clientAuth=want
 
 # renewal MODE [FLAG ...]: tumblerd serving live.p12, a copy of the server's key store, which
 # tls/checks.py MODE renews under a live session.

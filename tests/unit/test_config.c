@@ -571,6 +571,11 @@ static void test_args_errors(void **state)
                       "--enforce.auth.enabled=true",
                       "--enforce.auth.schemes=digest,krb", NULL);
     /* a TLS port needs the server's key store; clientAuth one of three */
+    expect_args_error("ssl.clientAuth=need: ssl.trustStore.location must name "
+                      "the CAs whose clients' certificates are taken (or "
+                      "ssl.clientAuth=none)",
+                      "--secureClientPort=2281",
+                      "--ssl.keyStore.location=k.p12", NULL);
     expect_args_error("secureClientPort is set: ssl.keyStore.location must "
                       "name the server's key and certificate",
                       "--secureClientPort=2281", NULL);
@@ -636,8 +641,9 @@ static void test_enforce_auth(void **state)
     assert_int_equal(
         parse(&cfg, err, sizeof err, "--clientPortAddress=::1",
               "--secureClientPort=2281", "--ssl.keyStore.location=k.p12",
-              "--ssl.clientAuth=WANT", "--enforce.auth.enabled=true",
-              "--enforce.auth.schemes=x509", NULL),
+              "--ssl.trustStore.location=ca.pem", "--ssl.clientAuth=WANT",
+              "--enforce.auth.enabled=true", "--enforce.auth.schemes=x509",
+              NULL),
         0);
     assert_int_equal(cfg.enforce_auth_mask, TB_SCHEME_X509);
     assert_string_equal(cfg.tls.address, "::1");
@@ -646,7 +652,8 @@ static void test_enforce_auth(void **state)
     tb_config_init(&cfg);
     assert_int_equal(parse(&cfg, err, sizeof err, "--secureClientPort=2281",
                            "--secureClientPortAddress=0.0.0.0",
-                           "--ssl.keyStore.location=k.p12", NULL),
+                           "--ssl.keyStore.location=k.p12",
+                           "--ssl.trustStore.location=ca.pem", NULL),
                      0);
     assert_string_equal(cfg.tls.address, "0.0.0.0");
     assert_int_equal(cfg.tls.client_auth, TB_TLS_NEED);
@@ -666,7 +673,8 @@ static void test_tls_only(void **state)
     tb_config_init(&cfg);
     assert_int_equal(cfg.client_port, 2181);
     assert_int_equal(parse(&cfg, err, sizeof err, "--secureClientPort=2281",
-                           "--ssl.keyStore.location=k.p12", NULL),
+                           "--ssl.keyStore.location=k.p12",
+                           "--ssl.trustStore.location=ca.pem", NULL),
                      0);
     assert_int_equal(cfg.client_port, -1);
     tb_wbuf_init(&b);
@@ -683,7 +691,8 @@ static void test_tls_only(void **state)
     tb_config_free(&cfg);
     tb_config_init(&cfg);
     assert_int_equal(parse(&cfg, err, sizeof err, "--secureClientPort=2281",
-                           "--ssl.keyStore.location=k.p12", "--clientPort=0",
+                           "--ssl.keyStore.location=k.p12",
+                           "--ssl.trustStore.location=ca.pem", "--clientPort=0",
                            NULL),
                      0);
     assert_int_equal(cfg.client_port, 0);

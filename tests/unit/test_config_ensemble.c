@@ -570,7 +570,8 @@ static void test_ensemble_errors(void **state)
                           "server's secureClientPort",
                           S1, "--server.4=127.0.0.1:2281:3884",
                           "--secureClientPort=2281",
-                          "--ssl.keyStore.location=k.p12", NULL);
+                          "--ssl.keyStore.location=k.p12",
+                          "--ssl.trustStore.location=ca.pem", NULL);
     expect_ensemble_error(two,
                           "--server.4: client port 3004 differs from "
                           "clientPort 3005 (the command line)",
@@ -615,7 +616,8 @@ static void test_tls_address_from_server_line(void **state)
                               "--server.1=127.0.0.1:2881:3881;0.0.0.0:2181",
                               "--server.2=127.0.0.1:2882:3882;2182",
                               "--secureClientPort=2281",
-                              "--ssl.keyStore.location=k.p12", NULL),
+                              "--ssl.keyStore.location=k.p12",
+                              "--ssl.trustStore.location=ca.pem", NULL),
                      0);
     assert_string_equal(cfg.client_port_address, "0.0.0.0");
     assert_int_equal(cfg.client_port, 2181);
@@ -627,7 +629,8 @@ static void test_tls_address_from_server_line(void **state)
                               "--server.1=127.0.0.1:2881:3881",
                               "--server.2=127.0.0.1:2882:3882;2182",
                               "--secureClientPort=2281",
-                              "--ssl.keyStore.location=k.p12", NULL),
+                              "--ssl.keyStore.location=k.p12",
+                              "--ssl.trustStore.location=ca.pem", NULL),
                      0);
     assert_int_equal(cfg.client_port, -1);
     tb_config_free(&cfg);

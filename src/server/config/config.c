@@ -717,6 +717,16 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
                 "must name the server's key and certificate");
         return TB_EINVAL;
     }
+    /* Checked against the system's CAs, any certificate a public CA signed
+     * would be an x509 id; ZooKeeper's provider refuses every client then. */
+    if (cfg->tls.client_auth != TB_TLS_NONE && cfg->tls.trust_store == NULL) {
+        set_err(err, errlen,
+                "ssl.clientAuth=%s: ssl.trustStore.location must "
+                "name the CAs whose clients' certificates are taken (or "
+                "ssl.clientAuth=none)",
+                words[cfg->tls.client_auth]);
+        return TB_EINVAL;
+    }
     /* As ZooKeeper does: with no clientPort written down, the TLS port is
      * the only one (an ensemble's server line may still name a plain one).
      * A TLS-only configuration must not open an unencrypted default. */
