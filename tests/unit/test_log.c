@@ -176,7 +176,8 @@ static void test_log_json(void **state)
     tb_log_set_format(TB_LOG_TEXT);
     text = capture_end(&cap);
 
-    assert_non_null(strstr(text, " INFO  expiring x\x01y\n{\"time\":\""));
+    /* a control byte in a text line is a '?': no line forged by a client */
+    assert_non_null(strstr(text, " INFO  expiring x?y\n{\"time\":\""));
     assert_non_null(strstr(text, "Z\",\"level\":\"INFO\",\"message\":"
                                  "\"expiring x\\u0001y\",\"session\":"
                                  "\"0x1234\",\"timeout_ms\":-5,\"peer\":"

@@ -231,8 +231,13 @@ static void emit(int level, int64_t wall_ms, const char *msg,
         TB_LOG_TEXT) {
         n += (size_t)snprintf(line + n, sizeof line - n, " %-5s %s\n",
                               tb_log_level_name(level), msg);
-        write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line,
-                  n < sizeof line ? n : sizeof line - 1);
+        n = n < sizeof line ? n : sizeof line - 1;
+        /* One line each: a control byte in what a client sent (a scheme,
+         * a path) must not start a line of its own, nor move the cursor. */
+        for (size_t i = 0; i + 1 < n; i++)
+            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+                line[i] = '?';
+        write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line, n);
         return;
     }
     tb_wbuf_init(&b);
