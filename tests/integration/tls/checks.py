@@ -209,6 +209,17 @@ def all_checks():
     ids = whoami("nameless")
     check(f"whoAmI over TLS with an empty subject: {ids}", ("x509", "") in ids)
 
+    # setAuth x509 over TLS with a certificate: the provider takes the certificate again.
+    p = Pipe()
+    p.tls.write(CONNECT)
+    p.flush()
+    p.frame()
+    p.tls.write(request(-4, 100, struct.pack(">iI", 0, 4) + b"x509" + struct.pack(">i", 0)))
+    p.flush()
+    err = struct.unpack(">iqi", p.frame()[:16])[2]
+    check(f"setAuth x509 over TLS with a certificate: {err}", err == 0)
+    p.raw.close()
+
     # A create and a closeSession that arrive with the client's close_notify, in one write, are
     # run: the node is made, and the session ends with its ephemeral node at once, not once it
     # expires.
