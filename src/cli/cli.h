@@ -61,7 +61,8 @@ struct cli {
     pthread_mutex_t mu; /* guards `tried`: written on the I/O thread */
     char tried[2048];   /* connection failures seen while connecting */
     size_t tried_len;
-    int quit; /* the shell is to end: quit, exit */
+    int quit;        /* the shell is to end: quit, exit */
+    int quit_status; /* with quit: exit N's N, else -1 (the usual status) */
     /* The terminal's ^C or ^\ killed CMD, which had the terminal: passed
      * on to tumbler's own group once done (cli_child_pass_signal). */
     int pass_signal;
@@ -214,6 +215,12 @@ struct cli_error {
 };
 /* Prints it with --json, else nothing. */
 void cli_json_error(const struct cli *cli, const struct cli_error *e);
+struct jw;
+/* As cli_fail, but with --json the error goes into the object open in `w`
+ * as its key "error" (ls -R: after the nodes listed so far), so that the
+ * output stays one JSON document. */
+int cli_fail_in(struct cli *cli, struct jw *w, const char *what,
+                const char *where, int rc);
 /* Prints a message for a local failure; returns `status`. */
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -239,6 +246,13 @@ void cli_time_str(int64_t ms, char *buf, size_t cap);
  * cap - 1 bytes (at most n: buf needs no more than n + 1); "-" when there
  * are none (p NULL or n 0).  cap >= 2; returns buf. */
 const char *cli_text_str(const char *p, size_t n, char *buf, size_t cap);
+/* A walk of the tree (ls -R, deleteall, setacl -R) asks this between two
+ * nodes, so that ^C, timeout(1)'s SIGTERM or a reader gone away (ls -R |
+ * head) ends it at once, not after the whole tree.  0 to go on, else the
+ * exit status once said why: 128+N for a caught signal N, CLI_OSERR when
+ * stdout cannot be written (quietly for EPIPE, as SIGPIPE would end a
+ * process that did not ignore it). */
+int cli_walk_stop(struct cli *cli, const char *what);
 /* A strict decimal parser: 0 or -1. */
 int cli_parse_i64(const char *s, int64_t *out);
 /* Seconds with an optional fraction ("2.5") into ms: 0 or -1. */
@@ -310,11 +324,13 @@ size_t cli_utf8_len(const char *s, size_t n);
  * thread.  Signal handlers and callbacks on the library's I/O thread only
  * queue a message and write a byte to a pipe; the main thread waits on it. */
 enum cli_msg_kind {
-    CLI_MSG_TEXT = 1, /* a line to print (watch events) */
-    CLI_MSG_LOST,     /* a lock or leadership was lost */
-    CLI_MSG_STATE,    /* session state change; `code` is the state */
-    CLI_MSG_END,      /* a watcher got its final call */
-    CLI_MSG_ACQUIRED, /* an acquisition ended: `code` rc, text the token */
+    CLI_MSG_TEXT = 1,  /* a line to print (watch events) */
+    CLI_MSG_LOST,      /* a lock or leadership was lost */
+    CLI_MSG_STATE,     /* session state change; `code` is the state */
+    CLI_MSG_END,       /* a watcher got its final call */
+    CLI_MSG_ACQUIRED,  /* an acquisition ended: `code` rc, text the token */
+    CLI_MSG_WATCH,     /* an event of the watch command's own watch */
+    CLI_MSG_WATCH_END, /* that watch got its final call */
 };
 struct cli_msg {
     struct cli_msg *next;
@@ -349,9 +365,13 @@ void cli_ev_mask(int how);
 
 /* watchev.c: watch callbacks that print through the message queue */
 void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data);
-/* A watcher context; `json` picks the line format. */
+/* A watcher context; `json` picks the line format.  The watch command's
+ * own watch posts CLI_MSG_WATCH and CLI_MSG_WATCH_END (`own`), so that it
+ * counts and ends on its events only, not on those of a get -w set
+ * earlier in the shell (CLI_MSG_TEXT, CLI_MSG_END). */
 struct cli_watch {
     int json;
+    int own;
 };
 extern struct cli_watch cli_watch_text, cli_watch_json;
 /* Waits for the next watch event line and prints it (one-shot -w outside
@@ -399,5 +419,10 @@ void cli_acl_free(struct cli_acl *a);
 
 /* shell.c */
 int cli_shell(struct cli *cli);
+/* What the shell does with a queued message between commands: prints
+ * events of -w watches and session changes, and drops an expired session
+ * (cli->c NULL then: the next command opens a new one).  For a command
+ * that takes messages itself (watch) while the shell runs it. */
+void cli_shell_message(struct cli *cli, const struct cli_msg *m);
 
 #endif

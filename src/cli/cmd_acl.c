@@ -174,35 +174,74 @@ void cli_acl_free(struct cli_acl *a)
     memset(a, 0, sizeof *a);
 }
 
+/* Children first, then the node (post-order): an ACL that takes READ
+ * away from this session would, set on a node first, leave its children
+ * unlistable and the rest of the subtree as it was.  A node this session
+ * may not list yet gets its ACL first, so that one giving READ back
+ * reaches the subtree too.  A node deleted under the walk is skipped, but
+ * not PATH (`top`).  `version` is PATH's. */
 static int setacl_tree(struct cli *cli, const char *path,
                        const struct tb_acl_list *acl, int32_t version,
-                       int recursive, struct tb_stat *st)
+                       int recursive, int top, struct tb_stat *st)
 {
     struct tb_strings ch;
     int32_t i;
-    int rc;
+    int rc, done = 0;
 
+    if (recursive) {
+        if ((rc = cli_walk_stop(cli, "setacl")) != 0)
+            return rc;
+        rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch);
+        if (rc == TB_ENOAUTH) {
+            done = 1;
+            rc = tb_set_acl_sync(cli->c, path, acl, version, st);
+            if (rc == 0)
+                rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch);
+        }
+        if (rc == TB_ENONODE && !top)
+            return 0;
+        if (rc != 0)
+            return cli_fail(cli, "setacl", path, rc);
+        for (i = 0; i < ch.count && rc == 0; i++) {
+            char *p = cli_path_join(path, ch.v[i]);
+            struct tb_stat cst;
+            if (p == NULL) {
+                rc = cli_err(cli, CLI_OSERR, "out of memory");
+                break;
+            }
+            rc = setacl_tree(cli, p, acl, -1, 1, 0, &cst);
+            free(p);
+        }
+        tb_strings_free(&ch);
+        if (rc != 0 || done)
+            return rc;
+    }
     rc = tb_set_acl_sync(cli->c, path, acl, version, st);
+    if (rc == TB_ENONODE && !top)
+        return 0;
     if (rc != 0)
         return cli_fail(cli, "setacl", path, rc);
-    if (!recursive)
-        return 0;
-    if ((rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch)) != 0)
-        return rc == TB_ENONODE ? 0 : cli_fail(cli, "setacl", path, rc);
-    for (i = 0; i < ch.count && rc == 0; i++) {
-        size_t a = strlen(path), b = strlen(ch.v[i]);
-        char *p = malloc(a + b + 2);
-        struct tb_stat cst;
-        if (p == NULL) {
-            rc = CLI_OSERR;
-            break;
-        }
-        snprintf(p, a + b + 2, "%s/%s", a > 1 ? path : "", ch.v[i]);
-        rc = setacl_tree(cli, p, acl, -1, 1, &cst);
-        free(p);
-    }
-    tb_strings_free(&ch);
-    return rc;
+    return 0;
+}
+
+/* -v with -R: PATH's ACL version is checked before any node below it
+ * changes, as without -R nothing changes on a mismatch (PATH's own
+ * setacl, last, is still conditional). */
+static int check_aversion(struct cli *cli, const char *path, int32_t version)
+{
+    struct tb_acl_list acl;
+    struct tb_stat st;
+    int rc;
+
+    /* getACL, not exists: the ADMIN that setacl needs is enough for it,
+     * where exists needs READ, which the ACL being set may have taken
+     * away already. */
+    if ((rc = tb_get_acl_sync(cli->c, path, &acl, &st)) != 0)
+        return cli_fail(cli, "setacl", path, rc);
+    tb_acl_list_free(&acl);
+    if (st.aversion != version)
+        return cli_fail(cli, "setacl", path, TB_EBADVERSION);
+    return 0;
 }
 
 static int exec_setacl(struct cli *cli, const struct cli_cmd *cmd,
@@ -215,9 +254,12 @@ static int exec_setacl(struct cli *cli, const struct cli_cmd *cmd,
 
     if ((rc = cli_acl_arg(cli, cmd, a->argv[1], &acl)) != 0)
         return rc;
-    if ((rc = cli_connect(cli)) == 0)
+    if ((rc = cli_connect(cli)) == 0 && a->val['R'] != NULL &&
+        a->num['v'] != -1)
+        rc = check_aversion(cli, path, (int32_t)a->num['v']);
+    if (rc == 0)
         rc = setacl_tree(cli, path, &acl.list, (int32_t)a->num['v'],
-                         a->val['R'] != NULL, &st);
+                         a->val['R'] != NULL, 1, &st);
     if (rc == 0 && cli->json)
         print_acl_json(path, &acl.list, &st);
     else if (rc == 0 && a->val['s'] != NULL)

@@ -2,6 +2,7 @@
  * /zookeeper/config holds them, and ZooKeeper's reconfig to change them,
  * as zkCli.sh's commands of the same names. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,28 @@ static int file_members(struct cli *cli, const struct cli_cmd *cmd,
     return 0;
 }
 
+/* -v V: hex, with or without 0x, as zkCli takes it, into a zxid: 0, or -1
+ * for anything else.  strtoull alone would take a sign or blanks before
+ * the digits, and give ULLONG_MAX on overflow: -1, the library's "any
+ * version", an unconditional change for a typo. */
+static int parse_version(const char *s, int64_t *out)
+{
+    const char *d = s;
+    unsigned long long v;
+    char *end;
+
+    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+        d += 2;
+    if (*d == '\0' || strspn(d, "0123456789abcdefABCDEF") != strlen(d))
+        return -1;
+    errno = 0;
+    v = strtoull(d, &end, 16);
+    if (errno != 0 || *end != '\0' || v > (unsigned long long)INT64_MAX)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
 /* Checks the lists and -v, then asks for the change. */
 static int send_reconfig(struct cli *cli, const struct cli_cmd *cmd,
                          const struct cli_args *a, const char *members)
@@ -126,7 +149,7 @@ static int send_reconfig(struct cli *cli, const struct cli_cmd *cmd,
     const char *list = add != NULL ? add : members; /* not both */
     int64_t from = -1;
     struct tb_stat st;
-    char *value, *end;
+    char *value;
     size_t len;
     int rc;
 
@@ -137,13 +160,9 @@ static int send_reconfig(struct cli *cli, const struct cli_cmd *cmd,
                          list);
     if (rm != NULL && !ids_ok(rm))
         return cli_usage(cli, cmd, "bad server ids '%s' (N,...)", rm);
-    if (ver != NULL) {
-        from = (int64_t)strtoull(ver, &end, 16);
-        if (*ver == '\0' || *ver == '-' || *end != '\0')
-            return cli_usage(cli, cmd,
-                             "bad version '%s' (the hex of config's version=)",
-                             ver);
-    }
+    if (ver != NULL && parse_version(ver, &from) != 0)
+        return cli_usage(
+            cli, cmd, "bad version '%s' (the hex of config's version=)", ver);
     if ((rc = cli_connect(cli)) != 0)
         return rc;
     rc = tb_reconfig_sync(cli->c, add, rm, members, from, &value, &len, &st);

@@ -214,8 +214,13 @@ static int list(struct cli *cli, const char *path, int locking)
             jw_data(&w, v, len);
             jw_end_obj(&w);
         } else {
-            printf("%s%s %.*s\n", e.v[i], taken ? " (taken)" : "", (int)len,
-                   v != NULL ? v : "");
+            /* Anyone may have put it: one line, no byte that drives the
+             * terminal (as locks shows an owner), whole however long. */
+            char small[2], *text = len > 0 ? malloc(len + 1) : NULL;
+            printf("%s%s %s\n", e.v[i], taken ? " (taken)" : "",
+                   text != NULL ? cli_text_str(v, len, text, len + 1)
+                                : cli_text_str(v, len, small, sizeof small));
+            free(text);
         }
         tb_free(v);
     }

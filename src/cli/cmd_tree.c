@@ -52,46 +52,74 @@ static char *child_path(const char *parent, const char *name)
 
 /* ---- ls ---- */
 
-/* Pre-order walk, children sorted.  A node deleted under the walk is
- * skipped: the listing is of a tree that keeps changing. */
-static int walk(struct cli *cli, const char *path, struct jw *w, int top)
+/* Prints PATH and the subtree below it, pre-order, children sorted; `ch`
+ * are PATH's children (freed here).  A node deleted under the walk is
+ * skipped: the listing is of a tree that keeps changing.  Returns 0, an
+ * exit status once said why the walk stopped (a signal, stdout gone), or
+ * the TB_E* of the node that could not be listed, *failed (malloc'd). */
+static int walk(struct cli *cli, const char *path, struct tb_strings *ch,
+                struct jw *w, char **failed)
 {
-    struct tb_strings ch;
+    struct tb_strings sub;
     int32_t i;
     int rc;
 
-    rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch);
-    if (rc == TB_ENONODE && !top)
-        return 0;
-    if (rc != 0)
-        return cli_fail(cli, "ls", path, rc);
     if (w != NULL)
         jw_str(w, path);
     else
         printf("%s\n", path);
-    sort_strings(&ch);
-    for (i = 0; i < ch.count && rc == 0; i++) {
-        char *p = child_path(path, ch.v[i]);
-        rc = p ? walk(cli, p, w, 0) : CLI_OSERR;
+    rc = cli_walk_stop(cli, "ls");
+    sort_strings(ch);
+    for (i = 0; i < ch->count && rc == 0; i++) {
+        char *p = child_path(path, ch->v[i]);
+        if (p == NULL) {
+            rc = cli_err(cli, CLI_OSERR, "out of memory");
+            break;
+        }
+        rc = tb_get_children_sync(cli->c, p, NULL, NULL, &sub);
+        if (rc == TB_ENONODE) {
+            rc = 0;
+        } else if (rc != 0) {
+            *failed = p;
+            p = NULL;
+        } else {
+            rc = walk(cli, p, &sub, w, failed);
+        }
         free(p);
     }
-    tb_strings_free(&ch);
+    tb_strings_free(ch);
     return rc;
 }
 
+/* PATH is listed before anything is printed, so that its own error is
+ * the command's, as for ls without -R; an error further down ends the
+ * listing, with --json as the "error" after the nodes listed so far: the
+ * output is one JSON document either way. */
 static int ls_recursive(struct cli *cli, const char *path)
 {
+    struct tb_strings ch;
     struct jw w;
+    char *failed = NULL;
     int rc;
 
-    if (!cli->json)
-        return walk(cli, path, NULL, 1);
+    if ((rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch)) != 0)
+        return cli_fail(cli, "ls", path, rc);
+    if (!cli->json) {
+        rc = walk(cli, path, &ch, NULL, &failed);
+        if (rc < 0)
+            rc = cli_fail(cli, "ls", failed, rc);
+        free(failed);
+        return rc;
+    }
     jw_begin(&w, path);
     jw_key(&w, "nodes");
     jw_arr(&w);
-    rc = walk(cli, path, &w, 1);
+    rc = walk(cli, path, &ch, &w, &failed);
     jw_end_arr(&w);
+    if (rc < 0)
+        rc = cli_fail_in(cli, &w, "ls", failed, rc);
     jw_finish(&w);
+    free(failed);
     return rc;
 }
 

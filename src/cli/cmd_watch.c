@@ -4,19 +4,51 @@
  * One line per event, "TYPE PATH" (NodeCreated /a), or one JSON object
  * per line with --json, flushed at once so a pipe sees each event as it
  * happens.  A persistent watch, unlike get -w, misses nothing between two
- * events.  SIGINT, SIGTERM and SIGHUP end it with status 0: that is how it
- * is meant to stop.  "watching PATH" on stderr says the watch is set, so a
- * script knows from when on changes are seen. */
+ * events, but only while connected: a persistent watch is set again on a
+ * reconnect without the changes made meanwhile (as ZooKeeper's), so a
+ * connection lost and back is said on stderr.  SIGINT, SIGTERM and SIGHUP
+ * end it with status 0: that is how it is meant to stop.  "watching PATH"
+ * on stderr says the watch is set, so a script knows from when on changes
+ * are seen. */
 #include <signal.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
 
-static int print_events(struct cli *cli, int64_t max)
+/* The watch's own watcher: its messages are told apart from those of a
+ * get -w set earlier in the shell. */
+static struct cli_watch own_text = {0, 1}, own_json = {1, 1};
+
+/* A session change during the watch: the connection lost and back is
+ * said, since what changed meanwhile is not reported. */
+static void tell_state(const char *path, int state, int *lost)
+{
+    if (state == TB_SESSION_SUSPENDED && !*lost) {
+        *lost = 1;
+        fprintf(stderr,
+                "tumbler: connection lost: watch on %s goes on if the "
+                "session is back within its timeout\n",
+                path);
+    } else if ((state == TB_SESSION_CONNECTED ||
+                state == TB_SESSION_READONLY) &&
+               *lost) {
+        *lost = 0;
+        fprintf(stderr,
+                "tumbler: connection back: watch on %s goes on; changes "
+                "made while it was lost were not reported and may have "
+                "been missed\n",
+                path);
+    }
+}
+
+/* In the shell every message that is not this watch's takes effect as
+ * between two commands (events of other watches printed, an expired
+ * session dropped), and only this watch's events count. */
+static int print_events(struct cli *cli, const char *path, int64_t max)
 {
     struct cli_msg *m;
     int64_t seen = 0;
-    int sig, rv;
+    int sig, rv, lost = 0;
 
     while (max <= 0 || seen < max) {
         rv = cli_ev_wait(-1, -1, &sig);
@@ -27,19 +59,30 @@ static int print_events(struct cli *cli, int64_t max)
         }
         while ((m = cli_ev_take()) != NULL) {
             int kind = m->kind, code = m->code;
-            if (kind == CLI_MSG_TEXT && (max <= 0 || seen < max)) {
+            if (kind == CLI_MSG_WATCH && (max <= 0 || seen < max)) {
                 puts(m->text);
                 fflush(stdout);
                 seen++;
-            } else if (kind == CLI_MSG_END) {
+            } else if (kind == CLI_MSG_WATCH_END) {
                 fprintf(stderr, "tumbler: %s\n", m->text);
-            } else if (kind == CLI_MSG_STATE && cli->verbose) {
-                fprintf(stderr, "tumbler: session %s\n", m->text);
+            } else if (kind == CLI_MSG_STATE) {
+                tell_state(path, code, &lost);
+                if (cli->shell)
+                    cli_shell_message(cli, m);
+                else if (cli->verbose)
+                    fprintf(stderr, "tumbler: session %s\n", m->text);
+            } else if (cli->shell && kind != CLI_MSG_WATCH) {
+                cli_shell_message(cli, m);
+                fflush(stdout);
             }
             free(m);
-            if (kind == CLI_MSG_END)
+            if (kind == CLI_MSG_WATCH_END)
                 return cli_status(code);
         }
+        /* The shell dropped an expired session: the watch ended with it
+         * (its final call, queued before the handle closed, was above). */
+        if (cli->c == NULL)
+            return cli_status(TB_ESESSIONEXPIRED);
     }
     return CLI_OK;
 }
@@ -51,7 +94,7 @@ static int exec_watch(struct cli *cli, const struct cli_cmd *cmd,
     int rc, recursive = a->val['r'] != NULL;
     int mode =
         recursive ? TB_ADDWATCH_PERSISTENT_RECURSIVE : TB_ADDWATCH_PERSISTENT;
-    struct cli_watch *w = cli->json ? &cli_watch_json : &cli_watch_text;
+    struct cli_watch *w = cli->json ? &own_json : &own_text;
 
     (void)cmd;
     rc = tb_add_watch_sync(cli->c, path, mode, cli_watch_cb, w);
@@ -59,9 +102,10 @@ static int exec_watch(struct cli *cli, const struct cli_cmd *cmd,
         return cli_fail(cli, "watch", path, rc);
     fprintf(stderr, "tumbler: watching %s%s\n", path,
             recursive ? " and below" : "");
-    rc = print_events(cli, a->num['c']);
-    /* The shell goes on with the session: take the watch off it. */
-    if (cli->shell)
+    rc = print_events(cli, path, a->num['c']);
+    /* The shell goes on with the session (if it still has one): take the
+     * watch off it. */
+    if (cli->shell && cli->c != NULL)
         (void)tb_remove_watches_sync(cli->c, path,
                                      recursive ? TB_WATCHER_PERSISTENT_RECURSIVE
                                                : TB_WATCHER_PERSISTENT,
@@ -74,7 +118,10 @@ const struct cli_spec cli_cmd_watch = {
             .usage = "watch [-r] [-c COUNT] PATH",
             .summary = "Print the events on PATH (which need not exist) until "
                        "interrupted.",
-            .flags = CLI_PATH | CLI_CONNECT},
+            .flags = CLI_PATH | CLI_CONNECT,
+            .notes = "A connection lost and back within the session timeout "
+                     "is said on stderr:\nthe watch goes on, but changes made "
+                     "meanwhile are not reported.\n"},
     .exec = exec_watch,
     .opts =
         (const struct cli_opt[]){

@@ -8,9 +8,12 @@
 
 #include "cli/cli.h"
 
-/* A znode holds at most jute.maxbuffer (1 MiB by default); reading more
- * would only be refused by the server. */
-#define MAX_DATA (1024 * 1024)
+/* The largest request the library sends (tb_options.max_request_bytes's
+ * default, ZooKeeper's jute.maxbuffer), the path, the ACL and the
+ * request's own few dozen bytes included: reading more data than that
+ * would only be refused. */
+#define MAX_REQUEST 1048575
+#define MAX_DATA    MAX_REQUEST
 
 static const char cmd_create_arity[] =
     "expected PATH, at most one DATA (or -f FILE) and an ACL";
@@ -30,6 +33,19 @@ static int data_arg(struct cli *cli, const char *file, const char *arg,
     if ((rc = cli_read_file(cli, file, MAX_DATA, owned, len)) == 0)
         *data = *owned;
     return rc;
+}
+
+/* A write refused: TB_ETOOBIG is data the request cannot carry, a usage
+ * error (64) that says so; the others as cli_fail. */
+static int write_fail(struct cli *cli, const char *what, const char *path,
+                      size_t len, int rc)
+{
+    if (rc != TB_ETOOBIG)
+        return cli_fail(cli, what, path, rc);
+    return cli_fail_msg(cli, what, path, rc,
+                        "%s %s: %zu bytes of data do not fit in a request "
+                        "(at most %d bytes, the path and the ACL included)",
+                        what, path, len, MAX_REQUEST);
 }
 
 /* Prints {"path": PATH, "stat": ST} for --json, or the stat with -s. */
@@ -159,7 +175,7 @@ static int do_create(struct cli *cli, const struct create_req *r)
     }
     if (rc != 0) {
         free(created);
-        return cli_fail(cli, "create", r->path, rc);
+        return write_fail(cli, "create", r->path, r->len, rc);
     }
     if (!cli->json)
         printf("Created %s\n", created);
@@ -263,7 +279,7 @@ static int exec_set(struct cli *cli, const struct cli_cmd *cmd,
         rc = tb_set_data_sync(cli->c, path, data, len, (int32_t)a->num['v'],
                               &st);
         if (rc != 0)
-            rc = cli_fail(cli, "set", path, rc);
+            rc = write_fail(cli, "set", path, len, rc);
         else
             print_result(cli, path, &st, a->val['s'] != NULL);
     }
@@ -325,6 +341,8 @@ static int delete_tree(struct cli *cli, const char *path, int *count)
     int32_t i;
     int rc, round;
 
+    if ((rc = cli_walk_stop(cli, "deleteall")) != 0)
+        return rc;
     for (round = 0; round < 5; round++) {
         rc = tb_get_children_sync(cli->c, path, NULL, NULL, &ch);
         if (rc == TB_ENONODE)

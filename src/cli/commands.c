@@ -252,7 +252,8 @@ static void build_getopt(const struct cli_spec *spec, char *shorts,
     }
     memcpy(shorts, "h", 2);
     lo[n++] = common[0];
-    lo[n++] = common[1];
+    if (!(spec->cmd.flags & CLI_NO_JSON)) /* else an unknown option */
+        lo[n++] = common[1];
     lo[n] = (struct option){NULL, 0, NULL, 0};
 }
 
@@ -310,6 +311,9 @@ static int prologue(struct cli *cli, const struct cli_spec *spec, int argc,
 
     if ((rc = read_opts(cli, spec, argc, argv, &a)) >= 0)
         return rc;
+    /* The global --json too: accepted, it would be ignored. */
+    if ((cmd->flags & CLI_NO_JSON) && cli->json)
+        return cli_usage(cli, cmd, "no --json output");
     if (a.argc < spec->min_args || a.argc > spec->max_args)
         return cli_usage(cli, cmd, "%s", spec->arity);
     if ((cmd->flags & CLI_PATH) && a.argc > 0 &&

@@ -4,6 +4,7 @@
  * Stat block in zkCli's layout, and number parsing. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,9 @@ int cli_status(int rc)
         return CLI_OSERR;
     case TB_ESYSTEM: /* 1 would read as "lock not acquired" */
         return CLI_SOFTWARE;
+    case TB_ETOOBIG: /* a request larger than any may be: what the command
+                        line asked for (data, an ACL) cannot be sent */
+        return CLI_USAGE;
     default:
         break;
     }
@@ -54,6 +58,32 @@ static void json_attempts(struct jw *w, const struct cli_error *e)
     jw_end_arr(w);
 }
 
+/* "error": {...}, a key of the object open in `w`. */
+static void json_error_key(struct jw *w, const struct cli_error *e)
+{
+    jw_key(w, "error");
+    jw_obj(w);
+    jw_key(w, "command");
+    jw_str(w, e->command);
+    if (e->path != NULL) {
+        jw_key(w, "path");
+        jw_str(w, e->path);
+    }
+    if (e->servers != NULL) {
+        jw_key(w, "servers");
+        jw_str(w, e->servers);
+    }
+    jw_key(w, "code");
+    jw_int(w, e->rc);
+    jw_key(w, "name");
+    jw_str(w, tb_errname(e->rc));
+    jw_key(w, "message");
+    jw_str(w, e->message != NULL ? e->message : tb_strerror(e->rc));
+    if (e->attempts != NULL)
+        json_attempts(w, e);
+    jw_end_obj(w);
+}
+
 void cli_json_error(const struct cli *cli, const struct cli_error *e)
 {
     struct jw w;
@@ -61,37 +91,33 @@ void cli_json_error(const struct cli *cli, const struct cli_error *e)
     if (!cli->json)
         return;
     jw_begin(&w, NULL);
-    jw_key(&w, "error");
-    jw_obj(&w);
-    jw_key(&w, "command");
-    jw_str(&w, e->command);
-    if (e->path != NULL) {
-        jw_key(&w, "path");
-        jw_str(&w, e->path);
-    }
-    if (e->servers != NULL) {
-        jw_key(&w, "servers");
-        jw_str(&w, e->servers);
-    }
-    jw_key(&w, "code");
-    jw_int(&w, e->rc);
-    jw_key(&w, "name");
-    jw_str(&w, tb_errname(e->rc));
-    jw_key(&w, "message");
-    jw_str(&w, e->message != NULL ? e->message : tb_strerror(e->rc));
-    if (e->attempts != NULL)
-        json_attempts(&w, e);
-    jw_end_obj(&w);
+    json_error_key(&w, e);
     jw_finish(&w);
+}
+
+static void say_fail(const char *what, const char *where, int rc)
+{
+    fprintf(stderr, "tumbler: %s%s%s: %s (%s)\n", what, where ? " " : "",
+            where ? where : "", tb_strerror(rc), tb_errname(rc));
 }
 
 int cli_fail(struct cli *cli, const char *what, const char *where, int rc)
 {
     struct cli_error e = {.command = what, .path = where, .rc = rc};
 
-    fprintf(stderr, "tumbler: %s%s%s: %s (%s)\n", what, where ? " " : "",
-            where ? where : "", tb_strerror(rc), tb_errname(rc));
+    say_fail(what, where, rc);
     cli_json_error(cli, &e);
+    return cli_status(rc);
+}
+
+int cli_fail_in(struct cli *cli, struct jw *w, const char *what,
+                const char *where, int rc)
+{
+    struct cli_error e = {.command = what, .path = where, .rc = rc};
+
+    say_fail(what, where, rc);
+    if (cli->json)
+        json_error_key(w, &e);
     return cli_status(rc);
 }
 
@@ -246,6 +272,27 @@ const char *cli_perms_str(int32_t perms, char buf[6])
     return buf;
 }
 
+int cli_walk_stop(struct cli *cli, const char *what)
+{
+    int sig;
+
+    (void)cli;
+    while ((sig = cli_ev_pending_signal()) != 0)
+        if (sig != SIGCHLD) {
+            fprintf(stderr, "tumbler: %s: stopped by signal %d (%s)\n", what,
+                    sig, strsignal(sig));
+            return 128 + sig;
+        }
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (errno != EPIPE)
+            fprintf(stderr, "tumbler: %s: cannot write the output: %s\n", what,
+                    errno != 0 ? strerror(errno) : "write error");
+        return CLI_OSERR;
+    }
+    return 0;
+}
+
 int cli_parse_i64(const char *s, int64_t *out)
 {
     char *end;
@@ -279,11 +326,18 @@ int cli_parse_seconds(const char *s, int64_t *ms)
 int cli_read_file(struct cli *cli, const char *name, size_t max, char **out,
                   size_t *len)
 {
-    FILE *f = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
+    FILE *f;
     char *buf;
     size_t n;
     int bad;
 
+    /* The shell's commands come from stdin: reading data from it there
+     * would take the lines after the command as its data. */
+    if (strcmp(name, "-") == 0 && cli->shell)
+        return cli_err(cli, CLI_USAGE,
+                       "-f -: standard input is where the shell reads its "
+                       "commands; give a FILE");
+    f = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
     if (f == NULL)
         return cli_err(cli, CLI_NOINPUT, "cannot open %s: %m", name);
     if ((buf = malloc(max + 1)) == NULL) {

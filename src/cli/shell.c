@@ -87,6 +87,7 @@ static int exec_quit(struct cli *cli, const struct cli_cmd *cmd,
     (void)cmd;
     (void)a;
     cli->quit = 1;
+    cli->quit_status = -1;
     return CLI_OK;
 }
 
@@ -99,14 +100,51 @@ const struct cli_spec cli_cmd_quit = {
     .arity = "no arguments expected",
 };
 
+/* exit N, as sh's: a script's status is N, whatever failed before. */
+static int exec_exit(struct cli *cli, const struct cli_cmd *cmd,
+                     const struct cli_args *a)
+{
+    int64_t n = -1;
+
+    if (a->argc > 0 && (cli_parse_i64(a->argv[0], &n) != 0 || n < 0 || n > 255))
+        return cli_usage(cli, cmd, "bad status '%s' (0..255)", a->argv[0]);
+    cli->quit = 1;
+    cli->quit_status = (int)n;
+    return CLI_OK;
+}
+
 const struct cli_spec cli_cmd_exit = {
     .cmd = {.name = "exit",
-            .usage = "exit",
-            .summary = "Leave the shell (as ^D does).",
+            .usage = "exit [N]",
+            .summary = "Leave the shell (as ^D does), with status N if given.",
             .flags = CLI_SHELL_ONLY},
-    .exec = exec_quit,
-    .arity = "no arguments expected",
+    .exec = exec_exit,
+    .max_args = 1,
+    .arity = "expected at most one status",
 };
+
+void cli_shell_message(struct cli *cli, const struct cli_msg *m)
+{
+    if (m->kind == CLI_MSG_TEXT || m->kind == CLI_MSG_END) {
+        printf("%s\n", m->text);
+    } else if (m->kind == CLI_MSG_STATE) {
+        if (g_interactive && m->code != TB_SESSION_CLOSED &&
+            m->code != TB_SESSION_CONNECTING &&
+            (m->code != TB_SESSION_CONNECTED || g_was_suspended))
+            printf("[session %s]\n", m->text);
+        g_was_suspended = m->code == TB_SESSION_SUSPENDED;
+        if (m->code == TB_SESSION_EXPIRED ||
+            m->code == TB_SESSION_AUTH_FAILED) {
+            fprintf(stderr,
+                    "tumbler: session %s; the next command "
+                    "opens a new one\n",
+                    m->text);
+            cli_disconnect(cli);
+        }
+    }
+    /* CLI_MSG_WATCH, CLI_MSG_WATCH_END: of a watch command that has
+     * ended (its count reached), nothing to tell any more. */
+}
 
 /* Prints queued events.  An expired session is dropped here, so the next
  * command starts a new one (credentials from addauth are replayed). */
@@ -115,23 +153,7 @@ static void print_messages(struct cli *cli)
     struct cli_msg *m;
 
     while ((m = cli_ev_take()) != NULL) {
-        if (m->kind == CLI_MSG_TEXT || m->kind == CLI_MSG_END) {
-            printf("%s\n", m->text);
-        } else if (m->kind == CLI_MSG_STATE) {
-            if (g_interactive && m->code != TB_SESSION_CLOSED &&
-                m->code != TB_SESSION_CONNECTING &&
-                (m->code != TB_SESSION_CONNECTED || g_was_suspended))
-                printf("[session %s]\n", m->text);
-            g_was_suspended = m->code == TB_SESSION_SUSPENDED;
-            if (m->code == TB_SESSION_EXPIRED ||
-                m->code == TB_SESSION_AUTH_FAILED) {
-                fprintf(stderr,
-                        "tumbler: session %s; the next command "
-                        "opens a new one\n",
-                        m->text);
-                cli_disconnect(cli);
-            }
-        }
+        cli_shell_message(cli, m);
         free(m);
     }
     fflush(stdout);
@@ -151,8 +173,11 @@ static int run_script(struct cli *cli)
         line[strcspn(line, "\n")] = '\0';
         rv = run_line(cli, line);
         print_messages(cli);
-        if (rv < 0)
+        if (rv < 0) {
+            if (cli->quit_status >= 0)
+                failed = cli->quit_status;
             break;
+        }
         if (rv != CLI_OK) {
             failed = rv;
             if (cli->errexit)
@@ -333,7 +358,7 @@ static int run_terminal(struct cli *cli)
     if (hist != NULL)
         (void)write_history(hist);
     free(hist);
-    return CLI_OK;
+    return cli->quit && cli->quit_status >= 0 ? cli->quit_status : CLI_OK;
 }
 
 int cli_shell(struct cli *cli)

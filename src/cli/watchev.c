@@ -10,12 +10,13 @@
 
 #include "cli/cli.h"
 
-struct cli_watch cli_watch_text = {0}, cli_watch_json = {1};
+struct cli_watch cli_watch_text = {0, 0}, cli_watch_json = {1, 0};
 
 void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data)
 {
     const struct cli_watch *w = data;
     const char *type = tb_event_name(ev->type);
+    int text = w->own ? CLI_MSG_WATCH : CLI_MSG_TEXT;
 
     (void)c;
     if (ev->type >= TB_EVENT_DATA_WATCH_REMOVED)
@@ -24,8 +25,8 @@ void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data)
         /* The watch ended without firing: close (nobody waits any more),
          * expiry or auth failure (the waiter must learn). */
         if (ev->rc != TB_ECLOSING)
-            cli_ev_post(CLI_MSG_END, ev->rc, "watch on %s ended: %s", ev->path,
-                        tb_strerror(ev->rc));
+            cli_ev_post(w->own ? CLI_MSG_WATCH_END : CLI_MSG_END, ev->rc,
+                        "watch on %s ended: %s", ev->path, tb_strerror(ev->rc));
         return;
     }
     if (w->json) {
@@ -44,10 +45,10 @@ void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data)
         jw_str(&j, ev->path);
         jw_end_obj(&j);
         fclose(f);
-        cli_ev_post(CLI_MSG_TEXT, ev->type, "%s", buf ? buf : "");
+        cli_ev_post(text, ev->type, "%s", buf ? buf : "");
         free(buf);
     } else
-        cli_ev_post(CLI_MSG_TEXT, ev->type, "%s %s", type, ev->path);
+        cli_ev_post(text, ev->type, "%s %s", type, ev->path);
 }
 
 int cli_wait_event(struct cli *cli)

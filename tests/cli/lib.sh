@@ -207,3 +207,72 @@ queue_at_least()
 {
     [ "$(queue_len "$1")" -ge "$2" ]
 }
+
+# proxy_start DELAY: a TCP proxy to the server (PROXY, HOST:PORT) that
+# delays what the server sends by DELAY seconds, in order; what the client
+# sends goes at once.  For tests that must act while a request is on its
+# way, or slow a walk of the tree down.  It ends by itself after 120 s.
+proxy_start()
+{
+    cat > "$T_DIR/proxy.py" <<'EOF'
+import asyncio, sys
+
+port, delay, portfile = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+
+async def pump(reader, writer, lag):
+    q = asyncio.Queue()
+    async def later():
+        loop = asyncio.get_running_loop()
+        while True:
+            due, data = await q.get()
+            if due > loop.time():
+                await asyncio.sleep(due - loop.time())
+            if data is None:
+                break
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+    out = asyncio.ensure_future(later())
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            data = await reader.read(65536)
+            q.put_nowait((loop.time() + lag, data or None))
+            if not data:
+                break
+    except OSError:
+        q.put_nowait((0, None))
+    try:
+        await out
+    except OSError:
+        pass
+
+async def serve(creader, cwriter):
+    try:
+        sreader, swriter = await asyncio.open_connection('127.0.0.1', port)
+    except OSError:
+        cwriter.close()
+        return
+    await asyncio.gather(pump(creader, swriter, 0), pump(sreader, cwriter, delay))
+
+async def main():
+    srv = await asyncio.start_server(serve, '127.0.0.1', 0)
+    with open(portfile + '.tmp', 'w') as f:
+        f.write(str(srv.sockets[0].getsockname()[1]))
+    import os
+    os.rename(portfile + '.tmp', portfile)
+    try:
+        await asyncio.wait_for(srv.serve_forever(), 120)  # bounded
+    except asyncio.TimeoutError:
+        pass
+
+asyncio.run(main())
+EOF
+    rm -f "$T_DIR/proxy.port"
+    # Not under timeout(1): the EXIT trap's SIGKILL must reach the proxy itself.
+    python3 "$T_DIR/proxy.py" "$SRV_PORT" "$1" "$T_DIR/proxy.port" < /dev/null &
+    T_BG+=("$!")
+    wait_for 10 test -s "$T_DIR/proxy.port" || fail "the proxy did not start"
+    # shellcheck disable=SC2034  # for the scripts that source this file
+    PROXY=127.0.0.1:$(cat "$T_DIR/proxy.port")
+}

@@ -125,16 +125,22 @@ if [ "$MS" -lt 10000 ]; then ok "stopped CMD: ended ${MS} ms after the loss (-k 
 else fail "stopped CMD: ended ${MS} ms after the loss (-k 20)"; fi
 srv_stop
 
+# srv_again: the server stopped by srv_stop started again on the same
+# port and data.
+srv_again()
+{
+    "$TUMBLERD" --clientPort="$SRV_PORT" --clientPortAddress=127.0.0.1 \
+        --dataDir="$T_DIR/data" --tickTime=2000 >> "$T_DIR/server.log" 2>&1 < /dev/null &
+    SRV_PID=$!
+    wait_for 10 sh -c '[ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$0 && printf ruok >&3 && cat <&3")" = imok ]' "$SRV_PORT"
+}
+
 # srv_restart: the server stopped and started again on the same port and
 # data, as an operator's restart (the client sees its connection drop).
 srv_restart()
 {
-    local port=$SRV_PORT
     srv_stop
-    "$TUMBLERD" --clientPort="$port" --clientPortAddress=127.0.0.1 \
-        --dataDir="$T_DIR/data" --tickTime=2000 >> "$T_DIR/server.log" 2>&1 < /dev/null &
-    SRV_PID=$!
-    wait_for 10 sh -c '[ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$0 && printf ruok >&3 && cat <&3")" = imok ]' "$port"
+    srv_again
 }
 
 # ---- the connection lost and back while CMD runs: said on stderr ----
@@ -156,6 +162,46 @@ touch "$D/done"
 wait_st "$job"; check_eq "server restarted within the session: CMD's status" 4 "$ST"
 srv_stop
 
+# ---- watch: the connection lost and back is said, without -v ----
+# The watch is set again on the new connection, but what changed while it
+# was lost is not reported (as ZooKeeper's persistent watches): said.
+srv_start
+tb create /wl x > /dev/null
+bg 60 "$TUMBLER" --session-timeout 8 watch -c 1 /wl > "$D/wl.out" 2> "$D/wl.err"
+job=$BG_PID
+wait_for 10 grep -q "watching /wl" "$D/wl.err"
+srv_restart
+wait_for 15 grep -q "connection back" "$D/wl.err"
+check_eq "watch: connection lost, said" \
+    "tumbler: connection lost: watch on /wl goes on if the session is back within its timeout" \
+    "$(grep "connection lost" "$D/wl.err")"
+check_match "watch: connection back, said: events may have been missed" \
+    "^tumbler: connection back: watch on /wl goes on; .*may have been missed$" \
+    "$(grep "connection back" "$D/wl.err")"
+tb set /wl y > /dev/null
+wait_st "$job"; check_eq "watch: still watching after the connection came back" 0 "$ST"
+check_eq "watch: the event after it" "NodeDataChanged /wl" "$(cat "$D/wl.out")"
+
+# ---- the shell: a session expired during watch is dropped ----
+# The watch ends with 112, and the next command opens a new session, as
+# the shell does for an expiry between two commands.
+rm -f "$D/go"
+# shellcheck disable=SC2016  # the inner shell's $0, $1, $2
+bg 60 bash -c '{ echo "watch /wl"; while [ ! -e "$1/go" ]; do sleep 0.1; done; echo "get /wl"; } |
+    "$0" --session-timeout "$2" > "$1/sh.out" 2> "$1/sh.err"' "$TUMBLER" "$D" "$TO"
+job=$BG_PID
+wait_for 10 grep -q "watching /wl" "$D/sh.err"
+srv_stop
+wait_for $((TO + 10)) grep -q "ended: session expired" "$D/sh.err"
+srv_again
+touch "$D/go"
+wait_st "$job"
+check_eq "shell: watch ended by an expiry: its status" 112 "$ST"
+check_match "shell: watch ended by an expiry: the next command opens a new session" \
+    "session expired; the next command opens a new one" "$(cat "$D/sh.err")"
+check_eq "shell: the command after the expiry ran on a new session" y "$(cat "$D/sh.out")"
+srv_stop
+
 # ---- holding without CMD: lost the same way ----
 srv_start
 bg 60 "$TUMBLER" lock --lost-on-disconnect /bare > "$D/bare.out" 2> "$D/bare.err"
@@ -169,7 +215,6 @@ check_match "held without CMD, lost: said" "connection lost: lock of /bare may b
 # ---- the server back within the timeout: the lock is kept ----
 rm -f "$D/got" "$D/child.pid" "$D/done"
 srv_start
-port=$SRV_PORT
 bg 90 "$TUMBLER" --session-timeout 8 lock /kept -- sh -c \
     'echo $$ > "$0/child.pid"; while [ ! -e "$0/done" ]; do sleep 0.1; done; exit 4' "$D"
 job=$BG_PID

@@ -79,6 +79,17 @@ tb create -p "$long-l/taken/$first" x > /dev/null
 check_eq "queue -l, a long PATH: ls marks the claimed item" "$first (taken) a" \
     "$(tb queue -l ls "$long-l" | sed -n 1p)"
 check_eq "queue -l, a long PATH: peek passes it over" b "$(tb queue -l peek "$long-l" 2>&1)"
+# ls prints one line per item, whatever its bytes: no byte that drives the
+# terminal (an escape, a newline, NUL: '?' each, as locks shows an owner).
+tb queue put /qx "$(printf 'red \033[31mX\nnext')" > /dev/null
+printf 'a\000b' > "$T_DIR/nul"
+tb create -f "$T_DIR/nul" "/qx/entry-100-$(printf '%010d' 9)" > /dev/null
+out=$(tb queue ls /qx)
+check_eq "queue ls: one line per item" 2 "$(printf '%s\n' "$out" | wc -l)"
+check_match "queue ls: control bytes as '?'" "^entry-100-0000000000 red \?\[31mX\?next$" "$out"
+check_match "queue ls: NUL as '?', the rest after it" "^entry-100-0000000009 a\?b$" "$out"
+if printf '%s' "$out" | grep -q "$(printf '\033')"; then fail "queue ls: an escape byte on stdout"
+else ok "queue ls: no escape byte"; fi
 # A waiting take gets a later put; 3 takers race over 30 items.
 bg 30 "$TUMBLER" queue take /qw
 job=$BG_PID

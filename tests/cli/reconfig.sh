@@ -27,7 +27,8 @@ super=(-a digest:super:secret)
 
 # ---- bad command lines: 64, nothing on stdout, no server needed ----
 nobody=127.0.0.1:$(free_port)
-for bad in "" "-r 4 -m server.1=h:1:2" "-a dd" "-a server.4" "-r x" "-r 4, " "-v zz -r 4" "-v -1 -r 4" "-r 4 extra"; do
+for bad in "" "-r 4 -m server.1=h:1:2" "-a dd" "-a server.4" "-r x" "-r 4, " "-v zz -r 4" "-v -1 -r 4" "-r 4 extra" \
+    "-v ffffffffffffffff -r 4" "-v 10000000000000000 -r 4" "-v 8000000000000000 -r 4" "-v +1 -r 4"; do
     # shellcheck disable=SC2086
     out=$(tb -s "$nobody" reconfig $bad 2> /dev/null)
     check_eq "reconfig $bad: status" 64 "$?"

@@ -31,6 +31,29 @@ tb --errexit < "$T_DIR/script" > /dev/null 2>&1
 check_eq "script -e from a file, nothing failed: 0" 0 "$?"
 out=$(printf 'get /s\nquit\nget /missing\n' | tb 2>&1)
 check_eq "script: quit ends it" "single quoted" "$out"
+# exit N ends a script with status N, whatever failed before.
+out=$(printf 'get /missing\nget /s\nexit 3\nget /s\n' | tb 2>/dev/null); rc=$?
+check_eq "script: exit 3: its status" 3 "$rc"
+check_eq "script: exit 3 ends it" "single quoted" "$out"
+printf 'get /missing\nexit 0\n' | tb > /dev/null 2>&1
+check_eq "script: exit 0 after a failure: 0" 0 "$?"
+printf 'get /missing\nexit\n' | tb > /dev/null 2>&1
+check_eq "script: exit without N: the status of the last failure" 101 "$?"
+for bad in 256 -1 x "1 2"; do
+    out=$(printf 'exit %s\nget /s\n' "$bad" | tb 2>&1); rc=$?
+    check_eq "script: exit $bad: a usage error" 64 "$rc"
+    check_match "script: exit $bad: the script goes on" "^single quoted$" "$out"
+done
+# -f - would read the script's next lines as data: refused there.
+out=$(printf 'create -f - /fstdin\nget /s\n' | tb 2>"$T_DIR/err"); rc=$?
+check_eq "script: create -f -: a usage error" 64 "$rc"
+check_match "script: create -f -: says why" "standard input is where the shell reads its commands" \
+    "$(cat "$T_DIR/err")"
+check_eq "script: create -f -: the next line runs as a command" "single quoted" "$out"
+tb stat /fstdin > /dev/null 2>&1; check_eq "script: create -f -: nothing made" 101 "$?"
+printf 'set -f - /s\nget /s\n' | tb > /dev/null 2>&1
+check_eq "script: set -f -: a usage error" 64 "$?"
+check_eq "script: set -f -: the data as it was" "single quoted" "$(tb get /s)"
 printf 'get "/s\n' | tb > /dev/null 2>&1
 check_eq "script: unterminated quote is a usage error" 64 "$?"
 printf 'lock /l -- true\n' | tb > /dev/null 2>&1
@@ -79,6 +102,25 @@ check_eq "removewatches: none of that type left: 121" 121 "$rc"
 check_match "removewatches: says so" "removewatches /rw: no such watch" "$(cat "$T_DIR/err")"
 tb removewatches /rw 2>/dev/null
 check_eq "removewatches outside the shell: no watch, 121" 121 "$?"
+# watch -c counts its own events only: the event of a get -w set before it
+# is printed and does not end the watch.
+tb create /wx x > /dev/null && tb create /wy y > /dev/null
+rm -f "$T_DIR/go"
+# shellcheck disable=SC2016  # the inner shell's $0, $1
+bg 30 bash -c '{ printf "get -w /wx\nwatch -c 1 /wy\n"; while [ ! -e "$1/go" ]; do sleep 0.1; done
+    echo "get /wy"; } | "$0" > "$1/wc.out" 2> "$1/wc.err"' "$TUMBLER" "$T_DIR"
+job=$BG_PID
+wait_for 10 grep -q "watching /wy" "$T_DIR/wc.err"
+tb set /wx x2 > /dev/null
+wait_for 10 grep -q "NodeDataChanged /wx" "$T_DIR/wc.out"
+sleep 0.3
+tb set /wy y2 > /dev/null
+wait_for 10 grep -q "NodeDataChanged /wy" "$T_DIR/wc.out"
+touch "$T_DIR/go"
+wait_st "$job"
+check_eq "watch -c 1 after get -w: the other watch's event printed, not counted" \
+    "$(printf 'x\nNodeDataChanged /wx\nNodeDataChanged /wy\ny2')" "$(cat "$T_DIR/wc.out")"
+check_eq "watch -c 1 after get -w: status 0" 0 "$ST"
 tb removewatches /rw -c -d 2>/dev/null
 check_eq "removewatches with two types: 64" 64 "$?"
 

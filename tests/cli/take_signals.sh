@@ -13,67 +13,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srv_start
 D=$T_DIR
 
-# A TCP proxy to the server that delays what the server sends by DELAY
-# seconds, in order; what the client sends goes at once.
-cat > "$D/proxy.py" <<'EOF'
-import asyncio, sys
-
-port, delay, portfile = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
-
-async def pump(reader, writer, lag):
-    q = asyncio.Queue()
-    async def later():
-        loop = asyncio.get_running_loop()
-        while True:
-            due, data = await q.get()
-            if due > loop.time():
-                await asyncio.sleep(due - loop.time())
-            if data is None:
-                break
-            writer.write(data)
-            await writer.drain()
-        writer.close()
-    out = asyncio.ensure_future(later())
-    loop = asyncio.get_running_loop()
-    try:
-        while True:
-            data = await reader.read(65536)
-            q.put_nowait((loop.time() + lag, data or None))
-            if not data:
-                break
-    except OSError:
-        q.put_nowait((0, None))
-    try:
-        await out
-    except OSError:
-        pass
-
-async def serve(creader, cwriter):
-    try:
-        sreader, swriter = await asyncio.open_connection('127.0.0.1', port)
-    except OSError:
-        cwriter.close()
-        return
-    await asyncio.gather(pump(creader, swriter, 0), pump(sreader, cwriter, delay))
-
-async def main():
-    srv = await asyncio.start_server(serve, '127.0.0.1', 0)
-    with open(portfile + '.tmp', 'w') as f:
-        f.write(str(srv.sockets[0].getsockname()[1]))
-    import os
-    os.rename(portfile + '.tmp', portfile)
-    try:
-        await asyncio.wait_for(srv.serve_forever(), 120)  # bounded
-    except asyncio.TimeoutError:
-        pass
-
-asyncio.run(main())
-EOF
-# Not under timeout(1): the EXIT trap's SIGKILL must reach the proxy itself.
-python3 "$D/proxy.py" "$SRV_PORT" 0.3 "$D/proxy.port" < /dev/null &
-T_BG+=("$!")
-wait_for 10 test -s "$D/proxy.port" || fail "the proxy did not start"
-PROXY=127.0.0.1:$(cat "$D/proxy.port")
+# What the server sends, held up 0.3 s (PROXY).
+proxy_start 0.3
 
 # watches: how many watches the server holds, child watches included (mntr's zk_watch_count;
 # wchs counts data watches only, as ZooKeeper's does).

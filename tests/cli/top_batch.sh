@@ -33,7 +33,7 @@ until_ok()
 queued() { [ "$("$TUMBLER" locks "$1" | head -n 1)" = "$1: mutex, $2 holding, $3 waiting" ]; }
 
 # ---- bad command lines: 64, a message, nothing run ----
-for bad in "-d 0" "-d x" "-n 0" "-n -1" "rel" "/a /b"; do
+for bad in "-d 0" "-d x" "-n 0" "-n -1" "rel" "/a /b" "--json"; do
     # shellcheck disable=SC2086
     err=$(tb top -b $bad 2>&1 > "$D/out")
     check_eq "top $bad: status" 64 "$?"
@@ -42,9 +42,15 @@ for bad in "-d 0" "-d x" "-n 0" "-n -1" "rel" "/a /b"; do
     -d*) check_match "top $bad: names the delay" "^tumbler top: bad delay '${bad#-d }'" "$err" ;;
     -n*) check_match "top $bad: names the count" "^tumbler top: bad iteration count '${bad#-n }'" "$err" ;;
     rel) check_match "top rel: names the path" "'rel' is not an absolute path" "$err" ;;
+    --json) check_match "top --json: an unknown option" "unknown option '--json'" "$err" ;;
     *) check_match "top /a /b: one PATH" "expected at most one PATH" "$err" ;;
     esac
 done
+# top prints no JSON: --json before it is refused too, not ignored.
+err=$(tb --json top -b -n 1 2>&1 > "$D/out")
+check_eq "--json top: status" 64 "$?"
+check_eq "--json top: nothing on stdout" "" "$(cat "$D/out")"
+check_match "--json top: says so" "^tumbler top: no --json output" "$err"
 
 # ---- nothing there yet ----
 out=$(tb top -b -n 1 /nothing)

@@ -149,6 +149,22 @@ check_eq "json ls" "['cont', 'empty', 's-0000000000', 'stdin', 'ttl']" \
 j=$(tb --json ls -R /t/s-0000000000)
 check_eq "json ls -R" "['/t/s-0000000000', '/t/s-0000000000/deep']" \
     "$(json_get 'd["nodes"]' <<< "$j")"
+# An error below PATH ends the listing; the output stays one JSON
+# document, with the nodes listed so far and the error at its top level.
+tb create /lr > /dev/null && tb create /lr/a > /dev/null && tb create /lr/z > /dev/null
+tb create /lr/s x world:anyone:cdwa > /dev/null  # not listable
+j=$(tb --json ls -R /lr 2>/dev/null); rc=$?
+check_eq "json ls -R, a node below that cannot be listed: 102" 102 "$rc"
+check_eq "json ls -R, a node below that cannot be listed: the nodes so far, the error" \
+    "['/lr', '/lr/a'] ENOAUTH /lr/s" \
+    "$(json_get 'str(d["nodes"]) + " " + d["error"]["name"] + " " + d["error"]["path"]' <<< "$j")"
+check_eq "ls -R, a node below that cannot be listed: the nodes so far" \
+    "$(printf '/lr\n/lr/a')" "$(tb ls -R /lr 2>/dev/null)"
+j=$(tb --json ls -R /none 2>/dev/null); rc=$?
+check_eq "json ls -R of a missing node: 101" 101 "$rc"
+check_eq "json ls -R of a missing node: the error object alone" "['error'] ENONODE /none" \
+    "$(json_get 'str(list(d)) + " " + d["error"]["name"] + " " + d["error"]["path"]' <<< "$j")"
+tb delete /lr/s; tb deleteall /lr
 j=$(tb --json create -s /t/j-)
 check_match "json create" "^/t/j-[0-9]{10}$" "$(json_get 'd["path"]' <<< "$j")"
 j=$(tb --json stat /t)
@@ -159,6 +175,29 @@ check_eq "json error object" "ENONODE -101 /none" \
 j=$(tb --json getacl /t)
 check_eq "json getacl" "world anyone cdrwa" \
     "$(json_get '" ".join(d["acl"][0][k] for k in ("scheme", "id", "perms"))' <<< "$j")"
+
+# Data up to what a request carries (1048575 bytes, the path and the ACL
+# included): more is a usage error that says so, not 70.
+head -c 1048000 /dev/zero | tr '\0' d > "$T_DIR/d1"
+head -c 1048560 /dev/zero | tr '\0' d > "$T_DIR/d2"
+head -c 1048576 /dev/zero | tr '\0' d > "$T_DIR/d3"
+tb create -f "$T_DIR/d1" /t/big > /dev/null; check_eq "create -f of 1048000 bytes" 0 "$?"
+check_eq "create -f of 1048000 bytes: stored" 1048000 \
+    "$(tb --json stat /t/big | json_get 'd["stat"]["dataLength"]')"
+for c in "create -f $T_DIR/d2 /t/big2" "set -f $T_DIR/d2 /t/big"; do
+    # shellcheck disable=SC2086
+    err=$(tb $c 2>&1); rc=$?
+    check_eq "$c: the request cannot carry it: 64" 64 "$rc"
+    check_match "$c: says so" "1048560 bytes of data do not fit in a request" "$err"
+done
+j=$(tb --json set -f "$T_DIR/d2" /t/big 2>/dev/null)
+check_eq "set -f too large for a request, --json: the error" ETOOBIG "$(json_get 'd["error"]["name"]' <<< "$j")"
+err=$(tb set -f "$T_DIR/d3" /t/big 2>&1); rc=$?
+check_eq "set -f of 1 MiB: 64" 64 "$rc"
+check_match "set -f of 1 MiB: says so" "is larger than 1048575 bytes" "$err"
+check_eq "data refused, the node as it was" 1048000 \
+    "$(tb --json stat /t/big | json_get 'd["stat"]["dataLength"]')"
+tb delete /t/big
 
 tb deleteall /t; check_eq "deleteall" 0 "$?"
 tb stat /t > /dev/null 2>&1; check_eq "deleteall removed the subtree" 101 "$?"
@@ -172,6 +211,21 @@ tb setacl /acl world:anyone:r; check_eq "setacl" 0 "$?"
 check_eq "getacl after setacl" "world:anyone:r" "$(tb getacl /acl)"
 tb set /acl y 2>/dev/null; check_eq "write refused by the ACL: 102" 102 "$?"
 tb setacl /acl bogus 2>/dev/null; check_eq "malformed ACL: usage 64" 64 "$?"
+# setacl -R: the children first, so that an ACL taking READ away reaches
+# the whole subtree; one giving it back does too.
+tb create /ra > /dev/null && tb create /ra/a > /dev/null && tb create /ra/a/b > /dev/null
+acls() { for n in /ra /ra/a /ra/a/b; do tb getacl "$n"; done | xargs; }
+tb setacl -R /ra world:anyone:cdwa; check_eq "setacl -R taking READ away: 0" 0 "$?"
+check_eq "setacl -R taking READ away: the whole subtree" \
+    "world:anyone:cdwa world:anyone:cdwa world:anyone:cdwa" "$(acls)"
+tb setacl -R -v 7 /ra world:anyone:cdrwa 2>/dev/null
+check_eq "setacl -R -v, a wrong version: 103" 103 "$?"
+check_eq "setacl -R -v, a wrong version: nothing changed" \
+    "world:anyone:cdwa world:anyone:cdwa world:anyone:cdwa" "$(acls)"
+tb setacl -R -v 1 /ra world:anyone:cdrwa; check_eq "setacl -R giving READ back: 0" 0 "$?"
+check_eq "setacl -R giving READ back: the whole subtree" \
+    "world:anyone:cdrwa world:anyone:cdrwa world:anyone:cdrwa" "$(acls)"
+tb deleteall /ra
 tb create /sec x > /dev/null
 tb -a digest:alice:secret setacl /sec auth::cdrwa; check_eq "setacl auth:: with -a" 0 "$?"
 tb get /sec 2>/dev/null; check_eq "read without the credential: 102" 102 "$?"
@@ -208,6 +262,51 @@ w2=$BG_PID
 wait_for 10 grep -q "watching" "$T_DIR/w2.out"
 kill -INT "$(pgrep -P "$(cat "$T_DIR/w.pid")")" 2>/dev/null
 wait_st "$w2"; check_eq "watch ends with status 0 on SIGINT" 0 "$ST"
+
+# ---- long walks stop at a signal, and once stdout is gone ----
+tb create /big > /dev/null
+for i in $(seq 1 100); do echo "create /big/n$i"; done | tb > /dev/null
+# Through a proxy holding every answer 50 ms, a walk of /big's 101 nodes
+# takes 5 s or more (deleteall, setacl -R: 10 s).
+proxy_start 0.05
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# walk_signal SIG STATUS ARGS...: tumbler ARGS through the proxy, sent SIG
+# after 1 s; it must end with STATUS at once (within 2 s).  Its stderr in
+# $T_DIR/walk.err.
+walk_signal()
+{
+    local sig=$1 want=$2 job t0 ms
+    shift 2
+    rm -f "$T_DIR/walk.pid"
+    bgp 60 "$T_DIR/walk.pid" "$TUMBLER" -s "$PROXY" "$@" > /dev/null 2> "$T_DIR/walk.err"
+    job=$BG_PID
+    pid_in "$T_DIR/walk.pid" > /dev/null
+    sleep 1
+    t0=$(now_ms)
+    kill -"$sig" "$(cat "$T_DIR/walk.pid")"
+    wait_st "$job"
+    ms=$(($(now_ms) - t0))
+    check_eq "$* sent SIG$sig: $want" "$want" "$ST"
+    if [ "$ms" -lt 2000 ]; then ok "$* stopped ${ms} ms after SIG$sig"
+    else fail "$* stopped ${ms} ms after SIG$sig, not at once"; fi
+}
+walk_signal TERM 143 ls -R /big
+check_match "ls -R stopped by SIGTERM: says so" "stopped by signal 15" "$(cat "$T_DIR/walk.err")"
+walk_signal HUP 129 setacl -R /big world:anyone:cdrwa
+walk_signal INT 130 deleteall /big
+n=$(tb stat /big | sed -n 's/^numChildren = //p')
+if [ "${n:-0}" -gt 0 ] && [ "$n" -lt 100 ]; then ok "deleteall stopped part-way: $n nodes left"
+else fail "deleteall stopped part-way: [$n] nodes left"; fi
+# A reader gone (ls -R | head): the walk stops at its first line (71),
+# never reaching the node it could not list at the end (102).
+tb create /big/zz x world:anyone:cdwa > /dev/null
+python3 -c 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+sys.exit(subprocess.call(sys.argv[1:], stdout=w))' "$TUMBLER" ls -R /big 2> "$T_DIR/epipe.err"
+check_eq "ls -R, stdout a pipe nobody reads: stops, 71" 71 "$?"
+check_eq "ls -R, stdout a pipe nobody reads: nothing said (EPIPE)" "" "$(cat "$T_DIR/epipe.err")"
+tb delete /big/zz; tb deleteall /big
 
 # ---- help and usage ----
 for c in ls get stat create set delete deleteall sync getacl setacl addauth whoami \
