@@ -280,6 +280,5 @@ int tb_counter_set_sync(struct tb_client *c, const char *path, int64_t value)
 int tb_counter_cas_sync(struct tb_client *c, const char *path, int32_t version,
                         int64_t value, int32_t *new_version)
 {
-    return ctr_sync(c, path, CTR_CAS, value, version < 0 ? -1 : version, NULL,
-                    new_version);
+    return ctr_sync(c, path, CTR_CAS, value, version, NULL, new_version);
 }

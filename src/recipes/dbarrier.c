@@ -211,7 +211,9 @@ static void on_ready_gone(struct tb_client *c, int rc, void *data)
             return;
         }
     }
-    if (rc == 0 || rc == TB_ENONODE) { /* our node went before it */
+    /* Our node went before it, or with the session (ephemeral). */
+    if (rc == 0 || rc == TB_ENONODE || rc == TB_ESESSIONEXPIRED ||
+        rc == TB_ECLOSING || rc == TB_EAUTHFAILED) {
         free(b->node);
         b->node = NULL;
     }

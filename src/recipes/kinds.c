@@ -143,12 +143,17 @@ const char *tb_lock_node_what(const char *name)
     return "a node of no lock layout";
 }
 
+/* In the order the server gave the numbers, across its counter's wrap
+ * (2147483647, then -2147483648): by their difference as a Java int, so a
+ * node made after the wrap queues behind those made before it, however
+ * negative its number.  Nodes alive together are never 2^31 apart. */
 static int by_seq(const void *a, const void *b)
 {
     const struct rcp_child *x = a, *y = b;
+    int32_t d = (int32_t)((uint32_t)x->seq - (uint32_t)y->seq);
 
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
+    if (d != 0)
+        return d < 0 ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 

@@ -165,6 +165,7 @@ static void test_last_deletes_session_expired(void **state)
     assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
     assert_int_equal(d.calls, 1);
     assert_int_equal(d.rc, TB_ESESSIONEXPIRED);
+    assert_int_equal(tb_dbarrier_entered(b), 0); /* its node went with it */
     tb_dbarrier_free(b);
     close_client(c);
 }

@@ -38,6 +38,27 @@ static void sort_by_sequence(void **state)
     assert_ptr_equal(other, names[3]); /* no sequence: of no lock kind */
 }
 
+/* Across the counter's wrap, in the order the numbers were given: the
+ * holder made at 2147483647 stays ahead of the waiters made after it. */
+static void sort_across_the_wrap(void **state)
+{
+    char *names[] = {
+        "_c_1-lock--2147483647",
+        "_c_2-lock-2147483647",
+        "_c_3-lock--2147483648",
+        "_c_4-lock-2147483646",
+    };
+    struct tb_strings v = {4, names};
+    struct rcp_child out[4];
+
+    (void)state;
+    assert_int_equal(rcp_children_sort(&v, RCP_LOCK_KINDS, out, NULL), 4);
+    assert_ptr_equal(out[0].name, names[3]);
+    assert_ptr_equal(out[1].name, names[1]);
+    assert_ptr_equal(out[2].name, names[2]);
+    assert_ptr_equal(out[3].name, names[0]);
+}
+
 /* Every lock kind queues in one order, by the counter they share; the
  * first child of another kind is reported, not queued. */
 static void sort_lock_kinds_together(void **state)
@@ -328,6 +349,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sort_by_sequence),
+        cmocka_unit_test(sort_across_the_wrap),
         cmocka_unit_test(sort_lock_kinds_together),
         cmocka_unit_test(node_kinds),
         cmocka_unit_test(uuid_v4),
