@@ -450,10 +450,9 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
     }
     mine = b->node != NULL ? strrchr(b->node, '/') + 1 : NULL;
     d = rcp_cb_decide(v, st->cversion, mine, b->parties);
-    /* All before us are here, also when K was decided before this look
-     * (whether we came too late for it is out_of_gen's question). */
-    if (mine != NULL &&
-        (d == RCP_CB_PASS || d == RCP_CB_WAIT || d == RCP_CB_DECIDED))
+    /* While K is open all before us are here (a departure breaks it);
+     * once decided, some may have left, and the number stands. */
+    if (mine != NULL && (d == RCP_CB_PASS || d == RCP_CB_WAIT))
         rcp_cb_place(v, mine, &b->seq, &pred);
     switch (d) {
     case RCP_CB_DECIDED:

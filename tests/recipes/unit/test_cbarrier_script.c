@@ -300,36 +300,6 @@ static void test_twin_below_no_late_party(void **state)
     close_all(c, b);
 }
 
-/* The same, another party having tripped K before our first look: that
- * look sees "end" already, and we are still no late party. */
-static void test_twin_below_decided_first(void **state)
-{
-    struct tb_client *c = rs_open_client(0);
-    struct tb_cbarrier *b;
-    struct done d = {0};
-    char prefix[128], mine[160], node[200];
-    const char *passed[] = {PA, PB, "party-b-0000000002", mine, "end", NULL};
-    const char *left[] = {PA, PB, "party-b-0000000002", "end", NULL};
-    int32_t xid;
-
-    (void)state;
-    assert_int_equal(tb_cbarrier_new(&b, c, "/cb", 3), 0);
-    xid = arrive(c, b, &d, prefix, sizeof prefix);
-    snprintf(mine, sizeof mine, "%s0000000003", prefix);
-    snprintf(node, sizeof node, GEN "/%s", mine);
-    rs_reply_create(xid, node, 300);
-    pump(c);
-    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), passed, 1, 5);
-    pump(c);
-    rs_reply_data(rs_expect_at(TB_OP_GETDATA, END), "passed", 6, 310, 0);
-    pump(c);
-    leave(c, node, left);
-    assert_int_equal(d.calls, 1);
-    assert_int_equal(d.rc, 0);
-    assert_false(srv_has_data()); /* no create in generation 1 */
-    close_all(c, b);
-}
-
 /* Parties 4: A-0 and B-1 are two handles of one client, we are 2.  That
  * client's session ends: both nodes go at once.  We watch B-1, the node
  * below ours: its deletion wakes us, the look shows a departure
@@ -379,8 +349,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_create_synced_found, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_twin_counts_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_twin_below_decided_first, setup,
-                                        teardown),
         cmocka_unit_test_setup_teardown(test_twin_below_no_late_party, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lowest_two_die_together, setup,
