@@ -240,6 +240,40 @@ static void expired_session_watches_dropped(void **state)
     carrier_free(&a);
 }
 
+/* A read queued behind a write, served once the client is closing (a
+ * refused login came meanwhile), sets no watch: a closing client is told
+ * of no change, so its output drains and it closes. */
+static void closing_client_sets_no_watch(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_wbuf body, acl;
+
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    carrier_open(f, &a, 42);
+    a.draining = 1;
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/w"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&a, &body, 1, TB_OP_CREATE);
+    tb_add_watch_req_encode(
+        &body, &(struct tb_add_watch_req){TB_STR("/"),
+                                          TB_ADDWATCH_PERSISTENT_RECURSIVE});
+    request(&a, &body, 2, TB_OP_ADDWATCH); /* queued behind the create */
+    tb_auth_req_encode(&body,
+                       &(struct tb_auth_req){0, TB_STR("nosuch"), TB_STR("x")});
+    request(&a, &body, -4, TB_OP_AUTH); /* refused: the client is closing */
+    assert_int_equal(a.closing, 1);
+    assert_true(run_until(f, &a.frames, 4)); /* the create's, addWatch's */
+    assert_int_equal(watch_owner_count(&a.pc.watch), 0);
+    carrier_free(&a);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+}
+
 /* A watch the server cannot keep (an allocation fails) is never answered
  * as set: the client is closed instead, and sets it again on its next
  * connection.  Each allocation a watching exists, getChildren and addWatch
@@ -615,6 +649,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(expired_session_watches_dropped, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(unkept_watch_closes, setup, teardown),
+        cmocka_unit_test_setup_teardown(closing_client_sets_no_watch, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(revalidated_resume_reads_on, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(close_answered_with_requests_after,

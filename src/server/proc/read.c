@@ -121,7 +121,10 @@ static struct tb_str node_view(struct proc_client *c, struct tree_node *n,
 static int keep_watch(struct proc_client *c, enum watch_kind kind,
                       struct tb_str path)
 {
-    if (watch_add(&c->srv->watches, kind, path, &c->watch) == 0)
+    /* A closing client is told of no change (proc_close_after_flush): a
+     * read queued before its close sets nothing. */
+    if (c->state == CONN_CLOSING ||
+        watch_add(&c->srv->watches, kind, path, &c->watch) == 0)
         return 0;
     c->ops->close(c);
     return -1;

@@ -109,6 +109,10 @@ static void answered(struct replog_deferred *a)
     replog__logf(l, REPLOG_LOG_INFO, "member %llu added: becoming a %s%s",
                  (unsigned long long)c->id, role_name(role),
                  role == RAFT_VOTER ? " once it has caught up" : "");
+    /* Its catch-up goes where the configuration now has it: a connection
+     * to where a member of that id was goes first (tcp.c). */
+    if (l->tcp_ready)
+        replog__tcp_follow(&l->transport);
     rv = raft_assign(l->raft, &c->req, c->id, role, changed);
     if (rv != 0) {
         replog__logf(l, REPLOG_LOG_WARN, "member %llu: cannot assign: %s",

@@ -295,6 +295,9 @@ void replog__poll_leader(struct replog *l)
      * outcome is unknown, as with any write a lost leader accepted. */
     if (!lead)
         replog__fail_from(l, 0, TB_ECONNECTIONLOSS);
+    else /* ZooKeeper's are its Leader's: each leadership's own */
+        l->stats.proposal_last = l->stats.proposal_min = l->stats.proposal_max =
+            0;
     REPLOG_CHECK(l);
     if (l->on_leader != NULL) {
         l->on_leader(l->on_leader_data, lead);
