@@ -235,6 +235,7 @@ static void on_write(uv_write_t *req, int status)
     free(w);
     if (c == NULL)
         return; /* closed meanwhile */
+    c->taken += c->writing;
     c->writing = 0;
     if (status < 0) {
         conn_close(c);
@@ -283,6 +284,7 @@ static void flush_one(struct conn *c)
         conn_close(c);
         return;
     }
+    c->taken += n > 0 ? (uint64_t)n : 0;
     if (n > 0 && (size_t)n == b->len) {
         b->len = 0;
         /* One large reply (a getChildren of thousands) must not leave every
@@ -741,18 +743,18 @@ void conn_touch_readers(struct tbd *s)
 {
     struct tb_queue *q;
     struct conn *c;
-    size_t left;
+    uint64_t now;
 
     TB_QUEUE_FOREACH (q, &s->conns) {
         c = TB_CONTAINER_OF(q, struct conn, link);
-        if (c->client.state != CONN_OPEN || c->reading || c->writing == 0) {
-            c->unwritten = 0;
-            continue;
-        }
-        left = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
-        if (c->unwritten != 0 && left < c->unwritten)
+        /* what the write in flight has given the kernel so far, too */
+        now = c->taken + c->writing -
+              (c->writing != 0
+                   ? uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp)
+                   : 0);
+        if (c->client.state == CONN_OPEN && !c->reading && now != c->taken_seen)
             session_touch(s, c->client.session_id);
-        c->unwritten = left;
+        c->taken_seen = now;
     }
 }
 

@@ -38,7 +38,8 @@ struct conn {
 
     struct tb_wbuf out;         /* frames not yet handed to the kernel */
     size_t writing;             /* bytes in the uv_write in flight */
-    size_t unwritten;           /* ... of which left at the last tick */
+    uint64_t taken, taken_seen; /* bytes the kernel took, ever and as
+                                   of the last tick (conn_touch_readers) */
 
     struct tls_conn *tls;   /* on the TLS port, else NULL (net/tls.c) */
 
