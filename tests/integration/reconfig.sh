@@ -99,6 +99,20 @@ except KazooTimeoutError:
 EOF
 }
 
+# settled MEMBER: a write through it acknowledged, so a leader it follows (or it, leading) has
+# applied an entry of its own term: until then a reconfig is answered ReconfigInProgress (a new
+# leader may not have applied the last change's outcome yet).
+settled() {
+    "$py" - "127.0.0.1:${cport[$1]}" <<'EOF' > /dev/null 2>&1
+import sys
+from kazoo.client import KazooClient
+c = KazooClient(hosts=sys.argv[1], timeout=10)
+c.start(timeout=15)
+c.create("/settled", ephemeral=True)
+c.stop()
+EOF
+}
+
 passed=0 failed=0 results=()
 run_check() {
     local n=$1 title=$2 fn=$3 t0=$SECONDS
@@ -267,6 +281,7 @@ check6() {
     local out n got
     # Member 2 (never restarted here) removes 3, and so has had a connection to it: check 10
     make_lead 2 1 2 3 4 || { echo "  FAIL: no member leads"; return 1; }
+    until_ok 15 settled 2 || { echo "  FAIL: member 2 takes no write"; return 1; }
     out=$(echo "reconfig -remove 3" | zk 1 super)
     echo "$out" | sed 's/^/  | /'
     echo "$out" | grep -q '^server\.3=' && { echo "  FAIL: server.3 still there"; return 1; }
@@ -328,6 +343,7 @@ run_check 8 "member 1 restarted with its first zoo.cfg: the members the log hold
 check9() {
     local out
     make_lead 4 1 2 4 || { echo "  FAIL: no member leads"; return 1; }
+    until_ok 15 settled "$L" || { echo "  FAIL: member $L takes no write"; return 1; }
     echo "  member $L leads"
     local led=$L
     out=$("$py" - "127.0.0.1:${cport[2]}" "$(ens_line 1),$(ens_line 2),$(ens_line 4 | sed 's/;/:observer;/')" <<'EOF' 2>&1
