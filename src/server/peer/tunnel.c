@@ -330,8 +330,8 @@ static void deliver(struct tunnel *t)
         secured(t);
         if (t->closing)
             return;
+        ERR_clear_error(); /* again: secured() ran the user's callback */
     }
-    ERR_clear_error(); /* again: secured() ran the user's callback */
     while (k > 0 && (k = SSL_read(t->ssl, chunk, sizeof chunk)) > 0)
         if (put(t, (uv_stream_t *)&t->pipe, chunk, (size_t)k) != 0) {
             tunnel_close(t, 0);
