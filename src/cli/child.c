@@ -121,9 +121,10 @@ static int is_other(const struct cli_child *ch, pid_t pid)
 /* The children of tumbler's process but the watchdog and those it had
  * before CMD, at most `cap`: CMD and the orphans of CMD's processes
  * (tumbler is their subreaper), zombies included.  From
- * /proc/self/task/TID/children, else by the parent pid of every process
- * in /proc. */
-static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
+ * /proc/self/task/TID/children if `fast`, else (or without those files)
+ * by the parent pid of every process in /proc: proc(5) says the task
+ * files may miss a child while others exit or are reparented. */
+static size_t scan(const struct cli_child *ch, pid_t *out, size_t cap, int fast)
 {
     char path[320], buf[512];
     const char *tasks = "/proc/self/task";
@@ -135,7 +136,7 @@ static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
     int by_task;
 
     snprintf(path, sizeof path, "%s/%ld/children", tasks, (long)getpid());
-    by_task = access(path, R_OK) == 0; /* CONFIG_PROC_CHILDREN */
+    by_task = fast && access(path, R_OK) == 0; /* CONFIG_PROC_CHILDREN */
     if ((d = opendir(by_task ? tasks : "/proc")) == NULL)
         return 0;
     while (n < cap && (e = readdir(d)) != NULL) {
@@ -166,6 +167,11 @@ static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
     }
     closedir(d);
     return n;
+}
+
+static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
+{
+    return scan(ch, out, cap, 1);
 }
 
 enum { MAX_STRAYS = 1024 };
@@ -257,7 +263,15 @@ static int reap(struct cli_child *ch, int *status, int *exited)
         else if (r == 0)
             alive++;
     }
-    return *exited && alive == 0 && kill(-ch->pid, 0) != 0 && errno == ESRCH;
+    if (!*exited || alive > 0 || kill(-ch->pid, 0) == 0 || errno != ESRCH)
+        return 0;
+    /* The last word, before tumbler ends and its orphans go to init: the
+     * parent pid of every process, which no exit elsewhere hides. */
+    n = scan(ch, kids, MAX_STRAYS, 0);
+    for (i = 0; i < n; i++)
+        if (waitpid(kids[i], &st, WNOHANG) == 0)
+            return 0;
+    return 1;
 }
 
 /* Sends the processes of CMD's that left its group, once orphaned
