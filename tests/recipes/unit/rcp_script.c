@@ -140,3 +140,16 @@ void rs_reply_names(int32_t xid, const char *const *names, int stat, int32_t cv)
     srv_reply(xid, 300, 0, &b);
     tb_wbuf_free(&b);
 }
+
+void rs_cut(struct tb_client *c)
+{
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+}
+
+void rs_close(struct tb_client *c)
+{
+    rs_cut(c);
+    tb_client_close(c);
+}

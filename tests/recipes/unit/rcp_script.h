@@ -29,6 +29,11 @@ void rs_reply_stat(int32_t xid, int64_t czxid, int64_t owner);
 /* A getData's reply: `len` bytes of `data`, the node's czxid and owner. */
 void rs_reply_data(int32_t xid, const void *data, size_t len, int64_t czxid,
                    int64_t owner);
+/* The scripted server goes away: without a connection nothing waits for
+ * its answers, so the recipes' handles can be freed, and the client
+ * closed (rs_close does both for a test that holds no handle). */
+void rs_cut(struct tb_client *c);
+void rs_close(struct tb_client *c);
 /* A create2's reply: the node `path` made at `czxid`, ephemeral of RS_SID. */
 void rs_reply_create(int32_t xid, const char *path, int64_t czxid);
 /* A getChildren's reply: the names up to NULL; with the parent's stat

@@ -183,10 +183,7 @@ static void leave(struct tb_client *c, const char *node,
 
 static void close_all(struct tb_client *c, struct tb_cbarrier *b)
 {
-    /* Without a connection nothing waits for the server's answers. */
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
+    rs_cut(c);
     tb_cbarrier_free(b);
     pump(c);
     tb_client_close(c);

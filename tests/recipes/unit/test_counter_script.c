@@ -77,14 +77,6 @@ static void on_done(int rc, int64_t value, int32_t version, void *data)
     d->version = version;
 }
 
-static void close_all(struct tb_client *c)
-{
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
-    tb_client_close(c);
-}
-
 /* An add reads 10 at version INT32_MIN and writes 15 on that version. */
 static void test_add_on_wrapped_version(void **state)
 {
@@ -106,7 +98,7 @@ static void test_add_on_wrapped_version(void **state)
     assert_int_equal(d.rc, 0);
     assert_int_equal(d.value, 15);
     assert_int_equal(d.version, INT32_MIN + 1);
-    close_all(c);
+    rs_close(c);
 }
 
 /* A compare-and-set on a wrapped version (-5, as a get returned it) is a
@@ -128,7 +120,7 @@ static void test_cas_on_wrapped_version(void **state)
     assert_int_equal(d.calls, 1);
     assert_int_equal(d.rc, 0);
     assert_int_equal(d.version, -4);
-    close_all(c);
+    rs_close(c);
 }
 
 int main(void)

@@ -106,15 +106,6 @@ static void cut(struct tb_client *c, const struct done *d)
     pump(c);
 }
 
-static void close_client(struct tb_client *c)
-{
-    /* Without a connection nothing waits for the server's answers. */
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
-    tb_client_close(c);
-}
-
 /* The last one out loses its deletes' replies: after the reconnect both
  * are sent again, our node first; "ready" already gone (NoNode) is done,
  * and the leave succeeds with the member out. */
@@ -142,7 +133,7 @@ static void test_last_deletes_sent_again(void **state)
     tb_dbarrier_free(b); /* nothing left to delete */
     pump(c);
     assert_false(srv_has_data());
-    close_client(c);
+    rs_close(c);
 }
 
 /* The same, the session gone when the client is back: the leave reports
@@ -167,7 +158,7 @@ static void test_last_deletes_session_expired(void **state)
     assert_int_equal(d.rc, TB_ESESSIONEXPIRED);
     assert_int_equal(tb_dbarrier_entered(b), 0); /* its node went with it */
     tb_dbarrier_free(b);
-    close_client(c);
+    rs_close(c);
 }
 
 /* The handle freed while the deletes wait for the connection: the give-up
@@ -197,7 +188,7 @@ static void test_free_during_last_deletes(void **state)
     assert_int_equal(d.calls, 1);
     assert_int_equal(d.rc, 0);
     assert_false(srv_has_data());
-    close_client(c);
+    rs_close(c);
 }
 
 /* Not the lowest: our node went first, and we waited for the lowest to
@@ -242,7 +233,7 @@ static void test_ready_delete_of_other_sent_again(void **state)
     assert_int_equal(tb_dbarrier_entered(b), 0);
     assert_false(srv_has_data());
     tb_dbarrier_free(b);
-    close_client(c);
+    rs_close(c);
 }
 
 int main(void)

@@ -51,15 +51,6 @@ static void on_done(int rc, void *data)
     d->rc = rc;
 }
 
-static void close_client(struct tb_client *c)
-{
-    /* Without a connection nothing waits for the server's answers. */
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
-    tb_client_close(c);
-}
-
 /* An await of 2 counts on PATH, there and empty: it watches the children.
  * PATH goes (NodeDeleted), and the look again finds it missing: the
  * waiter waits for PATH (exists, a watch), told nothing; PATH back with
@@ -101,7 +92,7 @@ static void test_path_gone_while_waiting(void **state)
     assert_int_equal(d.calls, 1);
     assert_int_equal(d.rc, 0);
     tb_latch_free(l);
-    close_client(c);
+    rs_close(c);
 }
 
 int main(void)

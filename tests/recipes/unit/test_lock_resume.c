@@ -109,10 +109,7 @@ static void reply_child(int32_t xid, const char *name)
 
 static void close_client(struct tb_client *c, struct tb_mutex *m)
 {
-    /* Without a connection nothing waits for the server's answers. */
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
+    rs_cut(c);
     tb_mutex_free(m);
     tb_client_close(c);
 }

@@ -90,10 +90,7 @@ static void take_to_claim_look(struct tb_client *c, struct tb_dqueue *q,
 static void close_all(struct tb_client *c, struct tb_dqueue *q,
                       struct tb_dqueue *q2)
 {
-    /* Without a connection nothing waits for the server's answers. */
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
+    rs_cut(c);
     tb_dqueue_free(q);
     tb_dqueue_free(q2);
     pump(c);

@@ -106,10 +106,7 @@ static int32_t grant_to_gate_return(struct tb_client *c, struct tb_semaphore *s,
 
 static void close_client(struct tb_client *c, struct tb_semaphore *s)
 {
-    /* Without a connection nothing waits for the server's answers. */
-    close(server_fd);
-    server_fd = -1;
-    pump(c);
+    rs_cut(c);
     tb_semaphore_free(s);
     pump(c);
     tb_client_close(c);
