@@ -166,11 +166,12 @@ peer_port() {
     ' /proc/net/tcp | head -n 1
 }
 
-# resume_continued I SID PW ZXID PATH OUT: session_tool resume of SID on member I, stopped,
-# which is continued once the ConnectRequest waits in its socket; session_tool's status.
+# resume_continued I SID PW ZXID PATH OUT [resume-sync]: session_tool resume of SID on member
+# I, stopped, which is continued once the ConnectRequest waits in its socket; session_tool's
+# status.
 resume_continued() {
     local k
-    run_bg 30 "$session_tool" resume "127.0.0.1:${cport[$1]}" "$2" "$3" "$4" "$5" > "$6" 2>&1
+    run_bg 30 "$session_tool" "${7:-resume}" "127.0.0.1:${cport[$1]}" "$2" "$3" "$4" "$5" > "$6" 2>&1
     for k in $(seq 100); do
         queued "${cport[$1]}" "$(pgrep -P "$BG_PID" | head -n 1)" && break
         sleep 0.05
@@ -596,8 +597,9 @@ check12() {
             echo "  FAIL: no session on the leader"
             return 1
         fi
-        # lastZxid 0: the client has seen nothing the member could lack.
-        resume_continued "$f" "$sid" "$pw" 0 /fresh$try "$work/fresh.out"
+        # lastZxid 0: the client has seen nothing the member could lack.  Its read is synced:
+        # the member may have applied the session's creation and not yet the node's.
+        resume_continued "$f" "$sid" "$pw" 0 /fresh$try "$work/fresh.out" resume-sync
         rc=$?
         [ "$rc" = 2 ] || break
         echo "  ..   member $f closed the connection unanswered (no leader yet?); again"

@@ -7,6 +7,11 @@
  *       reconnects to the session (exit 0 if the server accepted it and
  *       PATH still exists, HOLD_MS later if given, with nothing sent
  *       meanwhile; 3 if the session was refused as expired)
+ *   session_tool resume-sync HOST:PORT SID HEXPASSWD ZXID PATH
+ *       as resume, with a sync of PATH before the read: for a ZXID older
+ *       than PATH's creation, which a server may serve a tree without
+ *       PATH (a session is created by an entry of its own, PATH by the
+ *       next)
  *   session_tool exists HOST:PORT PATH
  *       exit 0 if PATH exists, 1 if not
  *   session_tool moved HOST:PORT HOST:PORT PATH
@@ -44,10 +49,12 @@ static int do_open(const char *hp, const char *path, int timeout)
 }
 
 static int do_resume(const char *hp, const char *sid, const char *hex,
-                     const char *zxid, const char *path, int hold_ms)
+                     const char *zxid, const char *path, int hold_ms, int sync)
 {
     struct rz z;
     struct rz_stat st;
+    struct rz_reply rep;
+    struct rz_w w = {0};
     unsigned char pw[16];
     struct rz_hello h = {0, 0, 10000, 0, pw, 0};
     unsigned v;
@@ -69,6 +76,15 @@ static int do_resume(const char *hp, const char *sid, const char *hex,
         return rv == 0 ? 3 : 2;
     }
     usleep((useconds_t)hold_ms * 1000);
+    if (sync) {
+        rz_w_str(&w, path);
+        rv = rz_call(&z, RZ_OP_SYNC, &w, &rep);
+        rz_w_free(&w);
+        if (rv != 0 || rep.err != 0) {
+            rz_drop(&z);
+            return 2;
+        }
+    }
     rv = rz_exists(&z, path, 0, &st);
     printf("resumed session %llx; %s %s\n", (unsigned long long)z.sid, path,
            rv == 0 ? "present" : "missing");
@@ -148,7 +164,9 @@ int main(int argc, char **argv)
         return do_open(argv[2], argv[3], atoi(argv[4]));
     if ((argc == 7 || argc == 8) && strcmp(argv[1], "resume") == 0)
         return do_resume(argv[2], argv[3], argv[4], argv[5], argv[6],
-                         argc == 8 ? atoi(argv[7]) : 0);
+                         argc == 8 ? atoi(argv[7]) : 0, 0);
+    if (argc == 7 && strcmp(argv[1], "resume-sync") == 0)
+        return do_resume(argv[2], argv[3], argv[4], argv[5], argv[6], 0, 1);
     if (argc == 5 && strcmp(argv[1], "moved") == 0)
         return do_moved(argv[2], argv[3], argv[4]);
     if (argc == 4 && strcmp(argv[1], "exists") == 0)
