@@ -153,7 +153,8 @@ struct tb_options {
      * IPv6 hosts are bracketed ("[::1]:2181").  Hosts are shuffled. */
     const char *hosts;
     int session_timeout_ms; /* requested; default 10000; the server clamps */
-    /* per host and attempt; default timeout / (3 x hosts), >= 1000 */
+    /* per host and attempt; default the session timeout (the granted one
+     * once a server answered) / (3 x hosts), >= 1000 */
     int connect_timeout_ms;
     int close_timeout_ms;   /* wait for closeSession's reply; default 1000 */
     int readonly_allowed;   /* accept read-only servers */

@@ -194,7 +194,8 @@ struct tb_client {
     size_t host_idx;     /* host of the current / last attempt */
     struct addrinfo *ai; /* resolved addresses of host_idx */
     struct addrinfo *ai_next;
-    int failed_in_round;
+    int failed_in_round; /* attempts since a connection that held */
+    int64_t opened_at;   /* the current connection's handshake answered */
     int64_t deadline;    /* connect/handshake timeout, or backoff end */
     int64_t last_send, last_recv;
     int ping_inflight;
@@ -282,6 +283,8 @@ void tb__watch_free_all(struct tb_client *c);
 /* ---- requests (req.c) ---- */
 struct req *tb__req_new(struct tb_client *c, int32_t op, int kind);
 void tb__req_free(struct req *r);
+/* The next xid of a request (a SASL token's too). */
+int32_t tb__next_xid(struct tb_client *c);
 /* Starts the request's frame (header with a fresh xid) in r->fw. */
 void tb__req_begin(struct tb_client *c, struct req *r);
 /* Ends the frame and queues the request; on error frees it. */

@@ -25,6 +25,21 @@
 
 #define READ_CHUNK 65536
 
+/* The option, or by default a third of the session per host: an attempt
+ * that is connected but never answered (a server starting or dying) leaves
+ * time for two more rounds before the session would expire here.  Of the
+ * session the server granted once one did: it may be far less than the
+ * one asked for. */
+static int connect_timeout(const struct tb_client *c)
+{
+    int t = c->timeout > 0 ? c->timeout : c->o.session_timeout_ms;
+
+    if (c->o.connect_timeout_ms > 0)
+        return c->o.connect_timeout_ms;
+    t /= 3 * (int)(c->nhosts ? c->nhosts : 1);
+    return t < 1000 ? 1000 : t;
+}
+
 static void on_connected(struct tb_client *c)
 {
     struct tb_connect_req r;
@@ -75,7 +90,7 @@ static void tcp_up(struct tb_client *c)
     char why[sizeof c->last_why];
     int rv;
 
-    c->deadline = c->now() + c->o.connect_timeout_ms;
+    c->deadline = c->now() + connect_timeout(c);
     if (c->tls_ctx == NULL) {
         on_connected(c);
         return;
@@ -149,7 +164,7 @@ static void attempt(struct tb_client *c)
         return;
     }
     c->phase = PH_CONNECTING;
-    c->deadline = c->now() + c->o.connect_timeout_ms;
+    c->deadline = c->now() + connect_timeout(c);
 }
 
 static int backoff_ms(struct tb_client *c)

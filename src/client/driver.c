@@ -68,15 +68,8 @@ static void set_defaults(struct tb_client *c, const struct tb_options *o)
     c->o.tls_ca_file = c->o.tls_cert_file = c->o.tls_key_file = NULL;
     if (c->o.session_timeout_ms <= 0)
         c->o.session_timeout_ms = 10000;
-    /* A third of the session per host: an attempt that is connected but
-     * never answered (a server starting or dying) leaves time for two more
-     * rounds before the session would expire here. */
-    if (c->o.connect_timeout_ms <= 0) {
-        c->o.connect_timeout_ms =
-            c->o.session_timeout_ms / (3 * (int)(c->nhosts ? c->nhosts : 1));
-        if (c->o.connect_timeout_ms < 1000)
-            c->o.connect_timeout_ms = 1000;
-    }
+    if (c->o.connect_timeout_ms < 0)
+        c->o.connect_timeout_ms = 0; /* derived: conn.c, connect_timeout */
     if (c->o.close_timeout_ms <= 0)
         c->o.close_timeout_ms = 1000;
     if (c->o.max_frame_bytes == 0)

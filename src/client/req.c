@@ -35,13 +35,21 @@ void tb__req_free(struct req *r)
     tb__free(r);
 }
 
+/* Positive and increasing in send order; wraps to 1 like Java (the
+ * negative ones are the protocol's own: ping, auth, setWatches, events). */
+int32_t tb__next_xid(struct tb_client *c)
+{
+    int32_t xid = c->next_xid;
+
+    c->next_xid = xid == INT32_MAX ? 1 : xid + 1;
+    return xid;
+}
+
 void tb__req_begin(struct tb_client *c, struct req *r)
 {
     struct tb_request_header h;
 
-    /* Positive and increasing in send order; wraps to 1 like Java. */
-    r->xid = c->next_xid;
-    c->next_xid = c->next_xid == INT32_MAX ? 1 : c->next_xid + 1;
+    r->xid = tb__next_xid(c);
     h.xid = r->xid;
     h.type = r->op;
     r->fw.len = 0;

@@ -56,7 +56,7 @@ static int get_secret(sasl_conn_t *conn, void *ctx, int id, sasl_secret_t **out)
 
 static void send_token(struct tb_client *c, const char *token, unsigned len)
 {
-    struct tb_request_header h = {c->next_xid++, TB_OP_SASL};
+    struct tb_request_header h = {tb__next_xid(c), TB_OP_SASL};
     struct tb_sasl_token t = {{token ? token : "", token ? len : 0}};
     size_t start = tb_frame_begin(&c->out);
 

@@ -66,8 +66,8 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
                r->passwd.len < sizeof c->passwd ? r->passwd.len
                                                 : sizeof c->passwd);
     c->timeout = r->timeout;
-    c->failed_in_round = 0;
-    c->last_heard = c->now();
+    c->opened_at = c->now();
+    c->last_heard = c->opened_at;
     c->open_readonly = r->readonly;
     c->seen_rw |= !r->readonly;
     tb__log(c, TB_LOG_INFO, "session 0x%llx, timeout %d ms%s",
@@ -248,7 +248,13 @@ void tb__conn_lost(struct tb_client *c, int rc, const char *why)
         tb__set_state(c, TB_SESSION_SUSPENDED);
     tb__req_fail_queue(c, &c->pendq, rc);
     c->phase = PH_BACKOFF; /* placeholder until the next attempt starts */
-    c->failed_in_round = 0;
+    /* A connection that held a ping interval was a good one: the next
+     * round starts afresh, at once.  One closed sooner (a server that
+     * takes the session and drops it, two handles of one session taking
+     * it from each other) counts as a failed attempt: a round of them
+     * pauses like a round of refusals. */
+    if (c->now() - c->opened_at >= c->timeout / 3)
+        c->failed_in_round = 0;
     if (c->ai != NULL)
         c->ai_next = NULL; /* move on to the next host */
     tb__next_attempt(c);

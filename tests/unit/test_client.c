@@ -419,6 +419,68 @@ static void next_server(struct tb_client *c)
     pump(c);
 }
 
+/* The default connect timeout is a share of the session the server
+ * granted, not of the one asked for: with 60 s asked and 6 s granted, an
+ * attempt a server never answers gives way after 1 s (6000 / 9, at least
+ * 1000), not 6.7 s, and the third host is tried before the session would
+ * expire. */
+static void test_connect_timeout_of_granted_session(void **state)
+{
+    struct tb_client *c = make("a:1,b:2,c:3", 60000);
+
+    (void)state;
+    pump(c);
+    srv_handshake(0x5, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    fake_now += 3000; /* the connection held: the next host at once */
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    assert_int_equal(connects, 2);
+    fake_now += 999;
+    pump(c);
+    assert_int_equal(connects, 2);
+    fake_now += 1; /* the second host never answered the handshake */
+    pump(c);
+    assert_int_equal(connects, 3);
+    srv_handshake(0x5, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    close_replied(c);
+}
+
+/* Servers that take the session and drop the connection at once (two
+ * handles of one session taking it from each other do that) count as
+ * failed attempts: after a round of them the handle pauses, as after a
+ * round of refusals, instead of dialling on without end. */
+static void test_short_connections_back_off(void **state)
+{
+    struct tb_client *c = make("a:1,b:2,c:3", 6000);
+    int i;
+
+    (void)state;
+    pump(c);
+    for (i = 1; i <= 3; i++) {
+        assert_int_equal(connects, i);
+        srv_handshake(0x5, 6000);
+        pump(c);
+        assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+        fake_now += 100;
+        close(server_fd);
+        server_fd = -1;
+        pump(c);
+    }
+    assert_int_equal(connects, 3); /* paused */
+    fake_now += 600;               /* past any backoff */
+    pump(c);
+    assert_int_equal(connects, 4);
+    srv_handshake(0x5, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    close_replied(c);
+}
+
 /* A read-only server's session is not carried to the next server until a
  * read-write one was seen (ZooKeeper's clients send session id 0 until
  * then): a read-write server would call it expired, as it is no session
@@ -835,6 +897,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_refused_while_closing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_connect_timeout_of_granted_session,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_short_connections_back_off, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readonly_session_not_carried,
                                         setup, teardown),
