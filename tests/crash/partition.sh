@@ -33,7 +33,17 @@
 #      heartbeat and it knows no leader, then 2 x electionTimeout); healed,
 #      it gives sessions and takes writes again within 10 s, catches up
 #      within 10 s and has the voters' tree (check_all over the four);
-#   4. last, a follower removed by reconfig (kazoo as the super user,
+#   4. a follower whose links to the leader's election port the leader
+#      refuses while raft between them works (its packets to the leader
+#      leave from an address no member has, as NAT or a second interface
+#      makes them; its link is cut once so that it links again), with a
+#      session on it that only pings: it closes its clients within 20 s
+#      (it carries neither their writes nor their pings, and the leader
+#      would expire their sessions while they are connected), refuses new
+#      sessions, and the session moves and is alive past its timeout (its
+#      ephemeral node there); its route back, it gives sessions again
+#      within 10 s;
+#   5. last, a follower removed by reconfig (kazoo as the super user,
 #      reconfigEnabled=true), then cut off (2 s), with two sessions on it
 #      (one that may move, one pinned to it): it says it was removed; it
 #      acknowledges none of the pinned session's creates and gives no new
@@ -309,6 +319,54 @@ follower_cut() {
     fi
 }
 
+# ---- a follower whose links the leader refuses, raft between them working
+refused_link() {
+    local l f t0 before end status src
+    l=$(settled "1 2 3")
+    f=$(others "$l" | tr ' ' '\n' | shuf -n1)
+    src=$(saddr $((f + 100)))
+    echo "a follower, server $f, whose links leader $l refuses (from $src), raft between them working"
+    shell_open refused "$f"
+    shell refused "create -e /refused-eph x"
+    end=$(($(now_ms) + 10000))
+    until grep -qx "Created /refused-eph" "$dir/refused.out"; do
+        [ "$(now_ms)" -lt "$end" ] || fail "no ephemeral through server $f: $(cat "$dir/refused.err")"
+        sleep 0.05
+    done
+    before=$(closes "$f")
+    ip -n "$(nsn "$f")" addr add "$src/24" dev eth0
+    ip -n "$(nsn "$f")" route add "$(saddr "$l")/32" dev eth0 src "$src"
+    ip netns exec "$(nsn "$f")" ss -K dst "$(saddr "$l")" dport = :3888 >/dev/null
+    t0=$(now_ms)
+    closed "$f" "$before" "$t0"
+    ! moved refused /refused-after ||
+        echo "  the session moved over and wrote $(($(now_ms) - t0)) ms after the first refusal"
+    # Past the session's timeout (10 s) from when the leader last heard of
+    # it through server $f: alive, its ephemeral node there.
+    while [ $(($(now_ms) - t0)) -lt 12000 ]; do sleep 0.1; done
+    if [ -z "$(czxid "$l" /refused-eph)" ]; then
+        anomaly "the session that was on server $f, whose links were refused, expired: its ephemeral node is gone"
+    else
+        echo "  the session alive $(($(now_ms) - t0)) ms after the first refusal, its ephemeral node there"
+    fi
+    shell_close refused
+    ip -n "$(nsn "$f")" route del "$(saddr "$l")/32"
+    ip -n "$(nsn "$f")" addr del "$src/24" dev eth0
+    t0=$(now_ms)
+    end=$((t0 + 10000))
+    while :; do
+        status=0
+        hubx "$tumbler" -s "$(caddr "$f"):2181" --connect-timeout 1 ls / >/dev/null 2>&1 || status=$?
+        [ "$status" != 0 ] || break
+        [ "$(now_ms)" -lt "$end" ] || {
+            anomaly "server $f, its route back, gave no session within 10 s (tumbler ls: status $status)"
+            break
+        }
+        sleep 0.1
+    done
+    echo "  server $f gives sessions again $(($(now_ms) - t0)) ms after its route came back"
+}
+
 # ---- the longer run: random members cut for random spells under writes
 flaps() {
     local r=$1 i v d wl
@@ -506,6 +564,7 @@ for r in $(seq 2 "$rounds"); do
     flaps "$r"
 done
 observer_cut
+refused_link
 removed_cut
 echo "workloads stopped"
 load_stop

@@ -277,8 +277,13 @@ static void report_touched(struct peer *p)
  * connections close, so that they move to a server that can serve them,
  * as ZooKeeper's do.  An observer, which never stands for election, knows
  * no leader once the leader has been silent for an election timeout
- * (replog_leader). */
-static void leaderless(struct peer *p, int none, uint64_t now)
+ * (replog_leader).  So is a follower whose link to the leader has not held
+ * for that long after the time one takes to (the leader refuses it, or
+ * its election port is out of reach while raft's is not): it could carry
+ * neither its clients' writes nor their pings, and the leader would
+ * expire their sessions while they are connected.  `leader` is the one
+ * raft names, `none` whether it is cut off from it. */
+static void leaderless(struct peer *p, int leader, int none, uint64_t now)
 {
     struct tbd *s = p->srv;
     unsigned n;
@@ -295,10 +300,17 @@ static void leaderless(struct peer *p, int none, uint64_t now)
         return;
     n = conn_close_all(s);
     p->dropped_clients = 1;
-    tb_log(TB_LOG_WARN,
-           "no leader for %llu ms: %u client connection(s) "
-           "closed, new ones refused until one is known",
-           (unsigned long long)(now - p->leaderless_since), n);
+    if (leader == 0)
+        tb_log(TB_LOG_WARN,
+               "no leader for %llu ms: %u client connection(s) "
+               "closed, new ones refused until one is known",
+               (unsigned long long)(now - p->leaderless_since), n);
+    else
+        tb_log(TB_LOG_WARN,
+               "no link to the leader (server %d) has held for %llu ms: %u "
+               "client connection(s) closed, new ones refused until one "
+               "holds",
+               leader, (unsigned long long)(now - p->linked_at), n);
 }
 
 /* A line per change of leader, on every member, so that an election can
@@ -348,8 +360,12 @@ void peer__on_timer(uv_timer_t *t)
         p->retry_leader = leader;
         p->retry_ms = 0;
         p->retry_at = 0;
+        p->linked_at = now;
     }
     link_held(p, now);
+    if (leader == (int)s->server_id || p->removed ||
+        (p->out != NULL && p->out->steady && p->out->leader_id == leader))
+        p->linked_at = now;
     /* Outside the ensemble (a joiner not yet added, a member removed), no
      * link: the leader refuses a server its configuration does not list,
      * and this one serves no client whose writes or sessions it would
@@ -365,7 +381,11 @@ void peer__on_timer(uv_timer_t *t)
                now >= p->retry_at) {
         follow(p, leader);
     }
-    leaderless(p, leader == 0, now);
+    /* A link that holds takes LINK_HELD_MS, and one more try after one
+     * that did not: a follower is cut off past that. */
+    leaderless(p, leader,
+               leader == 0 || now - p->linked_at > LINK_HELD_MS + RETRY_MAX_MS,
+               now);
     if (now >= p->touch_at_ms) {
         report_touched(p);
         p->touch_at_ms = now + s->tick_ms;

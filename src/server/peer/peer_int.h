@@ -95,7 +95,11 @@ struct peer {
     uint64_t retry_at;       /* no link to retry_leader before then */
     int retry_leader;        /* the leader the delay is for */
     int lost;                /* the leader whose working link closed last */
-    uint64_t leaderless_since;      /* no leader known since then; 0: one is */
+    uint64_t linked_at;      /* the last poll that found a link to
+                                the leader holding, or this server
+                                leading, or a leader newly named */
+    uint64_t leaderless_since;      /* no leader, or no link to it, since
+                                       then; 0: one is */
     int dropped_clients;            /* ... for so long the clients went */
     int logged_leader;              /* the leader the log last named; 0: none */
     int removed;                    /* not a member (peer_set_outside) */
