@@ -121,6 +121,98 @@ static void claim_of_closed_session_refused(void **state)
     assert_int_equal(claim(f, live, 8, &status), PEER_OWNED);
 }
 
+/* A create of `path` by session `id`, forwarded on k from its follower's
+ * connection `origin` with `xid`. */
+static void forward_create(struct link *k, int64_t id, int64_t origin,
+                           int32_t xid, const char *path)
+{
+    struct tb_create_req r = {tb_str_c(path), TB_STR("v"), tb_acl_open_unsafe,
+                              0};
+    struct tb_txn t = {0};
+    struct tb_wbuf b, e;
+
+    tb_wbuf_init(&b);
+    tb_wbuf_init(&e);
+    tb_create_req_encode(&b, &r);
+    t.type = TB_OP_CREATE;
+    t.session = id;
+    t.xid = xid;
+    t.origin = origin;
+    t.super = 1;
+    t.body = (struct tb_str){(const char *)b.base, b.len};
+    tb_txn_encode(&e, &t);
+    peer__on_forward(k, e.base, e.len);
+    tb_wbuf_free(&e);
+    tb_wbuf_free(&b);
+}
+
+/* The n-th frame (from 1) the leader sent on k: a PEER_FAILED's origin,
+ * status and xid; 0 if there is no such frame. */
+static int nth_failed(const struct link *k, int n, int64_t *origin, int *status,
+                      int32_t *xid)
+{
+    size_t at = 0, len;
+
+    for (;;) {
+        if (at + FRAME_HDR > k->held.len)
+            return 0;
+        len = tb_load_be32(k->held.base + at);
+        if (--n == 0)
+            break;
+        at += 4 + len;
+    }
+    assert_int_equal(k->held.base[at + 4], PEER_FAILED);
+    assert_int_equal(len, 1 + 16);
+    *origin = (int64_t)tb_load_be64(k->held.base + at + FRAME_HDR);
+    *status = (int32_t)tb_load_be32(k->held.base + at + FRAME_HDR + 8);
+    *xid = (int32_t)tb_load_be32(k->held.base + at + FRAME_HDR + 12);
+    return 1;
+}
+
+/* A session's writes apply in the order its client sent them, or not at
+ * all: once the leader refused a write a follower forwarded for one of
+ * its connections, it refuses the connection's later ones (the follower
+ * closes it on the refusal, but they may be on their way already), though
+ * what refused the first is gone by then: here the session was held on
+ * another server; in tumblerd also this server not leading for a moment
+ * while the follower's link stayed, or memory short.  Another connection
+ * of the follower's is not concerned. */
+static void forwards_after_a_refusal_refused(void **state)
+{
+    struct sfx *f = *state;
+    int64_t id = create_session(f, 60000), origin;
+    struct peer p = {0};
+    struct link k = {0};
+    int status;
+    int32_t xid;
+
+    p.srv = &f->s;
+    tb_map_init(&p.owner);
+    tb_queue_init(&p.accepted);
+    k.p = &p;
+    k.from = 2;
+    tb_wbuf_init(&k.held);
+    tb_map_init(&k.refused);
+    assert_int_equal(tb_map_put(&p.owner, (uint64_t)id, (void *)(intptr_t)3),
+                     0);
+    forward_create(&k, id, 7, 1, "/a");
+    assert_true(nth_failed(&k, 1, &origin, &status, &xid));
+    assert_int_equal(origin, 7);
+    assert_int_equal(status, TB_ESESSIONMOVED);
+    assert_int_equal(xid, 1);
+    (void)tb_map_del(&p.owner, (uint64_t)id);
+    forward_create(&k, id, 7, 2, "/b");
+    assert_true(nth_failed(&k, 2, &origin, &status, &xid));
+    assert_int_equal(origin, 7);
+    assert_int_equal(status, TB_ECONNECTIONLOSS);
+    assert_int_equal(xid, 2);
+    forward_create(&k, id, 8, 1, "/c"); /* proposed: no answer yet */
+    assert_false(nth_failed(&k, 3, &origin, &status, &xid));
+    tb_wbuf_free(&k.held);
+    tb_map_free(&k.refused);
+    tb_map_free(&p.owner);
+}
+
 /* After a restart every session in the fsm gets a fresh timeout from the
  * restart's time, however long the server was down: none expires at the
  * first tick. */
@@ -200,6 +292,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(stalled_loop_counts_against_no_session,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(forwards_after_a_refusal_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(claim_of_closed_session_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,

@@ -65,6 +65,9 @@ struct link {
     int steady;          /* to the leader: up for LINK_HELD_MS */
     struct tb_wbuf in;   /* what was read and not yet handled */
     struct tb_wbuf held; /* frames sent before the connect completed */
+    struct tb_map refused; /* a follower's link: the origins (client
+                              connections) a forward of which the leader
+                              refused, whose later ones it refuses too */
 };
 
 struct member {

@@ -52,6 +52,22 @@ static void send_failed(struct link *k, int64_t origin, int status)
     send_failed_xid(k, origin, status, 0, 12);
 }
 
+/* A forward of `origin` refused, or its outcome unknown (its proposal
+ * failed: leadership lost): the follower closes the client's connection.
+ * What the client sent after it may be on its way already: it must not
+ * be applied without this one (a session's writes apply in order), though
+ * what refused this one may be gone by then (this server leads again,
+ * memory is back).  So the origin's later forwards are refused too. */
+static void refuse_origin(struct link *k, int64_t origin, int status,
+                          int32_t xid, size_t n)
+{
+    if (tb_map_put(&k->refused, (uint64_t)origin, k) != 0) {
+        peer__link_close(k); /* the follower drops all it forwarded */
+        return;
+    }
+    send_failed_xid(k, origin, status, xid, n);
+}
+
 static void forward_done(void *arg, int status, int64_t index)
 {
     struct forward *f = arg;
@@ -60,7 +76,7 @@ static void forward_done(void *arg, int status, int64_t index)
 
     (void)index;
     if (status != 0 && p != NULL && (k = accepted_link(p, f->link_id)) != NULL)
-        send_failed(k, f->origin, status);
+        refuse_origin(k, f->origin, status, 0, 12);
     free(f);
 }
 
@@ -79,22 +95,26 @@ void peer__on_forward(struct link *k, const uint8_t *p, size_t n)
         peer__link_close(k);
         return;
     }
-    if ((f = malloc(sizeof *f)) == NULL) {
-        send_failed(k, t.origin, TB_ENOMEM);
-        return;
-    }
-    *f = (struct forward){s, k->id, t.origin};
     owner = (intptr_t)tb_map_get(&k->p->owner, (uint64_t)t.session);
-    if (!replog_is_leader(s->log))
+    if (tb_map_get(&k->refused, (uint64_t)t.origin) != NULL ||
+        !replog_is_leader(s->log))
         rv = TB_ECONNECTIONLOSS;
     else if (owner != 0 && owner != k->from)
         rv = TB_ESESSIONMOVED;
-    else
-        rv = proc_propose_txn(s, &t, forward_done, f);
-    if (rv != 0) {
-        free(f);
-        send_failed_xid(k, t.origin, rv, t.xid, 16);
+    else if ((f = malloc(sizeof *f)) == NULL)
+        rv = TB_ENOMEM;
+    else {
+        *f = (struct forward){s, k->id, t.origin};
+        if ((rv = proc_propose_txn(s, &t, forward_done, f)) != 0)
+            free(f);
     }
+    /* Refused before it was logged, so never applied (n 16); one refused
+     * for low disk the follower answers as such, and the client goes on
+     * knowing. */
+    if (rv == TB_ENOTREADONLY)
+        send_failed_xid(k, t.origin, rv, t.xid, 16);
+    else if (rv != 0)
+        refuse_origin(k, t.origin, rv, t.xid, 16);
 }
 
 /* Sessions now held on k's follower: recorded, and the leader's own

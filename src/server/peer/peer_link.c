@@ -91,6 +91,7 @@ static void handle_closed(uv_handle_t *h)
         return;
     tb_wbuf_free(&k->in);
     tb_wbuf_free(&k->held);
+    tb_map_free(&k->refused);
     free(k);
 }
 
@@ -255,6 +256,7 @@ struct link *peer__link_new(struct peer *p)
     k->id = ++p->next_id;
     tb_wbuf_init(&k->in);
     tb_wbuf_init(&k->held);
+    tb_map_init(&k->refused);
     uv_tcp_init(p->srv->loop, &k->tcp);
     k->tcp.data = k;
     k->st = (uv_stream_t *)&k->tcp;
