@@ -350,6 +350,41 @@ static void revalidated_resume_reads_on(void **state)
     carrier_free(&b);
 }
 
+/* Connections waiting for their claim of a session to be answered are
+ * in no map: a client that came back on a newer one while an older one
+ * waited has both claims answered, in any order.  The newest connection
+ * keeps the session, and the others are closed: else the older one,
+ * attached last and then gone, took the session's entry with it, and the
+ * session's close never reached the connection left open on it. */
+static void latest_claim_keeps_the_session(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a, b, c;
+    struct tb_connect_resp resp;
+    struct tb_rd rd;
+
+    carrier_open(f, &a, 41);
+    rd = nth_frame(&a, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    carrier_init(f, &b, 42);
+    carrier_init(f, &c, 43);
+    b.pc.session_id = c.pc.session_id = resp.session_id;
+    b.pc.timeout_ms = c.pc.timeout_ms = 8000;
+    b.pc.state = c.pc.state = CONN_SESSION; /* their claims sent */
+    session_claimed(&c.pc);
+    assert_int_equal(c.pc.state, CONN_OPEN);
+    assert_int_equal(a.closes, 1); /* the session moved */
+    session_claimed(&b.pc);        /* older than c: answered last */
+    assert_int_equal(b.closes, 1);
+    assert_int_equal(b.frames, 0);
+    assert_ptr_equal(
+        tb_map_get(&f->s.conn_by_session, (uint64_t)resp.session_id), &c.pc);
+    assert_int_equal(c.closes, 0);
+    carrier_free(&a);
+    carrier_free(&b);
+    carrier_free(&c);
+}
+
 /* closeSession followed by another request before it is applied: its
  * reply is sent, then the connection closes (it closed at once, the
  * reply lost: the client saw its connection lost, not its close). */
@@ -652,6 +687,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(closing_client_sets_no_watch, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(revalidated_resume_reads_on, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(latest_claim_keeps_the_session, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(close_answered_with_requests_after,
                                         setup, teardown),

@@ -64,12 +64,28 @@ static void attach(struct proc_client *c, int64_t id, int32_t timeout)
 static void resume(struct proc_client *c)
 {
     struct fsm_session_info fs;
+    struct proc_client *old =
+        tb_map_get(&c->srv->conn_by_session, (uint64_t)c->session_id);
 
     /* Closed while the leader was asked, or its close decided here: not
      * the client's any more. */
     if (!session_resumable(c->srv, c->session_id, &fs)) {
         refuse(c);
         return;
+    }
+    /* Two connections may have claimed it at once: one waited for the
+     * leader's answer, or for the session's creation to be applied here,
+     * and the client, tired of waiting, came back on another, which no
+     * map held yet to be closed (session_connect).  The latest connection
+     * keeps the session, whichever claim is answered first; else the
+     * other, once gone, would take the session's entry with it, and the
+     * session's close would never reach the one left. */
+    if (old != NULL && old != c) {
+        if (old->id > c->id) {
+            c->ops->close(c);
+            return;
+        }
+        old->ops->close(old);
     }
     attach(c, c->session_id, c->timeout_ms);
     reply_connect(c, c->timeout_ms, c->session_id,
