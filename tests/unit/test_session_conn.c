@@ -385,6 +385,34 @@ static void latest_claim_keeps_the_session(void **state)
     carrier_free(&c);
 }
 
+/* A session resumed is told the timeout it was created with, which the
+ * leaders count from, not the one this member negotiates for what the
+ * client asks now (members' limits may differ). */
+static void resumed_with_its_own_timeout(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a, b;
+    struct tb_connect_resp resp;
+    struct tb_rd rd;
+
+    carrier_open(f, &a, 51); /* 8000 ms */
+    rd = nth_frame(&a, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    assert_int_equal(resp.timeout, 8000);
+    carrier_init(f, &b, 52);
+    b.pc.session_id = resp.session_id;
+    b.pc.timeout_ms = 30000; /* negotiated for a new ask */
+    b.pc.state = CONN_SESSION;
+    session_claimed(&b.pc);
+    rd = nth_frame(&b, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    assert_int_equal(resp.timeout, 8000);
+    assert_int_equal(b.pc.timeout_ms, 8000);
+    assert_int_equal(tracked(f, resp.session_id)->timeout_ms, 8000);
+    carrier_free(&a);
+    carrier_free(&b);
+}
+
 /* closeSession followed by another request before it is applied: its
  * reply is sent, then the connection closes (it closed at once, the
  * reply lost: the client saw its connection lost, not its close). */
@@ -689,6 +717,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(revalidated_resume_reads_on, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(latest_claim_keeps_the_session, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(resumed_with_its_own_timeout, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(close_answered_with_requests_after,
                                         setup, teardown),

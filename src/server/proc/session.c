@@ -87,8 +87,11 @@ static void resume(struct proc_client *c)
         }
         old->ops->close(old);
     }
-    attach(c, c->session_id, c->timeout_ms);
-    reply_connect(c, c->timeout_ms, c->session_id,
+    /* Its timeout is the one it was created with, whatever the client asks
+     * now: the one every member's log has, which a leader counts from (a
+     * new one reloads it), not one this member would negotiate. */
+    attach(c, c->session_id, fs.timeout_ms);
+    reply_connect(c, fs.timeout_ms, c->session_id,
                   (struct tb_str){(const char *)fs.passwd, 16});
 }
 
