@@ -4,8 +4,9 @@
  * and on snapshot_get, a stale file is written over, a snapshot of an
  * older tumblerd (its state inline, in raft_uv's files) moves into a file
  * of this format, a snapshot installed over entries of another term voids
- * them, a state that cannot be written is removed, and a damaged one stops
- * the log from opening with a message that names it. */
+ * them, a state that cannot be written is removed, a damaged one stops
+ * the log from opening with a message that names it, and only raft_uv's
+ * files go, not others in the data directory. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -506,6 +507,61 @@ static void test_damaged_state_refused(void **state)
         assert_non_null(strstr(f->logbuf, "are missing"));
 }
 
+/* A file `name` in f's directory, of a few bytes. */
+static void put_file(const struct fx *f, const char *name)
+{
+    char path[600];
+    int fd;
+
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "notes\n", 6), 6);
+    close(fd);
+}
+
+/* Whether `name` is in f's directory. */
+static int exists(const struct fx *f, const char *name)
+{
+    char path[600];
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    return stat(path, &st) == 0;
+}
+
+/* raft_uv's files go once a snapshot of this format covers them, but only
+ * files of the names raft_uv gives them: an operator's file in the data
+ * directory whose name merely starts like one of theirs (a digit, or
+ * "snapshot-") stays, through the start and the snapshots after it. */
+static void test_other_files_stay(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    static const char *const others[] = {"2024-notes.txt", "snapshot-notes",
+                                         "snapshot-1-2-3.old"};
+    static const char *const uv[] = {"0000000000000001-0000000000000001",
+                                     "snapshot-1-2-3", "snapshot-1-2-3.meta"};
+    unsigned i;
+    int n = write_and_snapshot(f, &c);
+
+    fx_close(f);
+    for (i = 0; i < 3; i++) {
+        put_file(f, others[i]);
+        put_file(f, uv[i]);
+    }
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_all_back(f, n);
+    n += snapshot_twice(f, n);
+    fx_close(f);
+    for (i = 0; i < 3; i++) {
+        assert_true(exists(f, others[i]));
+        assert_false(exists(f, uv[i]));
+    }
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_all_back(f, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +580,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_damaged_state_refused, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_other_files_stay, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

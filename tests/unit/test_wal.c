@@ -2,11 +2,13 @@
  * through replog, on a temporary directory and a real libuv loop: segments
  * prepared ahead, two writes in flight, what a crash can leave at the end
  * of the log, segments filled and removed after snapshots, spare segments
- * and the records they still hold. */
+ * and the records they still hold, a repair that keeps no segment, and
+ * segment numbers never skipped. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/capability.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
@@ -19,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -389,27 +392,39 @@ static void test_state_checks(void **state)
 }
 #endif
 
-/* What a crash leaves instead of a clean close: segment 1's last record,
- * the closing one, is not there. */
-static void crash_after(const struct fx *f, off_t *off, size_t *n)
+/* The kind of the record at `off` of segment `seq`. */
+static uint32_t kind_at(const struct fx *f, uint64_t seq, off_t off)
 {
-    static const uint8_t zero[WAL_BLOCK];
     struct wal_rec r;
     uint8_t buf[WAL_BLOCK];
     char path[300];
     int fd;
 
-    *n = record_offsets(f, 1, off, 64);
-    assert_true(*n > 0 && *n < 64);
-    seg_name(f, 1, path, sizeof path);
+    seg_name(f, seq, path, sizeof path);
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
-    assert_int_equal(pread(fd, buf, sizeof buf, off[*n - 1]),
-                     (ssize_t)sizeof buf);
+    assert_int_equal(pread(fd, buf, sizeof buf, off), (ssize_t)sizeof buf);
     close(fd);
     assert_int_equal(replog__wal_decode(buf, sizeof buf, &r), 0);
-    assert_int_equal(r.kind, WAL_CLOSED);
-    overwrite(f, 1, off[--*n], zero, sizeof zero);
+    return r.kind;
+}
+
+/* What a crash leaves instead of a clean close: segment `seq`'s last
+ * record, the closing one, is not there. */
+static void crash_after_in(const struct fx *f, uint64_t seq, off_t *off,
+                           size_t *n)
+{
+    static const uint8_t zero[WAL_BLOCK];
+
+    *n = record_offsets(f, seq, off, 64);
+    assert_true(*n > 0 && *n < 64);
+    assert_int_equal(kind_at(f, seq, off[*n - 1]), WAL_CLOSED);
+    overwrite(f, seq, off[--*n], zero, sizeof zero);
+}
+
+static void crash_after(const struct fx *f, off_t *off, size_t *n)
+{
+    crash_after_in(f, 1, off, n);
 }
 
 /* A crash can leave a later write on the disk and an earlier one not.  A
@@ -477,6 +492,81 @@ static void test_gap_then_clean_close(void **state)
 static void test_gap_then_next_segment(void **state)
 {
     gap_then(*state, 1);
+}
+
+/* A clean close, a restart, and a crash while the restarted log's first
+ * two writes were on their way: the first torn, the second whole.  Neither
+ * was acknowledged, and the second can only be the later run's (the run
+ * that closed wrote nothing after its CLOSED record): the log opens at
+ * the clean close and drops it, as it drops any crash's torn tail, without
+ * --repair-log.  The two writes go after the CLOSED record in segment 1,
+ * or, the first too large for the room left there, into segment 2. */
+static void clean_restart_then_crash(struct fx *f, int next_segment)
+{
+    struct replog_config c = base_config(f);
+    static const uint8_t zero[WAL_BLOCK];
+    off_t off[64];
+    size_t n;
+
+    write_log(f, &c, 2, 200);
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 2, next_segment ? (size_t)REPLOG_FIRST_SEGMENT_BYTES : 200);
+    propose_one(f, 3, 200);
+    fx_close(f);
+    crash_after_in(f, 1 + (uint64_t)next_segment, off, &n);
+    if (next_segment) {
+        assert_int_equal(n, 2);
+        overwrite(f, 2, off[0], zero, sizeof zero);
+        n = record_offsets(f, 1, off, 64);
+        assert_int_equal(kind_at(f, 1, off[n - 1]), WAL_CLOSED);
+    } else {
+        assert_true(n >= 3);
+        assert_int_equal(kind_at(f, 1, off[n - 3]), WAL_CLOSED);
+        overwrite(f, 1, off[n - 2], zero, sizeof zero);
+    }
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 2);
+    assert_non_null(strstr(f->logbuf, "dropped"));
+    propose_one(f, 9, 300);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 3);
+    assert_true(rec_matches(&f->fsm.recs[1], 1, 200));
+    assert_true(rec_matches(&f->fsm.recs[2], 9, 300));
+}
+
+static void test_crash_after_clean_restart(void **state)
+{
+    clean_restart_then_crash(*state, 0);
+}
+
+static void test_crash_after_clean_restart_next_segment(void **state)
+{
+    clean_restart_then_crash(*state, 1);
+}
+
+/* Beyond a clean close, only the next run's first two writes may lie: its
+ * third, whole beyond its first, lost, is damage. */
+static void test_damage_after_clean_restart_fails_open(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static const uint8_t zero[WAL_BLOCK];
+    off_t off[64];
+    size_t n;
+
+    write_log(f, &c, 2, 200);
+    assert_int_equal(fx_open(f, &c), 0);
+    propose_one(f, 2, 200);
+    propose_one(f, 3, 200);
+    propose_one(f, 4, 200);
+    fx_close(f);
+    crash_after(f, off, &n);
+    assert_true(n >= 4);
+    assert_int_equal(kind_at(f, 1, off[n - 4]), WAL_CLOSED);
+    overwrite(f, 1, off[n - 3], zero, sizeof zero);
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "beyond the log's break"));
 }
 
 /* A torn write (garbage where the next record would be) ends the log; the
@@ -823,6 +913,50 @@ static void test_spare_segments_reused(void **state)
     assert_true(rec_matches(&f->fsm.recs[n - 1], (uint64_t)n - 1, 60000));
 }
 
+/* A repair that keeps no segment (the oldest one's first record is
+ * damaged, so the log has no start) keeps the snapshot, and the log goes
+ * on in a new segment.  That one is numbered above every spare, not from 1
+ * again: made from a spare, it keeps the spare's old records, and a record
+ * naming a segment of the log other than its own is a copy, which would
+ * stop every later start. */
+static void test_repair_keeping_no_segment(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct wal_meta m;
+    uint8_t junk[WAL_BLOCK];
+    uint64_t spare = 0;
+    char err[256];
+    int format, n = 0, i;
+    size_t kept;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (; n < 1000 && (spare = find_spare(f)) == 0; n++)
+        propose_one(f, (uint64_t)n, 60000);
+    assert_true(spare > 0);
+    fx_close(f);
+    assert_int_equal(
+        replog__wal_meta_read(f->dir, &m, &format, err, sizeof err), 0);
+    memset(junk, 0x5a, sizeof junk);
+    overwrite(f, m.oldest, 0, junk, sizeof junk);
+    c.repair_log = 1;
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "no segment of the log is kept"));
+    assert_int_equal(replog_end_repair(f->l), 0);
+    for (i = 0; i < 20; i++, n++)
+        propose_one(f, (uint64_t)n, 60000);
+    kept = f->fsm.n;
+    fx_close(f);
+
+    c.repair_log = 0;
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, kept);
+    assert_true(rec_matches(&f->fsm.recs[kept - 1], (uint64_t)n - 1, 60000));
+    assert_int_equal(
+        replog__wal_meta_read(f->dir, &m, &format, err, sizeof err), 0);
+    assert_true(m.oldest > spare);
+}
+
 /* A copy of segment 1's last record, placed after it as the next record
  * of the log, but written for segment `seg`. */
 static void forge_next(const struct fx *f, uint32_t seg)
@@ -918,6 +1052,98 @@ static void test_no_spares_near_min_free(void **state)
     assert_int_equal(find_spare(f), 0);
 }
 
+/* A crash can leave the segment after the next one made and named, with
+ * neither holding a record: the next took a write larger than half of it,
+ * which let the one after it be prepared at once, and the crash lost the
+ * write.  That one goes, and the log goes on into the next and then into
+ * one numbered right after it: a number skipped reads as a segment
+ * missing, and every later start would refuse the log. */
+static void test_no_segment_number_skipped(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    struct wal_meta m;
+    char path[300], after[300], err[256];
+    struct stat st;
+    int format, fd, n = 0;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (; n < 130; n++) /* past half of the first segment */
+        propose_one(f, (uint64_t)n, 100);
+    assert_true(prepared_unwritten(f, 2) <= 0);
+    fx_close(f);
+    seg_name(f, 3, path, sizeof path);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, REPLOG_SEGMENT_BYTES), 0);
+    close(fd);
+    assert_int_equal(
+        replog__wal_meta_read(f->dir, &m, &format, err, sizeof err), 0);
+    m.newest = 3;
+    assert_int_equal(replog__wal_meta_write(f->dir, &m), 0);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(stat(path, &st), -1);
+    seg_name(f, 4, after, sizeof after);
+    for (; n < 1000 && stat(path, &st) != 0 && stat(after, &st) != 0; n++)
+        propose_one(f, (uint64_t)n, 60000);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, (size_t)n);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(stat(after, &st), -1);
+}
+
+/* Whether this thread's file accesses may pass over the files' modes, as
+ * root's do (CAP_DAC_OVERRIDE): without it a mode binds root too.  For a
+ * user without the capability, nothing changes. */
+static void dac_override(int on)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+    const uint32_t bit = 1u << CAP_DAC_OVERRIDE;
+
+    assert_int_equal(syscall(SYS_capget, &h, d), 0);
+    d[0].effective =
+        on ? d[0].effective | (d[0].permitted & bit) : d[0].effective & ~bit;
+    assert_int_equal(syscall(SYS_capset, &h, d), 0);
+}
+
+/* The next segment, prepared, cannot be opened for writing when the log
+ * opens (too many files open, a disk error; here its mode): it goes, and
+ * is made again under its number.  The log never goes on into a segment
+ * after it while it is left empty, which every later start would
+ * refuse. */
+static void test_unopenable_next_segment_made_again(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    char path[300], after[300];
+    struct stat st;
+    int n = 0, i, rv;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    for (; n < 130; n++) /* past half of the first segment */
+        propose_one(f, (uint64_t)n, 100);
+    assert_true(prepared_unwritten(f, 2) <= 0);
+    fx_close(f);
+    seg_name(f, 2, path, sizeof path);
+    assert_int_equal(chmod(path, 0400), 0);
+    dac_override(0);
+    rv = fx_open(f, &c);
+    dac_override(1);
+    assert_int_equal(rv, 0);
+    /* On past the first segment's end, short of half of the next. */
+    for (i = 0; i < 40; i++, n++)
+        propose_one(f, (uint64_t)n, 60000);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, (size_t)n);
+    assert_true(rec_matches(&f->fsm.recs[n - 1], (uint64_t)n - 1, 60000));
+    seg_name(f, 3, after, sizeof after);
+    assert_int_equal(stat(after, &st), -1);
+}
+
 /* The log of an older tumblerd (format 1) is refused, not read as empty. */
 static void test_older_format_refused(void **state)
 {
@@ -953,6 +1179,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gap_after_clean_close_fails_open,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_after_clean_restart, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_crash_after_clean_restart_next_segment, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_damage_after_clean_restart_fails_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rollover_and_removal, setup,
                                         teardown),
@@ -969,10 +1201,16 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_record_of_another_segment_stays_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repair_keeping_no_segment, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_no_spares_near_min_free, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_older_format_refused, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_no_segment_number_skipped, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unopenable_next_segment_made_again,
+                                        setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

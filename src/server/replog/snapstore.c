@@ -123,12 +123,40 @@ static uint64_t state_index(const char *name)
     return index;
 }
 
-/* raft_uv's files in an older tumblerd's directory: its snapshots and
- * their metadata, and its segment of the first configuration. */
+/* The decimal digits at the start of `s`: how many. */
+static size_t digits(const char *s)
+{
+    size_t n = 0;
+
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    return n;
+}
+
+/* raft_uv's files in an older tumblerd's directory, by the names libraft
+ * 0.15 gives them (src/uv.h): its snapshots, "snapshot-%llu-%llu-%llu",
+ * their metadata, the same and ".meta", and its segment of the first
+ * configuration, closed: "%016llu-%016llu".  They are removed once a
+ * snapshot of this format covers them: a file of another name is not
+ * ours to remove (an operator's "2024-notes.txt", "snapshot-notes"). */
 static int is_uv_file(const char *name)
 {
-    return strncmp(name, "snapshot-", 9) == 0 ||
-           (name[0] >= '0' && name[0] <= '9');
+    const char *p = name + 9;
+    int i;
+
+    if (digits(name) == 16 && name[16] == '-' && digits(name + 17) == 16 &&
+        name[33] == '\0')
+        return 1;
+    if (strncmp(name, "snapshot-", 9) != 0)
+        return 0;
+    for (i = 0; i < 3; i++) {
+        if (digits(p) == 0)
+            return 0;
+        p += digits(p);
+        if (i < 2 && *p++ != '-')
+            return 0;
+    }
+    return *p == '\0' || strcmp(p, ".meta") == 0;
 }
 
 /* ---- the header ---- */

@@ -16,12 +16,14 @@
  * the one before it has none on its way).  Write numbers rise along the
  * log, so a whole record of this log found beyond the end with a number
  * above the end's by more than WAL_INFLIGHT, in a later segment, at the
- * start of the one after the end's, or after a clean close is proof of
- * damage: what was acknowledged would be lost,
- * and the log does not open.  Nor does it with a segment missing (between
- * two that exist, or up to the newest wal-meta names) or of another size
- * than it was made, or a record of another log.  Records a crash left are
- * dropped, and logged.  Nothing is changed on disk before all of that,
+ * start of the one after the end's, or a CLOSED record (every write
+ * before it completed) is proof of damage: what was acknowledged would be
+ * lost, and the log does not open.  Nor does it with a segment missing
+ * (between two that exist, or up to the newest wal-meta names) or of
+ * another size than it was made, or a record of another log.  An end that
+ * is a CLOSED record is no exception: the next run's first writes follow
+ * it, and a crash leaves of them what it leaves of any.  Records a crash
+ * left are dropped, and logged.  Nothing is changed on disk before all of that,
  * and the checks after it (wal_io.c), passed: then the records a crash
  * left are zeroed, and spares that cannot serve, a half-made wal-tmp and
  * unused segments beyond the end are removed (replog__wal_tidy).  Older records
@@ -245,9 +247,10 @@ static int by_seq(const void *a, const void *b)
 }
 
 /* Notes `name` as a spare if it is one of the full size and there is room
- * for it (the others are removed once the log is found whole).  0 if it is
- * not a spare's name. */
-static int take_spare(struct wal *w, DIR *d, const char *name)
+ * for it (the others are removed once the log is found whole), and the
+ * highest number a spare's name holds in *top.  0 if it is not a spare's
+ * name. */
+static int take_spare(struct wal *w, DIR *d, const char *name, uint64_t *top)
 {
     unsigned long long seq;
     struct stat st;
@@ -256,6 +259,8 @@ static int take_spare(struct wal *w, DIR *d, const char *name)
     if (sscanf(name, "wal-spare-%16llx%n", &seq, &end) != 1 || end != 26 ||
         name[end] != '\0')
         return 0;
+    if (seq > *top)
+        *top = seq;
     if (w->n_spare_segs < WAL_SPARES && seq > 0 &&
         fstatat(dirfd(d), name, &st, 0) == 0 && st.st_size == w->seg_bytes)
         w->spare_segs[w->n_spare_segs++] = seq;
@@ -264,7 +269,10 @@ static int take_spare(struct wal *w, DIR *d, const char *name)
     return 1;
 }
 
-static int list_segments(struct wal *w, uint64_t **seqs, size_t *n)
+/* The segments' numbers, ascending, and the highest a spare's name holds
+ * (0: no spare) in *spare_top. */
+static int list_segments(struct wal *w, uint64_t **seqs, size_t *n,
+                         uint64_t *spare_top)
 {
     DIR *d = opendir(w->dir);
     struct dirent *de;
@@ -274,10 +282,11 @@ static int list_segments(struct wal *w, uint64_t **seqs, size_t *n)
     int end;
 
     *n = 0;
+    *spare_top = 0;
     if (d == NULL)
         return RAFT_IOERR;
     while ((de = readdir(d)) != NULL) {
-        if (take_spare(w, d, de->d_name))
+        if (take_spare(w, d, de->d_name, spare_top))
             continue;
         if (strlen(de->d_name) != 20 ||
             sscanf(de->d_name, "wal-%16llx%n", &seq, &end) != 1 || end != 20)
@@ -502,9 +511,10 @@ static int beyond(struct wal *w, const struct seg_file *f, size_t from,
         if (r.write <= last)
             continue; /* older than the log's end: overwritten since */
         /* The first write into the segment after the end's went only
-         * once every write into that one was on the disk. */
+         * once every write into that one was on the disk.  An end that is
+         * a clean close is no exception (the top of this file). */
         if ((before_end || !next_to_end || r.write > last + WAL_INFLIGHT ||
-             r.kind == WAL_CLOSED || x->end_closed ||
+             r.kind == WAL_CLOSED ||
              (off == 0 && x->end_seq != 0 && f->seq == x->end_seq + 1)) &&
             beyond_break(w, f->seq, off, &r, last) != 0 && !w->repair)
             return RAFT_CORRUPT;
@@ -657,7 +667,9 @@ int replog__wal_tidy(struct wal *w)
         replog__wal_meta_set(w, WAL_META_NEWEST, newest) != 0) {
         named = 0; /* the unused stay, as wal-meta names them */
         if (w->ready != NULL && w->ready->seq > w->meta.newest) {
-            close(w->ready->fd); /* made again, and named, when needed */
+            /* Made again under its number, and named, when needed. */
+            close(w->ready->fd);
+            w->next_seq = w->ready->seq;
             free(w->ready);
             w->ready = NULL;
         }
@@ -703,14 +715,14 @@ static int load_segments(struct wal *w, struct list *l)
     struct wal_exam *x = &w->exam;
     struct wal_seg **segs = NULL;
     struct seg_file f = {0};
-    uint64_t *seqs = NULL, *upto = NULL;
+    uint64_t *seqs = NULL, *upto = NULL, spare_top;
     size_t n, i, e = 0;
     int ended = 0, rv;
 
     memset(x, 0, sizeof *x);
     w->n_spare_segs = 0;
     w->last_crc = 0;
-    if ((rv = list_segments(w, &seqs, &n)) != 0)
+    if ((rv = list_segments(w, &seqs, &n, &spare_top)) != 0)
         return rv;
     if ((rv = check_present(w, seqs, n)) != 0 && !w->repair)
         goto out;
@@ -722,8 +734,6 @@ static int load_segments(struct wal *w, struct list *l)
     }
     /* The chain, up to its end. */
     for (i = 0; i < n; i++) {
-        if (seqs[i] >= w->next_seq)
-            w->next_seq = seqs[i] + 1;
         if ((segs[i] = calloc(1, sizeof *segs[i])) == NULL) {
             rv = RAFT_NOMEM;
             goto out;
@@ -786,6 +796,12 @@ static int load_segments(struct wal *w, struct list *l)
         w->ready = segs[i];
         segs[i++] = NULL;
     }
+    /* The next segment made follows the last one kept: the rest go, and a
+     * number skipped would read as a segment missing.  With none kept
+     * (a new log, or a repair that kept none), it goes above every spare:
+     * one made from a spare keeps the spare's records, which must name a
+     * segment before the oldest, not one of the log (a copy). */
+    w->next_seq = i > 0 ? seqs[i - 1] + 1 : spare_top + 1;
     /* The rest go once every check has passed (replog__wal_tidy). */
     for (; i < n; i++) {
         segs[w->n_unused++] = segs[i];
@@ -796,8 +812,11 @@ static int load_segments(struct wal *w, struct list *l)
     if (w->n_segs > 0 &&
         w->segs[w->n_segs - 1]->end < w->segs[w->n_segs - 1]->size)
         rv = open_segment(w, w->segs[w->n_segs - 1]);
+    /* One that cannot be opened goes with them, and is made again under
+     * its number. */
     if (rv == 0 && w->ready != NULL && open_segment(w, w->ready) != 0) {
-        free(w->ready);
+        w->next_seq = w->ready->seq;
+        w->unused[w->n_unused++] = w->ready;
         w->ready = NULL;
     }
 out:

@@ -161,9 +161,11 @@ int replog__wal_repair(struct wal *w)
             0)
             return rv;
     }
+    /* The load that follows numbers the next segment: after `keep`, or,
+     * with none kept, above every spare, whose old records must not name a
+     * segment of the log (wal_load.c). */
     if ((rv = for_segments(w, keep + 1, remove_file)) != 0)
         return rv;
-    w->next_seq = keep + 1; /* the segments after it are gone */
     if ((rv = replog__wal_meta_set(w, WAL_META_NEWEST, keep)) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg,
                  "repair: write " WAL_META_NAME ": %s", strerror(rv));
