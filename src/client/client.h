@@ -151,6 +151,7 @@ struct host {
 enum phase {
     PH_IDLE,       /* not started */
     PH_BACKOFF,    /* waiting before the next attempt */
+    PH_RESOLVING,  /* the host's name looked up (lookup.c) */
     PH_CONNECTING, /* TCP connect in progress */
     PH_TLS,        /* TLS handshake in progress (tb_options.tls) */
     PH_HANDSHAKE,  /* ConnectRequest sent */
@@ -193,6 +194,7 @@ struct tb_client {
     int fd;
     size_t host_idx;     /* host of the current / last attempt */
     struct addrinfo *ai; /* resolved addresses of host_idx */
+    struct tb_lookup *lookup; /* PH_RESOLVING: host_idx's, on its way */
     struct addrinfo *ai_next;
     int failed_in_round; /* attempts since a connection that held */
     int64_t opened_at;   /* the current connection's handshake answered */
@@ -322,6 +324,15 @@ void tb__interest(struct tb_client *c, struct tb_interest *in);
 /* Sends queued requests if the connection is open; tries to write. */
 void tb__flush(struct tb_client *c);
 void tb__conn_close_fd(struct tb_client *c);
+/* ---- a host's name looked up off the handle's lock (lookup.c) ---- */
+struct tb_lookup;
+int tb__lookup_start(const struct host *h, struct tb_lookup **out);
+int tb__lookup_fd(const struct tb_lookup *l);
+/* 1 once done: *ai (the caller's to free) or *err (getaddrinfo's), and the
+ * lookup freed; 0 while on its way. */
+int tb__lookup_take(struct tb_lookup *l, struct addrinfo **ai, int *err);
+/* The handle waits no more: the lookup is freed once done. */
+void tb__lookup_abandon(struct tb_lookup *l);
 void tb__conn_lost(struct tb_client *c, int rc, const char *why);
 void tb__conn_failed(struct tb_client *c, const char *why);
 /* The same, reporting `err` (TB_ETLS, TB_ETIMEDOUT; tb__conn_failed:

@@ -105,6 +105,16 @@ static void tcp_up(struct tb_client *c)
     tls_step(c);
 }
 
+static void resolve_failed(struct tb_client *c, int err)
+{
+    tb__log(c, TB_LOG_WARN, "cannot resolve %s: %s", c->hosts[c->host_idx].name,
+            gai_strerror(err));
+    tb__conn_failed(c, "resolve");
+}
+
+/* The current host's addresses in c->ai: at once for an address, else
+ * from a lookup on its way (PH_RESOLVING, lookup.c).  0 once they are
+ * there, 1 while looked up, -1 if the attempt failed. */
 static int resolve(struct tb_client *c)
 {
     struct addrinfo hints;
@@ -114,15 +124,43 @@ static int resolve(struct tb_client *c)
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
     rv = getaddrinfo(h->name, h->port, &hints, &c->ai);
-    if (rv != 0) {
-        tb__log(c, TB_LOG_WARN, "cannot resolve %s: %s", h->name,
-                gai_strerror(rv));
-        c->ai = NULL;
+    if (rv == 0) {
+        c->ai_next = c->ai;
+        return 0;
+    }
+    c->ai = NULL;
+    if (rv != EAI_NONAME) {
+        resolve_failed(c, rv);
         return -1;
     }
+    if ((rv = tb__lookup_start(h, &c->lookup)) != 0) {
+        tb__conn_failed(c, rv == TB_ENOMEM ? "out of memory"
+                                           : "cannot start a name lookup");
+        return -1;
+    }
+    c->phase = PH_RESOLVING;
+    c->deadline = c->now() + connect_timeout(c);
+    return 1;
+}
+
+static void attempt(struct tb_client *c);
+
+/* The lookup of PH_RESOLVING, done or not. */
+static void lookup_step(struct tb_client *c)
+{
+    int err;
+
+    if (!tb__lookup_take(c->lookup, &c->ai, &err))
+        return;
+    c->lookup = NULL;
+    if (c->ai == NULL) {
+        resolve_failed(c, err);
+        return;
+    }
     c->ai_next = c->ai;
-    return 0;
+    attempt(c);
 }
 
 /* One attempt at the current host's next address. */
@@ -141,10 +179,8 @@ static void attempt(struct tb_client *c)
         tcp_up(c);
         return;
     }
-    if (c->ai == NULL && resolve(c) != 0) {
-        tb__conn_failed(c, "resolve");
+    if (c->ai == NULL && resolve(c) != 0)
         return;
-    }
     a = c->ai_next;
     c->ai_next = a->ai_next;
     fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -203,16 +239,26 @@ void tb__start(struct tb_client *c)
     attempt(c);
 }
 
-void tb__conn_close_fd(struct tb_client *c)
+/* The loop must stop polling a descriptor before it goes. */
+static void unpolled(struct tb_client *c, int fd)
 {
-    if (c->fd < 0)
-        return;
-    if (c->ev_set && c->ev_last.fd == c->fd) {
-        /* The loop must stop polling before the descriptor goes. */
+    if (c->ev_set && c->ev_last.fd == fd) {
         c->ev_last = (struct tb_interest){-1, 0, -1};
         c->ev_deadline = -1;
         c->ev.update(c->ev.data, &c->ev_last);
     }
+}
+
+void tb__conn_close_fd(struct tb_client *c)
+{
+    if (c->lookup != NULL) {
+        unpolled(c, tb__lookup_fd(c->lookup));
+        tb__lookup_abandon(c->lookup);
+        c->lookup = NULL;
+    }
+    if (c->fd < 0)
+        return;
+    unpolled(c, c->fd);
     tb__tls_end(c); /* before the descriptor goes */
     close(c->fd);
     c->fd = -1;
@@ -422,6 +468,10 @@ void tb__timers(struct tb_client *c, int64_t now)
         if (now >= c->deadline)
             attempt(c);
         break;
+    case PH_RESOLVING:
+        if (now >= c->deadline)
+            tb__conn_fail(c, TB_ETIMEDOUT, "name lookup timed out");
+        break;
     case PH_CONNECTING:
     case PH_HANDSHAKE:
         if (now >= c->deadline)
@@ -453,6 +503,8 @@ void tb__process(struct tb_client *c, int events)
 {
     if (c->phase == PH_IDLE)
         tb__start(c);
+    if (c->phase == PH_RESOLVING)
+        lookup_step(c);
     if (c->phase == PH_CONNECTING && events)
         check_connect(c);
     else if (c->phase == PH_TLS && events)
@@ -487,6 +539,11 @@ void tb__interest(struct tb_client *c, struct tb_interest *in)
     in->events = 0;
     switch (c->phase) {
     case PH_BACKOFF:
+        d = c->deadline;
+        break;
+    case PH_RESOLVING:
+        in->fd = tb__lookup_fd(c->lookup);
+        in->events = TB_EV_READ;
         d = c->deadline;
         break;
     case PH_CONNECTING:

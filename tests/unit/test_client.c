@@ -11,10 +11,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -481,6 +485,102 @@ static void test_short_connections_back_off(void **state)
     close_replied(c);
 }
 
+/* getaddrinfo as test_client sees it (-Wl,--wrap): a look-up of
+ * "slow.test" waits, as for a name server that does not answer, until the
+ * test closes slow_pipe's write end, unless it is made on the test's own
+ * thread (the handle driven there would wait with it); "fast.test" is
+ * 127.0.0.1.  Addresses, and everything else, as the real one. */
+int __real_getaddrinfo(const char *node, const char *service,
+                       const struct addrinfo *hints, struct addrinfo **res);
+int __wrap_getaddrinfo(const char *node, const char *service,
+                       const struct addrinfo *hints, struct addrinfo **res);
+static pthread_t test_thread;
+static int slow_pipe[2] = {-1, -1};
+static int slow_on_test_thread, slow_elsewhere;
+
+int __wrap_getaddrinfo(const char *node, const char *service,
+                       const struct addrinfo *hints, struct addrinfo **res)
+{
+    struct pollfd p = {slow_pipe[0], POLLIN, 0};
+
+    if (node != NULL && !(hints != NULL && hints->ai_flags & AI_NUMERICHOST)) {
+        if (strcmp(node, "slow.test") == 0) {
+            if (pthread_equal(pthread_self(), test_thread)) {
+                slow_on_test_thread = 1;
+                return EAI_AGAIN;
+            }
+            __atomic_store_n(&slow_elsewhere, 1, __ATOMIC_SEQ_CST);
+            (void)poll(&p, 1, 10000);
+            return EAI_AGAIN;
+        }
+        if (strcmp(node, "fast.test") == 0)
+            node = "127.0.0.1";
+    }
+    return __real_getaddrinfo(node, service, hints, res);
+}
+
+/* A host whose name a name server is slow to look up holds neither the
+ * handle nor the others: the look-up runs on a thread of its own, the
+ * attempt gives it up at its connect timeout, and the next host is
+ * looked up, connected and answered meanwhile. */
+static void test_slow_name_lookup(void **state)
+{
+    struct sockaddr_in a = {0};
+    socklen_t len = sizeof a;
+    struct tb_options o = {0};
+    struct tb_client *c;
+    struct host h;
+    char hosts[64];
+    int lfd, i;
+
+    (void)state;
+    test_thread = pthread_self();
+    assert_int_equal(pipe(slow_pipe), 0);
+    lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(lfd, 1), 0);
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
+    snprintf(hosts, sizeof hosts, "slow.test:1,fast.test:%d",
+             ntohs(a.sin_port));
+    o.hosts = hosts;
+    o.session_timeout_ms = 6000; /* connect timeout 6000 / (3 x 2) */
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    c->now = clock_fn;
+    if (strcmp(c->hosts[0].name, "slow.test") != 0) {
+        h = c->hosts[0];
+        c->hosts[0] = c->hosts[1];
+        c->hosts[1] = h;
+    }
+    pump(c);
+    assert_false(slow_on_test_thread);
+    for (i = 0; i < 500 && !__atomic_load_n(&slow_elsewhere, __ATOMIC_SEQ_CST);
+         i++)
+        usleep(2000);
+    assert_true(slow_elsewhere);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTING);
+    fake_now += 999;
+    pump(c);
+    assert_true((server_fd = accept(lfd, NULL, NULL)) < 0);
+    fake_now += 1;
+    for (i = 0; i < 500 && (server_fd = accept(lfd, NULL, NULL)) < 0; i++) {
+        pump(c);
+        usleep(2000);
+    }
+    assert_true(server_fd >= 0);
+    srv_handshake(0x9, 6000);
+    for (i = 0; i < 500 && tb_client_state(c) != TB_SESSION_CONNECTED; i++) {
+        pump(c);
+        usleep(2000);
+    }
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    close(slow_pipe[1]); /* answered at last: the look-up given up ends */
+    close_replied(c);
+    close(slow_pipe[0]);
+    close(lfd);
+}
+
 /* A read-only server's session is not carried to the next server until a
  * read-write one was seen (ZooKeeper's clients send session id 0 until
  * then): a read-write server would call it expired, as it is no session
@@ -902,6 +1002,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_short_connections_back_off, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_slow_name_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_session_not_carried,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_new_session_not_carried,
