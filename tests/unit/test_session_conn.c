@@ -413,6 +413,64 @@ static void resumed_with_its_own_timeout(void **state)
     carrier_free(&b);
 }
 
+/* A reconfig's outcome is logged once raft's members have changed, so a
+ * write the client sent after it may be applied first, at a lower zxid.
+ * Its reply still waits for the reconfig's, and leaves with the zxid of
+ * when it is sent: the session's zxids never go back.  (Alone, this
+ * server decides a reconfig at once: the results come by hand, in the
+ * order an ensemble applies them, at zxids this server has passed.) */
+static void write_after_a_reconfig_answered_after_it(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body;
+    struct tb_reply_header h;
+    struct tb_rd rd;
+    int64_t sid, z;
+    int base;
+
+    carrier_open(f, &k, 61);
+    sid = k.pc.session_id;
+    base = k.frames;
+    z = proc_zxid(&f->s);
+    assert_true(z >= 2);
+    tb_wbuf_init(&body);
+    tb_reconfig_req_encode(&body, &(struct tb_reconfig_req){
+                                      TB_STR(""), TB_STR("2"), TB_STR(""), -1});
+    request(&k, &body, 1, TB_OP_RECONFIG);
+    body.len = 0;
+    tb_set_data_req_encode(
+        &body, &(struct tb_set_data_req){TB_STR("/"), TB_STR("x"), -1});
+    request(&k, &body, 2, TB_OP_SETDATA);
+    assert_int_equal(k.frames, base);
+    proc_result(
+        &f->s,
+        &(struct tb_txn){
+            .type = TB_OP_SETDATA, .session = sid, .xid = 2, .origin = 61},
+        z - 2, 0, NULL, 0);
+    assert_int_equal(k.frames, base);
+    proc_result(
+        &f->s,
+        &(struct tb_txn){
+            .type = TB_OP_RECONFIG_TXN, .session = sid, .xid = 1, .origin = 61},
+        z - 1, 0, NULL, 0);
+    assert_int_equal(k.frames, base + 2);
+    rd = nth_frame(&k, base + 1);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 1);
+    assert_int_equal(h.zxid, z - 1);
+    rd = nth_frame(&k, base + 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 2);
+    assert_true(h.zxid >= z - 1);
+    /* The real proposals, still in the log, would answer again. */
+    tb_map_del(&f->s.conn_by_id, k.pc.id);
+    proc_client_closed(&k.pc);
+    k.pc.closed = 1;
+    tb_wbuf_free(&body);
+    carrier_free(&k);
+}
+
 /* closeSession followed by another request before it is applied: its
  * reply is sent, then the connection closes (it closed at once, the
  * reply lost: the client saw its connection lost, not its close). */
@@ -720,6 +778,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(resumed_with_its_own_timeout, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            write_after_a_reconfig_answered_after_it, setup, teardown),
         cmocka_unit_test_setup_teardown(close_answered_with_requests_after,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(zxids_never_go_back, setup, teardown),

@@ -295,10 +295,11 @@ static void log_write(struct proc_client *c, int32_t xid, int32_t type,
 
     forward = s->peer != NULL && !replog_is_leader(s->log);
     /* Writes it sent to the leader are still out and this server leads
-     * now: one logged here could be applied without them, which the old
-     * leader's term may lose.  Their outcome is unknown, as when the link
-     * to the leader ends: the connection ends too. */
-    if (!forward && c->forwarded > 0) {
+     * now, or writes logged here while it led are still out and it
+     * follows now: this one could be applied without them, which the
+     * other term may lose.  Their outcome is unknown, as when the link to
+     * the leader ends: the connection ends too. */
+    if (forward ? c->writes_in_flight > c->forwarded : c->forwarded > 0) {
         c->ops->close(c);
         return;
     }
@@ -435,6 +436,11 @@ static void write_answered(struct proc_client *c, struct req *r, int64_t zxid,
     } else if (keep_reply(r, zxid, rc, body, len) != 0) {
         c->ops->close(c);
         return;
+    } else {
+        /* Applied before a reconfig sent ahead of it (proc_result): sent
+         * after the reconfig's answer, with the zxid of then, not its own,
+         * below the reconfig's. */
+        r->restamp = 1;
     }
     proc_drain(c);
 }
