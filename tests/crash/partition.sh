@@ -142,6 +142,24 @@ check_all() {
 }
 
 closes() { grep -c 'client connection(s) closed, new ones refused' "$dir/s$1.log" || true; }
+# serves_again I SINCE: within 10 s, server I gives a session again; said
+# with the time since SINCE (now).
+serves_again() {
+    local t0 end status
+    t0=$(now_ms)
+    end=$((t0 + 10000))
+    while :; do
+        status=0
+        hubx "$tumbler" -s "$(caddr "$1"):2181" --connect-timeout 1 ls / >/dev/null 2>&1 || status=$?
+        [ "$status" != 0 ] || break
+        [ "$(now_ms)" -lt "$end" ] || {
+            anomaly "server $1 gave no session within 10 s of $2 (tumbler ls: status $status)"
+            break
+        }
+        sleep 0.1
+    done
+    echo "  server $1 gives sessions again $(($(now_ms) - t0)) ms after $2"
+}
 # closed I BEFORE T0: within 20 s of T0 (ms), server I logs that it closed
 # its clients (its BEFORE-th such line), and then refuses a new session.
 closed() {
@@ -352,19 +370,7 @@ refused_link() {
     shell_close refused
     ip -n "$(nsn "$f")" route del "$(saddr "$l")/32"
     ip -n "$(nsn "$f")" addr del "$src/24" dev eth0
-    t0=$(now_ms)
-    end=$((t0 + 10000))
-    while :; do
-        status=0
-        hubx "$tumbler" -s "$(caddr "$f"):2181" --connect-timeout 1 ls / >/dev/null 2>&1 || status=$?
-        [ "$status" != 0 ] || break
-        [ "$(now_ms)" -lt "$end" ] || {
-            anomaly "server $f, its route back, gave no session within 10 s (tumbler ls: status $status)"
-            break
-        }
-        sleep 0.1
-    done
-    echo "  server $f gives sessions again $(($(now_ms) - t0)) ms after its route came back"
+    serves_again "$f" "its route came back"
 }
 
 # ---- the longer run: random members cut for random spells under writes
@@ -446,18 +452,7 @@ observer_cut() {
     shell_close obpin 1
     heal 4
     t0=$(now_ms)
-    end=$((t0 + 10000))
-    while :; do
-        status=0
-        hubx "$tumbler" -s "$(caddr 4):2181" --connect-timeout 1 ls / >/dev/null 2>&1 || status=$?
-        [ "$status" != 0 ] || break
-        [ "$(now_ms)" -lt "$end" ] || {
-            anomaly "server 4, healed, gave no session within 10 s (tumbler ls: status $status)"
-            break
-        }
-        sleep 0.1
-    done
-    echo "  server 4 gives sessions again $(($(now_ms) - t0)) ms after the heal"
+    serves_again 4 "the heal"
     write 4 /ob-back 100
     echo "  100 writes through server 4 acknowledged"
     members="1 2 3 4"
