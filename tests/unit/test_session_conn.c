@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "common/digest.h"
 #include "server/fsm/fsm.h"
 #include "server/peer/peer_int.h"
 #include "server/replog/replog.h"
@@ -438,7 +439,6 @@ static void write_after_a_reconfig_answered_after_it(void **state)
     tb_reconfig_req_encode(&body, &(struct tb_reconfig_req){
                                       TB_STR(""), TB_STR("2"), TB_STR(""), -1});
     request(&k, &body, 1, TB_OP_RECONFIG);
-    body.len = 0;
     tb_set_data_req_encode(
         &body, &(struct tb_set_data_req){TB_STR("/"), TB_STR("x"), -1});
     request(&k, &body, 2, TB_OP_SETDATA);
@@ -469,6 +469,61 @@ static void write_after_a_reconfig_answered_after_it(void **state)
     k.pc.closed = 1;
     tb_wbuf_free(&body);
     carrier_free(&k);
+}
+
+/* A read queued behind a write is checked with the identities its client
+ * had when it sent it, as ZooKeeper checks it: a setAuth the client sent
+ * after it, answered at once, does not open it. */
+static void queued_read_checked_as_sent(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body, acl;
+    struct tb_reply_header h;
+    struct tb_rd rd;
+    char id[64];
+
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    assert_true(tb_digest_id(TB_STR("u:p"), id, sizeof id) > 0);
+    tb_put_acl(&acl,
+               &(struct tb_acl){TB_PERM_ALL, {TB_STR("digest"), tb_str_c(id)}});
+    carrier_open(f, &k, 71);
+    k.pc.super = 1; /* makes the node; not the client below */
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/s"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&k, &body, 1, TB_OP_CREATE);
+    assert_true(run_until(f, &k.frames, 2));
+    k.pc.super = 0;
+    tb_set_data_req_encode(
+        &body, &(struct tb_set_data_req){TB_STR("/"), TB_STR("y"), -1});
+    request(&k, &body, 2, TB_OP_SETDATA); /* in flight */
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/s"), 0});
+    request(&k, &body, 3, TB_OP_GETDATA); /* queued behind it */
+    tb_auth_req_encode(
+        &body, &(struct tb_auth_req){0, TB_STR("digest"), TB_STR("u:p")});
+    request(&k, &body, -4, TB_OP_AUTH);
+    assert_true(run_until(f, &k.frames, 5));
+    rd = nth_frame(&k, 4);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 2);
+    rd = nth_frame(&k, 5);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 3);
+    assert_int_equal(h.err, TB_ENOAUTH);
+    /* Sent after the setAuth, it is read. */
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/s"), 0});
+    request(&k, &body, 4, TB_OP_GETDATA);
+    rd = nth_frame(&k, k.frames);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 4);
+    assert_int_equal(h.err, 0);
+    carrier_free(&k);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
 }
 
 /* closeSession followed by another request before it is applied: its
@@ -780,6 +835,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             write_after_a_reconfig_answered_after_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(queued_read_checked_as_sent, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(close_answered_with_requests_after,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(zxids_never_go_back, setup, teardown),

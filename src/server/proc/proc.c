@@ -96,6 +96,26 @@ static int head_done(struct proc_client *c, struct req *r)
     return close_after;
 }
 
+/* A read that waited for the writes before it is checked with the
+ * identities its client had when it sent it, as ZooKeeper checks it: a
+ * setAuth sent after it is answered at once, and may have added one.
+ * Identities are only ever added: the first r->nids of c->ids (its first
+ * r->ids_len bytes) are those. */
+static void queued_read_serve(struct proc_client *c, struct req *r)
+{
+    int32_t nids = c->nids;
+    size_t len = c->ids.len;
+    int super = c->super;
+
+    c->nids = r->nids;
+    c->ids.len = r->ids_len;
+    c->super = r->super;
+    read_serve(c, r->xid, r->type, r->body);
+    c->nids = nids;
+    c->ids.len = len;
+    c->super = super;
+}
+
 /* Sends every finished reply at the head of the queue and serves the reads
  * that no longer wait for a write. */
 void proc_drain(struct proc_client *c)
@@ -114,7 +134,7 @@ void proc_drain(struct proc_client *c)
         if (r->state == REQ_DONE)
             c->ops->send(c, r->reply, r->reply_len);
         else
-            read_serve(c, r->xid, r->type, r->body);
+            queued_read_serve(c, r);
         if (c->closed)
             return; /* the reply closed the connection; reqs are freed */
         if (head_done(c, r))
@@ -377,6 +397,9 @@ static void read_request(struct proc_client *c, int32_t xid, int32_t type,
     }
     memcpy(copy, body.ptr, body.len);
     r->body = (struct tb_str){copy, body.len};
+    r->nids = c->nids;
+    r->ids_len = c->ids.len;
+    r->super = c->super;
 }
 
 void proc_frame(struct proc_client *c, struct tb_str frame)

@@ -115,6 +115,9 @@ struct req {
     uint64_t start_ms;
     uint64_t start_ns;   /* tbd_shown_ns(): the latency histograms' clock */
     struct tb_str body;  /* REQ_READ: a copy of the request record */
+    int32_t nids;        /* REQ_READ: the identities it is checked with, */
+    size_t ids_len;      /* those the client had when it sent it: the */
+    int super;           /* first of c->ids, and whether super then */
     uint8_t *reply;      /* REQ_DONE: the framed reply */
     size_t reply_len;
     int close_after;     /* close the connection after this reply */
