@@ -65,7 +65,10 @@ static int64_t now_ms(void)
  * left to whoever stopped it. */
 void cli_child_follow_stop(struct cli_child *ch, int sig)
 {
-    if (ch->tty < 0)
+    /* A SIGSTOP comes from no terminal (kill -STOP, a debugger): no shell
+     * would continue tumbler, which would keep no session alive while CMD,
+     * continued, ran on.  CMD is left to whoever stopped it. */
+    if (ch->tty < 0 || sig == SIGSTOP)
         return;
     /* CMD touched the terminal while tumbler's group has it: the shell's
      * fg of a job started in the background (`tumbler lock ... &`), which
@@ -330,14 +333,12 @@ static void lose(struct cli_supervise *s, struct cli_child *ch, int gone,
         return;
     s->lost = 1;
     if (gone || s->stopping) {
-        fprintf(stderr, "tumbler: %s as %s ended\n", why, s->what);
+        cli_notice("%s as %s ended", why, s->what);
         return;
     }
-    fprintf(stderr,
-            "tumbler: %s; sending SIGTERM to %s and its process group "
-            "(%ld)%s\n",
-            why, s->what, (long)ch->pid, s->grace_ms > 0 ? "" : " and SIGKILL");
-    stop_group(s, ch);
+    stop_group(s, ch); /* before anything is said */
+    cli_notice("%s; sending SIGTERM to %s and its process group (%ld)%s", why,
+               s->what, (long)ch->pid, s->grace_ms > 0 ? "" : " and SIGKILL");
 }
 
 /* Handles the queued messages: a loss, or a notice of the hold. */
@@ -349,7 +350,7 @@ static void messages(struct cli_supervise *s, struct cli_child *ch, int gone)
         if (m->kind == CLI_MSG_LOST)
             lose(s, ch, gone, m->text);
         else if (m->kind == CLI_MSG_TEXT)
-            fprintf(stderr, "tumbler: %s\n", m->text);
+            cli_notice("%s", m->text);
         free(m);
     }
 }
@@ -364,13 +365,12 @@ static int next_timeout(struct cli_supervise *s, struct cli_child *ch)
         return 1000; /* the periodic check */
     left = s->kill_at - now_ms();
     if (!s->killed && left <= 0) {
-        fprintf(stderr,
-                "tumbler: the process group of %s still runs after %.1f s; "
-                "sending SIGKILL\n",
-                s->what, s->grace_ms / 1000.0);
         kill(-ch->pid, SIGKILL);
         s->killed = 1;
         stop_strays(s, ch);
+        cli_notice("the process group of %s still runs after %.1f s; "
+                   "sending SIGKILL",
+                   s->what, s->grace_ms / 1000.0);
     }
     if (s->killed)
         left += KILLED_WAIT_MS;
@@ -394,10 +394,8 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
         if (s->stopping) /* those orphaned since */
             stop_strays(s, ch);
         if ((timeout = next_timeout(s, ch)) < 0) {
-            fprintf(stderr,
-                    "tumbler: processes of the group of %s survived "
-                    "SIGKILL\n",
-                    s->what);
+            cli_notice("processes of the group of %s survived SIGKILL",
+                       s->what);
             break;
         }
         ev = cli_ev_wait(-1, timeout, &sig);

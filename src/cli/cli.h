@@ -222,6 +222,11 @@ struct jw;
 int cli_fail_in(struct cli *cli, struct jw *w, const char *what,
                 const char *where, int rc);
 /* Prints a message for a local failure; returns `status`. */
+/* A line on stderr ("tumbler: ..."), written only if stderr takes it at
+ * once, else dropped: said while a lock is held, where a reader of stderr
+ * that stalls (a hung logger, a full pipe) must never keep tumbler from
+ * acting on the lock, nor keep the library's thread from its pings. */
+void cli_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cli_print_stat(FILE *f, const struct tb_stat *st);

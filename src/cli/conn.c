@@ -34,7 +34,7 @@ static void on_log(void *data, int level, const char *msg)
     size_t n = strlen(msg);
 
     if (cli->verbose)
-        fprintf(stderr, "tumbler: [%s] %s\n", level_name(level), msg);
+        cli_notice("[%s] %s", level_name(level), msg);
     if (level > TB_LOG_INFO)
         return;
     pthread_mutex_lock(&cli->mu);

@@ -4,11 +4,13 @@
  * Stat block in zkCli's layout, and number parsing. */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/path.h"
@@ -160,6 +162,25 @@ int cli_err(struct cli *cli, int status, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return status;
+}
+
+void cli_notice(const char *fmt, ...)
+{
+    struct pollfd p = {STDERR_FILENO, POLLOUT, 0};
+    char buf[1024];
+    va_list ap;
+    int n;
+
+    memcpy(buf, "tumbler: ", 9);
+    va_start(ap, fmt);
+    n = vsnprintf(buf + 9, sizeof buf - 10, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    n = 9 + (n < (int)sizeof buf - 10 ? n : (int)sizeof buf - 11);
+    buf[n++] = '\n';
+    if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT))
+        (void)!write(STDERR_FILENO, buf, (size_t)n);
 }
 
 void cli_time_str(int64_t ms, char *buf, size_t cap)

@@ -125,6 +125,37 @@ if [ "$MS" -lt 10000 ]; then ok "stopped CMD: ended ${MS} ms after the loss (-k 
 else fail "stopped CMD: ended ${MS} ms after the loss (-k 20)"; fi
 srv_stop
 
+# ---- stderr that takes nothing: the loss acted on all the same ----
+# tumbler's stderr is a pipe nobody reads, full (a hung logger); with -v
+# the library's thread says things there too.  What tumbler would say is
+# dropped, never waited for: CMD (its stderr its own) is stopped, and the
+# status tells.
+rm -f "$D/got" "$D/child.pid"
+srv_start
+mkfifo "$D/full"
+exec {full}<>"$D/full"
+python3 - "$full" <<'EOF'
+import fcntl, os, sys
+fd = int(sys.argv[1])
+fl = fcntl.fcntl(fd, fcntl.F_GETFL)
+fcntl.fcntl(fd, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+try:
+    while True:
+        os.write(fd, b"x" * 4096)
+except BlockingIOError:
+    pass
+fcntl.fcntl(fd, fcntl.F_SETFL, fl)  # tumbler's stderr blocks, as a pipe does
+EOF
+bg 60 "$TUMBLER" -v lock -k 20 /full -- sh -c "exec 2>/dev/null; $(child term)" "$D" 2>&"$full"
+job=$BG_PID
+wait_for 10 test -s "$D/child.pid" || fail "full stderr: CMD never ran"
+tb delete "$(tb ls /full | sed 's|^|/full/|')"
+wait_st "$job"
+check_eq "full stderr, lock lost: 75" 75 "$ST"
+check_eq "full stderr: CMD got SIGTERM" TERM "$(cat "$D/got" 2>/dev/null)"
+exec {full}>&-
+srv_stop
+
 # srv_again: the server stopped by srv_stop started again on the same
 # port and data.
 srv_again()

@@ -126,6 +126,19 @@ on_pty "$D/kill.log" '?ready' "!kill -INT \$(cat $D/t.pid)" '?after' -- sh -c \
     "$TUMBLER" "$D/t.pid"
 check_eq "kill -INT of tumbler: the script goes on" 0 "$?"
 
+# A stop of CMD from no terminal (kill -STOP): no shell will continue
+# tumbler, so tumbler does not stop with it (stopped, it would keep no
+# session while CMD, continued, ran on); continued, CMD goes on, and ^C
+# ends it.
+# shellcheck disable=SC2016 # expanded by CMD's shell
+on_pty "$D/sigstop.log" '?ready' "!kill -STOP \$(cat $D/cmd.pid)" \
+    "!sleep 0.5; [ \"\$(cut -d' ' -f3 /proc/\$(cat $D/tb.pid)/stat)\" != T ]" \
+    "!kill -CONT \$(cat $D/cmd.pid)" '\x03' -- \
+    "$TUMBLER" lock /t -- sh -c 'echo $$ > "$0/cmd.pid"; echo $PPID > "$0/tb.pid"
+        echo ready; sleep 30' "$D"
+check_eq "kill -STOP of CMD: tumbler runs on; ^C after kill -CONT: 130" 130 "$?"
+tb lock -n /t -- true; check_eq "kill -STOP of CMD: released at the end" 0 "$?"
+
 # The line typed in the interactive shells below: CMD says "ready 42"
 # once it runs, then reads a line.
 typed="\"$TUMBLER\" lock /t -- sh -c 'echo \"ready \$((6*7))\"; read x; echo \"got \$x\"'\r"
