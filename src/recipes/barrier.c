@@ -25,7 +25,7 @@ static void bop_done(int rc, void *data)
 
 static void on_delete(struct tb_client *c, int rc, void *data)
 {
-    rcp_note_cb_thread(c);
+    (void)c;
     bop_done(rc, data);
 }
 

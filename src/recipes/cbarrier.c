@@ -184,7 +184,7 @@ static void on_cleaned(struct tb_client *c, int rc,
     (void)rc;
     (void)r;
     (void)count;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&b->mu);
     out_of_gen(b);
 }
@@ -208,7 +208,6 @@ static void on_remaining(struct tb_client *c, int rc,
     int i, n = 0;
 
     (void)st;
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
     for (i = 0; rc == 0 && i < v->count; i++) {
         if (rcp_cb_party_seq(v->v[i]) < 0)
@@ -230,7 +229,6 @@ static void on_left(struct tb_client *c, int rc, void *data)
 {
     struct tb_cbarrier *b = data;
 
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
     if (rc != 0 && rc != TB_ENONODE) {
         await_end(b, rc == TB_ECONNECTIONLOSS ? b->result : rc);
@@ -262,7 +260,7 @@ static void on_end_data(struct tb_client *c, int rc, const void *value,
     struct tb_cbarrier *b = data;
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&b->mu);
     if (rc == 0 && len == strlen(PASSED) && memcmp(value, PASSED, len) == 0)
         rc = leave(b, 0);
@@ -278,7 +276,6 @@ static void on_broke(struct tb_client *c, int rc, const struct tb_op_result *r,
 {
     struct tb_cbarrier *b = data;
 
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
     if (rc == 0) { /* broken by us; our node went with it */
         free(b->node);
@@ -320,7 +317,7 @@ static void on_passed(struct tb_client *c, int rc, const struct tb_op_result *r,
 
     (void)r;
     (void)count;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&b->mu);
     /* "end" is there: read it like everyone; after a lost reply, look
      * whether it is */
@@ -440,7 +437,6 @@ static void on_look(struct tb_client *c, int rc, const struct tb_strings *v,
     char *end;
     int d;
 
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
     if (rc != 0) { /* a read: after a lost connection, read again */
         step_done(b, rc == TB_ECONNECTIONLOSS ? look(b)
@@ -500,7 +496,7 @@ static void on_found(struct tb_client *c, int rc, const struct tb_strings *v,
     int i;
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&b->mu);
     /* Ours: the first, where we arrived; a twin goes when we leave. */
     for (i = 0; rc == 0 && i < v->count; i++)
@@ -538,7 +534,7 @@ static void on_joined(struct tb_client *c, int rc, const char *path,
     struct tb_cbarrier *b = data;
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&b->mu);
     if (rc == 0) {
         b->st.creates++;
@@ -592,7 +588,6 @@ static void on_gens(struct tb_client *c, int rc, const struct tb_strings *v,
     int i;
 
     (void)st;
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
     if (rc == TB_ECONNECTIONLOSS) {
         step_done(b, look_gens(b));

@@ -168,7 +168,6 @@ static void on_next_made(struct tb_client *c, int rc, const char *path,
 
     (void)path;
     (void)st;
-    rcp_note_cb_thread(c);
     if (rc == 0 || rc == TB_ENODEEXISTS)
         rcp_cb_clean_gen(c, r->path, r->k, NULL, NULL);
     reset_end(r, rc == TB_ENODEEXISTS ? 0 : rc);
@@ -180,7 +179,6 @@ static void on_reset(struct tb_client *c, int rc, const struct tb_op_result *v,
     struct reset *r = data;
     char *next;
 
-    rcp_note_cb_thread(c);
     if (rc == 0) { /* K's parties are told; K goes once they are out */
         rcp_cb_clean_gen(c, r->path, r->k, NULL, NULL);
     } else if (count > 0 && v[0].rc == TB_ENODEEXISTS) {
@@ -206,7 +204,6 @@ static void on_reset_gens(struct tb_client *c, int rc,
     char *g = NULL, *end = NULL, *next = NULL;
 
     (void)st;
-    rcp_note_cb_thread(c);
     if (rc == TB_ENONODE || (rc == 0 && rcp_cb_highest_gen(v) < 0)) {
         reset_end(r, 0); /* never used: nothing to reset */
         return;

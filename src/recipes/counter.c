@@ -90,7 +90,7 @@ static void on_set(struct tb_client *c, int rc, const struct tb_stat *st,
 {
     struct ctr *k = data;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     if (rc == TB_EBADVERSION || rc == TB_ENONODE)
         conflict(k);
     else
@@ -138,7 +138,7 @@ static void on_get(struct tb_client *c, int rc, const void *value, size_t len,
     int64_t cur = 0;
     int exists = rc == 0;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     if (rc == 0) {
         version = st->version;
         rc = rcp_counter_decode(value, len, &cur);

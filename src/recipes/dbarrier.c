@@ -129,7 +129,6 @@ static void on_ready(struct tb_client *c, int rc, const char *path,
 
     (void)path;
     (void)st;
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&b->mu);
     if (rc == TB_ECONNECTIONLOSS) { /* made or not, make it again */
         rc = tb_create(c, b->ready, NULL, 0, NULL, TB_PERSISTENT, 0, on_ready,
@@ -158,7 +157,6 @@ static void on_enter_children(struct tb_client *c, int rc,
     struct tb_dbarrier *b = data;
 
     (void)st;
-    rcp_note_cb_thread(c);
     if (!step(b))
         return;
     if (rc == 0 && members(v) >= b->members)
@@ -201,7 +199,7 @@ static void on_ready_gone(struct tb_client *c, int rc, void *data)
 {
     struct tb_dbarrier *b = data;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&b->mu);
     /* Either may have applied: both again, even if given up meanwhile. */
     if (rc == TB_ECONNECTIONLOSS) {
@@ -286,7 +284,7 @@ static void on_leave_children(struct tb_client *c, int rc,
     struct tb_strings none = {0, NULL};
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     if (!step(b))
         return;
     if (rc == 0 || rc == TB_ENONODE)

@@ -83,7 +83,6 @@ static void on_fenced(struct tb_client *c, int rc,
 {
     struct fenced *f = data;
 
-    rcp_note_cb_thread(c);
     if (f->cb != NULL)
         f->cb(c, fenced_rc(rc, results, count, f->at), results, count, f->data);
     free(f);
@@ -180,7 +179,7 @@ static void on_holders(struct tb_client *c, int rc,
     struct tcheck *k = data;
     int i, found = 0;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     if (rc != 0) {
         check_end(k, check_rc(rc));
         return;
@@ -247,7 +246,6 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
 {
     struct tcheck *k = data;
 
-    rcp_note_cb_thread(c);
     if (rc != 0) {
         check_end(k, check_rc(rc));
         return;
@@ -278,7 +276,6 @@ static void on_synced(struct tb_client *c, int rc, void *data)
 {
     struct tcheck *k = data;
 
-    rcp_note_cb_thread(c);
     if (rc == 0)
         rc = tb_get_children2(c, k->path, NULL, NULL, on_children, k);
     if (rc != 0)

@@ -175,7 +175,7 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
     int64_t seq, lo = INT64_MAX, hi = -1;
     int i, n = 0;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&l->mu);
     if (rc == 0 && l->gave_up != 0)
         rc = l->gave_up;

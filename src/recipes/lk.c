@@ -49,7 +49,6 @@ static void on_bounce(struct tb_client *c, int rc, const struct tb_stat *st,
     (void)c;
     (void)rc;
     (void)st;
-    rcp_note_cb_thread(m->c);
     pthread_mutex_lock(m->mu);
     lost = m->lstate == TB_LOCK_LOST;
     pthread_mutex_unlock(m->mu);
@@ -251,21 +250,22 @@ int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
 
 void rcp_lk_free(struct tb_mutex *m)
 {
-    int acquiring;
+    struct rcp_out o = {0};
 
     if (m == NULL)
         return;
     pthread_mutex_lock(m->mu);
-    m->user_freed = 1;
-    acquiring = m->acb != NULL && m->phase != LK_ABORTING;
     if (m->holds > 0) {
         if (m->lstate != TB_LOCK_LOST && !m->c_closed)
             release_node(m, NULL, NULL);
         reset_hold(m);
     }
+    /* Given up under the hold that looked: a grant in between would hold
+     * the node for good, its callback told 0 after the free. */
+    if (m->acb != NULL && m->phase != LK_ABORTING)
+        rcp_lk_abort_locked(m, TB_ECANCELED, &o);
     pthread_mutex_unlock(m->mu);
-    if (acquiring)
-        rcp_lk_abort(m, TB_ECANCELED);
+    rcp_out_fire(&o);
     rcp_reg_detach(&m->reg);
     rcp_lk_unref(m);
 }

@@ -667,7 +667,6 @@ static void wait_event(struct rcp_ctx *x, const struct tb_event *ev)
     struct rcp_out o = {0};
     int current;
 
-    rcp_note_cb_thread(m->c);
     pthread_mutex_lock(m->mu);
     if (m->pred_w == x)
         m->pred_w = NULL;
@@ -742,8 +741,6 @@ void rcp_lk_hold(struct tb_mutex *m, struct rcp_out *o)
 
 /* ---- starting and giving up ---- */
 
-static int abort_locked(struct tb_mutex *m, int rc, struct rcp_out *o);
-
 /* The acquisition's deadline: given up, if it is still the acquisition
  * the timer was armed for (checked and done under one hold of the lock:
  * a callback may have started the next one meanwhile). */
@@ -754,7 +751,7 @@ void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag)
 
     pthread_mutex_lock(m->mu);
     if (tag == m->acq_id)
-        abort_locked(m, TB_ETIMEDOUT, &o);
+        rcp_lk_abort_locked(m, TB_ETIMEDOUT, &o);
     pthread_mutex_unlock(m->mu);
     rcp_out_fire(&o);
     rcp_lk_unref(m); /* the timer's */
@@ -841,7 +838,7 @@ static void defer_fail(struct tb_mutex *m, struct rcp_out *o)
     }
 }
 
-static int abort_locked(struct tb_mutex *m, int rc, struct rcp_out *o)
+int rcp_lk_abort_locked(struct tb_mutex *m, int rc, struct rcp_out *o)
 {
     if (m->acb == NULL || m->phase == LK_ABORTING || m->abort_rc != 0)
         return TB_EINVAL;
@@ -866,7 +863,7 @@ int rcp_lk_abort(struct tb_mutex *m, int rc)
     int rv;
 
     pthread_mutex_lock(m->mu);
-    rv = abort_locked(m, rc, &o);
+    rv = rcp_lk_abort_locked(m, rc, &o);
     pthread_mutex_unlock(m->mu);
     rcp_out_fire(&o);
     return rv;

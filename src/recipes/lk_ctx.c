@@ -74,7 +74,6 @@ int rcp_ctx_enter(struct rcp_ctx *x)
 {
     struct tb_mutex *m = x->m;
 
-    rcp_note_cb_thread(m->c);
     pthread_mutex_lock(m->mu);
     return x->attempt == m->attempt;
 }

@@ -107,7 +107,7 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
     struct tb_mutex *m = ld->m;
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(m->mu);
     if (ld->abort_rc != 0) {
         give_back(ld, ld->abort_rc);
@@ -166,7 +166,7 @@ static void on_record(struct tb_client *c, int rc, const void *value,
     int died;
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(m->mu);
     if (ld->abort_rc != 0) {
         give_back(ld, ld->abort_rc);

@@ -122,7 +122,6 @@ static void rcp_lk_own_watch(struct tb_client *c, const struct tb_event *ev,
     int cur;
 
     (void)c;
-    rcp_note_cb_thread(m->c);
     pthread_mutex_lock(m->mu);
     cur = m->own_w == x;
     if (cur)

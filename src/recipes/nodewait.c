@@ -171,7 +171,7 @@ static void on_exists(struct tb_client *c, int rc, const struct tb_stat *st,
     int set = rc == 0 || rc == TB_ENONODE; /* set for a missing node too */
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     on_answer(w, rc, set, set && (rc == 0) == (w->want == RCP_NW_EXISTS));
 }
 
@@ -183,7 +183,7 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
     struct rcp_nw *w = data;
 
     (void)v;
-    rcp_note_cb_thread(c);
+    (void)c;
     on_answer(w, rc, rc == 0, rc == 0 && st->cversion != w->cversion);
 }
 
@@ -193,7 +193,7 @@ static void on_watch(struct tb_client *c, const struct tb_event *ev, void *data)
     struct rcp_nw *w = x->w;
     int fire = 1, last = 0, rv;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&w->mu);
     if (w->watch == x)
         w->watch = NULL;

@@ -116,7 +116,7 @@ static void on_made(struct tb_client *c, int rc, const char *path,
 {
     (void)path;
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     rcp_fan_answer(data, rc == TB_ENODEEXISTS ? 0 : rc);
 }
 
@@ -209,7 +209,7 @@ static void on_put(struct tb_client *c, int rc, const char *path,
 {
     (void)path;
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     put_end(data, rc);
 }
 
@@ -284,7 +284,6 @@ static void on_consumed(struct tb_client *c, int rc,
 
     (void)r;
     (void)n;
-    rcp_note_cb_thread(c);
     /* Lost with the connection, applied or not: the claim goes back (the
      * reaper keeps at it across reconnects), else an item not consumed
      * would stay claimed by nobody until the session ends.  Applied, it

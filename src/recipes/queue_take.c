@@ -158,7 +158,6 @@ static void on_entries(struct tb_client *c, int rc, const struct tb_strings *v,
 {
     struct tb_dqueue *q = data;
 
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&q->mu);
     if (rc == 0 && q->gave_up != 0)
         rc = q->gave_up;
@@ -182,7 +181,7 @@ static void on_taken_list(struct tb_client *c, int rc,
     struct tb_dqueue *q = data;
     int i, j = 0;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&q->mu);
     if (rc == 0) {
         q->cv_taken = st->cversion;
@@ -230,7 +229,6 @@ static void on_read(struct tb_client *c, int rc, const void *value, size_t len,
     char *p;
 
     (void)st;
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&q->mu);
     if (rc == TB_ENONODE) { /* taken (simple) or consumed (locking) */
         if (q->locking && q->op == Q_TAKE) { /* our claim on nothing: back */
@@ -271,7 +269,7 @@ static void on_deleted(struct tb_client *c, int rc, void *data)
     struct held *h = data;
     struct tb_dqueue *q = h->q;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&q->mu);
     if (rc == 0) {
         op_end(q, 0, h->v, h->len);
@@ -334,7 +332,6 @@ static void on_claim_owner(struct tb_client *c, int rc, const void *value,
 {
     struct tb_dqueue *q = data;
 
-    rcp_note_cb_thread(c);
     pthread_mutex_lock(&q->mu);
     if (rc == 0 && st->ephemeral_owner == tb_client_session(c, NULL) &&
         len == strlen(q->id) && memcmp(value, q->id, len) == 0) {
@@ -355,7 +352,7 @@ static void on_claim(struct tb_client *c, int rc, const char *path,
     struct tb_dqueue *q = data;
 
     (void)path;
-    rcp_note_cb_thread(c);
+    (void)c;
     pthread_mutex_lock(&q->mu);
     if (rc == 0) {
         q->claimed = rcp_strdup(q->cand[q->icand]);

@@ -97,10 +97,9 @@ struct rcp_reg {
 };
 int rcp_reg_attach(struct rcp_reg *r, struct tb_client *c);
 void rcp_reg_detach(struct rcp_reg *r);
-/* Call at the start of every client callback: remembers the thread. */
-void rcp_note_cb_thread(struct tb_client *c);
-/* 1 if called on the thread that runs this client's callbacks. */
-int rcp_on_cb_thread(struct tb_client *c);
+/* 1 if called on the handle's I/O thread (libtumbler's driver.c), where
+ * every callback of a thread-driven handle runs. */
+int tb__on_io_thread(struct tb_client *c);
 
 /* ---- timer.c: one thread for asynchronous timeouts ---- */
 struct rcp_timer {
@@ -309,7 +308,6 @@ struct tb_mutex {
     pthread_mutex_t own_mu;
     pthread_mutex_t *mu; /* &own_mu, or the read-write lock's shared one */
     int refs;            /* user + each callback context + timer */
-    int user_freed;
     struct rcp_reg reg;
     struct tb_client *c;
     int c_closed; /* the client is closing or gone: no calls into it */
@@ -387,8 +385,10 @@ int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data);
 /* lk_acquire.c: the acquisition, and the watch on our own node */
 int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
                  void *data);
-/* Gives a pending acquisition up with `rc`; TB_EINVAL if none. */
+/* Gives a pending acquisition up with `rc`; TB_EINVAL if none.  The
+ * _locked form under m->mu, its callbacks to fire in `o`. */
 int rcp_lk_abort(struct tb_mutex *m, int rc);
+int rcp_lk_abort_locked(struct tb_mutex *m, int rc, struct rcp_out *o);
 void rcp_lk_fail(struct tb_mutex *m, int rc, struct rcp_out *o);
 void rcp_lk_on_timer(struct rcp_timer *t, unsigned tag);
 void rcp_lk_drop_own_watch(struct tb_mutex *m);

@@ -83,7 +83,6 @@ static void on_look(struct tb_client *c, int rc, const struct tb_stat *st,
 {
     struct reap *r = data;
 
-    rcp_note_cb_thread(c);
     if (rc == TB_ECONNECTIONLOSS) {
         if (!r->wait_final) /* as for a delete: told now, tried on */
             notify(r, rc);
@@ -106,7 +105,7 @@ static void on_delete(struct tb_client *c, int rc, void *data)
 {
     struct reap *r = data;
 
-    rcp_note_cb_thread(c);
+    (void)c;
     switch (rc) {
     case TB_OK:
         finish(r, 0);
@@ -159,7 +158,7 @@ static void on_mkp(struct tb_client *c, int rc, const char *path,
 {
     (void)path;
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     rcp_fan_answer(data, rc == TB_ENODEEXISTS ? 0 : rc);
 }
 
@@ -238,7 +237,6 @@ static void on_cin(struct tb_client *c, int rc, const char *path,
 
     (void)path;
     (void)st;
-    rcp_note_cb_thread(c);
     if (rc == TB_ENONODE && ++k->parent_tries <= RCP_PARENT_TRIES) {
         parent = rcp_dirname(k->path);
         rc = parent == NULL ? TB_ENOMEM

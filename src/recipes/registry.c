@@ -15,8 +15,6 @@ struct rcp_client {
     struct tb_queue q; /* in `clients` */
     struct tb_client *c;
     struct tb_queue objs; /* struct rcp_reg */
-    int cbt_known;
-    pthread_t cbt; /* the thread callbacks run on */
 };
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -76,32 +74,6 @@ void rcp_reg_detach(struct rcp_reg *r)
     pthread_mutex_unlock(&reg_mu);
 }
 
-void rcp_note_cb_thread(struct tb_client *c)
-{
-    struct rcp_client *e;
-
-    pthread_mutex_lock(&reg_mu);
-    e = find(c);
-    if (e != NULL && !e->cbt_known) {
-        e->cbt = pthread_self();
-        e->cbt_known = 1;
-    }
-    pthread_mutex_unlock(&reg_mu);
-}
-
-int rcp_on_cb_thread(struct tb_client *c)
-{
-    struct rcp_client *e;
-    int on = 0;
-
-    pthread_mutex_lock(&reg_mu);
-    e = find(c);
-    if (e != NULL && e->cbt_known)
-        on = pthread_equal(e->cbt, pthread_self());
-    pthread_mutex_unlock(&reg_mu);
-    return on;
-}
-
 /* Takes a reference on every object of `c` under the table's lock, so
  * none is freed while its handler runs unlocked. */
 static int collect(struct tb_client *c, struct rcp_reg ***out, int closing)
@@ -115,10 +87,6 @@ static int collect(struct tb_client *c, struct rcp_reg ***out, int closing)
     e = find(c);
     if (e == NULL)
         goto out;
-    if (!e->cbt_known) {
-        e->cbt = pthread_self();
-        e->cbt_known = 1;
-    }
     for (q = e->objs.next; q != &e->objs; q = q->next)
         cap++;
     v = cap > 0 ? malloc((size_t)cap * sizeof *v) : NULL;

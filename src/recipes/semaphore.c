@@ -281,7 +281,7 @@ static void on_path_children(struct tb_client *c, int rc,
     size_t n;
 
     (void)st;
-    rcp_note_cb_thread(c);
+    (void)c;
     if (rc == TB_ECONNECTIONLOSS && (rc = check_path(l)) == 0)
         return; /* asked again once connected */
     if (rc != 0) {

@@ -68,7 +68,9 @@ static int thread_driven(struct tb_client *c)
 
 int rcp_sync_check(struct tb_client *c)
 {
-    if (thread_driven(c) && rcp_on_cb_thread(c))
+    /* Whether or not a recipe's callback ran there before: a callback of
+     * the application's own (tb_exists', a state callback) runs there too. */
+    if (thread_driven(c) && tb__on_io_thread(c))
         return TB_EINVAL; /* we would wait for ourselves */
     return 0;
 }

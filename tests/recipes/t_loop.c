@@ -70,6 +70,26 @@ static void on_acq_nested(int rc, int64_t token, void *data)
     rt_acq_set(&n->a, rc, token, NULL);
 }
 
+static int nothing(void *arg, int64_t token)
+{
+    (void)arg;
+    (void)token;
+    return 0;
+}
+
+/* An application's own callback (tb_exists'), on a handle no recipe has
+ * had a callback on yet: a synchronous recipe call there is refused too,
+ * where it waited for ever for the thread it blocked. */
+static void on_exists_nested(struct tb_client *c, int rc,
+                             const struct tb_stat *st, void *data)
+{
+    struct nested *n = data;
+
+    (void)st;
+    n->sync_rc = tb_lock_run(c, "/rt/loop/own", nothing, NULL);
+    rt_acq_set(&n->a, rc, 0, NULL);
+}
+
 int t_loop(int argc, char **argv)
 {
     struct tb_options o;
@@ -145,6 +165,15 @@ int t_loop(int argc, char **argv)
     CHECK_RC(n.sync_rc, TB_EINVAL);
     CHECK_RC(tb_mutex_unlock_sync(hm), 0);
     printf("sync call on the callback thread: refused (TB_EINVAL)\n");
+    c = rt_connect(rt_hosts, RT_SESSION_MS);
+    n.sync_rc = 0;
+    rt_acq_init(&n.a);
+    CHECK_RC(tb_exists(c, "/", NULL, NULL, on_exists_nested, &n), 0);
+    CHECK_RC(rt_acq_wait(&n.a, 5000), 0);
+    CHECK_RC(n.sync_rc, TB_EINVAL);
+    CHECK(rt_nchildren(h, "/rt/loop/own") <= 0);
+    tb_client_close(c);
+    printf("sync recipe call from the application's own callback: refused\n");
     tb_mutex_free(m2);
     tb_mutex_free(hm);
     tb_client_close(h);
