@@ -90,6 +90,27 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
     kill(-ch->pid, SIGCONT);
 }
 
+/* tumbler's own group was stopped: the shell's `kill -TSTP %1` or `bg`'s
+ * stop of a job, a ^Z while tumbler's group has the terminal (a job
+ * brought to the foreground before CMD touched it).  CMD's group stops
+ * first, as for a stop of CMD's own: stopped, tumbler keeps no session
+ * alive, and the lock may pass.  Continued, the group goes on, with the
+ * terminal if the shell gave it to tumbler. */
+static void stopped_too(struct cli_child *ch, int sig)
+{
+    struct sigaction dfl;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    cli_child_tty(ch, 0);
+    kill(-ch->pid, SIGSTOP);
+    sigaction(sig, &dfl, NULL);
+    raise(sig); /* returns once tumbler is continued */
+    (void)cli_ev_catch(sig);
+    cli_child_tty(ch, 1);
+    kill(-ch->pid, SIGCONT);
+}
+
 /* One more wait status of CMD. */
 static void cmd_status(struct cli_child *ch, int st, int *status, int *exited)
 {
@@ -381,13 +402,18 @@ static int next_timeout(struct cli_supervise *s, struct cli_child *ch)
 
 int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
 {
+    static const int stops[] = {SIGTSTP, SIGTTIN, SIGTTOU};
+    struct sigaction dfl;
     int status = CLI_SOFTWARE, exited = 0, sig, ev, timeout;
+    size_t i;
 
     s->lost = 0;
     s->stopping = 0;
     s->killed = 0;
     s->termed = NULL;
     s->nterm = s->capterm = 0;
+    for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
+        (void)cli_ev_pass_on(stops[i]);
     while (!reap(ch, &status, &exited)) {
         if (exited) /* what CMD left running must not outlive the lock */
             stop_group(s, ch);
@@ -401,6 +427,9 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
         ev = cli_ev_wait(-1, timeout, &sig);
         if (ev == CLI_EV_MSG)
             messages(s, ch, 0);
+        else if (ev == CLI_EV_SIGNAL &&
+                 (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+            stopped_too(ch, sig);
         else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
             /* The terminating ones with SIGCONT: a stopped CMD must act
              * on them.  SIGUSR1 and SIGUSR2 leave it as it is. */
@@ -416,5 +445,10 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
     free(s->termed);
     s->termed = NULL;
     cli_child_finish(ch);
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
+        if (!cli_ev_ignored(stops[i]))
+            sigaction(stops[i], &dfl, NULL);
     return status;
 }

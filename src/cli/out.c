@@ -167,6 +167,7 @@ int cli_err(struct cli *cli, int status, const char *fmt, ...)
 void cli_notice(const char *fmt, ...)
 {
     struct pollfd p = {STDERR_FILENO, POLLOUT, 0};
+    sigset_t ttou, old;
     char buf[1024];
     va_list ap;
     int n;
@@ -179,8 +180,15 @@ void cli_notice(const char *fmt, ...)
         return;
     n = 9 + (n < (int)sizeof buf - 10 ? n : (int)sizeof buf - 11);
     buf[n++] = '\n';
+    /* SIGTTOU blocked: from the background of a terminal with tostop,
+     * the line goes out rather than stopping tumbler, or, caught while CMD
+     * runs (child.c), restarting the write for ever. */
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    pthread_sigmask(SIG_BLOCK, &ttou, &old);
     if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT))
         (void)!write(STDERR_FILENO, buf, (size_t)n);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void cli_time_str(int64_t ms, char *buf, size_t cap)

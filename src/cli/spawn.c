@@ -262,9 +262,15 @@ static int start_watchdog(struct cli_child *ch, int maxfd)
  * terminal, or one whose stops nobody would see. */
 static int job_tty(void)
 {
-    int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
     pid_t parent = getppid();
+    int fd;
 
+    /* A command a shell without job control runs in the background (`&`
+     * in a script) starts with SIGINT ignored, in the script's own group:
+     * the terminal is the script's, not CMD's to take. */
+    if (cli_ev_ignored(SIGINT))
+        return -1;
+    fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (fd < 0 || tcgetpgrp(fd) == getpgrp())
         return fd;
     if (getsid(parent) == getsid(0) && getpgid(parent) != getpgrp())

@@ -255,4 +255,25 @@ check_match "the waiter's node is gone" "1 holding, 0 waiting" "$(tb locks /sig)
 kill -TERM "$(cat "$D/child.pid")"
 wait_st "$holder"; check_eq "holder's child ended by SIGTERM: 143" 143 "$ST"
 
+# tumbler stopped by a job-control signal of its own group's (a shell's
+# `kill -TSTP %1`): CMD's group stops too, since stopped tumbler keeps no
+# session alive; continued, CMD goes on.
+rm -f "$D/beat" "$D/t.pid"
+# shellcheck disable=SC2016 # expanded by CMD's shell
+bgp 60 "$D/t.pid" "$TUMBLER" lock /tstp -- sh -c '
+    while :; do echo x >> "$0/beat"; sleep 0.05; done' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/beat"
+tbpid=$(pid_in "$D/t.pid")
+kill -TSTP "$tbpid"
+is_stopped() { [ "$(cut -d' ' -f3 "/proc/$1/stat")" = T ]; }
+wait_for 5 is_stopped "$tbpid"; check_eq "SIGTSTP to tumbler: tumbler stopped" 0 "$?"
+n=$(wc -c < "$D/beat"); sleep 0.5
+check_eq "SIGTSTP to tumbler: CMD stopped with it" "$n" "$(wc -c < "$D/beat")"
+kill -CONT "$tbpid"
+grows() { [ "$(wc -c < "$D/beat")" -gt "$n" ]; }
+wait_for 5 grows; check_eq "continued: CMD goes on" 0 "$?"
+kill -TERM "$tbpid"
+wait_st "$job"; check_eq "then SIGTERM: 143" 143 "$ST"
+
 t_end

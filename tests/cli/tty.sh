@@ -139,6 +139,19 @@ on_pty "$D/sigstop.log" '?ready' "!kill -STOP \$(cat $D/cmd.pid)" \
 check_eq "kill -STOP of CMD: tumbler runs on; ^C after kill -CONT: 130" 130 "$?"
 tb lock -n /t -- true; check_eq "kill -STOP of CMD: released at the end" 0 "$?"
 
+# A script run from an interactive shell starts tumbler in the background
+# (`&`, no job control: SIGINT ignored, the script's group) and reads a
+# line: the terminal stays the script's, CMD does not take it (the script
+# would stop on its read, tumbler with it).
+# shellcheck disable=SC2016 # expanded by the script's shell
+printf '%q lock /amp -- sleep 2 &\nsleep 0.5\necho asking\nread -r x\necho "got $x"\nwait\n' \
+    "$TUMBLER" > "$D/amp.sh"
+on_pty "$D/amp.log" '?$ ' "bash $D/amp.sh\r" '?asking' 'line\r' '?got line' \
+    'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "tumbler lock & in a script: the script reads the terminal" 0 "$?"
+tb lock -n /amp -- true; check_eq "tumbler lock & in a script: released at the end" 0 "$?"
+
 # The line typed in the interactive shells below: CMD says "ready 42"
 # once it runs, then reads a line.
 typed="\"$TUMBLER\" lock /t -- sh -c 'echo \"ready \$((6*7))\"; read x; echo \"got \$x\"'\r"
