@@ -54,6 +54,20 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Stops tumbler with `sig`'s default action; returns once tumbler is
+ * continued.  The supervision catches the stop signals meanwhile
+ * (stopped_too): a kill of its own would only be caught. */
+static void stop_self(int sig)
+{
+    struct sigaction dfl, old;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, &old);
+    raise(sig);
+    sigaction(sig, &old, NULL);
+}
+
 /* CMD stopped (^Z, or SIGTTIN on reading the terminal from the
  * background): stop tumbler with the same signal, the terminal back to
  * the shell; once continued, continue the group, with the terminal if
@@ -85,7 +99,7 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
      * SIGTSTP: tumbler stopped keeps no session alive, and the lock may
      * pass to another meanwhile. */
     kill(-ch->pid, SIGSTOP);
-    kill(getpid(), sig); /* returns once tumbler is continued */
+    stop_self(sig);
     cli_child_tty(ch, 1);
     kill(-ch->pid, SIGCONT);
 }
@@ -98,15 +112,9 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
  * terminal if the shell gave it to tumbler. */
 static void stopped_too(struct cli_child *ch, int sig)
 {
-    struct sigaction dfl;
-
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
     cli_child_tty(ch, 0);
     kill(-ch->pid, SIGSTOP);
-    sigaction(sig, &dfl, NULL);
-    raise(sig); /* returns once tumbler is continued */
-    (void)cli_ev_catch(sig);
+    stop_self(sig);
     cli_child_tty(ch, 1);
     kill(-ch->pid, SIGCONT);
 }

@@ -266,9 +266,11 @@ static int job_tty(void)
     int fd;
 
     /* A command a shell without job control runs in the background (`&`
-     * in a script) starts with SIGINT ignored, in the script's own group:
-     * the terminal is the script's, not CMD's to take. */
-    if (cli_ev_ignored(SIGINT))
+     * in a script) starts with SIGINT ignored and its input from
+     * /dev/null, in the script's own group: the terminal is the script's,
+     * not CMD's to take.  (SIGINT alone is ignored in the foreground too,
+     * after a script's `trap '' INT`.) */
+    if (cli_ev_ignored(SIGINT) && !isatty(STDIN_FILENO))
         return -1;
     fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (fd < 0 || tcgetpgrp(fd) == getpgrp())

@@ -146,6 +146,9 @@ struct auth {
 struct host {
     char *name;
     char *port;
+    /* Its name's lookup on its way (lookup.c): kept across attempts, so
+     * that one slower than an attempt's timeout still serves the next. */
+    struct tb_lookup *lookup;
 };
 
 enum phase {
@@ -194,7 +197,6 @@ struct tb_client {
     int fd;
     size_t host_idx;     /* host of the current / last attempt */
     struct addrinfo *ai; /* resolved addresses of host_idx */
-    struct tb_lookup *lookup; /* PH_RESOLVING: host_idx's, on its way */
     struct addrinfo *ai_next;
     int failed_in_round; /* attempts since a connection that held */
     int64_t opened_at;   /* the current connection's handshake answered */
@@ -328,9 +330,10 @@ void tb__conn_close_fd(struct tb_client *c);
 struct tb_lookup;
 int tb__lookup_start(const struct host *h, struct tb_lookup **out);
 int tb__lookup_fd(const struct tb_lookup *l);
-/* 1 once done: *ai (the caller's to free) or *err (getaddrinfo's), and the
- * lookup freed; 0 while on its way. */
-int tb__lookup_take(struct tb_lookup *l, struct addrinfo **ai, int *err);
+int tb__lookup_done(struct tb_lookup *l);
+/* Once done: *ai (the caller's to free) or *err (getaddrinfo's); the
+ * lookup is freed, its descriptor closed. */
+void tb__lookup_take(struct tb_lookup *l, struct addrinfo **ai, int *err);
 /* The handle waits no more: the lookup is freed once done. */
 void tb__lookup_abandon(struct tb_lookup *l);
 void tb__conn_lost(struct tb_client *c, int rc, const char *why);

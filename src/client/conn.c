@@ -118,7 +118,7 @@ static void resolve_failed(struct tb_client *c, int err)
 static int resolve(struct tb_client *c)
 {
     struct addrinfo hints;
-    const struct host *h = &c->hosts[c->host_idx];
+    struct host *h = &c->hosts[c->host_idx];
     int rv;
 
     memset(&hints, 0, sizeof hints);
@@ -135,7 +135,7 @@ static int resolve(struct tb_client *c)
         resolve_failed(c, rv);
         return -1;
     }
-    if ((rv = tb__lookup_start(h, &c->lookup)) != 0) {
+    if (h->lookup == NULL && (rv = tb__lookup_start(h, &h->lookup)) != 0) {
         tb__conn_failed(c, rv == TB_ENOMEM ? "out of memory"
                                            : "cannot start a name lookup");
         return -1;
@@ -146,15 +146,20 @@ static int resolve(struct tb_client *c)
 }
 
 static void attempt(struct tb_client *c);
+static void unpolled(struct tb_client *c, int fd);
 
 /* The lookup of PH_RESOLVING, done or not. */
 static void lookup_step(struct tb_client *c)
 {
+    struct host *h = &c->hosts[c->host_idx];
     int err;
 
-    if (!tb__lookup_take(c->lookup, &c->ai, &err))
+    if (!tb__lookup_done(h->lookup))
         return;
-    c->lookup = NULL;
+    unpolled(c, tb__lookup_fd(h->lookup));
+    tb__lookup_take(h->lookup, &c->ai, &err);
+    h->lookup = NULL;
+    c->phase = PH_BACKOFF; /* placeholder: resolving no more */
     if (c->ai == NULL) {
         resolve_failed(c, err);
         return;
@@ -251,11 +256,10 @@ static void unpolled(struct tb_client *c, int fd)
 
 void tb__conn_close_fd(struct tb_client *c)
 {
-    if (c->lookup != NULL) {
-        unpolled(c, tb__lookup_fd(c->lookup));
-        tb__lookup_abandon(c->lookup);
-        c->lookup = NULL;
-    }
+    /* An attempt given up while the host's lookup is on its way: the
+     * lookup goes on, the loop stops polling it until the next attempt. */
+    if (c->phase == PH_RESOLVING)
+        unpolled(c, tb__lookup_fd(c->hosts[c->host_idx].lookup));
     if (c->fd < 0)
         return;
     unpolled(c, c->fd);
@@ -542,7 +546,7 @@ void tb__interest(struct tb_client *c, struct tb_interest *in)
         d = c->deadline;
         break;
     case PH_RESOLVING:
-        in->fd = tb__lookup_fd(c->lookup);
+        in->fd = tb__lookup_fd(c->hosts[c->host_idx].lookup);
         in->events = TB_EV_READ;
         d = c->deadline;
         break;

@@ -99,6 +99,8 @@ void tb__hosts_free(struct tb_client *c)
     size_t i;
 
     for (i = 0; i < c->nhosts; i++) {
+        if (c->hosts[i].lookup != NULL)
+            tb__lookup_abandon(c->hosts[i].lookup);
         tb__free(c->hosts[i].name);
         tb__free(c->hosts[i].port);
     }

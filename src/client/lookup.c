@@ -5,8 +5,10 @@
  * the attempt's connect timeout could not end it, so one host whose name
  * does not resolve could keep the handle from the others until its
  * session expired.  The handle polls the lookup's descriptor as it polls
- * a socket (conn.c, PH_RESOLVING) and gives the lookup up when its
- * attempt times out or ends.
+ * a socket (conn.c, PH_RESOLVING); an attempt that times out leaves it on
+ * its way for the host's next attempt (a name server that takes longer
+ * than an attempt still answers one), and the handle gives it up only
+ * when it is freed.
  *
  * Ownership: the handle holds the read end until it takes the result or
  * gives the lookup up; the thread holds the rest until it is done.  The
@@ -114,21 +116,23 @@ int tb__lookup_fd(const struct tb_lookup *l)
     return l->rfd;
 }
 
-int tb__lookup_take(struct tb_lookup *l, struct addrinfo **ai, int *err)
+int tb__lookup_done(struct tb_lookup *l)
 {
     int done;
 
     pthread_mutex_lock(&l->mu);
     done = l->done;
     pthread_mutex_unlock(&l->mu);
-    if (!done)
-        return 0;
+    return done;
+}
+
+void tb__lookup_take(struct tb_lookup *l, struct addrinfo **ai, int *err)
+{
     *err = l->err;
     *ai = l->ai;
     l->ai = NULL;
     close(l->rfd);
     lookup_free(l);
-    return 1;
 }
 
 void tb__lookup_abandon(struct tb_lookup *l)

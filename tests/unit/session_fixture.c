@@ -164,6 +164,7 @@ void stop(struct sfx *f)
     while (uv_run(&f->loop, UV_RUN_NOWAIT) != 0)
         ;
     fsm_close(s->fsm);
+    reconfig_free(s); /* as main.c: a reconfig's state, if one came */
     for (i = 0; tb_map_next(&s->sessions, &i, &key, &v);)
         free(v);
     tb_map_free(&s->sessions);

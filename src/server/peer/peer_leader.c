@@ -52,6 +52,11 @@ static void send_failed(struct link *k, int64_t origin, int status)
     send_failed_xid(k, origin, status, 0, 12);
 }
 
+/* How many refused origins a link keeps: each is a client connection the
+ * follower closed; past this many the link itself is ended, which drops
+ * all the follower forwarded (and starts a new list). */
+#define REFUSED_MAX 65536
+
 /* A forward of `origin` refused, or its outcome unknown (its proposal
  * failed: leadership lost): the follower closes the client's connection.
  * What the client sent after it may be on its way already: it must not
@@ -61,7 +66,9 @@ static void send_failed(struct link *k, int64_t origin, int status)
 static void refuse_origin(struct link *k, int64_t origin, int status,
                           int32_t xid, size_t n)
 {
-    if (tb_map_put(&k->refused, (uint64_t)origin, k) != 0) {
+    /* Origin 0 is no client's (the server's own txns). */
+    if (origin != 0 && (k->refused.count >= REFUSED_MAX ||
+                        tb_map_put(&k->refused, (uint64_t)origin, k) != 0)) {
         peer__link_close(k); /* the follower drops all it forwarded */
         return;
     }
