@@ -56,7 +56,7 @@ static int64_t now_ms(void)
 
 /* Stops tumbler with `sig`'s default action; returns once tumbler is
  * continued.  The supervision catches the stop signals meanwhile
- * (stopped_too): a kill of its own would only be caught. */
+ * (stop_together): a kill of its own would only be caught. */
 static void stop_self(int sig)
 {
     struct sigaction dfl, old;
@@ -66,6 +66,21 @@ static void stop_self(int sig)
     sigaction(sig, &dfl, &old);
     raise(sig);
     sigaction(sig, &old, NULL);
+}
+
+/* A job-control stop, of CMD (cli_child_follow_stop) or of tumbler's own
+ * group (the shell's `kill -TSTP %1`, a ^Z while tumbler's group has the
+ * terminal): CMD's group stops, the terminal back to tumbler's, then
+ * tumbler with `sig`, so that the shell sees its job stopped; stopped,
+ * tumbler keeps no session alive, and nothing of CMD may run.  Continued,
+ * the group goes on, with the terminal if the shell gave it to tumbler. */
+static void stop_together(struct cli_child *ch, int sig)
+{
+    cli_child_tty(ch, 0);
+    kill(-ch->pid, SIGSTOP);
+    stop_self(sig);
+    cli_child_tty(ch, 1);
+    kill(-ch->pid, SIGCONT);
 }
 
 /* CMD stopped (^Z, or SIGTTIN on reading the terminal from the
@@ -94,29 +109,10 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
         kill(-ch->pid, SIGCONT);
         return;
     }
-    cli_child_tty(ch, 0);
     /* All of CMD stops with tumbler, also a process of it that ignores
      * SIGTSTP: tumbler stopped keeps no session alive, and the lock may
      * pass to another meanwhile. */
-    kill(-ch->pid, SIGSTOP);
-    stop_self(sig);
-    cli_child_tty(ch, 1);
-    kill(-ch->pid, SIGCONT);
-}
-
-/* tumbler's own group was stopped: the shell's `kill -TSTP %1` or `bg`'s
- * stop of a job, a ^Z while tumbler's group has the terminal (a job
- * brought to the foreground before CMD touched it).  CMD's group stops
- * first, as for a stop of CMD's own: stopped, tumbler keeps no session
- * alive, and the lock may pass.  Continued, the group goes on, with the
- * terminal if the shell gave it to tumbler. */
-static void stopped_too(struct cli_child *ch, int sig)
-{
-    cli_child_tty(ch, 0);
-    kill(-ch->pid, SIGSTOP);
-    stop_self(sig);
-    cli_child_tty(ch, 1);
-    kill(-ch->pid, SIGCONT);
+    stop_together(ch, sig);
 }
 
 /* One more wait status of CMD. */
@@ -437,7 +433,7 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
             messages(s, ch, 0);
         else if (ev == CLI_EV_SIGNAL &&
                  (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
-            stopped_too(ch, sig);
+            stop_together(ch, sig);
         else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
             /* The terminating ones with SIGCONT: a stopped CMD must act
              * on them.  SIGUSR1 and SIGUSR2 leave it as it is. */
