@@ -4,21 +4,17 @@
  * watches, pings and the read timeout, expiry, close, and allocation
  * failures at every step leaving no leak and no callback twice or never;
  * the names of event types.  What single operations send:
- * test_client_ops.c. */
+ * test_client_ops.c; host names looked up: test_client_lookup.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -485,175 +481,6 @@ static void test_short_connections_back_off(void **state)
     close_replied(c);
 }
 
-/* getaddrinfo as test_client sees it (-Wl,--wrap): the first look-up of
- * "slow.test" waits, as for a slow name server, until the test closes
- * slow_pipe's write end, and then fails, or with slow_answers is
- * 127.0.0.1; any later one waits until hang_pipe's is closed, and fails.
- * One made on the test's own thread fails at once (the handle driven
- * there would wait with it).  "fast.test" is 127.0.0.1.  Addresses, and
- * everything else, as the real one. */
-int __real_getaddrinfo(const char *node, const char *service,
-                       const struct addrinfo *hints, struct addrinfo **res);
-int __wrap_getaddrinfo(const char *node, const char *service,
-                       const struct addrinfo *hints, struct addrinfo **res);
-static pthread_t test_thread;
-static int slow_pipe[2] = {-1, -1}, hang_pipe[2] = {-1, -1};
-static int slow_on_test_thread, slow_lookups, slow_answers;
-
-int __wrap_getaddrinfo(const char *node, const char *service,
-                       const struct addrinfo *hints, struct addrinfo **res)
-{
-    struct pollfd p = {slow_pipe[0], POLLIN, 0};
-
-    if (node != NULL && !(hints != NULL && hints->ai_flags & AI_NUMERICHOST)) {
-        if (strcmp(node, "slow.test") == 0) {
-            if (pthread_equal(pthread_self(), test_thread)) {
-                slow_on_test_thread = 1;
-                return EAI_AGAIN;
-            }
-            if (__atomic_fetch_add(&slow_lookups, 1, __ATOMIC_SEQ_CST) > 0)
-                p.fd = hang_pipe[0];
-            (void)poll(&p, 1, 10000);
-            if (p.fd == hang_pipe[0] || !slow_answers)
-                return EAI_AGAIN;
-            node = "127.0.0.1";
-        }
-        if (strcmp(node, "fast.test") == 0)
-            node = "127.0.0.1";
-    }
-    return __real_getaddrinfo(node, service, hints, res);
-}
-
-/* A listener on 127.0.0.1 for the look-up tests, its port in *port. */
-static int listener(int *port)
-{
-    struct sockaddr_in a = {0};
-    socklen_t len = sizeof a;
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(lfd, 1), 0);
-    assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
-    *port = ntohs(a.sin_port);
-    return lfd;
-}
-
-static void lookups_start(void)
-{
-    test_thread = pthread_self();
-    slow_lookups = slow_on_test_thread = 0;
-    assert_int_equal(pipe(slow_pipe), 0);
-    assert_int_equal(pipe(hang_pipe), 0);
-}
-
-static void lookups_end(void)
-{
-    if (slow_pipe[1] >= 0)
-        close(slow_pipe[1]);
-    close(hang_pipe[1]);
-    close(slow_pipe[0]);
-    close(hang_pipe[0]);
-}
-
-/* The handle connected once a server accepts on lfd and answers. */
-static void accepted(struct tb_client *c, int lfd)
-{
-    int i;
-
-    for (i = 0; i < 500 && (server_fd = accept(lfd, NULL, NULL)) < 0; i++) {
-        pump(c);
-        usleep(2000);
-    }
-    assert_true(server_fd >= 0);
-    srv_handshake(0x9, 6000);
-    for (i = 0; i < 500 && tb_client_state(c) != TB_SESSION_CONNECTED; i++) {
-        pump(c);
-        usleep(2000);
-    }
-    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
-}
-
-/* A host whose name a name server is slow to look up holds neither the
- * handle nor the others: the look-up runs on a thread of its own, the
- * attempt gives it up at its connect timeout, and the next host is
- * looked up, connected and answered meanwhile. */
-static void test_slow_name_lookup(void **state)
-{
-    struct tb_options o = {0};
-    struct tb_client *c;
-    struct host h;
-    char hosts[64];
-    int lfd, port, i;
-
-    (void)state;
-    lookups_start();
-    slow_answers = 0;
-    lfd = listener(&port);
-    snprintf(hosts, sizeof hosts, "slow.test:1,fast.test:%d", port);
-    o.hosts = hosts;
-    o.session_timeout_ms = 6000; /* connect timeout 6000 / (3 x 2) */
-    assert_int_equal(tb_client_init(&c, &o), 0);
-    c->now = clock_fn;
-    if (strcmp(c->hosts[0].name, "slow.test") != 0) {
-        h = c->hosts[0];
-        c->hosts[0] = c->hosts[1];
-        c->hosts[1] = h;
-    }
-    pump(c);
-    assert_false(slow_on_test_thread);
-    for (i = 0; i < 500 && !__atomic_load_n(&slow_lookups, __ATOMIC_SEQ_CST);
-         i++)
-        usleep(2000);
-    assert_int_equal(slow_lookups, 1);
-    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTING);
-    fake_now += 999;
-    pump(c);
-    assert_true((server_fd = accept(lfd, NULL, NULL)) < 0);
-    fake_now += 1;
-    accepted(c, lfd);
-    close_replied(c); /* the look-up still on its way is given up */
-    lookups_end();
-    close(lfd);
-}
-
-/* A name server slower than an attempt's timeout still serves: the
- * host's next attempt waits for the same look-up, not a new one, and
- * connects once it answers. */
-static void test_slow_name_server_answers(void **state)
-{
-    struct tb_options o = {0};
-    struct tb_client *c;
-    char hosts[64];
-    int lfd, port, i;
-
-    (void)state;
-    lookups_start();
-    slow_answers = 1;
-    lfd = listener(&port);
-    snprintf(hosts, sizeof hosts, "slow.test:%d", port);
-    o.hosts = hosts;
-    o.session_timeout_ms = 6000; /* connect timeout 6000 / 3 */
-    assert_int_equal(tb_client_init(&c, &o), 0);
-    c->now = clock_fn;
-    pump(c);
-    for (i = 0; i < 500 && !__atomic_load_n(&slow_lookups, __ATOMIC_SEQ_CST);
-         i++)
-        usleep(2000);
-    fake_now += 2000; /* the attempt times out; the round pauses */
-    pump(c);
-    fake_now += 600; /* past the pause: the next attempt */
-    pump(c);
-    close(slow_pipe[1]); /* the name server answers the first look-up */
-    slow_pipe[1] = -1;
-    accepted(c, lfd);
-    assert_int_equal(slow_lookups, 1);
-    close_replied(c);
-    lookups_end();
-    close(lfd);
-}
-
 /* A read-only server's session is not carried to the next server until a
  * read-write one was seen (ZooKeeper's clients send session id 0 until
  * then): a read-write server would call it expired, as it is no session
@@ -1074,9 +901,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_connect_timeout_of_granted_session,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_short_connections_back_off, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_slow_name_lookup, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slow_name_server_answers, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readonly_session_not_carried,
                                         setup, teardown),
