@@ -137,13 +137,14 @@ void tb__lookup_take(struct tb_lookup *l, struct addrinfo **ai, int *err)
 
 void tb__lookup_abandon(struct tb_lookup *l)
 {
-    int done;
+    int done, rfd;
 
     pthread_mutex_lock(&l->mu);
     done = l->done;
+    rfd = l->rfd; /* once unlocked, the thread may free l */
     l->abandoned = 1;
     pthread_mutex_unlock(&l->mu);
-    close(l->rfd);
+    close(rfd);
     if (done)
         lookup_free(l);
 }
