@@ -24,8 +24,10 @@ export TUMBLER_HISTFILE=""  # never touch the user's history
 t_cleanup()
 {
     local rc=$? p
+    # Each with what its timeout(1) runs (the group timeout leads): an
+    # orphan would hold the test's output open.
     for p in "${T_BG[@]}"; do
-        kill -KILL "$p" 2>/dev/null
+        kill -KILL -- "-$p" "$p" 2>/dev/null
     done
     srv_stop
     # A clean shutdown is part of every test; under the sanitizers it is

@@ -513,6 +513,18 @@ running()
     [ -n "$st" ] && [ "$st" != Z ]
 }
 
+# kill_group PID: SIGKILL to PID and, if it leads a process group (timeout(1)
+# makes one for what it runs: run_bg), to the group.  What it runs must not
+# outlive it, holding the test's output open: a process under LeakSanitizer
+# that timeout's SIGTERM caught in its check at exit waits for good, the
+# stop the check needs discarded by the SIGCONT timeout sends after it.
+kill_group()
+{
+    [ "$(ps -o pgid= -p "$1" 2>/dev/null | tr -d ' ')" != "$1" ] ||
+        kill -KILL -- "-$1" 2>/dev/null
+    kill -KILL "$1" 2>/dev/null
+}
+
 # stop_server PID [TIMEOUT_S]: SIGTERM, then SIGKILL if it is still running after TIMEOUT_S
 # (default 10).  Reaps the process if it is our child, and sets STOP_STATUS to the exit status
 # of a child this stopped (0 for one that had already ended, or is not ours).
@@ -528,7 +540,7 @@ stop_server()
     done
     if running "$pid"; then
         echo "pid $pid ignored SIGTERM for ${limit}s; sending SIGKILL" >&2
-        kill -KILL "$pid" 2>/dev/null
+        kill_group "$pid"
     fi
     wait "$pid" 2>/dev/null
     STOP_STATUS=$?
