@@ -44,16 +44,22 @@ static void on_bounce(struct tb_client *c, int rc, const struct tb_stat *st,
 {
     struct bounce *b = data;
     struct tb_mutex *m = b->m;
-    int lost;
+    int lost, arc;
 
     (void)c;
     (void)rc;
     (void)st;
     pthread_mutex_lock(m->mu);
     lost = m->lstate == TB_LOCK_LOST;
+    /* A reentrant acquire is pending until told: one given up meanwhile
+     * (the handle freed, the hold released) is cancelled, never told 0
+     * while another client may hold the lock. */
+    arc = lost                                        ? TB_ELOCKLOST
+          : rcp_lk_holding(m) && m->token == b->token ? 0
+                                                      : TB_ECANCELED;
     pthread_mutex_unlock(m->mu);
     if (b->acb != NULL)
-        b->acb(lost ? TB_ELOCKLOST : 0, lost ? 0 : b->token, b->data);
+        b->acb(arc, arc == 0 ? b->token : 0, b->data);
     if (b->dcb != NULL)
         b->dcb(lost ? TB_ELOCKLOST : 0, b->data);
     rcp_lk_unref(m);
@@ -149,6 +155,18 @@ static int release_node(struct tb_mutex *m, tb_done_cb cb, void *data)
     return 0;
 }
 
+/* A lost hold's node, deleted in case it still exists (lost as far as we
+ * can tell: a look that could not be sent, a watch that could not be
+ * set).  A non-fair lock's is PATH, whoever made it last: the reaper
+ * deletes only ours (its czxid), never the next holder's. */
+static void reap_lost(struct tb_mutex *m)
+{
+    if (m->c_closed || m->node == NULL || (!m->cfg->fair && m->czxid == 0))
+        return;
+    rcp_lk_drop_own_watch(m);
+    rcp_reap(m->c, m->node, rcp_lk_shared_czxid(m), 0, NULL, NULL);
+}
+
 int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
 {
     int rv;
@@ -157,12 +175,7 @@ int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
     if (m->holds == 0) {
         rv = TB_ENOTHELD;
     } else if (m->lstate == TB_LOCK_LOST || m->c_closed) {
-        /* Our node is deleted in case it still exists (lost as far as we
-         * can tell: a look that could not be sent).  A non-fair lock's is
-         * PATH, whoever made it last: the reaper deletes only ours (its
-         * czxid), never the next holder's. */
-        if (!m->c_closed && m->node != NULL && (m->cfg->fair || m->czxid != 0))
-            rcp_reap(m->c, m->node, rcp_lk_shared_czxid(m), 0, NULL, NULL);
+        reap_lost(m);
         reset_hold(m);
         rv = TB_ELOCKLOST;
     } else if (m->holds > 1) {
@@ -258,6 +271,8 @@ void rcp_lk_free(struct tb_mutex *m)
     if (m->holds > 0) {
         if (m->lstate != TB_LOCK_LOST && !m->c_closed)
             release_node(m, NULL, NULL);
+        else /* it would block every other client */
+            reap_lost(m);
         reset_hold(m);
     }
     /* Given up under the hold that looked: a grant in between would hold

@@ -57,10 +57,13 @@ static void on_own_stat(struct tb_client *c, int rc, const struct tb_stat *st,
         rcp_lk_drop_own_watch(m); /* it watches for a creation now */
     else if (rc == 0 && m->phase != LK_HELD)
         m->czxid = st->czxid; /* a hold keeps its token's */
-    if (m->phase == LK_HELD && rcp_lk_holding(m) &&
-        (rc == TB_ENONODE || (rc == 0 && !rcp_lk_node_ours(m, st)))) {
-        /* Re-armed after a data change: the node is gone, or PATH was
-         * deleted and made again by another client in between. */
+    if (m->phase == LK_HELD && rcp_lk_holding(m) && rc != TB_ECONNECTIONLOSS &&
+        (rc != 0 || !rcp_lk_node_ours(m, st))) {
+        /* Re-armed after a data change: the node is gone, PATH was deleted
+         * and made again by another client in between, or the watch was
+         * not set (the session over, the read refused) and nothing would
+         * tell of a deletion. */
+        rcp_lk_note_session_end(m, rc);
         rcp_lk_set_lstate(m, TB_LOCK_LOST, &o);
     } else if (m->phase == LK_HELD && rc == TB_ECONNECTIONLOSS) {
         rearm_own(m, &o); /* else nothing would tell of a deletion */

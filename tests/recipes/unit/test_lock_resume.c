@@ -651,6 +651,61 @@ static void test_own_watch_rearmed_after_loss(void **state)
     close_client(c, m);
 }
 
+/* The holder's own-node watch, set again after a data change, refused
+ * (the node's ACL changed with its data, the session ended): nothing
+ * would tell the holder of a deletion, so its lock counts as lost at
+ * once.  Freed so, it still deletes its node, which would block every
+ * other client until the session's end. */
+static void test_own_watch_refused(void **state)
+{
+    static const int want[] = {TB_LOCK_LOST};
+    struct tb_client *c = rs_open_client(0);
+    struct states s = {0};
+    char node[256];
+    struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    srv_event(TB_EVENT_DATA_CHANGED, node);
+    pump(c);
+    xid = rs_expect(TB_OP_EXISTS, &body); /* the re-arm */
+    srv_reply(xid, 300, TB_ENOAUTH, NULL);
+    pump(c);
+    assert_int_equal(tb_mutex_state(m), TB_LOCK_LOST);
+    assert_states(&s, 1, want);
+    tb_mutex_free(m);
+    pump(c);
+    (void)rs_expect_at(TB_OP_DELETE, node); /* at once: a unique name */
+    rs_close(c);
+}
+
+/* A reentrant acquire still waiting for its callback when the handle is
+ * freed (the hold released with it) is cancelled, not told it holds. */
+static void test_reentry_cancelled_by_free(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct states s = {0};
+    char node[256];
+    struct tb_mutex *m = hold_fair(c, &s, node, sizeof node);
+    struct acquired a = {0};
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_mutex_lock(m, -1, on_acquired, &a), 0);
+    pump(c);
+    xid = rs_expect(TB_OP_EXISTS, &body); /* the callback's ride */
+    tb_mutex_free(m);
+    pump(c);
+    rs_reply_stat(xid, TOKEN, SID);
+    pump(c);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, TB_ECANCELED);
+    assert_int_equal(a.token, 0);
+    rs_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -684,6 +739,10 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_own_watch_rearmed_after_loss,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_watch_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reentry_cancelled_by_free, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
