@@ -101,4 +101,8 @@ void rcp_out_fire(struct rcp_out *o)
         o->dcb(o->drc, o->ddata);
     if (o->session_cb != NULL)
         o->session_cb(o->session_data);
+    if (o->ld_lost != NULL) {
+        (void)rcp_ld_abort(o->ld_lost, TB_ELOCKLOST);
+        rcp_lk_unref(o->ld_lost);
+    }
 }

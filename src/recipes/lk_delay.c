@@ -16,7 +16,10 @@
  *
  * The delay runs between the engine's grant and the caller's callback:
  * the node is held all along, and a give-up (timeout, cancel, free)
- * releases it without a record, so the next holder delays in turn. */
+ * releases it without a record, so the next holder delays in turn.  Until
+ * the callback the grant is not the caller's: tb_mutex_state says
+ * ACQUIRING, no token and no state callback is given (lk_state.c), and a
+ * loss ends the delay at once with TB_ELOCKLOST. */
 #include <stdio.h>
 #include <string.h>
 
@@ -87,15 +90,29 @@ static void on_given_up(int rc, void *data)
     ld_end(ld, ld->abort_rc);
 }
 
+static void on_carried(struct tb_client *c, int rc, const struct tb_stat *st,
+                       void *data)
+{
+    (void)c;
+    (void)st;
+    on_given_up(rc, data);
+}
+
 /* Gives the hold back without a record (lock held, released here). */
 static void give_back(struct rcp_ld *ld, int rc)
 {
     struct tb_mutex *m = ld->m;
+    int closed = m->c_closed;
 
     ld->abort_rc = rc;
     pthread_mutex_unlock(m->mu);
-    if (rcp_lk_unlock(m, on_given_up, ld) != 0)
-        on_given_up(0, ld); /* nothing held any more (freed, lost) */
+    if (rcp_lk_unlock(m, on_given_up, ld) == 0)
+        return;
+    /* Nothing held any more (freed, lost): the callback rides one small
+     * request to the I/O thread, as every recipe callback does, never
+     * inside the call that gave up nor on the timer's thread. */
+    if (closed || tb_exists(m->c, m->path, NULL, NULL, on_carried, ld) != 0)
+        on_given_up(0, ld); /* the client is closing */
 }
 
 static void mark(struct rcp_ld *ld);
@@ -114,7 +131,7 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
         return;
     }
     if (!rcp_lk_holding(m)) {
-        give_back(ld, TB_ESESSIONEXPIRED); /* lost during the delay */
+        give_back(ld, TB_ELOCKLOST); /* lost during the delay */
         return;
     }
     if (rc == TB_ECONNECTIONLOSS) { /* written or not: again */
@@ -150,10 +167,12 @@ static void on_timer(struct rcp_timer *t, unsigned tag)
     struct rcp_ld *ld = TB_CONTAINER_OF(t, struct rcp_ld, timer);
 
     pthread_mutex_lock(ld->m->mu);
-    if (tag == 1)
-        mark(ld); /* the delay is over */
-    else
+    if (tag == 0)
         give_back(ld, TB_ETIMEDOUT); /* the caller's deadline came first */
+    else if (!rcp_lk_holding(ld->m))
+        give_back(ld, TB_ELOCKLOST); /* no record of ours to write */
+    else
+        mark(ld); /* the delay is over */
 }
 
 static void on_record(struct tb_client *c, int rc, const void *value,

@@ -36,6 +36,15 @@ void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o)
     if (m->lstate == s)
         return;
     m->lstate = s;
+    /* A grant still in its lock delay is not the caller's yet: the
+     * acquisition's callback tells how it ended, and a loss ends it. */
+    if (m->ld != NULL) {
+        if (s == TB_LOCK_LOST && o->ld_lost == NULL) {
+            rcp_lk_ref(m);
+            o->ld_lost = m;
+        }
+        return;
+    }
     if (o->nstates < (int)(sizeof o->states / sizeof o->states[0]))
         o->states[o->nstates++] = s;
     o->scb = m->scb;
@@ -219,7 +228,7 @@ int rcp_lk_state(struct tb_mutex *m)
     int s, cs;
 
     pthread_mutex_lock(m->mu);
-    s = m->lstate;
+    s = m->ld != NULL ? TB_LOCK_ACQUIRING : m->lstate; /* lock delay */
     if ((s == TB_LOCK_HELD || s == TB_LOCK_SUSPENDED) && !m->c_closed) {
         cs = tb_client_state(m->c);
         if (cs == TB_SESSION_EXPIRED || cs == TB_SESSION_AUTH_FAILED ||

@@ -85,7 +85,7 @@ static int reenter(struct tb_mutex *m, int64_t *token, int *rv)
     int done = 0;
 
     pthread_mutex_lock(m->mu);
-    if (m->holds > 0 && m->acb == NULL) {
+    if (m->holds > 0 && m->acb == NULL && m->ld == NULL) {
         done = 1;
         if (m->lstate == TB_LOCK_LOST) {
             *rv = TB_ELOCKLOST;
@@ -164,7 +164,7 @@ int64_t tb_mutex_token(struct tb_mutex *m)
     int64_t t;
 
     pthread_mutex_lock(m->mu);
-    t = m->holds > 0 ? m->token : 0;
+    t = m->holds > 0 && m->ld == NULL ? m->token : 0; /* not in its delay */
     pthread_mutex_unlock(m->mu);
     return t;
 }

@@ -302,6 +302,7 @@ struct rcp_out {
     void *sdata;
     void (*session_cb)(void *data);
     void *session_data;
+    struct tb_mutex *ld_lost; /* a grant lost in its lock delay (a ref) */
 };
 
 struct tb_mutex {

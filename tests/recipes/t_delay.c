@@ -35,6 +35,76 @@ static void kill_node(struct tb_client *other, struct tb_mutex *m)
     CHECK_RC(tb_delete_sync(other, node, -1), 0);
 }
 
+/* The thread a callback ran on, and the lock states a handle was told. */
+struct seen {
+    struct rt_acq a;
+    pthread_t thread;
+    int states;
+};
+
+static void seen_acq(int rc, int64_t token, void *data)
+{
+    struct seen *s = data;
+
+    s->thread = pthread_self(); /* published by rt_acq_set's mutex */
+    rt_acq_set(&s->a, rc, token, NULL);
+}
+
+static void seen_stat(struct tb_client *c, int rc, const struct tb_stat *st,
+                      void *data)
+{
+    (void)c;
+    (void)st;
+    seen_acq(rc, 0, data);
+}
+
+static void seen_state(int state, int64_t token, void *data)
+{
+    (void)state;
+    (void)token;
+    __atomic_add_fetch(&((struct seen *)data)->states, 1, __ATOMIC_RELAXED);
+}
+
+/* During the delay the grant is not the caller's yet: ACQUIRING, no token,
+ * no state callback, a second acquire refused; its node deleted then
+ * fails the acquisition at once (not at the delay's end) with
+ * TB_ELOCKLOST, on the client's I/O thread like every callback.  m1 on
+ * c1 is the holder that dies. */
+static void lost_in_delay(struct tb_client *c1, struct tb_client *c2,
+                          struct tb_mutex *m1)
+{
+    struct seen io = {0}, w = {0};
+    struct tb_lock_options o = {
+        .lock_delay_ms = DELAY, .state_cb = seen_state, .data = &w};
+    struct tb_mutex *m;
+    int64_t t, t0;
+
+    rt_acq_init(&io.a);
+    CHECK_RC(tb_exists(c2, "/", NULL, NULL, seen_stat, &io), 0);
+    CHECK_RC(rt_acq_wait(&io.a, 5000), 0);
+    CHECK_RC(tb_mutex_new(&m, c2, LOCK, &o), 0);
+    CHECK_RC(tb_mutex_lock_sync(m1, 10000, &t), 0);
+    rt_acq_init(&w.a);
+    CHECK_RC(tb_mutex_lock(m, -1, seen_acq, &w), 0);
+    CHECK(rt_wait_nchildren(c1, LOCK, 2, 5000) == 2);
+    kill_node(c1, m1);
+    rt_sleep_ms(300); /* granted, its record read: in the delay */
+    CHECK(!rt_acq_done(&w.a));
+    CHECK_RC(tb_mutex_state(m), TB_LOCK_ACQUIRING);
+    CHECK(tb_mutex_token(m) == 0);
+    CHECK_RC(tb_mutex_lock_sync(m, 0, &t), TB_EINVAL);
+    t0 = rt_now_ms();
+    kill_node(c1, m);
+    CHECK_RC(rt_acq_wait(&w.a, 5000), TB_ELOCKLOST);
+    printf("lock-delay: lost in its delay, told %lld ms later\n",
+           (long long)(rt_now_ms() - t0));
+    CHECK(rt_now_ms() - t0 < DELAY / 2);
+    CHECK(pthread_equal(w.thread, io.thread));
+    CHECK(__atomic_load_n(&w.states, __ATOMIC_RELAXED) == 0);
+    CHECK_RC(tb_mutex_unlock_sync(m1), TB_ELOCKLOST);
+    tb_mutex_free(m);
+}
+
 int t_delay(int argc, char **argv)
 {
     struct tb_client *c1 = rt_connect(rt_hosts, RT_SESSION_MS);
@@ -116,6 +186,7 @@ int t_delay(int argc, char **argv)
     tb_mutex_free(m2);
     CHECK_RC(rt_acq_wait(&a, 5000), TB_ECANCELED);
     CHECK(rt_wait_nchildren(c1, LOCK, 0, 5000) == 0);
+    lost_in_delay(c1, c2, m1);
     tb_mutex_free(m1);
     rt_rmr(c1, "/rt/ld");
     tb_client_close(c1);
