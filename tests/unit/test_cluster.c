@@ -408,6 +408,47 @@ static void test_followers_hear_commit_at_once(void **state)
     cluster_close(c);
 }
 
+/* How many of the leader's followers it reports synced (heard from within
+ * an election timeout: mntr's zk_synced_followers). */
+static unsigned synced(struct cluster *c, unsigned l)
+{
+    struct replog_follower f[REPLOG_MAX_MEMBERS];
+    unsigned n = replog_followers(c->nodes[l].log, f, REPLOG_MAX_MEMBERS), i,
+             k = 0;
+
+    for (i = 0; i < n; i++)
+        k += f[i].synced;
+    return k;
+}
+
+/* An idle, healthy ensemble: both followers synced at every moment of
+ * several election timeouts (raft's own flag reads false after each of
+ * its contact checks until the next reply); one cut off is not, within
+ * two election timeouts. */
+static void test_followers_synced_while_idle(void **state)
+{
+    struct replog_config cfg = {0};
+    struct cluster *c = &cl;
+    unsigned l, ms;
+
+    (void)state;
+    cfg.election_timeout_ms = 1000;
+    cfg.heartbeat_timeout_ms = 100;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 10000);
+    cluster_step_for(c, 1000);
+    for (ms = 0; ms < 4 * cfg.election_timeout_ms; ms += 5) {
+        assert_int_equal(synced(c, l), 2);
+        cluster_step_for(c, 5);
+    }
+    raft_fixture_kill(&c->f, (l + 1) % c->n);
+    cluster_step_for(c, 2 * cfg.election_timeout_ms);
+    assert_int_equal(synced(c, l), 1);
+    raft_fixture_revive(&c->f, (l + 1) % c->n);
+    cluster_converge(c, 10000);
+    cluster_close(c);
+}
+
 /* Disk faults: the leader's log fails a write while it takes writes, then
  * a follower's.  A proposal the log could not take is refused at once and
  * is nowhere; one whose entry failed later is answered once, with an
@@ -478,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_session_across_leader_change),
         cmocka_unit_test(test_observer),
         cmocka_unit_test(test_followers_hear_commit_at_once),
+        cmocka_unit_test(test_followers_synced_while_idle),
         cmocka_unit_test(test_disk_faults),
     };
 

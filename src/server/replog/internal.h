@@ -152,6 +152,15 @@ struct replog {
     int64_t applied_index;   /* last index given to fsm.apply or restore */
     int was_leader;
     int known_leader;         /* replog_leader() at the last poll */
+    /* When each server was last heard from (any message; mend.c's recv
+     * notes it), for replog_followers: libraft's recent_recv is cleared at
+     * every check of the leader's contact and reads false until the next
+     * reply, a tenth of the time on an idle, healthy ensemble. */
+    struct {
+        raft_id id;
+        uint64_t at;
+    } heard[REPLOG_MAX_MEMBERS];
+    unsigned nheard;
     raft_term caught_term;    /* of the last barrier applied here */
     raft_term catching_term;  /* of the leader's own barrier in flight */
     struct replog_fresh fresh;   /* set at open; wal.c's recv asks it */
@@ -289,6 +298,8 @@ void replog__notice_sent(struct replog *l, const struct raft_message *m);
 raft_term replog__last_term(const struct raft_log *log);
 /* Milliseconds of raft's clock (its io's: virtual under a fixture). */
 uint64_t replog__now(struct replog *l);
+/* A message from server `id` came now. */
+void replog__heard(struct replog *l, raft_id id);
 
 void replog__logf(struct replog *l, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

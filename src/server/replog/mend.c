@@ -303,6 +303,7 @@ static void mend_recv(struct raft_io *io, struct raft_message *m)
     struct replog *l = replog_of(io);
     struct raft_append_entries *ae = &m->append_entries;
 
+    replog__heard(l, m->server_id);
     if (m->type == RAFT_IO_TIMEOUT_NOW && installing(l->raft)) {
         l->stats.mended[8]++;
         return;

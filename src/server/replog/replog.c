@@ -163,6 +163,33 @@ int replog_leader(struct replog *l)
     return (int)id;
 }
 
+void replog__heard(struct replog *l, raft_id id)
+{
+    unsigned i, oldest = 0;
+
+    for (i = 0; i < l->nheard && l->heard[i].id != id; i++)
+        if (l->heard[i].at < l->heard[oldest].at)
+            oldest = i;
+    if (i == REPLOG_MAX_MEMBERS)
+        i = oldest; /* a member long gone, after many changes */
+    else if (i == l->nheard)
+        l->nheard++;
+    l->heard[i].id = id;
+    l->heard[i].at = replog__now(l);
+}
+
+/* Heard from within an election timeout (a member the leader would count
+ * in its contact with a majority). */
+static int heard_lately(struct replog *l, raft_id id)
+{
+    unsigned i;
+
+    for (i = 0; i < l->nheard; i++)
+        if (l->heard[i].id == id)
+            return replog__now(l) - l->heard[i].at <= l->raft->election_timeout;
+    return 0;
+}
+
 unsigned replog_followers(struct replog *l, struct replog_follower *out,
                           unsigned max)
 {
@@ -179,7 +206,7 @@ unsigned replog_followers(struct replog *l, struct replog_follower *out,
         pr = &l->raft->leader_state.progress[i];
         out[n++] = (struct replog_follower){
             (int)c->servers[i].id, c->servers[i].role == RAFT_VOTER,
-            pr->recent_recv,
+            heard_lately(l, c->servers[i].id),
             last > pr->match_index ? last - pr->match_index : 0};
     }
     return n;
