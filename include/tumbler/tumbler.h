@@ -346,8 +346,11 @@ TB_API int tb_set_acl(struct tb_client *c, const char *path,
                       const struct tb_acl_list *acl, int32_t version,
                       tb_stat_cb cb, void *data);
 /* Adds a credential ("digest", "user:password").  It is kept and replayed
- * after every reconnect.  The callback reports the server's first answer;
- * a refused credential moves the handle to TB_SESSION_AUTH_FAILED. */
+ * after every reconnect.  The callback reports the server's first answer,
+ * or TB_ECONNECTIONLOSS if the connection it was sent on, or the attempt
+ * it waited for, failed before any answer (the credential stays, replayed
+ * on the next connection); a refused credential moves the handle to
+ * TB_SESSION_AUTH_FAILED. */
 TB_API int tb_add_auth(struct tb_client *c, const char *scheme,
                        const void *cred, size_t len, tb_void_cb cb,
                        void *data);
@@ -364,8 +367,10 @@ TB_API int tb_add_watch(struct tb_client *c, const char *path, int mode,
  * 3.8 server cannot end a persistent watch alone; its events then find no
  * watcher, and a reconnect does not set it again); a removal it is not
  * told of still completes in request order.  Each removed watcher gets
- * its final call (TB_EVENT_*_WATCH_REMOVED) just before `cb`.  TB_ENOWATCHER (returned) if none matches.  With `local`
- * set, watchers are removed even if the server cannot be told. */
+ * its final call (TB_EVENT_*_WATCH_REMOVED) just before `cb`.
+ * TB_ENOWATCHER (returned) if none matches, counting those that earlier
+ * requests still unanswered will register.  With `local` set, watchers
+ * are removed even if the server cannot be told. */
 TB_API int tb_remove_watches(struct tb_client *c, const char *path, int type,
                              tb_watch_cb watch, void *wdata, int local,
                              tb_void_cb cb, void *data);

@@ -134,7 +134,8 @@ struct req {
 };
 
 /* A credential, replayed after every reconnect.  `waiter` is the
- * tb_add_auth request waiting for the server's first answer. */
+ * tb_add_auth request waiting for the server's first answer, or for the
+ * connection or attempt it waited on to fail first. */
 struct auth {
     struct tb_queue q;
     char *scheme;

@@ -460,7 +460,9 @@ static void send_ping(struct tb_client *c)
 
 void tb__timers(struct tb_client *c, int64_t now)
 {
-    int t = c->timeout;
+    /* 64 bits: a server may grant up to INT32_MAX ms, whose 2T/3 would
+     * overflow an int on the way (and drop every connection at once). */
+    int64_t t = c->timeout;
 
     if (c->closing && !c->closed && now >= c->close_deadline) {
         tb__log(c, TB_LOG_INFO, "no reply to closeSession in time");
@@ -537,7 +539,7 @@ static int64_t min_deadline(int64_t a, int64_t b)
 void tb__interest(struct tb_client *c, struct tb_interest *in)
 {
     int64_t now = c->now(), d = -1;
-    int t = c->timeout;
+    int64_t t = c->timeout; /* as in tb__timers */
 
     in->fd = -1;
     in->events = 0;

@@ -225,6 +225,24 @@ void tb__on_frame(struct tb_client *c, const uint8_t *p, size_t n)
     }
 }
 
+/* The credentials' waiters get `rc`: each waited for an answer on the
+ * connection that just ended or the attempt that just failed, as a
+ * request sent or queued then did.  The credentials stay, replayed on the
+ * next connection; a refusal there still ends the session. */
+static void fail_auth_waiters(struct tb_client *c, int rc)
+{
+    struct tb_queue *q;
+
+    TB_QUEUE_FOREACH (q, &c->auths) {
+        struct auth *a = TB_CONTAINER_OF(q, struct auth, q);
+        if (a->waiter != NULL) {
+            struct req *w = a->waiter;
+            a->waiter = NULL;
+            tb__req_complete(c, w, rc, NULL, 0);
+        }
+    }
+}
+
 /* Keeps why the connection failed, for tb_client_last_error. */
 static void note_failure(struct tb_client *c, int err, const char *why)
 {
@@ -247,6 +265,7 @@ void tb__conn_lost(struct tb_client *c, int rc, const char *why)
     if (c->state == TB_SESSION_CONNECTED || c->state == TB_SESSION_READONLY)
         tb__set_state(c, TB_SESSION_SUSPENDED);
     tb__req_fail_queue(c, &c->pendq, rc);
+    fail_auth_waiters(c, rc);
     c->phase = PH_BACKOFF; /* placeholder until the next attempt starts */
     /* A connection that held a ping interval was a good one: the next
      * round starts afresh, at once.  One closed sooner (a server that
@@ -277,6 +296,7 @@ void tb__conn_fail(struct tb_client *c, int err, const char *why)
     }
     tb__req_fail_queue(c, &c->pendq, TB_ECONNECTIONLOSS);
     tb__req_fail_queue(c, &c->outq, TB_ECONNECTIONLOSS);
+    fail_auth_waiters(c, TB_ECONNECTIONLOSS);
     c->phase = PH_BACKOFF;
     tb__next_attempt(c);
 }
@@ -286,8 +306,6 @@ void tb__conn_fail(struct tb_client *c, int err, const char *why)
  * final callback. */
 void tb__terminate(struct tb_client *c, int state, int rc)
 {
-    struct tb_queue *q;
-
     tb__conn_close_fd(c);
     if (state != TB_SESSION_CLOSED)
         tb__set_state(c, state);
@@ -298,14 +316,7 @@ void tb__terminate(struct tb_client *c, int state, int rc)
     }
     tb__req_fail_queue(c, &c->pendq, rc);
     tb__req_fail_queue(c, &c->outq, rc);
-    TB_QUEUE_FOREACH(q, &c->auths) {
-        struct auth *a = TB_CONTAINER_OF(q, struct auth, q);
-        if (a->waiter != NULL) {
-            struct req *w = a->waiter;
-            a->waiter = NULL;
-            tb__req_complete(c, w, rc, NULL, 0);
-        }
-    }
+    fail_auth_waiters(c, rc);
     tb__watch_end_all(c, rc);
     if (state == TB_SESSION_CLOSED)
         tb__set_state(c, state);

@@ -278,12 +278,14 @@ static int removed_later(struct tb_client *c, const struct req *from,
     return 0;
 }
 
-/* Counts the registered watchers `rm` matches; *others gets a bit per
- * wire class of the watchers that would remain on the path.  Both as
- * things will be at the removal's turn: watchers that removals still
- * outstanding take out do not count, and watches that requests still
- * outstanding set (if they succeed) count among the others, unless `rm`
- * takes them out too. */
+/* Counts the watchers `rm` matches; *others gets a bit per wire class of
+ * the watchers that would remain on the path.  Both as things will be at
+ * the removal's turn: watchers that removals still outstanding take out
+ * do not count, and watchers that requests still outstanding register (if
+ * they succeed) count as registered ones do, among those `rm` removes if
+ * it matches them, else among the others.  Left out of the count, such a
+ * watcher would make the call fail with TB_ENOWATCHER and then be
+ * registered all the same, called after the caller gave it up. */
 int tb__watch_count(struct tb_client *c, struct tb_str path,
                     const struct rm_spec *rm, int *others)
 {
@@ -308,11 +310,13 @@ int tb__watch_count(struct tb_client *c, struct tb_str path,
             const struct req *r = TB_CONTAINER_OF(q, struct req, it.q);
             const struct watcher *w = r->w;
             if (w == NULL || !same_path(w, h, path) ||
-                rm_takes(rm, w->set_kind, w->cb, w->data) ||
                 (pending &&
                  removed_later(c, r, path, w->set_kind, w->cb, w->data)))
                 continue;
-            *others |= 1 << wire_class(w->set_kind);
+            if (rm_takes(rm, w->set_kind, w->cb, w->data))
+                n++;
+            else
+                *others |= 1 << wire_class(w->set_kind);
         }
     }
     return n;

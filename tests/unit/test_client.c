@@ -408,6 +408,118 @@ static void test_auth_refused_while_closing(void **state)
     assert_int_equal(h.type, TB_OP_CLOSESESSION);
 }
 
+/* Reads the next request, an auth packet, and checks its credential. */
+static void srv_auth_is(const char *cred)
+{
+    uint8_t buf[256];
+    struct tb_rd body;
+    struct tb_request_header h = srv_request(buf, sizeof buf, &body);
+    struct tb_auth_req ar;
+
+    assert_int_equal(h.xid, TB_XID_AUTH);
+    assert_int_equal(tb_auth_req_decode(&body, &ar), 0);
+    assert_true(tb_str_eq(ar.auth, tb_str_c(cred)));
+}
+
+/* A credential added while no server can be reached: its callback hears
+ * of the failed attempt as a request queued then does (and
+ * tb_add_auth_sync returns instead of waiting until the handle is
+ * closed); one sent on a connection that breaks before its answer hears
+ * of the loss as a request sent then does.  Each credential stays and is
+ * replayed on the next connection, its callback not called again. */
+static void test_auth_waiter_ends_with_attempt(void **state)
+{
+    struct tb_client *c = make("h:1", 6000);
+    struct rec a = {0}, b = {0}, g = {0};
+    pthread_t th;
+
+    (void)state;
+    refuse = 1;
+    assert_int_equal(tb_add_auth(c, "digest", "u:p", 3, rec_void, &a), 0);
+    assert_int_equal(tb_exists(c, "/x", NULL, NULL, rec_stat, &g), 0);
+    pump(c);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.rc, TB_ECONNECTIONLOSS);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, TB_ECONNECTIONLOSS);
+    /* the sync form: the next attempt, past the backoff, fails too */
+    pthread_create(&th, NULL, advance_later, NULL);
+    assert_int_equal(tb_add_auth_sync(c, "digest", "v:q", 3),
+                     TB_ECONNECTIONLOSS);
+    pthread_join(th, NULL);
+    refuse = 0;
+    fake_now += 600;
+    pump(c);
+    srv_handshake(0x5, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    srv_auth_is("u:p");
+    srv_auth_is("v:q");
+    srv_reply(TB_XID_AUTH, 0, 0, NULL);
+    srv_reply(TB_XID_AUTH, 0, 0, NULL);
+    pump(c);
+    assert_int_equal(a.calls, 1);
+    /* sent, then the connection breaks before the answer */
+    assert_int_equal(tb_add_auth(c, "digest", "w:r", 3, rec_void, &b), 0);
+    pump(c);
+    srv_auth_is("w:r");
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.rc, TB_ECONNECTIONLOSS);
+    fake_now += 600;
+    pump(c);
+    srv_handshake(0x5, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    srv_auth_is("u:p");
+    srv_auth_is("v:q");
+    srv_auth_is("w:r");
+    srv_reply(TB_XID_AUTH, 0, 0, NULL);
+    srv_reply(TB_XID_AUTH, 0, 0, NULL);
+    srv_reply(TB_XID_AUTH, 0, 0, NULL);
+    pump(c);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    close_replied(c);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(b.calls, 1);
+}
+
+/* A server may grant a session timeout as long as INT32_MAX ms: the read
+ * timeout (2T/3) must not overflow and drop the connection at once, nor
+ * make the driver wait for nothing. */
+static void test_longest_session_timeout(void **state)
+{
+    struct tb_client *c = make("h:1", 6000);
+    struct tb_interest in;
+    uint8_t buf[64];
+    struct tb_rd body;
+
+    (void)state;
+    pump(c);
+    srv_handshake(0x5, 0x7fffffff);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(tb_client_session_timeout(c), 0x7fffffff);
+    fake_now += 1000;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(connects, 1);
+    assert_false(srv_has_data()); /* no ping yet either */
+    /* the next thing due is the ping, T/3 after the handshake was sent */
+    assert_int_equal(tb_client_interest(c, &in), 0);
+    assert_int_equal(in.timeout_ms, 0x7fffffff / 3 - 1000);
+    fake_now += 0x7fffffff / 3 - 1000;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(srv_request(buf, sizeof buf, &body).xid, TB_XID_PING);
+    close_replied(c);
+}
+
 /* The connection breaks; the handle, past its backoff, dials the next
  * server. */
 static void next_server(struct tb_client *c)
@@ -897,6 +1009,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_refused_while_closing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_auth_waiter_ends_with_attempt,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_longest_session_timeout, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_connect_timeout_of_granted_session,
                                         setup, teardown),

@@ -2,7 +2,8 @@
  * the caller, against the scripted server of client_fixture.h: a multi's
  * results, getConfig outside the chroot, reconfig's request, a null
  * string where a reply must have one, and tb_remove_watches behind
- * requests still outstanding. */
+ * requests still outstanding (among them ones that set the watcher it
+ * removes). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -537,6 +538,85 @@ static void test_remove_watches_counts_pending_watch(void **state)
     close_replied(c);
 }
 
+/* The only watcher on /a is one a getData still unanswered sets: removing
+ * it counts it (not TB_ENOWATCHER, which would leave it to be registered
+ * anyway and called after the caller gave it up), tells the server after
+ * the getData, and takes it out once the getData has set it. */
+static void test_remove_watches_takes_pending_watch(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct rec w1 = {0}, g = {0}, rm = {0}, again = {0};
+    int32_t x, y;
+
+    (void)state;
+    assert_int_equal(tb_get_data(c, "/a", rec_watch, &w1, rec_data, &g), 0);
+    pump(c);
+    x = next_request(TB_OP_GETDATA);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, rec_watch, &w1,
+                                       0, rec_void, &rm),
+                     0);
+    /* W1 is on its way out: removing it again finds nothing */
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, rec_watch, &w1,
+                                       0, rec_void, &again),
+                     TB_ENOWATCHER);
+    pump(c);
+    y = next_request(TB_OP_REMOVEWATCHES); /* nothing else watches /a */
+    reply_data(x, 5);
+    srv_reply(y, 6, 0, NULL);
+    pump(c);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(w1.events, 1);
+    assert_int_equal(w1.ev_type, TB_EVENT_DATA_WATCH_REMOVED);
+    assert_int_equal(w1.ev_final, 1);
+    assert_int_equal(rm.calls, 1);
+    assert_int_equal(rm.rc, 0);
+    assert_int_equal(again.calls, 0);
+    assert_int_equal(c->nwatchers, 0);
+    srv_event(TB_EVENT_DATA_CHANGED, "/a");
+    pump(c);
+    assert_int_equal(w1.events, 1);
+    close_replied(c);
+    assert_int_equal(w1.events, 1);
+}
+
+/* The same behind a watcher that stays (W2): the removal of W1, which a
+ * getData still unanswered sets, is local, and takes W1 out right after
+ * that getData set it; W2 alone hears of the next change. */
+static void test_local_remove_takes_pending_watch(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct rec w1 = {0}, w2 = {0}, g = {0}, rm = {0};
+    int32_t x;
+
+    (void)state;
+    watch_data(c, "/a", rec_watch, &w2, 5);
+    assert_int_equal(tb_get_data(c, "/a", rec_watch, &w1, rec_data, &g), 0);
+    pump(c);
+    x = next_request(TB_OP_GETDATA);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, rec_watch, &w1,
+                                       0, rec_void, &rm),
+                     0);
+    pump(c);
+    assert_false(srv_has_data()); /* no removeWatches: W2 keeps the watch */
+    assert_int_equal(rm.calls, 0);
+    reply_data(x, 6);
+    pump(c);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(w1.events, 1);
+    assert_int_equal(w1.ev_type, TB_EVENT_DATA_WATCH_REMOVED);
+    assert_int_equal(w1.ev_final, 1);
+    assert_int_equal(rm.calls, 1);
+    assert_int_equal(rm.rc, 0);
+    assert_int_equal(w2.events, 0);
+    srv_event(TB_EVENT_DATA_CHANGED, "/a");
+    pump(c);
+    assert_int_equal(w2.events, 1);
+    assert_int_equal(w2.ev_type, TB_EVENT_DATA_CHANGED);
+    assert_int_equal(w1.events, 1);
+    close_replied(c);
+}
+
 /* A removal the server need not hear of (W2 keeps the watch) completes in
  * its turn: after the exists sent before it, the watcher's final call
  * just before the removal's callback. */
@@ -688,6 +768,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_remove_watches_counts_pending_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_watches_takes_pending_watch,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_remove_takes_pending_watch,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_local_remove_in_request_order,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_after_pending_local_remove,
