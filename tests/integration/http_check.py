@@ -56,6 +56,26 @@ def admin(base, client_port, nodes):
     assert {"num_connections", "num_paths", "num_total_watches"} <= set(d), d
     d = command(base, "cons")
     assert isinstance(d["connections"], list), d
+    # A session's last cxid is its own last request's, not a ping's (-2).
+    s = socket.create_connection(("127.0.0.1", client_port), timeout=10)
+    req = struct.pack(">iqiqi16s?", 0, 0, 30000, 0, 16, b"\0" * 16, False)
+    s.sendall(struct.pack(">i", len(req)) + req)
+    data = b""
+    while len(data) < 40:
+        data += s.recv(4096)
+    sid = struct.unpack(">q", data[12:20])[0]
+    exists = struct.pack(">iii1s?", 5, 3, 1, b"/", False)
+    ping = struct.pack(">ii", -2, 11)
+    for r in (exists, ping):
+        s.sendall(struct.pack(">i", len(r)) + r)
+    data = b""
+    while len(data) < (4 + 16 + 68) + (4 + 16):
+        data += s.recv(4096)
+    mine = [c for c in command(base, "cons")["connections"]
+            if c.get("session_id") == sid]
+    assert len(mine) == 1 and mine[0]["last_cxid"] == 5, mine
+    assert mine[0]["last_operation"] == "PING", mine
+    s.close()
     d = command(base, "stmk?traceMask=5")
     assert d["tracemask"] == 5, d
     d = command(base, "stmk?traceMask=5x")
@@ -89,7 +109,8 @@ def admin(base, client_port, nodes):
     # a name of any bytes: still valid JSON (json.loads above), ASCII
     d = command(base, "%22%5C%ff%0a")
     assert d["command"] == '"\\??', d
-    print("admin: %d commands answer JSON; srvr, conf, mntr, wchs, cons, "
+    print("admin: %d commands answer JSON; srvr, conf, mntr, wchs, cons "
+          "(a session's last cxid), "
           "stmk, dump's buckets, voting_view, unknown names" % len(names))
 
 

@@ -254,6 +254,7 @@ static void conn_info(const struct conn *c, struct fourlw_conn *f)
     f->lcxid = c->client.last_cxid;
     f->lzxid = c->client.last_zxid ? c->client.last_zxid : -1;
     f->lresp = (int64_t)c->client.last_resp_ms;
+    f->llat = (int64_t)c->client.last_latency_ms;
     f->latency =
         (struct fourlw_latency){c->client.lat.min_ms, c->client.lat.max_ms,
                                 c->client.lat.total_ms, c->client.lat.count};

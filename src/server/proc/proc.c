@@ -36,6 +36,7 @@ static void request_done(struct proc_client *c, const struct req *r)
     int op = metrics_op_index(r->type);
 
     note_latency(&c->lat, ms);
+    c->last_latency_ms = ms;
     note_latency(&c->srv->lat, ms);
     if (op >= 0)
         hist_note(&c->srv->req_latency[op],
@@ -421,7 +422,8 @@ void proc_frame(struct proc_client *c, struct tb_str frame)
     body = (struct tb_str){(const char *)rd.pos, (size_t)(rd.end - rd.pos)};
     session_touch(c->srv, c->session_id);
     c->last_op = h.type;
-    c->last_cxid = h.xid;
+    if (h.xid >= 0) /* the client's last own request, not a ping's -2 */
+        c->last_cxid = h.xid;
     if (h.type == TB_OP_AUTH) {
         auth_request(c, h.xid, body);
         return;

@@ -87,7 +87,7 @@ struct proc_client {
     struct watch_owner watch;
 
     /* statistics */
-    uint64_t last_resp_ms;
+    uint64_t last_resp_ms, last_latency_ms;
     int32_t last_op, last_cxid;
     int64_t last_zxid;
     struct latency lat;
