@@ -174,9 +174,33 @@ def hostile(mport, aport):
     t = time.monotonic()
     for data in UNFINISHED:
         assert exchange(aport, data, idle=True) == b""
+    at_limit(mport)
     print("hostile: %d inputs on each port answered with an error or a "
-          "close; %d unfinished requests closed when idle (%.1f s)"
+          "close; %d unfinished requests closed when idle (%.1f s); the "
+          "port serves again after its connection limit"
           % (len(JUNK), len(UNFINISHED), time.monotonic() - t))
+
+
+def at_limit(port):
+    """The connection limit (32 from each of two addresses), one more
+    connection tried, then all closed at once: the port serves again
+    (libmicrohttpd stops listening at its limit, until its next run)."""
+    socks = []
+    for src in ("127.0.0.1", "127.0.0.2"):
+        for _ in range(32):
+            s = socket.socket()
+            s.bind((src, 0))
+            s.connect(("127.0.0.1", port))
+            s.sendall(b"GET /met")
+            socks.append(s)
+    time.sleep(0.3)
+    extra = socket.create_connection(("127.0.0.1", port), timeout=2)
+    extra.sendall(b"G")
+    time.sleep(0.3)
+    for s in socks + [extra]:
+        s.close()
+    code, _ = get("http://127.0.0.1:%d/metrics" % port)
+    assert code == 200, code
 
 
 def parse(text):

@@ -4,7 +4,12 @@
  * its epoll set, readable whenever the listener or a connection has
  * something for it.  After each MHD_run() the timer is set to what
  * MHD_get_timeout() says: 0 while it has work left it could not finish
- * (data already read), else the nearest idle timeout. */
+ * (data already read), else the nearest idle timeout, and at most
+ * RUN_EVERY_MS: at its connection limit (or out of descriptors)
+ * libmicrohttpd takes the listener out of its epoll set and puts it back
+ * only at the start of a later MHD_run(), and once every connection has
+ * closed in one run, nothing else would call it again: the port would
+ * accept nothing for good. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -29,6 +34,8 @@ struct httpd {
 
 static void rearm(struct httpd *h);
 
+enum { RUN_EVERY_MS = 1000 };
+
 static void run(struct httpd *h)
 {
     MHD_run(h->mhd);
@@ -51,10 +58,9 @@ static void rearm(struct httpd *h)
 {
     MHD_UNSIGNED_LONG_LONG ms;
 
-    if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
-        uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
-    else
-        uv_timer_stop(&h->timer);
+    if (MHD_get_timeout(h->mhd, &ms) != MHD_YES || ms > RUN_EVERY_MS)
+        ms = RUN_EVERY_MS;
+    uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
 }
 
 /* Before the start, libmicrohttpd's messages say why it failed (a port
