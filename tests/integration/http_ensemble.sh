@@ -97,7 +97,15 @@ sizes=$(four_letter "${cport[$L]}" srvr | sed -n 's|^Proposal sizes last/min/max
     fail "AdminServer srvr: proposal_stats $(admin "$L" srvr)"
 ! four_letter "${cport[${followers[0]}]}" srvr | grep -q "^Proposal sizes" ||
     fail "a follower's srvr has proposal sizes"
-ok "AdminServer: leader, voting_view, srvr; srvr's proposal sizes ($sizes)"
+# and mntr's, by ZooKeeper 3.8's names, the leader's alone
+mntr_sizes=$(four_letter "${cport[$L]}" mntr |
+    awk '$1 ~ /^zk_(last|min|max)_proposal_size$/ { v[$1] = $2 }
+         END { print v["zk_last_proposal_size"] "/" v["zk_min_proposal_size"] "/" v["zk_max_proposal_size"] }')
+[[ "$mntr_sizes" =~ ^-?[0-9]+/-?[0-9]+/-?[0-9]+$ && "${mntr_sizes##*/}" -ge "${sizes##*/}" ]] ||
+    fail "leader's mntr: proposal sizes '$mntr_sizes' (srvr: $sizes)"
+! four_letter "${cport[${followers[0]}]}" mntr | grep -q "^zk_max_proposal_size" ||
+    fail "a follower's mntr has proposal sizes"
+ok "AdminServer: leader, voting_view, srvr; srvr's and mntr's proposal sizes ($sizes)"
 
 # ZooKeeper's election_time: each member timed the election at its start
 # (it knew no leader), in ZooKeeper's summary shape

@@ -109,17 +109,22 @@ static void quota_sums(void *arg, const struct tree_quota_sums *q)
 }
 
 /* ZooKeeper's leader-only figures, by 3.8's names (learners, synced
- * observers) and 3.4's (followers), which many monitors still read; and
- * each follower's lag in entries. */
+ * observers) and 3.4's (followers), which many monitors still read, with
+ * the proposal sizes srvr shows; and each follower's lag in entries. */
 static void mntr_followers(struct tbd *s, struct fourlw_emit *e)
 {
     struct replog_follower f[REPLOG_MAX_MEMBERS];
     unsigned n = replog_followers(s->log, f, REPLOG_MAX_MEMBERS), i, synced = 0,
              observers = 0;
+    struct fourlw_stats st;
     char id[16];
 
     if (s->peer == NULL || !replog_is_leader(s->log))
         return;
+    stats(s, &st);
+    fourlw_emit_metric_int(e, "last_proposal_size", st.proposal_last);
+    fourlw_emit_metric_int(e, "min_proposal_size", st.proposal_min);
+    fourlw_emit_metric_int(e, "max_proposal_size", st.proposal_max);
     for (i = 0; i < n; i++) {
         synced += f[i].synced && f[i].voter;
         observers += f[i].synced && !f[i].voter;
