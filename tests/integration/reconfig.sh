@@ -321,10 +321,20 @@ check7() {
 run_check 7 "reconfigEnabled=false: ZRECONFIGDISABLED" check7
 
 check8() {
-    local got n
+    local got n status=0
     kill -TERM "${pid[1]}"
     for n in $(seq 200); do running "${pid[1]}" || break; sleep 0.05; done
     wait "${pid[1]}" 2>/dev/null
+    # Given no server.N lines, on that log (its members changed at run
+    # time): refused, not a standalone start on an ensemble's state.
+    timeout 20 "$TUMBLERD" --clientPort="$(free_port)" --serverId=1 \
+        --dataDir="${dir[1]}/data" > "$work/alone.log" 2>&1 < /dev/null || status=$?
+    if [ "$status" != 1 ] || ! grep -q "the log belongs to an ensemble" "$work/alone.log"; then
+        echo "  FAIL: a standalone start on member 1's log (status $status):"
+        sed 's/^/  | /' "$work/alone.log"
+        return 1
+    fi
+    echo "  ok   no standalone start on member 1's log: $(grep -o 'the log belongs to an ensemble.*' "$work/alone.log")"
     start 1
     wait_serving "${cport[1]}" 20 "${pid[1]}" || return 1
     grep "in the log, changed at run time" "${dir[1]}/server.log" | sed 's/^/  member 1 log: /'
@@ -336,7 +346,7 @@ check8() {
     [ "$got" = x ] || { echo "  FAIL: no write through member 1 after the restart"; return 1; }
     echo "  ok   member 1 back with servers 1, 2 and 4; a write through it"
 }
-run_check 8 "member 1 restarted with its first zoo.cfg: the members the log holds stay" check8
+run_check 8 "member 1 restarted with its first zoo.cfg: the members the log holds stay; without server.N lines, refused" check8
 
 # Check 9 makes the leader itself an observer: member 4 leads, most likely (make_lead), and the
 # check passes whoever leads.

@@ -647,16 +647,21 @@ static const struct replog_peer *peer_of(const struct replog *l, raft_id id)
  * edited, or another server's, would otherwise start a second history
  * beside the first.  A lone voter's log holds it alone.  Once members
  * changed at run time (a configuration entry after the first), the log's
- * are the ensemble's and the server.N lines only the first ones; a server
- * joining has none until the leader sends them. */
+ * are the ensemble's and the server.N lines only the first ones, but a
+ * server given none is standalone: on an ensemble's log it would serve a
+ * state that never moves on (no member to reach), and keep the sessions
+ * it resumed for ever.  A server joining has none until the leader sends
+ * them. */
 static int check_members(struct replog *l, int join)
 {
     const struct raft_configuration *c = &l->raft->configuration;
     const struct replog_peer *p;
     unsigned i, n = l->n_peers > 0 ? l->n_peers : 1;
-    int same = c->n == n;
+    int same = c->n == n, alone;
 
-    if ((join && c->n == 0) || l->raft->configuration_index > 1) {
+    alone = c->n == 1 && c->servers[0].id == (raft_id)l->server_id;
+    if ((join && c->n == 0) ||
+        (l->raft->configuration_index > 1 && (l->n_peers > 0 || alone))) {
         replog__logf(l, REPLOG_LOG_INFO,
                      "open %s: %u member(s) in the log%s", l->dir, c->n,
                      c->n == 0 ? ": joining, the leader sends them"
