@@ -312,6 +312,15 @@ int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data)
         pthread_mutex_unlock(&q->mu);
         return TB_ENOTHELD;
     }
+    /* The claim went with the session that made it: taken/X, if there,
+     * is another taker's now (the item's name is the claim's), and the
+     * deletes would take the item from under it. */
+    if (tb_client_session(q->c, NULL) != q->claimed_session) {
+        free(q->claimed);
+        q->claimed = NULL;
+        pthread_mutex_unlock(&q->mu);
+        return TB_ELOCKLOST;
+    }
     m = tb_multi_new();
     f = calloc(1, sizeof *f);
     e = rcp_join(q->entries, q->claimed);

@@ -36,6 +36,7 @@ struct tb_dqueue {
 
     char *claimed; /* locking: the name of the entry we hold */
     int64_t claimed_czxid; /* its claim's (0: not known) */
+    int64_t claimed_session; /* its claim's owner */
 };
 
 void rcp_q_unref(struct tb_dqueue *q);

@@ -337,6 +337,7 @@ static void on_claim_owner(struct tb_client *c, int rc, const void *value,
         len == strlen(q->id) && memcmp(value, q->id, len) == 0) {
         q->claimed = rcp_strdup(q->cand[q->icand]); /* its reply was lost */
         q->claimed_czxid = st->czxid;
+        q->claimed_session = st->ephemeral_owner;
         rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
     } else if (rc == 0 || rc == TB_ENONODE) {
         rc = next_or_wait(q);
@@ -357,6 +358,7 @@ static void on_claim(struct tb_client *c, int rc, const char *path,
     if (rc == 0) {
         q->claimed = rcp_strdup(q->cand[q->icand]);
         q->claimed_czxid = st->czxid;
+        q->claimed_session = st->ephemeral_owner;
         rc = q->claimed == NULL ? TB_ENOMEM : read_cand(q);
     } else if (rc == TB_ECONNECTIONLOSS) {
         q->claim_retried = 1;

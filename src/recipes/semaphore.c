@@ -38,7 +38,8 @@ struct tb_semaphore {
     char *path, *locks, *leases;
     char *conflict; /* what refused the last acquisition */
     int max;
-    struct tb_lock_options o;
+    struct tb_lock_options o; /* its value is `value`, ours */
+    void *value;
     struct tb_queue all; /* struct tb_lease, pending and held */
     struct tb_recipe_stats st;
 };
@@ -68,6 +69,7 @@ static void sem_unref(struct tb_semaphore *s)
     free(s->locks);
     free(s->leases);
     free(s->conflict);
+    free(s->value);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -102,10 +104,17 @@ int tb_semaphore_new(struct tb_semaphore **out, struct tb_client *c,
         s->o = *o;
     s->o.kind = TB_LOCK_FAIR;
     tb_queue_init(&s->all);
+    /* The nodes' data is the caller's only during this call, as for the
+     * other recipes; each acquisition's locks copy it from here. */
+    if (s->o.value != NULL &&
+        (s->value = malloc(s->o.len > 0 ? s->o.len : 1)) != NULL)
+        memcpy(s->value, s->o.value, s->o.len);
+    s->o.value = s->value;
     s->path = rcp_strdup(path);
     s->locks = rcp_join(path, "locks");
     s->leases = rcp_join(path, "leases");
-    if (s->path == NULL || s->locks == NULL || s->leases == NULL) {
+    if (s->path == NULL || s->locks == NULL || s->leases == NULL ||
+        (o != NULL && o->value != NULL && s->value == NULL)) {
         sem_unref(s);
         return TB_ENOMEM;
     }

@@ -146,6 +146,48 @@ static void test_claim_of_this_handle(void **state)
     close_all(c, q, other);
 }
 
+/* A claim held when the session expired, consumed once the handle has a
+ * new session: the claim went with the old one, and taken/ITEM, if there,
+ * is another taker's, whose item the consume's deletes would take.
+ * Refused, nothing sent. */
+static void test_consume_in_new_session(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_dqueue *q, *other;
+    struct taken_item it = {0};
+    struct tb_connect_req rq;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_dqueue_new(&q, c, "/q", TB_QUEUE_LOCKING), 0);
+    assert_int_equal(tb_dqueue_new(&other, c, "/q", TB_QUEUE_LOCKING), 0);
+    take_to_claim_look(c, q, &it, q->id);
+    xid = rs_expect_at(TB_OP_GETDATA, "/q/entries/" ITEM);
+    rs_reply_data(xid, "item", 4, 150, 0);
+    pump(c);
+    assert_int_equal(it.rc, 0);
+    close(server_fd); /* then back to a server that says it expired */
+    server_fd = -1;
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_accept(0, 0, 0, &rq);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    assert_int_equal(tb_client_new_session(c), 0);
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_accept(SID + 1, 6000, 0, &rq);
+    pump(c);
+    assert_int_equal(tb_client_session(c, NULL), SID + 1);
+    assert_int_equal(tb_dqueue_consume(q, NULL, NULL), TB_ELOCKLOST);
+    pump(c);
+    assert_false(srv_has_data());
+    assert_null(q->claimed);
+    close_all(c, q, other);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -153,6 +195,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_of_other_handle, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_claim_of_this_handle, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_consume_in_new_session, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

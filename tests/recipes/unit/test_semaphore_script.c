@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -138,6 +139,35 @@ static void test_granted(void **state)
     close_client(c, s);
 }
 
+/* The nodes' data given in the options is the caller's only during
+ * tb_semaphore_new: an acquisition later still writes it, not whatever
+ * the caller's buffer holds by then. */
+static void test_value_copied(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_lock_options o = {0};
+    struct tb_semaphore *s;
+    struct leased r = {0};
+    struct tb_create_req cr;
+    struct tb_rd body;
+    char *buf = strdup("abc");
+
+    (void)state;
+    assert_non_null(buf);
+    o.value = buf;
+    o.len = 3;
+    assert_int_equal(tb_semaphore_new(&s, c, "/s", 1, &o), 0);
+    memcpy(buf, "XYZ", 3);
+    free(buf);
+    assert_int_equal(tb_semaphore_acquire(s, -1, on_leased, &r), 0);
+    pump(c);
+    (void)rs_expect(TB_OP_CREATE2, &body); /* the gate's node */
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    assert_int_equal(cr.data.len, 3);
+    assert_memory_equal(cr.data.ptr, "abc", 3);
+    close_client(c, s);
+}
+
 /* The gate's delete lost with the connection, sent again (a look first)
  * once the client is back, and the server says the session expired: the
  * lease node went with it, and another client may hold that slot now.
@@ -236,6 +266,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_granted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_value_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_session_expired_during_gate_return,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_during_gate_return, setup,
