@@ -27,6 +27,8 @@ static void op_end(struct tb_dqueue *q, int rc, const void *v, size_t len)
     void *data = q->data;
 
     free_cand(q);
+    if (rc == 0 && q->op == Q_TAKE && q->freed && q->claimed != NULL)
+        rc = TB_ECANCELED; /* its claim goes back below: not the caller's */
     /* A claim this take made, or one the freed handle leaves: back.  Not
      * the claim a peek runs beside: that one is the caller's. */
     if (((rc != 0 && q->op == Q_TAKE) || q->freed) && q->claimed != NULL) {

@@ -146,6 +146,33 @@ static void test_claim_of_this_handle(void **state)
     close_all(c, q, other);
 }
 
+/* The handle freed while its take reads the item it claimed: the claim
+ * goes back, so the take is cancelled, not told it has the item (which
+ * the next taker gets). */
+static void test_take_freed_while_reading(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_dqueue *q, *other;
+    struct taken_item it = {0};
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_dqueue_new(&q, c, "/q", TB_QUEUE_LOCKING), 0);
+    assert_int_equal(tb_dqueue_new(&other, c, "/q", TB_QUEUE_LOCKING), 0);
+    take_to_claim_look(c, q, &it, q->id);
+    xid = rs_expect_at(TB_OP_GETDATA, "/q/entries/" ITEM);
+    tb_dqueue_free(q);
+    pump(c);
+    rs_reply_data(xid, "item", 4, 150, 0);
+    pump(c);
+    assert_int_equal(it.calls, 1);
+    assert_int_equal(it.rc, TB_ECANCELED);
+    rs_cut(c);
+    tb_dqueue_free(other);
+    pump(c);
+    tb_client_close(c);
+}
+
 /* A claim held when the session expired, consumed once the handle has a
  * new session: the claim went with the old one, and taken/ITEM, if there,
  * is another taker's, whose item the consume's deletes would take.
@@ -197,6 +224,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_of_this_handle, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_consume_in_new_session, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_take_freed_while_reading, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
