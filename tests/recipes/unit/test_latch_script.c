@@ -95,12 +95,39 @@ static void test_path_gone_while_waiting(void **state)
     rs_close(c);
 }
 
+/* Freed while its look was lost with the connection and no server
+ * answers: cancelled at the next failed attempt, not left waiting for a
+ * server or the session's end. */
+static void test_freed_while_down(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_latch *l;
+    struct done d = {0};
+
+    (void)state;
+    assert_int_equal(tb_latch_new(&l, c, PATH, 2), 0);
+    assert_int_equal(tb_latch_await(l, -1, on_done, &d), 0);
+    pump(c);
+    (void)expect_look(TB_OP_GETCHILDREN2, 0); /* never answered */
+    refuse = 1;
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    tb_latch_free(l);
+    fake_now += 600; /* the next attempt, refused */
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, TB_ECANCELED);
+    tb_client_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_path_gone_while_waiting, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_freed_while_down, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
