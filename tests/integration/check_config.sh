@@ -70,7 +70,9 @@ zk_keys=(dataLogDir=/var/lib/zookeeper/log commitLogCount=500 snapSizeLimitInKb=
     maxCnxns=0 connectionMaxTokens=0 requestThrottleLimit=0 watchManagerName=x
     fastleader.minNotificationInterval=200 localSessionsEnabled=false
     zookeeper.nio.numWorkerThreads=8 admin.forceHttps=false audit.enable=false
-    metricsProvider.exportJvmInfo=true jute.maxbuffer.extrasize=1024 snapshot.trust.empty=false)
+    metricsProvider.exportJvmInfo=true jute.maxbuffer.extrasize=1024 snapshot.trust.empty=false
+    maxTimeToWaitForEpoch=2000 quorumCnxnTimeoutMs=-1 znode.container.maxNeverUsedIntervalMs=0
+    zookeeper.ensembleAuthName=prod zookeeper.db.autocreate=false)
 printf '%s\n' "${zk_keys[@]}" > "$d/zk.cfg"
 "$TUMBLERD" --check-config "$d/zk.cfg" > /dev/null 2> "$d/err" || fail "ZooKeeper's keys in a file: $(cat "$d/err")"
 mapfile -t flags < <(printf -- '--%s\n' "${zk_keys[@]}")
@@ -123,5 +125,10 @@ grep -q "bad.cfg:1: tickTime: expected an integer, got \"fast\"" "$d/err" || fai
 [ ! -s "$d/out" ] || fail "bad file printed a configuration"
 "$TUMBLERD" --check-config --metricsProvider.className=x > /dev/null 2> "$d/err"
 [ $? = 2 ] && grep -q 'unknown provider "x"' "$d/err" || fail "bad provider: $(cat "$d/err")"
+"$TUMBLERD" --check-config --dataDir="$d/typo" --datadir.autocreate=false > /dev/null 2> "$d/err"
+rc=$?
+[ "$rc" = 2 ] && grep -qF "dataDir $d/typo does not exist and datadir.autocreate is false" "$d/err" ||
+    fail "datadir.autocreate=false, no dataDir: exit $rc: $(cat "$d/err")"
+[ ! -e "$d/typo" ] || fail "datadir.autocreate=false: the data directory was created"
 ok "a bad configuration exits 2 naming the key"
 echo "$passed passed, 0 failed"

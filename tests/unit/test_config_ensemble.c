@@ -381,9 +381,10 @@ static void test_ensemble(void **state)
     assert_ptr_equal(self, &cfg.servers[1]);
     assert_int_equal(tb_config_quorum_address(self, addr, sizeof addr), 0);
     assert_string_equal(addr, "localhost:2882");
-    /* no client part: clientPort and clientPortAddress as they were */
+    /* no client part, no clientPortAddress: clientPort on every address,
+     * as ZooKeeper's members listen */
     assert_int_equal(cfg.client_port, 2181);
-    assert_string_equal(cfg.client_port_address, "127.0.0.1");
+    assert_string_equal(cfg.client_port_address, "0.0.0.0");
     tb_config_free(&cfg);
 
     /* a command-line line overrides the file's; the command line's
@@ -433,6 +434,68 @@ static void test_ensemble(void **state)
                      0);
     assert_int_equal(tb_config_ensemble(&cfg), 1);
     tb_config_free(&cfg);
+    remove_dir(dir);
+}
+
+/* An old-style ensemble (clientPort beside server.N lines without a client
+ * part) serves clients on every address, as ZooKeeper's does, unless
+ * clientPortAddress says where; a standalone server keeps 127.0.0.1. */
+static void test_client_address_old_style(void **state)
+{
+    struct tb_config cfg;
+    char err[512] = "";
+    const char *dir = make_dir("1\n"), *path;
+
+    (void)state;
+    path = write_cfg("tickTime=2000\n"
+                     "clientPort=2181\n"
+                     "initLimit=10\n"
+                     "syncLimit=5\n"
+                     "server.1=10.0.0.1:2888:3888\n"
+                     "server.2=10.0.0.2:2888:3888\n"
+                     "server.3=10.0.0.3:2888:3888\n");
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "-c", path, NULL), 0);
+    assert_string_equal(err, "");
+    assert_int_equal(cfg.server_id, 1);
+    assert_int_equal(cfg.client_port, 2181);
+    assert_string_equal(cfg.client_port_address, "0.0.0.0");
+    tb_config_free(&cfg);
+
+    /* written down, it is where the member listens */
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "-c", path,
+                              "--clientPortAddress=10.0.0.1", NULL),
+                     0);
+    assert_string_equal(cfg.client_port_address, "10.0.0.1");
+    tb_config_free(&cfg);
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "-c", path,
+                              "--clientPortAddress=127.0.0.1", NULL),
+                     0);
+    assert_string_equal(cfg.client_port_address, "127.0.0.1");
+    tb_config_free(&cfg);
+    unlink(path);
+
+    /* and the TLS port, unset, follows the client port's address */
+    tb_config_init(&cfg);
+    assert_int_equal(
+        parse_in(&cfg, dir, err, sizeof err, "--server.1=10.0.0.1:2888:3888",
+                 "--server.2=10.0.0.2:2888:3888", "--secureClientPort=2281",
+                 "--ssl.keyStore.location=k.p12",
+                 "--ssl.trustStore.location=ca.pem", NULL),
+        0);
+    assert_string_equal(cfg.tls.address, "0.0.0.0");
+    tb_config_free(&cfg);
+
+    /* standalone: the safe default */
+    path = write_cfg("tickTime=2000\nclientPort=2181\n");
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "-c", path, NULL), 0);
+    assert_int_equal(tb_config_ensemble(&cfg), 0);
+    assert_string_equal(cfg.client_port_address, "127.0.0.1");
+    tb_config_free(&cfg);
+    unlink(path);
     remove_dir(dir);
 }
 
@@ -634,6 +697,7 @@ static void test_tls_address_from_server_line(void **state)
                      0);
     assert_int_equal(cfg.client_port, -1);
     tb_config_free(&cfg);
+    remove_dir(dir);
 }
 
 static void test_render_conf_ensemble(void **state)
@@ -730,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_ensemble_errors),
         cmocka_unit_test(test_render_conf_ensemble),
         cmocka_unit_test(test_tls_address_from_server_line),
+        cmocka_unit_test(test_client_address_old_style),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "server/config/config.h"
 #include "server/config/config_int.h"
@@ -63,6 +64,9 @@ enum key_type {
     X("snapCount", K_INT, snap_count, 0, 2147483647, "0",                   \
       "log entries between snapshots, at most; 0: as many as the log's "    \
       "bytes allow (a snapshot is due once they reach the state's size)")   \
+    X("datadir.autocreate", K_BOOL, data_dir_autocreate, 0, 1, "true",      \
+      "false: a dataDir that does not exist stops the start instead of "    \
+      "being created (a mistyped one would serve an empty tree)")           \
     X("extendedTypesEnabled", K_BOOL, extended_types_enabled, 0, 1, "true", \
       "allow TTL nodes")                                                    \
     X("reconfigEnabled", K_BOOL, reconfig_enabled, 0, 1, "false",           \
@@ -397,9 +401,12 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
         if (*value == '\0')
             return replace_str(field, NULL);
         if (!is_digest(value)) {
-            set_err(err, errlen, "%s: expected user:base64(sha1), such as "
-                    "super:D/InIHSb7yEEbrWz8b9l71RjZJU=, got \"%s\"", at,
-                    value);
+            /* Not quoted: what is there instead may be the password. */
+            set_err(err, errlen,
+                    "%s: expected user:base64(sha1), such as "
+                    "super:D/InIHSb7yEEbrWz8b9l71RjZJU= (the value, a secret, "
+                    "is not shown)",
+                    at);
             return TB_EINVAL;
         }
         return replace_str(field, value);
@@ -762,6 +769,49 @@ static int finish_quorum_tls(struct tb_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* datadir.autocreate=false, as in ZooKeeper: a dataDir that is not there
+ * stops the start, so that a mistyped one does not serve an empty tree.
+ * Checked here, before anything is created (and by --check-config). */
+static int finish_data_dir(const struct tb_config *cfg, char *err,
+                           size_t errlen)
+{
+    struct stat st;
+
+    if (cfg->data_dir_autocreate)
+        return 0;
+    if (stat(cfg->data_dir, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            set_err(err, errlen,
+                    "dataDir %s does not exist and "
+                    "datadir.autocreate is false: create it first (or set "
+                    "datadir.autocreate=true)",
+                    cfg->data_dir);
+        else
+            set_err(err, errlen, "dataDir %s: %s", cfg->data_dir,
+                    strerror(errno));
+        return TB_EINVAL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "dataDir %s is not a directory", cfg->data_dir);
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
+/* joinEnsemble waits for a leader to send the log; with no server.N lines
+ * there is none to wait for, and the server would never serve. */
+static int finish_join(const struct tb_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->join_ensemble && cfg->nservers == 0) {
+        set_err(err, errlen,
+                "joinEnsemble is true but there are no server.N "
+                "lines: a joining server needs the ensemble's members and "
+                "its own line (or joinEnsemble=false to run alone)");
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
 {
     const struct tb_config_origin *o;
@@ -779,7 +829,9 @@ int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen)
                cfg->ignored);
         cfg->ignored_told = 1;
     }
-    if ((rv = finish_tls(cfg, err, errlen)) != 0 ||
+    if ((rv = finish_data_dir(cfg, err, errlen)) != 0 ||
+        (rv = finish_join(cfg, err, errlen)) != 0 ||
+        (rv = finish_tls(cfg, err, errlen)) != 0 ||
         (rv = finish_quorum_tls(cfg, err, errlen)) != 0 ||
         (rv = finish_http(cfg, err, errlen)) != 0 ||
         (rv = finish_enforce_auth(cfg, err, errlen)) != 0 ||
@@ -897,7 +949,9 @@ void tb_config_usage(struct tb_wbuf *out)
         "      on the quorum port; on the election port a follower forwards\n"
         "      writes to the leader.  The client part of this server's own\n"
         "      line is where it listens (clientPort and clientPortAddress, if\n"
-        "      set, must agree); a bare clientPort listens on 0.0.0.0.\n"
+        "      set, must agree); a bare clientPort listens on 0.0.0.0, and\n"
+        "      so does a member whose line has no client part, unless\n"
+        "      clientPortAddress is set.\n"
         "      Without these lines the server runs alone.\n"
         "  dataDir/myid\n"
         "      not a key: ZooKeeper's file naming this server, its id alone\n"

@@ -18,7 +18,8 @@
  *   extendedTypesEnabled   true  (ZooKeeper: false; TTL nodes allowed)
  * Nothing here does network I/O (host names in server.N lines are kept as
  * written, not resolved); parsing reads only the named file and
- * dataDir/myid. */
+ * dataDir/myid (and, with datadir.autocreate=false, looks whether dataDir
+ * is there). */
 #ifndef TB_CONFIG_H
 #define TB_CONFIG_H
 
@@ -84,6 +85,8 @@ struct tb_config {
     /* ZooKeeper keys */
     int tick_time;                 /* tickTime, ms */
     char *data_dir;                /* dataDir: raft log and snapshots */
+    int data_dir_autocreate;       /* datadir.autocreate: 0 refuses a
+                                      dataDir that does not exist */
     int client_port;               /* clientPort; 0: the OS picks one;
                                     * -1: none, the TLS port alone */
     char *client_port_address;     /* clientPortAddress, an IP literal */
@@ -242,7 +245,8 @@ enum {
 void tb_config_init(struct tb_config *cfg);
 void tb_config_free(struct tb_config *cfg);
 
-/* Reads a zoo.cfg: `key=value` lines, whitespace around both trimmed, lines
+/* Reads a zoo.cfg: `key=value` lines (or `key: value`, `key value`, as
+ * Java's Properties reads them), whitespace around both trimmed, lines
  * starting with '#' or '!' and blank lines skipped, the last of repeated
  * keys winning.  On error returns TB_EINVAL (TB_EIO if the file cannot be
  * read) and writes "FILE:LINE: key: problem" into err. */
@@ -263,14 +267,17 @@ int tb_config_has_key(const char *key);
 
 /* Resolves derived defaults (session timeouts from tickTime), reads
  * dataDir/myid if there is one (tb_config_read_myid(): a data directory
- * not made yet is no error), and checks combinations.  With server.N lines
- * it also refuses what no ensemble could run: no id for this server (from
- * myid or serverId), an id that is not among the lines, a myid and a
+ * not made yet is no error unless datadir.autocreate is false), and
+ * checks combinations (joinEnsemble needs server.N lines).  With server.N
+ * lines it also refuses what no ensemble could run: no id for this server
+ * (from myid or serverId), an id that is not among the lines, a myid and a
  * serverId that disagree, two lines with one host:quorumPort, no
  * participant, this server's quorum port equal to its client port or
  * secure client port, and a client part in this server's line that
  * disagrees with clientPort or clientPortAddress; a line's client part,
- * as in ZooKeeper, is then where this server listens for clients.
+ * as in ZooKeeper, is then where this server listens for clients
+ * (without one, and without clientPortAddress, a member listens on
+ * 0.0.0.0, as ZooKeeper's does).
  * Returns 0 or TB_EINVAL (TB_EIO for a myid that cannot be read) with the
  * message in err, naming the key and where it was set. */
 int tb_config_finish(struct tb_config *cfg, char *err, size_t errlen);

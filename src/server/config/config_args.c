@@ -5,11 +5,12 @@
  * The file is read as Java's Properties reads it (load_text): key=value
  * lines ending at \n, \r or \r\n, continued by a trailing backslash, '#'
  * or '!' starting a comment line, whitespace around key and value
- * dropped, Java's escapes undone.  '=' alone separates (':' or a blank,
- * which Java also takes, make a key no one knows: refused).  As in
- * ZooKeeper, a '#' after a value is part of the value (and then usually
- * fails its check with a clear message), and the last of repeated keys
- * wins (server.N excepted: see config_ensemble.c). */
+ * dropped, Java's escapes undone.  The key ends at '=', ':' or a blank, as
+ * in Java (load_line), so "key: value" and "key value" are key=value too.
+ * As in ZooKeeper, a '#' after a value is part of the value (and then
+ * usually fails its check with a clear message), and the last of repeated
+ * keys wins (server.N excepted: see config_ensemble.c).  No message
+ * quotes a whole line: it may hold a password. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +21,48 @@
 #include "server/config/jaas.h"
 #include "server/logging/log.h"
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Whether every \u in s is followed by four hex digits, as Java takes
+ * them: strtoul would also take blanks, a sign or "0x", and the digits are
+ * looked at one by one so that "\u1" at the end is not read past. */
+static int escapes_valid(const char *s)
+{
+    int i;
+
+    for (; *s != '\0'; s++) {
+        if (*s != '\\' || s[1] == '\0')
+            continue;
+        if (*++s != 'u')
+            continue;
+        for (i = 1; i <= 4; i++)
+            if (hex_digit(s[i]) < 0)
+                return 0;
+    }
+    return 1;
+}
+
 /* Java's Properties escapes in a key or value, in place: \t \n \r \f,
  * \uXXXX (written as UTF-8), and a backslash before any other character
- * standing for that character.  0, or -1 on a \u without four hex digits
- * (Java refuses those too). */
+ * standing for that character.  0, or -1, s unchanged (for the message),
+ * on a \u without four hex digits (Java refuses those too). */
 static int unescape(char *s)
 {
-    char *o = s, *end;
-    unsigned long u;
-    char hex[5];
+    char *o = s;
+    unsigned u;
+    int i;
 
+    if (!escapes_valid(s))
+        return -1;
     for (; *s != '\0'; s++) {
         if (*s != '\\' || s[1] == '\0') {
             *o++ = *s;
@@ -48,12 +81,9 @@ static int unescape(char *s)
         case 'f':
             *o++ = '\f';
             break;
-        case 'u':
-            memcpy(hex, s + 1, 4);
-            hex[4] = '\0';
-            u = strtoul(hex, &end, 16);
-            if (strlen(hex) < 4 || end != hex + 4)
-                return -1;
+        case 'u': /* four hex digits: escapes_valid() */
+            for (u = 0, i = 1; i <= 4; i++)
+                u = u << 4 | (unsigned)hex_digit(s[i]);
             s += 4;
             if (u < 0x80) {
                 *o++ = (char)u;
@@ -75,32 +105,49 @@ static int unescape(char *s)
     return 0;
 }
 
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\f';
+}
+
 /* One logical line of the file: 0 (set or skipped), or a negative code
- * with err. */
+ * with err.  Split as Java's Properties splits it, so that a zoo.cfg
+ * ZooKeeper takes is read alike: the key ends at the first '=', ':' or
+ * blank not escaped; blanks, then one '=' or ':', then blanks lead to the
+ * value; a key alone has the empty value. */
 static int load_line(struct tb_config *cfg, char *line,
                      const struct tb_config_origin *at, char *err,
                      size_t errlen)
 {
-    char *key, *eq, *value;
+    char *key, *end, *value;
     int rv;
 
-    key = trim(line);
+    for (key = trim(line); is_blank(*key); key++) /* '\f' too, as Java */
+        ;
     if (*key == '\0' || *key == '#' || *key == '!')
         return 0;
-    /* The first '=' not escaped ends the key. */
-    for (eq = key; *eq != '\0' && *eq != '='; eq++)
-        if (*eq == '\\' && eq[1] != '\0')
-            eq++;
-    if (*eq == '\0' || eq == key) {
-        snprintf(err, errlen, "%s:%d: expected key=value, got \"%s\"",
-                 at->file, at->line, key);
+    for (end = key;
+         *end != '\0' && *end != '=' && *end != ':' && !is_blank(*end); end++)
+        if (*end == '\\' && end[1] != '\0')
+            end++;
+    if (end == key) {
+        /* What follows may be a password: the line number says where. */
+        snprintf(err, errlen, "%s:%d: expected key=value, found no key",
+                 at->file, at->line);
         return TB_EINVAL;
     }
-    *eq = '\0';
-    key = trim(key);
-    value = trim(eq + 1);
+    for (value = end; is_blank(*value); value++)
+        ;
+    if (*value == '=' || *value == ':')
+        value++;
+    while (is_blank(*value))
+        value++;
+    *end = '\0';
+    value = trim(value);
     if (unescape(key) != 0 || unescape(value) != 0) {
-        snprintf(err, errlen, "%s:%d: %s: a \\u escape needs four hex digits",
+        snprintf(err, errlen,
+                 "%s:%d: %s: malformed \\uxxxx escape: \\u needs four hex "
+                 "digits after it",
                  at->file, at->line, key);
         return TB_EINVAL;
     }

@@ -436,7 +436,12 @@ static int check_members(const struct tb_config *cfg, char *err, size_t errlen)
 
 /* As ZooKeeper's setupClientPort: a client part in this server's own line
  * is where it listens; clientPort and clientPortAddress, if written down
- * too, must say the same (a wildcard clientPortAddress allows any). */
+ * too, must say the same (a wildcard clientPortAddress allows any).
+ * Without a client part a member listens where clientPortAddress says,
+ * or, when it is not written down, on every address as ZooKeeper's does:
+ * the standalone default 127.0.0.1 would leave an old-style ensemble
+ * (clientPort beside server.N lines without ";port") refusing every
+ * client but its own machine's. */
 static int finish_client_part(struct tb_config *cfg,
                               const struct tb_config_server *self, char *err,
                               size_t errlen)
@@ -446,7 +451,9 @@ static int finish_client_part(struct tb_config *cfg,
     char from[512];
 
     if (addr == NULL)
-        return 0;
+        return cfg->origin_client_addr.line >= 0
+                   ? 0
+                   : replace_str(&cfg->client_port_address, "0.0.0.0");
     if (ip_bytes(addr, bytes) == 0) {
         set_err(err, errlen,
                 "%s: the client address \"%s\" must be an IP "

@@ -40,6 +40,8 @@ static const struct zk_key {
     {"syncLimit", 0, RAFT_TIMES},
     {"connectToLearnerMasterLimit", 0, RAFT_TIMES},
     {"cnxTimeout", 0, RAFT_TIMES},
+    {"quorumCnxnTimeoutMs", 0, RAFT_TIMES},
+    {"maxTimeToWaitForEpoch", 0, RAFT_TIMES},
     {"electionAlg", 0, "raft elects the leader"},
     {"fastleader.*", 0, "raft elects the leader"},
     {"peerType", 0, "server.N's :observer says it"},
@@ -90,7 +92,11 @@ static const struct zk_key {
     {"autopurge.*", 0,
      "old snapshots and log segments are removed as they "
      "are replaced"},
-    {"datadir.autocreate", 0, "dataDir is created when missing"},
+    /* ZooKeeper's guard for a wiped member is tumblerd's at every start
+     * (replog/fresh.c). */
+    {"db.autocreate", 0,
+     "a member whose dataDir was emptied votes only once a leader has caught "
+     "it up"},
     {"digest.enabled", 0, "not supported"},
     /* connections and requests */
     {"serverCnxnFactory", 0, "the TLS port needs no Netty"},
@@ -128,6 +134,9 @@ static const struct zk_key {
     {"skipACL", 0, "ACLs are always checked"},
     {"readonlymode.enabled", 0, "a member without a leader refuses clients"},
     {"emulate353TTLNodes", 0, "not supported"},
+    {"znode.container.maxNeverUsedIntervalMs", 0,
+     "a container is deleted only once it has had a child, as by its "
+     "default 0"},
     /* watches */
     {"watchManagerName", 0, WATCHES},
     {"watcherCleanThreadsNum", 0, WATCHES},
@@ -151,6 +160,7 @@ static const struct zk_key {
     {"ssl.quorum.sslProvider", 0, "TLS is the system's OpenSSL"},
     {"ssl.quorum.handshakeDetectionTimeoutMillis", 0, "not supported"},
     {"kerberos.*", 0, "SASL is DIGEST-MD5 only"},
+    {"ensembleAuthName", 0, "the ensemble scheme's provider is not supported"},
     {"audit.*", 0, "there is no audit log"},
     /* the AdminServer, metrics, the JVM */
     {"admin.portUnification", 0, "the AdminServer is plain HTTP"},
