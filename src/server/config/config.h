@@ -5,10 +5,10 @@
  * ZooKeeper reads as Java system properties are accepted with or without
  * their "zookeeper." prefix, ZooKeeper keys tumblerd does not act on
  * (initLimit, syncLimit, forceSync, autopurge.* ...) are accepted and named,
- * each with why, in one warning at start-up, and anything unknown is
- * ignored with a warning.  Command-line overrides use the same key names
- * (`--tickTime=2000`, `--initLimit=10` too); an unknown one there is an
- * error, because a typo on the command line is almost never intended.
+ * each with why, in one warning at start-up, and a key neither knows
+ * stops the start (a typo would otherwise leave a setting unmade without
+ * a word).  Command-line overrides use the same key names
+ * (`--tickTime=2000`, `--initLimit=10` too).
  * --check-config prints every key's effective value and exits.
  *
  * Defaults (ZooKeeper's where a key is ZooKeeper's; see tb_config_usage()):
@@ -255,8 +255,8 @@ int tb_config_load_file(struct tb_config *cfg, const char *path, char *err,
 
 /* Sets one key as if read at `origin` (file:line, or the command line when
  * origin is NULL or its file is NULL).  Returns 0; 1 if the key was ignored
- * (unknown or unused ZooKeeper key; a warning was logged for unknown ones);
- * TB_EINVAL with a message in err for a bad value. */
+ * (a ZooKeeper key tumblerd does not act on); TB_EINVAL with a message in
+ * err for a bad value or an unknown key. */
 int tb_config_set(struct tb_config *cfg, const char *key, const char *value,
                   const struct tb_config_origin *origin, char *err,
                   size_t errlen);
