@@ -738,7 +738,10 @@ void conn_sweep_sessionless(struct tbd *s)
 
 /* A client whose output holds its requests back (should_pause) is read no
  * more, its pings among them: while the kernel takes more of that output
- * at each tick, the client is reading it, and its session is alive. */
+ * at each tick, the client is reading it, and its session is alive.  So is
+ * a closing connection's 10 s (closing_due): a large answer (a dump, cons)
+ * goes as one write, done only when the last of it is taken, and a slow
+ * client reading it steadily must not be cut off meanwhile. */
 void conn_touch_readers(struct tbd *s)
 {
     struct tb_queue *q;
@@ -752,7 +755,10 @@ void conn_touch_readers(struct tbd *s)
               (c->writing != 0
                    ? uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp)
                    : 0);
-        if (c->client.state == CONN_OPEN && !c->reading && now != c->taken_seen)
+        if (now != c->taken_seen && c->client.state == CONN_CLOSING)
+            closing_due(c);
+        else if (now != c->taken_seen && c->client.state == CONN_OPEN &&
+                 !c->reading)
             session_touch(s, c->client.session_id);
         c->taken_seen = now;
     }

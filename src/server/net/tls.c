@@ -24,6 +24,9 @@
 #include "server/server.h"
 
 #define TLS_RECORD 16384 /* the most plaintext one record carries */
+/* A drained memory BIO whose buffer grew larger is replaced (fresh_bio), as
+ * conn.c frees an output buffer larger than its OUT_KEEP. */
+#define TLS_KEEP (16u << 10)
 
 struct tls_conn {
     SSL *ssl;
@@ -62,9 +65,11 @@ int tls_server_init(struct tbd *s)
     if (ctx == NULL)
         return TB_EINVAL;
     /* A reconnecting client makes a full handshake, as with ZooKeeper:
-     * nothing to remember per client, and no tickets to send. */
+     * nothing to remember per client, and no tickets to send.  The number
+     * of tickets is TLS 1.3's alone: TLS 1.2 sends one unless told not to. */
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_num_tickets(ctx, 0);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
     SSL_CTX_set_verify(ctx,
                        cfg->tls.client_auth == TB_TLS_NONE ? SSL_VERIFY_NONE
                        : cfg->tls.client_auth == TB_TLS_WANT
@@ -187,12 +192,28 @@ static void log_refusal(struct conn *c, const char *what, const char *why)
                         what, why);
 }
 
+/* A memory BIO's buffer never shrinks (a read moves past what it read),
+ * so one large reply or request would leave the connection holding 4/3 of
+ * it until it closes.  Once drained, a BIO whose buffer grew past TLS_KEEP
+ * gives way to an empty one, as conn.c frees its own output buffer; NULL
+ * if this one is kept (or no other can be had: it still works). */
+static BIO *fresh_bio(BIO *b)
+{
+    BUF_MEM *m = NULL;
+
+    if (BIO_ctrl_pending(b) != 0 || BIO_get_mem_ptr(b, &m) <= 0 || m == NULL ||
+        m->max <= TLS_KEEP)
+        return NULL;
+    return BIO_new(BIO_s_mem());
+}
+
 int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
 {
     struct tls_conn *t = c->tls;
     char why[256];
     uint8_t *in;
     size_t cap;
+    BIO *b;
     int k, e;
 
     if (BIO_write(t->net_in, p, (int)n) != (int)n)
@@ -217,6 +238,11 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
         c->in_len += (size_t)k;
     }
     e = SSL_get_error(t->ssl, k);
+    if ((b = fresh_bio(t->net_in)) != NULL) {
+        BIO_set_mem_eof_return(b, -1); /* as tls_conn_new's */
+        SSL_set0_rbio(t->ssl, b);      /* frees the old one */
+        t->net_in = b;
+    }
     if (!t->identified && SSL_is_init_finished(t->ssl)) {
         t->identified = 1;
         c->srv->tls_handshaking--;
@@ -242,6 +268,7 @@ struct tb_wbuf *tls_conn_output(struct conn *c)
 {
     struct tls_conn *t = c->tls;
     size_t n;
+    BIO *b;
 
     /* A memory BIO takes any length: the whole of it is written at once. */
     if (c->out.len > 0 && SSL_is_init_finished(t->ssl)) {
@@ -253,5 +280,11 @@ struct tb_wbuf *tls_conn_output(struct conn *c)
     if (n > 0 && tb_wbuf_reserve(&t->wire, n) == 0 &&
         BIO_read(t->net_out, t->wire.base + t->wire.len, (int)n) == (int)n)
         t->wire.len += n;
-    return BIO_ctrl_pending(t->net_out) == 0 ? &t->wire : NULL;
+    if (BIO_ctrl_pending(t->net_out) != 0)
+        return NULL;
+    if ((b = fresh_bio(t->net_out)) != NULL) {
+        SSL_set0_wbio(t->ssl, b); /* frees the old one */
+        t->net_out = b;
+    }
+    return &t->wire;
 }

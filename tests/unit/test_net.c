@@ -1,0 +1,575 @@
+/* Unit tests of the client network layer (src/server/net/) on a struct
+ * tbd of the test's own, with a virtual clock:
+ *   - tls.c, no sockets: a connection of the test's own whose bytes go by
+ *     memory between the server's SSL and a client's; what its memory
+ *     BIOs keep after a large reply and a large request, and the tickets
+ *     a handshake gives;
+ *   - conn.c, over loopback TCP: a connection closed after a large answer
+ *     (a four-letter word's) to a client that reads it slowly. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h> /* after setjmp.h, stdarg.h and stddef.h */
+
+#include "server/config/config.h"
+#include "server/net/net.h"
+#include "server/server.h"
+
+#define T0         1000000u
+#define BIG        (1u << 20)   /* a large reply, or request */
+#define KEEP       (16u << 10)  /* what a drained BIO may keep (tls.c) */
+#define ANSWER     (4u << 20)   /* a large four-letter word's answer */
+#define PER_SECOND (100u << 10) /* what the slow client reads a second */
+
+struct nfx {
+    struct tbd s;
+    struct tb_config cfg;
+    uv_loop_t loop;
+    uint64_t now; /* the virtual monotonic clock */
+    char dir[64]; /* the server's key store, for the TLS tests */
+    char key_store[96];
+};
+
+static uint64_t fake_now(void *data)
+{
+    return ((struct nfx *)data)->now;
+}
+
+static int64_t fake_wall(void *data)
+{
+    (void)data;
+    return 1700000000000;
+}
+
+static int setup(void **state)
+{
+    struct nfx *f = calloc(1, sizeof *f);
+    struct tbd *s;
+
+    assert_non_null(f);
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    tb_config_init(&f->cfg);
+    f->now = T0;
+    s = &f->s;
+    s->loop = &f->loop;
+    s->clock = (struct tbd_clock){fake_now, fake_wall, f, NULL};
+    s->cfg = &f->cfg;
+    tb_queue_init(&s->conns);
+    tb_queue_init(&s->dirty);
+    tb_queue_init(&s->notified);
+    tb_queue_init(&s->fresh);
+    tb_map_init(&s->conn_by_id);
+    tb_map_init(&s->conn_by_session);
+    tb_map_init(&s->sessions);
+    tb_map_init(&s->ip_count);
+    watch_mgr_init(&s->watches, 1);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct nfx *f = *state;
+    struct tbd *s = &f->s;
+
+    while (uv_run(&f->loop, UV_RUN_NOWAIT) != 0)
+        ;
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+    watch_mgr_close(&s->watches);
+    tb_map_free(&s->conn_by_id);
+    tb_map_free(&s->conn_by_session);
+    tb_map_free(&s->sessions);
+    tb_map_free(&s->ip_count);
+    tb_config_free(&f->cfg);
+    free(f);
+    return 0;
+}
+
+/* ---- tls.c ---- */
+
+/* The server's SSL of the latest connection, for a look at its BIOs:
+ * SSL_get_wbio and SSL_get_rbio give the ones in use now. */
+static const SSL *server_ssl;
+
+static void note_ssl(const SSL *ssl, int where, int ret)
+{
+    (void)ret;
+    if (where & SSL_CB_HANDSHAKE_START)
+        server_ssl = ssl;
+}
+
+/* A throwaway key and self-signed certificate, written as one PEM key
+ * store (ssl.keyStore.type=PEM) for tls_server_init to read. */
+static void write_key_store(struct nfx *f)
+{
+    EVP_PKEY *key = EVP_EC_gen("P-256");
+    X509 *x = X509_new();
+    X509_NAME *n;
+    FILE *fp;
+
+    assert_non_null(key);
+    assert_non_null(x);
+    assert_true(X509_set_version(x, 2));
+    assert_true(ASN1_INTEGER_set(X509_get_serialNumber(x), 1));
+    assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), -3600));
+    assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 86400));
+    assert_true(X509_set_pubkey(x, key));
+    n = X509_get_subject_name(x);
+    assert_true(X509_NAME_add_entry_by_txt(
+        n, "CN", MBSTRING_ASC, (const unsigned char *)"tumbler-test", -1, -1,
+        0));
+    assert_true(X509_set_issuer_name(x, n));
+    assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+    snprintf(f->dir, sizeof f->dir, "/tmp/tb_net_XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->key_store, sizeof f->key_store, "%s/server.pem", f->dir);
+    assert_non_null(fp = fopen(f->key_store, "w"));
+    assert_true(PEM_write_PrivateKey(fp, key, NULL, NULL, 0, NULL, NULL));
+    assert_true(PEM_write_X509(fp, x));
+    assert_int_equal(fclose(fp), 0);
+    X509_free(x);
+    EVP_PKEY_free(key);
+}
+
+/* The TLS port's context as tumblerd makes it (tls_server_init), clients'
+ * certificates not asked for. */
+static int tls_setup(void **state)
+{
+    struct nfx *f;
+
+    setup(state);
+    f = *state;
+    write_key_store(f);
+    f->cfg.tls.key_store = strdup(f->key_store);
+    f->cfg.tls.key_type = strdup("PEM");
+    assert_non_null(f->cfg.tls.key_store);
+    assert_non_null(f->cfg.tls.key_type);
+    f->cfg.tls.client_auth = TB_TLS_NONE;
+    assert_int_equal(tls_server_init(&f->s), 0);
+    SSL_CTX_set_info_callback(f->s.tls_ctx, note_ssl);
+    return 0;
+}
+
+static int tls_teardown(void **state)
+{
+    struct nfx *f = *state;
+
+    tls_server_free(&f->s);
+    unlink(f->key_store);
+    rmdir(f->dir);
+    return teardown(state);
+}
+
+/* A TLS connection of the server's (tls_conn_new), carried by the test:
+ * `c` as conn.c would hold it, and a client's SSL over memory BIOs. */
+struct pair {
+    struct conn *c;
+    SSL_CTX *cctx;
+    SSL *cli;
+    BIO *cin, *cout;    /* the client's: bytes from, and for, the server */
+    struct tb_wbuf got; /* plaintext the server's SSL gave c->in */
+};
+
+static void pair_open(struct nfx *f, struct pair *p, int version)
+{
+    memset(p, 0, sizeof *p);
+    assert_non_null(p->c = calloc(1, sizeof *p->c));
+    p->c->srv = &f->s;
+    p->c->client.srv = &f->s;
+    strcpy(p->c->peer, "127.0.0.1");
+    tb_wbuf_init(&p->c->out);
+    tb_wbuf_init(&p->c->client.ids);
+    tb_wbuf_init(&p->got);
+    server_ssl = NULL;
+    assert_int_equal(tls_conn_new(p->c), 0);
+    assert_non_null(p->cctx = SSL_CTX_new(TLS_client_method()));
+    SSL_CTX_set_verify(p->cctx, SSL_VERIFY_NONE, NULL);
+    if (version != 0) {
+        assert_true(SSL_CTX_set_min_proto_version(p->cctx, version));
+        assert_true(SSL_CTX_set_max_proto_version(p->cctx, version));
+    }
+    assert_non_null(p->cli = SSL_new(p->cctx));
+    assert_non_null(p->cin = BIO_new(BIO_s_mem()));
+    assert_non_null(p->cout = BIO_new(BIO_s_mem()));
+    BIO_set_mem_eof_return(p->cin, -1);
+    SSL_set_bio(p->cli, p->cin, p->cout); /* the SSL owns them */
+    SSL_set_connect_state(p->cli);
+}
+
+static void pair_close(struct pair *p)
+{
+    tls_conn_free(p->c);
+    tb_wbuf_free(&p->c->out);
+    tb_wbuf_free(&p->c->client.ids);
+    free(p->c);
+    SSL_free(p->cli);
+    SSL_CTX_free(p->cctx);
+    tb_wbuf_free(&p->got);
+}
+
+/* What the client wrote, to the server as reads bring it (on_read): into
+ * the shared buffer's worth at a time, the plaintext taken out after each
+ * as the connection's frames would be. */
+static int to_server(struct nfx *f, struct pair *p)
+{
+    struct conn *c = p->c;
+    uint8_t buf[sizeof f->s.in];
+    int n, rv = 0;
+
+    while (rv == 0 && (n = BIO_read(p->cout, buf, sizeof buf)) > 0) {
+        c->in = f->s.in;
+        c->in_cap = sizeof f->s.in;
+        c->in_len = 0;
+        rv = tls_conn_input(c, buf, (size_t)n);
+        tb_wbuf_put(&p->got, c->in, c->in_len);
+        if (c->in != f->s.in)
+            free(c->in);
+        c->in = NULL;
+        c->in_cap = c->in_len = 0;
+    }
+    return rv;
+}
+
+/* What the server's SSL made of c->out (and its handshake), to the client,
+ * all of it written at once as flush_one does when the socket takes it. */
+static void to_client(struct pair *p)
+{
+    struct tb_wbuf *b = tls_conn_output(p->c);
+
+    assert_non_null(b);
+    assert_int_equal(BIO_write(p->cin, b->base, (int)b->len), (int)b->len);
+    b->len = 0;
+    if (b->cap > KEEP)
+        tb_wbuf_free(b);
+}
+
+static void handshake(struct nfx *f, struct pair *p)
+{
+    int i, rv;
+
+    for (i = 0; i < 20; i++) {
+        rv = SSL_do_handshake(p->cli);
+        /* before a write to its BIO clears what the SSL was waiting for */
+        if (rv != 1)
+            assert_int_equal(SSL_get_error(p->cli, rv), SSL_ERROR_WANT_READ);
+        assert_int_equal(to_server(f, p), 0);
+        to_client(p);
+        if (rv == 1)
+            break;
+    }
+    assert_true(SSL_is_init_finished(p->cli));
+    assert_non_null(server_ssl);
+    assert_true(SSL_is_init_finished(server_ssl));
+}
+
+static size_t mem_max(BIO *b)
+{
+    BUF_MEM *m = NULL;
+
+    assert_true(BIO_get_mem_ptr(b, &m) > 0);
+    assert_non_null(m);
+    return m->max;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        p[i] = (uint8_t)(i * 7 + seed + i / 251);
+}
+
+/* The whole of a reply of `n` bytes, read by the client, is `want`. */
+static void client_reads(struct pair *p, const uint8_t *want, size_t n)
+{
+    uint8_t *got = malloc(n + 1);
+    size_t have = 0;
+    int k;
+
+    assert_non_null(got);
+    while (have < n &&
+           (k = SSL_read(p->cli, got + have, (int)(n + 1 - have))) > 0)
+        have += (size_t)k;
+    assert_int_equal(have, n);
+    assert_memory_equal(got, want, n);
+    assert_int_equal(SSL_read(p->cli, got, 1), -1); /* nothing more */
+    free(got);
+}
+
+/* A reply of 1 MB, then a request of 1 MB: each passes through one of the
+ * connection's memory BIOs, whose buffer never shrinks by itself; once
+ * they are drained, neither keeps more than a small buffer's worth (each
+ * kept about 4/3 of the largest for as long as the connection was open),
+ * and the connection goes on through the BIOs that replaced them. */
+static void tls_large_flush_leaves_small_bios(void **state)
+{
+    struct nfx *f = *state;
+    struct pair p;
+    uint8_t *big = malloc(BIG);
+    size_t out0;
+
+    assert_non_null(big);
+    pair_open(f, &p, 0);
+    handshake(f, &p);
+    out0 = mem_max(SSL_get_wbio(server_ssl));
+    assert_true(out0 <= KEEP); /* a handshake's records are small */
+
+    fill(big, BIG, 1);
+    tb_wbuf_put(&p.c->out, big, BIG);
+    to_client(&p);
+    assert_int_equal(p.c->out.len, 0);
+    client_reads(&p, big, BIG);
+    assert_int_equal(BIO_ctrl_pending(SSL_get_wbio(server_ssl)), 0);
+    print_message("the server's write BIO after a 1 MB reply: %zu bytes\n",
+                  mem_max(SSL_get_wbio(server_ssl)));
+    assert_true(mem_max(SSL_get_wbio(server_ssl)) <= KEEP);
+
+    fill(big, BIG, 2);
+    assert_int_equal(SSL_write(p.cli, big, BIG), BIG);
+    assert_int_equal(to_server(f, &p), 0);
+    assert_int_equal(p.got.len, BIG);
+    assert_memory_equal(p.got.base, big, BIG);
+    print_message("the server's read BIO after a 1 MB request: %zu bytes\n",
+                  mem_max(SSL_get_rbio(server_ssl)));
+    assert_true(mem_max(SSL_get_rbio(server_ssl)) <= KEEP);
+
+    /* Both ways still work, and an empty read BIO still means "more to
+     * come", not the end of the connection. */
+    p.got.len = 0;
+    assert_int_equal(SSL_write(p.cli, "ping", 4), 4);
+    assert_int_equal(to_server(f, &p), 0);
+    assert_int_equal(p.got.len, 4);
+    assert_memory_equal(p.got.base, "ping", 4);
+    tb_wbuf_put(&p.c->out, "pong", 4);
+    to_client(&p);
+    client_reads(&p, (const uint8_t *)"pong", 4);
+
+    pair_close(&p);
+    free(big);
+}
+
+/* Neither TLS 1.2 nor TLS 1.3 gets a session ticket: a reconnecting client
+ * makes a full handshake (tls_server_init).  TLS 1.3 sends its tickets
+ * after the handshake, so a reply is read first. */
+static void tls_no_session_tickets(void **state)
+{
+    struct nfx *f = *state;
+    const int versions[] = {TLS1_2_VERSION, TLS1_3_VERSION};
+    SSL_SESSION *sess;
+    struct pair p;
+    size_t i;
+
+    for (i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        pair_open(f, &p, versions[i]);
+        handshake(f, &p);
+        assert_int_equal(SSL_version(p.cli), versions[i]);
+        tb_wbuf_put(&p.c->out, "ok", 2);
+        to_client(&p);
+        client_reads(&p, (const uint8_t *)"ok", 2);
+        assert_non_null(sess = SSL_get1_session(p.cli));
+        print_message("%s: a ticket: %d\n", SSL_get_version(p.cli),
+                      SSL_SESSION_has_ticket(sess));
+        assert_false(SSL_SESSION_has_ticket(sess));
+        SSL_SESSION_free(sess);
+        pair_close(&p);
+    }
+}
+
+/* ---- conn.c ---- */
+
+/* Runs the loop's ready work once, without waiting. */
+static void pump(struct nfx *f)
+{
+    uv_run(&f->loop, UV_RUN_NOWAIT);
+}
+
+/* A tick, as main.c's ticker makes it, `ms` of virtual time later. */
+static void tick(struct nfx *f, uint64_t ms)
+{
+    f->now += ms;
+    conn_touch_readers(&f->s);
+    conn_sweep_sessionless(&f->s);
+    pump(f);
+}
+
+/* A client of the plain port, connected, whose receive buffer is small,
+ * and the server's connection of it (*c), whose send buffer is too: what
+ * the server writes then reaches the client only as fast as it reads. */
+static int slow_client(struct nfx *f, struct conn **c)
+{
+    struct sockaddr_in addr;
+    int len = sizeof addr, fd, small = 4096;
+    uint64_t end = uv_hrtime() + 10000000000u;
+
+    f->cfg.client_port = 0; /* the system picks one */
+    free(f->cfg.client_port_address);
+    f->cfg.client_port_address = strdup("127.0.0.1");
+    assert_non_null(f->cfg.client_port_address);
+    f->cfg.tls.port = 0;
+    assert_int_equal(conn_listen(&f->s), 0);
+    assert_int_equal(
+        uv_tcp_getsockname(&f->s.listener, (struct sockaddr *)&addr, &len), 0);
+    assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
+    assert_int_equal(
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    while (tb_queue_empty(&f->s.conns)) { /* accepted */
+        assert_true(uv_hrtime() < end);
+        pump(f);
+    }
+    *c = TB_CONTAINER_OF(tb_queue_head(&f->s.conns), struct conn, link);
+    assert_int_equal(uv_send_buffer_size((uv_handle_t *)&(*c)->tcp, &small), 0);
+    return fd;
+}
+
+/* Reads up to `want` bytes in all (checking them against `answer`), the
+ * loop run whenever nothing is there yet; returns how many it has, short
+ * if the server closed the connection first. */
+static size_t read_to(struct nfx *f, int fd, const uint8_t *answer, size_t have,
+                      size_t want, int *closed)
+{
+    uint64_t end = uv_hrtime() + 10000000000u;
+    uint8_t buf[65536];
+    size_t ask;
+    ssize_t n;
+
+    while (have < want && !*closed) {
+        ask = want - have < sizeof buf ? want - have : sizeof buf;
+        n = recv(fd, buf, ask, 0);
+        if (n > 0) {
+            assert_memory_equal(buf, answer + have, (size_t)n);
+            have += (size_t)n;
+        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+            *closed = 1;
+        } else {
+            assert_true(uv_hrtime() < end);
+            pump(f);
+        }
+    }
+    return have;
+}
+
+/* Runs the loop until the server has closed the connection, nothing more
+ * having come; 0 if it stayed open for 10 s (real time). */
+static int closed_by_server(struct nfx *f, int fd)
+{
+    uint64_t end = uv_hrtime() + 10000000000u;
+    char byte;
+    ssize_t n;
+
+    while (uv_hrtime() < end) {
+        n = recv(fd, &byte, 1, 0);
+        if (n > 0)
+            fail_msg("a byte past the answer");
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return 1;
+        pump(f);
+    }
+    return 0;
+}
+
+/* A four-letter word's answer of 4 MB, the connection closed after it
+ * (admin_try), to a client that reads 100 kB of it a second: it takes
+ * some 40 s, more than the 10 s a closing connection is given, and the
+ * client is reading all the while, so it gets the whole answer, then the
+ * close.  The answer goes out as one write, done only with its last byte:
+ * when the 10 s restarted only then, the connection was closed 10 s after
+ * the answer began, with most of it unsent. */
+static void closing_slow_reader_gets_everything(void **state)
+{
+    struct nfx *f = *state;
+    uint8_t *answer = malloc(ANSWER);
+    size_t have = 0;
+    int fd, closed = 0, seconds = 0;
+    struct conn *c;
+
+    assert_non_null(answer);
+    fill(answer, ANSWER, 3);
+    fd = slow_client(f, &c);
+    c->client.state = CONN_OPEN; /* as admin_try answers */
+    conn_pause(c);
+    conn_send(c, answer, ANSWER);
+    conn_close_after_flush(c);
+    pump(f);
+    assert_true(c->writing > 0); /* the rest waits in a write */
+
+    while (have < ANSWER && !closed) {
+        have = read_to(f, fd, answer, have,
+                       have + PER_SECOND < ANSWER ? have + PER_SECOND : ANSWER,
+                       &closed);
+        tick(f, 1000);
+        seconds++;
+    }
+    print_message("%zu of %u bytes read in %d s (virtual)%s\n", have,
+                  (unsigned)ANSWER, seconds,
+                  closed ? ", then the server closed the connection" : "");
+    assert_false(closed);
+    assert_int_equal(have, ANSWER);
+    assert_true(seconds > 20);
+
+    /* All of it taken: the connection closes. */
+    assert_true(closed_by_server(f, fd));
+    assert_true(tb_queue_empty(&f->s.conns));
+    close(fd);
+    conn_unlisten(&f->s);
+    free(answer);
+}
+
+/* The 10 s still hold for a closing connection whose client reads nothing
+ * of what is left: it is closed then, not kept for good. */
+static void closing_non_reader_is_closed(void **state)
+{
+    struct nfx *f = *state;
+    uint8_t *answer = malloc(ANSWER);
+    int fd, seconds;
+    struct conn *c;
+
+    assert_non_null(answer);
+    fill(answer, ANSWER, 4);
+    fd = slow_client(f, &c);
+    c->client.state = CONN_OPEN;
+    conn_pause(c);
+    conn_send(c, answer, ANSWER);
+    conn_close_after_flush(c);
+    pump(f);
+    assert_true(c->writing > 0);
+    for (seconds = 0; seconds < 30 && !tb_queue_empty(&f->s.conns); seconds++)
+        tick(f, 1000);
+    print_message("closed after %d s (virtual)\n", seconds);
+    assert_true(tb_queue_empty(&f->s.conns));
+    assert_true(seconds >= 10 && seconds < 20);
+    close(fd);
+    conn_unlisten(&f->s);
+    free(answer);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(tls_large_flush_leaves_small_bios,
+                                        tls_setup, tls_teardown),
+        cmocka_unit_test_setup_teardown(tls_no_session_tickets, tls_setup,
+                                        tls_teardown),
+        cmocka_unit_test_setup_teardown(closing_slow_reader_gets_everything,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(closing_non_reader_is_closed, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
