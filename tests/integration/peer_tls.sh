@@ -109,6 +109,11 @@ for port in "${qport[1]}" "${eport[1]}"; do
         fail "port $port's certificate: $out"
 done
 ok "the quorum and election ports finish a TLS handshake, the member's certificate verified"
+# Nothing is kept between connections: no session ticket, in TLS 1.2 either.
+out=$(sclient "${qport[1]}" -cert "$certs/server.pem" -key "$certs/server.key" -tls1_2)
+grep -q "Verify return code: 0 (ok)" <<< "$out" || fail "TLS 1.2 handshake with member 1: $out"
+! grep -q -i "session ticket" <<< "$out" || fail "member 1 gave a TLS 1.2 session ticket: $out"
+ok "a TLS 1.2 handshake with a member gets no session ticket"
 for port in "${qport[1]}" "${eport[1]}"; do
     out=$(sclient "$port" -ign_eof)
     grep -q "alert certificate required" <<< "$out" ||

@@ -27,11 +27,12 @@
 
 #include "server/config/config.h"
 #include "server/net/net.h"
+#include "server/net/tls_ctx.h"
 #include "server/server.h"
 
 #define T0         1000000u
 #define BIG        (1u << 20)   /* a large reply, or request */
-#define KEEP       (16u << 10)  /* what a drained BIO may keep (tls.c) */
+#define KEEP       TLS_BIO_KEEP /* what a drained BIO may keep */
 #define ANSWER     (4u << 20)   /* a large four-letter word's answer */
 #define PER_SECOND (100u << 10) /* what the slow client reads a second */
 

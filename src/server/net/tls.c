@@ -24,9 +24,6 @@
 #include "server/server.h"
 
 #define TLS_RECORD 16384 /* the most plaintext one record carries */
-/* A drained memory BIO whose buffer grew larger is replaced (fresh_bio), as
- * conn.c frees an output buffer larger than its OUT_KEEP. */
-#define TLS_KEEP (16u << 10)
 
 struct tls_conn {
     SSL *ssl;
@@ -192,21 +189,6 @@ static void log_refusal(struct conn *c, const char *what, const char *why)
                         what, why);
 }
 
-/* A memory BIO's buffer never shrinks (a read moves past what it read),
- * so one large reply or request would leave the connection holding 4/3 of
- * it until it closes.  Once drained, a BIO whose buffer grew past TLS_KEEP
- * gives way to an empty one, as conn.c frees its own output buffer; NULL
- * if this one is kept (or no other can be had: it still works). */
-static BIO *fresh_bio(BIO *b)
-{
-    BUF_MEM *m = NULL;
-
-    if (BIO_ctrl_pending(b) != 0 || BIO_get_mem_ptr(b, &m) <= 0 || m == NULL ||
-        m->max <= TLS_KEEP)
-        return NULL;
-    return BIO_new(BIO_s_mem());
-}
-
 int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
 {
     struct tls_conn *t = c->tls;
@@ -238,7 +220,9 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
         c->in_len += (size_t)k;
     }
     e = SSL_get_error(t->ssl, k);
-    if ((b = fresh_bio(t->net_in)) != NULL) {
+    /* One large request must not leave its buffer behind (tls_ctx.h), as
+     * conn.c frees its own output buffer once drained. */
+    if ((b = tls_bio_renewed(t->net_in)) != NULL) {
         BIO_set_mem_eof_return(b, -1); /* as tls_conn_new's */
         SSL_set0_rbio(t->ssl, b);      /* frees the old one */
         t->net_in = b;
@@ -282,7 +266,7 @@ struct tb_wbuf *tls_conn_output(struct conn *c)
         t->wire.len += n;
     if (BIO_ctrl_pending(t->net_out) != 0)
         return NULL;
-    if ((b = fresh_bio(t->net_out)) != NULL) {
+    if ((b = tls_bio_renewed(t->net_out)) != NULL) {
         SSL_set0_wbio(t->ssl, b); /* frees the old one */
         t->net_out = b;
     }

@@ -362,3 +362,13 @@ SSL_CTX *tls_ctx_new(const SSL_METHOD *method, const struct tls_keys *k)
     }
     return ctx;
 }
+
+BIO *tls_bio_renewed(BIO *b)
+{
+    BUF_MEM *m = NULL;
+
+    if (BIO_ctrl_pending(b) != 0 || BIO_get_mem_ptr(b, &m) <= 0 || m == NULL ||
+        m->max <= TLS_BIO_KEEP)
+        return NULL;
+    return BIO_new(BIO_s_mem());
+}

@@ -57,4 +57,13 @@ int tls_subject_id(const struct X509_name_st *n, struct bio_st *out);
 /* OpenSSL's reason for the last failure into buf, its queue emptied. */
 const char *tls_why(char *buf, size_t n);
 
+/* A memory BIO's buffer never shrinks (a read moves past what it read),
+ * so one large message would leave a connection holding 4/3 of it for
+ * good.  An empty memory BIO to put in place of b (SSL_set0_rbio or
+ * SSL_set0_wbio, which free b) once b is drained and its buffer grew past
+ * TLS_BIO_KEEP; NULL to keep b (or when no other can be had: b still
+ * works).  For the client port (tls.c) and the members' links (tunnel.c). */
+#define TLS_BIO_KEEP (16u << 10)
+struct bio_st *tls_bio_renewed(struct bio_st *b);
+
 #endif

@@ -251,6 +251,7 @@ static int flush(struct tunnel *t)
     size_t n = BIO_ctrl_pending(t->net_out);
     struct wreq *w;
     uv_buf_t b;
+    BIO *nb;
 
     if (n == 0)
         return 0;
@@ -260,6 +261,10 @@ static int flush(struct tunnel *t)
     if (BIO_read(t->net_out, w->data, (int)n) != (int)n) {
         free(w);
         return TB_EIO;
+    }
+    if ((nb = tls_bio_renewed(t->net_out)) != NULL) { /* a snapshot's */
+        SSL_set0_wbio(t->ssl, nb);
+        t->net_out = nb;
     }
     b = uv_buf_init(w->data, (unsigned)n);
     if (uv_write(&w->req, (uv_stream_t *)&t->tcp, &b, 1, written) != 0) {
@@ -313,6 +318,7 @@ static void deliver(struct tunnel *t)
 {
     char chunk[16384];
     int k = 1, e;
+    BIO *nb;
 
     ERR_clear_error(); /* SSL_get_error reads the queue: ours alone */
     if (!t->secured && (k = SSL_read(t->ssl, chunk, 1)) == 1) {
@@ -338,6 +344,11 @@ static void deliver(struct tunnel *t)
             return;
         }
     e = SSL_get_error(t->ssl, k);
+    if ((nb = tls_bio_renewed(t->net_in)) != NULL) {
+        BIO_set_mem_eof_return(nb, -1); /* as tunnel_new's */
+        SSL_set0_rbio(t->ssl, nb);
+        t->net_in = nb;
+    }
     if (flush(t) != 0) {
         tunnel_close(t, 0);
         return;
@@ -718,7 +729,8 @@ static SSL_CTX *quorum_ssl(const struct tls_keys *k)
     SSL_CTX_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
                        NULL);
     SSL_CTX_set_session_cache_mode(ssl, SSL_SESS_CACHE_OFF);
-    SSL_CTX_set_num_tickets(ssl, 0);
+    SSL_CTX_set_num_tickets(ssl, 0); /* TLS 1.3's; TLS 1.2's: */
+    SSL_CTX_set_options(ssl, SSL_OP_NO_TICKET);
     return ssl;
 }
 
