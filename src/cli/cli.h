@@ -85,7 +85,7 @@ struct cli_opt {
     const char *arg;  /* the value's name in --help ("N", "FILE") */
     const char *help; /* its --help text; '\n' continues it below */
     /* A number that does not parse or is out of range is a usage error:
-     * "bad WHAT 'VALUE'HINT" ("bad TTL 'x' (milliseconds > 0)"). */
+     * "bad WHAT 'VALUE'HINT" ("bad priority 'x' (0..999)"). */
     const char *what;
     const char *hint;
 };
@@ -258,6 +258,13 @@ const char *cli_text_str(const char *p, size_t n, char *buf, size_t cap);
  * stdout cannot be written (quietly for EPIPE, as SIGPIPE would end a
  * process that did not ignore it). */
 int cli_walk_stop(struct cli *cli, const char *what);
+/* Flushes stdout and tells whether everything written to it so far went
+ * out: 0, else CLI_OSERR once said why, on stderr as "WHAT: " (nothing
+ * when NULL) "cannot write the output: ...", quietly when its reader went
+ * away (EPIPE).  SIGPIPE is ignored, so a command printing line after line
+ * (watch, top -b, elect -l) asks this after each, or it would never learn
+ * that `| head` is gone. */
+int cli_out_check(const char *what);
 /* A strict decimal parser: 0 or -1. */
 int cli_parse_i64(const char *s, int64_t *out);
 /* Seconds with an optional fraction ("2.5") into ms: 0 or -1. */

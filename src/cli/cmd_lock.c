@@ -575,8 +575,13 @@ static int observe(struct cli *cli, const char *path)
             rc = cli_fail(cli, "elect", path, rc);
             break;
         }
-        if (l.token != shown)
+        if (l.token != shown) {
             print_leader(cli, path, &l);
+            /* A reader gone (elect -l | head -n1) ends it at its next
+             * line, or it would write into the void for ever. */
+            if ((rc = cli_out_check("elect")) != 0)
+                break;
+        }
         shown = l.token;
     } while ((rc = await_change()) < 0);
     tb_free(l.data);

@@ -117,7 +117,17 @@ static int read_names(struct cli *cli, const char *path, int locking,
             *dir = NULL;
             return cli_err(cli, CLI_OSERR, "out of memory");
         }
-        tb_get_children_sync(cli->c, taken, NULL, NULL, t);
+        /* No taken/ is no claim; any other failure would show claimed
+         * items as free (and peek one): the command's error. */
+        rc = tb_get_children_sync(cli->c, taken, NULL, NULL, t);
+        if (rc != 0 && rc != TB_ENONODE) {
+            rc = cli_fail(cli, "queue", taken, rc);
+            free(taken);
+            tb_strings_free(e);
+            free(*dir);
+            *dir = NULL;
+            return rc;
+        }
         free(taken);
     }
     qsort(e->v, (size_t)e->count, sizeof *e->v, by_name);
@@ -177,7 +187,7 @@ static int peek(struct cli *cli, const char *path, int locking)
 /* The items in the order they would be taken: NAME [taken] DATA. */
 static int list(struct cli *cli, const char *path, int locking)
 {
-    char *dir, *node;
+    char *dir, *node, *failed = NULL;
     struct tb_strings e = {0, NULL}, t = {0, NULL};
     struct jw w;
     int i, rc, taken;
@@ -200,11 +210,19 @@ static int list(struct cli *cli, const char *path, int locking)
             break;
         }
         rc = tb_get_data_sync(cli->c, node, NULL, NULL, &v, &len, NULL);
-        free(node);
-        if (rc != 0) {
+        if (rc == TB_ENONODE) {
+            free(node);
             rc = CLI_OK;
             continue; /* taken since */
         }
+        /* Any other failure (an item this session may not read, the
+         * connection lost) ends the listing with its status, as ls -R's:
+         * the items so far stay, and --json has them, then "error". */
+        if (rc != 0) {
+            failed = node;
+            break;
+        }
+        free(node);
         if (cli->json) {
             jw_obj(&w);
             jw_key(&w, "name");
@@ -226,9 +244,14 @@ static int list(struct cli *cli, const char *path, int locking)
     }
     if (cli->json) {
         jw_end_arr(&w);
+        if (failed != NULL)
+            rc = cli_fail_in(cli, &w, "queue", failed, rc);
         jw_finish(&w);
+    } else if (failed != NULL) {
+        rc = cli_fail(cli, "queue", failed, rc);
     }
     fflush(stdout);
+    free(failed);
     free_names(&e, &t);
     free(dir);
     return rc;

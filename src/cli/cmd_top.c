@@ -490,6 +490,7 @@ static int wait_next(struct top *t, struct screen *s, const char *text,
     return 0;
 }
 
+/* The refreshes: the exit status. */
 static int run(struct top *t, int64_t iterations)
 {
     struct screen s;
@@ -497,7 +498,7 @@ static int run(struct top *t, int64_t iterations)
     size_t len = 0;
     FILE *f;
     int64_t i;
-    int rc = 0;
+    int rc = 0, out = 0;
 
     memset(&s, 0, sizeof s);
     if (!t->batch && (screen_open(&s) != 0 || cli_ev_catch(SIGWINCH) != 0 ||
@@ -515,7 +516,10 @@ static int run(struct top *t, int64_t iterations)
         if (t->batch) {
             fwrite(text, 1, len, stdout);
             putchar('\n');
-            fflush(stdout);
+            /* A reader gone (top -b | head) ends top at its next frame,
+             * or it would write into the void for ever. */
+            if ((out = cli_out_check("top")) != 0)
+                break;
         } else {
             screen_draw(&s, text, len);
         }
@@ -525,7 +529,9 @@ static int run(struct top *t, int64_t iterations)
     }
     screen_close(&s);
     free(text);
-    return rc;
+    if (out != 0)
+        return out;
+    return rc != 0 && t->batch ? cli_status(rc) : CLI_OK;
 }
 
 static int exec_top(struct cli *cli, const struct cli_cmd *cmd,
@@ -557,7 +563,7 @@ static int exec_top(struct cli *cli, const struct cli_cmd *cmd,
     free_found(&t);
     free(t.found);
     free(t.seen);
-    return rc != 0 && t.batch ? cli_status(rc) : CLI_OK;
+    return rc;
 }
 
 const struct cli_spec cli_cmd_top = {

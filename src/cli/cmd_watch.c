@@ -7,7 +7,8 @@
  * events, but only while connected: a persistent watch is set again on a
  * reconnect without the changes made meanwhile (as ZooKeeper's), so a
  * connection lost and back is said on stderr.  SIGINT, SIGTERM and SIGHUP
- * end it with status 0: that is how it is meant to stop.  "watching PATH"
+ * end it with status 0: that is how it is meant to stop; a reader gone
+ * (watch PATH | head -n1) ends it at its next line, 71.  "watching PATH"
  * on stderr says the watch is set, so a script knows from when on changes
  * are seen. */
 #include <signal.h>
@@ -61,7 +62,6 @@ static int print_events(struct cli *cli, const char *path, int64_t max)
             int kind = m->kind, code = m->code;
             if (kind == CLI_MSG_WATCH && (max <= 0 || seen < max)) {
                 puts(m->text);
-                fflush(stdout);
                 seen++;
             } else if (kind == CLI_MSG_WATCH_END) {
                 fprintf(stderr, "tumbler: %s\n", m->text);
@@ -73,11 +73,15 @@ static int print_events(struct cli *cli, const char *path, int64_t max)
                     fprintf(stderr, "tumbler: session %s\n", m->text);
             } else if (cli->shell && kind != CLI_MSG_WATCH) {
                 cli_shell_message(cli, m);
-                fflush(stdout);
             }
             free(m);
             if (kind == CLI_MSG_WATCH_END)
                 return cli_status(code);
+            /* Flushed at once, for a pipe to see each event as it comes;
+             * and a reader gone (watch | head -n1) ends the watch at its
+             * next line, or it would write into the void for ever. */
+            if ((rv = cli_out_check("watch")) != 0)
+                return rv;
         }
         /* The shell dropped an expired session: the watch ended with it
          * (its final call, queued before the handle closed, was above). */

@@ -14,6 +14,9 @@
  * would only be refused. */
 #define MAX_REQUEST 1048575
 #define MAX_DATA    MAX_REQUEST
+/* The longest TTL a node can have (ZooKeeper's EphemeralType.MAX_TTL). */
+#define MAX_TTL  (((int64_t)1 << 40) - 1)
+#define TTL_HINT " (milliseconds, 1 to 1099511627775)"
 
 static const char cmd_create_arity[] =
     "expected PATH, at most one DATA (or -f FILE) and an ACL";
@@ -195,6 +198,10 @@ static int exec_create(struct cli *cli, const struct cli_cmd *cmd,
     char *fdata = NULL;
 
     r.ttl = a->val['t'] != NULL ? a->num['t'] : 0;
+    /* ZooKeeper keeps a TTL in 40 bits: the library refuses more with
+     * EBADARGUMENTS (8), where it is the command line that is wrong. */
+    if (r.ttl > MAX_TTL)
+        return cli_usage(cli, cmd, "bad TTL '%s'%s", a->val['t'], TTL_HINT);
     /* Not CLI_PATH: a sequential create's PATH may end with '/'. */
     rc = a->val['s'] != NULL ? cli_check_seq_path(cli, cmd, r.path)
                              : cli_check_path(cli, cmd, r.path);
@@ -248,7 +255,7 @@ const struct cli_spec cli_cmd_create = {
              .help = "persistent with a time-to-live in milliseconds\n"
                      "(deleted once unchanged and childless that long)",
              .what = "TTL",
-             .hint = " (milliseconds > 0)"},
+             .hint = TTL_HINT},
             {.letter = 'p',
              .name = "parents",
              .help = "also create the missing parents (persistent, no\n"

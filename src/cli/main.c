@@ -193,6 +193,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 int main(int argc, char **argv)
 {
     struct cli cli;
+    const char *name = NULL;
     int rv;
 
     memset(&cli, 0, sizeof cli);
@@ -206,6 +207,7 @@ int main(int argc, char **argv)
     rv = parse_global(&cli, argc, argv);
     if (rv < 0) {
         if (optind < argc) {
+            name = argv[optind];
             rv = cli_run(&cli, argc - optind, argv + optind);
         } else {
             cli.shell = 1;
@@ -215,8 +217,14 @@ int main(int argc, char **argv)
     cli_disconnect(&cli);
     cli_auth_free(&cli);
     free(cli.hosts);
-    if (fflush(stdout) != 0 && rv == 0)
-        rv = CLI_OSERR;
+    /* Commands flush as they go, and glibc drops what a failed write did
+     * not take, so a last fflush alone would succeed: whether stdout ever
+     * failed is what counts (a command's own failure is the better
+     * status). */
+    if (rv == 0)
+        rv = cli_out_check(name);
+    else
+        fflush(stdout);
     if (cli.pass_signal != 0)
         cli_child_pass_signal(cli.pass_signal);
     return rv;

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -312,14 +313,46 @@ int cli_walk_stop(struct cli *cli, const char *what)
                     sig, strsignal(sig));
             return 128 + sig;
         }
+    return cli_out_check(what);
+}
+
+/* Whether standard output's reader went away: from then on a pipe or a
+ * socket without one polls POLLERR or POLLHUP. */
+static int reader_gone(void)
+{
+    struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
+
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
+int cli_out_check(const char *what)
+{
+    struct stat st;
+    int err;
+
     errno = 0;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        if (errno != EPIPE)
-            fprintf(stderr, "tumbler: %s: cannot write the output: %s\n", what,
-                    errno != 0 ? strerror(errno) : "write error");
-        return CLI_OSERR;
-    }
-    return 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    /* The write that failed may be an earlier one, its errno long gone:
+     * glibc drops what it could not write, so this fflush had nothing
+     * left to write and succeeded.  Ask the descriptor itself then. */
+    err = errno;
+    if (err == 0 && reader_gone())
+        err = EPIPE;
+    /* A write of nothing writes nothing to a file or a device, and may
+     * fail as the last one did (/dev/full: ENOSPC), saying why.  Not to a
+     * socket, to which it could send an empty datagram, nor to a pipe,
+     * whose failure is the reader gone, asked above. */
+    if (err == 0 &&
+        (fstat(STDOUT_FILENO, &st) != 0 ||
+         !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))) &&
+        write(STDOUT_FILENO, "", 0) < 0)
+        err = errno;
+    if (err != EPIPE)
+        fprintf(stderr, "tumbler: %s%scannot write the output: %s\n",
+                what != NULL ? what : "", what != NULL ? ": " : "",
+                err != 0 ? strerror(err) : "write error");
+    return CLI_OSERR;
 }
 
 int cli_parse_i64(const char *s, int64_t *out)

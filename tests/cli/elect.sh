@@ -5,7 +5,8 @@
 # elects one too; a refused candidacy exits with its error's status (65,
 # 102).
 # elect -l watches an election without taking part and prints each new
-# leader; elect without CMD leads until interrupted.
+# leader (its reader gone, it ends: 71); elect without CMD leads until
+# interrupted.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -127,6 +128,21 @@ check_eq "-l: each leader once, in order, with its token" \
     "$(printf 'no leader\nleader A (token %s)\nleader B (token %s)\nno leader' \
         "$(sed -n 1p "$D/tokens")" "$(sed -n 2p "$D/tokens")")" "$(cat "$D/obs.out")"
 tb elect -l /obs -- true 2>/dev/null; check_eq "-l with a command: 64" 64 "$?"
+# Its reader gone (elect -l | head -n1), -l ends at its next line with 71,
+# saying nothing (EPIPE), rather than writing into the void for ever.
+# shellcheck disable=SC2016  # expanded by the inner bash
+bg 30 bash -c '"$0" elect -l /obshead 2> "$1.err" | head -n1 > "$1"; echo "${PIPESTATUS[0]}" > "$1.st"' \
+    "$TUMBLER" "$D/obshead.out"
+ohead=$BG_PID
+wait_for 10 grep -q "no leader" "$D/obshead.out"
+sleep 0.2  # head has its line: let it exit
+bg 60 "$TUMBLER" elect --data H /obshead -- sh -c "$LEADER" "$D" H
+h=$BG_PID
+wait_for 10 test -s "$D/obshead.out.st"
+check_eq "elect -l | head -n1: the pipeline ends, -l with 71" 71 "$(cat "$D/obshead.out.st" 2>/dev/null)"
+check_eq "elect -l | head -n1: nothing said (EPIPE)" "" "$(cat "$D/obshead.out.err")"
+kill -TERM "$ohead" 2>/dev/null; wait "$ohead" 2>/dev/null
+touch "$D/stop.H"; wait "$h"
 
 # The non-fair election, and --json.
 rm -f "$D/leaders" "$D"/stop.*

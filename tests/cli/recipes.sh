@@ -130,6 +130,30 @@ check_eq "the tree is as it was" "$before" "$(tb ls -R /)"
 tb queue put /qe x > /dev/null; tb queue take /qe > /dev/null
 tb queue peek /qe 2> "$D/peek.err"; check_eq "queue peek, empty: 1" 1 "$?"
 check_eq "queue peek, empty: said" "tumbler: queue /qe: empty" "$(cat "$D/peek.err")"
+# An item this session may not read is no item taken meanwhile: ls ends
+# there with its error (102, not 0), the items before it listed, as ls -R.
+tb queue put /qn one > /dev/null; tb queue put /qn two > /dev/null
+first=$(tb queue ls /qn | awk 'NR == 1 { print $1 }')
+second=$(tb queue ls /qn | awk 'NR == 2 { print $1 }')
+tb setacl "/qn/$second" world:anyone:cdwa
+out=$(tb queue ls /qn 2> "$D/qn.err"); rc=$?
+check_eq "queue ls, an item it may not read: 102" 102 "$rc"
+check_eq "queue ls, an item it may not read: the one before it" "$first one" "$out"
+check_eq "queue ls, an item it may not read: said" \
+    "tumbler: queue /qn/$second: not authorized (ENOAUTH)" "$(cat "$D/qn.err")"
+j=$(tb --json queue ls /qn 2> /dev/null); rc=$?
+check_eq "queue ls --json, an item it may not read: 102" 102 "$rc"
+check_eq "queue ls --json: the items so far, then the error" "['one'] ENOAUTH /qn/$second" \
+    "$(json_get '"%s %s %s" % ([i["data"] for i in d["items"]], d["error"]["name"], d["error"]["path"])' <<< "$j")"
+# -l: claims it may not read would show a claimed item as free.
+tb queue -l put /qln x > /dev/null
+tb setacl /qln/taken world:anyone:cdwa
+tb queue -l ls /qln > /dev/null 2> "$D/qln.err"
+check_eq "queue -l ls, taken/ it may not read: 102" 102 "$?"
+check_eq "queue -l ls, taken/ it may not read: said" \
+    "tumbler: queue /qln/taken: not authorized (ENOAUTH)" "$(cat "$D/qln.err")"
+tb queue -l peek /qln > /dev/null 2>&1
+check_eq "queue -l peek, taken/ it may not read: 102" 102 "$?"
 
 # ---- barrier ----
 tb barrier set /bar > /dev/null

@@ -7,7 +7,8 @@
 # from the second frame on, which clock the ages are on, each lock with
 # its holder and waiter, a kazoo Lock's holder), that there is not one
 # escape byte, that a lock's plain parent and an idle path are no locks,
-# that stdout on a pipe means batch without -b, and that bad command lines are refused with
+# that stdout on a pipe means batch without -b (its reader gone, top ends:
+# 71), and that bad command lines are refused with
 # status 64 and a message naming what is wrong.  On a server no other
 # client uses, the rate is 0: neither top's four-letter words nor its own
 # walk count.  For tumblerd, top --tls at a TLS port sends no four-letter
@@ -144,6 +145,13 @@ check_eq "the frame ends there" 10 "$(wc -l <<< "$first" | tr -d ' ')"
 piped=$(tb top -n 1 /app | cat)
 if LC_ALL=C grep -q $'\033' <<< "$piped"; then fail "escape bytes on a pipe"; fi
 check_eq "on a pipe: the same lock line" "/app/locks/job  mutex, 1 holding, 1 waiting" "$(sed -n 6p <<< "$piped")"
+# Its reader gone (top -b | head -n1), top ends at its next frame with 71,
+# saying nothing (EPIPE), rather than refreshing into the void for ever.
+# shellcheck disable=SC2016  # expanded by the inner bash
+st=$(timeout -k 5 30 bash -c '"$0" top -b -d 0.2 /app 2> "$1" | head -n1 > /dev/null
+    echo "${PIPESTATUS[0]}"' "$TUMBLER" "$D/head.err")
+check_eq "top -b | head -n1: the pipeline ends, top with 71" 71 "$st"
+check_eq "top -b | head -n1: nothing said (EPIPE)" "" "$(cat "$D/head.err")"
 
 # ---- --tls: no four-letter word in clear ----
 if [ "$kind" = tumblerd ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tree commands of tumbler against a real tumblerd: output, exit
-# statuses, --json, watches, ACLs, --help everywhere, and the message when
-# no server can be reached.
+# statuses, --json, watches, ACLs, --help everywhere, stdout that cannot
+# be written (71), and the message when no server can be reached.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -29,6 +29,16 @@ tb get /none 2>/dev/null; check_eq "get of a missing node: 101" 101 "$?"
 tb create /none/child 2>/dev/null; check_eq "create under a missing parent: 101" 101 "$?"
 check_eq "create without data, get prints nothing" "Created /t/empty" "$(tb create /t/empty)"
 check_eq "empty data" "" "$(tb get /t/empty)"
+# Standard output that cannot be written: 71, said, also when the write
+# that failed was a command's own flush (a last fflush then succeeds).
+for c in "get /t" "ls /" "--json stat /t"; do
+    # shellcheck disable=SC2086
+    err=$(tb $c 2>&1 > /dev/full); rc=$?
+    name=${c#--json }
+    check_eq "$c > /dev/full: 71" 71 "$rc"
+    check_eq "$c > /dev/full: said" \
+        "tumbler: ${name%% *}: cannot write the output: No space left on device" "$err"
+done
 
 # ---- modes ----
 check_eq "create -e" "Created /t/eph" "$(tb create -e /t/eph)"
@@ -39,6 +49,14 @@ check_eq "create -t" "Created /t/ttl" "$(tb create -t 600000 /t/ttl x)"
 check_match "create -s -e" "^Created /t/es-[0-9]{10}$" "$(tb create -s -e /t/es-)"
 tb create -c -e /t/bad 2>/dev/null; check_eq "-c with -e: usage 64" 64 "$?"
 tb create -e -t 5 /t/bad 2>/dev/null; check_eq "-t with -e: usage 64" 64 "$?"
+# A TTL is 40 bits (at most 2^40-1 ms): more is the command line's fault
+# (64), not the library's EBADARGUMENTS (8).
+err=$(tb create -t 1099511627776 /t/bad x 2>&1); rc=$?
+check_eq "-t beyond 2^40-1: usage 64" 64 "$rc"
+check_match "-t beyond 2^40-1: says why" \
+    "^tumbler create: bad TTL '1099511627776' \(milliseconds, 1 to 1099511627775\)$" "$err"
+check_eq "-t 2^40-1, the longest" "Created /ttlmax" "$(tb create -t 1099511627775 /ttlmax x)"
+tb delete /ttlmax
 tb create t/rel 2>/dev/null; check_eq "relative path: usage 64" 64 "$?"
 
 # ---- create with an ACL (zkCli's third operand), create -p ----
@@ -262,6 +280,22 @@ w2=$BG_PID
 wait_for 10 grep -q "watching" "$T_DIR/w2.out"
 kill -INT "$(pgrep -P "$(cat "$T_DIR/w.pid")")" 2>/dev/null
 wait_st "$w2"; check_eq "watch ends with status 0 on SIGINT" 0 "$ST"
+# Its reader gone (watch | head -n1), watch ends at its next line with 71,
+# saying nothing (EPIPE), rather than writing into the void for ever.
+# shellcheck disable=SC2016  # expanded by the inner bash
+bg 30 bash -c '"$0" watch /w 2> "$1.err" | head -n1 > "$1"; echo "${PIPESTATUS[0]}" > "$1.st"' \
+    "$TUMBLER" "$T_DIR/whead.out"
+whead=$BG_PID
+wait_for 10 grep -q "watching /w" "$T_DIR/whead.out.err"
+tb set /w 3
+wait_for 10 grep -q "NodeDataChanged /w" "$T_DIR/whead.out"
+sleep 0.2  # head has its line: let it exit
+tb set /w 4
+wait_for 10 test -s "$T_DIR/whead.out.st"
+check_eq "watch | head -n1: the pipeline ends, watch with 71" 71 "$(cat "$T_DIR/whead.out.st" 2>/dev/null)"
+check_eq "watch | head -n1: head's line" "NodeDataChanged /w" "$(cat "$T_DIR/whead.out")"
+check_eq "watch | head -n1: nothing said (EPIPE)" "tumbler: watching /w" "$(cat "$T_DIR/whead.out.err")"
+kill -TERM "$whead" 2>/dev/null; wait "$whead" 2>/dev/null
 
 # ---- long walks stop at a signal, and once stdout is gone ----
 tb create /big > /dev/null
