@@ -726,7 +726,7 @@ static void test_datadir_autocreate(void **state)
 {
     struct tb_config cfg;
     char err[512] = "", dir[64] = "/tmp/tb_test_dir_XXXXXX", missing[96],
-         flag[192], want[512], file[192];
+         file[160], flag[sizeof file + 16], want[512];
     const char *path;
     FILE *f;
 
