@@ -41,8 +41,8 @@ static int fence_node(struct tb_mutex *m, struct tb_multi *ops, int *at)
     pthread_mutex_lock(m->mu);
     if (!m->cfg->fair)
         rv = TB_EINVAL;
-    else if (m->holds == 0 || m->node == NULL)
-        rv = TB_ENOTHELD;
+    else if (rcp_lk_told_holds(m) == 0 || m->node == NULL)
+        rv = TB_ENOTHELD; /* a grant in its lock delay too: not held yet */
     else if (m->lstate == TB_LOCK_LOST)
         rv = TB_ELOCKLOST;
     else {

@@ -177,9 +177,12 @@ static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
 
     (void)c;
     pthread_mutex_lock(&l->mu);
-    /* Given up: also with the connection down, when the look sent again
-     * would wait for the next server (nothing of ours to clean up). */
-    if ((rc == 0 || rc == TB_ECONNECTIONLOSS) && l->gave_up != 0)
+    /* Given up: before any wait starts (for PATH, after TB_ENONODE, a
+     * wait nothing would give up), and also with the connection down,
+     * when the look sent again would wait for the next server (nothing
+     * of ours to clean up). */
+    if ((rc == 0 || rc == TB_ENONODE || rc == TB_ECONNECTIONLOSS) &&
+        l->gave_up != 0)
         rc = l->gave_up;
     if (rc == 0) {
         for (i = 0; i < v->count; i++) {

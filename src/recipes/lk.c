@@ -88,6 +88,17 @@ static int bounce(struct tb_mutex *m, tb_acquire_cb acb, tb_done_cb dcb,
     return rv;
 }
 
+int rcp_lk_reenter_locked(struct tb_mutex *m, tb_acquire_cb cb, void *data)
+{
+    int rv;
+
+    if (m->lstate == TB_LOCK_LOST)
+        return TB_ELOCKLOST;
+    if ((rv = bounce(m, cb, NULL, data)) == 0)
+        m->holds++;
+    return rv;
+}
+
 int rcp_lk_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
                 void *data)
 {
@@ -101,11 +112,7 @@ int rcp_lk_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
     } else if (m->acb != NULL || m->phase == LK_ABORTING) {
         rv = TB_EINVAL; /* one acquisition at a time per handle */
     } else if (m->holds > 0) {
-        if (m->lstate == TB_LOCK_LOST) {
-            rv = TB_ELOCKLOST;
-        } else if ((rv = bounce(m, cb, NULL, data)) == 0) {
-            m->holds++;
-        }
+        rv = rcp_lk_reenter_locked(m, cb, data);
     } else if (m->peer != NULL && !m->is_read && m->peer->holds > 0) {
         rv = TB_EINVAL; /* read -> write upgrade would deadlock */
     } else {

@@ -147,13 +147,20 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
     ld_end(ld, 0);
 }
 
-/* Writes our record, then reports the grant (lock held). */
+/* Writes our record, then reports the grant (lock held, if still held:
+ * else there is no record of ours to write, and the next holder's must
+ * stay). */
 static void mark(struct rcp_ld *ld)
 {
     struct tb_mutex *m = ld->m;
     char v[256];
-    int n = snprintf(v, sizeof v, HELD "%s", node_name(m));
+    int n;
 
+    if (!rcp_lk_holding(m)) {
+        give_back(ld, TB_ELOCKLOST); /* lost during the delay */
+        return;
+    }
+    n = snprintf(v, sizeof v, HELD "%s", node_name(m));
     ld->phase = LD_MARKING;
     if (tb_set_data(m->c, m->path, v, (size_t)n, -1, on_marked, ld) != 0) {
         give_back(ld, TB_ECLOSING);
@@ -169,8 +176,6 @@ static void on_timer(struct rcp_timer *t, unsigned tag)
     pthread_mutex_lock(ld->m->mu);
     if (tag == 0)
         give_back(ld, TB_ETIMEDOUT); /* the caller's deadline came first */
-    else if (!rcp_lk_holding(ld->m))
-        give_back(ld, TB_ELOCKLOST); /* no record of ours to write */
     else
         mark(ld); /* the delay is over */
 }
@@ -225,13 +230,6 @@ static void on_locked(int rc, int64_t token, void *data)
     struct tb_mutex *m = ld->m;
 
     pthread_mutex_lock(m->mu);
-    if (rc == 0 && m->holds > 1) { /* reentry: granted long ago */
-        m->ld = NULL;
-        pthread_mutex_unlock(m->mu);
-        ld->token = token;
-        ld_end(ld, 0);
-        return;
-    }
     if (rc != 0) {
         m->ld = NULL;
         pthread_mutex_unlock(m->mu);
@@ -269,6 +267,14 @@ int rcp_ld_lock(struct tb_mutex *m, int timeout_ms, int64_t deadline,
         pthread_mutex_unlock(m->mu);
         free(ld);
         return TB_EINVAL;
+    }
+    if (m->holds > 0 && m->acb == NULL && !m->c_closed) {
+        /* Held already: one more hold, no delay, and nothing of the
+         * hold hidden meanwhile (as m->ld would hide it). */
+        rv = rcp_lk_reenter_locked(m, cb, data);
+        pthread_mutex_unlock(m->mu);
+        free(ld);
+        return rv;
     }
     m->ld = ld;
     rcp_lk_ref(m);

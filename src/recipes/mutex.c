@@ -64,8 +64,22 @@ int tb_mutex_trylock(struct tb_mutex *m, tb_acquire_cb cb, void *data)
     return tb_mutex_lock(m, 0, cb, data);
 }
 
+/* A grant in its lock delay is not the caller's to release (cancel gives
+ * the acquisition up). */
+static int told_none(struct tb_mutex *m)
+{
+    int none;
+
+    pthread_mutex_lock(m->mu);
+    none = rcp_lk_told_holds(m) == 0;
+    pthread_mutex_unlock(m->mu);
+    return none;
+}
+
 int tb_mutex_unlock(struct tb_mutex *m, tb_done_cb cb, void *data)
 {
+    if (told_none(m))
+        return TB_ENOTHELD;
     return rcp_lk_unlock(m, cb, data);
 }
 
@@ -85,7 +99,7 @@ static int reenter(struct tb_mutex *m, int64_t *token, int *rv)
     int done = 0;
 
     pthread_mutex_lock(m->mu);
-    if (m->holds > 0 && m->acb == NULL && m->ld == NULL) {
+    if (rcp_lk_told_holds(m) > 0 && m->acb == NULL) {
         done = 1;
         if (m->lstate == TB_LOCK_LOST) {
             *rv = TB_ELOCKLOST;
@@ -137,6 +151,8 @@ int tb_mutex_unlock_sync(struct tb_mutex *m)
 
     if ((rv = rcp_sync_check(m->c)) != 0)
         return rv;
+    if (told_none(m))
+        return TB_ENOTHELD;
     pthread_mutex_lock(m->mu);
     if (m->holds > 1 && m->lstate != TB_LOCK_LOST) {
         m->holds--;
@@ -164,7 +180,7 @@ int64_t tb_mutex_token(struct tb_mutex *m)
     int64_t t;
 
     pthread_mutex_lock(m->mu);
-    t = m->holds > 0 && m->ld == NULL ? m->token : 0; /* not in its delay */
+    t = rcp_lk_told_holds(m) > 0 ? m->token : 0;
     pthread_mutex_unlock(m->mu);
     return t;
 }
@@ -174,7 +190,7 @@ int tb_mutex_holds(struct tb_mutex *m)
     int n;
 
     pthread_mutex_lock(m->mu);
-    n = m->holds;
+    n = rcp_lk_told_holds(m);
     pthread_mutex_unlock(m->mu);
     return n;
 }

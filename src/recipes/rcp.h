@@ -381,7 +381,17 @@ int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
 void rcp_lk_free(struct tb_mutex *m);
 int rcp_lk_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,
                 void *data);
+/* Under m->mu, the handle holding: one more hold, told by cb from the
+ * I/O thread (TB_ELOCKLOST if lost). */
+int rcp_lk_reenter_locked(struct tb_mutex *m, tb_acquire_cb cb, void *data);
 int rcp_lk_unlock(struct tb_mutex *m, tb_done_cb cb, void *data);
+
+/* Under m->mu: the holds the caller was told of.  None while a grant
+ * waits out its lock delay: it is not the caller's yet (lk_delay.c). */
+static inline int rcp_lk_told_holds(const struct tb_mutex *m)
+{
+    return m->ld != NULL ? 0 : m->holds;
+}
 
 /* lk_acquire.c: the acquisition, and the watch on our own node */
 int rcp_lk_start(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,

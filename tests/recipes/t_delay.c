@@ -66,10 +66,11 @@ static void seen_state(int state, int64_t token, void *data)
 }
 
 /* During the delay the grant is not the caller's yet: ACQUIRING, no token,
- * no state callback, a second acquire refused; its node deleted then
- * fails the acquisition at once (not at the delay's end) with
- * TB_ELOCKLOST, on the client's I/O thread like every callback.  m1 on
- * c1 is the holder that dies. */
+ * no hold (nothing to release or fence with), no state callback, a second
+ * acquire refused; its node deleted then fails the acquisition at once
+ * (not at the delay's end) with TB_ELOCKLOST, on the client's I/O thread
+ * like every callback.  m1 on c1 is the holder that dies; a reentrant
+ * acquire of it first is a plain one more hold, shown at once. */
 static void lost_in_delay(struct tb_client *c1, struct tb_client *c2,
                           struct tb_mutex *m1)
 {
@@ -77,13 +78,23 @@ static void lost_in_delay(struct tb_client *c1, struct tb_client *c2,
     struct tb_lock_options o = {
         .lock_delay_ms = DELAY, .state_cb = seen_state, .data = &w};
     struct tb_mutex *m;
+    struct tb_multi *ops = tb_multi_new();
+    struct rt_acq again;
     int64_t t, t0;
 
+    CHECK(ops != NULL);
     rt_acq_init(&io.a);
     CHECK_RC(tb_exists(c2, "/", NULL, NULL, seen_stat, &io), 0);
     CHECK_RC(rt_acq_wait(&io.a, 5000), 0);
     CHECK_RC(tb_mutex_new(&m, c2, LOCK, &o), 0);
     CHECK_RC(tb_mutex_lock_sync(m1, 10000, &t), 0);
+    rt_acq_init(&again);
+    CHECK_RC(tb_mutex_lock(m1, -1, rt_acq_cb, &again), 0);
+    CHECK(tb_mutex_holds(m1) == 2);
+    CHECK_RC(tb_mutex_state(m1), TB_LOCK_HELD);
+    CHECK_RC(rt_acq_wait(&again, 5000), 0);
+    CHECK(again.token == t);
+    CHECK_RC(tb_mutex_unlock_sync(m1), 0); /* one hold left */
     rt_acq_init(&w.a);
     CHECK_RC(tb_mutex_lock(m, -1, seen_acq, &w), 0);
     CHECK(rt_wait_nchildren(c1, LOCK, 2, 5000) == 2);
@@ -93,6 +104,9 @@ static void lost_in_delay(struct tb_client *c1, struct tb_client *c2,
     CHECK_RC(tb_mutex_state(m), TB_LOCK_ACQUIRING);
     CHECK(tb_mutex_token(m) == 0);
     CHECK_RC(tb_mutex_lock_sync(m, 0, &t), TB_EINVAL);
+    CHECK(tb_mutex_holds(m) == 0);
+    CHECK_RC(tb_mutex_unlock(m, NULL, NULL), TB_ENOTHELD);
+    CHECK_RC(tb_mutex_fence(m, ops), TB_ENOTHELD);
     t0 = rt_now_ms();
     kill_node(c1, m);
     CHECK_RC(rt_acq_wait(&w.a, 5000), TB_ELOCKLOST);
@@ -103,6 +117,7 @@ static void lost_in_delay(struct tb_client *c1, struct tb_client *c2,
     CHECK(__atomic_load_n(&w.states, __ATOMIC_RELAXED) == 0);
     CHECK_RC(tb_mutex_unlock_sync(m1), TB_ELOCKLOST);
     tb_mutex_free(m);
+    tb_multi_free(ops);
 }
 
 int t_delay(int argc, char **argv)

@@ -121,6 +121,29 @@ static void test_freed_while_down(void **state)
     tb_client_close(c);
 }
 
+/* Freed while its first look is in flight, which then finds no PATH: the
+ * give-up ends it (no wait for PATH is started). */
+static void test_freed_before_no_path(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_latch *l;
+    struct done d = {0};
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_latch_new(&l, c, PATH, 2), 0);
+    assert_int_equal(tb_latch_await(l, -1, on_done, &d), 0);
+    pump(c);
+    xid = expect_look(TB_OP_GETCHILDREN2, 0);
+    tb_latch_free(l);
+    srv_reply(xid, 300, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, TB_ECANCELED);
+    assert_false(srv_has_data()); /* no exists set on PATH */
+    rs_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -128,6 +151,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_path_gone_while_waiting, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_freed_while_down, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_freed_before_no_path, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
