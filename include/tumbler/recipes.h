@@ -150,8 +150,8 @@ struct tb_lock_options {
      * previous holder's node went without a release (its session died),
      * the grant waits this long (Chubby's lock-delay); a clean release
      * hands over at once.  Meanwhile the acquisition is pending (state
-     * ACQUIRING, no token, no state callback); a loss then fails it with
-     * TB_ELOCKLOST.  0: none.  See docs/recipes.md. */
+     * ACQUIRING, no token, no hold to release, no state callback); a loss
+     * then fails it with TB_ELOCKLOST.  0: none.  See docs/recipes.md. */
     int lock_delay_ms;
 };
 
