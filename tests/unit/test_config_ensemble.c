@@ -122,6 +122,15 @@ static void test_server_syntax_errors(void **state)
     (void)state;
     expect_server_error("a:2888",
                         "server.2: expected " FORM ", got \"a:2888\"");
+    /* every address: none the members can tell each other */
+    expect_server_error("0.0.0.0:2888:3888;2181",
+                        "server.2: 0.0.0.0 is every address, none the other "
+                        "members can reach: give this member's own address or "
+                        "host name, as the other members' lines do");
+    expect_server_error("[::]:2888:3888",
+                        "server.2: :: is every address, none the other "
+                        "members can reach: give this member's own address or "
+                        "host name, as the other members' lines do");
     expect_server_error("zk1", "server.2: expected " FORM ", got \"zk1\"");
     expect_server_error("a:1:2:participant:x", "server.2: expected " FORM
                                                ", got \"a:1:2:participant:x\"");

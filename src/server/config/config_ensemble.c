@@ -149,6 +149,11 @@ static int parse_client(struct tb_config_server *s, char *c, const char *at,
     return (s->client_addr = strdup(host)) != NULL ? 0 : TB_ENOMEM;
 }
 
+static int is_wildcard(const char *addr)
+{
+    return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0;
+}
+
 /* host, then the 2 or 3 fields after it: quorumPort:electionPort[:role]. */
 static int parse_peer(struct tb_config_server *s, char *p, const char *at,
                       const char *spec, char *err, size_t errlen)
@@ -161,6 +166,17 @@ static int parse_peer(struct tb_config_server *s, char *p, const char *at,
         return bad_form(at, spec, err, errlen);
     if (rv != 0)
         return rv;
+    /* The members tell each other these addresses (the log keeps them):
+     * "every address" names none to reach.  ZooKeeper's habit of a
+     * member's own line at 0.0.0.0 gave each member other members. */
+    if (is_wildcard(host)) {
+        snprintf(err, errlen,
+                 "%s: %s is every address, none the other members can reach: "
+                 "give this member's own address or host name, as the other "
+                 "members' lines do",
+                 at, host);
+        return TB_EINVAL;
+    }
     f[n++] = rest;
     while ((rest = strchr(rest, ':')) != NULL) {
         if (n == 3)
@@ -362,11 +378,6 @@ static int same_host(const char *a, const char *b)
     if (fx != 0 || fy != 0)
         return fx == fy && memcmp(x, y, 16) == 0;
     return strcasecmp(a, b) == 0;
-}
-
-static int is_wildcard(const char *addr)
-{
-    return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0;
 }
 
 static int by_id(const void *a, const void *b)
