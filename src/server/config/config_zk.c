@@ -45,7 +45,9 @@ static const struct zk_key {
     {"electionAlg", 0, "raft elects the leader"},
     {"fastleader.*", 0, "raft elects the leader"},
     {"peerType", 0, "server.N's :observer says it"},
-    {"standaloneEnabled", 0, "no server.N lines is standalone"},
+    {"standaloneEnabled", 0,
+     "no server.N line, or one, is standalone (an ensemble of one does not "
+     "grow: start it with its members' lines)"},
     {"quorumListenOnAllIPs", 0,
      "the quorum ports listen on server.N's "
      "address"},
