@@ -163,13 +163,35 @@ static void print_messages(struct cli *cli)
 
 /* Goes on after a failed command, as sh does, unless -e; exits with the
  * status of the last command that failed, so a caller sees any failure. */
+/* Waits for the script's next line, printing what comes meanwhile (a
+ * watch's events), or for SIGINT, SIGTERM or SIGHUP: 128 + the signal
+ * (the handlers only queue it, and a read they restart would wait for
+ * the writer of a pipe for ever), else 0. */
+static int next_line_or_signal(struct cli *cli)
+{
+    int sig, ev;
+
+    while ((ev = cli_ev_wait(STDIN_FILENO, -1, &sig)) != CLI_EV_FD) {
+        if (ev == CLI_EV_SIGNAL && sig != SIGCHLD)
+            return 128 + sig;
+        if (ev == CLI_EV_MSG)
+            print_messages(cli);
+    }
+    return 0;
+}
+
 static int run_script(struct cli *cli)
 {
     char *line = NULL;
     size_t cap = 0;
-    int failed = CLI_OK, rv;
+    int failed = CLI_OK, rv, sig;
 
-    while (getline(&line, &cap, stdin) > 0) {
+    /* Unbuffered, so that what poll says of stdin is what getline reads
+     * next: a signal is acted on between lines, also while the script's
+     * writer is slow. */
+    setvbuf(stdin, NULL, _IONBF, 0);
+    while ((sig = next_line_or_signal(cli)) == 0 &&
+           getline(&line, &cap, stdin) > 0) {
         line[strcspn(line, "\n")] = '\0';
         rv = run_line(cli, line);
         print_messages(cli);
@@ -185,7 +207,7 @@ static int run_script(struct cli *cli)
         }
     }
     free(line);
-    return failed;
+    return sig != 0 ? sig : failed;
 }
 
 /* ---- the terminal ---- */
@@ -312,7 +334,8 @@ static int step(struct cli *cli, char *prompt, size_t cap)
         rl_on_new_line();
         rl_redisplay();
     } else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
-        return 1;
+        putchar('\n');
+        return 128 + sig;
     }
     if (!g_have_line)
         return 0;
@@ -337,6 +360,7 @@ static int step(struct cli *cli, char *prompt, size_t cap)
 static int run_terminal(struct cli *cli)
 {
     char prompt[512], *hist = history_path();
+    int rv;
 
     g_cli = cli;
     rl_readline_name = "tumbler";
@@ -352,12 +376,14 @@ static int run_terminal(struct cli *cli)
     print_messages(cli);
     make_prompt(cli, prompt, sizeof prompt);
     rl_callback_handler_install(prompt, on_line);
-    while (!step(cli, prompt, sizeof prompt))
+    while ((rv = step(cli, prompt, sizeof prompt)) == 0)
         ;
     rl_callback_handler_remove();
     if (hist != NULL)
         (void)write_history(hist);
     free(hist);
+    if (rv > 1) /* SIGTERM, SIGHUP: 128 + the signal, as a shell's */
+        return rv;
     return cli->quit && cli->quit_status >= 0 ? cli->quit_status : CLI_OK;
 }
 

@@ -58,6 +58,23 @@ printf 'get "/s\n' | tb > /dev/null 2>&1
 check_eq "script: unterminated quote is a usage error" 64 "$?"
 printf 'lock /l -- true\n' | tb > /dev/null 2>&1
 check_eq "script: lock is not offered in the shell" 64 "$?"
+# A script from a pipe whose writer stays open (tail -f cmds | tumbler):
+# SIGTERM ends it at once with 143, not once the writer has gone.
+mkfifo "$T_DIR/fifo"
+exec 7<> "$T_DIR/fifo" # the writer, open first: the reader's open then returns
+# (bgp's stdin would be /dev/null: a background command's, unless its own
+# redirection says otherwise)
+# shellcheck disable=SC2016 # expanded by the inner bash
+timeout -k 5 20 bash -c 'echo $$ > "$0"; exec "$1" < "$2"' "$T_DIR/fifo.pid" \
+    "$TUMBLER" "$T_DIR/fifo" > "$T_DIR/fifo.out" 2>&1 &
+BG_PID=$!
+T_BG+=("$BG_PID")
+echo 'create /fifo-mark' >&7
+wait_for 10 tb stat /fifo-mark # read and run: its handlers are in place
+kill -TERM "$(pid_in "$T_DIR/fifo.pid")"
+wait_st "$BG_PID"
+exec 7>&-
+check_eq "script from a pipe kept open: SIGTERM ends it, 143" 143 "$ST"
 # help lists exactly what the shell runs: each name it gives runs, lock
 # and elect (refused in the shell) are not there, connect and quit are.
 help=$(printf 'help\n' | tb 2>&1)
