@@ -218,7 +218,7 @@ static void on_remaining(struct tb_client *c, int rc,
             n++;
     }
     if (rc == 0 && n == 0 &&
-        rcp_cb_clean_gen(c, b->path, b->gen, on_cleaned, b) == 0) {
+        rcp_cb_clean_gen(c, b->path, b->gen, b->gen + 1, on_cleaned, b) == 0) {
         pthread_mutex_unlock(&b->mu);
         return;
     }
@@ -608,8 +608,8 @@ static void on_gens(struct tb_client *c, int rc, const struct tb_strings *v,
              * before it could clean up: nobody waits for this. */
             for (i = 0; i < v->count; i++) {
                 int64_t k = rcp_cb_gen(v->v[i]);
-                if (k >= 0 && k < b->gen)
-                    rcp_cb_clean_gen(c, b->path, k, NULL, NULL);
+                if (k >= 0 && k < b->gen) /* b->gen is there: listed */
+                    rcp_cb_clean_gen(c, b->path, k, b->gen, NULL, NULL);
             }
             rc = join(b);
         }

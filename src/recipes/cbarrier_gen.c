@@ -125,9 +125,9 @@ char *rcp_cb_gen_path(const char *path, int64_t k)
 }
 
 int rcp_cb_clean_gen(struct tb_client *c, const char *path, int64_t k,
-                     tb_multi_cb done, void *data)
+                     int64_t later, tb_multi_cb done, void *data)
 {
-    char *g = rcp_cb_gen_path(path, k), *next = rcp_cb_gen_path(path, k + 1);
+    char *g = rcp_cb_gen_path(path, k), *next = rcp_cb_gen_path(path, later);
     char *end = g != NULL ? rcp_join(g, END) : NULL;
     struct tb_multi *ops = tb_multi_new();
     int rv = TB_ENOMEM;
@@ -169,7 +169,7 @@ static void on_next_made(struct tb_client *c, int rc, const char *path,
     (void)path;
     (void)st;
     if (rc == 0 || rc == TB_ENODEEXISTS)
-        rcp_cb_clean_gen(c, r->path, r->k, NULL, NULL);
+        rcp_cb_clean_gen(c, r->path, r->k, r->k + 1, NULL, NULL);
     reset_end(r, rc == TB_ENODEEXISTS ? 0 : rc);
 }
 
@@ -180,7 +180,7 @@ static void on_reset(struct tb_client *c, int rc, const struct tb_op_result *v,
     char *next;
 
     if (rc == 0) { /* K's parties are told; K goes once they are out */
-        rcp_cb_clean_gen(c, r->path, r->k, NULL, NULL);
+        rcp_cb_clean_gen(c, r->path, r->k, r->k + 1, NULL, NULL);
     } else if (count > 0 && v[0].rc == TB_ENODEEXISTS) {
         /* K was decided already: broken, it needs its successor;
          * passed, it has one. */

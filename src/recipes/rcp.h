@@ -245,10 +245,11 @@ int rcp_cb_decide(const struct tb_strings *v, int64_t cversion,
 void rcp_cb_place(const struct tb_strings *v, const char *mine, int64_t *below,
                   const char **pred);
 /* Removes generation k's "end" and node if it is decided, has no party
- * left and is not the current one (a multi checking that k+1 exists);
+ * left and is not the current one (a multi checking that generation
+ * `later`, above k, exists: not always k+1, which may be gone already);
  * `done` (NULL: nobody waits) gets the multi's answer. */
 int rcp_cb_clean_gen(struct tb_client *c, const char *path, int64_t k,
-                     tb_multi_cb done, void *data);
+                     int64_t later, tb_multi_cb done, void *data);
 /* tb_cbarrier_reset and tb_cbarrier_waiting_sync of the barrier at PATH. */
 int rcp_cb_reset(struct tb_client *c, const char *path, tb_done_cb cb,
                  void *data);

@@ -77,9 +77,11 @@ static int current_parties(struct tb_client *c)
     int n;
 
     CHECK_RC(tb_get_children_sync(c, CB, NULL, NULL, &v), 0);
-    for (n = 0; v.count != 1 && n < v.count; n++)
+    for (n = 0; v.count != 1 && n < v.count; n++) {
+        snprintf(path, sizeof path, CB "/%s", v.v[n]);
         fprintf(stderr, "left: %s (%d children)\n", v.v[n],
-                rt_nchildren_with(c, CB, v.v[n]));
+                rt_nchildren(c, path));
+    }
     CHECK(v.count == 1);
     snprintf(path, sizeof path, CB "/%s", v.v[0]);
     tb_strings_free(&v);
@@ -138,7 +140,9 @@ static void more_than_parties(struct tb_client *c1)
 }
 
 /* A generation whose last party died before cleaning up (made here by
- * hand: passed, only its "end" left) is removed by the next arrival. */
+ * hand: passed, only its "end" left) is removed by the next arrival, also
+ * once the generation after it is gone (cleaned up in its turn): the
+ * current one, two above, shows it is not current. */
 static void stale_generation(struct tb_client *c1)
 {
     struct tb_cbarrier *b;
@@ -154,14 +158,14 @@ static void stale_generation(struct tb_client *c1)
     CHECK_RC(tb_create_sync(c1, GEN0 "/end", "passed", 6, NULL, TB_PERSISTENT,
                             0, NULL, 0, NULL),
              0);
-    CHECK_RC(tb_create_sync(c1, CB "/gen-0000000001", NULL, 0, NULL,
+    CHECK_RC(tb_create_sync(c1, CB "/gen-0000000002", NULL, 0, NULL,
                             TB_PERSISTENT, 0, NULL, 0, NULL),
              0);
     CHECK_RC(tb_cbarrier_new(&b, c1, CB, 1), 0);
     CHECK_RC(tb_cbarrier_await_sync(b, 5000), 0);
     tb_cbarrier_free(b);
     CHECK(rt_wait_nchildren(c1, CB, 1, 5000) == 1);
-    CHECK(rt_nchildren_with(c1, CB, "gen-0000000002") == 1);
+    CHECK(rt_nchildren_with(c1, CB, "gen-0000000003") == 1);
     printf("cyclic barrier: a generation a dead party left behind removed by "
            "the next arrival\n");
 }
