@@ -421,6 +421,16 @@ static void srv_auth_is(const char *cred)
     assert_true(tb_str_eq(ar.auth, tb_str_c(cred)));
 }
 
+/* The next attempt, past the backoff, opens session 0x5 again. */
+static void back_after_backoff(struct tb_client *c)
+{
+    fake_now += 600;
+    pump(c);
+    srv_handshake(0x5, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+}
+
 /* A credential added while no server can be reached: its callback hears
  * of the failed attempt as a request queued then does (and
  * tb_add_auth_sync returns instead of waiting until the handle is
@@ -448,11 +458,7 @@ static void test_auth_waiter_ends_with_attempt(void **state)
                      TB_ECONNECTIONLOSS);
     pthread_join(th, NULL);
     refuse = 0;
-    fake_now += 600;
-    pump(c);
-    srv_handshake(0x5, 6000);
-    pump(c);
-    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    back_after_backoff(c);
     srv_auth_is("u:p");
     srv_auth_is("v:q");
     srv_reply(TB_XID_AUTH, 0, 0, NULL);
@@ -469,11 +475,7 @@ static void test_auth_waiter_ends_with_attempt(void **state)
     assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
     assert_int_equal(b.calls, 1);
     assert_int_equal(b.rc, TB_ECONNECTIONLOSS);
-    fake_now += 600;
-    pump(c);
-    srv_handshake(0x5, 6000);
-    pump(c);
-    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    back_after_backoff(c);
     srv_auth_is("u:p");
     srv_auth_is("v:q");
     srv_auth_is("w:r");
