@@ -528,7 +528,9 @@ struct tb_lease;
 TB_API int tb_semaphore_new(struct tb_semaphore **out, struct tb_client *c,
                             const char *path, int max_leases,
                             const struct tb_lock_options *o);
-/* Cancels pending acquisitions and returns the leases still held. */
+/* Cancels pending acquisitions and returns the leases still held; a lease
+ * whose grant's callback is running (on another thread, or the caller's
+ * own) stays valid in it and goes back when it returns. */
 TB_API void tb_semaphore_free(struct tb_semaphore *s);
 /* `lease` is NULL unless rc == 0; then it is the caller's until
  * tb_lease_release.  A handle may hold several leases. */

@@ -49,12 +49,17 @@ struct tb_lease {
     struct tb_semaphore *s;
     /* The acquisition's (until it fails) or the holder's (until the
      * release), and the synchronous caller's while it waits: its give-up
-     * may come as the acquisition fails on the I/O thread. */
+     * may come as the acquisition fails on the I/O thread; and a grant's
+     * report's. */
     int refs;
     struct tb_mutex *gate, *lease; /* set and cleared under s->mu */
     int phase;
     int abort_rc;
     int result;       /* of the acquisition, while the gate goes back */
+    /* A grant's callback runs (reporting) with a reference of its own: a
+     * free meanwhile, which cannot wait for it (it may run inside it),
+     * leaves the lease to it (orphaned), released once it returns. */
+    int reporting, orphaned;
     int timer;        /* the engines time out themselves (async form) */
     int64_t deadline; /* < 0: none */
     tb_lease_cb cb;
@@ -136,6 +141,26 @@ static void add_stats(struct tb_recipe_stats *a, struct tb_mutex *m)
     a->restarts += b.restarts;
 }
 
+static void lease_free(struct tb_lease *l)
+{
+    struct tb_semaphore *s = l->s;
+
+    pthread_mutex_lock(&s->mu);
+    add_stats(&s->st, l->lease);
+    tb_queue_remove(&l->q);
+    l->phase = L_ENDED;
+    pthread_mutex_unlock(&s->mu);
+    rcp_lk_free(l->lease);
+    lease_unref(l);
+}
+
+/* A held lease goes back, its node with the reaper if need be. */
+static void lease_return(struct tb_lease *l)
+{
+    rcp_lk_unlock(l->lease, NULL, NULL);
+    lease_free(l);
+}
+
 /* What a lease lost before its report tells the caller: the session's
  * end if that took it (as an acquisition it cut short reports), else
  * TB_ELOCKLOST. */
@@ -166,6 +191,7 @@ static void lease_report(struct tb_lease *l, int rc)
     struct tb_mutex *gate, *lease = NULL;
     tb_lease_cb cb = l->cb;
     void *data = l->data;
+    int orphan;
 
     if (rc == 0 && rcp_lk_state(l->lease) == TB_LOCK_LOST)
         rc = lost_rc(s->c);
@@ -183,14 +209,23 @@ static void lease_report(struct tb_lease *l, int rc)
         l->phase = L_ENDED;
     } else {
         l->phase = L_HELD;
+        l->reporting = 1;
+        __atomic_add_fetch(&l->refs, 1, __ATOMIC_ACQ_REL);
     }
     pthread_mutex_unlock(&s->mu);
     rcp_lk_free(gate);
     rcp_lk_free(lease);
     if (cb != NULL)
         cb(rc, rc == 0 ? l : NULL, data);
-    if (rc != 0)
-        lease_unref(l);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        l->reporting = 0;
+        orphan = l->orphaned && l->phase == L_HELD;
+        pthread_mutex_unlock(&s->mu);
+        if (orphan)
+            lease_return(l);
+    }
+    lease_unref(l);
 }
 
 /* A refused semaphore leaves no empty parent of its own in a path that
@@ -498,18 +533,6 @@ int tb_semaphore_acquire_sync(struct tb_semaphore *s, int timeout_ms,
     return rv;
 }
 
-static void lease_free(struct tb_lease *l)
-{
-    struct tb_semaphore *s = l->s;
-
-    pthread_mutex_lock(&s->mu);
-    add_stats(&s->st, l->lease);
-    tb_queue_remove(&l->q);
-    pthread_mutex_unlock(&s->mu);
-    rcp_lk_free(l->lease);
-    lease_unref(l);
-}
-
 int tb_lease_release(struct tb_lease *l, tb_done_cb cb, void *data)
 {
     int rv;
@@ -590,7 +613,9 @@ void tb_semaphore_free(struct tb_semaphore *s)
         pthread_mutex_lock(&s->mu);
         TB_QUEUE_FOREACH (q, &s->all) {
             struct tb_lease *x = TB_CONTAINER_OF(q, struct tb_lease, q);
-            if (x->phase == L_HELD) {
+            if (x->phase == L_HELD && x->reporting)
+                x->orphaned = 1;
+            else if (x->phase == L_HELD) {
                 l = x;
                 break;
             }
@@ -598,8 +623,7 @@ void tb_semaphore_free(struct tb_semaphore *s)
         pthread_mutex_unlock(&s->mu);
         if (l == NULL)
             break;
-        rcp_lk_unlock(l->lease, NULL, NULL);
-        lease_free(l);
+        lease_return(l);
     }
     sem_unref(s);
 }

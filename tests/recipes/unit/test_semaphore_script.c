@@ -261,6 +261,63 @@ static void test_free_during_gate_return(void **state)
     tb_client_close(c);
 }
 
+/* A free from inside the grant's callback (on another thread the same
+ * race): the lease it was handed stays valid there, and goes back, its
+ * node deleted, once the callback returns. */
+struct freeing {
+    struct tb_semaphore *s;
+    int calls, rc, state;
+    int64_t token;
+};
+
+static void on_leased_free(int rc, struct tb_lease *l, void *data)
+{
+    struct freeing *f = data;
+
+    f->calls++;
+    f->rc = rc;
+    tb_semaphore_free(f->s);
+    f->token = tb_lease_token(l);
+    f->state = tb_lease_state(l);
+}
+
+static void test_free_in_grant_callback(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct freeing f = {0};
+    char gate[256], lease[256];
+
+    (void)state;
+    assert_int_equal(tb_semaphore_new(&f.s, c, "/s", 1, NULL), 0);
+    assert_int_equal(tb_semaphore_acquire(f.s, -1, on_leased_free, &f), 0);
+    pump(c);
+    create_seq("/s/locks/", GATE, gate, sizeof gate);
+    pump(c);
+    hold_alone(c, "/s/locks", gate, GATE);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, "/s"),
+                   (const char *const[]){"leases", "locks", NULL}, 0, 0);
+    pump(c);
+    create_seq("/s/leases/", LEASE, lease, sizeof lease);
+    pump(c);
+    hold_alone(c, "/s/leases", lease, LEASE);
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, "/s/leases"), 300, 0, NULL);
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, gate), 300, 0, NULL);
+    srv_reply(rs_expect_at(TB_OP_DELETE, gate), 301, 0, NULL);
+    pump(c);
+    assert_int_equal(f.calls, 1);
+    assert_int_equal(f.rc, 0);
+    assert_int_equal(f.token, LEASE);
+    assert_int_equal(f.state, TB_LOCK_HELD);
+    srv_reply(rs_expect_at(TB_OP_REMOVEWATCHES, lease), 300, 0, NULL);
+    srv_reply(rs_expect_at(TB_OP_DELETE, lease), 302, 0, NULL);
+    pump(c);
+    assert_false(srv_has_data());
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    tb_client_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -272,6 +329,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel_during_gate_return, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_free_during_gate_return, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_free_in_grant_callback, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
