@@ -219,6 +219,7 @@ static void on_tick(uv_timer_t *t)
     conn_touch_readers(t->data); /* before the deadlines are looked at */
     session_tick(t->data);
     conn_sweep_sessionless(t->data);
+    conn_accept_again(t->data);
     reconfig_tick(t->data);
 }
 

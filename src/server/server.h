@@ -56,6 +56,7 @@ struct tbd {
 
     uv_tcp_t listener;
     uv_tcp_t tls_listener;      /* secureClientPort's, if configured */
+    int accept_again; /* listeners whose connection found no memory (conn.c) */
     struct ssl_ctx_st *tls_ctx; /* OpenSSL's SSL_CTX for it */
     struct tls_watch tls_stores; /* client.certReload's (net/tls_ctx.h) */
     struct tunnel_ctx *quorum_tls; /* sslQuorum's (peer/tunnel.h), or NULL */

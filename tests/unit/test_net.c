@@ -5,7 +5,8 @@
  *     BIOs keep after a large reply and a large request, and the tickets
  *     a handshake gives;
  *   - conn.c, over loopback TCP: a connection closed after a large answer
- *     (a four-letter word's) to a client that reads it slowly. */
+ *     (a four-letter word's) to a client that reads it slowly; one that
+ *     found no memory when it came (calloc wrapped, --wrap). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -35,6 +36,20 @@
 #define KEEP       TLS_BIO_KEEP /* what a drained BIO may keep */
 #define ANSWER     (4u << 20)   /* a large four-letter word's answer */
 #define PER_SECOND (100u << 10) /* what the slow client reads a second */
+
+/* calloc as this program's objects call it (-Wl,--wrap=calloc): the next
+ * `conn_callocs_failing` of a connection's size fail. */
+static int conn_callocs_failing;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+    if (conn_callocs_failing > 0 && n == 1 && size == sizeof(struct conn)) {
+        conn_callocs_failing--;
+        return NULL;
+    }
+    return __real_calloc(n, size);
+}
 
 struct nfx {
     struct tbd s;
@@ -82,11 +97,20 @@ static int setup(void **state)
     return 0;
 }
 
+/* What a failed test left open (a listener) would keep the loop alive. */
+static void close_left(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
 static int teardown(void **state)
 {
     struct nfx *f = *state;
     struct tbd *s = &f->s;
 
+    uv_walk(&f->loop, close_left, NULL);
     while (uv_run(&f->loop, UV_RUN_NOWAIT) != 0)
         ;
     assert_int_equal(uv_loop_close(&f->loop), 0);
@@ -404,19 +428,17 @@ static void tick(struct nfx *f, uint64_t ms)
     f->now += ms;
     conn_touch_readers(&f->s);
     conn_sweep_sessionless(&f->s);
+    conn_accept_again(&f->s);
     pump(f);
 }
 
-/* A client of the plain port, connected, whose receive buffer is small,
- * and the server's connection of it (*c), whose send buffer is too: what
- * the server writes then reaches the client only as fast as it reads. */
-static int slow_client(struct nfx *f, struct conn **c)
+/* The plain port, on loopback, the system picking it: its address. */
+static struct sockaddr_in listen_plain(struct nfx *f)
 {
     struct sockaddr_in addr;
-    int len = sizeof addr, fd, small = 4096;
-    uint64_t end = uv_hrtime() + 10000000000u;
+    int len = sizeof addr;
 
-    f->cfg.client_port = 0; /* the system picks one */
+    f->cfg.client_port = 0;
     free(f->cfg.client_port_address);
     f->cfg.client_port_address = strdup("127.0.0.1");
     assert_non_null(f->cfg.client_port_address);
@@ -424,15 +446,44 @@ static int slow_client(struct nfx *f, struct conn **c)
     assert_int_equal(conn_listen(&f->s), 0);
     assert_int_equal(
         uv_tcp_getsockname(&f->s.listener, (struct sockaddr *)&addr, &len), 0);
+    return addr;
+}
+
+static int dial(const struct sockaddr_in *addr)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (const struct sockaddr *)addr, sizeof *addr),
+                     0);
+    return fd;
+}
+
+/* Runs the loop until the server has `n` connections (10 s real at most). */
+static void accepted(struct nfx *f, size_t n)
+{
+    uint64_t end = uv_hrtime() + 10000000000u;
+
+    while (f->s.conn_by_id.count < n) {
+        assert_true(uv_hrtime() < end);
+        pump(f);
+    }
+}
+
+/* A client of the plain port, connected, whose receive buffer is small,
+ * and the server's connection of it (*c), whose send buffer is too: what
+ * the server writes then reaches the client only as fast as it reads. */
+static int slow_client(struct nfx *f, struct conn **c)
+{
+    struct sockaddr_in addr = listen_plain(f);
+    int fd, small = 4096;
+
     assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
     assert_int_equal(
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
     assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
     assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
-    while (tb_queue_empty(&f->s.conns)) { /* accepted */
-        assert_true(uv_hrtime() < end);
-        pump(f);
-    }
+    accepted(f, 1);
     *c = TB_CONTAINER_OF(tb_queue_head(&f->s.conns), struct conn, link);
     assert_int_equal(uv_send_buffer_size((uv_handle_t *)&(*c)->tcp, &small), 0);
     return fd;
@@ -531,6 +582,35 @@ static void closing_slow_reader_gets_everything(void **state)
     free(answer);
 }
 
+/* A connection that finds no memory waits in the kernel, and libuv polls
+ * its listener no more until it accepts: the next tick accepts it.  The
+ * server then goes on accepting (it accepted nothing more, for good). */
+static void accept_again_after_no_memory(void **state)
+{
+    struct nfx *f = *state;
+    struct sockaddr_in addr = listen_plain(f);
+    uint64_t end = uv_hrtime() + 10000000000u;
+    int fd, fd2;
+
+    conn_callocs_failing = 1;
+    fd = dial(&addr);
+    while (conn_callocs_failing > 0) {
+        assert_true(uv_hrtime() < end);
+        pump(f);
+    }
+    pump(f);
+    assert_int_equal(f->s.conn_by_id.count, 0);
+    tick(f, 1000);
+    accepted(f, 1);
+    fd2 = dial(&addr);
+    accepted(f, 2);
+    conn_close_all(&f->s);
+    pump(f);
+    close(fd);
+    close(fd2);
+    conn_unlisten(&f->s);
+}
+
 /* The 10 s still hold for a closing connection whose client reads nothing
  * of what is left: it is closed then, not kept for good. */
 static void closing_non_reader_is_closed(void **state)
@@ -568,6 +648,8 @@ int main(void)
                                         tls_teardown),
         cmocka_unit_test_setup_teardown(closing_slow_reader_gets_everything,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(accept_again_after_no_memory, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(closing_non_reader_is_closed, setup,
                                         teardown),
     };

@@ -647,8 +647,10 @@ static void on_connection(uv_stream_t *server, int status)
     if (status < 0)
         return;
     c = calloc(1, sizeof *c);
-    if (c == NULL)
+    if (c == NULL) { /* the connection waits in the kernel */
+        s->accept_again |= server == (uv_stream_t *)&s->tls_listener ? 2 : 1;
         return;
+    }
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     c->srv = s;
@@ -699,6 +701,19 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     process_input(c);
+}
+
+void conn_accept_again(struct tbd *s)
+{
+    int which = s->accept_again;
+
+    s->accept_again = 0;
+    if (s->stopping)
+        return;
+    if (which & 1)
+        on_connection((uv_stream_t *)&s->listener, 0);
+    if (which & 2)
+        on_connection((uv_stream_t *)&s->tls_listener, 0);
 }
 
 /* As ZooKeeper (its sessionless connection timeout, and Netty's TLS

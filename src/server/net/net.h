@@ -75,6 +75,9 @@ void conn_sweep_sessionless(struct tbd *s);
 /* Once a tick: touches the session of each client whose output holds its
  * requests back, if the kernel took more of it since the last tick. */
 void conn_touch_readers(struct tbd *s);
+/* Once a tick: accepts again on a listener whose last connection found no
+ * memory (libuv polls it no more until it accepts). */
+void conn_accept_again(struct tbd *s);
 
 /* net/tls.c: the TLS port's context (start-up; logs why it cannot be had),
  * and each of its connections: tls_conn_input decrypts what a read brought

@@ -345,6 +345,7 @@ void peer__on_timer(uv_timer_t *t)
     uint64_t now = tbd_now_ms(s);
     struct replog_stats st;
 
+    peer__accept_again(p);
     replog_get_stats(s->log, &st);
     election_note(&p->election, leader, st.term, now);
     log_leader(s, p, leader);

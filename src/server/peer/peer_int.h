@@ -83,6 +83,7 @@ struct peer {
     struct member *members;
     unsigned n;
     struct tb_queue accepted; /* struct link: followers' */
+    int accept_again;         /* a link found no memory: the timer accepts it */
     struct link *out;         /* to the leader, or NULL */
     uint64_t next_id;
     struct tb_map touched;   /* session ids heard from since the last report */
@@ -155,6 +156,9 @@ void peer__on_own(struct link *k, const uint8_t *p, size_t n);
 void peer__on_touch(struct link *k, const uint8_t *p, size_t n);
 /* The listener's connection callback (server->data is the peer). */
 void peer__on_connection(uv_stream_t *server, int status);
+/* Accepts the link that found no memory: libuv polls the listener no more
+ * until it accepts.  Called by the timer. */
+void peer__accept_again(struct peer *p);
 
 /* ---- peer_follower.c: frames the leader sends, and the timer ---- */
 

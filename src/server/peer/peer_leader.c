@@ -235,6 +235,14 @@ static void refuse(struct peer *p, struct link *k,
                  ip);
 }
 
+void peer__accept_again(struct peer *p)
+{
+    if (p->accept_again) {
+        p->accept_again = 0;
+        peer__on_connection((uv_stream_t *)&p->listener, 0);
+    }
+}
+
 void peer__on_connection(uv_stream_t *server, int status)
 {
     struct peer *p = server->data;
@@ -242,8 +250,12 @@ void peer__on_connection(uv_stream_t *server, int status)
     int alen = sizeof a;
     struct link *k;
 
-    if (status != 0 || (k = peer__link_new(p)) == NULL)
+    if (status != 0)
         return;
+    if ((k = peer__link_new(p)) == NULL) { /* it waits in the kernel */
+        p->accept_again = 1;
+        return;
+    }
     if (uv_accept(server, (uv_stream_t *)&k->tcp) != 0 ||
         uv_tcp_getpeername(&k->tcp, (struct sockaddr *)&a, &alen) != 0) {
         refuse(p, k, NULL);
