@@ -463,8 +463,9 @@ int tree_node_expired(const struct tree_node *n, int64_t now)
     if (n->dead || n->nkids > 0)
         return 0;
     switch (tree_owner_kind(tree__owner(n))) {
-    case TREE_CONTAINER:
-        return n->ccount > 0;
+    case TREE_CONTAINER: /* that ever had a child: a counter that wrapped
+                            past INT32_MAX (a busy lock's) is negative */
+        return n->ccount != 0;
     case TREE_TTL:
         ttl = tree_owner_ttl(tree__owner(n));
         if (__builtin_sub_overflow(now, n->mtime, &elapsed))

@@ -705,6 +705,16 @@ static void test_delete_container(void **state)
     assert_int_equal(delete_container(x, "nope"), TB_EBADARGUMENTS);
     assert_int_equal(delete_container(x, "/c"), 0); /* no session needed */
     ev_is(x, "2 /c|4 /|");
+    /* A container whose sequence counter wrapped had children too. */
+    assert_int_equal(create_full(x, s, TB_OP_CREATECONTAINER, TB_STR("/w"),
+                                 TB_STR(""), tb_acl_open_unsafe, 4, -1),
+                     0);
+    tree_node_set_ccount(tree_find(fsm_tree(x->f), TB_STR("/w")), INT32_MAX);
+    assert_int_equal(create(x, s, "/w/k-", 2), 0);
+    assert_int_equal(del(x, s, "/w/k-2147483647", -1), 0);
+    assert_true(tree_node_ccount(tree_find(fsm_tree(x->f), TB_STR("/w"))) < 0);
+    assert_int_equal(delete_container(x, "/w"), 0);
+    ev_is(x, "2 /w|4 /|");
 
     x->time = 15000; /* 15000 - 10000 is not > 5000 */
     assert_int_equal(delete_container(x, "/t"), TB_ENOTEMPTY);
