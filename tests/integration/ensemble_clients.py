@@ -23,6 +23,10 @@
       about 2 MB of creates through the first member, then a pause: every member takes a
       snapshot and keeps less than a quarter of its snapshot limit of log in memory (mntr),
       followers as well as the leader.
+  ensemble_clients.py relink LEADER_ELECTION_PORT
+      two links to the leader's election port, each saying (HELLO) it is the same follower,
+      one no member is (id 77): the leader ends one of them (the older: what it still had
+      unread there came before the other's) and keeps the other.
 
 Every step prints "  ok ..." or "  FAIL ..."; the exit status is 1 if any step failed.
 Debian's python3-kazoo (run with /usr/bin/python3).
@@ -446,9 +450,36 @@ def cmd_idle(args):
                    m["zk_tumbler_snapshot_log_bytes"], m["zk_tumbler_snapshot_log_limit"]))
 
 
+def closed_within(s, wait):
+    s.settimeout(wait)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except ConnectionError:
+        return True
+
+
+def cmd_relink(args):
+    port = int(args[0])
+    hello = (5).to_bytes(4, "big") + bytes([1]) + (77).to_bytes(4, "big")
+    links = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
+    for s in links:
+        s.sendall(hello)
+    deadline, ended = time.monotonic() + 10, []
+    while not ended and time.monotonic() < deadline:
+        ended = [i for i, s in enumerate(links) if closed_within(s, 0.1)]
+    kept = [s for i, s in enumerate(links) if i not in ended]
+    expect(len(ended) == 1 and not closed_within(kept[0], 1.0),
+           "a follower's second link to the leader: its first ends, the second stays",
+           "links ended: %s" % ended)
+    for s in links:
+        s.close()
+
+
 def main():
     cmds = {"failover": cmd_failover, "ryw": cmd_ryw, "sync": cmd_sync,
-            "election": cmd_election, "idle": cmd_idle}
+            "election": cmd_election, "idle": cmd_idle, "relink": cmd_relink}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

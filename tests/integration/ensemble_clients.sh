@@ -34,6 +34,8 @@
 #      (a close unanswered, the follower having no leader at that moment, is tried again)
 #  13. a session taken over through a follower: the leader counts its timeout from the claim,
 #      not from the last report of the member the client left
+#  14. a follower's link to the leader made again ends the one before it on the leader, with
+#      what that one still had unread (two links that say they are the same follower)
 #
 #   ensemble_clients.sh TUMBLER SESSION_TOOL ENSEMBLE_WATCH   (TUMBLERD names the server)
 set -u
@@ -643,6 +645,12 @@ check13() {
     echo "  ok   session $sid, taken over on member $f2 4 s after member $f1 last heard it, alive 6 s later"
 }
 run_check 13 "a session taken over through a follower counts its timeout from then" check13
+
+check14() {
+    all_up || return 1
+    "$py" "$helper" relink "${eport[$(leader)]}"
+}
+run_check 14 "a follower's link made again ends the one before it on the leader" check14
 
 all_up || { echo "the ensemble did not come back whole at the end"; failed=$((failed + 1)); }
 echo "=== summary ($((SECONDS - t_start)) s)"

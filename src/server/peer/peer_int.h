@@ -148,6 +148,8 @@ int peer__secured(struct link *k, int fd);
 
 /* ---- peer_leader.c: frames a follower sends, and followers connecting ---- */
 
+/* PEER_HELLO: k is the follower's link from now on (its older ones end). */
+void peer__on_hello(struct link *k, int from);
 /* PEER_FORWARD: the txn is proposed, or refused with PEER_FAILED. */
 void peer__on_forward(struct link *k, const uint8_t *p, size_t n);
 /* PEER_OWN: the sessions are recorded as held on k's follower. */

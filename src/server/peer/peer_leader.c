@@ -34,6 +34,29 @@ static struct link *accepted_link(struct peer *p, uint64_t id)
     return NULL;
 }
 
+/* A follower links again only once its link before is gone on its side,
+ * reset, every client with a write on it told the connection was lost.
+ * Here that link may still have such writes unread: read on, they would
+ * be proposed after the writes the new link brings, which their sessions
+ * may have made since through this follower.  So it ends now, unread. */
+void peer__on_hello(struct link *k, int from)
+{
+    struct tb_queue *q, *next;
+    struct link *old;
+
+    k->from = from;
+    for (q = tb_queue_head(&k->p->accepted); q != &k->p->accepted; q = next) {
+        next = q->next;
+        old = TB_CONTAINER_OF(q, struct link, node);
+        if (old != k && old->from == from) {
+            tb_log(TB_LOG_INFO,
+                   "peer: server %d linked again: its link before closed",
+                   from);
+            peer__link_close(old);
+        }
+    }
+}
+
 /* PEER_FAILED for `origin`: with the xid of a forwarded write refused
  * before it was logged (so certainly never applied), n 16; else 12. */
 static void send_failed_xid(struct link *k, int64_t origin, int status,

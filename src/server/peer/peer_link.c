@@ -150,7 +150,7 @@ static void on_frame(struct link *k, int type, const uint8_t *p, size_t n)
     switch (type) {
     case PEER_HELLO:
         if (n >= 4)
-            k->from = (int)tb_load_be32(p);
+            peer__on_hello(k, (int)tb_load_be32(p));
         break;
     case PEER_FORWARD:
         peer__on_forward(k, p, n);
