@@ -92,21 +92,31 @@ void peer_touched(struct tbd *s, int64_t id)
         (void)tb_map_put(&p->touched, (uint64_t)id, p);
 }
 
-static int resolve(const char *host, int port, struct sockaddr_storage *out)
+/* Resolves every member's name; 0, or the first failure's TB_EINVAL,
+ * logged at `level` (-1: not logged). */
+static int resolve(struct member *v, unsigned n, int level)
 {
     struct addrinfo hints = {0}, *ai;
     char service[8];
+    unsigned i;
     int rv;
 
     hints.ai_socktype = SOCK_STREAM;
-    snprintf(service, sizeof service, "%d", port);
-    if ((rv = getaddrinfo(host, service, &hints, &ai)) != 0) {
-        tb_log(TB_LOG_ERROR, "peer: cannot resolve %s: %s", host,
-               gai_strerror(rv));
-        return TB_EINVAL;
+    for (i = 0; i < n; i++) {
+        snprintf(service, sizeof service, "%d", v[i].port);
+        if ((rv = getaddrinfo(v[i].host, service, &hints, &ai)) != 0) {
+            if (level >= 0)
+                tb_log(level, "peer: cannot resolve %s (server.%d): %s%s",
+                       v[i].host, v[i].id, gai_strerror(rv),
+                       level == TB_LOG_ERROR
+                           ? ""
+                           : "; the links follow the members before, and "
+                             "it is looked up again each second");
+            return TB_EINVAL;
+        }
+        memcpy(&v[i].addr, ai->ai_addr, ai->ai_addrlen);
+        freeaddrinfo(ai);
     }
-    memcpy(out, ai->ai_addr, ai->ai_addrlen);
-    freeaddrinfo(ai);
     return 0;
 }
 
@@ -119,30 +129,24 @@ static void peer_closed(uv_handle_t *h)
     tb_map_free(&p->touched);
     tb_map_free(&p->owner);
     free(p->members);
+    free(p->pending);
     free(p);
 }
 
-/* *out becomes the members m[0..n) as the links use them: each address
- * resolved, its name kept for peer TLS's check of the certificate. */
-static int members_of(const struct peer_member *m, unsigned n,
-                      struct member **out)
+/* The members m[0..n) as the links use them, not yet resolved: each
+ * name is kept, for peer TLS's check of the certificate too; NULL when
+ * out of memory. */
+static struct member *members_of(const struct peer_member *m, unsigned n)
 {
     struct member *v = calloc(n ? n : 1, sizeof *v);
     unsigned i;
-    int rv;
 
-    if (v == NULL)
-        return TB_ENOMEM;
-    for (i = 0; i < n; i++) {
+    for (i = 0; v != NULL && i < n; i++) {
         v[i].id = m[i].id;
+        v[i].port = m[i].port;
         snprintf(v[i].host, sizeof v[i].host, "%s", m[i].host);
-        if ((rv = resolve(m[i].host, m[i].port, &v[i].addr)) != 0) {
-            free(v);
-            return rv;
-        }
     }
-    *out = v;
-    return 0;
+    return v;
 }
 
 int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
@@ -151,9 +155,12 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
     const struct member *self;
     int rv;
 
-    if (p == NULL)
+    if (p == NULL || (p->members = members_of(m, n)) == NULL) {
+        free(p);
         return TB_ENOMEM;
-    if ((rv = members_of(m, n, &p->members)) != 0) {
+    }
+    if ((rv = resolve(p->members, n, TB_LOG_ERROR)) != 0) {
+        free(p->members);
         free(p);
         return rv;
     }
@@ -190,11 +197,32 @@ void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
     struct peer *p = peer_of(s);
     struct member *v;
 
-    if (p == NULL || members_of(m, n, &v) != 0)
+    if (p == NULL || (v = members_of(m, n)) == NULL)
         return;
+    free(p->pending);
+    p->pending = v;
+    p->pending_n = n;
+    p->resolve_at = 0;
+    peer__resolve_pending(p, tbd_now_ms(s));
+}
+
+void peer__resolve_pending(struct peer *p, uint64_t now)
+{
+    if (p->pending == NULL || now < p->resolve_at)
+        return;
+    if (resolve(p->pending, p->pending_n,
+                p->resolve_failed ? -1 : TB_LOG_WARN) != 0) {
+        p->resolve_at = now + RESOLVE_RETRY_MS;
+        p->resolve_failed = 1;
+        return;
+    }
+    if (p->resolve_failed)
+        tb_log(TB_LOG_INFO, "peer: the members' names resolve again");
+    p->resolve_failed = 0;
     free(p->members);
-    p->members = v;
-    p->n = n;
+    p->members = p->pending;
+    p->n = p->pending_n;
+    p->pending = NULL;
 }
 
 void peer_set_outside(struct tbd *s, int outside)

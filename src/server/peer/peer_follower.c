@@ -346,6 +346,7 @@ void peer__on_timer(uv_timer_t *t)
     struct replog_stats st;
 
     peer__accept_again(p);
+    peer__resolve_pending(p, now);
     replog_get_stats(s->log, &st);
     election_note(&p->election, leader, st.term, now);
     log_leader(s, p, leader);

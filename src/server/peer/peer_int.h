@@ -72,9 +72,14 @@ struct link {
 
 struct member {
     int id;
+    int port; /* the election port, as configured */
     struct sockaddr_storage addr;
     char host[256]; /* as configured, for peer TLS; empty: addr's */
 };
+
+/* How often members whose names did not resolve are looked up again: a
+ * look-up blocks the loop. */
+#define RESOLVE_RETRY_MS 1000
 
 struct peer {
     struct tbd *srv;
@@ -82,6 +87,12 @@ struct peer {
     uv_timer_t timer;
     struct member *members;
     unsigned n;
+    /* Members given (peer_set_members) whose names did not all resolve:
+     * the links go by the ones before until they do. */
+    struct member *pending;
+    unsigned pending_n;
+    uint64_t resolve_at;      /* the next look-up of pending's, not before */
+    int resolve_failed;       /* the last look-up failed, and said so */
     struct tb_queue accepted; /* struct link: followers' */
     int accept_again;         /* a link found no memory: the timer accepts it */
     struct link *out;         /* to the leader, or NULL */
@@ -115,6 +126,10 @@ static inline struct peer *peer_of(struct tbd *s)
 {
     return s->peer;
 }
+
+/* Looks up pending's names again if due (the timer's); once all resolve,
+ * they are the members. */
+void peer__resolve_pending(struct peer *p, uint64_t now);
 
 /* ---- peer_link.c ---- */
 

@@ -1,0 +1,119 @@
+/* peer/peer.c: the members a reconfiguration gives, whose names must be
+ * resolved for the links (a follower dials its leader's election port; a
+ * leader takes links from members' addresses only).  A name that does not
+ * resolve when they come (a name server down a moment) leaves the links
+ * to the members before, and is looked up again each second until it
+ * does: before, the new members were dropped for good, and a member added
+ * by name was never linked to, nor let link, until a restart.
+ * getaddrinfo is wrapped (-Wl,--wrap): the one name used here resolves to
+ * 127.0.0.1 while the test lets it. */
+#include <netdb.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include <cmocka.h>
+
+#include "server/peer/peer.h"
+#include "server/peer/peer_int.h"
+#include "server/server.h"
+
+#define NAME "m4.tumbler.invalid"
+
+static int name_resolves;  /* NAME resolves, or fails as a name server down */
+static int name_lookups;   /* getaddrinfo calls for NAME */
+static uint64_t now_value; /* the virtual monotonic clock */
+
+int __real_getaddrinfo(const char *node, const char *service,
+                       const struct addrinfo *hints, struct addrinfo **res);
+int __wrap_getaddrinfo(const char *node, const char *service,
+                       const struct addrinfo *hints, struct addrinfo **res);
+int __wrap_getaddrinfo(const char *node, const char *service,
+                       const struct addrinfo *hints, struct addrinfo **res)
+{
+    if (node == NULL || strcmp(node, NAME) != 0)
+        return __real_getaddrinfo(node, service, hints, res);
+    name_lookups++;
+    if (!name_resolves)
+        return EAI_AGAIN;
+    return __real_getaddrinfo("127.0.0.1", service, hints, res);
+}
+
+static uint64_t fake_now(void *data)
+{
+    (void)data;
+    return now_value;
+}
+
+static int64_t fake_wall(void *data)
+{
+    (void)data;
+    return 1700000000000;
+}
+
+static void members_resolve_again(void **state)
+{
+    const struct peer_member before[] = {{1, "127.0.0.1", 0},
+                                         {2, "127.0.0.1", 1}};
+    const struct peer_member after[] = {
+        {1, "127.0.0.1", 0}, {2, "127.0.0.1", 1}, {4, NAME, 4444}};
+    const struct member *m;
+    struct tbd s = {0};
+    uv_loop_t loop;
+
+    (void)state;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    s.loop = &loop;
+    s.server_id = 1;
+    s.clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
+    now_value = 1000;
+    assert_int_equal(peer_start(&s, before, 2), 0);
+    assert_non_null(s.peer);
+
+    /* The name does not resolve: the members before stay. */
+    name_resolves = 0;
+    peer_set_members(&s, after, 3);
+    assert_int_equal(name_lookups, 1);
+    assert_null(peer__member(s.peer, 4));
+    assert_non_null(peer__member(s.peer, 2));
+
+    /* Looked up again each second, not at every poll. */
+    now_value += RESOLVE_RETRY_MS / 2;
+    peer__resolve_pending(s.peer, now_value);
+    assert_int_equal(name_lookups, 1);
+    now_value += RESOLVE_RETRY_MS / 2;
+    peer__resolve_pending(s.peer, now_value);
+    assert_int_equal(name_lookups, 2);
+    assert_null(peer__member(s.peer, 4));
+
+    /* It resolves: the members are the new ones. */
+    name_resolves = 1;
+    now_value += RESOLVE_RETRY_MS;
+    peer__resolve_pending(s.peer, now_value);
+    assert_int_equal(name_lookups, 3);
+    assert_non_null(m = peer__member(s.peer, 4));
+    assert_int_equal(m->addr.ss_family, AF_INET);
+    assert_int_equal(ntohs(((const struct sockaddr_in *)&m->addr)->sin_port),
+                     4444);
+    assert_string_equal(m->host, NAME);
+    now_value += 10 * RESOLVE_RETRY_MS; /* nothing more to look up */
+    peer__resolve_pending(s.peer, now_value);
+    assert_int_equal(name_lookups, 3);
+
+    peer_stop(&s);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(members_resolve_again),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
