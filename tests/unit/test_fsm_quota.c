@@ -110,12 +110,15 @@ static void test_quota(void **state)
     tb_wbuf_free(&w);
     fx_free(y);
 
-    /* A multi that fails leaves the stats as they were. */
+    /* A multi that fails leaves the stats as they were, and tells of no
+     * quota its undone create went over. */
+    x->quota.len = 0;
     m_create(&m, TB_OP_CREATE, "/q/e", 0, -1);
     m_delete(&m, "/q/nonexistent", -1);
     assert_int_equal(m_apply(x, s, &m), 0);
     assert_false(exists(x, "/q/e"));
     data_is(x, "/zookeeper/quota/q/zookeeper_stats", "count=3,bytes=6");
+    assert_int_equal(x->quota.len, 0);
 
     /* Without its limits, a path is under no quota. */
     assert_int_equal(del(x, s, "/zookeeper/quota/q/zookeeper_limits", -1), 0);
@@ -263,7 +266,7 @@ static void test_quota_enforced(void **state)
     res_end(&r);
     data_is(x, stats, "count=3,bytes=1");
     data_is(x, "/q/b", "");
-    x->quota.len = 0;
+    quota_is(x, "/q byteHardLimit=6/5 refused|"); /* the multi failed */
 
     /* A delete makes room; without stats, limits hold nothing. */
     assert_int_equal(del(x, s, "/q/b", -1), 0);

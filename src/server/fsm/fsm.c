@@ -6,9 +6,32 @@
 
 #include "server/fsm/fsm_int.h"
 
+/* The tree tells of a quota while the change is still in its
+ * transaction: one over a soft limit waits, with the events, for the
+ * change to stay (a multi's later op may fail, an allocation may fail and
+ * the entry be applied again).  A refusal is told at once: it stands
+ * whatever becomes of the rest. */
+static void quota_seen(void *arg, struct tb_str path, const char *what,
+                       int64_t used, int64_t limit, int refused)
+{
+    struct fsm *f = arg;
+
+    if (refused) {
+        if (f->h.quota)
+            f->h.quota(f->h.data, path, what, used, limit, 1);
+        return;
+    }
+    fsm__event(f, FSM_QUOTA_OVER, path, NULL);
+    if (!f->oom) {
+        f->ev[f->nev - 1].what = what;
+        f->ev[f->nev - 1].used = used;
+        f->ev[f->nev - 1].limit = limit;
+    }
+}
+
 void fsm__tree_hooks(struct fsm *f)
 {
-    tree_on_quota(f->tree, f->h.quota, f->h.data);
+    tree_on_quota(f->tree, quota_seen, f);
 }
 
 int fsm_init(struct fsm **out, const struct fsm_hooks *h)
@@ -94,7 +117,8 @@ void fsm__event(struct fsm *f, int type, struct tb_str path,
     e->path_off = f->ev_paths.len;
     e->path_len = path.len;
     e->acl = acl;
-    tree_acl_ref(acl);
+    if (acl != NULL)
+        tree_acl_ref(acl);
     tb_wbuf_put(&f->ev_paths, path.ptr, path.len);
 }
 
@@ -103,7 +127,8 @@ void fsm__events_drop(struct fsm *f)
     size_t i;
 
     for (i = 0; i < f->nev; i++)
-        tree_acl_unref(f->tree, f->ev[i].acl);
+        if (f->ev[i].acl != NULL)
+            tree_acl_unref(f->tree, f->ev[i].acl);
     f->nev = 0;
     f->ev_paths.len = 0;
 }
@@ -118,7 +143,9 @@ static void events_emit(struct fsm *f)
         e = &f->ev[i];
         path.ptr = (const char *)f->ev_paths.base + e->path_off;
         path.len = e->path_len;
-        if (f->h.event)
+        if (e->type == FSM_QUOTA_OVER && f->h.quota)
+            f->h.quota(f->h.data, path, e->what, e->used, e->limit, 0);
+        else if (e->type != FSM_QUOTA_OVER && f->h.event)
             f->h.event(f->h.data, e->type, path, tree_acl_vec(e->acl));
     }
     fsm__events_drop(f);

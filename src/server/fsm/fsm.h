@@ -41,8 +41,10 @@ struct fsm_hooks {
     /* A session was created (opened = 1) or closed (opened = 0). */
     void (*session)(void *data, int64_t session_id, int32_t timeout_ms,
                     int opened);
-    /* A write left the quota on `path` above its soft limit `what`, or a
-     * hard limit refused one (see tree_on_quota). */
+    /* A write left the quota on `path` above its soft limit `what`: with
+     * the events, only if the write stays (not for a multi's ops undone).
+     * Or a hard limit refused one: at once, during the apply, as the
+     * refusal stands whatever becomes of the rest (see tree_on_quota). */
     tree_quota_cb quota;
 };
 

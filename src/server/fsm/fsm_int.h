@@ -14,12 +14,17 @@ struct fsm_session {
 };
 
 /* A watch trigger waiting for the apply to commit.  The path is copied
- * (the node may be gone by then) and the ACL reference is held. */
+ * (the node may be gone by then) and the ACL reference is held.  Or, type
+ * FSM_QUOTA_OVER, a quota left above its soft limit `what` (the path is
+ * the quota's, no ACL): told only if the change it is about stays. */
+#define FSM_QUOTA_OVER (-1)
 struct fsm_event {
     int type;
     size_t path_off;
     size_t path_len;
     struct tree_acl *acl;
+    const char *what;
+    int64_t used, limit;
 };
 
 struct fsm {
