@@ -13,8 +13,9 @@
 #      and multiRead give the same stat as getData, and multiRead the same data)
 #   5. kazoo: while a change is in flight (a joiner that does not run, which never catches up),
 #      a second is refused with ReconfigInProgress (-14); the first ends in NewConfigNoQuorum
-#      (-13) and changes nothing; a change of a member's election port and a setData of
-#      /zookeeper/config are refused with BadArguments (-8)
+#      (-13) and changes nothing; a change of a member's election port, a joiner at another
+#      member's quorum address and a setData of /zookeeper/config are refused with
+#      BadArguments (-8); leaving 0 (no server's id) makes a new version of the same servers
 #   6. `reconfig -remove 3`: member 3 leaves; it says why in its log and serves no client any
 #      more; `config` on member 1 no longer shows it
 #   7. a server with reconfigEnabled=false answers ZRECONFIGDISABLED
@@ -228,7 +229,8 @@ run_check 4 "config and its stat on members 1, 2 and 4: four servers, version $v
 check5() {
     local out
     out=$("$py" - "127.0.0.1:${cport[1]}" "$(ens_line 5)" \
-        "server.2=127.0.0.1:${qport[2]}:$((eport[2] + 1));127.0.0.1:${cport[2]}" <<'EOF' 2>&1
+        "server.2=127.0.0.1:${qport[2]}:$((eport[2] + 1));127.0.0.1:${cport[2]}" \
+        "server.5=127.0.0.1:${qport[3]}:${eport[5]};127.0.0.1:${cport[5]}" <<'EOF' 2>&1
 import sys
 from kazoo.client import KazooClient
 from kazoo.exceptions import (BadArgumentsError, NewConfigNoQuorumError,
@@ -264,7 +266,17 @@ try:
     print("FAIL: /zookeeper/config written")
 except BadArgumentsError:
     print("setData of /zookeeper/config: BadArgumentsError")
+# A joiner given another member's quorum address: refused before anything changes.
+try:
+    c.reconfig(sys.argv[4], None, None)
+    print("FAIL: a joiner at server.3's quorum address was added")
+except BadArgumentsError:
+    print("a joiner at server.3's quorum address: BadArgumentsError")
 print("unchanged:", c.get("/zookeeper/config")[0] == data)
+# As ZooKeeper's, an id no server has leaves nothing: a new version, the same servers.
+new, _ = c.reconfig(None, "0", None)
+servers = lambda d: [l for l in d.split(b"\n") if l.startswith(b"server.")]
+print("leaving 0: the same servers:", servers(new) == servers(data) and new != data)
 c.stop()
 EOF
 )
@@ -273,7 +285,9 @@ EOF
         echo "$out" | grep -q "in the configuration: False" &&
         echo "$out" | grep -q "election port changed: BadArgumentsError" &&
         echo "$out" | grep -q "zookeeper/config: BadArgumentsError" &&
-        echo "$out" | grep -q "unchanged: True" && ! echo "$out" | grep -q FAIL
+        echo "$out" | grep -q "quorum address: BadArgumentsError" &&
+        echo "$out" | grep -q "unchanged: True" &&
+        echo "$out" | grep -q "leaving 0: the same servers: True" && ! echo "$out" | grep -q FAIL
 }
 run_check 5 "kazoo: a second change while one is in flight is refused (-14); an election port's change and a setData of /zookeeper/config are refused (-8)" check5
 

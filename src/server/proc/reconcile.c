@@ -51,3 +51,12 @@ struct reconcile_step reconcile_next(const struct replog_member *rm, unsigned n,
                                        0};
     return (struct reconcile_step){RECONCILE_NONE, 0, 0, 0};
 }
+
+int reconcile_apart(struct replog *l, const struct reconcile_member *cfg,
+                    size_t ncfg, int self)
+{
+    struct replog_member rm[REPLOG_MAX_MEMBERS];
+    unsigned n = replog_members(l, rm, REPLOG_MAX_MEMBERS);
+
+    return reconcile_next(rm, n, cfg, ncfg, self).op != RECONCILE_NONE;
+}

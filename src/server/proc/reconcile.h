@@ -60,6 +60,11 @@ struct reconcile_step {
  * look missing).  The caller adds its own change in flight. */
 int reconcile_may(struct replog *l);
 
+/* Whether raft's members (on the leader `self`) are apart from the
+ * configuration's (cfg[0..ncfg)): the tick has a step to make. */
+int reconcile_apart(struct replog *l, const struct reconcile_member *cfg,
+                    size_t ncfg, int self);
+
 /* The next step from raft's members (rm[0..n), replog_members on the
  * leader `self`) to the configuration's (cfg[0..ncfg)), or
  * RECONCILE_NONE when they match. */

@@ -9,11 +9,15 @@
  *
  *   reconfigEnabled false       ZRECONFIGDISABLED (-123)
  *   a standalone server         ZUNIMPLEMENTED (-6)
- *   another change in flight    ZRECONFIGINPROGRESS (-14)
+ *   writes refused for low disk ZNOTREADONLY (-119), as any write's
+ *   another change in flight,   ZRECONFIGINPROGRESS (-14)
+ *   or raft's members not yet
+ *   the configuration's
  *   fromConfig not the current  ZBADVERSION (-103)
  *   a server line that cannot   ZBADARGUMENTS (-8), the reason logged
- *   be parsed, fewer than two
- *   voters left
+ *   be parsed, a joiner's
+ *   address another server's,
+ *   fewer than two voters left
  *   no synced majority among    ZNEWCONFIGNOQUORUM (-13)
  *   the new voters
  *   no WRITE on /zookeeper/     ZNOAUTH (-102): its ACL is world:anyone
@@ -39,16 +43,18 @@
  * or before its leavers have left) leaves raft's members apart from the
  * configuration applied: the next leader's tick brings them back to it
  * (reconcile, reconcile.h), one change at a time, once no change is in
- * flight and it has applied all its log holds.  A server raft has and the
- * configuration does not leaves; a role changed gets the configuration's back
- * (participant: a voter, observer: a standby); last, a leader the
- * configuration leaves out or makes an observer hands leadership over.
+ * flight and it has applied all its log holds; a reconfig waits until they
+ * are.  A server raft has and the configuration does not leaves; a role
+ * changed gets the configuration's back (participant: a voter, observer: a
+ * standby); last, a leader the configuration leaves out or makes an
+ * observer hands leadership over.
  *
  * Every member looks at /zookeeper/config on its tick (reconfig_tick): the
  * peer links follow the new members, and a server no longer among them
  * stops serving clients and says why.  A joiner (joinEnsemble) serves none
  * before it is in raft's members and in the configuration applied: until
  * then what it holds is not the ensemble's. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +82,8 @@ struct step {
     char address[TB_CONFIG_ADDR_MAX]; /* STEP_ADD: its raft address */
 };
 
-/* A set of servers, owned (tb_config_server_free each). */
+/* A set of servers in ascending id order, as ZooKeeper's text lists them,
+ * owned (tb_config_server_free each). */
 struct members {
     struct tb_config_server *v;
     size_t n;
@@ -145,6 +152,7 @@ static int members_put(struct members *m, int id, const char *spec, char *err,
 {
     struct tb_config_server s, *old, *grown;
     char at[32];
+    size_t i;
     int rv;
 
     snprintf(at, sizeof at, "server.%d", id);
@@ -162,7 +170,9 @@ static int members_put(struct members *m, int id, const char *spec, char *err,
         return TB_EINVAL;
     }
     m->v = grown;
-    m->v[m->n++] = s;
+    for (i = m->n++; i > 0 && m->v[i - 1].id > id; i--)
+        m->v[i] = m->v[i - 1];
+    m->v[i] = s;
     return 0;
 }
 
@@ -173,7 +183,8 @@ static void members_del(struct members *m, int id)
     if (s == NULL)
         return;
     tb_config_server_free(s);
-    *s = m->v[--m->n];
+    m->n--;
+    memmove(s, s + 1, (size_t)(m->v + m->n - s) * sizeof *s);
 }
 
 /* A "server.N" key: N, or 0. */
@@ -347,7 +358,8 @@ static void finish(struct reconfig *r, int rc)
  * RECONCILE_WAIT_MS, the wait doubling each time up to
  * RECONCILE_WAIT_MAX_MS: raft's members are changing while a server
  * catches up, and a reconfig meanwhile is refused, so the operator's,
- * which may be the remedy, gets its turn.  Any other failure (leadership
+ * which may be the remedy, gets its turn (decide refuses one only while
+ * reconcile's next step is not waiting).  Any other failure (leadership
  * lost) is tried again by the next tick that finds the conditions.
  * wait_longer starts the next wait and gives it in seconds. */
 #define RECONCILE_WAIT_MS     10000
@@ -603,14 +615,19 @@ static int next_members(struct reconfig *r, const struct members *cur,
         for (item = strtok_r(copy, ",", &save); item != NULL;
              item = strtok_r(NULL, ",", &save)) {
             item = trim(item);
+            if (*item == '\0')
+                continue; /* ZooKeeper's split drops empty items */
             id = strtol(item, &end, 10);
-            if (*item == '\0' || *end != '\0' || id < 1 || id > 254) {
+            if (*end != '\0') {
                 snprintf(err, errlen, "leaving: \"%s\" is not a server id",
                          item);
                 free(copy);
                 return TB_EINVAL;
             }
-            members_del(&r->next, (int)id);
+            /* As ZooKeeper's: an id the configuration does not hold (0
+             * among them) leaves nothing. */
+            if (id >= 1 && id <= 254)
+                members_del(&r->next, (int)id);
         }
         free(copy);
     }
@@ -642,12 +659,106 @@ static int quorum_synced(struct reconfig *r)
     return synced > voters / 2;
 }
 
+/* The configuration's members as reconcile.h takes them: their count. */
+static size_t wanted(const struct members *m, struct reconcile_member *want)
+{
+    size_t i;
+
+    for (i = 0; i < m->n; i++)
+        want[i] = (struct reconcile_member){m->v[i].id, voter(&m->v[i])};
+    return m->n;
+}
+
+/* Whether writes are refused for low disk: the free space last measured
+ * is below the limit (replog.h's G3).  replog measures again as a write
+ * nears the limit, so this is what its last write found. */
+static int disk_low(struct tbd *s)
+{
+    struct replog_stats st;
+
+    replog_get_stats(s->log, &st);
+    return st.free_bytes < st.free_limit;
+}
+
+/* Whether host is a loopback or the wildcard address: each machine has
+ * its own, so two servers' client addresses may both name it (ZooKeeper's
+ * checkAddressDuplicate does not compare them). */
+static int own_machine(const char *host)
+{
+    static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff},
+                               zero[15] = {0};
+    unsigned char a[16] = {0};
+
+    if (strcmp(host, "localhost") == 0)
+        return 1;
+    if (inet_pton(AF_INET, host, a + 12) != 1) {
+        if (inet_pton(AF_INET6, host, a) != 1)
+            return 0;                   /* a name */
+        if (memcmp(a, mapped, 12) != 0) /* not IPv4: :: or ::1 */
+            return memcmp(a, zero, 15) == 0 && a[15] <= 1;
+    }
+    return a[12] == 127 || memcmp(a + 12, zero, 4) == 0;
+}
+
+/* s's quorum (k 0), election (1) or client (2) address, put as a quorum
+ * address, which tb_config_same_quorum compares: 0 when there is none to
+ * compare. */
+static int address(const struct tb_config_server *s, int k,
+                   struct tb_config_server *a)
+{
+    memset(a, 0, sizeof *a);
+    a->host = k < 2 ? s->host : s->client_addr;
+    a->quorum_port = k == 0   ? s->quorum_port
+                     : k == 1 ? s->election_port
+                              : s->client_port;
+    return a->host != NULL && (k < 2 || !own_machine(a->host));
+}
+
+/* ZooKeeper's checkAddressDuplicate: none of a joiner's quorum, election
+ * and client addresses (nor those of a server whose line changes) is
+ * another server's.  Unlike ZooKeeper's, a loopback quorum or election
+ * address is compared too: raft takes no address twice, and servers on
+ * loopback share one machine. */
+static int duplicate_address(const struct members *next,
+                             const struct members *cur, char *err,
+                             size_t errlen)
+{
+    static const char *const kind[3] = {"quorum", "election", "client"};
+    const struct tb_config_server *a, *b, *old;
+    struct tb_config_server x, y;
+    char at[TB_CONFIG_ADDR_MAX];
+    size_t i, j;
+    int k, l;
+
+    for (i = 0; i < next->n; i++) {
+        a = &next->v[i];
+        old = members_find(cur, a->id);
+        if (old != NULL && strcmp(old->spec, a->spec) == 0)
+            continue;
+        for (j = 0; j < next->n; j++)
+            for (k = 0, b = &next->v[j]; k < 3 && j != i; k++)
+                for (l = 0; l < 3; l++) {
+                    if (!address(a, k, &x) || !address(b, l, &y) ||
+                        !tb_config_same_quorum(&x, &y))
+                        continue;
+                    (void)tb_config_quorum_address(&x, at, sizeof at);
+                    snprintf(err, errlen,
+                             "server.%d's %s address %s is server.%d's %s "
+                             "address too",
+                             a->id, kind[k], at, b->id, kind[l]);
+                    return TB_EINVAL;
+                }
+    }
+    return 0;
+}
+
 static int decide(struct reconfig *r, const struct tb_txn *t)
 {
     struct tbd *s = r->srv;
     struct tb_rd rd = tb_rd_make(t->body.ptr, t->body.len);
     struct tb_reconfig_req q;
     struct members cur;
+    struct reconcile_member want[REPLOG_MAX_MEMBERS];
     struct tree_node *n;
     char err[800] = "";
     size_t i, voters = 0;
@@ -659,17 +770,34 @@ static int decide(struct reconfig *r, const struct tb_txn *t)
     }
     if (s->peer == NULL)
         return TB_EUNIMPLEMENTED;
-    /* A new leader decides on what it has applied: until an entry of its
-     * own term is, the last change's outcome may be among what it has
-     * not, and a plan from the members before it would undo it. */
-    if (r->busy || replog_member_changing(s->log) ||
-        !replog_leader_caught_up(s->log))
+    /* Refused as any write under low disk, before raft's members change:
+     * the outcome goes through replog_propose, which would refuse it
+     * after. */
+    if (disk_low(s))
+        return TB_ENOTREADONLY;
+    if (r->busy)
         return TB_ERECONFIGINPROGRESS;
-    if (tb_reconfig_req_decode(&rd, &q) != 0)
-        return TB_EMARSHALLING;
     if ((rv = current(s, &cur)) != 0) {
         members_free(&cur);
         return rv == TB_ENOMEM ? rv : TB_ESYSTEM;
+    }
+    /* A new leader decides on what it has applied (until an entry of its
+     * own term is, the last change's outcome may be among what it has
+     * not), and plans from the configuration's members: until raft's are
+     * those again (after a change cut short, reconcile's steps), a plan
+     * would ask raft for what it has already, or leave it with what the
+     * configuration does not say.  Unless reconcile's step failed and
+     * waits (a server it needs is down): then the operator's reconfig,
+     * which may be the remedy (its removal), gets its turn. */
+    if (replog_member_changing(s->log) || !replog_leader_caught_up(s->log) ||
+        (reconcile_apart(s->log, want, wanted(&cur, want), (int)s->server_id) &&
+         !(r->reconcile_wait != 0 && tbd_now_ms(s) < r->reconcile_at))) {
+        members_free(&cur);
+        return TB_ERECONFIGINPROGRESS;
+    }
+    if (tb_reconfig_req_decode(&rd, &q) != 0) {
+        members_free(&cur);
+        return TB_EMARSHALLING;
     }
     if (q.config_id != -1 && q.config_id != cur.version) {
         tb_log(TB_LOG_WARN,
@@ -680,6 +808,8 @@ static int decide(struct reconfig *r, const struct tb_txn *t)
         return TB_EBADVERSION;
     }
     rv = next_members(r, &cur, &q, err, sizeof err);
+    if (rv == 0)
+        rv = duplicate_address(&r->next, &cur, err, sizeof err);
     for (i = 0; rv == 0 && i < r->next.n; i++)
         voters += voter(&r->next.v[i]);
     if (rv == 0 && voters < 2) {
@@ -824,7 +954,6 @@ static void reconcile(struct reconfig *r)
     struct reconcile_step st;
     struct members m;
     unsigned n;
-    size_t k;
     int rv = 0;
 
     if (r->busy || !reconcile_may(s->log) ||
@@ -835,9 +964,7 @@ static void reconcile(struct reconfig *r)
         members_free(&m);
         return;
     }
-    for (k = 0; k < m.n; k++)
-        want[k] = (struct reconcile_member){m.v[k].id, voter(&m.v[k])};
-    st = reconcile_next(rm, n, want, m.n, (int)s->server_id);
+    st = reconcile_next(rm, n, want, wanted(&m, want), (int)s->server_id);
     members_free(&m);
     if (st.op == RECONCILE_REMOVE) {
         tb_log(TB_LOG_WARN,
