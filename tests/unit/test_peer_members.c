@@ -6,7 +6,9 @@
  * does: before, the new members were dropped for good, and a member added
  * by name was never linked to, nor let link, until a restart.
  * getaddrinfo is wrapped (-Wl,--wrap): the one name used here resolves to
- * 127.0.0.1 while the test lets it. */
+ * 127.0.0.1 while the test lets it.  And a member whose own line resolves
+ * to a loopback address while another's does not is warned of at start:
+ * it listens where the others cannot reach it. */
 #include <netdb.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -19,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "log_capture.h"
 #include "server/peer/peer.h"
 #include "server/peer/peer_int.h"
 #include "server/server.h"
@@ -110,10 +113,48 @@ static void members_resolve_again(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* Starts server 1 with members m[0..n) and stops it: what it logged. */
+static char *start_logs(const struct peer_member *m, unsigned n)
+{
+    struct capture cap;
+    struct tbd s = {0};
+    uv_loop_t loop;
+
+    assert_int_equal(uv_loop_init(&loop), 0);
+    s.loop = &loop;
+    s.server_id = 1;
+    s.clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
+    capture_start(&cap);
+    assert_int_equal(peer_start(&s, m, n), 0);
+    peer_stop(&s);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    return capture_end(&cap);
+}
+
+static void own_loopback_warned(void **state)
+{
+    const struct peer_member apart[] = {{1, "127.0.0.1", 0},
+                                        {2, "192.0.2.2", 2888}};
+    const struct peer_member together[] = {{1, "127.0.0.1", 0},
+                                           {2, "127.0.0.2", 2888}};
+    char *text;
+
+    (void)state;
+    text = start_logs(apart, 2);
+    assert_non_null(strstr(text, "server.1's host 127.0.0.1 is a loopback "
+                                 "address here, and server.2's is not"));
+    free(text);
+    text = start_logs(together, 2);
+    assert_null(strstr(text, "loopback"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(members_resolve_again),
+        cmocka_unit_test(own_loopback_warned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

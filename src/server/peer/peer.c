@@ -6,6 +6,7 @@
  * are peer_link.c's, the leader's side peer_leader.c's, a follower's
  * peer_follower.c's. */
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,41 @@ static struct member *members_of(const struct peer_member *m, unsigned n)
     return v;
 }
 
+static int loopback(const struct sockaddr_storage *a)
+{
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a;
+
+    if (a->ss_family == AF_INET)
+        return ((const uint8_t *)&((const struct sockaddr_in *)a)
+                    ->sin_addr)[0] == 127;
+    return a->ss_family == AF_INET6 &&
+           (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+            (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+             in6->sin6_addr.s6_addr[12] == 127));
+}
+
+/* This member's own line names a loopback address here while another's
+ * does not: it listens where the others cannot reach it.  Debian writes
+ * "127.0.1.1 <its name>" in /etc/hosts, so a member named by its host
+ * name often resolves so on itself. */
+static void warn_loopback(const struct peer *p, const struct member *self)
+{
+    unsigned i;
+
+    if (!loopback(&self->addr))
+        return;
+    for (i = 0; i < p->n; i++)
+        if (!loopback(&p->members[i].addr)) {
+            tb_log(TB_LOG_WARN,
+                   "peer: server.%d's host %s is a loopback address here, "
+                   "and server.%d's is not: the other members cannot reach "
+                   "this one (name it by an address they can reach, or "
+                   "make the name resolve to one on this machine too)",
+                   self->id, self->host, p->members[i].id);
+            return;
+        }
+}
+
 int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
 {
     struct peer *p = calloc(1, sizeof *p);
@@ -170,6 +206,8 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
     tb_map_init(&p->touched);
     tb_map_init(&p->owner);
     self = peer__member(p, (int)s->server_id);
+    if (self != NULL)
+        warn_loopback(p, self);
     uv_tcp_init(s->loop, &p->listener);
     p->listener.data = p;
     rv = self == NULL ? UV_EINVAL
