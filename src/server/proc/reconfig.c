@@ -260,7 +260,11 @@ static struct tree_node *config_node(struct tbd *s)
 }
 
 /* The members now: /zookeeper/config's text once a reconfig wrote it,
- * else the server.N lines. */
+ * else the server.N lines; a joiner's, less its own: they name it only
+ * so that it knows itself, and until a reconfig's outcome lists it, it is
+ * no member (were it to lead in between, after a change cut short, it
+ * would keep itself in raft, which the others' lines do not hold, and
+ * they could not link to it). */
 static int current(struct tbd *s, struct members *m)
 {
     struct tree_node *n = config_node(s);
@@ -277,8 +281,10 @@ static int current(struct tbd *s, struct members *m)
         return parse_lines(m, text, "\n", 1, 0, err, sizeof err);
     }
     for (i = 0; i < s->cfg->nservers && rv == 0; i++)
-        rv = members_put(m, s->cfg->servers[i].id, s->cfg->servers[i].spec, err,
-                         sizeof err);
+        if (!s->cfg->join_ensemble ||
+            s->cfg->servers[i].id != (int)s->server_id)
+            rv = members_put(m, s->cfg->servers[i].id, s->cfg->servers[i].spec,
+                             err, sizeof err);
     return rv;
 }
 
@@ -1058,7 +1064,8 @@ static void serve_or_not(struct reconfig *r)
     struct tbd *s = r->srv;
     int join, outside;
 
-    if (s->cfg->join_ensemble && !r->admitted && !r->absent && in_raft(r))
+    if (s->cfg->join_ensemble && !r->admitted && r->seen != 0 && !r->absent &&
+        in_raft(r))
         r->admitted = 1;
     join = s->cfg->join_ensemble && !r->admitted;
     outside = join || r->absent;
