@@ -10,7 +10,10 @@
 #                            clang, and what builds and checks the Debian
 #                            packages (tests/package), Prometheus (server and
 #                            promtool) and curl for the HTTP endpoints,
-#                            tmux for tumbler top's screen, valgrind
+#                            tmux for tumbler top's screen, valgrind,
+#                            git (tests/package packages the committed tree)
+# What is missing is installed with apt-get: as root, or through sudo.
+# No service starts during that install (see policy-rc.d below).
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
@@ -28,7 +31,7 @@ if [ "${1:-}" = "--test" ]; then
            golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl
            iproute2
            debhelper lintian logrotate man-db systemd
-           prometheus curl tmux valgrind)
+           prometheus curl tmux valgrind git)
 fi
 
 missing=()
@@ -39,9 +42,31 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+        echo "deps.sh: apt-get must install ${missing[*]}: run as root, or install sudo" >&2
+        exit 1
+    fi
+    sudo="sudo"
+fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-# zookeeper's package starts no service by itself in a container, but keep
-# any post-install start from claiming port 2181.
+# A package's post-install start would serve at once: prometheus on port
+# 9090 of every address, with no authentication; zookeeper, where its
+# package starts one, on the tests' port 2181.  A policy-rc.d that answers 101
+# (action forbidden) keeps invoke-rc.d and deb-systemd-invoke from starting
+# anything during this install.  It is this script's only if none was
+# there: a machine's own is left as it is.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+    trap '$sudo rm -f "$policy"' EXIT
+    printf '#!/bin/sh\n# scripts/deps.sh: no service starts while it installs.\nexit 101\n' |
+        $sudo tee "$policy" >/dev/null
+    $sudo chmod 755 "$policy"
+fi
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The package still enabled prometheus.service, which would start at the
+# next boot; the tests run prometheus themselves.  Only if installed here.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    $sudo systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi

@@ -2,15 +2,19 @@
 # Builds the Debian packages (tumblerd, tumbler, libtumbler0,
 # libtumbler-dev) from the committed tree, as a release is built: first
 # installing what that needs, then dpkg-buildpackage in a scratch copy.
-# The .deb files (with the .changes and .buildinfo) land in OUTDIR,
-# ./packages by default; --install then installs tumblerd and tumbler from
-# them (through sudo when not run as root, as deps.sh does):
+# The .deb files (with the .changes and .buildinfo) land in OUTDIR, a
+# path from the directory this is run from, or the checkout's packages/
+# by default; --install then installs tumblerd and tumbler from them
+# (through sudo when not run as root, as deps.sh does):
 #   scripts/package.sh [--install] [OUTDIR]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+top=$(cd "$(dirname "$0")/.." && pwd)
 install=0
 [ "${1:-}" = --install ] && { install=1; shift; }
-out=$(mkdir -p "${1:-packages}" && cd "${1:-packages}" && pwd)
+# Made absolute before the cd below.
+out=${1:-$top/packages}
+out=$(mkdir -p "$out" && cd "$out" && pwd)
+cd "$top"
 scripts/deps.sh --package
 work=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-package.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -23,6 +27,10 @@ mv "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out"/
 ls "$out"/*.deb
 if [ "$install" = 1 ]; then
     sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null ||
+            { echo "package.sh: --install: run as root, or install sudo" >&2; exit 1; }
+        sudo="sudo"
+    fi
     $sudo apt-get install -y "$out"/tumblerd_*.deb "$out"/tumbler_*.deb
 fi

@@ -34,7 +34,7 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     # ASan's allocator takes minutes).
     (cd build-asan &&
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-        LSAN_OPTIONS=suppressions=$PWD/../tests/sanitizers/lsan.supp \
+        LSAN_OPTIONS="suppressions='$PWD/../tests/sanitizers/lsan.supp'" \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --output-on-failure --timeout 900 -j "$jobs" -LE zk \
               -E 'client_install|client_symbols|crash_kill9|^package$' "$@")
@@ -44,10 +44,10 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     # it), nor what libuv and libraft, not built with it, do to memory.
     echo "== Valgrind memcheck: the cluster harness (scenarios, 100 schedules of each size), the log's durability"
     memcheck=$PWD/tests/sanitizers/memcheck.sh
-    $memcheck build-test/src/server/replog/test_cluster
-    $memcheck build-test/src/server/replog/test_cluster_members
-    TB_CLUSTER_SEEDS=100 $memcheck build-test/src/server/replog/test_cluster_random
-    $memcheck build-test/src/server/replog/test_raft_durability
+    "$memcheck" build-test/src/server/replog/test_cluster
+    "$memcheck" build-test/src/server/replog/test_cluster_members
+    TB_CLUSTER_SEEDS=100 "$memcheck" build-test/src/server/replog/test_cluster_random
+    "$memcheck" build-test/src/server/replog/test_raft_durability
     echo "== Valgrind memcheck: tumblerd in ensembles (peer TLS, reconfig, rolling restart)"
     cmake -S . -B build-memcheck -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
           -DTB_ALL_TESTS=ON -DTB_MEMCHECK=ON >/dev/null
@@ -55,7 +55,7 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
     rm -rf build-memcheck/memcheck
     (cd build-memcheck && ctest --output-on-failure \
         -R '^(peer_tls_tumblerd|reconfig_tumblerd|crash_rolling)$' "$@")
-    $memcheck --check build-memcheck/memcheck
+    "$memcheck" --check build-memcheck/memcheck
 
     echo "== ThreadSanitizer (clang): the client library and the recipes' threads"
     CC=clang cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -66,5 +66,5 @@ if [ "${TB_TEST_SANITIZERS:-1}" = 1 ]; then
               -R 'unit_client|it_client_(sasl_|tls_)?tumblerd|unit_recipes|recipes_(threads|loop|processes|mutex|connloss|reaped|semaphore|counter|queue|barrier|cbarrier|latch)_tumblerd' "$@")
 
     echo "== fuzzing (libFuzzer, clang): ${TB_TEST_FUZZ_SECONDS:-20} s per target"
-    FUZZ_BUILD_DIR=$PWD/build-fuzz tests/fuzz/run.sh "${TB_TEST_FUZZ_SECONDS:-20}"
+    FUZZ_BUILD_DIR="$PWD/build-fuzz" tests/fuzz/run.sh "${TB_TEST_FUZZ_SECONDS:-20}"
 fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The installed units: systemd-analyze verify accepts them without a word,
-# their exposure (systemd-analyze security) stays below 2.0 of 10, and the
+# their exposure (systemd-analyze security) stays below 2.0 of 10, the
 # template has the same [Service] lines as tumblerd.service but those that
-# name its instance.
+# name its instance, and both restart as README.md says.
 set -euo pipefail
 units=/lib/systemd/system
 bad=0
@@ -28,4 +28,13 @@ diff <(service_lines "$units/tumblerd.service") \
     no "tumblerd@.service's [Service] lines differ from tumblerd.service's"
 grep -qx 'User=tumbler' "$units/tumblerd.service" || no "not run as tumbler"
 grep -qx 'Restart=on-failure' "$units/tumblerd.service" || no "no Restart=on-failure"
+# Retried for minutes, not given up within a second (the default 100 ms,
+# five times in 10 s).
+grep -qx 'RestartSec=5s' "$units/tumblerd.service" || no "no RestartSec=5s"
+for u in tumblerd.service tumblerd@.service; do
+    grep -qx 'StartLimitBurst=100' "$units/$u" || no "$u: no StartLimitBurst=100"
+    # LogsDirectory= would give /var/log/tumbler to group tumbler at each
+    # start, not adm's as postinst makes it (files.sh).
+    ! grep -q '^LogsDirectory=' "$units/$u" || no "$u has LogsDirectory="
+done
 exit $bad
