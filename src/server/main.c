@@ -538,6 +538,24 @@ int main(int argc, char **argv)
     rc.on_leader_data = s;
     rc.election_timeout_ms = (unsigned)cfg.election_timeout;
     rc.heartbeat_timeout_ms = (unsigned)cfg.heartbeat_interval;
+    /* A repair ends by logging a new epoch, which a member cannot do on
+     * its own (only a leader logs), and its cut log must not vote as if
+     * it still held what it acknowledged: refused before anything is
+     * touched. */
+    if (cfg.repair_log && tb_config_ensemble(&cfg)) {
+        fprintf(stderr,
+                "tumblerd: --repair-log: server %d is a member of an "
+                "ensemble (server.N lines), and a member's log is not "
+                "repaired in place; nothing changed.  With a majority of "
+                "the other members running, move %s aside and start the "
+                "server with an empty dataDir: it catches up from the "
+                "leader, and votes for no one until it has.  If a majority "
+                "is lost for good, rebuild the ensemble from the survivor "
+                "whose log goes furthest (--recover-ensemble)\n",
+                cfg.server_id, cfg.data_dir);
+        status = 2;
+        goto out;
+    }
     if (tb_config_ensemble(&cfg) &&
         ((addr = calloc(cfg.nservers, sizeof *addr)) == NULL ||
          (peers = calloc(cfg.nservers, sizeof *peers)) == NULL ||

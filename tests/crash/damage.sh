@@ -218,6 +218,20 @@ now=$(zxid)
 [ $(( now )) -gt $(( zxid )) ] && [ $(( now )) -gt $(( 0x100000000 )) ] ||
     { echo "zxid $now after the repair, $zxid before the damage"; exit 1; }
 kill "$pid"; wait "$pid" || true; pid=""
+# A member of an ensemble is refused a repair (it would need a leader to
+# log the new epoch), changing nothing: it is started empty instead.
+m=$(copy member)
+flip "$m" 1 $(( ${recs[-2]} + 20 ))
+printf 'dataDir=%s\nserver.1=127.0.0.1:1:2\nserver.2=127.0.0.1:3:4\nserver.3=127.0.0.1:5:6\n' \
+    "$m" >"$dir/member.cfg"
+sums "$m" >"$dir/before-member"
+status=0
+"${tumblerd[@]}" --repair-log -c "$dir/member.cfg" --serverId=1 \
+    2>"$dir/repair-member.log" || status=$?
+[ "$status" = 2 ] && grep -q "a member's log is not repaired in place; nothing changed" "$dir/repair-member.log" ||
+    { echo "a member's repair ended with $status:"; cat "$dir/repair-member.log"; exit 1; }
+sums "$m" | cmp - "$dir/before-member"
+[ -z "$(ls -d "$m"/repair-* 2>/dev/null)" ] || { echo "a member's repair left a copy"; exit 1; }
 # A second repair leaves a whole log as it is.
 sums "$d" >"$dir/before"
 "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair2.log"

@@ -610,7 +610,8 @@ void tb_config_usage(struct tb_wbuf *out)
 {
     size_t i;
 
-    tb_wbuf_printf(out,
+    tb_wbuf_printf(
+        out,
         "Usage: tumblerd [-c FILE | --config=FILE | FILE] [--KEY=VALUE ...]\n"
         "       tumblerd --repair-log [-c FILE] [--KEY=VALUE ...]\n"
         "       tumblerd --recover-ensemble [--survivor=DIR ...] [-c FILE]\n"
@@ -627,7 +628,9 @@ void tb_config_usage(struct tb_wbuf *out)
         "good record, after copying every file it changes or removes into\n"
         "dataDir/repair-TIME/, says what it dropped, moves zxids to a new\n"
         "epoch (so that no zxid, and no fencing token, is given twice) and\n"
-        "exits without serving.  A whole log is left as it is.\n"
+        "exits without serving.  A whole log is left as it is.  A member\n"
+        "of an ensemble is refused: it is started with an empty dataDir\n"
+        "instead, and catches up from the leader.\n"
         "\n"
         "An ensemble that lost a majority of its members for good is\n"
         "rebuilt offline with --recover-ensemble, run on the stopped\n"
