@@ -469,6 +469,11 @@ int main(int argc, char **argv)
      * an arena of their own kept megabytes of freed buffers resident. */
     mallopt(M_MMAP_THRESHOLD, 256 << 10);
     mallopt(M_ARENA_MAX, 1);
+    /* A reload (systemctl reload, logrotate's) during a long start (a
+     * snapshot restored, a log replayed) must not end it: SIGHUP is
+     * ignored until the loop's own handler takes it.  First, so that one
+     * that sees SIGXFSZ ignored knows it is (tests/crash/damage.sh). */
+    signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     /* A file-size limit (ulimit -f) below a log segment or a snapshot is
      * an error the log reports (EFBIG), not a silent death by signal. */

@@ -86,6 +86,26 @@ crash_start "$dir/base"
 ACKED_WRITER_DATA=65536 "$writer" write "127.0.0.1:$port" /d 150 >"$dir/acked" 2>"$dir/writer.err"
 [ "$(grep -c . "$dir/acked")" = 150 ] || { echo "the writes failed"; cat "$dir/writer.err"; exit 1; }
 kill "$pid"; wait "$pid" || true; pid=""
+# A SIGHUP (a reload: systemctl's, logrotate's) while the snapshot and the
+# log are read at start does not end the server: it then serves every
+# write.  SIGHUPs go from its first steps on (once it ignores SIGXFSZ,
+# which it does after SIGHUP) until it serves.
+ignores() { # ignores PID SIGNO: /proc's SigIgn mask has SIGNO
+    local m
+    m=$(sed -n 's/^SigIgn:\t*//p' "/proc/$1/status" 2>/dev/null)
+    [ -n "$m" ] && (( (16#$m >> ($2 - 1)) & 1 ))
+}
+d=$(copy hup)
+"${tumblerd[@]}" --clientPort="$port" --dataDir="$d" --4lw.commands.whitelist='*' \
+    2>>"$dir/server.log" &
+pid=$!
+for _ in $(seq 2000); do ignores "$pid" 25 && break; sleep 0.001; done
+( while kill -HUP "$pid" 2>/dev/null; do sleep 0.005; done ) &
+hups=$!
+crash_start_wait
+kill "$hups"; wait "$hups" 2>/dev/null || true
+"$writer" verify "127.0.0.1:$port" <"$dir/acked"
+kill "$pid"; wait "$pid" || true; pid=""
 mapfile -t segs < <(cd "$dir/base" && ls wal-0* | sed 's/wal-0*//')
 [ "${#segs[@]}" -ge 2 ] || { echo "fewer than two segments:"; ls -l "$dir/base"; exit 1; }
 ls "$dir/base" | grep -q '^state-' || { echo "no snapshot:"; ls -l "$dir/base"; exit 1; }

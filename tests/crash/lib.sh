@@ -13,11 +13,19 @@ crash_start() {
     "${tumblerd[@]}" --clientPort="$port" --dataDir="$data" \
         --4lw.commands.whitelist='*' "$@" 2>>"$dir/server.log" &
     pid=$!
+    crash_start_wait
+}
+
+# crash_start_wait: until the server started as $pid answers on $port
+# (10 s at most); the test fails if it ends first.
+crash_start_wait() {
+    local status=""
     for _ in $(seq 100); do
         [ "$(printf ruok | nc -q1 127.0.0.1 "$port" 2>/dev/null)" = imok ] && return 0
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" || status=$?; break; }
         sleep 0.1
     done
-    echo "tumblerd did not start"; cat "$dir/server.log"; exit 1
+    echo "tumblerd did not start${status:+ (status $status)}"; cat "$dir/server.log"; pid=""; exit 1
 }
 
 # crash_kill PID...: each killed (SIGKILL) and reaped; empty ones skipped.
