@@ -5,7 +5,8 @@
 # damage: truncation at several points of every segment, a byte flipped in
 # the header and in the payload of the first, a middle and the last record,
 # a segment deleted, renamed or copied in, a record of another log, the
-# term older than the log, wal-meta removed, every
+# term older than the log, the newest snapshot emptied (said, as passed
+# over), wal-meta removed, every
 # segment gone from under the snapshot, the snapshot gone from before the
 # log.  Each start must end with status 1, say what is wrong (the
 # file, and for a record its offset) and leave every file as it was.  What
@@ -160,6 +161,11 @@ state=$(cd "$dir/base" && ls state-0* | tail -1)
 d=$(copy flip-state)
 python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(20); b = f.read(1); f.seek(20); f.write(bytes([b[0] ^ 0xff]))' "$d/$state"
 refused flip-state "snapshot $state: its header is damaged (checksum mismatch)"
+# ... emptied: passed over (an older release's state has no header
+# either), and said, so that the refusal for the entries it held is
+# understood.
+d=$(copy empty-state); : >"$d/$state"
+refused empty-state "snapshot $state passed over: not of this format"
 # wal-meta; a snapshot without its log, a
 # log without its snapshot.
 d=$(copy no-wal-meta); rm "$d/wal-meta"; refused no-wal-meta "holds files of a log but no wal-meta"

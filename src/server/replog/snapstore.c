@@ -683,6 +683,14 @@ int replog__snapstore_load(struct wal *w, struct raft_snapshot **snap)
         index = idx[j];
         idx[j] = idx[--n];
         rv = state_read(w->dir, index, snap, w->io->errmsg);
+        /* Said: were it this format's newest, its first bytes damaged, a
+         * refusal for the entries it held would not name it. */
+        if (rv == RAFT_NOTFOUND)
+            replog__logf(w->l, REPLOG_LOG_INFO,
+                         "snapshot state-%016llx passed over: not of this "
+                         "format (an older release's state, or its first "
+                         "bytes damaged)",
+                         (unsigned long long)index);
     }
     free(idx);
     if (rv == RAFT_NOMEM)
