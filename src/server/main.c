@@ -6,12 +6,16 @@
  * session gets a fresh timeout, then the listener opens.  SIGTERM/SIGINT:
  * stop accepting, close the connections, close the log (entries already
  * acknowledged are durable), exit 0. */
+#include <errno.h>
 #include <malloc.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "server/admin/fourlw.h"
 #include "server/config/config.h"
@@ -376,6 +380,47 @@ static int ensemble(const struct tb_config *cfg, struct replog_config *rc,
     return 0;
 }
 
+/* A member's quorum and election ports, tried before the log is opened:
+ * raft binds the first only as it starts, after a first start has made the
+ * data directory, and says no more than "I/O error"; the peer links bind
+ * the second after that too.  A start that cannot serve must leave the
+ * data directory as it was, and say which port is taken. */
+static int member_ports_free(const struct tb_config *cfg)
+{
+    const struct tb_config_server *self = tb_config_self(cfg);
+    const char *what[2] = {"quorum", "election"};
+    struct addrinfo hints = {0}, *ai;
+    char port[8];
+    int k, fd, rv, one = 1;
+
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    for (k = 0; self != NULL && k < 2; k++) {
+        snprintf(port, sizeof port, "%d",
+                 k == 0 ? self->quorum_port : self->election_port);
+        if (getaddrinfo(self->host, port, &hints, &ai) != 0)
+            continue; /* said as the log or the links resolve it */
+        rv = (fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+                     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+                                sizeof one) != 0 ||
+                     bind(fd, ai->ai_addr, ai->ai_addrlen) != 0
+                 ? errno
+                 : 0;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        if (rv != 0) {
+            tb_log(TB_LOG_ERROR,
+                   "cannot listen on %s:%s (server.%d's %s port): %s; not "
+                   "started, %s left as it was",
+                   self->host, port, self->id, what[k], strerror(rv),
+                   cfg->data_dir);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* --repair-log: the log was cut (replog did it while opening, or an
  * earlier run did); zxids then move to a new epoch, above any a client
  * may have seen (replog's bound) and any epoch an earlier repair began. */
@@ -596,7 +641,8 @@ int main(int argc, char **argv)
     /* The ports first: a start that cannot serve must not have created or
      * touched a data directory.  Nothing is accepted before the loop
      * runs, once the log is open.  A repair serves nothing. */
-    if (!cfg.repair_log && conn_listen(s) != 0) {
+    if (!cfg.repair_log && ((members != NULL && member_ports_free(&cfg) != 0) ||
+                            conn_listen(s) != 0)) {
         status = 1;
         goto out;
     }

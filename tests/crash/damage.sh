@@ -13,7 +13,11 @@
 # a crash leaves (the closing record and the last write gone) opens
 # without that write, and says so.  Last, tumblerd --repair-log on a damaged
 # copy: it says what it drops, keeps a copy of it, and the log then opens
-# with the writes before the damage, and zxids above every earlier one.
+# with the writes before the damage, and zxids above every earlier one;
+# a member of an ensemble is refused a repair, nothing changed.  Also: a
+# SIGHUP while the log is read at start does not end it; a member whose
+# quorum or election port is taken is refused before its data directory
+# is made.
 #   damage.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=("$1") writer=$2
@@ -295,5 +299,25 @@ grep -q "zxids go on from 0x100000000," "$dir/repair4.log" || { cat "$dir/repair
 crash_start "$d"
 "$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
 kill "$pid"; wait "$pid" || true; pid=""
+# A member whose quorum port, then its election port, is taken: refused,
+# naming the port, before its (new) data directory is made.
+for taken in quorum election; do
+    qp=$(free_port) ep=$(free_port) cp=$(free_port)
+    busy=$qp; [ "$taken" = election ] && busy=$ep
+    printf 'dataDir=%s\nserver.1=127.0.0.1:%s:%s;127.0.0.1:%s\nserver.2=127.0.0.1:1:2\nserver.3=127.0.0.1:3:4\n' \
+        "$dir/member-$taken" "$qp" "$ep" "$cp" >"$dir/$taken.cfg"
+    exec {held}< <(python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()
+print("held", flush=True); time.sleep(60)' "$busy" 2>/dev/null)
+    holder=$!
+    read -r _ <&"$held"
+    status=0
+    timeout -s KILL 30 "${tumblerd[@]}" -c "$dir/$taken.cfg" --serverId=1 \
+        2>"$dir/$taken.log" || status=$?
+    kill "$holder"; exec {held}<&-
+    [ "$status" = 1 ] && grep -q "cannot listen on 127.0.0.1:$busy (server.1's $taken port)" "$dir/$taken.log" ||
+        { echo "a taken $taken port: status $status"; cat "$dir/$taken.log"; exit 1; }
+    [ ! -e "$dir/member-$taken" ] || { echo "a taken $taken port: the data directory was made"; exit 1; }
+done
 echo "zxid $zxid before the damage, $now after the repair"
 echo "1 passed, 0 failed"
