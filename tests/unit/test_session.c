@@ -213,6 +213,47 @@ static void forwards_after_a_refusal_refused(void **state)
     tb_map_free(&p.owner);
 }
 
+/* A follower's client's closeSession, forwarded, marks the session closing
+ * on the leader as it is proposed, as its own client's does: a claim of it
+ * (its client back on another follower) is refused as expired before the
+ * close is applied, not granted and then taken away. */
+static void forwarded_close_refuses_claim(void **state)
+{
+    struct sfx *f = *state;
+    int64_t id = create_session(f, 60000);
+    struct peer p = {0};
+    struct link k = {0};
+    struct tb_txn t = {0};
+    struct tb_wbuf e;
+    int status;
+
+    while (!replog_leader_caught_up(f->s.log))
+        uv_run(&f->loop, UV_RUN_ONCE);
+    p.srv = &f->s;
+    tb_map_init(&p.owner);
+    tb_queue_init(&p.accepted);
+    k.p = &p;
+    k.from = 2;
+    tb_wbuf_init(&k.held);
+    tb_map_init(&k.refused);
+    tb_wbuf_init(&e);
+    t.type = TB_OP_CLOSESESSION;
+    t.session = id;
+    t.xid = 1;
+    t.origin = 7;
+    tb_txn_encode(&e, &t);
+    peer__on_forward(&k, e.base, e.len);
+    assert_int_equal(k.held.len, 0); /* proposed */
+    assert_true(tracked(f, id)->closing);
+    assert_int_equal(claim(f, id, 8, &status), PEER_FAILED);
+    assert_int_equal(status, TB_ESESSIONEXPIRED);
+    assert_closed(f, id, 1);
+    tb_wbuf_free(&e);
+    tb_wbuf_free(&k.held);
+    tb_map_free(&k.refused);
+    tb_map_free(&p.owner);
+}
+
 /* After a restart every session in the fsm gets a fresh timeout from the
  * restart's time, however long the server was down: none expires at the
  * first tick. */
@@ -295,6 +336,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(forwards_after_a_refusal_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(claim_of_closed_session_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(forwarded_close_refuses_claim, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(fresh_timeout_after_restart, setup,
                                         teardown),

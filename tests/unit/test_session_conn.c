@@ -208,6 +208,178 @@ static void closing_session_refused(void **state)
     carrier_free(&b);
 }
 
+/* A session whose client asked for its close (the closeSession in the log,
+ * not applied yet) is refused at once, as expired, to a client that
+ * resumes it, as ZooKeeper's leader marks a session closing as it
+ * prepares its close: it was handed over, then taken away as the close
+ * was applied, and the client's next resume told it expired. */
+static void closing_by_its_client_refused(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a, b;
+    struct tb_connect_resp resp, again;
+    struct tb_wbuf body;
+    struct tb_rd rd;
+
+    carrier_open(f, &a, 23);
+    rd = nth_frame(&a, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
+    tb_wbuf_init(&body);
+    request(&a, &body, 1, TB_OP_CLOSESESSION);
+    assert_int_equal(a.frames, 1); /* in the log */
+    carrier_init(f, &b, 24);
+    tb_connect_req_encode(&body,
+                          &(struct tb_connect_req){0, 0, 8000, resp.session_id,
+                                                   resp.passwd, 0, 0});
+    proc_frame(&b.pc, (struct tb_str){(const char *)body.base, body.len});
+    assert_int_equal(b.frames, 1);
+    rd = nth_frame(&b, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &again), 0);
+    assert_int_equal(again.timeout, 0);
+    assert_int_equal(again.session_id, 0);
+    assert_int_equal(b.closes, 1);
+    assert_closed(f, resp.session_id, 1);
+    tb_wbuf_free(&body);
+    carrier_free(&a);
+    carrier_free(&b);
+}
+
+/* A closeSession whose proposal fails (an allocation on its way fails)
+ * leaves its session to expire as any other: left closing, it would never
+ * be closed, its ephemeral nodes (its locks) kept.  Each allocation the
+ * request makes fails in turn; one that let it be proposed closes it. */
+static void failed_close_leaves_session_to_expire(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_wbuf body;
+    uint64_t t, end;
+    int64_t id;
+    int k, failed, closes = 0;
+
+    tb_wbuf_init(&body);
+    for (k = 0, failed = 1; failed; k++) {
+        carrier_open(f, &a, 300 + (uint64_t)k);
+        id = a.pc.session_id;
+        fail_in = k;
+        request(&a, &body, 1, TB_OP_CLOSESESSION);
+        failed = fail_in < 0; /* the k-th allocation was made, and failed */
+        fail_in = -1;
+        if (!tracked(f, id)->closing) {
+            assert_true(failed); /* not proposed: expires */
+            for (t = f->now + 1000, end = t + 20000;
+                 !tick_at(f, t, id) && t < end; t += 1000)
+                ;
+        }
+        assert_true(tracked(f, id)->closing);
+        assert_closed(f, id, ++closes);
+        carrier_free(&a);
+    }
+    assert_true(closes >= 2); /* some allocation failed, and one passed */
+    tb_wbuf_free(&body);
+}
+
+/* A session whose close the leader decided (it expired; the close is not
+ * applied yet) is served no more, as ZooKeeper's checks every request's
+ * session: reads, pings, watches are answered SessionExpired and set no
+ * watch, and the connection stays until the close is applied. */
+static void closing_session_served_no_more(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_reply_header h;
+    struct tb_wbuf body;
+    struct tb_rd rd;
+    uint64_t t;
+    int closed = 0;
+
+    carrier_open(f, &a, 25);
+    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
+        closed = tick_at(f, t, a.pc.session_id);
+    assert_true(closed);
+    tb_wbuf_init(&body);
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/"), 1});
+    request(&a, &body, 1, TB_OP_GETDATA);
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/x"), 1});
+    request(&a, &body, 2, TB_OP_EXISTS);
+    tb_add_watch_req_encode(
+        &body, &(struct tb_add_watch_req){TB_STR("/"),
+                                          TB_ADDWATCH_PERSISTENT_RECURSIVE});
+    request(&a, &body, 3, TB_OP_ADDWATCH);
+    request(&a, &body, TB_XID_PING, TB_OP_PING);
+    assert_int_equal(a.frames, 5);
+    rd = nth_frame(&a, 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 1);
+    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    assert_true(rd.pos == rd.end);
+    rd = nth_frame(&a, 3);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 2);
+    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    rd = nth_frame(&a, 4);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 3);
+    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    rd = nth_frame(&a, 5);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, TB_XID_PING);
+    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    assert_int_equal(watch_owner_count(&a.pc.watch), 0);
+    assert_int_equal(a.closes, 0);
+    assert_closed(f, a.pc.session_id, 1);
+    assert_int_equal(a.closes, 1); /* as the close is applied */
+    tb_wbuf_free(&body);
+    carrier_free(&a);
+}
+
+/* A request refused as its session is closing keeps its turn: sent after
+ * a write still in the log, its answer follows the write's. */
+static void closing_refusal_keeps_its_turn(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_reply_header h;
+    struct tb_wbuf body, acl;
+    struct tb_rd rd;
+    uint64_t t;
+    int closed = 0;
+
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    carrier_open(f, &a, 26);
+    a.draining = 1;
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/k"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&a, &body, 1, TB_OP_CREATE); /* in the log */
+    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
+        closed = tick_at(f, t, a.pc.session_id);
+    assert_true(closed);
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/"), 1});
+    request(&a, &body, 2, TB_OP_GETDATA);
+    assert_int_equal(a.frames, 1);
+    assert_closed(f, a.pc.session_id, 1);
+    assert_int_equal(a.frames, 3);
+    rd = nth_frame(&a, 2);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 1);
+    assert_int_equal(h.err, 0);
+    rd = nth_frame(&a, 3);
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, 2);
+    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    assert_int_equal(a.closing, 1);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+    carrier_free(&a);
+}
+
 /* An expired session's connection, closing while its client reads slowly,
  * is told of no more changes: its watches go as its session closes, so
  * its output drains and it closes (a stream of events kept it open). */
@@ -821,6 +993,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(scratch_failure_passes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(closing_session_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(closing_by_its_client_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(failed_close_leaves_session_to_expire,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(closing_session_served_no_more, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(closing_refusal_keeps_its_turn, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(expired_session_watches_dropped, setup,
                                         teardown),

@@ -42,6 +42,16 @@ void expiry_attach(struct tb_map *m, int64_t id, int32_t timeout_ms,
     }
 }
 
+int expiry_closing(struct tb_map *m, int64_t id)
+{
+    struct sess *se = tb_map_get(m, (uint64_t)id);
+
+    if (se == NULL || se->closing)
+        return 0;
+    se->closing = 1;
+    return 1;
+}
+
 void expiry_forget(struct tb_map *m, int64_t id)
 {
     free(tb_map_del(m, (uint64_t)id));

@@ -24,7 +24,9 @@
 /* Liveness of one session, known to the leader only: the replicated part
  * (timeout, password, ephemerals) lives in the fsm.  At all times
  * deadline_ms = last touch + timeout + the stalls seen since, and `closing`
- * is set once a close txn has been proposed so it is proposed once. */
+ * is set once a close txn has been proposed (by a tick, by its client) so
+ * it is proposed once, and the session is neither resumed nor served any
+ * more (session.c, proc.c). */
 struct sess {
     int64_t id;
     int32_t timeout_ms;
@@ -43,6 +45,11 @@ void expiry_touch(struct tb_map *m, int64_t id, uint64_t now);
  * timeout, which counts from then on. */
 void expiry_attach(struct tb_map *m, int64_t id, int32_t timeout_ms,
                    uint64_t now);
+/* A close of `id` is being proposed (its client's, or one a follower
+ * forwarded): 1 if this marks it closing, which expiry_close_failed undoes
+ * should the proposal fail; 0 if it was closing already (whatever marked
+ * it, a tick or an earlier close, unmarks it) or is not tracked. */
+int expiry_closing(struct tb_map *m, int64_t id);
 /* The session is closed: no longer tracked. */
 void expiry_forget(struct tb_map *m, int64_t id);
 /* The close proposed for `id` failed (the log refused it after taking it,

@@ -222,6 +222,58 @@ static void on_proposed(void *arg, int status, int64_t index)
     free(p);
 }
 
+/* A session's close, proposed where closes are decided (the leader, or a
+ * server alone), whoever asked: its client, here or through a follower
+ * (peer.h), as ZooKeeper's PrepRequestProcessor marks the session closing
+ * as it prepares the closeSession.  From then on it is not resumed (a
+ * client reconnecting is told it expired, not handed a session about to
+ * go), and its requests are refused (proc_frame).  Unless the proposal
+ * fails: the session then lives on, to expire as any other; left closing,
+ * it would never be closed, its ephemeral nodes (its locks) kept. */
+struct close_proposal {
+    struct tbd *srv;
+    int64_t session;
+    replog_done_cb done;
+    void *arg;
+};
+
+static void on_close_proposed(void *arg, int status, int64_t index)
+{
+    struct close_proposal *k = arg;
+
+    if (status != 0)
+        expiry_close_failed(&k->srv->sessions, k->session);
+    k->done(k->arg, status, index);
+    free(k);
+}
+
+/* Proposes the close t encodes (in s->scratch), the session marked closing
+ * first: a failure the log reports before it returns unmarks it. */
+static int propose_close(struct tbd *s, const struct tb_txn *t,
+                         replog_done_cb done, void *arg)
+{
+    struct close_proposal *k;
+    int rv;
+
+    /* Marked already (an expiry's, or an earlier close's, whose own
+     * failure unmarks it), or not tracked here. */
+    if (!expiry_closing(&s->sessions, t->session))
+        return replog_propose_reserved(s->log, s->scratch.base, s->scratch.len,
+                                       done, arg);
+    if ((k = malloc(sizeof *k)) == NULL) {
+        rv = TB_ENOMEM;
+    } else {
+        *k = (struct close_proposal){s, t->session, done, arg};
+        rv = replog_propose_reserved(s->log, s->scratch.base, s->scratch.len,
+                                     on_close_proposed, k);
+        if (rv != 0)
+            free(k);
+    }
+    if (rv != 0)
+        expiry_close_failed(&s->sessions, t->session);
+    return rv;
+}
+
 int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
                      void *arg)
 {
@@ -238,8 +290,9 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
     /* Sessions open and close even while low disk refuses other writes:
      * a close is what releases a dead client's ephemeral nodes.  So does
      * a sync's barrier, a few bytes: reads stay served, and current. */
-    if (t->type == TB_OP_CREATESESSION || t->type == TB_OP_CLOSESESSION ||
-        t->type == TB_OP_SYNC)
+    if (t->type == TB_OP_CLOSESESSION)
+        return propose_close(s, t, done, arg);
+    if (t->type == TB_OP_CREATESESSION || t->type == TB_OP_SYNC)
         return replog_propose_reserved(s->log, s->scratch.base, s->scratch.len,
                                        done, arg);
     return replog_propose(s->log, s->scratch.base, s->scratch.len, done, arg);
@@ -434,6 +487,21 @@ void proc_frame(struct proc_client *c, struct tb_str frame)
     }
     if (!auth_enforced(c, h.xid))
         return;
+    /* A session whose close is decided here is served no more, as
+     * ZooKeeper checks every request's session before it serves it: the
+     * request is answered SessionExpired in its turn, sets no watch, and
+     * the connection stays until the close is applied (wire doc 11.2).
+     * Writes go on to the log, behind the close: applied after it, they
+     * are refused as expired there, in ZooKeeper's order of checks; a
+     * closeSession again is logged as ZooKeeper's is.  A follower does
+     * not know its clients' sessions closing (session_closing): their
+     * requests are served until the close is applied there. */
+    if ((h.type == TB_OP_SYNC || !is_write(c->srv, h.type)) &&
+        session_closing(c->srv, c->session_id)) {
+        reply_in_order(c, h.xid, h.type, proc_zxid(c->srv), TB_ESESSIONEXPIRED,
+                       NULL, 0);
+        return;
+    }
     if (is_write(c->srv, h.type))
         write_request(c, h.xid, h.type, body);
     else

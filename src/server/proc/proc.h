@@ -210,9 +210,14 @@ void session_revalidated(struct proc_client *c);
 void session_claimed(struct proc_client *c);
 /* The leader refused c's claim: the session's close is decided. */
 void session_expired(struct proc_client *c);
+/* 1 if the close of session id was decided here (it expired, or its
+ * client's closeSession was proposed: the close is in the log), which
+ * only the server that proposes closes knows: the leader, or a server
+ * alone.  A follower's clients' sessions are not known closing there. */
+int session_closing(struct tbd *s, int64_t id);
 /* 1 (and *fs filled, if not NULL) if session id is here and its close
- * was not decided here (expired, the close in the log): a client may
- * resume it, as ZooKeeper's leader refuses a closing session. */
+ * was not decided here (session_closing): a client may resume it, as
+ * ZooKeeper's leader refuses a closing session. */
 int session_resumable(struct tbd *s, int64_t id, struct fsm_session_info *fs);
 
 /* proc/read.c */

@@ -259,11 +259,16 @@ void session_result(struct proc_client *c, int rc, const uint8_t *body,
     c->ops->resume(c);
 }
 
-int session_resumable(struct tbd *s, int64_t id, struct fsm_session_info *fs)
+int session_closing(struct tbd *s, int64_t id)
 {
     const struct sess *se = tb_map_get(&s->sessions, (uint64_t)id);
 
-    return fsm_session_get(s->fsm, id, fs) && (se == NULL || !se->closing);
+    return se != NULL && se->closing;
+}
+
+int session_resumable(struct tbd *s, int64_t id, struct fsm_session_info *fs)
+{
+    return fsm_session_get(s->fsm, id, fs) && !session_closing(s, id);
 }
 
 void session_expired(struct proc_client *c)
