@@ -102,6 +102,28 @@ static int claim(struct sfx *f, int64_t id, uint64_t origin, int *status)
     return type;
 }
 
+/* The leader's side (p) of a link k from follower 2, whose connect has
+ * not completed: what the leader sends on it is kept in k.held. */
+static void link_open(struct sfx *f, struct peer *p, struct link *k)
+{
+    memset(p, 0, sizeof *p);
+    memset(k, 0, sizeof *k);
+    p->srv = &f->s;
+    tb_map_init(&p->owner);
+    tb_queue_init(&p->accepted);
+    k->p = p;
+    k->from = 2;
+    tb_wbuf_init(&k->held);
+    tb_map_init(&k->refused);
+}
+
+static void link_free(struct peer *p, struct link *k)
+{
+    tb_wbuf_free(&k->held);
+    tb_map_free(&k->refused);
+    tb_map_free(&p->owner);
+}
+
 /* A follower's claim of a session the leader has closed is refused as
  * expired, though the follower has not applied the close yet (it learns
  * of the commit a heartbeat later): it would have told the client its
@@ -181,18 +203,12 @@ static void forwards_after_a_refusal_refused(void **state)
 {
     struct sfx *f = *state;
     int64_t id = create_session(f, 60000), origin;
-    struct peer p = {0};
-    struct link k = {0};
+    struct peer p;
+    struct link k;
     int status;
     int32_t xid;
 
-    p.srv = &f->s;
-    tb_map_init(&p.owner);
-    tb_queue_init(&p.accepted);
-    k.p = &p;
-    k.from = 2;
-    tb_wbuf_init(&k.held);
-    tb_map_init(&k.refused);
+    link_open(f, &p, &k);
     assert_int_equal(tb_map_put(&p.owner, (uint64_t)id, (void *)(intptr_t)3),
                      0);
     forward_create(&k, id, 7, 1, "/a");
@@ -208,9 +224,7 @@ static void forwards_after_a_refusal_refused(void **state)
     assert_int_equal(xid, 2);
     forward_create(&k, id, 8, 1, "/c"); /* proposed: no answer yet */
     assert_false(nth_failed(&k, 3, &origin, &status, &xid));
-    tb_wbuf_free(&k.held);
-    tb_map_free(&k.refused);
-    tb_map_free(&p.owner);
+    link_free(&p, &k);
 }
 
 /* A follower's client's closeSession, forwarded, marks the session closing
@@ -221,21 +235,15 @@ static void forwarded_close_refuses_claim(void **state)
 {
     struct sfx *f = *state;
     int64_t id = create_session(f, 60000);
-    struct peer p = {0};
-    struct link k = {0};
+    struct peer p;
+    struct link k;
     struct tb_txn t = {0};
     struct tb_wbuf e;
     int status;
 
     while (!replog_leader_caught_up(f->s.log))
         uv_run(&f->loop, UV_RUN_ONCE);
-    p.srv = &f->s;
-    tb_map_init(&p.owner);
-    tb_queue_init(&p.accepted);
-    k.p = &p;
-    k.from = 2;
-    tb_wbuf_init(&k.held);
-    tb_map_init(&k.refused);
+    link_open(f, &p, &k);
     tb_wbuf_init(&e);
     t.type = TB_OP_CLOSESESSION;
     t.session = id;
@@ -249,9 +257,7 @@ static void forwarded_close_refuses_claim(void **state)
     assert_int_equal(status, TB_ESESSIONEXPIRED);
     assert_closed(f, id, 1);
     tb_wbuf_free(&e);
-    tb_wbuf_free(&k.held);
-    tb_map_free(&k.refused);
-    tb_map_free(&p.owner);
+    link_free(&p, &k);
 }
 
 /* After a restart every session in the fsm gets a fresh timeout from the

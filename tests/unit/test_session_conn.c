@@ -173,6 +173,53 @@ static void scratch_failure_passes(void **state)
     carrier_free(&k);
 }
 
+/* The leader's ticks, a second apart, until one decides the close of
+ * session id (it expired); the close is in the log, not applied. */
+static void expire_by_tick(struct sfx *f, int64_t id)
+{
+    uint64_t t;
+    int closed = 0;
+
+    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
+        closed = tick_at(f, t, id);
+    assert_true(closed);
+}
+
+/* A resume of session r's on a new carrier b (id n) is refused at once, as
+ * for an expired session. */
+static void resume_refused(struct sfx *f, struct carrier *b, int n,
+                           const struct tb_connect_resp *r)
+{
+    struct tb_connect_resp again;
+    struct tb_wbuf body;
+    struct tb_rd rd;
+
+    carrier_init(f, b, n);
+    tb_wbuf_init(&body);
+    tb_connect_req_encode(
+        &body,
+        &(struct tb_connect_req){0, 0, 8000, r->session_id, r->passwd, 0, 0});
+    proc_frame(&b->pc, (struct tb_str){(const char *)body.base, body.len});
+    assert_int_equal(b->frames, 1);
+    rd = nth_frame(b, 1);
+    assert_int_equal(tb_connect_resp_decode(&rd, &again), 0);
+    assert_int_equal(again.timeout, 0);
+    assert_int_equal(again.session_id, 0);
+    tb_wbuf_free(&body);
+}
+
+/* Frame n of k is the reply to xid, with err; what follows its header. */
+static struct tb_rd reply_at(struct carrier *k, int n, int32_t xid, int err)
+{
+    struct tb_reply_header h;
+    struct tb_rd rd = nth_frame(k, n);
+
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, xid);
+    assert_int_equal(h.err, err);
+    return rd;
+}
+
 /* A session whose close the leader decided (it expired; the close is not
  * applied yet) is refused to a client that resumes it, as expired: it is
  * no longer the client's, whatever it would read there meanwhile. */
@@ -180,30 +227,14 @@ static void closing_session_refused(void **state)
 {
     struct sfx *f = *state;
     struct carrier a, b;
-    struct tb_connect_resp resp, again;
-    struct tb_wbuf body;
+    struct tb_connect_resp resp;
     struct tb_rd rd;
-    uint64_t t;
-    int closed = 0;
 
     carrier_open(f, &a, 21);
     rd = nth_frame(&a, 1);
     assert_int_equal(tb_connect_resp_decode(&rd, &resp), 0);
-    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
-        closed = tick_at(f, t, resp.session_id);
-    assert_true(closed);
-    carrier_init(f, &b, 22);
-    tb_wbuf_init(&body);
-    tb_connect_req_encode(&body,
-                          &(struct tb_connect_req){0, 0, 8000, resp.session_id,
-                                                   resp.passwd, 0, 0});
-    proc_frame(&b.pc, (struct tb_str){(const char *)body.base, body.len});
-    assert_int_equal(b.frames, 1);
-    rd = nth_frame(&b, 1);
-    assert_int_equal(tb_connect_resp_decode(&rd, &again), 0);
-    assert_int_equal(again.timeout, 0);
-    assert_int_equal(again.session_id, 0);
-    tb_wbuf_free(&body);
+    expire_by_tick(f, resp.session_id);
+    resume_refused(f, &b, 22, &resp);
     carrier_free(&a);
     carrier_free(&b);
 }
@@ -217,7 +248,7 @@ static void closing_by_its_client_refused(void **state)
 {
     struct sfx *f = *state;
     struct carrier a, b;
-    struct tb_connect_resp resp, again;
+    struct tb_connect_resp resp;
     struct tb_wbuf body;
     struct tb_rd rd;
 
@@ -227,16 +258,7 @@ static void closing_by_its_client_refused(void **state)
     tb_wbuf_init(&body);
     request(&a, &body, 1, TB_OP_CLOSESESSION);
     assert_int_equal(a.frames, 1); /* in the log */
-    carrier_init(f, &b, 24);
-    tb_connect_req_encode(&body,
-                          &(struct tb_connect_req){0, 0, 8000, resp.session_id,
-                                                   resp.passwd, 0, 0});
-    proc_frame(&b.pc, (struct tb_str){(const char *)body.base, body.len});
-    assert_int_equal(b.frames, 1);
-    rd = nth_frame(&b, 1);
-    assert_int_equal(tb_connect_resp_decode(&rd, &again), 0);
-    assert_int_equal(again.timeout, 0);
-    assert_int_equal(again.session_id, 0);
+    resume_refused(f, &b, 24, &resp);
     assert_int_equal(b.closes, 1);
     assert_closed(f, resp.session_id, 1);
     tb_wbuf_free(&body);
@@ -287,16 +309,11 @@ static void closing_session_served_no_more(void **state)
 {
     struct sfx *f = *state;
     struct carrier a;
-    struct tb_reply_header h;
     struct tb_wbuf body;
     struct tb_rd rd;
-    uint64_t t;
-    int closed = 0;
 
     carrier_open(f, &a, 25);
-    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
-        closed = tick_at(f, t, a.pc.session_id);
-    assert_true(closed);
+    expire_by_tick(f, a.pc.session_id);
     tb_wbuf_init(&body);
     tb_path_watch_req_encode(&body,
                              &(struct tb_path_watch_req){TB_STR("/"), 1});
@@ -310,23 +327,11 @@ static void closing_session_served_no_more(void **state)
     request(&a, &body, 3, TB_OP_ADDWATCH);
     request(&a, &body, TB_XID_PING, TB_OP_PING);
     assert_int_equal(a.frames, 5);
-    rd = nth_frame(&a, 2);
-    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
-    assert_int_equal(h.xid, 1);
-    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    rd = reply_at(&a, 2, 1, TB_ESESSIONEXPIRED);
     assert_true(rd.pos == rd.end);
-    rd = nth_frame(&a, 3);
-    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
-    assert_int_equal(h.xid, 2);
-    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
-    rd = nth_frame(&a, 4);
-    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
-    assert_int_equal(h.xid, 3);
-    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
-    rd = nth_frame(&a, 5);
-    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
-    assert_int_equal(h.xid, TB_XID_PING);
-    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    (void)reply_at(&a, 3, 2, TB_ESESSIONEXPIRED);
+    (void)reply_at(&a, 4, 3, TB_ESESSIONEXPIRED);
+    (void)reply_at(&a, 5, TB_XID_PING, TB_ESESSIONEXPIRED);
     assert_int_equal(watch_owner_count(&a.pc.watch), 0);
     assert_int_equal(a.closes, 0);
     assert_closed(f, a.pc.session_id, 1);
@@ -341,11 +346,7 @@ static void closing_refusal_keeps_its_turn(void **state)
 {
     struct sfx *f = *state;
     struct carrier a;
-    struct tb_reply_header h;
     struct tb_wbuf body, acl;
-    struct tb_rd rd;
-    uint64_t t;
-    int closed = 0;
 
     tb_wbuf_init(&body);
     tb_wbuf_init(&acl);
@@ -357,23 +358,15 @@ static void closing_refusal_keeps_its_turn(void **state)
                          &(struct tb_create_req){TB_STR("/k"), TB_STR("x"),
                                                  tb_vec_view(&acl, 1), 0});
     request(&a, &body, 1, TB_OP_CREATE); /* in the log */
-    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
-        closed = tick_at(f, t, a.pc.session_id);
-    assert_true(closed);
+    expire_by_tick(f, a.pc.session_id);
     tb_path_watch_req_encode(&body,
                              &(struct tb_path_watch_req){TB_STR("/"), 1});
     request(&a, &body, 2, TB_OP_GETDATA);
     assert_int_equal(a.frames, 1);
     assert_closed(f, a.pc.session_id, 1);
     assert_int_equal(a.frames, 3);
-    rd = nth_frame(&a, 2);
-    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
-    assert_int_equal(h.xid, 1);
-    assert_int_equal(h.err, 0);
-    rd = nth_frame(&a, 3);
-    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
-    assert_int_equal(h.xid, 2);
-    assert_int_equal(h.err, TB_ESESSIONEXPIRED);
+    (void)reply_at(&a, 2, 1, 0);
+    (void)reply_at(&a, 3, 2, TB_ESESSIONEXPIRED);
     assert_int_equal(a.closing, 1);
     tb_wbuf_free(&body);
     tb_wbuf_free(&acl);
@@ -390,8 +383,6 @@ static void expired_session_watches_dropped(void **state)
     struct tb_connect_resp resp;
     struct tb_wbuf body;
     struct tb_rd rd;
-    uint64_t t;
-    int closed = 0;
 
     carrier_open(f, &a, 41);
     a.draining = 1;
@@ -402,9 +393,7 @@ static void expired_session_watches_dropped(void **state)
                              &(struct tb_path_watch_req){TB_STR("/"), 1});
     request(&a, &body, 1, TB_OP_GETDATA);
     assert_int_equal(watch_owner_count(&a.pc.watch), 1);
-    for (t = T0 + 1000; !closed && t <= T0 + 20000; t += 1000)
-        closed = tick_at(f, t, resp.session_id);
-    assert_true(closed);
+    expire_by_tick(f, resp.session_id);
     assert_closed(f, resp.session_id, 1);
     assert_int_equal(a.closing, 1);
     assert_false(a.pc.closed); /* still draining */
