@@ -398,6 +398,9 @@ static int member_ports_free(const struct tb_config *cfg)
     for (k = 0; self != NULL && k < 2; k++) {
         snprintf(port, sizeof port, "%d",
                  k == 0 ? self->quorum_port : self->election_port);
+        /* As each binds: raft an IPv4 address (replog/tcp.c), the links
+         * the first address the name gives (peer.c). */
+        hints.ai_family = k == 0 ? AF_INET : AF_UNSPEC;
         if (getaddrinfo(self->host, port, &hints, &ai) != 0)
             continue; /* said as the log or the links resolve it */
         rv = (fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
