@@ -429,17 +429,21 @@ static void start_close(struct replog *l)
  * until every entry appended to the log is on disk.  A lone voter commits
  * and applies an entry as soon as it is on disk, so this also answers
  * every accepted proposal with its real outcome.  A snapshot being written
- * is waited for too, as is a child serializing one: raft_close drops it,
- * and the next start would then replay the log it was meant to replace. */
+ * is waited for too, as is a leader's child serializing one: raft_close
+ * drops it, and the next start would then replay the log it was meant to
+ * replace.  Not a follower's: raft takes it only as it applies an entry,
+ * which an idle leader never sends, so the close would wait its whole
+ * REPLOG_CLOSE_DRAIN_MS for nothing. */
 static void drain_cb(uv_timer_t *t)
 {
     struct replog *l = t->data;
     raft_index last;
-    int busy;
+    int busy, child;
 
     replog__submit(l); /* what was proposed before the close */
     last = raft_last_index(l->raft);
-    busy = l->raft->last_stored < last || l->snap_active || l->snap_pid > 0;
+    child = l->snap_pid > 0 && raft_state(l->raft) == RAFT_LEADER;
+    busy = l->raft->last_stored < last || l->snap_active || child;
 
     if (busy && uv_now(l->loop) - l->close_started_ms < REPLOG_CLOSE_DRAIN_MS)
         return;
@@ -448,9 +452,7 @@ static void drain_cb(uv_timer_t *t)
                      "closing with entries %llu..%llu not yet on disk%s",
                      (unsigned long long)l->raft->last_stored + 1,
                      (unsigned long long)last,
-                     l->snap_active || l->snap_pid > 0
-                         ? ", snapshot being written"
-                         : "");
+                     l->snap_active || child ? ", snapshot being written" : "");
     uv_timer_stop(t);
     start_close(l);
 }
