@@ -337,16 +337,18 @@ struct tb_rd nth_frame(struct carrier *k, int n)
     }
 }
 
-void request(struct carrier *k, struct tb_wbuf *body, int32_t xid, int32_t type)
+int request(struct carrier *k, struct tb_wbuf *body, int32_t xid, int32_t type)
 {
     struct tb_wbuf w;
+    int rv;
 
     tb_wbuf_init(&w);
     tb_request_header_encode(&w, &(struct tb_request_header){xid, type});
     tb_wbuf_put(&w, body->base, body->len);
-    proc_frame(&k->pc, (struct tb_str){(const char *)w.base, w.len});
+    rv = proc_frame(&k->pc, (struct tb_str){(const char *)w.base, w.len});
     tb_wbuf_free(&w);
     body->len = 0;
+    return rv;
 }
 
 void carrier_init(struct sfx *f, struct carrier *k, uint64_t id)

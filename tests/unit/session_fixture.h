@@ -67,9 +67,9 @@ int tick_at(struct sfx *f, uint64_t now, int64_t id);
 void assert_closed(struct sfx *f, int64_t id, int closes);
 /* The k->frames-th frame sent (from 1): its payload, past the prefix. */
 struct tb_rd nth_frame(struct carrier *k, int n);
-/* One request as proc_frame takes it: the header, then the record. */
-void request(struct carrier *k, struct tb_wbuf *body, int32_t xid,
-             int32_t type);
+/* One request as proc_frame takes it: the header, then the record; what
+ * proc_frame returns. */
+int request(struct carrier *k, struct tb_wbuf *body, int32_t xid, int32_t type);
 /* A client of the test's carrier, new, with id `id`. */
 void carrier_init(struct sfx *f, struct carrier *k, uint64_t id);
 /* carrier_init, then a session opened through proc's handshake. */

@@ -414,12 +414,13 @@ void conn_resume(struct conn *c)
 }
 
 /* Runs every complete frame in the input buffer, in order, unless the
- * connection must wait (backpressure, or a handshake in the log). */
+ * connection must wait (backpressure, a handshake in the log, or a frame
+ * proc holds behind a reconfig of the client's). */
 static void process_input(struct conn *c)
 {
     size_t off = 0, used;
     struct tb_str frame;
-    int rv;
+    int rv, held = 0;
 
     while (c->client.state != CONN_CLOSING &&
            c->client.state != CONN_SESSION && !should_pause(c)) {
@@ -445,9 +446,10 @@ static void process_input(struct conn *c)
             conn_close(c);
             return;
         }
+        if ((held = proc_frame(&c->client, frame) == PROC_HELD))
+            break; /* kept, and run again once resumed */
         c->received++;
         c->srv->packets_received++;
-        proc_frame(&c->client, frame);
         off += used;
         if (c->tcp.data == NULL)
             return; /* the frame closed the connection */
@@ -463,7 +465,7 @@ static void process_input(struct conn *c)
     }
     if (c->client.state == CONN_CLOSING)
         return;
-    if (should_pause(c) || c->client.state == CONN_SESSION) {
+    if (held || should_pause(c) || c->client.state == CONN_SESSION) {
         conn_pause(c);
     } else if (c->ended) {
         conn_close_after_flush(c); /* every whole frame has run */
@@ -753,7 +755,8 @@ void conn_sweep_sessionless(struct tbd *s)
 
 /* A client whose output holds its requests back (should_pause) is read no
  * more, its pings among them: while the kernel takes more of that output
- * at each tick, the client is reading it, and its session is alive.  So is
+ * at each tick, the client is reading it, and its session is alive; as is
+ * one waiting for its reconfig's answer (its pings wait unread).  So is
  * a closing connection's 10 s (closing_due): a large answer (a dump, cons)
  * goes as one write, done only when the last of it is taken, and a slow
  * client reading it steadily must not be cut off meanwhile. */
@@ -772,8 +775,8 @@ void conn_touch_readers(struct tbd *s)
                    : 0);
         if (now != c->taken_seen && c->client.state == CONN_CLOSING)
             closing_due(c);
-        else if (now != c->taken_seen && c->client.state == CONN_OPEN &&
-                 !c->reading)
+        else if (c->client.state == CONN_OPEN && !c->reading &&
+                 (now != c->taken_seen || c->client.reconfiguring))
             session_touch(s, c->client.session_id);
         c->taken_seen = now;
     }

@@ -401,6 +401,7 @@ static void log_write(struct proc_client *c, int32_t xid, int32_t type,
     r->forwarded = forward;
     c->writes_in_flight++;
     c->forwarded += (unsigned)forward;
+    c->reconfiguring |= type == TB_OP_RECONFIG;
 }
 
 static void write_request(struct proc_client *c, int32_t xid, int32_t type,
@@ -456,7 +457,7 @@ static void read_request(struct proc_client *c, int32_t xid, int32_t type,
     r->super = c->super;
 }
 
-void proc_frame(struct proc_client *c, struct tb_str frame)
+int proc_frame(struct proc_client *c, struct tb_str frame)
 {
     struct tb_rd rd = tb_rd_make(frame.ptr, frame.len);
     struct tb_request_header h;
@@ -464,14 +465,16 @@ void proc_frame(struct proc_client *c, struct tb_str frame)
 
     if (c->state == CONN_NEW) {
         session_connect(c, frame);
-        return;
+        return 0;
     }
     if (tb_request_header_decode(&rd, &h) != 0) {
         tb_log(TB_LOG_WARN, "closing 0x%llx: truncated request header",
                (unsigned long long)c->session_id);
         c->ops->close(c);
-        return;
+        return 0;
     }
+    if (c->reconfiguring && h.type != TB_OP_RECONFIG)
+        return PROC_HELD;
     body = (struct tb_str){(const char *)rd.pos, (size_t)(rd.end - rd.pos)};
     session_touch(c->srv, c->session_id);
     c->last_op = h.type;
@@ -479,14 +482,14 @@ void proc_frame(struct proc_client *c, struct tb_str frame)
         c->last_cxid = h.xid;
     if (h.type == TB_OP_AUTH) {
         auth_request(c, h.xid, body);
-        return;
+        return 0;
     }
     if (h.type == TB_OP_SASL) {
         sasl_request(c, h.xid, body);
-        return;
+        return 0;
     }
     if (!auth_enforced(c, h.xid))
-        return;
+        return 0;
     /* A session whose close is decided here is served no more, as
      * ZooKeeper checks every request's session before it serves it: the
      * request is answered SessionExpired in its turn, sets no watch, and
@@ -500,12 +503,13 @@ void proc_frame(struct proc_client *c, struct tb_str frame)
         session_closing(c->srv, c->session_id)) {
         reply_in_order(c, h.xid, h.type, proc_zxid(c->srv), TB_ESESSIONEXPIRED,
                        NULL, 0);
-        return;
+        return 0;
     }
     if (is_write(c->srv, h.type))
         write_request(c, h.xid, h.type, body);
     else
         read_request(c, h.xid, h.type, body);
+    return 0;
 }
 
 uint64_t proc_conn_id_base(int server_id, int64_t wall_ms)
@@ -522,6 +526,8 @@ static void write_answered(struct proc_client *c, struct req *r, int64_t zxid,
 {
     c->writes_in_flight--;
     c->forwarded -= (unsigned)r->forwarded;
+    if (r->type == TB_OP_RECONFIG)
+        c->reconfiguring = 0; /* what was sent after is read on (drain) */
     if (&r->link == tb_queue_head(&c->reqs)) {
         c->ops->reply(c, r->xid, zxid, rc, body, len);
         if (c->closed || head_done(c, r))
@@ -530,9 +536,9 @@ static void write_answered(struct proc_client *c, struct req *r, int64_t zxid,
         c->ops->close(c);
         return;
     } else {
-        /* Applied before a reconfig sent ahead of it (proc_result): sent
-         * after the reconfig's answer, with the zxid of then, not its own,
-         * below the reconfig's. */
+        /* Answered before a write ahead of it: a reconfig refused while
+         * another is out (proc_result), or a write the leader refused
+         * (proc_refused).  Sent after that, with the zxid of then. */
         r->restamp = 1;
     }
     proc_drain(c);
@@ -561,9 +567,10 @@ void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
     }
     if (c->session_id != t->session)
         return;
-    /* A reconfig's outcome is logged once raft's members have changed
-     * (reconfig.c): the writes after it may be answered first, and wait
-     * for it to be sent in order. */
+    /* The first write out: writes are applied in the order sent (one
+     * behind a reconfig waits for its answer, reconfiguring), but for a
+     * reconfig sent while another was out: refused at once (in progress),
+     * its answer comes first, and waits to be sent after the other's. */
     TB_QUEUE_FOREACH(q, &c->reqs)
     {
         r = TB_CONTAINER_OF(q, struct req, link);

@@ -83,6 +83,12 @@ struct proc_client {
     unsigned nreqs;
     unsigned writes_in_flight;
     unsigned forwarded; /* of them, those sent to the leader */
+    /* A reconfig of its own is out: nothing it sent after, but another
+     * reconfig (refused as in progress, as ZooKeeper's), is read until that
+     * is answered.  Its outcome is logged only once raft's members have
+     * changed, and a write after it would be applied first, which
+     * ZooKeeper's order (zxid after zxid) never allows. */
+    int reconfiguring;
 
     struct watch_owner watch;
 
@@ -126,8 +132,11 @@ struct req {
 };
 
 /* proc/proc.c */
-/* A client's frame, after the bytes are split. */
-void proc_frame(struct proc_client *c, struct tb_str frame);
+/* A client's frame, after the bytes are split: 0, or PROC_HELD when it
+ * must wait (c->reconfiguring): the carrier keeps it, and everything after
+ * it, unread until c->ops->resume. */
+#define PROC_HELD 1
+int proc_frame(struct proc_client *c, struct tb_str frame);
 void proc_drain(struct proc_client *c);
 /* Called once by the carrier as it closes, before it sets c->closed: the
  * queued requests, the watches and a SASL exchange go. */
