@@ -387,8 +387,10 @@ static int m_delete_container(struct model *m, const struct m_txn *t,
         return TB_ENOTEMPTY;
     if (x->kind != K_CONTAINER && x->kind != K_TTL)
         return TB_EBADVERSION;
+    /* A container that ever had a child: its counter, wrapped past
+     * INT32_MAX, may be negative. */
     due =
-        x->kind == K_CONTAINER ? x->ccount > 0 : t->time - x->mtime > x->owner;
+        x->kind == K_CONTAINER ? x->ccount != 0 : t->time - x->mtime > x->owner;
     if (!due)
         return TB_ENOTEMPTY;
     m_remove(m, x, t->zxid);
