@@ -305,7 +305,8 @@ static void new_epoch(struct fsm *f, int64_t index, const struct tb_txn *t)
     struct tb_rd r = tb_rd_make(t->body.ptr, t->body.len);
     struct tb_new_epoch_txn e;
 
-    if (tb_new_epoch_txn_decode(&r, &e) == 0 && e.zxid > index + f->zxid_bias)
+    if (tb_new_epoch_txn_decode(&r, &e) == 0 && e.zxid > index + f->zxid_bias &&
+        e.zxid - index <= FSM_ZXID_BIAS_MAX)
         f->zxid_bias = e.zxid - index;
 }
 

@@ -13,6 +13,10 @@ struct fsm_session {
     uint8_t passwd[16];
 };
 
+/* The farthest zxids move ahead of log indexes (TB_OP_NEWEPOCH): far
+ * beyond any epoch a repair makes, and index + bias cannot overflow. */
+#define FSM_ZXID_BIAS_MAX (INT64_MAX / 4)
+
 /* A watch trigger waiting for the apply to commit.  The path is copied
  * (the node may be gone by then) and the ACL reference is held.  Or, type
  * FSM_QUOTA_OVER, a quota left above its soft limit `what` (the path is

@@ -195,6 +195,10 @@ static int parse(struct restored *s, const uint8_t *p, size_t len,
         return CORRUPT;
     if (version != 1)
         tb_get_I64(&r, bias);
+    /* zxids are index + bias: one this far out is no log's, and the sum
+     * would overflow. */
+    if (*bias < 0 || *bias > FSM_ZXID_BIAS_MAX)
+        return CORRUPT;
     r.end = r.pos + blen;
     if ((rv = restore_sessions(s, &r)) != 0 ||
         (rv = tree_restore(&s->tree, &r)) != 0)
