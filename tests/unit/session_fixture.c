@@ -337,6 +337,17 @@ struct tb_rd nth_frame(struct carrier *k, int n)
     }
 }
 
+struct tb_rd reply_at(struct carrier *k, int n, int32_t xid, int err)
+{
+    struct tb_reply_header h;
+    struct tb_rd rd = nth_frame(k, n);
+
+    assert_int_equal(tb_reply_header_decode(&rd, &h), 0);
+    assert_int_equal(h.xid, xid);
+    assert_int_equal(h.err, err);
+    return rd;
+}
+
 int request(struct carrier *k, struct tb_wbuf *body, int32_t xid, int32_t type)
 {
     struct tb_wbuf w;

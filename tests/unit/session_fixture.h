@@ -67,6 +67,8 @@ int tick_at(struct sfx *f, uint64_t now, int64_t id);
 void assert_closed(struct sfx *f, int64_t id, int closes);
 /* The k->frames-th frame sent (from 1): its payload, past the prefix. */
 struct tb_rd nth_frame(struct carrier *k, int n);
+/* Frame n of k is the reply to xid, with err; what follows its header. */
+struct tb_rd reply_at(struct carrier *k, int n, int32_t xid, int err);
 /* One request as proc_frame takes it: the header, then the record; what
  * proc_frame returns. */
 int request(struct carrier *k, struct tb_wbuf *body, int32_t xid, int32_t type);
