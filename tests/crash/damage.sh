@@ -168,7 +168,9 @@ refused flip-state "snapshot $state: its header is damaged (checksum mismatch)"
 # ... emptied: passed over (an older release's state has no header
 # either), and said, so that the refusal for the entries it held is
 # understood.
-d=$(copy empty-state); : >"$d/$state"
+d=$(copy empty-state)
+find "$d" -maxdepth 1 -name 'state-*' ! -name "$state" -delete # no older one to fall back on
+: >"$d/$state"
 refused empty-state "snapshot $state passed over: not of this format"
 # wal-meta; a snapshot without its log, a
 # log without its snapshot.
