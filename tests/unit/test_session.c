@@ -16,6 +16,7 @@
 
 #include "server/fsm/fsm.h"
 #include "server/peer/peer_int.h"
+#include "server/proc/proc.h"
 #include "server/replog/replog.h"
 #include "session_fixture.h"
 
@@ -227,6 +228,62 @@ static void forwards_after_a_refusal_refused(void **state)
     link_free(&p, &k);
 }
 
+/* A leader that took over knows where no session is held but those
+ * resumed since: to it the first server that writes for one holds it, as
+ * ZooKeeper's leader takes a session's first writer for its owner, and
+ * another server's writes for it are refused from then on, its own
+ * client's too.  Else a write a client left on its old server, held up
+ * there, would be applied after those it made since on another.  A close,
+ * a creation or a sync may come from anywhere. */
+static void first_writer_holds_the_session(void **state)
+{
+    struct sfx *f = *state;
+    int64_t a = create_session(f, 60000), b = create_session(f, 60000);
+    int64_t origin;
+    struct peer p;
+    struct link k, k3 = {0};
+    struct tb_create_req r = {TB_STR("/b"), TB_STR("v"), tb_acl_open_unsafe, 0};
+    struct tb_wbuf body;
+    int status;
+    int32_t xid;
+
+    link_open(f, &p, &k);
+    k3.p = &p;
+    k3.from = 3;
+    tb_wbuf_init(&k3.held);
+    tb_map_init(&k3.refused);
+    f->s.peer = &p;
+
+    forward_create(&k, a, 7, 1, "/a"); /* proposed: a is held on 2 now */
+    assert_int_equal(k.held.len, 0);
+    forward_create(&k3, a, 9, 1, "/a3");
+    assert_true(nth_failed(&k3, 1, &origin, &status, &xid));
+    assert_int_equal(origin, 9);
+    assert_int_equal(status, TB_ESESSIONMOVED);
+    assert_int_equal(
+        proc_propose(&f->s, TB_OP_CREATE, a, 1, 11, NULL, TB_STR("")),
+        TB_ESESSIONMOVED);
+
+    assert_int_equal(
+        proc_propose(&f->s, TB_OP_SYNC, b, 1, 11, NULL, TB_STR("")), 0);
+    tb_wbuf_init(&body);
+    tb_create_req_encode(&body, &r);
+    assert_int_equal(
+        proc_propose(&f->s, TB_OP_CREATE, b, 2, 11, NULL,
+                     (struct tb_str){(const char *)body.base, body.len}),
+        0); /* proposed: b is held here now */
+    tb_wbuf_free(&body);
+    forward_create(&k, b, 8, 1, "/b2");
+    assert_true(nth_failed(&k, 1, &origin, &status, &xid));
+    assert_int_equal(origin, 8);
+    assert_int_equal(status, TB_ESESSIONMOVED);
+
+    f->s.peer = NULL;
+    tb_wbuf_free(&k3.held);
+    tb_map_free(&k3.refused);
+    link_free(&p, &k);
+}
+
 /* A follower's client's closeSession, forwarded, marks the session closing
  * on the leader as it is proposed, as its own client's does: a claim of it
  * (its client back on another follower) is refused as expired before the
@@ -340,6 +397,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(stalled_loop_counts_against_no_session,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(forwards_after_a_refusal_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(first_writer_holds_the_session, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(claim_of_closed_session_refused, setup,
                                         teardown),

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "proto/proto.h"
 #include "server/http/election.h"
 #include "server/logging/log.h"
 #include "server/net/net.h"
@@ -75,6 +76,31 @@ int peer_claim(struct tbd *s, uint64_t origin, int64_t id)
     tb_store_be64(b + 8, origin);
     peer__link_send(p->out, PEER_OWN, b, sizeof b, NULL, 0);
     return p->out != NULL ? 0 : TB_ECONNECTIONLOSS;
+}
+
+/* A session's creation (it has no id yet), its close (an expiry's has no
+ * home; ZooKeeper's leader does not check a close's owner either) and a
+ * sync (a barrier, changing nothing) may come from anywhere. */
+int peer__writer(struct peer *p, const struct tb_txn *t, int from)
+{
+    uint64_t id = (uint64_t)t->session;
+    intptr_t home;
+
+    if (t->session == 0 || t->type == TB_OP_CREATESESSION ||
+        t->type == TB_OP_CLOSESESSION || t->type == TB_OP_SYNC)
+        return 0;
+    if ((home = (intptr_t)tb_map_get(&p->owner, id)) == 0)
+        return tb_map_put(&p->owner, id, (void *)(intptr_t)from) == 0
+                   ? 0
+                   : TB_ENOMEM;
+    return home == from ? 0 : TB_ESESSIONMOVED;
+}
+
+int peer_write_here(struct tbd *s, const struct tb_txn *t)
+{
+    struct peer *p = peer_of(s);
+
+    return p != NULL ? peer__writer(p, t, (int)s->server_id) : 0;
 }
 
 void peer_session_closed(struct tbd *s, int64_t id)

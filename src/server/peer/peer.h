@@ -23,7 +23,10 @@
  * session's connection of its own if it has one.  So a write its client
  * sent to its old server, held up on the way, can never be applied after
  * the writes it made since, as with ZooKeeper's SESSIONMOVED.  A new
- * leader knows only the sessions resumed since it took over.
+ * leader knows only the sessions resumed since it took over; any other's
+ * home, to it, is the first server that writes for it (forwarded, or its
+ * own client's), as ZooKeeper's leader takes a session's first writer for
+ * its owner: the other is refused from then on.
  *
  * Frames, both ways, big-endian: u32 length of what follows, u8 type,
  * then the payload.
@@ -45,6 +48,7 @@
 #include <stdint.h>
 
 struct hist;
+struct tb_txn;
 struct tbd;
 
 /* A member of the ensemble, as the peer links reach it. */
@@ -78,6 +82,11 @@ int peer_forward(struct tbd *s, const void *txn, size_t len);
  * or the client is closed), or TB_ECONNECTIONLOSS when no leader is
  * reachable now. */
 int peer_claim(struct tbd *s, uint64_t origin, int64_t id);
+/* Whether this server, leading, may propose its own client's `t` (the
+ * homes above): 0, recording its session as held here if no server was
+ * known to hold it; TB_ESESSIONMOVED (the caller closes the client's
+ * connection) or TB_ENOMEM. */
+int peer_write_here(struct tbd *s, const struct tb_txn *t);
 /* Session `id` is closed: the leader forgets where it was. */
 void peer_session_closed(struct tbd *s, int64_t id);
 /* Session `id` was heard from on this server (a follower reports it). */

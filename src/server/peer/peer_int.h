@@ -165,6 +165,10 @@ int peer__secured(struct link *k, int fd);
 
 /* PEER_HELLO: k is the follower's link from now on (its older ones end). */
 void peer__on_hello(struct link *k, int from);
+/* Whether server `from` may propose `t` now (peer.h's homes): 0, recording
+ * `from` as its session's home if none was known; TB_ESESSIONMOVED, or
+ * TB_ENOMEM. */
+int peer__writer(struct peer *p, const struct tb_txn *t, int from);
 /* PEER_FORWARD: the txn is proposed, or refused with PEER_FAILED. */
 void peer__on_forward(struct link *k, const uint8_t *p, size_t n);
 /* PEER_OWN: the sessions are recorded as held on k's follower. */

@@ -116,7 +116,6 @@ void peer__on_forward(struct link *k, const uint8_t *p, size_t n)
     struct tb_rd r = tb_rd_make(p, n);
     struct forward *f;
     struct tb_txn t;
-    intptr_t owner;
     int rv;
 
     if (tb_txn_decode(&r, &t) != 0) {
@@ -125,15 +124,14 @@ void peer__on_forward(struct link *k, const uint8_t *p, size_t n)
         peer__link_close(k);
         return;
     }
-    owner = (intptr_t)tb_map_get(&k->p->owner, (uint64_t)t.session);
     if (tb_map_get(&k->refused, (uint64_t)t.origin) != NULL ||
         !replog_is_leader(s->log))
         rv = TB_ECONNECTIONLOSS;
-    else if (owner != 0 && owner != k->from)
-        rv = TB_ESESSIONMOVED;
-    else if ((f = malloc(sizeof *f)) == NULL)
+    else
+        rv = peer__writer(k->p, &t, k->from);
+    if (rv == 0 && (f = malloc(sizeof *f)) == NULL)
         rv = TB_ENOMEM;
-    else {
+    else if (rv == 0) {
         *f = (struct forward){s, k->id, t.origin};
         if ((rv = proc_propose_txn(s, &t, forward_done, f)) != 0)
             free(f);

@@ -324,6 +324,8 @@ int proc_propose(struct tbd *s, int32_t type, int64_t session, int32_t xid,
                    ? TB_ENOMEM
                    : peer_forward(s, s->scratch.base, s->scratch.len);
     }
+    if (origin != 0 && (rv = peer_write_here(s, &t)) != 0)
+        return rv;
     if ((p = malloc(sizeof *p)) == NULL)
         return TB_ENOMEM;
     /* A close no client asked for is an expiry's (session.c). */
@@ -380,8 +382,10 @@ static void log_write(struct proc_client *c, int32_t xid, int32_t type,
     rv = proc_propose(s, type, c->session_id, xid, c->id, c, body);
     /* A follower with no leader to forward to (one just died): the client
      * sees the connection lost, as with ZooKeeper's, and goes on through
-     * another server or once a leader is known; not an error reply. */
-    if (rv == TB_ECONNECTIONLOSS) {
+     * another server or once a leader is known; not an error reply.  So
+     * does a leader's client whose session is held on another server now
+     * (peer.h), as ZooKeeper's closes a moved session's connection. */
+    if (rv == TB_ECONNECTIONLOSS || rv == TB_ESESSIONMOVED) {
         c->ops->close(c);
         return;
     }
