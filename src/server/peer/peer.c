@@ -119,32 +119,90 @@ void peer_touched(struct tbd *s, int64_t id)
         (void)tb_map_put(&p->touched, (uint64_t)id, p);
 }
 
-/* Resolves every member's name; 0, or the first failure's TB_EINVAL,
- * logged at `level` (-1: not logged). */
-static int resolve(struct member *v, unsigned n, int level)
+/* Resolves v[0..n)'s names: n, or the index of the first that did not,
+ * its getaddrinfo error in *gai. */
+static unsigned resolve(struct member *v, unsigned n, int *gai)
 {
     struct addrinfo hints = {0}, *ai;
     char service[8];
     unsigned i;
-    int rv;
 
     hints.ai_socktype = SOCK_STREAM;
     for (i = 0; i < n; i++) {
         snprintf(service, sizeof service, "%d", v[i].port);
-        if ((rv = getaddrinfo(v[i].host, service, &hints, &ai)) != 0) {
-            if (level >= 0)
-                tb_log(level, "peer: cannot resolve %s (server.%d): %s%s",
-                       v[i].host, v[i].id, gai_strerror(rv),
-                       level == TB_LOG_ERROR
-                           ? ""
-                           : "; the links follow the members before, and "
-                             "it is looked up again each second");
-            return TB_EINVAL;
-        }
+        if ((*gai = getaddrinfo(v[i].host, service, &hints, &ai)) != 0)
+            return i;
         memcpy(&v[i].addr, ai->ai_addr, ai->ai_addrlen);
         freeaddrinfo(ai);
     }
-    return 0;
+    return n;
+}
+
+static void log_unresolved(int level, const struct member *m, int gai,
+                           const char *then)
+{
+    tb_log(level, "peer: cannot resolve %s (server.%d): %s%s", m->host, m->id,
+           gai_strerror(gai), then);
+}
+
+/* A look-up of the members' names, off the loop: a name server that does
+ * not answer holds getaddrinfo for seconds, which on the loop would stall
+ * every heartbeat, session and client this server keeps.  Abandoned (p
+ * NULL) when newer members are given or the peer stops: what it found is
+ * then dropped. */
+struct resolving {
+    uv_work_t req;
+    struct peer *p;
+    struct member *v; /* pending's list, while it is looked up */
+    unsigned n;
+    unsigned failed; /* the first name that did not resolve; n: none */
+    int gai;         /* its getaddrinfo error */
+};
+
+static void resolve_work(uv_work_t *req)
+{
+    struct resolving *r = req->data;
+
+    r->failed = resolve(r->v, r->n, &r->gai);
+}
+
+static void resolved(uv_work_t *req, int status)
+{
+    struct resolving *r = req->data;
+    struct peer *p = r->p;
+
+    (void)status; /* cancelled only once abandoned */
+    if (p == NULL) {
+        free(r->v);
+    } else if (r->failed < r->n) {
+        if (!p->resolve_failed)
+            log_unresolved(TB_LOG_WARN, &r->v[r->failed], r->gai,
+                           "; the links follow the members before, and it "
+                           "is looked up again each second");
+        p->resolve_failed = 1;
+        p->resolving = NULL;
+        p->pending = r->v;
+        p->pending_n = r->n;
+        p->resolve_at = tbd_now_ms(p->srv) + RESOLVE_RETRY_MS;
+    } else {
+        if (p->resolve_failed)
+            tb_log(TB_LOG_INFO, "peer: the members' names resolve again");
+        p->resolve_failed = 0;
+        p->resolving = NULL;
+        free(p->members);
+        p->members = r->v;
+        p->n = r->n;
+    }
+    free(r);
+}
+
+static void abandon_resolving(struct peer *p)
+{
+    if (p->resolving == NULL)
+        return;
+    p->resolving->p = NULL;
+    (void)uv_cancel((uv_req_t *)&p->resolving->req);
+    p->resolving = NULL;
 }
 
 static void peer_closed(uv_handle_t *h)
@@ -215,16 +273,18 @@ int peer_start(struct tbd *s, const struct peer_member *m, unsigned n)
 {
     struct peer *p = calloc(1, sizeof *p);
     const struct member *self;
-    int rv;
+    unsigned i;
+    int rv, gai;
 
     if (p == NULL || (p->members = members_of(m, n)) == NULL) {
         free(p);
         return TB_ENOMEM;
     }
-    if ((rv = resolve(p->members, n, TB_LOG_ERROR)) != 0) {
+    if ((i = resolve(p->members, n, &gai)) < n) {
+        log_unresolved(TB_LOG_ERROR, &p->members[i], gai, "");
         free(p->members);
         free(p);
-        return rv;
+        return TB_EINVAL;
     }
     p->srv = s;
     p->n = n;
@@ -263,6 +323,7 @@ void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
 
     if (p == NULL || (v = members_of(m, n)) == NULL)
         return;
+    abandon_resolving(p);
     free(p->pending);
     p->pending = v;
     p->pending_n = n;
@@ -272,21 +333,20 @@ void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
 
 void peer__resolve_pending(struct peer *p, uint64_t now)
 {
-    if (p->pending == NULL || now < p->resolve_at)
+    struct resolving *r;
+
+    if (p->pending == NULL || p->resolving != NULL || now < p->resolve_at)
         return;
-    if (resolve(p->pending, p->pending_n,
-                p->resolve_failed ? -1 : TB_LOG_WARN) != 0) {
-        p->resolve_at = now + RESOLVE_RETRY_MS;
-        p->resolve_failed = 1;
+    if ((r = malloc(sizeof *r)) == NULL)
+        return; /* the next poll tries again */
+    *r = (struct resolving){.p = p, .v = p->pending, .n = p->pending_n};
+    r->req.data = r;
+    if (uv_queue_work(p->srv->loop, &r->req, resolve_work, resolved) != 0) {
+        free(r);
         return;
     }
-    if (p->resolve_failed)
-        tb_log(TB_LOG_INFO, "peer: the members' names resolve again");
-    p->resolve_failed = 0;
-    free(p->members);
-    p->members = p->pending;
-    p->n = p->pending_n;
     p->pending = NULL;
+    p->resolving = r;
 }
 
 void peer_set_outside(struct tbd *s, int outside)
@@ -306,6 +366,7 @@ void peer_stop(struct tbd *s)
 
     if (p == NULL)
         return;
+    abandon_resolving(p);
     if (p->out != NULL)
         peer__link_close(p->out);
     while (!tb_queue_empty(&p->accepted))

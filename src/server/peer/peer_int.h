@@ -77,9 +77,10 @@ struct member {
     char host[256]; /* as configured, for peer TLS; empty: addr's */
 };
 
-/* How often members whose names did not resolve are looked up again: a
- * look-up blocks the loop. */
+/* How often members whose names did not resolve are looked up again. */
 #define RESOLVE_RETRY_MS 1000
+
+struct resolving;
 
 struct peer {
     struct tbd *srv;
@@ -87,12 +88,14 @@ struct peer {
     uv_timer_t timer;
     struct member *members;
     unsigned n;
-    /* Members given (peer_set_members) whose names did not all resolve:
-     * the links go by the ones before until they do. */
+    /* Members given (peer_set_members) whose names are not all resolved
+     * yet: the links go by the ones before until they are.  A look-up
+     * runs off the loop, and takes pending's list while it does. */
     struct member *pending;
     unsigned pending_n;
-    uint64_t resolve_at;      /* the next look-up of pending's, not before */
-    int resolve_failed;       /* the last look-up failed, and said so */
+    struct resolving *resolving; /* the look-up running, or NULL */
+    uint64_t resolve_at;         /* the next look-up of pending's, not before */
+    int resolve_failed;          /* the last look-up failed, and said so */
     struct tb_queue accepted; /* struct link: followers' */
     int accept_again;         /* a link found no memory: the timer accepts it */
     struct link *out;         /* to the leader, or NULL */
@@ -127,8 +130,8 @@ static inline struct peer *peer_of(struct tbd *s)
     return s->peer;
 }
 
-/* Looks up pending's names again if due (the timer's); once all resolve,
- * they are the members. */
+/* Starts a look-up of pending's names if one is due and none runs (the
+ * timer's); once all resolve, they are the members. */
 void peer__resolve_pending(struct peer *p, uint64_t now);
 
 /* ---- peer_link.c ---- */
