@@ -486,6 +486,48 @@ static void test_record_of_another_segment_stays_out(void **state)
     assert_non_null(strstr(f->logbuf, "a segment of the log (copied?)"));
 }
 
+/* Beyond the end every block is looked at, also those inside the payload
+ * of a record written before the end (a spare's, an earlier crash's):
+ * a client's data.  A block there that looks like a record of another log
+ * proves nothing, and the log opens; before, the server refused to start,
+ * as any client writing such data could make it.  In the chain, a record
+ * of another log is damage still. */
+static void test_record_of_another_log_beyond_the_end(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static uint8_t buf[WAL_BLOCK];
+    off_t off[64];
+    struct wal_rec r;
+    char path[300];
+    size_t n;
+    int fd;
+
+    write_log(f, &c, 3, 100);
+    n = record_offsets(f, 1, off, 64);
+    assert_true(n > 1 && n < 64);
+    seg_name(f, 1, path, sizeof path);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, buf, sizeof buf, off[n - 2]),
+                     (ssize_t)sizeof buf);
+    close(fd);
+    assert_int_equal(replog__wal_decode(buf, sizeof buf, &r), 0);
+    assert_true(wal_aligned(WAL_HDR + r.len) <= WAL_BLOCK);
+    tb_store_be64(buf + WAL_H_LOG, r.log ^ 0x5a5a5a5a5a5a5a5aULL);
+    tb_store_be32(
+        buf + WAL_H_CRC,
+        replog__wal_crc(0, buf + WAL_H_PREV, WAL_HDR - WAL_H_PREV + r.len));
+    overwrite(f, 1, off[n - 1] + 4 * WAL_BLOCK, buf, sizeof buf);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, 3);
+    fx_close(f);
+
+    overwrite(f, 1, off[n - 1], buf, sizeof buf); /* in the chain */
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "a record of another log"));
+}
+
 /* The log of an older tumblerd (format 1) is refused, not read as empty. */
 static void test_older_format_refused(void **state)
 {
@@ -527,6 +569,8 @@ int main(void)
             test_record_of_another_segment_stays_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_keeping_no_segment, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_record_of_another_log_beyond_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_format_refused, setup,
                                         teardown),
     };

@@ -492,8 +492,11 @@ static void prep_work(uv_work_t *work)
         err = replog__wal_meta_set(w, WAL_META_NEWEST, s->seq);
     if (err == 0 && (s->fd = replog__wal_open(path)) < 0)
         err = errno;
-    if (err != 0)
-        unlink(named ? path : tmp);
+    /* Named, it stays: wal-meta may name it already, and a segment it
+     * names must be there (an empty one beyond the end is removed at the
+     * next start). */
+    if (err != 0 && !named)
+        unlink(tmp);
     w->prep_err = err;
 }
 

@@ -20,7 +20,8 @@
  * before it completed) is proof of damage: what was acknowledged would be
  * lost, and the log does not open.  Nor does it with a segment missing
  * (between two that exist, or up to the newest wal-meta names) or of
- * another size than it was made, or a record of another log.  An end that
+ * another size than it was made, or a record of another log in the chain
+ * (beyond the end, one proves nothing: it is ignored).  An end that
  * is a CLOSED record is no exception: the next run's first writes follow
  * it, and a crash leaves of them what it leaves of any.  Records a crash
  * left are dropped, and logged.  Nothing is changed on disk before all of that,
@@ -484,12 +485,16 @@ static int beyond(struct wal *w, const struct seg_file *f, size_t from,
     const uint64_t last = before_end ? upto : x->end_write;
     struct wal_rec r;
     size_t off;
-    int found;
 
+    /* Every block is looked at: where what was written before the end
+     * (a spare's old records, an older crash's) begins is not known.  So
+     * a block inside such a record's payload, a client's data, is looked
+     * at too, and may look like a record: one of another log is no
+     * evidence of anything here, and must not stop the server (the log's
+     * id, which its own records carry, is no client's to know). */
     for (off = from; off < f->len; off += WAL_BLOCK) {
-        if (record_at(w, f, off, &r, &found) != 0 && !w->repair)
-            return RAFT_CORRUPT;
-        if (!found || r.log != w->meta.log_id)
+        if (replog__wal_decode(f->buf + off, f->len - off, &r) != 0 ||
+            r.log != w->meta.log_id)
             continue;
         /* A spare holds records of a segment removed before the oldest. */
         if (r.seg != (uint32_t)f->seq && r.seg >= (uint32_t)w->meta.oldest &&
