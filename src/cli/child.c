@@ -73,12 +73,18 @@ static void stop_self(int sig)
  * terminal): CMD's group stops, the terminal back to tumbler's, then
  * tumbler with `sig`, so that the shell sees its job stopped; stopped,
  * tumbler keeps no session alive, and nothing of CMD may run.  Continued,
- * the group goes on, with the terminal if the shell gave it to tumbler. */
+ * the group goes on, with the terminal if the shell gave it to tumbler,
+ * once the hold is known to be still had: its session may have expired
+ * meanwhile, the lock passed on.  Lost, the group stays stopped until
+ * the loss's SIGTERM, which comes with its SIGCONT: CMD runs nothing but
+ * its handler. */
 static void stop_together(struct cli_child *ch, int sig)
 {
     cli_child_tty(ch, 0);
     kill(-ch->pid, SIGSTOP);
     stop_self(sig);
+    if (ch->check.held != NULL && ch->check.held(ch->check.arg, 1) != 0)
+        return;
     cli_child_tty(ch, 1);
     kill(-ch->pid, SIGCONT);
 }
@@ -429,10 +435,8 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
             break;
         }
         ev = cli_ev_wait(-1, timeout, &sig);
-        if (ev == CLI_EV_MSG)
-            messages(s, ch, 0);
-        else if (ev == CLI_EV_SIGNAL &&
-                 (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+        if (ev == CLI_EV_SIGNAL &&
+            (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
             stop_together(ch, sig);
         else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
             /* The terminating ones with SIGCONT: a stopped CMD must act
@@ -444,6 +448,10 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
             if (sig == SIGINT || sig == SIGQUIT)
                 ch->forwarded = sig; /* not the terminal's, then */
         }
+        /* At every turn: signals come first from cli_ev_wait, and a
+         * stream of them (SIGCHLD of short-lived orphans) must not hold
+         * a loss back. */
+        messages(s, ch, 0);
     }
     messages(s, ch, 1); /* a loss reported just as the group ended */
     free(s->termed);

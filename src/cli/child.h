@@ -7,6 +7,16 @@
 
 #include "cli/cli.h"
 
+/* What CMD runs under (a lock, a leadership), asked before CMD may run:
+ * `held(arg, 0)` says at once whether the hold is still had (0) or was
+ * lost (nonzero); `held(arg, 1)` first makes a round trip to the server,
+ * blocking until the hold is known still had or lost.  Lost means its
+ * CLI_MSG_LOST is queued: the supervision acts on it. */
+struct cli_hold_check {
+    int (*held)(void *arg, int round_trip);
+    void *arg;
+};
+
 /* A started CMD.  At all times CMD leads its own process group (its pgid
  * is `pid`), and while `watchdog` runs, tumbler's death (even by
  * SIGKILL) makes it SIGKILL that whole group.  `others`: tumbler's
@@ -25,6 +35,7 @@ struct cli_child {
                        CMD's group (then not the terminal's); 0: none */
     pid_t *others;  /* malloc'd; NULL: none */
     size_t nothers;
+    struct cli_hold_check check; /* held NULL: CMD runs under no hold */
 };
 
 /* Starts argv[0] (searched in PATH) in a new process group, with the
@@ -32,11 +43,14 @@ struct cli_child {
  * any inherited value; a bare "NAME" only removes it).  If tumbler is the
  * foreground job of its terminal, the group gets the terminal at once; if
  * tumbler is a background job, once the group has stopped (CMD read the
- * terminal) and the shell's fg has continued the job (child.c).  Returns 0 and
- * *ch, or the exit status after printing why: CLI_NOTFOUND, CLI_NOEXEC or
- * CLI_OSERR. */
+ * terminal) and the shell's fg has continued the job (child.c).  `check`
+ * (NULL: none) is asked just before CMD may start, and again before CMD's
+ * group goes on after tumbler was stopped (a stopped tumbler keeps no
+ * session alive): a lost hold never lets it run.  Returns 0 and *ch, or
+ * the exit status after printing why: CLI_NOTFOUND, CLI_NOEXEC, CLI_OSERR,
+ * or CLI_LOST (the hold lost before CMD started). */
 int cli_child_spawn(char *const *argv, char *const *extra_env,
-                    struct cli_child *ch);
+                    const struct cli_hold_check *check, struct cli_child *ch);
 /* Gives the terminal to CMD's group (`to_group`: if tumbler's group has
  * it) or back to tumbler's (if CMD's group has it). */
 void cli_child_tty(struct cli_child *ch, int to_group);

@@ -50,7 +50,7 @@ static int run_entered(struct cli *cli, const char *path, int members,
     env[n] = NULL;
     st = env[0] == NULL || env[1] == NULL || tls < 0
              ? cli_err(cli, CLI_OSERR, "out of memory")
-             : cli_child_spawn(argv, env, &ch);
+             : cli_child_spawn(argv, env, NULL, &ch);
     for (i = 0; i < n; i++)
         free(env[i]);
     if (st != 0) {

@@ -333,6 +333,7 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
                     int64_t waited_ms)
 {
     char *env[5 + CLI_TLS_ENV];
+    struct cli_hold_check check = {hold_check, &o->h};
     struct cli_supervise s;
     struct cli_child ch;
     int n, status;
@@ -345,7 +346,7 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
                 "running %s\n",
                 o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
                 token, waited_ms / 1000.0, o->argv[0]);
-    status = cli_child_spawn(o->argv, env, &ch);
+    status = cli_child_spawn(o->argv, env, &check, &ch);
     while (n > 0)
         free(env[--n]);
     if (status != 0)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/hold.h"
 
@@ -129,6 +130,7 @@ int hold_new(struct hold *h, struct tb_client *c)
     struct tb_lock_options o;
     int rv;
 
+    h->c = c;
     memset(&o, 0, sizeof o);
     o.kind = h->nonfair ? TB_LOCK_NONFAIR : TB_LOCK_FAIR;
     o.state_cb = on_state;
@@ -179,6 +181,31 @@ int hold_tried(struct hold *h)
      * it (or, non-fair, PATH). */
     tb_election_stats(h->el, &st);
     return st.watches_set > 0;
+}
+
+/* A sync is answered only on a live session (the server closes an
+ * expired one's connection), in an ensemble once its server has applied
+ * all the leader had committed: the session's close too.  What took the
+ * hold away (the session expired, by the server's word or by the I/O
+ * thread's own clock after a stop; the node deleted) is posted on the I/O
+ * thread before the sync's answer can come.  Not answered (the connection
+ * lost), it is made again: the session is back within its timeout, or it
+ * is lost then. */
+int hold_check(void *arg, int round_trip)
+{
+    static const struct timespec retry = {0, 100 * 1000 * 1000};
+    struct hold *h = arg;
+
+    for (;;) {
+        if (__atomic_load_n(&h->lost, __ATOMIC_ACQUIRE))
+            return 1;
+        if (!round_trip)
+            return 0;
+        if (tb_sync_sync(h->c, h->path) == 0)
+            round_trip = 0; /* the loss is looked for once more */
+        else
+            nanosleep(&retry, NULL);
+    }
 }
 
 int hold_release(struct hold *h)

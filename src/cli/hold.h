@@ -24,6 +24,7 @@ struct hold {
     int lost_on_disconnect; /* SUSPENDED counts as lost */
     const char *path;
     const char *value; /* node data; NULL: the library's "<host>:<pid>" */
+    struct tb_client *c; /* hold_new's */
 
     struct tb_mutex *m;
     struct tb_rwlock *rw;
@@ -41,6 +42,9 @@ int hold_start(struct hold *h, int timeout_ms);
 /* HOLD_ELECT: whether the candidacy has been decided once (it leads, or
  * it waits behind another candidate). */
 int hold_tried(struct hold *h);
+/* cli_hold_check's `held` (child.h), `arg` the hold.  The round trip is a
+ * sync of PATH, made again until it is answered or the hold is lost. */
+int hold_check(void *arg, int round_trip);
 /* Gives the hold back, synchronously; TB_ELOCKLOST if it was lost,
  * also if only the hold's state callback said so (an election that lost
  * its leadership has nothing left to release). */

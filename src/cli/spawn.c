@@ -244,6 +244,10 @@ static int start_watchdog(struct cli_child *ch, int maxfd)
     if (ch->watchdog == 0)
         watchdog(p[0], ch->pid, maxfd);
     err = errno;
+    /* Also here: out of tumbler's group before CMD runs, whichever of the
+     * two runs first, so a kill of that group cannot reach it. */
+    if (ch->watchdog > 0)
+        (void)setpgid(ch->watchdog, ch->watchdog);
     close(p[0]);
     if (ch->watchdog < 0) {
         close(p[1]);
@@ -386,7 +390,7 @@ static int fork_both(struct start *st, struct cli_child *ch)
 }
 
 int cli_child_spawn(char *const *argv, char *const *extra_env,
-                    struct cli_child *ch)
+                    const struct cli_hold_check *check, struct cli_child *ch)
 {
     struct start st = {.argv = argv,
                        .files = candidates(argv[0]),
@@ -401,6 +405,8 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
 
     memset(ch, 0, sizeof *ch);
     ch->watch_fd = ch->tty = -1;
+    if (check != NULL)
+        ch->check = *check;
     if (maxfd > 0 && maxfd < st.maxfd)
         st.maxfd = (int)maxfd;
     if (st.env == NULL || st.files == NULL) {
@@ -445,6 +451,16 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
      * then fails, and its status is reaped as CMD's.) */
     while (read(sv[0], &ready, 1) < 0 && errno == EINTR)
         ;
+    /* A loss that came with or since the grant: CMD never runs. */
+    if (ch->check.held != NULL && ch->check.held(ch->check.arg, 0) != 0) {
+        kill(ch->pid, SIGKILL); /* it waits for the go */
+        while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        cli_child_finish(ch);
+        rv = cli_err(NULL, CLI_LOST, "the hold was lost before %s started",
+                     argv[0]);
+        goto out;
+    }
     cli_child_tty(ch, 1);
     while (write(sv[0], "g", 1) < 0 && errno == EINTR)
         ;

@@ -287,6 +287,57 @@ if [ "$MS" -lt 3000 ]; then ok "acted ${MS} ms after resuming"
 else fail "acted ${MS} ms after resuming"; fi
 srv_stop
 
+# ---- tumbler stopped by job control past the timeout (^Z, later fg) ----
+# CMD's group stops with it.  Its session expires meanwhile and a waiter
+# takes the lock.  Continued, tumbler must not let CMD go on before it
+# knows whether it still holds the lock: CMD gets its SIGTERM with its
+# SIGCONT, and does none of its own work (here: no more lines).
+is_stopped() { [ "$(cut -d' ' -f3 "/proc/$1/stat")" = T ]; }
+rm -f "$D/beat" "$D/tb.pid" "$D/next"
+srv_start
+# shellcheck disable=SC2016 # expanded by CMD's shell
+bgp 90 "$D/tb.pid" "$TUMBLER" --session-timeout "$TO" lock -k 5 /tstp -- \
+    sh -c 'while :; do echo x >> "$0/beat"; done' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/beat"
+tbpid=$(pid_in "$D/tb.pid")
+kill -TSTP "$tbpid"
+wait_for 5 is_stopped "$tbpid"; check_eq "SIGTSTP: tumbler stopped" 0 "$?"
+# shellcheck disable=SC2016 # expanded by CMD's shell
+bg 60 "$TUMBLER" lock /tstp -- sh -c 'echo "$TUMBLER_LOCK_TOKEN" > "$0/next"' "$D"
+next=$BG_PID
+wait_for $((TO + 10)) test -s "$D/next"
+check_eq "a waiter got the lock while the holder was stopped by SIGTSTP" 0 "$?"
+wait_st "$next"
+n=$(wc -c < "$D/beat")
+kill -CONT "$tbpid"
+wait_st "$job"
+check_eq "continued after its lock passed on: 75" 75 "$ST"
+check_eq "continued after its lock passed on: CMD did no more work" "$n" \
+    "$(wc -c < "$D/beat")"
+# The same with the lock's node deleted while tumbler is stopped: the
+# news waits in the socket, and CMD must not be continued before it is
+# read (a race of microseconds without the check: three tries).
+for i in 1 2 3; do
+    rm -f "$D/beat" "$D/tb.pid" "$D/node"
+    # shellcheck disable=SC2016 # expanded by CMD's shell
+    bgp 90 "$D/tb.pid" "$TUMBLER" lock -k 5 /tstp$i -- sh -c \
+        'echo "$TUMBLER_LOCK_NODE" > "$0/node"; while :; do echo x >> "$0/beat"; done' "$D"
+    job=$BG_PID
+    wait_for 10 test -s "$D/beat"
+    tbpid=$(pid_in "$D/tb.pid")
+    kill -TSTP "$tbpid"
+    wait_for 5 is_stopped "$tbpid"
+    tb delete "$(cat "$D/node")"
+    n=$(wc -c < "$D/beat")
+    kill -CONT "$tbpid"
+    wait_st "$job"
+    check_eq "node deleted while stopped ($i): 75" 75 "$ST"
+    check_eq "node deleted while stopped ($i): CMD did no more work" "$n" \
+        "$(wc -c < "$D/beat")"
+done
+srv_stop
+
 # ---- elect: leadership lost the same way ----
 rm -f "$D/got" "$D/child.pid"
 srv_start
