@@ -289,7 +289,8 @@ TB_API int tb_fenced_set_data_sync(struct tb_mutex *m, const char *path,
  * handed a fencing token and must know before it acts whether the hold
  * that token names is still on: `cb` gets 0 if a current holder of the
  * lock at `path` has that token (the first node of the queue, each reader
- * sharing the lock, an election's leader, a semaphore's lease, or a
+ * sharing the lock, a reader its writer let in (a downgrade: the same
+ * session's, right behind it), an election's leader, a semaphore's lease, or a
  * non-fair lock's or leader's node PATH), TB_ELOCKLOST if none has (that hold
  * is over, or the token was never a holder's), or the error that kept the
  * server from answering.  It syncs first, so a server behind the holder's

@@ -152,7 +152,10 @@ int tb_fenced_set_data_sync(struct tb_mutex *m, const char *path,
 struct tcheck {
     struct tb_client *c;
     char *path;
-    int leases; /* path is a semaphore's PATH/leases */
+    int leases;  /* path is a semaphore's PATH/leases */
+    int holders; /* the first `holders` nodes read hold; those after them
+                    are readers behind a writer, which hold if they are
+                    its session's (a downgrade) */
     int64_t token;
     tb_done_cb cb;
     void *data;
@@ -185,15 +188,23 @@ static void on_holders(struct tb_client *c, int rc,
         return;
     }
     /* A holder deleted since the listing reads as ENONODE: its token is
-     * stale now, and the nodes behind it did not hold when we looked. */
+     * stale now, and the nodes behind it did not hold when we looked.  A
+     * reader behind the writer holds beside it if it is the writer's own
+     * (read through the writer's handle: the downgrade).  Another handle
+     * of that session queued there would count too; but waiting, it was
+     * never granted, and no one has its token. */
     for (i = 0; i < count; i++)
-        if (r[i].rc == 0 && r[i].stat != NULL && r[i].stat->czxid == k->token)
+        if (r[i].rc == 0 && r[i].stat != NULL && r[i].stat->czxid == k->token &&
+            (i < k->holders ||
+             (r[0].rc == 0 && r[0].stat != NULL &&
+              r[i].stat->ephemeral_owner == r[0].stat->ephemeral_owner)))
             found = 1;
     check_end(k, found ? 0 : TB_ELOCKLOST);
 }
 
-/* How many of the sorted children hold now: the first, and while they
- * are shared (readers), every reader before the first exclusive node. */
+/* How many of the sorted children hold now, by their kinds: the first,
+ * and while they are shared (readers), every reader before the first
+ * exclusive node. */
 int rcp_holders(const struct rcp_child *v, int n)
 {
     int i;
@@ -217,6 +228,11 @@ static int ask_holders(struct tcheck *k, const struct tb_strings *v)
         n = rcp_children_sort(
             v, k->leases ? RCP_KIND(TB_NODE_LEASE) : CHECK_KINDS, kids, NULL);
         h = k->leases ? n : rcp_holders(kids, n);
+        k->holders = h;
+        /* A writer first: the readers right behind it are read too. */
+        if (!k->leases && h == 1 && !tb_lock_node_shared(kids[0].kind))
+            while (h < n && tb_lock_node_shared(kids[h].kind))
+                h++;
         rv = h == 0 ? TB_ELOCKLOST : 0;
         for (i = 0; i < h && rv == 0; i++) {
             char *p = rcp_join(k->path, kids[i].name);

@@ -127,6 +127,26 @@ static int check(struct tb_client *c, const char *path, int64_t token)
     return tb_token_check_sync(c, path, token);
 }
 
+/* Every node under `path` whose czxid is neither `a` nor `b` (waiters)
+ * has no current token. */
+static void others_stale(struct tb_client *c, const char *path, int64_t a,
+                         int64_t b)
+{
+    struct tb_strings v;
+    struct tb_stat st;
+    char p[512];
+    int i;
+
+    CHECK_RC(tb_get_children_sync(c, path, NULL, NULL, &v), 0);
+    for (i = 0; i < v.count; i++) {
+        snprintf(p, sizeof p, "%s/%s", path, v.v[i]);
+        CHECK_RC(tb_exists_sync(c, p, NULL, NULL, &st), 0);
+        if (st.czxid != a && st.czxid != b)
+            CHECK_RC(check(c, path, st.czxid), TB_ELOCKLOST);
+    }
+    tb_strings_free(&v);
+}
+
 static void token_check(struct tb_client *c1, struct tb_client *c2,
                         struct tb_client *c3)
 {
@@ -151,20 +171,7 @@ static void token_check(struct tb_client *c1, struct tb_client *c2,
     rt_done_init(&d);
     CHECK_RC(tb_mutex_lock(m2, -1, rt_acq_cb, &d), 0);
     CHECK(rt_wait_nchildren(c3, LOCK, 2, 5000) == 2);
-    {
-        struct tb_strings v;
-        struct tb_stat st;
-        char p[512];
-        int i;
-        CHECK_RC(tb_get_children_sync(c3, LOCK, NULL, NULL, &v), 0);
-        for (i = 0; i < v.count; i++) {
-            snprintf(p, sizeof p, "%s/%s", LOCK, v.v[i]);
-            CHECK_RC(tb_exists_sync(c3, p, NULL, NULL, &st), 0);
-            if (st.czxid != t1)
-                CHECK_RC(check(c3, LOCK, st.czxid), TB_ELOCKLOST);
-        }
-        tb_strings_free(&v);
-    }
+    others_stale(c3, LOCK, t1, t1);
     CHECK_RC(tb_mutex_unlock_sync(m1), 0);
     CHECK_RC(rt_acq_wait(&d, 5000), 0);
     t2 = d.token;
@@ -198,6 +205,30 @@ static void token_check(struct tb_client *c1, struct tb_client *c2,
     tb_rwlock_free(r2);
     tb_rwlock_free(w);
 
+    /* A downgrade: the writer's own reader holds beside it, current; a
+     * reader of another session queued behind them is not, until the
+     * writer goes. */
+    CHECK_RC(tb_rwlock_new(&r1, c1, LOCK, NULL), 0);
+    CHECK_RC(tb_rwlock_new(&r2, c2, LOCK, NULL), 0);
+    CHECK_RC(tb_mutex_lock_sync(tb_rwlock_write(r1), 5000, &tw), 0);
+    CHECK_RC(tb_mutex_lock_sync(tb_rwlock_read(r1), 5000, &t1), 0);
+    rt_done_init(&d);
+    CHECK_RC(tb_mutex_lock(tb_rwlock_read(r2), -1, rt_acq_cb, &d), 0);
+    CHECK(rt_wait_nchildren(c3, LOCK, 3, 5000) == 3);
+    CHECK_RC(check(c3, LOCK, tw), 0);
+    CHECK_RC(check(c3, LOCK, t1), 0);
+    others_stale(c3, LOCK, tw, t1);
+    CHECK_RC(tb_mutex_unlock_sync(tb_rwlock_write(r1)), 0);
+    CHECK_RC(rt_acq_wait(&d, 5000), 0);
+    t2 = d.token;
+    CHECK_RC(check(c3, LOCK, tw), TB_ELOCKLOST);
+    CHECK_RC(check(c3, LOCK, t1), 0);
+    CHECK_RC(check(c3, LOCK, t2), 0);
+    CHECK_RC(tb_mutex_unlock_sync(tb_rwlock_read(r1)), 0);
+    CHECK_RC(tb_mutex_unlock_sync(tb_rwlock_read(r2)), 0);
+    tb_rwlock_free(r1);
+    tb_rwlock_free(r2);
+
     /* An election's leader; a non-fair lock's node. */
     CHECK_RC(tb_election_new(&e, c1, "/rt/fence/elect", NULL), 0);
     CHECK_RC(tb_election_join(e), 0);
@@ -214,7 +245,8 @@ static void token_check(struct tb_client *c1, struct tb_client *c2,
     tb_mutex_free(m1);
     CHECK_RC(tb_token_check(c3, "rel", 5, rt_done_cb, &d), TB_EINVAL);
     printf("token check: holders' tokens current (mutex, 2 readers, writer, "
-           "leader, non-fair); waiters', released and others' stale\n");
+           "a downgraded reader, leader, non-fair); waiters', released and "
+           "others' stale\n");
 }
 
 int t_fence(int argc, char **argv)
