@@ -144,6 +144,16 @@ static int submitted(struct tb_mutex *m, int rv, struct rcp_ctx *x,
     return 0;
 }
 
+/* Queued, and watching: a restart from here on is a new one.  The bound
+ * on restarts is for those that follow one another with no wait between
+ * (a node that vanishes as fast as it is made); a waiter whose node
+ * someone deletes now and then, over a long wait, stays in the queue. */
+static void waiting(struct tb_mutex *m)
+{
+    m->phase = LK_WAITING;
+    m->restarts = 0;
+}
+
 void rcp_lk_restart(struct tb_mutex *m, struct rcp_out *o)
 {
     if (++m->restarts > MAX_RESTARTS) {
@@ -460,7 +470,7 @@ static void decide(struct tb_mutex *m, const struct tb_strings *v,
     }
     if (watch < 0) { /* the getChildren already set the parent watch */
         free(kids);
-        m->phase = LK_WAITING;
+        waiting(m);
         return;
     }
     watch_pred(m, kids[watch].name, o);
@@ -592,7 +602,7 @@ static void on_pred_stat(struct tb_client *c, int rc, const struct tb_stat *st,
     rcp_lk_settle_watch(x, set);
     if (rc == 0) {
         if (m->cfg->fair || !rcp_lk_refuse_nonfair(m, st, &o))
-            m->phase = LK_WAITING;
+            waiting(m);
     } else if (rc == TB_ENONODE) { /* gone already: no wait */
         rcp_lk_drop_pred_watch(m); /* the watch for its creation */
         recheck(m, &o);

@@ -59,6 +59,25 @@ static int wait_leader(struct tb_election **e, int n, int ms)
     return who;
 }
 
+/* Deletes the last node of the queue at `dir` (of two) once there are
+ * two again. */
+static void delete_last(struct tb_client *admin, const char *dir)
+{
+    struct tb_strings v;
+    char node[256];
+    int j;
+
+    CHECK(rt_wait_nchildren(admin, dir, 2, 5000) == 2);
+    CHECK_RC(tb_get_children_sync(admin, dir, NULL, NULL, &v), 0);
+    CHECK(v.count == 2);
+    j = strcmp(v.v[0] + strlen(v.v[0]) - 10, v.v[1] + strlen(v.v[1]) - 10) > 0
+            ? 0
+            : 1;
+    snprintf(node, sizeof node, "%s/%s", dir, v.v[j]);
+    tb_strings_free(&v);
+    CHECK_RC(tb_delete_sync(admin, node, -1), 0);
+}
+
 static void fair(void)
 {
     struct tb_client *c[N], *admin = rt_connect(rt_hosts, RT_SESSION_MS);
@@ -131,6 +150,19 @@ static void fair(void)
     CHECK_RC(tb_election_state(e[1]), TB_LOCK_ACQUIRING);
     printf("election: leader's node deleted, it was told LOST and queued "
            "again; candidate 2 leads\n");
+
+    /* Someone (a clean-up script) deletes the waiting candidate's node,
+     * again and again over its wait: each time it queues again, without a
+     * word, and stays in the race however often. */
+    for (i = 0; i < 25; i++)
+        delete_last(admin, "/rt/el");
+    CHECK(rt_wait_nchildren(admin, "/rt/el", 2, 5000) == 2);
+    CHECK_RC(tb_election_state(e[1]), TB_LOCK_ACQUIRING);
+    pthread_mutex_lock(&mu);
+    CHECK(losses[1] == 1);
+    pthread_mutex_unlock(&mu);
+    printf("election: a waiting candidate's node deleted 25 times: it "
+           "queued again each time\n");
 
     /* The leader's client closes: candidate 1 (queued again) leads. */
     tb_client_close(c[2]);
