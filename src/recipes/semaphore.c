@@ -215,6 +215,12 @@ static void lease_report(struct tb_lease *l, int rc)
     pthread_mutex_unlock(&s->mu);
     rcp_lk_free(gate);
     rcp_lk_free(lease);
+    if (rc == 0) {
+        pthread_mutex_lock(l->lease->mu);
+        l->lease->scb = s->o.state_cb;
+        l->lease->sdata = s->o.data;
+        pthread_mutex_unlock(l->lease->mu);
+    }
     if (cb != NULL)
         cb(rc, rc == 0 ? l : NULL, data);
     if (rc == 0) {
@@ -373,7 +379,7 @@ static void on_gate(int rc, int64_t token, void *data)
 static int start(struct tb_semaphore *s, int timeout_ms, int timer,
                  tb_lease_cb cb, void *data, struct tb_lease **out)
 {
-    struct tb_lock_options go = {0};
+    struct tb_lock_options go = {0}, lo = s->o;
     struct tb_lease *l;
     int rv;
 
@@ -392,7 +398,10 @@ static int start(struct tb_semaphore *s, int timeout_ms, int timer,
     go.len = s->o.len;
     if ((rv = rcp_lk_new(&l->gate, s->c, s->locks, &rcp_cfg_mutex, &go)))
         goto err;
-    if ((rv = rcp_lk_new(&l->lease, s->c, s->leases, &rcp_cfg_lease, &s->o)))
+    /* Its states are the caller's only once the lease is (lease_report):
+     * until then, what becomes of it is the acquisition's result. */
+    lo.state_cb = NULL;
+    if ((rv = rcp_lk_new(&l->lease, s->c, s->leases, &rcp_cfg_lease, &lo)))
         goto err_gate;
     l->gate->embedded = l->lease->embedded = 1;
     l->lease->max_leases = s->max;

@@ -105,6 +105,19 @@ static int32_t grant_to_gate_return(struct tb_client *c, struct tb_semaphore *s,
     return xid;
 }
 
+struct states {
+    int calls, last;
+};
+
+static void on_state(int state, int64_t token, void *data)
+{
+    struct states *st = data;
+
+    (void)token;
+    st->calls++;
+    st->last = state;
+}
+
 static void close_client(struct tb_client *c, struct tb_semaphore *s)
 {
     rs_cut(c);
@@ -136,6 +149,51 @@ static void test_granted(void **state)
     pump(c);
     (void)rs_expect_at(TB_OP_REMOVEWATCHES, lease);
     (void)rs_expect_at(TB_OP_DELETE, lease);
+    close_client(c, s);
+}
+
+/* A lease engine that holds is not the caller's lease until the grant is
+ * reported: the connection lost while the gate goes back tells the
+ * caller's state callback nothing (it said SUSPENDED, for a lease the
+ * caller had no handle of); the acquisition's end says what became of
+ * it.  Once granted, the lease's states are told. */
+static void test_no_state_before_the_grant(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct states st = {0};
+    struct tb_lock_options o = {.state_cb = on_state, .data = &st};
+    struct tb_semaphore *s;
+    struct leased r = {0};
+    char lease[256];
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_semaphore_new(&s, c, "/s", 1, &o), 0);
+    (void)grant_to_gate_return(c, s, &r, lease, sizeof lease);
+    close(server_fd); /* the delete's reply is lost */
+    server_fd = -1;
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_SUSPENDED);
+    assert_int_equal(r.calls, 0);
+    assert_int_equal(st.calls, 0);
+    close_client(c, s);
+    assert_int_equal(r.calls, 1);
+    assert_true(r.rc != 0);
+    assert_int_equal(st.calls, 0);
+
+    c = rs_open_client(0);
+    assert_int_equal(tb_semaphore_new(&s, c, "/s", 1, &o), 0);
+    r = (struct leased){0};
+    xid = grant_to_gate_return(c, s, &r, lease, sizeof lease);
+    srv_reply(xid, 301, 0, NULL);
+    pump(c);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.rc, 0);
+    close(server_fd);
+    server_fd = -1;
+    pump(c);
+    assert_int_equal(st.calls, 1);
+    assert_int_equal(st.last, TB_LOCK_SUSPENDED);
     close_client(c, s);
 }
 
@@ -323,6 +381,8 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_granted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_state_before_the_grant, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_value_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_session_expired_during_gate_return,
                                         setup, teardown),
