@@ -208,7 +208,8 @@ enum key_type {
     X("serverId", K_INT, server_id, 1, 254, "1",                            \
       "this server's id; dataDir/myid gives it too (see server.N)")         \
     X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
-      "writes are refused when dataDir has less free; 0: no check")         \
+      "writes are refused when dataDir has less free than this (at least " \
+      "24 MiB) plus room for two snapshots")                               \
     X("logLevel", K_LEVEL, log_level, 0, 0, "info",                         \
       "error, warn, info or debug")                                         \
     X("logFile", K_STR, log_file, 0, 0, "",                                 \
