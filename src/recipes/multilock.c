@@ -90,8 +90,9 @@ static void on_member_state(int state, int64_t token, void *data)
         abort_call(ml, TB_ELOCKLOST); /* EINVAL: no call in progress */
     pthread_mutex_lock(&ml->mu);
     /* The members are read under mu, where tb_multilock_free sets freed:
-     * it frees them after, an idle one at once. */
-    w = ml->freed ? ml->reported : weakest(ml);
+     * it frees them after, an idle one at once.  While a lock call runs,
+     * the multi-lock is not held: the call's result tells. */
+    w = ml->freed || ml->busy ? ml->reported : weakest(ml);
     if (w == ml->reported || ml->scb == NULL ||
         (w != TB_LOCK_SUSPENDED && w != TB_LOCK_LOST && w != TB_LOCK_HELD)) {
         pthread_mutex_unlock(&ml->mu);

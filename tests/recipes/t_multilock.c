@@ -34,6 +34,16 @@ static void *cross_thread(void *arg)
     return NULL;
 }
 
+static int m2_states; /* m2's state callbacks */
+
+static void count_state(int state, int64_t token, void *data)
+{
+    (void)state;
+    (void)token;
+    (void)data;
+    __atomic_add_fetch(&m2_states, 1, __ATOMIC_SEQ_CST);
+}
+
 int t_multilock(int argc, char **argv)
 {
     static const char *set1[] = {"/rt/ml/b", "/rt/ml/a", "/rt/ml/c"};
@@ -42,16 +52,17 @@ int t_multilock(int argc, char **argv)
     struct tb_client *c2 = rt_connect(rt_hosts, RT_SESSION_MS);
     struct tb_multilock *m1, *m2;
     struct tb_mutex *single;
+    struct tb_lock_options o2 = {.state_cb = count_state};
     struct rt_done d;
     pthread_t th[2];
     int64_t t;
-    int i;
+    int i, states;
 
     (void)argc;
     (void)argv;
     rt_rmr(c1, "/rt/ml");
     CHECK_RC(tb_multilock_new(&m1, c1, set1, 3, NULL), 0);
-    CHECK_RC(tb_multilock_new(&m2, c2, set2, 2, NULL), 0);
+    CHECK_RC(tb_multilock_new(&m2, c2, set2, 2, &o2), 0);
     CHECK_RC(tb_multilock_lock_sync(m1, 5000), 0);
     CHECK_RC(tb_multilock_state(m1), TB_LOCK_HELD);
     for (i = 0; i < 3; i++)
@@ -94,7 +105,9 @@ int t_multilock(int argc, char **argv)
 
     /* A member taken is lost while the call waits for the next: the call
      * fails (TB_ELOCKLOST) and gives back what it took, rather than
-     * report success over a lost member. */
+     * report success over a lost member.  That is the call's to say: no
+     * state callback tells of a multi-lock that was never held. */
+    states = __atomic_load_n(&m2_states, __ATOMIC_SEQ_CST);
     rt_done_init(&d);
     CHECK_RC(tb_multilock_lock(m2, -1, rt_done_cb, &d), 0);
     CHECK(rt_wait_nchildren(c1, "/rt/ml/b", 2, 5000) == 2);
@@ -102,6 +115,7 @@ int t_multilock(int argc, char **argv)
     rt_rmr(c1, "/rt/ml/0"); /* an operator deletes m2's node there */
     CHECK_RC(rt_done_wait(&d, 5000), TB_ELOCKLOST);
     CHECK(rt_wait_nchildren(c1, "/rt/ml/b", 1, 5000) == 1);
+    CHECK(__atomic_load_n(&m2_states, __ATOMIC_SEQ_CST) == states);
     CHECK_RC(tb_multilock_unlock_sync(m1), 0);
     tb_multilock_free(m1);
     tb_multilock_free(m2);
