@@ -142,14 +142,14 @@ static void test_state_in_own_file(void **state)
     assert_all_back(f, n);
 }
 
-/* The next state is written over the stale file (the one no snapshot
- * needs any more), not into a new one: freeing and allocating blocks is
- * what held the log's writes.  The stale file is held open, so that its
- * inode number cannot go to a new file. */
-static void test_stale_state_written_over(void **state)
+/* One more snapshot, the stale state file (the one no snapshot needs any
+ * more) held open meanwhile, so that its inode number cannot go to a new
+ * file: whether the new state was written over it.  With `reading`, a
+ * snapshot is being read (sent to a follower) as the new one is stored. */
+static int stale_state_written_over(struct fx *f, int reading)
 {
-    struct fx *f = *state;
     struct replog_config c = churn_config(f);
+    struct wal *w;
     struct replog_stats s;
     struct listing before, after;
     struct stat held, st;
@@ -157,6 +157,9 @@ static void test_stale_state_written_over(void **state)
     uint64_t want;
     unsigned i;
     int k, fd, n = write_and_snapshot(f, &c);
+
+    w = f->l->io.impl;
+    w->snap_gets += (unsigned)reading;
 
     list_dir(f, &before);
     assert_int_equal(before.n_state, 2);
@@ -174,6 +177,7 @@ static void test_stale_state_written_over(void **state)
         replog_get_stats(f->l, &s);
     }
     wait_snapshots(f, want, &s);
+    w->snap_gets -= (unsigned)reading;
     list_dir(f, &after);
     assert_int_equal(after.n_state, 2);
     assert_true(has_state(&after, before.latest));
@@ -183,8 +187,22 @@ static void test_stale_state_written_over(void **state)
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(fstat(fd, &held), 0);
     close(fd);
-    assert_int_equal(held.st_nlink, 1);
-    assert_int_equal(held.st_ino, st.st_ino);
+    return held.st_nlink == 1 && held.st_ino == st.st_ino;
+}
+
+/* The next state is written over the stale file, not into a new one:
+ * freeing and allocating blocks is what held the log's writes. */
+static void test_stale_state_written_over(void **state)
+{
+    assert_true(stale_state_written_over(*state, 0));
+}
+
+/* Unless a snapshot is being read: begun before the last one was stored,
+ * it reads the state that is stale now, which would change under it (its
+ * checksum then fails, and the follower waits for the next try). */
+static void test_state_read_not_written_over(void **state)
+{
+    assert_false(stale_state_written_over(*state, 1));
 }
 
 static void get_cb(struct raft_io_snapshot_get *req, struct raft_snapshot *snap,
@@ -568,6 +586,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_state_in_own_file, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stale_state_written_over, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_state_read_not_written_over, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_get_reads_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inline_state_loads, setup,

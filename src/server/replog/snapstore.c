@@ -345,8 +345,11 @@ out:
  * (the one before the last, or one a crash or failure left), renamed:
  * writing over its blocks frees and allocates none, where unlinking a
  * state file of tens of MB held log writes for 40-80 ms on a file system
- * mounted with discard.  Any other stale file goes.  A descriptor or -1. */
-static int open_over_stale(const char *dir, uint64_t keep, const char *tmp)
+ * mounted with discard.  Any other stale file goes; all of them without
+ * `reuse` (a snapshot is being read: it may be one of them, and goes on
+ * reading its unlinked file).  A descriptor or -1. */
+static int open_over_stale(const char *dir, uint64_t keep, const char *tmp,
+                           int reuse)
 {
     char path[PATH_MAX];
     struct dirent *de;
@@ -358,7 +361,7 @@ static int open_over_stale(const char *dir, uint64_t keep, const char *tmp)
             (keep != 0 && state_index(de->d_name) == keep))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        if (!reused && rename(path, tmp) == 0)
+        if (reuse && !reused && rename(path, tmp) == 0)
             reused = 1;
         else
             unlink(path);
@@ -408,7 +411,7 @@ static int store(struct wal *w, const struct raft_snapshot *s, char *errmsg)
     }
     snprintf(tmp, sizeof tmp, "%s/state-tmp", w->dir);
     state_path(w->dir, s->index, name, path);
-    fd = open_over_stale(w->dir, w->state_kept, tmp);
+    fd = open_over_stale(w->dir, w->state_kept, tmp, w->put_reuse);
     if (fd < 0) {
         rv = raft_status(errno);
         snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot: open state-tmp: %s",
@@ -460,6 +463,9 @@ int replog__snapstore_put(struct wal *w, const struct raft_snapshot *s)
 {
     w->put_snap_in = s;
     w->put_status = 0;
+    /* A read begun before this is of the snapshot kept then, which may be
+     * stale by now (another was stored since). */
+    w->put_reuse = w->snap_gets == 0;
     w->put_work.data = w;
     if (uv_queue_work(w->loop, &w->put_work, put_work, put_work_done) != 0)
         return RAFT_IOERR;
@@ -767,6 +773,7 @@ int replog__snapstore_adopt(struct wal *w, const struct raft_snapshot *snap)
         w->uv_files = 0;
         return 0;
     }
+    w->put_reuse = 1; /* at the load: nothing is read */
     if ((rv = store(w, snap, w->io->errmsg)) != 0)
         return rv;
     replog__logf(w->l, REPLOG_LOG_INFO,
@@ -809,6 +816,7 @@ static void get_done(uv_work_t *work, int status)
 
     (void)status;
     w->snap_busy--;
+    w->snap_gets--;
     if (g->status != 0)
         replog__logf(w->l, REPLOG_LOG_ERROR, "%s", g->errmsg);
     g->cb(g->req, g->status == 0 ? g->snap : NULL, g->status);
@@ -842,5 +850,6 @@ int replog__snapstore_get(struct wal *w, struct raft_io_snapshot_get *req,
         return RAFT_IOERR;
     }
     w->snap_busy++;
+    w->snap_gets++;
     return 0;
 }

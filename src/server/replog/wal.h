@@ -286,12 +286,14 @@ struct wal {
     const struct raft_snapshot *put_snap_in;
     uv_work_t put_work;
     int put_status;
+    int put_reuse; /* it may write over a stale state file: none is read */
     char put_errmsg[RAFT_ERRMSG_BUF_SIZE];
     raft_index state_kept; /* the snapshot last stored, or loaded */
     /* An older tumblerd's directory: raft_uv's files are here, and the
      * snapshot loaded is theirs (snapstore.c). */
     int uv_files, uv_snap;
     unsigned snap_busy;    /* snapstore.c's works running */
+    unsigned snap_gets;    /* ... of them, reads of a stored snapshot */
     struct {
         uint8_t *buf;
         size_t cap;
