@@ -582,6 +582,37 @@ static void closing_slow_reader_gets_everything(void **state)
     free(answer);
 }
 
+/* A four-letter word's answer larger than what a client may leave unread
+ * (wchp, dump of millions of watches) is one write onto nothing unread:
+ * it goes (it was dropped, the connection closed with nothing sent).
+ * What comes while it is unread ends the connection, as for a client that
+ * never reads its replies. */
+static void large_answer_goes(void **state)
+{
+    struct nfx *f = *state;
+    size_t n = PROC_UNREAD_MAX + (size_t)f->s.cfg->jute_maxbuffer + 4096;
+    uint8_t *answer = malloc(n);
+    int fd, closed = 0;
+    struct conn *c;
+
+    assert_non_null(answer);
+    fill(answer, n, 5);
+    fd = slow_client(f, &c);
+    c->client.state = CONN_OPEN; /* as admin_try answers */
+    conn_pause(c);
+    conn_send(c, answer, n);
+    pump(f);
+    assert_int_equal(f->s.conn_by_id.count, 1);
+    assert_int_equal(read_to(f, fd, answer, 0, 65536, &closed), 65536);
+    assert_false(closed);
+    conn_send(c, answer, 16); /* more, onto 64 MiB unread */
+    pump(f);
+    assert_int_equal(f->s.conn_by_id.count, 0);
+    close(fd);
+    conn_unlisten(&f->s);
+    free(answer);
+}
+
 /* A connection that finds no memory waits in the kernel, and libuv polls
  * its listener no more until it accepts: the next tick accepts it.  The
  * server then goes on accepting (it accepted nothing more, for good). */
@@ -650,6 +681,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(accept_again_after_no_memory, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(large_answer_goes, setup, teardown),
         cmocka_unit_test_setup_teardown(closing_non_reader_is_closed, setup,
                                         teardown),
     };

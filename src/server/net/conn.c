@@ -45,19 +45,26 @@ static void mark_dirty(struct conn *c)
         tb_queue_insert_tail(&c->srv->dirty, &c->dirty_link);
 }
 
+/* Past PROC_UNREAD_MAX of replies unread (a client that sends and never
+ * reads), the connection ends.  What comes onto less goes, however large:
+ * a reply is bounded by jute.maxbuffer (a multiRead's by PROC_UNREAD_MAX
+ * more), a four-letter word's answer, written whole before the close, by
+ * the server's own data (wchp of millions of watches). */
 void conn_send(struct conn *c, const void *frame, size_t len)
 {
+    size_t unread = c->out.len + c->writing;
+
     if (c->client.state == CONN_CLOSING && c->tcp.data == NULL)
         return;
     tb_wbuf_put(&c->out, frame, len);
     c->sent++;
     c->srv->packets_sent++;
-    if (c->out.oom ||
-        c->out.len + c->writing >
-            PROC_UNREAD_MAX + (size_t)c->srv->cfg->jute_maxbuffer) {
-        tb_log(TB_LOG_WARN, "closing 0x%llx from %s:%d: %zu bytes of replies "
-               "unread", (unsigned long long)c->client.session_id, c->peer,
-               c->peer_port, c->out.len + c->writing);
+    if (c->out.oom || unread > PROC_UNREAD_MAX) {
+        tb_log(TB_LOG_WARN,
+               "closing 0x%llx from %s:%d: %zu bytes of replies "
+               "unread",
+               (unsigned long long)c->client.session_id, c->peer, c->peer_port,
+               unread + len);
         conn_close(c);
         return;
     }

@@ -99,9 +99,9 @@ struct proc_client {
     struct latency lat;
 };
 
-/* The most a client may leave unread beyond the largest reply (a node's
- * data, jute.maxbuffer): its connection is closed past it (conn.c), and
- * no reply is built larger (read.c's multiRead). */
+/* The most a client may leave unread before a reply comes: its
+ * connection is closed past it (conn.c), and no reply is built larger
+ * than this beyond a node's data (read.c's multiRead). */
 #define PROC_UNREAD_MAX ((size_t)64 << 20)
 
 /* A reply's frame header (length, xid, zxid, err) into `hdr`; the body of
