@@ -168,6 +168,32 @@ static void test_transfer_again(void **state)
     cluster_close(c);
 }
 
+/* While leadership is being handed over raft takes no entry, though the
+ * server still leads: a write is refused at once as a connection loss
+ * (the client looks again), not accepted and then failed as a system
+ * error.  Here the leader is cut off, so the handover cannot end soon. */
+static void test_write_during_transfer(void **state)
+{
+    struct cluster *c = &cl;
+    unsigned l, k;
+    int ended = 0;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    cluster_session_on(c, l);
+    cluster_isolate(c, l);
+    assert_int_equal(replog_transfer(c->nodes[l].log, transfer_ended, &ended),
+                     0);
+    assert_true(replog_is_leader(c->nodes[l].log));
+    k = cluster_create(c, l, "/handover", 0);
+    assert_int_equal(c->props[k].fired, 1);
+    assert_int_equal(c->props[k].status, TB_ECONNECTIONLOSS);
+    assert_true(cluster_step_until(c, transfer_done, &ended, 10000));
+    cluster_rejoin(c, l);
+    cluster_close(c);
+}
+
 /* A barrier whose callback changes the members, as a reconfig's does once
  * the new leader's entries are committed (proc/reconfig.c): the callback
  * runs outside raft, and the change it starts is made.  Raft fires the
@@ -633,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_role_change_cut_short),
         cmocka_unit_test(test_role_change_cut_short_observer_leads),
         cmocka_unit_test(test_transfer_again),
+        cmocka_unit_test(test_write_during_transfer),
         cmocka_unit_test(test_leader_leaves),
         cmocka_unit_test(test_leader_leaves_next_cut_off),
         cmocka_unit_test(test_reconfig_waits_for_reconcile),

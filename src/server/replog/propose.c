@@ -183,6 +183,11 @@ static int propose(struct replog *l, const void *payload, size_t len,
         return rv;
     if (raft_state(l->raft) != RAFT_LEADER)
         return refuse_not_leader(l);
+    /* Handing leadership over (a stop's, a reconfig's): raft takes no
+     * entry meanwhile (RAFT_NOTLEADER), though it still leads.  The
+     * client looks again, as when a leader is lost. */
+    if (l->raft->transfer != NULL)
+        return TB_ECONNECTIONLOSS;
     if (batch_reserve(l) != 0)
         return TB_ENOMEM;
 
