@@ -80,11 +80,17 @@ static void stop_self(int sig)
  * its handler. */
 static void stop_together(struct cli_child *ch, int sig)
 {
+    int64_t at;
+
     cli_child_tty(ch, 0);
     kill(-ch->pid, SIGSTOP);
+    at = now_ms();
     stop_self(sig);
-    if (ch->check.held != NULL && ch->check.held(ch->check.arg, 1) != 0)
+    if (ch->check.held != NULL &&
+        ch->check.held(ch->check.arg, now_ms() - at + 1) != 0) {
+        ch->stopped_lost = 1;
         return;
+    }
     cli_child_tty(ch, 1);
     kill(-ch->pid, SIGCONT);
 }

@@ -3,17 +3,19 @@
 #ifndef TB_CLI_CHILD_H
 #define TB_CLI_CHILD_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cli/cli.h"
 
 /* What CMD runs under (a lock, a leadership), asked before CMD may run:
- * `held(arg, 0)` says at once whether the hold is still had (0) or was
- * lost (nonzero); `held(arg, 1)` first makes a round trip to the server,
- * blocking until the hold is known still had or lost.  Lost means its
- * CLI_MSG_LOST is queued: the supervision acts on it. */
+ * whether the hold is still had (0) or was lost (nonzero: its
+ * CLI_MSG_LOST is queued, and the supervision acts on it).  `stopped_ms`:
+ * 0, at once; else tumbler was stopped that long, and may have let the
+ * session expire: then, if the stop was long enough for that, it blocks
+ * until a round trip to the server tells. */
 struct cli_hold_check {
-    int (*held)(void *arg, int round_trip);
+    int (*held)(void *arg, int64_t stopped_ms);
     void *arg;
 };
 
@@ -36,6 +38,7 @@ struct cli_child {
     pid_t *others;  /* malloc'd; NULL: none */
     size_t nothers;
     struct cli_hold_check check; /* held NULL: CMD runs under no hold */
+    int stopped_lost; /* the group stays stopped: lost while tumbler was */
 };
 
 /* Starts argv[0] (searched in PATH) in a new process group, with the

@@ -183,18 +183,23 @@ int hold_tried(struct hold *h)
     return st.watches_set > 0;
 }
 
-/* A sync is answered only on a live session (the server closes an
+/* A stop shorter than a third of the session timeout lets no session
+ * expire: the client's pings come a third of it apart, so the server
+ * heard from it less than two thirds of it before.  A longer one may have:
+ * a sync is answered only on a live session (the server closes an
  * expired one's connection), in an ensemble once its server has applied
  * all the leader had committed: the session's close too.  What took the
  * hold away (the session expired, by the server's word or by the I/O
- * thread's own clock after a stop; the node deleted) is posted on the I/O
- * thread before the sync's answer can come.  Not answered (the connection
- * lost), it is made again: the session is back within its timeout, or it
- * is lost then. */
-int hold_check(void *arg, int round_trip)
+ * thread's own clock; the node deleted) is posted on the I/O thread
+ * before the sync's answer can come.  Not answered (the connection lost),
+ * it is made again: the session is back within its timeout, or it is lost
+ * then. */
+int hold_check(void *arg, int64_t stopped_ms)
 {
     static const struct timespec retry = {0, 100 * 1000 * 1000};
     struct hold *h = arg;
+    int round_trip =
+        stopped_ms > 0 && stopped_ms * 3 >= tb_client_session_timeout(h->c);
 
     for (;;) {
         if (__atomic_load_n(&h->lost, __ATOMIC_ACQUIRE))

@@ -44,7 +44,7 @@ int hold_start(struct hold *h, int timeout_ms);
 int hold_tried(struct hold *h);
 /* cli_hold_check's `held` (child.h), `arg` the hold.  The round trip is a
  * sync of PATH, made again until it is answered or the hold is lost. */
-int hold_check(void *arg, int round_trip);
+int hold_check(void *arg, int64_t stopped_ms);
 /* Gives the hold back, synchronously; TB_ELOCKLOST if it was lost,
  * also if only the hold's state callback said so (an election that lost
  * its leadership has nothing left to release). */

@@ -345,6 +345,10 @@ static int await_exec(struct cli_child *ch, int sock)
         if (waitid(P_PID, (id_t)ch->pid, &si, WSTOPPED | WNOHANG) == 0 &&
             si.si_pid == ch->pid)
             cli_child_follow_stop(ch, si.si_status);
+        /* Lost meanwhile: the child stays stopped before its exec, and
+         * the supervision's SIGTERM ends it. */
+        if (ch->stopped_lost)
+            return 0;
         if (poll(&p, 1, 100) > 0)
             break;
     }

@@ -315,13 +315,15 @@ wait_st "$job"
 check_eq "continued after its lock passed on: 75" 75 "$ST"
 check_eq "continued after its lock passed on: CMD did no more work" "$n" \
     "$(wc -c < "$D/beat")"
-# The same with the lock's node deleted while tumbler is stopped: the
-# news waits in the socket, and CMD must not be continued before it is
-# read (a race of microseconds without the check: three tries).
+# The same with the lock's node deleted while tumbler is stopped for more
+# than a third of the session timeout (long enough to have let the session
+# expire: the check is made): the news waits in the socket, and CMD must
+# not be continued before it is read (a race of microseconds without the
+# check: three tries).
 for i in 1 2 3; do
     rm -f "$D/beat" "$D/tb.pid" "$D/node"
     # shellcheck disable=SC2016 # expanded by CMD's shell
-    bgp 90 "$D/tb.pid" "$TUMBLER" lock -k 5 /tstp$i -- sh -c \
+    bgp 90 "$D/tb.pid" "$TUMBLER" --session-timeout "$TO" lock -k 5 /tstp$i -- sh -c \
         'echo "$TUMBLER_LOCK_NODE" > "$0/node"; while :; do echo x >> "$0/beat"; done' "$D"
     job=$BG_PID
     wait_for 10 test -s "$D/beat"
@@ -329,6 +331,7 @@ for i in 1 2 3; do
     kill -TSTP "$tbpid"
     wait_for 5 is_stopped "$tbpid"
     tb delete "$(cat "$D/node")"
+    sleep 1.5
     n=$(wc -c < "$D/beat")
     kill -CONT "$tbpid"
     wait_st "$job"
