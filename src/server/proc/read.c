@@ -423,14 +423,17 @@ static void set_watches(struct proc_client *c, int32_t xid, int32_t type,
         fail(c, xid, TB_EMARSHALLING);
         return;
     }
-    for (list = 0; list < 5; list++) {
+    /* A notification may close the connection (its client leaves too
+     * much unread), and a queued request's body goes with it: nothing
+     * more is read of it then. */
+    for (list = 0; list < 5 && !c->closed; list++) {
         struct tb_vec v = list == 0   ? r.data
                           : list == 1 ? r.exist
                           : list == 2 ? r.child
                           : list == 3 ? r.persistent
                                       : r.recursive;
         it = tb_vec_reader(v);
-        while (tb_vec_next_str(&it, &p) == 1 && !c->closed) {
+        while (!c->closed && tb_vec_next_str(&it, &p) == 1) {
             if (tb_path_validate(p) != 0)
                 continue;
             n = tree_find(tree(c), p);
