@@ -87,20 +87,37 @@ static void write_log(struct fx *f, const struct replog_config *c, int n,
     fx_close(f);
 }
 
-/* The kind of the record at `off` of segment `seq`. */
-static uint32_t kind_at(const struct fx *f, uint64_t seq, off_t off)
+/* The record at `off` of segment `seq`: `n` bytes from there in buf,
+ * decoded into *r. */
+static void read_record(const struct fx *f, uint64_t seq, off_t off,
+                        uint8_t *buf, size_t n, struct wal_rec *r)
 {
-    struct wal_rec r;
-    uint8_t buf[WAL_BLOCK];
     char path[300];
     int fd;
 
     seg_name(f, seq, path, sizeof path);
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
-    assert_int_equal(pread(fd, buf, sizeof buf, off), (ssize_t)sizeof buf);
+    assert_int_equal(pread(fd, buf, n, off), (ssize_t)n);
     close(fd);
-    assert_int_equal(replog__wal_decode(buf, sizeof buf, &r), 0);
+    assert_int_equal(replog__wal_decode(buf, n, r), 0);
+}
+
+/* The CRC of the record in buf (of payload length len) made again. */
+static void reseal(uint8_t *buf, uint64_t len)
+{
+    tb_store_be32(buf + WAL_H_CRC,
+                  replog__wal_crc(0, buf + WAL_H_PREV,
+                                  WAL_HDR - WAL_H_PREV + (size_t)len));
+}
+
+/* The kind of the record at `off` of segment `seq`. */
+static uint32_t kind_at(const struct fx *f, uint64_t seq, off_t off)
+{
+    struct wal_rec r;
+    uint8_t buf[WAL_BLOCK];
+
+    read_record(f, seq, off, buf, sizeof buf, &r);
     return r.kind;
 }
 
@@ -436,27 +453,17 @@ static void forge_next(const struct fx *f, uint32_t seg)
     off_t off[64];
     struct wal_rec r;
     uint64_t len;
-    char path[300];
     size_t n;
-    int fd;
 
     crash_after(f, off, &n);
-    seg_name(f, 1, path, sizeof path);
-    fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pread(fd, buf, sizeof buf, off[n - 1]),
-                     (ssize_t)sizeof buf);
-    close(fd);
-    assert_int_equal(replog__wal_decode(buf, sizeof buf, &r), 0);
+    read_record(f, 1, off[n - 1], buf, sizeof buf, &r);
     assert_int_equal(r.kind, WAL_ENTRIES);
     len = wal_aligned(WAL_HDR + r.len);
     assert_true(len <= WAL_BLOCK);
     tb_store_be32(buf + WAL_H_PREV, r.crc);
     tb_store_be64(buf + WAL_H_INDEX, r.index + r.n);
     tb_store_be32(buf + WAL_H_SEG, seg);
-    tb_store_be32(
-        buf + WAL_H_CRC,
-        replog__wal_crc(0, buf + WAL_H_PREV, WAL_HDR - WAL_H_PREV + r.len));
+    reseal(buf, r.len);
     overwrite(f, 1, off[n - 1] + (off_t)len, buf, WAL_BLOCK);
 }
 
@@ -499,25 +506,15 @@ static void test_record_of_another_log_beyond_the_end(void **state)
     static uint8_t buf[WAL_BLOCK];
     off_t off[64];
     struct wal_rec r;
-    char path[300];
     size_t n;
-    int fd;
 
     write_log(f, &c, 3, 100);
     n = record_offsets(f, 1, off, 64);
     assert_true(n > 1 && n < 64);
-    seg_name(f, 1, path, sizeof path);
-    fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pread(fd, buf, sizeof buf, off[n - 2]),
-                     (ssize_t)sizeof buf);
-    close(fd);
-    assert_int_equal(replog__wal_decode(buf, sizeof buf, &r), 0);
+    read_record(f, 1, off[n - 2], buf, sizeof buf, &r);
     assert_true(wal_aligned(WAL_HDR + r.len) <= WAL_BLOCK);
     tb_store_be64(buf + WAL_H_LOG, r.log ^ 0x5a5a5a5a5a5a5a5aULL);
-    tb_store_be32(
-        buf + WAL_H_CRC,
-        replog__wal_crc(0, buf + WAL_H_PREV, WAL_HDR - WAL_H_PREV + r.len));
+    reseal(buf, r.len);
     overwrite(f, 1, off[n - 1] + 4 * WAL_BLOCK, buf, sizeof buf);
     assert_int_equal(fx_open(f, &c), 0);
     assert_int_equal(f->fsm.n, 3);
