@@ -355,6 +355,9 @@ static void stop_group(struct cli_supervise *s, struct cli_child *ch)
     if (s->stopping)
         return;
     s->stopping = 1;
+    /* The hold is nothing to CMD's group from now on: stopped and
+     * continued with tumbler, it goes on acting on its SIGTERM. */
+    ch->check.held = NULL;
     terminate(-ch->pid, s->grace_ms > 0 ? SIGTERM : SIGKILL);
     s->killed = s->grace_ms == 0;
     s->kill_at = now_ms() + s->grace_ms;

@@ -341,6 +341,32 @@ for i in 1 2 3; do
 done
 srv_stop
 
+# ---- stopped while winding down after the loss ----
+# The loss's SIGTERM came, and CMD's handler runs (here for 5 s, within
+# -k).  A ^Z then stops it with tumbler; continued, it goes on winding
+# down (the hold, lost already, is not asked again), ending on its own.
+rm -f "$D/beat" "$D/tb.pid" "$D/node"
+srv_start
+# shellcheck disable=SC2016 # expanded by CMD's shell
+bgp 90 "$D/tb.pid" "$TUMBLER" lock -k 20 /wind -- sh -c '
+    echo "$TUMBLER_LOCK_NODE" > "$0/node"
+    trap "i=0; while [ \$i -lt 100 ]; do echo x >> \"\$0/beat\"; sleep 0.05; i=\$((i + 1)); done; exit 0" TERM
+    while :; do sleep 0.1; done' "$D"
+job=$BG_PID
+wait_for 10 test -s "$D/node"
+tbpid=$(pid_in "$D/tb.pid")
+tb delete "$(cat "$D/node")"
+wait_for 10 test -s "$D/beat"; check_eq "winding down after the loss" 0 "$?"
+kill -TSTP "$tbpid"
+wait_for 5 is_stopped "$tbpid"; check_eq "winding down: stopped with tumbler" 0 "$?"
+n=$(wc -c < "$D/beat")
+kill -CONT "$tbpid"
+grows() { [ "$(wc -c < "$D/beat")" -gt "$n" ]; }
+wait_for 3 grows; check_eq "winding down: continued, it goes on" 0 "$?"
+wait_st "$job"
+check_eq "winding down: 75" 75 "$ST"
+srv_stop
+
 # ---- elect: leadership lost the same way ----
 rm -f "$D/got" "$D/child.pid"
 srv_start
