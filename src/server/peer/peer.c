@@ -147,12 +147,15 @@ static void log_unresolved(int level, const struct member *m, int gai,
 
 /* A look-up of the members' names, off the loop: a name server that does
  * not answer holds getaddrinfo for seconds, which on the loop would stall
- * every heartbeat, session and client this server keeps.  Abandoned (p
- * NULL) when newer members are given or the peer stops: what it found is
- * then dropped. */
+ * every heartbeat, session and client this server keeps.  What it finds
+ * is dropped if newer members were given meanwhile (`dropped`: the next
+ * look-up starts once it ends, so that a name server that does not answer
+ * holds one of libuv's threads, not one per reconfig), or the peer
+ * stopped (p NULL). */
 struct resolving {
     uv_work_t req;
     struct peer *p;
+    int dropped;
     struct member *v; /* pending's list, while it is looked up */
     unsigned n;
     unsigned failed; /* the first name that did not resolve; n: none */
@@ -171,9 +174,13 @@ static void resolved(uv_work_t *req, int status)
     struct resolving *r = req->data;
     struct peer *p = r->p;
 
-    (void)status; /* cancelled only once abandoned */
-    if (p == NULL) {
+    (void)status; /* cancelled only once dropped */
+    if (p == NULL || r->dropped) {
         free(r->v);
+        if (p != NULL) {
+            p->resolving = NULL;
+            peer__resolve_pending(p, tbd_now_ms(p->srv)); /* the newer */
+        }
     } else if (r->failed < r->n) {
         if (!p->resolve_failed)
             log_unresolved(TB_LOG_WARN, &r->v[r->failed], r->gai,
@@ -196,13 +203,17 @@ static void resolved(uv_work_t *req, int status)
     free(r);
 }
 
-static void abandon_resolving(struct peer *p)
+/* What the look-up running finds is dropped; `stop`: the peer goes too. */
+static void drop_resolving(struct peer *p, int stop)
 {
     if (p->resolving == NULL)
         return;
-    p->resolving->p = NULL;
+    p->resolving->dropped = 1;
+    if (stop)
+        p->resolving->p = NULL;
     (void)uv_cancel((uv_req_t *)&p->resolving->req);
-    p->resolving = NULL;
+    if (stop)
+        p->resolving = NULL;
 }
 
 static void peer_closed(uv_handle_t *h)
@@ -323,7 +334,7 @@ void peer_set_members(struct tbd *s, const struct peer_member *m, unsigned n)
 
     if (p == NULL || (v = members_of(m, n)) == NULL)
         return;
-    abandon_resolving(p);
+    drop_resolving(p, 0);
     free(p->pending);
     p->pending = v;
     p->pending_n = n;
@@ -366,7 +377,7 @@ void peer_stop(struct tbd *s)
 
     if (p == NULL)
         return;
-    abandon_resolving(p);
+    drop_resolving(p, 1);
     if (p->out != NULL)
         peer__link_close(p->out);
     while (!tb_queue_empty(&p->accepted))
