@@ -105,7 +105,7 @@ void replog__submit(struct replog *l)
     struct replog_batch *b;
     struct tb_queue *q;
     unsigned i, n = l->batch_n;
-    int rv = RAFT_NOMEM;
+    int rv = RAFT_NOMEM, status;
 
     if (n == 0)
         return;
@@ -121,15 +121,20 @@ void replog__submit(struct replog *l)
         free(b);
         for (i = 0; i < n; i++)
             raft_free(l->batch[i].base); /* still ours when raft_apply fails */
-        if (rv == RAFT_NOTLEADER)
-            refuse_not_leader(l);
-        else
+        /* Batched before a handover began: refused as those after it
+         * are (propose). */
+        if (rv == RAFT_NOTLEADER && l->raft->transfer != NULL) {
+            status = TB_ECONNECTIONLOSS;
+        } else if (rv == RAFT_NOTLEADER) {
+            status = refuse_not_leader(l);
+        } else {
             replog__logf(l, REPLOG_LOG_WARN, "write refused: %s (%s)",
                          raft_strerror(rv), raft_errmsg(l->raft));
+            status = rv == RAFT_NOMEM ? TB_ENOMEM : TB_ESYSTEM;
+        }
         /* Those proposed by the done callbacks come after these n. */
         for (i = 0; i < n; i++)
-            finish_req(req_of(tb_queue_head(&l->queued)),
-                       rv == RAFT_NOMEM ? TB_ENOMEM : TB_ESYSTEM, 0);
+            finish_req(req_of(tb_queue_head(&l->queued)), status, 0);
         REPLOG_CHECK(l);
         return;
     }
