@@ -188,14 +188,14 @@ static void on_holders(struct tb_client *c, int rc,
         return;
     }
     /* A holder deleted since the listing reads as ENONODE: its token is
-     * stale now, and the nodes behind it did not hold when we looked.  A
-     * reader behind the writer holds beside it if it is the writer's own
-     * (read through the writer's handle: the downgrade).  Another handle
-     * of that session queued there would count too; but waiting, it was
+     * stale now.  A reader behind the writer holds beside it if it is the
+     * writer's own (read through the writer's handle: the downgrade), and
+     * any of them does once the writer is gone.  Another handle of the
+     * writer's session queued there would count too; but waiting, it was
      * never granted, and no one has its token. */
     for (i = 0; i < count; i++)
         if (r[i].rc == 0 && r[i].stat != NULL && r[i].stat->czxid == k->token &&
-            (i < k->holders ||
+            (i < k->holders || r[0].rc == TB_ENONODE ||
              (r[0].rc == 0 && r[0].stat != NULL &&
               r[i].stat->ephemeral_owner == r[0].stat->ephemeral_owner)))
             found = 1;
