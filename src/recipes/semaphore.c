@@ -191,7 +191,8 @@ static void lease_report(struct tb_lease *l, int rc)
     struct tb_mutex *gate, *lease = NULL;
     tb_lease_cb cb = l->cb;
     void *data = l->data;
-    int orphan;
+    int orphan, suspended = 0;
+    int64_t token = 0;
 
     if (rc == 0 && rcp_lk_state(l->lease) == TB_LOCK_LOST)
         rc = lost_rc(s->c);
@@ -219,6 +220,8 @@ static void lease_report(struct tb_lease *l, int rc)
         pthread_mutex_lock(l->lease->mu);
         l->lease->scb = s->o.state_cb;
         l->lease->sdata = s->o.data;
+        suspended = l->lease->lstate == TB_LOCK_SUSPENDED;
+        token = l->lease->czxid;
         pthread_mutex_unlock(l->lease->mu);
     }
     if (cb != NULL)
@@ -227,9 +230,17 @@ static void lease_report(struct tb_lease *l, int rc)
         pthread_mutex_lock(&s->mu);
         l->reporting = 0;
         orphan = l->orphaned && l->phase == L_HELD;
+        suspended &= !l->orphaned && l->phase == L_HELD;
         pthread_mutex_unlock(&s->mu);
         if (orphan)
             lease_return(l);
+        /* Granted while its engine waits to look at its node again (the
+         * connection came back): told after the grant, as it would have
+         * been had it come after (HELD or LOST follows), unless the grant's
+         * callback gave it back.  On the I/O thread, as the engine's own
+         * changes are. */
+        if (suspended && s->o.state_cb != NULL)
+            s->o.state_cb(TB_LOCK_SUSPENDED, token, s->o.data);
     }
     lease_unref(l);
 }
