@@ -293,16 +293,24 @@ srv_stop
 # knows whether it still holds the lock: CMD gets its SIGTERM with its
 # SIGCONT, and does none of its own work (here: no more lines).
 is_stopped() { [ "$(cut -d' ' -f3 "/proc/$1/stat")" = T ]; }
-rm -f "$D/beat" "$D/tb.pid" "$D/next"
+# tstp_holder PATH: a holder of PATH whose CMD writes its lock node to
+# $D/node, then lines to $D/beat as fast as it can; once it has, tumbler
+# gets SIGTSTP (its status: whether it stopped).  Sets job and tbpid.
+tstp_holder()
+{
+    rm -f "$D/beat" "$D/tb.pid" "$D/node"
+    # shellcheck disable=SC2016 # expanded by CMD's shell
+    bgp 90 "$D/tb.pid" "$TUMBLER" --session-timeout "$TO" lock -k 5 "$1" -- sh -c \
+        'echo "$TUMBLER_LOCK_NODE" > "$0/node"; while :; do echo x >> "$0/beat"; done' "$D"
+    job=$BG_PID
+    wait_for 10 test -s "$D/beat"
+    tbpid=$(pid_in "$D/tb.pid")
+    kill -TSTP "$tbpid"
+    wait_for 5 is_stopped "$tbpid"
+}
+rm -f "$D/next"
 srv_start
-# shellcheck disable=SC2016 # expanded by CMD's shell
-bgp 90 "$D/tb.pid" "$TUMBLER" --session-timeout "$TO" lock -k 5 /tstp -- \
-    sh -c 'while :; do echo x >> "$0/beat"; done' "$D"
-job=$BG_PID
-wait_for 10 test -s "$D/beat"
-tbpid=$(pid_in "$D/tb.pid")
-kill -TSTP "$tbpid"
-wait_for 5 is_stopped "$tbpid"; check_eq "SIGTSTP: tumbler stopped" 0 "$?"
+tstp_holder /tstp; check_eq "SIGTSTP: tumbler stopped" 0 "$?"
 # shellcheck disable=SC2016 # expanded by CMD's shell
 bg 60 "$TUMBLER" lock /tstp -- sh -c 'echo "$TUMBLER_LOCK_TOKEN" > "$0/next"' "$D"
 next=$BG_PID
@@ -321,15 +329,7 @@ check_eq "continued after its lock passed on: CMD did no more work" "$n" \
 # not be continued before it is read (a race of microseconds without the
 # check: three tries).
 for i in 1 2 3; do
-    rm -f "$D/beat" "$D/tb.pid" "$D/node"
-    # shellcheck disable=SC2016 # expanded by CMD's shell
-    bgp 90 "$D/tb.pid" "$TUMBLER" --session-timeout "$TO" lock -k 5 /tstp$i -- sh -c \
-        'echo "$TUMBLER_LOCK_NODE" > "$0/node"; while :; do echo x >> "$0/beat"; done' "$D"
-    job=$BG_PID
-    wait_for 10 test -s "$D/beat"
-    tbpid=$(pid_in "$D/tb.pid")
-    kill -TSTP "$tbpid"
-    wait_for 5 is_stopped "$tbpid"
+    tstp_holder "/tstp$i"
     tb delete "$(cat "$D/node")"
     sleep 1.5
     n=$(wc -c < "$D/beat")

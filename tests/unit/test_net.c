@@ -535,6 +535,24 @@ static int closed_by_server(struct nfx *f, int fd)
     return 0;
 }
 
+/* A slow client (slow_client) sent `n` bytes made from `seed` (in
+ * *answer, malloc'd) as admin_try answers a four-letter word: the
+ * connection's reading paused, the answer queued whole.  Its descriptor. */
+static int answered(struct nfx *f, size_t n, unsigned seed, uint8_t **answer,
+                    struct conn **c)
+{
+    int fd;
+
+    *answer = malloc(n);
+    assert_non_null(*answer);
+    fill(*answer, n, seed);
+    fd = slow_client(f, c);
+    (*c)->client.state = CONN_OPEN;
+    conn_pause(*c);
+    conn_send(*c, *answer, n);
+    return fd;
+}
+
 /* A four-letter word's answer of 4 MB, the connection closed after it
  * (admin_try), to a client that reads 100 kB of it a second: it takes
  * some 40 s, more than the 10 s a closing connection is given, and the
@@ -545,17 +563,12 @@ static int closed_by_server(struct nfx *f, int fd)
 static void closing_slow_reader_gets_everything(void **state)
 {
     struct nfx *f = *state;
-    uint8_t *answer = malloc(ANSWER);
+    uint8_t *answer;
     size_t have = 0;
-    int fd, closed = 0, seconds = 0;
+    int closed = 0, seconds = 0;
     struct conn *c;
+    int fd = answered(f, ANSWER, 3, &answer, &c);
 
-    assert_non_null(answer);
-    fill(answer, ANSWER, 3);
-    fd = slow_client(f, &c);
-    c->client.state = CONN_OPEN; /* as admin_try answers */
-    conn_pause(c);
-    conn_send(c, answer, ANSWER);
     conn_close_after_flush(c);
     pump(f);
     assert_true(c->writing > 0); /* the rest waits in a write */
@@ -591,16 +604,11 @@ static void large_answer_goes(void **state)
 {
     struct nfx *f = *state;
     size_t n = PROC_UNREAD_MAX + (size_t)f->s.cfg->jute_maxbuffer + 4096;
-    uint8_t *answer = malloc(n);
-    int fd, closed = 0;
+    uint8_t *answer;
+    int closed = 0;
     struct conn *c;
+    int fd = answered(f, n, 5, &answer, &c);
 
-    assert_non_null(answer);
-    fill(answer, n, 5);
-    fd = slow_client(f, &c);
-    c->client.state = CONN_OPEN; /* as admin_try answers */
-    conn_pause(c);
-    conn_send(c, answer, n);
     pump(f);
     assert_int_equal(f->s.conn_by_id.count, 1);
     assert_int_equal(read_to(f, fd, answer, 0, 65536, &closed), 65536);
@@ -647,16 +655,11 @@ static void accept_again_after_no_memory(void **state)
 static void closing_non_reader_is_closed(void **state)
 {
     struct nfx *f = *state;
-    uint8_t *answer = malloc(ANSWER);
-    int fd, seconds;
+    uint8_t *answer;
+    int seconds;
     struct conn *c;
+    int fd = answered(f, ANSWER, 4, &answer, &c);
 
-    assert_non_null(answer);
-    fill(answer, ANSWER, 4);
-    fd = slow_client(f, &c);
-    c->client.state = CONN_OPEN;
-    conn_pause(c);
-    conn_send(c, answer, ANSWER);
     conn_close_after_flush(c);
     pump(f);
     assert_true(c->writing > 0);
