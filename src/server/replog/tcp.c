@@ -73,7 +73,8 @@ struct tcp {
     char *bind;                      /* the address listened on, an IP's */
     struct replog_secure secure;     /* peer TLS, if start is set */
     uv_tcp_t listener;               /* with peer TLS, instead of inner's */
-    int listening;                   /* ... open */
+    uv_timer_t again;                /* ... its accept again, after no memory */
+    int listening;                   /* ... open (both) */
     raft_uv_accept_cb accept_cb;     /* raft's, for what it accepts */
     struct conn *conns; /* the connections raft has, watched */
     struct dial *dials; /* the connects on their way */
@@ -503,6 +504,7 @@ static int tcp_connect(struct raft_uv_transport *rt,
 /* ---- with peer TLS: a connection accepted, secured, its handshake read ---- */
 
 #define MAX_ADDRESS 1024 /* a longer raft address is no member's */
+#define ACCEPT_AGAIN_MS 100
 
 struct incoming {
     struct tcp *t;
@@ -634,6 +636,17 @@ static void accepted(struct raft_uv_transport *inner, raft_id id,
     t->accept_cb(inner, id, address, stream);
 }
 
+/* A connection that found no memory waits in the kernel, and libuv polls
+ * the listener no more until it is accepted: it is, a little later. */
+static void on_accept(uv_stream_t *listener, int status);
+
+static void accept_again(uv_timer_t *h)
+{
+    struct tcp *t = h->data;
+
+    on_accept((uv_stream_t *)&t->listener, 0);
+}
+
 static void on_accept(uv_stream_t *listener, int status)
 {
     struct tcp *t = listener->data;
@@ -641,8 +654,12 @@ static void on_accept(uv_stream_t *listener, int status)
     uv_tcp_t *c;
     int fd = -1;
 
-    if (status != 0 || t->l->closing || (c = raft_malloc(sizeof *c)) == NULL)
+    if (status != 0 || t->l->closing)
         return;
+    if ((c = raft_malloc(sizeof *c)) == NULL) {
+        uv_timer_start(&t->again, accept_again, ACCEPT_AGAIN_MS, 0);
+        return;
+    }
     uv_tcp_init(t->l->loop, c);
     c->data = t;
     t->open++;
@@ -688,9 +705,11 @@ static int listen_secured(struct tcp *t, struct raft_uv_transport *rt,
     free(copy);
     t->accept_cb = cb;
     uv_tcp_init(t->l->loop, &t->listener);
+    uv_timer_init(t->l->loop, &t->again);
     t->listener.data = t;
+    t->again.data = t;
     t->listening = 1;
-    t->open++;
+    t->open += 2;
     if (rv == 0)
         rv = uv_tcp_bind(&t->listener, (const struct sockaddr *)&a, 0);
     if (rv == 0)
@@ -802,8 +821,10 @@ static void tcp_close(struct raft_uv_transport *rt,
         next_in = in->next;
         incoming_drop(in);
     }
-    if (t->listening)
+    if (t->listening) {
         uv_close((uv_handle_t *)&t->listener, listener_closed);
+        uv_close((uv_handle_t *)&t->again, listener_closed);
+    }
     /* Closed even when it never listened (peer TLS): its init made it a
      * listener handle, which must leave the loop before it is freed. */
     t->inner.close(&t->inner, inner_closed);
