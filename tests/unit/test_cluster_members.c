@@ -194,6 +194,50 @@ static void test_write_during_transfer(void **state)
     cluster_close(c);
 }
 
+/* A leader changes raft's members only once an entry of its own term is
+ * applied (its catch-up barrier).  libraft appends nothing when a leader
+ * is elected, and the log's poll that proposes the barrier comes up to 10
+ * ms later: a reconcile in between, on a leader whose log was all
+ * applied, changed the members at once.  A change of an earlier term's
+ * leader, stored on a minority only, could then still win an election
+ * and overwrite that committed change: two majorities (Raft's
+ * single-server change needs the leader's own entry first). */
+static void test_reconcile_waits_for_its_term(void **state)
+{
+    struct cluster *c = &cl;
+    struct replog *log;
+    unsigned l, m;
+
+    (void)state;
+    cluster_init(c, 3, NULL);
+    l = cluster_leader(c, 10000);
+    cluster_step_for(c, 500);
+    assert_true(reconcile_may(c->nodes[l].log));
+    cluster_isolate(c, l);
+    /* Raft alone, the log's tick not run: until another leads. */
+    for (m = l; m == l;) {
+        c->in_raft = 1;
+        raft_fixture_step(&c->f);
+        c->in_raft = 0;
+        m = (l + 1) % 3;
+        if (raft_state(raft_fixture_get(&c->f, m)) != RAFT_LEADER)
+            m = (l + 2) % 3;
+        if (raft_state(raft_fixture_get(&c->f, m)) != RAFT_LEADER)
+            m = l;
+    }
+    log = c->nodes[m].log;
+    assert_true(replog_is_leader(log));
+    assert_true(replog_applied_all(log));
+    assert_false(replog_member_changing(log));
+    assert_false(reconcile_may(log));
+    m = cluster_new_leader(c, l, 1000);
+    cluster_step_for(c, 500);
+    assert_true(replog_leader_caught_up(c->nodes[m].log));
+    assert_true(reconcile_may(c->nodes[m].log));
+    cluster_rejoin(c, l);
+    cluster_close(c);
+}
+
 /* A barrier whose callback changes the members, as a reconfig's does once
  * the new leader's entries are committed (proc/reconfig.c): the callback
  * runs outside raft, and the change it starts is made.  Raft fires the
@@ -660,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_role_change_cut_short_observer_leads),
         cmocka_unit_test(test_transfer_again),
         cmocka_unit_test(test_write_during_transfer),
+        cmocka_unit_test(test_reconcile_waits_for_its_term),
         cmocka_unit_test(test_leader_leaves),
         cmocka_unit_test(test_leader_leaves_next_cut_off),
         cmocka_unit_test(test_reconfig_waits_for_reconcile),

@@ -4,7 +4,7 @@
 
 int reconcile_may(struct replog *l)
 {
-    return replog_is_leader(l) && !replog_member_changing(l) &&
+    return replog_leader_caught_up(l) && !replog_member_changing(l) &&
            replog_applied_all(l);
 }
 

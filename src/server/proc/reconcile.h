@@ -55,9 +55,12 @@ struct reconcile_step {
 };
 
 /* Whether a leader may change raft's members to match the configuration
- * now: it leads, raft has no change in flight, and every entry its log
- * holds is applied (an outcome committed and not yet applied here would
- * look missing).  The caller adds its own change in flight. */
+ * now: it leads, an entry of its own term is applied (before that, a
+ * change an earlier leader stored on a minority could still win and
+ * overwrite this one's: Raft's single-server changes need it), raft has
+ * no change in flight, and every entry its log holds is applied (an
+ * outcome committed and not yet applied here would look missing).  The
+ * caller adds its own change in flight. */
 int reconcile_may(struct replog *l);
 
 /* Whether raft's members (on the leader `self`) are apart from the
