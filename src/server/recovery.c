@@ -15,16 +15,41 @@
 #include "server/recovery.h"
 #include "server/replog/replog_recover.h"
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Zxids go on from a new epoch (fsm.c's new_epoch, zxid 0: the next one),
+ * logged after raft's configuration: the members lost may have
+ * acknowledged writes this log lacks, and their zxids, fencing tokens
+ * among them, must not be given again.  No client is its origin (0). */
+static int epoch_txn(struct tb_wbuf *out)
+{
+    struct tb_wbuf body;
+    struct tb_txn t = {.type = TB_OP_NEWEPOCH, .time = now_ms()};
+
+    tb_wbuf_init(&body);
+    tb_new_epoch_txn_encode(&body, &(struct tb_new_epoch_txn){0});
+    t.body = (struct tb_str){(const char *)body.base, body.len};
+    if (!body.oom)
+        tb_txn_encode(out, &t);
+    tb_wbuf_free(&body);
+    return body.oom || out->oom ? TB_ENOMEM : 0;
+}
+
 /* The new members as a reconfig's outcome (fsm_reconfig.c) makes them
- * /zookeeper/config, logged after raft's configuration: a reconfig made
- * before the loss left its own members there, which would otherwise
- * outrank zoo.cfg's new lines, and the new leader would remove the
- * members raft has and they lack.  No client is its origin (0). */
+ * /zookeeper/config, logged after the new epoch: a reconfig made before
+ * the loss left its own members there, which would otherwise outrank
+ * zoo.cfg's new lines, and the new leader would remove the members raft
+ * has and they lack. */
 static int members_txn(const struct tb_config *cfg, struct tb_wbuf *out)
 {
     struct tb_wbuf text, body;
     struct tb_txn t;
-    struct timespec ts;
     int oom;
 
     tb_wbuf_init(&text);
@@ -35,8 +60,7 @@ static int members_txn(const struct tb_config *cfg, struct tb_wbuf *out)
               &t, &body, 0,
               (struct tb_str){(const char *)text.base, text.len}) != 0;
     if (!oom) {
-        clock_gettime(CLOCK_REALTIME, &ts);
-        t.time = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        t.time = now_ms();
         tb_txn_encode(out, &t);
         oom = out->oom;
     }
@@ -63,7 +87,9 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                      const struct replog_config *rc)
 {
     struct replog_position *pos = NULL, at;
-    struct tb_wbuf txn;
+    struct tb_wbuf txn[2];
+    struct tb_str cmds[2];
+    unsigned n = cfg->nservers > 0 ? 2 : 1;
     size_t i, voters = 0;
     int rv;
 
@@ -94,18 +120,21 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                cfg->survivors[i], pos[i].server_id ? "server " : "no server ",
                pos[i].server_id, pos[i].last_index, pos[i].last_term);
     }
-    tb_wbuf_init(&txn);
-    if (cfg->nservers > 0 && members_txn(cfg, &txn) != 0) {
+    tb_wbuf_init(&txn[0]);
+    tb_wbuf_init(&txn[1]);
+    rv = epoch_txn(&txn[0]);
+    if (rv == 0 && n == 2)
+        rv = members_txn(cfg, &txn[1]);
+    for (i = 0; i < n; i++)
+        cmds[i] = (struct tb_str){(const char *)txn[i].base, txn[i].len};
+    if (rv == 0)
+        rv = replog_recover(loop, rc, pos, (const char *const *)cfg->survivors,
+                            (unsigned)cfg->nsurvivors, cmds, n, &at);
+    else
         fprintf(stderr, "tumblerd: out of memory\n");
-        free(pos);
-        tb_wbuf_free(&txn);
-        return 1;
-    }
-    rv = replog_recover(loop, rc, pos, (const char *const *)cfg->survivors,
-                        (unsigned)cfg->nsurvivors,
-                        cfg->nservers > 0 ? txn.base : NULL, txn.len, &at);
     free(pos);
-    tb_wbuf_free(&txn);
+    tb_wbuf_free(&txn[0]);
+    tb_wbuf_free(&txn[1]);
     if (rv != 0) {
         fprintf(stderr, "tumblerd: recover: %s not recovered (above)\n",
                 rc->dir);
@@ -116,17 +145,16 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
            rc->dir, rc->server_id, at.last_index, at.last_term,
            at.last_index + 1);
     print_members(cfg);
-    printf(", in term %" PRIu64 "%s\n",
-           (at.term > at.last_term ? at.term : at.last_term) + 1,
-           cfg->nservers > 0 ? "; the next records them in /zookeeper/config"
-                             : "");
+    printf(", in term %" PRIu64 "; the next begins a new zxid epoch%s\n",
+           at.term,
+           n == 2 ? "; the next records the members in /zookeeper/config" : "");
     for (i = 0; i < cfg->nservers; i++)
         voters += cfg->servers[i].role == TB_ROLE_PARTICIPANT;
     if (voters > 1)
-        printf("recover: next: copy %s whole to the dataDir of %zu other "
-               "voter%s (with this one, a majority) before any of them "
-               "starts, and start them; the other members start with an "
-               "empty dataDir and joinEnsemble=true\n",
+        printf("recover: next: copy %s whole but its myid to the dataDir of "
+               "%zu other voter%s (with this one, a majority; other survivors "
+               "first) before any of them starts, and start them; the other "
+               "members start with an empty dataDir and joinEnsemble=true\n",
                rc->dir, voters / 2, voters / 2 > 1 ? "s" : "");
     return 0;
 }

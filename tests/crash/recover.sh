@@ -17,7 +17,9 @@
 #     rising across the recovery; /zookeeper/config names the new
 #     members, and none is removed as missing from it; a copy taken
 #     after the survivor started is refused;
-#   - a copy recovered into a server alone serves every write too.
+#   - a copy recovered into a server alone serves every write too;
+#   - a copy of the laggard recovered alone (the writes it lacks lost)
+#     gives zxids above every one acknowledged before: none again.
 #   recover.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=("$1") writer=$2
@@ -157,6 +159,7 @@ echo "server $l (the leader) lost with its data, server $lag behind, server $sur
 members "$lag" 4 5 >"$dir/lag.cfg"
 refused "the laggard" "the log in $dir/d$surv goes further" "$dir/d$lag" \
     "$dir/lag.cfg" --serverId="$lag" --survivor="$dir/d$surv"
+cp -a "$dir/d$lag" "$dir/lagsolo"
 members "$surv" 4 5 >"$dir/new.cfg"
 python3 -c 'import fcntl, sys, time
 f = open(sys.argv[1], "a"); fcntl.lockf(f, fcntl.LOCK_EX); print("locked", flush=True); time.sleep(60)' \
@@ -237,6 +240,22 @@ for _ in $(seq 100); do [ "$(mode 9)" = standalone ] && break; sleep 0.1; done
 cat "$dir/a" "$dir/b" >"$dir/acked"
 verify 9 "$dir/acked"
 echo "a copy recovered into server $surv alone serves all $(grep -c . "$dir/acked")"
+# A copy of the laggard recovered alone, as if every other member were
+# lost: the writes it lacks were acknowledged, and their zxids (fencing
+# tokens among them) are not given again.
+stop 9
+"${tumblerd[@]}" --recover-ensemble "$dir/solo.cfg" --serverId="$lag" \
+    --dataDir="$dir/lagsolo" >"$dir/out" 2>&1 ||
+    { echo "the laggard's recovery alone failed:"; cat "$dir/out"; exit 1; }
+"${tumblerd[@]}" "$dir/solo.cfg" --serverId="$lag" --clientPort="${cport[9]}" \
+    --dataDir="$dir/lagsolo" 2>>"$dir/s9.log" &
+pids[9]=$!
+for _ in $(seq 100); do [ "$(mode 9)" = standalone ] && break; sleep 0.1; done
+write "$dir/d" /d 1 9
+lagz=$(zxid 9)
+[ $(( lagz )) -gt $(( before )) ] ||
+    { echo "the laggard recovered gave zxid $lagz, not above $before, acknowledged before"; exit 1; }
+echo "the laggard recovered alone gives zxids above those it lacks: $lagz after, $before before"
 # --survivor alone is a mistake, named.
 status=0
 "${tumblerd[@]}" --survivor="$dir/solo" >"$dir/out" 2>&1 || status=$?

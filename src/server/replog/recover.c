@@ -22,8 +22,8 @@ struct replog_recovery {
     const struct replog_position *others;
     const char *const *other_dirs;
     unsigned n_others;
-    const void *cmd; /* the state machine's entry after it, or NULL */
-    size_t cmd_len;
+    const struct tb_str *cmds; /* the state machine's entries after it */
+    unsigned n_cmds;
     int refused;  /* errmsg says why */
     int appended; /* the entries' write: 0 on its way, 1 done, -1 failed */
     struct raft_io_append req;
@@ -99,30 +99,38 @@ static void appended(struct raft_io_append *req, int status)
 }
 
 /* Appends the configuration at the log's end, in term `term`, then the
- * state machine's entry if any, and waits until they are on disk. */
+ * state machine's entries, and waits until they are on disk. */
 static int append_conf(struct wal *w, const struct raft_configuration *c,
                        raft_term term)
 {
     struct replog_recovery *r = w->recovery;
-    struct raft_entry e[2] = {{.term = term, .type = RAFT_CHANGE},
-                              {.term = term, .type = RAFT_COMMAND}};
-    unsigned n = r->cmd != NULL ? 2 : 1;
-    int rv = raft_configuration_encode(c, &e[0].buf);
+    unsigned i, n = 1 + r->n_cmds;
+    struct raft_entry *e = calloc(n, sizeof *e);
+    int rv = e == NULL ? RAFT_NOMEM : raft_configuration_encode(c, &e[0].buf);
 
-    if (rv != 0)
+    if (rv != 0) {
+        free(e);
         return rv;
-    if (n == 2) {
-        e[1].buf.len = replog__entry_size(r->cmd_len);
-        if ((e[1].buf.base = malloc(e[1].buf.len)) == NULL) {
-            raft_free(e[0].buf.base);
-            return RAFT_NOMEM;
-        }
-        replog__entry_encode(e[1].buf.base, r->cmd, r->cmd_len);
+    }
+    e[0].term = term;
+    e[0].type = RAFT_CHANGE;
+    for (i = 1; i < n && rv == 0; i++) {
+        e[i].term = term;
+        e[i].type = RAFT_COMMAND;
+        e[i].buf.len = replog__entry_size(r->cmds[i - 1].len);
+        if ((e[i].buf.base = malloc(e[i].buf.len)) == NULL)
+            rv = RAFT_NOMEM;
+        else
+            replog__entry_encode(e[i].buf.base, r->cmds[i - 1].ptr,
+                                 r->cmds[i - 1].len);
     }
     r->req.data = r;
-    rv = replog__wal_append(w->io, &r->req, e, n, appended);
+    if (rv == 0)
+        rv = replog__wal_append(w->io, &r->req, e, n, appended);
     raft_free(e[0].buf.base); /* the log copied them */
-    free(n == 2 ? e[1].buf.base : NULL);
+    for (i = 1; i < n; i++)
+        free(e[i].buf.base);
+    free(e);
     while (rv == 0 && r->appended == 0)
         if (uv_run(w->loop, UV_RUN_ONCE) == 0 && r->appended == 0)
             r->appended = -1; /* nothing left that could complete it */
@@ -168,12 +176,18 @@ int replog__recover_io(struct wal *w, const struct raft_configuration *c)
         return rv;
     replog__wal_maybe_prep(w);
     WAL_CHECK(w);
-    term = (at->term > at->last_term ? at->term : at->last_term) + 1;
+    /* Above every term a survivor's log or vote has seen, too. */
+    term = at->term > at->last_term ? at->term : at->last_term;
+    for (i = 0; i < r->n_others; i++)
+        if (r->others[i].term > term)
+            term = r->others[i].term;
+    term++;
     if ((rv = replog__wal_term_adopt(w)) != 0 ||
         (rv = replog__wal_set_term(w->io, term)) != 0)
         return rv;
     if ((rv = append_conf(w, c, term)) != 0)
         return rv;
+    at->term = term;
     if ((rv = replog__wal_meta_set(w, WAL_META_SERVER_ID, 0)) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s", w->dir,
                  WAL_META_NAME, strerror(rv));
@@ -303,14 +317,15 @@ static int is_voter(const struct replog *l)
 int replog_recover(uv_loop_t *loop, const struct replog_config *cfg,
                    const struct replog_position *others,
                    const char *const *other_dirs, unsigned n_others,
-                   const void *cmd, size_t len, struct replog_position *out)
+                   const struct tb_str *cmds, unsigned n_cmds,
+                   struct replog_position *out)
 {
     struct replog_recovery r = {.write = 1,
                                 .others = others,
                                 .other_dirs = other_dirs,
                                 .n_others = n_others,
-                                .cmd = cmd,
-                                .cmd_len = len};
+                                .cmds = cmds,
+                                .n_cmds = n_cmds};
     struct raft_configuration conf;
     struct replog *l;
     int rv;

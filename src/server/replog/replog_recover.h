@@ -46,13 +46,15 @@ int replog_read_position(uv_loop_t *loop, const char *dir,
  * refuses, logging why and changing nothing, when the log is damaged or
  * empty, the directory in use, this server no voter, or one of `others`
  * (other survivors' logs, replog_read_position) goes further than this
- * one: that one may hold writes acknowledged that this one lacks.  `cmd`
- * (len bytes; NULL: none) is a state machine entry appended after the
- * configuration's, as replog_propose's payload.  0 with *out where the log
- * ended before, or a negative TB_E* code (TB_EINVAL for a refusal). */
+ * one: that one may hold writes acknowledged that this one lacks.  `cmds`
+ * (n_cmds of them) are state machine entries appended after the
+ * configuration's, each as replog_propose's payload.  0 with *out where
+ * the log ended before (its term: the term raft is in now, the entries'),
+ * or a negative TB_E* code (TB_EINVAL for a refusal). */
 int replog_recover(uv_loop_t *loop, const struct replog_config *cfg,
                    const struct replog_position *others,
                    const char *const *other_dirs, unsigned n_others,
-                   const void *cmd, size_t len, struct replog_position *out);
+                   const struct tb_str *cmds, unsigned n_cmds,
+                   struct replog_position *out);
 
 #endif
