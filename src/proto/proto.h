@@ -53,7 +53,8 @@ enum tb_op {
     TB_OP_CLOSESESSION = -11,
     TB_OP_ERROR = -1,
     /* A txn of our own, never on the wire: zxids jump to a new epoch
-     * (body: new_epoch_txn; zxid 0: the epoch after the current one). */
+     * (body: new_epoch_txn; a zxid of -i: the epoch after log index
+     * i's, fsm.c). */
     TB_OP_NEWEPOCH = -100,
     /* The leader's answer to a reconfig, once the members have changed in
      * raft or could not (body reconfig_txn; proc/reconfig.c). */

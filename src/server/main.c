@@ -594,8 +594,9 @@ int main(int argc, char **argv)
     /* A repair ends by logging a new epoch, which a member cannot do on
      * its own (only a leader logs), and its cut log must not vote as if
      * it still held what it acknowledged: refused before anything is
-     * touched. */
-    if (cfg.repair_log && tb_config_ensemble(&cfg)) {
+     * touched.  A recovery (a majority lost for good) may cut it: its new
+     * epoch moves zxids past the cut. */
+    if (cfg.repair_log && !cfg.recover_ensemble && tb_config_ensemble(&cfg)) {
         fprintf(stderr,
                 "tumblerd: --repair-log: server %d is a member of an "
                 "ensemble (server.N lines), and a member's log is not "
@@ -604,7 +605,8 @@ int main(int argc, char **argv)
                 "server with an empty dataDir: it catches up from the "
                 "leader, and votes for no one until it has.  If a majority "
                 "is lost for good, rebuild the ensemble from the survivor "
-                "whose log goes furthest (--recover-ensemble)\n",
+                "whose log goes furthest (--recover-ensemble, with "
+                "--repair-log if that log is damaged)\n",
                 cfg.server_id, cfg.data_dir);
         status = 2;
         goto out;

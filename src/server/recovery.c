@@ -23,17 +23,17 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Zxids go on from a new epoch (fsm.c's new_epoch, zxid 0: the next one),
- * logged after raft's configuration: the members lost may have
+/* Zxids go on from a new epoch, the one after log index `seen`'s (fsm.c's
+ * new_epoch), logged after raft's configuration: the members lost may have
  * acknowledged writes this log lacks, and their zxids, fencing tokens
  * among them, must not be given again.  No client is its origin (0). */
-static int epoch_txn(struct tb_wbuf *out)
+static int epoch_txn(uint64_t seen, struct tb_wbuf *out)
 {
     struct tb_wbuf body;
     struct tb_txn t = {.type = TB_OP_NEWEPOCH, .time = now_ms()};
 
     tb_wbuf_init(&body);
-    tb_new_epoch_txn_encode(&body, &(struct tb_new_epoch_txn){0});
+    tb_new_epoch_txn_encode(&body, &(struct tb_new_epoch_txn){-(int64_t)seen});
     t.body = (struct tb_str){(const char *)body.base, body.len};
     if (!body.oom)
         tb_txn_encode(out, &t);
@@ -69,6 +69,30 @@ static int members_txn(const struct tb_config *cfg, struct tb_wbuf *out)
     return oom ? TB_ENOMEM : 0;
 }
 
+struct entries {
+    const struct tb_config *cfg;
+    struct tb_wbuf txn[2];
+};
+
+/* replog_recover's entries: the new epoch, then the members if given. */
+static int make_entries(void *arg, uint64_t seen, struct tb_str *out,
+                        unsigned max, unsigned *n)
+{
+    struct entries *e = arg;
+    unsigned i;
+    int rv;
+
+    *n = e->cfg->nservers > 0 ? 2 : 1;
+    if (max < *n)
+        return TB_EINVAL;
+    rv = epoch_txn(seen, &e->txn[0]);
+    if (rv == 0 && *n == 2)
+        rv = members_txn(e->cfg, &e->txn[1]);
+    for (i = 0; i < *n; i++)
+        out[i] = (struct tb_str){(const char *)e->txn[i].base, e->txn[i].len};
+    return rv;
+}
+
 static void print_members(const struct tb_config *cfg)
 {
     size_t i;
@@ -87,17 +111,10 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                      const struct replog_config *rc)
 {
     struct replog_position *pos = NULL, at;
-    struct tb_wbuf txn[2];
-    struct tb_str cmds[2];
-    unsigned n = cfg->nservers > 0 ? 2 : 1;
+    struct entries e = {.cfg = cfg};
     size_t i, voters = 0;
     int rv;
 
-    if (cfg->repair_log) {
-        fprintf(stderr, "tumblerd: --recover-ensemble and --repair-log: "
-                        "repair the log first, then recover\n");
-        return 1;
-    }
     if (cfg->nsurvivors > 0 &&
         (pos = calloc(cfg->nsurvivors, sizeof *pos)) == NULL) {
         fprintf(stderr, "tumblerd: out of memory\n");
@@ -110,7 +127,9 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
             fprintf(stderr,
                     "tumblerd: recover: refused, nothing changed: the log in "
                     "%s cannot be read (above), so what it holds cannot be "
-                    "compared; repair it, or leave it out if it is lost\n",
+                    "compared; if it is damaged, it may still go furthest: "
+                    "recover there (with --repair-log) and name this one "
+                    "with --survivor; leave it out only if it is lost\n",
                     cfg->survivors[i]);
             free(pos);
             return 1;
@@ -120,21 +139,13 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                cfg->survivors[i], pos[i].server_id ? "server " : "no server ",
                pos[i].server_id, pos[i].last_index, pos[i].last_term);
     }
-    tb_wbuf_init(&txn[0]);
-    tb_wbuf_init(&txn[1]);
-    rv = epoch_txn(&txn[0]);
-    if (rv == 0 && n == 2)
-        rv = members_txn(cfg, &txn[1]);
-    for (i = 0; i < n; i++)
-        cmds[i] = (struct tb_str){(const char *)txn[i].base, txn[i].len};
-    if (rv == 0)
-        rv = replog_recover(loop, rc, pos, (const char *const *)cfg->survivors,
-                            (unsigned)cfg->nsurvivors, cmds, n, &at);
-    else
-        fprintf(stderr, "tumblerd: out of memory\n");
+    tb_wbuf_init(&e.txn[0]);
+    tb_wbuf_init(&e.txn[1]);
+    rv = replog_recover(loop, rc, pos, (const char *const *)cfg->survivors,
+                        (unsigned)cfg->nsurvivors, make_entries, &e, &at);
     free(pos);
-    tb_wbuf_free(&txn[0]);
-    tb_wbuf_free(&txn[1]);
+    tb_wbuf_free(&e.txn[0]);
+    tb_wbuf_free(&e.txn[1]);
     if (rv != 0) {
         fprintf(stderr, "tumblerd: recover: %s not recovered (above)\n",
                 rc->dir);
@@ -147,7 +158,9 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
     print_members(cfg);
     printf(", in term %" PRIu64 "; the next begins a new zxid epoch%s\n",
            at.term,
-           n == 2 ? "; the next records the members in /zookeeper/config" : "");
+           cfg->nservers > 0
+               ? "; the next records the members in /zookeeper/config"
+               : "");
     for (i = 0; i < cfg->nservers; i++)
         voters += cfg->servers[i].role == TB_ROLE_PARTICIPANT;
     if (voters > 1)

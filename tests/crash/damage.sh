@@ -14,7 +14,9 @@
 # without that write, and says so.  Last, tumblerd --repair-log on a damaged
 # copy: it says what it drops, keeps a copy of it, and the log then opens
 # with the writes before the damage, and zxids above every earlier one;
-# a member of an ensemble is refused a repair, nothing changed.  Also: a
+# a member of an ensemble is refused a repair, nothing changed, and its
+# log, recovered with --recover-ensemble --repair-log, is cut the same way
+# and serves the writes before the damage, zxids in a new epoch.  Also: a
 # SIGHUP while the log is read at start does not end it; a member whose
 # quorum or election port is taken is refused before its data directory
 # is made.
@@ -264,6 +266,25 @@ status=0
     { echo "a member's repair ended with $status:"; cat "$dir/repair-member.log"; exit 1; }
 sums "$m" | cmp - "$dir/before-member"
 [ -z "$(ls -d "$m"/repair-* 2>/dev/null)" ] || { echo "a member's repair left a copy"; exit 1; }
+# Its majority lost for good, the damaged log is recovered (here into a
+# server alone) with --repair-log: cut as a repair cuts it, copied first,
+# and zxids above every one given before the cut.
+printf 'dataDir=%s\n' "$m" >"$dir/alone.cfg"
+"${tumblerd[@]}" --recover-ensemble --repair-log -c "$dir/alone.cfg" --serverId=1 \
+    >"$dir/recover-member.log" 2>&1 ||
+    { echo "the damaged log's recovery failed:"; cat "$dir/recover-member.log"; exit 1; }
+grep -q "repair: the log now ends at" "$dir/recover-member.log" &&
+    grep -q "begins a new zxid epoch" "$dir/recover-member.log" ||
+    { echo "no cut, or no new epoch, said:"; cat "$dir/recover-member.log"; exit 1; }
+cmp "$(ls -d "$m"/repair-*)/wal-0000000000000001" "$dir/damaged"
+crash_start "$m"
+"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
+"$writer" write "127.0.0.1:$port" /recovered 1 >/dev/null 2>&1
+now=$(zxid)
+[ $(( now )) -gt $(( zxid )) ] && [ $(( now )) -ge $(( 0x100000000 )) ] ||
+    { echo "zxid $now after the damaged log's recovery, $zxid before the damage"; exit 1; }
+echo "a damaged log recovered with --repair-log: cut, its writes before the damage served, zxid $now"
+kill "$pid"; wait "$pid" || true; pid=""
 # A second repair leaves a whole log as it is.
 sums "$d" >"$dir/before"
 "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair2.log"

@@ -306,7 +306,8 @@ static void new_epoch_at(struct fx *x, int64_t index, int64_t zxid)
 
 /* A new epoch moves zxids ahead from its own entry on, and the log's
  * indexes keep their pace; one behind them changes nothing; one of zxid
- * 0 (a recovery's) moves them to the next epoch's start.  A snapshot
+ * -i (a recovery's) moves them to the start of the epoch after log index
+ * i's, or after the entry before's.  A snapshot
  * keeps the distance: a replica restored from it gives the next entry the
  * same zxid. */
 static void test_new_epoch(void **state)
@@ -324,7 +325,10 @@ static void test_new_epoch(void **state)
     assert_int_equal(x->res_zxid, epoch + 1);
     new_epoch_at(x, at + 3, 0); /* a recovery's: the next epoch */
     assert_int_equal(x->res_zxid, 2 * epoch);
-    at++;
+    /* ... past a log index beyond this one's: past its epoch */
+    new_epoch_at(x, at + 4, -(at + 4 + 2 * epoch));
+    assert_int_equal(x->res_zxid, 5 * epoch);
+    at += 2;
     snap(x, &w);
     assert_int_equal(fsm_restore(y->f, w.base, w.len), 0);
     assert_snapshot_is(y, &w);
@@ -333,9 +337,9 @@ static void test_new_epoch(void **state)
                                                      tb_acl_open_unsafe, 0});
     assert_int_equal(apply_at(x, at + 3, TB_OP_CREATE, &c), 0);
     assert_int_equal(apply_at(y, at + 3, TB_OP_CREATE, &c), 0);
-    assert_int_equal(x->res_zxid, 2 * epoch + 1);
-    assert_int_equal(y->res_zxid, 2 * epoch + 1);
-    assert_int_equal(fsm_last_zxid(y->f), 2 * epoch + 1);
+    assert_int_equal(x->res_zxid, 5 * epoch + 1);
+    assert_int_equal(y->res_zxid, 5 * epoch + 1);
+    assert_int_equal(fsm_last_zxid(y->f), 5 * epoch + 1);
     tb_wbuf_free(&c);
     tb_wbuf_free(&w);
     snap(x, &w);

@@ -299,19 +299,24 @@ static int abandon(struct fsm *f)
 
 /* A new epoch: from this entry on, zxids go on from the one it names when
  * that is ahead, so that none a client may have seen is given again after
- * a log was cut short by a repair (replog's).  Zxid 0 names the start of
- * the epoch after the entry before's: a recovery's, which reads no state
- * (the writes lost with a majority are in that entry's epoch). */
+ * a log was cut short by a repair (replog's).  A zxid of -i (i >= 0)
+ * names the start of the epoch after that of log index i, or of the entry
+ * before if later: a recovery's, which reads no state (the writes lost
+ * with a majority, or cut by its repair, are in that epoch). */
 static void new_epoch(struct fsm *f, int64_t index, const struct tb_txn *t)
 {
     struct tb_rd r = tb_rd_make(t->body.ptr, t->body.len);
     struct tb_new_epoch_txn e;
+    int64_t seen;
 
     if (tb_new_epoch_txn_decode(&r, &e) != 0)
         return;
-    if (e.zxid == 0)
-        e.zxid =
-            (int64_t)((((uint64_t)(index - 1 + f->zxid_bias) >> 32) + 1) << 32);
+    if (e.zxid <= 0) {
+        seen = -e.zxid > index - 1 ? -e.zxid : index - 1;
+        if (seen > FSM_ZXID_BIAS_MAX)
+            return;
+        e.zxid = (int64_t)((((uint64_t)(seen + f->zxid_bias) >> 32) + 1) << 32);
+    }
     if (e.zxid > index + f->zxid_bias && e.zxid - index <= FSM_ZXID_BIAS_MAX)
         f->zxid_bias = e.zxid - index;
 }

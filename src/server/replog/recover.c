@@ -22,8 +22,8 @@ struct replog_recovery {
     const struct replog_position *others;
     const char *const *other_dirs;
     unsigned n_others;
-    const struct tb_str *cmds; /* the state machine's entries after it */
-    unsigned n_cmds;
+    replog_recover_entries entries; /* the state machine's, after it */
+    void *entries_arg;
     int refused;  /* errmsg says why */
     int appended; /* the entries' write: 0 on its way, 1 done, -1 failed */
     struct raft_io_append req;
@@ -98,39 +98,40 @@ static void appended(struct raft_io_append *req, int status)
     r->appended = status == 0 ? 1 : -1;
 }
 
+#define MAX_CMDS 4
+
 /* Appends the configuration at the log's end, in term `term`, then the
  * state machine's entries, and waits until they are on disk. */
 static int append_conf(struct wal *w, const struct raft_configuration *c,
                        raft_term term)
 {
     struct replog_recovery *r = w->recovery;
-    unsigned i, n = 1 + r->n_cmds;
-    struct raft_entry *e = calloc(n, sizeof *e);
-    int rv = e == NULL ? RAFT_NOMEM : raft_configuration_encode(c, &e[0].buf);
+    struct raft_entry e[1 + MAX_CMDS] = {{.term = term, .type = RAFT_CHANGE}};
+    struct tb_str cmds[MAX_CMDS];
+    uint64_t seen = r->at.last_index;
+    unsigned i, n = 0;
+    int rv;
 
-    if (rv != 0) {
-        free(e);
+    if (w->meta.repair_bound > seen)
+        seen = w->meta.repair_bound;
+    if (r->entries(r->entries_arg, seen, cmds, MAX_CMDS, &n) != 0)
+        return RAFT_NOMEM;
+    if ((rv = raft_configuration_encode(c, &e[0].buf)) != 0)
         return rv;
-    }
-    e[0].term = term;
-    e[0].type = RAFT_CHANGE;
-    for (i = 1; i < n && rv == 0; i++) {
-        e[i].term = term;
-        e[i].type = RAFT_COMMAND;
-        e[i].buf.len = replog__entry_size(r->cmds[i - 1].len);
-        if ((e[i].buf.base = malloc(e[i].buf.len)) == NULL)
+    for (i = 0; i < n && rv == 0; i++) {
+        e[1 + i] = (struct raft_entry){.term = term, .type = RAFT_COMMAND};
+        e[1 + i].buf.len = replog__entry_size(cmds[i].len);
+        if ((e[1 + i].buf.base = malloc(e[1 + i].buf.len)) == NULL)
             rv = RAFT_NOMEM;
         else
-            replog__entry_encode(e[i].buf.base, r->cmds[i - 1].ptr,
-                                 r->cmds[i - 1].len);
+            replog__entry_encode(e[1 + i].buf.base, cmds[i].ptr, cmds[i].len);
     }
     r->req.data = r;
     if (rv == 0)
-        rv = replog__wal_append(w->io, &r->req, e, n, appended);
+        rv = replog__wal_append(w->io, &r->req, e, 1 + n, appended);
     raft_free(e[0].buf.base); /* the log copied them */
-    for (i = 1; i < n; i++)
-        free(e[i].buf.base);
-    free(e);
+    for (i = 0; i < n; i++)
+        free(e[1 + i].buf.base);
     while (rv == 0 && r->appended == 0)
         if (uv_run(w->loop, UV_RUN_ONCE) == 0 && r->appended == 0)
             r->appended = -1; /* nothing left that could complete it */
@@ -188,7 +189,10 @@ int replog__recover_io(struct wal *w, const struct raft_configuration *c)
     if ((rv = append_conf(w, c, term)) != 0)
         return rv;
     at->term = term;
-    if ((rv = replog__wal_meta_set(w, WAL_META_SERVER_ID, 0)) != 0) {
+    /* A repair's cut is done with: zxids move past it (the entries). */
+    if ((w->meta.repair_bound != 0 &&
+         (rv = replog__wal_meta_set(w, WAL_META_REPAIR_BOUND, 0)) != 0) ||
+        (rv = replog__wal_meta_set(w, WAL_META_SERVER_ID, 0)) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s", w->dir,
                  WAL_META_NAME, strerror(rv));
         return RAFT_IOERR;
@@ -317,15 +321,15 @@ static int is_voter(const struct replog *l)
 int replog_recover(uv_loop_t *loop, const struct replog_config *cfg,
                    const struct replog_position *others,
                    const char *const *other_dirs, unsigned n_others,
-                   const struct tb_str *cmds, unsigned n_cmds,
+                   replog_recover_entries entries, void *arg,
                    struct replog_position *out)
 {
     struct replog_recovery r = {.write = 1,
                                 .others = others,
                                 .other_dirs = other_dirs,
                                 .n_others = n_others,
-                                .cmds = cmds,
-                                .n_cmds = n_cmds};
+                                .entries = entries,
+                                .entries_arg = arg};
     struct raft_configuration conf;
     struct replog *l;
     int rv;

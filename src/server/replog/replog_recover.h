@@ -41,20 +41,30 @@ int replog_read_position(uv_loop_t *loop, const char *dir,
                          void (*log)(void *data, int level, const char *msg),
                          void *log_data, struct replog_position *out);
 
+/* The state machine's entries a recovery appends after the
+ * configuration's, each as replog_propose's payload, made once the log's
+ * end is known: `seen` is the highest log index whose entry a client may
+ * have seen (the last one, or beyond it the highest a repair cut).  0 with
+ * out[0..*n) (*n <= max, owned by the caller until the recovery returns),
+ * or a negative TB_E* code. */
+typedef int (*replog_recover_entries)(void *arg, uint64_t seen,
+                                      struct tb_str *out, unsigned max,
+                                      unsigned *n);
+
 /* Recovers the log in cfg->dir (cfg as for replog_open) into cfg's members
- * (cfg->peers, or this server alone), this server among the voters.  It
- * refuses, logging why and changing nothing, when the log is damaged or
- * empty, the directory in use, this server no voter, or one of `others`
- * (other survivors' logs, replog_read_position) goes further than this
- * one: that one may hold writes acknowledged that this one lacks.  `cmds`
- * (n_cmds of them) are state machine entries appended after the
- * configuration's, each as replog_propose's payload.  0 with *out where
- * the log ended before (its term: the term raft is in now, the entries'),
- * or a negative TB_E* code (TB_EINVAL for a refusal). */
+ * (cfg->peers, or this server alone), this server among the voters, then
+ * appends what `entries` makes.  It refuses, logging why and changing
+ * nothing, when the log is damaged (unless cfg->repair_log: it is cut as
+ * a repair cuts it, first, refused or not) or empty, the directory in
+ * use, this server no voter, or one of `others` (other survivors' logs,
+ * replog_read_position) goes further than this one: that one may hold
+ * writes acknowledged that this one lacks.  0 with *out where the log
+ * ended before (its term: the term raft is in now, the entries'), or a
+ * negative TB_E* code (TB_EINVAL for a refusal). */
 int replog_recover(uv_loop_t *loop, const struct replog_config *cfg,
                    const struct replog_position *others,
                    const char *const *other_dirs, unsigned n_others,
-                   const struct tb_str *cmds, unsigned n_cmds,
+                   replog_recover_entries entries, void *arg,
                    struct replog_position *out);
 
 #endif
