@@ -14,7 +14,8 @@
 #   5. kazoo: while a change is in flight (a joiner that does not run, which never catches up),
 #      a second is refused with ReconfigInProgress (-14); the first ends in NewConfigNoQuorum
 #      (-13) and changes nothing; a change of a member's election port, a joiner at another
-#      member's quorum address and a setData of /zookeeper/config are refused with
+#      member's quorum address (staying or leaving in the same change) and a setData of
+#      /zookeeper/config are refused with
 #      BadArguments (-8); leaving 0 (no server's id) makes a new version of the same servers;
 #      a write pipelined behind a reconfig is applied after it
 #   6. `reconfig -remove 3`: member 3 leaves; it says why in its log and serves no client any
@@ -273,6 +274,13 @@ try:
     print("FAIL: a joiner at server.3's quorum address was added")
 except BadArgumentsError:
     print("a joiner at server.3's quorum address: BadArgumentsError")
+# ... or at the quorum address of a member that leaves in the same change (raft has no two
+# members at one address, and a leaver goes only after the outcome): remove, then add.
+try:
+    c.reconfig(sys.argv[4], "3", None)
+    print("FAIL: a joiner at a leaver's quorum address was added")
+except BadArgumentsError:
+    print("a joiner at the quorum address of server.3, leaving: BadArgumentsError")
 print("unchanged:", c.get("/zookeeper/config")[0] == data)
 # As ZooKeeper's, an id no server has leaves nothing: a new version, the same servers.
 new, _ = c.reconfig(None, "0", None)
@@ -297,6 +305,7 @@ EOF
         echo "$out" | grep -q "election port changed: BadArgumentsError" &&
         echo "$out" | grep -q "zookeeper/config: BadArgumentsError" &&
         echo "$out" | grep -q "quorum address: BadArgumentsError" &&
+        echo "$out" | grep -q "server.3, leaving: BadArgumentsError" &&
         echo "$out" | grep -q "unchanged: True" &&
         echo "$out" | grep -q "leaving 0: the same servers: True" &&
         echo "$out" | grep -q "behind a reconfig applied after it: True" && ! echo "$out" | grep -q FAIL

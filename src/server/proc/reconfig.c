@@ -396,13 +396,32 @@ static void make_steps(struct reconfig *r)
 
 /* ---- deciding ---- */
 
+/* A server of `cur` that leaves in r->next, at quorum address `addr`. */
+static const struct tb_config_server *
+leaver_at(const struct reconfig *r, const struct members *cur, const char *addr)
+{
+    char x[TB_CONFIG_ADDR_MAX];
+    size_t i;
+
+    for (i = 0; i < cur->n; i++)
+        if (members_find(&r->next, cur->v[i].id) == NULL &&
+            tb_config_quorum_address(&cur->v[i], x, sizeof x) == 0 &&
+            strcmp(x, addr) == 0)
+            return &cur->v[i];
+    return NULL;
+}
+
 /* Steps from `cur` to r->next: joiners, then promotions, then
  * demotions, so that the voters are never fewer than the old or the new
  * configuration has (reconcile.h's order); TB_EBADARGUMENTS when a
- * server would change its quorum address (it must leave, then join). */
+ * server would change its quorum address (it must leave, then join), or
+ * a joiner take a leaver's (raft has no two members at one address, and
+ * leavers go only after the outcome: one change removes it, the next adds
+ * the joiner). */
 static int plan(struct reconfig *r, const struct members *cur, char *err,
                 size_t errlen)
 {
+    const struct tb_config_server *gone;
     struct tb_config_server *a, *b;
     char x[TB_CONFIG_ADDR_MAX], y[TB_CONFIG_ADDR_MAX];
     int self = (int)r->srv->server_id, pass;
@@ -416,6 +435,14 @@ static int plan(struct reconfig *r, const struct members *cur, char *err,
             a = members_find(cur, b->id);
             if (tb_config_quorum_address(b, y, sizeof y) != 0)
                 return TB_EBADARGUMENTS;
+            if (a == NULL && pass == 0 && (gone = leaver_at(r, cur, y))) {
+                snprintf(err, errlen,
+                         "server.%d's quorum address %s is server.%d's, "
+                         "which leaves: remove server.%d, then add "
+                         "server.%d",
+                         b->id, y, gone->id, gone->id, b->id);
+                return TB_EBADARGUMENTS;
+            }
             if (a == NULL) {
                 if (pass == 0) {
                     r->steps[r->nsteps] =
