@@ -715,8 +715,13 @@ int reconfig_propose(struct tbd *s, const struct tb_txn *t,
            r->nsteps, r->nleaving,
            r->hand_over ? ", then this leader hands leadership over" : "");
     r->sync_start = tbd_now_ms(s);
-    if ((rc = replog_barrier(s->log, synced, r)) != 0)
-        synced(r, rc);
+    /* Refused as any write the log does not take (a leadership handover
+     * under way, say): `done` must not fire before this returns. */
+    if ((rc = replog_barrier(s->log, synced, r)) != 0) {
+        members_free(&r->next);
+        r->busy = 0;
+        return rc;
+    }
     return 0;
 }
 
