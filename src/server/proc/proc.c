@@ -289,10 +289,13 @@ int proc_propose_txn(struct tbd *s, struct tb_txn *t, replog_done_cb done,
         return TB_ENOMEM;
     /* Sessions open and close even while low disk refuses other writes:
      * a close is what releases a dead client's ephemeral nodes.  So does
-     * a sync's barrier, a few bytes: reads stay served, and current. */
+     * a sync's barrier, a few bytes: reads stay served, and current.  And
+     * a reconfig's outcome: raft's members changed already (decide
+     * refused the reconfig under low disk), and it is what says so. */
     if (t->type == TB_OP_CLOSESESSION)
         return propose_close(s, t, done, arg);
-    if (t->type == TB_OP_CREATESESSION || t->type == TB_OP_SYNC)
+    if (t->type == TB_OP_CREATESESSION || t->type == TB_OP_SYNC ||
+        t->type == TB_OP_RECONFIG_TXN)
         return replog_propose_reserved(s->log, s->scratch.base, s->scratch.len,
                                        done, arg);
     return replog_propose(s->log, s->scratch.base, s->scratch.len, done, arg);
