@@ -706,6 +706,26 @@ static void test_tls_address_from_server_line(void **state)
                      0);
     assert_int_equal(cfg.client_port, -1);
     tb_config_free(&cfg);
+    /* clientPort=0 is ZooKeeper's "not set": the line's port, with TLS or
+     * without */
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "--serverId=1",
+                              "--server.1=127.0.0.1:2881:3881;2181",
+                              "--server.2=127.0.0.1:2882:3882;2182",
+                              "--clientPort=0", "--secureClientPort=2281",
+                              "--ssl.keyStore.location=k.p12",
+                              "--ssl.trustStore.location=ca.pem", NULL),
+                     0);
+    assert_int_equal(cfg.client_port, 2181);
+    tb_config_free(&cfg);
+    tb_config_init(&cfg);
+    assert_int_equal(parse_in(&cfg, dir, err, sizeof err, "--serverId=1",
+                              "--server.1=127.0.0.1:2881:3881;2181",
+                              "--server.2=127.0.0.1:2882:3882;2182",
+                              "--clientPort=0", NULL),
+                     0);
+    assert_int_equal(cfg.client_port, 2181);
+    tb_config_free(&cfg);
     remove_dir(dir);
 }
 

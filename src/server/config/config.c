@@ -37,189 +37,190 @@ enum key_type {
 /* X(key, type, field, min, max, default, help).  Keys are ZooKeeper's
  * spelling, without the "zookeeper." prefix of system properties. */
 #define MiB64 "67108864"
-#define CONFIG_KEYS(X)                                                      \
-    X("tickTime", K_INT, tick_time, 1, 100000000, "2000",                   \
-      "ms; the session expiry granularity")                                 \
-    X("dataDir", K_DIR, data_dir, 0, 0, "./data",                           \
-      "raft log and snapshots (relative to the working directory)")         \
-    X("clientPort", K_INT, client_port, 0, 65535, "2181",                   \
-      "client port; 0 lets the system pick one; none if unset beside "      \
-      "secureClientPort")                                                   \
-    X("clientPortAddress", K_ADDR, client_port_address, 0, 0, "127.0.0.1",  \
-      "address to listen on (0.0.0.0 or :: for all)")                       \
-    X("clientPortListenBacklog", K_INT, client_port_listen_backlog, -1,     \
-      65535, "-1", "listen(2) backlog; -1: the system's")                   \
-    X("maxClientCnxns", K_INT, max_client_cnxns, 0, 2147483647, "60",       \
-      "connections per client IP; 0: unlimited")                            \
-    X("minSessionTimeout", K_INT, min_session_timeout, -1, 2147483647,      \
-      "-1", "ms; -1: 2 x tickTime")                                         \
-    X("maxSessionTimeout", K_INT, max_session_timeout, -1, 2147483647,      \
-      "-1", "ms; -1: 20 x tickTime")                                        \
-    X("4lw.commands.whitelist", K_4LW, fourlw_whitelist, 0, 0, "srvr",      \
-      "four-letter words allowed, comma separated; * for all")              \
-    X("jute.maxbuffer", K_INT, jute_maxbuffer, 1024, 2147483647, "1048575", \
-      "bytes; largest request frame accepted")                              \
-    X("globalOutstandingLimit", K_INT, max_outstanding, 1, 2147483647,      \
-      "1000", "requests in flight per connection before reading pauses")    \
-    X("snapCount", K_INT, snap_count, 0, 2147483647, "0",                   \
-      "log entries between snapshots, at most; 0: as many as the log's "    \
-      "bytes allow (a snapshot is due once they reach the state's size)")   \
-    X("datadir.autocreate", K_BOOL, data_dir_autocreate, 0, 1, "true",      \
-      "false: a dataDir that does not exist stops the start instead of "    \
-      "being created (a mistyped one would serve an empty tree)")           \
-    X("extendedTypesEnabled", K_BOOL, extended_types_enabled, 0, 1, "true", \
-      "allow TTL nodes")                                                    \
-    X("reconfigEnabled", K_BOOL, reconfig_enabled, 0, 1, "false",           \
-      "the super user may change an ensemble's members with reconfig")      \
-    X("joinEnsemble", K_BOOL, join_ensemble, 0, 1, "false",                 \
-      "a new server, its dataDir empty, that a running ensemble adds with " \
-      "reconfig: its log starts from the leader's")                         \
-    X("enforceQuota", K_BOOL, enforce_quota, 0, 1, "false",                 \
-      "refuse a create or setData over a quota's countHardLimit or "        \
-      "byteHardLimit (QuotaExceeded)")                                      \
-    X("znode.container.checkIntervalMs", K_INT,                             \
-      container_check_interval_ms, 1, 2147483647, "60000",                  \
-      "ms between sweeps for empty containers and expired TTL nodes")       \
-    X("znode.container.maxPerMinute", K_INT, container_max_per_minute, 1,   \
-      2147483647, "10000", "container/TTL deletions per minute, at most")   \
-    X("DigestAuthenticationProvider.superDigest", K_DIGEST, super_digest,   \
-      0, 0, "", "super user as user:base64(sha1(user:password)); empty: none") \
-    X("java.security.auth.login.config", K_STR, jaas_file, 0, 0, "",        \
-      "JAAS file whose Server section lists the SASL (DIGEST-MD5) users "   \
-      "as user_NAME=\"PASSWORD\"; empty: no SASL")                         \
-    X("sasl.serverconfig", K_STR, jaas_section, 0, 0, "Server",              \
-      "the section of that file that lists them")                           \
-    X("superUser", K_STR, sasl_super_user, 0, 0, "",                        \
-      "the SASL user that is the super user; empty: none")                  \
-    X("enforce.auth.enabled", K_BOOL, enforce_auth, 0, 1, "false",          \
-      "refuse every request of a connection that has not authenticated "    \
-      "with one of enforce.auth.schemes, and close it")                     \
-    X("enforce.auth.schemes", K_STR, enforce_auth_schemes, 0, 0, "",        \
-      "comma-separated: digest, ip, sasl, x509")                                  \
-    X("sessionRequireClientSASLAuth", K_BOOL, session_require_sasl, 0, 1,   \
-      "false", "true: enforce.auth.enabled with the scheme sasl")           \
-    X("secureClientPort", K_INT, tls.port, 0, 65535, "0",                   \
-      "TLS client port; 0: none")                                           \
-    X("secureClientPortAddress", K_ADDR, tls.address, 0, 0, "",             \
-      "address of the TLS port; empty: clientPortAddress")                  \
-    X("ssl.keyStore.location", K_STR, tls.key_store, 0, 0, "",              \
-      "the server's key and certificate chain: PKCS12 or PEM")              \
-    X("ssl.keyStore.password", K_STR, tls.key_password, 0, 0, "",           \
-      "its password")                                                       \
-    X("ssl.keyStore.passwordPath", K_STR, tls.key_password_path, 0, 0, "",  \
-      "a file holding its password")                                        \
-    X("ssl.keyStore.type", K_STR, tls.key_type, 0, 0, "",                   \
-      "PKCS12 or PEM; empty: from the file's extension")                    \
-    X("ssl.trustStore.location", K_STR, tls.trust_store, 0, 0, "",          \
-      "the CAs that sign clients' certificates: PKCS12 or PEM; empty: the " \
-      "system's")                                                           \
-    X("ssl.trustStore.password", K_STR, tls.trust_password, 0, 0, "",       \
-      "its password")                                                       \
-    X("ssl.trustStore.passwordPath", K_STR, tls.trust_password_path, 0, 0,  \
-      "", "a file holding its password")                                    \
-    X("ssl.trustStore.type", K_STR, tls.trust_type, 0, 0, "",               \
-      "PKCS12 or PEM; empty: from the file's extension")                    \
-    X("ssl.clientAuth", K_STR, tls.client_auth_name, 0, 0, "need",          \
-      "need, want or none: whether a client must present a certificate")    \
-    X("ssl.protocol", K_STR, tls.protocol, 0, 0, "",                        \
-      "TLSv1.2 or TLSv1.3: the only version offered; empty: both")          \
-    X("ssl.enabledProtocols", K_STR, tls.protocols, 0, 0, "",               \
-      "comma-separated versions offered; overrides ssl.protocol")           \
-    X("ssl.ciphersuites", K_STR, tls.ciphersuites, 0, 0, "",                \
-      "comma-separated cipher suites by their standard (IANA) names; "      \
-      "empty: OpenSSL's defaults")                                          \
-    X("X509AuthenticationProvider.superUser", K_STR, tls.super_user, 0, 0,  \
-      "", "the certificate subject (RFC 2253) that is the super user")      \
-    X("client.certReload", K_BOOL, tls.cert_reload, 0, 1, "false",         \
-      "true: the stores are read again when their files change")            \
-    X("ssl.crl", K_BOOL, tls.crl, 0, 1, "false",                            \
-      "revocation lists: not supported, true stops the server")             \
-    X("ssl.ocsp", K_BOOL, tls.ocsp, 0, 1, "false",                          \
-      "OCSP: not supported, true stops the server")                         \
-    X("client.portUnification", K_BOOL, tls.port_unification, 0, 1,        \
-      "false", "TLS on clientPort too: not supported, true stops the server")\
-    X("sslQuorum", K_BOOL, quorum_tls.enabled, 0, 1, "false",               \
-      "TLS, both sides authenticated, on every connection between members") \
-    X("portUnification", K_BOOL, quorum_tls.port_unification, 0, 1,         \
-      "false", "the quorum and election ports take TLS and plain "          \
-      "connections alike (the stores are read): for moving a running "      \
-      "ensemble to sslQuorum or off it one member at a time")               \
-    X("ssl.quorum.keyStore.location", K_STR, quorum_tls.key_store, 0, 0, "",\
-      "this member's key and certificate chain: PKCS12 or PEM")             \
-    X("ssl.quorum.keyStore.password", K_STR, quorum_tls.key_password, 0, 0, \
-      "", "its password")                                                   \
-    X("ssl.quorum.keyStore.passwordPath", K_STR,                            \
-      quorum_tls.key_password_path, 0, 0, "", "a file holding its password")\
-    X("ssl.quorum.keyStore.type", K_STR, quorum_tls.key_type, 0, 0, "",     \
-      "PKCS12 or PEM; empty: from the file's extension")                    \
-    X("ssl.quorum.trustStore.location", K_STR, quorum_tls.trust_store, 0, 0,\
-      "", "the CAs that sign members' certificates: PKCS12 or PEM; empty: " \
-      "the system's")                                                       \
-    X("ssl.quorum.trustStore.password", K_STR, quorum_tls.trust_password, 0,\
-      0, "", "its password")                                                \
-    X("ssl.quorum.trustStore.passwordPath", K_STR,                          \
-      quorum_tls.trust_password_path, 0, 0, "",                             \
-      "a file holding its password")                                        \
-    X("ssl.quorum.trustStore.type", K_STR, quorum_tls.trust_type, 0, 0, "", \
-      "PKCS12 or PEM; empty: from the file's extension")                    \
-    X("ssl.quorum.protocol", K_STR, quorum_tls.protocol, 0, 0, "",          \
-      "TLSv1.2 or TLSv1.3: the only version offered; empty: both")          \
-    X("ssl.quorum.enabledProtocols", K_STR, quorum_tls.protocols, 0, 0, "", \
-      "comma-separated versions offered; overrides ssl.quorum.protocol")    \
-    X("ssl.quorum.ciphersuites", K_STR, quorum_tls.ciphersuites, 0, 0, "",  \
-      "comma-separated cipher suites by their standard (IANA) names; "      \
-      "empty: OpenSSL's defaults")                                          \
-    X("ssl.quorum.hostnameVerification", K_BOOL,                            \
-      quorum_tls.hostname_verification, 0, 1, "true",                       \
-      "a member's certificate must name its host (server.N's, or the "      \
-      "address it connects from)")                                          \
-    X("sslQuorumReloadCertFiles", K_BOOL, quorum_tls.reload, 0, 1, "false", \
-      "the quorum's stores read again when their files change (a stat a "   \
-      "second), as on SIGHUP")                                              \
-    X("ssl.quorum.clientAuth", K_STR, quorum_tls.client_auth_name, 0, 0,    \
-      "need", "need only: every member presents its certificate")           \
-    X("ssl.quorum.crl", K_BOOL, quorum_tls.crl, 0, 1, "false",              \
-      "revocation lists: not supported, true stops the server")             \
-    X("ssl.quorum.ocsp", K_BOOL, quorum_tls.ocsp, 0, 1, "false",            \
-      "OCSP: not supported, true stops the server")                         \
-    X("metricsProvider.className", K_STR, metrics.class_name, 0, 0, "",     \
-      "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider "  \
-      "serves Prometheus's metrics; empty (or ZooKeeper's Default or "      \
-      "NullMetricsProvider): none")                                         \
-    X("metricsProvider.httpHost", K_ADDR, metrics.http_host, 0, 0,          \
-      "0.0.0.0", "address of the metrics port")                             \
-    X("metricsProvider.httpPort", K_INT, metrics.http_port, 0, 65535,       \
-      "7000", "metrics port: GET /metrics")                                 \
-    X("admin.enableServer", K_BOOL, admin.enabled, 0, 1, "false",           \
-      "serve ZooKeeper's AdminServer commands over HTTP")                   \
-    X("admin.serverAddress", K_ADDR, admin.address, 0, 0, "0.0.0.0",        \
-      "address of the AdminServer")                                         \
-    X("admin.serverPort", K_INT, admin.port, 0, 65535, "8080",              \
-      "AdminServer port")                                                   \
-    X("admin.commandURL", K_STR, admin.command_url, 0, 0, "/commands",      \
-      "where the commands are: GET /commands/NAME")                         \
-    X("admin.idleTimeout", K_INT, admin.idle_timeout, 1, 2147483647,        \
-      "30000", "ms an AdminServer connection may stay idle")                \
-    X("electionTimeout", K_INT, election_timeout, 20, 60000, "500",         \
-      "ms; an ensemble's follower that hears no leader for this long (and "  \
-      "up to twice it) starts an election")                                 \
-    X("heartbeatInterval", K_INT, heartbeat_interval, 5, 30000, "50",       \
-      "ms between the leader's heartbeats; less than electionTimeout")      \
-    X("serverId", K_INT, server_id, 1, 254, "1",                            \
-      "this server's id; dataDir/myid gives it too (see server.N)")         \
-    X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,  \
-      "writes are refused when dataDir has less free than this (at least " \
-      "24 MiB) plus room for two snapshots")                               \
-    X("logLevel", K_LEVEL, log_level, 0, 0, "info",                         \
-      "error, warn, info or debug")                                         \
-    X("logFile", K_STR, log_file, 0, 0, "",                                 \
-      "append the log to this file, reopened on SIGHUP (for logrotate); "   \
-      "empty: stderr (the journal, under systemd)")                         \
-    X("logFormat", K_FORMAT, log_format, 0, 0, "text",                      \
-      "text, or json: one JSON object a line, with the line's fields, for " \
-      "log shippers (--log-format=json says the same)")                     \
-    X("slowRequestMs", K_INT, slow_request_ms, 0, 2147483647, "1000",       \
-      "ms; a request answered later than this after it arrived is logged "  \
+#define CONFIG_KEYS(X)                                                         \
+    X("tickTime", K_INT, tick_time, 1, 100000000, "2000",                      \
+      "ms; the session expiry granularity")                                    \
+    X("dataDir", K_DIR, data_dir, 0, 0, "./data",                              \
+      "raft log and snapshots (relative to the working directory)")            \
+    X("clientPort", K_INT, client_port, 0, 65535, "2181",                      \
+      "client port; unset or 0 beside secureClientPort: none, and 0 "          \
+      "beside a server line's: that one (ZooKeeper's 0 is unset); else 0 "     \
+      "lets the system pick one")                                              \
+    X("clientPortAddress", K_ADDR, client_port_address, 0, 0, "127.0.0.1",     \
+      "address to listen on (0.0.0.0 or :: for all)")                          \
+    X("clientPortListenBacklog", K_INT, client_port_listen_backlog, -1, 65535, \
+      "-1", "listen(2) backlog; -1: the system's")                             \
+    X("maxClientCnxns", K_INT, max_client_cnxns, 0, 2147483647, "60",          \
+      "connections per client IP; 0: unlimited")                               \
+    X("minSessionTimeout", K_INT, min_session_timeout, -1, 2147483647, "-1",   \
+      "ms; -1: 2 x tickTime")                                                  \
+    X("maxSessionTimeout", K_INT, max_session_timeout, -1, 2147483647, "-1",   \
+      "ms; -1: 20 x tickTime")                                                 \
+    X("4lw.commands.whitelist", K_4LW, fourlw_whitelist, 0, 0, "srvr",         \
+      "four-letter words allowed, comma separated; * for all")                 \
+    X("jute.maxbuffer", K_INT, jute_maxbuffer, 1024, 2147483647, "1048575",    \
+      "bytes; largest request frame accepted")                                 \
+    X("globalOutstandingLimit", K_INT, max_outstanding, 1, 2147483647, "1000", \
+      "requests in flight per connection before reading pauses")               \
+    X("snapCount", K_INT, snap_count, 0, 2147483647, "0",                      \
+      "log entries between snapshots, at most; 0: as many as the log's "       \
+      "bytes allow (a snapshot is due once they reach the state's size)")      \
+    X("datadir.autocreate", K_BOOL, data_dir_autocreate, 0, 1, "true",         \
+      "false: a dataDir that does not exist stops the start instead of "       \
+      "being created (a mistyped one would serve an empty tree)")              \
+    X("extendedTypesEnabled", K_BOOL, extended_types_enabled, 0, 1, "true",    \
+      "allow TTL nodes")                                                       \
+    X("reconfigEnabled", K_BOOL, reconfig_enabled, 0, 1, "false",              \
+      "the super user may change an ensemble's members with reconfig")         \
+    X("joinEnsemble", K_BOOL, join_ensemble, 0, 1, "false",                    \
+      "a new server, its dataDir empty, that a running ensemble adds with "    \
+      "reconfig: its log starts from the leader's")                            \
+    X("enforceQuota", K_BOOL, enforce_quota, 0, 1, "false",                    \
+      "refuse a create or setData over a quota's countHardLimit or "           \
+      "byteHardLimit (QuotaExceeded)")                                         \
+    X("znode.container.checkIntervalMs", K_INT, container_check_interval_ms,   \
+      1, 2147483647, "60000",                                                  \
+      "ms between sweeps for empty containers and expired TTL nodes")          \
+    X("znode.container.maxPerMinute", K_INT, container_max_per_minute, 1,      \
+      2147483647, "10000", "container/TTL deletions per minute, at most")      \
+    X("DigestAuthenticationProvider.superDigest", K_DIGEST, super_digest, 0,   \
+      0, "", "super user as user:base64(sha1(user:password)); empty: none")    \
+    X("java.security.auth.login.config", K_STR, jaas_file, 0, 0, "",           \
+      "JAAS file whose Server section lists the SASL (DIGEST-MD5) users "      \
+      "as user_NAME=\"PASSWORD\"; empty: no SASL")                             \
+    X("sasl.serverconfig", K_STR, jaas_section, 0, 0, "Server",                \
+      "the section of that file that lists them")                              \
+    X("superUser", K_STR, sasl_super_user, 0, 0, "",                           \
+      "the SASL user that is the super user; empty: none")                     \
+    X("enforce.auth.enabled", K_BOOL, enforce_auth, 0, 1, "false",             \
+      "refuse every request of a connection that has not authenticated "       \
+      "with one of enforce.auth.schemes, and close it")                        \
+    X("enforce.auth.schemes", K_STR, enforce_auth_schemes, 0, 0, "",           \
+      "comma-separated: digest, ip, sasl, x509")                               \
+    X("sessionRequireClientSASLAuth", K_BOOL, session_require_sasl, 0, 1,      \
+      "false", "true: enforce.auth.enabled with the scheme sasl")              \
+    X("secureClientPort", K_INT, tls.port, 0, 65535, "0",                      \
+      "TLS client port; 0: none")                                              \
+    X("secureClientPortAddress", K_ADDR, tls.address, 0, 0, "",                \
+      "address of the TLS port; empty: clientPortAddress")                     \
+    X("ssl.keyStore.location", K_STR, tls.key_store, 0, 0, "",                 \
+      "the server's key and certificate chain: PKCS12 or PEM")                 \
+    X("ssl.keyStore.password", K_STR, tls.key_password, 0, 0, "",              \
+      "its password")                                                          \
+    X("ssl.keyStore.passwordPath", K_STR, tls.key_password_path, 0, 0, "",     \
+      "a file holding its password")                                           \
+    X("ssl.keyStore.type", K_STR, tls.key_type, 0, 0, "",                      \
+      "PKCS12 or PEM; empty: from the file's extension")                       \
+    X("ssl.trustStore.location", K_STR, tls.trust_store, 0, 0, "",             \
+      "the CAs that sign clients' certificates: PKCS12 or PEM; empty: the "    \
+      "system's")                                                              \
+    X("ssl.trustStore.password", K_STR, tls.trust_password, 0, 0, "",          \
+      "its password")                                                          \
+    X("ssl.trustStore.passwordPath", K_STR, tls.trust_password_path, 0, 0, "", \
+      "a file holding its password")                                           \
+    X("ssl.trustStore.type", K_STR, tls.trust_type, 0, 0, "",                  \
+      "PKCS12 or PEM; empty: from the file's extension")                       \
+    X("ssl.clientAuth", K_STR, tls.client_auth_name, 0, 0, "need",             \
+      "need, want or none: whether a client must present a certificate")       \
+    X("ssl.protocol", K_STR, tls.protocol, 0, 0, "",                           \
+      "TLSv1.2 or TLSv1.3: the only version offered; empty: both")             \
+    X("ssl.enabledProtocols", K_STR, tls.protocols, 0, 0, "",                  \
+      "comma-separated versions offered; overrides ssl.protocol")              \
+    X("ssl.ciphersuites", K_STR, tls.ciphersuites, 0, 0, "",                   \
+      "comma-separated cipher suites by their standard (IANA) names; "         \
+      "empty: OpenSSL's defaults")                                             \
+    X("X509AuthenticationProvider.superUser", K_STR, tls.super_user, 0, 0, "", \
+      "the certificate subject (RFC 2253) that is the super user")             \
+    X("client.certReload", K_BOOL, tls.cert_reload, 0, 1, "false",             \
+      "true: the stores are read again when their files change")               \
+    X("ssl.crl", K_BOOL, tls.crl, 0, 1, "false",                               \
+      "revocation lists: not supported, true stops the server")                \
+    X("ssl.ocsp", K_BOOL, tls.ocsp, 0, 1, "false",                             \
+      "OCSP: not supported, true stops the server")                            \
+    X("client.portUnification", K_BOOL, tls.port_unification, 0, 1, "false",   \
+      "TLS on clientPort too: not supported, true stops the server")           \
+    X("sslQuorum", K_BOOL, quorum_tls.enabled, 0, 1, "false",                  \
+      "TLS, both sides authenticated, on every connection between members")    \
+    X("portUnification", K_BOOL, quorum_tls.port_unification, 0, 1, "false",   \
+      "the quorum and election ports take TLS and plain "                      \
+      "connections alike (the stores are read): for moving a running "         \
+      "ensemble to sslQuorum or off it one member at a time")                  \
+    X("ssl.quorum.keyStore.location", K_STR, quorum_tls.key_store, 0, 0, "",   \
+      "this member's key and certificate chain: PKCS12 or PEM")                \
+    X("ssl.quorum.keyStore.password", K_STR, quorum_tls.key_password, 0, 0,    \
+      "", "its password")                                                      \
+    X("ssl.quorum.keyStore.passwordPath", K_STR, quorum_tls.key_password_path, \
+      0, 0, "", "a file holding its password")                                 \
+    X("ssl.quorum.keyStore.type", K_STR, quorum_tls.key_type, 0, 0, "",        \
+      "PKCS12 or PEM; empty: from the file's extension")                       \
+    X("ssl.quorum.trustStore.location", K_STR, quorum_tls.trust_store, 0, 0,   \
+      "",                                                                      \
+      "the CAs that sign members' certificates: PKCS12 or PEM; empty: "        \
+      "the system's")                                                          \
+    X("ssl.quorum.trustStore.password", K_STR, quorum_tls.trust_password, 0,   \
+      0, "", "its password")                                                   \
+    X("ssl.quorum.trustStore.passwordPath", K_STR,                             \
+      quorum_tls.trust_password_path, 0, 0, "", "a file holding its password") \
+    X("ssl.quorum.trustStore.type", K_STR, quorum_tls.trust_type, 0, 0, "",    \
+      "PKCS12 or PEM; empty: from the file's extension")                       \
+    X("ssl.quorum.protocol", K_STR, quorum_tls.protocol, 0, 0, "",             \
+      "TLSv1.2 or TLSv1.3: the only version offered; empty: both")             \
+    X("ssl.quorum.enabledProtocols", K_STR, quorum_tls.protocols, 0, 0, "",    \
+      "comma-separated versions offered; overrides ssl.quorum.protocol")       \
+    X("ssl.quorum.ciphersuites", K_STR, quorum_tls.ciphersuites, 0, 0, "",     \
+      "comma-separated cipher suites by their standard (IANA) names; "         \
+      "empty: OpenSSL's defaults")                                             \
+    X("ssl.quorum.hostnameVerification", K_BOOL,                               \
+      quorum_tls.hostname_verification, 0, 1, "true",                          \
+      "a member's certificate must name its host (server.N's, or the "         \
+      "address it connects from)")                                             \
+    X("sslQuorumReloadCertFiles", K_BOOL, quorum_tls.reload, 0, 1, "false",    \
+      "the quorum's stores read again when their files change (a stat a "      \
+      "second), as on SIGHUP")                                                 \
+    X("ssl.quorum.clientAuth", K_STR, quorum_tls.client_auth_name, 0, 0,       \
+      "need", "need only: every member presents its certificate")              \
+    X("ssl.quorum.crl", K_BOOL, quorum_tls.crl, 0, 1, "false",                 \
+      "revocation lists: not supported, true stops the server")                \
+    X("ssl.quorum.ocsp", K_BOOL, quorum_tls.ocsp, 0, 1, "false",               \
+      "OCSP: not supported, true stops the server")                            \
+    X("metricsProvider.className", K_STR, metrics.class_name, 0, 0, "",        \
+      "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider "     \
+      "serves Prometheus's metrics; empty (or ZooKeeper's Default or "         \
+      "NullMetricsProvider): none")                                            \
+    X("metricsProvider.httpHost", K_ADDR, metrics.http_host, 0, 0, "0.0.0.0",  \
+      "address of the metrics port")                                           \
+    X("metricsProvider.httpPort", K_INT, metrics.http_port, 0, 65535, "7000",  \
+      "metrics port: GET /metrics")                                            \
+    X("admin.enableServer", K_BOOL, admin.enabled, 0, 1, "false",              \
+      "serve ZooKeeper's AdminServer commands over HTTP")                      \
+    X("admin.serverAddress", K_ADDR, admin.address, 0, 0, "0.0.0.0",           \
+      "address of the AdminServer")                                            \
+    X("admin.serverPort", K_INT, admin.port, 0, 65535, "8080",                 \
+      "AdminServer port")                                                      \
+    X("admin.commandURL", K_STR, admin.command_url, 0, 0, "/commands",         \
+      "where the commands are: GET /commands/NAME")                            \
+    X("admin.idleTimeout", K_INT, admin.idle_timeout, 1, 2147483647, "30000",  \
+      "ms an AdminServer connection may stay idle")                            \
+    X("electionTimeout", K_INT, election_timeout, 20, 60000, "500",            \
+      "ms; an ensemble's follower that hears no leader for this long (and "    \
+      "up to twice it) starts an election")                                    \
+    X("heartbeatInterval", K_INT, heartbeat_interval, 5, 30000, "50",          \
+      "ms between the leader's heartbeats; less than electionTimeout")         \
+    X("serverId", K_INT, server_id, 1, 254, "1",                               \
+      "this server's id; dataDir/myid gives it too (see server.N)")            \
+    X("minFreeDiskBytes", K_I64, min_free_disk_bytes, 0, INT64_MAX, MiB64,     \
+      "writes are refused when dataDir has less free than this (at least "     \
+      "24 MiB) plus room for two snapshots")                                   \
+    X("logLevel", K_LEVEL, log_level, 0, 0, "info",                            \
+      "error, warn, info or debug")                                            \
+    X("logFile", K_STR, log_file, 0, 0, "",                                    \
+      "append the log to this file, reopened on SIGHUP (for logrotate); "      \
+      "empty: stderr (the journal, under systemd)")                            \
+    X("logFormat", K_FORMAT, log_format, 0, 0, "text",                         \
+      "text, or json: one JSON object a line, with the line's fields, for "    \
+      "log shippers (--log-format=json says the same)")                        \
+    X("slowRequestMs", K_INT, slow_request_ms, 0, 2147483647, "1000",          \
+      "ms; a request answered later than this after it arrived is logged "     \
       "(a line a second at most); 0: none")
 
 struct key_def {

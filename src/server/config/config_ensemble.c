@@ -472,7 +472,8 @@ static int finish_client_part(struct tb_config *cfg,
                 self->where, addr);
         return TB_EINVAL;
     }
-    if (cfg->origin_client_port.line >= 0 &&
+    /* clientPort=0 is ZooKeeper's "not set": the line's port is taken. */
+    if (cfg->origin_client_port.line >= 0 && cfg->client_port > 0 &&
         cfg->client_port != self->client_port) {
         set_err(err, errlen,
                 "%s: client port %d differs from clientPort %d "

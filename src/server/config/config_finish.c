@@ -150,10 +150,11 @@ static int finish_tls(struct tb_config *cfg, char *err, size_t errlen)
                 words[cfg->tls.client_auth]);
         return TB_EINVAL;
     }
-    /* As ZooKeeper does: with no clientPort written down, the TLS port is
-     * the only one (an ensemble's server line may still name a plain one).
-     * A TLS-only configuration must not open an unencrypted default. */
-    if (cfg->origin_client_port.line < 0)
+    /* As ZooKeeper does: with no clientPort written down, or 0 (its
+     * "not set"), the TLS port is the only one (an ensemble's server line
+     * may still name a plain one).  A TLS-only configuration must not
+     * open an unencrypted port. */
+    if (cfg->origin_client_port.line < 0 || cfg->client_port == 0)
         cfg->client_port = -1;
     return 0;
 }
