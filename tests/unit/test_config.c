@@ -684,6 +684,11 @@ static void test_set(void **state)
                      0);
     assert_int_equal(cfg.sasl_acls, 0);
     assert_int_equal(tb_config_set(&cfg, "authProvider.x509",
+                                   "org.apache.zookeeper.server.auth.X509"
+                                   "AuthenticationProvider",
+                                   &at, err, sizeof err),
+                     0);
+    assert_int_equal(tb_config_set(&cfg, "authProvider.x509",
                                    "com.example."
                                    "CertProvider",
                                    &at, err, sizeof err),
@@ -699,6 +704,7 @@ static void test_set(void **state)
                                    "com.example.CertProvider is not "
                                    "supported; ignored"));
     assert_null(strstr(logged, "Digest"));
+    assert_null(strstr(logged, "X509"));
     free(logged);
     assert_true(tb_config_has_key("authProvider.1"));
 

@@ -419,9 +419,10 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
     return TB_EINVAL;
 }
 
-/* "authProvider.N": the schemes Digest and IP are always there; naming
- * SASLAuthenticationProvider makes "sasl" a scheme ACLs may use, as in
- * ZooKeeper, where a server without it refuses such ACLs. */
+/* "authProvider.N": the schemes Digest and IP are always there, and x509
+ * with a TLS port (ZooKeeper's TLS set-up names X509AuthenticationProvider
+ * for it); naming SASLAuthenticationProvider makes "sasl" a scheme ACLs may
+ * use, as in ZooKeeper, where a server without it refuses such ACLs. */
 static int set_auth_provider(struct tb_config *cfg, const char *value,
                              const char *at)
 {
@@ -431,7 +432,8 @@ static int set_auth_provider(struct tb_config *cfg, const char *value,
     if (strcmp(cls, "SASLAuthenticationProvider") == 0)
         cfg->sasl_acls = 1;
     else if (strcmp(cls, "DigestAuthenticationProvider") != 0 &&
-             strcmp(cls, "IPAuthenticationProvider") != 0)
+             strcmp(cls, "IPAuthenticationProvider") != 0 &&
+             strcmp(cls, "X509AuthenticationProvider") != 0)
         tb_log(TB_LOG_WARN, "%s: %s is not supported; ignored", at, value);
     return 0;
 }
