@@ -313,6 +313,13 @@ static void test_zk_keys_not_acted_on(void **state)
         {"zookeeper.ensembleAuthName", "prod,prod-east"},
         {"zookeeper.db.autocreate", "false"},
         {"db.autocreate", "true"},
+        {"quorum.cnxn.threads.size", "20"},
+        {"snapshotSizeFactor", "0.33"},
+        {"request_throttle_max_requests", "1000"},
+        {"zookeeper.request_stale_latency_check", "true"},
+        {"throttled_op_wait_time", "5"},
+        {"outstandingHandshake.limit", "100"},
+        {"oraclePath", "/etc/zk/oracle"},
     };
     struct tb_config cfg;
     char err[256] = "", want[128];
