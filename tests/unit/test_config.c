@@ -429,7 +429,13 @@ static void test_args_errors(void **state)
     expect_args_error("ssl.clientAuth: expected need, want or none, got "
                       "\"maybe\"",
                       "--ssl.clientAuth=maybe", NULL);
-    expect_args_error("ssl.ocsp=true is not supported", "--ssl.ocsp=yes", NULL);
+    expect_args_error("ssl.ocsp=true is not supported", "--ssl.ocsp=TRUE",
+                      NULL);
+    /* ZooKeeper's true or false alone: its "yes" is false */
+    expect_args_error("--enforceQuota: expected true or false, got \"yes\"",
+                      "--enforceQuota=yes", NULL);
+    expect_args_error("--sslQuorum: expected true or false, got \"1\"",
+                      "--sslQuorum=1", NULL);
     expect_args_error("client.portUnification=true is not supported",
                       "--client.portUnification=true", NULL);
     expect_args_error("enforce.auth.schemes: the scheme \"\" is not "

@@ -274,16 +274,13 @@ static void note_ignored(struct tb_config *cfg, const char *key,
     cfg->ignored = grown;
 }
 
+/* true or false, in any case, as ZooKeeper's own: it reads anything else
+ * as false (Boolean.parseBoolean) or refuses it, so "yes" here would mean
+ * the opposite of what the same zoo.cfg means to ZooKeeper. */
 static int parse_bool(const char *s, int *v)
 {
-    if (strcasecmp(s, "true") == 0 || strcasecmp(s, "yes") == 0 ||
-        strcmp(s, "1") == 0) {
-        *v = 1;
-        return 0;
-    }
-    if (strcasecmp(s, "false") == 0 || strcasecmp(s, "no") == 0 ||
-        strcmp(s, "0") == 0) {
-        *v = 0;
+    if (strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0) {
+        *v = strcasecmp(s, "true") == 0;
         return 0;
     }
     return TB_EINVAL;
