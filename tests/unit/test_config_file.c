@@ -245,6 +245,33 @@ static void test_unicode_escapes(void **state)
                             "hex digits after it");
     expect_file_error("a=x\\u1\n", "1: a: malformed \\uxxxx escape: \\u "
                                    "needs four hex digits after it");
+    /* a NUL would end the C string: what follows it lost, unsaid */
+    expect_file_error("dataDir=/data\\u0000/zk\n",
+                      "1: dataDir: \\u0000 (a NUL) cannot be in a key or a "
+                      "value");
+    expect_file_error("tickTime\\u0000x=5\n",
+                      "1: tickTime: \\u0000 (a NUL) cannot be in a key or a "
+                      "value");
+}
+
+/* The value's blanks go after its escapes are undone, as ZooKeeper trims
+ * the value Java's Properties gives: an escaped blank at its end goes too,
+ * and does not leave its backslash behind; "\\\\u0000" is a backslash and
+ * "u0000". */
+static void test_escaped_blank_at_the_end(void **state)
+{
+    struct tb_config cfg;
+    char err[256] = "";
+    const char *path = write_cfg("dataDir=/var/zk\\ \n"
+                                 "superUser=a\\\\u0000\t \n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    assert_int_equal(parse(&cfg, err, sizeof err, "-c", path, NULL), 0);
+    assert_string_equal(cfg.data_dir, "/var/zk");
+    assert_string_equal(cfg.sasl_super_user, "a\\u0000");
+    tb_config_free(&cfg);
+    unlink(path);
 }
 
 /* datadir.autocreate=false, as in ZooKeeper: a dataDir that is not there
@@ -356,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_properties_separators),
         cmocka_unit_test(test_unicode_escapes),
+        cmocka_unit_test(test_escaped_blank_at_the_end),
         cmocka_unit_test(test_datadir_autocreate),
         cmocka_unit_test(test_zk_keys_not_acted_on),
     };

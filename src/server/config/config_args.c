@@ -54,7 +54,9 @@ static int escapes_valid(const char *s)
 /* Java's Properties escapes in a key or value, in place: \t \n \r \f,
  * \uXXXX (written as UTF-8), and a backslash before any other character
  * standing for that character.  0, or -1, s unchanged (for the message),
- * on a \u without four hex digits (Java refuses those too). */
+ * on a \u without four hex digits (Java refuses those too), or -2, s cut
+ * before it, on \u0000, which a C string cannot hold (what follows would
+ * be lost). */
 static int unescape(char *s)
 {
     char *o = s;
@@ -85,6 +87,10 @@ static int unescape(char *s)
             for (u = 0, i = 1; i <= 4; i++)
                 u = u << 4 | (unsigned)hex_digit(s[i]);
             s += 4;
+            if (u == 0) {
+                *o = '\0';
+                return -2;
+            }
             if (u < 0x80) {
                 *o++ = (char)u;
             } else if (u < 0x800) {
@@ -122,8 +128,11 @@ static int load_line(struct tb_config *cfg, char *line,
     char *key, *end, *value;
     int rv;
 
-    for (key = trim(line); is_blank(*key); key++) /* '\f' too, as Java */
-        ;
+    /* The blanks after the value go once its escapes are undone: an
+     * escaped one is the value's until then, as in Java, whose value
+     * ZooKeeper trims. */
+    for (key = line; is_blank(*key) || *key == '\r' || *key == '\n'; key++)
+        ; /* '\f' too, as Java */
     if (*key == '\0' || *key == '#' || *key == '!')
         return 0;
     for (end = key;
@@ -143,14 +152,16 @@ static int load_line(struct tb_config *cfg, char *line,
     while (is_blank(*value))
         value++;
     *end = '\0';
-    value = trim(value);
-    if (unescape(key) != 0 || unescape(value) != 0) {
+    if ((rv = unescape(key)) != 0 || (rv = unescape(value)) != 0) {
         snprintf(err, errlen,
-                 "%s:%d: %s: malformed \\uxxxx escape: \\u needs four hex "
-                 "digits after it",
+                 rv == -2 ? "%s:%d: %s: \\u0000 (a NUL) cannot be in a key "
+                            "or a value"
+                          : "%s:%d: %s: malformed \\uxxxx escape: \\u needs "
+                            "four hex digits after it",
                  at->file, at->line, key);
         return TB_EINVAL;
     }
+    value = trim(value);
     rv = tb_config_set(cfg, key, value, at, err, errlen);
     return rv < 0 ? rv : 0;
 }
