@@ -660,6 +660,8 @@ void tb_config_usage(struct tb_wbuf *out)
         "  --check-config\n"
         "      checks the configuration and prints every key's effective\n"
         "      value, touching nothing; exits 0, or 2 naming what is wrong\n"
+        "      (the files it names, logFile and the TLS stores, are opened\n"
+        "      only at a start)\n"
         "  -h, --help\n"
         "      this help; tumblerd(8) also has the signals, the files and\n"
         "      the exit statuses\n"
@@ -693,8 +695,10 @@ void tb_config_usage(struct tb_wbuf *out)
         "\nZooKeeper keys tumblerd does not act on (initLimit, syncLimit,\n"
         "forceSync, autopurge.*, ...) are accepted, and named with the\n"
         "reason in one warning at start-up; a few whose absence would\n"
-        "matter (group.N, weight.N, dynamicConfigFile, quorum.auth.*) stop\n"
-        "the start with the reason, and so does any other key.\n");
+        "matter (group.N, weight.N, dynamicConfigFile, and the\n"
+        "quorum.auth.enableSasl, learnerRequireSasl and serverRequireSasl\n"
+        "set to true) stop the start with the reason, and so does any\n"
+        "other key.\n");
 }
 
 /* A secret's value is not printed, only whether one is set. */

@@ -177,8 +177,8 @@ struct tb_config {
     int server_id;                 /* serverId (ZooKeeper's myid), 1..254 */
     int election_timeout;          /* electionTimeout, ms (an ensemble's) */
     int heartbeat_interval;        /* heartbeatInterval, ms */
-    int64_t min_free_disk_bytes;   /* minFreeDiskBytes: refuse writes below;
-                                      0 turns the check off */
+    int64_t min_free_disk_bytes;   /* minFreeDiskBytes: refuse writes below
+                                      (the log keeps a floor of its own) */
     int log_level;                 /* logLevel: enum tb_log_level */
     char *log_file;                /* logFile: the log appended here, or
                                       NULL for stderr */
