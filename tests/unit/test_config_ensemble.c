@@ -616,6 +616,10 @@ static void test_ensemble_errors(void **state)
                           "--server.3=[::1]:2888:3883",
                           "--server.4=[0:0::1]:2888:3884", NULL);
     expect_ensemble_error(two,
+                          "--server.4: [::ffff:127.0.0.1]:2881 is server.1's "
+                          "quorum address too",
+                          S1, "--server.4=[::ffff:127.0.0.1]:2881:3884", NULL);
+    expect_ensemble_error(two,
                           "--server.4: ZK1:2888 is server.1's quorum "
                           "address too",
                           "--server.1=zk1:2888:3881",

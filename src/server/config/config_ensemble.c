@@ -364,10 +364,18 @@ static int ip_bytes(const char *host, unsigned char out[16])
 {
     if (strcmp(host, "localhost") == 0)
         host = "127.0.0.1";
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
+                                             0, 0, 0, 0, 0xff, 0xff};
+
     memset(out, 0, 16);
-    if (inet_pton(AF_INET, host, out + 12) == 1)
+    /* An IPv4 address as its IPv6 form, ::ffff:a.b.c.d, which is it. */
+    if (inet_pton(AF_INET, host, out + 12) == 1) {
+        memcpy(out, mapped, sizeof mapped);
         return AF_INET;
-    return inet_pton(AF_INET6, host, out) == 1 ? AF_INET6 : 0;
+    }
+    if (inet_pton(AF_INET6, host, out) != 1)
+        return 0;
+    return memcmp(out, mapped, sizeof mapped) == 0 ? AF_INET : AF_INET6;
 }
 
 static int same_host(const char *a, const char *b)
