@@ -15,16 +15,21 @@
 
 static char path[64];
 
-static const char *write_file(const char *text)
+static const char *write_bytes(const char *text, size_t len)
 {
     int fd;
 
     snprintf(path, sizeof path, "/tmp/test_jaas.XXXXXX");
     fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
     close(fd);
     return path;
+}
+
+static const char *write_file(const char *text)
+{
+    return write_bytes(text, strlen(text));
 }
 
 /* Loads `text`'s section `section`; returns the status, err filled. */
@@ -85,6 +90,14 @@ static void test_users(void **state)
     assert_int_equal(n, 1);
     assert_string_equal(u[0].password, "q\"b\\s\n");
     jaas_free_users(u, n);
+    /* ... as Java's StreamTokenizer reads them: a Java client's password */
+    assert_int_equal(load("S { m required user_a=\"x\\101\\r\\a\\v\\b\\f\\4012"
+                          "\\7\\q\"; };",
+                          "S", &u, &n, err, sizeof err),
+                     0);
+    /* \4012: two digits at most after a 4 (\40, a blank), then "12" */
+    assert_string_equal(u[0].password, "xA\r\a\v\b\f 12\aq");
+    jaas_free_users(u, n);
 }
 
 static void expect_error(const char *text, const char *message)
@@ -128,6 +141,24 @@ static void test_errors(void **state)
     expect_error("Server\n/* open", ":2: comment not closed");
     expect_error("Server { m required user_a=\"b\"; };\n\n  ~",
                  ":3: unexpected '~'");
+    expect_error("Server { m required user_a=\"b\\0c\"; };",
+                 ":1: a NUL in a string");
+    /* a NUL byte: no word, no punctuation, no string's */
+    {
+        static const char nul[] = "Server { m required user_a=b\0c; };";
+        static const char nul2[] = "Server { m required user_a=\"b\0c\"; };";
+
+        assert_int_equal(jaas_load_users(write_bytes(nul, sizeof nul - 1),
+                                         "Server", &u, &n, err, sizeof err),
+                         TB_EINVAL);
+        unlink(path);
+        assert_non_null(strstr(err, ":1: a NUL byte"));
+        assert_int_equal(jaas_load_users(write_bytes(nul2, sizeof nul2 - 1),
+                                         "Server", &u, &n, err, sizeof err),
+                         TB_EINVAL);
+        unlink(path);
+        assert_non_null(strstr(err, ":1: a NUL in a string"));
+    }
     /* a Kerberos module elsewhere is none of our business */
     assert_int_equal(load("Client { com.sun.security.auth.module."
                           "Krb5LoginModule required; };\n"

@@ -57,7 +57,7 @@ static int fail(struct lex *lx, int line, const char *fmt, ...)
 static int is_word_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || strchr("._$-*", c) != NULL;
+           (c >= '0' && c <= '9') || (c != '\0' && strchr("._$-*", c) != NULL);
 }
 
 /* Skips blanks and comments; TB_EINVAL for a comment left open. */
@@ -92,11 +92,50 @@ static int skip_space(struct lex *lx)
     return 0;
 }
 
+/* The escape at *p (past its backslash, before `end`), as Java's
+ * StreamTokenizer, which reads JAAS files, reads it: \a \b \f \n \r \t
+ * \v, one to three octal digits (up to \377), any other character
+ * itself.  The byte it stands for; *p moves past it. */
+static int unescape_one(const char **p, const char *end)
+{
+    const char *s = *p;
+    int c = (unsigned char)*s++, v;
+
+    if (c >= '0' && c <= '7') {
+        for (v = c - '0';
+             s < end && *s >= '0' && *s <= '7' && s - *p < (c <= '3' ? 3 : 2);
+             s++)
+            v = v * 8 + (*s - '0');
+        *p = s;
+        return v;
+    }
+    *p = s;
+    switch (c) {
+    case 'a':
+        return '\a';
+    case 'b':
+        return '\b';
+    case 'f':
+        return '\f';
+    case 'n':
+        return '\n';
+    case 'r':
+        return '\r';
+    case 't':
+        return '\t';
+    case 'v':
+        return '\v';
+    default:
+        return c;
+    }
+}
+
 static int read_string(struct lex *lx, struct tok *t)
 {
     const char *q;
     char *out;
     size_t n = 0;
+    int c;
 
     /* The unescaped text is never longer than the quoted one. */
     for (q = lx->p + 1; q < lx->end && *q != '"'; q++)
@@ -106,15 +145,21 @@ static int read_string(struct lex *lx, struct tok *t)
         return fail(lx, t->line, "string not closed");
     if ((out = malloc((size_t)(q - lx->p))) == NULL)
         return TB_ENOMEM;
-    for (lx->p++; *lx->p != '"'; lx->p++) {
+    for (lx->p++; *lx->p != '"';) {
         if (*lx->p == '\n')
             lx->line++;
         if (*lx->p == '\\') {
             lx->p++;
-            out[n++] = *lx->p == 'n' ? '\n' : *lx->p == 't' ? '\t' : *lx->p;
+            c = unescape_one(&lx->p, q);
         } else {
-            out[n++] = *lx->p;
+            c = (unsigned char)*lx->p++;
         }
+        /* A C string cannot hold it: the password would be cut short. */
+        if (c == 0) {
+            free(out);
+            return fail(lx, t->line, "a NUL in a string");
+        }
+        out[n++] = (char)c;
     }
     lx->p++;
     out[n] = '\0';
@@ -141,6 +186,8 @@ static int next(struct lex *lx, struct tok *t)
         t->type = T_EOF;
         return 0;
     }
+    if (*lx->p == '\0')
+        return fail(lx, t->line, "a NUL byte");
     if (strchr("{};=", *lx->p) != NULL) {
         t->type = T_PUNCT;
         t->punct = *lx->p++;
