@@ -643,6 +643,11 @@ static void test_set(void **state)
     assert_int_equal(tb_config_set(&cfg, "clientPortAddress", "::1", NULL,
                                    err, sizeof err), 0);
     assert_string_equal(cfg.client_port_address, "::1");
+    /* in brackets, as ZooKeeper takes it too */
+    assert_int_equal(tb_config_set(&cfg, "clientPortAddress", "[::2]", NULL,
+                                   err, sizeof err),
+                     0);
+    assert_string_equal(cfg.client_port_address, "::2");
     assert_int_equal(tb_config_set(&cfg, "DigestAuthenticationProvider."
                                    "superDigest", "", NULL, err, sizeof err),
                      0);

@@ -293,6 +293,19 @@ static int is_ip_literal(const char *s)
     return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
 }
 
+/* An IPv6 address in brackets, as ZooKeeper takes it ("[::1]"), without
+ * them (in buf); anything else as it is. */
+static const char *unbracket(const char *s, char *buf, size_t cap)
+{
+    size_t n = strlen(s);
+
+    if (n < 3 || s[0] != '[' || s[n - 1] != ']' || n - 2 >= cap)
+        return s;
+    memcpy(buf, s + 1, n - 2);
+    buf[n - 2] = '\0';
+    return strchr(buf, ':') != NULL ? buf : s;
+}
+
 static int is_base64_char(char c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
@@ -347,6 +360,7 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
                    const char *value, const char *at, char *err, size_t errlen)
 {
     void *field = (char *)cfg + k->off;
+    char v6[INET6_ADDRSTRLEN];
     int v;
 
     switch (k->type) {
@@ -388,6 +402,7 @@ static int set_key(struct tb_config *cfg, const struct key_def *k,
             return replace_str(field, NULL); /* "the other address" */
         if (strcmp(value, "localhost") == 0)
             value = "127.0.0.1";
+        value = unbracket(value, v6, sizeof v6);
         if (!is_ip_literal(value)) {
             set_err(err, errlen, "%s: expected an IP address such as "
                     "127.0.0.1, 0.0.0.0 or ::1, got \"%s\"", at, value);
