@@ -150,8 +150,13 @@ int replog__wal_repair(struct wal *w)
                  "repair: write " WAL_META_NAME ": %s", strerror(rv));
         return RAFT_IOERR;
     }
+    /* The copies are the only ones once the cut is made: on disk first. */
     snprintf(path, sizeof path, "%s/%s", w->dir, w->backup);
-    (void)replog__wal_sync_dir(path);
+    if ((rv = replog__wal_sync_dir(path)) != 0) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "repair: sync %s: %s (nothing cut)", w->backup, strerror(rv));
+        return RAFT_IOERR;
+    }
     if (keep != 0) {
         replog__wal_path(w, keep, path, sizeof path);
         size = stat(path, &st) == 0 ? st.st_size : 0;
