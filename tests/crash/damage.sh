@@ -319,6 +319,10 @@ PY
 refused interrupted "a repair cut the log but stopped before zxids moved"
 "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair4.log"
 grep -q "zxids go on from 0x100000000," "$dir/repair4.log" || { cat "$dir/repair4.log"; exit 1; }
+# ... and says no cut of its own (the earlier run's was what dropped data)
+if grep -q "dropped 0 bytes\|copied in $d/\$" "$dir/repair4.log"; then
+    echo "a repair that cut nothing said it did:"; cat "$dir/repair4.log"; exit 1
+fi
 crash_start "$d"
 "$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
 kill "$pid"; wait "$pid" || true; pid=""

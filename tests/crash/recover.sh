@@ -228,15 +228,20 @@ if grep -h "not in the configuration" "$dir"/s*.log; then
 fi
 echo "/zookeeper/config names $want on each, and no member was removed"
 
+# alone ID DATADIR: DATADIR recovered into server ID alone, which then
+# serves on cport[9].
+alone() {
+    "${tumblerd[@]}" --recover-ensemble "$dir/solo.cfg" --serverId="$1" \
+        --dataDir="$2" >"$dir/out" 2>&1 ||
+        { echo "$2: recovery alone failed:"; cat "$dir/out"; exit 1; }
+    "${tumblerd[@]}" "$dir/solo.cfg" --serverId="$1" --clientPort="${cport[9]}" \
+        --dataDir="$2" 2>>"$dir/s9.log" &
+    pids[9]=$!
+    for _ in $(seq 100); do [ "$(mode 9)" = standalone ] && break; sleep 0.1; done
+}
 # A copy of the survivor taken before the recovery, into a server alone.
 members >"$dir/solo.cfg"
-"${tumblerd[@]}" --recover-ensemble "$dir/solo.cfg" --serverId="$surv" \
-    --dataDir="$dir/solo" >"$dir/out" 2>&1 ||
-    { echo "recovery alone failed:"; cat "$dir/out"; exit 1; }
-"${tumblerd[@]}" "$dir/solo.cfg" --serverId="$surv" --clientPort="${cport[9]}" \
-    --dataDir="$dir/solo" 2>>"$dir/s9.log" &
-pids[9]=$!
-for _ in $(seq 100); do [ "$(mode 9)" = standalone ] && break; sleep 0.1; done
+alone "$surv" "$dir/solo"
 cat "$dir/a" "$dir/b" >"$dir/acked"
 verify 9 "$dir/acked"
 echo "a copy recovered into server $surv alone serves all $(grep -c . "$dir/acked")"
@@ -244,13 +249,7 @@ echo "a copy recovered into server $surv alone serves all $(grep -c . "$dir/acke
 # lost: the writes it lacks were acknowledged, and their zxids (fencing
 # tokens among them) are not given again.
 stop 9
-"${tumblerd[@]}" --recover-ensemble "$dir/solo.cfg" --serverId="$lag" \
-    --dataDir="$dir/lagsolo" >"$dir/out" 2>&1 ||
-    { echo "the laggard's recovery alone failed:"; cat "$dir/out"; exit 1; }
-"${tumblerd[@]}" "$dir/solo.cfg" --serverId="$lag" --clientPort="${cport[9]}" \
-    --dataDir="$dir/lagsolo" 2>>"$dir/s9.log" &
-pids[9]=$!
-for _ in $(seq 100); do [ "$(mode 9)" = standalone ] && break; sleep 0.1; done
+alone "$lag" "$dir/lagsolo"
 write "$dir/d" /d 1 9
 lagz=$(zxid 9)
 [ $(( lagz )) -gt $(( before )) ] ||

@@ -238,6 +238,9 @@ void replog_repair_report(struct replog *l, struct replog_repair *out)
     if (out->bound == 0)
         return;
     out->repaired = 1;
+    /* An earlier run's cut, its zxids not moved: this one cut nothing. */
+    if (w->backup[0] == '\0')
+        return;
     snprintf(out->backup, sizeof out->backup, "%s/%s", w->dir, w->backup);
     out->dropped = x->beyond;
     out->dropped_entries = x->beyond_entries;
