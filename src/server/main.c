@@ -129,6 +129,8 @@ static void deliver(void *arg, struct watch_owner *w, enum tb_event_type type,
         return;
     }
     c->ops->send(c, b->base, b->len);
+    if (c->closed) /* its output too far behind: the send closed it */
+        return;
     c->ops->notified(c);
     d->srv->watch_notifications++;
 }

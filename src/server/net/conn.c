@@ -475,7 +475,7 @@ static void process_input(struct conn *c)
     if (held || should_pause(c) || c->client.state == CONN_SESSION) {
         conn_pause(c);
     } else if (c->ended) {
-        conn_close_after_flush(c); /* every whole frame has run */
+        proc_close_after_flush(&c->client); /* every whole frame has run */
     } else if (!c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
             c->reading = 1;
@@ -527,7 +527,7 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
          * them ends the session (and its ephemeral nodes) now. */
         rv = tls_conn_input(c, (uint8_t *)buf->base, (size_t)n);
         if (rv < 0) {
-            conn_close_after_flush(c);
+            proc_close_after_flush(&c->client);
         } else {
             c->ended = rv == 1;
             process_input(c);
