@@ -15,6 +15,8 @@
  * test. */
 #include "tree/tree_int.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +52,14 @@ static int kv_get(struct tb_str s, const char *key, int64_t *v)
             continue;
         memcpy(num, s.ptr + i + klen + 1, k);
         num[k] = '\0';
+        /* As Java's Long.parseLong: a sign at most, digits, in range (no
+         * blank, which strtoll would skip; no overflow, which it would
+         * saturate). */
+        if (!isdigit((unsigned char)num[num[0] == '-' || num[0] == '+']))
+            continue;
+        errno = 0;
         *v = strtoll(num, &end, 10);
-        found = end == num + k ? 0 : -1; /* not at a '\0' of the data */
+        found = end == num + k && errno == 0 ? 0 : -1; /* not at a '\0' */
     }
     return found;
 }

@@ -276,6 +276,12 @@ static void test_quota_enforced(void **state)
                               (struct tb_str){"countHardLimit=2\0", 17}, -1),
                      0);
     assert_int_equal(cr(x, s, "/q/e", ""), 0);
+    /* Nor is one with a blank before it (Java's Long.parseLong refuses
+     * it; strtoll skips it). */
+    assert_int_equal(set_data(x, s, "/zookeeper/quota/q/zookeeper_limits",
+                              TB_STR("countHardLimit= 2"), -1),
+                     0);
+    assert_int_equal(cr(x, s, "/q/f", ""), 0);
     assert_int_equal(del(x, s, stats, -1), 0);
     assert_int_equal(cr(x, s, "/q/d", "123456"), 0);
     quota_is(x, "");

@@ -323,6 +323,9 @@ static void test_new_epoch(void **state)
     assert_int_equal(fsm_last_zxid(x->f), epoch);
     new_epoch_at(x, at + 2, 5); /* behind: no change */
     assert_int_equal(x->res_zxid, epoch + 1);
+    new_epoch_at(x, at + 3, INT64_MIN); /* beyond any log: no change */
+    assert_int_equal(x->res_zxid, epoch + 2);
+    at++;
     new_epoch_at(x, at + 3, 0); /* a recovery's: the next epoch */
     assert_int_equal(x->res_zxid, 2 * epoch);
     /* ... past a log index beyond this one's: past its epoch */

@@ -312,9 +312,9 @@ static void new_epoch(struct fsm *f, int64_t index, const struct tb_txn *t)
     if (tb_new_epoch_txn_decode(&r, &e) != 0)
         return;
     if (e.zxid <= 0) {
-        seen = -e.zxid > index - 1 ? -e.zxid : index - 1;
-        if (seen > FSM_ZXID_BIAS_MAX)
+        if (e.zxid < -FSM_ZXID_BIAS_MAX) /* and -INT64_MIN overflows */
             return;
+        seen = -e.zxid > index - 1 ? -e.zxid : index - 1;
         e.zxid = (int64_t)((((uint64_t)(seen + f->zxid_bias) >> 32) + 1) << 32);
     }
     if (e.zxid > index + f->zxid_bias && e.zxid - index <= FSM_ZXID_BIAS_MAX)
@@ -327,7 +327,7 @@ int fsm_apply(struct fsm *f, int64_t index, const void *entry, size_t len)
     struct tb_txn txn;
     struct fsm_session_change change;
     int decoded = entry != NULL && tb_txn_decode(&r, &txn) == 0;
-    int64_t zxid;
+    int64_t zxid, bias = f->zxid_bias;
     int rc;
 
     reset_buffers(f);
@@ -340,13 +340,17 @@ int fsm_apply(struct fsm *f, int64_t index, const void *entry, size_t len)
         f->last_zxid = zxid;
         if (f->h.result)
             f->h.result(f->h.data, &txn, zxid, TB_EMARSHALLING, NULL, 0);
+        f->txn = NULL;
         return 0;
     }
     tree_begin(f->tree);
     rc = dispatch(f, &txn);
     if (rc == TB_ENOMEM || f->oom || f->body.oom || f->ev_paths.oom ||
-        tree_failed(f->tree))
+        tree_failed(f->tree)) {
+        f->zxid_bias = bias; /* a retry would move it again */
+        f->txn = NULL;
         return abandon(f);
+    }
     if (rc != 0) {
         /* An op fails before it changes anything (a multi turns a failed
          * sub-op into results and rc 0), but be exact regardless. */
