@@ -371,6 +371,8 @@ int cli_ev_wait(int fd, int timeout_ms, int *sig);
 struct cli_msg *cli_ev_take(void);
 /* Signals seen and not yet taken by cli_ev_wait, without waiting. */
 int cli_ev_pending_signal(void);
+/* The last SIGINT, SIGTERM or SIGHUP taken since the last call, or 0. */
+int cli_ev_stop_taken(void);
 /* Blocks (how=SIG_BLOCK) or unblocks the handled signals in this thread,
  * so that threads created meanwhile never run the handlers. */
 void cli_ev_mask(int how);

@@ -41,6 +41,24 @@ static void print_acl_json(const char *path, const struct tb_acl_list *acl,
     jw_finish(&w);
 }
 
+/* One entry, a line: an id is any bytes its setter chose (a digest's user
+ * part), so none of them may start a line of its own or drive the
+ * terminal (cli_text_str); --json gives them as they are. */
+static void print_entry(const struct tb_acl_entry *e, char perms[6])
+{
+    size_t ns = strlen(e->scheme), ni = strlen(e->id);
+    char *s = malloc(ns + 2), *id = malloc(ni + 2);
+
+    if (s == NULL || id == NULL)
+        printf("%s:%s:%s\n", "?", "?", cli_perms_str(e->perms, perms));
+    else
+        printf("%s:%s:%s\n", ns ? cli_text_str(e->scheme, ns, s, ns + 2) : "",
+               ni ? cli_text_str(e->id, ni, id, ni + 2) : "",
+               cli_perms_str(e->perms, perms));
+    free(s);
+    free(id);
+}
+
 static int exec_getacl(struct cli *cli, const struct cli_cmd *cmd,
                        const struct cli_args *a)
 {
@@ -58,8 +76,7 @@ static int exec_getacl(struct cli *cli, const struct cli_cmd *cmd,
         print_acl_json(path, &acl, with_stat ? &st : NULL);
     } else {
         for (i = 0; i < acl.count; i++)
-            printf("%s:%s:%s\n", acl.v[i].scheme, acl.v[i].id,
-                   cli_perms_str(acl.v[i].perms, perms));
+            print_entry(&acl.v[i], perms);
         if (with_stat)
             cli_print_stat(stdout, &st);
         fflush(stdout);

@@ -458,7 +458,8 @@ static int wait_next(struct top *t, struct screen *s, const char *text,
     char key;
 
     while ((left = end - clock_ms(CLOCK_MONOTONIC)) > 0) {
-        rv = cli_ev_wait(s->raw ? STDIN_FILENO : -1, (int)left, &sig);
+        rv = cli_ev_wait(s->raw ? STDIN_FILENO : -1,
+                         left < INT32_MAX ? (int)left : INT32_MAX, &sig);
         if (rv == CLI_EV_SIGNAL && sig == SIGWINCH) {
             screen_draw(s, text, len);
         } else if (rv == CLI_EV_SIGNAL && sig == SIGTSTP) {

@@ -168,6 +168,10 @@ static void drain(void)
         }
 }
 
+/* The last SIGINT, SIGTERM or SIGHUP taken, whoever took it: a command
+ * that ends on one (watch, a walk) leaves the shell to end too. */
+static int ev_stop_sig;
+
 static int take_signal(void)
 {
     uint64_t bit;
@@ -177,10 +181,20 @@ static int take_signal(void)
         bit = (uint64_t)1 << s;
         if (ev_pending_sigs & bit) {
             ev_pending_sigs &= ~bit;
+            if (s == SIGINT || s == SIGTERM || s == SIGHUP)
+                ev_stop_sig = s;
             return s;
         }
     }
     return 0;
+}
+
+int cli_ev_stop_taken(void)
+{
+    int s = ev_stop_sig;
+
+    ev_stop_sig = 0;
+    return s;
 }
 
 int cli_ev_pending_signal(void)

@@ -16,7 +16,7 @@
 
 int cli_4lw_server(const char *hosts, int n, char out[CLI_HOSTPORT_LEN])
 {
-    const char *p = hosts, *end = hosts + strcspn(hosts, "/"), *comma;
+    const char *p = hosts, *end = hosts + strcspn(hosts, "/"), *comma, *v6;
     size_t len;
 
     for (; n > 0 && p < end; n--) {
@@ -31,7 +31,8 @@ int cli_4lw_server(const char *hosts, int n, char out[CLI_HOSTPORT_LEN])
     memcpy(out, p, len);
     out[len] = '\0';
     /* "host", "[v6]": no port; "host:port", "[v6]:port": one */
-    if (strchr(out[0] == '[' ? strchr(out, ']') : out, ':') == NULL)
+    v6 = out[0] == '[' ? strchr(out, ']') : out; /* NULL: "[v6", as it is */
+    if (v6 != NULL && strchr(v6, ':') == NULL)
         memcpy(out + len, ":2181", 6);
     return 0;
 }
@@ -70,6 +71,10 @@ static int dial(const char *hostport, int64_t deadline, char *why,
     int fd = -1, rc, err = 0;
     socklen_t el = sizeof err;
 
+    if (colon == NULL) { /* "[v6" without its "]" */
+        snprintf(why, why_cap, "%s: not host:port", hostport);
+        return -1;
+    }
     snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
     if (host[0] == '[') { /* [v6] */
         memmove(host, host + 1, strlen(host));

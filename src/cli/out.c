@@ -389,6 +389,7 @@ int cli_read_file(struct cli *cli, const char *name, size_t max, char **out,
                   size_t *len)
 {
     FILE *f;
+    struct stat st, in;
     char *buf;
     size_t n;
     int bad;
@@ -402,6 +403,16 @@ int cli_read_file(struct cli *cli, const char *name, size_t max, char **out,
     f = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
     if (f == NULL)
         return cli_err(cli, CLI_NOINPUT, "cannot open %s: %m", name);
+    /* ... nor by another name (/dev/stdin, /proc/self/fd/0) */
+    if (cli->shell && f != stdin && fstat(fileno(f), &st) == 0 &&
+        fstat(STDIN_FILENO, &in) == 0 && st.st_dev == in.st_dev &&
+        st.st_ino == in.st_ino) {
+        fclose(f);
+        return cli_err(cli, CLI_USAGE,
+                       "-f %s: that is standard input, where the shell reads "
+                       "its commands; give another FILE",
+                       name);
+    }
     if ((buf = malloc(max + 1)) == NULL) {
         if (f != stdin)
             fclose(f);

@@ -193,8 +193,15 @@ static int run_script(struct cli *cli)
     while ((sig = next_line_or_signal(cli)) == 0 &&
            getline(&line, &cap, stdin) > 0) {
         line[strcspn(line, "\n")] = '\0';
+        (void)cli_ev_stop_taken();
         rv = run_line(cli, line);
         print_messages(cli);
+        /* A signal the command took (a watch, a walk, a connect that
+         * waited) ends the script as one between lines does. */
+        if ((sig = cli_ev_stop_taken()) != 0) {
+            sig += 128;
+            break;
+        }
         if (rv < 0) {
             if (cli->quit_status >= 0)
                 failed = cli->quit_status;
@@ -346,11 +353,15 @@ static int step(struct cli *cli, char *prompt, size_t cap)
     }
     if (*g_line != '\0')
         add_history(g_line);
+    (void)cli_ev_stop_taken();
     if (run_line(cli, g_line) < 0) {
         free(g_line);
         return 1;
     }
     free(g_line);
+    /* ^C ends the command alone; SIGTERM or SIGHUP it took, the shell */
+    if ((sig = cli_ev_stop_taken()) == SIGTERM || sig == SIGHUP)
+        return 128 + sig;
     print_messages(cli);
     make_prompt(cli, prompt, cap);
     rl_callback_handler_install(prompt, on_line);

@@ -75,6 +75,18 @@ kill -TERM "$(pid_in "$T_DIR/fifo.pid")"
 wait_st "$BG_PID"
 exec 7>&-
 check_eq "script from a pipe kept open: SIGTERM ends it, 143" 143 "$ST"
+# ... and so does one that a command took (a watch waiting): the lines
+# after it do not run.
+printf 'watch -c 1 /never\ncreate /after-term\n' |
+    timeout -k 5 --preserve-status 2 "$TUMBLER" > /dev/null 2>&1
+check_eq "script: SIGTERM taken by a watch ends it, 143" 143 "$?"
+tb stat /after-term > /dev/null 2>&1
+check_eq "script: SIGTERM taken by a watch: the next line not run" 101 "$?"
+# -f with another name for standard input is refused as -f - is
+out=$(printf 'create -f /dev/stdin /fdev\nget /s\n' | tb 2>"$T_DIR/err"); rc=$?
+check_eq "script: create -f /dev/stdin: a usage error" 64 "$rc"
+check_match "script: create -f /dev/stdin: says why" "that is standard input" "$(cat "$T_DIR/err")"
+check_eq "script: create -f /dev/stdin: the next line runs as a command" "single quoted" "$out"
 # help lists exactly what the shell runs: each name it gives runs, lock
 # and elect (refused in the shell) are not there, connect and quit are.
 help=$(printf 'help\n' | tb 2>&1)

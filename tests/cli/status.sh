@@ -39,6 +39,10 @@ out=$(tb -s "$nobody" status)
 check_eq "no server: status" 69 "$?"
 check_match "no server: its line" "^$nobody +unreachable +Connection refused$" "$out"
 check_eq "no server: the verdict" "no leader known; 0 of 1 servers answered" "$(tail -n 1 <<< "$out")"
+# an IPv6 address with no "]": named unreachable, not a crash
+out=$(tb -s "$nobody,[::1,[" status)
+check_eq "a host of '[' without ']': status" 69 "$?"
+check_match "a host of '[' without ']': its line" "^\[ +unreachable +not host:port$" "$out"
 
 # ---- one server alone ----
 launch "$kind" alone

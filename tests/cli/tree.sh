@@ -229,6 +229,17 @@ tb setacl /acl world:anyone:r; check_eq "setacl" 0 "$?"
 check_eq "getacl after setacl" "world:anyone:r" "$(tb getacl /acl)"
 tb set /acl y 2>/dev/null; check_eq "write refused by the ACL: 102" 102 "$?"
 tb setacl /acl bogus 2>/dev/null; check_eq "malformed ACL: usage 64" 64 "$?"
+# An id is any bytes its setter chose: getacl's lines show none that would
+# forge an entry or drive the terminal; --json gives the id as it is (a
+# digest's hash masked by the server, to a session without ADMIN).
+tb create /aclid x > /dev/null
+tb setacl /aclid $'digest:a\nworld:anyone:cdrwa,digest:b\e[2J:x:r,world:anyone:r'
+check_eq "getacl of ids with a newline and an ESC: one line each" \
+    "$(printf 'digest:a?world:x:cdrwa\ndigest:b?[2J:x:r\nworld:anyone:r')" \
+    "$(tb getacl /aclid)"
+check_eq "getacl --json of such an id: as it is (its hash masked)" "a
+world:x" \
+    "$(tb --json getacl /aclid | python3 -c 'import json, sys; print(json.load(sys.stdin)["acl"][0]["id"])')"
 # setacl -R: the children first, so that an ACL taking READ away reaches
 # the whole subtree; one giving it back does too.
 tb create /ra > /dev/null && tb create /ra/a > /dev/null && tb create /ra/a/b > /dev/null
