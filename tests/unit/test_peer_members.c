@@ -146,6 +146,40 @@ static void members_resolve_again(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* The sessions heard from are reported on a link to the leader that is
+ * up, and kept until one is: on a link that is not (its connect on its
+ * way, and maybe failing), they waited in it and went with it. */
+static void touches_wait_for_a_link(void **state)
+{
+    const struct peer_member members[] = {{1, "127.0.0.1", 0},
+                                          {2, "127.0.0.1", 1}};
+    struct tbd s = {0};
+    uv_loop_t loop;
+    struct link *k;
+
+    (void)state;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    loop_thread = uv_thread_self();
+    s.loop = &loop;
+    s.server_id = 1;
+    s.clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
+    tb_wbuf_init(&s.scratch);
+    assert_int_equal(peer_start(&s, members, 2), 0);
+    uv_timer_stop(&s.peer->timer); /* no log here: the test polls */
+    peer_touched(&s, 42);
+    assert_non_null(k = peer__link_new(s.peer));
+    s.peer->out = k; /* its connect not made: not up */
+    peer__report_touched(s.peer);
+    assert_int_equal(s.peer->touched.count, 1);
+    assert_int_equal(k->held.len, 0);
+    s.peer->out = NULL;
+    peer__link_discard(k);
+    peer_stop(&s);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    tb_wbuf_free(&s.scratch);
+}
+
 /* Members given while a look-up of the ones before still waits on a name
  * server: what that look-up finds is dropped, and the newer are looked
  * up once it ends (a name server that does not answer holds one thread,
@@ -245,6 +279,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(members_resolve_again),
         cmocka_unit_test(newer_members_win),
+        cmocka_unit_test(touches_wait_for_a_link),
         cmocka_unit_test(own_loopback_warned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

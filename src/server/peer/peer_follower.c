@@ -249,7 +249,10 @@ static void link_held(struct peer *p, uint64_t now)
 
 /* ---- sessions heard from, reported to the leader ---- */
 
-static void report_touched(struct peer *p)
+/* Kept until a link is up: sent on one that is not, they wait in it, and
+ * go with it if it never connects (the leader, reached in time, would
+ * then expire clients that kept pinging here). */
+void peer__report_touched(struct peer *p)
 {
     struct tb_wbuf *b = &p->srv->scratch;
     uint8_t x[8];
@@ -257,7 +260,7 @@ static void report_touched(struct peer *p)
     size_t i = 0;
     void *v;
 
-    if (p->out == NULL || p->touched.count == 0)
+    if (p->out == NULL || !p->out->connected || p->touched.count == 0)
         return;
     tb_wbuf_reset(b);
     while (tb_map_next(&p->touched, &i, &id, &v)) {
@@ -389,7 +392,7 @@ void peer__on_timer(uv_timer_t *t)
                leader == 0 || now - p->linked_at > LINK_HELD_MS + RETRY_MAX_MS,
                now);
     if (now >= p->touch_at_ms) {
-        report_touched(p);
+        peer__report_touched(p);
         p->touch_at_ms = now + s->tick_ms;
     }
 }

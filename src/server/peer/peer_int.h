@@ -134,6 +134,12 @@ static inline struct peer *peer_of(struct tbd *s)
  * timer's); once all resolve, they are the members. */
 void peer__resolve_pending(struct peer *p, uint64_t now);
 
+/* ---- peer_follower.c ---- */
+
+/* The sessions heard from here since the last report, to the leader, on a
+ * link that is up (the timer's, each half tick). */
+void peer__report_touched(struct peer *p);
+
 /* ---- peer_link.c ---- */
 
 /* A new link of p's, on no list, not connected; NULL when out of memory. */
