@@ -144,8 +144,11 @@ static void claim_of_closed_session_refused(void **state)
     assert_int_equal(claim(f, live, 8, &status), PEER_OWNED);
 }
 
+/* Connection n of k's follower, as its ids go (proc_conn_id_base). */
+#define ORIGIN(k, n) ((int64_t)((uint64_t)(k)->from << 56 | (uint64_t)(n)))
+
 /* A create of `path` by session `id`, forwarded on k from its follower's
- * connection `origin` with `xid`. */
+ * connection `origin` (ORIGIN) with `xid`. */
 static void forward_create(struct link *k, int64_t id, int64_t origin,
                            int32_t xid, const char *path)
 {
@@ -160,7 +163,7 @@ static void forward_create(struct link *k, int64_t id, int64_t origin,
     t.type = TB_OP_CREATE;
     t.session = id;
     t.xid = xid;
-    t.origin = origin;
+    t.origin = ORIGIN(k, origin);
     t.super = 1;
     t.body = (struct tb_str){(const char *)b.base, b.len};
     tb_txn_encode(&e, &t);
@@ -214,13 +217,13 @@ static void forwards_after_a_refusal_refused(void **state)
                      0);
     forward_create(&k, id, 7, 1, "/a");
     assert_true(nth_failed(&k, 1, &origin, &status, &xid));
-    assert_int_equal(origin, 7);
+    assert_int_equal(origin, ORIGIN(&k, 7));
     assert_int_equal(status, TB_ESESSIONMOVED);
     assert_int_equal(xid, 1);
     (void)tb_map_del(&p.owner, (uint64_t)id);
     forward_create(&k, id, 7, 2, "/b");
     assert_true(nth_failed(&k, 2, &origin, &status, &xid));
-    assert_int_equal(origin, 7);
+    assert_int_equal(origin, ORIGIN(&k, 7));
     assert_int_equal(status, TB_ECONNECTIONLOSS);
     assert_int_equal(xid, 2);
     forward_create(&k, id, 8, 1, "/c"); /* proposed: no answer yet */
@@ -258,7 +261,7 @@ static void first_writer_holds_the_session(void **state)
     assert_int_equal(k.held.len, 0);
     forward_create(&k3, a, 9, 1, "/a3");
     assert_true(nth_failed(&k3, 1, &origin, &status, &xid));
-    assert_int_equal(origin, 9);
+    assert_int_equal(origin, ORIGIN(&k3, 9));
     assert_int_equal(status, TB_ESESSIONMOVED);
     assert_int_equal(
         proc_propose(&f->s, TB_OP_CREATE, a, 1, 11, NULL, TB_STR("")),
@@ -275,7 +278,7 @@ static void first_writer_holds_the_session(void **state)
     tb_wbuf_free(&body);
     forward_create(&k, b, 8, 1, "/b2");
     assert_true(nth_failed(&k, 1, &origin, &status, &xid));
-    assert_int_equal(origin, 8);
+    assert_int_equal(origin, ORIGIN(&k, 8));
     assert_int_equal(status, TB_ESESSIONMOVED);
 
     f->s.peer = NULL;
@@ -305,7 +308,7 @@ static void forwarded_close_refuses_claim(void **state)
     t.type = TB_OP_CLOSESESSION;
     t.session = id;
     t.xid = 1;
-    t.origin = 7;
+    t.origin = ORIGIN(&k, 7);
     tb_txn_encode(&e, &t);
     peer__on_forward(&k, e.base, e.len);
     assert_int_equal(k.held.len, 0); /* proposed */

@@ -124,6 +124,16 @@ void peer__on_forward(struct link *k, const uint8_t *p, size_t n)
         peer__link_close(k);
         return;
     }
+    /* Its origin is one of the follower's connections, whose ids start
+     * with its server id (proc_conn_id_base): its answer goes there. */
+    if (k->from == 0 || (uint64_t)t.origin >> 56 != (uint64_t)k->from) {
+        tb_log(TB_LOG_WARN,
+               "peer: server %d forwarded a txn of origin 0x%llx, not one "
+               "of its connections: closing the link",
+               k->from, (unsigned long long)t.origin);
+        peer__link_close(k);
+        return;
+    }
     if (tb_map_get(&k->refused, (uint64_t)t.origin) != NULL ||
         !replog_is_leader(s->log))
         rv = TB_ECONNECTIONLOSS;

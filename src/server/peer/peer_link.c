@@ -145,8 +145,26 @@ void peer__link_close(struct link *k)
 
 /* ---- reading ---- */
 
+/* Whether a frame of `type` may come on k: a follower's link to its
+ * leader brings the leader's answers, a link the leader took the
+ * follower's requests (a frame the other way, from a process that is no
+ * member's peer code, would resume or close clients here by id). */
+static int comes_this_way(const struct link *k, int type)
+{
+    int answer = type == PEER_OWNED || type == PEER_FAILED;
+
+    return (k == k->p->out) == answer;
+}
+
 static void on_frame(struct link *k, int type, const uint8_t *p, size_t n)
 {
+    if (type >= PEER_HELLO && type <= PEER_OWNED && !comes_this_way(k, type)) {
+        tb_log(TB_LOG_WARN,
+               "peer: frame %d on a link it never comes on: closing the link",
+               type);
+        peer__link_close(k);
+        return;
+    }
     switch (type) {
     case PEER_HELLO:
         if (n >= 4)
