@@ -281,6 +281,10 @@ static int walk(struct top *t, char *path)
     t->own++;
     rc = tb_get_children2_sync(t->cli->c, path, NULL, NULL, &ch, &st);
     if (rc != 0) {
+        /* Gone meanwhile, or not ours to list (below PATH): left out, not
+         * every other lock with it. */
+        if (rc == TB_ENOAUTH && strcmp(path, t->path) != 0)
+            rc = TB_ENONODE;
         free(path);
         return rc == TB_ENONODE ? 0 : rc;
     }

@@ -186,6 +186,14 @@ if [ "$kind" = tumblerd ]; then
     [ "$n" -ge 4 ] || fail "without TLS: $n connections (the session, cons, srvr twice expected)"
 fi
 
+# ---- a node below PATH this session may not list: left out, not the walk ----
+for n in /tree /tree/open /tree/secret /tree/secret/x; do tb create "$n" > /dev/null; done
+tb setacl /tree/secret world:anyone:c
+out=$(tb top -b -n 1 /tree)
+check_eq "an unreadable node below PATH: status" 0 "$?"
+check_eq "an unreadable node below PATH: the walk goes on" \
+    "0 locks under /tree: 0 holding, 0 waiting" "$(sed -n 4p <<< "$out")"
+
 touch "$D/release"
 gone() { "$TUMBLER" locks /app/locks/job | grep -Eq '^/app/locks/job: [a-z]+, 0 holding, 0 waiting$'; }
 until_ok 10 gone || fail "the holders did not end"
