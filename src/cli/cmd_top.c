@@ -506,8 +506,11 @@ static int run(struct top *t, int64_t iterations)
     int rc = 0, out = 0;
 
     memset(&s, 0, sizeof s);
+    /* ^\ ends it as q does: by its default action the terminal was left
+     * raw, on the alternate screen. */
     if (!t->batch && (screen_open(&s) != 0 || cli_ev_catch(SIGWINCH) != 0 ||
-                      cli_ev_catch(SIGTSTP) != 0 || cli_ev_catch(SIGCONT) != 0))
+                      cli_ev_catch(SIGTSTP) != 0 ||
+                      cli_ev_catch(SIGCONT) != 0 || cli_ev_catch(SIGQUIT) != 0))
         t->batch = 1;
     for (i = 0; iterations < 0 || i < iterations; i++) {
         free(text);

@@ -376,6 +376,7 @@ static int run_terminal(struct cli *cli)
     g_cli = cli;
     rl_readline_name = "tumbler";
     rl_catch_signals = 0; /* ours go through the event pipe */
+    (void)cli_ev_catch(SIGQUIT); /* ^\ too: readline's modes restored */
     rl_attempted_completion_function = complete;
     using_history();
     stifle_history(1000);

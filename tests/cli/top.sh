@@ -181,6 +181,17 @@ until_ok 10 test -s "$D/stty" || fail "SIGTERM did not end top"
 [[ " $(tr '\n' ' ' < "$D/stty") " == *" icanon "*" echo "* ]] ||
     fail "the terminal's modes were not restored: $(cat "$D/stty")"
 
+# ^\ (SIGQUIT): the same clean exit, not the terminal left raw.
+tmux -S "$SOCK" kill-session -t top 2> /dev/null
+rm -f "$D/status" "$D/stty"
+tmux_new "$TUMBLER top -d 0.2 /locks; echo \$? > $D/status; stty -a > $D/stty; sleep 60"
+expect_screen "top once more" "^/locks/b  mutex"
+tmux -S "$SOCK" send-keys -t top "C-\\"
+until_ok 10 test -s "$D/stty" || fail "^\\ did not end top"
+[ "$(alt_on)" = 0 ] || fail "the alternate screen was not left after ^\\"
+[[ " $(tr '\n' ' ' < "$D/stty") " == *" icanon "*" echo "* ]] ||
+    fail "the terminal's modes were not restored after ^\\: $(cat "$D/stty")"
+
 # ^Z under an interactive shell (job control): the shell's screen back,
 # its prompt shown; fg: top's screen again, drawn; q still ends it.
 tmux -S "$SOCK" kill-session -t top 2> /dev/null
