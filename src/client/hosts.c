@@ -34,11 +34,16 @@ static int add_host(struct tb_client *c, const char *s, size_t n)
         return TB_EINVAL;
     if (colon != NULL) {
         size_t plen = (size_t)(s + n - colon - 1);
+        long port = 0;
         if (plen == 0 || plen > 5)
             return TB_EINVAL;
         for (i = 1; i <= plen; i++)
             if (colon[i] < '0' || colon[i] > '9')
                 return TB_EINVAL;
+            else
+                port = port * 10 + (colon[i] - '0');
+        if (port > 65535) /* getaddrinfo would wrap it */
+            return TB_EINVAL;
         h->port = tb__strndup(colon + 1, plen);
     } else {
         h->port = tb__strndup("2181", 4);
@@ -65,7 +70,7 @@ static int set_chroot(struct tb_client *c, const char *root)
 
 int tb__hosts_parse(struct tb_client *c, const char *spec)
 {
-    const char *slash, *p, *end, *comma;
+    const char *slash, *p, *q, *end, *comma;
     size_t n = 1;
     int rv;
 
@@ -82,9 +87,12 @@ int tb__hosts_parse(struct tb_client *c, const char *spec)
         comma = memchr(p, ',', (size_t)(end - p));
         if (comma == NULL)
             comma = end;
-        while (p < comma && *p == ' ')
+        /* Each entry trimmed, as Java's client trims it: "a ,b" is a */
+        for (q = comma; q > p && q[-1] == ' '; q--)
+            ;
+        while (p < q && *p == ' ')
             p++;
-        if ((rv = add_host(c, p, (size_t)(comma - p))) != 0)
+        if ((rv = add_host(c, p, (size_t)(q - p))) != 0)
             return rv;
         if (comma == end)
             break;

@@ -7,6 +7,7 @@
  * to the connection; so the connection stays in PH_HANDSHAKE (bounded by
  * the connect timeout) until the login ends. */
 #include <sasl/sasl.h>
+#include <stdlib.h>
 
 #include "client/client.h"
 
@@ -23,8 +24,37 @@ struct tb__sasl {
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
 
+/* Cyrus's own mutexes lock nothing until it is given some: its plugins'
+ * state is shared by every connection of the process (each handle logs in
+ * on its own thread). */
+static void *mutex_alloc(void)
+{
+    pthread_mutex_t *m = malloc(sizeof *m);
+
+    if (m != NULL)
+        pthread_mutex_init(m, NULL);
+    return m;
+}
+
+static int mutex_lock(void *m)
+{
+    return pthread_mutex_lock(m) == 0 ? SASL_OK : SASL_FAIL;
+}
+
+static int mutex_unlock(void *m)
+{
+    return pthread_mutex_unlock(m) == 0 ? SASL_OK : SASL_FAIL;
+}
+
+static void mutex_free(void *m)
+{
+    pthread_mutex_destroy(m);
+    free(m);
+}
+
 static void init(void)
 {
+    sasl_set_mutex(mutex_alloc, mutex_lock, mutex_unlock, mutex_free);
     init_rc = sasl_client_init(NULL);
 }
 

@@ -47,8 +47,17 @@ static void test_hosts(void **state)
     assert_int_equal(tb_client_init(&c, &o), 0);
     assert_null(c->chroot);
     tb_client_close(c);
-    static const char *bad[] = {"", "a:", "a:x", "a:1/bad/", "[::1",
-                                "a:1,,b", "a:123456", NULL};
+    /* each entry trimmed, as Java's client does */
+    o.hosts = " a ,b:2 ";
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    assert_int_equal(c->nhosts, 2);
+    for (i = 0; i < 2; i++)
+        assert_true(strcmp(c->hosts[i].name, "a") == 0 ||
+                    strcmp(c->hosts[i].name, "b") == 0);
+    tb_client_close(c);
+    static const char *bad[] = {"",        "a:",     "a:x",      "a:1/bad/",
+                                "[::1",    "a:1,,b", "a:123456", "a:70000",
+                                "a:65536", NULL};
     for (i = 0; bad[i]; i++) {
         o.hosts = bad[i];
         assert_int_equal(tb_client_init(&c, &o), TB_EINVAL);
