@@ -277,6 +277,25 @@ struct fin {
     void *data;
 };
 
+static void consumed(struct fin *f, int rc)
+{
+    if (f->cb != NULL)
+        f->cb(rc == TB_ENONODE ? TB_ELOCKLOST : rc, f->data);
+    rcp_q_unref(f->q);
+    free(f->taken);
+    free(f);
+}
+
+/* The claim after a consume lost with the connection: the multi and the
+ * reaper's delete each delete it, so exactly one of them does.  Gone
+ * already, the consume was applied (0); deleted now, it was not, and the
+ * item is back in the queue (TB_ECONNECTIONLOSS, as its loss said).  The
+ * session ended first: the outcome is not known. */
+static void reaped(int rc, void *data)
+{
+    consumed(data, rc == TB_ENONODE ? 0 : rc == 0 ? TB_ECONNECTIONLOSS : rc);
+}
+
 static void on_consumed(struct tb_client *c, int rc,
                         const struct tb_op_result *r, int n, void *data)
 {
@@ -286,16 +305,14 @@ static void on_consumed(struct tb_client *c, int rc,
     (void)n;
     /* Lost with the connection, applied or not: the claim goes back (the
      * reaper keeps at it across reconnects), else an item not consumed
-     * would stay claimed by nobody until the session ends.  Applied, it
-     * finds nothing.  Only while the session that claimed lives: the
-     * claim's name is the item's, and anyone's once ours is gone. */
-    if (rc == TB_ECONNECTIONLOSS && tb_client_session(c, NULL) == f->session)
-        rcp_reap(c, f->taken, f->czxid, 0, NULL, NULL);
-    if (f->cb != NULL)
-        f->cb(rc == TB_ENONODE ? TB_ELOCKLOST : rc, f->data);
-    rcp_q_unref(f->q);
-    free(f->taken);
-    free(f);
+     * would stay claimed by nobody until the session ends, and what the
+     * reaper finds says which it was.  Only while the session that
+     * claimed lives: the claim's name is the item's, and anyone's once
+     * ours is gone. */
+    if (rc == TB_ECONNECTIONLOSS && tb_client_session(c, NULL) == f->session &&
+        rcp_reap(c, f->taken, f->czxid, 1, reaped, f) == 0)
+        return;
+    consumed(f, rc);
 }
 
 int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data)
