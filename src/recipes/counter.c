@@ -149,6 +149,12 @@ static void on_get(struct tb_client *c, int rc, const void *value, size_t len,
         ctr_end(k, rc, cur, version);
         return;
     }
+    /* A compare-and-set looked first, so that data of another layout (a
+     * SharedCount's 4 bytes) is refused, not written over. */
+    if (k->op == CTR_CAS && (!exists || version != k->version)) {
+        ctr_end(k, TB_EBADVERSION, 0, 0);
+        return;
+    }
     /* Two's-complement wrap on overflow, as Java's long addition. */
     k->value =
         k->op == CTR_ADD ? (int64_t)((uint64_t)cur + (uint64_t)k->arg) : k->arg;
@@ -181,7 +187,7 @@ static int ctr_start(struct tb_client *c, const char *path, int op, int64_t arg,
     k->value = arg;
     k->cb = cb;
     k->data = data;
-    rv = op == CTR_CAS ? ctr_write(k, version != -1, version) : ctr_read(k);
+    rv = op == CTR_CAS && version == -1 ? ctr_create(k) : ctr_read(k);
     if (rv != 0) {
         free(k->path);
         free(k);

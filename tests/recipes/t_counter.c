@@ -86,6 +86,7 @@ int t_counter(int argc, char **argv)
     size_t len;
     int64_t v;
     int32_t ver, ver2;
+    struct tb_stat st;
     struct rt_acq a;
 
     (void)argc;
@@ -124,6 +125,14 @@ int t_counter(int argc, char **argv)
     CHECK(len == 2); /* untouched */
     tb_free(data);
     CHECK_RC(tb_counter_set_sync(c, CTR, 0), TB_EDATAINCONSISTENCY);
+    /* ... by a compare-and-set too, on the very version (a SharedCount's
+     * 4-byte node, say) */
+    CHECK_RC(tb_set_data_sync(c, CTR, "\0\0\0\5", 4, -1, &st), 0);
+    CHECK_RC(tb_counter_cas_sync(c, CTR, st.version, 6, NULL),
+             TB_EDATAINCONSISTENCY);
+    CHECK_RC(tb_get_data_sync(c, CTR, NULL, NULL, &data, &len, NULL), 0);
+    CHECK(len == 4 && data[3] == 5); /* untouched */
+    tb_free(data);
     CHECK_RC(tb_delete_sync(c, CTR, -1), 0);
 
     /* Asynchronous forms; the first write makes the parents. */

@@ -1,7 +1,8 @@
 /* A shared counter whose node's version wrapped (the server's, as
  * ZooKeeper's, is a Java int: negative past 2^31 writes), against the
  * client's scripted server (tests/unit/client_fixture.c): an add or a set
- * writes on that negative version, and a compare-and-set takes one too;
+ * writes on that negative version, and a compare-and-set takes one too
+ * (after a look at the node, which must be a counter's);
  * only -1 asks for no node.  A negative version read as "no node" had
  * the add create, find the node there, read it again, for ever. */
 #include <setjmp.h>
@@ -102,7 +103,7 @@ static void test_add_on_wrapped_version(void **state)
 }
 
 /* A compare-and-set on a wrapped version (-5, as a get returned it) is a
- * setData on it, not a create. */
+ * setData on it, not a create, once a look found the counter there. */
 static void test_cas_on_wrapped_version(void **state)
 {
     struct tb_client *c = rs_open_client(0);
@@ -112,6 +113,8 @@ static void test_cas_on_wrapped_version(void **state)
 
     (void)state;
     assert_int_equal(tb_counter_cas(c, "/n", -5, 7, on_done, &d), 0);
+    pump(c);
+    reply_counter(rs_expect_at(TB_OP_GETDATA, "/n"), 3, -5);
     pump(c);
     expect_set("/n", &value, &version);
     assert_int_equal(value, 7);
