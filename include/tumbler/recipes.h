@@ -437,10 +437,11 @@ TB_API int tb_counter_add(struct tb_client *c, const char *path, int64_t delta,
 /* Sets the value whatever it was. */
 TB_API int tb_counter_set(struct tb_client *c, const char *path, int64_t value,
                           tb_counter_cb cb, void *data);
-/* Compare-and-set on the version (Curator's SharedCount.trySetCount): sets
- * `value` only if the node is still at `version` as read by a get (-1: only
- * if there is no node yet; other negative versions are wrapped ones); else
- * TB_EBADVERSION and nothing changes. */
+/* Compare-and-set on the version (as Curator's SharedCount.trySetCount,
+ * not on its node): sets `value` only if the node is still at `version` as
+ * read by a get (-1: only if there is no node yet; other negative versions
+ * are wrapped ones); else TB_EBADVERSION and nothing changes.  Data not a
+ * counter's is TB_EDATAINCONSISTENCY, as for the other calls. */
 TB_API int tb_counter_cas(struct tb_client *c, const char *path,
                           int32_t version, int64_t value, tb_counter_cb cb,
                           void *data);
