@@ -395,7 +395,8 @@ typedef void (*tb_item_cb)(int rc, const void *value, size_t len, void *data);
  * take or peek at a time per handle. */
 TB_API int tb_dqueue_take(struct tb_dqueue *q, int timeout_ms, tb_item_cb cb,
                           void *data);
-/* The first item not claimed, left in place; TB_ENONODE if none. */
+/* The first item not claimed, left in place; TB_ENONODE if none (a queue
+ * not there is empty: a peek makes no node). */
 TB_API int tb_dqueue_peek(struct tb_dqueue *q, tb_item_cb cb, void *data);
 TB_API int tb_dqueue_cancel(struct tb_dqueue *q);
 /* Locking: removes the claimed item (entry and claim in one multi);

@@ -185,8 +185,13 @@ static void on_taken_list(struct tb_client *c, int rc,
 
     (void)c;
     pthread_mutex_lock(&q->mu);
-    if (rc == 0) {
+    if (rc == TB_ENONODE && q->op == Q_PEEK) { /* made nothing: none taken */
+        rc = 0;
+        v = NULL;
+    } else if (rc == 0) {
         q->cv_taken = st->cversion;
+    }
+    if (rc == 0) {
         for (i = 0; i < q->ncand; i++) {
             if (is_taken(v, q->cand[i]))
                 free(q->cand[i]);
@@ -419,7 +424,8 @@ int rcp_q_op_start(struct tb_dqueue *q, int op, int timeout_ms, tb_item_cb cb,
     q->deadline = timeout_ms < 0 ? -1 : rcp_now_ms() + timeout_ms;
     q->cb = cb;
     q->data = data;
-    rv = rcp_q_make_paths(q, start_list, q);
+    /* A peek is a read: a queue not there is empty, and is not made. */
+    rv = op == Q_PEEK ? 1 : rcp_q_make_paths(q, start_list, q);
     if (rv == 1)
         rv = list_entries(q);
     if (rv != 0)

@@ -65,7 +65,9 @@ static void basics(struct tb_client *c1, struct tb_client *c2, int kind)
 
     CHECK_RC(tb_dqueue_new(&q1, c1, qpath(kind), kind), 0);
     CHECK_RC(tb_dqueue_new(&q2, c2, qpath(kind), kind), 0);
+    /* a peek is a read: an empty queue, not made */
     CHECK_RC(tb_dqueue_peek_sync(q1, &p, &n), TB_ENONODE);
+    CHECK_RC(tb_exists_sync(c1, qpath(kind), NULL, NULL, NULL), TB_ENONODE);
     CHECK_RC(take(q1, kind, 0, buf, sizeof buf), TB_ETIMEDOUT);
     start = rt_now_ms();
     CHECK_RC(take(q1, kind, 300, buf, sizeof buf), TB_ETIMEDOUT);
