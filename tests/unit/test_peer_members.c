@@ -76,6 +76,17 @@ static int64_t fake_wall(void *data)
     return 1700000000000;
 }
 
+/* Server 1 on `loop` (this thread's), the virtual clock at 1000. */
+static void server_init(struct tbd *s, uv_loop_t *loop)
+{
+    assert_int_equal(uv_loop_init(loop), 0);
+    loop_thread = uv_thread_self();
+    s->loop = loop;
+    s->server_id = 1;
+    s->clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
+    now_value = 1000;
+}
+
 /* Runs s's loop until no look-up of names runs. */
 static void settle(struct tbd *s)
 {
@@ -94,12 +105,7 @@ static void members_resolve_again(void **state)
     uv_loop_t loop;
 
     (void)state;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    loop_thread = uv_thread_self();
-    s.loop = &loop;
-    s.server_id = 1;
-    s.clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
-    now_value = 1000;
+    server_init(&s, &loop);
     assert_int_equal(peer_start(&s, before, 2), 0);
     assert_non_null(s.peer);
     uv_timer_stop(&s.peer->timer); /* no log here: the test polls */
@@ -158,11 +164,7 @@ static void touches_wait_for_a_link(void **state)
     struct link *k;
 
     (void)state;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    loop_thread = uv_thread_self();
-    s.loop = &loop;
-    s.server_id = 1;
-    s.clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
+    server_init(&s, &loop);
     tb_wbuf_init(&s.scratch);
     assert_int_equal(peer_start(&s, members, 2), 0);
     uv_timer_stop(&s.peer->timer); /* no log here: the test polls */
@@ -197,14 +199,9 @@ static void newer_members_win(void **state)
     int i, lookups;
 
     (void)state;
-    assert_int_equal(uv_loop_init(&loop), 0);
+    server_init(&s, &loop);
     assert_int_equal(uv_sem_init(&waiting, 0), 0);
     assert_int_equal(uv_sem_init(&gate, 0), 0);
-    loop_thread = uv_thread_self();
-    s.loop = &loop;
-    s.server_id = 1;
-    s.clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
-    now_value = 1000;
     name_resolves = 1;
     name_held = 1;
     assert_int_equal(peer_start(&s, before, 2), 0);
@@ -244,10 +241,7 @@ static char *start_logs(const struct peer_member *m, unsigned n)
     struct tbd s = {0};
     uv_loop_t loop;
 
-    assert_int_equal(uv_loop_init(&loop), 0);
-    s.loop = &loop;
-    s.server_id = 1;
-    s.clock = (struct tbd_clock){fake_now, fake_wall, NULL, NULL};
+    server_init(&s, &loop);
     capture_start(&cap);
     assert_int_equal(peer_start(&s, m, n), 0);
     peer_stop(&s);
