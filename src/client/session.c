@@ -212,6 +212,8 @@ void tb__on_frame(struct tb_client *c, const uint8_t *p, size_t n)
     case TB_XID_SETWATCHES:
         if (c->setwatches_inflight > 0)
             c->setwatches_inflight--;
+        if (h.zxid > c->last_zxid) /* after its catch-up events */
+            c->last_zxid = h.zxid;
         if (h.err != 0)
             tb__log(c, TB_LOG_WARN, "setWatches failed: %s",
                     tb_strerror(h.err));
