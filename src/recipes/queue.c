@@ -312,6 +312,11 @@ static void on_consumed(struct tb_client *c, int rc,
     if (rc == TB_ECONNECTIONLOSS && tb_client_session(c, NULL) == f->session &&
         rcp_reap(c, f->taken, f->czxid, 1, reaped, f) == 0)
         return;
+    /* Refused (the entry not ours to delete, say): nothing changed, and
+     * the claim goes back, else it hid the item until the session ended
+     * with nobody to release it. */
+    if (rc != 0 && tb_client_session(c, NULL) == f->session)
+        (void)rcp_reap(c, f->taken, f->czxid, 0, NULL, NULL);
     consumed(f, rc);
 }
 

@@ -42,6 +42,18 @@ static void on_item(int rc, const void *value, size_t len, void *data)
                  (const char *)value);
 }
 
+struct done_rc {
+    int calls, rc;
+};
+
+static void on_done(int rc, void *data)
+{
+    struct done_rc *d = data;
+
+    d->calls++;
+    d->rc = rc;
+}
+
 /* A take on the locking queue /q up to its claim's create made again
  * after the first one lost its reply, that create answered NodeExists;
  * then the look at the claim taken/ITEM, answered as a claim of session
@@ -173,6 +185,42 @@ static void test_take_freed_while_reading(void **state)
     tb_client_close(c);
 }
 
+/* A consume the server refuses (an ACL on the entry, say): nothing
+ * changed, and the claim goes back (a look, then its delete), not left to
+ * hide the item until the session ends with nobody able to release it. */
+static void test_consume_refused_gives_claim_back(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_dqueue *q, *other;
+    struct taken_item it = {0};
+    struct done_rc d = {0};
+    struct tb_wbuf w;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_dqueue_new(&q, c, "/q", TB_QUEUE_LOCKING), 0);
+    assert_int_equal(tb_dqueue_new(&other, c, "/q", TB_QUEUE_LOCKING), 0);
+    take_to_claim_look(c, q, &it, q->id);
+    xid = rs_expect_at(TB_OP_GETDATA, "/q/entries/" ITEM);
+    rs_reply_data(xid, "item", 4, 150, 0);
+    pump(c);
+    assert_int_equal(it.rc, 0);
+    assert_int_equal(tb_dqueue_consume(q, on_done, &d), 0);
+    pump(c);
+    xid = rs_expect(TB_OP_MULTI, NULL);
+    tb_wbuf_init(&w);
+    tb_multi_failure_encode(&w, 2, 0, TB_ENOAUTH);
+    srv_reply(xid, 310, 0, &w);
+    tb_wbuf_free(&w);
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, TB_ENOAUTH);
+    (void)rs_expect_at(TB_OP_SYNC, "/q/taken/" ITEM);
+    xid = rs_expect_at(TB_OP_EXISTS, "/q/taken/" ITEM);
+    (void)xid;
+    close_all(c, q, other);
+}
+
 /* A claim held when the session expired, consumed once the handle has a
  * new session: the claim went with the old one, and taken/ITEM, if there,
  * is another taker's, whose item the consume's deletes would take.
@@ -223,6 +271,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_claim_of_this_handle, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_consume_refused_gives_claim_back,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_consume_in_new_session, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_take_freed_while_reading, setup,
