@@ -153,3 +153,11 @@ void rs_close(struct tb_client *c)
     rs_cut(c);
     tb_client_close(c);
 }
+
+void rs_done_cb(int rc, void *data)
+{
+    struct rs_done *d = data;
+
+    d->calls++;
+    d->rc = rc;
+}

@@ -41,4 +41,11 @@ void rs_reply_create(int32_t xid, const char *path, int64_t czxid);
 void rs_reply_names(int32_t xid, const char *const *names, int stat,
                     int32_t cv);
 
+/* A tb_done_cb's record: how many times it fired, and its last status
+ * (rs_done_cb, its data a struct rs_done). */
+struct rs_done {
+    int calls, rc;
+};
+void rs_done_cb(int rc, void *data);
+
 #endif

@@ -72,30 +72,18 @@ static void expect_break(const char *mine)
 
 /* ---- the client's side ---- */
 
-struct done {
-    int calls, rc;
-};
-
-static void on_done(int rc, void *data)
-{
-    struct done *d = data;
-
-    d->calls++;
-    d->rc = rc;
-}
-
 /* An await on /cb (generation 0 there) up to its party's create, which
  * this reads: its xid; the name it asks for, "party-<uuid>-", in
  * `prefix`. */
 static int32_t arrive(struct tb_client *c, struct tb_cbarrier *b,
-                      struct done *d, char *prefix, size_t cap)
+                      struct rs_done *d, char *prefix, size_t cap)
 {
     static const char *const gens[] = {"gen-0000000000", NULL};
     struct tb_create_req cr;
     struct tb_rd body;
     int32_t xid;
 
-    assert_int_equal(tb_cbarrier_await(b, -1, on_done, d), 0);
+    assert_int_equal(tb_cbarrier_await(b, -1, rs_done_cb, d), 0);
     pump(c);
     rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, "/cb"), gens, 0, 0);
     pump(c);
@@ -198,7 +186,7 @@ static void test_lost_create_synced_found(void **state)
 {
     struct tb_client *c = rs_open_client(0);
     struct tb_cbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     char prefix[128], mine[160], node[200];
     const char *found[] = {PA, mine, NULL};
     const char *passed[] = {PA, mine, PC, "end", NULL};
@@ -227,7 +215,7 @@ static void test_twin_counts_once(void **state)
 {
     struct tb_client *c = rs_open_client(0);
     struct tb_cbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     char prefix[128], mine[160], twin[160], node[200], tnode[200];
     const char *found[] = {PA, twin, mine, NULL};
     const char *passed[] = {PA, mine, twin, "party-c-0000000003", "end", NULL};
@@ -261,7 +249,7 @@ static void test_twin_below_no_late_party(void **state)
     static const int ops[] = {TB_OP_CREATE, TB_OP_CREATE};
     struct tb_client *c = rs_open_client(0);
     struct tb_cbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     char prefix[128], mine[160], node[200];
     const char *open[] = {PA, PB, "party-b-0000000002", mine, NULL};
     const char *passed[] = {PA, PB, "party-b-0000000002", mine, "end", NULL};
@@ -305,7 +293,7 @@ static void test_lowest_two_die_together(void **state)
 {
     struct tb_client *c = rs_open_client(0);
     struct tb_cbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     char prefix[128], mine[160], node[200];
     const char *open[] = {PA, PB, mine, NULL};
     const char *after[] = {mine, NULL};

@@ -45,27 +45,15 @@ static void create_member(char *node, size_t cap)
 
 /* ---- the client's side ---- */
 
-struct done {
-    int calls, rc;
-};
-
-static void on_done(int rc, void *data)
-{
-    struct done *d = data;
-
-    d->calls++;
-    d->rc = rc;
-}
-
 /* A member of the barrier PATH of 2 through enter: our node made, the
  * other member (LOW) there, "ready" made.  Our node's path in `node`. */
 static void enter(struct tb_client *c, struct tb_dbarrier *b, char *node,
                   size_t cap)
 {
-    struct done d = {0};
+    struct rs_done d = {0};
     const char *names[3] = {LOW, NULL, NULL};
 
-    assert_int_equal(tb_dbarrier_enter(b, -1, on_done, &d), 0);
+    assert_int_equal(tb_dbarrier_enter(b, -1, rs_done_cb, &d), 0);
     pump(c);
     create_member(node, cap);
     pump(c);
@@ -82,11 +70,11 @@ static void enter(struct tb_client *c, struct tb_dbarrier *b, char *node,
 /* A leave of the last one out, up to its deletes, sent (our node, then
  * "ready") and not answered. */
 static void leave_to_last_deletes(struct tb_client *c, struct tb_dbarrier *b,
-                                  const char *node, struct done *d)
+                                  const char *node, struct rs_done *d)
 {
     const char *names[3] = {strrchr(node, '/') + 1, "ready", NULL};
 
-    assert_int_equal(tb_dbarrier_leave(b, -1, on_done, d), 0);
+    assert_int_equal(tb_dbarrier_leave(b, -1, rs_done_cb, d), 0);
     pump(c);
     rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, PATH), names, 0, 0);
     pump(c);
@@ -96,7 +84,7 @@ static void leave_to_last_deletes(struct tb_client *c, struct tb_dbarrier *b,
 }
 
 /* The connection breaks with the replies in flight: nothing told yet. */
-static void cut(struct tb_client *c, const struct done *d)
+static void cut(struct tb_client *c, const struct rs_done *d)
 {
     close(server_fd);
     server_fd = -1;
@@ -114,7 +102,7 @@ static void test_last_deletes_sent_again(void **state)
     struct tb_client *c = rs_open_client(0);
     struct tb_connect_req rq;
     struct tb_dbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     char node[256];
 
     (void)state;
@@ -143,7 +131,7 @@ static void test_last_deletes_session_expired(void **state)
     struct tb_client *c = rs_open_client(0);
     struct tb_connect_req rq;
     struct tb_dbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     char node[256];
 
     (void)state;
@@ -169,7 +157,7 @@ static void test_free_during_last_deletes(void **state)
     struct tb_client *c = rs_open_client(0);
     struct tb_connect_req rq;
     struct tb_dbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     char node[256];
 
     (void)state;
@@ -199,7 +187,7 @@ static void test_ready_delete_of_other_sent_again(void **state)
     struct tb_client *c = rs_open_client(0);
     struct tb_connect_req rq;
     struct tb_dbarrier *b;
-    struct done d = {0};
+    struct rs_done d = {0};
     const char *names[4] = {LOW, NULL, "ready", NULL};
     char node[256];
 
@@ -207,7 +195,7 @@ static void test_ready_delete_of_other_sent_again(void **state)
     assert_int_equal(tb_dbarrier_new(&b, c, PATH, 2), 0);
     enter(c, b, node, sizeof node);
     names[1] = strrchr(node, '/') + 1;
-    assert_int_equal(tb_dbarrier_leave(b, -1, on_done, &d), 0);
+    assert_int_equal(tb_dbarrier_leave(b, -1, rs_done_cb, &d), 0);
     pump(c);
     rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, PATH), names, 0, 0);
     pump(c);

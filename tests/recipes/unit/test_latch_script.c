@@ -39,18 +39,6 @@ static int32_t expect_look(int type, int watch)
 
 /* ---- the client's side ---- */
 
-struct done {
-    int calls, rc;
-};
-
-static void on_done(int rc, void *data)
-{
-    struct done *d = data;
-
-    d->calls++;
-    d->rc = rc;
-}
-
 /* An await of 2 counts on PATH, there and empty: it watches the children.
  * PATH goes (NodeDeleted), and the look again finds it missing: the
  * waiter waits for PATH (exists, a watch), told nothing; PATH back with
@@ -62,11 +50,11 @@ static void test_path_gone_while_waiting(void **state)
     static const char *const none[] = {NULL};
     struct tb_client *c = rs_open_client(0);
     struct tb_latch *l;
-    struct done d = {0};
+    struct rs_done d = {0};
 
     (void)state;
     assert_int_equal(tb_latch_new(&l, c, PATH, 2), 0);
-    assert_int_equal(tb_latch_await(l, -1, on_done, &d), 0);
+    assert_int_equal(tb_latch_await(l, -1, rs_done_cb, &d), 0);
     pump(c);
     rs_reply_names(expect_look(TB_OP_GETCHILDREN2, 0), none, 1, 4);
     pump(c);
@@ -102,11 +90,11 @@ static void test_freed_while_down(void **state)
 {
     struct tb_client *c = rs_open_client(0);
     struct tb_latch *l;
-    struct done d = {0};
+    struct rs_done d = {0};
 
     (void)state;
     assert_int_equal(tb_latch_new(&l, c, PATH, 2), 0);
-    assert_int_equal(tb_latch_await(l, -1, on_done, &d), 0);
+    assert_int_equal(tb_latch_await(l, -1, rs_done_cb, &d), 0);
     pump(c);
     (void)expect_look(TB_OP_GETCHILDREN2, 0); /* never answered */
     refuse = 1;
@@ -127,12 +115,12 @@ static void test_freed_before_no_path(void **state)
 {
     struct tb_client *c = rs_open_client(0);
     struct tb_latch *l;
-    struct done d = {0};
+    struct rs_done d = {0};
     int32_t xid;
 
     (void)state;
     assert_int_equal(tb_latch_new(&l, c, PATH, 2), 0);
-    assert_int_equal(tb_latch_await(l, -1, on_done, &d), 0);
+    assert_int_equal(tb_latch_await(l, -1, rs_done_cb, &d), 0);
     pump(c);
     xid = expect_look(TB_OP_GETCHILDREN2, 0);
     tb_latch_free(l);

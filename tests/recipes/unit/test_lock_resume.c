@@ -554,18 +554,6 @@ static void test_nonfair_giveup_while_down(void **state)
     close_client(c, m);
 }
 
-struct released {
-    int calls, rc;
-};
-
-static void on_released(int rc, void *data)
-{
-    struct released *r = data;
-
-    r->calls++;
-    r->rc = rc;
-}
-
 /* A non-fair holder's node was deleted by someone else and PATH made
  * again by another client before the holder heard of it: its release
  * looks before it deletes, leaves their node alone and reports the lock
@@ -576,12 +564,12 @@ static void test_nonfair_release_spares_next_holder(void **state)
     struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
-    struct released r = {0};
+    struct rs_done r = {0};
     struct tb_rd body;
     int32_t xid;
 
     (void)state;
-    assert_int_equal(tb_mutex_unlock(m, on_released, &r), 0);
+    assert_int_equal(tb_mutex_unlock(m, rs_done_cb, &r), 0);
     pump(c);
     xid = rs_expect(TB_OP_REMOVEWATCHES, &body); /* our own-node watch */
     srv_reply(xid, 300, 0, NULL);
@@ -600,12 +588,12 @@ static void test_nonfair_release_deletes_ours(void **state)
     struct tb_client *c = rs_open_client(0);
     struct states s = {0};
     struct tb_mutex *m = hold_nonfair(c, &s);
-    struct released r = {0};
+    struct rs_done r = {0};
     struct tb_rd body;
     int32_t xid;
 
     (void)state;
-    assert_int_equal(tb_mutex_unlock(m, on_released, &r), 0);
+    assert_int_equal(tb_mutex_unlock(m, rs_done_cb, &r), 0);
     pump(c);
     xid = rs_expect(TB_OP_REMOVEWATCHES, &body);
     srv_reply(xid, 300, 0, NULL);

@@ -42,18 +42,6 @@ static void on_item(int rc, const void *value, size_t len, void *data)
                  (const char *)value);
 }
 
-struct done_rc {
-    int calls, rc;
-};
-
-static void on_done(int rc, void *data)
-{
-    struct done_rc *d = data;
-
-    d->calls++;
-    d->rc = rc;
-}
-
 /* A take on the locking queue /q up to its claim's create made again
  * after the first one lost its reply, that create answered NodeExists;
  * then the look at the claim taken/ITEM, answered as a claim of session
@@ -109,6 +97,21 @@ static void close_all(struct tb_client *c, struct tb_dqueue *q,
     tb_client_close(c);
 }
 
+/* Handles q and other on /q, and q's take through the look at its claim
+ * (its own) to the item, read and delivered. */
+static void claimed(struct tb_client *c, struct tb_dqueue **q,
+                    struct tb_dqueue **other, struct taken_item *it)
+{
+    int32_t xid;
+
+    assert_int_equal(tb_dqueue_new(q, c, "/q", TB_QUEUE_LOCKING), 0);
+    assert_int_equal(tb_dqueue_new(other, c, "/q", TB_QUEUE_LOCKING), 0);
+    take_to_claim_look(c, *q, it, (*q)->id);
+    xid = rs_expect_at(TB_OP_GETDATA, "/q/entries/" ITEM);
+    rs_reply_data(xid, "item", 4, 150, 0);
+    pump(c);
+}
+
 /* The claim there is another handle's of this client (its id as the
  * data): not ours, the take does not deliver the item; it has no other
  * candidate and waits for the queue to change. */
@@ -140,15 +143,9 @@ static void test_claim_of_this_handle(void **state)
     struct tb_client *c = rs_open_client(0);
     struct tb_dqueue *q, *other;
     struct taken_item it = {0};
-    int32_t xid;
 
     (void)state;
-    assert_int_equal(tb_dqueue_new(&q, c, "/q", TB_QUEUE_LOCKING), 0);
-    assert_int_equal(tb_dqueue_new(&other, c, "/q", TB_QUEUE_LOCKING), 0);
-    take_to_claim_look(c, q, &it, q->id);
-    xid = rs_expect_at(TB_OP_GETDATA, "/q/entries/" ITEM);
-    rs_reply_data(xid, "item", 4, 150, 0);
-    pump(c);
+    claimed(c, &q, &other, &it);
     assert_int_equal(it.calls, 1);
     assert_int_equal(it.rc, 0);
     assert_string_equal(it.value, "item");
@@ -193,19 +190,14 @@ static void test_consume_refused_gives_claim_back(void **state)
     struct tb_client *c = rs_open_client(0);
     struct tb_dqueue *q, *other;
     struct taken_item it = {0};
-    struct done_rc d = {0};
+    struct rs_done d = {0};
     struct tb_wbuf w;
     int32_t xid;
 
     (void)state;
-    assert_int_equal(tb_dqueue_new(&q, c, "/q", TB_QUEUE_LOCKING), 0);
-    assert_int_equal(tb_dqueue_new(&other, c, "/q", TB_QUEUE_LOCKING), 0);
-    take_to_claim_look(c, q, &it, q->id);
-    xid = rs_expect_at(TB_OP_GETDATA, "/q/entries/" ITEM);
-    rs_reply_data(xid, "item", 4, 150, 0);
-    pump(c);
+    claimed(c, &q, &other, &it);
     assert_int_equal(it.rc, 0);
-    assert_int_equal(tb_dqueue_consume(q, on_done, &d), 0);
+    assert_int_equal(tb_dqueue_consume(q, rs_done_cb, &d), 0);
     pump(c);
     xid = rs_expect(TB_OP_MULTI, NULL);
     tb_wbuf_init(&w);
@@ -231,15 +223,9 @@ static void test_consume_in_new_session(void **state)
     struct tb_dqueue *q, *other;
     struct taken_item it = {0};
     struct tb_connect_req rq;
-    int32_t xid;
 
     (void)state;
-    assert_int_equal(tb_dqueue_new(&q, c, "/q", TB_QUEUE_LOCKING), 0);
-    assert_int_equal(tb_dqueue_new(&other, c, "/q", TB_QUEUE_LOCKING), 0);
-    take_to_claim_look(c, q, &it, q->id);
-    xid = rs_expect_at(TB_OP_GETDATA, "/q/entries/" ITEM);
-    rs_reply_data(xid, "item", 4, 150, 0);
-    pump(c);
+    claimed(c, &q, &other, &it);
     assert_int_equal(it.rc, 0);
     close(server_fd); /* then back to a server that says it expired */
     server_fd = -1;
