@@ -8,20 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "proto/proto.h"
+#include "server/proc/clock.h"
 #include "server/proc/proc.h"
 #include "server/recovery.h"
 #include "server/replog/replog_recover.h"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Zxids go on from a new epoch, the one after log index `seen`'s (fsm.c's
  * new_epoch), logged after raft's configuration: the members lost may have
@@ -30,7 +22,7 @@ static int64_t now_ms(void)
 static int epoch_txn(uint64_t seen, struct tb_wbuf *out)
 {
     struct tb_wbuf body;
-    struct tb_txn t = {.type = TB_OP_NEWEPOCH, .time = now_ms()};
+    struct tb_txn t = {.type = TB_OP_NEWEPOCH, .time = tbd_wall_ms()};
 
     tb_wbuf_init(&body);
     tb_new_epoch_txn_encode(&body, &(struct tb_new_epoch_txn){-(int64_t)seen});
@@ -60,7 +52,7 @@ static int members_txn(const struct tb_config *cfg, struct tb_wbuf *out)
               &t, &body, 0,
               (struct tb_str){(const char *)text.base, text.len}) != 0;
     if (!oom) {
-        t.time = now_ms();
+        t.time = tbd_wall_ms();
         tb_txn_encode(out, &t);
         oom = out->oom;
     }
