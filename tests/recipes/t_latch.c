@@ -3,7 +3,9 @@
  * sessions are all held until the last of 3 counts, made 100 ms apart from
  * other sessions, one of them closed since (counts survive their
  * session), and none is let go before it; the latch stays open; a pending
- * await is cancelled by free. */
+ * await is cancelled by free; a reset (the counters deleted, the emptied
+ * PATH removed) while a waiter watches the name the last count would have
+ * taken does not leave it waiting: the counts made after it let it go. */
 #include <pthread.h>
 #include <string.h>
 
@@ -29,6 +31,64 @@ static void *waiter(void *arg)
     tb_latch_free(l);
     tb_client_close(c);
     return NULL;
+}
+
+/* The documented reset: PATH's children deleted; `all`: PATH too, as the
+ * server removes the emptied container. */
+static void reset(struct tb_client *c, int all)
+{
+    struct tb_strings v;
+    char sub[256];
+    int i;
+
+    CHECK_RC(tb_get_children_sync(c, LATCH, NULL, NULL, &v), 0);
+    for (i = 0; i < v.count; i++) {
+        snprintf(sub, sizeof sub, "%s/%s", LATCH, v.v[i]);
+        CHECK_RC(tb_delete_sync(c, sub, -1), 0);
+    }
+    tb_strings_free(&v);
+    if (all)
+        CHECK_RC(tb_delete_sync(c, LATCH, -1), 0);
+}
+
+/* A waiter that has seen NCOUNT - 1 counters from 2 on watches the name
+ * the last will take, 2 + NCOUNT - 1.  After a reset that removes PATH
+ * the names start again from 0, so the NCOUNT counts made after it never
+ * reach that one. */
+static void reset_while_waiting(struct tb_client *c1)
+{
+    struct tb_latch *l;
+    struct rt_done d;
+    int i;
+
+    rt_rmr(c1, LATCH);
+    CHECK_RC(tb_latch_new(&l, c1, LATCH, NCOUNT), 0);
+    for (i = 0; i < 2; i++)
+        CHECK_RC(tb_latch_count_down_sync(l), 0);
+    reset(c1, 0);
+    for (i = 0; i < NCOUNT - 1; i++)
+        CHECK_RC(tb_latch_count_down_sync(l), 0);
+    CHECK(rt_nchildren_with(c1, LATCH, "countDownLatch-0000000002") == 1);
+    rt_done_init(&d);
+    CHECK_RC(tb_latch_await(l, 20000, rt_done_cb, &d), 0);
+    rt_sleep_ms(200); /* waiting for the last name */
+    reset(c1, 1);
+    for (i = 0; i < NCOUNT - 1; i++)
+        CHECK_RC(tb_latch_count_down_sync(l), 0);
+    rt_sleep_ms(100);
+    CHECK(!rt_acq_done(&d)); /* not through before the last count */
+    CHECK_RC(tb_latch_count_down_sync(l), 0);
+    CHECK_RC(rt_done_wait(&d, 5000), 0);
+
+    /* Freed while it waits for the last name (and the first's deletion):
+     * cancelled once. */
+    reset(c1, 0);
+    CHECK_RC(tb_latch_count_down_sync(l), 0);
+    rt_done_init(&d);
+    CHECK_RC(tb_latch_await(l, -1, rt_done_cb, &d), 0);
+    rt_sleep_ms(100);
+    tb_latch_free(l);
+    CHECK_RC(rt_done_wait(&d, 5000), TB_ECANCELED);
 }
 
 int t_latch(int argc, char **argv)
@@ -94,10 +154,12 @@ int t_latch(int argc, char **argv)
     tb_latch_free(l1);
     CHECK_RC(rt_done_wait(&d, 5000), TB_ECANCELED);
     CHECK_RC(tb_latch_new(&l1, c1, LATCH, 0), TB_EINVAL);
+    reset_while_waiting(c1);
     rt_rmr(c1, LATCH);
     tb_client_close(c1);
     printf("latch: %d waiters held until the last of %d counts (one from a "
-           "closed session), then all through; timeouts; cancel\n",
+           "closed session), then all through; timeouts; cancel; a reset while "
+           "waiting\n",
            NWAITER, NCOUNT);
     printf("latch: ok\n");
     return 0;
