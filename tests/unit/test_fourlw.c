@@ -648,8 +648,20 @@ static void test_conf_dirs(void **state)
     expect_answer(f, "dirs", "datadir_size: 457\nlogdir_size: 458\n");
 }
 
+static const struct fake *first_only_of;
+
+/* The members after a reconfig removed all but the first. */
+static struct tb_config_members first_only(void *data)
+{
+    (void)data;
+    return (struct tb_config_members){first_only_of->cfg.servers, 1,
+                                      0x100000003};
+}
+
 /* An ensemble's: the membership ends "version=0" unended, as ZooKeeper's
- * does; the keys after it start a line of their own. */
+ * does; the keys after it start a line of their own.  After a reconfig
+ * the members are the live ones alone: a member the file names but the
+ * reconfig removed is not listed among the other keys. */
 static void test_conf_ensemble(void **state)
 {
     struct fake *f = *state;
@@ -673,6 +685,17 @@ static void test_conf_ensemble(void **state)
     text = (const char *)b.base;
     assert_non_null(strstr(text, "\nmembership: \nserver.1="));
     assert_non_null(strstr(text, "\nversion=0\nclientPortAddress="));
+    assert_non_null(strstr(text, "\nserver.2="));
+
+    first_only_of = f;
+    src.members = first_only;
+    b.len = 0;
+    assert_int_equal(fourlw_execute(&src, FOURLW_CONF, 0, &b), 0);
+    tb_wbuf_put(&b, "", 1);
+    text = (const char *)b.base;
+    assert_non_null(strstr(text, "\nmembership: \nserver.1="));
+    assert_non_null(strstr(text, "\nversion=100000003\n"));
+    assert_null(strstr(text, "server.2="));
     tb_wbuf_free(&b);
 }
 

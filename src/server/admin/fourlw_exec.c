@@ -109,7 +109,9 @@ static int has_key(const struct tb_wbuf *text, const char *key, size_t klen)
 
 /* ZooKeeper's conf lines, then every other key's effective value as
  * --check-config prints it (secrets hidden), so that conf shows what each
- * key is; tools read conf as key=value lines, and ZooKeeper's come first. */
+ * key is; tools read conf as key=value lines, and ZooKeeper's come first.
+ * The members are the live ones alone: the file's server.N lines, once a
+ * reconfig changed them, would list a member removed. */
 struct tb_config_members fourlw_members(const struct fourlw_source *src)
 {
     if (src->members != NULL)
@@ -139,7 +141,8 @@ static void do_conf(const struct fourlw_source *src, struct tb_wbuf *out)
         if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
             break;
         eq = memchr(p, '=', (size_t)(eol - p));
-        if (*p == '#' || eq == NULL || has_key(out, p, (size_t)(eq - p)))
+        if (*p == '#' || eq == NULL || has_key(out, p, (size_t)(eq - p)) ||
+            strncmp(p, "server.", 7) == 0)
             continue;
         /* An ensemble's text ends as ZooKeeper's, "version=..." unended. */
         if (out->len > 0 && out->base[out->len - 1] != '\n')
