@@ -621,6 +621,29 @@ static void large_answer_goes(void **state)
     free(answer);
 }
 
+/* A four-letter word counts as a packet received, and its answer as none
+ * sent, as ZooKeeper counts them (srvr's Received and Sent, mntr's
+ * zk_packets_*): monitors polling mntr would see Sent grow by itself. */
+static void fourlw_counted_as_received(void **state)
+{
+    struct nfx *f = *state;
+    struct sockaddr_in addr = listen_plain(f);
+    static const char refused[] =
+        "ruok is not executed because it is not in the whitelist.\n";
+    int fd = dial(&addr), closed = 0;
+
+    assert_int_equal(send(fd, "ruok", 4, 0), 4); /* not in the default list */
+    assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    assert_int_equal(read_to(f, fd, (const uint8_t *)refused, 0,
+                             sizeof refused - 1, &closed),
+                     sizeof refused - 1);
+    assert_true(closed_by_server(f, fd));
+    assert_int_equal(f->s.packets_received, 1);
+    assert_int_equal(f->s.packets_sent, 0);
+    close(fd);
+    conn_unlisten(&f->s);
+}
+
 /* A connection that finds no memory waits in the kernel, and libuv polls
  * its listener no more until it accepts: the next tick accepts it.  The
  * server then goes on accepting (it accepted nothing more, for good). */
@@ -685,6 +708,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(accept_again_after_no_memory, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(large_answer_goes, setup, teardown),
+        cmocka_unit_test_setup_teardown(fourlw_counted_as_received, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(closing_non_reader_is_closed, setup,
                                         teardown),
     };

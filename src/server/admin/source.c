@@ -564,13 +564,15 @@ int admin_try(struct conn *c)
             return 2; /* wait for the mask */
         arg = tb_load_be64(c->in + 4);
     }
+    c->received++; /* before srvr's figures are read, as ZooKeeper's */
+    c->srv->packets_received++;
     admin_source(c->srv, &src);
     tb_wbuf_init(&out);
     fourlw_execute(&src, cmd, arg, &out);
     c->client.state = CONN_OPEN; /* so the reply is written, then the close */
     conn_pause(c);
     if (out.len > 0)
-        conn_send(c, out.base, out.len);
+        conn_write(c, out.base, out.len);
     tb_wbuf_free(&out);
     conn_close_after_flush(c);
     c->in_len = 0;

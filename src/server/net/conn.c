@@ -50,15 +50,13 @@ static void mark_dirty(struct conn *c)
  * a reply is bounded by jute.maxbuffer (a multiRead's by PROC_UNREAD_MAX
  * more), a four-letter word's answer, written whole before the close, by
  * the server's own data (wchp of millions of watches). */
-void conn_send(struct conn *c, const void *frame, size_t len)
+void conn_write(struct conn *c, const void *frame, size_t len)
 {
     size_t unread = c->out.len + c->writing;
 
     if (c->client.state == CONN_CLOSING && c->tcp.data == NULL)
         return;
     tb_wbuf_put(&c->out, frame, len);
-    c->sent++;
-    c->srv->packets_sent++;
     if (c->out.oom || unread > PROC_UNREAD_MAX) {
         tb_log(TB_LOG_WARN,
                "closing 0x%llx from %s:%d: %zu bytes of replies "
@@ -69,6 +67,15 @@ void conn_send(struct conn *c, const void *frame, size_t len)
         return;
     }
     mark_dirty(c);
+}
+
+void conn_send(struct conn *c, const void *frame, size_t len)
+{
+    if (c->client.state != CONN_CLOSING || c->tcp.data != NULL) {
+        c->sent++;
+        c->srv->packets_sent++;
+    }
+    conn_write(c, frame, len);
 }
 
 void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,

@@ -53,7 +53,11 @@ struct conn {
 int conn_listen(struct tbd *s);
 /* Closes what conn_listen opened (a start that goes no further). */
 void conn_unlisten(struct tbd *s);
+/* A reply, counted as a packet sent; conn_write's bytes are not (a
+ * four-letter word's answer: ZooKeeper counts the word as a packet
+ * received, its answer as none sent). */
 void conn_send(struct conn *c, const void *frame, size_t len);
+void conn_write(struct conn *c, const void *frame, size_t len);
 void conn_reply(struct conn *c, int32_t xid, int64_t zxid, int32_t err,
                 const void *body, size_t len);
 void conn_close(struct conn *c);
