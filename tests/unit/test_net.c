@@ -26,6 +26,7 @@
 
 #include <cmocka.h> /* after setjmp.h, stdarg.h and stddef.h */
 
+#include "server/admin/fourlw.h"
 #include "server/config/config.h"
 #include "server/net/net.h"
 #include "server/net/tls_ctx.h"
@@ -644,6 +645,33 @@ static void fourlw_counted_as_received(void **state)
     conn_unlisten(&f->s);
 }
 
+/* crst resets a connection's last request too, as ZooKeeper's
+ * resetStats: cons then shows lop=NA, no lcxid, lzxid -1, lresp 0. */
+static void crst_resets_the_last_request(void **state)
+{
+    struct nfx *f = *state;
+    struct fourlw_source src;
+    struct conn *c;
+    int fd = slow_client(f, &c);
+
+    c->client.last_op = TB_OP_GETDATA;
+    c->client.last_cxid = 7;
+    c->client.last_zxid = 0x105;
+    c->client.last_resp_ms = 1234;
+    c->client.last_latency_ms = 3;
+    c->received = c->sent = 2;
+    admin_source(&f->s, &src);
+    src.reset_conn_stats(src.data);
+    /* What cons shows of them (admin/source.c's conn_info). */
+    assert_string_equal(fourlw_op_name(c->client.last_op), "NA");
+    assert_true(c->client.last_cxid < 0);
+    assert_int_equal(c->client.last_zxid, 0);
+    assert_int_equal(c->client.last_resp_ms + c->client.last_latency_ms, 0);
+    assert_int_equal(c->received + c->sent, 0);
+    close(fd);
+    conn_unlisten(&f->s);
+}
+
 /* A connection that finds no memory waits in the kernel, and libuv polls
  * its listener no more until it accepts: the next tick accepts it.  The
  * server then goes on accepting (it accepted nothing more, for good). */
@@ -709,6 +737,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(large_answer_goes, setup, teardown),
         cmocka_unit_test_setup_teardown(fourlw_counted_as_received, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(crst_resets_the_last_request, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(closing_non_reader_is_closed, setup,
                                         teardown),

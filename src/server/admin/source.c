@@ -476,6 +476,12 @@ static void reset_conn_stats(void *data)
         struct conn *c = TB_CONTAINER_OF(q, struct conn, link);
         c->received = c->sent = 0;
         memset(&c->client.lat, 0, sizeof c->client.lat);
+        /* And the last request, as ZooKeeper's resetStats: lop=NA, no
+         * lcxid, lzxid -1, lresp and llat 0. */
+        c->client.last_op = 0;
+        c->client.last_cxid = -1;
+        c->client.last_zxid = 0;
+        c->client.last_resp_ms = c->client.last_latency_ms = 0;
     }
 }
 
