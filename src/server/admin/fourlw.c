@@ -238,12 +238,15 @@ static uint64_t round4_half_up(double x)
 
 char *fourlw_format_avg(char *buf, size_t cap, uint64_t total, uint64_t count)
 {
+    format_double(buf, cap, fourlw_avg(total, count));
+    return buf;
+}
+
+double fourlw_avg(uint64_t total, uint64_t count)
+{
     double avg = count > 0 ? (double)total / (double)count : 0.0;
 
-    if (avg < 1e14)
-        avg = (double)round4_half_up(avg) / 10000.0;
-    format_double(buf, cap, avg);
-    return buf;
+    return avg < 1e14 ? (double)round4_half_up(avg) / 10000.0 : avg;
 }
 
 size_t fourlw_format_date(char *buf, size_t cap, int64_t wall_ms)

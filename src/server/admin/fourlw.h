@@ -307,6 +307,8 @@ void fourlw_render_not_serving(struct tb_wbuf *out);
  * 4 decimals (BigDecimal), printed by Double.toString ("2.1818", "0.0",
  * "3.5", "1.0E-4").  Writes into buf (cap >= 32); returns buf. */
 char *fourlw_format_avg(char *buf, size_t cap, uint64_t total, uint64_t count);
+/* That figure, as a double (2.1818): every view of an average shows it. */
+double fourlw_avg(uint64_t total, uint64_t count);
 /* Java's Double.toString: shortest digits that read back, plain between
  * 1e-3 and 1e7 ("0.5", "12.0"), scientific outside ("1.0E-4").  (Java 17
  * sometimes prints one digit more than needed above 1e16; we do not.) */

@@ -208,9 +208,9 @@ void fourlw_emit_metric_double(struct fourlw_emit *e, const char *key,
 void fourlw_emit_metric_avg(struct fourlw_emit *e, const char *key,
                             uint64_t total, uint64_t count)
 {
-    struct fourlw_metric m = {key, TB_STR_NULL, FOURLW_METRIC_DOUBLE, 0,
-                              count ? (double)total / (double)count : 0.0,
-                              NULL};
+    struct fourlw_metric m = {
+        key, TB_STR_NULL, FOURLW_METRIC_DOUBLE, 0, fourlw_avg(total, count),
+        NULL};
     char avg[40];
 
     if (e->kind != FOURLW_LIST_METRICS || to_sink(e, &m))
