@@ -672,6 +672,61 @@ static void crst_resets_the_last_request(void **state)
     conn_unlisten(&f->s);
 }
 
+/* dump's connections, as src->conn_buckets lists them. */
+static char *conn_dump(struct nfx *f)
+{
+    struct fourlw_source src;
+    struct fourlw_emit e;
+    struct tb_wbuf out;
+
+    admin_source(&f->s, &src);
+    tb_wbuf_init(&out);
+    fourlw_emit_init(&e, FOURLW_LIST_CNXN_EXPIRY, &out);
+    src.conn_buckets(src.data, &e);
+    fourlw_emit_finish(&e);
+    tb_wbuf_put(&out, "", 1);
+    return (char *)out.base;
+}
+
+/* dump lists the connections as ZooKeeper's NIO factory does: each due its
+ * session's timeout (one without a session: 10 s) after the last bytes
+ * read from it, in 10 s buckets, the earliest first. */
+static void dump_lists_connections(void **state)
+{
+    struct nfx *f = *state;
+    struct sockaddr_in addr = listen_plain(f);
+    int a = dial(&addr), b = dial(&addr);
+    struct conn *bare, *held;
+    uint64_t end;
+    char *t;
+
+    accepted(f, 2);
+    bare = TB_CONTAINER_OF(tb_queue_head(&f->s.conns), struct conn, link);
+    held = TB_CONTAINER_OF(bare->link.next, struct conn, link);
+    held->client.session_id = 0x1234;
+    held->client.timeout_ms = 40000;
+    held->client.state = CONN_OPEN;
+    t = conn_dump(f);
+    assert_non_null(strstr(t, "Connections Sets (2)/(2):\n1 expire at "));
+    assert_true(strstr(t, "sessionId: 0x0\n") < strstr(t, "sessionId: 0x1234"));
+    free(t);
+
+    /* 60 s later the bare one is heard from (part of a frame): due 10 s
+     * after that, past the other. */
+    f->now += 60000;
+    assert_int_equal(send(a, "\0\0", 2, 0), 2);
+    end = uv_hrtime() + 10000000000u;
+    while (bare->heard_ms != f->now && uv_hrtime() < end)
+        pump(f);
+    assert_int_equal(bare->heard_ms, f->now);
+    t = conn_dump(f);
+    assert_true(strstr(t, "sessionId: 0x0\n") > strstr(t, "sessionId: 0x1234"));
+    free(t);
+    close(a);
+    close(b);
+    conn_unlisten(&f->s);
+}
+
 /* A connection that finds no memory waits in the kernel, and libuv polls
  * its listener no more until it accepts: the next tick accepts it.  The
  * server then goes on accepting (it accepted nothing more, for good). */
@@ -739,6 +794,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(fourlw_counted_as_received, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(crst_resets_the_last_request, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(dump_lists_connections, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(closing_non_reader_is_closed, setup,
                                         teardown),

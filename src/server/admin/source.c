@@ -397,6 +397,7 @@ static void ephemerals(void *data, struct fourlw_emit *e)
 
 struct due {
     int64_t at, id;
+    const struct conn *c; /* conn_buckets' */
 };
 
 static int by_due(const void *a, const void *b)
@@ -433,6 +434,45 @@ static void session_buckets(void *data, struct fourlw_emit *e)
         if (i == 0 || d[i].at != d[i - 1].at)
             fourlw_emit_bucket(e, d[i].at);
         fourlw_emit_session(e, d[i].id);
+    }
+    free(d);
+}
+
+/* Connections grouped as ZooKeeper's NIO factory keeps them: each due its
+ * session's timeout (one without a session: 10 s) after the last bytes
+ * read from it, in buckets of 10 s, each the next boundary past its
+ * connections' time (ExpiryQueue), on the wall clock. */
+static void conn_buckets(void *data, struct fourlw_emit *e)
+{
+    struct tbd *s = data;
+    int64_t offset = tbd_wall_ms() - (int64_t)tbd_now_ms(s);
+    struct tb_queue *q;
+    struct due *d;
+    size_t i, n = 0;
+
+    TB_QUEUE_FOREACH (q, &s->conns)
+        n++;
+    if ((d = malloc(n * sizeof *d + 1)) == NULL)
+        return;
+    n = 0;
+    TB_QUEUE_FOREACH (q, &s->conns) {
+        const struct conn *c = TB_CONTAINER_OF(q, struct conn, link);
+        int64_t due = (int64_t)c->heard_ms + offset +
+                      (c->client.session_id != 0 ? c->client.timeout_ms
+                                                 : CONN_SESSIONLESS_MS);
+
+        if (c->client.state == CONN_CLOSING) /* out of ZooKeeper's at once */
+            continue;
+        d[n].at = (due / CONN_SESSIONLESS_MS + 1) * CONN_SESSIONLESS_MS;
+        d[n].id = (int64_t)c->client.id;
+        d[n++].c = c;
+    }
+    qsort(d, n, sizeof *d, by_due);
+    for (i = 0; i < n; i++) {
+        if (i == 0 || d[i].at != d[i - 1].at)
+            fourlw_emit_bucket(e, d[i].at);
+        fourlw_emit_conn_id(e, d[i].c->peer, d[i].c->peer_port,
+                            d[i].c->client.session_id);
     }
     free(d);
 }
@@ -538,6 +578,7 @@ void admin_source(struct tbd *s, struct fourlw_source *src)
     src->watches_by_path = by_path;
     src->session_buckets = session_buckets;
     src->ephemerals = ephemerals;
+    src->conn_buckets = conn_buckets;
     src->dir_sizes = dir_sizes;
     src->reset_conn_stats = reset_conn_stats;
     src->reset_server_stats = reset_server_stats;

@@ -520,6 +520,7 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
         conn_close(c);
         return;
     }
+    c->heard_ms = tbd_now_ms(c->srv);
     tbd_shown_ns_expire(c->srv); /* the requests read now start now */
     if (c->tls != NULL) {
         /* The plaintext goes to the shared buffer too, as a plain read's
@@ -699,7 +700,7 @@ static void on_connection(uv_stream_t *server, int status)
     c->client.peer = c->peer;
     c->client.peer_port = c->peer_port;
     c->client.state = CONN_NEW;
-    c->established_ms = tbd_now_ms(s);
+    c->established_ms = c->heard_ms = tbd_now_ms(s);
     c->due_ms = c->established_ms + CONN_SESSIONLESS_MS;
     tb_wbuf_init(&c->out);
     tb_wbuf_init(&c->client.ids);

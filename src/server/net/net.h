@@ -47,6 +47,7 @@ struct conn {
 
     /* statistics */
     uint64_t received, sent, established_ms;
+    uint64_t heard_ms; /* the last bytes read (dump's connection buckets) */
 };
 
 /* net/conn.c */
