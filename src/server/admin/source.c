@@ -450,12 +450,15 @@ static void conn_buckets(void *data, struct fourlw_emit *e)
     struct due *d;
     size_t i, n = 0;
 
-    TB_QUEUE_FOREACH (q, &s->conns)
+    TB_QUEUE_FOREACH(q, &s->conns)
+    {
         n++;
+    }
     if ((d = malloc(n * sizeof *d + 1)) == NULL)
         return;
     n = 0;
-    TB_QUEUE_FOREACH (q, &s->conns) {
+    TB_QUEUE_FOREACH(q, &s->conns)
+    {
         const struct conn *c = TB_CONTAINER_OF(q, struct conn, link);
         int64_t due = (int64_t)c->heard_ms + offset +
                       (c->client.session_id != 0 ? c->client.timeout_ms
