@@ -441,6 +441,7 @@ static void test_admin_simple(void **state)
 
 static void test_admin_stats(void **state)
 {
+    char key[sizeof long_ns + 64];
     char *t;
 
     (void)state;
@@ -466,6 +467,10 @@ static void test_admin_stats(void **state)
     assert_non_null(strstr(t, "{\"version\":\"3.8.0-"));
     assert_non_null(strstr(t, "\"znode_count\":9,"));
     assert_non_null(strstr(t, "\"avg_latency\":2.1818,"));
+    /* A namespace's name of any length keys its figures whole. */
+    snprintf(key, sizeof key, "\"%s_quota_count_limit_per_namespace\":40",
+             long_ns);
+    assert_non_null(strstr(t, key));
     assert_non_null(strstr(t, "\"ns1_quota_bytes_limit_per_namespace\":100,"));
     assert_non_null(strstr(t, "\"tumbler_role_note\":\"a \\\"b\\\"\\u000ac\","));
     assert_non_null(strstr(t, "\"command\":\"monitor\",\"error\":null}"));

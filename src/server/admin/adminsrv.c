@@ -263,14 +263,15 @@ static void cmd_cons(struct ctx *c)
 static void on_metric(void *arg, const struct fourlw_metric *m)
 {
     struct ctx *c = arg;
-    char key[192];
+    struct tb_wbuf key; /* a namespace's name may be of any length */
 
+    tb_wbuf_init(&key);
     if (m->ns.len > 0)
-        snprintf(key, sizeof key, "%.*s_%s", (int)m->ns.len, m->ns.ptr,
-                 m->key);
-    else
-        snprintf(key, sizeof key, "%s", m->key);
-    json_key(c->j, key);
+        tb_wbuf_printf(&key, "%.*s_", (int)m->ns.len, m->ns.ptr);
+    tb_wbuf_printf(&key, "%s", m->key);
+    json_keyn(c->j, (const char *)key.base, key.len);
+    c->j->out->oom |= key.oom;
+    tb_wbuf_free(&key);
     switch (m->type) {
     case FOURLW_METRIC_INT: json_int(c->j, m->i); break;
     case FOURLW_METRIC_DOUBLE: json_double(c->j, m->d); break;
