@@ -664,6 +664,13 @@ int replog__wal_tidy(struct wal *w)
         w->loaded = 0; /* no clean close over what could not be zeroed */
         return rv;
     }
+    /* Entries the load dropped for the snapshot are voided on disk too,
+     * before any entry comes after them: read back behind them, at indexes
+     * they held, the next entries would be dropped with them. */
+    if (w->exam.voided &&
+        (rv = replog__wal_mark(w, WAL_RESET, w->next_index)) != 0)
+        return rv;
+    w->exam.voided = 0;
     newest = w->ready != NULL ? w->ready->seq
              : w->n_segs > 0  ? w->segs[w->n_segs - 1]->seq
                               : w->meta.newest;
@@ -842,20 +849,25 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
     int rv;
 
     l.floor = floor;
+    w->exam.voided = 0; /* of this load alone: a repair's loads again */
     rv = copy_uv_entries(&l, *start, *entries, *n);
     if (rv == 0)
         rv = load_segments(w, &l);
     /* Entries all behind the snapshot are of no use (a crash came between
      * an installed snapshot and the record that voids the log). */
-    if (rv == 0 && l.n > 0 && l.first + l.n <= floor)
+    if (rv == 0 && l.n > 0 && l.first + l.n <= floor) {
         list_truncate(&l, 0);
+        w->exam.voided = 1;
+    }
     /* So is a log holding the snapshot's last index with another term: the
      * snapshot was installed over it (raft installs one over such a log;
      * mend.c, 6), and that entry and the ones after it are a replaced
      * leader's, which can never commit. */
     if (rv == 0 && snap != NULL && l.n > 0 && l.first < floor &&
-        l.first + l.n >= floor && l.e[floor - 1 - l.first].term != snap->term)
+        l.first + l.n >= floor && l.e[floor - 1 - l.first].term != snap->term) {
         list_truncate(&l, 0);
+        w->exam.voided = 1;
+    }
     if (rv == 0 && l.n == 0)
         l.first = floor;
     if (rv == 0 && l.first > floor) {
