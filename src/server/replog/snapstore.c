@@ -562,25 +562,40 @@ out:
 
 /* Reads the header of `fd`, the file `name`, into `s`; 0, RAFT_NOTFOUND
  * if the file is not of this format (an older tumblerd's state), or
- * RAFT_CORRUPT with `errmsg` set. */
+ * RAFT_CORRUPT, RAFT_IOERR (a read failed: not taken for another format,
+ * whose snapshot would be passed over) or RAFT_NOMEM with `errmsg` set. */
 static int header_read(int fd, const char *name, struct raft_snapshot *s,
                        uint64_t *raw, uint32_t *len, char *errmsg)
 {
     uint8_t head[SH_TERM] = {0}, *b;
     int rv = pread_full(fd, head, sizeof head, 0);
 
+    if (rv > 0) {
+        snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot %s: read: %s", name,
+                 strerror(rv));
+        return RAFT_IOERR;
+    }
     /* What a short read left in `head` is its start. */
     if (memcmp(head, snap_magic, sizeof snap_magic) != 0)
         return RAFT_NOTFOUND;
     *len = tb_load_be32(head + SH_LEN);
-    if (rv != 0 || *len < SH_SERVERS || *len > SNAP_HDR_MAX ||
-        (b = malloc(*len)) == NULL) {
+    if (rv != 0 || *len < SH_SERVERS || *len > SNAP_HDR_MAX) {
         snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE,
                  "snapshot %s: its header is damaged (%s)", name,
                  rv != 0 ? "cut short" : "its length");
         return RAFT_CORRUPT;
     }
-    rv = pread_full(fd, b, *len, 0);
+    if ((b = malloc(*len)) == NULL) {
+        snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot %s: out of memory",
+                 name);
+        return RAFT_NOMEM;
+    }
+    if ((rv = pread_full(fd, b, *len, 0)) > 0) {
+        free(b);
+        snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot %s: read: %s", name,
+                 strerror(rv));
+        return RAFT_IOERR;
+    }
     if (rv == 0 && tb_load_be32(b + SH_CRC) !=
                        replog__wal_crc(0, b + SH_LEN, *len - SH_LEN))
         rv = EBADMSG;
@@ -590,10 +605,9 @@ static int header_read(int fd, const char *name, struct raft_snapshot *s,
     if (rv != 0) {
         snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE,
                  "snapshot %s: its header is damaged (%s)", name,
-                 rv < 0 ? "cut short"
+                 rv < 0          ? "cut short"
                  : rv == EBADMSG ? "checksum mismatch"
-                 : rv == EINVAL  ? "not well formed"
-                                 : strerror(rv));
+                                 : "not well formed");
         return RAFT_CORRUPT;
     }
     return 0;
