@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +74,11 @@ void replog__fail_stop(struct replog *l, const char *fmt, ...)
                  "%s; stopping (exit %d): every acknowledged write is on disk,"
                  " and a restart recovers from it",
                  msg, REPLOG_EXIT_LOG_FAILED);
-    /* A snapshot child would outlive us holding the client port. */
-    replog__snapshot_discard(l);
+    /* A snapshot child would outlive us holding the client port.  Killed,
+     * not discarded: a worker thread may be writing the snapshot from the
+     * map that discarding unmaps, and would crash before the exit. */
+    if (l->snap_pid > 0)
+        kill(l->snap_pid, SIGKILL);
     _exit(REPLOG_EXIT_LOG_FAILED);
 }
 
