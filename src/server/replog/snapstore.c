@@ -361,6 +361,9 @@ static int open_over_stale(const char *dir, uint64_t keep, const char *tmp,
             (keep != 0 && state_index(de->d_name) == keep))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        /* The one renamed, which readdir may list again under its name. */
+        if (reused && strcmp(path, tmp) == 0)
+            continue;
         if (reuse && !reused && rename(path, tmp) == 0)
             reused = 1;
         else
