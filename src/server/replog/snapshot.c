@@ -250,6 +250,12 @@ void replog__snapshot_stored(struct replog *l, int status)
     l->snap_retry_at = replog__now(l) + l->snap_backoff_ms;
     replog__logf(l, REPLOG_LOG_WARN, "next snapshot tried in %u ms",
                  l->snap_backoff_ms);
+    /* Still due, though its taking moved the policy on (a limit of log
+     * more): raft asks at each entry it applies, answered busy until the
+     * time above.  Else the log kept growing by that limit at each failure,
+     * in raft's memory too. */
+    if (!l->closing)
+        raft_set_snapshot_threshold(l->raft, 1);
 }
 
 /* Drops a child and what was kept for it. */
