@@ -68,6 +68,54 @@ static void write_held_behind_a_reconfig(void **state)
     carrier_free(&k);
 }
 
+/* A second reconfig, taken while the first is out and refused as in
+ * progress, is answered first (its refusal is logged at once): what the
+ * client sent after them still waits for the first's answer. */
+static void write_held_behind_two_reconfigs(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body;
+    int64_t sid, z;
+    int base;
+
+    carrier_open(f, &k, 62);
+    sid = k.pc.session_id;
+    base = k.frames;
+    z = proc_zxid(&f->s);
+    tb_wbuf_init(&body);
+    tb_reconfig_req_encode(&body, &(struct tb_reconfig_req){
+                                      TB_STR(""), TB_STR("2"), TB_STR(""), -1});
+    assert_int_equal(request(&k, &body, 1, TB_OP_RECONFIG), 0);
+    assert_int_equal(request(&k, &body, 2, TB_OP_RECONFIG), 0);
+    assert_int_equal(k.pc.writes_in_flight, 2);
+    proc_result(
+        &f->s,
+        &(struct tb_txn){
+            .type = TB_OP_RECONFIG_TXN, .session = sid, .xid = 2, .origin = 62},
+        z, TB_ERECONFIGINPROGRESS, NULL, 0);
+    assert_int_equal(k.frames, base); /* kept for after the first's */
+    tb_set_data_req_encode(
+        &body, &(struct tb_set_data_req){TB_STR("/"), TB_STR("x"), -1});
+    assert_int_equal(request(&k, &body, 3, TB_OP_SETDATA), PROC_HELD);
+    assert_int_equal(k.pc.writes_in_flight, 1);
+    proc_result(
+        &f->s,
+        &(struct tb_txn){
+            .type = TB_OP_RECONFIG_TXN, .session = sid, .xid = 1, .origin = 62},
+        z, 0, NULL, 0);
+    assert_int_equal(k.frames, base + 2);
+    (void)reply_at(&k, base + 1, 1, 0);
+    (void)reply_at(&k, base + 2, 2, TB_ERECONFIGINPROGRESS);
+    assert_int_equal(request(&k, &body, 3, TB_OP_SETDATA), 0);
+    /* The real proposals, still in the log, would answer again. */
+    tb_map_del(&f->s.conn_by_id, k.pc.id);
+    proc_client_closed(&k.pc);
+    k.pc.closed = 1;
+    tb_wbuf_free(&body);
+    carrier_free(&k);
+}
+
 /* A read queued behind a write is checked with the identities its client
  * had when it sent it, as ZooKeeper checks it: a setAuth the client sent
  * after it, answered at once, does not open it. */
@@ -413,6 +461,8 @@ static void config_written_by_reconfig_alone(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(write_held_behind_two_reconfigs, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(write_held_behind_a_reconfig, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(queued_read_checked_as_sent, setup,

@@ -408,7 +408,7 @@ static void log_write(struct proc_client *c, int32_t xid, int32_t type,
     r->forwarded = forward;
     c->writes_in_flight++;
     c->forwarded += (unsigned)forward;
-    c->reconfiguring |= type == TB_OP_RECONFIG;
+    c->reconfiguring += type == TB_OP_RECONFIG;
 }
 
 static void write_request(struct proc_client *c, int32_t xid, int32_t type,
@@ -533,8 +533,8 @@ static void write_answered(struct proc_client *c, struct req *r, int64_t zxid,
 {
     c->writes_in_flight--;
     c->forwarded -= (unsigned)r->forwarded;
-    if (r->type == TB_OP_RECONFIG)
-        c->reconfiguring = 0; /* what was sent after is read on (drain) */
+    /* The last out: what was sent after is read on (drain). */
+    c->reconfiguring -= r->type == TB_OP_RECONFIG;
     if (&r->link == tb_queue_head(&c->reqs)) {
         c->ops->reply(c, r->xid, zxid, rc, body, len);
         if (c->closed || head_done(c, r))

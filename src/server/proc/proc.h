@@ -83,11 +83,11 @@ struct proc_client {
     unsigned nreqs;
     unsigned writes_in_flight;
     unsigned forwarded; /* of them, those sent to the leader */
-    /* A reconfig of its own is out: nothing it sent after, but another
-     * reconfig (refused as in progress, as ZooKeeper's), is read until that
-     * is answered.  Its outcome is logged only once raft's members have
-     * changed, and a write after it would be applied first, which
-     * ZooKeeper's order (zxid after zxid) never allows. */
+    /* Reconfigs of its own out (another is taken while one is, refused as
+     * in progress, as ZooKeeper's): nothing else it sent after is read
+     * until all are answered.  A reconfig's outcome is logged only once
+     * raft's members have changed, and a write after it would be applied
+     * first, which ZooKeeper's order (zxid after zxid) never allows. */
     int reconfiguring;
 
     struct watch_owner watch;
