@@ -211,6 +211,8 @@ static void raw_basics(struct rz *r)
            zd_err(rz_create(r, RZ_OP_CREATE, P("/r/p"), "", 0, 0, 0, NULL, 0, NULL)));
     path_vec(r, "R", "getEphemerals", RZ_OP_GETEPHEMERALS, P("/r/e"));
     path_vec(r, "R", "getEphemerals", RZ_OP_GETEPHEMERALS, "/");
+    path_vec(r, "R", "getEphemerals", RZ_OP_GETEPHEMERALS, " / "); /* trimmed */
+    path_vec(r, "R", "getEphemerals", RZ_OP_GETEPHEMERALS, " \t");
     all_children(r, "R", P("/r"));
     all_children(r, "R", P("/none"));
 }

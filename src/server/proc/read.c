@@ -278,11 +278,14 @@ static int eph_one(void *data, struct tree_node *n)
     return 0;
 }
 
-/* getEphemerals: a plain string-prefix match; "" and "/" mean all. */
+/* getEphemerals: a plain string-prefix match; a prefix that is "" or "/"
+ * once trimmed as Java trims (bytes up to the space, both ends) means all,
+ * as ZooKeeper's. */
 static void ephemerals(struct proc_client *c, int32_t xid, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_path_req r;
+    struct tb_str t;
     struct eph_walk e;
     size_t start, count_at;
 
@@ -290,8 +293,15 @@ static void ephemerals(struct proc_client *c, int32_t xid, struct tb_str body)
         fail(c, xid, TB_EMARSHALLING);
         return;
     }
+    t = r.path;
+    while (t.len > 0 && (unsigned char)t.ptr[0] <= ' ') {
+        t.ptr++;
+        t.len--;
+    }
+    while (t.len > 0 && (unsigned char)t.ptr[t.len - 1] <= ' ')
+        t.len--;
     e.w = begin(c, xid, &start);
-    e.prefix = r.path.ptr == NULL || tb_str_eq(r.path, TB_STR("/"))
+    e.prefix = r.path.ptr == NULL || t.len == 0 || tb_str_eq(t, TB_STR("/"))
                    ? TB_STR("")
                    : r.path;
     e.n = 0;
