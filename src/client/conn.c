@@ -345,12 +345,18 @@ static void do_write(struct tb_client *c)
             continue;
         }
         if (n == TB_EAGAIN)
-            return;
+            break;
         io_failed(c, n, "send");
         return;
     }
-    c->out.len = 0;
-    c->out_off = 0;
+    /* What was sent goes once it is half the buffer: a backlog that never
+     * drains whole (a server reading slowly, requests coming all the
+     * while) then holds what is unsent, not all ever sent. */
+    if (c->out_off > 0 && c->out_off >= c->out.len / 2) {
+        memmove(c->out.base, c->out.base + c->out_off, c->out.len - c->out_off);
+        c->out.len -= c->out_off;
+        c->out_off = 0;
+    }
 }
 
 /* Makes room for at least `need` more bytes (within the frame limit). */
