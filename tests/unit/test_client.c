@@ -5,15 +5,15 @@
  * types.  What single operations send: test_client_ops.c; host names
  * looked up: test_client_lookup.c; allocation failures:
  * test_client_heap.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
