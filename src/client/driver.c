@@ -347,10 +347,12 @@ int tb__wait(struct tb_client *c, int (*ready)(struct tb_client *, void *),
         c->mode = DRIVE_LOOP;
         tb__start(c);
     }
+    /* On the I/O thread (a callback's synchronous call), its wake-ups
+     * too: another thread's close, or a request it left unsent. */
     while (!ready(c, arg)) {
         if (deadline >= 0 && c->now() >= deadline)
             return TB_ETIMEDOUT;
-        drive_once(c, -1, deadline);
+        drive_once(c, c->wake_fd, deadline);
     }
     return 0;
 }
