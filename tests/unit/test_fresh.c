@@ -40,7 +40,7 @@ static struct raft_message append(raft_term term, raft_index prev,
  * ends, catches it up. */
 static void test_first_start(void **state)
 {
-    struct replog_fresh g = {1, 0};
+    struct replog_fresh g = {.on = 1};
     struct raft_message m = vote(1, 1);
 
     (void)state;
@@ -58,7 +58,7 @@ static void test_first_start(void **state)
  * log ends, in the leader's term. */
 static void test_wiped(void **state)
 {
-    struct replog_fresh g = {1, 0};
+    struct replog_fresh g = {.on = 1};
     struct raft_message m = vote(40, 1);
 
     (void)state;
@@ -97,7 +97,7 @@ static void test_wiped(void **state)
  * candidate: from then on a new candidate gets no vote either. */
 static void test_entries_are_evidence(void **state)
 {
-    struct replog_fresh g = {1, 0};
+    struct replog_fresh g = {.on = 1};
     struct raft_message m = append(2, 1, 1, 5);
 
     (void)state;
@@ -110,7 +110,7 @@ static void test_entries_are_evidence(void **state)
 /* A log that was there at start: raft decides alone. */
 static void test_off(void **state)
 {
-    struct replog_fresh g = {0, 0};
+    struct replog_fresh g = {.on = 0};
     struct raft_message m = vote(1, 0);
 
     (void)state;

@@ -1,14 +1,18 @@
 /* Unit tests of a new log (src/server/replog/wal_bootstrap.c, wal_term.c):
  * the first configuration is the first record of wal-0000000000000001,
  * raft's term and vote are in wal-meta, and no file of raft_uv's is made;
- * a bootstrap cut short before wal-meta named its segment is done again. */
+ * a bootstrap cut short before wal-meta named its segment is done again;
+ * an ensemble member's new log keeps to fresh.c's rule across restarts. */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,11 +165,90 @@ static void test_bootstrap_cut_short(void **state)
     assert_int_equal(f->fsm.n, 1);
 }
 
+static void appended(struct raft_io_append *req, int status)
+{
+    *(int *)req->data = status + 1;
+}
+
+/* "127.0.0.1:PORT" of a port free now. */
+static void free_address(char *out, size_t n)
+{
+    struct sockaddr_in a = {0};
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    snprintf(out, n, "127.0.0.1:%d", ntohs(a.sin_port));
+    close(fd);
+}
+
+/* A member of an ensemble whose log this start made keeps to fresh.c's
+ * rule until a leader has caught it up, through restarts, also once a
+ * leader sent it part of the log (its log then more than the bootstrap
+ * entry): wal-meta's flag says so.  Caught up, and the log stored that
+ * far, the flag goes, and the next start votes as any member. */
+static void test_fresh_outlives_a_restart(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    char self[32];
+    struct replog_peer peers[3] = {
+        {1, self, 1}, {2, "127.0.0.2:9002", 1}, {3, "127.0.0.3:9003", 1}};
+    static uint8_t payload[8];
+    struct raft_entry e[2];
+    struct raft_io_append app;
+    struct raft_message hb = {.type = RAFT_IO_APPEND_ENTRIES, .server_id = 2};
+    struct raft_io *io;
+    struct wal_meta m;
+    int i, done = 0;
+
+    free_address(self, sizeof self);
+    c.address = self;
+    c.peers = peers;
+    c.n_peers = 3;
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_true(f->l->fresh.on);
+    read_meta(f, &m);
+    assert_int_equal(m.fresh, 1);
+    /* Part of a leader's log: two entries after the bootstrap one. */
+    io = &f->l->io;
+    for (i = 0; i < 2; i++)
+        e[i] = (struct raft_entry){
+            .term = 1, .type = RAFT_COMMAND, .buf = {payload, sizeof payload}};
+    app.data = &done;
+    assert_int_equal(io->append(io, &app, e, 2, appended), 0);
+    assert_true(run_until(&f->loop, &done, 1));
+    assert_int_equal(done, 1); /* status 0 */
+    fx_close(f);
+
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(raft_last_index(f->l->raft), 3);
+    assert_true(f->l->fresh.on);
+    /* A leader's heartbeat that ends where this log ends. */
+    hb.append_entries.term = f->l->raft->current_term;
+    hb.append_entries.prev_log_index = 3;
+    hb.append_entries.prev_log_term = 1;
+    assert_int_equal(replog__fresh_recv(f->l, &hb), FRESH_DELIVER);
+    assert_false(f->l->fresh.on);
+    run_for(f, 600); /* a tick or two */
+    read_meta(f, &m);
+    assert_int_equal(m.fresh, 0);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_false(f->l->fresh.on);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_new_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_term_and_vote, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fresh_outlives_a_restart, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_bootstrap_cut_short, setup,
                                         teardown),
     };

@@ -41,7 +41,15 @@
  * the others take it for evidence and vote for no one, and the operator
  * ends the wait with --recover-ensemble from the leader's directory
  * (docs/operations.md).  Nothing tells that leader from a member that
- * lacks acknowledged writes: a vote for it could lose them. */
+ * lacks acknowledged writes: a vote for it could lose them.
+ *
+ * The rule outlives a restart: wal-meta keeps a flag from the start that
+ * applies it until it ends, so a member restarted after a leader sent it
+ * part of the log (a snapshot, some entries), its log then beyond the
+ * bootstrap entry, still keeps to it.  It ends when a leader has caught it
+ * up, once the log is stored that far (a crash before would leave less),
+ * or when this member leads: elected, its log holds every committed
+ * entry. */
 #include "server/replog/internal.h"
 
 /* Not only at the start that made the log: every leader's first entry is
@@ -56,6 +64,54 @@ int replog__fresh_at_start(const struct raft_configuration *c, raft_id self,
     for (i = 0; i < c->n; i++)
         others += c->servers[i].role == RAFT_VOTER && c->servers[i].id != self;
     return others > 0 && last_index == FRESH_FIRST_INDEX;
+}
+
+int replog__fresh_open(struct replog *l, int join)
+{
+    struct replog_fresh *g = &l->fresh;
+    int rv;
+
+    g->kept = replog__wal_fresh(&l->io);
+    g->on =
+        !join && (g->kept || replog__fresh_at_start(&l->raft->configuration,
+                                                    (raft_id)l->server_id,
+                                                    raft_last_index(l->raft)));
+    if (!g->on)
+        return 0;
+    if (!g->kept && (rv = replog__wal_set_fresh(&l->io, 1)) != 0) {
+        replog__logf(l, REPLOG_LOG_ERROR,
+                     "open %s: cannot note in wal-meta that its log is new: "
+                     "%s",
+                     l->dir, strerror(rv));
+        return TB_EIO;
+    }
+    g->kept = 1;
+    replog__logf(l, REPLOG_LOG_INFO,
+                 "server %d's log is new: it votes only for a member "
+                 "as new until a leader has caught it up",
+                 l->server_id);
+    return 0;
+}
+
+void replog__fresh_tick(struct replog *l, int lead)
+{
+    struct replog_fresh *g = &l->fresh;
+    int rv;
+
+    if (g->on && lead) {
+        g->on = 0;
+        g->caught_at = raft_last_index(l->raft);
+    }
+    if (g->on || !g->kept || l->raft->last_stored < g->caught_at)
+        return;
+    if ((rv = replog__wal_set_fresh(&l->io, 0)) != 0) {
+        replog__logf(l, REPLOG_LOG_WARN,
+                     "cannot note in wal-meta that server %d's log has "
+                     "caught up: %s; tried again at the next tick",
+                     l->server_id, strerror(rv));
+        return;
+    }
+    g->kept = 0;
 }
 
 int replog__fresh_check(struct replog_fresh *g, const struct raft_message *m,
@@ -99,6 +155,8 @@ int replog__fresh_recv(struct replog *l, const struct raft_message *m)
     verdict = replog__fresh_check(g, m, r->current_term, raft_last_index(r),
                                   replog__last_term(&r->log));
     if (!g->on)
+        g->caught_at = raft_last_index(r);
+    if (!g->on) /* stored that far, wal-meta's flag goes (fresh_tick) */
         replog__logf(l, REPLOG_LOG_INFO,
                      "server %d's new log caught up with the leader "
                      "(server %llu) at index %llu: it votes as any member",

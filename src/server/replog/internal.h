@@ -60,6 +60,8 @@ enum { FRESH_DELIVER, FRESH_DROP };
 struct replog_fresh {
     int on;       /* its log is the bootstrap entry alone, not caught up */
     int evidence; /* a log beyond the first entry was heard of */
+    int kept;     /* wal-meta says so too, for the starts after this one */
+    raft_index caught_at; /* caught up to there: once stored, no longer */
 };
 
 /* notice.c: what the leader has told each follower of its commits. */
@@ -282,6 +284,12 @@ int replog__fresh_recv(struct replog *l, const struct raft_message *m);
  * configuration `c` (other voters than this one).  Pure. */
 int replog__fresh_at_start(const struct raft_configuration *c, raft_id self,
                            raft_index last_index);
+/* At open, after raft_start: whether the rule holds (above, or wal-meta's
+ * flag of a start before), written down in wal-meta; 0 or a TB_E* code. */
+int replog__fresh_open(struct replog *l, int join);
+/* Leading, or caught up to an index now stored: the rule ends, and
+ * wal-meta's flag with it (from the tick). */
+void replog__fresh_tick(struct replog *l, int lead);
 /* mend.c: puts its start, append, send and snapshot_put in front of the
  * raft io's, to mend what libraft 0.15's replication gets wrong (mend.c
  * lists it). */
@@ -384,6 +392,9 @@ int replog__wal_init(struct replog *l, off_t segment_bytes);
 void replog__wal_free(struct raft_io *io);
 /* The log_* figures of replog_stats. */
 void replog__wal_stats(struct raft_io *io, struct replog_stats *out);
+/* wal-meta's fresh flag (fresh.c): read; set, 0 or an errno value. */
+int replog__wal_fresh(struct raft_io *io);
+int replog__wal_set_fresh(struct raft_io *io, int on);
 /* Calls replog__submit, then writes what is pending, before the loop next
  * waits. */
 void replog__wal_flush_soon(struct raft_io *io);

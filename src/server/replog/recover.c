@@ -189,9 +189,12 @@ int replog__recover_io(struct wal *w, const struct raft_configuration *c)
     if ((rv = append_conf(w, c, term)) != 0)
         return rv;
     at->term = term;
-    /* A repair's cut is done with: zxids move past it (the entries). */
+    /* A repair's cut is done with: zxids move past it (the entries).  The
+     * log is the ensemble's now, caught up or not before (fresh.c): its
+     * copies, each keeping that rule, would elect no one. */
     if ((w->meta.repair_bound != 0 &&
          (rv = replog__wal_meta_set(w, WAL_META_REPAIR_BOUND, 0)) != 0) ||
+        (rv = replog__wal_meta_set(w, WAL_META_FRESH, 0)) != 0 ||
         (rv = replog__wal_meta_set(w, WAL_META_SERVER_ID, 0)) != 0) {
         snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s", w->dir,
                  WAL_META_NAME, strerror(rv));

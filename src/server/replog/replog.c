@@ -360,6 +360,8 @@ static void tick_cb(uv_timer_t *t)
     if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
         replog__disk_refresh(l);
     replog__poll_leader(l);
+    if (!l->closing)
+        replog__fresh_tick(l, replog_is_leader(l));
     replog__deferred_take(l);
     replog__snapshot_poke(l);
     if (l->tcp_ready)
@@ -809,15 +811,11 @@ int replog_open(struct replog **out, uv_loop_t *loop,
     /* Among other voters, a log that is the bootstrap entry alone may be a
      * lost one's, made at this start or at one before it that no leader
      * caught up (fresh.c). */
-    l->fresh.on =
-        !cfg->join &&
-        replog__fresh_at_start(&l->raft->configuration, (raft_id)l->server_id,
-                               raft_last_index(l->raft));
-    if (l->fresh.on)
-        replog__logf(l, REPLOG_LOG_INFO,
-                     "server %d's log is new: it votes only for a member "
-                     "as new until a leader has caught it up",
-                     l->server_id);
+    if ((rv = replog__fresh_open(l, cfg->join)) != 0) {
+        l->closing = 1;
+        raft_close(l->raft, raft_closed);
+        return rv;
+    }
     replog__disk_refresh(l);
     start_ticking(l);
     l->was_leader = replog_is_leader(l);

@@ -158,6 +158,7 @@ struct wal_meta {
                               wal_meta.c */
     uint64_t server_id;    /* whose log it is */
     uint64_t term, vote;   /* raft's; term 0: not bootstrapped */
+    uint64_t fresh;        /* 1: caught up with no leader yet (fresh.c) */
 };
 
 /* What reading the log found (wal_load.c): where it ends, and what lies
@@ -395,6 +396,7 @@ enum wal_meta_field {
     WAL_META_EPOCH,
     WAL_META_REPAIR_BOUND,
     WAL_META_SERVER_ID,
+    WAL_META_FRESH,
 };
 int replog__wal_meta_set(struct wal *w, enum wal_meta_field f, uint64_t v);
 /* Sets the term and the vote together, and writes wal-meta: 0 or an errno

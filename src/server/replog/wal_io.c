@@ -590,6 +590,18 @@ void replog__wal_free(struct raft_io *io)
     io->impl = NULL;
 }
 
+int replog__wal_fresh(struct raft_io *io)
+{
+    struct wal *w = io->impl;
+
+    return w->meta.fresh != 0;
+}
+
+int replog__wal_set_fresh(struct raft_io *io, int on)
+{
+    return replog__wal_meta_set(io->impl, WAL_META_FRESH, on ? 1 : 0);
+}
+
 void replog__wal_stats(struct raft_io *io, struct replog_stats *out)
 {
     struct wal *w = io->impl;

@@ -8,7 +8,8 @@
  *   OFFSET  SIZE  FIELD (big-endian)
  *        0     8  magic "TBWALMT2"
  *        8     4  crc: CRC-32 of bytes 12 .. 80
- *       12     4  zero
+ *       12     4  flags: bit 0, the log has caught up with no leader
+ *                 yet (fresh.c); the other bits zero
  *       16     8  log id
  *       24     8  newest segment made (0: none yet)
  *       32     8  epoch: the newest zxid epoch a repair began (zxids then
@@ -45,6 +46,7 @@ enum {
     META_MAGIC = 0,
     META_CRC = 8,
     META_CRC_FROM = 12,
+    META_FLAGS = 12,
     META_LOG_ID = 16,
     META_NEWEST = 24,
     META_EPOCH = 32,
@@ -109,6 +111,7 @@ int replog__wal_meta_read(const char *dir, struct wal_meta *m, int *format,
     m->oldest = tb_load_be64(b + META_OLDEST);
     m->repair_bound = tb_load_be64(b + META_REPAIR_BOUND);
     m->server_id = tb_load_be64(b + META_SERVER_ID);
+    m->fresh = tb_load_be32(b + META_FLAGS) & 1;
     *format = size == META_SIZE_1 ? 1 : 2;
     if (size == META_SIZE_1)
         return 0;
@@ -124,6 +127,7 @@ int replog__wal_meta_write(const char *dir, const struct wal_meta *m)
     int fd, err;
 
     memcpy(b + META_MAGIC, meta_magic, sizeof meta_magic);
+    tb_store_be32(b + META_FLAGS, m->fresh ? 1 : 0);
     tb_store_be64(b + META_LOG_ID, m->log_id);
     tb_store_be64(b + META_NEWEST, m->newest);
     tb_store_be64(b + META_EPOCH, m->epoch);
@@ -167,6 +171,8 @@ static uint64_t *field_of(struct wal_meta *m, enum wal_meta_field f)
         return &m->epoch;
     case WAL_META_SERVER_ID:
         return &m->server_id;
+    case WAL_META_FRESH:
+        return &m->fresh;
     default:
         return &m->repair_bound;
     }
