@@ -449,6 +449,41 @@ static void test_followers_synced_while_idle(void **state)
     cluster_close(c);
 }
 
+/* The successor told its leader is gone (failover.c hands its raft a
+ * TimeoutNow in that leader's name) does not count the dead leader as
+ * heard from then: once an election timeout has passed since its last
+ * heartbeat, the new leader reports it unsynced. */
+static void test_gone_leader_not_heard(void **state)
+{
+    struct replog_config cfg = {0};
+    struct cluster *c = &cl;
+    unsigned l, m, i;
+    raft_time killed;
+
+    (void)state;
+    cfg.election_timeout_ms = 1000;
+    cfg.heartbeat_timeout_ms = 100;
+    cluster_init(c, 3, &cfg);
+    l = cluster_leader(c, 10000);
+    cluster_step_for(c, 1000);
+    raft_fixture_kill(&c->f, l);
+    killed = raft_fixture_time(&c->f);
+    cluster_step_for(c, 800); /* under any follower's election timeout */
+    for (i = 0; i < c->n; i++)
+        if (i != l) /* the successor acts, the other does nothing */
+            replog_leader_gone(c->nodes[i].log, (int)l + 1);
+    m = cluster_new_leader(c, l, 5000);
+    cluster_step_for(c, 10);
+    assert_true(raft_fixture_time(&c->f) - killed <
+                800 + cfg.election_timeout_ms);
+    while (raft_fixture_time(&c->f) - killed < 1200)
+        cluster_step_for(c, 10);
+    assert_int_equal(synced(c, m), 1);
+    raft_fixture_revive(&c->f, l);
+    cluster_converge(c, 10000);
+    cluster_close(c);
+}
+
 /* Disk faults: the leader's log fails a write while it takes writes, then
  * a follower's.  A proposal the log could not take is refused at once and
  * is nowhere; one whose entry failed later is answered once, with an
@@ -520,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_observer),
         cmocka_unit_test(test_followers_hear_commit_at_once),
         cmocka_unit_test(test_followers_synced_while_idle),
+        cmocka_unit_test(test_gone_leader_not_heard),
         cmocka_unit_test(test_disk_faults),
     };
 

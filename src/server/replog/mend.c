@@ -298,12 +298,11 @@ static int installing(const struct raft *r)
     return r->last_stored == 0 && r->snapshot.put.data != NULL;
 }
 
-static void mend_recv(struct raft_io *io, struct raft_message *m)
+static void mend_deliver(struct raft_io *io, struct raft_message *m)
 {
     struct replog *l = replog_of(io);
     struct raft_append_entries *ae = &m->append_entries;
 
-    replog__heard(l, m->server_id);
     if (m->type == RAFT_IO_TIMEOUT_NOW && installing(l->raft)) {
         l->stats.mended[8]++;
         return;
@@ -323,9 +322,17 @@ static void mend_recv(struct raft_io *io, struct raft_message *m)
     keep_committed(l);
 }
 
+static void mend_recv(struct raft_io *io, struct raft_message *m)
+{
+    replog__heard(replog_of(io), m->server_id);
+    mend_deliver(io, m);
+}
+
+/* A message made here (failover.c's TimeoutNow, in the name of a leader
+ * that is gone): not one heard from that member. */
 void replog__mend_recv(struct replog *l, struct raft_message *m)
 {
-    mend_recv(l->raft->io, m);
+    mend_deliver(l->raft->io, m);
 }
 
 /* 9: a follower installing a snapshot does not stand for election.
