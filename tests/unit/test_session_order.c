@@ -18,6 +18,28 @@
 #include "server/replog/replog.h"
 #include "session_fixture.h"
 
+/* The outcome of the reconfig `xid` of k's session, as the log gives it. */
+static void reconfig_outcome(struct sfx *f, struct carrier *k, int32_t xid,
+                             int64_t zxid, int rc)
+{
+    proc_result(&f->s,
+                &(struct tb_txn){.type = TB_OP_RECONFIG_TXN,
+                                 .session = k->pc.session_id,
+                                 .xid = xid,
+                                 .origin = (int64_t)k->pc.id},
+                zxid, rc, NULL, 0);
+}
+
+/* k closed, as its carrier closes it: the real proposals, still in the
+ * log, would answer again. */
+static void carrier_drop(struct sfx *f, struct carrier *k)
+{
+    tb_map_del(&f->s.conn_by_id, k->pc.id);
+    proc_client_closed(&k->pc);
+    k->pc.closed = 1;
+    carrier_free(k);
+}
+
 /* A reconfig's outcome is logged once raft's members have changed: a write
  * the client sent after it, proposed at once, would be applied first, at a
  * lower zxid.  It waits unread (PROC_HELD: the carrier keeps it) until the
@@ -29,11 +51,10 @@ static void write_held_behind_a_reconfig(void **state)
     struct sfx *f = *state;
     struct carrier k;
     struct tb_wbuf body;
-    int64_t sid, z;
+    int64_t z;
     int base, resumes;
 
     carrier_open(f, &k, 61);
-    sid = k.pc.session_id;
     base = k.frames;
     z = proc_zxid(&f->s);
     tb_wbuf_init(&body);
@@ -48,11 +69,7 @@ static void write_held_behind_a_reconfig(void **state)
     assert_int_equal(k.pc.writes_in_flight, 1); /* nothing more proposed */
     assert_int_equal(k.frames, base);
     resumes = k.resumes;
-    proc_result(
-        &f->s,
-        &(struct tb_txn){
-            .type = TB_OP_RECONFIG_TXN, .session = sid, .xid = 1, .origin = 61},
-        z, 0, NULL, 0);
+    reconfig_outcome(f, &k, 1, z, 0);
     assert_int_equal(k.frames, base + 1);
     (void)reply_at(&k, base + 1, 1, 0);
     assert_true(k.resumes > resumes); /* what waits is read on */
@@ -60,12 +77,8 @@ static void write_held_behind_a_reconfig(void **state)
         &body, &(struct tb_set_data_req){TB_STR("/"), TB_STR("x"), -1});
     assert_int_equal(request(&k, &body, 2, TB_OP_SETDATA), 0);
     assert_int_equal(k.pc.writes_in_flight, 1);
-    /* The real proposals, still in the log, would answer again. */
-    tb_map_del(&f->s.conn_by_id, k.pc.id);
-    proc_client_closed(&k.pc);
-    k.pc.closed = 1;
     tb_wbuf_free(&body);
-    carrier_free(&k);
+    carrier_drop(f, &k);
 }
 
 /* A second reconfig, taken while the first is out and refused as in
@@ -76,11 +89,10 @@ static void write_held_behind_two_reconfigs(void **state)
     struct sfx *f = *state;
     struct carrier k;
     struct tb_wbuf body;
-    int64_t sid, z;
+    int64_t z;
     int base;
 
     carrier_open(f, &k, 62);
-    sid = k.pc.session_id;
     base = k.frames;
     z = proc_zxid(&f->s);
     tb_wbuf_init(&body);
@@ -89,31 +101,19 @@ static void write_held_behind_two_reconfigs(void **state)
     assert_int_equal(request(&k, &body, 1, TB_OP_RECONFIG), 0);
     assert_int_equal(request(&k, &body, 2, TB_OP_RECONFIG), 0);
     assert_int_equal(k.pc.writes_in_flight, 2);
-    proc_result(
-        &f->s,
-        &(struct tb_txn){
-            .type = TB_OP_RECONFIG_TXN, .session = sid, .xid = 2, .origin = 62},
-        z, TB_ERECONFIGINPROGRESS, NULL, 0);
+    reconfig_outcome(f, &k, 2, z, TB_ERECONFIGINPROGRESS);
     assert_int_equal(k.frames, base); /* kept for after the first's */
     tb_set_data_req_encode(
         &body, &(struct tb_set_data_req){TB_STR("/"), TB_STR("x"), -1});
     assert_int_equal(request(&k, &body, 3, TB_OP_SETDATA), PROC_HELD);
     assert_int_equal(k.pc.writes_in_flight, 1);
-    proc_result(
-        &f->s,
-        &(struct tb_txn){
-            .type = TB_OP_RECONFIG_TXN, .session = sid, .xid = 1, .origin = 62},
-        z, 0, NULL, 0);
+    reconfig_outcome(f, &k, 1, z, 0);
     assert_int_equal(k.frames, base + 2);
     (void)reply_at(&k, base + 1, 1, 0);
     (void)reply_at(&k, base + 2, 2, TB_ERECONFIGINPROGRESS);
     assert_int_equal(request(&k, &body, 3, TB_OP_SETDATA), 0);
-    /* The real proposals, still in the log, would answer again. */
-    tb_map_del(&f->s.conn_by_id, k.pc.id);
-    proc_client_closed(&k.pc);
-    k.pc.closed = 1;
     tb_wbuf_free(&body);
-    carrier_free(&k);
+    carrier_drop(f, &k);
 }
 
 /* A read queued behind a write is checked with the identities its client
