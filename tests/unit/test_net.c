@@ -668,6 +668,8 @@ static void crst_resets_the_last_request(void **state)
     assert_int_equal(c->client.last_zxid, 0);
     assert_int_equal(c->client.last_resp_ms + c->client.last_latency_ms, 0);
     assert_int_equal(c->received + c->sent, 0);
+    conn_close_all(&f->s);
+    pump(f);
     close(fd);
     conn_unlisten(&f->s);
 }
@@ -722,6 +724,8 @@ static void dump_lists_connections(void **state)
     t = conn_dump(f);
     assert_true(strstr(t, "sessionId: 0x0\n") > strstr(t, "sessionId: 0x1234"));
     free(t);
+    conn_close_all(&f->s);
+    pump(f);
     close(a);
     close(b);
     conn_unlisten(&f->s);
