@@ -30,6 +30,18 @@ static inline int tb_str_eq(struct tb_str a, struct tb_str b)
     return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
 }
 
+/* Java's String.trim(): every byte <= ' ' off either end. */
+static inline struct tb_str tb_str_java_trim(struct tb_str s)
+{
+    while (s.len > 0 && (unsigned char)s.ptr[0] <= ' ') {
+        s.ptr++;
+        s.len--;
+    }
+    while (s.len > 0 && (unsigned char)s.ptr[s.len - 1] <= ' ')
+        s.len--;
+    return s;
+}
+
 /* A growable, owned byte buffer.  At all times len <= cap and, when cap > 0,
  * base[len] is addressable (one spare byte for a terminating NUL). */
 struct tb_wbuf {

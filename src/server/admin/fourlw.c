@@ -44,19 +44,6 @@ const char *fourlw_name(int cmd)
     return cmd >= 0 && cmd < FOURLW__COUNT ? words[cmd] : NULL;
 }
 
-/* Java's String.trim(): every char <= ' ' at either end. */
-static void trimmed(const char *s, size_t n, const char **start, size_t *len)
-{
-    while (n > 0 && (unsigned char)*s <= ' ') {
-        s++;
-        n--;
-    }
-    while (n > 0 && (unsigned char)s[n - 1] <= ' ')
-        n--;
-    *start = s;
-    *len = n;
-}
-
 static int word_index(const char *w, size_t n)
 {
     int i;
@@ -74,6 +61,7 @@ uint32_t fourlw_whitelist_parse(const char *spec, int *unknown,
 {
     uint32_t mask = FOURLW_BIT(FOURLW_SRVR);
     const char *p, *comma, *w;
+    struct tb_str t;
     size_t n;
     int cmd, bad = 0;
 
@@ -81,7 +69,10 @@ uint32_t fourlw_whitelist_parse(const char *spec, int *unknown,
         first_unknown[0] = '\0';
     for (p = spec; p != NULL; p = comma ? comma + 1 : NULL) {
         comma = strchr(p, ',');
-        trimmed(p, comma ? (size_t)(comma - p) : strlen(p), &w, &n);
+        t = tb_str_java_trim(
+            (struct tb_str){p, comma ? (size_t)(comma - p) : strlen(p)});
+        w = t.ptr;
+        n = t.len;
         if (n == 1 && *w == '*') {
             mask = FOURLW_ALL;
             break;

@@ -293,17 +293,9 @@ static void ephemerals(struct proc_client *c, int32_t xid, struct tb_str body)
         fail(c, xid, TB_EMARSHALLING);
         return;
     }
-    t = r.path;
-    while (t.len > 0 && (unsigned char)t.ptr[0] <= ' ') {
-        t.ptr++;
-        t.len--;
-    }
-    while (t.len > 0 && (unsigned char)t.ptr[t.len - 1] <= ' ')
-        t.len--;
+    t = tb_str_java_trim(r.path); /* null: empty */
     e.w = begin(c, xid, &start);
-    e.prefix = r.path.ptr == NULL || t.len == 0 || tb_str_eq(t, TB_STR("/"))
-                   ? TB_STR("")
-                   : r.path;
+    e.prefix = t.len == 0 || tb_str_eq(t, TB_STR("/")) ? TB_STR("") : r.path;
     e.n = 0;
     count_at = e.w->len;
     tb_put_I32(e.w, 0);
