@@ -18,6 +18,16 @@
 #include "server/replog/replog.h"
 #include "session_fixture.h"
 
+/* k's client sends reconfig `xid` (server 2 removed), encoded in `body`:
+ * what request() says. */
+static int reconfig_request(struct carrier *k, struct tb_wbuf *body,
+                            int32_t xid)
+{
+    tb_reconfig_req_encode(body, &(struct tb_reconfig_req){
+                                     TB_STR(""), TB_STR("2"), TB_STR(""), -1});
+    return request(k, body, xid, TB_OP_RECONFIG);
+}
+
 /* The outcome of the reconfig `xid` of k's session, as the log gives it. */
 static void reconfig_outcome(struct sfx *f, struct carrier *k, int32_t xid,
                              int64_t zxid, int rc)
@@ -58,9 +68,7 @@ static void write_held_behind_a_reconfig(void **state)
     base = k.frames;
     z = proc_zxid(&f->s);
     tb_wbuf_init(&body);
-    tb_reconfig_req_encode(&body, &(struct tb_reconfig_req){
-                                      TB_STR(""), TB_STR("2"), TB_STR(""), -1});
-    assert_int_equal(request(&k, &body, 1, TB_OP_RECONFIG), 0);
+    assert_int_equal(reconfig_request(&k, &body, 1), 0);
     assert_int_equal(k.pc.writes_in_flight, 1);
     tb_set_data_req_encode(
         &body, &(struct tb_set_data_req){TB_STR("/"), TB_STR("x"), -1});
@@ -96,10 +104,8 @@ static void write_held_behind_two_reconfigs(void **state)
     base = k.frames;
     z = proc_zxid(&f->s);
     tb_wbuf_init(&body);
-    tb_reconfig_req_encode(&body, &(struct tb_reconfig_req){
-                                      TB_STR(""), TB_STR("2"), TB_STR(""), -1});
-    assert_int_equal(request(&k, &body, 1, TB_OP_RECONFIG), 0);
-    assert_int_equal(request(&k, &body, 2, TB_OP_RECONFIG), 0);
+    assert_int_equal(reconfig_request(&k, &body, 1), 0);
+    assert_int_equal(reconfig_request(&k, &body, 2), 0);
     assert_int_equal(k.pc.writes_in_flight, 2);
     reconfig_outcome(f, &k, 2, z, TB_ERECONFIGINPROGRESS);
     assert_int_equal(k.frames, base); /* kept for after the first's */
