@@ -73,9 +73,7 @@ struct tb_cbarrier {
     int parties;
     int busy, gave_up;
     int64_t deadline; /* < 0: none */
-    struct rcp_nw *nw[2]; /* the waits of a step, NULL when not started */
-    int waits;            /* their callbacks still due */
-    int woken, wake_rc;   /* the first one came, and its rc */
+    struct rcp_nw *nw; /* a step's wait, NULL when none is out */
     tb_done_cb cb;
     void *data;
     int64_t gen;    /* K */
@@ -347,36 +345,15 @@ static int pass_gen(struct tb_cbarrier *b)
 
 /* ---- waiting ---- */
 
-/* Ends the step's waits (lock held): their callbacks still come. */
-static void wake(struct tb_cbarrier *b, int rc)
-{
-    int i;
-
-    b->woken = 1;
-    b->wake_rc = rc;
-    for (i = 0; i < 2; i++)
-        if (b->nw[i] != NULL)
-            rcp_nw_give_up(b->nw[i], TB_ECANCELED);
-}
-
-/* Each wait of a step ends here: the first to end decides, and the step
- * goes on once the others, ended by it, are done too. */
+/* A step's wait ended: the step goes on. */
 static void on_waited(int rc, void *data)
 {
     struct tb_cbarrier *b = data;
-    struct rcp_nw *nw[2];
+    struct rcp_nw *nw;
 
     pthread_mutex_lock(&b->mu);
-    if (!b->woken)
-        wake(b, rc);
-    if (--b->waits > 0) {
-        pthread_mutex_unlock(&b->mu);
-        return;
-    }
-    rc = b->wake_rc;
-    nw[0] = b->nw[0];
-    nw[1] = b->nw[1];
-    b->nw[0] = b->nw[1] = NULL;
+    nw = b->nw;
+    b->nw = NULL;
     if (rc == 0)
         b->st.wakeups++;
     if (rc == TB_ETIMEDOUT && b->gave_up == 0)
@@ -384,24 +361,7 @@ static void on_waited(int rc, void *data)
     if (rc == 0 || rc == b->gave_up)
         rc = look(b); /* a give-up breaks the generation there */
     step_done(b, rc);
-    rcp_nw_release(nw[0]);
-    if (nw[1] != NULL)
-        rcp_nw_release(nw[1]);
-}
-
-/* Starts one wait of the step (lock held). */
-static int wait_for(struct tb_cbarrier *b, const char *path, int want,
-                    int64_t cversion)
-{
-    int rv;
-
-    b->st.watches_set++;
-    rv = rcp_nw_start_children(b->c, path, want, cversion,
-                               rcp_ms_left(b->deadline), on_waited, b,
-                               &b->nw[b->waits]);
-    if (rv == 0)
-        b->waits++;
-    return rv;
+    rcp_nw_release(nw);
 }
 
 /* Waits while K is open (lock held; `pred` from the look, in v): the
@@ -410,19 +370,23 @@ static int wait_for(struct tb_cbarrier *b, const char *path, int want,
 static int wait_open(struct tb_cbarrier *b, const struct tb_stat *st,
                      const char *pred)
 {
-    char *end, *p;
-    int rv;
+    struct rcp_nw_node v[2] = {{b->gen_path, RCP_NW_CHILDREN, st->cversion}};
+    char *end = NULL, *p = NULL;
+    int rv = 0, n = 1;
 
-    b->woken = 0;
-    if (pred == NULL)
-        return wait_for(b, b->gen_path, RCP_NW_CHILDREN, st->cversion);
-    end = rcp_join(b->gen_path, END);
-    p = rcp_join(b->gen_path, pred);
-    rv = end == NULL || p == NULL ? TB_ENOMEM
-                                  : wait_for(b, end, RCP_NW_EXISTS, -1);
-    if (rv == 0 && (rv = wait_for(b, p, RCP_NW_GONE, -1)) != 0) {
-        wake(b, rv); /* the step ends with rv once the first wait is done */
-        rv = 0;
+    if (pred != NULL) {
+        end = rcp_join(b->gen_path, END);
+        p = rcp_join(b->gen_path, pred);
+        v[0] = (struct rcp_nw_node){end, RCP_NW_EXISTS, -1};
+        v[1] = (struct rcp_nw_node){p, RCP_NW_GONE, -1};
+        n = 2;
+        if (end == NULL || p == NULL)
+            rv = TB_ENOMEM;
+    }
+    if (rv == 0) {
+        b->st.watches_set += (uint64_t)n;
+        rv = rcp_nw_start_any(b->c, v, n, rcp_ms_left(b->deadline), on_waited,
+                              b, &b->nw);
     }
     free(p);
     free(end);
@@ -655,14 +619,11 @@ int tb_cbarrier_await(struct tb_cbarrier *b, int timeout_ms, tb_done_cb cb,
 
 static void give_up(struct tb_cbarrier *b, int rc)
 {
-    int i;
-
     pthread_mutex_lock(&b->mu);
     if (b->busy && b->gave_up == 0) {
         b->gave_up = rc;
-        for (i = 0; i < 2; i++)
-            if (b->nw[i] != NULL)
-                rcp_nw_give_up(b->nw[i], rc);
+        if (b->nw != NULL)
+            rcp_nw_give_up(b->nw, rc);
     }
     pthread_mutex_unlock(&b->mu);
 }

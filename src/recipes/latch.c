@@ -8,9 +8,10 @@
  * PATH, no counter deleted while in use), so a waiter that sees the
  * first counter knows the name the last one will get and watches that
  * name alone (exists): one wake-up per waiter, however many count down.
- * Beside it, it waits for the first counter it saw to go: a reset deletes
- * that one, and once the emptied container PATH is removed and made again
- * the names start again from 0, below the one watched.
+ * It waits as well for the first counter it saw to go, whichever comes
+ * first: a reset deletes that one, and once the emptied container PATH is
+ * removed and made again the names start again from 0, below the one
+ * watched.
  * Before the first counter, or when the names are not consecutive (PATH
  * reset while waiting), a waiter watches PATH's children instead and
  * looks again at each change.  While PATH is missing (none made yet, or
@@ -31,9 +32,7 @@ struct tb_latch {
     int count;
     int busy, gave_up;
     int64_t deadline; /* < 0: none */
-    struct rcp_nw *nw;    /* the wait: PATH, its children or the last name */
-    struct rcp_nw *reset; /* beside the last name's: the first counter's */
-    int ended, ended_rc;  /* one of the two ended, with this rc */
+    struct rcp_nw *nw; /* PATH, its children, or the last and first names */
     tb_done_cb cb;
     void *data;
 };
@@ -125,31 +124,16 @@ static void step_done(struct tb_latch *l, int rc)
 static int look(struct tb_latch *l);
 static int wait_path(struct tb_latch *l);
 
-/* A wait ended (the one in `*slot`): look again; a children wait whose
- * PATH went (the reset's container removed: TB_ENONODE) waits for PATH
- * first.  Of the two waits beside each other, the first to end decides,
- * once the other, given up, has ended too. */
-static void wait_ended(struct tb_latch *l, struct rcp_nw **slot, int rc)
+/* A wait ended: look again; a children wait whose PATH went (the
+ * reset's container removed: TB_ENONODE) waits for PATH first. */
+static void on_waited(int rc, void *data)
 {
+    struct tb_latch *l = data;
     struct rcp_nw *nw;
 
     pthread_mutex_lock(&l->mu);
-    nw = *slot;
-    *slot = NULL;
-    if (l->nw != NULL || l->reset != NULL) {
-        if (!l->ended) {
-            l->ended = 1;
-            l->ended_rc = rc;
-            rcp_nw_give_up(l->nw != NULL ? l->nw : l->reset, TB_ECANCELED);
-        }
-        pthread_mutex_unlock(&l->mu);
-        rcp_nw_release(nw);
-        return;
-    }
-    if (l->ended) {
-        l->ended = 0;
-        rc = l->ended_rc;
-    }
+    nw = l->nw;
+    l->nw = NULL;
     if ((rc == 0 || rc == TB_ENONODE) && l->gave_up != 0)
         rc = l->gave_up;
     else if (rc == 0)
@@ -160,20 +144,6 @@ static void wait_ended(struct tb_latch *l, struct rcp_nw **slot, int rc)
     rcp_nw_release(nw);
 }
 
-static void on_waited(int rc, void *data)
-{
-    struct tb_latch *l = data;
-
-    wait_ended(l, &l->nw, rc);
-}
-
-static void on_reset(int rc, void *data)
-{
-    struct tb_latch *l = data;
-
-    wait_ended(l, &l->reset, rc);
-}
-
 /* Until PATH exists (none yet, or removed while we waited). */
 static int wait_path(struct tb_latch *l)
 {
@@ -181,42 +151,38 @@ static int wait_path(struct tb_latch *l)
                         on_waited, l, &l->nw);
 }
 
-/* Waits for counter `seq` to be there (`want` RCP_NW_EXISTS), or gone. */
-static int wait_counter(struct tb_latch *l, int64_t seq, int want,
-                        tb_done_cb cb, struct rcp_nw **keep)
+/* PATH/countDownLatch-<seq>, allocated (NULL: no memory). */
+static char *counter(const struct tb_latch *l, int64_t seq)
 {
-    char name[64], *p;
-    int rv;
+    char name[64];
 
     snprintf(name, sizeof name, PREFIX "%010lld", (long long)seq);
-    if ((p = rcp_join(l->path, name)) == NULL)
-        return TB_ENOMEM;
-    rv = rcp_nw_start(l->c, p, want, rcp_ms_left(l->deadline), cb, l, keep);
-    free(p);
-    return rv;
+    return rcp_join(l->path, name);
 }
 
 /* What to wait for after a look at `n` counters from `lo` to `hi`. */
 static int wait_more(struct tb_latch *l, int n, int64_t lo, int64_t hi,
                      int64_t cversion)
 {
-    int rv;
+    struct rcp_nw_node v[2] = {{l->path, RCP_NW_CHILDREN, cversion}};
+    char *last = NULL, *first = NULL;
+    int rv = 0, nv = 1;
 
     if (n > 0 && hi - lo + 1 == n) { /* consecutive: the last one's name */
-        if ((rv = wait_counter(l, lo + l->count - 1, RCP_NW_EXISTS, on_waited,
-                               &l->nw)) != 0)
-            return rv;
-        /* The first one's, ended by a reset; if it cannot start, the
-         * step ends with its error once the other wait, given up, has. */
-        if ((rv = wait_counter(l, lo, RCP_NW_GONE, on_reset, &l->reset)) != 0) {
-            l->ended = 1;
-            l->ended_rc = rv;
-            rcp_nw_give_up(l->nw, rv);
-        }
-        return 0;
+        last = counter(l, lo + l->count - 1);
+        first = counter(l, lo);
+        v[0] = (struct rcp_nw_node){last, RCP_NW_EXISTS, -1};
+        v[1] = (struct rcp_nw_node){first, RCP_NW_GONE, -1};
+        nv = 2;
+        if (last == NULL || first == NULL)
+            rv = TB_ENOMEM;
     }
-    return rcp_nw_start_children(l->c, l->path, RCP_NW_CHILDREN, cversion,
-                                 rcp_ms_left(l->deadline), on_waited, l, &l->nw);
+    if (rv == 0)
+        rv = rcp_nw_start_any(l->c, v, nv, rcp_ms_left(l->deadline), on_waited,
+                              l, &l->nw);
+    free(last);
+    free(first);
+    return rv;
 }
 
 static void on_children(struct tb_client *c, int rc, const struct tb_strings *v,
@@ -297,8 +263,6 @@ static void give_up(struct tb_latch *l, int rc)
         l->gave_up = rc;
         if (l->nw != NULL)
             rcp_nw_give_up(l->nw, rc);
-        if (l->reset != NULL)
-            rcp_nw_give_up(l->reset, rc);
     }
     pthread_mutex_unlock(&l->mu);
 }

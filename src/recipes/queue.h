@@ -30,9 +30,7 @@ struct tb_dqueue {
     int ncand, icand;
     int64_t cv_entries, cv_taken;
     int claim_retried;
-    struct rcp_nw *nw[2];
-    int waits;
-    int wait_rc;
+    struct rcp_nw *nw; /* the wait for a change, NULL when none is out */
 
     char *claimed; /* locking: the name of the entry we hold */
     int64_t claimed_czxid; /* its claim's (0: not known) */

@@ -96,59 +96,36 @@ static int set_cand(struct tb_dqueue *q, const struct tb_strings *e,
 
 static void on_waited(int rc, void *data);
 
-/* Nothing to take: wait for the children to change (lock held). */
+/* Nothing to take: wait for the children to change (lock held): the
+ * entries', and for a locking queue the claims' too, whichever first. */
 static int wait_change(struct tb_dqueue *q)
 {
-    int t, i, n = q->locking ? 2 : 1, rv = 0;
-    const char *p[2] = {q->entries, q->taken};
-    int64_t cv[2] = {q->cv_entries, q->cv_taken};
+    struct rcp_nw_node v[2] = {{q->entries, RCP_NW_CHILDREN, q->cv_entries},
+                               {q->taken, RCP_NW_CHILDREN, q->cv_taken}};
+    int t;
 
     if (q->op == Q_PEEK)
         return TB_ENONODE; /* peek does not wait */
     if ((t = rcp_ms_left(q->deadline)) == 0)
         return TB_ETIMEDOUT;
-    q->waits = 0;
-    q->wait_rc = 1;
-    for (i = 0; i < n && rv == 0; i++) {
-        rv = rcp_nw_start_children(q->c, p[i], RCP_NW_CHILDREN, cv[i], t,
-                                   on_waited, q, &q->nw[i]);
-        if (rv == 0)
-            q->waits++;
-    }
-    if (rv != 0 && q->waits > 0) { /* the started one ends it */
-        q->wait_rc = rv;
-        rcp_nw_give_up(q->nw[0], rv);
-        rv = 0;
-    }
-    return rv;
+    return rcp_nw_start_any(q->c, v, q->locking ? 2 : 1, t, on_waited, q,
+                            &q->nw);
 }
 
-/* A wait ended.  The first to end gives the other up; the round starts
- * again once both are in (a change: list again; else the error). */
+/* The wait ended: a change, so list again; else the error. */
 static void on_waited(int rc, void *data)
 {
     struct tb_dqueue *q = data;
-    int i;
+    struct rcp_nw *nw;
 
     pthread_mutex_lock(&q->mu);
-    if (q->wait_rc == 1 || (q->wait_rc == TB_ECANCELED && rc != TB_ECANCELED))
-        q->wait_rc = rc;
-    if (--q->waits > 0) {
-        for (i = 0; i < 2; i++)
-            if (q->nw[i] != NULL)
-                rcp_nw_give_up(q->nw[i], TB_ECANCELED);
-        pthread_mutex_unlock(&q->mu);
-        return;
-    }
-    for (i = 0; i < 2; i++) {
-        if (q->nw[i] != NULL)
-            rcp_nw_release(q->nw[i]);
-        q->nw[i] = NULL;
-    }
-    rc = q->gave_up != 0 ? q->gave_up : q->wait_rc;
+    nw = q->nw;
+    q->nw = NULL;
+    rc = q->gave_up != 0 ? q->gave_up : rc;
     if (rc == 0)
         rc = list_entries(q);
     step_done(q, rc);
+    rcp_nw_release(nw);
 }
 
 static void on_taken_list(struct tb_client *c, int rc,
@@ -449,14 +426,11 @@ int tb_dqueue_peek(struct tb_dqueue *q, tb_item_cb cb, void *data)
 
 void rcp_q_give_up(struct tb_dqueue *q, int rc)
 {
-    int i;
-
     pthread_mutex_lock(&q->mu);
     if (q->busy && q->gave_up == 0) {
         q->gave_up = rc;
-        for (i = 0; i < 2; i++)
-            if (q->nw[i] != NULL)
-                rcp_nw_give_up(q->nw[i], rc);
+        if (q->nw != NULL)
+            rcp_nw_give_up(q->nw, rc);
     }
     pthread_mutex_unlock(&q->mu);
 }

@@ -200,11 +200,20 @@ enum { RCP_NW_GONE = 0, RCP_NW_EXISTS = 1, RCP_NW_CHILDREN = 2 };
 int rcp_nw_start(struct tb_client *c, const char *path, int want,
                  int timeout_ms, tb_done_cb cb, void *data,
                  struct rcp_nw **keep);
-/* RCP_NW_CHILDREN: until the children of `path` change from those whose
- * parent's cversion was `cversion` (TB_ENONODE if `path` is missing). */
-int rcp_nw_start_children(struct tb_client *c, const char *path, int want,
-                          int64_t cversion, int timeout_ms, tb_done_cb cb,
-                          void *data, struct rcp_nw **keep);
+/* One node of a wait; RCP_NW_CHILDREN: until the children of `path`
+ * change from those whose parent's cversion was `cversion` (TB_ENONODE if
+ * `path` is missing). */
+struct rcp_nw_node {
+    const char *path;
+    int want;
+    int64_t cversion;
+};
+#define RCP_NW_MAX 2
+/* The same, for the first of `n` (up to RCP_NW_MAX) nodes: 0 once one is
+ * as wanted, or the first error. */
+int rcp_nw_start_any(struct tb_client *c, const struct rcp_nw_node *v, int n,
+                     int timeout_ms, tb_done_cb cb, void *data,
+                     struct rcp_nw **keep);
 void rcp_nw_give_up(struct rcp_nw *w, int rc);
 void rcp_nw_release(struct rcp_nw *w);
 /* The same, blocking (any timeout, both modes); its result. */

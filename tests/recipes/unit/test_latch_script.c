@@ -132,6 +132,52 @@ static void test_freed_before_no_path(void **state)
     rs_close(c);
 }
 
+/* An await of 3 counts that sees counters 0 and 1 waits for the first of
+ * two: counter 2 there, or counter 0 gone (a reset).  Counter 2's answer
+ * ends it (the watch that answer set is removed), and the waiter looks
+ * again.  The answer for counter 0 then comes back having set a watch,
+ * and that watch is removed too: a finished wait leaves none behind. */
+static void test_other_watch_removed(void **state)
+{
+    static const char *const two[] = {"countDownLatch-0000000000",
+                                      "countDownLatch-0000000001", NULL};
+    static const char *const three[] = {"countDownLatch-0000000000",
+                                        "countDownLatch-0000000001",
+                                        "countDownLatch-0000000002", NULL};
+    struct tb_client *c = rs_open_client(0);
+    struct tb_latch *l;
+    struct rs_done d = {0};
+    int32_t last, first, removed, again;
+
+    (void)state;
+    assert_int_equal(tb_latch_new(&l, c, PATH, 3), 0);
+    assert_int_equal(tb_latch_await(l, -1, rs_done_cb, &d), 0);
+    pump(c);
+    rs_reply_names(expect_look(TB_OP_GETCHILDREN2, 0), two, 1, 2);
+    pump(c);
+    last = rs_expect_at(TB_OP_EXISTS, PATH "/countDownLatch-0000000002");
+    first = rs_expect_at(TB_OP_EXISTS, PATH "/countDownLatch-0000000000");
+    rs_reply_stat(last, 320, 0);
+    pump(c);
+    removed =
+        rs_expect_at(TB_OP_REMOVEWATCHES, PATH "/countDownLatch-0000000002");
+    again = expect_look(TB_OP_GETCHILDREN2, 0);
+    assert_int_equal(d.calls, 0);
+    rs_reply_stat(first, 300, 0); /* replies in the order asked */
+    srv_reply(removed, 320, 0, NULL);
+    rs_reply_names(again, three, 1, 3);
+    pump(c);
+    srv_reply(
+        rs_expect_at(TB_OP_REMOVEWATCHES, PATH "/countDownLatch-0000000000"),
+        320, 0, NULL);
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, 0);
+    assert_false(srv_has_data());
+    tb_latch_free(l);
+    rs_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -140,6 +186,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_freed_while_down, setup, teardown),
         cmocka_unit_test_setup_teardown(test_freed_before_no_path, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_other_watch_removed, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
