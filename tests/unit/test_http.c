@@ -82,10 +82,18 @@ static void fake_extra(void *data, struct fourlw_emit *e)
 static void fake_conns(void *data, struct fourlw_emit *e)
 {
     static const struct fourlw_conn c[] = {
-        {.addr = "127.0.0.1", .port = 4000, .interest = 1, .recved = 7,
-         .sent = 6, .sid = 0x1234, .lop = "GETD", .to = 10000, .lcxid = 3,
-         .lzxid = 6, .latency = {.min = 1, .max = 4, .total = 6, .count = 3}},
-        {.addr = "127.0.0.1", .port = 4001},
+        {.addr = "127.0.0.1",
+         .port = 4000,
+         .interest = 1,
+         .recved = 7,
+         .sent = 6,
+         .sid = 0x1234,
+         .lop = "GETD",
+         .to = 10000,
+         .lcxid = 3,
+         .lzxid = 6,
+         .latency = {.min = 1, .max = 4, .total = 6, .count = 3}},
+        {.addr = "::1", .port = 4001, .lcxid = -1, .lzxid = -1},
     };
     (void)data;
     fourlw_emit_conn(e, &c[0]);
@@ -462,6 +470,13 @@ static void test_admin_stats(void **state)
     assert_non_null(strstr(t, "\"session_id\":4660,\"last_operation\":"
                               "\"GETD\","));
     assert_non_null(strstr(t, "\"avg_latency\":2,\"max_latency\":4}"));
+    /* One with no session yet has the same keys, as ZooKeeper's; an IPv6
+     * address in brackets, as Jackson writes an InetSocketAddress. */
+    assert_non_null(strstr(t, "{\"remote_socket_address\":\"[::1]:4001\","
+                              "\"interest_ops\":0,\"outstanding_requests\":0,"
+                              "\"packets_received\":0,\"packets_sent\":0,"
+                              "\"session_id\":0,\"last_operation\":\"NA\","));
+    assert_non_null(strstr(t, "\"last_cxid\":-1,\"last_zxid\":-1,"));
     free(t);
     t = admin("mntr", 200, NULL);
     assert_non_null(strstr(t, "{\"version\":\"3.8.0-"));

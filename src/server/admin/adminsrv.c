@@ -151,14 +151,17 @@ static void on_conn(void *arg, const struct fourlw_conn *f)
     const struct fourlw_latency *l = &f->latency;
     char addr[96];
 
-    snprintf(addr, sizeof addr, "%s:%d", f->addr ? f->addr : "", f->port);
+    /* As Jackson writes an InetSocketAddress: IPv6 in brackets. */
+    snprintf(addr, sizeof addr,
+             f->addr != NULL && strchr(f->addr, ':') ? "[%s]:%d" : "%s:%d",
+             f->addr != NULL ? f->addr : "", f->port);
     json_object(j);
     kv_str(j, "remote_socket_address", addr);
     kv_int(j, "interest_ops", f->interest);
     kv_int(j, "outstanding_requests", (int64_t)f->queued);
     kv_int(j, "packets_received", (int64_t)f->recved);
     kv_int(j, "packets_sent", (int64_t)f->sent);
-    if (!c->brief && f->sid != 0) {
+    if (!c->brief) { /* with no session yet too, unlike the text's */
         kv_int(j, "session_id", f->sid);
         kv_str(j, "last_operation", f->lop ? f->lop : "NA");
         kv_int(j, "established", f->est);
