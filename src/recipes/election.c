@@ -48,13 +48,16 @@ static void notify_waiter(struct tb_election *e, int rc)
 
 /* A candidacy ended without leading (expired, closing or refused): out
  * of the race until the client has a new session (never, if it is
- * closing).  Said to the state callback (LOST, token 0), and why to
+ * closing).  Said to the state callback (LOST, token 0), unless the
+ * leader's own LOST, in the same report, says it already; and why to
  * tb_election_error. */
 static void out_of_race(struct tb_election *e, int rc, struct rcp_out *o)
 {
     e->wait_session = 1;
     e->error = rc;
     notify_waiter(e, rc);
+    if (o->nstates > 0)
+        return;
     o->scb = e->cb;
     o->sdata = e->data;
     o->stoken = 0;
@@ -216,9 +219,7 @@ int tb_election_join(struct tb_election *e)
             memset(&o, 0, sizeof o);
             e->joined = 0;
             e->wait_session = 0;
-            rv = tb_client_state(e->c) == TB_SESSION_CLOSED
-                     ? TB_ECLOSING
-                     : TB_ESESSIONEXPIRED;
+            rv = e->error;
         }
     }
     pthread_mutex_unlock(&e->mu);

@@ -230,18 +230,31 @@ static int copy_value(struct tb_mutex *m, const struct tb_lock_options *o)
     return 0;
 }
 
-int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
-               const struct rcp_cfg *cfg, const struct tb_lock_options *o)
+/* `wr`: the write engine of the read engine made, whose mutex it shares
+ * from before it is registered, when a state can come. */
+static int lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
+                  const struct rcp_cfg *cfg, const struct tb_lock_options *o,
+                  struct tb_mutex *wr)
 {
     struct tb_mutex *m;
 
     if (out == NULL || c == NULL || !rcp_path_ok(path) || strlen(path) < 2)
+        return TB_EINVAL;
+    /* Chubby's lock-delay is a fair mutex's alone (mutex.c). */
+    if (o != NULL && (o->lock_delay_ms < 0 ||
+                      (o->lock_delay_ms > 0 && cfg != &rcp_cfg_mutex)))
         return TB_EINVAL;
     m = calloc(1, sizeof *m);
     if (m == NULL)
         return TB_ENOMEM;
     pthread_mutex_init(&m->own_mu, NULL);
     m->mu = &m->own_mu;
+    if (wr != NULL) {
+        rcp_lk_ref(wr); /* for its mutex; dropped as m is destroyed */
+        m->mu = &wr->own_mu;
+        m->is_read = 1;
+        m->peer = wr;
+    }
     m->refs = 1;
     m->c = c;
     m->cfg = cfg;
@@ -266,6 +279,19 @@ int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
     }
     *out = m;
     return 0;
+}
+
+int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
+               const struct rcp_cfg *cfg, const struct tb_lock_options *o)
+{
+    return lk_new(out, c, path, cfg, o, NULL);
+}
+
+int rcp_lk_new_read(struct tb_mutex **out, struct tb_client *c,
+                    const char *path, const struct tb_lock_options *o,
+                    struct tb_mutex *wr)
+{
+    return lk_new(out, c, path, &rcp_cfg_read, o, wr);
 }
 
 void rcp_lk_free(struct tb_mutex *m)

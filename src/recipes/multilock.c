@@ -128,8 +128,12 @@ int tb_multilock_new(struct tb_multilock **out, struct tb_client *c,
     struct sorted *s;
     int i, rv = 0;
 
-    if (out == NULL || paths == NULL || n < 1)
+    if (out == NULL || paths == NULL || n < 1 ||
+        (o != NULL && o->lock_delay_ms != 0)) /* a fair mutex's alone */
         return TB_EINVAL;
+    for (i = 0; i < n; i++)
+        if (!rcp_path_ok(paths[i]))
+            return TB_EINVAL;
     s = calloc((size_t)n, sizeof *s);
     ml = calloc(1, sizeof *ml);
     if (s == NULL || ml == NULL) {
@@ -140,8 +144,6 @@ int tb_multilock_new(struct tb_multilock **out, struct tb_client *c,
     for (i = 0; i < n; i++) {
         s[i].path = paths[i];
         s[i].i = i;
-        if (!rcp_path_ok(paths[i]))
-            rv = TB_EINVAL;
     }
     qsort(s, (size_t)n, sizeof *s, by_path);
     for (i = 1; i < n && rv == 0; i++)

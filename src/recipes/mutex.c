@@ -21,9 +21,6 @@ int tb_mutex_new(struct tb_mutex **out, struct tb_client *c, const char *path,
         cfg = &rcp_cfg_nonfair;
     else if (o != NULL && o->kind != TB_LOCK_FAIR)
         return TB_EINVAL;
-    if (o != NULL && (o->lock_delay_ms < 0 ||
-                      (o->lock_delay_ms > 0 && cfg != &rcp_cfg_mutex)))
-        return TB_EINVAL;
     if ((rv = rcp_lk_new(out, c, path, cfg, o)) == 0 && o != NULL)
         (*out)->lock_delay_ms = o->lock_delay_ms;
     return rv;

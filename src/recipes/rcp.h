@@ -387,6 +387,10 @@ struct tb_mutex {
 /* lk.c: the handle, what the recipes call */
 int rcp_lk_new(struct tb_mutex **out, struct tb_client *c, const char *path,
                const struct rcp_cfg *cfg, const struct tb_lock_options *o);
+/* The read engine of the read-write lock whose write engine is `wr`. */
+int rcp_lk_new_read(struct tb_mutex **out, struct tb_client *c,
+                    const char *path, const struct tb_lock_options *o,
+                    struct tb_mutex *wr);
 /* Frees as tb_mutex_free does (also embedded engines). */
 void rcp_lk_free(struct tb_mutex *m);
 int rcp_lk_lock(struct tb_mutex *m, int timeout_ms, tb_acquire_cb cb,

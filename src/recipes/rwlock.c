@@ -12,7 +12,7 @@
  *
  * The two engines share the write engine's mutex, so the read side's
  * predicate can look at the write side's hold; the read engine keeps a
- * reference on the write engine for that mutex. */
+ * reference on the write engine for that mutex (rcp_lk_new_read). */
 #include "recipes/rcp.h"
 
 struct tb_rwlock {
@@ -34,15 +34,11 @@ int tb_rwlock_new(struct tb_rwlock **out, struct tb_client *c, const char *path,
         free(l);
         return rv;
     }
-    if ((rv = rcp_lk_new(&l->rd, c, path, &rcp_cfg_read, o)) != 0) {
+    if ((rv = rcp_lk_new_read(&l->rd, c, path, o, l->wr)) != 0) {
         rcp_lk_free(l->wr);
         free(l);
         return rv;
     }
-    rcp_lk_ref(l->wr);
-    l->rd->mu = &l->wr->own_mu;
-    l->rd->is_read = 1;
-    l->rd->peer = l->wr;
     l->wr->peer = l->rd;
     l->rd->embedded = 1;
     l->wr->embedded = 1;

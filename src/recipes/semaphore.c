@@ -96,8 +96,8 @@ int tb_semaphore_new(struct tb_semaphore **out, struct tb_client *c,
     struct tb_semaphore *s;
 
     if (out == NULL || c == NULL || max_leases < 1 || !rcp_path_ok(path) ||
-        strlen(path) < 2)
-        return TB_EINVAL;
+        strlen(path) < 2 || (o != NULL && o->lock_delay_ms != 0))
+        return TB_EINVAL; /* lock-delay: a fair mutex's alone */
     s = calloc(1, sizeof *s);
     if (s == NULL)
         return TB_ENOMEM;

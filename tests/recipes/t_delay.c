@@ -120,6 +120,26 @@ static void lost_in_delay(struct tb_client *c1, struct tb_client *c2,
     tb_multi_free(ops);
 }
 
+/* Lock-delay is the fair mutex's alone: every other recipe refuses it,
+ * rather than granting without the delay asked for. */
+static void refused_elsewhere(struct tb_client *c)
+{
+    static const char *const two[] = {LOCK, LOCK "2"};
+    struct tb_lock_options d = {.lock_delay_ms = 5};
+    struct tb_rwlock *rw;
+    struct tb_semaphore *s;
+    struct tb_election *e;
+    struct tb_multilock *ml;
+    struct tb_mutex *m;
+
+    CHECK_RC(tb_rwlock_new(&rw, c, LOCK, &d), TB_EINVAL);
+    CHECK_RC(tb_semaphore_new(&s, c, LOCK, 2, &d), TB_EINVAL);
+    CHECK_RC(tb_election_new(&e, c, LOCK, &d), TB_EINVAL);
+    CHECK_RC(tb_multilock_new(&ml, c, two, 2, &d), TB_EINVAL);
+    d.lock_delay_ms = -1;
+    CHECK_RC(tb_mutex_new(&m, c, LOCK, &d), TB_EINVAL);
+}
+
 int t_delay(int argc, char **argv)
 {
     struct tb_client *c1 = rt_connect(rt_hosts, RT_SESSION_MS);
@@ -135,6 +155,7 @@ int t_delay(int argc, char **argv)
     (void)argv;
     rt_rmr(c1, "/rt/ld");
     CHECK_RC(tb_mutex_new(&plain, c1, LOCK, &nf), TB_EINVAL);
+    refused_elsewhere(c1);
 
     /* A clean release: at once. */
     m1 = new_lock(c1, DELAY);

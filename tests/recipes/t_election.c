@@ -266,6 +266,11 @@ static void refused(void)
     CHECK_RC(tb_election_leave_sync(e), 0);
     CHECK_RC(tb_election_state(e), TB_LOCK_UNLOCKED);
     tb_election_free(e);
+    /* Refused at once, by the client: the join returns why. */
+    CHECK_RC(tb_election_new(&e, c, "/rt/elref/./x", NULL), 0);
+    CHECK_RC(tb_election_join(e), TB_EBADARGUMENTS);
+    CHECK_RC(tb_election_state(e), TB_LOCK_UNLOCKED);
+    tb_election_free(e);
     rt_rmr(c, "/rt/elref");
     tb_client_close(c);
     printf("election: a refused candidacy: LOST (token 0), "

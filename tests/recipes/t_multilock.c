@@ -48,6 +48,7 @@ int t_multilock(int argc, char **argv)
 {
     static const char *set1[] = {"/rt/ml/b", "/rt/ml/a", "/rt/ml/c"};
     static const char *set2[] = {"/rt/ml/b", "/rt/ml/0"};
+    static const char *unset[] = {"/rt/ml/b", NULL};
     struct tb_client *c1 = rt_connect(rt_hosts, RT_SESSION_MS);
     struct tb_client *c2 = rt_connect(rt_hosts, RT_SESSION_MS);
     struct tb_multilock *m1, *m2;
@@ -61,6 +62,7 @@ int t_multilock(int argc, char **argv)
     (void)argc;
     (void)argv;
     rt_rmr(c1, "/rt/ml");
+    CHECK_RC(tb_multilock_new(&m1, c1, unset, 2, NULL), TB_EINVAL);
     CHECK_RC(tb_multilock_new(&m1, c1, set1, 3, NULL), 0);
     CHECK_RC(tb_multilock_new(&m2, c2, set2, 2, &o2), 0);
     CHECK_RC(tb_multilock_lock_sync(m1, 5000), 0);
