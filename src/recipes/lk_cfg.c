@@ -64,8 +64,10 @@ static int pred_count(struct tb_mutex *m, const struct rcp_child *v, int n,
 
 /* The mutex and both read-write sides queue with every lock kind and
  * refuse anything else on their path (lk_other.c); a mutex or a writer
- * holds when first.  An election's or a semaphore's lease queue keeps to
- * its own kind, as Curator's do. */
+ * holds when first.  An election queues with its own kind alone, as
+ * Curator's does, and refuses anything else too: a lock held on its path
+ * is never joined by a leader.  A semaphore's lease queue keeps to its
+ * own kind under `leases`, which the semaphore itself guards. */
 const struct rcp_cfg rcp_cfg_mutex = {.name = "lock-",
                                       .kinds = RCP_LOCK_KINDS,
                                       .strict = 1,
@@ -84,6 +86,7 @@ const struct rcp_cfg rcp_cfg_write = {.name = "__WRIT__",
                                       .pred = pred_leases};
 const struct rcp_cfg rcp_cfg_latch = {.name = "latch-",
                                       .kinds = RCP_KIND(TB_NODE_LATCH),
+                                      .strict = 1,
                                       .fair = 1,
                                       .pred = pred_leases};
 const struct rcp_cfg rcp_cfg_lease = {.name = "lease-",

@@ -5,8 +5,8 @@
  * (tb_mutex_conflict).
  *
  * What is refused:
- *   - fair, strict kinds (mutex, both read-write sides): a child of the
- *     path of a kind outside cfg->kinds (kinds.c names it);
+ *   - fair, strict kinds (mutex, both read-write sides, election): a
+ *     child of the path of a kind outside cfg->kinds (kinds.c names it);
  *   - fair: a path that is itself ephemeral (a non-fair lock's or a
  *     leader's node), which the server reports as "no children for
  *     ephemerals" when we create under it or make it a parent;

@@ -8,8 +8,8 @@
  *     candidate, a kazoo Semaphore's lease, a plain node) refuses every
  *     lock kind with TB_EFOREIGNLOCK and a sentence naming it, and leaves
  *     no node of ours behind;
- *   - a semaphore on a path holding a lock is refused too, and the other
- *     way round;
+ *   - a semaphore or an election on a path holding a lock is refused too,
+ *     and the other way round;
  *   - a fair lock on a non-fair lock's node, and a non-fair lock on a
  *     queue's parent, are refused.
  * `try` and `hold` are building blocks for run.sh's kazoo scenario. */
@@ -211,6 +211,35 @@ static void semaphore_and_lock(struct tb_client **c)
     tb_semaphore_free(s);
 }
 
+/* A lock held, then an election on its path: the candidate is out of the
+ * race (TB_EFOREIGNLOCK), its node deleted, and the lock held still.  The
+ * other way round is foreign_children's. */
+static void election_and_lock(struct tb_client **c)
+{
+    const char *path = BASE "/el";
+    struct tb_election *e;
+    struct tb_mutex *m;
+    int64_t end;
+
+    CHECK_RC(tb_mutex_new(&m, c[1], path, NULL), 0);
+    CHECK_RC(tb_mutex_lock_sync(m, 5000, NULL), 0);
+    CHECK_RC(tb_election_new(&e, c[0], path, NULL), 0);
+    CHECK_RC(tb_election_join(e), 0);
+    end = rt_now_ms() + 5000;
+    while (tb_election_error(e) == 0) {
+        CHECK(rt_now_ms() < end);
+        rt_sleep_ms(5);
+    }
+    CHECK_RC(tb_election_error(e), TB_EFOREIGNLOCK);
+    CHECK_RC(tb_election_state(e), TB_LOCK_LOST);
+    CHECK(rt_wait_nchildren(c[0], path, 1, 5000) == 1);
+    CHECK_RC(tb_mutex_state(m), TB_LOCK_HELD);
+    printf("mixed: an election on a held lock's path refused\n");
+    tb_election_free(e);
+    CHECK_RC(tb_mutex_unlock_sync(m), 0);
+    tb_mutex_free(m);
+}
+
 static void nonfair_and_fair(struct tb_client **c)
 {
     struct tb_lock_options nf = {.kind = TB_LOCK_NONFAIR};
@@ -269,6 +298,7 @@ int t_mixed(int argc, char **argv)
     kazoo_names(c);
     foreign_children(c);
     semaphore_and_lock(c);
+    election_and_lock(c);
     nonfair_and_fair(c);
     for (i = 0; i < 4; i++)
         tb_client_close(c[i]);
