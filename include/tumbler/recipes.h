@@ -68,7 +68,8 @@
  * Without it, a holder still learns of expiry and node deletion (through a
  * watch on its own node), and tb_mutex_state still answers from the
  * client's live state, but the SUSPENDED callback cannot come, nor the
- * check of the node after a reconnect.
+ * check of the node after a reconnect, nor an election candidate's join
+ * again once the client has a new session (it stays TB_LOCK_LOST).
  *
  * Threads and callbacks, following the client: with the I/O thread
  * (tb_client_start) every function may be called from any thread and
