@@ -247,6 +247,7 @@ static void on_member(int rc, int64_t token, void *data)
 {
     struct tb_multilock *ml = data;
     struct rcp_out o = {0};
+    int granted = 0;
 
     (void)token;
     pthread_mutex_lock(&ml->mu);
@@ -268,9 +269,21 @@ static void on_member(int rc, int64_t token, void *data)
     } else {
         ml->next++;
         step(ml, &o);
+        granted = ml->next == ml->n;
     }
     pthread_mutex_unlock(&ml->mu);
     rcp_out_fire(&o);
+    /* Granted while a member waits to look at its node again (the
+     * connection came back during the call): told after the grant, as a
+     * semaphore's lease is, unless the grant's callback freed the handle;
+     * HELD or LOST follows.  A member's engine, whose callback this is,
+     * keeps ml. */
+    pthread_mutex_lock(&ml->mu);
+    granted &=
+        ml->reported == TB_LOCK_SUSPENDED && !ml->freed && ml->scb != NULL;
+    pthread_mutex_unlock(&ml->mu);
+    if (granted)
+        ml->scb(TB_LOCK_SUSPENDED, 0, ml->sdata);
 }
 
 static void step(struct tb_multilock *ml, struct rcp_out *o)
@@ -279,7 +292,8 @@ static void step(struct tb_multilock *ml, struct rcp_out *o)
 
     if (ml->next == ml->n) {
         ml->busy = 0;
-        ml->reported = TB_LOCK_HELD;
+        ml->reported =
+            weakest(ml) == TB_LOCK_SUSPENDED ? TB_LOCK_SUSPENDED : TB_LOCK_HELD;
         o->dcb = ml->cb;
         o->ddata = ml->data;
         o->drc = 0;

@@ -8,7 +8,8 @@
  * after a data change, is a lost lock, not a new token; seen right after
  * the create, it is no hold at all.  A non-fair create made again after
  * a lost reply, refused because the lost one was applied meanwhile, reads
- * PATH and holds it as its own. */
+ * PATH and holds it as its own.  A multi-lock granted while one of its
+ * members still has to look is SUSPENDED until that member has looked. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -696,6 +697,88 @@ static void test_reentry_cancelled_by_free(void **state)
     rs_close(c);
 }
 
+static void on_ml_done(int rc, void *data)
+{
+    struct acquired *a = data;
+
+    a->calls++;
+    a->rc = rc;
+}
+
+#define OTHER_NODE "_c_00000000-0000-0000-0000-000000000000-lock-0000000001"
+
+/* A multi-lock on /a and /b holds /a and waits for /b behind another
+ * client's node.  The connection breaks and comes back: /a's holder looks
+ * at its node again (a sync, then an exists), and /b's predecessor went
+ * meanwhile.  /b is granted before /a's exists is answered: the call
+ * succeeds, and the multi-lock is SUSPENDED, told so, until /a's node is
+ * seen still its own (HELD). */
+static void test_multilock_granted_suspended(void **state)
+{
+    static const int want[] = {TB_LOCK_SUSPENDED, TB_LOCK_HELD};
+    static const char *const paths[] = {"/a", "/b"};
+    struct tb_client *c = rs_open_client(0);
+    struct states s = {0};
+    struct tb_lock_options lo = {.state_cb = on_lock_state, .data = &s};
+    struct tb_multilock *ml;
+    struct acquired a = {0};
+    struct tb_create_req cr;
+    struct tb_rd body;
+    char na[256], nb[256];
+    int32_t xid, sync, look_a;
+
+    (void)state;
+    assert_int_equal(tb_multilock_new(&ml, c, paths, 2, &lo), 0);
+    assert_int_equal(tb_multilock_lock(ml, -1, on_ml_done, &a), 0);
+    pump(c);
+    xid = rs_expect(TB_OP_CREATE2, &body);
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    snprintf(na, sizeof na, "%.*s0000000001", (int)cr.path.len, cr.path.ptr);
+    rs_reply_create(xid, na, TOKEN);
+    pump(c);
+    rs_reply_stat(rs_expect_at(TB_OP_EXISTS, na), TOKEN, SID);
+    reply_child(rs_expect(TB_OP_GETCHILDREN, NULL), strrchr(na, '/') + 1);
+    pump(c);
+    xid = rs_expect(TB_OP_CREATE2, &body);
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    snprintf(nb, sizeof nb, "%.*s0000000002", (int)cr.path.len, cr.path.ptr);
+    rs_reply_create(xid, nb, TOKEN + 1);
+    pump(c);
+    rs_reply_stat(rs_expect_at(TB_OP_EXISTS, nb), TOKEN + 1, SID);
+    rs_reply_names(
+        rs_expect(TB_OP_GETCHILDREN, NULL),
+        (const char *const[]){OTHER_NODE, strrchr(nb, '/') + 1, NULL}, 0, 0);
+    pump(c);
+    rs_reply_stat(rs_expect_at(TB_OP_EXISTS, "/b/" OTHER_NODE), TOKEN - 1,
+                  OTHER);
+    pump(c);
+    assert_false(srv_has_data());
+    rs_reconnect(c, 0);
+    expect_setwatches();
+    sync = rs_expect(TB_OP_SYNC, NULL);            /* /a's look at its node */
+    srv_event(TB_EVENT_DELETED, "/b/" OTHER_NODE); /* the replay's */
+    srv_reply(TB_XID_SETWATCHES, 300, 0, NULL);
+    pump(c);
+    rs_reply_sync(sync, na);
+    pump(c);
+    /* /b's look after its predecessor went, then /a's exists. */
+    xid = rs_expect_at(TB_OP_GETCHILDREN, "/b");
+    look_a = rs_expect_at(TB_OP_EXISTS, na);
+    reply_child(xid, strrchr(nb, '/') + 1);
+    pump(c);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(tb_multilock_state(ml), TB_LOCK_SUSPENDED);
+    assert_states(&s, 1, want);
+    rs_reply_stat(look_a, TOKEN, SID);
+    pump(c);
+    assert_int_equal(tb_multilock_state(ml), TB_LOCK_HELD);
+    assert_states(&s, 2, want);
+    rs_cut(c);
+    tb_multilock_free(ml);
+    tb_client_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -732,6 +815,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_watch_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reentry_cancelled_by_free, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_multilock_granted_suspended, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
