@@ -227,6 +227,9 @@ int cli_fail_in(struct cli *cli, struct jw *w, const char *what,
  * that stalls (a hung logger, a full pipe) must never keep tumbler from
  * acting on the lock, nor keep the library's thread from its pings. */
 void cli_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cli_err's, said as cli_notice says it: an error met while holding. */
+int cli_notice_err(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 int cli_err(struct cli *cli, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cli_print_stat(FILE *f, const struct tb_stat *st);

@@ -339,13 +339,11 @@ static int run_held(struct cli *cli, struct lock_opts *o, int64_t token,
     int n, status;
 
     if ((n = lock_env(cli, o, token, env)) < 0)
-        return cli_err(cli, CLI_OSERR, "out of memory");
+        return cli_notice_err(CLI_OSERR, "out of memory");
     if (o->verbose)
-        fprintf(stderr,
-                "tumbler: %s %s (token %" PRId64 ") after %.3f s; "
-                "running %s\n",
-                o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
-                token, waited_ms / 1000.0, o->argv[0]);
+        cli_notice("%s %s (token %" PRId64 ") after %.3f s; running %s",
+                   o->h.kind == HOLD_ELECT ? "leading" : "holding", o->h.path,
+                   token, waited_ms / 1000.0, o->argv[0]);
     status = cli_child_spawn(o->argv, env, &check, &ch);
     while (n > 0)
         free(env[--n]);
@@ -408,7 +406,7 @@ static int hold_until_signal(struct cli *cli, struct lock_opts *o,
         }
         while ((m = cli_ev_take()) != NULL) {
             if (m->kind == CLI_MSG_LOST || m->kind == CLI_MSG_TEXT)
-                fprintf(stderr, "tumbler: %s\n", m->text);
+                cli_notice("%s", m->text);
             lost |= m->kind == CLI_MSG_LOST;
             free(m);
         }

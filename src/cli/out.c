@@ -165,18 +165,17 @@ int cli_err(struct cli *cli, int status, const char *fmt, ...)
     return status;
 }
 
-void cli_notice(const char *fmt, ...)
+static void vnotice(const char *fmt, va_list ap)
+    __attribute__((format(printf, 1, 0)));
+static void vnotice(const char *fmt, va_list ap)
 {
     struct pollfd p = {STDERR_FILENO, POLLOUT, 0};
     sigset_t ttou, old;
     char buf[1024];
-    va_list ap;
     int n;
 
     memcpy(buf, "tumbler: ", 9);
-    va_start(ap, fmt);
     n = vsnprintf(buf + 9, sizeof buf - 10, fmt, ap);
-    va_end(ap);
     if (n < 0)
         return;
     n = 9 + (n < (int)sizeof buf - 10 ? n : (int)sizeof buf - 11);
@@ -190,6 +189,25 @@ void cli_notice(const char *fmt, ...)
     if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT))
         (void)!write(STDERR_FILENO, buf, (size_t)n);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void cli_notice(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vnotice(fmt, ap);
+    va_end(ap);
+}
+
+int cli_notice_err(int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vnotice(fmt, ap);
+    va_end(ap);
+    return status;
 }
 
 void cli_time_str(int64_t ms, char *buf, size_t cap)

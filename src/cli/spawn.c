@@ -365,7 +365,7 @@ static int spawn_error(const char *name, int err)
             ? CLI_NOEXEC
             : CLI_OSERR;
 
-    return cli_err(NULL, status, "cannot run %s: %s", name, strerror(err));
+    return cli_notice_err(status, "cannot run %s: %s", name, strerror(err));
 }
 
 /* Forks CMD and its watchdog, with every signal blocked so that
@@ -414,11 +414,11 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
     if (maxfd > 0 && maxfd < st.maxfd)
         st.maxfd = (int)maxfd;
     if (st.env == NULL || st.files == NULL) {
-        rv = cli_err(NULL, CLI_OSERR, "out of memory");
+        rv = cli_notice_err(CLI_OSERR, "out of memory");
         goto out;
     }
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        rv = cli_err(NULL, CLI_OSERR, "socketpair: %s", strerror(errno));
+        rv = cli_notice_err(CLI_OSERR, "socketpair: %s", strerror(errno));
         goto out;
     }
     st.parent_sock = sv[0];
@@ -433,7 +433,7 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
     if (cli_child_note_others(ch) != 0) {
         close(sv[1]);
         cli_child_finish(ch);
-        rv = cli_err(NULL, CLI_OSERR, "out of memory");
+        rv = cli_notice_err(CLI_OSERR, "out of memory");
         goto out;
     }
     err = fork_both(&st, ch);
@@ -445,7 +445,7 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
                 ;
         }
         cli_child_finish(ch);
-        rv = cli_err(NULL, CLI_OSERR, "fork: %s", strerror(err));
+        rv = cli_notice_err(CLI_OSERR, "fork: %s", strerror(err));
         goto out;
     }
     /* Once the child is out of tumbler's group, and before the go, so
@@ -461,8 +461,8 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
         while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR)
             ;
         cli_child_finish(ch);
-        rv = cli_err(NULL, CLI_LOST, "the hold was lost before %s started",
-                     argv[0]);
+        rv = cli_notice_err(CLI_LOST, "the hold was lost before %s started",
+                            argv[0]);
         goto out;
     }
     cli_child_tty(ch, 1);

@@ -130,11 +130,13 @@ srv_stop
 # the library's thread says things there too.  What tumbler would say is
 # dropped, never waited for: CMD (its stderr its own) is stopped, and the
 # status tells.
-rm -f "$D/got" "$D/child.pid"
-srv_start
-mkfifo "$D/full"
-exec {full}<>"$D/full"
-python3 - "$full" <<'EOF'
+# fill_fifo: opens the fifo $D/full as fd $full, filled: a write to it
+# blocks, as to a pipe whose reader hangs.
+fill_fifo()
+{
+    [ -p "$D/full" ] || mkfifo "$D/full"
+    exec {full}<>"$D/full"
+    python3 - "$full" <<'EOF'
 import fcntl, os, sys
 fd = int(sys.argv[1])
 fl = fcntl.fcntl(fd, fcntl.F_GETFL)
@@ -146,6 +148,11 @@ except BlockingIOError:
     pass
 fcntl.fcntl(fd, fcntl.F_SETFL, fl)  # tumbler's stderr blocks, as a pipe does
 EOF
+}
+
+rm -f "$D/got" "$D/child.pid"
+srv_start
+fill_fifo
 bg 60 "$TUMBLER" -v lock -k 20 /full -- sh -c "exec 2>/dev/null; $(child term)" "$D" 2>&"$full"
 job=$BG_PID
 wait_for 10 test -s "$D/child.pid" || fail "full stderr: CMD never ran"
@@ -173,6 +180,26 @@ srv_restart()
     srv_stop
     srv_again
 }
+
+# The same without CMD: the hold's notices (the connection lost, then
+# back) and --verbose's are dropped, and SIGTERM releases at once.
+srv_start
+fill_fifo
+bgp 60 "$D/tb.pid" "$TUMBLER" -v --session-timeout 20 lock /fullhold \
+    > "$D/held" 2>&"$full"
+job=$BG_PID
+wait_for 10 grep -q '^holding /fullhold' "$D/held" || fail "full stderr: never held"
+srv_restart
+wait_for 10 sh -c '"$0" locks /fullhold | grep -q "1 holding"' "$TUMBLER" ||
+    fail "full stderr: the hold did not survive the restart"
+kill -TERM "$(cat "$D/tb.pid")"
+wait_for 10 sh -c '! kill -0 "$0"' "$(cat "$D/tb.pid")" ||
+    fail "full stderr, no CMD: SIGTERM did not end tumbler"
+wait_st "$job"
+check_eq "full stderr, no CMD, SIGTERM: 0" 0 "$ST"
+check_eq "full stderr, no CMD: released" "" "$(tb ls /fullhold)"
+exec {full}>&-
+srv_stop
 
 # ---- the connection lost and back while CMD runs: said on stderr ----
 rm -f "$D/child.pid" "$D/done"
