@@ -52,12 +52,14 @@ out=$(tb lock /l -- sh -c '"$0" --json stat "$TUMBLER_LOCK_NODE" |
       echo "$TUMBLER_LOCK_TOKEN"' "$TUMBLER" 2>/dev/null)
 check_eq "token = czxid of the lock node" "$(sed -n 2p <<< "$out")" "$(sed -n 1p <<< "$out")"
 # Nested: the inner lock's variables only, none left from the outer one
-# (a semaphore and an election have no TUMBLER_LOCK_NODE of their own).
+# (a semaphore and an election have no TUMBLER_LOCK_NODE of their own;
+# each its own path, which the other would refuse).
 for inner in "lock --semaphore 2" elect; do
+    in=/inner-${inner%% *}
     # shellcheck disable=SC2086 # $inner is the command and its option
-    envn=$(tb lock /outer -- "$TUMBLER" $inner /inner -- env | grep '^TUMBLER_LOCK_' | sort)
+    envn=$(tb lock /outer -- "$TUMBLER" $inner "$in" -- env | grep '^TUMBLER_LOCK_' | sort)
     check_eq "$inner inside lock: only its own variables" \
-        "TUMBLER_LOCK_PATH=/inner" "$(grep -v '^TUMBLER_LOCK_TOKEN=' <<< "$envn")"
+        "TUMBLER_LOCK_PATH=$in" "$(grep -v '^TUMBLER_LOCK_TOKEN=' <<< "$envn")"
 done
 
 # A PATH of 1212 bytes (ZooKeeper sets paths no short limit): CMD's
