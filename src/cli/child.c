@@ -46,17 +46,16 @@
  * some of it cannot be killed (another user's process). */
 enum { KILLED_WAIT_MS = 2000 };
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Stops tumbler with `sig`'s default action; returns once tumbler is
  * continued.  The supervision catches the stop signals meanwhile
  * (stop_together): a kill of its own would only be caught. */
+/* CMD's group, `sig`, unless it is gone (struct cli_child's group_gone). */
+static void to_group(const struct cli_child *ch, int sig)
+{
+    if (!ch->group_gone)
+        kill(-ch->pid, sig);
+}
+
 static void stop_self(int sig)
 {
     struct sigaction dfl, old;
@@ -83,16 +82,16 @@ static void stop_together(struct cli_child *ch, int sig)
     int64_t at;
 
     cli_child_tty(ch, 0);
-    kill(-ch->pid, SIGSTOP);
-    at = now_ms();
+    to_group(ch, SIGSTOP);
+    at = cli_now_ms();
     stop_self(sig);
     if (ch->check.held != NULL &&
-        ch->check.held(ch->check.arg, now_ms() - at + 1) != 0) {
+        ch->check.held(ch->check.arg, cli_now_ms() - at + 1) != 0) {
         ch->stopped_lost = 1;
         return;
     }
     cli_child_tty(ch, 1);
-    kill(-ch->pid, SIGCONT);
+    to_group(ch, SIGCONT);
 }
 
 /* CMD stopped (^Z, or SIGTTIN on reading the terminal from the
@@ -118,7 +117,7 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
     if ((sig == SIGTTIN || sig == SIGTTOU) &&
         tcgetpgrp(ch->tty) == getpgrp()) {
         cli_child_tty(ch, 1);
-        kill(-ch->pid, SIGCONT);
+        to_group(ch, SIGCONT);
         return;
     }
     /* All of CMD stops with tumbler, also a process of it that ignores
@@ -272,6 +271,12 @@ static void terminate(pid_t who, int sig)
         kill(who, SIGCONT);
 }
 
+static void terminate_group(const struct cli_child *ch, int sig)
+{
+    if (!ch->group_gone)
+        terminate(-ch->pid, sig);
+}
+
 /* Reaps what ended in the group, CMD included (also if it moved to
  * another group), and tumbler's other children (orphans of CMD's
  * processes that left the group, and those from before CMD); 1 once CMD
@@ -303,7 +308,11 @@ static int reap(struct cli_child *ch, int *status, int *exited)
         else if (r == 0)
             alive++;
     }
-    if (!*exited || alive > 0 || kill(-ch->pid, 0) == 0 || errno != ESRCH)
+    if (!*exited)
+        return 0;
+    if (!ch->group_gone && kill(-ch->pid, 0) < 0 && errno == ESRCH)
+        ch->group_gone = 1;
+    if (alive > 0 || !ch->group_gone) /* EPERM: some of another user */
         return 0;
     /* The last word, before tumbler ends and its orphans go to init: the
      * parent pid of every process, which no exit elsewhere hides. */
@@ -358,9 +367,9 @@ static void stop_group(struct cli_supervise *s, struct cli_child *ch)
     /* The hold is nothing to CMD's group from now on: stopped and
      * continued with tumbler, it goes on acting on its SIGTERM. */
     ch->check.held = NULL;
-    terminate(-ch->pid, s->grace_ms > 0 ? SIGTERM : SIGKILL);
+    terminate_group(ch, s->grace_ms > 0 ? SIGTERM : SIGKILL);
     s->killed = s->grace_ms == 0;
-    s->kill_at = now_ms() + s->grace_ms;
+    s->kill_at = cli_now_ms() + s->grace_ms;
     stop_strays(s, ch);
 }
 
@@ -403,13 +412,13 @@ static int next_timeout(struct cli_supervise *s, struct cli_child *ch)
 
     if (!s->stopping)
         return 1000; /* the periodic check */
-    left = s->kill_at - now_ms();
+    left = s->kill_at - cli_now_ms();
     if (!s->killed && left <= 0) {
-        kill(-ch->pid, SIGKILL);
+        to_group(ch, SIGKILL);
         s->killed = 1;
         stop_strays(s, ch);
-        cli_notice("the process group of %s still runs after %.1f s; "
-                   "sending SIGKILL",
+        cli_notice("%s %s still runs after %.1f s; sending SIGKILL",
+                   ch->group_gone ? "what was left by" : "the process group of",
                    s->what, s->grace_ms / 1000.0);
     }
     if (s->killed)
@@ -451,9 +460,9 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
             /* The terminating ones with SIGCONT: a stopped CMD must act
              * on them.  SIGUSR1 and SIGUSR2 leave it as it is. */
             if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
-                terminate(-ch->pid, sig);
+                terminate_group(ch, sig);
             else
-                kill(-ch->pid, sig);
+                to_group(ch, sig);
             if (sig == SIGINT || sig == SIGQUIT)
                 ch->forwarded = sig; /* not the terminal's, then */
         }

@@ -13,7 +13,9 @@
  * CLI_MSG_LOST is queued, and the supervision acts on it).  `stopped_ms`:
  * 0, at once; else tumbler was stopped that long, and may have let the
  * session expire: then, if the stop was long enough for that, it blocks
- * until a round trip to the server tells. */
+ * until a round trip to the server tells.  < 0: CMD is about to start,
+ * and the time since the grant counts as a stop, since tumbler catches
+ * no stop signal before it supervises CMD (a ^Z then stops it). */
 struct cli_hold_check {
     int (*held)(void *arg, int64_t stopped_ms);
     void *arg;
@@ -39,6 +41,8 @@ struct cli_child {
     size_t nothers;
     struct cli_hold_check check; /* held NULL: CMD runs under no hold */
     int stopped_lost; /* the group stays stopped: lost while tumbler was */
+    int group_gone;   /* CMD reaped and its group empty: the number may be
+                         another group's by now, never signalled again */
 };
 
 /* Starts argv[0] (searched in PATH) in a new process group, with the

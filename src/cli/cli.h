@@ -379,6 +379,8 @@ int cli_ev_stop_taken(void);
 /* Blocks (how=SIG_BLOCK) or unblocks the handled signals in this thread,
  * so that threads created meanwhile never run the handlers. */
 void cli_ev_mask(int how);
+/* The monotonic clock, in ms: what waits and deadlines are measured on. */
+int64_t cli_now_ms(void);
 
 /* watchev.c: watch callbacks that print through the message queue */
 void cli_watch_cb(struct tb_client *c, const struct tb_event *ev, void *data);

@@ -66,14 +66,6 @@ static const struct option lock_lo[] = {
  * that went down meanwhile). */
 enum { ELECT_TRY_MS = 10000 };
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One option; returns 0, or the status to exit with (-1: --help done). */
 static int lock_opt(struct cli *cli, const struct cli_cmd *cmd,
                     struct lock_opts *o, int ch, char **argv)
@@ -230,7 +222,7 @@ static int parse_lock(struct cli *cli, const struct cli_cmd *cmd, int argc,
  * exit with (which -E may make 0). */
 static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
 {
-    int64_t deadline = o->wait_ms >= 0 ? now_ms() + o->wait_ms : -1;
+    int64_t deadline = o->wait_ms >= 0 ? cli_now_ms() + o->wait_ms : -1;
     const char *what = o->h.kind == HOLD_ELECT ? "elect" : "lock";
     struct cli_msg *m;
     int rc, sig, ev, timeout;
@@ -244,7 +236,7 @@ static int acquire(struct cli *cli, struct lock_opts *o, int64_t *token)
          * once for -w 0) the candidate gives up, as lock's -w does, but
          * only once it has tried: it leads, or waits behind another. */
         if (o->h.kind == HOLD_ELECT && deadline >= 0) {
-            int64_t left = deadline - now_ms();
+            int64_t left = deadline - cli_now_ms();
             if (left <= 0) {
                 give_up = hold_tried(&o->h) || -left >= ELECT_TRY_MS;
                 left = give_up ? 0 : 10;
@@ -608,12 +600,12 @@ static int run_lock_common(struct cli *cli, const struct cli_cmd *cmd, int argc,
         return rv;
     if ((rv = hold_new(&o.h, cli->c)) != 0)
         return cli_fail(cli, cmd->name, o.h.path, rv);
-    start = now_ms();
+    start = cli_now_ms();
     rv = acquire(cli, &o, &token);
     if (rv < 0 && o.argv == NULL)
         rv = hold_until_signal(cli, &o, token);
     else if (rv < 0)
-        rv = run_held(cli, &o, token, now_ms() - start);
+        rv = run_held(cli, &o, token, cli_now_ms() - start);
     else if (o.verbose && rv == o.conflict)
         fprintf(stderr, "tumbler: %s: not acquired\n", o.h.path);
     hold_free(&o.h);

@@ -65,6 +65,14 @@ int cli_ev_pass_on(int sig)
     return cli_ev_ignored(sig) ? 0 : cli_ev_catch(sig);
 }
 
+int64_t cli_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int cli_ev_init(void)
 {
     struct sigaction old;

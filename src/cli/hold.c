@@ -46,7 +46,10 @@ static void say_conflict(struct hold *h, int rc)
 
 static void on_acquired(int rc, int64_t token, void *data)
 {
-    say_conflict(data, rc);
+    struct hold *h = data;
+
+    h->granted_ms = cli_now_ms();
+    say_conflict(h, rc);
     cli_ev_post(CLI_MSG_ACQUIRED, rc, "%" PRId64, token);
 }
 
@@ -56,6 +59,7 @@ static void on_lease(int rc, struct tb_lease *lease, void *data)
 
     /* Published to the main thread by the queue's mutex. */
     h->lease = lease;
+    h->granted_ms = cli_now_ms();
     if (rc == 0)
         h->io_held = 1;
     say_conflict(h, rc);
@@ -175,8 +179,11 @@ int hold_tried(struct hold *h)
 
     if (h->kind != HOLD_ELECT)
         return 1;
+    /* Leading, or out of the race: the state moves before the callback
+     * posts what decides (CLI_MSG_ACQUIRED), which is on its way: not a
+     * reason to give up, which would resign a leader just made. */
     if (tb_election_state(h->el) != TB_LOCK_ACQUIRING)
-        return 1;
+        return 0;
     /* Queued: a candidate that does not lead watches the one ahead of
      * it (or, non-fair, PATH). */
     tb_election_stats(h->el, &st);
@@ -198,7 +205,11 @@ int hold_check(void *arg, int64_t stopped_ms)
 {
     static const struct timespec retry = {0, 100 * 1000 * 1000};
     struct hold *h = arg;
-    int round_trip =
+    int round_trip;
+
+    if (stopped_ms < 0)
+        stopped_ms = cli_now_ms() - h->granted_ms;
+    round_trip =
         stopped_ms > 0 && stopped_ms * 3 >= tb_client_session_timeout(h->c);
 
     for (;;) {

@@ -32,6 +32,8 @@ struct hold {
     struct tb_lease *lease;
     struct tb_election *el;
     int io_held; /* I/O thread only: held at least once */
+    int64_t granted_ms; /* cli_now_ms() of the grant, set on the I/O
+                           thread before CLI_MSG_ACQUIRED is posted */
     int lost;    /* set on the I/O thread (atomically): a loss was posted */
 };
 
@@ -39,8 +41,9 @@ int hold_new(struct hold *h, struct tb_client *c);
 /* Starts the acquisition; CLI_MSG_ACQUIRED comes when it ends (for an
  * election only on success: the timeout is the caller's). */
 int hold_start(struct hold *h, int timeout_ms);
-/* HOLD_ELECT: whether the candidacy has been decided once (it leads, or
- * it waits behind another candidate). */
+/* HOLD_ELECT: whether the candidate waits behind another one, so that
+ * giving up now gives nothing away (its leading, or its end, comes as
+ * CLI_MSG_ACQUIRED); other kinds: 1. */
 int hold_tried(struct hold *h);
 /* cli_hold_check's `held` (child.h), `arg` the hold.  The round trip is a
  * sync of PATH, made again until it is answered or the hold is lost. */

@@ -31,7 +31,9 @@
  * the shell's fg continues it, CMD's group gets the terminal (child.c).
  * tumbler hands the terminal over itself, after the fork and only if its
  * group has it at that moment: a ^Z that stopped tumbler meanwhile has
- * given the terminal back to the shell, and it stays the shell's.
+ * given the terminal back to the shell, and it stays the shell's.  In a
+ * pipeline (`tumbler lock ... | less`) the terminal is the pipeline's,
+ * whose other commands may read it: CMD runs without it.
  *
  * posix_spawn can do none of this; hence fork and exec by hand.  tumbler
  * is multi-threaded (the library's I/O thread), so between fork and exec
@@ -44,14 +46,17 @@
  * ignored when tumbler started) and unblocks before exec.
  * A CMD that cannot be run is reported as 127 (not found) or 126 (not
  * executable), as env(1) and the shells do. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -258,12 +263,53 @@ static int start_watchdog(struct cli_child *ch, int maxfd)
     return 0;
 }
 
+static int is_pipe(int fd)
+{
+    struct stat st;
+
+    return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/* Whether tumbler is one command of a pipeline: its input or output a
+ * pipe, and another process in its group, neither its parent (a shell
+ * waiting for it) nor its child (a `crond & exec tumbler ...`'s). */
+static int in_pipeline(void)
+{
+    pid_t self = getpid(), group = getpgrp();
+    char path[64], buf[512], *end;
+    long pid, ppid, pgrp;
+    struct dirent *e;
+    int found = 0;
+    FILE *f;
+    DIR *d;
+
+    if ((!is_pipe(STDIN_FILENO) && !is_pipe(STDOUT_FILENO)) ||
+        (d = opendir("/proc")) == NULL)
+        return 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0 || pid == (long)self || pid == (long)getppid())
+            continue;
+        snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
+        if ((f = fopen(path, "re")) == NULL)
+            continue;
+        /* "PID (COMM) STATE PPID PGRP ...": COMM may hold anything. */
+        if (fgets(buf, sizeof buf, f) != NULL &&
+            (end = strrchr(buf, ')')) != NULL &&
+            sscanf(end + 1, " %*c %ld %ld", &ppid, &pgrp) == 2)
+            found = pgrp == (long)group && ppid != (long)self;
+        fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
 /* The controlling terminal, if tumbler runs as a job on it: its group is
  * the terminal's foreground group (CMD's group then takes the terminal
  * over, to read from it and to get its ^C and ^Z), or a background group
  * a job-control shell made (the parent is of the same session, in another
  * group): the shell's fg may give it the terminal later.  Else -1: no
- * terminal, or one whose stops nobody would see. */
+ * terminal, one whose stops nobody would see, or a pipeline's. */
 static int job_tty(void)
 {
     pid_t parent = getppid();
@@ -274,7 +320,7 @@ static int job_tty(void)
      * /dev/null, in the script's own group: the terminal is the script's,
      * not CMD's to take.  (SIGINT alone is ignored in the foreground too,
      * after a script's `trap '' INT`.) */
-    if (cli_ev_ignored(SIGINT) && !isatty(STDIN_FILENO))
+    if ((cli_ev_ignored(SIGINT) && !isatty(STDIN_FILENO)) || in_pipeline())
         return -1;
     fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (fd < 0 || tcgetpgrp(fd) == getpgrp())
@@ -456,7 +502,7 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
     while (read(sv[0], &ready, 1) < 0 && errno == EINTR)
         ;
     /* A loss that came with or since the grant: CMD never runs. */
-    if (ch->check.held != NULL && ch->check.held(ch->check.arg, 0) != 0) {
+    if (ch->check.held != NULL && ch->check.held(ch->check.arg, -1) != 0) {
         kill(ch->pid, SIGKILL); /* it waits for the go */
         while (waitpid(ch->pid, NULL, 0) < 0 && errno == EINTR)
             ;

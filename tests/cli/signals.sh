@@ -276,4 +276,36 @@ wait_for 5 grows; check_eq "continued: CMD goes on" 0 "$?"
 kill -TERM "$tbpid"
 wait_st "$job"; check_eq "then SIGTERM: 143" 143 "$ST"
 
+# CMD ends, leaving a process that left its group and ignores SIGTERM:
+# tumbler stops that one (SIGKILL after -k).  Meanwhile the number of
+# CMD's emptied group goes to an unrelated group, which tumbler must not
+# signal.  In a pid namespace of its own, where root chooses the next pid
+# (ns_last_pid).
+if [ "$(id -u)" = 0 ] && unshare -pf --mount-proc true 2>/dev/null; then
+    rm -f "$D/cmd.pid" "$D/left" "$D/other.pid" "$D/other.alive"
+    cat > "$D/cmd.sh" <<'EOF'
+setsid sh -c 'trap "" TERM; : > "$0/left"; sleep 20' "$1" &
+while [ ! -e "$1/left" ]; do sleep 0.05; done # out of the group
+echo $$ > "$1/cmd.pid"
+EOF
+    cat > "$D/ns.sh" <<'EOF'
+D=$1 TUMBLER=$2
+"$TUMBLER" lock -k 3 /reuse -- sh "$D/cmd.sh" "$D" &
+tb=$!
+while [ ! -s "$D/cmd.pid" ]; do sleep 0.05; done
+pg=$(cat "$D/cmd.pid")
+while kill -0 "$pg" 2> /dev/null; do sleep 0.05; done # CMD reaped
+echo $((pg - 1)) > /proc/sys/kernel/ns_last_pid
+setsid sleep 20 &
+echo $! > "$D/other.pid"
+wait "$tb"
+if kill -0 "$(cat "$D/other.pid")"; then echo yes > "$D/other.alive"; fi
+EOF
+    timeout -k 5 60 unshare -pf --mount-proc bash "$D/ns.sh" "$D" "$TUMBLER"
+    check_eq "the other group has the number of CMD's" \
+        "$(cat "$D/cmd.pid")" "$(cat "$D/other.pid" 2>/dev/null)"
+    check_eq "CMD's group gone: its number's new group not signalled" \
+        yes "$(cat "$D/other.alive" 2>/dev/null)"
+fi
+
 t_end

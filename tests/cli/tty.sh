@@ -164,6 +164,16 @@ on_pty "$D/tstp.log" '?$ ' "$typed" '?ready 42' '\x1a' '?Stopped' 'fg\r' \
 check_eq "^Z, fg: the job stopped and went on" 0 "$?"
 tb lock -n /t -- true; check_eq "^Z, fg: released at the end" 0 "$?"
 
+# In a pipeline the terminal stays the pipeline's: a command after
+# tumbler that reads it (a pager; here a read from /dev/tty while CMD
+# runs) is not stopped for it (SIGTTIN to tumbler's group, tumbler too).
+piped="\"$TUMBLER\" lock /t -- sh -c 'echo \"ready \$((6*7))\"; sleep 2' | (read -r l; echo \"piped \$l\"; read -r x < /dev/tty; echo \"typed \$x\")\r"
+on_pty "$D/pipe.log" '?$ ' "$piped" '?piped ready 42' 'hello\r' '?typed hello' \
+    'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "in a pipeline: a reader of the terminal after tumbler reads it" 0 "$?"
+tb lock -n /t -- true; check_eq "in a pipeline: released at the end" 0 "$?"
+
 # ^Z stops all of CMD, a process of it that ignores SIGTSTP too: tumbler
 # stopped keeps no session alive, so nothing of CMD may run meanwhile.
 # fg continues it; ^C then ends it (130).
