@@ -175,10 +175,49 @@ def hostile(mport, aport):
     for data in UNFINISHED:
         assert exchange(aport, data, idle=True) == b""
     at_limit(mport)
+    t = dripping(aport)
     print("hostile: %d inputs on each port answered with an error or a "
-          "close; %d unfinished requests closed when idle (%.1f s); the "
-          "port serves again after its connection limit"
-          % (len(JUNK), len(UNFINISHED), time.monotonic() - t))
+          "close; %d unfinished requests closed when idle; the port serves "
+          "again after its connection limit, and %.1f s after the limit of "
+          "requests sent a byte at a time"
+          % (len(JUNK), len(UNFINISHED), t))
+
+
+def dripping(port):
+    """As many connections as allowed (32 from each of two addresses),
+    each sending a byte of a request line every 0.3 s, never ending it:
+    none is ever idle for the idle timeout (1 s on the AdminServer in
+    http.sh), but each request has taken longer than it once 1 s has
+    passed, and is cut; the port then serves again.  Seconds until it
+    did."""
+    socks = []
+    for src in ("127.0.0.1", "127.0.0.2"):
+        for _ in range(32):
+            s = socket.socket()
+            s.bind((src, 0))
+            s.connect(("127.0.0.1", port))
+            s.sendall(b"G")
+            socks.append(s)
+    start = time.monotonic()
+    served = None
+    while served is None and time.monotonic() < start + 8:
+        time.sleep(0.3)
+        for s in socks:
+            try:
+                s.sendall(b"E")
+            except OSError:
+                pass  # cut
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/commands/ruok"
+                                        % port, timeout=0.5) as r:
+                if r.status == 200:
+                    served = time.monotonic() - start
+        except (OSError, urllib.error.URLError):
+            pass
+    for s in socks:
+        s.close()
+    assert served is not None, "still held by requests sent a byte at a time"
+    return served
 
 
 def at_limit(port):

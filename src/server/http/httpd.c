@@ -9,7 +9,16 @@
  * libmicrohttpd takes the listener out of its epoll set and puts it back
  * only at the start of a later MHD_run(), and once every connection has
  * closed in one run, nothing else would call it again: the port would
- * accept nothing for good. */
+ * accept nothing for good.
+ *
+ * libmicrohttpd's timeout is an idle one, reset by every byte: a client
+ * sending a byte of its request now and then would keep its connection,
+ * and HTTPD_MAX_CONNS such clients the whole port, for ever.  So each
+ * connection also has a deadline: a request must come whole within the
+ * idle timeout of the connection's start or of its last answer.  One past
+ * it is shut down (shutdown(2)), which libmicrohttpd sees as the client
+ * gone.  An idle connection reaches the deadline as its idle timeout
+ * ends, so for those nothing changes. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -17,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "server/http/httpd.h"
 #include "server/logging/log.h"
@@ -30,16 +40,90 @@ struct httpd {
     char name[32];
     httpd_handler handler;
     void *data;
+    uv_loop_t *loop;
+    unsigned idle_ms;
+    struct tb_queue conns; /* struct hconn, oldest deadline first */
+};
+
+/* A connection, for its deadline (libmicrohttpd's socket context). */
+struct hconn {
+    struct tb_queue link;
+    struct MHD_Connection *conn;
+    uint64_t since; /* the loop's ms at its start or its last answer */
+    int cut;        /* shut down */
 };
 
 static void rearm(struct httpd *h);
 
 enum { RUN_EVERY_MS = 1000 };
 
+/* Shuts down the connections past their deadline (see the top). */
+static void cut_late(struct httpd *h)
+{
+    uint64_t now = uv_now(h->loop);
+    const union MHD_ConnectionInfo *fd;
+    struct tb_queue *q;
+    struct hconn *c;
+
+    TB_QUEUE_FOREACH (q, &h->conns) {
+        c = TB_CONTAINER_OF(q, struct hconn, link);
+        if (now - c->since < h->idle_ms)
+            break;
+        if (c->cut)
+            continue;
+        c->cut = 1;
+        fd =
+            MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (fd != NULL)
+            shutdown(fd->connect_fd, SHUT_RDWR);
+    }
+}
+
 static void run(struct httpd *h)
 {
+    cut_late(h);
     MHD_run(h->mhd);
     rearm(h);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct httpd *h = cls;
+    struct hconn *c = *socket_context;
+
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (c != NULL)
+            tb_queue_remove(&c->link);
+        free(c);
+        return;
+    }
+    /* Not tracked if out of memory: it keeps libmicrohttpd's timeout. */
+    if ((c = calloc(1, sizeof *c)) == NULL)
+        return;
+    c->conn = conn;
+    c->since = uv_now(h->loop);
+    tb_queue_insert_tail(&h->conns, &c->link);
+    *socket_context = c;
+}
+
+/* Answered: the next request's deadline runs from now. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct httpd *h = cls;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct hconn *c = info != NULL ? info->socket_context : NULL;
+
+    (void)req_cls;
+    (void)toe;
+    if (c == NULL)
+        return;
+    c->since = uv_now(h->loop);
+    tb_queue_remove(&c->link);
+    tb_queue_insert_tail(&h->conns, &c->link);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -192,6 +276,10 @@ int httpd_start(struct httpd **out, uv_loop_t *loop,
     snprintf(h->name, sizeof h->name, "%s", cfg->name);
     h->handler = cfg->handler;
     h->data = cfg->data;
+    /* As libmicrohttpd rounds it, in whole seconds. */
+    h->idle_ms = ((cfg->idle_ms ? cfg->idle_ms : 30000) + 999) / 1000 * 1000;
+    tb_queue_init(&h->conns);
+    h->loop = loop;
     /* On "::" IPv4 clients too, as the client port (libuv) and ZooKeeper's
      * Jetty take them. */
     if (v6)
@@ -199,13 +287,13 @@ int httpd_start(struct httpd **out, uv_loop_t *loop,
     errno = 0;
     h->mhd = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTPD_MAX_CONNS,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTPD_MAX_PER_IP,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTPD_MEMORY,
-        MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)((cfg->idle_ms ? cfg->idle_ms : 30000) + 999) / 1000,
-        MHD_OPTION_END);
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)HTTPD_MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)HTTPD_MAX_PER_IP, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)HTTPD_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, h->idle_ms / 1000,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
     if (h->mhd == NULL) {
         snprintf(err, errlen, "%s: cannot listen on %s:%d%s%s", cfg->name,
                  cfg->address, cfg->port, errno ? ": " : "",

@@ -12,8 +12,9 @@
  * headers do not fit HTTPD_MEMORY bytes gets 414/431 and the connection
  * closes; at most HTTPD_MAX_CONNS connections (HTTPD_MAX_PER_IP from one
  * address), more are closed at accept; a connection idle for `idle_ms` is
- * closed.  Methods other than GET and HEAD get 405, a request body is never
- * read (413 past the memory limit). */
+ * closed, and so is one whose request has not come whole within `idle_ms`
+ * of its start or of its last answer (httpd.c).  Methods other than GET and
+ * HEAD get 405, a request body is never read (413 past the memory limit). */
 #ifndef TB_HTTPD_H
 #define TB_HTTPD_H
 
