@@ -183,6 +183,20 @@ def hostile(mport, aport):
           % (len(JUNK), len(UNFINISHED), t))
 
 
+def fill(port, first):
+    """As many connections as the port takes (32 from each of two
+    addresses), each having sent `first`."""
+    socks = []
+    for src in ("127.0.0.1", "127.0.0.2"):
+        for _ in range(32):
+            s = socket.socket()
+            s.bind((src, 0))
+            s.connect(("127.0.0.1", port))
+            s.sendall(first)
+            socks.append(s)
+    return socks
+
+
 def dripping(port):
     """As many connections as allowed (32 from each of two addresses),
     each sending a byte of a request line every 0.3 s, never ending it:
@@ -190,14 +204,7 @@ def dripping(port):
     http.sh), but each request has taken longer than it once 1 s has
     passed, and is cut; the port then serves again.  Seconds until it
     did."""
-    socks = []
-    for src in ("127.0.0.1", "127.0.0.2"):
-        for _ in range(32):
-            s = socket.socket()
-            s.bind((src, 0))
-            s.connect(("127.0.0.1", port))
-            s.sendall(b"G")
-            socks.append(s)
+    socks = fill(port, b"G")
     start = time.monotonic()
     served = None
     while served is None and time.monotonic() < start + 8:
@@ -224,14 +231,7 @@ def at_limit(port):
     """The connection limit (32 from each of two addresses), one more
     connection tried, then all closed at once: the port serves again
     (libmicrohttpd stops listening at its limit, until its next run)."""
-    socks = []
-    for src in ("127.0.0.1", "127.0.0.2"):
-        for _ in range(32):
-            s = socket.socket()
-            s.bind((src, 0))
-            s.connect(("127.0.0.1", port))
-            s.sendall(b"GET /met")
-            socks.append(s)
+    socks = fill(port, b"GET /met")
     time.sleep(0.3)
     extra = socket.create_connection(("127.0.0.1", port), timeout=2)
     extra.sendall(b"G")
