@@ -414,7 +414,9 @@ static int should_pause(const struct conn *c)
 {
     unsigned cap = (unsigned)c->srv->cfg->max_outstanding;
 
-    return c->client.nreqs >= cap || c->out.len + c->writing > OUT_PAUSE;
+    /* The SSL's own records too: a TLS client that never reads can make
+     * it answer without end (alerts to renegotiations, key updates). */
+    return c->client.nreqs >= cap || unsent(c) + c->writing > OUT_PAUSE;
 }
 
 static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf);
