@@ -169,6 +169,19 @@ start_tumblerd "$dir" "$port" --secureClientPort="$tport" \
 wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd with PEM stores did not start"
 run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" want "$tport" "$certs" ||
     it_die "the PEM/want/cipher checks failed"
+stop_server "$SERVER_PID" 10
+
+# A trust store holding an intermediate CA alone, clients' certificates needed.
+dir=$(it_tmpdir inter)
+port=$(free_port)
+tport=$(free_port)
+start_tumblerd "$dir" "$port" --secureClientPort="$tport" \
+    --ssl.keyStore.location="$certs/server.pem.key" --ssl.keyStore.type=PEM \
+    --ssl.trustStore.location="$certs/inter.pem"
+wait_serving "$port" 30 "$SERVER_PID" || it_die "tumblerd trusting an intermediate CA did not start"
+run_bounded 60 /usr/bin/python3 "$here/tls/checks.py" inter "$tport" "$certs" ||
+    it_die "the intermediate CA checks failed"
+stop_server "$SERVER_PID" 10
 
 # A zoo.cfg for TLS alone, with no clientPort: as with ZooKeeper, no plain port is opened (not
 # the default 2181 either), and the TLS port serves.

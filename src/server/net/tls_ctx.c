@@ -194,7 +194,11 @@ static int load_key_store(SSL_CTX *ctx, const struct tls_keys *k,
 }
 
 /* The CAs whose peers are trusted: the trust store's certificates, or
- * the system's when there is none (Java's would be its cacerts). */
+ * the system's when there is none (Java's would be its cacerts).  Each is
+ * an anchor, as Java's PKIX takes every certificate of a trust store: an
+ * intermediate CA alone, or a peer's own certificate, is trusted without
+ * the root above it (OpenSSL by default wants a chain up to a self-signed
+ * root). */
 static int load_trust_store(SSL_CTX *ctx, const struct tls_keys *k,
                             const char *password)
 {
@@ -206,6 +210,7 @@ static int load_trust_store(SSL_CTX *ctx, const struct tls_keys *k,
     enum store_kind kind;
     int i, ok;
 
+    X509_STORE_set_flags(store, X509_V_FLAG_PARTIAL_CHAIN);
     if (path == NULL)
         return SSL_CTX_set_default_verify_paths(ctx) == 1
                    ? 0

@@ -381,8 +381,19 @@ def want_checks():
           cipher_of(version=ssl.TLSVersion.TLSv1_3)[0] is None)
 
 
+def inter_checks():
+    """A trust store of an intermediate CA alone: what it signed is trusted, as Java trusts
+    every certificate of a store, not only self-signed roots; what the root above it signed is
+    not."""
+    check("a certificate the trust store's intermediate CA signed gets a session",
+          tls_session(cert="underinter")[1] is not None)
+    check("one the root above that CA signed gets none", tls_session(cert="client")[1] is None)
+
+
 if mode == "all":
     all_checks()
+elif mode == "inter":
+    inter_checks()
 elif mode in ("reload", "watch"):
     reload_checks(sys.argv[4], int(sys.argv[5]), by_signal=mode == "reload")
 elif mode == "only":

@@ -12,6 +12,9 @@
 #   client.pem.key               the client's key and chain in one PEM file
 #   nameless.{pem,key,p12}       an empty subject, the name in the SAN alone (critical, RFC 5280)
 #   rogue.{pem,key,p12}          a client signed by a CA nobody trusts
+#   inter.{pem,key}              an intermediate CA the test CA signed
+#   underinter.{pem,key,p12}     a client the intermediate CA signed (trusted by a store of
+#                                inter.pem alone, as Java trusts every certificate of a store)
 # Every .p12 has the password "secret"; the keys are unencrypted PEM.
 set -euo pipefail
 d=$1
@@ -64,6 +67,9 @@ leaf odd '/DC=example/O=Tumbler, Inc./L=Zürich/OU=test+UID=u1/CN=odd=name#1 <x>
 leaf nameless / ca "subjectAltName=critical,DNS:nameless
 extendedKeyUsage=clientAuth"
 leaf rogue "/O=Rogue/CN=rogue" rogueca "extendedKeyUsage=clientAuth"
+leaf inter "/O=Tumbler/CN=Tumbler intermediate CA" ca "basicConstraints=critical,CA:TRUE
+keyUsage=critical,keyCertSign,cRLSign"
+leaf underinter "/O=Tumbler/CN=underinter" inter "extendedKeyUsage=clientAuth"
 rm -f trust.p12
 keytool -importcert -noprompt -alias ca -file ca.pem -keystore trust.p12 \
     -storetype PKCS12 -storepass "$pw" > /dev/null 2>&1
