@@ -208,6 +208,10 @@ def all_checks():
     # A certificate whose subject is empty (its name in the SAN alone): the id is "", not null.
     ids = whoami("nameless")
     check(f"whoAmI over TLS with an empty subject: {ids}", ("x509", "") in ids)
+    # The superUser's certificate: super:"" beside its x509 id, as ZooKeeper 3.8.0 gives it.
+    ids = whoami("other")
+    check(f"whoAmI of the x509 super user: {ids}",
+          ("super", "") in ids and ("x509", "CN=other") in ids)
 
     # setAuth x509 over TLS with a certificate: the provider takes the certificate again.
     p = Pipe()
