@@ -2,8 +2,9 @@
  * (src/server/replog/wal_load.c, wal_repair.c), through replog on a
  * temporary directory: gaps and torn writes at the end, a clean close and
  * what a crash after a restart leaves beyond it, damage the log refuses
- * to open on, records of other segments, and a repair that keeps no
- * segment.  The log's writing: test_wal.c. */
+ * to open on, records of other segments, a repair that keeps no
+ * segment, and a member's log, which is not repaired.  The log's
+ * writing: test_wal.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -445,6 +446,64 @@ static void test_repair_keeping_no_segment(void **state)
     assert_true(m.oldest > spare);
 }
 
+/* The first `n` bytes of segment 1. */
+static void read_head(const struct fx *f, uint8_t *buf, size_t n)
+{
+    char path[300];
+    int fd;
+
+    seg_name(f, 1, path, sizeof path);
+    assert_true((fd = open(path, O_RDONLY)) >= 0);
+    assert_int_equal(pread(fd, buf, n, 0), (ssize_t)n);
+    close(fd);
+}
+
+/* A member's log (three members in its configuration), damaged, and a
+ * repair asked for with no server.N lines, which would let it through as
+ * a server alone's: refused from the log's own configuration, before
+ * anything is copied or cut. */
+static void test_member_not_repaired(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static const struct replog_peer peers[] = {
+        {1, "127.0.0.1:9001", 1}, {2, "127.0.0.1:1", 1}, {3, "127.0.0.1:3", 1}};
+    static uint8_t junk[16], before[3 * WAL_BLOCK], after[3 * WAL_BLOCK];
+    struct wal_meta m0, m1;
+    struct dirent *e;
+    char err[256];
+    int format, i;
+    off_t off[64];
+    DIR *d;
+
+    c.peers = peers;
+    c.n_peers = 3;
+    for (i = 0; i < 2; i++) { /* the bootstrap entry, two CLOSED records */
+        assert_int_equal(fx_open(f, &c), 0);
+        fx_close(f);
+    }
+    assert_int_equal(record_offsets(f, 1, off, 64), 3);
+    memset(junk, 0x5a, sizeof junk);
+    overwrite(f, 1, off[1] + 40, junk, sizeof junk); /* the first CLOSED */
+    read_head(f, before, sizeof before);
+    assert_int_equal(
+        replog__wal_meta_read(f->dir, &m0, &format, err, sizeof err), 0);
+    c.peers = NULL;
+    c.n_peers = 0;
+    c.repair_log = 1;
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "an ensemble member's (3 members)"));
+    read_head(f, after, sizeof after);
+    assert_memory_equal(before, after, sizeof before);
+    assert_int_equal(
+        replog__wal_meta_read(f->dir, &m1, &format, err, sizeof err), 0);
+    assert_memory_equal(&m0, &m1, sizeof m0);
+    assert_non_null(d = opendir(f->dir));
+    while ((e = readdir(d)) != NULL)
+        assert_false(strncmp(e->d_name, "repair-", 7) == 0);
+    closedir(d);
+}
+
 /* A copy of segment 1's last record, placed after it as the next record
  * of the log, but written for segment `seg`. */
 static void forge_next(const struct fx *f, uint32_t seg)
@@ -568,6 +627,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_record_of_another_log_beyond_the_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_member_not_repaired, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_older_format_refused, setup,
                                         teardown),
     };

@@ -181,6 +181,8 @@ struct wal_exam {
     int odd_spares;     /* some wal-spare-* cannot serve: removed */
     int leftovers;      /* segments before the oldest: removed */
     int damaged;        /* the log's errmsg says how */
+    unsigned members;   /* servers of the last configuration loaded (an
+                           entry's, else the snapshot's); 0: none */
 };
 
 /* The log's state, on the loop.  At all times (replog__wal_check, in debug

@@ -284,6 +284,22 @@ void replog__wal_snapshot_free(struct raft_snapshot **snap)
     *snap = NULL;
 }
 
+/* A member's log is not repaired in place (main.c says why).  Without
+ * server.N lines the configuration cannot tell a member, but the log's
+ * own last configuration can.  A recovery's may be (recover.c). */
+static int refuse_member(struct wal *w)
+{
+    if (w->recovery != NULL || w->exam.members <= 1)
+        return 0;
+    snprintf(w->io->errmsg, sizeof w->io->errmsg,
+             "repair refused, nothing changed: the log is an ensemble "
+             "member's (%u members), and a member's log is not repaired "
+             "in place: start it with an empty dataDir, or recover from it "
+             "(--recover-ensemble)",
+             w->exam.members);
+    return RAFT_CORRUPT;
+}
+
 /* The term and vote (wal-meta) must not be older than the log: a
  * server that forgot a term it acted in could vote twice in it.  A repair
  * raises the term to the log's (with no vote in it). */
@@ -306,7 +322,8 @@ static int check_term(struct wal *w, raft_term *term, raft_id *vote,
                            : WAL_META_NAME " gives",
              (unsigned long long)*term, (unsigned long long)max);
     w->exam.damaged = 1;
-    if (!w->repair || replog__wal_repair_term(w, max) != 0)
+    if (!w->repair || refuse_member(w) != 0 ||
+        replog__wal_repair_term(w, max) != 0)
         return RAFT_CORRUPT;
     *term = max;
     *vote = 0;
@@ -322,7 +339,7 @@ static int load_segments(struct wal *w, raft_term *term, raft_id *vote,
     int rv = replog__wal_load(w, snap, start, entries, n);
 
     if (rv == RAFT_CORRUPT && w->repair && w->exam.damaged) {
-        if ((rv = replog__wal_repair(w)) == 0)
+        if ((rv = refuse_member(w)) == 0 && (rv = replog__wal_repair(w)) == 0)
             rv = replog__wal_load(w, snap, start, entries, n);
     }
     if (rv != 0) {

@@ -841,6 +841,21 @@ out:
     return rv;
 }
 
+/* The servers of the last configuration in `l`, else in the snapshot's;
+ * 0 if neither has one.  raft's encoding of one: a format byte, then the
+ * count, 8 bytes little-endian. */
+static unsigned members_of(const struct list *l,
+                           const struct raft_snapshot *snap)
+{
+    size_t i;
+
+    for (i = l->n; i-- > 0;)
+        if (l->e[i].type == RAFT_CHANGE && l->e[i].buf.len >= 9)
+            return (unsigned)tb_load_le64((const uint8_t *)l->e[i].buf.base +
+                                          1);
+    return snap != NULL ? snap->configuration.n : 0;
+}
+
 int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
                      raft_index *start, struct raft_entry **entries, size_t *n)
 {
@@ -879,6 +894,7 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
                     (unsigned long long)floor, (unsigned long long)l.first - 1);
         w->exam.cut_all = 1;
     }
+    w->exam.members = members_of(&l, snap);
     /* On failure raft_uv's entries stay the caller's: a repair reads the
      * log again. */
     if (rv != 0) {
