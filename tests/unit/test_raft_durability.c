@@ -27,6 +27,7 @@
 #include <raft/uv.h>
 
 #include "server/replog/envelope.h"
+#include "server/replog/internal.h"
 #include "server/replog/replog.h"
 
 #include "raft_fixture.h"
@@ -409,6 +410,45 @@ static void test_g3_refuses_below_min_free(void **state)
     assert_int_equal(f->fsm.n, 12); /* 11 writes and the reserved one */
 }
 
+/* A disk 1 MiB above the log's floor (REPLOG_DISK_FLOOR), however much is
+ * written. */
+static int floor_and_a_mib(void *data, const char *dir, uint64_t *bytes)
+{
+    (void)data;
+    (void)dir;
+    *bytes = REPLOG_DISK_FLOOR + (1u << 20);
+    return 0;
+}
+
+/* Near the limit each proposal measures the free space again, and what was
+ * accepted but is not on the disk yet counts against it: a burst of large
+ * writes made in one turn of the loop is refused once it would take the
+ * 1 MiB left, though each measure alone shows that much. */
+static void test_g3_counts_unwritten(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static uint8_t big[512 << 10];
+    struct prop p[40];
+    int i, accepted = 0, rv;
+
+    memset(p, 0, sizeof p);
+    c.free_space = floor_and_a_mib;
+    assert_int_equal(fx_open(f, &c), 0);
+    for (i = 0; i < 40; i++) {
+        p[i].f = f;
+        rv = replog_propose(f->l, big, sizeof big, prop_done, &p[i]);
+        if (rv == 0)
+            assert_int_equal(accepted++, i); /* none after a refusal */
+        else
+            assert_int_equal(rv, TB_ENOTREADONLY);
+    }
+    assert_true(accepted >= 1 && accepted <= 3);
+    wait_props(f, p, (size_t)accepted);
+    for (i = 0; i < accepted; i++)
+        assert_int_equal(p[i].status, 0);
+}
+
 /* On a real small filesystem (opt-in: TB_TEST_SMALLFS=/mnt/point, e.g. a
  * 64 MiB tmpfs or loop-mounted ext4), 64 writes in flight run into the
  * guard, not into ENOSPC: libraft 0.15 can crash on ENOSPC.  Opt-in
@@ -597,14 +637,15 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_g1_every_length_close_reopen,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_g5_idle_snapshot, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_g5_idle_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_g1_every_length_in_loop, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_delta_restores, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_g1_kill9_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_g3_refuses_below_min_free, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_g3_counts_unwritten, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_g3_small_filesystem, setup,
                                         teardown),

@@ -3,12 +3,14 @@
  * writes ourselves, well before that.  Free space is measured with statvfs
  * (or the configuration's free_space), cached, refreshed by the tick timer,
  * and measured again on every proposal while the estimate is near the
- * limit. */
+ * limit.  The estimate is that measure less what was accepted since, or
+ * accepted before and not yet written (which no measure shows). */
 #include <errno.h>
 #include <string.h>
 #include <sys/statvfs.h>
 
 #include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 /* The configured minimum never goes below REPLOG_DISK_FLOOR: raft_uv
  * allocates 8 MiB open segments ahead of need (one being written, one
@@ -52,12 +54,27 @@ static int free_space(void *data, const char *dir, uint64_t *bytes)
     return 0;
 }
 
+/* What was accepted and is not on the disk yet: proposals still batched
+ * and the log's records not yet written.  A measure of the free space
+ * does not show them, so they count against it until written. */
+static uint64_t unwritten(const struct replog *l)
+{
+    uint64_t n = 0;
+    unsigned i;
+
+    for (i = 0; i < l->batch_n; i++)
+        n += l->batch[i].len;
+    if (!l->attached && l->io.impl != NULL)
+        n += replog__wal_unwritten(l->io.impl);
+    return n;
+}
+
 void replog__disk_refresh(struct replog *l)
 {
     int rv;
 
     l->stats.disk_checks++;
-    l->bytes_since = 0;
+    l->bytes_since = unwritten(l);
     l->last_check_ms = uv_now(l->loop);
     rv = (l->free_space != NULL ? l->free_space : free_space)(
         l->free_space_data, l->dir, &l->free_cached);
@@ -82,7 +99,7 @@ int replog__disk_admit(struct replog *l, size_t n, int reserved)
     est = estimate(l);
     if (est < limit || est - limit < REPLOG_DISK_NEAR_MARGIN) {
         replog__disk_refresh(l);
-        est = l->free_cached;
+        est = estimate(l);
     }
     if (reserved && est >= limit) {
         l->bytes_since += n < 4096 ? 4096 : n;

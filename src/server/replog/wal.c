@@ -179,6 +179,16 @@ static void buf_put(struct wal *w, uint8_t *buf, size_t cap)
     munmap(buf, cap);
 }
 
+uint64_t replog__wal_unwritten(const struct wal *w)
+{
+    const struct wal_write *wr;
+    uint64_t n = w->pending.len;
+
+    for (wr = w->head; wr != NULL; wr = wr->next)
+        n += wr->b.len;
+    return n;
+}
+
 void replog__wal_batch_free(struct wal *w, struct wal_batch *b)
 {
     if (b->buf != NULL)

@@ -379,6 +379,10 @@ int replog__wal_open(const char *path);
 /* Makes `s` the segment written to. */
 int replog__wal_add_seg(struct wal *w, struct wal_seg *s);
 
+/* wal.c: the bytes of records not yet on the disk (pending, and the
+ * writes on their way), which the free space measured does not show yet. */
+uint64_t replog__wal_unwritten(const struct wal *w);
+
 /* wal_meta.c */
 /* 0, RAFT_NOTFOUND (no file), RAFT_CORRUPT or RAFT_IOERR with errmsg.
  * *format is 2, or 1 for a wal-meta without the term and vote (0 in m):
