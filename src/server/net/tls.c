@@ -134,12 +134,17 @@ int tls_conn_new(struct conn *c)
     return 0;
 }
 
+/* A connection gone before its handshake ended counts as a failed one,
+ * whatever ended it (an error, the client closing, the 10 s timeout), as
+ * ZooKeeper's Netty handler counts it. */
 void tls_conn_free(struct conn *c)
 {
     if (c->tls == NULL)
         return;
-    if (!c->tls->identified)
+    if (!c->tls->identified) {
         c->srv->tls_handshaking--;
+        c->srv->tls_failed++;
+    }
     SSL_free(c->tls->ssl); /* and its BIOs */
     tb_wbuf_free(&c->tls->wire);
     free(c->tls);
@@ -236,8 +241,6 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
         return 0;
     if (e == SSL_ERROR_ZERO_RETURN) /* the client's close_notify */
         return 1;
-    if (!t->identified)
-        c->srv->tls_failed++;
     log_refusal(c, t->identified ? "failed" : "handshake failed",
                 tls_why(why, sizeof why));
     return TB_EIO;

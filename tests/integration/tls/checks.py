@@ -308,16 +308,30 @@ def all_checks():
 
     # mntr counts the failed handshakes (the untrusted certificate, the missing one, TLS 1.3 at
     # ZooKeeper, the plain ConnectRequest and the garbage) and has none left on its way.
+    mntr = mntr_now()
+    check(f"mntr: zk_unsuccessful_handshake {mntr.get('zk_unsuccessful_handshake')} >= 3",
+          int(mntr.get("zk_unsuccessful_handshake", 0)) >= 3)
+    check(f"mntr: zk_outstanding_tls_handshake {mntr.get('zk_outstanding_tls_handshake')} == 0",
+          mntr.get("zk_outstanding_tls_handshake") == "0")
+    # A handshake the client gives up (a ClientHello's record header, then the close) counts too.
+    failed = int(mntr["zk_unsuccessful_handshake"])
+    with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as s:
+        s.sendall(b"\x16\x03\x01\x00\x40")
+    end = time.monotonic() + 10
+    while int(mntr_now()["zk_unsuccessful_handshake"]) == failed and time.monotonic() < end:
+        time.sleep(0.1)
+    check("a handshake given up counts as unsuccessful",
+          int(mntr_now()["zk_unsuccessful_handshake"]) == failed + 1)
+
+
+def mntr_now():
+    """mntr's figures, by key."""
     with socket.create_connection(("127.0.0.1", plain_port), timeout=10) as s:
         s.sendall(b"mntr")
         text = b""
         while chunk := s.recv(65536):
             text += chunk
-    mntr = dict(line.split("\t", 1) for line in text.decode().splitlines() if "\t" in line)
-    check(f"mntr: zk_unsuccessful_handshake {mntr.get('zk_unsuccessful_handshake')} >= 3",
-          int(mntr.get("zk_unsuccessful_handshake", 0)) >= 3)
-    check(f"mntr: zk_outstanding_tls_handshake {mntr.get('zk_outstanding_tls_handshake')} == 0",
-          mntr.get("zk_outstanding_tls_handshake") == "0")
+    return dict(line.split("\t", 1) for line in text.decode().splitlines() if "\t" in line)
 
 
 def reload_checks(dir, pid, by_signal):
