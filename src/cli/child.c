@@ -46,9 +46,6 @@
  * some of it cannot be killed (another user's process). */
 enum { KILLED_WAIT_MS = 2000 };
 
-/* Stops tumbler with `sig`'s default action; returns once tumbler is
- * continued.  The supervision catches the stop signals meanwhile
- * (stop_together): a kill of its own would only be caught. */
 /* CMD's group, `sig`, unless it is gone (struct cli_child's group_gone). */
 static void to_group(const struct cli_child *ch, int sig)
 {
@@ -56,6 +53,9 @@ static void to_group(const struct cli_child *ch, int sig)
         kill(-ch->pid, sig);
 }
 
+/* Stops tumbler with `sig`'s default action; returns once tumbler is
+ * continued.  The supervision catches the stop signals meanwhile
+ * (stop_together): a kill of its own would only be caught. */
 static void stop_self(int sig)
 {
     struct sigaction dfl, old;
