@@ -65,7 +65,8 @@ static void cut_late(struct httpd *h)
     struct tb_queue *q;
     struct hconn *c;
 
-    TB_QUEUE_FOREACH (q, &h->conns) {
+    TB_QUEUE_FOREACH(q, &h->conns)
+    {
         c = TB_CONTAINER_OF(q, struct hconn, link);
         if (now - c->since < h->idle_ms)
             break;
