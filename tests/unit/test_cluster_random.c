@@ -311,8 +311,10 @@ static unsigned long env_ul(const char *name, unsigned long dflt)
 
 /* The seeds that found each of mend.c's defects, the mend's number beside
  * each: that mend must be needed there (or the schedules changed, and the
- * seed no longer finds what it found).  Those past the default seeds run
- * every time as well. */
+ * seed no longer finds what it found).  Mend 10 (membership.c refusing a
+ * change over a configuration entry raft did not take) is not counted:
+ * its seed must only pass.  Those past the default seeds run every time
+ * as well. */
 static const struct {
     unsigned n;
     unsigned long seed;
@@ -320,7 +322,7 @@ static const struct {
 } found[] = {
     {3, 4, 1},      {5, 10, 1},     {5, 18720, 2}, {3, 19, 3},
     {5, 159, 3},    {5, 23063, 4},  {3, 179, 5},   {3, 96237, 6},
-    {5, 143765, 7}, {3, 137716, 8}, {3, 83, 9},
+    {5, 143765, 7}, {3, 137716, 8}, {3, 83, 9},    {3, 5097585, 10},
 };
 
 static void run_checked(unsigned n, unsigned long seed)
@@ -330,7 +332,7 @@ static void run_checked(unsigned n, unsigned long seed)
     run_seed(n, seed);
     for (i = 0; i < sizeof found / sizeof found[0]; i++)
         if (found[i].n == n && found[i].seed == seed &&
-            mended[found[i].mend - 1] == 0)
+            found[i].mend <= REPLOG_MENDS && mended[found[i].mend - 1] == 0)
             fail_msg("mend %u was not needed", found[i].mend);
 }
 

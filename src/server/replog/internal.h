@@ -294,6 +294,10 @@ void replog__fresh_tick(struct replog *l, int lead);
  * raft io's, to mend what libraft 0.15's replication gets wrong (mend.c
  * lists it). */
 void replog__mend_init(struct replog *l);
+/* mend.c's 10: whether raft's log holds a configuration entry past the
+ * configuration raft holds, one raft did not take; a change of members
+ * made over it would leave two in flight. */
+int replog__mend_untaken_change(const struct replog *l);
 /* Hands raft message m as if the io had received it, through the mends. */
 void replog__mend_recv(struct replog *l, struct raft_message *m);
 /* notice.c: as leader, tells each follower of the commits it holds and has

@@ -157,13 +157,24 @@ static int start(struct replog *l, struct change *c, int rv)
     return change_err(rv);
 }
 
+/* 0 if raft may take a change of members now; else why not. */
+static int refused(const struct replog *l)
+{
+    if (l->closing)
+        return TB_ECLOSING;
+    if (replog__mend_untaken_change(l))
+        return TB_ERECONFIGINPROGRESS;
+    return 0;
+}
+
 int replog_member_add(struct replog *l, int id, const char *address, int voter,
                       void (*cb)(void *arg, int status), void *arg)
 {
     struct change *c;
+    int rv;
 
-    if (l->closing)
-        return TB_ECLOSING;
+    if ((rv = refused(l)) != 0)
+        return rv;
     if (id <= 0 || address == NULL)
         return TB_EINVAL;
     if ((c = change_new(l, id, role_of(voter), cb, arg)) == NULL)
@@ -178,9 +189,10 @@ int replog_member_assign(struct replog *l, int id, int voter,
                          void (*cb)(void *arg, int status), void *arg)
 {
     struct change *c;
+    int rv;
 
-    if (l->closing)
-        return TB_ECLOSING;
+    if ((rv = refused(l)) != 0)
+        return rv;
     if ((c = change_new(l, id, -1, cb, arg)) == NULL)
         return TB_ENOMEM;
     replog__logf(l, REPLOG_LOG_INFO, "member %d: becoming a %s", id,
@@ -194,9 +206,10 @@ int replog_member_remove(struct replog *l, int id,
                          void (*cb)(void *arg, int status), void *arg)
 {
     struct change *c;
+    int rv;
 
-    if (l->closing)
-        return TB_ECLOSING;
+    if ((rv = refused(l)) != 0)
+        return rv;
     if ((c = change_new(l, id, -1, cb, arg)) == NULL)
         return TB_ENOMEM;
     replog__logf(l, REPLOG_LOG_INFO, "member %d: leaving", id);
