@@ -136,6 +136,13 @@ struct replog_fsm fsm_of(struct tfsm *f)
 
 /* ---- fixture: temp dir, loop, captured log ------------------------------ */
 
+int fixed_free_space(void *data, const char *dir, uint64_t *bytes)
+{
+    (void)dir;
+    *bytes = *(const uint64_t *)data;
+    return 0;
+}
+
 void capture_log(void *data, int level, const char *msg)
 {
     struct fx *f = data;

@@ -67,6 +67,10 @@ struct replog_fsm fsm_of(struct tfsm *f);
 
 void capture_log(void *data, int level, const char *msg);
 
+/* replog_config.free_space for a disk whose free space is always
+ * *(const uint64_t *)data bytes, however much is written. */
+int fixed_free_space(void *data, const char *dir, uint64_t *bytes);
+
 void make_tmpdir(char *out, size_t n);
 
 int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw);

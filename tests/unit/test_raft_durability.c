@@ -410,16 +410,6 @@ static void test_g3_refuses_below_min_free(void **state)
     assert_int_equal(f->fsm.n, 12); /* 11 writes and the reserved one */
 }
 
-/* A disk 1 MiB above the log's floor (REPLOG_DISK_FLOOR), however much is
- * written. */
-static int floor_and_a_mib(void *data, const char *dir, uint64_t *bytes)
-{
-    (void)data;
-    (void)dir;
-    *bytes = REPLOG_DISK_FLOOR + (1u << 20);
-    return 0;
-}
-
 /* Near the limit each proposal measures the free space again, and what was
  * accepted but is not on the disk yet counts against it: a burst of large
  * writes made in one turn of the loop is refused once it would take the
@@ -428,12 +418,14 @@ static void test_g3_counts_unwritten(void **state)
 {
     struct fx *f = *state;
     struct replog_config c = base_config(f);
+    static const uint64_t floor_and_a_mib = REPLOG_DISK_FLOOR + (1u << 20);
     static uint8_t big[512 << 10];
     struct prop p[40];
     int i, accepted = 0, rv;
 
     memset(p, 0, sizeof p);
-    c.free_space = floor_and_a_mib;
+    c.free_space = fixed_free_space;
+    c.free_space_data = (void *)&floor_and_a_mib;
     assert_int_equal(fx_open(f, &c), 0);
     for (i = 0; i < 40; i++) {
         p[i].f = f;

@@ -497,16 +497,6 @@ static void test_spare_segments_reused(void **state)
 
 /* Spares are kept only while the disk has room well beyond the minimum
  * free space: near it, covered segments are removed. */
-/* A disk 56 MiB above the log's floor (REPLOG_DISK_FLOOR, 24 MiB), however
- * much is written: whatever the rest of the machine does meanwhile. */
-static int tight_disk(void *data, const char *dir, uint64_t *bytes)
-{
-    (void)data;
-    (void)dir;
-    *bytes = (uint64_t)80 << 20;
-    return 0;
-}
-
 static void test_no_spares_near_min_free(void **state)
 {
     struct fx *f = *state;
@@ -515,9 +505,14 @@ static void test_no_spares_near_min_free(void **state)
     int i, seen = 0;
     ino_t ino;
 
+    /* A disk 56 MiB above the log's floor (REPLOG_DISK_FLOOR, 24 MiB),
+     * whatever the rest of the machine does meanwhile. */
+    static const uint64_t tight = (uint64_t)80 << 20;
+
     /* Writes go on (about 30 MiB of segments and snapshots), but the room
      * left is less than the 64 MiB spares need. */
-    c.free_space = tight_disk;
+    c.free_space = fixed_free_space;
+    c.free_space_data = (void *)&tight;
     assert_int_equal(fx_open(f, &c), 0);
     seg_name(f, 2, path, sizeof path);
     for (i = 0; i < 6000; i++) { /* until segment 2 is written and covered */
