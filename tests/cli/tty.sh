@@ -107,13 +107,18 @@ if kill -0 "$(cat "$D/gc.pid")" 2>/dev/null; then fail "^C: CMD's child still ru
 else ok "^C: CMD's child is gone"; fi
 tb lock -n /t -- true; check_eq "^C: released" 0 "$?"
 
+# CMD's shell below says it is ready before it forks its sleep.  A
+# signal that reaches it in between is put off until the sleep ends, and
+# the sleep never gets one: the cases wait until the sleep runs.
+slept() { echo "!pgrep -x sleep -P \$(cat $D/$1)"; }
+
 # ^C in a script's loop of tumbler lock stops the script, as it stops a
 # loop of any command: CMD had the terminal, so tumbler passes the SIGINT
 # on to its own group (the script's), which a shell needs to get itself.
 # shellcheck disable=SC2016
-on_pty "$D/loop.log" '?ready1' '\x03' -- bash -c \
-    'for i in 1 2; do "$0" lock /t -- sh -c "echo ready\$0; sleep 30" "$i"; done; echo after' \
-    "$TUMBLER"
+on_pty "$D/loop.log" '?ready1' "$(slept loop.pid)" '\x03' -- bash -c \
+    'for i in 1 2; do "$0" lock /t -- sh -c "echo \$\$ > $1/loop.pid; echo ready\$0; sleep 30" "$i"; done; echo after' \
+    "$TUMBLER" "$D"
 check_eq "^C in a script's loop: the script ends (SIGINT)" 130 "$?"
 if grep -q "ready2\|after" "$D/loop.log"; then fail "^C in a loop: the loop went on"
 else ok "^C in a loop: the loop stopped"; fi
@@ -121,9 +126,10 @@ tb lock -n /t -- true; check_eq "^C in a loop: released" 0 "$?"
 # A SIGINT sent to tumbler itself (kill), passed on to CMD: not the
 # terminal's, so the script running tumbler goes on.
 # shellcheck disable=SC2016
-on_pty "$D/kill.log" '?ready' "!kill -INT \$(cat $D/t.pid)" '?after' -- sh -c \
-    '"$0" lock /t -- sh -c "echo \$PPID > $1; echo ready; sleep 30"; echo after' \
-    "$TUMBLER" "$D/t.pid"
+on_pty "$D/kill.log" '?ready' "$(slept k.pid)" "!kill -INT \$(cat $D/t.pid)" \
+    '?after' -- sh -c \
+    '"$0" lock /t -- sh -c "echo \$PPID > $1/t.pid; echo \$\$ > $1/k.pid; echo ready; sleep 30"; echo after' \
+    "$TUMBLER" "$D"
 check_eq "kill -INT of tumbler: the script goes on" 0 "$?"
 
 # A stop of CMD from no terminal (kill -STOP): no shell will continue
@@ -133,7 +139,7 @@ check_eq "kill -INT of tumbler: the script goes on" 0 "$?"
 # shellcheck disable=SC2016 # expanded by CMD's shell
 on_pty "$D/sigstop.log" '?ready' "!kill -STOP \$(cat $D/cmd.pid)" \
     "!sleep 0.5; [ \"\$(cut -d' ' -f3 /proc/\$(cat $D/tb.pid)/stat)\" != T ]" \
-    "!kill -CONT \$(cat $D/cmd.pid)" '\x03' -- \
+    "!kill -CONT \$(cat $D/cmd.pid)" "$(slept cmd.pid)" '\x03' -- \
     "$TUMBLER" lock /t -- sh -c 'echo $$ > "$0/cmd.pid"; echo $PPID > "$0/tb.pid"
         echo ready; sleep 30' "$D"
 check_eq "kill -STOP of CMD: tumbler runs on; ^C after kill -CONT: 130" 130 "$?"
