@@ -238,6 +238,10 @@ static void drive_once(struct tb_client *c, int wake_fd, int64_t limit)
     nfds_t n = 0;
     int timeout, ev = 0, rv;
 
+    /* Before the poll: a close asked for from a callback on the I/O
+     * thread wakes nothing, and an expired handle polls nothing at all. */
+    if (c->close_requested && !c->closing)
+        tb__begin_close(c);
     tb__interest(c, &in);
     timeout = in.timeout_ms;
     if (limit >= 0) {
@@ -268,8 +272,6 @@ static void drive_once(struct tb_client *c, int wake_fd, int64_t limit)
     if (in.fd >= 0 && in.fd != c->fd)
         ev = 0;
     tb__process(c, ev);
-    if (c->close_requested && !c->closing)
-        tb__begin_close(c);
     tb__changed(c);
     pthread_mutex_unlock(&c->mu);
     tb__fire_done(c);

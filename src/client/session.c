@@ -212,7 +212,10 @@ void tb__on_frame(struct tb_client *c, const uint8_t *p, size_t n)
     case TB_XID_SETWATCHES:
         if (c->setwatches_inflight > 0)
             c->setwatches_inflight--;
-        if (h.zxid > c->last_zxid) /* after its catch-up events */
+        /* Only the last batch's: each batch's catch-up events come just
+         * before its own reply, so an earlier one's zxid, kept across a
+         * connection lost meanwhile, would skip the later batches'. */
+        if (c->setwatches_inflight == 0 && h.zxid > c->last_zxid)
             c->last_zxid = h.zxid;
         if (h.err != 0)
             tb__log(c, TB_LOG_WARN, "setWatches failed: %s",
@@ -276,8 +279,14 @@ void tb__conn_lost(struct tb_client *c, int rc, const char *why)
      * pauses like a round of refusals. */
     if (c->now() - c->opened_at >= c->timeout / 3)
         c->failed_in_round = 0;
-    if (c->ai != NULL)
-        c->ai_next = NULL; /* move on to the next host */
+    /* Of several hosts, the next: another address of this one is most
+     * likely the same server.  One name for all the members (as ZooKeeper's
+     * clients take each of its addresses for a server) goes on with its
+     * next address: a new lookup would begin again with the one that just
+     * failed, and a server that stopped answering takes a connect timeout
+     * more, past what is left of the session. */
+    if (c->ai != NULL && c->nhosts > 1)
+        c->ai_next = NULL;
     tb__next_attempt(c);
 }
 
