@@ -793,7 +793,35 @@ static int io_hook(struct tb_client *c, const struct host *h)
     return sv[0];
 }
 
-static int io_closed;
+/* The handle's own free, the I/O thread's last use of the library, the
+ * allocator hook's included (which the teardown sets again). */
+static void *io_handle;
+static int io_freed;
+
+static void *io_malloc(void *data, size_t n)
+{
+    (void)data;
+    return malloc(n);
+}
+
+static void io_free(void *data, void *p)
+{
+    int handle = p == __atomic_load_n(&io_handle, __ATOMIC_SEQ_CST);
+
+    (void)data;
+    free(p);
+    if (handle)
+        __atomic_store_n(&io_freed, 1, __ATOMIC_SEQ_CST);
+}
+
+static int io_wait_freed(void)
+{
+    int i;
+
+    for (i = 0; i < 2000 && !__atomic_load_n(&io_freed, __ATOMIC_SEQ_CST); i++)
+        usleep(1000);
+    return __atomic_load_n(&io_freed, __ATOMIC_SEQ_CST);
+}
 
 /* As an application does: closes the handle from its own callback. */
 static void close_in_state_cb(struct tb_client *c, int st, void *data)
@@ -801,8 +829,6 @@ static void close_in_state_cb(struct tb_client *c, int st, void *data)
     (void)data;
     if (st == TB_SESSION_EXPIRED)
         tb_client_close(c);
-    if (st == TB_SESSION_CLOSED)
-        __atomic_store_n(&io_closed, 1, __ATOMIC_SEQ_CST);
 }
 
 static void close_in_reply_cb(struct tb_client *c, int rc,
@@ -817,18 +843,21 @@ static void close_in_reply_cb(struct tb_client *c, int rc,
 static struct tb_client *started(int64_t sid, int timeout)
 {
     static const unsigned char pw[16] = "0123456789abcdef";
+    static const struct tb_heap heap = {NULL, io_malloc, io_free};
     struct tb_options o = {0};
     struct tb_client *c;
     int i;
 
     io_fd = -1;
-    io_closed = 0;
+    io_freed = 0;
+    tb_heap_set(&heap);
     o.hosts = "h:1";
     o.session_timeout_ms = timeout;
     o.session_id = sid;
     o.session_passwd = pw;
     o.state_cb = close_in_state_cb;
     assert_int_equal(tb_client_init(&c, &o), 0);
+    __atomic_store_n(&io_handle, c, __ATOMIC_SEQ_CST);
     c->now = clock_fn;
     c->connect_hook = io_hook;
     assert_int_equal(tb_client_start(c), 0);
@@ -849,15 +878,12 @@ static void test_close_from_io_thread(void **state)
     struct tb_request_header h;
     struct tb_rd body;
     uint8_t buf[256];
-    int i;
 
     (void)state;
     /* The session given is gone: closed from the EXPIRED callback. */
     started(0x77, 6000);
     srv_accept(0, 0, 0, &rq);
-    for (i = 0; i < 2000 && !__atomic_load_n(&io_closed, __ATOMIC_SEQ_CST); i++)
-        usleep(1000);
-    assert_true(__atomic_load_n(&io_closed, __ATOMIC_SEQ_CST));
+    assert_true(io_wait_freed());
     close(server_fd);
     /* Connected, closed from a reply's callback: closeSession is sent
      * within srv_read's two seconds, not at the ping ten seconds on. */
@@ -871,10 +897,7 @@ static void test_close_from_io_thread(void **state)
         h = srv_request(buf, sizeof buf, &body);
         assert_int_equal(h.type, TB_OP_CLOSESESSION);
         srv_reply(h.xid, 5, 0, NULL);
-        for (i = 0; i < 2000 && !__atomic_load_n(&io_closed, __ATOMIC_SEQ_CST);
-             i++)
-            usleep(1000);
-        assert_true(__atomic_load_n(&io_closed, __ATOMIC_SEQ_CST));
+        assert_true(io_wait_freed());
     }
 }
 
