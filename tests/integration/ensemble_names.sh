@@ -46,10 +46,14 @@ member_of() {
         FNR > 1 && $4 == "01" && ($10 in ours) && $3 ~ ("^0[1-3]00007F:" port "$") {
             print substr($3, 2, 1) }' /proc/net/tcp | head -n 1
 }
-serving() { word "$1" srvr | grep -q "^Mode: \(leader\|follower\)"; }
 
 for i in 1 2 3; do ens_start "$i" "$work/zoo.cfg"; done
-for i in 1 2 3; do until_ok 30 serving "$i" || it_die "member $i does not serve"; done
+# Each makes sessions (knows its leader): else the client's first attempt fails, and it is on
+# another address from the start.
+for i in 1 2 3; do
+    until_ok 30 "$tumbler" -s "127.0.0.$i:$port" stat / > /dev/null 2>&1 ||
+        it_die "member $i makes no session"
+done
 got=$("${named[@]}" getent ahostsv4 "$name" | awk '$2 == "STREAM" { print $1 }' | tr '\n' ' ')
 [ "$got" = "127.0.0.1 127.0.0.2 127.0.0.3 " ] ||
     it_die "$name resolves to '$got' in the client's namespace, not to the three members in order"
