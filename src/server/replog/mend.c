@@ -120,12 +120,18 @@ static int held(const struct raft_log *g, raft_index i)
     return i > g->offset && i <= g->offset + n;
 }
 
+/* g's entry at index i, which it holds (held). */
+static const struct raft_entry *entry_at(const struct raft_log *g, raft_index i)
+{
+    return &g->entries[(g->front + (i - g->offset - 1)) % g->size];
+}
+
 /* The term of g's entry at index i, as raft reads it: 0 if g holds none
  * there (its snapshot's last index excepted). */
 static raft_term term_at(const struct raft_log *g, raft_index i)
 {
     if (held(g, i))
-        return g->entries[(g->front + (i - g->offset - 1)) % g->size].term;
+        return entry_at(g, i)->term;
     return i == g->snapshot.last_index ? g->snapshot.last_term : 0;
 }
 
@@ -139,8 +145,7 @@ int replog__mend_untaken_change(const struct replog *l)
 
     /* From the first entry past it that the log still holds. */
     for (i = i > g->offset ? i + 1 : g->offset + 1; held(g, i); i++)
-        if (g->entries[(g->front + (i - g->offset - 1)) % g->size].type ==
-            RAFT_CHANGE)
+        if (entry_at(g, i)->type == RAFT_CHANGE)
             return 1;
     return 0;
 }
