@@ -59,6 +59,16 @@ void tb__on_handshake(struct tb_client *c, const struct tb_connect_resp *r)
         }
         return;
     }
+    if (c->session_id != 0 && c->seen_rw && r->session_id != c->session_id) {
+        /* Asked to resume ours and given another: ours is gone, and with
+         * it the ephemerals and locks it held.  Taking the new one
+         * silently would leave the caller believing it holds them. */
+        tb__log(c, TB_LOG_WARN, "session 0x%llx expired: server gave 0x%llx",
+                (unsigned long long)c->session_id,
+                (unsigned long long)r->session_id);
+        tb__terminate(c, TB_SESSION_EXPIRED, TB_ESESSIONEXPIRED);
+        return;
+    }
     c->session_id = r->session_id;
     memset(c->passwd, 0, sizeof c->passwd);
     if (r->passwd.ptr != NULL) /* null: none, as an empty one */

@@ -742,17 +742,22 @@ static void test_readonly_new_session_not_carried(void **state)
 
 /* A session handed over in the options (tb_client_session's id and
  * password) is asked for in the first handshake; if it has expired, the
- * handle says so instead of taking a new session or trying for ever. */
+ * handle says so instead of taking a new session or trying for ever.  A
+ * server that answers with another session id (kind 2) says the same. */
 static void test_given_session_resumed(void **state)
 {
     static const unsigned char pw[16] = "0123456789abcdef";
+    static const struct {
+        int64_t id;
+        int timeout;
+    } reply[] = {{0x77, 6000}, {0, 0}, {0x88, 6000}};
     struct tb_options o = {0};
     struct tb_connect_req rq;
     struct tb_client *c;
-    int expired;
+    int kind;
 
     (void)state;
-    for (expired = 0; expired < 2; expired++) {
+    for (kind = 0; kind < 3; kind++) {
         o.hosts = "h:1";
         o.session_timeout_ms = 6000;
         o.session_id = 0x77;
@@ -761,13 +766,16 @@ static void test_given_session_resumed(void **state)
         c->now = clock_fn;
         c->connect_hook = hook;
         pump(c);
-        srv_accept(expired ? 0 : 0x77, expired ? 0 : 6000, 0, &rq);
+        srv_accept(reply[kind].id, reply[kind].timeout, 0, &rq);
         assert_int_equal(rq.session_id, 0x77);
         pump(c);
-        if (expired) {
+        if (kind > 0) {
             assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+            assert_int_equal(tb_client_session(c, NULL), 0x77);
             tb_client_close(c);
-            break;
+            close(server_fd);
+            server_fd = -1;
+            continue;
         }
         assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
         assert_int_equal(tb_client_session(c, NULL), 0x77);
