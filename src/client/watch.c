@@ -3,13 +3,13 @@
  * A hash table keyed by server path (chroot included), each bucket an
  * intrusive queue of watchers in registration order.  The server keeps one
  * entry per (path, kind, connection) and sends one event; this side fans
- * it out to every registration, each of which gets its own call (a
- * one-shot watcher exactly one).  Which kinds an event wakes follows
- * ZooKeeper's client (wire doc 10.3, 10.5): created and data-changed wake
- * data and exist watchers, deleted also child watchers, children-changed
- * only child watchers; persistent watchers see every event of their path,
- * recursive ones every event but children-changed of their path and all
- * descendants. */
+ * it out to every watcher, one per (path, kind, cb, data), each of which
+ * gets its own call (a one-shot watcher exactly one).  Which kinds an event
+ * wakes follows ZooKeeper's client (wire doc 10.3, 10.5): created and
+ * data-changed wake data and exist watchers, deleted also child watchers,
+ * children-changed only child watchers; persistent watchers see every event of
+ * their path, recursive ones every event but children-changed of their path and
+ * all descendants. */
 #include "client/client.h"
 
 static uint32_t hash_path(const char *p, size_t n)
@@ -71,18 +71,33 @@ static void maybe_grow(struct tb_client *c)
     c->nbuckets = n;
 }
 
-void tb__watch_register(struct tb_client *c, struct watcher *w)
-{
-    maybe_grow(c);
-    w->kind = w->set_kind;
-    tb_queue_insert_tail(&c->buckets[w->hash & (c->nbuckets - 1)], &w->it.q);
-    c->nwatchers++;
-}
-
 static int same_path(const struct watcher *w, uint32_t h, struct tb_str p)
 {
     return w->hash == h && w->path_len == p.len &&
            memcmp(w->path, p.ptr, p.len) == 0;
+}
+
+/* A watcher is (path, kind, cb, data), as ZooKeeper's clients keep a set
+ * of them per path and kind: one set again while it is still set is
+ * freed, and the one registered stays.  Else a watch set on every read
+ * of a node that does not change would pile up, each called at once. */
+void tb__watch_register(struct tb_client *c, struct watcher *w)
+{
+    struct tb_str p = {w->path, w->path_len};
+    struct tb_queue *q;
+
+    TB_QUEUE_FOREACH (q, &c->buckets[w->hash & (c->nbuckets - 1)]) {
+        const struct watcher *o = TB_CONTAINER_OF(q, struct watcher, it.q);
+        if (o->kind == w->set_kind && o->cb == w->cb && o->data == w->data &&
+            same_path(o, w->hash, p)) {
+            tb__free(w);
+            return;
+        }
+    }
+    maybe_grow(c);
+    w->kind = w->set_kind;
+    tb_queue_insert_tail(&c->buckets[w->hash & (c->nbuckets - 1)], &w->it.q);
+    c->nwatchers++;
 }
 
 static void end_watcher(struct tb_client *c, struct watcher *w, int type,

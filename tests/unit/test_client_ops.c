@@ -466,6 +466,45 @@ static void watch_data(struct tb_client *c, const char *path, tb_watch_cb cb,
     assert_int_equal(g.rc, 0);
 }
 
+/* A watch set on every read of a node that does not change is one
+ * watcher, called once for the change, as ZooKeeper's clients keep one
+ * (cb, data) per path and kind; set as a child watch too it is another
+ * watcher, called for a deletion as well. */
+static void test_same_watcher_set_again(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct rec w = {0}, g = {0};
+    struct tb_wbuf none;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 100; i++)
+        watch_data(c, "/a", rec_watch, &w, 5 + i);
+    assert_int_equal(c->nwatchers, 1);
+    srv_event(TB_EVENT_DATA_CHANGED, "/a");
+    pump(c);
+    assert_int_equal(w.events, 1);
+    assert_int_equal(w.ev_final, 1);
+    assert_int_equal(c->nwatchers, 0);
+
+    watch_data(c, "/a", rec_watch, &w, 200);
+    assert_int_equal(tb_get_children(c, "/a", rec_watch, &w, rec_strings, &g),
+                     0);
+    pump(c);
+    tb_wbuf_init(&none);
+    tb_put_I32(&none, 0); /* no children */
+    srv_reply(next_request(TB_OP_GETCHILDREN), 201, 0, &none);
+    tb_wbuf_free(&none);
+    pump(c);
+    assert_int_equal(g.rc, 0);
+    assert_int_equal(c->nwatchers, 2);
+    srv_event(TB_EVENT_DELETED, "/a");
+    pump(c);
+    assert_int_equal(w.events, 3);
+    assert_int_equal(c->nwatchers, 0);
+    close_replied(c);
+}
+
 /* Which callback ran when: each records its rank among them. */
 static int order_n;
 struct seen {
@@ -776,6 +815,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_after_pending_local_remove,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_watcher_set_again, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_local_remove_waiting_at_expiry,
                                         setup, teardown),
     };
