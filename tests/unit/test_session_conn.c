@@ -389,9 +389,54 @@ static void expired_session_watches_dropped(void **state)
     carrier_free(&a);
 }
 
-/* A read queued behind a write, served once the client is closing (a
- * refused login came meanwhile), sets no watch: a closing client is told
- * of no change, so its output drains and it closes. */
+/* A session closed by a txn from elsewhere (on a follower: the leader's
+ * expiry, which it did not know of), its client's write logged after the
+ * close and a read queued behind that write: once the close is applied,
+ * while the connection's output drains, it is sent nothing more.  Before,
+ * the write's SessionExpired went out, then the read was served (with
+ * success) for a session already gone.  ZooKeeper closes the connection
+ * as the close commits. */
+static void nothing_sent_once_session_closed(void **state)
+{
+    struct sfx *f = *state;
+    struct carrier a;
+    struct tb_wbuf body, acl, txn;
+
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    tb_wbuf_init(&txn);
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    carrier_open(f, &a, 43);
+    a.draining = 1;
+    tb_txn_encode(&txn, &(struct tb_txn){.type = TB_OP_CLOSESESSION,
+                                         .session = a.pc.session_id,
+                                         .body = TB_STR("")});
+    assert_int_equal(replog_propose(f->s.log, txn.base, txn.len, NULL, NULL),
+                     0);
+    tb_create_req_encode(&body,
+                         &(struct tb_create_req){TB_STR("/g"), TB_STR("x"),
+                                                 tb_vec_view(&acl, 1), 0});
+    request(&a, &body, 1, TB_OP_CREATE); /* logged after the close */
+    tb_path_watch_req_encode(&body,
+                             &(struct tb_path_watch_req){TB_STR("/"), 0});
+    request(&a, &body, 2, TB_OP_GETDATA); /* waits for the create */
+    assert_int_equal(a.frames, 1);
+    (void)create_session(f, 8000); /* logged last: all before are applied */
+    assert_int_equal(f->closed, 1);
+    assert_int_equal(a.closing, 1);
+    assert_int_equal(a.frames, 1);
+    assert_null(tree_find(fsm_tree(f->s.fsm), TB_STR("/g")));
+    carrier_free(&a);
+    tb_wbuf_free(&txn);
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+}
+
+/* A read queued behind a write, the client closing before the write is
+ * applied (a refused login came meanwhile), is not served, and sets no
+ * watch: a closing client is sent nothing more, nor told of a change, so
+ * its output drains and it closes. */
 static void closing_client_sets_no_watch(void **state)
 {
     struct sfx *f = *state;
@@ -416,7 +461,10 @@ static void closing_client_sets_no_watch(void **state)
                        &(struct tb_auth_req){0, TB_STR("nosuch"), TB_STR("x")});
     request(&a, &body, -4, TB_OP_AUTH); /* refused: the client is closing */
     assert_int_equal(a.closing, 1);
-    assert_true(run_until(f, &a.frames, 4)); /* the create's, addWatch's */
+    assert_int_equal(a.frames, 2); /* the login's refusal */
+    (void)create_session(f, 8000); /* logged last: the create is applied */
+    assert_non_null(tree_find(fsm_tree(f->s.fsm), TB_STR("/w")));
+    assert_int_equal(a.frames, 2);
     assert_int_equal(watch_owner_count(&a.pc.watch), 0);
     carrier_free(&a);
     tb_wbuf_free(&body);
@@ -582,6 +630,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(expired_session_watches_dropped, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(unkept_watch_closes, setup, teardown),
+        cmocka_unit_test_setup_teardown(nothing_sent_once_session_closed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(closing_client_sets_no_watch, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(revalidated_resume_reads_on, setup,

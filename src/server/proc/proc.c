@@ -123,7 +123,8 @@ void proc_drain(struct proc_client *c)
 {
     struct req *r;
 
-    while (!tb_queue_empty(&c->reqs) && !c->closed) {
+    while (!tb_queue_empty(&c->reqs) && !c->closed &&
+           c->state != CONN_CLOSING) {
         r = TB_CONTAINER_OF(tb_queue_head(&c->reqs), struct req, link);
         if (r->state == REQ_WRITE)
             break;
@@ -553,14 +554,18 @@ static void write_answered(struct proc_client *c, struct req *r, int64_t zxid,
 
 /* The fsm's result hook: route a txn's outcome to the connection that
  * proposed it, if it is still here and still that session's.  A new
- * session goes only to a connection waiting for one. */
+ * session goes only to a connection waiting for one.  A closing one
+ * (its session's close applied, its login refused, its input ended) is
+ * sent nothing more than it has, as ZooKeeper's closes at once: were the
+ * answers after its close sent, a read queued behind them would be served
+ * for a session already gone. */
 void proc_result(struct tbd *s, const struct tb_txn *t, int64_t zxid, int rc,
                  const uint8_t *body, size_t len)
 {
     struct proc_client *c = tb_map_get(&s->conn_by_id, (uint64_t)t->origin);
     struct tb_queue *q;
     struct req *r = NULL;
-    if (c == NULL || c->closed)
+    if (c == NULL || c->closed || c->state == CONN_CLOSING)
         return;
     if (t->type == TB_OP_CREATESESSION) {
         if (c->state == CONN_SESSION && c->session_id == 0)
@@ -601,6 +606,9 @@ void proc_refused(struct proc_client *c, int32_t xid, int err)
 {
     struct tb_queue *q;
     struct req *r;
+
+    if (c->state == CONN_CLOSING)
+        return;
 
     TB_QUEUE_FOREACH (q, &c->reqs) {
         r = TB_CONTAINER_OF(q, struct req, link);
