@@ -49,15 +49,26 @@ static int32_t negotiate(const struct tb_config *cfg, int32_t asked)
     return asked;
 }
 
-static void attach(struct proc_client *c, int64_t id, int32_t timeout)
+/* 0, or the connection is closed: one its session's close could not
+ * find would be served on after its ephemerals went (the client comes
+ * back, and resumes). */
+static int attach(struct proc_client *c, int64_t id, int32_t timeout)
 {
     struct tbd *s = c->srv;
 
+    if (tb_map_put(&s->conn_by_session, (uint64_t)id, c) != 0) {
+        tb_log(TB_LOG_WARN,
+               "closing a connection of session 0x%llx: out of "
+               "memory",
+               (unsigned long long)id);
+        c->ops->close(c);
+        return -1;
+    }
     c->session_id = id;
     c->timeout_ms = timeout;
     c->state = CONN_OPEN;
-    tb_map_put(&s->conn_by_session, (uint64_t)id, c);
     expiry_attach(&s->sessions, id, timeout, tbd_now_ms(s));
+    return 0;
 }
 
 /* c resumes its session (c->session_id, c->timeout_ms), held here now. */
@@ -90,7 +101,8 @@ static void resume(struct proc_client *c)
     /* Its timeout is the one it was created with, whatever the client asks
      * now: the one every member's log has, which a leader counts from (a
      * new one reloads it), not one this member would negotiate. */
-    attach(c, c->session_id, fs.timeout_ms);
+    if (attach(c, c->session_id, fs.timeout_ms) != 0)
+        return;
     reply_connect(c, fs.timeout_ms, c->session_id,
                   (struct tb_str){(const char *)fs.passwd, 16});
 }
@@ -254,7 +266,8 @@ void session_result(struct proc_client *c, int rc, const uint8_t *body,
         c->ops->close(c);
         return;
     }
-    attach(c, r.session, r.timeout);
+    if (attach(c, r.session, r.timeout) != 0)
+        return;
     reply_connect(c, r.timeout, r.session, r.passwd);
     c->ops->resume(c);
 }
