@@ -244,6 +244,43 @@ static void zxids_never_go_back(void **state)
     carrier_free(&k);
 }
 
+/* Extended types off, a createTTL is refused as Unimplemented only for a
+ * TTL mode: another mode (or none) is BadArguments, as ZooKeeper reads the
+ * mode before it finds TTLs off.  Before, every createTTL was refused as
+ * Unimplemented. */
+static void ttl_off_reads_the_mode_first(void **state)
+{
+    static const struct {
+        int32_t flags, err;
+    } cases[] = {{TB_PERSISTENT, TB_EBADARGUMENTS},
+                 {7, TB_EBADARGUMENTS},
+                 {TB_PERSISTENT_WITH_TTL, TB_EUNIMPLEMENTED}};
+    struct sfx *f = *state;
+    struct carrier k;
+    struct tb_wbuf body, acl;
+    size_t i;
+
+    f->cfg.extended_types_enabled = 0;
+    carrier_open(f, &k, 32);
+    tb_wbuf_init(&body);
+    tb_wbuf_init(&acl);
+    tb_put_acl(&acl, &(struct tb_acl){TB_PERM_ALL,
+                                      {TB_STR("world"), TB_STR("anyone")}});
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tb_create_ttl_req_encode(
+            &body, &(struct tb_create_ttl_req){TB_STR("/m"), TB_STR("x"),
+                                               tb_vec_view(&acl, 1),
+                                               cases[i].flags, 100});
+        request(&k, &body, (int32_t)i + 1, TB_OP_CREATETTL);
+        assert_true(run_until(f, &k.frames, (int)i + 2));
+        (void)reply_at(&k, (int)i + 2, (int32_t)i + 1, cases[i].err);
+    }
+    assert_null(tree_find(fsm_tree(f->s.fsm), TB_STR("/m")));
+    tb_wbuf_free(&body);
+    tb_wbuf_free(&acl);
+    carrier_free(&k);
+}
+
 /* A createSession entry applied again after a restart (or proposed by an
  * earlier start) names a connection id of then: a client of now with
  * that id, resuming a session of its own, is not handed the new one; and
@@ -478,6 +515,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(zxids_never_go_back, setup, teardown),
         cmocka_unit_test_setup_teardown(new_session_only_to_its_own_waiter,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(ttl_off_reads_the_mode_first, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(forwarded_write_out_on_a_new_leader,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(multi_creates_follow_their_modes, setup,

@@ -48,13 +48,25 @@ static int refusal(const struct tbd *s, int32_t type, struct tb_str path)
     return 0;
 }
 
+static int is_ttl_mode(int32_t flags)
+{
+    return flags == TB_PERSISTENT_WITH_TTL ||
+           flags == TB_PERSISTENT_SEQUENTIAL_WITH_TTL;
+}
+
+/* A createTTL whose mode is no TTL one is the fsm's to refuse, with
+ * BadArguments: ZooKeeper reads the mode before it finds TTLs off. */
 int proc_write_refused(const struct tbd *s, int32_t type, struct tb_str body)
 {
     struct tb_rd rd = tb_rd_make(body.ptr, body.len);
     struct tb_str path = TB_STR("");
+    struct tb_create_ttl_req cr;
 
     if (type == TB_OP_SETDATA && tb_get_STR(&rd, &path) != 0)
         return 0; /* malformed: the fsm refuses it */
+    if (type == TB_OP_CREATETTL &&
+        (tb_create_ttl_req_decode(&rd, &cr) != 0 || !is_ttl_mode(cr.flags)))
+        return 0;
     return refusal(s, type, path);
 }
 
