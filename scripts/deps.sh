@@ -11,6 +11,7 @@
 #                            packages (tests/package), Prometheus (server and
 #                            promtool) and curl for the HTTP endpoints,
 #                            tmux for tumbler top's screen, valgrind,
+#                            nftables (a NAT in tests/crash/partition.sh),
 #                            git (tests/package packages the committed tree)
 # What is missing is installed with apt-get: as root, or through sudo.
 # No service starts during that install (see policy-rc.d below).
@@ -29,7 +30,7 @@ if [ "${1:-}" = "--test" ]; then
            python3-kazoo python3-pytest python3-pytest-timeout
            python3-pytest-rerunfailures python3-mock python3-objgraph
            golang-go golang-github-samuel-go-zookeeper-dev libnetty-java openssl
-           iproute2
+           iproute2 nftables
            debhelper lintian logrotate man-db systemd
            prometheus curl tmux valgrind git)
 fi

@@ -34,9 +34,9 @@
 #      it gives sessions and takes writes again within 10 s, catches up
 #      within 10 s and has the voters' tree (check_all over the four);
 #   4. a follower whose links to the leader's election port the leader
-#      refuses while raft between them works (its packets to the leader
-#      leave from an address no member has, as NAT or a second interface
-#      makes them; its link is cut once so that it links again), with a
+#      refuses while raft between them works (a NAT in its namespace gives
+#      them an address no member has; its link is cut once so that it
+#      links again: the NAT takes new connections), with a
 #      session on it that only pings: it closes its clients within 20 s
 #      (it carries neither their writes nor their pings, and the leader
 #      would expire their sessions while they are connected), refuses new
@@ -78,6 +78,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 [ "$(id -u)" = 0 ] ||
     fail "partition.sh needs root: it makes network namespaces, veth pairs and bridges (CI runs it as root)"
 command -v ip >/dev/null || fail "partition.sh needs ip (iproute2) for its network namespaces"
+command -v nft >/dev/null || fail "partition.sh needs nft (nftables) for its NAT"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-partition.XXXXXX")
 here=$(cd "$(dirname "$0")" && pwd)
 source "$(dirname "$0")/lib.sh"
@@ -352,8 +353,17 @@ refused_link() {
         sleep 0.05
     done
     before=$(closes "$f")
+    # The follower's links leave from its own address (it binds it): a NAT
+    # on their way rewrites it, and the leader's answers find $src.
     ip -n "$(nsn "$f")" addr add "$src/24" dev eth0
-    ip -n "$(nsn "$f")" route add "$(saddr "$l")/32" dev eth0 src "$src"
+    ip netns exec "$(nsn "$f")" nft -f - <<EOF_NFT
+table ip tbnat {
+    chain post {
+        type nat hook postrouting priority 100;
+        ip daddr $(saddr "$l") tcp dport 3888 snat to $src
+    }
+}
+EOF_NFT
     ip netns exec "$(nsn "$f")" ss -K dst "$(saddr "$l")" dport = :3888 >/dev/null
     t0=$(now_ms)
     closed "$f" "$before" "$t0"
@@ -368,9 +378,10 @@ refused_link() {
         echo "  the session alive $(($(now_ms) - t0)) ms after the first refusal, its ephemeral node there"
     fi
     shell_close refused
-    ip -n "$(nsn "$f")" route del "$(saddr "$l")/32"
+    ip netns exec "$(nsn "$f")" nft delete table ip tbnat
+    ip netns exec "$(nsn "$f")" ss -K dst "$(saddr "$l")" dport = :3888 >/dev/null
     ip -n "$(nsn "$f")" addr del "$src/24" dev eth0
-    serves_again "$f" "its route came back"
+    serves_again "$f" "its NAT went"
 }
 
 # ---- the longer run: random members cut for random spells under writes

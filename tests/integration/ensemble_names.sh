@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # One name for the whole ensemble: `tumbler -s NAME:PORT`, NAME resolving to the three members'
-# addresses (127.0.0.1-3, one client port), as a DNS name for a service's servers does.  The
+# addresses (127.0.0.2-4, one client port), as a DNS name for a service's servers does.  The
 # client is on the first address; that member stopped (SIGSTOP: connections open, nothing
 # answered), the client moves to the next address within its session timeout, its lock kept:
 # CMD runs to its end and tumbler exits 0.  (A new lookup at each loss began again with the
 # stopped member, whose handshake took a connect timeout more, past the session's end.)
 # The name is in a hosts file bound over /etc/hosts in a mount namespace of the client's own:
-# root only, else skipped (77).
+# root only, else skipped (77).  None is on 127.0.0.1, which the kernel gives every connection
+# to 127/8 as its source: a follower's link to the leader leaves from its own address (the
+# leader takes links from members' addresses only) because it binds it.  (Unbound, every
+# follower's link was refused, and no follower served.)
 #   ensemble_names.sh TUMBLER      (TUMBLERD names the server binary)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,18 +27,20 @@ name="tumbler-ens.test"
 
 ens_init 3
 port=${cport[1]}
+# addr I: member I's address.
+addr() { echo "127.0.0.$(($1 + 1))"; }
 {
     echo "tickTime=1000"
     echo "4lw.commands.whitelist=*"
-    for i in 1 2 3; do echo "server.$i=127.0.0.$i:${qport[$i]}:${eport[$i]};127.0.0.$i:$port"; done
+    for i in 1 2 3; do echo "server.$i=$(addr $i):${qport[$i]}:${eport[$i]};$(addr $i):$port"; done
 } > "$work/zoo.cfg"
-for i in 1 2 3; do echo "127.0.0.$i $name"; done > "$work/hosts"
+for i in 1 2 3; do echo "$(addr $i) $name"; done > "$work/hosts"
 # In the client's namespace, the hosts file naming them (exec'd: CMD keeps the pid).
 named=(unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$work/hosts")
 # word I WORD: member I's answer to a four-letter word.
 word() {
     timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1" && printf %s "$2" >&3 && cat <&3' \
-        "127.0.0.$1" "$port" "$2" 2>/dev/null
+        "$(addr "$1")" "$port" "$2" 2>/dev/null
 }
 # member_of PID: the member process PID has a connection to (by its address), or nothing.
 member_of() {
@@ -43,19 +48,19 @@ member_of() {
     inodes=$(ls -l "/proc/$1/fd" 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\]$/\1/p')
     awk -v inodes="$inodes" -v port="$(printf %04X "$port")" '
         BEGIN { n = split(inodes, a, "\n"); for (i = 1; i <= n; i++) ours[a[i]] = 1 }
-        FNR > 1 && $4 == "01" && ($10 in ours) && $3 ~ ("^0[1-3]00007F:" port "$") {
-            print substr($3, 2, 1) }' /proc/net/tcp | head -n 1
+        FNR > 1 && $4 == "01" && ($10 in ours) && $3 ~ ("^0[2-4]00007F:" port "$") {
+            print substr($3, 2, 1) - 1 }' /proc/net/tcp | head -n 1
 }
 
 for i in 1 2 3; do ens_start "$i" "$work/zoo.cfg"; done
 # Each makes sessions (knows its leader): else the client's first attempt fails, and it is on
 # another address from the start.
 for i in 1 2 3; do
-    until_ok 30 "$tumbler" -s "127.0.0.$i:$port" stat / > /dev/null 2>&1 ||
+    until_ok 30 "$tumbler" -s "$(addr $i):$port" stat / > /dev/null 2>&1 ||
         it_die "member $i makes no session"
 done
 got=$("${named[@]}" getent ahostsv4 "$name" | awk '$2 == "STREAM" { print $1 }' | tr '\n' ' ')
-[ "$got" = "127.0.0.1 127.0.0.2 127.0.0.3 " ] ||
+[ "$got" = "127.0.0.2 127.0.0.3 127.0.0.4 " ] ||
     it_die "$name resolves to '$got' in the client's namespace, not to the three members in order"
 
 tok=$work/token mark=$work/done

@@ -182,6 +182,32 @@ static void touches_wait_for_a_link(void **state)
     tb_wbuf_free(&s.scratch);
 }
 
+/* The sessions heard from but not yet reported go with the clients this
+ * server closes (outside the ensemble here; cut off from the leader, the
+ * same call): reported to a leader later, they counted as activity of
+ * then, and kept the sessions of clients dead meanwhile past their
+ * timeout. */
+static void touches_go_with_the_clients(void **state)
+{
+    const struct peer_member members[] = {{1, "127.0.0.1", 0},
+                                          {2, "127.0.0.1", 1}};
+    struct tbd s = {0};
+    uv_loop_t loop;
+
+    (void)state;
+    server_init(&s, &loop);
+    tb_queue_init(&s.conns);
+    assert_int_equal(peer_start(&s, members, 2), 0);
+    uv_timer_stop(&s.peer->timer); /* no log here: the test polls */
+    peer_touched(&s, 42);
+    assert_int_equal(s.peer->touched.count, 1);
+    peer_set_outside(&s, 1);
+    assert_int_equal(s.peer->touched.count, 0);
+    peer_stop(&s);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 /* Members given while a look-up of the ones before still waits on a name
  * server: what that look-up finds is dropped, and the newer are looked
  * up once it ends (a name server that does not answer holds one thread,
@@ -274,6 +300,7 @@ int main(void)
         cmocka_unit_test(members_resolve_again),
         cmocka_unit_test(newer_members_win),
         cmocka_unit_test(touches_wait_for_a_link),
+        cmocka_unit_test(touches_go_with_the_clients),
         cmocka_unit_test(own_loopback_warned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

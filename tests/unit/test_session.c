@@ -287,6 +287,51 @@ static void first_writer_holds_the_session(void **state)
     link_free(&p, &k);
 }
 
+/* A write forwarded for a session already closed here is refused as
+ * expired once applied, and gives the session no home: before, an entry
+ * was made that nothing took out while this server led.  And a txn only a
+ * leader makes (a new epoch), forwarded, is refused, not logged: it would
+ * have moved every member's zxids. */
+static void forwards_of_no_session_refused(void **state)
+{
+    struct sfx *f = *state;
+    int64_t id = create_session(f, 4000), origin, zxid;
+    struct tb_new_epoch_txn ne = {-1};
+    struct tb_txn t = {0};
+    struct tb_wbuf b, e;
+    struct peer p;
+    struct link k;
+    int status;
+    int32_t xid;
+
+    assert_true(tick_at(f, T0 + 4000, id));
+    assert_closed(f, id, 1);
+    link_open(f, &p, &k);
+    forward_create(&k, id, 7, 1, "/gone"); /* proposed, refused there */
+    assert_int_equal(p.owner.count, 0);
+    assert_false(nth_failed(&k, 1, &origin, &status, &xid));
+
+    zxid = proc_zxid(&f->s);
+    tb_wbuf_init(&b);
+    tb_wbuf_init(&e);
+    tb_new_epoch_txn_encode(&b, &ne);
+    t.type = TB_OP_NEWEPOCH;
+    t.xid = 2;
+    t.origin = ORIGIN(&k, 8);
+    t.body = (struct tb_str){(const char *)b.base, b.len};
+    tb_txn_encode(&e, &t);
+    peer__on_forward(&k, e.base, e.len);
+    assert_true(nth_failed(&k, 1, &origin, &status, &xid));
+    assert_int_equal(origin, ORIGIN(&k, 8));
+    assert_int_equal(status, TB_EBADARGUMENTS);
+    assert_int_equal(xid, 2);
+    (void)create_session(f, 4000); /* logged after anything before it */
+    assert_true(proc_zxid(&f->s) >> 32 == zxid >> 32);
+    tb_wbuf_free(&e);
+    tb_wbuf_free(&b);
+    link_free(&p, &k);
+}
+
 /* A follower's client's closeSession, forwarded, marks the session closing
  * on the leader as it is proposed, as its own client's does: a claim of it
  * (its client back on another follower) is refused as expired before the
@@ -402,6 +447,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(forwards_after_a_refusal_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(first_writer_holds_the_session, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(forwards_of_no_session_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(claim_of_closed_session_refused, setup,
                                         teardown),

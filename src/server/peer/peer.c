@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "proto/proto.h"
+#include "server/fsm/fsm.h"
 #include "server/http/election.h"
 #include "server/logging/log.h"
 #include "server/net/net.h"
@@ -80,20 +81,24 @@ int peer_claim(struct tbd *s, uint64_t origin, int64_t id)
 
 /* A session's creation (it has no id yet), its close (an expiry's has no
  * home; ZooKeeper's leader does not check a close's owner either) and a
- * sync (a barrier, changing nothing) may come from anywhere. */
+ * sync (a barrier, changing nothing) may come from anywhere.  A write for
+ * a session already closed here is refused as expired once applied, and
+ * gives it no home: nothing would take that entry out again. */
 int peer__writer(struct peer *p, const struct tb_txn *t, int from)
 {
     uint64_t id = (uint64_t)t->session;
+    struct fsm_session_info si;
     intptr_t home;
 
     if (t->session == 0 || t->type == TB_OP_CREATESESSION ||
         t->type == TB_OP_CLOSESESSION || t->type == TB_OP_SYNC)
         return 0;
-    if ((home = (intptr_t)tb_map_get(&p->owner, id)) == 0)
-        return tb_map_put(&p->owner, id, (void *)(intptr_t)from) == 0
-                   ? 0
-                   : TB_ENOMEM;
-    return home == from ? 0 : TB_ESESSIONMOVED;
+    if ((home = (intptr_t)tb_map_get(&p->owner, id)) != 0)
+        return home == from ? 0 : TB_ESESSIONMOVED;
+    if (!fsm_session_get(p->srv->fsm, t->session, &si))
+        return 0;
+    return tb_map_put(&p->owner, id, (void *)(intptr_t)from) == 0 ? 0
+                                                                  : TB_ENOMEM;
 }
 
 int peer_write_here(struct tbd *s, const struct tb_txn *t)
@@ -360,6 +365,18 @@ void peer__resolve_pending(struct peer *p, uint64_t now)
     p->resolving = r;
 }
 
+void peer__forget_touched(struct peer *p)
+{
+    tb_map_free(&p->touched);
+    tb_map_init(&p->touched);
+}
+
+unsigned peer__close_clients(struct peer *p)
+{
+    peer__forget_touched(p);
+    return conn_close_all(p->srv);
+}
+
 void peer_set_outside(struct tbd *s, int outside)
 {
     struct peer *p = peer_of(s);
@@ -368,7 +385,7 @@ void peer_set_outside(struct tbd *s, int outside)
         return;
     p->removed = outside;
     if (outside)
-        conn_close_all(s);
+        peer__close_clients(p);
 }
 
 void peer_stop(struct tbd *s)

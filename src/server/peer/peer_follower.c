@@ -158,6 +158,31 @@ static void following(struct link *k)
     peer__link_read(k);
 }
 
+/* The link leaves from this member's own address (any port): the leader
+ * takes links from members' addresses alone, and the kernel's choice of
+ * source may be none of them (every connection to 127/8 leaves from
+ * 127.0.0.1; a host with several addresses routes by its table).  The
+ * address is this server's, as its listener is bound to it. */
+static void bind_own(struct peer *p, struct link *k, const struct member *to)
+{
+    const struct member *self = peer__member(p, (int)p->srv->server_id);
+    struct sockaddr_storage a;
+    int rv;
+
+    if (self == NULL || self->addr.ss_family != to->addr.ss_family)
+        return;
+    a = self->addr;
+    if (a.ss_family == AF_INET)
+        ((struct sockaddr_in *)&a)->sin_port = 0;
+    else
+        ((struct sockaddr_in6 *)&a)->sin6_port = 0;
+    if ((rv = uv_tcp_bind(&k->tcp, (const struct sockaddr *)&a, 0)) != 0)
+        tb_log(TB_LOG_WARN,
+               "peer: cannot send from this server's address (%s): the "
+               "leader may refuse the link",
+               uv_strerror(rv));
+}
+
 static void follow(struct peer *p, int leader)
 {
     const struct member *m = peer__member(p, leader);
@@ -175,6 +200,7 @@ static void follow(struct peer *p, int leader)
     k->leader_id = leader;
     req->data = k;
     p->out = k;
+    bind_own(p, k, m);
     if (uv_tcp_connect(req, &k->tcp, (const struct sockaddr *)&m->addr,
                        connected_cb) != 0) {
         free(req);
@@ -269,8 +295,7 @@ void peer__report_touched(struct peer *p)
     }
     if (!b->oom)
         peer__link_send(p->out, PEER_TOUCH, b->base, b->len, NULL, 0);
-    tb_map_free(&p->touched);
-    tb_map_init(&p->touched);
+    peer__forget_touched(p);
 }
 
 /* ---- the timer ---- */
@@ -301,7 +326,7 @@ static void leaderless(struct peer *p, int leader, int none, uint64_t now)
     if (p->dropped_clients ||
         now - p->leaderless_since < 2 * (uint64_t)s->cfg->election_timeout)
         return;
-    n = conn_close_all(s);
+    n = peer__close_clients(p);
     p->dropped_clients = 1;
     if (leader == 0)
         tb_log(TB_LOG_WARN,
@@ -360,6 +385,10 @@ void peer__on_timer(uv_timer_t *t)
         tb_map_free(&p->owner);
         tb_map_init(&p->owner);
     }
+    /* A leader's clients' activity is its own to count: what they did
+     * while it followed, reported to a later leader, would be stale. */
+    if (leader == (int)s->server_id && p->touched.count > 0)
+        peer__forget_touched(p);
     /* Another leader, or none: the next link goes at once. */
     if (leader != p->retry_leader) {
         p->retry_leader = leader;

@@ -133,6 +133,14 @@ static inline struct peer *peer_of(struct tbd *s)
 /* Starts a look-up of pending's names if one is due and none runs (the
  * timer's); once all resolve, they are the members. */
 void peer__resolve_pending(struct peer *p, uint64_t now);
+/* Drops the sessions heard from not yet reported: sent to a leader later,
+ * they would count as activity of then, and keep the sessions of clients
+ * that died meanwhile past their timeout (ZooKeeper's learner drops its
+ * table with its leader). */
+void peer__forget_touched(struct peer *p);
+/* Closes every client of this server (cut off from the leader, or outside
+ * the ensemble), their touches forgotten with them; how many. */
+unsigned peer__close_clients(struct peer *p);
 
 /* ---- peer_follower.c ---- */
 

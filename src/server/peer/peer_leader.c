@@ -134,6 +134,17 @@ void peer__on_forward(struct link *k, const uint8_t *p, size_t n)
         peer__link_close(k);
         return;
     }
+    /* A follower forwards its clients' requests alone: the leader's own
+     * txns (zxids to a new epoch, a reconfig's outcome) never come from
+     * one, and would move every member's zxids or members. */
+    if (t.type == TB_OP_NEWEPOCH || t.type == TB_OP_RECONFIG_TXN) {
+        tb_log(TB_LOG_WARN,
+               "peer: server %d forwarded a txn of type %d, which only a "
+               "leader makes: refused",
+               k->from, t.type);
+        refuse_origin(k, t.origin, TB_EBADARGUMENTS, t.xid, 16);
+        return;
+    }
     if (tb_map_get(&k->refused, (uint64_t)t.origin) != NULL ||
         !replog_is_leader(s->log))
         rv = TB_ECONNECTIONLOSS;
