@@ -622,6 +622,34 @@ static void large_answer_goes(void **state)
     free(answer);
 }
 
+/* A client reading a large answer steadily may be sent more once what it
+ * has not taken is under what a client may leave unread (a watch's event
+ * while it reads a large reply): the write in flight counted whole, with
+ * what the client had read of it, and the connection was closed. */
+static void reader_of_a_large_answer_gets_more(void **state)
+{
+    struct nfx *f = *state;
+    size_t n = PROC_UNREAD_MAX + (1u << 20), have;
+    uint8_t *answer;
+    int closed = 0;
+    struct conn *c;
+    int fd = answered(f, n, 7, &answer, &c);
+
+    pump(f);
+    have = read_to(f, fd, answer, 0, 2u << 20, &closed);
+    assert_int_equal(have, 2u << 20);
+    conn_send(c, answer, 16); /* more, onto less than 64 MiB unread */
+    pump(f);
+    assert_int_equal(f->s.conn_by_id.count, 1);
+    assert_int_equal(read_to(f, fd, answer, have, have + (1u << 20), &closed),
+                     have + (1u << 20));
+    assert_false(closed);
+    conn_close(c);
+    close(fd);
+    conn_unlisten(&f->s);
+    free(answer);
+}
+
 /* A four-letter word counts as a packet received, and its answer as none
  * sent, as ZooKeeper counts them (srvr's Received and Sent, mntr's
  * zk_packets_*): monitors polling mntr would see Sent grow by itself. */
@@ -794,6 +822,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(accept_again_after_no_memory, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(reader_of_a_large_answer_gets_more,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(large_answer_goes, setup, teardown),
         cmocka_unit_test_setup_teardown(fourlw_counted_as_received, setup,
                                         teardown),

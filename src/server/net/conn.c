@@ -52,7 +52,13 @@ static void mark_dirty(struct conn *c)
  * the server's own data (wchp of millions of watches). */
 void conn_write(struct conn *c, const void *frame, size_t len)
 {
-    size_t unread = c->out.len + c->writing;
+    /* the write in flight by what it has not given the kernel yet: what
+     * the client has read of it is no longer unread */
+    size_t unread =
+        c->out.len +
+        (c->writing != 0
+             ? uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp)
+             : 0);
 
     if (c->client.state == CONN_CLOSING && c->tcp.data == NULL)
         return;
@@ -711,11 +717,12 @@ static void on_connection(uv_stream_t *server, int status)
     tb_queue_init(&c->notified_link);
     tb_queue_insert_tail(&s->conns, &c->link);
     tb_queue_insert_tail(&s->fresh, &c->fresh_link);
-    tb_map_put(&s->conn_by_id, c->client.id, &c->client);
     auth_init_conn(&c->client);
-    if (server == (uv_stream_t *)&s->tls_listener && tls_conn_new(c) != 0) {
-        tb_log(TB_LOG_WARN, "closing TLS connection from %s: no memory",
-               c->peer);
+    /* Unmapped, no result of the log would find it (its session's
+     * creation): it would wait for one for good. */
+    if (tb_map_put(&s->conn_by_id, c->client.id, &c->client) != 0 ||
+        (server == (uv_stream_t *)&s->tls_listener && tls_conn_new(c) != 0)) {
+        tb_log(TB_LOG_WARN, "closing connection from %s: no memory", c->peer);
         conn_close(c);
         return;
     }

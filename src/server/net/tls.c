@@ -199,7 +199,7 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
     struct tls_conn *t = c->tls;
     char why[256];
     uint8_t *in;
-    size_t cap;
+    size_t cap, got;
     BIO *b;
     int k, e;
 
@@ -219,10 +219,12 @@ int tls_conn_input(struct conn *c, const uint8_t *p, size_t n)
             c->in = in;
             c->in_cap = cap;
         }
-        k = SSL_read(t->ssl, c->in + c->in_len, (int)(c->in_cap - c->in_len));
+        /* the _ex forms take a size_t: a frame of 2 GiB or more, which
+         * jute.maxbuffer allows, would be a negative int */
+        k = SSL_read_ex(t->ssl, c->in + c->in_len, c->in_cap - c->in_len, &got);
         if (k <= 0)
             break;
-        c->in_len += (size_t)k;
+        c->in_len += got;
     }
     e = SSL_get_error(t->ssl, k);
     /* One large request must not leave its buffer behind (tls_ctx.h), as
@@ -254,18 +256,19 @@ size_t tls_conn_unsent(const struct conn *c)
 struct tb_wbuf *tls_conn_output(struct conn *c)
 {
     struct tls_conn *t = c->tls;
-    size_t n;
+    size_t n, got;
     BIO *b;
 
     /* A memory BIO takes any length: the whole of it is written at once. */
     if (c->out.len > 0 && SSL_is_init_finished(t->ssl)) {
-        if (SSL_write(t->ssl, c->out.base, (int)c->out.len) <= 0)
+        if (SSL_write_ex(t->ssl, c->out.base, c->out.len, &got) <= 0)
             return NULL;
         c->out.len = 0;
     }
     n = BIO_ctrl_pending(t->net_out);
     if (n > 0 && tb_wbuf_reserve(&t->wire, n) == 0 &&
-        BIO_read(t->net_out, t->wire.base + t->wire.len, (int)n) == (int)n)
+        BIO_read_ex(t->net_out, t->wire.base + t->wire.len, n, &got) == 1 &&
+        got == n)
         t->wire.len += n;
     if (BIO_ctrl_pending(t->net_out) != 0)
         return NULL;
