@@ -64,13 +64,18 @@ int tb_map_put(struct tb_map *m, uint64_t key, void *val)
 
     if (key == 0)
         return TB_EINVAL;
+    if (m->cap > 0)
+        for (i = slot(key, m->cap); m->keys[i] != 0; i = (i + 1) & (m->cap - 1))
+            if (m->keys[i] == key) {
+                m->vals[i] = val;
+                return 0;
+            }
+    /* A new key: room for it first.  A replacement never allocates, so it
+     * never fails (callers moving a value in place rely on it). */
     if ((m->count + 1) * 2 > m->cap && grow(m) != 0)
         return TB_ENOMEM;
     for (i = slot(key, m->cap); m->keys[i] != 0; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == key) {
-            m->vals[i] = val;
-            return 0;
-        }
+        ;
     m->keys[i] = key;
     m->vals[i] = val;
     m->count++;

@@ -16,7 +16,7 @@ struct tb_map {
 void tb_map_init(struct tb_map *m);
 void tb_map_free(struct tb_map *m);
 void *tb_map_get(const struct tb_map *m, uint64_t key);
-/* Inserts or replaces; returns 0 or TB_ENOMEM. */
+/* Inserts or replaces; returns 0 or TB_ENOMEM (only an insert allocates). */
 int tb_map_put(struct tb_map *m, uint64_t key, void *val);
 /* Returns the removed value, or NULL. */
 void *tb_map_del(struct tb_map *m, uint64_t key);

@@ -227,6 +227,19 @@ static void test_map(void **state)
     assert_int_equal(n, 2500);
     assert_int_equal(tb_map_put(&m, 0, NULL), TB_EINVAL);
     tb_map_free(&m);
+
+    /* A replacement never allocates, however full the table: it cannot
+     * fail (it grew first, and could fail, when the next insert would). */
+    for (k = 1; k <= 8; k++)
+        assert_int_equal(tb_map_put(&m, k, NULL), 0);
+    assert_int_equal(m.cap, 16);
+    assert_int_equal(tb_map_put(&m, 3, &m), 0);
+    assert_int_equal(m.cap, 16);
+    assert_ptr_equal(tb_map_get(&m, 3), &m);
+    assert_int_equal(tb_map_put(&m, 9, NULL), 0);
+    assert_int_equal(m.cap, 32);
+    assert_int_equal(m.count, 9);
+    tb_map_free(&m);
 }
 
 int main(void)
