@@ -458,6 +458,36 @@ static void read_head(const struct fx *f, uint8_t *buf, size_t n)
     close(fd);
 }
 
+/* A repair of the log in f->dir, asked for with c, is refused, saying
+ * `why`, before anything is copied or cut: the segment's head, wal-meta
+ * and the directory (no repair-*) as they were. */
+static void repair_refused(struct fx *f, struct replog_config *c,
+                           const char *why)
+{
+    static uint8_t before[3 * WAL_BLOCK], after[3 * WAL_BLOCK];
+    struct wal_meta m0, m1;
+    struct dirent *e;
+    char err[256];
+    int format;
+    DIR *d;
+
+    read_head(f, before, sizeof before);
+    assert_int_equal(
+        replog__wal_meta_read(f->dir, &m0, &format, err, sizeof err), 0);
+    c->repair_log = 1;
+    assert_int_not_equal(fx_open(f, c), 0);
+    assert_non_null(strstr(f->logbuf, why));
+    read_head(f, after, sizeof after);
+    assert_memory_equal(before, after, sizeof before);
+    assert_int_equal(
+        replog__wal_meta_read(f->dir, &m1, &format, err, sizeof err), 0);
+    assert_memory_equal(&m0, &m1, sizeof m0);
+    assert_non_null(d = opendir(f->dir));
+    while ((e = readdir(d)) != NULL)
+        assert_false(strncmp(e->d_name, "repair-", 7) == 0);
+    closedir(d);
+}
+
 /* A member's log (three members in its configuration), damaged, and a
  * repair asked for with no server.N lines, which would let it through as
  * a server alone's: refused from the log's own configuration, before
@@ -468,13 +498,9 @@ static void test_member_not_repaired(void **state)
     struct replog_config c = base_config(f);
     static const struct replog_peer peers[] = {
         {1, "127.0.0.1:9001", 1}, {2, "127.0.0.1:1", 1}, {3, "127.0.0.1:3", 1}};
-    static uint8_t junk[16], before[3 * WAL_BLOCK], after[3 * WAL_BLOCK];
-    struct wal_meta m0, m1;
-    struct dirent *e;
-    char err[256];
-    int format, i;
+    static uint8_t junk[16];
     off_t off[64];
-    DIR *d;
+    int i;
 
     c.peers = peers;
     c.n_peers = 3;
@@ -485,23 +511,25 @@ static void test_member_not_repaired(void **state)
     assert_int_equal(record_offsets(f, 1, off, 64), 3);
     memset(junk, 0x5a, sizeof junk);
     overwrite(f, 1, off[1] + 40, junk, sizeof junk); /* the first CLOSED */
-    read_head(f, before, sizeof before);
-    assert_int_equal(
-        replog__wal_meta_read(f->dir, &m0, &format, err, sizeof err), 0);
     c.peers = NULL;
     c.n_peers = 0;
-    c.repair_log = 1;
-    assert_int_not_equal(fx_open(f, &c), 0);
-    assert_non_null(strstr(f->logbuf, "an ensemble member's (3 members)"));
-    read_head(f, after, sizeof after);
-    assert_memory_equal(before, after, sizeof before);
-    assert_int_equal(
-        replog__wal_meta_read(f->dir, &m1, &format, err, sizeof err), 0);
-    assert_memory_equal(&m0, &m1, sizeof m0);
-    assert_non_null(d = opendir(f->dir));
-    while ((e = readdir(d)) != NULL)
-        assert_false(strncmp(e->d_name, "repair-", 7) == 0);
-    closedir(d);
+    repair_refused(f, &c, "an ensemble member's (3 members)");
+}
+
+/* A server alone's log whose first record (its members) is damaged, with
+ * no snapshot before it: a repair would keep nothing, and is refused,
+ * nothing changed.  It removed every segment, said the snapshot was kept
+ * (there was none), and the server could start no more. */
+static void test_repair_keeping_nothing_refused(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    static uint8_t junk[16];
+
+    write_log(f, &c, 4, 200);
+    memset(junk, 0x5a, sizeof junk);
+    overwrite(f, 1, 40, junk, sizeof junk);
+    repair_refused(f, &c, "no snapshot precedes it");
 }
 
 /* A copy of segment 1's last record, placed after it as the next record
@@ -627,6 +655,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_record_of_another_log_beyond_the_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repair_keeping_nothing_refused,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_member_not_repaired, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_older_format_refused, setup,

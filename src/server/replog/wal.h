@@ -177,6 +177,7 @@ struct wal_exam {
     uint64_t max_index; /* the highest index of any record of this log */
     uint64_t bytes_beyond; /* of the segments, from the end on */
     int cut_all;           /* the segments do not follow the snapshot */
+    int snapshot;          /* a snapshot precedes the log */
     int voided;            /* their entries dropped for the snapshot's */
     int odd_spares;     /* some wal-spare-* cannot serve: removed */
     int leftovers;      /* segments before the oldest: removed */

@@ -895,6 +895,7 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
         w->exam.cut_all = 1;
     }
     w->exam.members = members_of(&l, snap);
+    w->exam.snapshot = snap != NULL;
     /* On failure raft_uv's entries stay the caller's: a repair reads the
      * log again. */
     if (rv != 0) {

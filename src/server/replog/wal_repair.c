@@ -137,6 +137,16 @@ int replog__wal_repair(struct wal *w)
                  "from a copy");
         return RAFT_CORRUPT;
     }
+    /* Nor with no record whole and no snapshot: a cut would keep nothing,
+     * not even the members (the first record's), and the server could not
+     * start again. */
+    if (keep == 0 && !x->snapshot) {
+        snprintf(w->io->errmsg, sizeof w->io->errmsg,
+                 "repair: the log's first record is damaged and no snapshot "
+                 "precedes it: a cut would keep nothing of the log; restore "
+                 "the data directory from a copy");
+        return RAFT_CORRUPT;
+    }
     if ((rv = backup_dir(w)) != 0 ||
         (rv = for_segments(w, keep, copy_file)) != 0 ||
         (rv = copy_file(w, WAL_META_NAME)) != 0)
