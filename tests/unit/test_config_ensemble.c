@@ -625,6 +625,15 @@ static void test_ensemble_errors(void **state)
                           "--server.1=zk1:2888:3881",
                           "--server.4=ZK1:2888:3884", NULL);
 
+    /* any address of a member another's, or another of its own, as a
+     * reconfig checks them: before, quorum against quorum only, and
+     * servers 1 and 2 started and took writes that server 3, refused at
+     * its start, could never join */
+    expect_ensemble_error(two,
+                          "--server.4: 127.0.0.1:3881 is server.1's "
+                          "election address too",
+                          S1, "--server.4=127.0.0.1:3881:3884", NULL);
+
     /* raft needs a voter */
     expect_ensemble_error(two,
                           "every server.N line is an observer: raft "
@@ -637,6 +646,15 @@ static void test_ensemble_errors(void **state)
                           "--server.4: the quorum port 2181 is also this "
                           "server's clientPort",
                           S1, "--server.4=127.0.0.1:2181:3884", NULL);
+    expect_ensemble_error(two,
+                          "--server.4: the election port 2181 is also this "
+                          "server's clientPort",
+                          S1, "--server.4=127.0.0.1:2884:2181", NULL);
+    expect_ensemble_error(two,
+                          "--server.4: the election port 8080 is also this "
+                          "server's admin.serverPort",
+                          S1, "--server.4=127.0.0.1:2884:8080",
+                          "--admin.enableServer=true", NULL);
     expect_ensemble_error(two,
                           "--server.4: the quorum port 3004 is also this "
                           "server's clientPort",

@@ -325,6 +325,18 @@ int tb_config_quorum_address(const struct tb_config_server *s, char *buf,
  * address however written ("::1", "0:0:0:0:0:0:0:1") or the same name. */
 int tb_config_same_quorum(const struct tb_config_server *a,
                           const struct tb_config_server *b);
+/* A member's addresses, by kind; tb_config_address_kind names them. */
+enum { TB_ADDR_QUORUM, TB_ADDR_ELECTION, TB_ADDR_CLIENT };
+extern const char *const tb_config_address_kind[3];
+/* 1 if one of a's quorum, election and client addresses is one of b's
+ * (a == b: another of its own), as ZooKeeper's checkAddressDuplicate
+ * finds them, a loopback quorum or election address compared too (raft
+ * takes no address twice, and servers on loopback share one machine), a
+ * loopback or wildcard client address not (each machine has its own):
+ * *ak and *bk get the kinds, `at` the address.  0 if none is. */
+int tb_config_shared_address(const struct tb_config_server *a,
+                             const struct tb_config_server *b, int *ak, int *bk,
+                             char *at, size_t atlen);
 
 /* The command line:  tumblerd [-c FILE | --config FILE | --config=FILE |
  * FILE] [--key=value ...] [--help] [--version].  The file is read first,

@@ -422,25 +422,26 @@ static int finish_server_id(struct tb_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
-/* What the lines say together: no quorum address twice (in file order,
- * blaming the later line), at least one voter. */
+/* What the lines say together: no address twice, a member's quorum,
+ * election or client address another's or another of its own (in file
+ * order, blaming the later line), as a reconfig checks them
+ * (duplicate_address); at least one voter. */
 static int check_members(const struct tb_config *cfg, char *err, size_t errlen)
 {
     const struct tb_config_server *a, *b;
     char addr[TB_CONFIG_ADDR_MAX];
     size_t i, j, voters = 0;
+    int k, l;
 
     for (j = 0; j < cfg->nservers; j++) {
         b = &cfg->servers[j];
         voters += b->role == TB_ROLE_PARTICIPANT;
-        for (i = 0; i < j; i++) {
+        for (i = 0; i <= j; i++) {
             a = &cfg->servers[i];
-            if (a->quorum_port != b->quorum_port ||
-                !same_host(a->host, b->host))
+            if (!tb_config_shared_address(b, a, &k, &l, addr, sizeof addr))
                 continue;
-            (void)tb_config_quorum_address(b, addr, sizeof addr);
-            set_err(err, errlen, "%s: %s is server.%d's quorum address too",
-                    b->where, addr, a->id);
+            set_err(err, errlen, "%s: %s is server.%d's %s address too",
+                    b->where, addr, a->id, tb_config_address_kind[l]);
             return TB_EINVAL;
         }
     }
@@ -461,6 +462,36 @@ static int check_members(const struct tb_config *cfg, char *err, size_t errlen)
  * the standalone default 127.0.0.1 would leave an old-style ensemble
  * (clientPort beside server.N lines without ";port") refusing every
  * client but its own machine's. */
+/* This server's quorum and election ports are none of its other ports: it
+ * binds them all (compared by port alone: on one machine, a wildcard
+ * listener takes the port on every address). */
+static int own_ports_apart(const struct tb_config *cfg,
+                           const struct tb_config_server *self, char *err,
+                           size_t errlen)
+{
+    const struct {
+        int port;
+        const char *key;
+    } other[] = {{cfg->client_port, "clientPort"},
+                 {cfg->tls.port, "secureClientPort"},
+                 {cfg->admin.enabled ? cfg->admin.port : 0, "admin.serverPort"},
+                 {cfg->metrics.enabled ? cfg->metrics.http_port : 0,
+                  "metricsProvider.httpPort"}};
+    const int mine[2] = {self->quorum_port, self->election_port};
+    size_t i, k;
+
+    for (k = 0; k < 2; k++)
+        for (i = 0; i < sizeof other / sizeof other[0]; i++) {
+            if (other[i].port == 0 || other[i].port != mine[k])
+                continue;
+            set_err(err, errlen, "%s: the %s port %d is also this server's %s",
+                    self->where, tb_config_address_kind[k], mine[k],
+                    other[i].key);
+            return TB_EINVAL;
+        }
+    return 0;
+}
+
 static int finish_client_part(struct tb_config *cfg,
                               const struct tb_config_server *self, char *err,
                               size_t errlen)
@@ -536,17 +567,7 @@ int config__finish_ensemble(struct tb_config *cfg, char *err, size_t errlen)
             set_err(err, errlen, "out of memory");
         return rv;
     }
-    if (self->quorum_port == cfg->client_port ||
-        self->quorum_port == cfg->tls.port) {
-        set_err(err, errlen,
-                "%s: the quorum port %d is also this server's "
-                "%s",
-                self->where, self->quorum_port,
-                self->quorum_port == cfg->client_port ? "clientPort"
-                                                      : "secureClientPort");
-        return TB_EINVAL;
-    }
-    return 0;
+    return own_ports_apart(cfg, self, err, errlen);
 }
 
 int tb_config_ensemble(const struct tb_config *cfg)
@@ -578,6 +599,61 @@ int tb_config_same_quorum(const struct tb_config_server *a,
                           const struct tb_config_server *b)
 {
     return a->quorum_port == b->quorum_port && same_host(a->host, b->host);
+}
+
+/* Whether host is a loopback or the wildcard address: each machine has
+ * its own, so two servers' client addresses may both name it (ZooKeeper's
+ * checkAddressDuplicate does not compare them). */
+static int own_machine(const char *host)
+{
+    static const unsigned char zero[15] = {0};
+    unsigned char a[16];
+
+    if (strcmp(host, "localhost") == 0)
+        return 1;
+    switch (ip_bytes(host, a)) {
+    case AF_INET:
+        return a[12] == 127 || memcmp(a + 12, zero, 4) == 0;
+    case AF_INET6: /* :: or ::1 */
+        return memcmp(a, zero, 15) == 0 && a[15] <= 1;
+    default:
+        return 0; /* a name */
+    }
+}
+
+/* s's address of kind k, put as a quorum address (tb_config_same_quorum
+ * compares those): 0 when there is none to compare. */
+static int address(const struct tb_config_server *s, int k,
+                   struct tb_config_server *a)
+{
+    memset(a, 0, sizeof *a);
+    a->host = k < TB_ADDR_CLIENT ? s->host : s->client_addr;
+    a->quorum_port = k == TB_ADDR_QUORUM     ? s->quorum_port
+                     : k == TB_ADDR_ELECTION ? s->election_port
+                                             : s->client_port;
+    return a->host != NULL && (k < TB_ADDR_CLIENT || !own_machine(a->host));
+}
+
+const char *const tb_config_address_kind[3] = {"quorum", "election", "client"};
+
+int tb_config_shared_address(const struct tb_config_server *a,
+                             const struct tb_config_server *b, int *ak, int *bk,
+                             char *at, size_t atlen)
+{
+    struct tb_config_server x, y;
+    int k, l;
+
+    for (k = 0; k < 3; k++)
+        for (l = a == b ? k + 1 : 0; l < 3; l++) {
+            if (!address(a, k, &x) || !address(b, l, &y) ||
+                !tb_config_same_quorum(&x, &y))
+                continue;
+            *ak = k;
+            *bk = l;
+            (void)tb_config_quorum_address(&x, at, atlen);
+            return 1;
+        }
+    return 0;
 }
 
 /* ---- their text ---------------------------------------------------------- */

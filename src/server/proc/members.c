@@ -1,5 +1,4 @@
 /* A set of servers: members.h. */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,51 +136,13 @@ int voter(const struct tb_config_server *s)
     return s->role == TB_ROLE_PARTICIPANT;
 }
 
-/* Whether host is a loopback or the wildcard address: each machine has
- * its own, so two servers' client addresses may both name it (ZooKeeper's
- * checkAddressDuplicate does not compare them). */
-static int own_machine(const char *host)
-{
-    static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff},
-                               zero[15] = {0};
-    unsigned char a[16] = {0};
-
-    if (strcmp(host, "localhost") == 0)
-        return 1;
-    if (inet_pton(AF_INET, host, a + 12) != 1) {
-        if (inet_pton(AF_INET6, host, a) != 1)
-            return 0;                   /* a name */
-        if (memcmp(a, mapped, 12) != 0) /* not IPv4: :: or ::1 */
-            return memcmp(a, zero, 15) == 0 && a[15] <= 1;
-    }
-    return a[12] == 127 || memcmp(a + 12, zero, 4) == 0;
-}
-
-/* s's quorum (k 0), election (1) or client (2) address, put as a quorum
- * address, which tb_config_same_quorum compares: 0 when there is none to
- * compare. */
-static int address(const struct tb_config_server *s, int k,
-                   struct tb_config_server *a)
-{
-    memset(a, 0, sizeof *a);
-    a->host = k < 2 ? s->host : s->client_addr;
-    a->quorum_port = k == 0   ? s->quorum_port
-                     : k == 1 ? s->election_port
-                              : s->client_port;
-    return a->host != NULL && (k < 2 || !own_machine(a->host));
-}
-
 /* ZooKeeper's checkAddressDuplicate: none of a joiner's quorum, election
  * and client addresses (nor those of a server whose line changes) is
- * another server's.  Unlike ZooKeeper's, a loopback quorum or election
- * address is compared too: raft takes no address twice, and servers on
- * loopback share one machine. */
+ * another server's (tb_config_shared_address). */
 int duplicate_address(const struct members *next, const struct members *cur,
                       char *err, size_t errlen)
 {
-    static const char *const kind[3] = {"quorum", "election", "client"};
     const struct tb_config_server *a, *b, *old;
-    struct tb_config_server x, y;
     char at[TB_CONFIG_ADDR_MAX];
     size_t i, j;
     int k, l;
@@ -191,19 +152,17 @@ int duplicate_address(const struct members *next, const struct members *cur,
         old = members_find(cur, a->id);
         if (old != NULL && strcmp(old->spec, a->spec) == 0)
             continue;
-        for (j = 0; j < next->n; j++)
-            for (k = 0, b = &next->v[j]; k < 3 && j != i; k++)
-                for (l = 0; l < 3; l++) {
-                    if (!address(a, k, &x) || !address(b, l, &y) ||
-                        !tb_config_same_quorum(&x, &y))
-                        continue;
-                    (void)tb_config_quorum_address(&x, at, sizeof at);
-                    snprintf(err, errlen,
-                             "server.%d's %s address %s is server.%d's %s "
-                             "address too",
-                             a->id, kind[k], at, b->id, kind[l]);
-                    return TB_EINVAL;
-                }
+        for (j = 0; j < next->n; j++) {
+            b = &next->v[j];
+            if (j == i ||
+                !tb_config_shared_address(a, b, &k, &l, at, sizeof at))
+                continue;
+            snprintf(err, errlen,
+                     "server.%d's %s address %s is server.%d's %s address too",
+                     a->id, tb_config_address_kind[k], at, b->id,
+                     tb_config_address_kind[l]);
+            return TB_EINVAL;
+        }
     }
     return 0;
 }
