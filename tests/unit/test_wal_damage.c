@@ -488,6 +488,24 @@ static void repair_refused(struct fx *f, struct replog_config *c,
     closedir(d);
 }
 
+/* A repair asked for on a directory that holds no log (its name mistyped)
+ * is refused, and makes nothing: it made the directory and a new log in
+ * it, and said the log was whole. */
+static void test_repair_of_no_log_refused(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    char dir[300];
+    struct stat st;
+
+    snprintf(dir, sizeof dir, "%s/nope", f->dir);
+    c.dir = dir;
+    c.repair_log = 1;
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "holds no log to repair"));
+    assert_int_not_equal(stat(dir, &st), 0);
+}
+
 /* A member's log (three members in its configuration), damaged, and a
  * repair asked for with no server.N lines, which would let it through as
  * a server alone's: refused from the log's own configuration, before
@@ -657,6 +675,8 @@ int main(void)
             test_record_of_another_log_beyond_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_keeping_nothing_refused,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repair_of_no_log_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_member_not_repaired, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_older_format_refused, setup,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "server/replog/internal.h"
+#include "server/replog/wal.h"
 
 #define DEFAULT_ADDRESS          "127.0.0.1:0"
 #define DEFAULT_SNAP_TRAILING    8192
@@ -737,6 +738,15 @@ static void start_ticking(struct replog *l)
     uv_unref((uv_handle_t *)&l->tick);
 }
 
+static int has_log(const char *dir)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s/" WAL_META_NAME, dir);
+    return stat(path, &st) == 0;
+}
+
 int replog_open(struct replog **out, uv_loop_t *loop,
                 const struct replog_config *cfg, const struct replog_fsm *fsm)
 {
@@ -750,6 +760,16 @@ int replog_open(struct replog **out, uv_loop_t *loop,
         return TB_EINVAL;
     if ((l = replog__new(loop, cfg, fsm)) == NULL)
         return TB_ENOMEM;
+    /* A repair is of a log: on a directory that holds none (its name
+     * mistyped), it would make one, and call it whole. */
+    if (cfg->repair_log && !has_log(cfg->dir)) {
+        replog__logf(l, REPLOG_LOG_ERROR,
+                     "open %s: --repair-log: it holds no log to repair "
+                     "(no " WAL_META_NAME "); nothing made",
+                     cfg->dir);
+        rv = TB_EINVAL;
+        goto err;
+    }
     if ((rv = mkdir_p(cfg->dir)) != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "open %s: mkdir: %s", cfg->dir,
                      strerror(rv));
