@@ -403,8 +403,17 @@ static int member_ports_free(const struct tb_config *cfg)
         /* As each binds: raft an IPv4 address (replog/tcp.c), the links
          * the first address the name gives (peer.c). */
         hints.ai_family = k == 0 ? AF_INET : AF_UNSPEC;
-        if (getaddrinfo(self->host, port, &hints, &ai) != 0)
-            continue; /* said as the log or the links resolve it */
+        if ((rv = getaddrinfo(self->host, port, &hints, &ai)) != 0 && k == 0) {
+            /* raft would fail the same way, once the log was made */
+            tb_log(TB_LOG_ERROR,
+                   "server.%d's host %s has no IPv4 address (%s): raft "
+                   "between the members speaks IPv4 only; not started, %s "
+                   "left as it was",
+                   self->id, self->host, gai_strerror(rv), cfg->data_dir);
+            return 1;
+        }
+        if (rv != 0)
+            continue; /* said as the links resolve it */
         rv = (fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
                      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
                                 sizeof one) != 0 ||

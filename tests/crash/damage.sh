@@ -346,5 +346,15 @@ print("held", flush=True); time.sleep(60)' "$busy" 2>/dev/null)
         { echo "a taken $taken port: status $status"; cat "$dir/$taken.log"; exit 1; }
     [ ! -e "$dir/member-$taken" ] || { echo "a taken $taken port: the data directory was made"; exit 1; }
 done
+# A member at an IPv6 address: raft between the members speaks IPv4 only.
+# Refused before its data directory is made (it was made, then raft
+# failed to listen).
+printf 'dataDir=%s\nserver.1=[::1]:%s:%s\nserver.2=[::1]:1:2\nserver.3=[::1]:3:4\n' \
+    "$dir/member-v6" "$(free_port)" "$(free_port)" >"$dir/v6.cfg"
+status=0
+timeout -s KILL 30 "${tumblerd[@]}" -c "$dir/v6.cfg" --serverId=1 2>"$dir/v6.log" || status=$?
+[ "$status" = 1 ] && grep -q "server.1's host ::1 has no IPv4 address" "$dir/v6.log" ||
+    { echo "an IPv6 member: status $status"; cat "$dir/v6.log"; exit 1; }
+[ ! -e "$dir/member-v6" ] || { echo "an IPv6 member: the data directory was made"; exit 1; }
 echo "zxid $zxid before the damage, $now after the repair"
 echo "1 passed, 0 failed"

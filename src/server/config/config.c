@@ -687,12 +687,14 @@ void tb_config_usage(struct tb_wbuf *out)
     for (i = 0; i < NKEYS; i++)
         tb_wbuf_printf(out, "  %s=%s\n      %s\n", keys[i].name, keys[i].def,
                        keys[i].help);
-    tb_wbuf_printf(out,
+    tb_wbuf_printf(
+        out,
         "  server.N=host:quorumPort:electionPort[:participant|:observer]"
         "[;[clientAddr:]clientPort]\n"
         "      a member of the ensemble, N its id (1..254), as ZooKeeper\n"
-        "      writes it; an IPv6 host goes in [brackets].  Peers speak Raft\n"
-        "      on the quorum port; on the election port a follower forwards\n"
+        "      writes it.  Peers speak Raft, over IPv4 only (the client\n"
+        "      part may be IPv6, in [brackets]), on the quorum port; on the\n"
+        "      election port a follower forwards\n"
         "      writes to the leader.  The client part of this server's own\n"
         "      line is where it listens (clientPort and clientPortAddress, if\n"
         "      set, must agree); a bare clientPort listens on 0.0.0.0, and\n"
