@@ -613,8 +613,9 @@ static void test_help_and_version(void **state)
     assert_non_null(strstr(text, "\n  server.N=host:quorumPort:electionPort"
                                  "[:participant|:observer]"
                                  "[;[clientAddr:]clientPort]\n"));
-    assert_non_null(strstr(text, "Peers speak Raft\n      on the quorum port; "
-                                 "on the election port a follower forwards\n"));
+    assert_non_null(strstr(text, "Peers speak Raft on the quorum port, over "
+                                 "IPv4\n      only; on the election port a "
+                                 "follower forwards writes to\n"));
     assert_non_null(strstr(text, "\n  dataDir/myid\n"));
     free(text);
 
