@@ -174,16 +174,20 @@ static void test_file(void **state)
     assert_string_equal(cfg.config_file, path);
 
     /* ZooKeeper's keys that are not acted on are named, each once, with
-     * why, in one warning, and nothing else is warned about */
+     * why, in one warning; the repeated tickTime in another; nothing else
+     * is warned about */
     assert_non_null(strstr(logged, " WARN  ZooKeeper keys accepted and not "
                                    "acted on: initLimit (raft's "
                                    "electionTimeout and heartbeatInterval "
                                    "time the ensemble); syncLimit (raft's "));
     assert_non_null(strstr(logged, "; dataLogDir (the log is kept in "
                                    "dataDir)\n"));
+    assert_non_null(strstr(logged, ":24: tickTime given again (first on "
+                                   "line 2)"));
     {
         const char *w = strstr(logged, " WARN ");
         assert_non_null(w);
+        assert_non_null(w = strstr(w + 1, " WARN "));
         assert_null(strstr(w + 1, " WARN "));
     }
     free(logged);
@@ -361,6 +365,37 @@ static void test_ignored_and_effective(void **state)
     assert_non_null(strstr(text, "\n# accepted and not acted on: forceSync "
                                  "(the log always syncs); initLimit"));
     tb_wbuf_free(&out);
+    tb_config_free(&cfg);
+    unlink(path);
+}
+
+/* A key given twice in the file: the later value holds, as ZooKeeper
+ * reads a zoo.cfg, and a warning names both lines (a dataDir written
+ * twice took the server to another tree without a word).  A key given
+ * once, then as a flag, is an override, and no warning. */
+static void test_repeated_key_warned(void **state)
+{
+    struct tb_config cfg;
+    struct capture cap;
+    char err[256] = "", *logged, want[512];
+    const char *path = write_cfg("dataDir=/tmp/tb-first\ntickTime=2500\n"
+                                 "dataDir=/tmp/tb-second\n");
+
+    (void)state;
+    tb_config_init(&cfg);
+    capture_start(&cap);
+    assert_int_equal(
+        parse(&cfg, err, sizeof err, "-c", path, "--tickTime=3000", NULL), 0);
+    logged = capture_end(&cap);
+    snprintf(want, sizeof want,
+             " WARN  %s:3: dataDir given again (first on line 1): the later "
+             "value holds",
+             path);
+    assert_non_null(strstr(logged, want));
+    assert_null(strstr(logged, "tickTime given again"));
+    assert_string_equal(cfg.data_dir, "/tmp/tb-second");
+    assert_int_equal(cfg.tick_time, 3000);
+    free(logged);
     tb_config_free(&cfg);
     unlink(path);
 }
@@ -773,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_overrides_after_file),
         cmocka_unit_test(test_http_keys),
         cmocka_unit_test(test_ignored_and_effective),
+        cmocka_unit_test(test_repeated_key_warned),
         cmocka_unit_test(test_args_errors),
         cmocka_unit_test(test_enforce_auth),
         cmocka_unit_test(test_tls_only),

@@ -9,8 +9,8 @@
  * in Java (load_line), so "key: value" and "key value" are key=value too.
  * As in ZooKeeper, a '#' after a value is part of the value (and then
  * usually fails its check with a clear message), and the last of repeated
- * keys wins (server.N excepted: see config_ensemble.c).  No message
- * quotes a whole line: it may hold a password. */
+ * keys wins (server.N excepted: see config_ensemble.c), said in a warning.
+ * No message quotes a whole line: it may hold a password. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,14 +116,39 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\f';
 }
 
+/* `seen` holds the keys a file gave so far, each "key\0" followed by its
+ * first line (an int): a key given again is warned of (a dataDir written
+ * twice takes the server to another tree without a word). */
+static void note_key(struct tb_wbuf *seen, const char *key,
+                     const struct tb_config_origin *at)
+{
+    size_t off = 0, n;
+    int line;
+
+    while (off < seen->len) {
+        n = strlen((const char *)seen->base + off) + 1;
+        memcpy(&line, seen->base + off + n, sizeof line);
+        if (strcmp((const char *)seen->base + off, key) == 0) {
+            tb_log(TB_LOG_WARN,
+                   "%s:%d: %s given again (first on line %d): the later "
+                   "value holds, as in ZooKeeper",
+                   at->file, at->line, key, line);
+            return;
+        }
+        off += n + sizeof line;
+    }
+    tb_wbuf_put(seen, key, strlen(key) + 1);
+    tb_wbuf_put(seen, &at->line, sizeof at->line);
+}
+
 /* One logical line of the file: 0 (set or skipped), or a negative code
  * with err.  Split as Java's Properties splits it, so that a zoo.cfg
  * ZooKeeper takes is read alike: the key ends at the first '=', ':' or
  * blank not escaped; blanks, then one '=' or ':', then blanks lead to the
  * value; a key alone has the empty value. */
 static int load_line(struct tb_config *cfg, char *line,
-                     const struct tb_config_origin *at, char *err,
-                     size_t errlen)
+                     const struct tb_config_origin *at, struct tb_wbuf *seen,
+                     char *err, size_t errlen)
 {
     char *key, *end, *value;
     int rv;
@@ -162,6 +187,8 @@ static int load_line(struct tb_config *cfg, char *line,
         return TB_EINVAL;
     }
     value = trim(value);
+    if (strncmp(key, "server.", 7) != 0) /* config_ensemble.c's to refuse */
+        note_key(seen, key, at);
     rv = tb_config_set(cfg, key, value, at, err, errlen);
     return rv < 0 ? rv : 0;
 }
@@ -190,7 +217,7 @@ static int continued(const char *p, size_t len)
 static int load_text(struct tb_config *cfg, const char *text, size_t len,
                      struct tb_config_origin *at, char *err, size_t errlen)
 {
-    struct tb_wbuf l;
+    struct tb_wbuf l, seen;
     size_t i = 0, j;
     int rv = 0, natural = 0, start, first;
 
@@ -199,6 +226,7 @@ static int load_text(struct tb_config *cfg, const char *text, size_t len,
         return TB_EINVAL;
     }
     tb_wbuf_init(&l);
+    tb_wbuf_init(&seen);
     while (rv == 0 && i < len) {
         start = natural + 1;
         l.len = 0;
@@ -226,9 +254,10 @@ static int load_text(struct tb_config *cfg, const char *text, size_t len,
             break;
         }
         at->line = start;
-        rv = load_line(cfg, (char *)l.base, at, err, errlen);
+        rv = load_line(cfg, (char *)l.base, at, &seen, err, errlen);
     }
     tb_wbuf_free(&l);
+    tb_wbuf_free(&seen);
     return rv;
 }
 
