@@ -373,6 +373,11 @@ check8() {
     start 1
     wait_serving "${cport[1]}" 20 "${pid[1]}" || return 1
     grep "in the log, changed at run time" "${dir[1]}/server.log" | sed 's/^/  member 1 log: /'
+    # Its zoo.cfg's lines (servers 1-3) differ from the log's (1, 2, 4):
+    # said in a warning, which names the way for a server they add.
+    grep -q "WARN .*changed at run time: they hold, not the server.N lines, which differ" \
+        "${dir[1]}/server.log" ||
+        { echo "  FAIL: no warning that member 1's server.N lines differ from its log's"; return 1; }
     got=$(config 1)
     echo "$got" | sed 's/^/  member 1: /'
     echo "$got" | grep -q '^server\.4=' && ! echo "$got" | grep -q '^server\.3=' ||

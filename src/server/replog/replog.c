@@ -669,15 +669,6 @@ static int check_members(struct replog *l, int join)
     int same = c->n == n, alone;
 
     alone = c->n == 1 && c->servers[0].id == (raft_id)l->server_id;
-    if ((join && c->n == 0) ||
-        (l->raft->configuration_index > 1 && (l->n_peers > 0 || alone))) {
-        replog__logf(l, REPLOG_LOG_INFO,
-                     "open %s: %u member(s) in the log%s", l->dir, c->n,
-                     c->n == 0 ? ": joining, the leader sends them"
-                               : ", changed at run time: they hold");
-        return 0;
-    }
-
     for (i = 0; i < c->n && same; i++) {
         p = peer_of(l, c->servers[i].id);
         if (l->n_peers == 0)
@@ -686,6 +677,22 @@ static int check_members(struct replog *l, int join)
             same = p != NULL &&
                    strcmp(p->address, c->servers[i].address) == 0 &&
                    (c->servers[i].role == RAFT_VOTER) == (p->voter != 0);
+    }
+    if ((join && c->n == 0) ||
+        (l->raft->configuration_index > 1 && (l->n_peers > 0 || alone))) {
+        /* Lines that differ are the operator's to know of: a server they
+         * name and the log does not, started on an empty directory
+         * without joinEnsemble, would begin a log of its own. */
+        replog__logf(l, same || c->n == 0 ? REPLOG_LOG_INFO : REPLOG_LOG_WARN,
+                     "open %s: %u member(s) in the log%s", l->dir, c->n,
+                     c->n == 0 ? ": joining, the leader sends them"
+                     : same    ? ", changed at run time: they hold"
+                               : ", changed at run time: they hold, not the "
+                                 "server.N lines, which differ (a server "
+                                 "only the lines name is no member: on an "
+                                 "empty dataDir it must have "
+                                 "joinEnsemble=true)");
+        return 0;
     }
     if (same)
         return 0;
