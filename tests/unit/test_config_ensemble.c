@@ -82,6 +82,9 @@ static void test_server_syntax(void **state)
                   2888, 3888, TB_ROLE_PARTICIPANT, NULL, 0);
     expect_server("zk_2-b:1:65535:observer", "zk_2-b", 1, 65535,
                   TB_ROLE_OBSERVER, NULL, 0);
+    /* leading zeros, as Java's parseInt reads them (were out of range) */
+    expect_server("h:0002888:00000003888", "h", 2888, 3888, TB_ROLE_PARTICIPANT,
+                  NULL, 0);
     /* the role in any case, blanks around it, as ZooKeeper trims it */
     expect_server("h:2888:3888: Observer ;2181", "h", 2888, 3888,
                   TB_ROLE_OBSERVER, "0.0.0.0", 2181);
@@ -276,6 +279,9 @@ static void test_myid(void **state)
                 "expected a server id (1..254) alone "
                 "on its first line, got \"\"");
     expect_myid("0\n", TB_EINVAL, 0, "server id 0 is out of range (1..254)");
+    expect_myid("000000000\n", TB_EINVAL, 0,
+                "server id 000000000 is out of range (1..254)");
+    expect_myid("00000003\n", 0, 3, NULL); /* as Java's parseLong */
     expect_myid("255\n", TB_EINVAL, 0,
                 "server id 255 is out of range (1..254)");
     expect_myid("99999999999999999999\n", TB_EINVAL, 0,

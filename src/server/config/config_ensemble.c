@@ -99,7 +99,8 @@ static int parse_port(const char *s, int *port, const char *at, char *err,
         snprintf(err, errlen, "%s: expected a port number, got \"%s\"", at, s);
         return TB_EINVAL;
     }
-    v = n > 6 ? 100000 : strtol(s, NULL, 10);
+    /* as Java's parseInt: leading zeros are none of the digits counted */
+    v = n - strspn(s, "0") > 6 ? 100000 : strtol(s, NULL, 10);
     if (v < 1 || v > 65535) {
         snprintf(err, errlen, "%s: port %s is out of range (1..65535)", at, s);
         return TB_EINVAL;
@@ -332,7 +333,7 @@ int tb_config_read_myid(const char *dir, int *id, char *err, size_t errlen)
                  path, v);
         return TB_EINVAL;
     }
-    x = n > 4 ? 1000 : strtol(v, NULL, 10);
+    x = n - strspn(v, "0") > 4 ? 1000 : strtol(v, NULL, 10);
     if (x < 1 || x > 254) {
         snprintf(err, errlen, "%s: server id %s is out of range (1..254)", path,
                  v);
