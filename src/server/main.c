@@ -145,6 +145,21 @@ static void on_event(void *data, int type, struct tb_str path,
         watch_trigger(&s->watches, type, path, deliver, &d);
 }
 
+/* Each zxid epoch reached is recorded in wal-meta, as a repair records
+ * the one it begins: a later repair or recovery that cuts the log before
+ * the entry that began it (a recovery's, whose epoch is known only once
+ * applied) then still begins a later one, and gives no zxid, no fencing
+ * token, a second time.  Written once per epoch; not while the log opens
+ * (replog_open's replay), but once it has. */
+static void note_epoch(struct tbd *s)
+{
+    uint64_t epoch = (uint64_t)proc_zxid(s) >> 32;
+
+    if (epoch > s->epoch_noted && s->log != NULL &&
+        replog_begin_epoch(s->log, epoch) == 0)
+        s->epoch_noted = epoch;
+}
+
 static void replog_apply(void *data, int64_t index, const void *p, size_t n)
 {
     struct tbd *s = data;
@@ -155,6 +170,7 @@ static void replog_apply(void *data, int64_t index, const void *p, size_t n)
                (long long)index);
         abort();
     }
+    note_epoch(s);
     conn_flush_notified(s);
 }
 
@@ -181,6 +197,7 @@ static int replog_restore(void *data, const void *buf, size_t len)
 
     if (rv != 0)
         return rv;
+    note_epoch(s);
     n = conn_close_all(s);
     if (n > 0)
         tb_log(TB_LOG_WARN,
@@ -685,6 +702,7 @@ int main(int argc, char **argv)
         status = 1;
         goto out;
     }
+    note_epoch(s); /* what the replay reached */
     if (cfg.repair_log) {
         status = finish_repair(s);
         replog_close(s->log, on_log_closed, s);

@@ -16,16 +16,18 @@
 #include "server/replog/replog_recover.h"
 
 /* Zxids go on from a new epoch, the one after log index `seen`'s (fsm.c's
- * new_epoch), logged after raft's configuration: the members lost may have
- * acknowledged writes this log lacks, and their zxids, fencing tokens
- * among them, must not be given again.  No client is its origin (0). */
-static int epoch_txn(uint64_t seen, struct tb_wbuf *out)
+ * new_epoch; zxid -seen), logged after raft's configuration: the members
+ * lost may have acknowledged writes this log lacks, and their zxids,
+ * fencing tokens among them, must not be given again.  Or from `zxid`,
+ * when ahead of that (the epoch after one the directory records).  No
+ * client is its origin (0). */
+static int epoch_txn(int64_t zxid, struct tb_wbuf *out)
 {
     struct tb_wbuf body;
     struct tb_txn t = {.type = TB_OP_NEWEPOCH, .time = tbd_wall_ms()};
 
     tb_wbuf_init(&body);
-    tb_new_epoch_txn_encode(&body, &(struct tb_new_epoch_txn){-(int64_t)seen});
+    tb_new_epoch_txn_encode(&body, &(struct tb_new_epoch_txn){zxid});
     t.body = (struct tb_str){(const char *)body.base, body.len};
     if (!body.oom)
         tb_txn_encode(out, &t);
@@ -63,23 +65,27 @@ static int members_txn(const struct tb_config *cfg, struct tb_wbuf *out)
 
 struct entries {
     const struct tb_config *cfg;
-    struct tb_wbuf txn[2];
+    struct tb_wbuf txn[3];
 };
 
-/* replog_recover's entries: the new epoch, then the members if given. */
-static int make_entries(void *arg, uint64_t seen, struct tb_str *out,
-                        unsigned max, unsigned *n)
+/* replog_recover's entries: the new epoch (and the one after that the
+ * directory records: a log cut before the entry that began it has its
+ * zxids behind), then the members if given. */
+static int make_entries(void *arg, uint64_t seen, uint64_t epoch,
+                        struct tb_str *out, unsigned max, unsigned *n)
 {
     struct entries *e = arg;
     unsigned i;
     int rv;
 
-    *n = e->cfg->nservers > 0 ? 2 : 1;
+    *n = 1 + (epoch > 0) + (e->cfg->nservers > 0);
     if (max < *n)
         return TB_EINVAL;
-    rv = epoch_txn(seen, &e->txn[0]);
-    if (rv == 0 && *n == 2)
-        rv = members_txn(e->cfg, &e->txn[1]);
+    rv = epoch_txn(-(int64_t)seen, &e->txn[0]);
+    if (rv == 0 && epoch > 0)
+        rv = epoch_txn((int64_t)((epoch + 1) << 32), &e->txn[1]);
+    if (rv == 0 && e->cfg->nservers > 0)
+        rv = members_txn(e->cfg, &e->txn[*n - 1]);
     for (i = 0; i < *n; i++)
         out[i] = (struct tb_str){(const char *)e->txn[i].base, e->txn[i].len};
     return rv;
@@ -131,13 +137,13 @@ int recover_ensemble(uv_loop_t *loop, const struct tb_config *cfg,
                cfg->survivors[i], pos[i].server_id ? "server " : "no server ",
                pos[i].server_id, pos[i].last_index, pos[i].last_term);
     }
-    tb_wbuf_init(&e.txn[0]);
-    tb_wbuf_init(&e.txn[1]);
+    for (i = 0; i < 3; i++)
+        tb_wbuf_init(&e.txn[i]);
     rv = replog_recover(loop, rc, pos, (const char *const *)cfg->survivors,
                         (unsigned)cfg->nsurvivors, make_entries, &e, &at);
     free(pos);
-    tb_wbuf_free(&e.txn[0]);
-    tb_wbuf_free(&e.txn[1]);
+    for (i = 0; i < 3; i++)
+        tb_wbuf_free(&e.txn[i]);
     if (rv != 0) {
         fprintf(stderr, "tumblerd: recover: %s not recovered (above)\n",
                 rc->dir);

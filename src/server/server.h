@@ -92,6 +92,7 @@ struct tbd {
     struct quota_ns_refused *quota_ns;
     size_t quota_nns;
     int64_t server_id;
+    uint64_t epoch_noted; /* the zxid epoch wal-meta records (main.c) */
 
     /* What every connection reads into when its last read left nothing
      * over (conn.c); what a read leaves over moves to the connection. */

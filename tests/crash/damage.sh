@@ -16,7 +16,10 @@
 # with the writes before the damage, and zxids above every earlier one;
 # a member of an ensemble is refused a repair, nothing changed, and its
 # log, recovered with --recover-ensemble --repair-log, is cut the same way
-# and serves the writes before the damage, zxids in a new epoch.  Also: a
+# and serves the writes before the damage, zxids in a new epoch; damaged
+# again before the recovery's entries and repaired, then before the
+# repair's and recovered, zxids go on above every one given (each epoch
+# reached is recorded in wal-meta, and the next one begun above it).  Also: a
 # SIGHUP while the log is read at start does not end it; a member whose
 # quorum or election port is taken is refused before its data directory
 # is made.
@@ -54,6 +57,20 @@ for off in range(0, len(data) - 64, 4096):
 EOF
 }
 
+# flip_after_cut DIR LOG: a byte of the first record written after the cut
+# that LOG ("repair: the log now ends at wal-X, offset O") says a repair
+# made, inverted: in segment X from O on, or else the next segment's first.
+flip_after_cut() {
+    local seq off first
+    read -r seq off < <(sed -n 's/.*repair: the log now ends at wal-\([0-9a-f]*\), offset \([0-9]*\);.*/\1 \2/p' "$2")
+    seq=$((16#$seq))
+    first=$(records "$1" "$seq" | awk -v o="$off" '$1 >= o { print $1; exit }')
+    if [ -z "$first" ]; then
+        seq=$((seq + 1))
+        first=$(records "$1" "$seq" | awk 'NR == 1 { print $1 }')
+    fi
+    flip "$1" "$seq" $((first + 20))
+}
 # flip DIR SEQ OFFSET: one byte of a segment inverted.
 flip() {
     python3 - "$(seg "$1" "$2")" "$3" <<'EOF'
@@ -284,6 +301,38 @@ now=$(zxid)
 [ $(( now )) -gt $(( zxid )) ] && [ $(( now )) -ge $(( 0x100000000 )) ] ||
     { echo "zxid $now after the damaged log's recovery, $zxid before the damage"; exit 1; }
 echo "a damaged log recovered with --repair-log: cut, its writes before the damage served, zxid $now"
+kill "$pid"; wait "$pid" || true; pid=""
+# That log damaged again, at the first record its recovery appended (the
+# new epoch among its entries), and repaired: the repair's epoch is above
+# the recovery's, which wal-meta records once it was reached, and zxids go
+# on above every one given before.  (It began the recovery's epoch again,
+# and gave its zxids a second time.)
+flip_after_cut "$m" "$dir/recover-member.log"
+status=0
+"${tumblerd[@]}" --repair-log --dataDir="$m" 2>"$dir/repair-recovered.log" || status=$?
+[ "$status" = 0 ] || { echo "the recovered log's repair ended with $status:"; cat "$dir/repair-recovered.log"; exit 1; }
+crash_start "$m"
+"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
+"$writer" write "127.0.0.1:$port" /repaired-again 1 >/dev/null 2>&1
+again=$(zxid)
+[ $(( again )) -gt $(( now )) ] ||
+    { echo "zxid $again after the recovered log's repair, $now given after its recovery:"; cat "$dir/repair-recovered.log"; exit 1; }
+echo "the recovered log cut before its recovery's entries, repaired: zxid $again, above $now"
+kill "$pid"; wait "$pid" || true; pid=""
+# Damaged once more, at the repair's new epoch, and recovered (alone) with
+# --repair-log: the recovery's epoch is above the repair's, which wal-meta
+# records (its own, the epoch after the cut log's, was below it).
+flip_after_cut "$m" "$dir/repair-recovered.log"
+"${tumblerd[@]}" --recover-ensemble --repair-log -c "$dir/alone.cfg" --serverId=1 \
+    >"$dir/recover-again.log" 2>&1 ||
+    { echo "the second recovery failed:"; cat "$dir/recover-again.log"; exit 1; }
+crash_start "$m"
+"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
+"$writer" write "127.0.0.1:$port" /recovered-again 1 >/dev/null 2>&1
+last=$(zxid)
+[ $(( last )) -gt $(( again )) ] ||
+    { echo "zxid $last after the second recovery, $again given before:"; cat "$dir/recover-again.log"; exit 1; }
+echo "cut before the repair's epoch, recovered: zxid $last, above $again"
 kill "$pid"; wait "$pid" || true; pid=""
 # A second repair leaves a whole log as it is.
 sums "$d" >"$dir/before"

@@ -114,7 +114,8 @@ static int append_conf(struct wal *w, const struct raft_configuration *c,
 
     if (w->meta.repair_bound > seen)
         seen = w->meta.repair_bound;
-    if (r->entries(r->entries_arg, seen, cmds, MAX_CMDS, &n) != 0)
+    if (r->entries(r->entries_arg, seen, w->meta.epoch, cmds, MAX_CMDS, &n) !=
+        0)
         return RAFT_NOMEM;
     if ((rv = raft_configuration_encode(c, &e[0].buf)) != 0)
         return rv;

@@ -280,8 +280,9 @@ int replog_propose_reserved(struct replog *l, const void *payload, size_t len,
                             replog_done_cb done, void *arg);
 
 void replog_repair_report(struct replog *l, struct replog_repair *out);
-/* Records, before zxids move to it, that a repair begins zxid epoch
- * `epoch`: the next repair begins a later one.  0 or TB_EIO. */
+/* Records that zxids reached (or, a repair's, are to reach) epoch
+ * `epoch`, if it is above the one recorded: the next repair or recovery
+ * begins a later one.  0 or TB_EIO. */
 int replog_begin_epoch(struct replog *l, uint64_t epoch);
 /* Once zxids have moved (the new epoch's entry applied): the log serves
  * again.  0 or TB_EIO. */

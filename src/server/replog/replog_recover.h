@@ -44,10 +44,11 @@ int replog_read_position(uv_loop_t *loop, const char *dir,
 /* The state machine's entries a recovery appends after the
  * configuration's, each as replog_propose's payload, made once the log's
  * end is known: `seen` is the highest log index whose entry a client may
- * have seen (the last one, or beyond it the highest a repair cut).  0 with
- * out[0..*n) (*n <= max, owned by the caller until the recovery returns),
- * or a negative TB_E* code. */
-typedef int (*replog_recover_entries)(void *arg, uint64_t seen,
+ * have seen (the last one, or beyond it the highest a repair cut), `epoch`
+ * the highest zxid epoch the directory records (replog_begin_epoch; 0:
+ * none).  0 with out[0..*n) (*n <= max, owned by the caller until the
+ * recovery returns), or a negative TB_E* code. */
+typedef int (*replog_recover_entries)(void *arg, uint64_t seen, uint64_t epoch,
                                       struct tb_str *out, unsigned max,
                                       unsigned *n);
 

@@ -262,7 +262,9 @@ void replog_repair_report(struct replog *l, struct replog_repair *out)
 int replog_begin_epoch(struct replog *l, uint64_t epoch)
 {
     struct wal *w = l->io.impl;
-    int err = replog__wal_meta_set(w, WAL_META_EPOCH, epoch);
+    int err = epoch > w->meta.epoch
+                  ? replog__wal_meta_set(w, WAL_META_EPOCH, epoch)
+                  : 0;
 
     if (err != 0) {
         replog__logf(l, REPLOG_LOG_ERROR, "write %s/" WAL_META_NAME ": %s",
