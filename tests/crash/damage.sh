@@ -71,6 +71,18 @@ flip_after_cut() {
     fi
     flip "$1" "$seq" $((first + 20))
 }
+# rises DIR PATH PREV LOG WHAT: started on DIR, the writes acknowledged
+# before the damage are served, and a write to PATH is given a zxid above
+# PREV (else LOG is shown); that zxid in $got, the server stopped again.
+rises() {
+    crash_start "$1"
+    "$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
+    "$writer" write "127.0.0.1:$port" "$2" 1 >/dev/null 2>&1
+    got=$(zxid)
+    [ $((got)) -gt $(($3)) ] || { echo "$5: zxid $got, not above $3:"; cat "$4"; exit 1; }
+    echo "$5: zxid $got, above $3"
+    kill "$pid"; wait "$pid" || true; pid=""
+}
 # flip DIR SEQ OFFSET: one byte of a segment inverted.
 flip() {
     python3 - "$(seg "$1" "$2")" "$3" <<'EOF'
@@ -311,14 +323,9 @@ flip_after_cut "$m" "$dir/recover-member.log"
 status=0
 "${tumblerd[@]}" --repair-log --dataDir="$m" 2>"$dir/repair-recovered.log" || status=$?
 [ "$status" = 0 ] || { echo "the recovered log's repair ended with $status:"; cat "$dir/repair-recovered.log"; exit 1; }
-crash_start "$m"
-"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
-"$writer" write "127.0.0.1:$port" /repaired-again 1 >/dev/null 2>&1
-again=$(zxid)
-[ $(( again )) -gt $(( now )) ] ||
-    { echo "zxid $again after the recovered log's repair, $now given after its recovery:"; cat "$dir/repair-recovered.log"; exit 1; }
-echo "the recovered log cut before its recovery's entries, repaired: zxid $again, above $now"
-kill "$pid"; wait "$pid" || true; pid=""
+rises "$m" /repaired-again "$now" "$dir/repair-recovered.log" \
+    "the recovered log cut before its recovery's entries, repaired"
+again=$got
 # Damaged once more, at the repair's new epoch, and recovered (alone) with
 # --repair-log: the recovery's epoch is above the repair's, which wal-meta
 # records (its own, the epoch after the cut log's, was below it).
@@ -326,14 +333,8 @@ flip_after_cut "$m" "$dir/repair-recovered.log"
 "${tumblerd[@]}" --recover-ensemble --repair-log -c "$dir/alone.cfg" --serverId=1 \
     >"$dir/recover-again.log" 2>&1 ||
     { echo "the second recovery failed:"; cat "$dir/recover-again.log"; exit 1; }
-crash_start "$m"
-"$writer" verify "127.0.0.1:$port" <"$dir/acked-small"
-"$writer" write "127.0.0.1:$port" /recovered-again 1 >/dev/null 2>&1
-last=$(zxid)
-[ $(( last )) -gt $(( again )) ] ||
-    { echo "zxid $last after the second recovery, $again given before:"; cat "$dir/recover-again.log"; exit 1; }
-echo "cut before the repair's epoch, recovered: zxid $last, above $again"
-kill "$pid"; wait "$pid" || true; pid=""
+rises "$m" /recovered-again "$again" "$dir/recover-again.log" \
+    "cut before the repair's epoch, recovered"
 # A second repair leaves a whole log as it is.
 sums "$d" >"$dir/before"
 "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair2.log"
