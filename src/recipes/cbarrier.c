@@ -228,15 +228,17 @@ static void on_left(struct tb_client *c, int rc, void *data)
     struct tb_cbarrier *b = data;
 
     pthread_mutex_lock(&b->mu);
-    if (rc != 0 && rc != TB_ENONODE) {
-        await_end(b, rc == TB_ECONNECTIONLOSS ? b->result : rc);
+    if (rc == TB_ECONNECTIONLOSS) { /* deleted or not: the reaper sees */
+        rcp_reap(c, b->node, 0, 0, NULL, NULL);
+    } else if (rc != 0 && rc != TB_ENONODE) {
+        await_end(b, rc);
         return;
     }
     free(b->node);
     b->node = NULL;
-    rc = tb_get_children(c, b->gen_path, NULL, NULL, on_remaining, b);
-    if (rc != 0)
-        await_end(b, b->result);
+    /* Out as any party is: a late one goes on to K+1. */
+    if (tb_get_children(c, b->gen_path, NULL, NULL, on_remaining, b) != 0)
+        out_of_gen(b);
     else
         pthread_mutex_unlock(&b->mu);
 }

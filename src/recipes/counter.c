@@ -101,10 +101,16 @@ static void on_create(int rc, void *data)
 {
     struct ctr *k = data;
 
-    if (rc == TB_ENODEEXISTS)
+    if (rc == TB_ENODEEXISTS && k->op == CTR_CAS && k->version == -1) {
+        /* A look says which: a counter there (a conflict), or data of
+         * another layout. */
+        if ((rc = ctr_read(k)) != 0)
+            ctr_end(k, rc, 0, 0);
+    } else if (rc == TB_ENODEEXISTS) {
         conflict(k);
-    else
+    } else {
         ctr_end(k, rc, k->value, 0); /* a new node's version */
+    }
 }
 
 static int ctr_create(struct ctr *k)
@@ -151,7 +157,8 @@ static void on_get(struct tb_client *c, int rc, const void *value, size_t len,
     }
     /* A compare-and-set looked first, so that data of another layout (a
      * SharedCount's 4 bytes) is refused, not written over. */
-    if (k->op == CTR_CAS && (!exists || version != k->version)) {
+    if (k->op == CTR_CAS && (exists ? version != k->version || k->version == -1
+                                    : k->version != -1)) {
         ctr_end(k, TB_EBADVERSION, 0, 0);
         return;
     }

@@ -150,6 +150,16 @@ static int members(const struct tb_strings *v)
     return n;
 }
 
+/* The members, read again after a lost reply: behind a sync, as the
+ * server we come back to may lag the one that made our node (a read
+ * missing it would count one member short, and no one would make
+ * "ready"). */
+static int read_again(struct tb_dbarrier *b, tb_strings_cb cb)
+{
+    (void)tb_sync(b->c, b->path, NULL, NULL);
+    return tb_get_children(b->c, b->path, NULL, NULL, cb, b);
+}
+
 static void on_enter_children(struct tb_client *c, int rc,
                               const struct tb_strings *v,
                               const struct tb_stat *st, void *data)
@@ -159,7 +169,9 @@ static void on_enter_children(struct tb_client *c, int rc,
     (void)st;
     if (!step(b))
         return;
-    if (rc == 0 && members(v) >= b->members)
+    if (rc == TB_ECONNECTIONLOSS)
+        rc = read_again(b, on_enter_children);
+    else if (rc == 0 && members(v) >= b->members)
         rc = tb_create(c, b->ready, NULL, 0, NULL, TB_PERSISTENT, 0, on_ready,
                        b);
     else if (rc == 0)
@@ -287,7 +299,9 @@ static void on_leave_children(struct tb_client *c, int rc,
     (void)c;
     if (!step(b))
         return;
-    if (rc == 0 || rc == TB_ENONODE)
+    if (rc == TB_ECONNECTIONLOSS)
+        rc = read_again(b, on_leave_children);
+    else if (rc == 0 || rc == TB_ENONODE)
         rc = leave_look(b, rc == 0 ? v : &none);
     step_done(b, rc);
 }

@@ -271,7 +271,7 @@ int rcp_nw_start_any(struct tb_client *c, const struct rcp_nw_node *v, int n,
                      struct rcp_nw **keep)
 {
     struct rcp_nw *w;
-    int i, rv;
+    int i, rv, last;
 
     if (n < 1 || n > RCP_NW_MAX)
         return TB_EINVAL;
@@ -307,10 +307,17 @@ int rcp_nw_start_any(struct tb_client *c, const struct rcp_nw_node *v, int n,
     }
     rv = send_look(w, &w->node[0]);
     if (rv != 0) {
+        /* No callback: the caller is told.  A timer that has fired
+         * already holds its reference until its give-up, a no-op now,
+         * has run. */
+        w->done = 1;
         if (rcp_timer_disarm(&w->timer))
             w->refs--;
+        w->refs -= keep != NULL ? 2 : 1;
+        last = w->refs == 0;
         pthread_mutex_unlock(&w->mu);
-        nw_free(w);
+        if (last)
+            nw_free(w);
         return rv;
     }
     /* Another node's look that cannot be sent ends the wait, with its

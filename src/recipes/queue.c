@@ -317,7 +317,8 @@ static void on_consumed(struct tb_client *c, int rc,
      * with nobody to release it. */
     if (rc != 0 && tb_client_session(c, NULL) == f->session)
         (void)rcp_reap(c, f->taken, f->czxid, 0, NULL, NULL);
-    consumed(f, rc);
+    /* Refused as expired: the claim went with the session. */
+    consumed(f, rc == TB_ESESSIONEXPIRED ? TB_ELOCKLOST : rc);
 }
 
 int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data)
@@ -358,11 +359,13 @@ int tb_dqueue_consume(struct tb_dqueue *q, tb_done_cb cb, void *data)
         f->data = data;
         rv = tb_multi_exec(q->c, m, on_consumed, f);
     }
-    if (rv == 0) {
-        q->refs++;
+    if (rv == 0 || rv == TB_ESESSIONEXPIRED) { /* the claim went with it */
+        q->refs += rv == 0;
         free(q->claimed); /* the consume, or its callback, ends it */
         q->claimed = NULL;
-    } else {
+        rv = rv == 0 ? 0 : TB_ELOCKLOST;
+    }
+    if (rv != 0) {
         if (f != NULL)
             free(f->taken);
         free(f);
@@ -400,11 +403,13 @@ void tb_dqueue_free(struct tb_dqueue *q)
 {
     if (q == NULL)
         return;
+    /* First: a take in flight may end between the give-up and the
+     * release, and its claim must go back too (op_end). */
+    pthread_mutex_lock(&q->mu);
+    q->freed = 1;
+    pthread_mutex_unlock(&q->mu);
     rcp_q_give_up(q, TB_ECANCELED);
     tb_dqueue_release(q); /* a claim not consumed goes back */
-    pthread_mutex_lock(&q->mu);
-    q->freed = 1; /* and one a take in flight makes */
-    pthread_mutex_unlock(&q->mu);
     rcp_q_unref(q);
 }
 

@@ -284,6 +284,49 @@ static void test_twin_below_no_late_party(void **state)
     close_all(c, b);
 }
 
+/* Parties 2: A-0 and B-1 tripped the generation; we arrived as 2, late.
+ * Our delete on leaving is lost with the connection: whether it was
+ * applied or not, we are no party of generation 0, and go on to 1 (we
+ * returned 0, and generation 1 waited a party short). */
+static void test_late_party_lost_delete_goes_on(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_cbarrier *b;
+    struct rs_done d = {0};
+    char prefix[128], mine[160], node[200];
+    const char *passed[] = {PA, PB, mine, "end", NULL};
+    const char *left[] = {PA, PB, "end", NULL};
+    struct tb_create_req cr;
+    struct tb_rd body;
+    int32_t xid;
+
+    (void)state;
+    assert_int_equal(tb_cbarrier_new(&b, c, "/cb", 2), 0);
+    xid = arrive(c, b, &d, prefix, sizeof prefix);
+    snprintf(mine, sizeof mine, "%s0000000002", prefix);
+    snprintf(node, sizeof node, GEN "/%s", mine);
+    rs_reply_create(xid, node, 300);
+    pump(c);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN2, GEN), passed, 1, 4);
+    pump(c);
+    rs_reply_data(rs_expect_at(TB_OP_GETDATA, END), "passed", 6, 310, 0);
+    pump(c);
+    (void)rs_expect_at(TB_OP_DELETE, node); /* its reply is lost */
+    rs_reconnect(c, 0);
+    srv_reply(rs_expect_at(TB_OP_DELETE, node), 320, 0, NULL); /* reaped */
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, GEN), left, 0, 0);
+    pump(c);
+    assert_int_equal(d.calls, 0);
+    xid = rs_expect(TB_OP_CREATE2, &body); /* a party of generation 1 */
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    assert_true(cr.path.len > strlen(NEXT "/party-") &&
+                memcmp(cr.path.ptr, NEXT "/party-", strlen(NEXT "/party-")) ==
+                    0);
+    close_all(c, b);
+    assert_int_equal(d.calls, 1);
+    assert_int_not_equal(d.rc, 0);
+}
+
 /* Parties 4: A-0 and B-1 are two handles of one client, we are 2.  That
  * client's session ends: both nodes go at once.  We watch B-1, the node
  * below ours: its deletion wakes us, the look shows a departure
@@ -337,6 +380,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lowest_two_die_together, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_late_party_lost_delete_goes_on,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -126,6 +126,38 @@ static void test_cas_on_wrapped_version(void **state)
     rs_close(c);
 }
 
+/* A compare-and-set at -1 (only if there is no node) finds a node there:
+ * a look tells data of another layout (TB_EDATAINCONSISTENCY, as the
+ * header says; it was TB_EBADVERSION) from a counter (TB_EBADVERSION,
+ * even at a version wrapped to -1, which setData would take as any). */
+static void test_cas_create_finds_node(void **state)
+{
+    static const char four[4] = {0, 0, 0, 9}; /* a SharedCount's */
+    struct tb_client *c = rs_open_client(0);
+    struct done d = {0};
+
+    (void)state;
+    assert_int_equal(tb_counter_cas(c, "/n", -1, 7, on_done, &d), 0);
+    pump(c);
+    srv_reply(rs_expect_at(TB_OP_CREATE2, "/n"), 300, TB_ENODEEXISTS, NULL);
+    pump(c);
+    rs_reply_data(rs_expect_at(TB_OP_GETDATA, "/n"), four, sizeof four, 5, 0);
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, TB_EDATAINCONSISTENCY);
+
+    assert_int_equal(tb_counter_cas(c, "/n", -1, 7, on_done, &d), 0);
+    pump(c);
+    srv_reply(rs_expect_at(TB_OP_CREATE2, "/n"), 300, TB_ENODEEXISTS, NULL);
+    pump(c);
+    reply_counter(rs_expect_at(TB_OP_GETDATA, "/n"), 3, -1);
+    pump(c);
+    assert_int_equal(d.calls, 2);
+    assert_int_equal(d.rc, TB_EBADVERSION);
+    assert_false(srv_has_data()); /* no setData */
+    rs_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -133,6 +165,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_add_on_wrapped_version, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cas_on_wrapped_version, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cas_create_finds_node, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

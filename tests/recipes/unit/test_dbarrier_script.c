@@ -224,6 +224,45 @@ static void test_ready_delete_of_other_sent_again(void **state)
     rs_close(c);
 }
 
+/* The second member of 2: the read after our create loses its reply.
+ * It is read again, behind a sync, and we make "ready" (we ended with
+ * ConnectionLoss, our node reaped, and the other member waited for a
+ * "ready" no one would make). */
+static void test_enter_read_lost_read_again(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_connect_req rq;
+    struct tb_dbarrier *b;
+    struct rs_done d = {0};
+    const char *names[3] = {LOW, NULL, NULL};
+    char node[256];
+
+    (void)state;
+    assert_int_equal(tb_dbarrier_new(&b, c, PATH, 2), 0);
+    assert_int_equal(tb_dbarrier_enter(b, -1, rs_done_cb, &d), 0);
+    pump(c);
+    create_member(node, sizeof node);
+    pump(c);
+    names[1] = strrchr(node, '/') + 1;
+    (void)rs_expect_at(TB_OP_GETCHILDREN, PATH); /* its reply is lost */
+    cut(c, &d);
+    srv_accept(SID, 6000, 0, &rq);
+    pump(c);
+    rs_reply_sync(rs_expect_at(TB_OP_SYNC, PATH), PATH);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, PATH), names, 0, 0);
+    pump(c);
+    rs_reply_create(rs_expect_at(TB_OP_CREATE2, READY), READY, 101);
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, 0);
+    assert_int_equal(tb_dbarrier_entered(b), 1);
+    assert_false(srv_has_data()); /* our node kept */
+    rs_cut(c);
+    tb_dbarrier_free(b);
+    pump(c);
+    tb_client_close(c);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -236,6 +275,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_ready_delete_of_other_sent_again,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enter_read_lost_read_again, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -249,6 +249,53 @@ static void test_consume_in_new_session(void **state)
     close_all(c, q, other);
 }
 
+/* A consume the server refuses as expired: TB_ELOCKLOST, as the header
+ * says (it was TB_ESESSIONEXPIRED).  The same for a claim held when the
+ * session expired, consumed before a new session, and nothing is sent
+ * (the claim was kept too: the next take was refused). */
+static void test_consume_after_expiry(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_dqueue *q, *other;
+    struct taken_item it = {0};
+    struct rs_done d = {0};
+
+    (void)state;
+    claimed(c, &q, &other, &it);
+    assert_int_equal(it.rc, 0);
+    assert_int_equal(tb_dqueue_consume(q, rs_done_cb, &d), 0);
+    pump(c);
+    srv_reply(rs_expect(TB_OP_MULTI, NULL), 310, TB_ESESSIONEXPIRED, NULL);
+    pump(c);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.rc, TB_ELOCKLOST);
+    assert_null(q->claimed);
+    close_all(c, q, other);
+}
+
+static void test_consume_after_expiry_sync(void **state)
+{
+    struct tb_client *c = rs_open_client(0);
+    struct tb_dqueue *q, *other;
+    struct taken_item it = {0};
+    struct tb_connect_req rq;
+
+    (void)state;
+    claimed(c, &q, &other, &it);
+    assert_int_equal(it.rc, 0);
+    close(server_fd); /* then back to a server that says it expired */
+    server_fd = -1;
+    pump(c);
+    fake_now += 600;
+    pump(c);
+    srv_accept(0, 0, 0, &rq);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    assert_int_equal(tb_dqueue_consume(q, NULL, NULL), TB_ELOCKLOST);
+    assert_null(q->claimed);
+    close_all(c, q, other);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -262,6 +309,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_consume_in_new_session, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_take_freed_while_reading, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_consume_after_expiry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_consume_after_expiry_sync, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
