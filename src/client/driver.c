@@ -318,6 +318,8 @@ int tb_client_start(struct tb_client *c)
     tb__start(c);
     if (pthread_create(&c->io_thread, NULL, io_main, c) != 0) {
         c->mode = DRIVE_NONE;
+        close(c->wake_fd); /* a retry makes another */
+        c->wake_fd = -1;
         rv = TB_ESYSTEM;
     }
 out:
@@ -484,6 +486,11 @@ int tb_client_process(struct tb_client *c, int events)
     }
     if (events && c->ev_set && c->ev_last.fd != c->fd)
         events = 0; /* stale: the socket was replaced */
+    /* A timeout: the loop's timer is spent, whether or not anything was
+     * due (its clock may run behind ours); the update below, even of the
+     * same interest, starts it again. */
+    if (events == 0)
+        c->ev_deadline = INT64_MIN;
     tb__process(c, events);
     tb__changed(c);
     c->cb_depth++; /* a close from a callback must not free under us */

@@ -302,6 +302,55 @@ static void test_reconnect_replays(void **state)
     close_replied(c);
 }
 
+/* The push form of the interest (tb_client_set_ev), as libuv's adapter
+ * keeps it: one timer, started by each update.  A loop's clock may run
+ * behind the handle's, so the timer can fire a little before the
+ * deadline: nothing is due then, and the interest is the same as before,
+ * but the timer is spent and the update must come again (none came: the
+ * handle sent no ping, and its session expired). */
+struct ev_rec {
+    int updates;
+    struct tb_interest last;
+};
+
+static void ev_record(void *data, const struct tb_interest *in)
+{
+    struct ev_rec *r = data;
+
+    r->updates++;
+    r->last = *in;
+}
+
+static void test_early_timer_armed_again(void **state)
+{
+    struct tb_client *c = make("h:1", 6000);
+    struct ev_rec r = {0};
+    struct tb_ev ev = {&r, ev_record, NULL};
+    uint8_t buf[256];
+    struct tb_rd body;
+    int n;
+
+    (void)state;
+    assert_int_equal(tb_client_set_ev(c, &ev), 0);
+    pump(c);
+    srv_handshake(5, 6000);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(r.last.timeout_ms, 2000); /* T/3: the ping */
+    n = r.updates;
+    fake_now += 1999; /* the timer, 1 ms early */
+    tb_client_process(c, 0);
+    assert_false(srv_has_data());
+    assert_true(r.updates > n);
+    assert_int_equal(r.last.timeout_ms, 1);
+    fake_now += 1;
+    tb_client_process(c, 0);
+    assert_int_equal(srv_request(buf, sizeof buf, &body).xid, TB_XID_PING);
+    srv_reply(TB_XID_PING, 5, 0, NULL);
+    pump(c);
+    close_replied(c);
+}
+
 static void test_ping_and_read_timeout(void **state)
 {
     struct tb_client *c = connected("h:1", 5);
@@ -883,6 +932,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconnect_replays, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_ping_and_read_timeout, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_early_timer_armed_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stale_frame_after_a_pause, setup,
                                         teardown),
