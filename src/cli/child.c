@@ -13,14 +13,14 @@
  * with it, and the lock is released only once it has none.  Not the
  * children tumbler had before CMD (the shell's jobs started before it
  * exec'd tumbler): they are no part of CMD, only reaped once they end.
- * Every SIGTERM (and forwarded SIGINT, SIGHUP) is followed by SIGCONT,
- * as timeout(1) does, so that a stopped CMD acts on it.  Meanwhile it
- * waits on the event pipe for:
+ * Every SIGTERM (and forwarded SIGINT, SIGQUIT, SIGHUP) is followed by
+ * SIGCONT, as timeout(1) does, so that a stopped CMD acts on it.
+ * Meanwhile it waits on the event pipe for:
  *  - a child's exit or stop (SIGCHLD, plus a periodic check in case a
  *    SIGCHLD was coalesced or the last process is not tumbler's child);
- *  - SIGINT, SIGTERM, SIGHUP, SIGUSR1/2 sent to tumbler: passed on to the
- *    group.  A terminal's ^C reaches the group by itself: the group has
- *    the terminal, tumbler is in the background then;
+ *  - SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1/2 sent to tumbler: passed
+ *    on to the group.  A terminal's ^C reaches the group by itself: the
+ *    group has the terminal, tumbler is in the background then;
  *  - the hold's notices (connection lost, connection back): printed;
  *  - "lock lost": the group gets SIGTERM, then SIGKILL after the grace
  *    period, and the supervision ends with CLI_LOST.
@@ -69,7 +69,8 @@ static void stop_self(int sig)
 
 /* A job-control stop, of CMD (cli_child_follow_stop) or of tumbler's own
  * group (the shell's `kill -TSTP %1`, a ^Z while tumbler's group has the
- * terminal): CMD's group stops, the terminal back to tumbler's, then
+ * terminal): CMD's group stops, and its processes that left the group
+ * (stop_strays's), the terminal back to tumbler's, then
  * tumbler with `sig`, so that the shell sees its job stopped; stopped,
  * tumbler keeps no session alive, and nothing of CMD may run.  Continued,
  * the group goes on, with the terminal if the shell gave it to tumbler,
@@ -77,12 +78,15 @@ static void stop_self(int sig)
  * meanwhile, the lock passed on.  Lost, the group stays stopped until
  * the loss's SIGTERM, which comes with its SIGCONT: CMD runs nothing but
  * its handler. */
+static void to_strays(const struct cli_child *ch, int sig);
+
 static void stop_together(struct cli_child *ch, int sig)
 {
     int64_t at;
 
     cli_child_tty(ch, 0);
     to_group(ch, SIGSTOP);
+    to_strays(ch, SIGSTOP);
     at = cli_now_ms();
     stop_self(sig);
     if (ch->check.held != NULL &&
@@ -92,6 +96,7 @@ static void stop_together(struct cli_child *ch, int sig)
     }
     cli_child_tty(ch, 1);
     to_group(ch, SIGCONT);
+    to_strays(ch, SIGCONT);
 }
 
 /* CMD stopped (^Z, or SIGTTIN on reading the terminal from the
@@ -215,6 +220,26 @@ static size_t children(const struct cli_child *ch, pid_t *out, size_t cap)
 
 enum { MAX_STRAYS = 1024 };
 
+/* Whether the group's signals reach `kid`, a child of tumbler's.  Not
+ * once the group is gone: its number may be another group's by then (one
+ * a process of CMD's given that pid made with setsid). */
+static int in_group(const struct cli_child *ch, pid_t kid)
+{
+    return !ch->group_gone && getpgid(kid) == ch->pid;
+}
+
+/* `sig` to the processes of CMD's that left its group, once orphaned
+ * (tumbler's children outside it, less those from before CMD). */
+static void to_strays(const struct cli_child *ch, int sig)
+{
+    pid_t kids[MAX_STRAYS];
+    size_t n = children(ch, kids, MAX_STRAYS), i;
+
+    for (i = 0; i < n; i++)
+        if (!in_group(ch, kids[i]))
+            kill(kids[i], sig);
+}
+
 int cli_child_note_others(struct cli_child *ch)
 {
     pid_t kids[MAX_STRAYS];
@@ -334,7 +359,7 @@ static void stop_strays(struct cli_supervise *s, struct cli_child *ch)
 
     n = children(ch, kids, MAX_STRAYS);
     for (i = 0; i < n; i++) {
-        if (getpgid(kids[i]) == ch->pid)
+        if (in_group(ch, kids[i]))
             continue; /* the group's signal reaches it */
         if (s->killed) {
             kill(kids[i], SIGKILL);
@@ -416,6 +441,10 @@ static int next_timeout(struct cli_supervise *s, struct cli_child *ch)
     if (!s->killed && left <= 0) {
         to_group(ch, SIGKILL);
         s->killed = 1;
+        /* The wait after it counts from now: tumbler itself may have been
+         * stopped well past the grace period. */
+        s->kill_at = cli_now_ms();
+        left = 0;
         stop_strays(s, ch);
         cli_notice("%s %s still runs after %.1f s; sending SIGKILL",
                    ch->group_gone ? "what was left by" : "the process group of",
@@ -459,7 +488,8 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
         else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
             /* The terminating ones with SIGCONT: a stopped CMD must act
              * on them.  SIGUSR1 and SIGUSR2 leave it as it is. */
-            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+            if (sig == SIGINT || sig == SIGQUIT || sig == SIGTERM ||
+                sig == SIGHUP)
                 terminate_group(ch, sig);
             else
                 to_group(ch, sig);

@@ -380,8 +380,8 @@ static void print_held(struct cli *cli, struct lock_opts *o, int64_t token)
     free(node);
 }
 
-/* Without CMD (etcdctl lock's way): holds until SIGINT, SIGTERM or
- * SIGHUP, then releases: status 0, or 75 if the hold was lost meanwhile.
+/* Without CMD (etcdctl lock's way): holds until SIGINT, SIGQUIT, SIGTERM
+ * or SIGHUP, then releases: status 0, or 75 if the hold was lost meanwhile.
  * The hold's notices go to stderr as they come. */
 static int hold_until_signal(struct cli *cli, struct lock_opts *o,
                              int64_t token)
@@ -392,7 +392,8 @@ static int hold_until_signal(struct cli *cli, struct lock_opts *o,
     print_held(cli, o, token);
     while (!lost) {
         if (cli_ev_wait(-1, -1, &sig) == CLI_EV_SIGNAL) {
-            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+            if (sig == SIGINT || sig == SIGQUIT || sig == SIGTERM ||
+                sig == SIGHUP)
                 break;
             continue;
         }
@@ -526,7 +527,8 @@ static int await_change(void)
 
     for (;;) {
         if (cli_ev_wait(-1, -1, &sig) == CLI_EV_SIGNAL) {
-            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+            if (sig == SIGINT || sig == SIGQUIT || sig == SIGTERM ||
+                sig == SIGHUP)
                 return CLI_OK;
             continue;
         }
@@ -647,14 +649,15 @@ static int run_elect(struct cli *cli, const struct cli_cmd *cmd, int argc,
     "no server reachable; 126/127 CMD not executable / not found; 64 usage.\n" \
     "CMD's environment: TUMBLER_LOCK_PATH, TUMBLER_LOCK_TOKEN (the fencing\n"  \
     "token), TUMBLER_LOCK_NODE, TUMBLER_SERVERS.  CMD runs in a process\n"     \
-    "group of its own: SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to\n" \
-    "tumbler are passed on to that group (one ignored when tumbler started\n"  \
-    "stays ignored, in CMD too); what CMD leaves running in it is\n"           \
+    "group of its own: SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1 and "         \
+    "SIGUSR2\n"                                                                \
+    "sent to tumbler are passed on to that group (one ignored when tumbler\n"  \
+    "started stays ignored, in CMD too); what CMD leaves running in it is\n"   \
     "stopped (SIGTERM, SIGKILL after -k) before the release, as are its\n"     \
     "processes that left the group once orphaned (tumbler is their\n"          \
     "subreaper); the group dies with tumbler (not a process that left it).\n"  \
     "Without CMD: prints \"holding PATH (token N)\" (\"leading\" for elect)\n" \
-    "and holds until SIGINT, SIGTERM or SIGHUP (status 0).\n"
+    "and holds until SIGINT, SIGQUIT, SIGTERM or SIGHUP (status 0).\n"
 
 const struct cli_cmd cli_cmd_lock = {
     "lock",

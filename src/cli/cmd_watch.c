@@ -6,9 +6,9 @@
  * happens.  A persistent watch, unlike get -w, misses nothing between two
  * events, but only while connected: a persistent watch is set again on a
  * reconnect without the changes made meanwhile (as ZooKeeper's), so a
- * connection lost and back is said on stderr.  SIGINT, SIGTERM and SIGHUP
- * end it with status 0: that is how it is meant to stop; a reader gone
- * (watch PATH | head -n1) ends it at its next line, 71.  "watching PATH"
+ * connection lost and back is said on stderr.  SIGINT, SIGQUIT, SIGTERM
+ * and SIGHUP end it with status 0: that is how it is meant to stop; a reader
+ * gone (watch PATH | head -n1) ends it at its next line, 71.  "watching PATH"
  * on stderr says the watch is set, so a script knows from when on changes
  * are seen. */
 #include <signal.h>

@@ -25,7 +25,9 @@ static struct cli_msg *ev_head, **ev_tail = &ev_head;
  * next cli_ev_wait.  One bit per signal number below 64. */
 static uint64_t ev_pending_sigs;
 
-static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
+/* SIGQUIT as SIGINT: ^\ where tumbler has the terminal (a pipeline's)
+ * must not kill it with its session open, nor leave CMD to the watchdog. */
+static const int handled[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD};
 /* The signals ignored when tumbler started (nohup's SIGHUP, a
  * non-interactive shell's SIGINT for a background job): a command
  * tumbler runs inherits them ignored, as exec would give them. */
@@ -176,8 +178,8 @@ static void drain(void)
         }
 }
 
-/* The last SIGINT, SIGTERM or SIGHUP taken, whoever took it: a command
- * that ends on one (watch, a walk) leaves the shell to end too. */
+/* The last SIGINT, SIGQUIT, SIGTERM or SIGHUP taken, whoever took it: a
+ * command that ends on one (watch, a walk) leaves the shell to end too. */
 static int ev_stop_sig;
 
 static int take_signal(void)
@@ -189,7 +191,7 @@ static int take_signal(void)
         bit = (uint64_t)1 << s;
         if (ev_pending_sigs & bit) {
             ev_pending_sigs &= ~bit;
-            if (s == SIGINT || s == SIGTERM || s == SIGHUP)
+            if (s == SIGINT || s == SIGQUIT || s == SIGTERM || s == SIGHUP)
                 ev_stop_sig = s;
             return s;
         }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tumbler lock and signals: SIGINT, SIGTERM, SIGHUP, SIGUSR1 sent to
+# tumbler lock and signals: SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1 sent to
 # tumbler reach the child; the lock is released as the child exits,
 # whether it exits by itself, is killed, or tumbler is interrupted while
 # still waiting in the queue.  CMD runs in a process group of its own:
@@ -17,10 +17,10 @@ D=$T_DIR
 # terminating ones), until 20 s pass.
 CHILD='echo $$ > "$0/child.pid"
 trap "echo USR1 >> \"\$0/got\"" USR1
-for s in INT TERM HUP; do trap "echo $s >> \"\$0/got\"; exit 0" $s; done
+for s in INT QUIT TERM HUP; do trap "echo $s >> \"\$0/got\"; exit 0" $s; done
 i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done; exit 5'
 
-for sig in INT TERM HUP; do
+for sig in INT QUIT TERM HUP; do
     rm -f "$D/got" "$D/child.pid" "$D/tb.pid"
     bgp 60 "$D/tb.pid" "$TUMBLER" lock /sig -- sh -c "$CHILD" "$D"
     job=$BG_PID

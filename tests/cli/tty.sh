@@ -193,6 +193,20 @@ on_pty "$D/tstp2.log" '?$ ' "$beating" '?ready 42' "!test -s $beat" '\x1a' '?Sto
 check_eq "^Z: a process of CMD that ignores SIGTSTP stops too; fg continues it" 0 "$?"
 tb lock -n /t -- true; check_eq "^Z, a process ignoring SIGTSTP: released at the end" 0 "$?"
 
+# The same for a process of CMD's that left its group (setsid), orphaned:
+# ^Z stops it too, fg continues it; ^C ends CMD, and it is stopped before
+# the release.  (It ran on while tumbler was stopped.)
+beat2=$(printf %q "$D/beat2")
+detached="\"$TUMBLER\" lock /t -- sh -c 'setsid -f sh -c \"while :; do echo x >> $beat2; sleep 0.05; done\"; echo \"ready \$((6*7))\"; sleep 30'\r"
+still2=${still//$beat/$beat2}
+on_pty "$D/tstp3.log" '?$ ' "$detached" '?ready 42' "!test -s $beat2" '\x1a' '?Stopped' \
+    "!$still2" 'fg\r' '?lock /t' "!${still2/ = / != }" '\x03' 'echo "rc=$?"\r' '?rc=130' \
+    'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "^Z: a process that left CMD's group stops too; fg continues it" 0 "$?"
+tb lock -n /t -- true; check_eq "^Z, a process that left the group: released at the end" 0 "$?"
+check_eq "the process that left CMD's group ended before the release" 0 "$(sh -c "$still2"; echo $?)"
+
 # ^Z as tumbler starts CMD (it says so just before the fork): whichever
 # group it stops, tumbler before or CMD before or after its exec, the
 # shell says the job stopped, and fg continues it with the terminal.
