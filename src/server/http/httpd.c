@@ -18,7 +18,9 @@
  * idle timeout of the connection's start or of its last answer.  One past
  * it is shut down (shutdown(2)), which libmicrohttpd sees as the client
  * gone.  An idle connection reaches the deadline as its idle timeout
- * ends, so for those nothing changes. */
+ * ends, so for those nothing changes.  An answer on its way has none:
+ * a large one read at the client's pace (every byte taken resets the
+ * idle timeout) goes whole. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -50,6 +52,7 @@ struct hconn {
     struct tb_queue link;
     struct MHD_Connection *conn;
     uint64_t since; /* the loop's ms at its start or its last answer */
+    int answering;  /* its request came whole: no deadline until answered */
     int cut;        /* shut down */
 };
 
@@ -70,7 +73,7 @@ static void cut_late(struct httpd *h)
         c = TB_CONTAINER_OF(q, struct hconn, link);
         if (now - c->since < h->idle_ms)
             break;
-        if (c->cut)
+        if (c->cut || c->answering)
             continue;
         c->cut = 1;
         fd =
@@ -122,6 +125,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)toe;
     if (c == NULL)
         return;
+    c->answering = 0;
     c->since = uv_now(h->loop);
     tb_queue_remove(&c->link);
     tb_queue_insert_tail(&h->conns, &c->link);
@@ -200,6 +204,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     static const char no_memory[] = "out of memory\n";
     struct httpd *h = cls;
     struct httpd_req req = {method, url, conn};
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     struct httpd_resp resp;
     enum MHD_Result rv;
 
@@ -207,6 +213,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     (void)upload;
     (void)upload_len;
     (void)req_cls;
+    if (info != NULL && info->socket_context != NULL)
+        ((struct hconn *)info->socket_context)->answering = 1;
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
         strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return answer(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
