@@ -75,6 +75,10 @@ def admin(base, client_port, nodes):
             if c.get("session_id") == sid]
     assert len(mine) == 1 and mine[0]["last_cxid"] == 5, mine
     assert mine[0]["last_operation"] == "PING", mine
+    # Its last zxid is the one its last reply carried, a read's and a
+    # ping's too (was -1 for a session that only read).
+    ping_zxid = struct.unpack(">q", data[96:104])[0]
+    assert ping_zxid > 0 and mine[0]["last_zxid"] == ping_zxid, (ping_zxid, mine)
     s.close()
     d = command(base, "stmk?traceMask=5")
     assert d["tracemask"] == 5, d
@@ -110,7 +114,7 @@ def admin(base, client_port, nodes):
     d = command(base, "%22%5C%ff%0a")
     assert d["command"] == '"\\??', d
     print("admin: %d commands answer JSON; srvr, conf, mntr, wchs, cons "
-          "(a session's last cxid), "
+          "(a session's last cxid and zxid), "
           "stmk, dump's buckets, voting_view, unknown names" % len(names))
 
 

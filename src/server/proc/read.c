@@ -533,6 +533,9 @@ static void remove_watches(struct proc_client *c, int32_t xid, int32_t type,
 void read_serve(struct proc_client *c, int32_t xid, int32_t type,
                 struct tb_str body)
 {
+    /* The zxid its reply carries: cons's lzxid, after a read or a ping
+     * too, as ZooKeeper's updateStatsForResponse keeps it. */
+    c->last_zxid = proc_zxid(c->srv);
     switch (type) {
     case TB_OP_PING:
         c->ops->reply(c, TB_XID_PING, proc_zxid(c->srv), 0, NULL, 0);
