@@ -621,7 +621,7 @@ int admin_try(struct conn *c)
     fourlw_execute(&src, cmd, arg, &out);
     c->client.state = CONN_OPEN; /* so the reply is written, then the close */
     conn_pause(c);
-    if (out.len > 0)
+    if (out.len > 0 && !out.oom) /* out of memory: nothing, not a part */
         conn_write(c, out.base, out.len);
     tb_wbuf_free(&out);
     conn_close_after_flush(c);
