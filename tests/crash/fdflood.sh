@@ -5,7 +5,8 @@
 # segments are all acknowledged, and the server stays up.  mntr counts the
 # connections refused; the log says so a line a second at most.  Without the
 # reserve the flood takes every descriptor and the log's next segment
-# cannot be opened (the server stops, logfail.sh).
+# cannot be opened (the server stops, logfail.sh).  With both HTTP ports
+# on, their descriptors are kept too.
 #   fdflood.sh TUMBLERD ACKED_WRITER
 set -euo pipefail
 tumblerd=(prlimit --nofile=200:200 "$1") writer=$2
@@ -68,4 +69,27 @@ rejected=$(printf mntr | nc -q1 127.0.0.1 "$port" | awk '$1 == "zk_connection_re
 echo "refused: $rejected connections, in $lines lines of the log"
 [ "$rejected" = "$closed" ] || { echo "mntr counted $rejected refused, not $closed"; exit 1; }
 [ "$lines" -le 5 ] || { echo "$lines lines for one flood"; tail "$dir/server.log"; exit 1; }
+
+# With both HTTP ports on, their descriptors are kept from connections too
+# (each: a listener, an epoll set, 64 connections): 204 of a limit of 400
+# (was 336, and the HTTP ports' connections could take the log's).
+crash_kill $pid $holder
+pid="" holder=""
+tumblerd=(prlimit --nofile=400:400 "$1")
+port=$(free_port) mport=$(free_port) aport=$(free_port)
+crash_start "$dir/data2" --maxClientCnxns=0 \
+    --metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider \
+    --metricsProvider.httpHost=127.0.0.1 --metricsProvider.httpPort="$mport" \
+    --admin.enableServer=true --admin.serverAddress=127.0.0.1 --admin.serverPort="$aport"
+python3 -c 'import socket, sys, time
+socks = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(230)]
+time.sleep(20)' "$port" &
+holder=$!
+for _ in $(seq 100); do
+    grep -q "too many connections (204, " "$dir/server.log" && break
+    sleep 0.1
+done
+grep -q "too many connections (204, what the open-file limit leaves room for)" "$dir/server.log" ||
+    { echo "expected 204 connections with the HTTP ports on"; tail "$dir/server.log"; exit 1; }
+echo "with the HTTP ports on: 204 connections of a limit of 400"
 echo "1 passed, 0 failed"

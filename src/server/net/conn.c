@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include "server/config/config.h"
+#include "server/http/httpd.h"
 #include "server/logging/log.h"
 #include "server/net/net.h"
 #include "server/proc/proc.h"
@@ -619,19 +620,24 @@ static void read_peer(struct conn *c)
     }
 }
 
-/* Descriptors no connection may take: the log's segments, snapshots and
- * the like.  The log cannot go on without its next segment (the server
- * stops), so a flood of connections must not use them up. */
+/* Descriptors no client connection may take: the log's segments,
+ * snapshots and the like, and those of each HTTP port on (its listener,
+ * its epoll set, its connections).  The log cannot go on without its next
+ * segment (the server stops), so a flood of connections must not use
+ * them up. */
 #define FD_RESERVE 64
+#define FD_HTTP_PORT (2 + HTTPD_MAX_CONNS)
 
-static uint64_t max_conns_for_fds(void)
+static uint64_t max_conns_for_fds(const struct tb_config *cfg)
 {
+    uint64_t keep = FD_RESERVE +
+                    (uint64_t)(cfg->metrics.enabled != 0) * FD_HTTP_PORT +
+                    (uint64_t)(cfg->admin.enabled != 0) * FD_HTTP_PORT;
     struct rlimit rl;
 
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
         return UINT64_MAX;
-    return rl.rlim_cur > 2 * FD_RESERVE ? rl.rlim_cur - FD_RESERVE
-                                        : rl.rlim_cur / 2;
+    return rl.rlim_cur > 2 * keep ? rl.rlim_cur - keep : rl.rlim_cur / 2;
 }
 
 /* Closes a connection refused before its first byte, saying why (fmt; NULL
@@ -856,7 +862,7 @@ int conn_listen(struct tbd *s)
     }
     if (cfg->tls.port != 0 && cfg->tls.cert_reload)
         tls_server_watch(s);
-    s->max_conns = max_conns_for_fds();
+    s->max_conns = max_conns_for_fds(cfg);
     uv_check_init(s->loop, &s->flusher);
     s->flusher.data = s;
     uv_check_start(&s->flusher, on_check);
