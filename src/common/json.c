@@ -60,9 +60,7 @@ void json_end(struct json *j)
     tb_wbuf_put(j->out, &j->closer[j->depth], 1);
 }
 
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
- * overlong forms, no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t left)
+size_t json_utf8_len(const unsigned char *p, size_t left)
 {
     size_t n, i;
     unsigned lo = 0x80, hi = 0xbf;
@@ -101,7 +99,7 @@ static void put_string(struct json *j, const char *s, size_t len)
     for (i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x80) {
-            n = utf8_len((const unsigned char *)s + i, len - i);
+            n = json_utf8_len((const unsigned char *)s + i, len - i);
             if (n > 0) {
                 i += n - 1;
                 continue;

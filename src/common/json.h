@@ -33,6 +33,9 @@ void json_key(struct json *j, const char *key);
 void json_keyn(struct json *j, const char *key, size_t len);
 void json_str(struct json *j, const char *s);
 void json_strn(struct json *j, const char *s, size_t len);
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or 0. */
+size_t json_utf8_len(const unsigned char *p, size_t left);
 void json_int(struct json *j, int64_t v);
 /* The shortest digits that read back as v, always with a '.' or an
  * exponent (0.0, as Java writes a double); null for NaN and infinities. */

@@ -170,6 +170,10 @@ static void test_log_json(void **state)
                                 TB_LOG_STR("peer", "a\"b")),
                   "expiring %s\n", "x\x01y");
     tb_log(TB_LOG_WARN, "plain \xff");
+    tb_log_set_format(TB_LOG_TEXT);
+    tb_log(TB_LOG_WARN,
+           "unicode \xc2\x85|\xe2\x80\xa8|\x9b|\xc3\xa9|\xe2\x82\xac");
+    tb_log_set_format(TB_LOG_JSON);
     tb_log_fields(TB_LOG_DEBUG, TB_LOG_FIELDS(TB_LOG_INT("n", 1)), "dropped");
     tb_log_rated_fields(&r, TB_LOG_WARN, TB_LOG_FIELDS(TB_LOG_STR("k", "v")),
                         "rated");
@@ -178,6 +182,10 @@ static void test_log_json(void **state)
 
     /* a control byte in a text line is a '?': no line forged by a client */
     assert_non_null(strstr(text, " INFO  expiring x?y\n{\"time\":\""));
+    /* so are Unicode's line ends and C1 controls, and a byte no UTF-8;
+     * other UTF-8 passes */
+    assert_non_null(
+        strstr(text, " WARN  unicode ??|???|?|\xc3\xa9|\xe2\x82\xac\n"));
     assert_non_null(strstr(text, "Z\",\"level\":\"INFO\",\"message\":"
                                  "\"expiring x\\u0001y\",\"session\":"
                                  "\"0x1234\",\"timeout_ms\":-5,\"peer\":"

@@ -216,6 +216,26 @@ static void fields_json(struct tb_wbuf *b, const struct tb_log_field *f,
     json_end(&j);
 }
 
+/* One line each: a control character in what a client sent (a scheme, a
+ * path) must not start a line of its own, nor move the cursor; neither
+ * may Unicode's (C1, U+2028 and U+2029, which some readers take for line
+ * ends) nor a byte that is no UTF-8 (0x9b alone is a terminal's CSI).
+ * Each of their bytes becomes a '?'. */
+static void text_safe(unsigned char *p, size_t n)
+{
+    size_t i = 0, k;
+
+    while (i < n) {
+        k = p[i] < 0x80 ? 1 : json_utf8_len(p + i, n - i);
+        if (k == 0 || (k == 1 && (p[i] < 0x20 || p[i] == 0x7f)) ||
+            (k == 2 && p[i] == 0xc2 && p[i + 1] <= 0x9f) ||
+            (k == 3 && p[i] == 0xe2 && p[i + 1] == 0x80 &&
+             (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)))
+            memset(p + i, '?', k ? k : 1);
+        i += k ? k : 1;
+    }
+}
+
 /* One line out, in the format set: `fields` (JSON text "{...}", or NULL)
  * goes into a JSON line only. */
 static void emit(int level, int64_t wall_ms, const char *msg,
@@ -232,11 +252,7 @@ static void emit(int level, int64_t wall_ms, const char *msg,
         n += (size_t)snprintf(line + n, sizeof line - n, " %-5s %s\n",
                               tb_log_level_name(level), msg);
         n = n < sizeof line ? n : sizeof line - 1;
-        /* One line each: a control byte in what a client sent (a scheme,
-         * a path) must not start a line of its own, nor move the cursor. */
-        for (size_t i = 0; i + 1 < n; i++)
-            if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
-                line[i] = '?';
+        text_safe((unsigned char *)line, n - 1);
         write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line, n);
         return;
     }
