@@ -55,14 +55,22 @@ static void to_group(const struct cli_child *ch, int sig)
 
 /* Stops tumbler with `sig`'s default action; returns once tumbler is
  * continued.  The supervision catches the stop signals meanwhile
- * (stop_together): a kill of its own would only be caught. */
-static void stop_self(int sig)
+ * (stop_together): a kill of its own would only be caught.  With `job`,
+ * the rest of tumbler's group too (ignored here meanwhile: tumbler stops
+ * once, by its raise), as the terminal would have stopped the whole job:
+ * a script that runs tumbler, else left waiting, and its shell with it,
+ * for a job that never says it stopped. */
+static void stop_self(int sig, int job)
 {
-    struct sigaction dfl, old;
+    struct sigaction act, old;
 
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, &old);
+    memset(&act, 0, sizeof act);
+    act.sa_handler = SIG_IGN;
+    sigaction(sig, &act, &old);
+    if (job)
+        killpg(getpgrp(), sig);
+    act.sa_handler = SIG_DFL;
+    sigaction(sig, &act, NULL);
     raise(sig);
     sigaction(sig, &old, NULL);
 }
@@ -70,17 +78,17 @@ static void stop_self(int sig)
 /* A job-control stop, of CMD (cli_child_follow_stop) or of tumbler's own
  * group (the shell's `kill -TSTP %1`, a ^Z while tumbler's group has the
  * terminal): CMD's group stops, and its processes that left the group
- * (stop_strays's), the terminal back to tumbler's, then
- * tumbler with `sig`, so that the shell sees its job stopped; stopped,
- * tumbler keeps no session alive, and nothing of CMD may run.  Continued,
- * the group goes on, with the terminal if the shell gave it to tumbler,
- * once the hold is known to be still had: its session may have expired
- * meanwhile, the lock passed on.  Lost, the group stays stopped until
- * the loss's SIGTERM, which comes with its SIGCONT: CMD runs nothing but
- * its handler. */
+ * (stop_strays's), the terminal back to tumbler's, then tumbler with
+ * `sig` (`job`: its whole group), so that the shell sees its job stopped;
+ * stopped, tumbler keeps no session alive, and nothing of CMD may run.
+ * Continued, the group goes on, with the terminal if the shell gave it to
+ * tumbler, once the hold is known to be still had: its session may have
+ * expired meanwhile, the lock passed on.  Lost, the group stays stopped
+ * until the loss's SIGTERM, which comes with its SIGCONT: CMD runs
+ * nothing but its handler. */
 static void to_strays(const struct cli_child *ch, int sig);
 
-static void stop_together(struct cli_child *ch, int sig)
+static void stop_together(struct cli_child *ch, int sig, int job)
 {
     int64_t at;
 
@@ -88,7 +96,7 @@ static void stop_together(struct cli_child *ch, int sig)
     to_group(ch, SIGSTOP);
     to_strays(ch, SIGSTOP);
     at = cli_now_ms();
-    stop_self(sig);
+    stop_self(sig, job);
     if (ch->check.held != NULL &&
         ch->check.held(ch->check.arg, cli_now_ms() - at + 1) != 0) {
         ch->stopped_lost = 1;
@@ -127,8 +135,9 @@ void cli_child_follow_stop(struct cli_child *ch, int sig)
     }
     /* All of CMD stops with tumbler, also a process of it that ignores
      * SIGTSTP: tumbler stopped keeps no session alive, and the lock may
-     * pass to another meanwhile. */
-    stop_together(ch, sig);
+     * pass to another meanwhile.  And the job tumbler is part of: the
+     * terminal's stop went to CMD's group alone, as it has the terminal. */
+    stop_together(ch, sig, 1);
 }
 
 /* One more wait status of CMD. */
@@ -459,18 +468,13 @@ static int next_timeout(struct cli_supervise *s, struct cli_child *ch)
 
 int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
 {
-    static const int stops[] = {SIGTSTP, SIGTTIN, SIGTTOU};
-    struct sigaction dfl;
     int status = CLI_SOFTWARE, exited = 0, sig, ev, timeout;
-    size_t i;
 
     s->lost = 0;
     s->stopping = 0;
     s->killed = 0;
     s->termed = NULL;
     s->nterm = s->capterm = 0;
-    for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
-        (void)cli_ev_pass_on(stops[i]);
     while (!reap(ch, &status, &exited)) {
         if (exited) /* what CMD left running must not outlive the lock */
             stop_group(s, ch);
@@ -484,7 +488,7 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
         ev = cli_ev_wait(-1, timeout, &sig);
         if (ev == CLI_EV_SIGNAL &&
             (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
-            stop_together(ch, sig);
+            stop_together(ch, sig, 0); /* sent to tumbler itself */
         else if (ev == CLI_EV_SIGNAL && sig != SIGCHLD) {
             /* The terminating ones with SIGCONT: a stopped CMD must act
              * on them.  SIGUSR1 and SIGUSR2 leave it as it is. */
@@ -504,11 +508,6 @@ int cli_child_supervise(struct cli_supervise *s, struct cli_child *ch)
     messages(s, ch, 1); /* a loss reported just as the group ended */
     free(s->termed);
     s->termed = NULL;
-    cli_child_finish(ch);
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
-        if (!cli_ev_ignored(stops[i]))
-            sigaction(stops[i], &dfl, NULL);
+    cli_child_finish(ch); /* the stops no longer caught */
     return status;
 }

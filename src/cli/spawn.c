@@ -349,6 +349,25 @@ void cli_child_tty(struct cli_child *ch, int to_group)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* The job-control stops, caught (`on`) from just before CMD's go to its
+ * end, for the supervision (stop_together): one between would stop
+ * tumbler alone, CMD running on with no session kept alive.  Those
+ * ignored when tumbler started stay so. */
+static void catch_stops(int on)
+{
+    static const int stops[] = {SIGTSTP, SIGTTIN, SIGTTOU};
+    struct sigaction dfl;
+    size_t i;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
+        if (on)
+            (void)cli_ev_pass_on(stops[i]);
+        else if (!cli_ev_ignored(stops[i]))
+            sigaction(stops[i], &dfl, NULL);
+}
+
 void cli_child_finish(struct cli_child *ch)
 {
     static const char stand_down = 1;
@@ -370,6 +389,7 @@ void cli_child_finish(struct cli_child *ch)
     free(ch->others);
     ch->others = NULL;
     ch->nothers = 0;
+    catch_stops(0);
 }
 
 /* Waits for the child's exec (end of file on `sock`, which closes with
@@ -512,6 +532,7 @@ int cli_child_spawn(char *const *argv, char *const *extra_env,
         goto out;
     }
     cli_child_tty(ch, 1);
+    catch_stops(1);
     while (write(sv[0], "g", 1) < 0 && errno == EINTR)
         ;
     if ((err = await_exec(ch, sv[0])) != 0) {

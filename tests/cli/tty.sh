@@ -193,6 +193,17 @@ on_pty "$D/tstp2.log" '?$ ' "$beating" '?ready 42' "!test -s $beat" '\x1a' '?Sto
 check_eq "^Z: a process of CMD that ignores SIGTSTP stops too; fg continues it" 0 "$?"
 tb lock -n /t -- true; check_eq "^Z, a process ignoring SIGTSTP: released at the end" 0 "$?"
 
+# ^Z where a script runs tumbler: the whole job stops, the script too, as
+# the terminal stops a job (tumbler stopped alone, the script waited, and
+# its shell with it: no prompt, ^C reaching nothing).  fg goes on.
+printf '%s\n' "\"$TUMBLER\" lock /t -- sh -c 'echo \"ready \$((6*7))\"; read x; echo \"got \$x\"'" \
+    'echo "script goes on"' > "$D/job.sh"
+on_pty "$D/tstp4.log" '?$ ' "sh $D/job.sh\r" '?ready 42' '\x1a' '?Stopped' 'fg\r' \
+    'later\r' '?got later' '?script goes on' 'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
+    env PS1='$ ' bash --norc --noprofile -i
+check_eq "^Z in a script: the job stopped and went on" 0 "$?"
+tb lock -n /t -- true; check_eq "^Z in a script: released at the end" 0 "$?"
+
 # The same for a process of CMD's that left its group (setsid), orphaned:
 # ^Z stops it too, fg continues it; ^C ends CMD, and it is stopped before
 # the release.  (It ran on while tumbler was stopped.)
