@@ -50,7 +50,7 @@ static void *ask(void *arg)
      * (neither lets a whitelist leave srvr out: zkServer.sh needs it) */
     sv->mode = strstr(buf, "not currently serving") != NULL ? "not serving"
                                                             : "unknown";
-    snprintf(sv->why, sizeof sv->why, "%.*s", (int)strcspn(buf, "\n"), buf);
+    cli_text_str(buf, strcspn(buf, "\n"), sv->why, sizeof sv->why);
     return NULL;
 }
 

@@ -175,8 +175,8 @@ static void print_srvr(struct top *t, FILE *f)
         return;
     }
     if (cli_srvr_parse(buf, &s) != 0) {
-        fprintf(f, "server %s: srvr: %.*s\n", t->server,
-                (int)strcspn(buf, "\n"), buf);
+        fprintf(f, "server %s: srvr: %s\n", t->server,
+                cli_text_str(buf, strcspn(buf, "\n"), why, sizeof why));
         t->prev_at = -1;
         return;
     }

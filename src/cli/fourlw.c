@@ -3,6 +3,7 @@
  * socket with poll() deadlines; nothing here touches the session. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/fourlw.h"
 
 int cli_4lw_server(const char *hosts, int n, char out[CLI_HOSTPORT_LEN])
@@ -181,12 +183,16 @@ int cli_srvr_parse(const char *text, struct cli_srvr *out)
     out->nodes = num(text, "Node count");
     out->zxid =
         (v = field(text, "Zxid")) != NULL ? (int64_t)strtoull(v, NULL, 16) : -1;
+    /* A server's words, to a terminal and in JSON: figures finite (no nan,
+     * no inf), text free of control characters. */
     if ((v = field(text, "Latency min/avg/max")) != NULL &&
-        sscanf(v, "%lf/%lf/%lf", &out->lat_min, &out->lat_avg, &out->lat_max) !=
-            3)
+        (sscanf(v, "%lf/%lf/%lf", &out->lat_min, &out->lat_avg,
+                &out->lat_max) != 3 ||
+         !isfinite(out->lat_min) || !isfinite(out->lat_avg) ||
+         !isfinite(out->lat_max)))
         out->lat_min = out->lat_avg = out->lat_max = -1;
-    if ((v = field(text, "Mode")) != NULL)
-        snprintf(out->mode, sizeof out->mode, "%.*s", (int)strcspn(v, "\n"), v);
+    if ((v = field(text, "Mode")) != NULL && strcspn(v, "\n") > 0)
+        cli_text_str(v, strcspn(v, "\n"), out->mode, sizeof out->mode);
     return 0;
 }
 

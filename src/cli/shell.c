@@ -125,8 +125,11 @@ const struct cli_spec cli_cmd_exit = {
 
 void cli_shell_message(struct cli *cli, const struct cli_msg *m)
 {
-    if (m->kind == CLI_MSG_TEXT || m->kind == CLI_MSG_END) {
+    if (m->kind == CLI_MSG_TEXT) {
         printf("%s\n", m->text);
+    } else if (m->kind == CLI_MSG_END) { /* not data: --json's stays JSON */
+        fflush(stdout);
+        fprintf(stderr, "tumbler: %s\n", m->text);
     } else if (m->kind == CLI_MSG_STATE) {
         if (g_interactive && m->code != TB_SESSION_CLOSED &&
             m->code != TB_SESSION_CONNECTING &&

@@ -242,10 +242,12 @@ check_eq "watch: the event after it" "NodeDataChanged /wl" "$(cat "$D/wl.out")"
 
 # ---- the shell: a session expired during watch is dropped ----
 # The watch ends with 112, and the next command opens a new session, as
-# the shell does for an expiry between two commands.
+# the shell does for an expiry between two commands.  A get -w's watch
+# ended with it is said on stderr, not among the output (where --json's
+# would not be JSON).
 rm -f "$D/go"
 # shellcheck disable=SC2016  # the inner shell's $0, $1, $2
-bg 60 bash -c '{ echo "watch /wl"; while [ ! -e "$1/go" ]; do sleep 0.1; done; echo "get /wl"; } |
+bg 60 bash -c '{ echo "get -w /wl"; echo "watch /wl"; while [ ! -e "$1/go" ]; do sleep 0.1; done; echo "get /wl"; } |
     "$0" --session-timeout "$2" > "$1/sh.out" 2> "$1/sh.err"' "$TUMBLER" "$D" "$TO"
 job=$BG_PID
 wait_for 10 grep -q "watching /wl" "$D/sh.err"
@@ -257,7 +259,10 @@ wait_st "$job"
 check_eq "shell: watch ended by an expiry: its status" 112 "$ST"
 check_match "shell: watch ended by an expiry: the next command opens a new session" \
     "session expired; the next command opens a new one" "$(cat "$D/sh.err")"
-check_eq "shell: the command after the expiry ran on a new session" y "$(cat "$D/sh.out")"
+check_eq "shell: the command after the expiry ran on a new session; nothing else out" \
+    "$(printf 'y\ny')" "$(cat "$D/sh.out")"
+check_match "shell: the get -w's watch ended, said on stderr" \
+    "tumbler: watch on /wl ended: session expired" "$(cat "$D/sh.err")"
 srv_stop
 
 # ---- holding without CMD: lost the same way ----

@@ -533,6 +533,15 @@ static void test_srvr(void **state)
                      -1);
     /* a line that only ends in the key is not the key */
     assert_int_equal(cli_srvr_parse("Not Received: 5\n", &s), -1);
+    /* what a server says goes to a terminal and into JSON: no figure
+     * that is not finite, no control character */
+    assert_int_equal(
+        cli_srvr_parse("Received: 1\nLatency min/avg/max: "
+                       "nan/0/1e999\nMode: \x1b]0;x\x07lead\xc2\x9b\n",
+                       &s),
+        0);
+    assert_true(s.lat_min == -1 && s.lat_avg == -1 && s.lat_max == -1);
+    assert_string_equal(s.mode, "?]0;x?lead?");
 }
 
 /* cons: the est of one session's connection, not of another's. */
