@@ -464,6 +464,16 @@ static void send_ping(struct tb_client *c)
     do_write(c);
 }
 
+/* Whether the session is over once no server was heard from for its
+ * timeout (every server will have expired it).  Not a read-only server's
+ * (seen_rw 0): no server resumes it, the next connection takes a new
+ * one, as ZooKeeper's clients do. */
+static int may_expire(const struct tb_client *c)
+{
+    return c->session_id != 0 && c->seen_rw && c->timeout > 0 &&
+           c->phase != PH_OPEN && c->phase != PH_DEAD;
+}
+
 void tb__timers(struct tb_client *c, int64_t now)
 {
     /* 64 bits: a server may grant up to INT32_MAX ms, whose 2T/3 would
@@ -503,8 +513,7 @@ void tb__timers(struct tb_client *c, int64_t now)
     default:
         break;
     }
-    if (c->session_id != 0 && c->timeout > 0 && c->phase != PH_OPEN &&
-        c->phase != PH_DEAD && now - c->last_heard >= c->timeout) {
+    if (may_expire(c) && now - c->last_heard >= c->timeout) {
         tb__log(c, TB_LOG_WARN, "no server heard from for %d ms: expired",
                 c->timeout);
         tb__terminate(c, TB_SESSION_EXPIRED, TB_ESESSIONEXPIRED);
@@ -588,8 +597,7 @@ void tb__interest(struct tb_client *c, struct tb_interest *in)
     }
     if (c->closing && !c->closed)
         d = min_deadline(d, c->close_deadline);
-    if (c->session_id != 0 && c->timeout > 0 && c->phase != PH_OPEN &&
-        c->phase != PH_DEAD)
+    if (may_expire(c))
         d = min_deadline(d, c->last_heard + c->timeout);
     if (!tb_queue_empty(&c->doneq) || tb__tls_pending(c))
         d = now;

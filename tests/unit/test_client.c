@@ -740,6 +740,59 @@ static void test_readonly_session_not_carried(void **state)
     close_replied(c);
 }
 
+/* Nor is a read-only server's session expired by the handle when no
+ * server is heard from for its timeout: no server would resume it, and
+ * the next connection takes a new one (as ZooKeeper's clients do).  Its
+ * watches go on, set again there (they all ended with an expiry, and the
+ * handle stayed expired until tb_client_new_session). */
+static void test_readonly_session_not_expired(void **state)
+{
+    struct tb_options o = {0};
+    struct tb_connect_req rq;
+    struct tb_client *c;
+    struct rec e = {0}, w = {0};
+    uint8_t buf[512];
+    struct tb_rd body;
+    int i;
+
+    (void)state;
+    o.hosts = "h:1";
+    o.session_timeout_ms = 6000;
+    o.readonly_allowed = 1;
+    assert_int_equal(tb_client_init(&c, &o), 0);
+    c->now = clock_fn;
+    c->connect_hook = hook;
+    pump(c);
+    srv_accept(0x55, 6000, 1, &rq);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
+    assert_int_equal(tb_exists(c, "/a", rec_watch, &w, rec_stat, &e), 0);
+    pump(c);
+    srv_reply(srv_request(buf, sizeof buf, &body).xid, 3, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(e.rc, TB_ENONODE);
+    refuse = 1; /* no server for longer than the timeout */
+    close(server_fd);
+    server_fd = -1;
+    for (i = 0; i < 20; i++) {
+        fake_now += 600;
+        pump(c);
+    }
+    assert_int_not_equal(tb_client_state(c), TB_SESSION_EXPIRED);
+    assert_int_equal(w.events, 0);
+    refuse = 0;
+    fake_now += 2000;
+    pump(c);
+    srv_accept(0x66, 6000, 0, &rq); /* one with quorum: a new session */
+    assert_int_equal(rq.session_id, 0);
+    pump(c);
+    assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
+    assert_int_equal(srv_request(buf, sizeof buf, &body).type,
+                     TB_OP_SETWATCHES);
+    assert_int_equal(w.events, 0);
+    close_replied(c);
+}
+
 /* The same for a session started by tb_client_new_session after a
  * read-write server was seen in the first: the new session, first made on
  * a read-only server, is its own there, and the read-write server after
@@ -951,6 +1004,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_short_connections_back_off, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readonly_session_not_carried,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_session_not_expired,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_new_session_not_carried,
                                         setup, teardown),
