@@ -40,9 +40,10 @@ int main(int argc, char **argv)
     o.hosts = argc > 1 ? argv[1] : "127.0.0.1:2181";
     o.session_timeout_ms = 10000;
     o.state_cb = on_state;
-    if ((rc = tb_client_init(&c, &o)) != 0 || (rc = tb_client_start(c)) != 0)
+    if ((rc = tb_client_init(&c, &o)) != 0)
         goto fail;
-    if ((rc = tb_client_wait_connected(c, 10000)) != 0)
+    if ((rc = tb_client_start(c)) != 0 ||
+        (rc = tb_client_wait_connected(c, 10000)) != 0)
         goto fail_close;
 
     rc = tb_create_sync(c, "/example-", "hello", 5, NULL,

@@ -105,9 +105,10 @@ static int remove_watches(struct tb_client *c, struct req *r, int rc)
     int n;
 
     if (r->rm->quiet) {
-        /* rc != 0: the session ended first, and ends the watchers too */
-        if (rc == 0)
-            tb__watch_remove(c, p, r->rm);
+        /* rc != 0: the session ended first, and ends the watchers too.
+         * None left (the watch fired meanwhile): as the server says it. */
+        if (rc == 0 && tb__watch_remove(c, p, r->rm) == 0)
+            return TB_ENOWATCHER;
         return rc;
     }
     if (rc != 0 && rc != TB_ENOWATCHER && !r->rm->local)

@@ -698,6 +698,36 @@ static void test_local_remove_in_request_order(void **state)
     close_replied(c);
 }
 
+/* The same, the watch fired while the removal waited: there is nothing
+ * left to remove, and the removal says so (TB_ENOWATCHER, as one the
+ * server answers; it said 0, and W1 had no removal call). */
+static void test_local_remove_after_the_event(void **state)
+{
+    struct tb_client *c = connected("h:1", 0x42);
+    struct seen w1 = {0}, w2 = {0}, e = {0}, rm = {0};
+    int32_t x;
+
+    (void)state;
+    order_n = 0;
+    watch_data(c, "/a", seen_watch, &w1, 5);
+    watch_data(c, "/a", seen_watch, &w2, 6);
+    assert_int_equal(tb_exists(c, "/b", NULL, NULL, seen_stat, &e), 0);
+    pump(c);
+    x = next_request(TB_OP_EXISTS);
+    assert_int_equal(tb_remove_watches(c, "/a", TB_WATCHER_DATA, seen_watch,
+                                       &w1, 0, seen_void, &rm),
+                     0);
+    srv_event(TB_EVENT_DATA_CHANGED, "/a");
+    srv_reply(x, 7, TB_ENONODE, NULL);
+    pump(c);
+    assert_int_equal(w1.calls, 1);
+    assert_int_equal(w1.ev_type, TB_EVENT_DATA_CHANGED);
+    assert_int_equal(w2.calls, 1);
+    assert_int_equal(rm.calls, 1);
+    assert_int_equal(rm.rc, TB_ENOWATCHER);
+    close_replied(c);
+}
+
 /* Two removals in a row while a request is outstanding: the first is
  * local (W2 remains), the second finds no watcher left once the first
  * has had its turn, and tells the server. */
@@ -814,6 +844,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_local_remove_in_request_order,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_after_pending_local_remove,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_remove_after_the_event,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_watcher_set_again, setup,
                                         teardown),
