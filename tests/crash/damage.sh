@@ -207,7 +207,7 @@ refused empty-state "snapshot $state passed over: not of this format"
 # log without its snapshot.
 d=$(copy no-wal-meta); rm "$d/wal-meta"; refused no-wal-meta "holds files of a log but no wal-meta"
 d=$(copy no-segments); rm "$d"/wal-0*; refused no-segments "is missing"
-d=$(copy no-snapshot); rm "$d"/state-*; refused no-snapshot "the log's first entry is [0-9]*, but the newest snapshot holds entries up to 0"
+d=$(copy no-snapshot); rm "$d"/state-*; refused no-snapshot "the log starts at entry [0-9]*, but the newest snapshot holds entries up to 0"
 
 # The repair of a log of several segments, its newest cut short: the log
 # it leaves opens, and goes on opening after more writes.

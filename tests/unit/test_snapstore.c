@@ -378,6 +378,48 @@ static void test_installed_snapshot_voids_other_term(void **state)
     assert_int_equal(f->fsm.recs[kept].index, (int64_t)last + 3);
 }
 
+/* A snapshot installed past the log's end (as a leader sends one) voids
+ * the log: its reset record starts the log after it.  With that state
+ * file gone, the log does not open, and names the entries missing (it
+ * opened empty after the snapshot before, the server's state gone back
+ * to that one's, silently). */
+static void test_reset_of_a_missing_snapshot_refused(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    struct raft_io_snapshot_put put;
+    struct raft_snapshot *snap;
+    struct raft_io *io;
+    struct listing l;
+    struct wal *w;
+    char path[600];
+    int done = 0, i;
+
+    (void)write_and_snapshot(f, &c);
+    io = &f->l->io;
+    snap = get_snapshot(f);
+    snap->index = (raft_index)f->l->raft->last_stored + 10;
+    put.data = &done;
+    assert_int_equal(io->snapshot_put(io, 0, &put, snap, put_cb), 0);
+    assert_true(run_until(&f->loop, &done, 1));
+    assert_int_equal(done, 1);
+    /* The reset record written (a close cancels what is not: a crash
+     * before it, which the snapshot there makes good) */
+    w = io->impl;
+    for (i = 0; i < 1000 && (w->pending.len > 0 || w->inflight > 0); i++)
+        uv_run(&f->loop, UV_RUN_ONCE);
+    assert_true(w->pending.len == 0 && w->inflight == 0);
+    replog__wal_snapshot_free(&snap);
+    fx_close(f);
+    list_dir(f, &l);
+    assert_true(l.n_state >= 2);
+    state_file(f, l.latest, path, sizeof path);
+    assert_int_equal(unlink(path), 0);
+    f->loglen = 0;
+    assert_int_not_equal(fx_open(f, &c), 0);
+    assert_non_null(strstr(f->logbuf, "are missing"));
+}
+
 /* Linked with --wrap=tb_map_unshared: fails once the wal named here has
  * no snapshot being stored (inside put_done, after the store). */
 void *__real_tb_map_unshared(size_t len, int populated);
@@ -622,6 +664,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_installed_snapshot_voids_other_term, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reset_of_a_missing_snapshot_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_unwritable_stops, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failed_state_removed, setup,

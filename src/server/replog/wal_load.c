@@ -883,11 +883,14 @@ int replog__wal_load(struct wal *w, struct raft_snapshot *snap,
         list_truncate(&l, 0);
         w->exam.voided = 1;
     }
-    if (rv == 0 && l.n == 0)
+    /* An empty log starts after the snapshot; unless a record started it
+     * further on (an installed snapshot's reset), whose snapshot is gone:
+     * the entries up to it are missing as surely as if it held some. */
+    if (rv == 0 && l.n == 0 && l.first <= floor)
         l.first = floor;
     if (rv == 0 && l.first > floor) {
         rv = damage(w,
-                    "the log's first entry is %llu, but the newest snapshot "
+                    "the log starts at entry %llu, but the newest snapshot "
                     "holds entries up to %llu only: entries %llu..%llu are "
                     "missing",
                     (unsigned long long)l.first, (unsigned long long)floor - 1,
