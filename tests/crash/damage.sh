@@ -209,6 +209,21 @@ d=$(copy no-wal-meta); rm "$d/wal-meta"; refused no-wal-meta "holds files of a l
 d=$(copy no-segments); rm "$d"/wal-0*; refused no-segments "is missing"
 d=$(copy no-snapshot); rm "$d"/state-*; refused no-snapshot "the log starts at entry [0-9]*, but the newest snapshot holds entries up to 0"
 
+# The newest segment with records added to: refused; repaired, it is made
+# as long as its records say again (it was left as long, and every repair
+# was refused the same way), and every acknowledged write is served.
+d=$(copy added-to)
+head -c 4096 /dev/urandom >>"$(seg "$d" "$filled")"
+refused added-to "$(name "$filled") is [0-9]* bytes, but its records say it was made [0-9]* bytes long"
+if [ "$filled" = "$newest" ]; then
+    "${tumblerd[@]}" --repair-log --dataDir="$d" 2>"$dir/repair-added.log" ||
+        { echo "--repair-log of a segment added to failed:"; cat "$dir/repair-added.log"; exit 1; }
+    crash_start "$d"
+    "$writer" verify "127.0.0.1:$port" <"$dir/acked"
+    kill "$pid"; wait "$pid" || true; pid=""
+    echo "the newest segment added to: repaired, every acknowledged write served"
+fi
+
 # The repair of a log of several segments, its newest cut short: the log
 # it leaves opens, and goes on opening after more writes.
 d=$(copy repaired-segments)

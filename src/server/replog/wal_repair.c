@@ -167,10 +167,12 @@ int replog__wal_repair(struct wal *w)
                  "repair: sync %s: %s (nothing cut)", w->backup, strerror(rv));
         return RAFT_IOERR;
     }
+    /* The segment kept last is made as long as its records say again:
+     * grown back if cut short, cut back if added to. */
     if (keep != 0) {
         replog__wal_path(w, keep, path, sizeof path);
         size = stat(path, &st) == 0 ? st.st_size : 0;
-        if ((uint64_t)size < x->end_made)
+        if (x->end_made != 0)
             size = (off_t)x->end_made;
         if ((rv = replog__wal_zero(w, keep, x->end_off, size, 1, "repair")) !=
             0)
