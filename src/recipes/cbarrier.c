@@ -215,8 +215,12 @@ static void on_remaining(struct tb_client *c, int rc,
         else
             n++;
     }
+    /* K passed is not the current one, whatever is above it by now: K+1,
+     * made with its "end", may even be gone already (its parties passed
+     * it while we were slow to leave K); K broken is, until a reset. */
     if (rc == 0 && n == 0 &&
-        rcp_cb_clean_gen(c, b->path, b->gen, b->gen + 1, on_cleaned, b) == 0) {
+        rcp_cb_clean_gen(c, b->path, b->gen, b->result == 0 ? -1 : b->gen + 1,
+                         on_cleaned, b) == 0) {
         pthread_mutex_unlock(&b->mu);
         return;
     }
@@ -571,11 +575,12 @@ static void on_gens(struct tb_client *c, int rc, const struct tb_strings *v,
             free(g);
         } else {
             /* Generations below the current one whose last party died
-             * before it could clean up: nobody waits for this. */
+             * before it could clean up, or made late: nobody waits for
+             * this. */
             for (i = 0; i < v->count; i++) {
                 int64_t k = rcp_cb_gen(v->v[i]);
                 if (k >= 0 && k < b->gen) /* b->gen is there: listed */
-                    rcp_cb_clean_gen(c, b->path, k, b->gen, NULL, NULL);
+                    rcp_cb_clean_below(c, b->path, k, b->gen);
             }
             rc = join(b);
         }

@@ -127,13 +127,14 @@ char *rcp_cb_gen_path(const char *path, int64_t k)
 int rcp_cb_clean_gen(struct tb_client *c, const char *path, int64_t k,
                      int64_t later, tb_multi_cb done, void *data)
 {
-    char *g = rcp_cb_gen_path(path, k), *next = rcp_cb_gen_path(path, later);
+    char *g = rcp_cb_gen_path(path, k);
+    char *next = later >= 0 ? rcp_cb_gen_path(path, later) : NULL;
     char *end = g != NULL ? rcp_join(g, END) : NULL;
     struct tb_multi *ops = tb_multi_new();
     int rv = TB_ENOMEM;
 
-    if (g != NULL && next != NULL && end != NULL && ops != NULL &&
-        tb_multi_check(ops, next, -1) == 0 &&
+    if (g != NULL && (later < 0 || next != NULL) && end != NULL &&
+        ops != NULL && (later < 0 || tb_multi_check(ops, next, -1) == 0) &&
         tb_multi_delete(ops, end, -1) == 0 && tb_multi_delete(ops, g, -1) == 0)
         rv = tb_multi_exec(c, ops, done, data);
     tb_multi_free(ops);
@@ -141,6 +142,17 @@ int rcp_cb_clean_gen(struct tb_client *c, const char *path, int64_t k,
     free(next);
     free(g);
     return rv;
+}
+
+void rcp_cb_clean_below(struct tb_client *c, const char *path, int64_t k,
+                        int64_t later)
+{
+    char *g = rcp_cb_gen_path(path, k);
+
+    (void)rcp_cb_clean_gen(c, path, k, later, NULL, NULL);
+    if (g != NULL) /* not empty (decided, its multi failed): refused */
+        (void)tb_delete(c, g, -1, NULL, NULL);
+    free(g);
 }
 
 /* ---- reset ---- */

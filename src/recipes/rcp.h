@@ -255,10 +255,17 @@ void rcp_cb_place(const struct tb_strings *v, const char *mine, int64_t *below,
                   const char **pred);
 /* Removes generation k's "end" and node if it is decided, has no party
  * left and is not the current one (a multi checking that generation
- * `later`, above k, exists: not always k+1, which may be gone already);
+ * `later`, above k, exists: not always k+1, which may be gone already;
+ * `later` < 0: no check, k passed, so k+1 was made with its "end");
  * `done` (NULL: nobody waits) gets the multi's answer. */
 int rcp_cb_clean_gen(struct tb_client *c, const char *path, int64_t k,
                      int64_t later, tb_multi_cb done, void *data);
+/* Removes generation k, below the current one `later`, whoever left it:
+ * decided (rcp_cb_clean_gen), or empty (a new barrier's arrival that
+ * found no generation made the first late, once the others had passed
+ * it and removed it).  Nobody waits for it. */
+void rcp_cb_clean_below(struct tb_client *c, const char *path, int64_t k,
+                        int64_t later);
 /* tb_cbarrier_reset and tb_cbarrier_waiting_sync of the barrier at PATH. */
 int rcp_cb_reset(struct tb_client *c, const char *path, tb_done_cb cb,
                  void *data);

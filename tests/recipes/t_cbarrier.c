@@ -146,12 +146,17 @@ static void more_than_parties(struct tb_client *c1)
 static void stale_generation(struct tb_client *c1)
 {
     struct tb_cbarrier *b;
+    int rc, tries = 0;
 
     rt_rmr(c1, CB);
-    tb_create_sync(c1, "/rt", NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0, NULL);
-    CHECK_RC(
-        tb_create_sync(c1, CB, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0, NULL),
-        0);
+    /* /rt, a container emptied by the removal, may be reaped meanwhile */
+    do {
+        tb_create_sync(c1, "/rt", NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+                       NULL);
+        rc = tb_create_sync(c1, CB, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
+                            NULL);
+    } while (rc == TB_ENONODE && ++tries < 10);
+    CHECK_RC(rc, 0);
     CHECK_RC(tb_create_sync(c1, GEN0, NULL, 0, NULL, TB_PERSISTENT, 0, NULL, 0,
                             NULL),
              0);

@@ -327,6 +327,43 @@ static void test_late_party_lost_delete_goes_on(void **state)
     assert_int_not_equal(d.rc, 0);
 }
 
+/* An arrival finds generation 0 below the current one, empty: made late
+ * by a party of a new barrier that found no generation (the others had
+ * passed it and removed it meanwhile), with no "end" for the removal of
+ * a decided one.  It is removed all the same (it stayed for good), and
+ * the arrival joins generation 1. */
+static void test_empty_generation_below_removed(void **state)
+{
+    static const char *const gens[] = {"gen-0000000000", "gen-0000000001",
+                                       NULL};
+    struct tb_client *c = rs_open_client(0);
+    struct tb_cbarrier *b;
+    struct rs_done d = {0};
+    struct tb_create_req cr;
+    struct tb_rd body;
+    struct tb_wbuf w;
+
+    (void)state;
+    assert_int_equal(tb_cbarrier_new(&b, c, "/cb", 2), 0);
+    assert_int_equal(tb_cbarrier_await(b, -1, rs_done_cb, &d), 0);
+    pump(c);
+    rs_reply_names(rs_expect_at(TB_OP_GETCHILDREN, "/cb"), gens, 0, 0);
+    pump(c);
+    tb_wbuf_init(&w); /* the decided one's removal: no "end" there */
+    tb_multi_failure_encode(&w, 3, 1, TB_ENONODE);
+    srv_reply(rs_expect(TB_OP_MULTI, NULL), 300, 0, &w);
+    tb_wbuf_free(&w);
+    srv_reply(rs_expect_at(TB_OP_DELETE, GEN), 301, 0, NULL);
+    (void)rs_expect(TB_OP_CREATE2, &body);
+    assert_int_equal(tb_create_req_decode(&body, &cr), 0);
+    assert_true(cr.path.len > strlen(NEXT "/party-") &&
+                memcmp(cr.path.ptr, NEXT "/party-", strlen(NEXT "/party-")) ==
+                    0);
+    pump(c);
+    assert_int_equal(d.calls, 0);
+    close_all(c, b);
+}
+
 /* Parties 4: A-0 and B-1 are two handles of one client, we are 2.  That
  * client's session ends: both nodes go at once.  We watch B-1, the node
  * below ours: its deletion wakes us, the look shows a departure
@@ -381,6 +418,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lowest_two_die_together, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_late_party_lost_delete_goes_on,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_generation_below_removed,
                                         setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
