@@ -180,12 +180,15 @@ static void test_two_writes_in_flight(void **state)
 }
 
 /* An append made while both writes are on their way waits for one to end,
- * and says so: counted as queued, its wait summed until its submission. */
+ * and says so: counted as queued, its wait summed until its submission.
+ * Tries enough for a loaded machine under a sanitizer, where the first
+ * write often ends before the second turn (20 were once too few). */
+#define BOTH_TRIES 200
 static void test_append_waits_for_a_write(void **state)
 {
     struct fx *f = *state;
     struct replog_config c = base_config(f);
-    struct prop p[2 * 20 + 1];
+    struct prop p[2 * BOTH_TRIES + 1];
     struct replog_stats s0, s1;
     struct wal *w;
     uint64_t t0;
@@ -198,8 +201,9 @@ static void test_append_waits_for_a_write(void **state)
     /* Two turns submit a write each, unless the first is done before the
      * second turn (a loaded machine): then again. */
     while (w->inflight < WAL_INFLIGHT) {
-        if (n == 2 * 20)
-            fail_msg("no two writes on their way at once in 20 tries");
+        if (n == 2 * BOTH_TRIES)
+            fail_msg("no two writes on their way at once in %d tries",
+                     BOTH_TRIES);
         wait_props(f, p, (size_t)n);
         propose_seq(f, &p[n], (uint64_t)n + 1, 100);
         n++;
