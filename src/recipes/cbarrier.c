@@ -36,10 +36,11 @@
  *   look at K while open corrects the number for twins below it (see
  *   a lost connection).
  * - The last party out of a decided generation deletes "end" and the
- *   generation's node, in a multi that checks that K+1 exists (a broken
- *   generation stays, it is the barrier's state, until a reset).  A party
- *   that died leaves that cleanup to the next arrival, which removes
- *   every empty generation below the current one.
+ *   generation's node in one multi, which for a broken one checks that
+ *   K+1 exists (a broken generation stays, it is the barrier's state,
+ *   until a reset).  A party that died leaves that cleanup to the next
+ *   arrival, which removes every generation below the current one that
+ *   has no party left, decided or made late and empty.
  * - A lost connection: a read is made again; a create whose reply was
  *   lost is looked for by the uuid in its name, after a sync (the server
  *   we came back to may not have applied it yet: a second create would
