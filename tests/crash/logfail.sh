@@ -6,7 +6,8 @@
 # immutable (chattr +i; the file system must support it, as ext4 and xfs
 # do), so that the log's next segment cannot be made while 64 KiB creates
 # fill the current ones.  Then a log write that fails (EIO, injected by
-# strace): the same stop, from the write's end, and the same recovery; a
+# strace): the same stop, from the write's end, and the same recovery.  A
+# follower whose new term cannot be written (ENOSPC): the same stop.  A
 # file-size limit below a segment, which a new log's first segment cannot
 # be made under; a data directory that is a file; or a port in use: an
 # error at start-up, the last before the data directory is made.
@@ -16,10 +17,10 @@ tumblerd=("$1") writer=$2
 plain=("$1")
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tumbler-logfail.XXXXXX")
 source "$(dirname "$0")/lib.sh"
-pid="" holder=""
+pid="" holder="" pids=("" "" "" "")
 cleanup() {
     local rc=$?
-    crash_kill $pid $holder
+    crash_kill $pid $holder "${pids[@]:1}"
     pkill -9 -f -- "--dataDir=$dir/" 2>/dev/null || true # one strace left
     chattr -i "$dir/data" 2>/dev/null || true
     rm -rf "$dir"
@@ -27,8 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# expect_exit STATUS: the server started last stops by itself within 30 s,
-# with STATUS.
+# expect_exit STATUS [LOG]: the server started last stops by itself within
+# 30 s, with STATUS (else LOG, $dir/server.log by default, is shown).
 expect_exit() {
     local status=0
     for _ in $(seq 300); do
@@ -38,7 +39,7 @@ expect_exit() {
     kill -0 "$pid" 2>/dev/null && { echo "tumblerd is still running:"; cat "$dir/server.log"; exit 1; }
     wait "$pid" || status=$?
     pid=""
-    [ "$status" = "$1" ] || { echo "tumblerd ended with $status, not $1:"; cat "$dir/server.log"; exit 1; }
+    [ "$status" = "$1" ] || { echo "tumblerd ended with $status, not $1:"; cat "${2:-$dir/server.log}"; exit 1; }
 }
 
 port=$(free_port)
@@ -85,6 +86,46 @@ echo "stopped after $(grep -c . "$dir/acked4" || true) acknowledged creates"
 crash_start "$dir/eio"
 "$writer" verify "127.0.0.1:$port" <"$dir/acked4"
 kill "$pid"; wait "$pid" || true; pid=""
+
+# A member whose term cannot be written: strace, attached to a follower,
+# fails its writes of wal-meta with ENOSPC, and the leader is killed.  The
+# follower's next term (its own election, or a vote asked of it) cannot be
+# kept: it stops with 74 and says why (libraft, left to handle the failure,
+# crashed), and the ensemble, restarted, has every acknowledged write.
+crash_ens_init
+for i in 1 2 3; do member_start "$i"; done
+lead=$(ens_leader)
+f=$((lead % 3 + 1))
+"$writer" write "$hosts" /term 20 >"$dir/acked5" 2>"$dir/writer5.err"
+[ "$(grep -c . "$dir/acked5")" = 20 ] || { echo "the ensemble's writes failed"; cat "$dir/writer5.err"; exit 1; }
+strace -f -qq -o /dev/null -p "${pids[$f]}" -P "$dir/d$f/wal-meta.tmp" \
+    -e trace=write -e inject=write:error=ENOSPC &
+holder=$!
+# Attached once every thread has a tracer.
+for _ in $(seq 100); do
+    ! grep -q "TracerPid:[[:space:]]*0$" /proc/"${pids[$f]}"/task/*/status && break
+    sleep 0.1
+done
+crash_kill "${pids[$lead]}"
+pid=${pids[$f]} pids[$f]="" pids[$lead]=""
+expect_exit 74 "$dir/s$f.log"
+wait "$holder" 2>/dev/null || true
+holder=""
+grep -q "wal-meta: No space left on device; stopping (exit 74)" "$dir/s$f.log" ||
+    { echo "no line saying the term could not be written:"; cat "$dir/s$f.log"; exit 1; }
+grep "stopping" "$dir/s$f.log"
+member_start "$lead"
+member_start "$f"
+lead=$(ens_leader)
+for i in 1 2 3; do
+    for _ in $(seq 100); do
+        [ "$(member_zxid "$i")" = "$(member_zxid "$lead")" ] && break
+        sleep 0.1
+    done
+    "$writer" verify "127.0.0.1:${cport[$i]}" <"$dir/acked5"
+done
+crash_kill "${pids[@]:1}"
+pids=("" "" "" "")
 
 # expect_end STATUS LINE CMD...: CMD (tumblerd, ending by itself within
 # 20 s) ends with STATUS and says LINE on stderr.

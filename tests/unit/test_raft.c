@@ -189,6 +189,31 @@ static void test_open_creates_dir_and_leads(void **state)
     assert_null(strstr(strstr(f->logbuf, "bootstrapped") + 1, "bootstrapped"));
 }
 
+/* A raft gone unavailable (as after an error it cannot undo) stops the
+ * server within a tick, with the log's exit status; in a child, which it
+ * ends. */
+static void test_unavailable_raft_stops(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = base_config(f);
+    pid_t pid;
+    int status;
+
+    assert_int_equal(fx_open(f, &c), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        f->l->raft->state = RAFT_UNAVAILABLE;
+        run_for(f, 5000);
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), REPLOG_EXIT_LOG_FAILED);
+    /* The parent's own is untouched. */
+    assert_true(replog_is_leader(f->l));
+}
+
 static void test_open_rejects_bad_config(void **state)
 {
     struct fx *f = *state;
@@ -651,6 +676,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_g4_apply_cannot_fail, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_dir_and_leads, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unavailable_raft_stops, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_open_rejects_bad_config, setup,
                                         teardown),

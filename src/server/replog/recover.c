@@ -185,7 +185,7 @@ int replog__recover_io(struct wal *w, const struct raft_configuration *c)
             term = r->others[i].term;
     term++;
     if ((rv = replog__wal_term_adopt(w)) != 0 ||
-        (rv = replog__wal_set_term(w->io, term)) != 0)
+        (rv = replog__wal_save_term(w, term, 0)) != 0)
         return rv;
     if ((rv = append_conf(w, c, term)) != 0)
         return rv;

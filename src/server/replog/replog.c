@@ -358,6 +358,13 @@ static void tick_cb(uv_timer_t *t)
 {
     struct replog *l = t->data;
 
+    /* raft goes unavailable after an error of its own it cannot undo (out
+     * of memory handling a message, a write of its term that failed), and
+     * stays so: up, serving no one, voting for no one.  Stopped instead, a
+     * restart recovers it. */
+    if (!l->closing && raft_state(l->raft) == RAFT_UNAVAILABLE)
+        replog__fail_stop(l, "raft stopped after an error of its own: %s",
+                          raft_errmsg(l->raft));
     if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
         replog__disk_refresh(l);
     replog__poll_leader(l);

@@ -422,6 +422,10 @@ int replog__wal_term_read_uv(struct wal *w);
 /* Once the log is found whole: the term and vote read from raft_uv's
  * files written into wal-meta, then those files removed. */
 int replog__wal_term_adopt(struct wal *w);
+/* The term and vote written, synced: 0 or RAFT_IOERR with the io's
+ * errmsg. */
+int replog__wal_save_term(struct wal *w, raft_term term, raft_id vote);
+/* raft's set_term and set_vote: the server stops if they fail. */
 int replog__wal_set_term(struct raft_io *io, raft_term term);
 int replog__wal_set_vote(struct raft_io *io, raft_id id);
 

@@ -133,26 +133,42 @@ int replog__wal_term_adopt(struct wal *w)
     return 0;
 }
 
-int replog__wal_set_term(struct raft_io *io, raft_term term)
+int replog__wal_save_term(struct wal *w, raft_term term, raft_id vote)
 {
-    struct wal *w = io->impl;
-    int err = replog__wal_meta_set_term(w, term, 0);
+    int err = replog__wal_meta_set_term(w, term, vote);
 
     if (err == 0)
         return 0;
-    snprintf(io->errmsg, sizeof io->errmsg, "write %s/%s: %s", w->dir,
+    snprintf(w->io->errmsg, sizeof w->io->errmsg, "write %s/%s: %s", w->dir,
              WAL_META_NAME, strerror(err));
     return RAFT_IOERR;
+}
+
+/* raft's own changes.  One that cannot be written stops the server, as a
+ * log write that fails does: libraft 0.15 does not survive the failure.
+ * At an election's start it leaves its state half changed, and the
+ * conversion to unavailable that follows frees a pointer it never
+ * allocated (the server crashed); anywhere else it goes unavailable, a
+ * member still up that serves no one and votes for no one. */
+static int save_or_stop(struct raft_io *io, raft_term term, raft_id vote)
+{
+    struct wal *w = io->impl;
+
+    if (replog__wal_save_term(w, term, vote) != 0)
+        replog__fail_stop(w->l, "term %llu and vote %llu: %s",
+                          (unsigned long long)term, (unsigned long long)vote,
+                          io->errmsg);
+    return 0;
+}
+
+int replog__wal_set_term(struct raft_io *io, raft_term term)
+{
+    return save_or_stop(io, term, 0);
 }
 
 int replog__wal_set_vote(struct raft_io *io, raft_id id)
 {
     struct wal *w = io->impl;
-    int err = replog__wal_meta_set_term(w, w->meta.term, id);
 
-    if (err == 0)
-        return 0;
-    snprintf(io->errmsg, sizeof io->errmsg, "write %s/%s: %s", w->dir,
-             WAL_META_NAME, strerror(err));
-    return RAFT_IOERR;
+    return save_or_stop(io, w->meta.term, id);
 }
