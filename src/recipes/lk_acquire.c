@@ -77,6 +77,10 @@ static void rcp_lk_finish(struct tb_mutex *m, int rc, struct rcp_out *o)
     o->adata = m->adata;
     o->arc = rc;
     o->atoken = rc == 0 ? m->token : 0;
+    if (rc == 0 && o->acb != NULL) {
+        rcp_lk_ref(m);
+        o->granted = m;
+    }
     m->acb = NULL;
     m->adata = NULL;
     if (rc != 0) {

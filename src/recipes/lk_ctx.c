@@ -88,6 +88,22 @@ void rcp_ctx_leave(struct rcp_ctx *x, struct rcp_out *o)
     rcp_lk_unref(m);
 }
 
+/* A grant is told once the engine's mutex is released, and the handle
+ * may be freed in between (from another thread): the hold then went with
+ * it, and the callback is told TB_ECANCELED, as when the free comes
+ * first, never 0 with the token of a lock it no longer holds. */
+static void confirm_grant(struct rcp_out *o)
+{
+    struct tb_mutex *m = o->granted;
+
+    pthread_mutex_lock(m->mu);
+    if (m->holds == 0 || m->token != o->atoken) {
+        o->arc = TB_ECANCELED;
+        o->atoken = 0;
+    }
+    pthread_mutex_unlock(m->mu);
+}
+
 void rcp_out_fire(struct rcp_out *o)
 {
     int i;
@@ -95,8 +111,12 @@ void rcp_out_fire(struct rcp_out *o)
     for (i = 0; i < o->nstates; i++)
         if (o->scb != NULL)
             o->scb(o->states[i], o->stoken, o->sdata);
+    if (o->granted != NULL)
+        confirm_grant(o);
     if (o->acb != NULL)
         o->acb(o->arc, o->atoken, o->adata);
+    if (o->granted != NULL)
+        rcp_lk_unref(o->granted);
     if (o->dcb != NULL)
         o->dcb(o->drc, o->ddata);
     if (o->session_cb != NULL)

@@ -320,6 +320,7 @@ struct rcp_out {
     void (*session_cb)(void *data);
     void *session_data;
     struct tb_mutex *ld_lost; /* a grant lost in its lock delay (a ref) */
+    struct tb_mutex *granted; /* acb's, if arc is 0 (a ref) */
 };
 
 struct tb_mutex {

@@ -633,7 +633,9 @@ void tb_semaphore_free(struct tb_semaphore *s)
         pthread_mutex_lock(&s->mu);
         TB_QUEUE_FOREACH (q, &s->all) {
             struct tb_lease *x = TB_CONTAINER_OF(q, struct tb_lease, q);
-            if (x->phase == L_HELD && x->reporting)
+            /* One reporting is left to its report, which returns it:
+             * marked, it is the report's (returned once, not twice). */
+            if (x->phase == L_HELD && (x->reporting || x->orphaned))
                 x->orphaned = 1;
             else if (x->phase == L_HELD) {
                 l = x;
