@@ -152,7 +152,8 @@ struct tb_lock_options {
      * the grant waits this long (Chubby's lock-delay); a clean release
      * hands over at once.  Meanwhile the acquisition is pending (state
      * ACQUIRING, no token, no hold to release, no state callback); a loss
-     * then fails it with TB_ELOCKLOST.  0: none.  See docs/recipes.md. */
+     * then fails it with TB_ELOCKLOST; a hold suspended meanwhile is told
+     * TB_LOCK_SUSPENDED after the grant.  0: none.  See docs/recipes.md. */
     int lock_delay_ms;
 };
 
@@ -178,9 +179,11 @@ struct tb_mutex;
 TB_API int tb_mutex_new(struct tb_mutex **out, struct tb_client *c,
                         const char *path, const struct tb_lock_options *o);
 /* Gives the lock up if held and cancels a pending acquisition (its
- * callback fires with TB_ECANCELED); node removal finishes in the
- * background.  Free every handle before closing its client.  Handles of a
- * read-write lock are freed with it, not with this. */
+ * callback fires with TB_ECANCELED, also for a grant not yet told; a
+ * callback already running, on another thread, may still see 0: the free
+ * then gave that hold up); node removal finishes in the background.  Free
+ * every handle before closing its client.  Handles of a read-write lock
+ * are freed with it, not with this. */
 TB_API void tb_mutex_free(struct tb_mutex *m);
 
 /* Acquires (see Timeouts above).  Reentrant: if the handle holds the lock,

@@ -122,6 +122,7 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
 {
     struct rcp_ld *ld = data;
     struct tb_mutex *m = ld->m;
+    struct rcp_out o = {0};
 
     (void)st;
     (void)c;
@@ -143,8 +144,15 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
         return;
     }
     m->ld = NULL;
+    /* Granted while the hold waits to look at its node again (the
+     * connection came back during the delay, when no state was told):
+     * the caller is told so after the grant, and HELD or LOST follows, as
+     * for a hold suspended after its grant. */
+    if (m->lstate == TB_LOCK_SUSPENDED)
+        rcp_lk_tell_state(m, &o);
     pthread_mutex_unlock(m->mu);
     ld_end(ld, 0);
+    rcp_out_fire(&o);
 }
 
 /* Writes our record, then reports the grant (lock held, if still held:

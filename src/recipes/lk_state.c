@@ -45,8 +45,13 @@ void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o)
         }
         return;
     }
+    rcp_lk_tell_state(m, o);
+}
+
+void rcp_lk_tell_state(struct tb_mutex *m, struct rcp_out *o)
+{
     if (o->nstates < (int)(sizeof o->states / sizeof o->states[0]))
-        o->states[o->nstates++] = s;
+        o->states[o->nstates++] = m->lstate;
     o->scb = m->scb;
     o->sdata = m->sdata;
     o->stoken = m->token;

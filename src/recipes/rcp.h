@@ -437,6 +437,8 @@ int rcp_lk_watch_own(struct tb_mutex *m);
 
 /* lk_state.c: what a holder is told */
 void rcp_lk_set_lstate(struct tb_mutex *m, int s, struct rcp_out *o);
+/* The holder told the handle's state as it is (lock held). */
+void rcp_lk_tell_state(struct tb_mutex *m, struct rcp_out *o);
 /* 1 if it holds and has not learnt that the lock is lost. */
 int rcp_lk_holding(const struct tb_mutex *m);
 int rcp_lk_state(struct tb_mutex *m);

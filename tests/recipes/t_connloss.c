@@ -14,6 +14,7 @@
 
 #define OP_DELETE      2
 #define OP_GETCHILDREN 8
+#define OP_SYNC        9
 #define OP_CREATE2     15
 #define PATH           "/rt/connloss/lock"
 
@@ -244,6 +245,65 @@ static void case_suspended(void)
     printf("release while disconnected: node deleted after reconnect\n");
 }
 
+/* The states a holder was told, once there are `n` (10 s at most). */
+static int states_wait(struct states *s, int n)
+{
+    int64_t end = rt_now_ms() + 10000;
+    int got;
+
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        got = s->n;
+        pthread_mutex_unlock(&s->mu);
+        if (got >= n || rt_now_ms() >= end)
+            return got;
+        rt_sleep_ms(10);
+    }
+}
+
+/* A lock-delay grant whose connection broke during the delay: the delay's
+ * end is told, its record written, on the new connection before the hold
+ * has looked at its node again (the look's sync held by the proxy).  The
+ * caller is told the grant, then SUSPENDED, then HELD once the look is
+ * done, never a hold it takes for HELD while it is not yet known to be. */
+static void case_delay_suspended(void)
+{
+    struct states s = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+    struct tb_lock_options d = {.lock_delay_ms = 1000};
+    struct tb_lock_options o = {
+        .lock_delay_ms = 1000, .state_cb = on_state, .data = &s};
+    struct tb_mutex *dead, *m;
+    struct rt_acq a;
+    char node[512];
+    int64_t t;
+
+    CHECK_RC(tb_mutex_new(&dead, k.direct, PATH "-ld", &d), 0);
+    CHECK_RC(tb_mutex_new(&m, k.proxied, PATH "-ld", &o), 0);
+    CHECK_RC(tb_mutex_lock_sync(dead, 5000, &t), 0);
+    rt_acq_init(&a);
+    CHECK_RC(tb_mutex_lock(m, -1, rt_acq_cb, &a), 0);
+    CHECK(rt_wait_nchildren(k.direct, PATH "-ld", 2, 5000) == 2);
+    CHECK_RC(tb_mutex_node(dead, node, sizeof node), 0);
+    CHECK_RC(tb_delete_sync(k.direct, node, -1), 0); /* died, unreleased */
+    rt_sleep_ms(300); /* granted, the record read: in the delay */
+    CHECK(!rt_acq_done(&a));
+    rt_proxy_hold_on(k.px, OP_SYNC, 0);
+    rt_proxy_cut_all(k.px, 1200); /* back after the delay's end */
+    CHECK(rt_proxy_wait_held(k.px, 10000));
+    CHECK_RC(rt_acq_wait(&a, 5000), 0);
+    CHECK(states_wait(&s, 1) == 1 && s.v[0] == TB_LOCK_SUSPENDED);
+    CHECK_RC(tb_mutex_state(m), TB_LOCK_SUSPENDED);
+    rt_proxy_release(k.px);
+    CHECK(states_wait(&s, 2) == 2 && s.v[1] == TB_LOCK_HELD);
+    CHECK(tb_mutex_token(m) == a.token);
+    CHECK_RC(tb_mutex_unlock_sync(m), 0);
+    CHECK_RC(tb_mutex_unlock_sync(dead), TB_ELOCKLOST);
+    tb_mutex_free(m);
+    tb_mutex_free(dead);
+    printf("lock-delay grant told on a connection not yet looked at: "
+           "the grant, SUSPENDED, then HELD\n");
+}
+
 int t_connloss(int argc, char **argv)
 {
     CHECK(argc >= 1);
@@ -267,6 +327,7 @@ int t_connloss(int argc, char **argv)
     case_nonfair(0);
     case_nonfair_release_lost();
     case_suspended();
+    case_delay_suspended();
     rt_cut_close(&k);
     printf("connloss: ok\n");
     return 0;
