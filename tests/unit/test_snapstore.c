@@ -470,6 +470,67 @@ static void test_reset_unwritable_stops(void **state)
     assert_int_equal(f->fsm.n, n);
 }
 
+enum { STOP_APPEND, STOP_TRUNCATE, STOP_INSTALL };
+
+/* In a child, which it ends: the log's `step` fails, with no buffer for
+ * its record or its store failed; the child's status. */
+static int step_failing(struct fx *f, int step)
+{
+    struct wal *w = f->l->io.impl;
+    struct raft_io_append req;
+    struct raft_io_snapshot_put put;
+    struct raft_entry e = {.term = f->l->raft->current_term,
+                           .type = RAFT_COMMAND};
+    uint8_t data[8] = {0};
+    int done = 0, status;
+    pid_t pid;
+
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        w->n_spare = 0;
+        w->pending.cap = w->pending.len; /* full: the record needs more */
+        fail_after_put = w;
+        req.data = &done;
+        e.buf.base = data;
+        e.buf.len = sizeof data;
+        if (step == STOP_APPEND) {
+            (void)w->io->append(w->io, &req, &e, 1, append_cb);
+        } else if (step == STOP_TRUNCATE) {
+            (void)w->io->truncate(w->io, f->l->raft->last_stored);
+        } else {
+            put.data = &done;
+            w->put_req = &put;
+            w->put_cb = put_cb;
+            w->put_index = (uint64_t)f->l->raft->last_stored + 10;
+            w->put_trailing = 0;
+            replog__wal_put_done(w, RAFT_IOERR);
+        }
+        _exit(0); /* went on */
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* An append or a truncation the log cannot take, or a leader's snapshot
+ * not stored, stops the server (exit 74) rather than be refused to
+ * libraft 0.15, which does not survive it (wal.c, wal_io.c); a restart
+ * has everything. */
+static void test_log_refusals_stop(void **state)
+{
+    struct fx *f = *state;
+    struct replog_config c = churn_config(f);
+    int n = write_and_snapshot(f, &c);
+
+    assert_int_equal(step_failing(f, STOP_APPEND), REPLOG_EXIT_LOG_FAILED);
+    assert_int_equal(step_failing(f, STOP_TRUNCATE), REPLOG_EXIT_LOG_FAILED);
+    assert_int_equal(step_failing(f, STOP_INSTALL), REPLOG_EXIT_LOG_FAILED);
+    fx_close(f);
+    assert_int_equal(fx_open(f, &c), 0);
+    assert_int_equal(f->fsm.n, n);
+}
+
 /* A state the disk has no room for (here: state-tmp leads to /dev/full)
  * is removed at once rather than left holding what space it took, the
  * failure is counted with the write's own error, and the next snapshot is
@@ -666,6 +727,8 @@ int main(void)
             test_installed_snapshot_voids_other_term, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_reset_of_a_missing_snapshot_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_refusals_stop, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_reset_unwritable_stops, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failed_state_removed, setup,

@@ -368,8 +368,10 @@ static int fsm_snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[],
     rv = l->snap_pid > 0 ? collect_child(l) : TB_EIO;
     if (rv == 0)
         return RAFT_BUSY;
+    /* Busy, not failed: a follower's raft goes unavailable on a failure
+     * (while handling a heartbeat).  The failure's backoff is recorded. */
     if (rv < 0 && serialize_in_loop(l) != 0)
-        return RAFT_NOMEM;
+        return RAFT_BUSY;
     if (l->snap_map != NULL) {
         state = l->snap_map;
         state_len = l->snap_map_len;

@@ -776,9 +776,15 @@ int replog__wal_append(struct raft_io *io, struct raft_io_append *req,
         return RAFT_IOERR;
     for (i = 0; i < n; i++)
         need += WAL_E_HDR + ((entries[i].buf.len + 7) & ~(size_t)7);
+    /* Never refused: libraft 0.15 does not survive an append it asked for
+     * failing at once.  A membership change then left its configuration
+     * freed but in use, and raft_assign a freed request as its change in
+     * progress; an apply's entries stayed in raft's log but not in ours,
+     * every later entry stored at the wrong index. */
     if ((rv = batch_reserve(w, b, need)) != 0 ||
         (rv = batch_ack(b, req, cb)) != 0)
-        return rv;
+        replog__fail_stop(w->l, "log append of %u entries: %s", n,
+                          raft_strerror(rv));
     w->appends++;
     w->queued += w->inflight >= WAL_INFLIGHT;
     w->pending_at_ns += uv_hrtime();
@@ -827,8 +833,13 @@ int replog__wal_mark(struct wal *w, uint32_t kind, uint64_t index)
 int replog__wal_truncate(struct raft_io *io, raft_index index)
 {
     struct wal *w = io->impl;
+    int rv;
 
     if (w->closing)
         return RAFT_IOERR;
-    return replog__wal_mark(w, WAL_TRUNCATE, index);
+    /* Never refused, as appends are not (above). */
+    if ((rv = replog__wal_mark(w, WAL_TRUNCATE, index)) != 0)
+        replog__fail_stop(w->l, "log truncation at %llu: %s",
+                          (unsigned long long)index, raft_strerror(rv));
+    return 0;
 }

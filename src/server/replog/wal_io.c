@@ -114,6 +114,14 @@ void replog__wal_put_done(struct wal *w, int status)
     w->put_req = NULL;
     if (status == 0)
         w->state_kept = w->put_index;
+    /* An installed snapshot (trailing 0) not stored: libraft 0.15 dropped
+     * its log for the snapshot before asking, and goes on with neither,
+     * applying nothing for ever.  A restart has the old log and state
+     * whole, and is sent the snapshot again. */
+    if (status != 0 && w->put_trailing == 0)
+        replog__fail_stop(w->l, "the leader's snapshot %llu not stored: %s",
+                          (unsigned long long)w->put_index,
+                          raft_strerror(status));
     replog__snapshot_stored(w->l, status);
     /* An installed snapshot (trailing 0) replaces the whole log, once it
      * is safely stored itself.  Without the record the next entries would
@@ -477,7 +485,11 @@ static int wal_send(struct raft_io *io, struct raft_io_send *req,
     UV_ERR(w, rv);
     if (rv == 0)
         replog__notice_sent(w->l, msg);
-    return rv;
+    /* A message not sent is one lost, as raft counts one it was told
+     * could not be: any other error in a reply it sends while handling a
+     * message (out of memory, a write refused at once) made libraft 0.15
+     * unavailable for good. */
+    return rv == 0 ? 0 : RAFT_NOCONNECTION;
 }
 
 static int wal_snapshot_get(struct raft_io *io,
