@@ -152,8 +152,9 @@ struct tb_lock_options {
      * the grant waits this long (Chubby's lock-delay); a clean release
      * hands over at once.  Meanwhile the acquisition is pending (state
      * ACQUIRING, no token, no hold to release, no state callback); a loss
-     * then fails it with TB_ELOCKLOST; a hold suspended meanwhile is told
-     * TB_LOCK_SUSPENDED after the grant.  0: none.  See docs/recipes.md. */
+     * then fails it with TB_ELOCKLOST; a hold suspended meanwhile and not
+     * yet looked at again is told TB_LOCK_SUSPENDED after the grant.  0:
+     * none.  See docs/recipes.md. */
     int lock_delay_ms;
 };
 

@@ -67,11 +67,37 @@ void rcp_ld_record_release(struct tb_mutex *m)
     tb_multi_free(ops);
 }
 
+/* 1 if the grant `ld` reports is still the handle's hold (lock held). */
+static int still_held(const struct rcp_ld *ld)
+{
+    return rcp_lk_holding(ld->m) && ld->m->token == ld->token;
+}
+
+/* A grant is the caller's once m->ld is cleared, and is told here.  The
+ * handle freed in between (from another thread) gave the hold up: told
+ * TB_ECANCELED, as lk_ctx.c's grants are.  Granted while the hold waits
+ * to look at its node again (the connection came back during the delay,
+ * when no state was told), and not given back by the callback, the
+ * caller is told so after it: HELD or LOST follows, as for a hold
+ * suspended after its grant. */
 static void ld_end(struct rcp_ld *ld, int rc)
 {
     struct tb_mutex *m = ld->m;
+    struct rcp_out o = {0};
 
+    if (rc == 0) {
+        pthread_mutex_lock(m->mu);
+        rc = still_held(ld) ? 0 : TB_ECANCELED;
+        pthread_mutex_unlock(m->mu);
+    }
     ld->cb(rc, rc == 0 ? ld->token : 0, ld->data);
+    if (rc == 0) {
+        pthread_mutex_lock(m->mu);
+        if (still_held(ld) && m->lstate == TB_LOCK_SUSPENDED)
+            rcp_lk_tell_state(m, &o);
+        pthread_mutex_unlock(m->mu);
+        rcp_out_fire(&o);
+    }
     rcp_lk_unref(m);
     free(ld);
 }
@@ -122,7 +148,6 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
 {
     struct rcp_ld *ld = data;
     struct tb_mutex *m = ld->m;
-    struct rcp_out o = {0};
 
     (void)st;
     (void)c;
@@ -144,15 +169,8 @@ static void on_marked(struct tb_client *c, int rc, const struct tb_stat *st,
         return;
     }
     m->ld = NULL;
-    /* Granted while the hold waits to look at its node again (the
-     * connection came back during the delay, when no state was told):
-     * the caller is told so after the grant, and HELD or LOST follows, as
-     * for a hold suspended after its grant. */
-    if (m->lstate == TB_LOCK_SUSPENDED)
-        rcp_lk_tell_state(m, &o);
     pthread_mutex_unlock(m->mu);
     ld_end(ld, 0);
-    rcp_out_fire(&o);
 }
 
 /* Writes our record, then reports the grant (lock held, if still held:

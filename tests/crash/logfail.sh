@@ -98,14 +98,19 @@ lead=$(ens_leader)
 f=$((lead % 3 + 1))
 "$writer" write "$hosts" /term 20 >"$dir/acked5" 2>"$dir/writer5.err"
 [ "$(grep -c . "$dir/acked5")" = 20 ] || { echo "the ensemble's writes failed"; cat "$dir/writer5.err"; exit 1; }
-strace -f -qq -o /dev/null -p "${pids[$f]}" -P "$dir/d$f/wal-meta.tmp" \
+# -P names the file as the kernel resolves its descriptors' paths.
+strace -f -qq -o /dev/null -p "${pids[$f]}" -P "$(realpath "$dir/d$f")/wal-meta.tmp" \
     -e trace=write -e inject=write:error=ENOSPC &
 holder=$!
 # Attached once every thread has a tracer.
+attached=""
 for _ in $(seq 100); do
-    ! grep -q "TracerPid:[[:space:]]*0$" /proc/"${pids[$f]}"/task/*/status && break
+    ! grep -q "TracerPid:[[:space:]]*0$" /proc/"${pids[$f]}"/task/*/status &&
+        { attached=1; break; }
+    kill -0 "$holder" 2>/dev/null || break
     sleep 0.1
 done
+[ -n "$attached" ] || { echo "strace could not attach to member $f (ptrace refused?)"; exit 1; }
 crash_kill "${pids[$lead]}"
 pid=${pids[$f]} pids[$f]="" pids[$lead]=""
 expect_exit 74 "$dir/s$f.log"

@@ -261,6 +261,23 @@ static int states_wait(struct states *s, int n)
     }
 }
 
+/* A lock-delay grant and the states its holder had been told then. */
+struct ld_grant {
+    struct rt_acq a;
+    struct states *s;
+    int told_before;
+};
+
+static void ld_granted(int rc, int64_t token, void *data)
+{
+    struct ld_grant *g = data;
+
+    pthread_mutex_lock(&g->s->mu);
+    g->told_before = g->s->n;
+    pthread_mutex_unlock(&g->s->mu);
+    rt_acq_set(&g->a, rc, token, NULL);
+}
+
 /* A lock-delay grant whose connection broke during the delay: the delay's
  * end is told, its record written, on the new connection before the hold
  * has looked at its node again (the look's sync held by the proxy).  The
@@ -269,33 +286,42 @@ static int states_wait(struct states *s, int n)
 static void case_delay_suspended(void)
 {
     struct states s = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
-    struct tb_lock_options d = {.lock_delay_ms = 1000};
+    struct tb_lock_options d = {.lock_delay_ms = 1500};
     struct tb_lock_options o = {
-        .lock_delay_ms = 1000, .state_cb = on_state, .data = &s};
+        .lock_delay_ms = 1500, .state_cb = on_state, .data = &s};
+    struct ld_grant g = {.s = &s};
+    struct tb_recipe_stats st;
     struct tb_mutex *dead, *m;
-    struct rt_acq a;
     char node[512];
-    int64_t t;
+    int64_t t, end;
 
     CHECK_RC(tb_mutex_new(&dead, k.direct, PATH "-ld", &d), 0);
     CHECK_RC(tb_mutex_new(&m, k.proxied, PATH "-ld", &o), 0);
     CHECK_RC(tb_mutex_lock_sync(dead, 5000, &t), 0);
-    rt_acq_init(&a);
-    CHECK_RC(tb_mutex_lock(m, -1, rt_acq_cb, &a), 0);
+    rt_acq_init(&g.a);
+    CHECK_RC(tb_mutex_lock(m, -1, ld_granted, &g), 0);
     CHECK(rt_wait_nchildren(k.direct, PATH "-ld", 2, 5000) == 2);
     CHECK_RC(tb_mutex_node(dead, node, sizeof node), 0);
     CHECK_RC(tb_delete_sync(k.direct, node, -1), 0); /* died, unreleased */
-    rt_sleep_ms(300); /* granted, the record read: in the delay */
-    CHECK(!rt_acq_done(&a));
+    /* Granted by the queue; then one read of the record, and the delay. */
+    end = rt_now_ms() + 5000;
+    do {
+        rt_sleep_ms(10);
+        tb_mutex_stats(m, &st);
+    } while (st.acquisitions == 0 && rt_now_ms() < end);
+    CHECK(st.acquisitions == 1);
+    rt_sleep_ms(200);
+    CHECK(!rt_acq_done(&g.a));
     rt_proxy_hold_on(k.px, OP_SYNC, 0);
-    rt_proxy_cut_all(k.px, 1200); /* back after the delay's end */
+    rt_proxy_cut_all(k.px, 1600); /* back after the delay's end */
     CHECK(rt_proxy_wait_held(k.px, 10000));
-    CHECK_RC(rt_acq_wait(&a, 5000), 0);
+    CHECK_RC(rt_acq_wait(&g.a, 5000), 0);
+    CHECK(g.told_before == 0);
     CHECK(states_wait(&s, 1) == 1 && s.v[0] == TB_LOCK_SUSPENDED);
     CHECK_RC(tb_mutex_state(m), TB_LOCK_SUSPENDED);
     rt_proxy_release(k.px);
     CHECK(states_wait(&s, 2) == 2 && s.v[1] == TB_LOCK_HELD);
-    CHECK(tb_mutex_token(m) == a.token);
+    CHECK(tb_mutex_token(m) == g.a.token);
     CHECK_RC(tb_mutex_unlock_sync(m), 0);
     CHECK_RC(tb_mutex_unlock_sync(dead), TB_ELOCKLOST);
     tb_mutex_free(m);

@@ -203,6 +203,7 @@ static void test_unavailable_raft_stops(void **state)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        (void)uv_loop_fork(&f->loop); /* its own epoll set */
         f->l->raft->state = RAFT_UNAVAILABLE;
         run_for(f, 5000);
         _exit(0);

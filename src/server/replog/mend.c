@@ -235,8 +235,8 @@ static int mend_append(struct raft_io *io, struct raft_io_append *req,
     struct mend_append *a = malloc(sizeof *a);
     int rv;
 
-    if (a == NULL)
-        return RAFT_NOMEM;
+    if (a == NULL) /* never refused: see replog__wal_append */
+        replog__fail_stop(l, "log append of %u entries: out of memory", n);
     a->raft_req = req;
     a->cb = cb;
     a->l = l;
