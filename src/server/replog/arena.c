@@ -25,7 +25,13 @@
  * Raft frees through its heap hooks, installed here once per process: a
  * pointer inside one of our chunks is counted down, one of our large
  * blocks unmapped, anything else goes to free().  The hooks can be called
- * from raft_uv's threadpool, hence the lock. */
+ * from raft_uv's threadpool, hence the lock.
+ *
+ * An allocation of raft's that fails stops the process (exit 74), as a
+ * log write that fails does: libraft 0.15 does not survive one.  Out of
+ * memory decoding a message it crashed on a NULL array; building a new
+ * leader's progress array, it freed a pointer it never allocated; growing
+ * its log in an apply, it kept entries our log never had. */
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -62,6 +68,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct tb_map chunks; /* chunk address -> chunk */
 static struct tb_map bigs;   /* large block -> its mapping */
 static struct chunk *current;
+static struct replog *stopper; /* whose process stops; atomic */
 
 static struct chunk *chunk_of(void *p)
 {
@@ -100,6 +107,16 @@ static void chunk_drop(struct chunk *c)
     munmap(c, CHUNK);
 }
 
+static void *big_alloc(size_t size);
+
+/* Zero-filled: see heap_malloc. */
+static void *plain_alloc(size_t size)
+{
+    return size >= BIG_MIN ? big_alloc(size) : calloc(1, size);
+}
+
+/* Not raft's: a proposal whose entry cannot be had is refused, and the
+ * server goes on. */
 void *replog__entry_alloc(size_t size)
 {
     struct chunk *c;
@@ -107,7 +124,7 @@ void *replog__entry_alloc(size_t size)
 
     size = (size + 15) & ~(size_t)15;
     if (size > ARENA_MAX)
-        return raft_malloc(size);
+        return plain_alloc(size);
     pthread_mutex_lock(&lock);
     if (current == NULL || current->used + size > CHUNK) {
         if (current != NULL && current->live == 0)
@@ -191,6 +208,16 @@ static void heap_free(void *data, void *ptr)
         free(ptr);
 }
 
+/* `p`, unless raft could not have its `size` bytes: see the top. */
+static void *must(void *p, size_t size)
+{
+    struct replog *l = __atomic_load_n(&stopper, __ATOMIC_ACQUIRE);
+
+    if (p == NULL && size > 0 && l != NULL)
+        replog__fail_stop(l, "out of memory: %zu bytes for libraft", size);
+    return p;
+}
+
 /* Zero-filled too: raft leaves bytes of some of its buffers unwritten (a
  * barrier entry's payload, the padding of its encodings) and writes them
  * to the log and to peers, which would otherwise carry whatever the heap
@@ -198,15 +225,15 @@ static void heap_free(void *data, void *ptr)
 static void *heap_malloc(void *data, size_t size)
 {
     (void)data;
-    return size >= BIG_MIN ? big_alloc(size) : calloc(1, size);
+    return must(plain_alloc(size), size);
 }
 
 static void *heap_calloc(void *data, size_t n, size_t size)
 {
     (void)data;
-    if (size != 0 && n >= BIG_MIN / size)
-        return n <= SIZE_MAX / size ? big_alloc(n * size) : NULL;
-    return calloc(n, size);
+    if (size != 0 && n > SIZE_MAX / size)
+        return must(NULL, SIZE_MAX);
+    return must(plain_alloc(n * size), n * size);
 }
 
 /* Raft reallocates only what it allocated itself, never an entry. */
@@ -221,7 +248,7 @@ static void *heap_realloc(void *data, void *ptr, size_t size)
     big = big_find(ptr, 0);
     pthread_mutex_unlock(&lock);
     if (big == NULL && size < BIG_MIN)
-        return realloc(ptr, size);
+        return must(realloc(ptr, size), size);
     if ((q = heap_malloc(NULL, size)) == NULL)
         return NULL;
     if (ptr != NULL) {
@@ -240,7 +267,7 @@ static void *heap_aligned_alloc(void *data, size_t alignment, size_t size)
     void *p;
 
     (void)data;
-    return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
+    return must(posix_memalign(&p, alignment, size) == 0 ? p : NULL, size);
 }
 
 static void heap_aligned_free(void *data, size_t alignment, void *ptr)
@@ -273,7 +300,16 @@ static void install(void)
     pthread_atfork(NULL, NULL, forget_chunks);
 }
 
-void replog__arena_init(void)
+void replog__arena_init(struct replog *l)
 {
     pthread_once(&once, install);
+    __atomic_store_n(&stopper, l, __ATOMIC_RELEASE);
+}
+
+void replog__arena_forget(struct replog *l)
+{
+    struct replog *mine = l;
+
+    __atomic_compare_exchange_n(&stopper, &mine, NULL, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
 }

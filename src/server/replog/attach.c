@@ -62,6 +62,5 @@ void replog_attached_free(struct replog *l)
     free(l->batch);
     free(l->notice.told);
     raft_configuration_close(&l->mend.committed);
-    replog__free_config(l);
-    free(l);
+    replog__delete(l);
 }

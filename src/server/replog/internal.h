@@ -263,8 +263,8 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
                            const struct replog_fsm *fsm);
 int replog__check_args(const struct replog_config *cfg,
                        const struct replog_fsm *fsm);
-/* Frees what replog__new copied from the configuration. */
-void replog__free_config(struct replog *l);
+/* Frees what replog__new made, the handle last. */
+void replog__delete(struct replog *l);
 /* raft's settings from the configuration, and mend.c in front of its io,
  * once raft_init is done and before raft_start. */
 void replog__configure_raft(struct replog *l);
@@ -385,8 +385,11 @@ void replog__snapshot_poke(struct replog *l);
  * (already logged): the wait before the next one. */
 void replog__snapshot_stored(struct replog *l, int status);
 
-/* arena.c: log entries' memory, given back once raft frees them all. */
-void replog__arena_init(void);
+/* arena.c: log entries' memory, given back once raft frees them all; and
+ * raft's other memory, which it stops `l`'s process if it cannot have
+ * (the last `l` given and not yet forgotten: a process serves one). */
+void replog__arena_init(struct replog *l);
+void replog__arena_forget(struct replog *l);
 /* For a buffer raft will own; NULL when out of memory. */
 void *replog__entry_alloc(size_t size);
 

@@ -226,8 +226,7 @@ static void close_dir(struct replog *l)
     }
     if (l->lock_fd >= 0)
         close(l->lock_fd);
-    replog__free_config(l);
-    free(l);
+    replog__delete(l);
 }
 
 /* As replog_open up to raft_init, for a recovery. */

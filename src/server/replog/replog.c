@@ -363,7 +363,8 @@ static void tick_cb(uv_timer_t *t)
      * stays so: up, serving no one, voting for no one.  Stopped instead, a
      * restart recovers it. */
     if (!l->closing && raft_state(l->raft) == RAFT_UNAVAILABLE)
-        replog__fail_stop(l, "raft stopped after an error of its own: %s",
+        replog__fail_stop(l, "raft stopped after an error of its own%s%s",
+                          raft_errmsg(l->raft)[0] != '\0' ? ": " : "",
                           raft_errmsg(l->raft));
     if (uv_now(l->loop) - l->last_check_ms >= REPLOG_DISK_REFRESH_MS)
         replog__disk_refresh(l);
@@ -392,8 +393,7 @@ static void free_handle(struct replog *l)
     raft_configuration_close(&l->mend.committed);
     if (l->lock_fd >= 0)
         close(l->lock_fd);
-    replog__free_config(l);
-    free(l);
+    replog__delete(l);
     if (cb != NULL)
         cb(arg);
 }
@@ -591,15 +591,17 @@ static int copy_peers(struct replog *l, const struct replog_config *cfg)
     return 0;
 }
 
-void replog__free_config(struct replog *l)
+void replog__delete(struct replog *l)
 {
     unsigned i;
 
+    replog__arena_forget(l);
     for (i = 0; i < l->n_peers; i++)
         free((char *)l->peers[i].address);
     free(l->peers);
     free(l->dir);
     free(l->address);
+    free(l);
 }
 
 struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
@@ -609,7 +611,7 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
 
     if (l == NULL)
         return NULL;
-    replog__arena_init();
+    replog__arena_init(l);
     l->loop = loop;
     l->raft = &l->raft_own;
     l->fsm = *fsm;
@@ -624,13 +626,11 @@ struct replog *replog__new(uv_loop_t *loop, const struct replog_config *cfg,
     if (cfg->dir != NULL)
         l->dir = strdup(cfg->dir);
     if (l->address == NULL || (cfg->dir != NULL && l->dir == NULL)) {
-        replog__free_config(l);
-        free(l);
+        replog__delete(l);
         return NULL;
     }
     if (copy_peers(l, cfg) != 0) {
-        replog__free_config(l);
-        free(l);
+        replog__delete(l);
         return NULL;
     }
     replog__fsm_init(l);
@@ -873,7 +873,6 @@ err:
     replog__snapshot_discard(l);
     if (l->lock_fd >= 0)
         close(l->lock_fd);
-    replog__free_config(l);
-    free(l);
+    replog__delete(l);
     return rv;
 }
