@@ -126,24 +126,34 @@ static void test_short_connections_back_off(void **state)
     close_replied(c);
 }
 
-/* A read-only server's session is not carried to the next server until a
- * read-write one was seen (ZooKeeper's clients send session id 0 until
- * then): a read-write server would call it expired, as it is no session
- * of the quorum's.  Reaching quorum is a new session, not an expiry. */
-static void test_readonly_session_not_carried(void **state)
+/* A handle on `hosts` that takes read-only servers (session timeout 6 s,
+ * the test's clock and connections), its first connection begun. */
+static struct tb_client *readonly_client(const char *hosts)
 {
     struct tb_options o = {0};
-    struct tb_connect_req rq;
     struct tb_client *c;
 
-    (void)state;
-    o.hosts = "h:1,g:2";
+    o.hosts = hosts;
     o.session_timeout_ms = 6000;
     o.readonly_allowed = 1;
     assert_int_equal(tb_client_init(&c, &o), 0);
     c->now = clock_fn;
     c->connect_hook = hook;
     pump(c);
+    return c;
+}
+
+/* A read-only server's session is not carried to the next server until a
+ * read-write one was seen (ZooKeeper's clients send session id 0 until
+ * then): a read-write server would call it expired, as it is no session
+ * of the quorum's.  Reaching quorum is a new session, not an expiry. */
+static void test_readonly_session_not_carried(void **state)
+{
+    struct tb_connect_req rq;
+    struct tb_client *c;
+
+    (void)state;
+    c = readonly_client("h:1,g:2");
     srv_accept(0x55, 6000, 1, &rq);
     pump(c);
     assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
@@ -171,7 +181,6 @@ static void test_readonly_session_not_carried(void **state)
  * handle stayed expired until tb_client_new_session). */
 static void test_readonly_session_not_expired(void **state)
 {
-    struct tb_options o = {0};
     struct tb_connect_req rq;
     struct tb_client *c;
     struct rec e = {0}, w = {0};
@@ -180,13 +189,7 @@ static void test_readonly_session_not_expired(void **state)
     int i;
 
     (void)state;
-    o.hosts = "h:1";
-    o.session_timeout_ms = 6000;
-    o.readonly_allowed = 1;
-    assert_int_equal(tb_client_init(&c, &o), 0);
-    c->now = clock_fn;
-    c->connect_hook = hook;
-    pump(c);
+    c = readonly_client("h:1");
     srv_accept(0x55, 6000, 1, &rq);
     pump(c);
     assert_int_equal(tb_client_state(c), TB_SESSION_READONLY);
@@ -224,18 +227,11 @@ static void test_readonly_session_not_expired(void **state)
  * server's id, which it would call expired. */
 static void test_readonly_new_session_not_carried(void **state)
 {
-    struct tb_options o = {0};
     struct tb_connect_req rq;
     struct tb_client *c;
 
     (void)state;
-    o.hosts = "h:1,g:2";
-    o.session_timeout_ms = 6000;
-    o.readonly_allowed = 1;
-    assert_int_equal(tb_client_init(&c, &o), 0);
-    c->now = clock_fn;
-    c->connect_hook = hook;
-    pump(c);
+    c = readonly_client("h:1,g:2");
     srv_accept(0x66, 6000, 0, &rq); /* the first session, read-write */
     pump(c);
     assert_int_equal(tb_client_state(c), TB_SESSION_CONNECTED);
