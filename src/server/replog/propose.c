@@ -106,7 +106,6 @@ void replog__submit(struct replog *l)
     struct tb_queue *q;
     unsigned i, n = l->batch_n;
     int rv = RAFT_NOMEM, status;
-    raft_index last = raft_last_index(l->raft);
 
     if (n == 0)
         return;
@@ -118,13 +117,6 @@ void replog__submit(struct replog *l)
         b->n = n;
         rv = raft_apply(l->raft, &b->raft_req, l->batch, n, batch_cb);
     }
-    /* libraft 0.15, out of memory as it grows its log, keeps the entries
-     * it had added: not in our log, numbered where later ones will be, and
-     * sent to followers from buffers freed below. */
-    if (rv != 0 && raft_last_index(l->raft) != last)
-        replog__fail_stop(l, "%llu of %u entries proposed kept after: %s",
-                          (unsigned long long)(raft_last_index(l->raft) - last),
-                          n, raft_strerror(rv));
     if (rv != 0) {
         free(b);
         for (i = 0; i < n; i++)
