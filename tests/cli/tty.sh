@@ -253,9 +253,13 @@ tb lock -n /t -- true; check_eq "^Z before CMD starts: released at the end" 0 "$
 
 # Started in the background (&), then fg while CMD runs: the shell gives
 # the terminal to tumbler's group, and CMD reads from it without the job
-# stopping (set -b would have bash say so at once).
-bgtyped="\"$TUMBLER\" lock /t -- sh -c 'echo \"bgready \$((6*7))\"; while [ ! -e \"\$0/fg.go\" ]; do sleep 0.05; done; read x; echo \"got \$x\"' $(printf %q "$D") &\r"
-on_pty "$D/fg.log" '?$ ' 'set -b\r' "$bgtyped" '?bgready 42' 'fg\r' '?lock /t' \
+# stopping (set -b would have bash say so at once).  CMD reads once the
+# terminal is tumbler's (its parent's group): the line typed shows
+# "lock /t" before fg does, and a read before the shell's fg is done
+# stops the job as any background read does.
+bgtyped="\"$TUMBLER\" lock /t -- sh -c 'echo \$\$ > \"\$0/fg.pid\"; echo \"bgready \$((6*7))\"; while [ ! -e \"\$0/fg.go\" ]; do sleep 0.05; done; read x; echo \"got \$x\"' $(printf %q "$D") &\r"
+fg_given="!ps -o tpgid=,ppid= -p \"\$(cat $(printf %q "$D/fg.pid"))\" | awk '{ exit \$1 != \$2 }'"
+on_pty "$D/fg.log" '?$ ' 'set -b\r' "$bgtyped" '?bgready 42' 'fg\r' "$fg_given" \
     "!touch $(printf %q "$D/fg.go")" 'late\r' '?got late' \
     'echo "rc=$?"\r' '?rc=0' 'exit\r' -- \
     env PS1='$ ' bash --norc --noprofile -i
