@@ -384,6 +384,8 @@ void replog__snapshot_poke(struct replog *l);
 /* A snapshot was stored (status 0), or not serialized or not stored
  * (already logged): the wait before the next one. */
 void replog__snapshot_stored(struct replog *l, int status);
+/* The snapshot stored could not be read to be sent: a new one, soon. */
+void replog__snapshot_renew(struct replog *l);
 
 /* arena.c: log entries' memory, given back once raft frees them all; and
  * raft's other memory, which it stops `l`'s process if it cannot have

@@ -149,6 +149,14 @@ static void barrier_cb(struct raft_barrier *req, int status)
     l->snap_barrier_busy = 0;
 }
 
+/* An entry for raft to apply, after which it asks for the snapshot due. */
+static void barrier(struct replog *l)
+{
+    l->snap_barrier.data = l;
+    if (raft_barrier(l->raft, &l->snap_barrier, barrier_cb) == 0)
+        l->snap_barrier_busy = 1;
+}
+
 /* Writes have paused for `ms`, and the log kept in memory since the last
  * snapshot is worth giving back: without this it would stay until the next
  * burst of writes took the log to the policy's limit (raft_fsm.c).  A write
@@ -231,9 +239,21 @@ void replog__snapshot_poke(struct replog *l)
         return;
     if (l->snap_pid <= 0)
         raft_set_snapshot_threshold(l->raft, 1);
-    l->snap_barrier.data = l;
-    if (raft_barrier(l->raft, &l->snap_barrier, barrier_cb) == 0)
-        l->snap_barrier_busy = 1;
+    barrier(l);
+}
+
+/* The leader's snapshot stored could not be read to be sent to a follower
+ * (damaged on disk, or the disk failed the read).  libraft 0.15 asks for
+ * the same one again at each try (every install_snapshot_timeout, 30 s), so
+ * the follower would never catch up, and a restart would refuse the file.
+ * A new snapshot is taken now from the state in memory: stored, it is the
+ * one the next try sends and the one a restart loads, and the damaged file
+ * is written over by the snapshot after it. */
+void replog__snapshot_renew(struct replog *l)
+{
+    raft_set_snapshot_threshold(l->raft, 1);
+    if (!l->snap_barrier_busy && raft_state(l->raft) == RAFT_LEADER)
+        barrier(l);
 }
 
 void replog__snapshot_stored(struct replog *l, int status)

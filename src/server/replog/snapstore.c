@@ -538,7 +538,8 @@ static int decompress(int fd, off_t at, const char *name, uint64_t raw,
         dst_len = raw - done;
         hint = LZ4F_decompress(dctx, dst + done, &dst_len, in, &used, NULL);
         if (LZ4F_isError(hint)) {
-            snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot %s: %s", name,
+            snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE,
+                     "snapshot %s: its state is damaged (LZ4: %s)", name,
                      LZ4F_getErrorName(hint));
             goto out;
         }
@@ -834,7 +835,11 @@ static void get_done(uv_work_t *work, int status)
     (void)status;
     w->snap_busy--;
     w->snap_gets--;
-    if (g->status != 0)
+    if (g->status == RAFT_CORRUPT || g->status == RAFT_IOERR) {
+        replog__logf(w->l, REPLOG_LOG_ERROR,
+                     "%s; cannot be sent; a new snapshot is taken", g->errmsg);
+        replog__snapshot_renew(w->l);
+    } else if (g->status != 0)
         replog__logf(w->l, REPLOG_LOG_ERROR, "%s", g->errmsg);
     g->cb(g->req, g->status == 0 ? g->snap : NULL, g->status);
     free(g);
