@@ -85,9 +85,13 @@ static void heap_free(void *data, void *ptr)
     free(ptr);
 }
 
-static void *heap_calloc(void *data, size_t n, size_t size)
+static void *failing_calloc(void *data, size_t n, size_t size)
 {
     (void)data;
+    if (failing > 0) {
+        failing--;
+        return NULL;
+    }
     return calloc(n, size);
 }
 
@@ -110,7 +114,7 @@ static void heap_aligned_free(void *data, size_t align, void *ptr)
 }
 
 static struct raft_heap failing_heap = {
-    NULL,         failing_malloc, heap_free,        heap_calloc,
+    NULL,         failing_malloc, heap_free,        failing_calloc,
     heap_realloc, heap_aligned,   heap_aligned_free};
 
 /* ---- the transport ---- */

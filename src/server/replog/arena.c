@@ -31,7 +31,10 @@
  * log write that fails does: libraft 0.15 does not survive one.  Out of
  * memory decoding a message it crashed on a NULL array; building a new
  * leader's progress array, it freed a pointer it never allocated; growing
- * its log in an apply, it kept entries our log never had. */
+ * its log in an apply, it kept entries our log never had.  Not so what
+ * our own code allocates through raft's heap for raft to free (a
+ * snapshot read, a loaded log, a connection's handle): that asks for it
+ * with replog__own_calloc and answers a failure where it happens. */
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -69,6 +72,7 @@ static struct tb_map chunks; /* chunk address -> chunk */
 static struct tb_map bigs;   /* large block -> its mapping */
 static struct chunk *current;
 static struct replog *stopper; /* whose process stops; atomic */
+static __thread int own;       /* the allocation under way is ours */
 
 static struct chunk *chunk_of(void *p)
 {
@@ -213,7 +217,7 @@ static void *must(void *p, size_t size)
 {
     struct replog *l = __atomic_load_n(&stopper, __ATOMIC_ACQUIRE);
 
-    if (p == NULL && size > 0 && l != NULL)
+    if (p == NULL && size > 0 && !own && l != NULL)
         replog__fail_stop(l, "out of memory: %zu bytes for libraft", size);
     return p;
 }
@@ -298,6 +302,26 @@ static void install(void)
     tb_map_init(&bigs);
     raft_heap_set(&heap);
     pthread_atfork(NULL, NULL, forget_chunks);
+}
+
+void *replog__own_calloc(size_t n, size_t size)
+{
+    void *p;
+
+    own = 1;
+    p = raft_calloc(n, size);
+    own = 0;
+    return p;
+}
+
+void *replog__own_realloc(void *ptr, size_t size)
+{
+    void *p;
+
+    own = 1;
+    p = raft_realloc(ptr, size);
+    own = 0;
+    return p;
 }
 
 void replog__arena_init(struct replog *l)

@@ -394,6 +394,10 @@ void replog__arena_init(struct replog *l);
 void replog__arena_forget(struct replog *l);
 /* For a buffer raft will own; NULL when out of memory. */
 void *replog__entry_alloc(size_t size);
+/* Through raft's heap, for raft to free, but ours: NULL when out of
+ * memory, for the caller to answer, never a stop. */
+void *replog__own_calloc(size_t n, size_t size);
+void *replog__own_realloc(void *ptr, size_t size);
 
 /* wal.c: the log's files, in front of l->uv as l->io. */
 int replog__wal_init(struct replog *l, off_t segment_bytes);

@@ -248,9 +248,12 @@ void replog__snapshot_poke(struct replog *l)
  * the follower would never catch up, and a restart would refuse the file.
  * A new snapshot is taken now from the state in memory: stored, it is the
  * one the next try sends and the one a restart loads, and the damaged file
- * is written over by the snapshot after it. */
+ * is written over by the snapshot after it.  Not while closing: the close
+ * would wait for it. */
 void replog__snapshot_renew(struct replog *l)
 {
+    if (l->closing)
+        return;
     raft_set_snapshot_threshold(l->raft, 1);
     if (!l->snap_barrier_busy && raft_state(l->raft) == RAFT_LEADER)
         barrier(l);

@@ -515,7 +515,7 @@ static int decompress(int fd, off_t at, const char *name, uint64_t raw,
                  strerror(errno));
         return RAFT_IOERR;
     }
-    dst = raft_malloc(raw > 0 ? raw : 1);
+    dst = replog__own_calloc(1, raw > 0 ? raw : 1);
     if (dst == NULL || (in = malloc(SNAP_PIECE)) == NULL ||
         LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {
         snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot %s: %s", name,
@@ -624,13 +624,14 @@ static int state_read(const char *dir, uint64_t index,
                       struct raft_snapshot **out, char *errmsg)
 {
     char path[PATH_MAX], name[32];
-    struct raft_snapshot *s = raft_calloc(1, sizeof *s);
+    struct raft_snapshot *s = replog__own_calloc(1, sizeof *s);
     uint64_t raw;
     uint32_t len;
     int fd, rv;
 
     state_path(dir, index, name, path);
-    if (s == NULL || (s->bufs = raft_calloc(1, sizeof *s->bufs)) == NULL) {
+    if (s == NULL ||
+        (s->bufs = replog__own_calloc(1, sizeof *s->bufs)) == NULL) {
         raft_free(s);
         snprintf(errmsg, RAFT_ERRMSG_BUF_SIZE, "snapshot %s: out of memory",
                  name);
@@ -835,7 +836,12 @@ static void get_done(uv_work_t *work, int status)
     (void)status;
     w->snap_busy--;
     w->snap_gets--;
-    if (g->status == RAFT_CORRUPT || g->status == RAFT_IOERR) {
+    if (g->status != 0 && g->index != w->state_kept)
+        /* A snapshot stored since may have taken the file's place: no
+         * damage, and the next try reads the new one. */
+        replog__logf(w->l, REPLOG_LOG_INFO, "%s (snapshot %llu stored since)",
+                     g->errmsg, (unsigned long long)w->state_kept);
+    else if (g->status == RAFT_CORRUPT || g->status == RAFT_IOERR) {
         replog__logf(w->l, REPLOG_LOG_ERROR,
                      "%s; cannot be sent; a new snapshot is taken", g->errmsg);
         replog__snapshot_renew(w->l);

@@ -284,7 +284,7 @@ static int dup_fd(uv_handle_t *h)
 /* A raft_malloc'd stream on `fd`, TLS's plaintext end (closed if not). */
 static uv_stream_t *plaintext(struct tcp *t, int fd, void *data)
 {
-    uv_pipe_t *p = raft_malloc(sizeof *p);
+    uv_pipe_t *p = replog__own_calloc(1, sizeof *p);
 
     if (p == NULL) {
         close(fd);
@@ -392,7 +392,7 @@ static void resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *ai)
         dial_done(d, NULL, d->status != 0 ? d->status : RAFT_NOCONNECTION);
         return;
     }
-    if ((d->tcp = raft_malloc(sizeof *d->tcp)) == NULL) {
+    if ((d->tcp = replog__own_calloc(1, sizeof *d->tcp)) == NULL) {
         uv_freeaddrinfo(ai);
         dial_done(d, NULL, RAFT_NOMEM);
         return;
@@ -656,7 +656,7 @@ static void on_accept(uv_stream_t *listener, int status)
 
     if (status != 0 || t->l->closing)
         return;
-    if ((c = raft_malloc(sizeof *c)) == NULL) {
+    if ((c = replog__own_calloc(1, sizeof *c)) == NULL) {
         uv_timer_start(&t->again, accept_again, ACCEPT_AGAIN_MS, 0);
         return;
     }

@@ -126,7 +126,7 @@ static int list_push(struct list *l, raft_term term, unsigned type,
 
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 1024;
-        if ((e = raft_realloc(l->e, cap * sizeof *e)) == NULL)
+        if ((e = replog__own_realloc(l->e, cap * sizeof *e)) == NULL)
             return RAFT_NOMEM;
         l->e = e;
         l->cap = cap;
@@ -137,7 +137,7 @@ static int list_push(struct list *l, raft_term term, unsigned type,
     e->type = (unsigned short)type;
     e->buf.len = len;
     if (len > 0) {
-        if ((e->buf.base = raft_malloc(len)) == NULL)
+        if ((e->buf.base = replog__own_calloc(1, len)) == NULL)
             return RAFT_NOMEM;
         memcpy(e->buf.base, data, len);
     }
