@@ -1,6 +1,7 @@
 /* Unit tests for the server's logger: the time format, levels, a line's
  * shape and its cut, logFile and its reopening, the JSON lines with their
- * fields, and the lines held until the configuration is read. */
+ * fields, a JSON line there is no memory for, and the lines held until
+ * the configuration is read. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -9,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -206,6 +209,58 @@ static void test_log_json(void **state)
     assert_string_equal(tb_log_format_name(TB_LOG_TEXT), "text");
 }
 
+/* A JSON line there is no memory for comes out as text, not at all else:
+ * among such lines, the one saying that the server stops out of memory.
+ * In a child whose address space is limited to what it has and whose
+ * heap is used up.  Not under ASan, whose allocator stops the process
+ * itself once no address space is left. */
+static void test_log_json_without_memory(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+    (void)state;
+    skip();
+#else
+    static const size_t sizes[] = {1 << 16, 1 << 12, 1 << 8, 16};
+    struct capture cap;
+    struct rlimit rl;
+    long pages = 0;
+    char *text;
+    FILE *statm;
+    int status;
+    size_t i;
+    pid_t pid;
+
+    (void)state;
+    capture_start(&cap);
+    tb_log_set_format(TB_LOG_JSON);
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        statm = fopen("/proc/self/statm", "r");
+        if (statm == NULL || fscanf(statm, "%ld", &pages) != 1)
+            _exit(2);
+        fclose(statm);
+        rl.rlim_cur = rl.rlim_max =
+            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+        if (setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(3);
+        for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            while (malloc(sizes[i]) != NULL)
+                ;
+        tb_log(TB_LOG_ERROR, "out of memory; stopping (exit %d)", 74);
+        _exit(0);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    tb_log_set_format(TB_LOG_TEXT);
+    text = capture_end(&cap);
+    assert_non_null(
+        strstr(text, "Z ERROR out of memory; stopping (exit 74)\n"));
+    free(text);
+#endif
+}
+
 /* Lines held before the configuration is read come out after, by its
  * rules: its level, its format, its file. */
 static void test_log_hold(void **state)
@@ -246,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_log_file_reopen),
         cmocka_unit_test(test_log_json),
+        cmocka_unit_test(test_log_json_without_memory),
         cmocka_unit_test(test_log_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -236,31 +236,20 @@ static void text_safe(unsigned char *p, size_t n)
     }
 }
 
-/* One line out, in the format set: `fields` (JSON text "{...}", or NULL)
- * goes into a JSON line only. */
-static void emit(int level, int64_t wall_ms, const char *msg,
-                 const struct tb_wbuf *fields)
+/* A JSON line out, `time` its first `n` bytes; 0, or -1 if there was no
+ * memory to make it (nothing written). */
+static int emit_json(const char *time, size_t n, int level, const char *msg,
+                     const struct tb_wbuf *fields)
 {
-    char line[LOG_LINE_MAX + 1];
     struct tb_wbuf b;
     struct json j;
-    size_t n;
+    int rv = -1;
 
-    n = tb_log_format_time(line, sizeof line, wall_ms);
-    if (atomic_load_explicit(&log_format, memory_order_relaxed) ==
-        TB_LOG_TEXT) {
-        n += (size_t)snprintf(line + n, sizeof line - n, " %-5s %s\n",
-                              tb_log_level_name(level), msg);
-        n = n < sizeof line ? n : sizeof line - 1;
-        text_safe((unsigned char *)line, n - 1);
-        write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line, n);
-        return;
-    }
     tb_wbuf_init(&b);
     json_init(&j, &b);
     json_object(&j);
     json_key(&j, "time");
-    json_strn(&j, line, n);
+    json_strn(&j, time, n);
     json_key(&j, "level");
     json_str(&j, tb_log_level_name(level));
     json_key(&j, "message");
@@ -271,10 +260,35 @@ static void emit(int level, int64_t wall_ms, const char *msg,
         tb_wbuf_put(&b, fields->base + 1, fields->len - 2);
     }
     tb_wbuf_put(&b, "}\n", 2);
-    if (!b.oom)
+    if (!b.oom) {
         write_all(atomic_load_explicit(&log_fd, memory_order_relaxed),
                   (const char *)b.base, b.len);
+        rv = 0;
+    }
     tb_wbuf_free(&b);
+    return rv;
+}
+
+/* One line out, in the format set: `fields` (JSON text "{...}", or NULL)
+ * goes into a JSON line only.  A JSON line there is no memory for is
+ * written as text, on the stack, rather than lost: among such lines is
+ * the one saying the server stops, out of memory. */
+static void emit(int level, int64_t wall_ms, const char *msg,
+                 const struct tb_wbuf *fields)
+{
+    char line[LOG_LINE_MAX + 1];
+    size_t n;
+
+    n = tb_log_format_time(line, sizeof line, wall_ms);
+    if (atomic_load_explicit(&log_format, memory_order_relaxed) !=
+            TB_LOG_TEXT &&
+        emit_json(line, n, level, msg, fields) == 0)
+        return;
+    n += (size_t)snprintf(line + n, sizeof line - n, " %-5s %s\n",
+                          tb_log_level_name(level), msg);
+    n = n < sizeof line ? n : sizeof line - 1;
+    text_safe((unsigned char *)line, n - 1);
+    write_all(atomic_load_explicit(&log_fd, memory_order_relaxed), line, n);
 }
 
 /* One line: the message, then `r`'s count of lines unsaid (if any), then
