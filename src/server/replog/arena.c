@@ -31,7 +31,11 @@
  * log write that fails does: libraft 0.15 does not survive one.  Out of
  * memory decoding a message it crashed on a NULL array; building a new
  * leader's progress array, it freed a pointer it never allocated; growing
- * its log in an apply, it kept entries our log never had.  Not so what
+ * its log in an apply, it kept entries our log never had.  Not so a
+ * request for more than the machine's memory: no shortage, but a length
+ * read off the quorum port, which raft_uv trusts (a handshake naming an
+ * address of 2^62 bytes); it has NULL, on which raft_uv drops that
+ * connection, as before there was a stop.  Nor what
  * our own code allocates through raft's heap for raft to free (a
  * snapshot read, a loaded log, a connection's handle): that asks for it
  * with replog__own_calloc and answers a failure where it happens. */
@@ -72,6 +76,7 @@ static struct tb_map chunks; /* chunk address -> chunk */
 static struct tb_map bigs;   /* large block -> its mapping */
 static struct chunk *current;
 static struct replog *stopper; /* whose process stops; atomic */
+static size_t ram;             /* the machine's memory, in bytes */
 static __thread int own;       /* the allocation under way is ours */
 
 static struct chunk *chunk_of(void *p)
@@ -217,7 +222,7 @@ static void *must(void *p, size_t size)
 {
     struct replog *l = __atomic_load_n(&stopper, __ATOMIC_ACQUIRE);
 
-    if (p == NULL && size > 0 && !own && l != NULL)
+    if (p == NULL && size > 0 && size <= ram && !own && l != NULL)
         replog__fail_stop(l, "out of memory: %zu bytes for libraft", size);
     return p;
 }
@@ -298,6 +303,10 @@ static void forget_chunks(void)
 
 static void install(void)
 {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    /* Unknown: every failure is taken for a shortage. */
+    ram = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
     tb_map_init(&chunks);
     tb_map_init(&bigs);
     raft_heap_set(&heap);
