@@ -10,7 +10,11 @@
 # Then an ensemble of three whose leader refuses writes (every member's
 # minFreeDiskBytes above the free space): a write through a follower is
 # refused with NotReadOnly as through the leader, not with its connection
-# lost; sync and reads work on every member.
+# lost; sync and reads work on every member.  The leader at its first
+# refusal hands leadership to another member, which refuses too and hands
+# it on: each member at most once, and then it stays.  Last, an ensemble
+# whose leader alone is short of space: it refuses the first write and
+# hands leadership over, and the next writes, through it, are taken.
 #   diskfull.sh TUMBLERD ACKED_WRITER TUMBLER
 set -euo pipefail
 tumblerd=("$1") writer=$2 tumbler=$3
@@ -63,7 +67,15 @@ free=$(df -B1 --output=avail "$dir" | tail -1)
 for i in 1 2 3; do member_start "$i" --minFreeDiskBytes=$((free * 2)); done
 l=$(ens_leader)
 for i in 1 2 3; do
-    "$writer" write "127.0.0.1:${cport[$i]}" /e$i 10 >"$dir/e$i.acked" 2>"$dir/e$i.err"
+    # A write that reaches a member while leadership is on its way to
+    # another finds no leader: the client sees its connection lost (the
+    # writer stops, saying nothing, or with -4), and tries again.
+    for _ in 1 2 3 4 5; do
+        "$writer" write "127.0.0.1:${cport[$i]}" /e$i 10 >"$dir/e$i.acked" 2>"$dir/e$i.err"
+        [ ! -s "$dir/e$i.acked" ] || { echo "member $i acknowledged a write"; exit 1; }
+        grep -q "stopped at the first error: -119" "$dir/e$i.err" && break
+        sleep 0.5
+    done
     grep -q "stopped at the first error: -119" "$dir/e$i.err" || {
         echo "a write through member $i ($([ "$i" = "$l" ] && echo leader || echo follower))" \
              "was not refused with NotReadOnly:"
@@ -77,4 +89,43 @@ for i in 1 2 3; do
         { echo "a read through member $i failed"; exit 1; }
 done
 grep -q "refusing writes" "$dir/s$l.log" || { echo "no log line about the refusal"; exit 1; }
-echo "2 passed, 0 failed"
+for i in 1 2 3; do
+    n=$(grep -c "handing leadership to another member" "$dir/s$i.log" || true)
+    [ "$n" -le 1 ] || { echo "member $i handed leadership over $n times"; exit 1; }
+done
+echo "leadership handed round $(cat "$dir"/s[123].log | grep -c "handing leadership" || true) times"
+crash_kill "${pids[@]:1}"
+pids=("" "" "" "")
+
+# The leader alone short of space.  Member 1 leads: the others wait longer
+# before they stand for election.
+rm -rf "$dir"/d[123] "$dir"/s[123].log
+crash_ens_init
+member_start 1 --minFreeDiskBytes=$((free * 2))
+member_start 2 --electionTimeout=5000
+member_start 3 --electionTimeout=5000
+l=$(ens_leader)
+[ "$l" = 1 ] || { echo "member $l leads, not member 1"; exit 1; }
+"$writer" write "127.0.0.1:${cport[1]}" /refused 10 >"$dir/r.acked" 2>"$dir/r.err"
+grep -q "stopped at the first error: -119" "$dir/r.err" ||
+    { echo "the leader short of space did not refuse:"; cat "$dir/r.err"; exit 1; }
+for _ in $(seq 50); do
+    [ "$(ens_leader)" != 1 ] && break
+    sleep 0.1
+done
+l=$(ens_leader)
+[ "$l" != 1 ] || { echo "member 1 still leads"; cat "$dir/s1.log"; exit 1; }
+grep -q "leadership handed to server $l" "$dir/s1.log" ||
+    { echo "member 1 did not say it handed leadership to $l"; cat "$dir/s1.log"; exit 1; }
+"$writer" write "127.0.0.1:${cport[1]}" /taken 100 >"$dir/t.acked" 2>"$dir/t.err"
+[ "$(grep -c . "$dir/t.acked")" = 100 ] ||
+    { echo "writes through member 1 were not taken after the hand-over:"; cat "$dir/t.err"; exit 1; }
+for i in 1 2 3; do
+    for _ in $(seq 100); do
+        [ "$(member_zxid "$i")" = "$(member_zxid "$l")" ] && break
+        sleep 0.1
+    done
+    "$writer" verify "127.0.0.1:${cport[$i]}" <"$dir/t.acked"
+done
+echo "member 1, short of space, handed leadership to member $l; 100 writes through it taken"
+echo "3 passed, 0 failed"

@@ -4,7 +4,14 @@
  * (or the configuration's free_space), cached, refreshed by the tick timer,
  * and measured again on every proposal while the estimate is near the
  * limit.  The estimate is that measure less what was accepted since, or
- * accepted before and not yet written (which no measure shows). */
+ * accepted before and not yet written (which no measure shows).
+ *
+ * A leader that begins to refuse hands leadership to another voter, whose
+ * disk may have the room its own lacks: so an ensemble goes on when one
+ * member's disk fills, leader or not, as ZooKeeper's does.  It follows
+ * then, taking the log as any follower does, and stops (74) if its disk
+ * fills up.  Once per spell of refusals: members all short of space hand
+ * leadership round once at most, and it stays where it lands, refusing. */
 #include <errno.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -89,6 +96,26 @@ void replog__disk_refresh(struct replog *l)
     l->stats.free_limit = replog__disk_limit(l);
 }
 
+static void handed_over(void *arg)
+{
+    (void)arg;
+}
+
+/* Outside raft (replog__defer): a proposal may be made from within it. */
+static void hand_over(struct replog_deferred *a)
+{
+    struct replog *l = TB_CONTAINER_OF(a, struct replog, disk_handover);
+
+    l->disk_handover_queued = 0;
+    if (l->closing || !l->disk_refusing || !replog_is_leader(l) ||
+        l->n_peers == 0)
+        return;
+    if (replog_transfer(l, handed_over, NULL) == 0)
+        replog__logf(l, REPLOG_LOG_WARN,
+                     "refusing writes: handing leadership to another "
+                     "member, whose disk may have room");
+}
+
 int replog__disk_admit(struct replog *l, size_t n, int reserved)
 {
     uint64_t limit = reserved ? REPLOG_DISK_FLOOR : replog__disk_limit(l);
@@ -108,11 +135,17 @@ int replog__disk_admit(struct replog *l, size_t n, int reserved)
     if (est < limit) {
         l->stats.proposals_refused_disk++;
         /* Log transitions only, not every refused request. */
-        if (!l->disk_refusing)
+        if (!l->disk_refusing) {
             replog__logf(l, REPLOG_LOG_WARN,
                          "refusing writes: %llu bytes free in %s, minimum %llu",
                          (unsigned long long)est, l->dir,
                          (unsigned long long)limit);
+            if (!l->disk_handover_queued) {
+                l->disk_handover.take = hand_over;
+                l->disk_handover_queued = 1;
+                replog__defer(l, &l->disk_handover, 0);
+            }
+        }
         l->disk_refusing = 1;
         return TB_ENOTREADONLY;
     }

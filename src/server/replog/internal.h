@@ -206,6 +206,10 @@ struct replog {
     uint64_t bytes_since;
     uint64_t last_check_ms;
     int disk_refusing; /* last admit refused: log transitions only */
+    /* A leader's hand-over at a spell's first refusal (disk.c), queued
+     * while disk_handover_queued. */
+    struct replog_deferred disk_handover;
+    int disk_handover_queued;
 
     /* Snapshots (snapshot.c).  While snap_pid > 0 a child serializes the
      * state at snap_base into snap_fd and apply copies every entry into
