@@ -79,3 +79,24 @@ ens_leader() {
     echo "no leader" >&2
     return 1
 }
+# member_caught_up I [SECONDS]: member I has the leader's zxid within
+# SECONDS (10); else it says so, and fails.
+member_caught_up() {
+    local lead end=$((SECONDS + ${2:-10}))
+    while [ "$SECONDS" -lt "$end" ]; do
+        lead=$(ens_leader)
+        [ "$(member_zxid "$1")" = "$(member_zxid "$lead")" ] && return 0
+        sleep 0.1
+    done
+    echo "member $1 is not caught up after ${2:-10} s: zxid $(member_zxid "$1"), the leader's $(member_zxid "$lead")"
+    return 1
+}
+# all_have ACKED: every member, caught up with the leader, has the
+# acknowledged writes listed in ACKED ($writer's verify).
+all_have() {
+    local i
+    for i in 1 2 3; do
+        member_caught_up "$i"
+        "$writer" verify "127.0.0.1:${cport[$i]}" <"$1"
+    done
+}

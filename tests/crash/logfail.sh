@@ -115,20 +115,6 @@ member_stops() {
     grep "stopping" "$dir/s$1.log"
 }
 
-# all_have ACKED: every member, caught up with the leader, has the
-# acknowledged writes listed in ACKED.
-all_have() {
-    local lead i _
-    lead=$(ens_leader)
-    for i in 1 2 3; do
-        for _ in $(seq 100); do
-            [ "$(member_zxid "$i")" = "$(member_zxid "$lead")" ] && break
-            sleep 0.1
-        done
-        "$writer" verify "127.0.0.1:${cport[$i]}" <"$1"
-    done
-}
-
 # A member whose term cannot be written: strace, attached to a follower,
 # fails its writes of wal-meta with ENOSPC, and the leader is killed.  The
 # follower's next term (its own election, or a vote asked of it) cannot be
