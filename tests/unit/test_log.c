@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "address_space.h"
 #include "common/common.h"
 #include "log_capture.h"
 #include "server/logging/log.h"
@@ -222,10 +222,7 @@ static void test_log_json_without_memory(void **state)
 #else
     static const size_t sizes[] = {1 << 16, 1 << 12, 1 << 8, 16};
     struct capture cap;
-    struct rlimit rl;
-    long pages = 0;
     char *text;
-    FILE *statm;
     int status;
     size_t i;
     pid_t pid;
@@ -235,14 +232,8 @@ static void test_log_json_without_memory(void **state)
     tb_log_set_format(TB_LOG_JSON);
     fflush(NULL);
     if ((pid = fork()) == 0) {
-        statm = fopen("/proc/self/statm", "r");
-        if (statm == NULL || fscanf(statm, "%ld", &pages) != 1)
+        if (address_space_limit(0) != 0)
             _exit(2);
-        fclose(statm);
-        rl.rlim_cur = rl.rlim_max =
-            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
-        if (setrlimit(RLIMIT_AS, &rl) != 0)
-            _exit(3);
         for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             while (malloc(sizes[i]) != NULL)
                 ;

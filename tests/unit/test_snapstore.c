@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 #include "server/replog/internal.h"
 #include "server/replog/wal.h"
 
+#include "address_space.h"
 #include "raft_fixture.h"
 
 #define MIN_PROPS 200
@@ -290,11 +290,8 @@ static void warm_done(uv_work_t *req, int status)
 static int get_without_memory(struct fx *f)
 {
     struct raft_io_snapshot_get req;
-    struct rlimit rl;
     uv_work_t warm;
-    long pages = 0;
     int done = 0, status;
-    FILE *statm;
     pid_t pid;
 
     fflush(NULL);
@@ -307,14 +304,8 @@ static int get_without_memory(struct fx *f)
             _exit(2);
         while (!done)
             uv_run(&f->loop, UV_RUN_ONCE);
-        statm = fopen("/proc/self/statm", "r");
-        if (statm == NULL || fscanf(statm, "%ld", &pages) != 1)
+        if (address_space_limit(16u << 10) != 0)
             _exit(3);
-        fclose(statm);
-        rl.rlim_cur = rl.rlim_max =
-            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (16u << 10);
-        if (setrlimit(RLIMIT_AS, &rl) != 0)
-            _exit(4);
         done = 0;
         req.data = &done;
         if (f->l->io.snapshot_get(&f->l->io, &req, got_cb) != 0)
